@@ -1,0 +1,83 @@
+"""The Backend protocol: how a candidate's sources become something callable.
+
+A backend is a DSL plus a target (``tvm-llvm``, ``triton-interp``, ...). The
+verifier and timer never import a DSL themselves: inside a worker process they
+ask the backend to ``load`` a candidate for one shape and get back a callable
+with the task ``Model.forward`` signature that takes and returns torch tensors.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from kstrata.tasks.base import Task
+
+#: The IR levels at which a candidate can be edited (DESIGN.md, "level").
+LEVELS = ("graph", "schedule", "source")
+
+
+@dataclass(frozen=True)
+class Availability:
+    """Whether a backend can run here, and why not."""
+
+    usable: bool
+    reason: str = ""
+    versions: tuple[tuple[str, str], ...] = ()
+
+
+class CandidateLoadError(Exception):
+    """A candidate that does not build/import; becomes a ``compile_error`` verdict."""
+
+
+class Backend(ABC):
+    """A DSL and a target.
+
+    Attributes
+    ----------
+    name:
+        Registry name, e.g. ``"tvm-llvm"``.
+    device:
+        ``"cpu"`` or ``"cuda"``: where inputs and outputs live.
+    levels:
+        The levels a candidate of this backend has sources for.
+    timing_meaningful:
+        False where timings mean nothing (e.g. Triton's interpreter).
+    """
+
+    name: str = ""
+    device: str = "cpu"
+    levels: tuple[str, ...] = ("source",)
+    timing_meaningful: bool = True
+
+    @abstractmethod
+    def availability(self) -> Availability:
+        """Whether this backend's libraries and device are present (no side effects)."""
+
+    @abstractmethod
+    def load(
+        self, task: Task, sources: dict[str, str], shape: dict[str, int], init_inputs: list[Any]
+    ) -> Callable[..., Any]:
+        """Build ``sources`` for ``task`` at ``shape`` and return a callable.
+
+        The callable takes the tensors of ``get_inputs()`` (on :attr:`device`)
+        and returns the output tensor(s) like ``Model.forward``. Compilation
+        happens here, never inside the returned callable.
+
+        Raises
+        ------
+        CandidateLoadError
+            When the sources do not compile/import or lack the expected entry point.
+        """
+
+    def initial_sources(self, task: Task) -> dict[str, str]:
+        """Sources of a first, correct, untuned candidate for ``task``.
+
+        Raises
+        ------
+        NotImplementedError
+            When this backend has no automatic starting point for ``task``.
+        """
+        raise NotImplementedError(f"{self.name} has no initial candidate for {task.name}")

@@ -1,0 +1,79 @@
+"""``pytorch`` backend: a KernelBench-style candidate file defining ``ModelNew``.
+
+The candidate is a Python module with ``ModelNew(torch.nn.Module)`` taking the
+task ``Model``'s constructor arguments and ``forward`` signature (KernelBench
+format). It runs on CPU here; it is also the loader the ``triton`` backends
+build on, since a Triton candidate is the same kind of file with
+``@triton.jit`` kernels in it.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from kstrata.backends.base import Availability, Backend, CandidateLoadError
+from kstrata.tasks.base import Task, TaskError, import_module_from_path
+
+
+def load_model_new(source: str, init_inputs: list[Any], device: str = "cpu") -> torch.nn.Module:
+    """Import ``source`` from a temporary file and construct ``ModelNew(*init_inputs)``.
+
+    The caller seeds torch's RNG beforehand so the candidate's parameters match
+    the reference's (same seed, same construction order, as in KernelBench).
+
+    Raises
+    ------
+    CandidateLoadError
+        If the source does not import, lacks ``ModelNew``, or its constructor raises.
+    """
+    fd, name = tempfile.mkstemp(prefix="kstrata_cand_", suffix=".py")
+    with os.fdopen(fd, "w") as f:
+        f.write(source)
+    try:
+        try:
+            module = import_module_from_path(Path(name), prefix="kstrata_candidate")
+        except TaskError as e:
+            raise CandidateLoadError(str(e).replace(name, "<candidate>")) from e
+        if not hasattr(module, "ModelNew"):
+            raise CandidateLoadError("candidate defines no ModelNew(torch.nn.Module)")
+        try:
+            model = module.ModelNew(*init_inputs)
+        except Exception as e:  # noqa: BLE001 - a candidate bug is data
+            raise CandidateLoadError(f"ModelNew(*init_inputs) raised {type(e).__name__}: {e}") from e
+    finally:
+        # Triton's JIT reads kernel source through inspect at first launch, so the
+        # file must outlive import; it is removed at interpreter exit.
+        import atexit
+
+        atexit.register(lambda: os.path.exists(name) and os.unlink(name))
+    if isinstance(model, torch.nn.Module):
+        model = model.to(device).eval()
+    return model
+
+
+class PyTorchBackend(Backend):
+    """Candidates written in PyTorch (``ModelNew``), run on CPU."""
+
+    name = "pytorch"
+    device = "cpu"
+    levels = ("source",)
+
+    def availability(self) -> Availability:
+        return Availability(True, "", (("torch", torch.__version__),))
+
+    def load(
+        self, task: Task, sources: dict[str, str], shape: dict[str, int], init_inputs: list[Any]
+    ) -> Callable[..., Any]:
+        if "source" not in sources:
+            raise CandidateLoadError("pytorch candidate needs a 'source' level")
+        return load_model_new(sources["source"], init_inputs, self.device)
+
+    def initial_sources(self, task: Task) -> dict[str, str]:
+        """The reference itself, renamed: ``class ModelNew(Model)``."""
+        return {"source": task.source + "\n\nclass ModelNew(Model):\n    pass\n"}

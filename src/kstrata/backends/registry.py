@@ -1,0 +1,52 @@
+"""Backends by name. Entries are imported lazily so that listing them (and
+``kstrata env``) works when a backend's library is missing.
+
+Third-party backends register through the ``kstrata.backends`` entry-point
+group (``name = "package.module:Class"``).
+"""
+
+from __future__ import annotations
+
+import importlib
+from importlib.metadata import entry_points
+
+from kstrata.backends.base import Backend
+
+#: name -> "module:factory" ; the factory is a Backend subclass or a callable
+#: returning a Backend.
+BUILTIN: dict[str, str] = {
+    "pytorch": "kstrata.backends.pytorch:PyTorchBackend",
+}
+
+
+class UnknownBackendError(ValueError):
+    """A backend name that is not registered."""
+
+
+def names() -> list[str]:
+    """All registered backend names, built-in first."""
+    extra = [ep.name for ep in entry_points(group="kstrata.backends") if ep.name not in BUILTIN]
+    return list(BUILTIN) + sorted(extra)
+
+
+def get_backend(name: str) -> Backend:
+    """Instantiate the backend called ``name``.
+
+    Raises
+    ------
+    UnknownBackendError
+        For a name that is not registered (the message lists the known ones).
+    """
+    target = BUILTIN.get(name)
+    if target is None:
+        for ep in entry_points(group="kstrata.backends"):
+            if ep.name == name:
+                target = ep.value
+                break
+    if target is None:
+        raise UnknownBackendError(
+            f"unknown backend {name!r}; known backends: {', '.join(names())}"
+        )
+    module_name, _, attr = target.partition(":")
+    factory = getattr(importlib.import_module(module_name), attr)
+    return factory()

@@ -1,0 +1,36 @@
+"""The ``kstrata`` command. Each subcommand lives in its own module and
+registers itself here; this file is only glue."""
+
+from __future__ import annotations
+
+import typer
+
+from kstrata import __version__
+from kstrata.cli import env as env_cmd
+from kstrata.cli import tasks as tasks_cmd
+
+app = typer.Typer(
+    name="kstrata",
+    help="LLM-driven kernel optimization with a verifier and timer you can trust.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"kstrata {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(
+        False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
+    ),
+) -> None:
+    """kstrata: tasks, verifier, timer and optimizer for GPU/CPU kernels."""
+
+
+app.add_typer(tasks_cmd.app, name="tasks")
+env_cmd.register(app)

@@ -1,0 +1,89 @@
+"""``kstrata tasks``: list, show and check tasks."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from kstrata.cli.errors import user_errors
+from kstrata.tasks.loader import load_dir, resolve_task, suite
+
+app = typer.Typer(help="List and inspect tasks (the shipped suite or a directory).", no_args_is_help=True)
+console = Console()
+
+
+def _fmt_count(x: float | None, unit: str) -> str:
+    if x is None:
+        return "-"
+    for scale, prefix in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "K")):
+        if abs(x) >= scale:
+            return f"{x / scale:.2f} {prefix}{unit}"
+    return f"{x:.0f} {unit}"
+
+
+@app.command("list")
+def list_(
+    level: int | None = typer.Option(None, "--level", help="Only tasks of this level (1, 2, 3)."),
+    category: str | None = typer.Option(None, "--category", help="Only tasks of this category."),
+    path: Path | None = typer.Option(None, "--path", help="A directory of task files (KernelBench format) instead of the suite."),
+) -> None:
+    """List tasks with level, category, dtype and nominal arithmetic intensity."""
+    with user_errors():
+        tasks = load_dir(path) if path else suite()
+    tasks = [t for t in tasks if (level is None or t.level == level) and (category is None or t.category == category)]
+    table = Table(title=f"{len(tasks)} tasks" + (f" in {path}" if path else " in the kstrata suite"))
+    for col in ("name", "level", "category", "dtype", "FLOPs", "bytes", "FLOP/B"):
+        table.add_column(col)
+    for t in tasks:
+        ai = t.arithmetic_intensity()
+        table.add_row(
+            t.name, str(t.level), t.category, t.meta.dtype,
+            _fmt_count(t.flops(), "FLOP"), _fmt_count(t.bytes(), "B"),
+            f"{ai:.2f}" if ai is not None else "-",
+        )
+    console.print(table)
+
+
+@app.command("show")
+def show(
+    name: str = typer.Argument(..., help="Suite task name or path to a task file."),
+    path: Path | None = typer.Option(None, "--path", help="Directory to look the name up in."),
+) -> None:
+    """Shapes, dtype, FLOPs, bytes, arithmetic intensity and tolerance of one task."""
+    with user_errors():
+        t = resolve_task(name, path)
+    m = t.meta
+    console.print(f"[bold]{t.name}[/]  level {m.level} · {m.category} · {m.dtype}   ({t.path})")
+    if m.description:
+        console.print(m.description)
+    shapes = Table(title="shapes")
+    for col in ("set", "shape", "FLOPs", "bytes", "FLOP/B"):
+        shapes.add_column(col)
+    rows = [("nominal", t.nominal_shape)] + [("small", s) for s in t.small_shapes] + [("sweep", s) for s in t.sweep_shapes]
+    for label, s in rows:
+        full = t.full_shape(s)
+        ai = t.arithmetic_intensity(full)
+        shapes.add_row(label, ", ".join(f"{k}={v}" for k, v in full.items()),
+                       _fmt_count(t.flops(full), "FLOP"), _fmt_count(t.bytes(full), "B"),
+                       f"{ai:.2f}" if ai is not None else "-")
+    console.print(shapes)
+    tol = m.tolerance
+    if tol.kind == "quant":
+        desc = f"quant: cosine >= {tol.cosine}, rel-L1 <= {tol.rel_l1}, RMSE <= {tol.rmse}"
+    elif tol.kind == "exact":
+        desc = "exact equality"
+    else:
+        desc = f"oracle (fp64): err <= max(floor={tol.floor}, {tol.k} x native error) + dtype bound"
+        if tol.atol is not None or tol.rtol is not None:
+            desc += f" (atol={tol.atol}, rtol={tol.rtol})"
+    console.print(f"tolerance: {desc}")
+    console.print(f"distributions: {', '.join(m.distributions)}")
+    console.print(f"precision: tf32 {'allowed' if m.precision.allow_tf32 else 'forbidden'}, "
+                  f"reduced precision {'allowed' if m.precision.allow_reduced_precision else 'forbidden'}")
+    if m.flops:
+        console.print(f"FLOPs formula: {m.flops}")
+    if m.bytes:
+        console.print(f"bytes formula: {m.bytes}")

@@ -1,0 +1,161 @@
+"""Load tasks from files, directories and the shipped suite.
+
+Metadata comes from a module-level ``KSTRATA = {...}`` dict literal or a
+sidecar ``<stem>.toml`` beside the module (not both). Without either, defaults
+apply, so unmodified KernelBench problem files load as they are.
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import tomllib
+from functools import lru_cache
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from kstrata.tasks.base import Task, TaskError, import_module_from_path
+from kstrata.tasks.meta import TaskMeta
+
+SUITE_DIR = Path(__file__).parent / "suite"
+REQUIRED = ("Model", "get_inputs", "get_init_inputs")
+
+
+def _format_validation(path: Path, err: ValidationError) -> str:
+    lines = []
+    for e in err.errors():
+        loc = ".".join(str(p) for p in e["loc"]) or "(root)"
+        if e["type"] == "extra_forbidden":
+            lines.append(f"  unknown key {loc!r}: remove it or fix its spelling")
+        else:
+            got = e.get("input")
+            lines.append(f"  key {loc!r}: {e['msg']} (got {got!r})")
+    return f"{path}: invalid task metadata\n" + "\n".join(lines)
+
+
+def _metadata_dict(path: Path, source: str) -> dict:
+    tree = ast.parse(source, filename=str(path))
+    inline = None
+    for node in tree.body:
+        if (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+            and node.targets[0].id == "KSTRATA"
+        ):
+            try:
+                inline = ast.literal_eval(node.value)
+            except ValueError as e:
+                raise TaskError(
+                    f"{path}: KSTRATA must be a literal dict (strings, numbers, lists, dicts): {e}"
+                ) from e
+            if not isinstance(inline, dict):
+                raise TaskError(f"{path}: KSTRATA must be a dict, got {type(inline).__name__}")
+    sidecar = path.with_suffix(".toml")
+    if sidecar.is_file():
+        if inline is not None:
+            raise TaskError(f"{path}: metadata both in KSTRATA and in {sidecar.name}; keep one")
+        try:
+            return tomllib.loads(sidecar.read_text())
+        except tomllib.TOMLDecodeError as e:
+            raise TaskError(f"{sidecar}: not valid TOML: {e}") from e
+    return inline or {}
+
+
+def load_task(path: str | Path, name: str | None = None, check_import: bool = True) -> Task:
+    """Load one task file.
+
+    Parameters
+    ----------
+    path:
+        A KernelBench-format module.
+    name:
+        Task name; defaults to the file stem.
+    check_import:
+        Import the module once to check ``Model``/``get_inputs``/``get_init_inputs``.
+
+    Raises
+    ------
+    TaskError
+        Naming the file, and the key or symbol at fault, when the file is
+        missing, does not parse or import, lacks a required symbol, or has
+        invalid metadata.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise TaskError(f"{path}: no such task file")
+    source = path.read_text()
+    try:
+        ast.parse(source, filename=str(path))
+    except SyntaxError as e:
+        raise TaskError(f"{path}:{e.lineno}: syntax error: {e.msg}") from e
+    raw = _metadata_dict(path, source)
+    try:
+        meta = TaskMeta.model_validate(raw)
+    except ValidationError as e:
+        raise TaskError(_format_validation(path, e)) from None
+    if check_import:
+        module = import_module_from_path(path)
+        missing = [s for s in REQUIRED if not hasattr(module, s)]
+        if missing:
+            raise TaskError(
+                f"{path}: missing {', '.join(missing)}; a task module defines Model "
+                "(a torch.nn.Module), get_inputs() and get_init_inputs()"
+            )
+    return Task(name=name or path.stem, path=path.resolve(), meta=meta, source=source)
+
+
+def load_dir(directory: str | Path, check_import: bool = True) -> list[Task]:
+    """Load every ``*.py`` task below ``directory`` (recursively), sorted by path.
+
+    Files starting with ``_`` are skipped. Raises :class:`TaskError` for the
+    first bad file, or if two files share a name.
+    """
+    directory = Path(directory)
+    if not directory.is_dir():
+        raise TaskError(f"{directory}: not a directory of task files")
+    tasks: dict[str, Task] = {}
+    for path in sorted(directory.rglob("*.py")):
+        if path.name.startswith("_"):
+            continue
+        task = load_task(path, check_import=check_import)
+        if task.name in tasks:
+            raise TaskError(f"{path}: task name {task.name!r} also used by {tasks[task.name].path}")
+        tasks[task.name] = task
+    return list(tasks.values())
+
+
+@lru_cache(maxsize=1)
+def _suite() -> tuple[Task, ...]:
+    return tuple(load_dir(SUITE_DIR, check_import=False))
+
+
+def suite() -> list[Task]:
+    """The shipped suite (metadata validated; modules imported lazily)."""
+    return list(_suite())
+
+
+def resolve_task(name_or_path: str, search_dir: str | Path | None = None) -> Task:
+    """A task by suite name, by name within ``search_dir``, or by file path.
+
+    Raises
+    ------
+    TaskError
+        For an unknown name, with the closest known names suggested.
+    """
+    candidate = Path(name_or_path)
+    if candidate.suffix == ".py" or candidate.is_file():
+        return load_task(candidate)
+    pool = load_dir(search_dir) if search_dir else suite()
+    by_name = {t.name: t for t in pool}
+    if name_or_path in by_name:
+        return by_name[name_or_path]
+    close = difflib.get_close_matches(name_or_path, list(by_name), n=5, cutoff=0.5)
+    if not close:
+        close = [n for n in by_name if name_or_path.lower() in n.lower()][:5]
+    hint = f" Did you mean: {', '.join(close)}?" if close else ""
+    raise TaskError(
+        f"unknown task {name_or_path!r}.{hint} `kstrata tasks list` shows all names; "
+        "a path to a task file works too."
+    )

@@ -1,0 +1,159 @@
+"""Task metadata: the typed schema of a task's ``KSTRATA`` dict or sidecar TOML.
+
+A KernelBench-format module sets its sizes as module globals (``batch_size = 16``)
+that ``get_inputs()`` reads at call time. kstrata names those globals as *shape
+variables*: a shape is a mapping ``{variable: int}`` that is written into the
+module before ``get_inputs()``/``get_init_inputs()`` are called, so one file
+serves its nominal shape, a small test shape set and a boundary-shape sweep.
+
+Example (inside a task module)::
+
+    KSTRATA = {
+        "level": 1, "category": "norm", "dtype": "float32",
+        "shapes": {"nominal": {"B": 4096, "D": 4096},
+                   "small": [{"B": 7, "D": 33}],
+                   "sweep": [{"B": 1, "D": 4096}, {"B": 127, "D": 1001}]},
+        "flops": "5*B*D", "bytes": "8*B*D",
+    }
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from kstrata.tasks.formula import check_formula
+
+#: Input distributions known to the verifier (see ``kstrata.verify`` for their
+#: exact definitions). "normal" is the task's own ``get_inputs()`` draw.
+DISTRIBUTIONS = (
+    "normal",
+    "uniform",
+    "heavy_tailed",
+    "large",
+    "near_zero",
+    "shifted",
+)
+
+Dtype = Literal["float32", "float16", "bfloat16", "float64", "int8", "int32", "int64"]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Shapes(_Strict):
+    """Shape sets of a task. Each shape maps shape-variable names to ints.
+
+    ``nominal`` is the benchmark shape (timed); ``small`` are shapes whose
+    reference runs in well under a second on a 2-core CPU (tests, public stage);
+    ``sweep`` are boundary shapes (1, primes, non-multiples of 2, large) used by
+    the hidden verification stage.
+    """
+
+    nominal: dict[str, int] = Field(default_factory=dict)
+    small: list[dict[str, int]] = Field(default_factory=list)
+    sweep: list[dict[str, int]] = Field(default_factory=list)
+
+    @field_validator("small", "sweep")
+    @classmethod
+    def _same_keys(cls, v: list[dict[str, int]], info: Any) -> list[dict[str, int]]:
+        for shape in v:
+            for name, size in shape.items():
+                if size < 0:
+                    raise ValueError(f"shape variable {name!r} must be >= 0, got {size}")
+        return v
+
+
+class Tolerance(_Strict):
+    """Correctness tolerance policy.
+
+    ``kind="oracle"`` (default): the candidate's error against the float64 oracle
+    may not exceed ``max(floor, k * native_err) + dtype_bound`` elementwise in the
+    max-norm sense, where ``native_err`` is the reference's own error in the task
+    dtype. ``atol``/``rtol`` override the dtype bound when given.
+
+    ``kind="quant"``: distribution metrics against the oracle, as KernelBenchX
+    scores quantized kernels: cosine similarity >= ``cosine``, relative L1
+    error <= ``rel_l1`` and RMSE (relative to the oracle's RMS) <= ``rmse``.
+
+    ``kind="exact"``: outputs must be equal (integer outputs, argmax, indices).
+    """
+
+    kind: Literal["oracle", "quant", "exact"] = "oracle"
+    k: float = 4.0
+    floor: float | None = None
+    atol: float | None = None
+    rtol: float | None = None
+    cosine: float = 0.95
+    rel_l1: float = 0.05
+    rmse: float = 0.10
+
+
+class Precision(_Strict):
+    """Which precision shortcuts a candidate may take."""
+
+    allow_tf32: bool = False
+    allow_reduced_precision: bool = False
+
+
+class TaskMeta(_Strict):
+    """All metadata of a task; every field has a default, so a plain KernelBench
+    file (no metadata) is a valid task.
+
+    Raises
+    ------
+    pydantic.ValidationError
+        On unknown keys, wrong types, or a FLOP/byte formula that is not plain
+        arithmetic over shape-variable names.
+    """
+
+    level: Literal[1, 2, 3] = 1
+    category: str = "uncategorized"
+    dtype: Dtype = "float32"
+    description: str = ""
+    shapes: Shapes = Field(default_factory=Shapes)
+    distributions: tuple[str, ...] = DISTRIBUTIONS
+    #: indices into ``get_inputs()`` that distributions apply to; None = every
+    #: floating-point input.
+    dist_inputs: tuple[int, ...] | None = None
+    tolerance: Tolerance = Field(default_factory=Tolerance)
+    precision: Precision = Field(default_factory=Precision)
+    #: FLOP count of one forward call, as a formula over shape variables.
+    flops: str | None = None
+    #: minimum DRAM traffic (bytes) of one forward call, as a formula.
+    bytes: str | None = None
+    tags: tuple[str, ...] = ()
+
+    @field_validator("distributions")
+    @classmethod
+    def _known_dists(cls, v: tuple[str, ...]) -> tuple[str, ...]:
+        bad = [d for d in v if d not in DISTRIBUTIONS]
+        if bad:
+            raise ValueError(f"unknown distribution(s) {bad}; expected a subset of {DISTRIBUTIONS}")
+        if "normal" not in v:
+            raise ValueError("distributions must include 'normal' (the task's own draw)")
+        return v
+
+    @field_validator("flops", "bytes")
+    @classmethod
+    def _formula(cls, v: str | None) -> str | None:
+        if v is not None:
+            check_formula(v)
+        return v
+
+    @model_validator(mode="after")
+    def _formula_vars(self) -> "TaskMeta":
+        known = set(self.shapes.nominal)
+        for field in ("flops", "bytes"):
+            expr = getattr(self, field)
+            if expr is None or not known:
+                continue
+            unknown = check_formula(expr) - known
+            if unknown:
+                raise ValueError(
+                    f"{field} formula {expr!r} uses {sorted(unknown)}, which are not shape "
+                    f"variables (known: {sorted(known)})"
+                )
+        return self
