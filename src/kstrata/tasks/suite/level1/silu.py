@@ -1,0 +1,43 @@
+"""SiLU / Swish, elementwise: y = x * sigmoid(x) = x / (1 + exp(-x))
+(Elfwing et al. 2017; Ramachandran et al. 2017; KernelBench level 1 #21-like)."""
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+KSTRATA = {
+    "level": 1,
+    "category": "activation",
+    "dtype": "float32",
+    "description": "Elementwise SiLU of a (B, D) tensor; memory bound. 'large' inputs test "
+    "exp overflow for very negative x (x / (1 + inf) must be -0, not NaN).",
+    "shapes": {
+        "nominal": {"B": 4096, "D": 4096},
+        "small": [{"B": 8, "D": 512}, {"B": 5, "D": 77}],
+        "sweep": [{"B": 1, "D": 1}, {"B": 1, "D": 4099}, {"B": 127, "D": 1001}, {"B": 33, "D": 65537}],
+    },
+    # exp, add, divide, multiply per element
+    "flops": "4*B*D",
+    # read x, write y (fp32)
+    "bytes": "4*2*B*D",
+    "tags": ["activation", "memory-bound"],
+}
+
+B = 4096
+D = 4096
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return F.silu(x)
+
+
+def get_inputs():
+    return [torch.randn(B, D)]
+
+
+def get_init_inputs():
+    return []
