@@ -1,0 +1,259 @@
+"""The roofline model (Williams, Waterman & Patterson, CACM 2009) of this machine.
+
+Two ceilings are measured once per device, dtype and library versions and
+cached in ``<user cache dir>/kstrata/roofline.json`` (written atomically):
+
+* bandwidth: a large tensor copy (``dst.copy_(src)``, 2 x size bytes moved,
+  size >= 8 x LLC on CPU, 1 GiB on GPU), GB/s;
+* compute: a large matmul (``2 n^3`` FLOPs) in the dtype, GFLOP/s.
+
+Both are the best of several repetitions (a ceiling is the most the machine
+showed it can do). From a task's FLOP and byte counts and a time,
+:func:`analyze` gives the achieved rates, the arithmetic intensity, which
+ceiling bounds the task (intensity below the ridge point ``peak_flops / bw``
+is memory-bound) and the fraction of the attainable performance reached.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import torch
+
+from kstrata.measure import environment
+from kstrata.measure.cache_flush import llc_bytes
+
+DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16,
+          "float64": torch.float64}
+
+
+def cache_dir() -> Path:
+    """``$KSTRATA_CACHE_DIR`` or the platform user cache dir for kstrata."""
+    env = os.environ.get("KSTRATA_CACHE_DIR")
+    if env:
+        return Path(env)
+    try:
+        import platformdirs
+
+        return Path(platformdirs.user_cache_dir("kstrata"))
+    except ImportError:
+        return Path.home() / ".cache" / "kstrata"
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file and ``os.replace``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+@dataclass(frozen=True)
+class Ceilings:
+    """A device's measured peaks for one dtype.
+
+    Attributes
+    ----------
+    bandwidth_gbs:
+        Copy bandwidth, GB/s (1e9 bytes/s).
+    gflops:
+        Matmul throughput, GFLOP/s (1e9 FLOP/s).
+    """
+
+    device: str
+    dtype: str
+    bandwidth_gbs: float
+    gflops: float
+    method: str = "copy_ + matmul, best of repetitions"
+    measured_at: str = ""
+    threads: int = 0
+
+    @property
+    def ridge(self) -> float:
+        """Arithmetic intensity (FLOP/byte) where the two ceilings meet."""
+        return self.gflops / self.bandwidth_gbs
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def _best_seconds(fn: Callable[[], object], sync: Callable[[], None], reps: int) -> float:
+    fn()
+    sync()
+    best = float("inf")
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        fn()
+        sync()
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def measure_ceilings(device: str = "cpu", dtype: str = "float32", reps: int = 5) -> Ceilings:
+    """Measure the copy bandwidth and matmul throughput of ``device`` in ``dtype``.
+
+    Takes about a second on a 2-core CPU. Raises ``KeyError`` for an unknown dtype.
+    """
+    tdtype = DTYPES[dtype]
+    cuda = device.startswith("cuda")
+    sync = torch.cuda.synchronize if cuda else (lambda: None)
+    if not cuda:
+        environment.fix_threads(None)
+    copy_bytes = (1 << 30) if cuda else max(256 << 20, 8 * (llc_bytes() or 0))
+    n_el = copy_bytes // torch.tensor([], dtype=tdtype).element_size()
+    src = torch.ones(n_el, dtype=tdtype, device=device)
+    dst = torch.empty_like(src)
+    t_copy = _best_seconds(lambda: dst.copy_(src), sync, reps)
+    del src, dst
+    n = 8192 if cuda else 2048
+    if not cuda and tdtype in (torch.float16, torch.bfloat16):
+        n = 1024  # reduced-precision CPU matmul is slow; keep this under a second
+    a = torch.randn(n, n, device=device).to(tdtype)
+    b = torch.randn(n, n, device=device).to(tdtype)
+    t_mm = _best_seconds(lambda: a @ b, sync, reps)
+    return Ceilings(
+        device=environment.device_name(device),
+        dtype=dtype,
+        bandwidth_gbs=2 * copy_bytes / t_copy / 1e9,
+        gflops=2 * n**3 / t_mm / 1e9,
+        measured_at=time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        threads=torch.get_num_threads(),
+    )
+
+
+def _key(device: str, dtype: str) -> str:
+    v = environment.versions()
+    threads = torch.get_num_threads() if not device.startswith("cuda") else 0
+    return f"{environment.device_name(device)}|{dtype}|threads={threads}|torch={v.get('torch')}"
+
+
+def ceilings(device: str = "cpu", dtype: str = "float32", path: Path | None = None,
+             refresh: bool = False) -> Ceilings:
+    """The cached ceilings of ``device``/``dtype``, measured on first use.
+
+    Parameters
+    ----------
+    path:
+        The JSON cache (default ``cache_dir() / "roofline.json"``).
+    refresh:
+        Measure again even if cached.
+    """
+    path = Path(path) if path else cache_dir() / "roofline.json"
+    key = _key(device, dtype)
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        data = {}
+    if not refresh and key in data:
+        return Ceilings(**data[key])
+    c = measure_ceilings(device, dtype)
+    try:  # re-read: another process may have added entries meanwhile
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        data = {}
+    data[key] = c.to_dict()
+    atomic_write_text(path, json.dumps(data, indent=1, sort_keys=True))
+    return c
+
+
+@dataclass(frozen=True)
+class RooflinePoint:
+    """Where one timed call sits on the roofline.
+
+    Attributes
+    ----------
+    time_ms:
+        The time analysed.
+    achieved_gbs, achieved_gflops:
+        ``bytes / time`` and ``flops / time`` (None when the count is unknown).
+    intensity:
+        FLOP per minimum byte (None when either count is unknown).
+    bound:
+        ``"memory"``, ``"compute"`` or ``"unknown"``.
+    fraction:
+        Achieved / attainable performance at this intensity, in [0, ~1]
+        (> 1 means faster than the machine allows: suspicious).
+    floor_ms:
+        The least time the counts allow: ``max(bytes / BW, flops / peak)``.
+    """
+
+    time_ms: float
+    achieved_gbs: float | None
+    achieved_gflops: float | None
+    intensity: float | None
+    ridge: float
+    bound: str
+    fraction: float | None
+    floor_ms: float | None
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    def describe(self) -> str:
+        if self.fraction is None:
+            return "roofline: no FLOP or byte count for this task"
+        parts = [f"{self.bound}-bound at {100 * self.fraction:.0f}% of the roofline"]
+        if self.achieved_gbs is not None:
+            parts.append(f"{self.achieved_gbs:.1f} GB/s")
+        if self.achieved_gflops is not None:
+            parts.append(f"{self.achieved_gflops:.1f} GFLOP/s")
+        if self.intensity is not None:
+            parts.append(f"intensity {self.intensity:.2f} FLOP/B (ridge {self.ridge:.1f})")
+        return ", ".join(parts)
+
+
+def floor_ms(flops: float | None, nbytes: float | None, c: Ceilings) -> float | None:
+    """Least possible time (ms) of a call moving ``nbytes`` and doing ``flops``."""
+    times = []
+    if nbytes:
+        times.append(nbytes / (c.bandwidth_gbs * 1e9) * 1e3)
+    if flops:
+        times.append(flops / (c.gflops * 1e9) * 1e3)
+    return max(times) if times else None
+
+
+def analyze(time_ms: float, flops: float | None, nbytes: float | None, c: Ceilings) -> RooflinePoint:
+    """Place a call of ``time_ms`` with the given counts on ``c``'s roofline.
+
+    With both counts, attainable = ``min(peak, intensity x BW)`` and the bound is
+    memory when the intensity is below the ridge. With only bytes the task is
+    taken as memory-bound (fraction = achieved BW / peak BW); with only FLOPs,
+    compute-bound.
+
+    Raises
+    ------
+    ValueError
+        If ``time_ms <= 0``.
+    """
+    if time_ms <= 0:
+        raise ValueError(f"time_ms must be > 0, got {time_ms}")
+    s = time_ms / 1e3
+    gbs = nbytes / s / 1e9 if nbytes else None
+    gfl = flops / s / 1e9 if flops else None
+    intensity = flops / nbytes if flops and nbytes else None
+    if intensity is not None:
+        attainable = min(c.gflops, intensity * c.bandwidth_gbs)
+        bound = "memory" if intensity < c.ridge else "compute"
+        fraction = gfl / attainable  # type: ignore[operator]
+    elif gbs is not None:
+        bound, fraction = "memory", gbs / c.bandwidth_gbs
+    elif gfl is not None:
+        bound, fraction = "compute", gfl / c.gflops
+    else:
+        bound, fraction = "unknown", None
+    return RooflinePoint(time_ms, gbs, gfl, intensity, c.ridge, bound, fraction,
+                         floor_ms(flops, nbytes, c))

@@ -1,0 +1,459 @@
+"""The one timing module: paired, interleaved, cache-flushed timing with statistics.
+
+Every time kstrata reports comes from :func:`measure`. A candidate (A) and its
+baseline (B) are timed in the same process, interleaved ``A B A B ...`` after a
+warm-up, so slow drifts (clock frequency, thermal state, noisy neighbours)
+affect both alike and cancel in the per-pair ratio. Before each timed call a
+buffer larger than the last-level cache is written (CPU) or a 256 MiB buffer is
+zeroed (GPU, as ``triton.testing.do_bench``), and inputs rotate through several
+copies so no call reads an input the previous call left in cache.
+
+The number of repetitions comes from a time budget (as ``do_bench``'s ``rep``):
+the warm-up estimates one round's time and ``reps = budget_ms / round_ms``,
+clamped to ``[min_reps, max_reps]``. When either side's relative IQR exceeds
+``rel_iqr_threshold`` the round is re-run (at most ``max_remeasure`` times);
+the least noisy round is kept and every attempt is recorded.
+
+Timers
+------
+* CPU: :func:`time.perf_counter_ns` around the call.
+* CUDA: events recorded before the call and after a *device-wide*
+  ``torch.cuda.synchronize()``, so work the call put on other streams is counted
+  (the price is the host's synchronize latency, a few microseconds).
+* CUDA graphs (optional): one graph captured per input copy, replayed in
+  rotation; capture happens before timing.
+
+Compilation and set-up are the caller's job and never happen here: a callable
+handed to :func:`measure` is already built.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any
+
+import torch
+
+from kstrata.measure import environment
+from kstrata.measure.cache_flush import CacheFlusher, llc_bytes
+from kstrata.measure.stats import RatioCI, Spread, paired_ratio_ci, summarize
+
+Thunk = Callable[[], Any]
+
+
+@dataclass(frozen=True)
+class TimingConfig:
+    """How to time. Times in ms.
+
+    Attributes
+    ----------
+    warmup_ms:
+        Untimed-for-the-result rounds run until their timed total reaches this
+        (at least ``min_warmup`` rounds); they also estimate a round's cost.
+    budget_ms:
+        Target total of timed time per attempt, both sides together.
+    min_reps, max_reps:
+        Bounds on rounds (pairs) per attempt.
+    flush:
+        Evict caches before every timed call.
+    flush_bytes:
+        Flush buffer size; None = 2 x LLC on CPU, 256 MiB on CUDA.
+    input_copies:
+        Copies of the inputs to rotate through; None = enough that their total
+        exceeds 2 x LLC (at least 2, at most 16, capped by ``max_input_bytes``).
+    threads:
+        Intra-op threads (torch, OpenMP, TVM); None = all CPUs this process may use.
+    rel_iqr_threshold:
+        An attempt whose IQR/median exceeds this on either side is re-measured.
+    max_remeasure:
+        Extra attempts allowed when noisy.
+    confidence, n_resamples, seed:
+        Bootstrap interval of the speedup (see :func:`kstrata.measure.stats.paired_ratio_ci`).
+    cuda_graph:
+        On CUDA, replay captured graphs instead of calling the function.
+    """
+
+    warmup_ms: float = 50.0
+    budget_ms: float = 1000.0
+    min_warmup: int = 2
+    min_reps: int = 10
+    max_reps: int = 2000
+    flush: bool = True
+    flush_bytes: int | None = None
+    input_copies: int | None = None
+    max_input_bytes: int = 1 << 30
+    threads: int | None = None
+    rel_iqr_threshold: float = 0.10
+    max_remeasure: int = 2
+    confidence: float = 0.95
+    n_resamples: int = 2000
+    seed: int = 0
+    cuda_graph: bool = False
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass
+class Measurement:
+    """One timing result and how it was obtained (JSON-serializable).
+
+    Attributes
+    ----------
+    method:
+        ``"cpu-perf_counter"``, ``"cuda-event"`` or ``"cuda-graph"``.
+    device:
+        e.g. ``"cpu: AMD EPYC 9R14"``.
+    reps, warmup_reps:
+        Rounds in the kept attempt and in the warm-up.
+    candidate, baseline:
+        Spreads in ms (``baseline`` is None for a single-callable timing).
+    speedup:
+        ``baseline / candidate`` with its bootstrap interval, or None.
+    candidate_ms, baseline_ms:
+        The kept attempt's samples, in timed order (pair ``i`` = index ``i``).
+    attempts:
+        Per attempt: reps and relative IQR of each side.
+    remeasured:
+        How many extra attempts the noise check caused.
+    noisy:
+        True when even the kept attempt exceeds ``rel_iqr_threshold``.
+    flush, input_copies, settings, versions, config:
+        What was done and under which settings.
+    suspicious:
+        Reasons to distrust the result (e.g. faster than the roofline floor).
+    roofline:
+        Roofline positions (see :mod:`kstrata.measure.roofline`), if computed.
+    labels:
+        Names of the candidate and baseline.
+    """
+
+    method: str
+    device: str
+    reps: int
+    warmup_reps: int
+    candidate: Spread
+    baseline: Spread | None
+    speedup: RatioCI | None
+    candidate_ms: list[float]
+    baseline_ms: list[float]
+    attempts: list[dict]
+    remeasured: int
+    noisy: bool
+    flush: dict
+    input_copies: int
+    settings: dict
+    versions: dict
+    config: dict
+    suspicious: list[str] = field(default_factory=list)
+    roofline: dict | None = None
+    labels: dict = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), sort_keys=True)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Measurement":
+        d = dict(d)
+        d["candidate"] = Spread(**d["candidate"])
+        d["baseline"] = Spread(**d["baseline"]) if d.get("baseline") else None
+        d["speedup"] = RatioCI(**d["speedup"]) if d.get("speedup") else None
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in d.items() if k in known})
+
+    @classmethod
+    def from_json(cls, text: str) -> "Measurement":
+        return cls.from_dict(json.loads(text))
+
+    def summary(self) -> str:
+        """One line: medians, speedup with interval, repetitions."""
+        text = f"candidate {self.candidate.median:.4g} ms (IQR {self.candidate.iqr:.2g})"
+        if self.baseline and self.speedup:
+            s = self.speedup
+            text += (f", baseline {self.baseline.median:.4g} ms, speedup {s.point:.3f}x "
+                     f"[{s.low:.3f}, {s.high:.3f}] {int(s.confidence * 100)}% CI")
+        text += f", {self.reps} pairs" if self.baseline else f", {self.reps} reps"
+        if self.noisy:
+            text += ", NOISY"
+        return text
+
+
+# -- timers ----------------------------------------------------------------------
+class CpuTimer:
+    """Flush, then time one call with :func:`time.perf_counter_ns` (ms)."""
+
+    method = "cpu-perf_counter"
+
+    def __init__(self, flusher: CacheFlusher):
+        self.flusher = flusher
+
+    def __call__(self, thunk: Thunk) -> float:
+        self.flusher.flush()
+        t0 = time.perf_counter_ns()
+        thunk()
+        return (time.perf_counter_ns() - t0) / 1e6
+
+
+class CudaEventTimer:
+    """Flush the L2, then time one call with CUDA events around a device-wide sync (ms)."""
+
+    method = "cuda-event"
+
+    def __init__(self, flusher: CacheFlusher):
+        self.flusher = flusher
+        self.start = torch.cuda.Event(enable_timing=True)
+        self.end = torch.cuda.Event(enable_timing=True)
+
+    def __call__(self, thunk: Thunk) -> float:
+        self.flusher.flush()
+        self.start.record()
+        thunk()
+        torch.cuda.synchronize()  # device-wide: counts work on every stream
+        self.end.record()
+        self.end.synchronize()
+        return self.start.elapsed_time(self.end)
+
+
+# -- the core loop (pure logic; timers are injected) ----------------------------------
+def run_interleaved(
+    a: Sequence[Thunk], b: Sequence[Thunk] | None, timer: Callable[[Thunk], float], reps: int,
+    start: int = 0,
+) -> tuple[list[float], list[float]]:
+    """Time ``reps`` rounds ``A B`` (or just ``A``), rotating through the thunks.
+
+    Parameters
+    ----------
+    a, b:
+        One zero-argument callable per input copy. Calls are numbered ``j``
+        globally (A of round ``r`` is ``j = 2r``, B is ``j = 2r + 1``) and call
+        ``j`` uses copy ``j % len``, so B never reads the copy A just touched.
+    timer:
+        Times one call, returning ms (flushing before it if it flushes).
+    reps:
+        Number of rounds.
+
+    Returns
+    -------
+    (a_ms, b_ms)
+        Sample lists of length ``reps`` (``b_ms`` empty if ``b`` is None).
+    """
+    a_ms: list[float] = []
+    b_ms: list[float] = []
+    for r in range(start, start + reps):
+        a_ms.append(timer(a[(2 * r) % len(a)]))
+        if b is not None:
+            b_ms.append(timer(b[(2 * r + 1) % len(b)]))
+    return a_ms, b_ms
+
+
+def choose_reps(round_ms: float, config: TimingConfig) -> int:
+    """Rounds that fit ``config.budget_ms`` given one round's estimated time."""
+    if round_ms <= 0:
+        return config.max_reps
+    return int(min(config.max_reps, max(config.min_reps, math.floor(config.budget_ms / round_ms))))
+
+
+def _median(x: Sequence[float]) -> float:
+    return sorted(x)[len(x) // 2]
+
+
+def measure_thunks(
+    a: Sequence[Thunk], b: Sequence[Thunk] | None, timer: Callable[[Thunk], float],
+    config: TimingConfig,
+) -> dict:
+    """Warm up, choose repetitions, time, re-measure while noisy.
+
+    The pure part of :func:`measure` (timers are injected, nothing CUDA- or
+    environment-specific), so it runs in tests with fake timers.
+
+    Returns
+    -------
+    dict
+        ``a_ms``, ``b_ms`` (kept attempt), ``reps``, ``warmup_reps``,
+        ``attempts``, ``remeasured``, ``noisy``.
+    """
+    warm_a: list[float] = []
+    warm_b: list[float] = []
+    n = 0
+    while n < config.min_warmup or sum(warm_a) + sum(warm_b) < config.warmup_ms:
+        wa, wb = run_interleaved(a, b, timer, 1, start=n)
+        warm_a += wa
+        warm_b += wb
+        n += 1
+        if n >= config.max_reps:
+            break
+    # the later half of the warm-up estimates the steady state
+    half = slice(n // 2, None)
+    round_ms = _median(warm_a[half]) + (_median(warm_b[half]) if b is not None else 0.0)
+    reps = choose_reps(round_ms, config)
+
+    attempts: list[dict] = []
+    best: tuple[float, list[float], list[float]] | None = None
+    start = n
+    for attempt in range(1 + config.max_remeasure):
+        a_ms, b_ms = run_interleaved(a, b, timer, reps, start=start)
+        start += reps
+        rel_a = summarize(a_ms).rel_iqr
+        rel_b = summarize(b_ms).rel_iqr if b is not None else 0.0
+        worst = max(rel_a, rel_b)
+        attempts.append({"reps": reps, "rel_iqr_candidate": rel_a, "rel_iqr_baseline": rel_b})
+        if best is None or worst < best[0]:
+            best = (worst, a_ms, b_ms)
+        if worst <= config.rel_iqr_threshold:
+            break
+    assert best is not None
+    return {
+        "a_ms": best[1], "b_ms": best[2], "reps": reps, "warmup_reps": n,
+        "attempts": attempts, "remeasured": len(attempts) - 1,
+        "noisy": best[0] > config.rel_iqr_threshold,
+    }
+
+
+# -- inputs --------------------------------------------------------------------------
+def input_bytes(inputs: Sequence[Any]) -> int:
+    """Bytes of the tensors in ``inputs``."""
+    return sum(x.numel() * x.element_size() for x in inputs if isinstance(x, torch.Tensor))
+
+
+def n_input_copies(inputs: Sequence[Any], config: TimingConfig) -> int:
+    """How many input copies to rotate (see :attr:`TimingConfig.input_copies`)."""
+    if config.input_copies is not None:
+        return max(1, config.input_copies)
+    size = max(1, input_bytes(inputs))
+    want = max(2, min(16, math.ceil(2 * (llc_bytes() or 0) / size)))
+    return max(1, min(want, config.max_input_bytes // size))
+
+
+def rotating_inputs(inputs: Sequence[Any], copies: int) -> list[list[Any]]:
+    """``copies`` sets of inputs: the originals, then clones of every tensor."""
+    out = [list(inputs)]
+    for _ in range(copies - 1):
+        out.append([x.clone() if isinstance(x, torch.Tensor) else x for x in inputs])
+    return out
+
+
+def _thunks(fn: Callable[..., Any], sets: list[list[Any]]) -> list[Thunk]:
+    return [(lambda s=s: fn(*s)) for s in sets]
+
+
+def _graph_thunks(fn: Callable[..., Any], sets: list[list[Any]]) -> list[Thunk]:
+    """One captured CUDA graph per input set (warm-up on a side stream, as the
+    PyTorch CUDA-graph docs require); the thunk replays it."""
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for s in sets:
+            fn(*s)
+    torch.cuda.current_stream().wait_stream(side)
+    graphs = []
+    for s in sets:
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            fn(*s)
+        graphs.append(g)
+    torch.cuda.synchronize()
+    return [g.replay for g in graphs]
+
+
+# -- the public entry point -----------------------------------------------------------------
+def measure(
+    candidate: Callable[..., Any],
+    inputs: Sequence[Any],
+    baseline: Callable[..., Any] | None = None,
+    config: TimingConfig | None = None,
+    *,
+    device: str | None = None,
+    labels: dict | None = None,
+    floor_ms: float | None = None,
+) -> Measurement:
+    """Time ``candidate(*inputs)``, paired with ``baseline(*inputs)`` if given.
+
+    Parameters
+    ----------
+    candidate, baseline:
+        Built callables taking ``inputs`` (compilation already done).
+    inputs:
+        One set of call arguments; tensors are cloned into rotating copies.
+    config:
+        :class:`TimingConfig` (defaults if None).
+    device:
+        ``"cpu"`` or ``"cuda[:N]"``; default: the device of the first tensor input.
+    labels:
+        Names recorded as ``labels`` (e.g. ``{"candidate": "tvm", "baseline": "eager"}``).
+    floor_ms:
+        The roofline floor of one call; a candidate median below it is recorded
+        in ``suspicious``.
+
+    Returns
+    -------
+    Measurement
+    """
+    config = config or TimingConfig()
+    if device is None:
+        device = next((str(x.device) for x in inputs if isinstance(x, torch.Tensor)), "cpu")
+    cuda = device.startswith("cuda")
+    if not cuda:
+        environment.fix_threads(config.threads)
+    copies = n_input_copies(inputs, config)
+    sets = rotating_inputs(inputs, copies)
+    flusher = CacheFlusher(config.flush_bytes, device="cuda" if cuda else "cpu", enabled=config.flush)
+    if cuda:
+        timer: Callable[[Thunk], float] = CudaEventTimer(flusher)
+        make = _graph_thunks if config.cuda_graph else _thunks
+        method = "cuda-graph" if config.cuda_graph else timer.method  # type: ignore[attr-defined]
+    else:
+        timer, make, method = CpuTimer(flusher), _thunks, CpuTimer.method
+    a = make(candidate, sets)
+    b = make(baseline, sets) if baseline is not None else None
+
+    gc_was = gc.isenabled()
+    gc.collect()
+    gc.disable()
+    try:
+        with torch.inference_mode():
+            r = measure_thunks(a, b, timer, config)
+    finally:
+        if gc_was:
+            gc.enable()
+
+    cand = summarize(r["a_ms"])
+    base = summarize(r["b_ms"]) if baseline is not None else None
+    speedup = None
+    if baseline is not None:
+        speedup = paired_ratio_ci(r["b_ms"], r["a_ms"], confidence=config.confidence,
+                                  n_resamples=config.n_resamples, seed=config.seed)
+    suspicious = []
+    if floor_ms is not None and cand.median < floor_ms:
+        suspicious.append(
+            f"candidate median {cand.median:.4g} ms is below the roofline floor {floor_ms:.4g} ms: "
+            "it cannot have done the task's work (cached result, skipped work, or a timing escape)"
+        )
+    return Measurement(
+        method=method,
+        device=environment.device_name(device),
+        reps=r["reps"],
+        warmup_reps=r["warmup_reps"],
+        candidate=cand,
+        baseline=base,
+        speedup=speedup,
+        candidate_ms=r["a_ms"],
+        baseline_ms=r["b_ms"],
+        attempts=r["attempts"],
+        remeasured=r["remeasured"],
+        noisy=r["noisy"],
+        flush={**flusher.describe(), "calls": flusher.calls},
+        input_copies=copies,
+        settings=environment.settings(device),
+        versions=environment.versions(),
+        config=config.to_dict(),
+        suspicious=suspicious,
+        labels=dict(labels or {}),
+    )

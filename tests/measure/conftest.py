@@ -1,0 +1,22 @@
+import os
+
+import pytest
+import torch
+
+from kstrata.measure.environment import THREAD_ENV
+
+
+@pytest.fixture(autouse=True)
+def _restore_threads_and_cache(tmp_path, monkeypatch):
+    """Timing fixes the thread count process-wide; give it back after each test,
+    and keep caches (roofline, baselines) in a temporary directory."""
+    threads = torch.get_num_threads()
+    env = {v: os.environ.get(v) for v in THREAD_ENV}
+    monkeypatch.setenv("KSTRATA_CACHE_DIR", str(tmp_path / "cache"))
+    yield
+    torch.set_num_threads(threads)
+    for k, v in env.items():
+        if v is None:
+            os.environ.pop(k, None)
+        else:
+            os.environ[k] = v

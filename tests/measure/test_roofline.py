@@ -1,0 +1,61 @@
+import json
+
+import pytest
+
+from kstrata.measure import roofline
+from kstrata.measure.roofline import Ceilings, analyze, floor_ms
+
+C = Ceilings(device="test", dtype="float32", bandwidth_gbs=100.0, gflops=1000.0)
+
+
+def test_ridge_and_memory_bound_point():
+    assert C.ridge == 10.0
+    # 1e9 bytes, 1e9 flops (intensity 1) in 20 ms: 50 GB/s, 50 GFLOP/s
+    p = analyze(20.0, flops=1e9, nbytes=1e9, c=C)
+    assert p.achieved_gbs == pytest.approx(50.0)
+    assert p.achieved_gflops == pytest.approx(50.0)
+    assert p.intensity == pytest.approx(1.0)
+    assert p.bound == "memory"
+    assert p.fraction == pytest.approx(0.5)  # attainable = 1 * 100 GFLOP/s
+    assert p.floor_ms == pytest.approx(10.0)
+
+
+def test_compute_bound_point():
+    # intensity 100 > ridge 10: attainable 1000 GFLOP/s; 1e12 flops in 2 s = 500
+    p = analyze(2000.0, flops=1e12, nbytes=1e10, c=C)
+    assert p.bound == "compute"
+    assert p.fraction == pytest.approx(0.5)
+    assert p.floor_ms == pytest.approx(1000.0)
+    assert "compute-bound at 50%" in p.describe()
+
+
+def test_partial_counts():
+    assert analyze(10.0, None, 5e8, C).bound == "memory"
+    assert analyze(10.0, None, 5e8, C).fraction == pytest.approx(0.5)
+    p = analyze(10.0, None, None, C)
+    assert p.bound == "unknown" and p.fraction is None and p.floor_ms is None
+    assert floor_ms(1e9, None, C) == pytest.approx(1.0)
+    with pytest.raises(ValueError):
+        analyze(0.0, 1.0, 1.0, C)
+
+
+def test_ceilings_cached_once(tmp_path, monkeypatch):
+    calls = []
+
+    def fake_measure(device, dtype):
+        calls.append((device, dtype))
+        return Ceilings(device="cpu: x", dtype=dtype, bandwidth_gbs=10.0, gflops=20.0)
+
+    monkeypatch.setattr(roofline, "measure_ceilings", fake_measure)
+    path = tmp_path / "r.json"
+    a = roofline.ceilings("cpu", "float32", path=path)
+    b = roofline.ceilings("cpu", "float32", path=path)
+    roofline.ceilings("cpu", "float64", path=path)
+    assert a == b and calls == [("cpu", "float32"), ("cpu", "float64")]
+    data = json.loads(path.read_text())
+    assert len(data) == 2 and not list(tmp_path.glob(".r.json.*"))  # no temp files left
+
+
+def test_measure_ceilings_real_cpu():
+    c = roofline.measure_ceilings("cpu", "float32", reps=2)
+    assert c.bandwidth_gbs > 0.1 and c.gflops > 0.1
