@@ -20,8 +20,8 @@ def _fmt_count(x: float | None, unit: str) -> str:
         return "-"
     for scale, prefix in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "K")):
         if abs(x) >= scale:
-            return f"{x / scale:.2f} {prefix}{unit}"
-    return f"{x:.0f} {unit}"
+            return f"{x / scale:.3g}{prefix}{unit}"
+    return f"{x:.0f}{unit}"
 
 
 @app.command("list")
@@ -35,8 +35,9 @@ def list_(
         tasks = load_dir(path) if path else suite()
     tasks = [t for t in tasks if (level is None or t.level == level) and (category is None or t.category == category)]
     table = Table(title=f"{len(tasks)} tasks" + (f" in {path}" if path else " in the kstrata suite"))
-    for col in ("name", "level", "category", "dtype", "FLOPs", "bytes", "FLOP/B"):
-        table.add_column(col)
+    table.add_column("name", no_wrap=True)
+    for col in ("level", "category", "dtype", "FLOPs", "bytes", "FLOP/B"):
+        table.add_column(col, no_wrap=True)
     for t in tasks:
         ai = t.arithmetic_intensity()
         table.add_row(
