@@ -1,0 +1,444 @@
+"""The optimize loop: a MetaSchedule-like lifecycle over a persistent tree.
+
+::
+
+    pre_search ─► ┌ evaluate pending candidates (each result committed atomically
+                  │   with the candidate's status) ─► notify
+                  │ stop? (budget, patience, roofline target, policy exhausted)
+                  │ select: lookahead first, else the policy; router picks the level
+                  │ propose ─► one transaction: expansion + proposer calls + new
+                  └   candidates (status pending, deduplicated by content hash)
+    post_search ─► best candidate's sources and summary.json written
+
+Resume: every decision is derived from the store (tree, expansion log, ledger)
+and a seed per step, so a run killed at any moment (SIGKILL) continues with
+``resume=True``: pending candidates are evaluated, evaluated ones never again,
+and the choices that follow are those an uninterrupted run would make (with a
+deterministic proposer and evaluator, and no wall-clock limit hit).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from kstrata.agents.base import ProposalBatch, ProposeContext, Proposer, validate_proposal
+from kstrata.search.budget import LIMIT_KINDS, Budget
+from kstrata.search.candidate import content_hash, normalize_sources, to_evaluation_record
+from kstrata.search.candidate import to_measurement_record
+from kstrata.search.policies import Expansion, Policy, default_router, make_policy
+from kstrata.search.tree import CandidateTree, Node
+from kstrata.store import artifacts
+from kstrata.store.records import CandidateRecord, EvaluationRecord, ExpansionRecord, jsonable
+from kstrata.store.run_store import RunStore, StoreError
+
+
+class Evaluator(Protocol):
+    """Verifies and times one candidate; never raises for a bad candidate.
+
+    ``evaluate(task, backend, sources)`` returns ``(evaluation, measurement)``:
+    the verifier's result (``verdict``, ``check``, ``evidence``, ``feedback``,
+    ``n_public``, ``n_hidden``, ``build_log``; see
+    :func:`kstrata.search.candidate.to_evaluation_record`) and the timer's
+    result or ``None`` when not correct/not timed (``median_ms``,
+    ``speedups``, ``roofline_fraction``, ``bound``, ``findings``; see
+    :func:`kstrata.search.candidate.to_measurement_record`). A plain callable
+    with that signature works too.
+    """
+
+    def evaluate(self, task: Any, backend: Any, sources: dict[str, str]) -> tuple[Any, Any]: ...
+
+
+#: router(tree, node, open_levels, preference) -> (level, reason)
+Router = Callable[[CandidateTree, Node, list[str], tuple[str, ...]], tuple[str, str]]
+
+
+@dataclass(frozen=True)
+class SearchSettings:
+    """Search settings besides the policy and the budget.
+
+    Attributes
+    ----------
+    seed:
+        Seeds the policy's and proposer's randomness (per step).
+    lookahead_expansions:
+        Acceptance with lookahead: a correct candidate made at a level in
+        ``lookahead_trigger`` that is slower than its parent gets this many
+        ``lookahead_level`` expansions (of the best node in its subtree) before
+        the policy decides again. 0 turns lookahead off.
+    lookahead_level, lookahead_trigger:
+        See above.
+    primary_baseline:
+        The baseline whose speedup the search maximizes (default: the first
+        the timer reports).
+    level_order:
+        Router tie-break preference (default: the backend's levels).
+    """
+
+    seed: int = 0
+    lookahead_expansions: int = 2
+    lookahead_level: str = "schedule"
+    lookahead_trigger: tuple[str, ...] = ("graph",)
+    primary_baseline: str | None = None
+    level_order: tuple[str, ...] | None = None
+
+    @classmethod
+    def from_dict(cls, data: dict) -> SearchSettings:
+        """Build from a mapping, rejecting unknown keys (``ValueError``)."""
+        known = set(cls.__dataclass_fields__)
+        if set(data) - known:
+            raise ValueError(f"unknown search settings {sorted(set(data) - known)}; known: {sorted(known)}")
+        data = dict(data)
+        for key in ("lookahead_trigger", "level_order"):
+            if data.get(key) is not None:
+                data[key] = tuple(data[key])
+        return cls(**data)
+
+
+@dataclass
+class RunResult:
+    """Outcome of :func:`optimize`."""
+
+    run_dir: Path
+    best: Node | None
+    stop_reason: str
+    spent: dict[str, float]
+    tree: CandidateTree = field(repr=False)
+
+    @property
+    def verdict_counts(self) -> dict[str, int]:
+        return self.tree.verdict_counts()
+
+    @property
+    def lookahead(self) -> dict[str, Any]:
+        return self.tree.lookahead_stats()
+
+
+def _backend_object(backend: Any) -> Any:
+    if isinstance(backend, str):
+        from kstrata.backends.registry import get_backend
+
+        return get_backend(backend)
+    return backend
+
+
+def _slower(tree: CandidateTree, node: Node) -> bool | None:
+    if node.speedup is None or not node.parents:
+        return None
+    parent = tree[node.parents[0]]
+    return None if parent.speedup is None else node.speedup < parent.speedup
+
+
+class _Run:
+    """State of one optimize session (kept small: everything else is in the store)."""
+
+    def __init__(self, task, backend, proposer, evaluator, policy, budget, settings, store, router, progress):
+        self.task, self.backend, self.proposer = task, backend, proposer
+        self.evaluate = getattr(evaluator, "evaluate", evaluator)
+        self.policy, self.budget, self.settings = policy, budget, settings
+        self.store, self.router, self.progress = store, router, progress
+        self.levels = tuple(backend.levels)
+        self.extensions = dict(getattr(backend, "source_extensions", {}) or {})
+        self.task_id = store.ensure_task(task)
+        self.mark = time.monotonic()
+        self.tree = CandidateTree.from_store(store, with_sources=False)
+
+    def elapsed(self) -> float:
+        now = time.monotonic()
+        out, self.mark = now - self.mark, now
+        return out
+
+    def emit(self, event: str, **info: Any) -> None:
+        if self.progress is not None:
+            self.progress(event, {"tree": self.tree, "spent": self.store.spent(), **info})
+
+    def reload(self) -> None:
+        self.tree = CandidateTree.from_store(self.store, with_sources=False)
+
+    def hash(self, sources: dict[str, str]) -> str:
+        return content_hash(sources, self.backend.name, self.task.digest)
+
+    # -- steps -------------------------------------------------------------
+    def seed_root(self, initial_sources: dict[str, str] | None) -> None:
+        if self.tree.root is not None:
+            return
+        sources = normalize_sources(initial_sources or self.backend.initial_sources(self.task))
+        rec = CandidateRecord(
+            hash=self.hash(sources), sources=sources, level=None, role="initial",
+            proposer="initial", rationale="the backend's untuned starting point",
+            backend=self.backend.name,
+        )
+        self.store.add_candidate(rec, self.task_id, self.extensions)
+        self.reload()
+
+    def evaluate_pending(self) -> str | None:
+        """Evaluate pending candidates in creation order; a stop reason if the budget ran out."""
+        done = []
+        for node in self.tree.pending():
+            stop = self.budget.exhausted(self.store.spent(), ("evaluations", "wall_s"))
+            if stop:
+                return stop
+            sources = self.store.sources(node.hash)
+            try:
+                ev, m = self.evaluate(self.task, self.backend, sources)
+                evaluation = to_evaluation_record(ev)
+                measurement = None
+                if m is not None and evaluation.verdict == "correct":
+                    measurement = to_measurement_record(m, self.settings.primary_baseline)
+            except Exception as e:  # noqa: BLE001 - errors are data
+                evaluation = EvaluationRecord(
+                    verdict="runtime_error", check="evaluator_exception",
+                    evidence={"error": f"{type(e).__name__}: {e}", "traceback": traceback.format_exc()},
+                    feedback=[{"level": None, "message": f"evaluation failed: {type(e).__name__}: {e}"}],
+                )
+                measurement = None
+            node.record.evaluation, node.record.measurement = evaluation, measurement
+            node.record.status = "evaluated"
+            slower = _slower(self.tree, node)
+            self.store.record_evaluation(node.hash, evaluation, measurement, slower, self.elapsed())
+            node.record.slower_at_creation = slower
+            done.append(node)
+            self.emit("evaluated", node=node)
+        if done:
+            self.policy.notify(self.tree, done)
+        return None
+
+    def stop_reason(self) -> str | None:
+        spent = self.store.spent()
+        stop = self.budget.exhausted(spent, tuple(LIMIT_KINDS))
+        if stop:
+            return stop
+        b = self.budget
+        if b.patience is not None and self.tree.expansions_since_improvement() >= b.patience:
+            return f"patience: {b.patience} expansions without a new best"
+        best = self.tree.best_correct()
+        if b.target_roofline is not None and best is not None:
+            if (best.roofline_fraction or 0.0) >= b.target_roofline:
+                return f"target: roofline fraction {best.roofline_fraction:.3g} reached"
+        return None
+
+    def lookahead(self) -> tuple[Expansion, str] | None:
+        """The next lookahead expansion and its anchor, if one is owed."""
+        s = self.settings
+        if s.lookahead_expansions <= 0 or s.lookahead_level not in self.levels:
+            return None
+        used: dict[str, int] = {}
+        for e in self.tree.expansion_log:
+            if e.kind == "lookahead":
+                used[e.anchor] = used.get(e.anchor, 0) + 1
+        for anchor in self.tree:
+            n = used.get(anchor.hash, 0)
+            if not (anchor.slower_at_creation and anchor.level in s.lookahead_trigger):
+                continue
+            if n >= s.lookahead_expansions:
+                continue
+            for target in self.tree.ranked(self.tree.subtree(anchor.hash)):
+                if target.expansions[s.lookahead_level] < self.policy.max_per_level:
+                    reason = (
+                        f"lookahead {n + 1}/{s.lookahead_expansions} for {anchor.level} change "
+                        f"{anchor.hash[:8]} (slower at creation)"
+                    )
+                    return Expansion(target.hash, s.lookahead_level, reason), anchor.hash
+        return None
+
+    def expand(self, exp: Expansion, kind: str, anchor: str | None) -> None:
+        node = self.tree[exp.node]
+        if exp.level is not None:
+            level, router_reason = exp.level, exp.reason
+        else:
+            open_levels = self.policy.open_levels(node) or list(self.levels)
+            preference = self.settings.level_order or self.levels
+            level, router_reason = self.router(self.tree, node, open_levels, preference)
+        node.record.sources = self.store.sources(node.hash)
+        step = len(self.tree.expansion_log)
+        ctx = ProposeContext(
+            backend=self.backend.name, levels=self.levels, step=step, seed=self.settings.seed,
+            budget_left=self.budget.left(self.store.spent()), router_reason=router_reason,
+            tree=self.tree,
+        )
+        error, calls, proposals = None, [], []
+        try:
+            out = self.proposer.propose(self.task, node, node.feedback(), level, context=ctx)
+            batch = out if isinstance(out, ProposalBatch) else ProposalBatch(list(out))
+            proposals, calls = list(batch.proposals), list(batch.calls)
+        except Exception as e:  # noqa: BLE001 - errors are data
+            error = f"{type(e).__name__}: {e}\n{traceback.format_exc(limit=5)}"
+            calls = list(getattr(e, "calls", []) or [])
+        new, dup, bad, problems = [], 0, 0, []
+        seen = set()
+        for p in proposals:
+            why = validate_proposal(p, self.levels)
+            if why is None and any(not self.store.has_candidate(h) for h in p.extra_parents):
+                why = "extra_parents names an unknown candidate"
+            if why is not None:
+                bad += 1
+                problems.append(why)
+                continue
+            sources = normalize_sources(p.sources)
+            h = self.hash(sources)
+            if h in seen or self.store.has_candidate(h):
+                dup += 1
+                continue
+            seen.add(h)
+            new.append(CandidateRecord(
+                hash=h, sources=sources, level=p.level, role=p.role,
+                proposer=self.proposer.name, parents=(node.hash, *p.extra_parents),
+                rationale=p.rationale, router_reason=router_reason,
+                metadata=jsonable(dict(p.metadata)), backend=self.backend.name,
+            ))
+        if problems and error is None:
+            error = "malformed proposals: " + "; ".join(problems[:5])
+        record = ExpansionRecord(
+            candidate=node.hash, level=level, proposer=self.proposer.name, kind=kind,
+            anchor=anchor, policy_reason=exp.reason, router_reason=router_reason,
+            n_proposals=len(proposals), n_new=len(new), n_duplicate=dup, n_malformed=bad,
+            error=error, wall_s=self.elapsed(),
+        )
+        with self.store.transaction():
+            exp_id = self.store.add_expansion(record, calls)
+            for rec in new:
+                rec.expansion_id = exp_id
+                self.store.add_candidate(rec, self.task_id, self.extensions)
+        self.reload()
+        self.emit("expanded", node=node, level=level, n_new=len(new), error=error)
+
+    def finish(self, reason: str) -> RunResult:
+        self.policy.post_search(self.tree)
+        self.store.charge("wall_s", self.elapsed(), "finish")
+        best = self.tree.best_correct()
+        if best is not None:
+            for level, text in self.store.sources(best.hash).items():
+                name = artifacts.source_name(level, self.extensions)
+                artifacts.write_atomic(self.store.run_dir / "best" / name, text)
+        spent = self.store.spent()
+        summary = {
+            "stop_reason": reason,
+            "best": None if best is None else {
+                "hash": best.hash, "speedup": best.speedup,
+                "roofline_fraction": best.roofline_fraction,
+                "speedups": [s.__dict__ for s in best.measurement.speedups] if best.measurement else [],
+            },
+            "spent": spent,
+            "candidates": len(self.tree),
+            "verdicts": self.tree.verdict_counts(),
+            "lookahead": self.tree.lookahead_stats(),
+        }
+        artifacts.write_atomic(self.store.run_dir / "summary.json", json.dumps(summary, indent=2) + "\n")
+        self.emit("stopped", reason=reason)
+        return RunResult(self.store.run_dir, best, reason, spent, self.tree)
+
+
+def optimize(
+    task: Any,
+    backend: Any,
+    proposer: Proposer,
+    evaluator: Evaluator | Callable[..., tuple[Any, Any]],
+    policy: Policy | str = "greedy",
+    budget: Budget | None = None,
+    run_dir: str | Path = "run",
+    resume: bool = False,
+    *,
+    settings: SearchSettings | None = None,
+    router: Router | None = None,
+    initial_sources: dict[str, str] | None = None,
+    progress: Callable[[str, dict], None] | None = None,
+    extra_config: dict[str, Any] | None = None,
+) -> RunResult:
+    """Grow a tree of candidates for ``task`` on ``backend`` until a stop rule fires.
+
+    Parameters
+    ----------
+    task:
+        A :class:`kstrata.tasks.base.Task` (anything with ``name`` and ``digest``).
+    backend:
+        A :class:`kstrata.backends.base.Backend` or its registry name; uses
+        ``name``, ``levels``, ``initial_sources(task)`` and optionally
+        ``source_extensions`` (``{level: file extension}``).
+    proposer:
+        See :class:`kstrata.agents.base.Proposer`.
+    evaluator:
+        See :class:`Evaluator`.
+    policy:
+        A :class:`~kstrata.search.policies.Policy` or a name from
+        :data:`~kstrata.search.policies.POLICIES`.
+    budget:
+        Hard limits and stopping rules (default :class:`Budget()`: 100 evaluations).
+    run_dir:
+        The run directory (created; must not hold a run unless ``resume``).
+    resume:
+        Continue the run in ``run_dir``; ``budget`` may be larger than before.
+    settings:
+        Seed and lookahead, see :class:`SearchSettings`.
+    router:
+        Level router for expansions whose policy names no level
+        (default :func:`~kstrata.search.policies.default_router`).
+    initial_sources:
+        The root's sources (default ``backend.initial_sources(task)``).
+    progress:
+        Called as ``progress(event, info)`` with ``event`` in ``evaluated``,
+        ``expanded``, ``stopped`` and ``info`` holding ``tree``, ``spent``
+        and event details (for a live display).
+    extra_config:
+        More resolved configuration to save in the run (e.g. the CLI's).
+
+    Returns
+    -------
+    RunResult
+
+    Raises
+    ------
+    StoreError
+        If ``run_dir`` holds a run and ``resume`` is false, or ``resume`` is
+        true and it holds none or one for another task or backend.
+    NotImplementedError
+        If no ``initial_sources`` are given and the backend has none for the task.
+    """
+    backend = _backend_object(backend)
+    policy = make_policy(policy)
+    budget = budget or Budget()
+    settings = settings or SearchSettings()
+    config = {
+        "task": {"name": task.name, "digest": task.digest, "path": str(getattr(task, "path", ""))},
+        "backend": backend.name,
+        "proposer": proposer.name,
+        "policy": {"name": policy.name, **policy.params()},
+        "budget": budget.to_dict(),
+        "settings": asdict(settings),
+        **(extra_config or {}),
+    }
+    if resume:
+        store = RunStore.open(run_dir)
+        old = store.config
+        if old.get("task", {}).get("digest") != task.digest or old.get("backend") != backend.name:
+            store.close()
+            raise StoreError(
+                f"{run_dir} is a run of {old.get('task', {}).get('name')} on {old.get('backend')}, "
+                f"not {task.name} on {backend.name}"
+            )
+        settings = SearchSettings(**{**asdict(settings), "seed": store.seed})
+    else:
+        store = RunStore.create(run_dir, config, seed=settings.seed)
+    with store:
+        run = _Run(task, backend, proposer, evaluator, policy, budget, settings, store,
+                   router or default_router, progress)
+        run.seed_root(initial_sources)
+        policy.pre_search(run.tree, run.levels)
+        while True:
+            stop = run.evaluate_pending() or run.stop_reason()
+            if stop:
+                return run.finish(stop)
+            la = run.lookahead()
+            if la is not None:
+                run.expand(la[0], "lookahead", la[1])
+                continue
+            rng = random.Random(f"{settings.seed}:{len(run.tree.expansion_log)}")
+            exp = policy.select(run.tree, rng)
+            if exp is None:
+                return run.finish("policy exhausted: no candidate left to expand")
+            run.expand(exp, "policy", None)

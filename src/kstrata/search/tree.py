@@ -1,0 +1,243 @@
+"""The candidate tree: every version with its lineage, built from a run store.
+
+Nodes are candidates; edges go from each parent to its children (a candidate
+may have several parents; the first is the one it is drawn under). The tree
+is a read model: it is rebuilt from the store, so a resumed run sees exactly
+what an uninterrupted one would.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from rich.text import Text
+from rich.tree import Tree
+
+from kstrata.store.records import CandidateRecord, ExpansionRecord
+from kstrata.store.run_store import RunStore
+
+
+@dataclass
+class Node:
+    """One candidate in the tree (its stored record plus links)."""
+
+    record: CandidateRecord
+    children: list[str] = field(default_factory=list)
+    #: expansions of this node per level (how often a proposer was asked)
+    expansions: Counter = field(default_factory=Counter)
+
+    def __getattr__(self, name: str) -> Any:  # hash, sources, level, role, ...
+        if name == "record":
+            raise AttributeError(name)
+        return getattr(self.record, name)
+
+    @property
+    def evaluated(self) -> bool:
+        return self.record.status == "evaluated"
+
+    @property
+    def verdict(self) -> str | None:
+        ev = self.record.evaluation
+        return None if ev is None else ev.verdict
+
+    @property
+    def correct(self) -> bool:
+        return self.verdict == "correct"
+
+    @property
+    def speedup(self) -> float | None:
+        """Speedup against the primary baseline; ``None`` unless correct and timed."""
+        m = self.record.measurement
+        return m.speedup if self.correct and m is not None else None
+
+    @property
+    def score(self) -> float:
+        """Ranking key: speedup, ``0`` for a correct untimed node, ``-1`` otherwise."""
+        if not self.correct:
+            return -1.0
+        return self.speedup if self.speedup is not None else 0.0
+
+    @property
+    def roofline_fraction(self) -> float | None:
+        m = self.record.measurement
+        return None if m is None else m.roofline_fraction
+
+    @property
+    def bound(self) -> str | None:
+        """``memory``/``compute`` from the measurement, else from the metadata."""
+        m = self.record.measurement
+        return (m.bound if m is not None else None) or self.record.metadata.get("bound")
+
+    def feedback(self) -> dict[str, Any]:
+        """What a proposer is told about this node (JSON data)."""
+        ev, m = self.record.evaluation, self.record.measurement
+        out: dict[str, Any] = {"verdict": self.verdict}
+        if ev is not None:
+            out["check"] = ev.check
+            out["evaluation"] = ev.feedback
+        if m is not None:
+            out["measurement"] = {
+                "median_ms": m.median_ms,
+                "speedups": [s.__dict__ for s in m.speedups],
+                "roofline_fraction": m.roofline_fraction,
+                "bound": m.bound,
+                "findings": m.findings,
+            }
+        return out
+
+
+class CandidateTree:
+    """All candidates of a run with lineage and query helpers."""
+
+    def __init__(self, records: list[CandidateRecord], expansions: list[ExpansionRecord] = ()):
+        self.nodes: dict[str, Node] = {r.hash: Node(r) for r in records}
+        self.expansion_log: list[ExpansionRecord] = list(expansions)
+        for node in self.nodes.values():
+            for parent in node.parents:
+                self.nodes[parent].children.append(node.hash)
+        for exp in self.expansion_log:
+            self.nodes[exp.candidate].expansions[exp.level] += 1
+
+    @classmethod
+    def from_store(cls, store: RunStore, with_sources: bool = True) -> CandidateTree:
+        return cls(store.candidates(with_sources=with_sources), store.expansions())
+
+    # -- navigation --------------------------------------------------------
+    def __len__(self) -> int:
+        return len(self.nodes)
+
+    def __iter__(self) -> Iterator[Node]:
+        return iter(self.nodes.values())
+
+    def __getitem__(self, digest: str) -> Node:
+        return self.nodes[digest]
+
+    @property
+    def root(self) -> Node | None:
+        return next(iter(self.nodes.values()), None)
+
+    def children(self, digest: str) -> list[Node]:
+        return [self.nodes[c] for c in self.nodes[digest].children]
+
+    def parents(self, digest: str) -> list[Node]:
+        return [self.nodes[p] for p in self.nodes[digest].parents]
+
+    def path_to_root(self, digest: str) -> list[Node]:
+        """``digest``'s node, its first parent, …, the root."""
+        path = [self.nodes[digest]]
+        while path[-1].parents:
+            path.append(self.nodes[path[-1].parents[0]])
+        return path
+
+    def ancestors(self, digest: str) -> set[str]:
+        """Every strict ancestor through any parent."""
+        seen: set[str] = set()
+        stack = list(self.nodes[digest].parents)
+        while stack:
+            h = stack.pop()
+            if h not in seen:
+                seen.add(h)
+                stack.extend(self.nodes[h].parents)
+        return seen
+
+    def depth(self, digest: str) -> int:
+        return self.nodes[digest].depth
+
+    def subtree(self, digest: str) -> list[Node]:
+        """``digest``'s node and all its descendants, in creation order."""
+        seen = {digest}
+        stack = [digest]
+        while stack:
+            for c in self.nodes[stack.pop()].children:
+                if c not in seen:
+                    seen.add(c)
+                    stack.append(c)
+        return [n for n in self.nodes.values() if n.hash in seen]
+
+    # -- queries -----------------------------------------------------------
+    def pending(self) -> list[Node]:
+        return [n for n in self.nodes.values() if not n.evaluated]
+
+    def evaluated(self) -> list[Node]:
+        return [n for n in self.nodes.values() if n.evaluated]
+
+    def ranked(self, nodes: list[Node] | None = None) -> list[Node]:
+        """Correct nodes, best score first; ties go to the earlier candidate."""
+        pool = self.nodes.values() if nodes is None else nodes
+        return sorted((n for n in pool if n.correct), key=lambda n: (-n.score, n.seq))
+
+    def best_correct(self, within: str | None = None) -> Node | None:
+        """The correct node with the highest speedup (in ``within``'s subtree if given)."""
+        ranked = self.ranked(None if within is None else self.subtree(within))
+        return ranked[0] if ranked else None
+
+    def improvements(self) -> list[Node]:
+        """Nodes that raised the best score when evaluated, in creation order
+        (the root counts when correct)."""
+        out, best = [], float("-inf")
+        for n in self.nodes.values():
+            if n.correct and n.score > best:
+                out.append(n)
+                best = n.score
+        return out
+
+    def expansions_since_improvement(self) -> int:
+        """Expansions made after the one that produced the current best."""
+        wins = self.improvements()
+        last = (wins[-1].expansion_id or 0) if wins else 0
+        return sum(1 for e in self.expansion_log if (e.id or 0) > last)
+
+    def verdict_counts(self) -> dict[str, int]:
+        return dict(Counter(n.verdict for n in self.nodes.values() if n.evaluated))
+
+    def lookahead_stats(self) -> dict[str, Any]:
+        """How often a win descended from a node that was slower when created.
+
+        A win is a node that raised the best score (:meth:`improvements`, root
+        excluded). Returns ``{"wins", "wins_from_slower", "fraction",
+        "slower_at_creation"}`` where ``slower_at_creation`` counts correct
+        nodes slower than their first parent when evaluated.
+        """
+        wins = [n for n in self.improvements() if n.parents]
+        slower = {n.hash for n in self.nodes.values() if n.slower_at_creation}
+        from_slower = [w for w in wins if self.ancestors(w.hash) & slower]
+        return {
+            "wins": len(wins),
+            "wins_from_slower": len(from_slower),
+            "fraction": len(from_slower) / len(wins) if wins else None,
+            "slower_at_creation": len(slower),
+        }
+
+    # -- rendering ---------------------------------------------------------
+    def label(self, node: Node) -> Text:
+        """``hash8 level role verdict speedup [router reason]`` for one node."""
+        colour = {"correct": "green", None: "dim"}.get(node.verdict, "red")
+        t = Text()
+        t.append(node.hash[:8], style="bold")
+        t.append(f" {node.level or 'initial'} {node.role} ")
+        t.append(node.verdict or "pending", style=colour)
+        if node.speedup is not None:
+            t.append(f" {node.speedup:.3g}x", style="cyan")
+        if node.slower_at_creation:
+            t.append(" (slower at creation)", style="yellow")
+        if len(node.parents) > 1:
+            t.append(f" +{len(node.parents) - 1} parent(s)", style="magenta")
+        if node.router_reason:
+            t.append(f" — {node.router_reason}", style="italic dim")
+        return t
+
+    def render(self, title: str = "candidates") -> Tree:
+        """A :class:`rich.tree.Tree` of the lineage (each node under its first parent)."""
+        tree = Tree(Text(title, style="bold"))
+        if self.root is None:
+            return tree
+        stack = [(self.root, tree)]
+        while stack:
+            node, branch = stack.pop()
+            sub = branch.add(self.label(node))
+            kids = [c for c in self.children(node.hash) if c.parents[0] == node.hash]
+            stack.extend((c, sub) for c in reversed(kids))
+        return tree

@@ -1,0 +1,469 @@
+"""The run store: ``RUN_DIR/run.db`` (SQLite, WAL, foreign keys) plus artifacts.
+
+Every write is one transaction. Artifacts a transaction refers to are written
+(temp file + rename) before it commits; if it rolls back, the artifact folders
+it created are removed again, so neither half rows nor orphan files remain.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+import time
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from kstrata import __version__
+from kstrata.store import artifacts
+from kstrata.store.records import (
+    CandidateRecord,
+    EvaluationRecord,
+    ExpansionRecord,
+    MeasurementRecord,
+    Speedup,
+    dumps,
+    jsonable,
+)
+from kstrata.store.schema import DDL, MIGRATIONS, PRAGMAS, SCHEMA_VERSION
+
+DB_NAME = "run.db"
+
+
+class StoreError(RuntimeError):
+    """A run directory that cannot be used (missing, newer schema, wrong run)."""
+
+
+def _call_field(call: Any, name: str, default: Any) -> Any:
+    if isinstance(call, dict):
+        return call.get(name, default)
+    return getattr(call, name, default)
+
+
+class RunStore:
+    """One run's database and artifact folder.
+
+    Use :meth:`create` for a new run and :meth:`open` to resume or read one.
+    Not thread-safe; one writer process at a time (SQLite's lock serializes
+    others, waiting up to ``busy_timeout`` = 10 s).
+    """
+
+    def __init__(self, run_dir: Path, conn: sqlite3.Connection):
+        self.run_dir = Path(run_dir)
+        self.conn = conn
+        self._depth = 0
+        self._created_paths: list[Path] = []
+
+    # -- opening -----------------------------------------------------------
+    @staticmethod
+    def _connect(path: Path) -> sqlite3.Connection:
+        conn = sqlite3.connect(path, isolation_level=None, timeout=10.0)
+        conn.row_factory = sqlite3.Row
+        for pragma in PRAGMAS:
+            conn.execute(pragma)
+        return conn
+
+    @classmethod
+    def exists(cls, run_dir: str | Path) -> bool:
+        """Whether ``run_dir`` holds a run database."""
+        return (Path(run_dir) / DB_NAME).is_file()
+
+    @classmethod
+    def create(cls, run_dir: str | Path, config: dict[str, Any], seed: int = 0) -> RunStore:
+        """Make a new run in ``run_dir`` (created if needed) and save the resolved
+        ``config`` in the database and as ``config.json``.
+
+        Raises
+        ------
+        StoreError
+            If ``run_dir`` already holds a run (resume it with :meth:`open`).
+        """
+        run_dir = Path(run_dir)
+        if cls.exists(run_dir):
+            raise StoreError(f"{run_dir} already holds a run; resume it or choose another --out")
+        run_dir.mkdir(parents=True, exist_ok=True)
+        artifacts.write_atomic(run_dir / "config.json", json.dumps(jsonable(config), indent=2) + "\n")
+        tmp = run_dir / (DB_NAME + ".init")
+        for stale in (tmp, Path(str(tmp) + "-wal"), Path(str(tmp) + "-shm")):
+            stale.unlink(missing_ok=True)
+        conn = cls._connect(tmp)
+        conn.executescript("BEGIN;" + DDL + "COMMIT;")
+        conn.execute("INSERT INTO schema_version VALUES (?)", (SCHEMA_VERSION,))
+        conn.execute(
+            "INSERT INTO run (id, created, kstrata_version, seed, config_json) VALUES (1,?,?,?,?)",
+            (time.time(), __version__, int(seed), dumps(config)),
+        )
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        conn.close()
+        tmp.replace(run_dir / DB_NAME)  # a half-initialized database is never visible
+        return cls.open(run_dir)
+
+    @classmethod
+    def open(cls, run_dir: str | Path) -> RunStore:
+        """Open an existing run, upgrading its schema if older.
+
+        Raises
+        ------
+        StoreError
+            If there is no ``run.db`` or its schema is newer than this kstrata.
+        """
+        run_dir = Path(run_dir)
+        if not cls.exists(run_dir):
+            raise StoreError(f"{run_dir}: no {DB_NAME}; is this a kstrata run directory?")
+        conn = cls._connect(run_dir / DB_NAME)
+        (version,) = conn.execute("SELECT version FROM schema_version").fetchone()
+        if version > SCHEMA_VERSION:
+            conn.close()
+            raise StoreError(
+                f"{run_dir}: schema version {version} is newer than this kstrata's "
+                f"{SCHEMA_VERSION}; upgrade kstrata"
+            )
+        store = cls(run_dir, conn)
+        for v in range(version + 1, SCHEMA_VERSION + 1):
+            with store.transaction():
+                conn.executescript(MIGRATIONS[v])
+                conn.execute("UPDATE schema_version SET version = ?", (v,))
+        return store
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def __enter__(self) -> RunStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- transactions ------------------------------------------------------
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """``BEGIN IMMEDIATE`` … ``COMMIT``; on any exception ``ROLLBACK``, remove
+        the artifact paths created inside it, and re-raise. Nested uses join
+        the outer transaction."""
+        if self._depth:
+            self._depth += 1
+            try:
+                yield self.conn
+            finally:
+                self._depth -= 1
+            return
+        self.conn.execute("BEGIN IMMEDIATE")
+        self._depth = 1
+        self._created_paths = []
+        try:
+            yield self.conn
+            self.conn.execute("COMMIT")
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            for path in reversed(self._created_paths):
+                if path.is_dir():
+                    shutil.rmtree(path, ignore_errors=True)
+                else:
+                    path.unlink(missing_ok=True)
+            raise
+        finally:
+            self._depth = 0
+            self._created_paths = []
+
+    def _artifact(self, path: Path, text: str) -> Path:
+        """Write an artifact inside the current transaction (undone on rollback)."""
+        assert self._depth, "artifacts are written inside a transaction"
+        if not path.parent.exists():
+            top = path.parent
+            while not top.parent.exists():
+                top = top.parent
+            self._created_paths.append(top)
+        elif not path.exists():
+            self._created_paths.append(path)
+        return artifacts.write_atomic(path, text)
+
+    # -- run and tasks -----------------------------------------------------
+    @property
+    def config(self) -> dict[str, Any]:
+        return json.loads(self.conn.execute("SELECT config_json FROM run").fetchone()[0])
+
+    @property
+    def seed(self) -> int:
+        return int(self.conn.execute("SELECT seed FROM run").fetchone()[0])
+
+    def ensure_task(self, task: Any) -> int:
+        """Row id of ``task`` (anything with ``name`` and ``digest``), inserted if new."""
+        meta = getattr(task, "meta", None)
+        with self.transaction() as c:
+            c.execute(
+                "INSERT OR IGNORE INTO tasks (name, digest, path, meta_json) VALUES (?,?,?,?)",
+                (task.name, task.digest, str(getattr(task, "path", "")), dumps(meta)),
+            )
+            row = c.execute(
+                "SELECT id FROM tasks WHERE name = ? AND digest = ?", (task.name, task.digest)
+            ).fetchone()
+        return int(row[0])
+
+    def tasks(self) -> list[dict[str, Any]]:
+        rows = self.conn.execute("SELECT * FROM tasks ORDER BY id").fetchall()
+        return [dict(r) | {"meta": json.loads(r["meta_json"])} for r in rows]
+
+    # -- writes ------------------------------------------------------------
+    def add_candidate(
+        self,
+        cand: CandidateRecord,
+        task_id: int,
+        extensions: dict[str, str] | None = None,
+    ) -> bool:
+        """Insert ``cand`` (status ``pending``) with its parents, sources, source
+        files and a diff to its first parent. Returns False (and writes nothing)
+        when a candidate with that hash exists.
+
+        Raises
+        ------
+        sqlite3.IntegrityError
+            If a parent is unknown; the transaction is rolled back.
+        """
+        extensions = extensions or {}
+        with self.transaction() as c:
+            if self.has_candidate(cand.hash):
+                return False
+            depth = 0
+            if cand.parents:
+                rows = c.execute(
+                    f"SELECT MAX(depth) FROM candidates WHERE hash IN "
+                    f"({','.join('?' * len(cand.parents))})",
+                    cand.parents,
+                ).fetchone()
+                depth = (rows[0] if rows[0] is not None else -1) + 1
+            (seq,) = c.execute("SELECT COALESCE(MAX(seq), -1) + 1 FROM candidates").fetchone()
+            c.execute(
+                "INSERT INTO candidates (hash, seq, task_id, backend, level, role, proposer,"
+                " rationale, router_reason, metadata_json, expansion_id, depth, status, created)"
+                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?, 'pending', ?)",
+                (
+                    cand.hash, seq, task_id, cand.backend, cand.level, cand.role, cand.proposer,
+                    cand.rationale, cand.router_reason, dumps(cand.metadata), cand.expansion_id,
+                    depth, time.time(),
+                ),
+            )
+            c.executemany(
+                "INSERT INTO candidate_parents (child, parent, position) VALUES (?,?,?)",
+                [(cand.hash, p, i) for i, p in enumerate(cand.parents)],
+            )
+            for level, text in sorted(cand.sources.items()):
+                path = artifacts.source_path(self.run_dir, cand.hash, level, extensions)
+                self._artifact(path, text)
+                c.execute(
+                    "INSERT INTO sources (candidate, level, text, path) VALUES (?,?,?,?)",
+                    (cand.hash, level, text, str(path.relative_to(self.run_dir))),
+                )
+            if cand.parents:
+                diff = artifacts.unified_diff(self.sources(cand.parents[0]), cand.sources)
+                self._artifact(artifacts.candidate_dir(self.run_dir, cand.hash) / "diff.patch", diff)
+        return True
+
+    def add_expansion(self, exp: ExpansionRecord, calls: Iterable[Any] = ()) -> int:
+        """Insert an expansion and its proposer calls (objects or dicts with the
+        fields of :class:`kstrata.agents.base.ProposerCall`), charging the ledger
+        for calls, tokens, cost and wall time. Returns the expansion id."""
+        now = time.time()
+        with self.transaction() as c:
+            cur = c.execute(
+                "INSERT INTO expansions (candidate, level, kind, anchor, policy_reason,"
+                " router_reason, proposer, n_proposals, n_new, n_duplicate, n_malformed, error,"
+                " wall_s, created) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                (
+                    exp.candidate, exp.level, exp.kind, exp.anchor, exp.policy_reason,
+                    exp.router_reason, exp.proposer, exp.n_proposals, exp.n_new,
+                    exp.n_duplicate, exp.n_malformed, exp.error, exp.wall_s, now,
+                ),
+            )
+            exp_id = int(cur.lastrowid)
+            n_calls = 0
+            for call in calls:
+                n_calls += 1
+                values = {
+                    k: _call_field(call, k, d)
+                    for k, d in (
+                        ("provider", ""), ("model", ""), ("prompt", ""), ("response", ""),
+                        ("tokens_in", 0), ("tokens_out", 0), ("cost_usd", 0.0),
+                        ("latency_s", 0.0), ("error", None),
+                    )
+                }
+                c.execute(
+                    "INSERT INTO proposer_calls (expansion_id, provider, model, prompt, response,"
+                    " tokens_in, tokens_out, cost_usd, latency_s, error, created)"
+                    " VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                    (exp_id, *values.values(), now),
+                )
+                for kind in ("tokens_in", "tokens_out", "cost_usd"):
+                    if values[kind]:
+                        self.charge(kind, float(values[kind]), f"expansion:{exp_id}")
+            # a propose call that reports no model calls (rule-based) counts as one
+            self.charge("proposer_calls", max(1, n_calls), f"expansion:{exp_id}")
+            self.charge("expansions", 1, f"expansion:{exp_id}")
+            self.charge("wall_s", exp.wall_s, f"expansion:{exp_id}")
+        return exp_id
+
+    def update_expansion(self, exp_id: int, **counts: int) -> None:
+        """Set ``n_new``/``n_duplicate``/``n_malformed``/``n_proposals`` of an expansion."""
+        allowed = {"n_new", "n_duplicate", "n_malformed", "n_proposals"}
+        assert set(counts) <= allowed, set(counts) - allowed
+        with self.transaction() as c:
+            for k, v in counts.items():
+                c.execute(f"UPDATE expansions SET {k} = ? WHERE id = ?", (v, exp_id))
+
+    def record_evaluation(
+        self,
+        digest: str,
+        evaluation: EvaluationRecord,
+        measurement: MeasurementRecord | None = None,
+        slower_at_creation: bool | None = None,
+        wall_s: float = 0.0,
+    ) -> None:
+        """Store the evaluation (and measurement) of a pending candidate and mark
+        it ``evaluated``, all in one transaction, charging one evaluation and
+        ``wall_s`` seconds to the ledger.
+
+        Raises
+        ------
+        StoreError
+            If the candidate is unknown or already evaluated (evaluations are
+            never repeated).
+        """
+        with self.transaction() as c:
+            row = c.execute("SELECT status FROM candidates WHERE hash = ?", (digest,)).fetchone()
+            if row is None or row[0] != "pending":
+                raise StoreError(f"candidate {digest[:12]} is {row[0] if row else 'unknown'}")
+            log_path = None
+            if evaluation.build_log:
+                path = artifacts.candidate_dir(self.run_dir, digest) / "build.log"
+                self._artifact(path, evaluation.build_log)
+                log_path = str(path.relative_to(self.run_dir))
+            c.execute(
+                "INSERT INTO evaluations (candidate, verdict, check_name, evidence_json,"
+                " feedback_json, n_public, n_hidden, build_log_path, wall_s, created)"
+                " VALUES (?,?,?,?,?,?,?,?,?,?)",
+                (
+                    digest, str(evaluation.verdict), evaluation.check, dumps(evaluation.evidence),
+                    dumps(evaluation.feedback), evaluation.n_public, evaluation.n_hidden, log_path,
+                    evaluation.wall_s, time.time(),
+                ),
+            )
+            if measurement is not None:
+                m = measurement
+                c.execute(
+                    "INSERT INTO measurements (candidate, median_ms, speedup, roofline_fraction,"
+                    " bound, findings_json, raw_json) VALUES (?,?,?,?,?,?,?)",
+                    (
+                        digest, m.median_ms, m.speedup, m.roofline_fraction, m.bound,
+                        dumps(m.findings), dumps(m.raw),
+                    ),
+                )
+                c.executemany(
+                    "INSERT INTO speedups (candidate, baseline, value, ci_low, ci_high)"
+                    " VALUES (?,?,?,?,?)",
+                    [(digest, s.baseline, s.value, s.ci_low, s.ci_high) for s in m.speedups],
+                )
+            slower = None if slower_at_creation is None else int(slower_at_creation)
+            c.execute(
+                "UPDATE candidates SET status = 'evaluated', slower_at_creation = ? WHERE hash = ?",
+                (slower, digest),
+            )
+            self.charge("evaluations", 1, digest)
+            self.charge("wall_s", wall_s, digest)
+
+    def charge(self, kind: str, amount: float, ref: str | None = None) -> None:
+        """Add ``amount`` of ``kind`` (``evaluations``, ``proposer_calls``,
+        ``tokens_in``, ``tokens_out``, ``cost_usd``, ``wall_s``, ...) to the ledger."""
+        with self.transaction() as c:
+            c.execute(
+                "INSERT INTO budget_ledger (kind, amount, ref, created) VALUES (?,?,?,?)",
+                (kind, float(amount), ref, time.time()),
+            )
+
+    # -- reads -------------------------------------------------------------
+    def spent(self) -> dict[str, float]:
+        """Total spent per ledger kind."""
+        rows = self.conn.execute("SELECT kind, SUM(amount) FROM budget_ledger GROUP BY kind")
+        return {k: float(v) for k, v in rows}
+
+    def has_candidate(self, digest: str) -> bool:
+        return self.conn.execute("SELECT 1 FROM candidates WHERE hash = ?", (digest,)).fetchone() is not None
+
+    def resolve(self, prefix: str) -> str:
+        """The full hash of the one candidate whose hash starts with ``prefix``.
+
+        Raises
+        ------
+        StoreError
+            If none or several match.
+        """
+        rows = self.conn.execute(
+            "SELECT hash FROM candidates WHERE hash LIKE ? LIMIT 2", (prefix.lower() + "%",)
+        ).fetchall()
+        if len(rows) != 1:
+            what = "no candidate" if not rows else "several candidates"
+            raise StoreError(f"{what} in {self.run_dir} match {prefix!r}; give more of the hash")
+        return rows[0][0]
+
+    def sources(self, digest: str) -> dict[str, str]:
+        rows = self.conn.execute("SELECT level, text FROM sources WHERE candidate = ?", (digest,))
+        return {level: text for level, text in rows}
+
+    def candidates(self, with_sources: bool = False) -> list[CandidateRecord]:
+        """Every candidate in creation order, with parents, evaluation and measurement."""
+        c = self.conn
+        parents: dict[str, list[str]] = {}
+        for child, parent in c.execute(
+            "SELECT child, parent FROM candidate_parents ORDER BY child, position"
+        ):
+            parents.setdefault(child, []).append(parent)
+        evals = {r["candidate"]: r for r in c.execute("SELECT * FROM evaluations")}
+        meas = {r["candidate"]: r for r in c.execute("SELECT * FROM measurements")}
+        speedups: dict[str, list[Speedup]] = {}
+        for r in c.execute("SELECT * FROM speedups ORDER BY candidate, baseline"):
+            speedups.setdefault(r["candidate"], []).append(
+                Speedup(r["baseline"], r["value"], r["ci_low"], r["ci_high"])
+            )
+        srcs: dict[str, dict[str, str]] = {}
+        if with_sources:
+            for digest, level, text in c.execute("SELECT candidate, level, text FROM sources"):
+                srcs.setdefault(digest, {})[level] = text
+        out = []
+        for r in c.execute("SELECT * FROM candidates ORDER BY seq"):
+            h = r["hash"]
+            ev = evals.get(h)
+            m = meas.get(h)
+            out.append(
+                CandidateRecord(
+                    hash=h, sources=srcs.get(h, {}), level=r["level"], role=r["role"],
+                    proposer=r["proposer"], parents=tuple(parents.get(h, ())),
+                    rationale=r["rationale"], router_reason=r["router_reason"],
+                    metadata=json.loads(r["metadata_json"]), backend=r["backend"], seq=r["seq"],
+                    depth=r["depth"], status=r["status"],
+                    slower_at_creation=None if r["slower_at_creation"] is None
+                    else bool(r["slower_at_creation"]),
+                    expansion_id=r["expansion_id"], created=r["created"],
+                    evaluation=None if ev is None else EvaluationRecord(
+                        verdict=ev["verdict"], check=ev["check_name"],
+                        evidence=json.loads(ev["evidence_json"]),
+                        feedback=json.loads(ev["feedback_json"]), n_public=ev["n_public"],
+                        n_hidden=ev["n_hidden"], build_log=ev["build_log_path"],
+                        wall_s=ev["wall_s"],
+                    ),
+                    measurement=None if m is None else MeasurementRecord(
+                        median_ms=m["median_ms"], speedups=tuple(speedups.get(h, ())),
+                        speedup=m["speedup"], roofline_fraction=m["roofline_fraction"],
+                        bound=m["bound"], findings=json.loads(m["findings_json"]),
+                        raw=json.loads(m["raw_json"]),
+                    ),
+                )
+            )
+        return out
+
+    def expansions(self) -> list[ExpansionRecord]:
+        """Every expansion in order."""
+        rows = self.conn.execute("SELECT * FROM expansions ORDER BY id").fetchall()
+        return [ExpansionRecord(**dict(r)) for r in rows]
+
+    def proposer_calls(self) -> list[dict[str, Any]]:
+        return [dict(r) for r in self.conn.execute("SELECT * FROM proposer_calls ORDER BY id")]
