@@ -1,0 +1,207 @@
+"""``queue:DIR`` -- requests as files, answered by a person or another program.
+
+For a person in the loop, air-gapped labs (carry the folder across), and
+external agents that watch a folder.
+
+File protocol
+-------------
+For each request kstrata writes, atomically (temp file + rename; temp names
+start with ``.`` and end with ``.tmp``, so ignore those):
+
+1. ``DIR/<id>.request.json`` -- metadata::
+
+       {"version": 1, "id": "<id>", "hash": "<sha256 of the request>",
+        "created": "<ISO-8601 UTC>", "params": {"max_tokens": int,
+        "temperature": float, "stop": [str] | null},
+        "messages": [{"role": "system" | "user" | "assistant", "content": str}],
+        "answer_file": "<id>.response.md"}
+
+2. ``DIR/<id>.prompt.md`` -- the same messages as Markdown for a reader, each
+   introduced by a line ``<!-- kstrata: role=ROLE -->``. It is written last: its
+   appearance means the request is complete.
+
+The answerer writes the model's answer text, exactly as given, to
+``DIR/<id>.response.md`` -- atomically please (write ``.<id>.response.md.tmp``
+then rename). A file written in place is read once its size has stayed the same
+for ``settle_s`` seconds. Optionally, *before* the answer,
+``DIR/<id>.response.json`` may report ``{"model": str, "input_tokens": int,
+"output_tokens": int, "cost_usd": float, "finish_reason": str}``; without it
+tokens are estimated as ``ceil(characters / 4)``, cost is 0 and the model is
+``"queue"``.
+
+``<id>`` is the first 16 hex digits of the request hash, with ``-2``, ``-3``, ...
+for a repeat of the same request within one provider's life. It is therefore
+the same when a run is restarted, and an answer already in the folder is used
+at once (a run killed while waiting resumes without asking again).
+
+kstrata polls every ``poll_s`` seconds and gives up after ``timeout_s`` with a
+:class:`~kstrata.llm.base.ProviderTimeout` naming the file it waited for.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import tempfile
+import threading
+import time
+from collections import Counter
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from kstrata.llm.base import (
+    BaseProvider,
+    Completion,
+    ProviderError,
+    ProviderTimeout,
+    render_markdown,
+)
+from kstrata.store.artifacts import write_atomic
+
+PROTOCOL_VERSION = 1
+
+
+def estimate_tokens(text: str) -> int:
+    """``ceil(len(text) / 4)``: OpenAI's rule of thumb of ~4 characters per token."""
+    return math.ceil(len(text) / 4)
+
+
+class QueueProvider(BaseProvider):
+    """Answers come from files in ``directory``; see the module docstring.
+
+    Parameters
+    ----------
+    directory:
+        The queue folder (created if missing).
+    timeout_s:
+        Seconds to wait for each answer.
+    poll_s:
+        Seconds between looks for the answer file.
+    settle_s:
+        An answer file must keep its size this long before it is read
+        (protects against editors that write in place).
+    **kw:
+        Passed to :class:`~kstrata.llm.base.BaseProvider` (concurrency,
+        defaults, accounting).
+    """
+
+    kind = "queue"
+
+    def __init__(
+        self,
+        directory: str | Path,
+        *,
+        timeout_s: float = 24 * 3600.0,
+        poll_s: float = 0.5,
+        settle_s: float = 0.2,
+        **kw: Any,
+    ) -> None:
+        self.directory = Path(directory)
+        kw.setdefault("concurrency", 64)
+        super().__init__(f"queue:{self.directory}", "queue", **kw)
+        self.timeout_s = timeout_s
+        self.poll_s = poll_s
+        self.settle_s = settle_s
+        self._seen: Counter[str] = Counter()
+        self._ids_lock = threading.Lock()
+
+    def check(self) -> None:
+        """Create the folder and make sure it is writable.
+
+        Raises
+        ------
+        ProviderError
+            When the folder cannot be created or written.
+        """
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=".check.", suffix=".tmp", dir=self.directory)
+            os.close(fd)
+            os.unlink(tmp)
+        except OSError as e:
+            raise ProviderError(
+                f"{self.label}: cannot write to {self.directory}: {e.strerror or e}",
+                provider=self.label,
+                kind="config",
+            ) from None
+
+    def request_id(self, req_hash: str) -> str:
+        """The id of the next request with hash ``req_hash`` (see module docstring)."""
+        with self._ids_lock:
+            self._seen[req_hash] += 1
+            n = self._seen[req_hash]
+        return req_hash[:16] + (f"-{n}" if n > 1 else "")
+
+    def _call_once(self, messages, params, req_hash) -> Completion:  # type: ignore[no-untyped-def]
+        self.check()
+        rid = self.request_id(req_hash)
+        answer = self.directory / f"{rid}.response.md"
+        t0 = time.perf_counter()
+        if not answer.exists():
+            meta = {
+                "version": PROTOCOL_VERSION,
+                "id": rid,
+                "hash": req_hash,
+                "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                "params": params,
+                "messages": list(messages),
+                "answer_file": answer.name,
+            }
+            write_atomic(self.directory / f"{rid}.request.json", json.dumps(meta, indent=2) + "\n")
+            header = (
+                f"<!-- kstrata request {rid}: write the answer to {answer.name} "
+                "(atomically: temp file, then rename) -->\n"
+            )
+            write_atomic(self.directory / f"{rid}.prompt.md", render_markdown(messages, header))
+        text = self._wait_for(answer, t0)
+        report = self._read_report(self.directory / f"{rid}.response.json")
+        prompt_chars = sum(len(m["content"]) for m in messages)
+        tin = int(report.get("input_tokens", math.ceil(prompt_chars / 4)))
+        tout = int(report.get("output_tokens", estimate_tokens(text)))
+        return Completion(
+            text=text,
+            input_tokens=tin,
+            output_tokens=tout,
+            cost_usd=float(report.get("cost_usd", self.cost(tin, tout))),
+            latency_s=time.perf_counter() - t0,
+            model=str(report.get("model", "queue")),
+            provider=self.label,
+            raw_finish_reason=report.get("finish_reason", "stop"),
+            request_hash=req_hash,
+        )
+
+    def _wait_for(self, answer: Path, t0: float) -> str:
+        last_size = -1
+        stable_since = 0.0
+        while True:
+            now = time.perf_counter()
+            try:
+                size = answer.stat().st_size
+            except FileNotFoundError:
+                size = -1
+            if size >= 0:
+                if size != last_size:
+                    last_size, stable_since = size, now
+                elif now - stable_since >= self.settle_s:
+                    return answer.read_text(encoding="utf-8")
+            if now - t0 > self.timeout_s:
+                raise ProviderTimeout(
+                    f"{self.label}: no answer in {answer} after {self.timeout_s:g} s "
+                    f"(the prompt is {answer.with_name(answer.name.replace('.response.md', '.prompt.md'))})",
+                    provider=self.label,
+                    kind="timeout",
+                )
+            time.sleep(min(self.poll_s, self.settle_s) if size >= 0 else self.poll_s)
+
+    def _read_report(self, path: Path) -> dict[str, Any]:
+        if not path.exists():
+            return {}
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (json.JSONDecodeError, UnicodeDecodeError) as e:
+            raise ProviderError(
+                f"{self.label}: {path} is not valid JSON: {e}", provider=self.label, kind="rejected"
+            ) from None
+        return data if isinstance(data, dict) else {}
