@@ -16,6 +16,8 @@ from kstrata.backends.base import Backend
 #: returning a Backend.
 BUILTIN: dict[str, str] = {
     "pytorch": "kstrata.backends.pytorch:PyTorchBackend",
+    "tilelang-c": "kstrata.backends.tilelang:TileLangCBackend",
+    "tilelang-cuda": "kstrata.backends.tilelang:TileLangCudaBackend",
 }
 
 

@@ -1,0 +1,184 @@
+"""The TileLang backends and their candidate contract.
+
+A TileLang candidate is a KernelBench-format Python file (level ``source``):
+
+* one or more kernel factories decorated with ``@tilelang.jit(out_idx=...)``
+  returning a ``@T.prim_func`` — written **without** a ``target=`` argument:
+  the backend chooses the target through ``TILELANG_DEFAULT_TARGET``
+  (``"c"`` for ``tilelang-c``, ``"cuda"`` for ``tilelang-cuda``);
+* an optional module global ``SCHEDULE = {...}`` (a JSON-able dict of block
+  sizes, ``num_stages``, ``threads`` ...) that the factories read their tunable
+  parameters from at call time;
+* ``class ModelNew(torch.nn.Module)`` with the task ``Model``'s constructor
+  arguments and ``forward`` signature, calling the compiled kernels.
+
+The other levels of a candidate:
+
+* ``schedule`` (optional): a JSON object whose keys override ``SCHEDULE`` —
+  the parameter layer that TileLang's autotuner/Carver (or an agent) edits
+  without touching the kernel text;
+* ``graph`` (optional): a plain-text fusion plan (which ops go into which
+  kernel), kept for agents and reports; the ``source`` level implements it and
+  nothing executes it.
+
+On TileLang 0.1.15's C target, loops must be ``T.serial``/``T.grid`` and
+``threads=1`` (``T.Parallel``, fragments and ``T.gemm`` do not lower there);
+see ``tests/backends/test_tilelang.py`` for what was checked.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import json
+import os
+from collections.abc import Callable
+from typing import Any
+
+from kstrata import kernels
+from kstrata.backends import envs
+from kstrata.backends.base import Availability, Backend, CandidateLoadError
+from kstrata.backends.pytorch import load_model_new
+from kstrata.tasks.base import Task
+
+SCHEDULE_MARK = "# --- schedule level (added by kstrata) ---"
+
+
+def compose_source(sources: dict[str, str]) -> str:
+    """The module text that runs: ``source`` plus the ``schedule`` overrides.
+
+    Raises
+    ------
+    CandidateLoadError
+        Without a ``source`` level, or when ``schedule`` is not a JSON object.
+    """
+    if "source" not in sources:
+        raise CandidateLoadError("a TileLang candidate needs a 'source' level (the Python file)")
+    text = sources["source"]
+    sched = sources.get("schedule", "").strip()
+    if not sched:
+        return text
+    try:
+        overrides = json.loads(sched)
+    except ValueError as e:
+        raise CandidateLoadError(f"schedule level is not JSON: {e}") from e
+    if not isinstance(overrides, dict):
+        raise CandidateLoadError("schedule level must be a JSON object of parameter overrides")
+    return (f"{text.rstrip()}\n\n{SCHEDULE_MARK}\n"
+            f"SCHEDULE = {{**globals().get('SCHEDULE', {{}}), **{overrides!r}}}\n")
+
+
+def schedule_defaults(source: str) -> dict[str, Any]:
+    """The literal ``SCHEDULE = {...}`` of ``source`` (empty when absent or not literal)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return {}
+    for node in tree.body:
+        if (isinstance(node, ast.Assign) and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Name) and node.targets[0].id == "SCHEDULE"):
+            try:
+                value = ast.literal_eval(node.value)
+            except ValueError:
+                return {}
+            return value if isinstance(value, dict) else {}
+    return {}
+
+
+def graph_plan(source: str) -> str:
+    """The fusion plan of a shipped candidate: its module docstring."""
+    try:
+        return ast.get_docstring(ast.parse(source)) or ""
+    except SyntaxError:
+        return ""
+
+
+class TileLangBackend(Backend):
+    """TileLang programs on one target; see the module docstring for the contract."""
+
+    name = "tilelang"
+    target = ""
+    levels = ("graph", "schedule", "source")
+
+    def availability(self) -> Availability:
+        return envs.availability(self.name)
+
+    def load(
+        self, task: Task, sources: dict[str, str], shape: dict[str, int], init_inputs: list[Any]
+    ) -> Callable[..., Any]:
+        """Import the candidate with this backend's target, build ``ModelNew`` and
+        compile its kernels by calling it once on inputs of ``shape``.
+
+        Must run in the TileLang environment's interpreter
+        (``envs.python_for(self.name)``); the worker pool starts it there.
+
+        Raises
+        ------
+        CandidateLoadError
+            When tilelang is not importable here, the file does not import,
+            lacks ``ModelNew``, or its kernels fail to compile at the first call.
+        """
+        import torch
+
+        text = compose_source(sources)
+        if importlib.util.find_spec("tilelang") is None:
+            raise CandidateLoadError(
+                f"tilelang is not importable in this interpreter; {self.name} candidates must "
+                "run in a worker started with kstrata.backends.envs.python_for(backend) "
+                "(create it with `kstrata setup`)")
+        os.environ["TILELANG_DEFAULT_TARGET"] = self.target
+        model = load_model_new(text, init_inputs, self.device)
+        module = task.load_module(shape)
+        torch.manual_seed(0)
+        inputs = [x.to(self.device) if isinstance(x, torch.Tensor) else x
+                  for x in module.get_inputs()]
+        try:
+            with torch.no_grad():
+                model(*inputs)
+        except Exception as e:  # noqa: BLE001 - a candidate bug is data
+            raise CandidateLoadError(
+                f"first call (kernel compilation) raised {type(e).__name__}: {e}") from e
+        return model
+
+    def initial_sources(self, task: Task) -> dict[str, str]:
+        """The shipped ``kernels/tilelang/<task>.py`` as graph/schedule/source levels.
+
+        Raises
+        ------
+        NotImplementedError
+            When no TileLang initial candidate ships for ``task``.
+        """
+        text = kernels.initial_source("tilelang", task.name)
+        if text is None:
+            raise NotImplementedError(f"{self.name} has no initial candidate for {task.name}")
+        return {"graph": graph_plan(text), "schedule": json.dumps(schedule_defaults(text)),
+                "source": text}
+
+
+class TileLangCBackend(TileLangBackend):
+    """TileLang's C target: compiled with the host C compiler, runs (and is timed) on CPU."""
+
+    name = "tilelang-c"
+    target = "c"
+    device = "cpu"
+
+
+class TileLangCudaBackend(TileLangBackend):
+    """TileLang on NVIDIA GPUs (target ``cuda``)."""
+
+    name = "tilelang-cuda"
+    target = "cuda"
+    device = "cuda"
+
+    def availability(self) -> Availability:
+        av = envs.availability(self.name)
+        if not av.usable:
+            return av
+        try:
+            import torch
+
+            if not torch.cuda.is_available():
+                return Availability(False, "no CUDA device visible to torch", av.versions)
+        except ImportError:
+            pass
+        return av

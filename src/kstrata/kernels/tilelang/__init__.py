@@ -1,0 +1,1 @@
+"""Initial TileLang candidates (data files, one per suite task)."""

@@ -1,0 +1,1 @@
+"""Initial Triton candidates (data files, one per suite task)."""

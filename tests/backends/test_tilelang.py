@@ -1,0 +1,71 @@
+"""TileLang candidates run through a worker in the TileLang environment.
+
+CI runs ``kstrata setup`` before pytest; if the environment is missing, the
+``tilelang_python`` fixture creates it once (about a minute).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from kstrata import kernels
+from kstrata.backends import envs
+from kstrata.backends.registry import get_backend
+from kstrata.execute import WorkerPool
+from kstrata.tasks.loader import resolve_task
+
+CHECK = "kstrata.backends.tilelang.check:check_candidate"
+
+
+@pytest.fixture(scope="module")
+def pool():
+    ok, _ = envs.env_ready("tilelang")
+    if not ok:
+        envs.ensure_env(envs.TILELANG)
+    with WorkerPool(size=1, python=str(envs.python_for("tilelang-c"))) as p:
+        yield p
+
+
+def _check(pool, task, sources, shape, **kw):
+    r = pool.call(CHECK, "tilelang-c", str(task.path), sources, shape, timeout_s=300, **kw)
+    assert r.ok, f"{r.kind}: {r.error}\n{r.traceback}"
+    return r.value
+
+
+def test_env_has_tilelang_not_tvm(pool):
+    r = pool.call("importlib.metadata:version", "tilelang", timeout_s=60)
+    assert r.value == "0.1.15"
+    r = pool.call("importlib.metadata:version", "apache-tvm", timeout_s=60)
+    assert not r.ok and "PackageNotFoundError" in r.error
+
+
+@pytest.mark.parametrize("name", kernels.tasks_with_initial("tilelang"))
+def test_initial_candidate_matches_reference(pool, name):
+    task = resolve_task(name)
+    sources = get_backend("tilelang-c").initial_sources(task)
+    for shape in task.small_shapes:
+        res = _check(pool, task, sources, shape)
+        assert res["ok"], f"{name} {shape}: {res}"
+
+
+def test_schedule_override_is_used(pool):
+    task = resolve_task("relu")
+    sources = get_backend("tilelang-c").initial_sources(task)
+    res = _check(pool, task, {**sources, "schedule": '{"block": 7}'}, {"B": 5, "D": 77})
+    assert res["ok"]
+
+
+def test_compile_error_is_a_load_stage_failure(pool):
+    task = resolve_task("relu")
+    bad = get_backend("tilelang-c").initial_sources(task)["source"].replace(
+        "T.max(X[bx * block + i]", "T.max(Q[bx * block + i]")
+    res = _check(pool, task, {"source": bad}, {"B": 5, "D": 77})
+    assert res["stage"] == "load" and not res["ok"] and "Q" in res["error"]
+
+
+def test_wrong_kernel_is_caught(pool):
+    task = resolve_task("relu")
+    bad = get_backend("tilelang-c").initial_sources(task)["source"].replace(
+        "T.cast(0, dtype)", "T.cast(0.5, dtype)")
+    res = _check(pool, task, {"source": bad}, {"B": 5, "D": 77})
+    assert res["stage"] == "compare" and not res["ok"] and res["max_abs_err"] > 0.1

@@ -1,0 +1,107 @@
+"""kstrata.backends.envs and the TileLang backend's main-environment side (fast)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from kstrata.backends import envs
+from kstrata.backends.base import CandidateLoadError
+from kstrata.backends.registry import get_backend
+from kstrata.backends.tilelang.backend import compose_source, schedule_defaults
+
+
+@pytest.fixture
+def empty_root(tmp_path, monkeypatch):
+    monkeypatch.setenv("KSTRATA_ENV_DIR", str(tmp_path))
+    return tmp_path
+
+
+def test_main_env_backends_need_no_interpreter():
+    assert envs.python_for("pytorch") is None
+    assert envs.spec_for_backend("tilelang-c") is envs.TILELANG
+    assert envs.spec_for_backend("tilelang-cuda") is envs.TILELANG
+
+
+def test_missing_env_says_run_setup(empty_root):
+    with pytest.raises(envs.EnvMissingError, match="kstrata setup"):
+        envs.python_for("tilelang-c")
+    av = get_backend("tilelang-c").availability()
+    assert not av.usable and "kstrata setup" in av.reason
+    assert str(empty_root) in av.reason
+
+
+def test_interrupted_setup_is_not_ready(empty_root):
+    py = envs.env_python("tilelang")
+    py.parent.mkdir(parents=True)
+    py.write_text("")
+    ok, why = envs.env_ready("tilelang")
+    assert not ok and "interrupted" in why
+
+
+def test_up_to_date_env_is_a_noop(empty_root):
+    plan = envs.make_plan(envs.TILELANG)
+    py = envs.env_python("tilelang")
+    py.parent.mkdir(parents=True)
+    py.write_text("")
+    manifest = {"plan_digest": plan.digest(), "installed": {"tilelang": "0.1.15"}}
+    (envs.env_dir("tilelang") / envs.MANIFEST).write_text(json.dumps(manifest))
+    res = envs.ensure_env(envs.TILELANG, log=pytest.fail)  # would fail if it ran anything
+    assert (res.changed, res.message) == (False, "up to date")
+    assert envs.python_for("tilelang-c") == py
+    assert dict(envs.availability("tilelang-c").versions) == {"tilelang": "0.1.15"}
+    # A different torch spec is a different plan: not up to date any more.
+    assert envs.make_plan(envs.TILELANG, torch_spec="torch==2.4.0").digest() != plan.digest()
+
+
+def test_plan_pins_and_excludes_tvm(monkeypatch):
+    monkeypatch.delenv("KSTRATA_TORCH_SPEC", raising=False)
+    plan = envs.make_plan(envs.TILELANG)
+    import torch
+
+    assert plan.torch == f"torch=={torch.__version__.split('+')[0]}"
+    assert "tilelang==0.1.15" in plan.packages
+    assert not any(r.startswith(("apache-tvm", "xgboost", "torch")) for r in plan.kstrata_deps)
+    assert plan.kstrata[0] == "-e" or plan.kstrata[0].startswith("kstrata==")
+    monkeypatch.setenv("KSTRATA_TORCH_SPEC", "torch>=2.4")
+    assert envs.make_plan(envs.TILELANG).torch == "torch>=2.4"
+
+
+def test_backend_module_does_not_import_tilelang():
+    code = ("import sys, kstrata.backends.registry as r; b = r.get_backend('tilelang-c'); "
+            "b.availability(); print('tilelang' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+def test_load_in_main_env_is_a_clear_load_error():
+    from kstrata.tasks.loader import resolve_task
+
+    b = get_backend("tilelang-c")
+    task = resolve_task("relu")
+    with pytest.raises(CandidateLoadError, match="python_for"):
+        b.load(task, b.initial_sources(task), task.small_shapes[0], [])
+
+
+def test_schedule_level_overrides_defaults():
+    src = 'SCHEDULE = {"block": 64, "threads": 1}\n'
+    assert schedule_defaults(src) == {"block": 64, "threads": 1}
+    ns: dict = {}
+    exec(compose_source({"source": src, "schedule": '{"block": 128}'}), ns)
+    assert ns["SCHEDULE"] == {"block": 128, "threads": 1}
+    assert compose_source({"source": src, "schedule": ""}) == src
+    with pytest.raises(CandidateLoadError, match="JSON"):
+        compose_source({"source": src, "schedule": "block=1"})
+    with pytest.raises(CandidateLoadError, match="'source'"):
+        compose_source({"schedule": "{}"})
+
+
+def test_initial_sources_have_all_levels():
+    from kstrata.tasks.loader import resolve_task
+
+    srcs = get_backend("tilelang-c").initial_sources(resolve_task("relu"))
+    assert set(srcs) == {"graph", "schedule", "source"}
+    assert "Fusion plan" in srcs["graph"] and json.loads(srcs["schedule"])["block"] > 0
