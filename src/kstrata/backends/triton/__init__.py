@@ -1,0 +1,75 @@
+"""Triton backends: ``triton`` (CUDA) and ``triton-interp`` (CPU, ``TRITON_INTERPRET=1``).
+
+A Triton candidate is a KernelBench-format file: ``ModelNew`` with the task
+``Model``'s constructor and ``forward`` signature, whose forward launches
+``@triton.jit`` kernels defined in the same file. The interpreter runs kernels
+with NumPy on CPU: correct semantics (masks, program ids, ``tl.dot``), timings
+meaningless.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import Any
+
+from kstrata.backends.base import Availability, Backend, CandidateLoadError
+from kstrata.backends.pytorch import load_model_new
+from kstrata.backends.triton import hooks
+from kstrata.tasks.base import Task
+
+
+def _triton_version() -> str | None:
+    try:
+        from importlib.metadata import version
+
+        return version("triton")
+    except Exception:  # noqa: BLE001 - not installed
+        return None
+
+
+class TritonBackend(Backend):
+    """Triton kernels compiled for an NVIDIA GPU."""
+
+    name = "triton"
+    device = "cuda"
+    levels = ("source",)
+    #: launch hooks for the verifier's dynamic checks
+    launch_hooks = hooks
+    #: environment a worker process needs
+    worker_env: dict[str, str] = {}
+
+    def availability(self) -> Availability:
+        v = _triton_version()
+        if v is None:
+            return Availability(False, "triton is not installed (pip install triton)")
+        import torch
+
+        if self.device == "cuda" and not torch.cuda.is_available():
+            return Availability(False, "no CUDA device (use triton-interp on CPU)", (("triton", v),))
+        return Availability(True, "", (("triton", v), ("torch", torch.__version__)))
+
+    def load(self, task: Task, sources: dict[str, str], shape: dict[str, int],
+             init_inputs: list[Any]) -> Callable[..., Any]:
+        if "source" not in sources:
+            raise CandidateLoadError(f"{self.name} candidate needs a 'source' level")
+        if _triton_version() is None:
+            raise CandidateLoadError("triton is not installed")
+        self._prepare()
+        return load_model_new(sources["source"], init_inputs, self.device)
+
+    def _prepare(self) -> None:
+        """Set up the process before the candidate module is imported."""
+
+
+class TritonInterpBackend(TritonBackend):
+    """Triton kernels run by Triton's interpreter on CPU (``TRITON_INTERPRET=1``)."""
+
+    name = "triton-interp"
+    device = "cpu"
+    timing_meaningful = False
+    worker_env = {"TRITON_INTERPRET": "1"}
+
+    def _prepare(self) -> None:
+        # triton.jit reads the knob when a kernel is decorated, i.e. at import
+        os.environ["TRITON_INTERPRET"] = "1"

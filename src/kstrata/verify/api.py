@@ -1,0 +1,94 @@
+"""``verify_candidate``: the verifier's entry point, run through a worker pool."""
+
+from __future__ import annotations
+
+from kstrata.backends.registry import get_backend
+from kstrata.execute import CallResult, WorkerPool
+from kstrata.tasks.base import Task
+from kstrata.verdict import Verdict
+from kstrata.verify.integrity.registry import preset as get_preset
+from kstrata.verify.result import Evaluation
+
+DEFAULT_TIMEOUT_S = 600.0
+
+
+class VerifierError(RuntimeError):
+    """A bug in kstrata itself while verifying (never a candidate's fault)."""
+
+
+def _from_call(r: CallResult, task: Task, backend_name: str, preset: str, timeout_s: float) -> Evaluation:
+    base = dict(task=task.name, backend=backend_name, preset=preset, seconds=r.wall_s)
+    if r.ok:
+        return Evaluation.from_dict(r.value)
+    if r.kind == "timeout":
+        return Evaluation(Verdict.TIMEOUT, "wall_clock",
+                          {"message": f"verification did not finish within {timeout_s:g} s "
+                                      "(a hanging or very slow candidate); worker killed"}, **base)
+    if r.kind in ("crash", "oom"):
+        what = "ran out of memory" if r.kind == "oom" else "crashed the worker"
+        return Evaluation(Verdict.RUNTIME_ERROR, r.kind,
+                          {"message": f"candidate {what}: {r.error}", "output_tail": r.traceback[-2000:]},
+                          **base)
+    if not r.error.split(":")[0].endswith(("Error", "Exception", "Warning")) or r.error.startswith(
+            ("SystemExit", "KeyboardInterrupt", "GeneratorExit")):
+        return Evaluation(Verdict.RUNTIME_ERROR, "run", {"message": f"candidate raised {r.error}"}, **base)
+    raise VerifierError(f"kstrata verifier failed on {task.name}/{backend_name}: {r.error}\n{r.traceback}")
+
+
+def verify_candidate(task: Task, backend_name: str, sources: dict[str, str], *, secret: str,
+                     pool: WorkerPool | None = None, preset: str = "strict",
+                     timeout_s: float = DEFAULT_TIMEOUT_S, scope: str = "full") -> Evaluation:
+    """Verify a candidate for ``task`` in a killable worker.
+
+    Parameters
+    ----------
+    task:
+        The task (from :func:`kstrata.tasks.loader.resolve_task`).
+    backend_name:
+        Registry name of the candidate's backend (``pytorch``, ``triton-interp``, ...).
+    sources:
+        ``{level: text}``; Python backends read ``"source"`` (a KernelBench
+        ``ModelNew`` file).
+    secret:
+        Per-run secret; hidden seeds and shape perturbations derive from it
+        (HMAC-SHA256), so keep it out of prompts.
+    pool:
+        Worker pool to use; by default a fresh one-worker pool with the
+        backend's ``worker_env`` is started and closed. A pool's workers must
+        be set up for the backend (e.g. ``TRITON_INTERPRET=1`` is set in-process
+        by ``triton-interp`` itself, so any pool works for it).
+    preset:
+        Integrity preset: ``"strict"`` (every check rejects) or ``"warn"``.
+    timeout_s:
+        Wall-clock limit of the whole protocol in seconds (``timeout`` verdict).
+    scope:
+        ``"full"`` (hidden stage on the sweep shapes) or ``"small"`` (hidden
+        stage on perturbed small shapes; for tests and quick checks).
+
+    Returns
+    -------
+    Evaluation
+        The verdict with evidence and feedback. Candidate failures (including
+        crashes and hangs) are data.
+
+    Raises
+    ------
+    kstrata.backends.registry.UnknownBackendError
+        For an unknown backend name.
+    kstrata.verify.integrity.registry.UnknownPresetError
+        For an unknown preset.
+    VerifierError
+        On a bug in kstrata itself.
+    """
+    backend = get_backend(backend_name)
+    get_preset(preset)
+    own = pool is None
+    if own:
+        pool = WorkerPool(size=1, env=dict(getattr(backend, "worker_env", {}) or {}))
+    try:
+        r = pool.call("kstrata.verify.runner:run_protocol", task, backend_name, dict(sources), secret,
+                      preset, scope, timeout_s=timeout_s)
+    finally:
+        if own:
+            pool.close()
+    return _from_call(r, task, backend_name, preset, timeout_s)

@@ -1,0 +1,186 @@
+"""Located feedback for an incorrect candidate, from public tests only.
+
+Each item is ``{"kind", "level", "text", "data"}``; ``level`` is the IR level
+the problem most likely belongs to (DESIGN.md). Kinds:
+
+``wrong_share``     share of wrong elements and max error
+``nonfinite``       NaN/Inf where the oracle is finite, first positions
+``rows_cols``       which rows / columns (last two dims) hold the wrong elements
+``blocks``          wrong 32x32 tiles of the (rows, cols) view
+``tail_tile``       only the last partial tile along a dim is wrong (mask/padding bug)
+``constant_ratio``  output = r x oracle for a constant r (a missing scale, e.g. 1/sqrt(d))
+``shapes``          which public shapes pass and which fail (nominal vs boundary)
+``distributions``   which input distributions fail (e.g. only ``shifted``: padding values)
+``reduction_growth`` relative error grows with the reduction length (accumulation precision)
+``race``            two runs on the same input differ (non-determinism)
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any
+
+import torch
+
+if TYPE_CHECKING:
+    from kstrata.verify.plan import TestCase
+    from kstrata.verify.runner import Context, Failure, ShapeRun
+
+TILES = (16, 32, 64, 128, 256, 512, 1024)
+
+
+def item(kind: str, level: str, text: str, **data: Any) -> dict[str, Any]:
+    """One feedback item."""
+    return {"kind": kind, "level": level, "text": text, "data": data}
+
+
+def _ranges(idx: list[int], limit: int = 6) -> str:
+    """[0,1,2,5,7,8] -> '0-2, 5, 7-8'."""
+    out, start, prev = [], None, None
+    for i in idx:
+        if start is None:
+            start = prev = i
+        elif i == prev + 1:
+            prev = i
+        else:
+            out.append(f"{start}-{prev}" if prev != start else f"{start}")
+            start = prev = i
+    if start is not None:
+        out.append(f"{start}-{prev}" if prev != start else f"{start}")
+    return ", ".join(out[:limit]) + (f", ... ({len(out)} runs)" if len(out) > limit else "")
+
+
+def _tail_tile(wrong: list[int], n: int) -> int | None:
+    """Smallest tile size b with n % b != 0 such that every wrong index lies in
+    the last partial tile [n - n % b, n), or None."""
+    if not wrong or len(wrong) == n:
+        return None
+    for b in TILES:
+        r = n % b
+        if r and n > b and min(wrong) >= n - r:
+            return b
+    return None
+
+
+def describe_tensor(cand: torch.Tensor, oracle: torch.Tensor, bad: torch.Tensor, stats: dict) -> list[dict]:
+    """Items locating the wrong elements of one output."""
+    items = []
+    c, o = cand.double(), oracle.double()
+    total, nbad = bad.numel(), int(bad.sum())
+    items.append(item("wrong_share", "source",
+                      f"{nbad} of {total} elements wrong ({100 * nbad / max(total, 1):.2f}%), "
+                      f"max error {stats.get('max_err', float('nan')):.3g}",
+                      wrong=nbad, total=total, share=nbad / max(total, 1), max_err=stats.get("max_err")))
+    nonfin = torch.isfinite(o) & ~torch.isfinite(c)
+    if nonfin.any():
+        pos = [list(map(int, p)) for p in nonfin.nonzero()[:5]]
+        items.append(item("nonfinite", "source",
+                          f"{int(nonfin.sum())} NaN/Inf outputs where the expected value is finite, "
+                          f"first at {pos}", count=int(nonfin.sum()), first=pos))
+    if bad.dim() >= 1 and bad.numel():
+        n_cols = bad.shape[-1]
+        view = bad.reshape(-1, n_cols)
+        rows = view.any(1).nonzero().flatten().tolist()
+        cols = view.any(0).nonzero().flatten().tolist()
+        items.append(item("rows_cols", "source",
+                          f"wrong rows (leading dims flattened, of {view.shape[0]}): {_ranges(rows)}; "
+                          f"wrong columns (last dim, of {n_cols}): {_ranges(cols)}",
+                          rows=rows[:64], cols=cols[:64], n_rows=view.shape[0], n_cols=n_cols))
+        for dim, idx, n in (("last", cols, n_cols), ("row", rows, view.shape[0])):
+            b = _tail_tile(idx, n)
+            if b is not None:
+                items.append(item("tail_tile", "source",
+                                  f"only the last partial tile along the {dim} dimension is wrong "
+                                  f"(size {n} = {n // b} x {b} + {n % b}): check the mask/padding of "
+                                  "the tail block", dim=dim, size=n, tile=b))
+                break
+        if view.shape[0] > 1 and n_cols > 1:
+            t = 32
+            tiles = torch.nn.functional.pad(view.float(), (0, -n_cols % t, 0, -view.shape[0] % t))
+            per = tiles.reshape(tiles.shape[0] // t, t, tiles.shape[1] // t, t).sum((1, 3))
+            wrong_tiles = [list(map(int, p)) for p in per.nonzero()[:8]]
+            items.append(item("blocks", "schedule",
+                              f"{int((per > 0).sum())} of {per.numel()} 32x32 tiles hold wrong elements; "
+                              f"first {wrong_tiles}", tiles=wrong_tiles, tile=t))
+    fin = torch.isfinite(c) & torch.isfinite(o) & (o.abs() > 1e-6 * max(float(o.abs().max()), 1e-30))
+    if fin.sum() >= 4:
+        ratio = c[fin] / o[fin]
+        r = float(ratio.median())
+        spread = float((ratio - r).abs().max())
+        if abs(r - 1) > 1e-3 and abs(r) > 1e-12 and spread <= 1e-3 * abs(r):
+            hint = ""
+            inv2 = (1 / r) ** 2
+            if r > 1 and abs(r**2 - round(r**2)) < 1e-3 * r**2:
+                hint = f" (r^2 = {round(r**2)}: a missing 1/sqrt({round(r**2)}) scale?)"
+            elif r < 1 and abs(inv2 - round(inv2)) < 1e-3 * inv2:
+                hint = f" (1/r^2 = {round(inv2)}: an extra 1/sqrt({round(inv2)})?)"
+            items.append(item("constant_ratio", "graph",
+                              f"output = {r:.6g} x expected everywhere{hint}: a missing or extra scale factor",
+                              ratio=r))
+    return items
+
+
+def _probe(run: "ShapeRun", test: "TestCase") -> tuple[bool, float]:
+    """(passes, max relative error) of one extra public test; candidate errors count as fail."""
+    from kstrata.verify.runner import Stop
+
+    try:
+        f = run.run_test(test)
+    except Stop:
+        return False, float("inf")
+    if f is None:
+        return True, 0.0
+    errs = [c.stats.get("max_err", 0.0) / max(float(o.double().abs().max()), 1e-30)
+            for c, o in zip(f.comparisons, f.oracles) if not c.ok]
+    return False, max(errs or [0.0])
+
+
+def locate(ctx: "Context", failure: "Failure", run: "ShapeRun | None", tests: list["TestCase"]) -> list[dict]:
+    """Feedback items for a failing public test (extra public probes included)."""
+    from kstrata.verify.runner import ShapeRun, Stop
+
+    items: list[dict] = []
+    for i, comp in enumerate(failure.comparisons):
+        if not comp.ok and comp.bad is not None and i < len(failure.outputs):
+            items += describe_tensor(failure.outputs[i], failure.oracles[i], comp.bad, comp.stats)
+            break
+    if failure.race:
+        items.append(item("race", "source", "two runs on the same input differ beyond rounding: "
+                          "non-determinism (a race, uninitialised memory or atomics order)"))
+    # which distributions fail at the failing shape (seed of the failing test)
+    if run is not None:
+        dists = {}
+        for t in tests:
+            if t.shape == failure.test.shape and t.seed == failure.test.seed and t.dist not in dists:
+                dists[t.dist] = _probe(run, t)[0]
+        bad_d = [d for d, ok in dists.items() if not ok]
+        if bad_d and len(bad_d) < len(dists):
+            hint = " (all-negative inputs: a padding value such as other=0.0 leaking into a max/exp/sum?)" \
+                if bad_d == ["shifted"] else ""
+            items.append(item("distributions", "source", f"fails for inputs drawn {', '.join(bad_d)}; passes "
+                              f"{', '.join(d for d, ok in dists.items() if ok)}{hint}",
+                              failing=bad_d, passing=[d for d, ok in dists.items() if ok]))
+    # which public shapes fail, and whether error grows with the reduction length
+    per_shape: list[tuple[dict, bool, float]] = []
+    for t in tests:
+        if t.dist != "normal" or t.seed != tests[0].seed or any(t.shape == s[0] for s in per_shape):
+            continue
+        try:
+            sr = run if (run is not None and t.shape == failure.test.shape) else ShapeRun(ctx, t.shape_dict, t.param_seed)
+        except Stop:
+            continue
+        ok, rel = _probe(sr, t)
+        per_shape.append((t.shape, ok, rel))
+    if len(per_shape) > 1:
+        passing = [dict(s) for s, ok, _ in per_shape if ok]
+        failing = [dict(s) for s, ok, _ in per_shape if not ok]
+        if passing and failing:
+            items.append(item("shapes", "schedule", f"passes at {passing} but fails at {failing}: "
+                              "a boundary / shape-specific bug", passing=passing, failing=failing))
+        growth = [(math.prod(dict(s).values()), rel) for s, ok, rel in per_shape if not ok and rel != float("inf")]
+        growth.sort()
+        if len(growth) >= 2 and all(b[1] > 2 * a[1] > 0 for a, b in zip(growth, growth[1:])):
+            items.append(item("reduction_growth", "source", "relative error grows with problem size: "
+                              "accumulation precision (accumulate in fp32, or use a tree reduction)",
+                              sizes=[g[0] for g in growth], rel_err=[g[1] for g in growth]))
+    return items

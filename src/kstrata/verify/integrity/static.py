@@ -1,0 +1,306 @@
+"""AST-based integrity checks of a candidate's source (never regexes, which
+``__import__``/``getattr`` tricks defeat; KernelAgent issue #62).
+
+Names are resolved through the file's imports (``import torch.nn.functional
+as F`` makes ``F.relu`` mean ``torch.nn.functional.relu``), and code inside
+``@triton.jit`` functions is DSL code, not host code.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from kstrata.verify.integrity.registry import Finding
+
+#: modules a candidate may import (prefix match on the dotted name)
+ALLOWED_MODULES = ("torch", "triton", "math", "typing", "__future__", "functools", "dataclasses",
+                   "itertools", "operator", "numbers", "enum", "collections", "time")
+MODULE_CHECKS = {
+    "no_file_io": ("os", "pathlib", "shutil", "io", "tempfile", "glob", "fileinput", "mmap"),
+    "no_network": ("socket", "urllib", "http", "requests", "ftplib", "ssl", "httpx", "aiohttp"),
+    "no_subprocess": ("subprocess", "multiprocessing", "pty", "popen2"),
+    "no_threads": ("threading", "_thread", "concurrent", "asyncio", "sched"),
+    "no_introspection": ("gc", "inspect", "ctypes", "sys", "builtins", "importlib", "types",
+                         "marshal", "pickle", "dill", "cloudpickle", "code", "dis", "weakref"),
+    "no_reference_call": ("kstrata",),
+}
+#: torch.* callables that only allocate, view or describe (allowed in DSL host code)
+TORCH_ALLOW = {
+    "empty", "empty_like", "empty_strided", "zeros", "zeros_like", "ones", "ones_like", "full",
+    "full_like", "arange", "tensor", "as_tensor", "as_strided", "device", "Size", "is_tensor",
+    "numel", "finfo", "iinfo", "get_default_dtype", "no_grad", "inference_mode", "is_floating_point",
+    "reshape", "view", "transpose", "permute", "flatten", "unsqueeze", "squeeze", "narrow", "t",
+    "chunk", "split", "unbind", "broadcast_to", "Generator", "manual_seed", "set_grad_enabled",
+    "cuda.current_device", "cuda.synchronize", "cuda.is_available", "cuda.device", "cuda.current_stream",
+    "cuda.get_device_properties", "cuda.device_count", "nn.Parameter", "nn.Module", "nn.ParameterList",
+    "nn.ModuleList", "nn.init", "empty_strided", "dtype", "float32", "Tensor",
+}
+#: tensor methods that compute (flagged in DSL host code outside __init__)
+TENSOR_COMPUTE = {
+    "sum", "mean", "exp", "exp2", "log", "log2", "log1p", "softmax", "log_softmax", "matmul", "mm", "bmm",
+    "addmm", "baddbmm", "einsum", "relu", "sigmoid", "tanh", "gelu", "silu", "max", "min", "amax",
+    "amin", "argmax", "argmin", "cumsum", "cumprod", "norm", "sqrt", "rsqrt", "pow", "mul", "add",
+    "sub", "div", "var", "std", "topk", "sort", "clamp", "clip", "where", "masked_fill", "abs", "neg",
+    "logsumexp", "prod", "erf", "mul_", "add_", "sub_", "div_", "exp_", "relu_", "clamp_", "pow_",
+    "square", "reciprocal", "sign", "floor", "ceil", "round", "dot", "mv", "outer", "conv1d",
+    "conv2d", "linear", "layer_norm", "rms_norm", "cross_entropy", "nll_loss", "gather", "scatter",
+    "scatter_add", "index_add", "lerp", "addcmul", "addcdiv", "maximum", "minimum", "fmod", "remainder",
+    "scaled_dot_product_attention", "cos", "sin", "tril", "triu", "max_pool2d", "avg_pool2d",
+    "sigmoid_", "tanh_", "normalize", "dropout", "argsort", "mode", "median", "kthvalue", "any", "all",
+}
+PATCH_ROOTS = ("torch", "triton", "time", "math", "kstrata", "builtins", "functools")
+DUNDER_TRICKS = {"__dict__", "__globals__", "__builtins__", "__subclasses__", "__code__", "__closure__",
+                 "__getattribute__", "__class__", "__bases__", "__mro__", "__import__", "__loader__",
+                 "__spec__", "f_back", "f_globals", "f_locals", "f_builtins", "_getframe", "gi_frame",
+                 "tb_frame", "modules", "__torch_function__", "__torch_dispatch__"}
+INTROSPECTION_CALLS = {"__import__", "eval", "exec", "compile", "globals", "locals", "vars",
+                       "breakpoint", "memoryview"}
+REDUCED_DTYPES = {"float16", "half", "bfloat16", "float8_e4m3fn", "float8_e5m2"}
+JIT_DECORATORS = ("triton.jit", "triton.autotune", "triton.heuristics", "triton.language.jit")
+
+
+class _Visitor(ast.NodeVisitor):
+    def __init__(self, dsl: bool, dtype: str, allow_tf32: bool, allow_reduced: bool):
+        self.dsl, self.dtype = dsl, dtype
+        self.allow_tf32, self.allow_reduced = allow_tf32, allow_reduced
+        self.aliases: dict[str, str] = {}
+        self.defined: set[str] = set()
+        self.findings: list[Finding] = []
+        self.in_jit = 0
+        self.in_init = 0
+
+    # -- helpers --------------------------------------------------------
+    def add(self, check: str, node: ast.AST, message: str) -> None:
+        line = getattr(node, "lineno", 0)
+        self.findings.append(Finding(check, f"line {line}: {message}",
+                                     {"line": line, "code": ast.unparse(node)[:160]}))
+
+    def dotted(self, node: ast.AST) -> str | None:
+        """``F.relu`` -> ``torch.nn.functional.relu`` (None if not rooted in an import)."""
+        parts = []
+        while isinstance(node, ast.Attribute):
+            parts.append(node.attr)
+            node = node.value
+        if isinstance(node, ast.Name) and node.id in self.aliases:
+            return ".".join([self.aliases[node.id]] + parts[::-1])
+        return None
+
+    def _module_import(self, name: str, node: ast.AST) -> None:
+        for check, mods in MODULE_CHECKS.items():
+            if any(name == m or name.startswith(m + ".") for m in mods):
+                self.add(check, node, f"imports {name}")
+                return
+        if not any(name == m or name.startswith(m + ".") for m in ALLOWED_MODULES):
+            self.add("no_foreign_libraries", node, f"imports {name}")
+
+    # -- imports --------------------------------------------------------
+    def visit_Import(self, node: ast.Import) -> None:
+        for a in node.names:
+            self._module_import(a.name, node)
+            if a.asname:
+                self.aliases[a.asname] = a.name
+            else:
+                root = a.name.split(".")[0]
+                self.aliases[root] = root
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        mod = "." * node.level + (node.module or "")
+        if node.level:
+            self.add("no_reference_call", node, f"relative import from {mod!r}")
+            return
+        self._module_import(mod, node)
+        for a in node.names:
+            self.aliases[a.asname or a.name] = f"{mod}.{a.name}"
+            if a.name == "*":
+                self.add("no_introspection", node, f"star import from {mod}")
+
+    # -- definitions ----------------------------------------------------
+    def _is_jit(self, fn: ast.FunctionDef) -> bool:
+        for d in fn.decorator_list:
+            target = d.func if isinstance(d, ast.Call) else d
+            name = self.dotted(target) or ""
+            if name in JIT_DECORATORS or name.endswith(".jit"):
+                return True
+        return False
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
+        jit, init = self._is_jit(node), node.name == "__init__"
+        for d in node.decorator_list:
+            self.visit(d)
+        self.in_jit += jit
+        self.in_init += init
+        for stmt in node.body:
+            self.visit(stmt)
+        self.in_jit -= jit
+        self.in_init -= init
+
+    visit_AsyncFunctionDef = visit_FunctionDef  # type: ignore[assignment]
+
+    def visit_Try(self, node: ast.Try) -> None:
+        if node.handlers:
+            self.add("no_exception_fallback", node.handlers[0],
+                     "try/except around candidate code (a failure must surface, not fall back)")
+        self.generic_visit(node)
+
+    visit_TryStar = visit_Try  # type: ignore[assignment]
+
+    # -- names and attributes --------------------------------------------
+    def visit_Name(self, node: ast.Name) -> None:
+        if isinstance(node.ctx, ast.Load) and node.id == "Model" and "Model" not in self.defined:
+            self.add("no_reference_call", node, "uses the reference class Model")
+        if node.id in ("__builtins__", "__loader__", "__spec__"):
+            self.add("no_introspection", node, f"uses {node.id}")
+
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        name = self.dotted(node) or ""
+        if node.attr in DUNDER_TRICKS and name not in ("torch.nn.modules",):
+            self.add("no_introspection", node, f"accesses .{node.attr}")
+        if node.attr == "Model" or name.endswith(".Model"):
+            self.add("no_reference_call", node, "uses the reference class Model")
+        if self.dtype == "float32" and not self.allow_reduced and node.attr in REDUCED_DTYPES and name:
+            self.add("no_precision_downgrade", node, f"uses {name} on a float32 task")
+        if name.startswith("torch.ops") or name.startswith("torch._C") or name.startswith("torch._ops"):
+            self.add("no_torch_compute" if self.dsl else "no_introspection", node, f"uses {name}")
+        if name.startswith("torch.cuda.Stream") or name in ("torch.cuda.stream", "torch.cuda.set_stream") \
+                or node.attr == "record_stream":
+            self.add("no_side_streams", node, f"uses {name or node.attr}")
+        self.generic_visit(node)
+
+    # -- assignments (monkey-patching, TF32 switches) ----------------------
+    def _target(self, target: ast.AST, value: ast.AST | None, node: ast.AST) -> None:
+        if isinstance(target, (ast.Tuple, ast.List)):
+            for t in target.elts:
+                self._target(t, None, node)
+            return
+        if not isinstance(target, ast.Attribute):
+            return
+        name = self.dotted(target) or ""
+        if "allow_tf32" in name or "allow_fp16_reduced" in name or "allow_bf16_reduced" in name:
+            if not self.allow_tf32:
+                self.add("no_precision_downgrade", node, f"sets {name}")
+            return
+        root = name.split(".")[0]
+        if root in PATCH_ROOTS:
+            self.add("no_monkey_patching", node, f"assigns to {name}")
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        for t in node.targets:
+            self._target(t, node.value, node)
+        self.generic_visit(node)
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> None:
+        self._target(node.target, node.value, node)
+        self.generic_visit(node)
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        self.generic_visit(node)
+        for base in node.bases:
+            if (self.dotted(base) or "") == "torch.Tensor":
+                self.add("output_type", node, f"class {node.name} subclasses torch.Tensor")
+
+    def visit_BinOp(self, node: ast.BinOp) -> None:
+        if isinstance(node.op, ast.MatMult) and self.dsl and not self.in_jit and not self.in_init:
+            self.add("no_torch_compute", node, "matrix product with @ in host code")
+        self.generic_visit(node)
+
+    # -- calls ----------------------------------------------------------
+    def visit_Call(self, node: ast.Call) -> None:
+        func = node.func
+        name = self.dotted(func) or ""
+        if isinstance(func, ast.Name):
+            if func.id in INTROSPECTION_CALLS:
+                self.add("no_introspection", node, f"calls {func.id}()")
+            elif func.id == "open":
+                self.add("no_file_io", node, "calls open()")
+            elif func.id in ("getattr", "setattr", "delattr", "hasattr") and node.args:
+                self._getattr(func.id, node)
+        self._precision_call(name, node)
+        if self.dsl and not self.in_jit and not self.in_init:
+            self._compute_call(name, func, node)
+        self.generic_visit(node)
+
+    def _getattr(self, fn: str, node: ast.Call) -> None:
+        obj = node.args[0]
+        on_module = (self.dotted(obj) or "") != "" or (isinstance(obj, ast.Name) and obj.id in self.aliases)
+        literal = len(node.args) > 1 and isinstance(node.args[1], ast.Constant)
+        if fn in ("setattr", "delattr") and on_module:
+            self.add("no_monkey_patching", node, f"{fn}() on module {ast.unparse(obj)}")
+        elif on_module or not literal:
+            self.add("no_introspection", node, f"{fn}() on {ast.unparse(obj)} with "
+                     f"{'a computed name' if not literal else 'a module'}")
+
+    def _precision_call(self, name: str, node: ast.Call) -> None:
+        if self.dtype != "float32":
+            return
+        kw = {k.arg: k.value for k in node.keywords if k.arg}
+        if not self.allow_tf32:
+            if name.endswith("set_float32_matmul_precision"):
+                arg = node.args[0] if node.args else None
+                if not (isinstance(arg, ast.Constant) and arg.value == "highest"):
+                    self.add("no_precision_downgrade", node, "lowers float32 matmul precision")
+            if isinstance(kw.get("allow_tf32"), ast.Constant) and kw["allow_tf32"].value is True:
+                self.add("no_precision_downgrade", node, "allow_tf32=True on a float32 task")
+            ip = kw.get("input_precision")
+            if isinstance(ip, ast.Constant) and isinstance(ip.value, str) and "tf32" in ip.value:
+                self.add("no_precision_downgrade", node, f"input_precision={ip.value!r} on a float32 task")
+            if name == "triton.language.dot" and "input_precision" not in kw and "allow_tf32" not in kw:
+                self.add("no_precision_downgrade", node,
+                         "tl.dot defaults to TF32 on GPUs; pass input_precision='ieee' on a float32 task")
+        if not self.allow_reduced and isinstance(node.func, ast.Attribute) and \
+                node.func.attr in ("half", "bfloat16") and not node.args:
+            self.add("no_precision_downgrade", node, f".{node.func.attr}() on a float32 task")
+
+    def _compute_call(self, name: str, func: ast.AST, node: ast.Call) -> None:
+        if name.startswith("triton") or name.startswith("math.") or name.startswith("typing"):
+            return
+        if name.startswith("torch."):
+            short = name[len("torch."):]
+            if short.startswith("nn.functional") or not (
+                short in TORCH_ALLOW or short.split(".")[0] in ("float16", "float32", "bfloat16")
+                or short.startswith(("nn.init", "cuda.", "nn.")) and not short.startswith("nn.functional")
+            ):
+                self.add("no_torch_compute", node, f"calls {name} in host code")
+            return
+        if isinstance(func, ast.Attribute) and not name and func.attr in TENSOR_COMPUTE:
+            self.add("no_torch_compute", node, f"calls tensor method .{func.attr}() in host code")
+
+
+def _defined_names(tree: ast.Module) -> set[str]:
+    return {n.name for n in ast.walk(tree) if isinstance(n, (ast.ClassDef, ast.FunctionDef))}
+
+
+def static_findings(source: str, *, dsl: bool, dtype: str = "float32", allow_tf32: bool = False,
+                    allow_reduced_precision: bool = False) -> list[Finding]:
+    """Run every static check on ``source``.
+
+    Parameters
+    ----------
+    source:
+        The candidate module's text.
+    dsl:
+        True when torch compute is not the candidate's DSL (every backend but
+        ``pytorch``); enables ``no_torch_compute``.
+    dtype, allow_tf32, allow_reduced_precision:
+        From the task metadata; precision checks fire only on float32 tasks
+        that forbid the shortcut.
+
+    Raises
+    ------
+    SyntaxError
+        If ``source`` does not parse (the caller reports ``compile_error``).
+    """
+    tree = ast.parse(source)
+    v = _Visitor(dsl, dtype, allow_tf32, allow_reduced_precision)
+    v.defined = _defined_names(tree)
+    v.visit(tree)
+    return v.findings
+
+
+def iter_static_checks(findings: list[Finding]) -> Iterator[str]:
+    """Names of the checks that fired, each once, in order of first finding."""
+    seen: set[str] = set()
+    for f in findings:
+        if f.check not in seen:
+            seen.add(f.check)
+            yield f.check

@@ -1,0 +1,182 @@
+"""Comparing a candidate's output with the float64 oracle.
+
+Policy ``oracle`` (default; issue #3): elementwise
+
+    |cand - oracle| <= max(floor, k * native_err) + atol_d + rtol_d * |oracle|
+
+where ``native_err = max |ref_native - oracle|`` is the task reference's own
+error in its dtype on the same inputs (so an op whose reference is inexact,
+e.g. a long fp32 reduction, gets a proportionate allowance), and
+``(atol_d, rtol_d)`` is the dtype bound below. ``floor`` defaults to 0.
+
+Dtype bounds (:data:`DTYPE_BOUNDS`), chosen as a few units in the last place
+of the dtype (machine epsilon: fp32 1.19e-7, fp16 9.77e-4, bf16 7.81e-3), so a
+correct kernel that only reorders a reduction passes, while a TF32 matmul
+(10-bit mantissa, relative error ~5e-4) on an fp32 task does not:
+
+=========  ========  ========
+dtype      atol      rtol
+=========  ========  ========
+float64    1e-10     1e-10
+float32    1e-5      1e-5   (~84 ulp)
+float16    1e-3      2e-3   (~2 ulp)
+bfloat16   8e-3      1.6e-2 (~2 ulp)
+=========  ========  ========
+
+Policy ``quant`` (KernelBench-X style distribution metrics): cosine similarity
+>= ``cosine``, relative L1 ``sum|c-o| / sum|o|`` <= ``rel_l1``, and RMSE
+relative to the oracle's RMS <= ``rmse``. Policy ``exact``: equality with the
+native reference (integer outputs, indices).
+
+Under every policy a NaN or Inf where the oracle is finite fails, and where
+the oracle is not finite the candidate must hold the same non-finite value.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from kstrata.tasks.meta import Tolerance
+
+#: dtype -> (atol, rtol); see the module docstring for the rationale.
+DTYPE_BOUNDS: dict[torch.dtype, tuple[float, float]] = {
+    torch.float64: (1e-10, 1e-10),
+    torch.float32: (1e-5, 1e-5),
+    torch.float16: (1e-3, 2e-3),
+    torch.bfloat16: (8e-3, 1.6e-2),
+}
+
+
+@dataclass
+class Comparison:
+    """Result of comparing one output tensor.
+
+    ``bad`` is a bool mask (oracle's shape) of elements outside the tolerance;
+    ``stats`` is JSON-able (max error, bound, counts, metrics).
+    """
+
+    ok: bool
+    bad: torch.Tensor | None
+    stats: dict[str, Any] = field(default_factory=dict)
+
+
+def dtype_bound(dtype: torch.dtype, tol: Tolerance) -> tuple[float, float]:
+    """``(atol, rtol)`` for ``dtype``, overridden by the task's ``atol``/``rtol``."""
+    atol, rtol = DTYPE_BOUNDS.get(dtype, (0.0, 0.0))
+    return (tol.atol if tol.atol is not None else atol, tol.rtol if tol.rtol is not None else rtol)
+
+
+def _nonfinite_mismatch(c: torch.Tensor, o: torch.Tensor) -> torch.Tensor:
+    """Mask of elements whose finiteness (or non-finite value) differs."""
+    of, cf = torch.isfinite(o), torch.isfinite(c)
+    bad = of & ~cf
+    nf = ~of
+    if nf.any():
+        same = (torch.isnan(o) & torch.isnan(c)) | (torch.isinf(o) & (c == o))
+        bad |= nf & ~same
+    return bad
+
+
+def _all_finite(x: torch.Tensor) -> bool:
+    return x.numel() == 0 or bool(torch.isfinite(x.abs().max()))
+
+
+def _max_abs_diff(a: torch.Tensor, b: torch.Tensor) -> float:
+    """max |a - b| over elements where both are finite (float64)."""
+    if not a.numel():
+        return 0.0
+    d = (a - b).abs_()
+    m = float(d.max())
+    if math.isfinite(m):
+        return m
+    fin = torch.isfinite(a) & torch.isfinite(b)
+    return float(torch.where(fin, d, torch.zeros_like(d)).max())
+
+
+def compare(cand: torch.Tensor, oracle: torch.Tensor, native: torch.Tensor, tol: Tolerance) -> Comparison:
+    """Compare one candidate output with the oracle under ``tol``.
+
+    Parameters
+    ----------
+    cand:
+        Candidate output, any device; must already have the reference's shape.
+    oracle:
+        float64 oracle on CPU (or the native output for integer dtypes).
+    native:
+        The reference's output in the task dtype.
+    tol:
+        The task's tolerance policy.
+    """
+    c = cand.detach().cpu()
+    n = native.detach().cpu()
+    if tol.kind == "exact" or not n.is_floating_point():
+        bad = c != n if c.dtype == n.dtype else torch.ones_like(n, dtype=torch.bool)
+        if n.is_floating_point():
+            bad = bad & ~(torch.isnan(c) & torch.isnan(n))
+        return Comparison(not bool(bad.any()), bad, {"policy": "exact", "wrong": int(bad.sum())})
+    o = oracle.detach().cpu().double()
+    cd = c.double()
+    native_err = _max_abs_diff(n.double(), o)
+    stats: dict[str, Any] = {"policy": tol.kind, "native_err": native_err}
+    if tol.kind == "quant":
+        return _compare_quant(cd, o, tol, stats)
+    atol, rtol = dtype_bound(n.dtype, tol)
+    allowance = max(tol.floor or 0.0, tol.k * native_err)
+    err = (cd - o).abs_()
+    bound = o.abs().mul_(rtol).add_(allowance + atol)
+    bad = ~(err <= bound)  # NaN/Inf in the candidate compare False -> bad
+    if not _all_finite(o):
+        nf = ~torch.isfinite(o)
+        bad = torch.where(nf, _nonfinite_mismatch(cd, o), bad)
+    nbad = int(bad.sum())
+    stats.update(allowance=allowance, atol=atol, rtol=rtol, wrong=nbad, total=int(o.numel()))
+    if nbad:
+        fin = torch.isfinite(err)
+        stats["max_err"] = float(err[fin].max()) if fin.any() else float("inf")
+        stats["nonfinite_wrong"] = int((torch.isfinite(o) & ~torch.isfinite(cd)).sum())
+    else:
+        stats["max_err"] = float(err.max()) if err.numel() else 0.0
+    return Comparison(nbad == 0, bad if nbad else None, stats)
+
+
+def _compare_quant(cd: torch.Tensor, o: torch.Tensor, tol: Tolerance, stats: dict[str, Any]) -> Comparison:
+    nonfinite = _nonfinite_mismatch(cd, o)
+    fin = torch.isfinite(o) & torch.isfinite(cd)
+    ov, cv = o[fin], cd[fin]
+    err = (cv - ov).abs()
+    cos = float(torch.nn.functional.cosine_similarity(ov.flatten(), cv.flatten(), dim=0)) if ov.numel() else 1.0
+    rel_l1 = float(err.sum() / ov.abs().sum().clamp_min(1e-300)) if ov.numel() else 0.0
+    rms = float((ov**2).mean().sqrt()) if ov.numel() else 1.0
+    rmse = float((err**2).mean().sqrt()) / max(rms, 1e-300) if ov.numel() else 0.0
+    stats.update(cosine=cos, rel_l1=rel_l1, rmse=rmse, max_err=float(err.max()) if err.numel() else 0.0,
+                 nonfinite_wrong=int(nonfinite.sum()),
+                 limits={"cosine": tol.cosine, "rel_l1": tol.rel_l1, "rmse": tol.rmse})
+    ok = cos >= tol.cosine and rel_l1 <= tol.rel_l1 and rmse <= tol.rmse and not nonfinite.any()
+    if ok:
+        return Comparison(True, None, stats)
+    # elementwise mask for localisation: errors well above the RMS error
+    full = torch.where(torch.isfinite(o) & torch.isfinite(cd), (cd - o).abs(), torch.zeros_like(o))
+    bad = nonfinite | (full > max(tol.rmse * rms * 3, 1e-300))
+    stats.update(wrong=int(bad.sum()), total=int(o.numel()))
+    return Comparison(False, bad, stats)
+
+
+def agree(a: torch.Tensor, b: torch.Tensor, dtype: torch.dtype, tol: Tolerance) -> bool:
+    """Whether two runs' outputs agree up to rounding (the dtype bound)."""
+    a, b = a.detach().cpu(), b.detach().cpu()
+    if not a.is_floating_point():
+        return torch.equal(a, b)
+    atol, rtol = dtype_bound(dtype, tol)
+    if tol.kind == "quant":
+        atol, rtol = max(atol, 1e-3), max(rtol, 1e-2)
+    if torch.equal(a, b):
+        return True
+    ad, bd = a.double(), b.double()
+    close = (ad - bd).abs_() <= bd.abs().mul_(rtol).add_(atol)
+    if bool(close.all()):
+        return True
+    return not bool((_nonfinite_mismatch(ad, bd) | (torch.isfinite(ad) & torch.isfinite(bd) & ~close)).any())
