@@ -16,6 +16,8 @@ from kstrata.backends.base import Backend
 #: returning a Backend.
 BUILTIN: dict[str, str] = {
     "pytorch": "kstrata.backends.pytorch:PyTorchBackend",
+    "triton": "kstrata.backends.triton:TritonBackend",
+    "triton-interp": "kstrata.backends.triton:TritonInterpBackend",
     "tilelang-c": "kstrata.backends.tilelang:TileLangCBackend",
     "tilelang-cuda": "kstrata.backends.tilelang:TileLangCudaBackend",
 }
