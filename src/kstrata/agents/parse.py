@@ -1,0 +1,402 @@
+"""Turn a model's answer into the new source of one level.
+
+Two answer forms are accepted (the prompt asks for one of them):
+
+- a whole code block: exactly one fenced block (```` ```python ... ``` ````,
+  any language tag, or ``~~~``) holding the complete new source;
+- SEARCH/REPLACE edits, as aider writes them (Gauthier, aider "editblock"
+  format), applied in order to the current source::
+
+      <<<<<<< SEARCH
+      lines copied exactly from the current source
+      =======
+      the lines that replace them
+      >>>>>>> REPLACE
+
+A SEARCH text must occur exactly once; when it does not occur verbatim,
+trailing whitespace and then a uniform indentation shift are forgiven (as aider
+does), never anything else.
+
+A malformed answer raises :class:`ParseError`, whose :attr:`ParseError.feedback`
+is written to be sent back to the model for a retry (the retry counts against
+the budget like any call). Kinds: ``truncated`` (unclosed fence or edit block,
+or the API says the token limit was hit), ``no_code``, ``conflicting_blocks``,
+``malformed_edit``, ``edit_no_match``, ``edit_ambiguous``, ``unchanged``.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+#: finish reasons that mean "stopped at the token limit" (OpenAI, Anthropic).
+TRUNCATED_REASONS = ("length", "max_tokens", "max_output_tokens")
+#: fence languages that are never the candidate's code.
+NON_CODE_LANGUAGES = ("text", "txt", "bash", "sh", "shell", "console", "output", "log", "diff", "markdown", "md")
+
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})\s*([\w.+#-]*)[^`]*$")
+_SEARCH = re.compile(r"^ {0,3}<{5,9} ?SEARCH\s*$")
+_DIVIDER = re.compile(r"^ {0,3}={5,9}\s*$")
+_REPLACE = re.compile(r"^ {0,3}>{5,9} ?REPLACE\s*$")
+
+FORMAT_REMINDER = (
+    "Answer with a short rationale, then EITHER exactly one fenced code block with the "
+    "complete new source, OR one or more SEARCH/REPLACE blocks:\n"
+    "<<<<<<< SEARCH\n(lines copied exactly from the current source)\n=======\n"
+    "(their replacement)\n>>>>>>> REPLACE"
+)
+
+
+class ParseError(ValueError):
+    """A model answer that yields no usable source.
+
+    Attributes
+    ----------
+    kind:
+        See the module docstring.
+    feedback:
+        What to tell the model for a retry (includes the required format).
+    details:
+        JSON-able specifics (block counts, the failing edit's index, ...).
+    """
+
+    def __init__(self, kind: str, message: str, **details: Any) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.details = details
+        self.feedback = f"Your previous answer could not be used: {message}\n\n{FORMAT_REMINDER}"
+
+
+@dataclass(frozen=True)
+class CodeBlock:
+    """A fenced block: its language tag (lower case, may be empty), body and
+    the 0-based line of its opening fence."""
+
+    language: str
+    body: str
+    line: int
+
+
+@dataclass(frozen=True)
+class Edit:
+    """One SEARCH/REPLACE edit."""
+
+    search: str
+    replace: str
+
+
+@dataclass(frozen=True)
+class ParsedAnswer:
+    """A usable answer.
+
+    Attributes
+    ----------
+    source:
+        The complete new source of the edited level.
+    mode:
+        ``"full"`` (a whole code block) or ``"edits"``.
+    rationale:
+        The answer's prose outside code and edit blocks (at most 2000 characters).
+    edits:
+        The edits applied, in order (empty in ``full`` mode).
+    """
+
+    source: str
+    mode: Literal["full", "edits"]
+    rationale: str = ""
+    edits: tuple[Edit, ...] = field(default_factory=tuple)
+
+
+def code_blocks(text: str) -> tuple[list[CodeBlock], bool, list[str]]:
+    """Fenced blocks of ``text``.
+
+    Returns
+    -------
+    (blocks, unclosed, prose)
+        The closed blocks in order, whether a fence is left open at the end,
+        and the lines outside every block.
+    """
+    blocks: list[CodeBlock] = []
+    prose: list[str] = []
+    lines = text.splitlines()
+    i = 0
+    while i < len(lines):
+        m = _FENCE.match(lines[i])
+        if not m:
+            prose.append(lines[i])
+            i += 1
+            continue
+        fence, lang = m.group(1), m.group(2).lower()
+        end = next(
+            (j for j in range(i + 1, len(lines))
+             if lines[j].strip().startswith(fence[0] * len(fence)) and not lines[j].strip().strip(fence[0])),
+            None,
+        )
+        if end is None:
+            return blocks, True, prose
+        blocks.append(CodeBlock(lang, "\n".join(lines[i + 1 : end]) + "\n", i))
+        i = end + 1
+    return blocks, False, prose
+
+
+def edit_blocks(text: str) -> tuple[list[Edit], list[str]]:
+    """SEARCH/REPLACE edits of ``text`` and the lines outside them.
+
+    Raises
+    ------
+    ParseError
+        ``truncated`` when the text ends inside an edit block, ``malformed_edit``
+        when markers are out of order.
+    """
+    edits: list[Edit] = []
+    prose: list[str] = []
+    lines = text.splitlines()
+    i = 0
+    while i < len(lines):
+        if _DIVIDER.match(lines[i]) or _REPLACE.match(lines[i]):
+            raise ParseError(
+                "malformed_edit",
+                f"edit block {len(edits) + 1}: a '{lines[i].strip()}' line without a "
+                "'<<<<<<< SEARCH' line before it.",
+                edit=len(edits) + 1,
+            )
+        if not _SEARCH.match(lines[i]):
+            prose.append(lines[i])
+            i += 1
+            continue
+        n = len(edits) + 1
+        div = next((j for j in range(i + 1, len(lines)) if _DIVIDER.match(lines[j])), None)
+        if div is not None and any(_SEARCH.match(x) or _REPLACE.match(x) for x in lines[i + 1 : div]):
+            raise ParseError("malformed_edit", f"edit block {n}: a marker inside its SEARCH part.", edit=n)
+        end = None if div is None else next(
+            (j for j in range(div + 1, len(lines)) if _REPLACE.match(lines[j])), None
+        )
+        if div is None or end is None:
+            raise ParseError(
+                "truncated",
+                f"edit block {n} is not closed (no '=======' or '>>>>>>> REPLACE' line): the "
+                "answer looks cut off. Send fewer or shorter edits.",
+                edit=n,
+            )
+        if any(_SEARCH.match(x) or _DIVIDER.match(x) for x in lines[div + 1 : end]):
+            raise ParseError("malformed_edit", f"edit block {n}: a marker inside its REPLACE part.", edit=n)
+        search = "\n".join(lines[i + 1 : div])
+        replace = "\n".join(lines[div + 1 : end])
+        edits.append(Edit(search + "\n" if search else "", replace + "\n" if replace else ""))
+        i = end + 1
+    return edits, prose
+
+
+def _locate(source: str, search: str) -> list[tuple[int, int, str]]:
+    """Where ``search`` matches ``source``: ``(start_line, end_line, indent)``
+    matches by line, with trailing whitespace ignored and, if that finds
+    nothing, one indentation prefix added to (or removed from) every line."""
+    src = source.splitlines()
+    pat = search.splitlines()
+    n = len(pat)
+    if not n:
+        return []
+    rs = [line.rstrip() for line in src]
+    rp = [line.rstrip() for line in pat]
+    hits = [(i, i + n, "") for i in range(len(src) - n + 1) if rs[i : i + n] == rp]
+    if hits:
+        return hits
+    first = next((k for k, line in enumerate(rp) if line.strip()), None)
+    if first is None:
+        return []
+    for i in range(len(src) - n + 1):
+        a, b = rs[i + first], rp[first]
+        if not a.endswith(b.lstrip()):
+            continue
+        shift = a[: len(a) - len(b.lstrip())]
+        base = b[: len(b) - len(b.lstrip())]
+        ok = all(
+            (not p.strip() and not s.strip()) or _reindent(p, base, shift) == s
+            for p, s in zip(rp, rs[i : i + n])
+        )
+        if ok:
+            hits.append((i, i + n, f"{base}\0{shift}"))
+    return hits
+
+
+def _reindent(line: str, old: str, new: str) -> str | None:
+    if not line.strip():
+        return line
+    return new + line[len(old) :] if line.startswith(old) else None
+
+
+def apply_edits(source: str, edits: list[Edit] | tuple[Edit, ...]) -> str:
+    """Apply ``edits`` to ``source`` in order.
+
+    Raises
+    ------
+    ParseError
+        ``edit_no_match`` (with the closest lines of the current source),
+        ``edit_ambiguous`` (SEARCH occurs more than once) or ``malformed_edit``
+        (an empty SEARCH on a non-empty source).
+    """
+    for n, e in enumerate(edits, 1):
+        if not e.search.strip():
+            if source.strip():
+                raise ParseError(
+                    "malformed_edit",
+                    f"edit block {n} has an empty SEARCH part; copy the lines to replace into it.",
+                    edit=n,
+                )
+            source = e.replace
+            continue
+        count = source.count(e.search)
+        if count == 1:
+            source = source.replace(e.search, e.replace, 1)
+            continue
+        if count > 1:
+            raise _ambiguous(n, count)
+        hits = _locate(source, e.search)
+        if len(hits) > 1:
+            raise _ambiguous(n, len(hits))
+        if not hits:
+            raise _no_match(n, source, e.search)
+        start, end, indent = hits[0]
+        lines = source.splitlines(keepends=True)
+        replacement = e.replace
+        if indent:
+            old, new = indent.split("\0")
+            replacement = "".join(
+                (_reindent(line, old, new) or line) for line in e.replace.splitlines(keepends=True)
+            )
+        source = "".join(lines[:start]) + replacement + "".join(lines[end:])
+    return source
+
+
+def _ambiguous(n: int, count: int) -> ParseError:
+    return ParseError(
+        "edit_ambiguous",
+        f"the SEARCH text of edit block {n} occurs {count} times in the current source; "
+        "include more surrounding lines so it matches exactly once.",
+        edit=n,
+        matches=count,
+    )
+
+
+def _no_match(n: int, source: str, search: str) -> ParseError:
+    src = source.splitlines()
+    first = next((line for line in search.splitlines() if line.strip()), "")
+    close = difflib.get_close_matches(first, src, n=1, cutoff=0.5)
+    hint = ""
+    if close:
+        k = src.index(close[0])
+        snippet = "\n".join(src[k : k + max(3, min(8, len(search.splitlines())))])
+        hint = f" The closest lines of the current source start at line {k + 1}:\n{snippet}\n"
+    return ParseError(
+        "edit_no_match",
+        f"the SEARCH text of edit block {n} does not occur in the current source (its first "
+        f"line is {first.strip()!r}).{hint} Copy SEARCH lines exactly from the current source.",
+        edit=n,
+    )
+
+
+def _code_like(blocks: list[CodeBlock], language: str | None) -> list[CodeBlock]:
+    out = [b for b in blocks if b.body.strip() and b.language not in NON_CODE_LANGUAGES]
+    if language:
+        tagged = [b for b in out if b.language in ("", language.lower())]
+        out = tagged or out
+    return out
+
+
+def parse_answer(
+    text: str,
+    current: str,
+    *,
+    finish_reason: str | None = None,
+    language: str | None = None,
+) -> ParsedAnswer:
+    """Parse a model answer against the ``current`` source of the edited level.
+
+    Parameters
+    ----------
+    text:
+        The answer, as the model gave it.
+    current:
+        The level's current source ("" when the level has none yet).
+    finish_reason:
+        The API's stop reason; a token-limit stop is ``truncated``.
+    language:
+        The expected fence language (e.g. ``"python"``); blocks tagged with
+        another language are then ignored when a matching one exists.
+
+    Raises
+    ------
+    ParseError
+        For every malformed answer; see the module docstring.
+    """
+    if (finish_reason or "").lower() in TRUNCATED_REASONS:
+        raise ParseError(
+            "truncated",
+            "it was cut off at the output token limit. Send a shorter answer: SEARCH/REPLACE "
+            "edits of only the lines that change instead of the whole source, and less prose.",
+            finish_reason=finish_reason,
+        )
+    if any(_SEARCH.match(line) or _REPLACE.match(line) for line in text.splitlines()):
+        edits, prose = edit_blocks(text)
+        source = apply_edits(current, edits)
+        mode: Literal["full", "edits"] = "edits"
+        prose = [line for line in prose if not _FENCE.match(line)]
+    else:
+        blocks, unclosed, prose = code_blocks(text)
+        if unclosed:
+            raise ParseError(
+                "truncated",
+                "a code block is opened with ``` but never closed: the answer looks cut off. "
+                "Send a shorter answer (SEARCH/REPLACE edits instead of the whole source).",
+            )
+        code = _code_like(blocks, language)
+        if not code:
+            raise ParseError("no_code", "it contains no code block.", blocks=len(blocks))
+        distinct = {b.body.strip() for b in code}
+        if len(distinct) > 1:
+            lines = ", ".join(str(b.line + 1) for b in code)
+            raise ParseError(
+                "conflicting_blocks",
+                f"it contains {len(code)} different code blocks (starting at answer lines {lines}) "
+                "and it is not clear which one is the new source. Send exactly one block with "
+                "the complete source, or SEARCH/REPLACE edits.",
+                blocks=len(code),
+            )
+        source, mode, edits = code[0].body, "full", []
+    if source.strip() == current.strip():
+        raise ParseError(
+            "unchanged",
+            "the resulting source is identical to the current one. Make an actual change.",
+        )
+    rationale = "\n".join(prose).strip()[:2000]
+    return ParsedAnswer(source=source, mode=mode, rationale=rationale, edits=tuple(edits))
+
+
+def answer_to_sources(
+    text: str,
+    sources: Mapping[str, str],
+    level: str,
+    *,
+    finish_reason: str | None = None,
+    language: str | None = None,
+) -> tuple[dict[str, str], ParsedAnswer]:
+    """The candidate's complete sources after applying the answer to ``level``.
+
+    Returns
+    -------
+    (sources, parsed)
+        ``sources`` with ``level`` replaced by the parsed source (other levels
+        unchanged), and the :class:`ParsedAnswer`.
+
+    Raises
+    ------
+    ParseError
+        See :func:`parse_answer`.
+    """
+    parsed = parse_answer(
+        text, sources.get(level, ""), finish_reason=finish_reason, language=language
+    )
+    return {**sources, level: parsed.source}, parsed
