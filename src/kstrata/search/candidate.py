@@ -56,7 +56,7 @@ def to_evaluation_record(ev: Any) -> EvaluationRecord:
     Reads ``verdict`` (a :class:`kstrata.verdict.Verdict` or its string),
     ``check``/``check_name``, ``evidence``, ``feedback``, ``n_public``/
     ``public_tests``, ``n_hidden``/``hidden_tests``, ``build_log``/``log``,
-    ``wall_s``/``elapsed_s``; missing fields stay empty.
+    ``wall_s``/``seconds``; missing fields stay empty.
     """
     verdict = _get(ev, "verdict", default="runtime_error")
     return EvaluationRecord(
@@ -67,14 +67,14 @@ def to_evaluation_record(ev: Any) -> EvaluationRecord:
         n_public=_get(ev, "n_public", "public_tests"),
         n_hidden=_get(ev, "n_hidden", "hidden_tests"),
         build_log=_get(ev, "build_log", "log"),
-        wall_s=_num(_get(ev, "wall_s", "elapsed_s")),
+        wall_s=_num(_get(ev, "wall_s", "seconds", "elapsed_s")),
     )
 
 
 def _speedup(baseline: str, s: Any) -> Speedup | None:
     if _num(s) is not None:
         return Speedup(baseline, _num(s))
-    value = _num(_get(s, "value", "speedup", "median"))
+    value = _num(_get(s, "value", "point", "speedup", "median"))
     if value is None:
         return None
     lo, hi = _get(s, "ci_low", "low"), _get(s, "ci_high", "high")
