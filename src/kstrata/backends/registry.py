@@ -16,6 +16,9 @@ from kstrata.backends.base import Backend
 #: returning a Backend.
 BUILTIN: dict[str, str] = {
     "pytorch": "kstrata.backends.pytorch:PyTorchBackend",
+    "tvm-llvm": "kstrata.backends.tvm.backend:TVMLLVMBackend",
+    "tvm-opencl": "kstrata.backends.tvm.backend:TVMOpenCLBackend",
+    "tvm-cuda": "kstrata.backends.tvm.backend:TVMCUDABackend",
     "triton": "kstrata.backends.triton:TritonBackend",
     "triton-interp": "kstrata.backends.triton:TritonInterpBackend",
     "tilelang-c": "kstrata.backends.tilelang:TileLangCBackend",

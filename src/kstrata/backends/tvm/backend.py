@@ -1,0 +1,358 @@
+"""The ``tvm-llvm``, ``tvm-opencl`` and ``tvm-cuda`` backends.
+
+A candidate has three levels (see :mod:`~kstrata.backends.tvm.lower`,
+:mod:`~kstrata.backends.tvm.schedule`, :mod:`~kstrata.backends.tvm.build`):
+
+``graph``
+    Relax TVMScript with a ``# kstrata-tvm graph`` header (fusion choice, param
+    order). Symbolic in the input sizes, so it serves every task shape.
+``schedule``
+    ``def schedule_<primfunc>(sch)`` functions of ``tvm.s_tir.Schedule``
+    primitives. On GPU targets a PrimFunc without one gets dlight's default
+    thread binding at build time.
+``source``
+    The generated LLVM IR / OpenCL C / CUDA C for one shape, with header lines
+    saying how to run it. When present it is what gets built.
+
+``load`` builds the lowest level present. Model weights are drawn by building
+the task's ``Model(*init_inputs)`` under the caller's RNG state (as KernelBench
+does) and bound as trailing kernel arguments.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+from collections import OrderedDict
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import torch
+
+from kstrata.backends.base import Availability, Backend, CandidateLoadError
+from kstrata.backends.tvm import build as tb
+from kstrata.backends.tvm.lower import Lowered, LoweringError, default_graph, lower_graph
+from kstrata.backends.tvm.schedule import (
+    ScheduleTextError,
+    default_gpu_schedule,
+    parse_schedule,
+    render_schedule,
+    replay_schedule,
+    schedule_lines,
+)
+from kstrata.tasks.base import Task, TaskError
+
+_CACHE: OrderedDict[str, Any] = OrderedDict()
+_CACHE_SIZE = 32
+
+
+def _key(*parts: Any) -> str:
+    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
+
+
+@contextlib.contextmanager
+def _errors_as_load_errors() -> Iterator[None]:
+    try:
+        yield
+    except (LoweringError, ScheduleTextError, tb.BuildError, TaskError) as e:
+        raise CandidateLoadError(str(e)) from e
+
+
+class TVMBackend(Backend):
+    """TVM on one target kind (``llvm``, ``opencl`` or ``cuda``)."""
+
+    kind = "llvm"
+    levels = ("graph", "schedule", "source")
+
+    # ------------------------------------------------------------------ info
+    def target(self) -> Any:
+        """This backend's ``tvm.target.Target``."""
+        return tb.make_target(self.kind)
+
+    @property
+    def gpu_like(self) -> bool:
+        """Whether PrimFuncs need thread binding (OpenCL and CUDA)."""
+        return self.kind in ("opencl", "cuda")
+
+    def _versions(self) -> tuple[tuple[str, str], ...]:
+        import tvm
+
+        return (("tvm", tvm.__version__), ("torch", torch.__version__))
+
+    def availability(self) -> Availability:
+        try:
+            import tvm  # noqa: F401
+        except ImportError as e:
+            return Availability(False, f"apache-tvm is not installed: {e}")
+        return Availability(True, "", self._versions())
+
+    # ------------------------------------------------------------------ levels
+    def initial_sources(self, task: Task) -> dict[str, str]:
+        """Default lowering: the exported Relax graph and an empty schedule.
+
+        On GPU targets the empty schedule means "dlight default thread binding
+        for every PrimFunc" (applied at build time, at the build shape); use
+        :meth:`materialize_schedule` for the explicit trace text.
+
+        Raises
+        ------
+        NotImplementedError
+            When the reference does not lower (the message says why).
+        """
+        try:
+            graph = default_graph(task)
+        except LoweringError as e:
+            raise NotImplementedError(f"{self.name}: {task.name} does not lower: {e}") from e
+        note = "dlight default GPU schedule for PrimFuncs listed nowhere below" if self.gpu_like else \
+            "unscheduled: TVM's default loop nests"
+        return {"graph": graph, "schedule": render_schedule({}, note)}
+
+    def lower(self, task: Task, sources: dict[str, str], shape: dict[str, int]) -> Lowered:
+        """The candidate's graph (or the default one) lowered at ``shape``.
+
+        Raises
+        ------
+        LoweringError
+        """
+        return lower_graph(task, sources.get("graph") or default_graph(task), task.full_shape(shape))
+
+    def scheduled_funcs(
+        self, task: Task, sources: dict[str, str], shape: dict[str, int], strict: bool = True
+    ) -> tuple[Lowered, dict[str, Any], list[Any], list[Any]]:
+        """Lower and schedule: ``(lowered, scheduled funcs, applied steps, failed steps)``.
+
+        On GPU targets PrimFuncs that the schedule does not name get dlight's
+        default schedule.
+
+        Raises
+        ------
+        LoweringError, ScheduleTextError
+            ``ScheduleTextError`` only when ``strict``.
+        """
+        lowered = self.lower(task, sources, shape)
+        text = sources.get("schedule") or render_schedule({})
+        funcs, applied, failed = replay_schedule(lowered.funcs, text, strict=strict)
+        if self.gpu_like:
+            named = set(parse_schedule(text))
+            rest = {n: f for n, f in lowered.funcs.items() if n not in named}
+            if rest:
+                funcs2, _, _ = replay_schedule(rest, default_gpu_schedule(rest, self.target()), strict=True)
+                funcs.update(funcs2)
+        return lowered, funcs, applied, failed
+
+    def materialize_schedule(self, task: Task, sources: dict[str, str], shape: dict[str, int]) -> str:
+        """The schedule with every implicit (dlight default) part written out as text."""
+        lowered = self.lower(task, sources, shape)
+        text = sources.get("schedule") or render_schedule({})
+        lines = schedule_lines(text)
+        if self.gpu_like:
+            rest = {n: f for n, f in lowered.funcs.items() if n not in lines}
+            if rest:
+                lines.update(schedule_lines(default_gpu_schedule(rest, self.target())))
+        return render_schedule(lines)
+
+    def generate_source(self, task: Task, sources: dict[str, str], shape: dict[str, int]) -> str:
+        """The ``source`` level for ``shape``: target code plus its run header.
+
+        Raises
+        ------
+        CandidateLoadError
+            When the graph or schedule does not lower/build.
+        """
+        shape = task.full_shape(shape)
+        with _errors_as_load_errors():
+            lowered, funcs, _, _ = self.scheduled_funcs(task, sources, shape)
+            mod = tb.build_module(funcs, self.target())
+            launch = tb.launch_table(funcs, self.target()) if self.kind == "opencl" else None
+            code = tb.generated_source(mod, self.kind)
+        return tb.source_header(self.kind, shape, lowered.plan, launch) + code
+
+    # ------------------------------------------------------------------ load
+    def _params(self, task: Task, shape: dict[str, int], init_inputs: list[Any]) -> dict[str, torch.Tensor]:
+        module = task.load_module(shape)
+        model = module.Model(*init_inputs).eval()
+        out = {k: v.detach() for k, v in model.named_parameters()}
+        out.update({k: v.detach() for k, v in model.named_buffers()})
+        return out
+
+    def load(
+        self, task: Task, sources: dict[str, str], shape: dict[str, int], init_inputs: list[Any]
+    ) -> Callable[..., Any]:
+        """Build the lowest level present in ``sources`` at ``shape``.
+
+        Raises
+        ------
+        CandidateLoadError
+            Graph text that does not parse/lower, a schedule step that fails,
+            code the compiler rejects, a ``source`` made for another shape or
+            target, or (``tvm-cuda``) no GPU to run on.
+        """
+        shape = task.full_shape(shape)
+        with _errors_as_load_errors():
+            state = self._params(task, shape, init_inputs)  # first: uses the caller's RNG state
+            if "source" in sources and sources["source"].strip():
+                return self._load_source(task, sources, shape, state)
+            if not sources.get("graph") and not sources.get("schedule"):
+                raise CandidateLoadError(f"{self.name} candidate needs a graph, schedule or source level")
+            key = _key(self.kind, task.digest, sources.get("graph"), sources.get("schedule"), shape)
+            if key not in _CACHE:
+                lowered, funcs, _, _ = self.scheduled_funcs(task, sources, shape)
+                _CACHE[key] = (lowered, self._build(funcs))
+                while len(_CACHE) > _CACHE_SIZE:
+                    _CACHE.popitem(last=False)
+            lowered, built = _CACHE[key]
+            return self._runner(lowered.plan, built, self._bind(lowered.header.params, state))
+
+    def _bind(self, names: tuple[str, ...], state: dict[str, torch.Tensor]) -> list[torch.Tensor]:
+        missing = [n for n in names if n not in state]
+        if missing:
+            raise CandidateLoadError(f"graph binds parameter {missing[0]!r}, which the Model does not have")
+        return [state[n] for n in names]
+
+    def _build(self, funcs: dict[str, Any]) -> Any:
+        return tb.build_module(funcs, self.target())
+
+    def _runner(self, plan: Any, built: Any, params: list[torch.Tensor]) -> Callable[..., Any]:
+        from kstrata.backends.tvm.runtime import PlanRunner
+
+        return PlanRunner(plan, lambda n: built[n], params, self.device)
+
+    def _load_source(self, task: Task, sources: dict[str, str], shape: dict[str, int],
+                     state: dict[str, torch.Tensor]) -> Callable[..., Any]:
+        text = sources["source"]
+        kind, src_shape, plan, _ = tb.parse_source_header(text)
+        if kind != self.kind:
+            raise CandidateLoadError(f"source was generated for target {kind}, not {self.kind}")
+        if task.full_shape(src_shape) != shape:
+            raise CandidateLoadError(
+                f"source-level code is specialized to shape {src_shape} and cannot run at {shape}"
+            )
+        header = None
+        if sources.get("graph"):
+            from kstrata.backends.tvm.lower import parse_graph
+
+            header = parse_graph(sources["graph"])[0]
+        names = header.params if header else tuple(state)
+        params = self._bind(names, state)
+        key = _key(self.kind, "source", text)
+        if key not in _CACHE:
+            _CACHE[key] = tb.load_llvm_ir(text)
+        return self._runner(plan, _CACHE[key], params)
+
+
+class TVMLLVMBackend(TVMBackend):
+    """TVM on this CPU through LLVM (``tvm-llvm``)."""
+
+    name = "tvm-llvm"
+    kind = "llvm"
+    device = "cpu"
+
+
+class TVMOpenCLBackend(TVMBackend):
+    """TVM's OpenCL C, run through pyopencl (``tvm-opencl``; PoCL on CPU here)."""
+
+    name = "tvm-opencl"
+    kind = "opencl"
+    device = "cpu"
+
+    def availability(self) -> Availability:
+        base = super().availability()
+        if not base.usable:
+            return base
+        try:
+            import pyopencl as cl
+
+            devices = [d.name for p in cl.get_platforms() for d in p.get_devices()]
+        except Exception as e:  # noqa: BLE001 - no ICD loader / platform
+            return Availability(False, f"no OpenCL platform: {e} (pip install pocl-binary-distribution)")
+        if not devices:
+            return Availability(False, "no OpenCL device (pip install pocl-binary-distribution)")
+        return Availability(True, "", base.versions + (("pyopencl", cl.VERSION_TEXT), ("device", devices[0])))
+
+    def _build(self, funcs: dict[str, Any]) -> Any:
+        mod = tb.build_module(funcs, self.target())
+        return tb.generated_source(mod, "opencl"), tb.launch_table(funcs, self.target())
+
+    def _runner(self, plan: Any, built: Any, params: list[torch.Tensor]) -> Callable[..., Any]:
+        from kstrata.backends.tvm.runtime import OpenCLRunner
+
+        code, launch = built
+        try:
+            return OpenCLRunner(plan, code, launch, params)
+        except Exception as e:  # noqa: BLE001 - a compile error in the OpenCL C is data
+            raise CandidateLoadError(f"OpenCL build failed: {str(e)[-1500:]}") from e
+
+    def _load_source(self, task: Task, sources: dict[str, str], shape: dict[str, int],
+                     state: dict[str, torch.Tensor]) -> Callable[..., Any]:
+        text = sources["source"]
+        kind, src_shape, plan, launch = tb.parse_source_header(text)
+        if kind != self.kind or launch is None:
+            raise CandidateLoadError(f"source was generated for target {kind}, not opencl (or lacks kstrata-launch)")
+        if task.full_shape(src_shape) != shape:
+            raise CandidateLoadError(
+                f"source-level code is specialized to shape {src_shape} and cannot run at {shape}"
+            )
+        from kstrata.backends.tvm.lower import parse_graph
+
+        names = parse_graph(sources["graph"])[0].params if sources.get("graph") else tuple(state)
+        return self._runner(plan, (text, launch), self._bind(names, state))
+
+
+class TVMCUDABackend(TVMBackend):
+    """TVM's CUDA C, compiled with nvcc, run on an NVIDIA GPU (``tvm-cuda``)."""
+
+    name = "tvm-cuda"
+    kind = "cuda"
+    device = "cuda"
+
+    def availability(self) -> Availability:
+        base = super().availability()
+        if not base.usable:
+            return base
+        if not torch.cuda.is_available():
+            return Availability(False, "no NVIDIA GPU visible to torch (CUDA code can still be generated"
+                                " and compiled with nvcc)", base.versions)
+        import tvm
+
+        if not tvm.cuda(0).exist:
+            return Availability(False, "TVM's CUDA runtime sees no GPU", base.versions)
+        return Availability(True, "", base.versions + (("gpu", torch.cuda.get_device_name(0)),))
+
+    def target(self) -> Any:
+        arch = None
+        if torch.cuda.is_available():
+            major, minor = torch.cuda.get_device_capability(0)
+            arch = f"sm_{major}{minor}"
+        return tb.make_target("cuda", arch)
+
+    def load(self, task: Task, sources: dict[str, str], shape: dict[str, int],
+             init_inputs: list[Any]) -> Callable[..., Any]:
+        if not self.availability().usable:
+            raise CandidateLoadError(f"tvm-cuda cannot run here: {self.availability().reason}")
+        return super().load(task, sources, shape, init_inputs)
+
+    def _build(self, funcs: dict[str, Any], code: str | None = None) -> Any:
+        import tvm
+
+        target = self.target()
+        arch = str(target.attrs.get("arch", "sm_90"))
+
+        def compile_cuda(src: str, _target: Any = None) -> bytes:
+            return tb.nvcc_compile(code if code is not None else src, arch=arch, fmt="ptx")
+
+        tvm.register_global_func("tvm_callback_cuda_compile", compile_cuda, override=True)
+        return tb.build_module(funcs, target)
+
+    def _load_source(self, task: Task, sources: dict[str, str], shape: dict[str, int],
+                     state: dict[str, torch.Tensor]) -> Callable[..., Any]:
+        text = sources["source"]
+        kind, src_shape, plan, _ = tb.parse_source_header(text)
+        if kind != "cuda" or task.full_shape(src_shape) != shape:
+            raise CandidateLoadError(f"source is for {kind} at {src_shape}, not cuda at {shape}")
+        if not sources.get("graph"):
+            raise CandidateLoadError("a tvm-cuda source needs its graph and schedule (they give the launch"
+                                     " configuration); keep kernel names and parameters unchanged")
+        lowered, funcs, _, _ = self.scheduled_funcs(task, sources, shape)
+        built = self._build(funcs, code=text)
+        return self._runner(lowered.plan, built, self._bind(lowered.header.params, state))

@@ -1,0 +1,266 @@
+"""Compile scheduled PrimFuncs for a target and produce/consume ``source`` text.
+
+``source`` texts carry what is needed to run them in comment lines at the top
+(``;`` for LLVM IR, ``//`` for OpenCL C and CUDA C)::
+
+    ; kstrata-tvm source target=llvm shape={"B": 8, "D": 512}
+    ; kstrata-plan: {...}            kernel order and buffers (lower.Plan)
+    // kstrata-launch: {...}         OpenCL only: per PrimFunc, its kernels,
+                                     argument buffers and grid/block sizes
+
+The code is specialized to that shape (TVM compiles static shapes).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from typing import Any
+
+from kstrata.backends.tvm.lower import Plan
+
+TARGET_KINDS = ("llvm", "opencl", "cuda")
+
+
+class BuildError(Exception):
+    """Code that does not compile (the message has the compiler's words)."""
+
+
+def make_target(kind: str, arch: str | None = None) -> Any:
+    """The ``tvm.target.Target`` for a backend target kind.
+
+    ``llvm`` uses the host CPU (``mcpu`` from LLVM's host detection) and its core
+    count (MetaSchedule needs ``num-cores``); ``cuda`` defaults to ``sm_90``
+    (H200) unless ``arch`` or ``KSTRATA_CUDA_ARCH`` says otherwise.
+    """
+    import tvm
+
+    if kind == "llvm":
+        spec: dict[str, Any] = {"kind": "llvm", "num-cores": os.cpu_count() or 1}
+        cpu = _host_cpu()
+        if cpu:
+            spec["mcpu"] = cpu
+        return tvm.target.Target(spec)
+    if kind == "cuda":
+        return tvm.target.Target({"kind": "cuda", "arch": arch or os.environ.get("KSTRATA_CUDA_ARCH", "sm_90")})
+    if kind == "opencl":
+        return tvm.target.Target({"kind": "opencl"})
+    raise ValueError(f"unknown TVM target kind {kind!r}; expected one of {TARGET_KINDS}")
+
+
+def _host_cpu() -> str:
+    import tvm
+
+    f = tvm.get_global_func("target.llvm_get_system_cpu", True)
+    return str(f()) if f is not None else ""
+
+
+def _comment(kind: str) -> str:
+    return ";" if kind == "llvm" else "//"
+
+
+def source_header(kind: str, shape: dict[str, int], plan: Plan, launch: dict[str, Any] | None = None) -> str:
+    c = _comment(kind)
+    lines = [
+        f"{c} kstrata-tvm source target={kind} shape={json.dumps(shape, sort_keys=True)}",
+        f"{c} kstrata-plan: {plan.to_json()}",
+    ]
+    if launch is not None:
+        lines.append(f"{c} kstrata-launch: {json.dumps(launch, separators=(',', ':'))}")
+    return "\n".join(lines) + "\n"
+
+
+def parse_source_header(text: str) -> tuple[str, dict[str, int], Plan, dict[str, Any] | None]:
+    """(target kind, shape, plan, launch table or None) from a source text.
+
+    Raises
+    ------
+    BuildError
+        When the header lines are missing or malformed.
+    """
+    m = re.search(r"kstrata-tvm source target=(\w+) shape=(\{.*\})", text)
+    p = re.search(r"kstrata-plan: (\{.*\})", text)
+    if not m or not p:
+        raise BuildError("source text lacks its 'kstrata-tvm source' / 'kstrata-plan' header lines")
+    launch = re.search(r"kstrata-launch: (\{.*\})", text)
+    try:
+        return (m.group(1), json.loads(m.group(2)), Plan.from_json(p.group(1)),
+                json.loads(launch.group(1)) if launch else None)
+    except (ValueError, TypeError) as e:
+        raise BuildError(f"source header does not parse: {e}") from e
+
+
+# --------------------------------------------------------------------------- building
+def build_module(funcs: dict[str, Any], target: Any) -> Any:
+    """``tvm.tirx.build`` of the scheduled PrimFuncs (one runtime Module).
+
+    Raises
+    ------
+    BuildError
+        With TVM's message when lowering or code generation fails.
+    """
+    import tvm
+
+    try:
+        return tvm.tirx.build(tvm.IRModule(dict(funcs)), target=target)
+    except Exception as e:  # noqa: BLE001 - a bad schedule is data
+        raise BuildError(f"TVM build failed: {_short(e)}") from e
+
+
+def _short(e: BaseException) -> str:
+    lines = [ln for ln in str(e).strip().splitlines() if ln.strip()]
+    tail = [ln for ln in lines if "Error" in ln or "Check failed" in ln] or lines[-1:]
+    return (tail[-1] if tail else type(e).__name__)[:600]
+
+
+def generated_source(module: Any, kind: str) -> str:
+    """The target code of a built module: LLVM IR, OpenCL C or CUDA C."""
+    if kind == "llvm":
+        return str(module.inspect_source("ll"))
+    for m in module.imports:
+        return str(m.inspect_source())
+    raise BuildError(f"built {kind} module has no device module")
+
+
+def load_llvm_ir(text: str) -> Any:
+    """A runtime Module from (possibly edited) LLVM IR text.
+
+    Raises
+    ------
+    BuildError
+        When LLVM does not parse or compile the IR.
+    """
+    import tvm
+
+    with tempfile.TemporaryDirectory(prefix="kstrata_ll_") as d:
+        path = os.path.join(d, "kernels.ll")
+        with open(path, "w") as f:
+            f.write(text)
+        try:
+            return tvm.runtime.load_module(path)
+        except Exception as e:  # noqa: BLE001
+            raise BuildError(f"LLVM rejected the IR: {_short(e)}") from e
+
+
+def launch_table(funcs: dict[str, Any], target: Any) -> dict[str, Any]:
+    """Per PrimFunc, the device kernels its host code launches, in order.
+
+    Returns
+    -------
+    dict
+        ``{primfunc: {"params": [buffer names in call order],
+        "kernels": [{"name", "args": [buffer name | {"alloc": [nbytes]} | int],
+        "grid": [x, y, z], "block": [x, y, z], "shared": bytes}]}}``,
+        read from TVM's own host/device split (``tvm.tirx.build`` steps 3-5).
+    """
+    import tvm
+    from tvm import tirx
+    from tvm.tirx.build import split_host_device_mods
+
+    host_target = tvm.target.Target("llvm")
+    mod = tirx.transform.BindTarget(target.with_host(host_target))(tvm.IRModule(dict(funcs)))
+    pipeline, _, _ = tvm.tirx.get_default_tir_pipeline(target)
+    try:
+        mod = pipeline(mod)
+    except Exception as e:  # noqa: BLE001
+        raise BuildError(f"TVM lowering failed: {_short(e)}") from e
+    host, devs = split_host_device_mods(mod)
+    kernels: dict[str, Any] = {}
+    for dmod in devs.values():
+        for gv, f in dmod.functions.items():
+            kernels[gv.name_hint] = f
+    out: dict[str, Any] = {}
+    for name, func in funcs.items():
+        bmap = getattr(func, "buffer_map", None)  # before TVM 0.27 params were handles
+        params = [str(bmap[p].name) if bmap is not None and p in bmap else str(p.name) for p in func.params]
+        hf = None
+        for gv, f in host.functions.items():
+            if gv.name_hint == name:
+                hf = f
+        if hf is None:
+            raise BuildError(f"host function for {name} not found after lowering")
+        entry: dict[str, Any] = {"params": params, "kernels": []}
+        text = hf.script()
+        allocs = _workspaces(text)
+        for m in re.finditer(r'T\.call_ffi_kernel\("(\w+)", (.*?), launch_params=\[(.*?)\]', text):
+            kname, arglist = m.group(1), [a.strip() for a in m.group(2).split(",")]
+            kf = kernels[kname]
+            n_data = len(kf.params)
+            tags = [t.strip().strip('"') for t in m.group(3).split(",") if t.strip()]
+            data, vals = arglist[:n_data], [int(v) for v in arglist[n_data:]]
+            grid, block, shared = [1, 1, 1], [1, 1, 1], 0
+            for tag, v in zip(tags, vals):
+                if tag.startswith("blockIdx."):
+                    grid["xyz".index(tag[-1])] = v
+                elif tag.startswith("threadIdx."):
+                    block["xyz".index(tag[-1])] = v
+                else:
+                    shared = v
+            args: list[Any] = []
+            for a in data:
+                if re.fullmatch(r"-?\d+", a):
+                    args.append(int(a))
+                    continue
+                n = a[:-len(".data")] if a.endswith(".data") else a
+                base = re.sub(r"_\d+$", "", n)
+                if n in params or base in params:
+                    args.append(n if n in params else base)
+                elif n in allocs or base in allocs:
+                    args.append({"alloc": allocs.get(n, allocs.get(base))})
+                else:
+                    raise BuildError(f"kernel {kname} argument {a} is neither a parameter nor a workspace")
+            entry["kernels"].append({"name": kname, "args": args, "grid": grid, "block": block,
+                                     "shared": shared})
+        if not entry["kernels"]:
+            raise BuildError(f"{name}: no device kernel launches found in its host code")
+        out[name] = entry
+    return out
+
+
+def _workspaces(host_script: str) -> dict[str, int]:
+    """Global workspaces a host function allocates: name -> bytes."""
+    out: dict[str, int] = {}
+    for m in re.finditer(r"(\w+) = T\.\w*alloc\w*\(\(([^)]*)\),\s*\"(\w+)\"", host_script):
+        n = 1
+        for e in m.group(2).split(","):
+            e = re.sub(r"T\.int64\((\d+)\)", r"\1", e.strip())
+            if e:
+                n *= int(e)
+        bits = int(re.search(r"(\d+)$", m.group(3)).group(1)) if re.search(r"\d+$", m.group(3)) else 8
+        out[m.group(1)] = n * max(bits // 8, 1)
+    return out
+
+
+# --------------------------------------------------------------------------- nvcc
+def nvcc_path() -> str | None:
+    """The ``nvcc`` executable, or None."""
+    return shutil.which("nvcc") or (
+        "/usr/local/cuda/bin/nvcc" if os.path.exists("/usr/local/cuda/bin/nvcc") else None
+    )
+
+
+def nvcc_compile(code: str, arch: str = "sm_90", fmt: str = "ptx", timeout: float = 300) -> bytes:
+    """Compile CUDA C with nvcc; returns the PTX (``fmt="ptx"``) or cubin bytes.
+
+    Raises
+    ------
+    BuildError
+        When nvcc is missing or rejects the code (its stderr is the message).
+    """
+    nvcc = nvcc_path()
+    if nvcc is None:
+        raise BuildError("nvcc not found (install the CUDA toolkit or put nvcc on PATH)")
+    with tempfile.TemporaryDirectory(prefix="kstrata_nvcc_") as d:
+        src, out = os.path.join(d, "k.cu"), os.path.join(d, f"k.{fmt}")
+        with open(src, "w") as f:
+            f.write(code)
+        cmd = [nvcc, f"--{fmt}", "-O3", f"-arch={arch}", "-o", out, src]
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+        if r.returncode != 0:
+            raise BuildError(f"nvcc failed: {(r.stderr or r.stdout).strip()[-1500:]}")
+        with open(out, "rb") as f:
+            return f.read()

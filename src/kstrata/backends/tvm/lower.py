@@ -1,0 +1,459 @@
+"""PyTorch reference -> Relax ``graph`` text -> static TensorIR PrimFuncs.
+
+The ``graph`` level of a TVM candidate is a Relax module written as TVMScript,
+preceded by ``# kstrata-tvm`` header lines that say how to lower it::
+
+    # kstrata-tvm graph
+    # inputs: 1            (how many leading ``main`` parameters are task inputs)
+    # params: weight       (the Model's parameters/buffers bound to the rest, in order)
+    # output: single       (``single``: forward returns one tensor; ``tuple``)
+    # fusion: ops+tir      (``ops+tir``: FuseOps then FuseTIR; ``none``: one PrimFunc per op)
+    # shape: symbolic      (or ``static {"B": 8, ...}`` when the export had to specialize)
+
+The module is exported with every input dimension symbolic (``torch.export``
+with ``Dim.AUTO``) so one graph serves every shape; :func:`lower_graph` binds the
+symbols from the concrete input shapes of a task shape, legalizes the Relax
+operators into TensorIR (``relax.transform.LegalizeOps``) and applies the
+fusion choice, giving one static PrimFunc per kernel plus a :class:`Plan` that
+says in which order the kernels run on which buffers.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from kstrata.tasks.base import Task
+
+FUSION_CHOICES = ("ops+tir", "none")
+_HEADER = "# kstrata-tvm graph"
+
+
+class LoweringError(Exception):
+    """The reference (or an edited graph) cannot be lowered; the message says why."""
+
+
+# --------------------------------------------------------------------------- graph text
+@dataclass(frozen=True)
+class GraphHeader:
+    """The ``# kstrata-tvm`` header of a graph text (see module docstring)."""
+
+    n_inputs: int
+    params: tuple[str, ...]
+    single_output: bool
+    fusion: str = "ops+tir"
+    static_shape: dict[str, int] | None = None
+
+    def render(self) -> str:
+        shape = "symbolic" if self.static_shape is None else "static " + json.dumps(self.static_shape)
+        return "\n".join(
+            [
+                _HEADER,
+                f"# inputs: {self.n_inputs}",
+                f"# params: {', '.join(self.params)}",
+                f"# output: {'single' if self.single_output else 'tuple'}",
+                f"# fusion: {self.fusion}",
+                f"# shape: {shape}",
+            ]
+        )
+
+
+def parse_graph(text: str) -> tuple[GraphHeader, str]:
+    """Split a graph text into its header and TVMScript body.
+
+    Raises
+    ------
+    LoweringError
+        When the header is missing or malformed.
+    """
+    fields: dict[str, str] = {}
+    for line in text.splitlines():
+        m = re.match(r"#\s*(inputs|params|output|fusion|shape):\s*(.*)$", line.strip())
+        if m:
+            fields[m.group(1)] = m.group(2).strip()
+    missing = [k for k in ("inputs", "params", "output") if k not in fields]
+    if missing:
+        raise LoweringError(f"graph text lacks header line(s) '# {missing[0]}: ...'")
+    fusion = fields.get("fusion", "ops+tir")
+    if fusion not in FUSION_CHOICES:
+        raise LoweringError(f"graph '# fusion: {fusion}' must be one of {FUSION_CHOICES}")
+    shape_field = fields.get("shape", "symbolic")
+    static = None
+    if shape_field.startswith("static"):
+        static = json.loads(shape_field[len("static"):].strip())
+    params = tuple(p.strip() for p in fields["params"].split(",") if p.strip())
+    header = GraphHeader(int(fields["inputs"]), params, fields["output"] == "single", fusion, static)
+    return header, text
+
+
+def with_fusion(graph_text: str, fusion: str) -> str:
+    """``graph_text`` with its ``# fusion:`` header line set to ``fusion``."""
+    if fusion not in FUSION_CHOICES:
+        raise ValueError(f"fusion must be one of {FUSION_CHOICES}")
+    if re.search(r"^# fusion:.*$", graph_text, flags=re.M):
+        return re.sub(r"^# fusion:.*$", f"# fusion: {fusion}", graph_text, count=1, flags=re.M)
+    return graph_text.replace(_HEADER, f"{_HEADER}\n# fusion: {fusion}", 1)
+
+
+# --------------------------------------------------------------------------- export
+def _input_shapes(task: Task, shape: dict[str, int]) -> list[tuple[int, ...]]:
+    """Shapes of ``get_inputs()`` at ``shape`` without drawing data (meta device)."""
+    module = task.load_module(shape)
+    with torch.device("meta"):
+        inputs = list(module.get_inputs())
+    return [tuple(x.shape) if isinstance(x, torch.Tensor) else () for x in inputs]
+
+
+def _export_shape(task: Task) -> dict[str, int]:
+    """A task shape to export at: every input dim >= 2, as many distinct sizes as possible.
+
+    torch.export specializes dims of size 0/1 and may merge equal sizes, so the
+    symbolic graph is traced where neither happens when the task allows it.
+    """
+    best, best_key = task.nominal_shape, None
+    for s in [*task.small_shapes, task.nominal_shape, *task.sweep_shapes]:
+        s = task.full_shape(s)
+        dims = [d for shp in _input_shapes(task, s) for d in shp]
+        key = (all(d >= 2 for d in dims), len(set(dims)), -sum(dims))
+        if best_key is None or key > best_key:
+            best, best_key = s, key
+    return best
+
+
+def _functional_wrapper(model: torch.nn.Module, n_inputs: int, names: list[str]) -> torch.nn.Module:
+    """A module whose forward takes (inputs..., params...) so weights become graph inputs."""
+    try:
+        sig = [p for p in inspect.signature(model.forward).parameters.values()
+               if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        in_names = [p.name for p in sig][:n_inputs]
+    except (TypeError, ValueError):
+        in_names = []
+    if len(in_names) != n_inputs:
+        in_names = [f"in{i}" for i in range(n_inputs)]
+    p_names = ["p_" + re.sub(r"\W", "_", n) for n in names]
+    args = ", ".join(in_names + p_names)
+    src = (
+        f"def forward(self, {args}):\n"
+        f"    return _call(self.m, {{{', '.join(f'{n!r}: {p}' for n, p in zip(names, p_names))}}},"
+        f" ({', '.join(in_names)}{',' if in_names else ''}))\n"
+    )
+    ns: dict[str, Any] = {"_call": torch.func.functional_call}
+    exec(src, ns)  # noqa: S102 - generated from identifiers only
+
+    class Functional(torch.nn.Module):
+        def __init__(self, m: torch.nn.Module):
+            super().__init__()
+            self.m = m
+
+    Functional.forward = ns["forward"]
+    return Functional(model)
+
+
+def _state(model: torch.nn.Module) -> dict[str, torch.Tensor]:
+    out = dict(model.named_parameters())
+    out.update(dict(model.named_buffers()))
+    return out
+
+
+def export_graph(task: Task, shape: dict[str, int] | None = None, symbolic: bool = True) -> str:
+    """Export ``task``'s reference to a graph text (header + Relax TVMScript).
+
+    Parameters
+    ----------
+    task:
+        The task; its ``Model`` is built from ``get_init_inputs()``.
+    shape:
+        The shape to trace at (default: :func:`_export_shape`'s choice).
+    symbolic:
+        Mark every input dimension ``Dim.AUTO`` so the graph is shape-generic;
+        False exports at ``shape`` only (``# shape: static``).
+
+    Raises
+    ------
+    LoweringError
+        When torch.export or the Relax frontend fails (message has the cause).
+    """
+    from torch.export import Dim
+    from tvm.relax.frontend.torch import from_exported_program
+
+    shape = task.full_shape(shape if shape is not None else _export_shape(task))
+    with torch.random.fork_rng():
+        model, inputs, _, _ = task.instantiate(shape, seed=0)
+    if not all(isinstance(x, torch.Tensor) for x in inputs):
+        raise LoweringError("get_inputs() returns non-tensor values; only tensor inputs lower to TVM")
+    state = _state(model)
+    names = list(state)
+    wrapper = _functional_wrapper(model, len(inputs), names).eval()
+    args = tuple(inputs) + tuple(t.detach() for t in state.values())
+    dyn = ({i: Dim.AUTO for i in range(a.dim())} for a in args) if symbolic else None
+    try:
+        with torch.no_grad():
+            ep = torch.export.export(wrapper, args, dynamic_shapes=tuple(dyn) if symbolic else None)
+        single = isinstance(model(*inputs), torch.Tensor)
+        mod = from_exported_program(ep, keep_params_as_input=False, unwrap_unit_return_tuple=False)
+    except Exception as e:  # noqa: BLE001 - the exporter's reason is the report
+        raise LoweringError(f"torch.export/Relax frontend failed: {type(e).__name__}: {_first_line(e)}") from e
+    body = mod.script(show_meta=True)
+    header = GraphHeader(len(inputs), tuple(names), single, "ops+tir",
+                         None if symbolic else dict(shape))
+    return header.render() + "\n" + body
+
+
+def _first_line(e: BaseException) -> str:
+    text = str(e).strip()
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    return (lines[0] if lines else type(e).__name__)[:400]
+
+
+@functools.lru_cache(maxsize=64)
+def _default_graph_cached(path: str, digest: str, shape_json: str | None) -> str:
+    from kstrata.tasks.loader import load_task
+
+    task = load_task(path)
+    if shape_json is None:
+        try:
+            return export_graph(task, symbolic=True)
+        except LoweringError:
+            return export_graph(task, task.nominal_shape, symbolic=False)
+    return export_graph(task, json.loads(shape_json), symbolic=False)
+
+
+def default_graph(task: Task, static_shape: dict[str, int] | None = None) -> str:
+    """The task's initial graph text: symbolic when torch.export allows, else static.
+
+    Cached per (task file, digest, shape) within the process.
+    """
+    key = None if static_shape is None else json.dumps(task.full_shape(static_shape), sort_keys=True)
+    return _default_graph_cached(str(task.path), task.digest, key)
+
+
+# --------------------------------------------------------------------------- lowering
+@dataclass
+class Plan:
+    """How to run a lowered graph: kernels in order on named buffers.
+
+    ``steps`` are ``{"func": name, "args": [buffer names], "outs": [names]}``;
+    ``buffers`` maps every intermediate/output name to ``[shape, dtype]``;
+    ``inputs`` are the names of ``main``'s parameters (task inputs then params);
+    ``outputs`` the names returned, ``single`` whether forward returns one tensor.
+    """
+
+    inputs: list[str]
+    outputs: list[str]
+    single: bool
+    steps: list[dict[str, Any]] = field(default_factory=list)
+    buffers: dict[str, list[Any]] = field(default_factory=dict)
+    aliases: dict[str, str] = field(default_factory=dict)
+
+    def to_json(self) -> str:
+        return json.dumps(self.__dict__, separators=(",", ":"))
+
+    @classmethod
+    def from_json(cls, text: str) -> Plan:
+        return cls(**json.loads(text))
+
+
+@dataclass
+class Lowered:
+    """A graph lowered at one static shape.
+
+    Attributes
+    ----------
+    funcs:
+        PrimFunc name -> static ``tvm.tirx.PrimFunc`` (unscheduled), each with a
+        ``global_symbol`` equal to its name.
+    plan:
+        The kernel sequence (:class:`Plan`).
+    header:
+        The graph header.
+    shape:
+        The task shape it was lowered at.
+    """
+
+    funcs: dict[str, Any]
+    plan: Plan
+    header: GraphHeader
+    shape: dict[str, int]
+
+    def tir_module(self) -> Any:
+        import tvm
+
+        return tvm.IRModule(dict(self.funcs))
+
+
+def _bind_symbols(mod: Any, n_inputs: int, input_shapes: list[tuple[int, ...]]) -> Any:
+    """Bind ``main``'s symbolic input dims to the concrete ``input_shapes``."""
+    from tvm import relax, tirx
+
+    main = mod["main"]
+    binding: dict[str, int] = {}
+    for param, shp in zip(list(main.params)[:n_inputs], input_shapes):
+        dims = _dims(_ty(param))
+        if len(dims) != len(shp):
+            raise LoweringError(
+                f"graph input {_name(param)} has rank {len(dims)}, task input has shape {shp}"
+            )
+        for d, v in zip(dims, shp):
+            if not isinstance(d, (int, tirx.IntImm)):
+                if not hasattr(d, "name"):
+                    continue  # an expression of symbols bound elsewhere
+                n = _name(d)
+                if binding.setdefault(n, v) != v:
+                    raise LoweringError(f"graph symbol {n} must be both {binding[n]} and {v}")
+            elif int(d) != v:
+                raise LoweringError(
+                    f"graph input {_name(param)} is specialized to {[int(x) for x in dims]}"
+                    f" but the task input at this shape is {list(shp)}"
+                )
+    return relax.transform.BindSymbolicVars(binding, "main")(mod)
+
+
+def lower_graph(task: Task, graph_text: str, shape: dict[str, int]) -> Lowered:
+    """Parse ``graph_text``, bind it to ``shape`` and legalize it into PrimFuncs.
+
+    Raises
+    ------
+    LoweringError
+        When the text does not parse, does not fit the task's inputs at
+        ``shape``, or legalization leaves operators TVM cannot lower.
+    """
+    import tvm
+    from tvm import relax
+
+    header, body = parse_graph(graph_text)
+    shape = task.full_shape(shape)
+    if header.static_shape is not None and task.full_shape(header.static_shape) != shape:
+        if graph_text == default_graph(task, header.static_shape):
+            return lower_graph(task, default_graph(task, shape), shape)
+        raise LoweringError(
+            f"graph was exported specialized to shape {header.static_shape} (torch.export could not "
+            f"make it symbolic) and was edited, so it cannot be re-lowered at {shape}"
+        )
+    try:
+        mod = tvm.script.from_source(body)
+    except Exception as e:  # noqa: BLE001 - a bad edit is data
+        raise LoweringError(f"graph TVMScript does not parse: {_first_line(e)}") from e
+    if not isinstance(mod, tvm.IRModule) or "main" not in [g.name_hint for g in mod.functions]:
+        raise LoweringError("graph must be an IRModule with a Relax function 'main'")
+    n_params = len(mod["main"].params)
+    if n_params != header.n_inputs + len(header.params):
+        raise LoweringError(
+            f"main takes {n_params} parameters; header says {header.n_inputs} inputs + "
+            f"{len(header.params)} params"
+        )
+    try:
+        mod = _bind_symbols(mod, header.n_inputs, _input_shapes(task, shape))
+        passes = [relax.transform.LegalizeOps(), relax.transform.AnnotateTIROpPattern(),
+                  relax.transform.FoldConstant()]
+        if header.fusion == "ops+tir":
+            passes += [relax.transform.FuseOps(), relax.transform.FuseTIR()]
+        passes += [relax.transform.DeadCodeElimination(["main"])]
+        mod = tvm.transform.Sequential(passes)(mod)
+    except LoweringError:
+        raise
+    except Exception as e:  # noqa: BLE001
+        raise LoweringError(f"legalizing the graph failed: {type(e).__name__}: {_first_line(e)}") from e
+    funcs = {
+        gv.name_hint: f.with_attr("global_symbol", gv.name_hint)
+        for gv, f in mod.functions.items()
+        if isinstance(f, tvm.tirx.PrimFunc)
+    }
+    plan = _plan(mod["main"], header)
+    for step in plan.steps:
+        if step["func"] not in funcs:
+            raise LoweringError(f"main calls {step['func']}, which is not a PrimFunc")
+    return Lowered(funcs, plan, header, dict(shape))
+
+
+def _name(v: Any) -> str:
+    """A Relax variable's name (``name_hint`` before TVM 0.27, ``name`` after)."""
+    n = getattr(v, "name_hint", None)
+    return str(n if n is not None else v.name)
+
+
+def _ty(v: Any) -> Any:
+    """A Relax expression's static type (``struct_info`` before TVM 0.27, ``ty`` after)."""
+    t = getattr(v, "ty", None)
+    return t if t is not None else v.struct_info
+
+
+def _dims(ty: Any) -> list[Any]:
+    shape = getattr(ty, "shape", None)
+    if shape is None:
+        return []
+    return list(getattr(shape, "values", shape))
+
+
+def _sinfo(ty: Any) -> list[Any]:
+    try:
+        return [[int(d) for d in _dims(ty)], str(ty.dtype)]
+    except TypeError as e:
+        raise LoweringError(f"an intermediate has a non-static shape {ty}; shapes must be static") from e
+
+
+def _plan(main: Any, header: GraphHeader) -> Plan:
+    """Read ``main``'s dataflow block into a :class:`Plan` (call_tir, tuples, aliases only)."""
+    from tvm import relax
+
+    inputs = [_name(p) for p in main.params]
+    plan = Plan(inputs=inputs, outputs=[], single=header.single_output)
+    tuples: dict[str, list[str]] = {}
+    names: dict[Any, str] = {p: _name(p) for p in main.params}
+    counter = [0]
+
+    def name_of(var: Any) -> str:
+        if var not in names:
+            counter[0] += 1
+            names[var] = f"{_name(var)}_{counter[0]}"
+        return names[var]
+
+    def resolve(expr: Any) -> list[str]:
+        if isinstance(expr, relax.Var):
+            n = name_of(expr)
+            n = plan.aliases.get(n, n)
+            return tuples.get(n, [n])
+        if isinstance(expr, relax.Tuple):
+            return [x for f in expr.fields for x in resolve(f)]
+        raise LoweringError(f"lowered main uses an unsupported expression: {type(expr).__name__}")
+
+    body = main.body
+    for block in body.blocks:
+        for b in block.bindings:
+            v, value = b.var, b.value
+            if isinstance(value, relax.Call) and getattr(value.op, "name", "") == "relax.call_tir":
+                func = value.args[0].name_hint
+                args = resolve(value.args[1])
+                if len(value.args) > 2:
+                    raise LoweringError(f"call_tir to {func} passes symbolic TIR vars; shapes must be static")
+                ty_args = getattr(value, "ty_args", None) or getattr(value, "sinfo_args", None)
+                out_sinfo = ty_args[0]
+                if isinstance(out_sinfo, getattr(relax, "TupleType", ())):
+                    outs = [f"{name_of(v)}.{i}" for i in range(len(out_sinfo.fields))]
+                    for o, s in zip(outs, out_sinfo.fields):
+                        plan.buffers[o] = _sinfo(s)
+                    tuples[name_of(v)] = outs
+                else:
+                    outs = [name_of(v)]
+                    plan.buffers[outs[0]] = _sinfo(out_sinfo)
+                plan.steps.append({"func": func, "args": args, "outs": outs})
+            elif isinstance(value, relax.Tuple):
+                tuples[name_of(v)] = resolve(value)
+            elif isinstance(value, relax.TupleGetItem):
+                tuples[name_of(v)] = [resolve(value.tuple_value)[value.index]]
+            elif isinstance(value, relax.Var):
+                plan.aliases[name_of(v)] = resolve(value)[0] if len(resolve(value)) == 1 else name_of(v)
+                if len(resolve(value)) > 1:
+                    tuples[name_of(v)] = resolve(value)
+            else:
+                raise LoweringError(
+                    f"lowered main keeps a non-TIR operation ({_first_line(Exception(str(value)))});"
+                    " only call_tir graphs run here"
+                )
+    plan.outputs = resolve(body.body)
+    return plan

@@ -1,0 +1,151 @@
+"""Run a lowered graph's kernels on torch tensors.
+
+:class:`PlanRunner` follows a :class:`~kstrata.backends.tvm.lower.Plan`: for each
+step it allocates the step's outputs with ``torch.empty`` (fresh every call) and
+calls the compiled PrimFunc through DLPack (zero-copy) — used for LLVM and CUDA
+modules built by TVM. :class:`OpenCLRunner` runs generated OpenCL C through
+``pyopencl`` with the launch table read from TVM's host code, since the TVM
+wheel carries no OpenCL runtime.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+from kstrata.backends.tvm.lower import Plan
+
+
+def torch_dtype(name: str) -> torch.dtype:
+    """torch dtype for a TVM dtype string (``"float32"``, ``"bool"``, ...)."""
+    return torch.bool if name == "bool" else getattr(torch, name)
+
+
+class PlanRunner:
+    """A callable ``(*inputs) -> output(s)`` over compiled PrimFuncs.
+
+    Parameters
+    ----------
+    plan:
+        Kernel order and buffers.
+    kernel:
+        ``kernel(name)`` -> a function taking ``tvm.runtime.Tensor`` arguments
+        (inputs then outputs, as ``call_tir`` passes them).
+    params:
+        Tensors bound to ``plan.inputs`` after the task inputs (model weights).
+    device:
+        Where intermediates and outputs are allocated.
+    """
+
+    def __init__(self, plan: Plan, kernel: Callable[[str], Any], params: list[torch.Tensor], device: str):
+        import tvm
+
+        self.plan = plan
+        self.device = torch.device(device)
+        self.params = [p.detach().to(self.device).contiguous() for p in params]
+        self._from = tvm.runtime.from_dlpack
+        self.kernels = {s["func"]: kernel(s["func"]) for s in plan.steps}
+        self.n_inputs = len(plan.inputs) - len(self.params)
+
+    def __call__(self, *inputs: torch.Tensor) -> Any:
+        if len(inputs) != self.n_inputs:
+            raise TypeError(f"expected {self.n_inputs} inputs, got {len(inputs)}")
+        env: dict[str, torch.Tensor] = dict(
+            zip(self.plan.inputs, [x.contiguous() for x in inputs] + self.params)
+        )
+        conv = self._from
+        for step in self.plan.steps:
+            outs = []
+            for o in step["outs"]:
+                shape, dtype = self.plan.buffers[o]
+                env[o] = torch.empty(shape, dtype=torch_dtype(dtype), device=self.device)
+                outs.append(env[o])
+            self.kernels[step["func"]](*[conv(env[a]) for a in step["args"]], *[conv(t) for t in outs])
+        results = [env[n] for n in self.plan.outputs]
+        return results[0] if self.plan.single and len(results) == 1 else tuple(results)
+
+
+class OpenCLRunner:
+    """Run OpenCL C kernels of a plan with pyopencl (e.g. on PoCL).
+
+    Inputs are copied to device buffers each call and outputs copied back into
+    fresh torch tensors; intermediates stay on the device.
+
+    Raises
+    ------
+    RuntimeError
+        From :meth:`__init__` when the program does not compile (with the build log).
+    """
+
+    def __init__(self, plan: Plan, source: str, launch: dict[str, Any], params: list[torch.Tensor],
+                 device_index: int = 0):
+        import numpy as np
+        import pyopencl as cl
+
+        self.cl, self.np = cl, np
+        devices = [d for p in cl.get_platforms() for d in p.get_devices()]
+        if not devices:
+            raise RuntimeError("no OpenCL device")
+        self.ctx = cl.Context([devices[device_index]])
+        self.queue = cl.CommandQueue(self.ctx)
+        self.program = cl.Program(self.ctx, source).build()
+        self.plan, self.launch = plan, launch
+        self.params = [p.detach().cpu().contiguous() for p in params]
+        self.n_inputs = len(plan.inputs) - len(self.params)
+        self._kernels: dict[str, Any] = {}
+        for entry in launch.values():
+            for k in entry["kernels"]:
+                self._kernels[k["name"]] = getattr(self.program, k["name"])
+
+    def _buffer(self, t: torch.Tensor) -> Any:
+        mf = self.cl.mem_flags
+        nbytes = max(t.numel() * t.element_size(), 1)
+        if t.numel() == 0:
+            return self.cl.Buffer(self.ctx, mf.READ_WRITE, nbytes)
+        return self.cl.Buffer(self.ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=t.numpy())
+
+    def __call__(self, *inputs: torch.Tensor) -> Any:
+        cl, np = self.cl, self.np
+        if len(inputs) != self.n_inputs:
+            raise TypeError(f"expected {self.n_inputs} inputs, got {len(inputs)}")
+        host = [x.detach().cpu().contiguous() for x in inputs] + self.params
+        bufs = {n: self._buffer(t.view(torch.uint8) if t.dtype == torch.bool else t)
+                for n, t in zip(self.plan.inputs, host)}
+        for step in self.plan.steps:
+            for o in step["outs"]:
+                shape, dtype = self.plan.buffers[o]
+                n = 1
+                for d in shape:
+                    n *= d
+                nbytes = max(n * torch.empty((), dtype=torch_dtype(dtype)).element_size(), 1)
+                bufs[o] = cl.Buffer(self.ctx, cl.mem_flags.READ_WRITE, nbytes)
+            entry = self.launch[step["func"]]
+            local = dict(zip(entry["params"], [bufs[a] for a in step["args"] + step["outs"]]))
+            for k in entry["kernels"]:
+                args = []
+                for a in k["args"]:
+                    if isinstance(a, str):
+                        args.append(local[a])
+                    elif isinstance(a, dict):
+                        args.append(cl.Buffer(self.ctx, cl.mem_flags.READ_WRITE, max(a["alloc"], 1)))
+                    else:
+                        args.append(np.int32(a))
+                kern = self._kernels[k["name"]]
+                gsize = tuple(g * b for g, b in zip(k["grid"], k["block"]))
+                kern(self.queue, gsize, tuple(k["block"]), *args)
+        results = []
+        for n in self.plan.outputs:
+            if n in self.plan.buffers:
+                shape, dtype = self.plan.buffers[n]
+            else:  # an input returned as is
+                idx = self.plan.inputs.index(n)
+                shape, dtype = list(host[idx].shape), str(host[idx].dtype).replace("torch.", "")
+            out = torch.empty(shape, dtype=torch_dtype(dtype))
+            view = out.view(torch.uint8) if out.dtype == torch.bool else out
+            if out.numel():
+                cl.enqueue_copy(self.queue, view.numpy(), bufs[n])
+            results.append(out)
+        self.queue.finish()
+        return results[0] if self.plan.single and len(results) == 1 else tuple(results)

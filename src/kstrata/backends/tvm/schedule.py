@@ -1,0 +1,218 @@
+"""The ``schedule`` level: TensorIR schedules written as Python text.
+
+A schedule text defines, for each PrimFunc it schedules, a function
+``def schedule_<func name>(sch: tvm.s_tir.Schedule) -> None`` whose ``sch``
+works on that PrimFunc alone (it is the module's ``main``, so a trace's
+``func_name="main"`` applies), and optionally one ``def schedule(sch)`` over a
+Schedule of the whole module of PrimFuncs (``sch.work_on(name)`` selects one).
+PrimFuncs without a function stay unscheduled. Statements run with ``sch``,
+``tvm`` and ``T`` (``tvm.script.tirx``) in scope, so a MetaSchedule or dlight
+trace (``Trace.as_python()``) pastes in as is.
+
+:func:`replay_schedule` runs each top-level statement on its own and reports the
+ones that fail (e.g. after a graph change renamed a block) instead of stopping.
+"""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+from dataclasses import dataclass
+from typing import Any
+
+_PREFIX = "schedule_"
+HEADER = "# kstrata-tvm schedule: one `def schedule_<primfunc>(sch)` per scheduled PrimFunc\n"
+
+
+class ScheduleTextError(Exception):
+    """A schedule text that does not parse or defines no schedule functions."""
+
+
+@dataclass(frozen=True)
+class Step:
+    """One top-level statement of a schedule function, with its outcome."""
+
+    func: str
+    lineno: int
+    code: str
+    error: str = ""
+
+
+def _namespace(sch: Any) -> dict[str, Any]:
+    import tvm
+    from tvm.script import tirx as T
+
+    return {"sch": sch, "tvm": tvm, "T": T, "__builtins__": __builtins__}
+
+
+def parse_schedule(text: str) -> dict[str, list[ast.stmt]]:
+    """Schedule functions in ``text``: PrimFunc name (``""`` for the module-wide
+    ``schedule``) -> its body statements.
+
+    Raises
+    ------
+    ScheduleTextError
+        When the text is not valid Python.
+    """
+    try:
+        tree = ast.parse(text)
+    except SyntaxError as e:
+        raise ScheduleTextError(f"schedule text line {e.lineno}: {e.msg}") from e
+    out: dict[str, list[ast.stmt]] = {}
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef):
+            if node.name == "schedule":
+                out[""] = node.body
+            elif node.name.startswith(_PREFIX):
+                out[node.name[len(_PREFIX):]] = node.body
+    return out
+
+
+def _run_steps(sch: Any, func: str, body: list[ast.stmt], strict: bool) -> tuple[list[Step], list[Step]]:
+    ns = _namespace(sch)
+    applied: list[Step] = []
+    failed: list[Step] = []
+    for stmt in body:
+        code = ast.unparse(stmt)
+        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
+            continue  # docstring
+        if isinstance(stmt, ast.Pass):
+            continue
+        try:
+            exec(compile(ast.Module([stmt], []), f"<schedule_{func}>", "exec"), ns)  # noqa: S102
+        except Exception as e:  # noqa: BLE001 - a failing step is data
+            msg = str(e).strip().splitlines()
+            step = Step(func, stmt.lineno, code, f"{type(e).__name__}: {msg[-1] if msg else ''}"[:300])
+            if strict:
+                raise ScheduleTextError(
+                    f"schedule_{func} line {stmt.lineno} `{code}` failed: {step.error}"
+                ) from e
+            failed.append(step)
+        else:
+            applied.append(Step(func, stmt.lineno, code))
+    return applied, failed
+
+
+def replay_schedule(
+    funcs: dict[str, Any], schedule_src: str, strict: bool = False
+) -> tuple[dict[str, Any], list[Step], list[Step]]:
+    """Apply ``schedule_src`` to PrimFuncs, statement by statement.
+
+    Parameters
+    ----------
+    funcs:
+        PrimFunc name -> ``tvm.tirx.PrimFunc`` (static shapes), as in
+        :attr:`kstrata.backends.tvm.lower.Lowered.funcs`.
+    schedule_src:
+        Schedule text (module docstring).
+    strict:
+        Raise :class:`ScheduleTextError` at the first failing statement
+        instead of recording it.
+
+    Returns
+    -------
+    (funcs, applied, failed)
+        The scheduled PrimFuncs (same names, ``global_symbol`` kept), and the
+        statements that applied / failed. A ``schedule_<name>`` for a PrimFunc
+        that no longer exists is one failed step naming it.
+
+    Raises
+    ------
+    ScheduleTextError
+        When the text does not parse, or on a failing step when ``strict``.
+    """
+    import tvm
+    from tvm.s_tir import Schedule
+
+    fns = parse_schedule(schedule_src)
+    out = dict(funcs)
+    applied: list[Step] = []
+    failed: list[Step] = []
+    for name, body in fns.items():
+        if name == "":
+            continue
+        if name not in out:
+            step = Step(name, body[0].lineno if body else 0, f"schedule_{name}",
+                        f"no PrimFunc named {name!r}; PrimFuncs are {sorted(out)}")
+            if strict:
+                raise ScheduleTextError(step.error)
+            failed.append(step)
+            continue
+        sch = Schedule(tvm.IRModule({"main": out[name]}))
+        a, f = _run_steps(sch, name, body, strict)
+        applied += a
+        failed += f
+        out[name] = sch.mod["main"].with_attr("global_symbol", name)
+    if "" in fns:
+        sch = Schedule(tvm.IRModule(dict(out)))
+        a, f = _run_steps(sch, "", fns[""], strict)
+        applied += a
+        failed += f
+        out = {gv.name_hint: fn.with_attr("global_symbol", gv.name_hint) for gv, fn in sch.mod.functions.items()}
+    return out, applied, failed
+
+
+def render_schedule(per_func: dict[str, list[str]], comment: str = "") -> str:
+    """Schedule text from per-PrimFunc statement lists (e.g. ``Trace.as_python()``)."""
+    parts = [HEADER.rstrip("\n")]
+    if comment:
+        parts += ["# " + ln for ln in comment.splitlines()]
+    for name, lines in per_func.items():
+        body = textwrap.indent("\n".join(lines) if lines else "pass", "    ")
+        parts.append(f"\n\ndef {_PREFIX}{name}(sch):\n{body}")
+    if not per_func:
+        parts.append("\n\ndef schedule(sch):\n    pass")
+    return "\n".join(parts) + "\n"
+
+
+def schedule_lines(text: str) -> dict[str, list[str]]:
+    """The statements of each ``schedule_<name>`` function of ``text`` as source lines."""
+    return {
+        name: [ast.unparse(s) for s in body if not isinstance(s, ast.Pass)]
+        for name, body in parse_schedule(text).items()
+        if name
+    }
+
+
+def trace_lines(sch: Any) -> list[str]:
+    """A schedule's trace as Python statements (postprocessing steps removed)."""
+    return [str(x) for x in sch.trace.as_python(remove_postproc=True)]
+
+
+def default_gpu_schedule(funcs: dict[str, Any], target: Any) -> str:
+    """Thread-bound schedules for a GPU target from dlight's rules (as text).
+
+    Each PrimFunc gets the first applicable rule of Matmul, GEMV, Reduction,
+    GeneralReduction, Transpose and Fallback (``tvm.s_tir.dlight.gpu``); the
+    resulting trace is the function's schedule.
+
+    Raises
+    ------
+    ScheduleTextError
+        When no rule binds a PrimFunc's loops to threads.
+    """
+    import tvm
+    import tvm.s_tir.dlight as dl
+
+    rules = [dl.gpu.Matmul(), dl.gpu.GEMV(), dl.gpu.LowBatchGEMV(), dl.gpu.Reduction(),
+             dl.gpu.GeneralReduction(), dl.gpu.Transpose(), dl.gpu.Fallback()]
+    per_func: dict[str, list[str]] = {}
+    with target:
+        for name, func in funcs.items():
+            main = tvm.IRModule({"main": func})["main"]
+            for rule in rules:
+                try:
+                    sch = rule.apply(main, target, False)
+                except Exception:  # noqa: BLE001 - try the next rule
+                    sch = None
+                if sch is not None:
+                    lines = trace_lines(sch)
+                    try:  # the trace must replay on its own
+                        replay_schedule({name: func}, render_schedule({name: lines}), strict=True)
+                    except ScheduleTextError:
+                        continue
+                    per_func[name] = lines
+                    break
+            else:
+                raise ScheduleTextError(f"no dlight GPU rule schedules PrimFunc {name}")
+    return render_schedule(per_func, "default GPU schedule: tvm.s_tir.dlight rules")
