@@ -1,0 +1,48 @@
+"""``kstrata mcp``: serve kstrata's tasks and evaluator to an external agent over MCP."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import typer
+
+from kstrata.cli.errors import err_console, user_errors
+
+
+def mcp(
+    transport: str = typer.Option("stdio", "--transport", help="stdio, or http (streamable HTTP at http://HOST:PORT/mcp)."),
+    port: int = typer.Option(8000, "--port", help="Port of the http transport."),
+    host: str = typer.Option("127.0.0.1", "--host", help="Address of the http transport."),
+    run: Path | None = typer.Option(None, "--run", help="Run directory: opened if it holds a run, created otherwise (default runs/mcp-DATE-TIME)."),
+    backend: str = typer.Option("pytorch", "--backend", help="Default backend of the tools."),
+    tasks: Path | None = typer.Option(None, "--tasks", help="A directory of task files to serve instead of the suite."),
+    max_calls: int | None = typer.Option(None, "--max-calls", help="Tool calls allowed (budget_left is free)."),
+    max_evaluations: int | None = typer.Option(None, "--max-evaluations", help="Candidates verified (evaluate, profile, submit)."),
+    max_wall: float | None = typer.Option(None, "--max-wall", help="Seconds of evaluation allowed."),
+    workers: int = typer.Option(1, "--workers", help="Worker processes for verification and timing."),
+    no_timing: bool = typer.Option(False, "--no-timing", help="Do not time correct candidates in evaluate/submit."),
+) -> None:
+    """Start an MCP server: list/show tasks, evaluate, profile and submit candidates,
+    get the best, and the budget left; every call is recorded in the run store."""
+    from kstrata.serve.mcp_server import Limits, serve
+    from kstrata.serve.service import ServeError
+    from kstrata.store import StoreError
+
+    if transport not in ("stdio", "http"):
+        err_console.print(f"[bold red]error:[/] unknown transport {transport!r}; use stdio or http")
+        raise typer.Exit(2)
+    run_dir = run or Path("runs") / time.strftime("mcp-%Y%m%d-%H%M%S")
+    limits = Limits(calls=max_calls, evaluations=max_evaluations, wall_s=max_wall)
+    with user_errors():
+        try:
+            serve(run_dir, transport=transport, host=host, port=port, backend=backend,
+                  task_dir=tasks, limits=limits, workers=workers, time_candidates=not no_timing)
+        except (ServeError, StoreError) as e:
+            err_console.print(f"[bold red]error:[/] {e}", markup=True, highlight=False)
+            raise typer.Exit(2) from None
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``kstrata mcp`` to ``app``."""
+    app.command("mcp")(mcp)
