@@ -1,0 +1,389 @@
+"""Prompt assembly: a :class:`PromptContext` rendered through the jinja2
+templates in ``agents/prompts/`` into chat messages.
+
+Templates (data files, one per role): ``system.j2`` (who the model is, the
+integrity rules, the answer format), ``single.j2`` (one agent, any level),
+``graph.j2``, ``schedule.j2``, ``source.j2`` (the per-level agents), all
+extending ``_base.j2`` (task contract, target hardware, the current candidate
+with the other levels summarized, feedback, what may change) and including
+``scope_<level>.j2``; ``retry.j2`` turns a :class:`~kstrata.agents.parse.ParseError`
+into the follow-up message.
+
+Hidden tests stay hidden by construction: the context holds a
+:class:`TaskContract`, built by :meth:`TaskContract.from_task` from public data
+only (the reference without its metadata dict, the small and nominal shapes,
+dtype, tolerance), and a :class:`Feedback` built from the node's public
+feedback; there is no field through which a hidden shape, seed or the run
+secret could reach a prompt.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from kstrata.llm.base import Message
+
+PROMPTS = Path(__file__).with_name("prompts")
+ROLES = ("single", "graph", "schedule", "source")
+LEVELS = ("graph", "schedule", "source")
+
+#: Integrity rules stated to the model when the verifier's registry is not
+#: importable (mirrors issue 3's list; normally :func:`integrity_rules` reads
+#: :data:`kstrata.verify.integrity.registry.CHECKS`, so the prompt states
+#: exactly what is checked).
+DEFAULT_RULES = (
+    "no call of the reference Model, of torch.nn.functional / ATen compute ops or other "
+    "high-level libraries inside DSL code (allocation, views and metadata are fine)",
+    "no try/except that falls back to another implementation",
+    "no caching of outputs across calls: new input values must give new outputs",
+    "no side streams; no threads, subprocesses, files or network",
+    "no patching of torch, timers, triton or kstrata; no __import__, getattr on modules, "
+    "globals, gc, inspect or frame tricks",
+    "no precision downgrade (TF32, fp16/bf16 compute) that the task does not allow",
+    "outputs must be fresh plain tensors of the reference's dtype, shape and device, "
+    "not aliasing inputs; inputs must stay unchanged",
+)
+
+
+def integrity_rules(backend: str) -> tuple[str, ...]:
+    """The integrity checks that apply to ``backend``, as ``name: description``."""
+    try:
+        from kstrata.verify.integrity.registry import CHECKS, applies
+    except ImportError:
+        return DEFAULT_RULES
+    return tuple(f"{c.name}: {c.description}" for c in CHECKS.values() if applies(c.name, backend))
+
+
+def public_reference(source: str) -> str:
+    """The task module's text without its ``KSTRATA = {...}`` metadata
+    assignment (which lists the sweep shapes the hidden stage starts from)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return source
+    lines = source.splitlines(keepends=True)
+    for node in reversed(tree.body):
+        targets = node.targets if isinstance(node, ast.Assign) else []
+        if any(isinstance(t, ast.Name) and t.id == "KSTRATA" for t in targets):
+            del lines[node.lineno - 1 : node.end_lineno]
+    return "".join(lines)
+
+
+def _describe_tolerance(tol: Any) -> str:
+    if tol.kind == "exact":
+        return "outputs must be exactly equal to the reference"
+    if tol.kind == "quant":
+        return (
+            f"against the float64 oracle: cosine similarity >= {tol.cosine}, relative L1 "
+            f"error <= {tol.rel_l1}, relative RMSE <= {tol.rmse}"
+        )
+    extra = f" (atol {tol.atol}, rtol {tol.rtol})" if tol.atol is not None or tol.rtol is not None else ""
+    return (
+        f"max error against a float64 oracle may not exceed {tol.k:g} x the reference's own "
+        f"error in its dtype, plus a dtype-based bound{extra}; NaN/Inf where the oracle is "
+        "finite always fails"
+    )
+
+
+@dataclass(frozen=True)
+class TaskContract:
+    """What a prompt may say about a task: public facts only.
+
+    Attributes
+    ----------
+    name, description:
+        The task's name and one-line description.
+    reference:
+        The reference module's source without its metadata dict.
+    dtype:
+        The task's dtype, e.g. ``"float32"``.
+    nominal_shape:
+        The timed shape ``{variable: size}``.
+    public_shapes:
+        The public test shapes (the task's small shapes).
+    tolerance, precision:
+        The correctness policy and the allowed precision shortcuts, in words.
+    flops, bytes:
+        Work formulas over shape variables, or None.
+    """
+
+    name: str
+    reference: str
+    dtype: str
+    nominal_shape: Mapping[str, int]
+    public_shapes: tuple[Mapping[str, int], ...]
+    tolerance: str
+    precision: str = "full precision of the task dtype; no TF32 or reduced-precision compute"
+    description: str = ""
+    flops: str | None = None
+    bytes: str | None = None
+
+    @classmethod
+    def from_task(cls, task: Any) -> "TaskContract":
+        """The public contract of a :class:`kstrata.tasks.base.Task`."""
+        meta = task.meta
+        allowed = [
+            n for n, ok in (("TF32", meta.precision.allow_tf32),
+                            ("reduced-precision compute", meta.precision.allow_reduced_precision))
+            if ok
+        ]
+        precision = (
+            f"{' and '.join(allowed)} allowed" if allowed else cls.precision
+        )
+        return cls(
+            name=task.name,
+            reference=public_reference(task.source),
+            dtype=meta.dtype,
+            nominal_shape=dict(task.nominal_shape),
+            public_shapes=tuple(dict(s) for s in task.small_shapes),
+            tolerance=_describe_tolerance(meta.tolerance),
+            precision=precision,
+            description=meta.description,
+            flops=meta.flops,
+            bytes=meta.bytes,
+        )
+
+
+@dataclass(frozen=True)
+class FeedbackItem:
+    """One located diagnosis or error: kind, likely level, text."""
+
+    kind: str
+    text: str
+    level: str | None = None
+
+
+@dataclass(frozen=True)
+class Speedup:
+    baseline: str
+    value: float
+    ci_low: float | None = None
+    ci_high: float | None = None
+
+
+@dataclass(frozen=True)
+class Feedback:
+    """What the agent is told about the current candidate (public only).
+
+    Attributes
+    ----------
+    verdict, check:
+        The verdict kind and the check or stage that decided it.
+    items:
+        Compile errors, located correctness diagnosis, integrity findings.
+    median_ms, speedups, roofline_fraction, bound:
+        Timing at the nominal shape (milliseconds), speedups per baseline,
+        the fraction of the roofline bound reached and ``memory``/``compute``.
+    findings:
+        Profiler findings, one line each.
+    """
+
+    verdict: str = ""
+    check: str | None = None
+    items: tuple[FeedbackItem, ...] = ()
+    median_ms: float | None = None
+    speedups: tuple[Speedup, ...] = ()
+    roofline_fraction: float | None = None
+    bound: str | None = None
+    findings: tuple[str, ...] = ()
+
+    @property
+    def empty(self) -> bool:
+        return not (self.verdict or self.items or self.median_ms is not None or self.findings)
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any] | None) -> "Feedback":
+        """From :meth:`kstrata.search.tree.Node.feedback`: ``{"verdict", "check",
+        "evaluation": [{"kind", "level", "text", "data"}], "measurement":
+        {"median_ms", "speedups", "roofline_fraction", "bound", "findings"}}``.
+        Item ``data`` is left out (the text says what matters)."""
+        data = data or {}
+        items = tuple(
+            FeedbackItem(str(i.get("kind", "note")), str(i.get("text", "")), i.get("level"))
+            for i in (data.get("evaluation") or [])
+            if isinstance(i, Mapping) and i.get("text")
+        )
+        m = data.get("measurement") or {}
+        speedups = tuple(
+            Speedup(str(s["baseline"]), float(s["value"]), s.get("ci_low"), s.get("ci_high"))
+            for s in (m.get("speedups") or [])
+            if isinstance(s, Mapping) and s.get("value") is not None
+        )
+        findings = tuple(
+            f if isinstance(f, str) else str(f.get("text") or f.get("message") or f)
+            for f in (m.get("findings") or [])
+        )
+        verdict = data.get("verdict") or ""
+        return cls(
+            verdict=str(getattr(verdict, "value", verdict)),
+            check=data.get("check"),
+            items=items,
+            median_ms=m.get("median_ms"),
+            speedups=speedups,
+            roofline_fraction=m.get("roofline_fraction"),
+            bound=m.get("bound"),
+            findings=findings,
+        )
+
+
+@dataclass(frozen=True)
+class PromptContext:
+    """Everything a prompt is made of.
+
+    Attributes
+    ----------
+    task:
+        The public :class:`TaskContract`.
+    backend:
+        Backend name, e.g. ``"tvm-llvm"``.
+    level:
+        The level to edit.
+    sources:
+        The current candidate's sources ``{level: text}``.
+    role:
+        ``single`` (any level) or the level agent's name (must equal ``level``).
+    feedback:
+        :class:`Feedback` on the current candidate.
+    hardware:
+        The target's specification (:func:`kstrata.agents.knowledge.spec_for_backend`).
+    integrity_rules:
+        Rules stated to the model; None: :func:`integrity_rules` of the backend.
+    language:
+        Fence language of the edited level's text.
+    level_notes:
+        What each level's text is for this backend (one short paragraph each).
+    history:
+        One line per earlier attempt from this candidate (what was tried, verdict).
+    summary_lines:
+        Other levels longer than this are shown as head and tail.
+
+    Raises
+    ------
+    TypeError, ValueError
+        On a field of the wrong type (e.g. raw dicts where a TaskContract or
+        Feedback is expected), an unknown role or level.
+    """
+
+    task: TaskContract
+    backend: str
+    level: str
+    sources: Mapping[str, str]
+    role: str = "single"
+    feedback: Feedback = field(default_factory=Feedback)
+    hardware: Mapping[str, Any] | None = None
+    integrity_rules: tuple[str, ...] | None = None
+    language: str = "python"
+    level_notes: Mapping[str, str] = field(default_factory=dict)
+    history: tuple[str, ...] = ()
+    summary_lines: int = 60
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.task, TaskContract):
+            raise TypeError("task must be a TaskContract (use TaskContract.from_task)")
+        if not isinstance(self.feedback, Feedback):
+            raise TypeError("feedback must be a Feedback (use Feedback.from_json)")
+        if self.role not in ROLES:
+            raise ValueError(f"unknown role {self.role!r}; expected one of {ROLES}")
+        if self.level not in LEVELS:
+            raise ValueError(f"unknown level {self.level!r}; expected one of {LEVELS}")
+        if self.role != "single" and self.role != self.level:
+            raise ValueError(f"the {self.role} agent edits the {self.role} level, not {self.level}")
+        bad = [k for k, v in self.sources.items() if k not in LEVELS or not isinstance(v, str)]
+        if bad:
+            raise ValueError(f"sources must map levels {LEVELS} to text; bad keys: {bad}")
+
+
+def summarize(text: str, max_lines: int) -> dict[str, Any]:
+    """``{"body", "omitted"}``: ``text`` if short, else its head and tail."""
+    lines = text.splitlines()
+    if len(lines) <= max_lines:
+        return {"body": text, "omitted": 0}
+    head, tail = lines[: max_lines * 2 // 3], lines[-(max_lines // 3) :]
+    omitted = len(lines) - len(head) - len(tail)
+    return {"body": "\n".join(head + [f"... ({omitted} lines omitted) ..."] + tail), "omitted": omitted}
+
+
+def _shape(shape: Mapping[str, int]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in shape.items()) or "(fixed)"
+
+
+@lru_cache(maxsize=1)
+def environment() -> jinja2.Environment:
+    """The template environment (strict: an undefined variable is an error)."""
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(PROMPTS),
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+        autoescape=False,
+    )
+    env.filters["shape"] = _shape
+    return env
+
+
+def _variables(ctx: PromptContext) -> dict[str, Any]:
+    hw = dict(ctx.hardware or {})
+    name = str(hw.pop("name", "") or "the target device")
+    hw.pop("source", None)
+    return {
+        "task": ctx.task,
+        "backend": ctx.backend,
+        "level": ctx.level,
+        "language": ctx.language,
+        "current": ctx.sources.get(ctx.level, ""),
+        "other_levels": [
+            (lvl, summarize(text, ctx.summary_lines))
+            for lvl, text in ctx.sources.items()
+            if lvl != ctx.level and text.strip()
+        ],
+        "level_notes": dict(ctx.level_notes),
+        "feedback": ctx.feedback,
+        "history": ctx.history,
+        "hardware_name": name,
+        "hardware_lines": [(k, _flat(v)) for k, v in hw.items()],
+        "integrity_rules": (
+            ctx.integrity_rules if ctx.integrity_rules is not None else integrity_rules(ctx.backend)
+        ),
+    }
+
+
+def _flat(value: Any) -> str:
+    if isinstance(value, Mapping):
+        return ", ".join(f"{k} {v}" for k, v in value.items())
+    return str(value)
+
+
+def build_prompt(ctx: PromptContext) -> list[dict[str, str]]:
+    """The chat messages for ``ctx``: a system message and a user message.
+
+    Raises
+    ------
+    jinja2.TemplateError
+        When a template is broken (a bug in kstrata's data files).
+    """
+    env = environment()
+    v = _variables(ctx)
+    system = env.get_template("system.j2").render(v).strip()
+    user = env.get_template(f"{ctx.role}.j2").render(v).strip()
+    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+
+
+def retry_messages(
+    messages: Sequence[Message], answer: str, feedback: str, level: str
+) -> list[dict[str, str]]:
+    """``messages`` plus the unusable ``answer`` and a user turn with the
+    parse ``feedback`` (:attr:`kstrata.agents.parse.ParseError.feedback`)."""
+    text = environment().get_template("retry.j2").render(feedback=feedback, level=level).strip()
+    return [
+        *({"role": m["role"], "content": m["content"]} for m in messages),
+        {"role": "assistant", "content": answer},
+        {"role": "user", "content": text},
+    ]
