@@ -1,0 +1,202 @@
+"""Nsight Compute (``ncu``) adapter: build the command line, run it, parse its CSV.
+
+The profiled process is ``python -m kstrata.measure.profilers.target SPEC``,
+which builds the candidate, warms it up outside any profiled range, then calls
+it ``calls`` times inside an NVTX range ``kstrata_profile``; ``ncu`` is told to
+profile only kernels inside that range (``--nvtx --nvtx-include``), so
+compilation, autotuning and warm-up are never profiled.
+
+CSV formats (Nsight Compute CLI docs, "Command Line Options" / "--csv",
+"--page"): with ``--page raw`` one row per kernel launch, metric names as
+column headers and a second row of units; with ``--page details`` one row per
+(kernel, metric) with ``Metric Name``, ``Metric Unit``, ``Metric Value``
+columns. Both are parsed; numbers may carry thousands separators.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+NVTX_RANGE = "kstrata_profile"
+
+#: Metrics collected by default (names as in ``ncu --query-metrics``).
+METRICS = (
+    "gpu__time_duration.sum",
+    "dram__bytes_read.sum",
+    "dram__bytes_write.sum",
+    "dram__throughput.avg.pct_of_peak_sustained_elapsed",
+    "sm__throughput.avg.pct_of_peak_sustained_elapsed",
+    "sm__warps_active.avg.pct_of_peak_sustained_active",
+    "launch__registers_per_thread",
+    "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
+    "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",
+    "l1tex__t_bytes_pipe_lsu_mem_local_op_ld.sum",
+    "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active",
+)
+
+_ID_COLUMNS = ("ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Context",
+               "Stream", "Block Size", "Grid Size", "Device", "CC")
+
+
+@dataclass
+class KernelMetrics:
+    """Metrics of one profiled kernel launch."""
+
+    id: int
+    name: str
+    metrics: dict[str, float] = field(default_factory=dict)
+    units: dict[str, str] = field(default_factory=dict)
+
+
+def ncu_command(argv: list[str], metrics: tuple[str, ...] = METRICS, ncu: str = "ncu",
+                nvtx_range: str | None = NVTX_RANGE, kernel_regex: str | None = None,
+                launch_count: int | None = None) -> list[str]:
+    """The ``ncu`` command line that profiles ``argv`` and prints raw CSV.
+
+    Parameters
+    ----------
+    argv:
+        The program to profile (e.g. ``[sys.executable, "-m", ...]``).
+    nvtx_range:
+        Profile only kernels inside this NVTX push/pop range (None: all).
+    kernel_regex, launch_count:
+        Optional ``--kernel-name regex:...`` and ``--launch-count`` filters.
+    """
+    cmd = [ncu, "--csv", "--page", "raw", "--print-units", "base",
+           "--target-processes", "all", "--metrics", ",".join(metrics)]
+    if nvtx_range:
+        cmd += ["--nvtx", "--nvtx-include", f"{nvtx_range}/"]
+    if kernel_regex:
+        cmd += ["--kernel-name", f"regex:{kernel_regex}"]
+    if launch_count:
+        cmd += ["--launch-count", str(launch_count)]
+    return cmd + ["--", *argv]
+
+
+def _number(text: str) -> float | None:
+    t = text.strip().replace(",", "")
+    if t in ("", "n/a", "N/A"):
+        return None
+    try:
+        return float(t)
+    except ValueError:
+        return None
+
+
+def parse_csv(text: str) -> list[KernelMetrics]:
+    """Parse ``ncu --csv`` output (``--page raw`` or ``--page details``).
+
+    Lines before the CSV header (``==PROF==`` messages, the program's own
+    output) are skipped. Non-numeric metric values are dropped.
+
+    Raises
+    ------
+    ValueError
+        If no CSV header with an ``ID`` and ``Kernel Name`` column is found.
+    """
+    lines = text.splitlines()
+    start = next((i for i, line in enumerate(lines)
+                  if line.startswith('"ID"') and '"Kernel Name"' in line), None)
+    if start is None:
+        raise ValueError("no ncu CSV header found (expected a line starting with \"ID\")")
+    rows = list(csv.reader(io.StringIO("\n".join(lines[start:]))))
+    header = rows[0]
+    kernels: dict[int, KernelMetrics] = {}
+    if "Metric Name" in header:  # --page details: one row per metric
+        col = {name: i for i, name in enumerate(header)}
+        for row in rows[1:]:
+            if len(row) != len(header):
+                continue
+            kid = int(row[col["ID"]])
+            k = kernels.setdefault(kid, KernelMetrics(kid, row[col["Kernel Name"]]))
+            value = _number(row[col["Metric Value"]])
+            if value is not None:
+                k.metrics[row[col["Metric Name"]]] = value
+                k.units[row[col["Metric Name"]]] = row[col["Metric Unit"]]
+        return list(kernels.values())
+    units: list[str] = []
+    body = rows[1:]
+    if body and not body[0][0].strip().isdigit():  # the units row
+        units, body = body[0], body[1:]
+    for row in body:
+        if len(row) != len(header) or not row[0].strip().isdigit():
+            continue
+        k = KernelMetrics(int(row[0]), row[header.index("Kernel Name")])
+        for i, name in enumerate(header):
+            if name in _ID_COLUMNS:
+                continue
+            value = _number(row[i])
+            if value is not None:
+                k.metrics[name] = value
+                k.units[name] = units[i] if i < len(units) else ""
+        kernels[k.id] = k
+    return list(kernels.values())
+
+
+def aggregate(kernels: list[KernelMetrics], calls: int = 1) -> dict[str, float]:
+    """Per-call totals over all kernels: ``.sum`` metrics summed (then divided
+    by ``calls``), percentages and per-launch values averaged weighted by
+    ``gpu__time_duration.sum``. Adds ``kernels_per_call``."""
+    out: dict[str, float] = {}
+    weights = [k.metrics.get("gpu__time_duration.sum", 1.0) for k in kernels]
+    total_w = sum(weights) or 1.0
+    names = {n for k in kernels for n in k.metrics}
+    for name in names:
+        vals = [(k.metrics[name], w) for k, w in zip(kernels, weights) if name in k.metrics]
+        if name.endswith(".sum"):
+            out[name] = sum(v for v, _ in vals) / calls
+        else:
+            out[name] = sum(v * w for v, w in vals) / sum(w for _, w in vals) if total_w else 0.0
+    out["kernels_per_call"] = len(kernels) / calls
+    return out
+
+
+@dataclass
+class NcuResult:
+    """Outcome of one profile: per-call metrics, or why there are none."""
+
+    ok: bool
+    reason: str = ""
+    metrics: dict[str, float] = field(default_factory=dict)
+    kernels: list[str] = field(default_factory=list)
+    command: list[str] = field(default_factory=list)
+
+
+def profile(backend: str, task: str, sources: dict[str, str], shape: dict[str, int],
+            work_dir: Path, calls: int = 3, timeout_s: float = 600.0,
+            ncu: str = "ncu") -> NcuResult:
+    """Profile a candidate under ``ncu``; failures come back as ``ok=False``.
+
+    ``task`` is a name or path (``resolve_task``). Needs ``ncu`` on PATH and
+    permission to read GPU counters (``NVreg_RestrictProfilingToAdminUsers=0``
+    or root).
+    """
+    if shutil.which(ncu) is None:
+        return NcuResult(False, f"{ncu} not found on PATH")
+    work_dir.mkdir(parents=True, exist_ok=True)
+    spec = work_dir / "profile_spec.json"
+    spec.write_text(json.dumps({"backend": backend, "task": task, "sources": sources,
+                                "shape": shape, "calls": calls}))
+    cmd = ncu_command([sys.executable, "-m", "kstrata.measure.profilers.target", str(spec)], ncu=ncu)
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        return NcuResult(False, f"ncu timed out after {timeout_s:.0f} s", command=cmd)
+    if "ERR_NVGPUCTRPERM" in proc.stdout + proc.stderr:
+        return NcuResult(False, "no permission to read GPU performance counters "
+                         "(ERR_NVGPUCTRPERM)", command=cmd)
+    try:
+        kernels = parse_csv(proc.stdout)
+    except ValueError as e:
+        tail = (proc.stderr or proc.stdout)[-500:]
+        return NcuResult(False, f"{e}; ncu exit {proc.returncode}: {tail}", command=cmd)
+    if not kernels:
+        return NcuResult(False, "ncu profiled no kernel inside the NVTX range", command=cmd)
+    return NcuResult(True, "", aggregate(kernels, calls), [k.name for k in kernels], cmd)
