@@ -263,12 +263,12 @@ class TVMOpenCLBackend(TVMBackend):
         try:
             import pyopencl as cl
 
-            devices = [d.name for p in cl.get_platforms() for d in p.get_devices()]
-        except Exception as e:  # noqa: BLE001 - no ICD loader / platform
-            return Availability(False, f"no OpenCL platform: {e} (pip install pocl-binary-distribution)")
-        if not devices:
-            return Availability(False, "no OpenCL device (pip install pocl-binary-distribution)")
-        return Availability(True, "", base.versions + (("pyopencl", cl.VERSION_TEXT), ("device", devices[0])))
+            from kstrata.backends.tvm.runtime import opencl_device
+
+            device = opencl_device()
+        except Exception as e:  # noqa: BLE001 - no ICD loader / platform / working device
+            return Availability(False, f"no usable OpenCL device: {e}", base.versions)
+        return Availability(True, "", base.versions + (("pyopencl", cl.VERSION_TEXT), ("device", device.name)))
 
     def _build(self, funcs: dict[str, Any]) -> Any:
         mod = tb.build_module(funcs, self.target())

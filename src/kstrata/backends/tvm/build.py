@@ -187,7 +187,8 @@ def launch_table(funcs: dict[str, Any], target: Any) -> dict[str, Any]:
         text = hf.script()
         allocs = _workspaces(text)
         for m in re.finditer(r'T\.call_ffi_kernel\("(\w+)", (.*?), launch_params=\[(.*?)\]', text):
-            kname, arglist = m.group(1), [a.strip() for a in m.group(2).split(",")]
+            arg_text = re.sub(r"T\.u?int\d+\((-?\d+)\)", r"\1", m.group(2))
+            kname, arglist = m.group(1), [a.strip() for a in arg_text.split(",")]
             kf = kernels[kname]
             n_data = len(kf.params)
             tags = [t.strip().strip('"') for t in m.group(3).split(",") if t.strip()]

@@ -102,12 +102,20 @@ def with_fusion(graph_text: str, fusion: str) -> str:
 
 
 # --------------------------------------------------------------------------- export
-def _input_shapes(task: Task, shape: dict[str, int]) -> list[tuple[int, ...]]:
-    """Shapes of ``get_inputs()`` at ``shape`` without drawing data (meta device)."""
+def _input_shapes(task: Task, shape: dict[str, int], params: tuple[str, ...] = ()) -> list[tuple[int, ...]]:
+    """Shapes of ``get_inputs()`` (then of the Model's ``params``) at ``shape``,
+    without drawing data (meta device)."""
     module = task.load_module(shape)
     with torch.device("meta"):
         inputs = list(module.get_inputs())
-    return [tuple(x.shape) if isinstance(x, torch.Tensor) else () for x in inputs]
+        out = [tuple(x.shape) if isinstance(x, torch.Tensor) else () for x in inputs]
+        if params:
+            try:
+                state = _state(module.Model(*module.get_init_inputs()))
+            except Exception:  # noqa: BLE001 - a Model that needs real data: inputs only
+                return out
+            out += [tuple(state[p].shape) for p in params if p in state]
+    return out
 
 
 def _export_shape(task: Task) -> dict[str, int]:
@@ -241,7 +249,8 @@ class Plan:
     ``steps`` are ``{"func": name, "args": [buffer names], "outs": [names]}``;
     ``buffers`` maps every intermediate/output name to ``[shape, dtype]``;
     ``inputs`` are the names of ``main``'s parameters (task inputs then params);
-    ``outputs`` the names returned, ``single`` whether forward returns one tensor.
+    ``outputs`` the names returned, ``single`` whether forward returns one tensor;
+    ``consts`` small constant tensors as ``[shape, dtype, flat values]``.
     """
 
     inputs: list[str]
@@ -250,6 +259,7 @@ class Plan:
     steps: list[dict[str, Any]] = field(default_factory=list)
     buffers: dict[str, list[Any]] = field(default_factory=dict)
     aliases: dict[str, str] = field(default_factory=dict)
+    consts: dict[str, list[Any]] = field(default_factory=dict)
 
     def to_json(self) -> str:
         return json.dumps(self.__dict__, separators=(",", ":"))
@@ -287,13 +297,13 @@ class Lowered:
         return tvm.IRModule(dict(self.funcs))
 
 
-def _bind_symbols(mod: Any, n_inputs: int, input_shapes: list[tuple[int, ...]]) -> Any:
-    """Bind ``main``'s symbolic input dims to the concrete ``input_shapes``."""
+def _bind_symbols(mod: Any, input_shapes: list[tuple[int, ...]]) -> Any:
+    """Bind ``main``'s symbolic parameter dims to the concrete ``input_shapes``."""
     from tvm import relax, tirx
 
     main = mod["main"]
     binding: dict[str, int] = {}
-    for param, shp in zip(list(main.params)[:n_inputs], input_shapes):
+    for param, shp in zip(list(main.params), input_shapes):
         dims = _dims(_ty(param))
         if len(dims) != len(shp):
             raise LoweringError(
@@ -348,7 +358,7 @@ def lower_graph(task: Task, graph_text: str, shape: dict[str, int]) -> Lowered:
             f"{len(header.params)} params"
         )
     try:
-        mod = _bind_symbols(mod, header.n_inputs, _input_shapes(task, shape))
+        mod = _bind_symbols(mod, _input_shapes(task, shape, header.params))
         passes = [relax.transform.LegalizeOps(), relax.transform.AnnotateTIROpPattern(),
                   relax.transform.FoldConstant()]
         if header.fusion == "ops+tir":
@@ -420,6 +430,13 @@ def _plan(main: Any, header: GraphHeader) -> Plan:
             return tuples.get(n, [n])
         if isinstance(expr, relax.Tuple):
             return [x for f in expr.fields for x in resolve(f)]
+        if isinstance(expr, relax.Constant):
+            arr = expr.data.numpy()
+            if arr.size > 1 << 16:
+                raise LoweringError(f"graph holds a {arr.size}-element constant; pass it as a parameter")
+            name = f"const_{len(plan.consts)}"
+            plan.consts[name] = [list(arr.shape), str(arr.dtype), arr.reshape(-1).tolist()]
+            return [name]
         raise LoweringError(f"lowered main uses an unsupported expression: {type(expr).__name__}")
 
     body = main.body

@@ -23,6 +23,12 @@ def torch_dtype(name: str) -> torch.dtype:
     return torch.bool if name == "bool" else getattr(torch, name)
 
 
+def plan_constants(plan: Plan) -> dict[str, torch.Tensor]:
+    """The plan's constant tensors."""
+    return {n: torch.tensor(vals, dtype=torch_dtype(dt)).reshape(shape)
+            for n, (shape, dt, vals) in plan.consts.items()}
+
+
 class PlanRunner:
     """A callable ``(*inputs) -> output(s)`` over compiled PrimFuncs.
 
@@ -48,13 +54,13 @@ class PlanRunner:
         self._from = tvm.runtime.from_dlpack
         self.kernels = {s["func"]: kernel(s["func"]) for s in plan.steps}
         self.n_inputs = len(plan.inputs) - len(self.params)
+        self.consts = {n: t.to(self.device) for n, t in plan_constants(plan).items()}
 
     def __call__(self, *inputs: torch.Tensor) -> Any:
         if len(inputs) != self.n_inputs:
             raise TypeError(f"expected {self.n_inputs} inputs, got {len(inputs)}")
-        env: dict[str, torch.Tensor] = dict(
-            zip(self.plan.inputs, [x.contiguous() for x in inputs] + self.params)
-        )
+        env: dict[str, torch.Tensor] = dict(self.consts)
+        env.update(zip(self.plan.inputs, [x.contiguous() for x in inputs] + self.params))
         conv = self._from
         for step in self.plan.steps:
             outs = []
@@ -65,6 +71,41 @@ class PlanRunner:
             self.kernels[step["func"]](*[conv(env[a]) for a in step["args"]], *[conv(t) for t in outs])
         results = [env[n] for n in self.plan.outputs]
         return results[0] if self.plan.single and len(results) == 1 else tuple(results)
+
+
+_DEVICE: list[Any] = []
+
+
+def opencl_device() -> Any:
+    """The OpenCL device to run on: ``KSTRATA_OPENCL_DEVICE`` (an index into all
+    platforms' devices) or the first device that compiles a trivial kernel (a
+    PoCL whose LLVM does not know the host CPU fails there).
+
+    Raises
+    ------
+    RuntimeError
+        When no device compiles OpenCL C.
+    """
+    import os
+
+    import pyopencl as cl
+
+    if _DEVICE:
+        return _DEVICE[0]
+    devices = [d for p in cl.get_platforms() for d in p.get_devices()]
+    if os.environ.get("KSTRATA_OPENCL_DEVICE"):
+        devices = [devices[int(os.environ["KSTRATA_OPENCL_DEVICE"])]]
+    errors = []
+    for d in devices:
+        try:
+            cl.Program(cl.Context([d]), "__kernel void k(__global float* a) { a[0] = 1.0f; }").build()
+        except Exception as e:  # noqa: BLE001 - try the next device
+            errors.append(f"{d.name}: {str(e).strip().splitlines()[-1] if str(e).strip() else e}")
+            continue
+        _DEVICE.append(d)
+        return d
+    raise RuntimeError("no OpenCL device compiles a kernel: " + ("; ".join(errors) or "none found")
+                       + " (apt-get install pocl-opencl-icd)")
 
 
 class OpenCLRunner:
@@ -79,16 +120,12 @@ class OpenCLRunner:
         From :meth:`__init__` when the program does not compile (with the build log).
     """
 
-    def __init__(self, plan: Plan, source: str, launch: dict[str, Any], params: list[torch.Tensor],
-                 device_index: int = 0):
+    def __init__(self, plan: Plan, source: str, launch: dict[str, Any], params: list[torch.Tensor]):
         import numpy as np
         import pyopencl as cl
 
         self.cl, self.np = cl, np
-        devices = [d for p in cl.get_platforms() for d in p.get_devices()]
-        if not devices:
-            raise RuntimeError("no OpenCL device")
-        self.ctx = cl.Context([devices[device_index]])
+        self.ctx = cl.Context([opencl_device()])
         self.queue = cl.CommandQueue(self.ctx)
         self.program = cl.Program(self.ctx, source).build()
         self.plan, self.launch = plan, launch
@@ -111,8 +148,8 @@ class OpenCLRunner:
         if len(inputs) != self.n_inputs:
             raise TypeError(f"expected {self.n_inputs} inputs, got {len(inputs)}")
         host = [x.detach().cpu().contiguous() for x in inputs] + self.params
-        bufs = {n: self._buffer(t.view(torch.uint8) if t.dtype == torch.bool else t)
-                for n, t in zip(self.plan.inputs, host)}
+        named = list(zip(self.plan.inputs, host)) + list(plan_constants(self.plan).items())
+        bufs = {n: self._buffer(t.view(torch.uint8) if t.dtype == torch.bool else t) for n, t in named}
         for step in self.plan.steps:
             for o in step["outs"]:
                 shape, dtype = self.plan.buffers[o]
