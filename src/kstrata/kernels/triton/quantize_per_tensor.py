@@ -1,0 +1,30 @@
+"""Fusion plan: one elementwise kernel over the flattened tensor: q = int8(clamp(round(x / scale), -128, 127))."""
+
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+BLOCK = 1024
+
+
+@triton.jit
+def _kernel(x_ptr, s_ptr, y_ptr, n, K, BLOCK: tl.constexpr):
+    offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    v = tl.load(x_ptr + offs, mask=mask, other=0.0).to(tl.float32) / tl.load(s_ptr).to(tl.float32)
+    r = tl.floor(v + 0.5)
+    odd = (r - 2.0 * tl.floor(r * 0.5)) != 0.0
+    r = tl.where(((r - v) == 0.5) & odd, r - 1.0, r)  # round half to even, as torch.round
+    y = tl.minimum(tl.maximum(r, -128.0), 127.0).to(tl.int32)
+    tl.store(y_ptr + offs, y.to(y_ptr.dtype.element_ty), mask=mask)
+
+
+class ModelNew(nn.Module):
+    def forward(self, x: torch.Tensor, scale: torch.Tensor) -> torch.Tensor:
+        x = x.contiguous()
+        y = torch.empty(x.shape, dtype=torch.int8, device=x.device)
+        n = x.numel()
+        if n:
+            _kernel[(triton.cdiv(n, BLOCK),)](x, scale, y, n, 1, BLOCK=BLOCK)
+        return y

@@ -1,0 +1,29 @@
+"""Fusion plan: one kernel, one program per row: y = exp(x - max) / sum(exp(x - max)) over the last axis."""
+
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _kernel(x_ptr, y_ptr, D, BLOCK_D: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    cols = tl.arange(0, BLOCK_D)
+    mask = cols < D
+    x = tl.load(x_ptr + row * D + cols, mask=mask, other=-float('inf')).to(tl.float32)
+    z = x - tl.max(x, axis=0)
+    e = tl.where(mask, tl.exp(z), 0.0)
+    y = e / tl.sum(e, axis=0)
+    tl.store(y_ptr + row * D + cols, y.to(y_ptr.dtype.element_ty), mask=mask)
+
+
+class ModelNew(nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = x.contiguous()
+        D = x.shape[-1]
+        rows = x.numel() // max(D, 1)
+        y = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+        if rows and D:
+            _kernel[(rows,)](x, y, D, BLOCK_D=triton.next_power_of_2(D))
+        return y

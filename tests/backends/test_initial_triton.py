@@ -1,0 +1,48 @@
+"""Every shipped Triton initial candidate matches its task's reference on the
+task's small shapes under Triton's interpreter (``triton-interp``), in a worker."""
+
+from __future__ import annotations
+
+import pytest
+
+from kstrata import kernels
+from kstrata.execute import WorkerPool
+from kstrata.tasks.loader import resolve_task
+
+CHECK = "kstrata.backends.tilelang.check:check_candidate"
+NAMES = kernels.tasks_with_initial("triton")
+
+
+@pytest.fixture(scope="module")
+def pool():
+    with WorkerPool(size=1, env={"TRITON_INTERPRET": "1"}) as p:
+        yield p
+
+
+def test_enough_tasks_have_a_triton_start():
+    assert len(NAMES) >= 20
+    for name in NAMES:
+        resolve_task(name)  # every file is named after a suite task
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_initial_candidate_matches_reference(pool, name):
+    task = resolve_task(name)
+    half = task.meta.dtype in ("float16", "bfloat16")
+    tol = 1e-2 if half else 1e-4
+    sources = {"source": kernels.initial_source("triton", name)}
+    for shape in task.small_shapes:
+        r = pool.call(CHECK, "triton-interp", str(task.path), sources, shape, atol=tol, rtol=tol,
+                      timeout_s=300)
+        assert r.ok, f"{r.kind}: {r.error}\n{r.traceback}"
+        assert r.value["ok"], f"{name} {shape}: {r.value}"
+
+
+@pytest.mark.parametrize("name", ["relu", "softmax", "layernorm", "matmul_bias_relu", "sdpa"])
+def test_initial_candidate_passes_the_verifier(name):
+    verify = pytest.importorskip("kstrata.verify.api")
+    task = resolve_task(name)
+    ev = verify.verify_candidate(task, "triton-interp",
+                                 {"source": kernels.initial_source("triton", name)},
+                                 secret="test-initial-triton", scope="small", timeout_s=600)
+    assert ev.verdict.value == "correct", ev
