@@ -9,6 +9,7 @@ from kstrata import __version__
 from kstrata.cli import env as env_cmd
 from kstrata.cli import eval as eval_cmd
 from kstrata.cli import mcp as mcp_cmd
+from kstrata.cli import import_ as import_cmd
 from kstrata.cli import setup as setup_cmd
 from kstrata.cli import tasks as tasks_cmd
 
@@ -39,4 +40,5 @@ app.add_typer(tasks_cmd.app, name="tasks")
 env_cmd.register(app)
 eval_cmd.register(app)
 setup_cmd.register(app)
+import_cmd.register(app)
 mcp_cmd.register(app)

@@ -1,0 +1,113 @@
+"""``kstrata import KERNEL_FILE --task T --backend B``: take a user's existing
+Triton or TileLang kernel file (KernelBench format: ``ModelNew`` plus kernels)
+as a candidate directory ``<out>/<task>--<backend>--<hash12>/``."""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+from pathlib import Path
+
+import typer
+from rich.console import Console
+
+from kstrata.backends.registry import get_backend
+from kstrata.backends.tilelang.backend import graph_plan, schedule_defaults
+from kstrata.cli.errors import user_errors
+from kstrata.store.artifacts import write_atomic
+from kstrata.tasks.base import TaskError
+from kstrata.tasks.loader import resolve_task
+
+console = Console()
+
+#: backend -> the module a kernel file for it must import
+DSL_MODULE = {"triton": "triton", "triton-interp": "triton",
+              "tilelang-c": "tilelang", "tilelang-cuda": "tilelang"}
+
+
+def read_kernel_file(path: Path, backend: str) -> str:
+    """The text of ``path`` after static checks.
+
+    Raises
+    ------
+    TaskError
+        If the file is missing, not UTF-8 Python, has no ``ModelNew`` class, or
+        does not import the backend's DSL.
+    """
+    if backend not in DSL_MODULE:
+        raise TaskError(f"backend {backend!r} takes no kernel files; choose one of "
+                        f"{', '.join(DSL_MODULE)}")
+    if not path.is_file():
+        raise TaskError(f"{path}: no such file")
+    try:
+        text = path.read_text()
+        tree = ast.parse(text, filename=str(path))
+    except (UnicodeDecodeError, SyntaxError) as e:
+        raise TaskError(f"{path}: not a Python file: {e}") from None
+    classes = {n.name for n in tree.body if isinstance(n, ast.ClassDef)}
+    if "ModelNew" not in classes:
+        raise TaskError(f"{path}: defines no class ModelNew (KernelBench format: ModelNew takes "
+                        "the task Model's constructor arguments and forward signature)")
+    imported = set()
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Import):
+            imported |= {a.name.split(".")[0] for a in n.names}
+        elif isinstance(n, ast.ImportFrom) and n.module:
+            imported.add(n.module.split(".")[0])
+    dsl = DSL_MODULE[backend]
+    if dsl not in imported:
+        raise TaskError(f"{path}: does not import {dsl}; is it a {backend} kernel file?")
+    return text
+
+
+def import_kernel(path: Path, task_name: str, backend: str, out: Path) -> Path:
+    """Validate ``path`` and write it as a candidate directory under ``out``.
+
+    The directory holds ``source.py``, for TileLang also ``schedule.json`` and
+    ``graph.txt`` (levels, see :mod:`kstrata.backends.tilelang.backend`), and
+    ``candidate.json`` (task, task digest, backend, levels, content hash,
+    origin); each written atomically. Importing the same file again is a no-op.
+
+    Raises
+    ------
+    TaskError
+        For an unknown task or a bad kernel file (see :func:`read_kernel_file`).
+    kstrata.backends.registry.UnknownBackendError
+        For an unknown backend.
+    """
+    get_backend(backend)
+    task = resolve_task(task_name)
+    text = read_kernel_file(path, backend)
+    sources = {"source": text}
+    if DSL_MODULE[backend] == "tilelang":
+        sources["schedule"] = json.dumps(schedule_defaults(text))
+        sources["graph"] = graph_plan(text)
+    digest = hashlib.sha256(json.dumps(sources, sort_keys=True).encode()).hexdigest()
+    cand = out / f"{task.name}--{backend}--{digest[:12]}"
+    names = {"source": "source.py", "schedule": "schedule.json", "graph": "graph.txt"}
+    for level, body in sources.items():
+        write_atomic(cand / names[level], body)
+    meta = {"task": task.name, "task_digest": task.digest, "backend": backend,
+            "levels": {k: names[k] for k in sources}, "sha256": digest,
+            "origin": {"kind": "import", "path": str(path.resolve())}}
+    write_atomic(cand / "candidate.json", json.dumps(meta, indent=2, sort_keys=True))
+    return cand
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``import`` command to ``app``."""
+
+    @app.command("import")
+    def import_cmd(
+        kernel_file: Path = typer.Argument(..., help="A Triton or TileLang file defining ModelNew."),
+        task: str = typer.Option(..., "--task", "-t", help="Suite task name or task file."),
+        backend: str = typer.Option(..., "--backend", "-b",
+                                    help="triton, triton-interp, tilelang-c or tilelang-cuda."),
+        out: Path = typer.Option(Path("candidates"), "--out", "-o",
+                                 help="Folder that receives the candidate directory."),
+    ) -> None:
+        """Import an existing kernel file as a candidate for TASK on BACKEND."""
+        with user_errors():
+            cand = import_kernel(kernel_file, task, backend, out)
+        console.print(f"[green]✓[/] imported {kernel_file} as {cand}")
