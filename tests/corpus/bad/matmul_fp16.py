@@ -1,0 +1,14 @@
+# corpus: task=matmul_square backend=pytorch expect=rejected check=no_precision_downgrade
+# fp16 compute on an fp32 task.
+import torch
+import torch.nn as nn
+
+import torch
+import torch.nn as nn
+
+class ModelNew(nn.Module):
+    def __init__(self, *args):
+        super().__init__()
+
+    def forward(self, a, b):
+        return (a.half() @ b.half()).float()

@@ -1,0 +1,28 @@
+# corpus: task=relu backend=triton-interp expect=incorrect check=tolerance
+# Tail-mask bug: the grid covers only full blocks (n // BLOCK), the last partial block is never written.
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def relu_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    tl.store(y_ptr + offs, tl.maximum(x, 0.0), mask=mask)
+
+
+import torch
+import torch.nn as nn
+
+class ModelNew(nn.Module):
+    def __init__(self, *args):
+        super().__init__()
+
+    def forward(self, x):
+        y = torch.empty_like(x)
+        n = x.numel()
+        relu_kernel[(max(n // 128, 1),)](x, y, n, BLOCK=128)
+        return y

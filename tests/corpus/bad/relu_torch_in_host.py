@@ -1,0 +1,16 @@
+# corpus: task=relu backend=triton-interp expect=rejected check=no_torch_compute
+# Calls ATen compute in the host wrapper of a Triton candidate.
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+import torch
+import torch.nn as nn
+
+class ModelNew(nn.Module):
+    def __init__(self, *args):
+        super().__init__()
+
+    def forward(self, x):
+        return torch.relu(x)

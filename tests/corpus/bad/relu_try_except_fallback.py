@@ -1,0 +1,30 @@
+# corpus: task=relu backend=triton-interp expect=rejected check=no_exception_fallback
+# try/except fallback to torch when the kernel fails.
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def relu_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    tl.store(y_ptr + offs, tl.maximum(x, 0.0), mask=mask)
+
+
+import torch
+import torch.nn as nn
+
+class ModelNew(nn.Module):
+    def __init__(self, *args):
+        super().__init__()
+
+    def forward(self, x):
+        y = torch.empty_like(x)
+        try:
+            relu_kernel[(triton.cdiv(x.numel(), 128),)](x, y, x.numel(), BLOCK=128)
+        except Exception:
+            y = torch.relu(x)
+        return y
