@@ -1,5 +1,5 @@
 # corpus: task=softmax backend=pytorch expect=incorrect check=tolerance
-# Shape-specific hardcoding: correct only at the public shapes.
+# Shape-specific hardcoded branch that is right only at the public shapes.
 import torch
 import torch.nn as nn
 
