@@ -88,3 +88,29 @@ def show(
         console.print(f"FLOPs formula: {m.flops}")
     if m.bytes:
         console.print(f"bytes formula: {m.bytes}")
+
+
+@app.command("check")
+def check(
+    name: str | None = typer.Argument(None, help="Task name or file; default: every task."),
+    path: Path | None = typer.Option(None, "--path", help="A directory of task files instead of the suite."),
+    scope: str = typer.Option("small", "--scope", help="Shapes to check: small or full (the sweep)."),
+) -> None:
+    """Weak-test guard: report tasks whose checks an all-zero, constant or
+    input-independent output would pass. Exits 1 if any task is weak."""
+    from kstrata.verify.weak import weak_fakes
+
+    with user_errors():
+        tasks = [resolve_task(name, path)] if name else (load_dir(path) if path else suite())
+    table = Table(title=f"weak-test guard ({scope} shapes)")
+    for col in ("task", "passing fake outputs", "status"):
+        table.add_column(col)
+    weak = 0
+    for t in tasks:
+        fakes = weak_fakes(t, scope=scope)
+        weak += bool(fakes)
+        table.add_row(t.name, ", ".join(fakes) or "-", "[red]WEAK[/]" if fakes else "[green]ok[/]")
+    console.print(table)
+    if weak:
+        console.print(f"[red]{weak} task(s) have tests too weak to reject fake outputs[/]")
+        raise typer.Exit(1)
