@@ -1,0 +1,79 @@
+"""Two benches (or runs) side by side: each metric, its difference, and whether
+the bootstrap intervals overlap (overlapping intervals: no clear difference)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rich.table import Table
+
+from kstrata.bench import metrics as M
+from kstrata.bench.results import load_results
+
+
+@dataclass(frozen=True)
+class MetricPair:
+    """One metric of one group in A and in B."""
+
+    group: str
+    metric: str
+    a: M.Estimate
+    b: M.Estimate
+
+    @property
+    def diff(self) -> float | None:
+        """``B - A`` (``None`` if either is undefined)."""
+        return None if self.a.value is None or self.b.value is None else self.b.value - self.a.value
+
+    @property
+    def overlap(self) -> bool | None:
+        return self.a.overlaps(self.b)
+
+
+def _groups(outcomes: list[M.TaskOutcome]) -> dict[str, list[M.TaskOutcome]]:
+    return {" / ".join(map(str, k)): v for k, v in M.group_by(outcomes, "backend", "proposer").items()}
+
+
+def compare_results(path_a: str | Path, path_b: str | Path, count_initial: bool = False,
+                    **metric_kw: Any) -> list[MetricPair]:
+    """Metric pairs of the bench/run directories ``path_a`` and ``path_b``.
+
+    Groups are (backend, proposer) rows when both directories have the same
+    rows; otherwise all tasks of each directory form one group ``"all"`` (e.g.
+    two runs with different proposers).
+
+    Raises
+    ------
+    kstrata.store.StoreError
+        If a path is neither a bench nor a run directory.
+    """
+    a = _groups(load_results(path_a, count_initial).outcomes)
+    b = _groups(load_results(path_b, count_initial).outcomes)
+    if set(a) != set(b):
+        a = {"all": [o for g in a.values() for o in g]}
+        b = {"all": [o for g in b.values() for o in g]}
+    out = []
+    for group in sorted(a):
+        ma, mb = M.compute_metrics(a[group], **metric_kw), M.compute_metrics(b[group], **metric_kw)
+        out += [MetricPair(group, name, ma[name], mb[name]) for name in M.metric_names()]
+    return out
+
+
+def _cell(e: M.Estimate) -> str:
+    if e.value is None:
+        return "–"
+    return f"{e.value:.3g} [{e.low:.3g}, {e.high:.3g}]"
+
+
+def compare_table(path_a: str | Path, path_b: str | Path, **kw: Any) -> Table:
+    """:func:`compare_results` as a rich table (A, B, B − A, overlap)."""
+    table = Table(title=f"A = {path_a}   B = {path_b}")
+    for col in ("group", "metric", "A", "B", "B − A", "intervals overlap"):
+        table.add_column(col, no_wrap=True)
+    for p in compare_results(path_a, path_b, **kw):
+        diff = "–" if p.diff is None else f"{p.diff:+.3g}"
+        overlap = {None: "–", True: "yes", False: "no (differs)"}[p.overlap]
+        table.add_row(p.group, M.LABELS[p.metric], _cell(p.a), _cell(p.b), diff, overlap)
+    return table

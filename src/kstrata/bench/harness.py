@@ -1,0 +1,493 @@
+"""The benchmark harness: tasks × backends × proposers, resumable, at equal budgets.
+
+A bench directory holds::
+
+    bench.json                      the resolved spec and the environment (written once)
+    bench.db                        the index: one row per (task, backend, proposer)
+                                    cell with its status, stop reason and error
+    runs/<backend>/<proposer>/<task>/   one optimize run directory per cell
+                                    (its own run store, see kstrata.store)
+
+Every cell gets the same :class:`~kstrata.search.budget.Budget`; what each one
+spent (wall clock, evaluations, proposer calls, tokens, cost) is in its run's
+ledger, so rows of the leaderboard are compared at equal cost. A cell is
+marked ``done`` only after its optimize run finished; ``resume`` skips done
+cells (unless the budget grew) and continues the others through
+:func:`kstrata.search.loop.optimize` with ``resume=True``, which never
+evaluates a candidate twice.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import re
+import secrets
+import sqlite3
+import time
+import traceback
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kstrata.bench.sampling import stratified_sample
+from kstrata.search.budget import Budget
+from kstrata.store.artifacts import write_atomic
+from kstrata.tasks.base import Task, TaskError
+
+INDEX_NAME = "bench.db"
+CONFIG_NAME = "bench.json"
+
+_INDEX_DDL = """
+CREATE TABLE IF NOT EXISTS cells (
+    task TEXT NOT NULL,
+    backend TEXT NOT NULL,
+    proposer TEXT NOT NULL,
+    level INTEGER NOT NULL,
+    category TEXT NOT NULL,
+    run_dir TEXT NOT NULL,
+    status TEXT NOT NULL CHECK (status IN ('planned', 'running', 'done', 'failed', 'unsupported')),
+    stop_reason TEXT,
+    error TEXT,
+    budget_json TEXT,
+    started REAL,
+    finished REAL,
+    position INTEGER NOT NULL,
+    PRIMARY KEY (task, backend, proposer)
+);
+"""
+
+#: ``--budget`` keys -> :class:`Budget` fields
+BUDGET_ALIASES = {
+    "evals": "evaluations", "evaluations": "evaluations",
+    "wall": "wall_clock_s", "wall_s": "wall_clock_s", "wall_clock_s": "wall_clock_s",
+    "calls": "proposer_calls", "proposer_calls": "proposer_calls",
+    "tokens_in": "tokens_in", "tokens_out": "tokens_out",
+    "cost": "cost_usd", "cost_usd": "cost_usd",
+    "patience": "patience", "target_roofline": "target_roofline",
+}
+
+
+class BenchError(ValueError):
+    """A bench spec or directory that cannot be used; the message says what to do."""
+
+
+def parse_budget(text: str) -> Budget:
+    """``"evals=3,wall=600,calls=10"`` -> :class:`Budget` (unset limits stay unlimited).
+
+    Keys: ``evals``, ``wall`` (seconds), ``calls``, ``tokens_in``, ``tokens_out``,
+    ``cost`` (USD), ``patience``, ``target_roofline`` and the :class:`Budget`
+    field names themselves.
+
+    Raises
+    ------
+    BenchError
+        For an unknown key or a value that is not a number.
+    """
+    values: dict[str, Any] = {"evaluations": None}
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        key, sep, value = part.partition("=")
+        name = BUDGET_ALIASES.get(key.strip())
+        if not sep or name is None:
+            raise BenchError(f"bad budget item {part!r}; use KEY=VALUE with KEY in "
+                             f"{', '.join(sorted(BUDGET_ALIASES))}")
+        try:
+            number = float(value)
+        except ValueError:
+            raise BenchError(f"budget {key} must be a number, got {value!r}") from None
+        integer = name in ("evaluations", "proposer_calls", "tokens_in", "tokens_out", "patience")
+        values[name] = int(number) if integer else number
+    if all(v is None for v in values.values()):
+        raise BenchError("a bench budget needs at least one limit, e.g. evals=10")
+    return Budget.from_dict(values)
+
+
+def resolve_suite(suite: str, names: Sequence[str] | None = None) -> list[Task]:
+    """Tasks of ``suite``: ``all``/``kstrata`` (the shipped suite), a folder of the
+    suite (``level1``, ``level2``, ``level3``, ``quant``), a directory of task
+    files, or one task file; ``names`` keeps only those tasks (in suite order).
+
+    Raises
+    ------
+    kstrata.tasks.base.TaskError
+        For an unknown suite or task name.
+    """
+    from kstrata.tasks.loader import SUITE_DIR, load_dir, load_task, suite as shipped
+
+    path = Path(suite)
+    if suite in ("all", "kstrata"):
+        tasks = shipped()
+    elif (SUITE_DIR / suite).is_dir() and not path.exists():
+        tasks = load_dir(SUITE_DIR / suite, check_import=False)
+    elif path.is_dir():
+        tasks = load_dir(path)
+    elif path.is_file():
+        tasks = [load_task(path)]
+    else:
+        folders = sorted(p.name for p in SUITE_DIR.iterdir() if p.is_dir() and p.name[0] != "_")
+        raise TaskError(f"unknown suite {suite!r}; use all, one of {', '.join(folders)}, "
+                        "or a directory of task files")
+    if names:
+        by_name = {t.name: t for t in tasks}
+        missing = [n for n in names if n not in by_name]
+        if missing:
+            raise TaskError(f"tasks {', '.join(missing)} are not in suite {suite!r}")
+        tasks = [t for t in tasks if t.name in set(names)]
+    return tasks
+
+
+# -- proposers -----------------------------------------------------------------
+#: name -> factory(backend_name) -> Proposer
+ProposerFactory = Callable[..., Any]
+
+
+def builtin_proposers() -> dict[str, ProposerFactory]:
+    """Proposer factories registered in :mod:`kstrata.agents.registry` (if present):
+    ``builtin`` (rules-based) and the LLM agents. Empty when the registry is absent."""
+    try:
+        from kstrata.agents import registry  # type: ignore[attr-defined]
+    except ImportError:
+        return {}
+    get = getattr(registry, "get_proposer", None)
+    names = getattr(registry, "names", None)
+    if get is None or names is None:
+        return {}
+    return {n: (lambda backend, _n=n: _call_factory(get, backend, _n)) for n in names()}
+
+
+def _call_factory(factory: Callable[..., Any], backend: str, *args: Any) -> Any:
+    try:
+        params = inspect.signature(factory).parameters
+    except (TypeError, ValueError):
+        params = {}
+    if "backend" in params:
+        return factory(*args, backend=backend)
+    return factory(*args)
+
+
+def get_proposer(name: str, backend: str, factories: Mapping[str, ProposerFactory] | None = None) -> Any:
+    """The proposer ``name`` for ``backend`` from ``factories`` (default
+    :func:`builtin_proposers`). A factory is called with ``backend=`` when it
+    takes that keyword, else with no arguments.
+
+    Raises
+    ------
+    BenchError
+        For an unknown name (the message lists the known ones).
+    """
+    factories = builtin_proposers() if factories is None else factories
+    if name not in factories:
+        known = ", ".join(sorted(factories)) or "none registered"
+        raise BenchError(f"unknown proposer {name!r}; known proposers: {known}")
+    return _call_factory(factories[name], backend)
+
+
+# -- the index -----------------------------------------------------------------
+class BenchIndex:
+    """``BENCH_DIR/bench.db``: one row per cell (SQLite, each write a transaction)."""
+
+    def __init__(self, bench_dir: str | Path):
+        self.path = Path(bench_dir) / INDEX_NAME
+        self.conn = sqlite3.connect(self.path, isolation_level=None, timeout=10.0)
+        self.conn.row_factory = sqlite3.Row
+        self.conn.execute("PRAGMA journal_mode=WAL")
+        self.conn.executescript(_INDEX_DDL)
+
+    def __enter__(self) -> BenchIndex:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.conn.close()
+
+    def plan(self, rows: Sequence[dict[str, Any]]) -> None:
+        """Insert the planned cells (all in one transaction; existing ones kept)."""
+        c = self.conn
+        c.execute("BEGIN IMMEDIATE")
+        try:
+            for i, r in enumerate(rows):
+                c.execute(
+                    "INSERT OR IGNORE INTO cells (task, backend, proposer, level, category, run_dir,"
+                    " status, position) VALUES (?,?,?,?,?,?,?,?)",
+                    (r["task"], r["backend"], r["proposer"], r["level"], r["category"],
+                     r["run_dir"], r["status"], i),
+                )
+            c.execute("COMMIT")
+        except BaseException:
+            c.execute("ROLLBACK")
+            raise
+
+    def update(self, task: str, backend: str, proposer: str, **values: Any) -> None:
+        """Set columns of one cell."""
+        cols = ", ".join(f"{k} = ?" for k in values)
+        self.conn.execute(f"UPDATE cells SET {cols} WHERE task = ? AND backend = ? AND proposer = ?",
+                          (*values.values(), task, backend, proposer))
+
+    def cells(self) -> list[dict[str, Any]]:
+        return [dict(r) for r in self.conn.execute("SELECT * FROM cells ORDER BY position")]
+
+
+# -- the spec and the run ------------------------------------------------------
+@dataclass(frozen=True)
+class BenchSpec:
+    """What a bench runs (saved as ``bench.json``; a resume must match it).
+
+    Attributes
+    ----------
+    suite:
+        Suite name or path, see :func:`resolve_suite`.
+    tasks:
+        Task names to keep (empty: all of the suite).
+    backends, proposers:
+        Registry names.
+    budget:
+        Per cell (:class:`Budget` fields); the same for every cell.
+    sample:
+        Tasks per backend, stratified over levels and categories (``None``: all).
+    seed:
+        Seeds the sample and every optimize run.
+    policy:
+        Search policy name (:data:`kstrata.search.policies.POLICIES`).
+    baselines:
+        Baselines each correct candidate is timed against; the first is the
+        primary (the one searched on and used by fast_p).
+    preset:
+        Integrity preset of the verifier.
+    """
+
+    suite: str
+    backends: tuple[str, ...]
+    proposers: tuple[str, ...]
+    budget: dict[str, Any]
+    tasks: tuple[str, ...] = ()
+    sample: int | None = None
+    seed: int = 0
+    policy: str = "greedy"
+    baselines: tuple[str, ...] = ("eager",)
+    preset: str = "strict"
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> BenchSpec:
+        data = dict(data)
+        for key in ("backends", "proposers", "tasks", "baselines"):
+            data[key] = tuple(data.get(key) or ())
+        return cls(**data)
+
+
+def _safe(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.=-]+", "_", name)
+
+
+def _supports(backend: Any, task: Task) -> bool:
+    try:
+        backend.initial_sources(task)
+    except NotImplementedError:
+        return False
+    return True
+
+
+def plan_cells(spec: BenchSpec, tasks: Sequence[Task], backends: Mapping[str, Any]) -> list[dict]:
+    """The cells of ``spec``: per backend the (sampled) supported tasks × proposers;
+    tasks a backend has no starting point for are listed as ``unsupported``."""
+    rows = []
+    for bname in spec.backends:
+        backend = backends[bname]
+        supported = [t for t in tasks if _supports(backend, t)]
+        chosen = supported if spec.sample is None else stratified_sample(supported, spec.sample, spec.seed)
+        picked = {t.name for t in chosen}
+        for t in tasks:
+            if spec.sample is not None and t.name not in picked and t in supported:
+                continue
+            for p in spec.proposers:
+                rows.append({
+                    "task": t.name, "backend": bname, "proposer": p, "level": t.level,
+                    "category": t.category,
+                    "run_dir": f"runs/{_safe(bname)}/{_safe(p)}/{_safe(t.name)}",
+                    "status": "planned" if t.name in picked else "unsupported",
+                })
+    return rows
+
+
+def environment_info(backends: Mapping[str, Any]) -> dict[str, Any]:
+    """Library versions, devices and clock-sensitive settings of this machine."""
+    import platform
+
+    from kstrata import __version__
+    from kstrata.measure import environment
+
+    devices = sorted({getattr(b, "device", "cpu") for b in backends.values()})
+    return {
+        "kstrata": __version__,
+        "platform": platform.platform(),
+        "versions": environment.versions(),
+        "devices": {d: environment.device_name(d) for d in devices},
+        "settings": environment.settings(devices[0] if devices else "cpu"),
+        "backends": {n: dict(b.availability().versions) for n, b in backends.items()},
+    }
+
+
+def default_evaluator(spec: BenchSpec, backend: Any, secret: str, pool: Any) -> Any:
+    """:class:`~kstrata.search.evaluators.VerifyMeasureEvaluator` with the spec's
+    baselines and preset."""
+    from kstrata.search.evaluators import VerifyMeasureEvaluator
+
+    return VerifyMeasureEvaluator(secret=secret, baselines=spec.baselines, pool=pool,
+                                  preset=spec.preset)
+
+
+@dataclass
+class BenchResult:
+    """Outcome of :func:`run_bench`: the directory and each cell's final row."""
+
+    bench_dir: Path
+    cells: list[dict[str, Any]] = field(default_factory=list)
+    ran: list[tuple[str, str, str]] = field(default_factory=list)
+    skipped: list[tuple[str, str, str]] = field(default_factory=list)
+
+
+def _check_resume(bench_dir: Path, spec: BenchSpec) -> None:
+    old = BenchSpec.from_dict(json.loads((bench_dir / CONFIG_NAME).read_text())["spec"])
+    diff = [k for k, v in spec.to_dict().items() if k != "budget" and old.to_dict()[k] != v]
+    if diff:
+        raise BenchError(
+            f"{bench_dir} was run with other settings ({', '.join(diff)}); resume with the same "
+            "suite, tasks, backends, proposers, sample, seed, policy, baselines and preset "
+            "(only the budget may change), or choose another --out")
+
+
+def run_bench(
+    spec: BenchSpec,
+    bench_dir: str | Path,
+    resume: bool = False,
+    *,
+    proposers: Mapping[str, ProposerFactory] | None = None,
+    evaluator_factory: Callable[[BenchSpec, Any, str, Any], Any] | None = None,
+    progress: Callable[[str, dict[str, Any]], None] | None = None,
+) -> BenchResult:
+    """Run every cell of ``spec`` in ``bench_dir`` (created, or continued when ``resume``).
+
+    Parameters
+    ----------
+    spec:
+        What to run, see :class:`BenchSpec`.
+    bench_dir:
+        The bench directory.
+    resume:
+        Continue the bench in ``bench_dir``: done cells are skipped unless the
+        budget differs from theirs; unfinished cells continue their run.
+    proposers:
+        Proposer factories by name (default :func:`builtin_proposers`); a
+        factory is called with ``backend=<name>`` when it takes that keyword.
+    evaluator_factory:
+        ``(spec, backend, secret, pool) -> Evaluator`` (default
+        :func:`default_evaluator`); one per cell.
+    progress:
+        Called as ``progress(event, info)`` with event ``cell_start``,
+        ``cell_done``, ``cell_skip`` or ``cell_failed`` and the cell's row.
+
+    Returns
+    -------
+    BenchResult
+
+    Raises
+    ------
+    BenchError
+        For an unknown proposer, an unusable backend, a directory that holds a
+        bench (without ``resume``) or none (with it), or a resume with another spec.
+    kstrata.tasks.base.TaskError, kstrata.backends.registry.UnknownBackendError
+        For unknown tasks or backends.
+    """
+    from kstrata.backends.registry import get_backend
+    from kstrata.execute import WorkerPool
+    from kstrata.search.loop import SearchSettings, optimize
+    from kstrata.search.policies import make_policy
+
+    bench_dir = Path(bench_dir)
+    factories = builtin_proposers() if proposers is None else proposers
+    for p in spec.proposers:
+        if p not in factories:
+            raise BenchError(f"unknown proposer {p!r}; known proposers: "
+                             f"{', '.join(sorted(factories)) or 'none registered'}")
+    budget = Budget.from_dict(spec.budget)
+    make_policy(spec.policy)  # unknown policy: error before anything is written
+    backends = {name: get_backend(name) for name in spec.backends}
+    for name, b in backends.items():
+        av = b.availability()
+        if not av.usable:
+            raise BenchError(f"backend {name} is not usable here: {av.reason}")
+    exists = (bench_dir / CONFIG_NAME).is_file()
+    if resume and not exists:
+        raise BenchError(f"{bench_dir} holds no bench to resume; run without --resume")
+    if not resume and exists:
+        raise BenchError(f"{bench_dir} already holds a bench; pass --resume or choose another --out")
+    tasks = resolve_suite(spec.suite, spec.tasks)
+    if resume:
+        _check_resume(bench_dir, spec)
+    else:
+        rows = plan_cells(spec, tasks, backends)
+        bench_dir.mkdir(parents=True, exist_ok=True)
+        with BenchIndex(bench_dir) as index:
+            index.plan(rows)
+        write_atomic(bench_dir / CONFIG_NAME, json.dumps(
+            {"spec": spec.to_dict(), "created": time.time(),
+             "environment": environment_info(backends)}, indent=2, default=str) + "\n")
+    by_name = {t.name: t for t in tasks}
+    make_eval = evaluator_factory or default_evaluator
+    budget_json = json.dumps(budget.to_dict(), sort_keys=True)
+    secret = secrets.token_hex(16)  # hidden tests: never stored, never shown to a proposer
+    pools: dict[str, Any] = {}
+    result = BenchResult(bench_dir)
+    try:
+        with BenchIndex(bench_dir) as index:
+            for cell in index.cells():
+                key = (cell["task"], cell["backend"], cell["proposer"])
+                if cell["status"] == "unsupported":
+                    continue
+                if cell["status"] == "done" and cell["budget_json"] == budget_json:
+                    result.skipped.append(key)
+                    _emit(progress, "cell_skip", cell)
+                    continue
+                run_dir = bench_dir / cell["run_dir"]
+                backend = backends[cell["backend"]]
+                if cell["backend"] not in pools:
+                    pools[cell["backend"]] = WorkerPool(
+                        size=1, env=dict(getattr(backend, "worker_env", {}) or {}))
+                index.update(*key, status="running", started=time.time(), error=None)
+                _emit(progress, "cell_start", cell)
+                try:
+                    proposer = get_proposer(cell["proposer"], cell["backend"], factories)
+                    evaluator = make_eval(spec, backend, secret, pools[cell["backend"]])
+                    from kstrata.store.run_store import RunStore
+
+                    run = optimize(
+                        by_name[cell["task"]], backend, proposer, evaluator, spec.policy, budget,
+                        run_dir, resume=RunStore.exists(run_dir),
+                        settings=SearchSettings(seed=spec.seed,
+                                                primary_baseline=spec.baselines[0]),
+                        extra_config={"bench": {"dir": str(bench_dir.resolve()),
+                                                "baselines": list(spec.baselines)}},
+                    )
+                except Exception as e:  # noqa: BLE001 - one broken cell never ends the bench
+                    error = f"{type(e).__name__}: {e}\n{traceback.format_exc(limit=8)}"
+                    index.update(*key, status="failed", error=error, finished=time.time(),
+                                 budget_json=budget_json)
+                    _emit(progress, "cell_failed", {**cell, "error": error})
+                    continue
+                index.update(*key, status="done", stop_reason=run.stop_reason,
+                             finished=time.time(), budget_json=budget_json)
+                result.ran.append(key)
+                _emit(progress, "cell_done", {**cell, "stop_reason": run.stop_reason,
+                                              "spent": run.spent})
+            result.cells = index.cells()
+    finally:
+        for pool in pools.values():
+            pool.close()
+    return result
+
+
+def _emit(progress: Callable[[str, dict], None] | None, event: str, info: dict) -> None:
+    if progress is not None:
+        progress(event, info)

@@ -1,0 +1,170 @@
+"""Reading optimize runs and bench directories into :class:`TaskOutcome` rows.
+
+A bench directory (``bench.json`` + ``bench.db`` + ``runs/...``) and a single
+optimize run directory (``run.db``) are both accepted wherever results are
+read (``kstrata report``, ``kstrata compare``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kstrata.bench.harness import CONFIG_NAME, BenchIndex
+from kstrata.bench.metrics import TaskOutcome
+from kstrata.search.tree import CandidateTree
+from kstrata.store.run_store import RunStore, StoreError
+
+@dataclass
+class RunView:
+    """One optimize run, read once: its config, tree, ledger and task metadata."""
+
+    run_dir: Path
+    config: dict[str, Any]
+    tree: CandidateTree
+    spent: dict[str, float]
+    task_meta: dict[str, Any]
+    summary: dict[str, Any] | None = None
+    env: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def task(self) -> str:
+        return self.config.get("task", {}).get("name", "?")
+
+    @property
+    def backend(self) -> str:
+        return self.config.get("backend", "?")
+
+    @property
+    def proposer(self) -> str:
+        return self.config.get("proposer", "?")
+
+
+def read_run(run_dir: str | Path, with_sources: bool = False) -> RunView:
+    """Load one optimize run directory.
+
+    Raises
+    ------
+    kstrata.store.StoreError
+        If ``run_dir`` holds no run.
+    """
+    run_dir = Path(run_dir)
+    with RunStore.open(run_dir) as store:
+        config = store.config
+        tree = CandidateTree.from_store(store, with_sources=with_sources)
+        spent = store.spent()
+        tasks = store.tasks()
+    summary_path = run_dir / "summary.json"
+    summary = json.loads(summary_path.read_text()) if summary_path.is_file() else None
+    meta = (tasks[0].get("meta") or {}) if tasks else {}
+    return RunView(run_dir, config, tree, spent, meta, summary)
+
+
+def outcome(view: RunView, count_initial: bool = False, status: str | None = None) -> TaskOutcome:
+    """The :class:`TaskOutcome` of one run.
+
+    Parameters
+    ----------
+    view:
+        From :func:`read_run`.
+    count_initial:
+        Count the root (the backend's untuned starting point) as a candidate.
+        Off by default: a benchmark scores what the proposer made, as
+        KernelBench scores the model's kernel and not the reference.
+    status:
+        Overrides the status (default ``done`` when ``summary.json`` exists,
+        else ``running``).
+    """
+    nodes = [n for n in view.tree if n.evaluated and (count_initial or n.parents)]
+    verdicts = Counter(n.verdict for n in nodes)
+    checks = Counter(f"{n.verdict}/{n.evaluation.check}" for n in nodes
+                     if n.verdict != "correct" and n.evaluation.check)
+    stages = Counter(str((n.evaluation.evidence or {}).get("stage", "unknown")) for n in nodes
+                     if n.verdict == "incorrect" and isinstance(n.evaluation.evidence, dict))
+    correct = [n for n in nodes if n.correct]
+    best = max(correct, key=lambda n: (n.score, -n.seq), default=None)
+    speedups: dict[str, float] = {}
+    for n in correct:
+        for s in (n.measurement.speedups if n.measurement else ()):
+            speedups[s.baseline] = max(speedups.get(s.baseline, float("-inf")), s.value)
+    return TaskOutcome(
+        task=view.task,
+        level=int(view.task_meta.get("level", 1)),
+        category=str(view.task_meta.get("category", "uncategorized")),
+        backend=view.backend,
+        proposer=view.proposer,
+        compiled=any(n.verdict != "compile_error" for n in nodes),
+        correct=bool(correct),
+        speedup=None if best is None else best.speedup,
+        speedups=speedups,
+        roofline_fraction=None if best is None else best.roofline_fraction,
+        verdicts=dict(verdicts),
+        checks=dict(checks),
+        incorrect_stages=dict(stages),
+        spent=dict(view.spent),
+        run_dir=str(view.run_dir),
+        status=status or ("done" if view.summary is not None else "running"),
+    )
+
+
+def is_bench_dir(path: str | Path) -> bool:
+    """Whether ``path`` is a bench directory (has ``bench.json``)."""
+    return (Path(path) / CONFIG_NAME).is_file()
+
+
+@dataclass
+class Results:
+    """Everything read from a bench or run directory."""
+
+    path: Path
+    kind: str  # "bench" or "run"
+    config: dict[str, Any]
+    outcomes: list[TaskOutcome]
+    runs: list[RunView]
+
+
+def load_results(path: str | Path, count_initial: bool = False,
+                 with_sources: bool = False) -> Results:
+    """Read a bench directory or a single optimize run directory.
+
+    Parameters
+    ----------
+    path:
+        The directory.
+    count_initial:
+        See :func:`outcome`.
+    with_sources:
+        Load every candidate's sources (the report needs them).
+
+    Raises
+    ------
+    kstrata.store.StoreError
+        If ``path`` is neither a bench nor a run directory.
+    """
+    path = Path(path)
+    if is_bench_dir(path):
+        config = json.loads((path / CONFIG_NAME).read_text())
+        outcomes, runs = [], []
+        with BenchIndex(path) as index:
+            cells = index.cells()
+        for cell in cells:
+            run_dir = path / cell["run_dir"]
+            if cell["status"] == "unsupported" or not RunStore.exists(run_dir):
+                outcomes.append(TaskOutcome(
+                    task=cell["task"], level=cell["level"], category=cell["category"],
+                    backend=cell["backend"], proposer=cell["proposer"],
+                    status="unsupported" if cell["status"] == "unsupported" else "failed",
+                ))
+                continue
+            view = read_run(run_dir, with_sources)
+            status = {"done": "done", "failed": "failed"}.get(cell["status"], "running")
+            runs.append(view)
+            outcomes.append(outcome(view, count_initial, status))
+        return Results(path, "bench", config, outcomes, runs)
+    if not RunStore.exists(path):
+        raise StoreError(f"{path}: neither a bench directory ({CONFIG_NAME}) nor a run (run.db)")
+    view = read_run(path, with_sources)
+    return Results(path, "run", view.config, [outcome(view, count_initial)], [view])

@@ -1,0 +1,79 @@
+"""``kstrata bench``: run tasks × backends × proposers at equal budgets, resumably."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import typer
+from rich.console import Console
+
+from kstrata.bench.harness import BenchError, BenchSpec, parse_budget, run_bench
+from kstrata.cli.errors import err_console, user_errors
+from kstrata.store.run_store import StoreError
+
+console = Console()
+
+
+@contextmanager
+def bench_errors() -> Iterator[None]:
+    """:func:`~kstrata.cli.errors.user_errors`, plus bad bench specs, budgets and
+    directories (``error: ...`` on stderr, exit status 2)."""
+    with user_errors():
+        try:
+            yield
+        except (BenchError, StoreError, ValueError) as e:
+            err_console.print(f"[bold red]error:[/] {e}", markup=True, highlight=False)
+            raise typer.Exit(2) from None
+
+
+def _split(text: str | None) -> tuple[str, ...]:
+    return tuple(p.strip() for p in (text or "").split(",") if p.strip())
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``bench`` command to ``app``."""
+
+    @app.command("bench")
+    def bench(
+        suite: str = typer.Option("all", "--suite", help="all, a suite folder (level1, level2, "
+                                  "level3, quant), or a directory of task files."),
+        backends: str = typer.Option("pytorch", "--backends", "-b", help="Comma-separated backends."),
+        proposers: str = typer.Option("builtin", "--proposers", "-p",
+                                      help="Comma-separated proposer names."),
+        budget: str = typer.Option("evals=20", "--budget", help="Per task and proposer: "
+                                   "evals=N,wall=S,calls=N,tokens_in=N,tokens_out=N,cost=USD."),
+        tasks: str | None = typer.Option(None, "--tasks", help="Comma-separated task names to keep."),
+        sample: int | None = typer.Option(None, "--sample", help="N tasks per backend, balanced "
+                                          "over levels and categories (deterministic by --seed)."),
+        seed: int = typer.Option(0, "--seed", help="Seeds the sample and the searches."),
+        policy: str = typer.Option("greedy", "--policy", help="Search policy."),
+        baselines: str = typer.Option("eager", "--baselines", help="Comma-separated baselines "
+                                      "(eager, compile, metaschedule); the first is primary."),
+        preset: str = typer.Option("strict", "--preset", help="Integrity preset: strict or warn."),
+        out: Path = typer.Option(Path("bench"), "--out", "-o", help="Bench directory."),
+        resume: bool = typer.Option(False, "--resume", help="Continue the bench in --out."),
+    ) -> None:
+        """Run a benchmark into OUT (one optimize run per task, backend and proposer)."""
+        def progress(event: str, cell: dict) -> None:
+            where = f"{cell['task']} · {cell['backend']} · {cell['proposer']}"
+            if event == "cell_start":
+                console.print(f"[bold]▶[/] {where}", highlight=False)
+            elif event == "cell_done":
+                console.print(f"  [green]done[/] {cell['stop_reason']}", highlight=False)
+            elif event == "cell_skip":
+                console.print(f"[dim]skip {where} (done)[/]", highlight=False)
+            else:
+                console.print(f"  [red]failed[/] {cell['error'].splitlines()[0]}", highlight=False)
+
+        with bench_errors():
+            spec = BenchSpec(
+                suite=suite, backends=_split(backends), proposers=_split(proposers),
+                budget=parse_budget(budget).to_dict(), tasks=_split(tasks), sample=sample,
+                seed=seed, policy=policy, baselines=_split(baselines) or ("eager",), preset=preset,
+            )
+            result = run_bench(spec, out, resume=resume, progress=progress)
+        failed = [c for c in result.cells if c["status"] == "failed"]
+        console.print(f"{len(result.ran)} run, {len(result.skipped)} skipped, {len(failed)} failed; "
+                      f"report: kstrata report {out}", highlight=False)

@@ -1,0 +1,26 @@
+"""``kstrata report RUN_DIR``: write the self-contained HTML report."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from kstrata.cli.bench import bench_errors
+from kstrata.report.html import write_report
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``report`` command to ``app``."""
+
+    @app.command("report")
+    def report(
+        run_dir: Path = typer.Argument(..., help="A bench directory or an optimize run directory."),
+        out: Path | None = typer.Option(None, "--out", "-o", help="HTML file (default RUN_DIR/report.html)."),
+        count_initial: bool = typer.Option(False, "--count-initial",
+                                           help="Count the backend's starting point as a candidate."),
+    ) -> None:
+        """Write one self-contained HTML report of a bench or run directory."""
+        with bench_errors():
+            path = write_report(run_dir, out, count_initial=count_initial)
+        typer.echo(str(path))

@@ -1,0 +1,167 @@
+"""``kstrata report``: one self-contained HTML file for a bench or a run directory.
+
+The page holds the leaderboard (metrics with bootstrap intervals), breakdowns
+by level, category and backend, speedup distributions, the failure taxonomy,
+each run's candidate tree (click a node for its source, diff and feedback),
+the budget spent and the environment. CSS, JavaScript and SVG are inlined
+from the templates in ``kstrata/report/templates`` (Jinja2); the page loads
+nothing from the network.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from kstrata.bench import metrics as M
+from kstrata.bench.results import Results, RunView, load_results
+from kstrata.report.plots import VERDICT_COLOURS, speedup_strips, tree_svg
+from kstrata.store.artifacts import unified_diff, write_atomic
+
+TEMPLATES = Path(__file__).parent / "templates"
+BREAKDOWN_METRICS = ("correct_rate", "fast_1", "fast_1_tuned", "geomean_speedup", "median_roofline")
+SPENT_KINDS = ("evaluations", "wall_s", "proposer_calls", "tokens_in", "tokens_out", "cost_usd")
+
+
+def _fmt(est: M.Estimate, pct: bool) -> dict[str, str]:
+    if est.value is None:
+        return {"value": "–", "ci": ""}
+    f = (lambda v: f"{100 * v:.0f}%") if pct else (lambda v: f"{v:.3g}")
+    return {"value": f(est.value), "ci": f"[{f(est.low)}, {f(est.high)}]"}
+
+
+def _is_rate(name: str) -> bool:
+    return name.endswith("_rate") or name.startswith("fast_")
+
+
+def _row(r: M.Row) -> dict[str, Any]:
+    return {
+        "key": " / ".join(str(v) for v in r.key.values()) or "all",
+        "n": r.n_tasks,
+        "metrics": {k: _fmt(v, _is_rate(k)) for k, v in r.metrics.items()},
+        "spent": {k: f"{r.spent.get(k, 0):.4g}" for k in SPENT_KINDS},
+    }
+
+
+def _node_data(view: RunView) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    tree = view.tree
+    best = tree.best_correct()
+    nodes, details = [], {}
+    for n in tree:
+        parent = n.parents[0] if n.parents else None
+        nodes.append({"hash": n.hash, "parent": parent, "level": n.level, "role": n.role,
+                      "verdict": n.verdict, "speedup": n.speedup,
+                      "best": best is not None and n.hash == best.hash})
+        diff = unified_diff(tree[parent].sources, n.sources) if parent else ""
+        details[n.hash] = {
+            "hash": n.hash, "level": n.level or "initial", "role": n.role,
+            "proposer": n.proposer, "verdict": n.verdict or "pending",
+            "check": n.evaluation.check if n.evaluation else None,
+            "speedup": n.speedup, "parents": list(n.parents),
+            "rationale": n.rationale, "router_reason": n.router_reason,
+            "sources": n.sources, "diff": diff, "feedback": n.feedback(),
+        }
+    return nodes, details
+
+
+def _env(results: Results) -> dict[str, Any]:
+    if results.kind == "bench":
+        return results.config.get("environment", {})
+    for view in results.runs:
+        for n in view.tree:
+            raw = n.measurement.raw if n.measurement else None
+            for m in (raw or {}).values() if isinstance(raw, dict) else ():
+                if isinstance(m, dict) and "versions" in m:
+                    return {"device": m.get("device"), "method": m.get("method"),
+                            "versions": m.get("versions"), "settings": m.get("settings")}
+    return {}
+
+
+def _json_script(data: Any) -> str:
+    """JSON safe inside ``<script type="application/json">``."""
+    text = json.dumps(data, default=str, separators=(",", ":"))
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def build_context(results: Results, **metric_kw: Any) -> dict[str, Any]:
+    """Everything the template renders, from :func:`kstrata.bench.results.load_results`."""
+    outs = results.outcomes
+    board = M.leaderboard(outs, **metric_kw)
+    breakdowns = {dim: {str(v): [_row(r) for r in rows]
+                        for v, rows in M.breakdown(outs, dim, **metric_kw).items()}
+                  for dim in ("level", "category", "backend")}
+    strips = speedup_strips([
+        (" / ".join(str(v) for v in r.key.values()),
+         [(o.task, o.speedup if o.correct else None)
+          for o in outs if o.status != "unsupported"
+          and all(getattr(o, k) == v for k, v in r.key.items())])
+        for r in board
+    ])
+    runs, details = [], {}
+    for i, view in enumerate(results.runs):
+        run_id = f"run{i}"
+        nodes, node_details = _node_data(view)
+        details[run_id] = node_details
+        best = view.tree.best_correct()
+        runs.append({
+            "id": run_id, "task": view.task, "backend": view.backend, "proposer": view.proposer,
+            "svg": tree_svg(nodes, run_id), "n": len(nodes),
+            "stop": (view.summary or {}).get("stop_reason", "not finished"),
+            "best": None if best is None or best.speedup is None else f"{best.speedup:.3g}x",
+            "verdicts": view.tree.verdict_counts(),
+            "spent": {k: f"{view.spent.get(k, 0):.4g}" for k in SPENT_KINDS},
+        })
+    cells = [{
+        "task": o.task, "level": o.level, "category": o.category, "backend": o.backend,
+        "proposer": o.proposer, "status": o.status, "correct": o.correct,
+        "speedup": "–" if o.speedup is None else f"{o.speedup:.3g}x",
+        "speedups": ", ".join(f"{b} {s:.3g}x" for b, s in sorted(o.speedups.items())),
+        "roofline": "–" if o.roofline_fraction is None else f"{100 * o.roofline_fraction:.1f}%",
+        "verdicts": ", ".join(f"{k} {v}" for k, v in sorted(o.verdicts.items())),
+    } for o in outs]
+    taxonomy = {
+        " / ".join(str(v) for v in key): M.failure_taxonomy(group)
+        for key, group in M.group_by(outs, "backend", "proposer").items()
+    }
+    spec = results.config.get("spec") if results.kind == "bench" else {
+        k: results.config.get(k) for k in ("task", "backend", "proposer", "policy", "budget")}
+    return {
+        "title": f"kstrata {results.kind} report: {results.path.name}",
+        "path": str(results.path), "kind": results.kind,
+        "spec_json": json.dumps(spec, indent=2, default=str),
+        "metric_names": M.metric_names(), "labels": M.LABELS,
+        "breakdown_metrics": BREAKDOWN_METRICS,
+        "leaderboard": [_row(r) for r in board], "breakdowns": breakdowns,
+        "strips": strips, "runs": runs, "cells": cells, "taxonomy": taxonomy,
+        "spent_kinds": SPENT_KINDS, "verdict_colours": {str(k): v for k, v in VERDICT_COLOURS.items()},
+        "environment_json": json.dumps(_env(results), indent=2, default=str),
+        "details_json": _json_script(details),
+        "css": (TEMPLATES / "report.css").read_text(),
+        "js": (TEMPLATES / "report.js").read_text(),
+    }
+
+
+def render_report(path: str | Path, count_initial: bool = False, **metric_kw: Any) -> str:
+    """The HTML text of the report of a bench or run directory.
+
+    Raises
+    ------
+    kstrata.store.StoreError
+        If ``path`` is neither a bench nor a run directory.
+    """
+    results = load_results(path, count_initial=count_initial, with_sources=True)
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES),
+                             autoescape=jinja2.select_autoescape(["html", "j2"]),
+                             undefined=jinja2.StrictUndefined)
+    return env.get_template("report.html.j2").render(**build_context(results, **metric_kw))
+
+
+def write_report(path: str | Path, out: str | Path | None = None, **kw: Any) -> Path:
+    """Render the report of ``path`` and write it (atomically) to ``out``
+    (default ``PATH/report.html``); returns the file written."""
+    out = Path(out) if out else Path(path) / "report.html"
+    write_atomic(out, render_report(path, **kw))
+    return out

@@ -1,0 +1,84 @@
+"""A deterministic proposer and a quick real evaluator for bench/report tests.
+
+``EditProposer`` edits the ``pytorch`` backend's candidate (``class
+ModelNew(Model)``) in fixed ways: a correct edit (an equivalent ``forward``
+that calls the reference), an incorrect one (adds 1 to the output) and one
+that does not parse. ``QuickEvaluator`` is the real verifier (small hidden
+scope, a shared worker pool) followed by the real paired timer with a short
+timing budget.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from kstrata.agents.base import Proposal, ProposalBatch, ProposerCall
+from kstrata.measure.timing import TimingConfig
+
+EDITS = {
+    "same": "\n\nclass ModelNew(ModelNew):\n    def forward(self, *args):  # edit {i}\n"
+            "        return super().forward(*args)\n",
+    "plus_one": "\n\nclass ModelNew(ModelNew):\n    def forward(self, *args):  # edit {i}\n"
+                "        return super().forward(*args) + 1.0\n",
+    "syntax": "\n\nclass ModelNew(ModelNew:  # edit {i}\n    pass\n",
+}
+
+
+class EditProposer:
+    """Proposes ``edits`` (keys of :data:`EDITS`) of the parent's source, in order;
+    reports one fake model call per propose (for the token ledger)."""
+
+    def __init__(self, name: str = "edits", edits: tuple[str, ...] = ("same", "plus_one")):
+        self.name, self.edits = name, edits
+
+    def propose(self, task, candidate, feedback, level, *, context):
+        src = candidate.sources["source"]
+        props = [Proposal.edit(candidate.sources, level, src + EDITS[e].format(i=context.step),
+                               role=f"test-{e}", rationale=f"fixed edit {e!r}")
+                 for e in self.edits]
+        call = ProposerCall(provider="test", model="fixed", prompt="p", response="r",
+                            tokens_in=10, tokens_out=5)
+        return ProposalBatch(props, [call])
+
+
+QUICK_TIMING = TimingConfig(warmup_ms=5, budget_ms=40, min_reps=5, max_reps=50,
+                            max_remeasure=0, n_resamples=200)
+
+
+@dataclass
+class QuickEvaluator:
+    """Real verification (``scope="small"``) and real timing (short budget)."""
+
+    secret: str
+    pool: Any = None
+    baselines: tuple[str, ...] = ("eager",)
+
+    def evaluate(self, task: Any, backend: Any, sources: dict[str, str]) -> tuple[Any, Any]:
+        from kstrata.measure.candidate import time_candidate
+        from kstrata.verify import verify_candidate
+
+        ev = verify_candidate(task, backend.name, sources, secret=self.secret, pool=self.pool,
+                              scope="small", timeout_s=120)
+        if not ev.correct:
+            return ev, None
+        speedups, first = {}, None
+        for b in self.baselines:
+            m = time_candidate(backend.name, task, sources, baseline=b, config=QUICK_TIMING)
+            first = first or m
+            speedups[b] = m.speedup
+        pos = (first.roofline or {}).get("candidate") or {}
+        return ev, {"median_ms": first.candidate.median, "speedups": speedups,
+                    "roofline_fraction": pos.get("fraction"), "bound": pos.get("bound"),
+                    "raw": {self.baselines[0]: first.to_dict()}}
+
+
+def quick_evaluator(spec, backend, secret, pool):
+    return QuickEvaluator(secret=secret, pool=pool, baselines=tuple(spec.baselines))
+
+
+PROPOSERS = {
+    "edits": lambda: EditProposer("edits", ("same", "plus_one")),
+    "broken": lambda backend: EditProposer("broken", ("syntax",)),
+}
