@@ -15,7 +15,12 @@ KSTRATA = {
     "shapes": {
         "nominal": {"B": 4096, "C": 32000},
         "small": [{"B": 8, "C": 512}, {"B": 5, "C": 77}],
-        "sweep": [{"B": 1, "C": 2}, {"B": 3, "C": 4099}, {"B": 127, "C": 1001}, {"B": 17, "C": 50257}],
+        "sweep": [
+            {"B": 3, "C": 2},
+            {"B": 3, "C": 4099},
+            {"B": 127, "C": 1001},
+            {"B": 17, "C": 50257},
+        ],
     },
     "dist_inputs": [0],
     # max, subtract, exp, sum per logit; log, gather, subtract per row

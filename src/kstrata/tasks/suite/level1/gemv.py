@@ -12,7 +12,12 @@ KSTRATA = {
     "shapes": {
         "nominal": {"M": 8192, "K": 8192},
         "small": [{"M": 64, "K": 512}, {"M": 77, "K": 33}],
-        "sweep": [{"M": 1, "K": 2}, {"M": 4099, "K": 1}, {"M": 127, "K": 1001}, {"M": 8191, "K": 4099}],
+        "sweep": [
+            {"M": 3, "K": 2},
+            {"M": 4099, "K": 1},
+            {"M": 127, "K": 1001},
+            {"M": 8191, "K": 4099},
+        ],
     },
     "distributions": ["normal", "uniform", "heavy_tailed", "large", "near_zero"],
     # one multiply-add per element of A

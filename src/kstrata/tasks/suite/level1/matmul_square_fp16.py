@@ -13,7 +13,7 @@ KSTRATA = {
     "shapes": {
         "nominal": {"N": 4096},
         "small": [{"N": 64}, {"N": 77}],
-        "sweep": [{"N": 1}, {"N": 7}, {"N": 127}, {"N": 509}, {"N": 1031}],
+        "sweep": [{"N": 2}, {"N": 7}, {"N": 127}, {"N": 509}, {"N": 1031}],
     },
     # 'large' would overflow float16 sums; 'near_zero' products are subnormal
     "distributions": ["normal", "uniform", "heavy_tailed"],

@@ -11,8 +11,15 @@ KSTRATA = {
     "shapes": {
         "nominal": {"B": 4096, "D": 4096},
         "small": [{"B": 8, "D": 512}, {"B": 5, "D": 77}],
-        "sweep": [{"B": 1, "D": 1}, {"B": 1, "D": 4099}, {"B": 127, "D": 1001}, {"B": 33, "D": 65537}],
+        "sweep": [
+            {"B": 1, "D": 3},
+            {"B": 1, "D": 4099},
+            {"B": 127, "D": 1001},
+            {"B": 33, "D": 65537},
+        ],
     },
+    # "shifted" (x - 10) would make the output all (near) zero
+    "distributions": ["normal", "uniform", "heavy_tailed", "large", "near_zero"],
     # one compare per element
     "flops": "B*D",
     # read x, write y (fp32)

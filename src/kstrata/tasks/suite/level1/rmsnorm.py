@@ -1,4 +1,5 @@
-"""RMSNorm over the last dimension: y = x / sqrt(mean(x^2) + eps) * weight (Zhang & Sennrich 2019)."""
+"""RMSNorm over the last dimension: y = x / sqrt(mean(x^2) + eps) * weight
+(Zhang & Sennrich 2019, "Root Mean Square Layer Normalization")."""
 
 import torch
 import torch.nn as nn
@@ -11,7 +12,12 @@ KSTRATA = {
     "shapes": {
         "nominal": {"B": 4096, "D": 4096},
         "small": [{"B": 8, "D": 512}, {"B": 5, "D": 77}],
-        "sweep": [{"B": 1, "D": 4096}, {"B": 127, "D": 1001}, {"B": 3, "D": 2}, {"B": 64, "D": 8193}],
+        "sweep": [
+            {"B": 1, "D": 4096},
+            {"B": 127, "D": 1001},
+            {"B": 3, "D": 2},
+            {"B": 64, "D": 8193},
+        ],
     },
     # square, sum, rsqrt, 2 multiplies per element
     "flops": "4*B*D",

@@ -14,7 +14,12 @@ KSTRATA = {
     "shapes": {
         "nominal": {"B": 4096, "D": 4096},
         "small": [{"B": 8, "D": 512}, {"B": 5, "D": 77}],
-        "sweep": [{"B": 1, "D": 2}, {"B": 3, "D": 4099}, {"B": 127, "D": 1001}, {"B": 17, "D": 32771}],
+        "sweep": [
+            {"B": 1, "D": 2},
+            {"B": 3, "D": 4099},
+            {"B": 127, "D": 1001},
+            {"B": 17, "D": 32771},
+        ],
     },
     "precision": {"allow_reduced_precision": True},
     # square, sum, rsqrt, 2 multiplies per element

@@ -1,5 +1,6 @@
-"""Linear layer with bias followed by ReLU in float16 (float32 accumulation): y = max(x @ W^T + b, 0)
-(KernelBench level 2 "Gemm_BiasAdd_ReLU"); the bias and ReLU belong in the GEMM epilogue."""
+"""Linear layer with bias followed by ReLU in float16 (float32 accumulation):
+y = max(x @ W^T + b, 0) (KernelBench level 2 "Gemm_BiasAdd_ReLU"); the bias and ReLU belong in the
+GEMM epilogue."""
 
 import torch
 import torch.nn as nn

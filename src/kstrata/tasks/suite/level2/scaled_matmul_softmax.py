@@ -12,8 +12,8 @@ KSTRATA = {
     "category": "fusion",
     "dtype": "float32",
     "description": "softmax(x @ W^T / sqrt(K)) over the N outputs, x (M, K), W (N, K) ~ "
-    "N(0, 1) without bias; the softmax spans the whole GEMM row, so a fused kernel needs a row-wide (or "
-    "online) max and sum.",
+    "N(0, 1) without bias; the softmax spans the whole GEMM row, so a fused kernel needs "
+    "a row-wide (or online) max and sum.",
     "shapes": {
         "nominal": {"M": 4096, "K": 1024, "N": 4096},
         "small": [{"M": 32, "K": 64, "N": 48}, {"M": 5, "K": 77, "N": 33}],

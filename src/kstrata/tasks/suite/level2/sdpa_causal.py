@@ -10,7 +10,8 @@ KSTRATA = {
     "level": 2,
     "category": "attention",
     "dtype": "float32",
-    "description": "Multi-head attention core with a causal mask (query i attends to keys j <= i); q, k, v of shape (B, H, S, D), "
+    "description": "Multi-head attention core with a causal mask (query i attends to keys j <= i); "
+    "q, k, v of shape (B, H, S, D), "
     "output (B, H, S, D). 'large' is left out: with logits x10^4 the softmax is a hard "
     "argmax whose ties make the tolerance meaningless.",
     "shapes": {

@@ -1,4 +1,5 @@
-"""Scaled dot-product attention, causal in bfloat16 (float32 accumulation): O = softmax(Q K^T / sqrt(D) [+ mask]) V
+"""Scaled dot-product attention, causal in bfloat16 (float32 accumulation):
+O = softmax(Q K^T / sqrt(D) [+ mask]) V
 (Vaswani et al. 2017; computed without materialising the scores by FlashAttention,
 Dao et al. 2022)."""
 
@@ -10,7 +11,8 @@ KSTRATA = {
     "level": 2,
     "category": "attention",
     "dtype": "bfloat16",
-    "description": "Multi-head attention core with a causal mask (query i attends to keys j <= i); q, k, v of shape (B, H, S, D), "
+    "description": "Multi-head attention core with a causal mask (query i attends to keys j <= i); "
+    "q, k, v of shape (B, H, S, D), "
     "output (B, H, S, D). 'large' is left out: with logits x10^4 the softmax is a hard "
     "argmax whose ties make the tolerance meaningless.",
     "shapes": {

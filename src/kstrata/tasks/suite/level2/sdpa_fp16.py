@@ -1,4 +1,5 @@
-"""Scaled dot-product attention in float16 (float32 accumulation): O = softmax(Q K^T / sqrt(D) [+ mask]) V
+"""Scaled dot-product attention in float16 (float32 accumulation):
+O = softmax(Q K^T / sqrt(D) [+ mask]) V
 (Vaswani et al. 2017; computed without materialising the scores by FlashAttention,
 Dao et al. 2022)."""
 

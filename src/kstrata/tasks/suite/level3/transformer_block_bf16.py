@@ -1,4 +1,5 @@
-"""Pre-norm causal transformer block in bfloat16 (GPT-2 style; Radford et al. 2019, Vaswani et al. 2017):
+"""Pre-norm causal transformer block in bfloat16
+(GPT-2 style; Radford et al. 2019, Vaswani et al. 2017):
 h = x + Proj(CausalSelfAttention(LN1(x))); y = h + W2 GELU(W1 LN2(h)).
 Attention heads NH of width D / NH; the softmax scale is 1/sqrt(D / NH)."""
 

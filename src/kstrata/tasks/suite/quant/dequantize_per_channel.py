@@ -16,7 +16,12 @@ KSTRATA = {
     "shapes": {
         "nominal": {"N": 8192, "K": 4096},
         "small": [{"N": 64, "K": 128}, {"N": 77, "K": 5}],
-        "sweep": [{"N": 1, "K": 1}, {"N": 3, "K": 4099}, {"N": 1001, "K": 127}, {"N": 4097, "K": 1031}],
+        "sweep": [
+            {"N": 1, "K": 3},
+            {"N": 3, "K": 4099},
+            {"N": 1001, "K": 127},
+            {"N": 4097, "K": 1031},
+        ],
     },
     "distributions": ["normal"],
     "dist_inputs": [],
@@ -35,7 +40,9 @@ class Model(nn.Module):
     def __init__(self):
         super().__init__()
 
-    def forward(self, q: torch.Tensor, zero_point: torch.Tensor, scale: torch.Tensor) -> torch.Tensor:
+    def forward(
+        self, q: torch.Tensor, zero_point: torch.Tensor, scale: torch.Tensor
+    ) -> torch.Tensor:
         return (q.to(torch.int32) - zero_point[:, None]).to(scale.dtype) * scale[:, None]
 
 

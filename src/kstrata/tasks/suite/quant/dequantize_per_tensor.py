@@ -15,7 +15,12 @@ KSTRATA = {
     "shapes": {
         "nominal": {"B": 4096, "D": 4096},
         "small": [{"B": 8, "D": 512}, {"B": 5, "D": 77}],
-        "sweep": [{"B": 1, "D": 1}, {"B": 3, "D": 4099}, {"B": 127, "D": 1001}, {"B": 33, "D": 65537}],
+        "sweep": [
+            {"B": 1, "D": 3},
+            {"B": 3, "D": 4099},
+            {"B": 127, "D": 1001},
+            {"B": 33, "D": 65537},
+        ],
     },
     "distributions": ["normal"],
     "dist_inputs": [],
@@ -34,7 +39,9 @@ class Model(nn.Module):
     def __init__(self):
         super().__init__()
 
-    def forward(self, q: torch.Tensor, zero_point: torch.Tensor, scale: torch.Tensor) -> torch.Tensor:
+    def forward(
+        self, q: torch.Tensor, zero_point: torch.Tensor, scale: torch.Tensor
+    ) -> torch.Tensor:
         return (q.to(torch.int32) - zero_point).to(scale.dtype) * scale
 
 

@@ -20,7 +20,12 @@ KSTRATA = {
     "shapes": {
         "nominal": {"T": 8192, "D": 4096},
         "small": [{"T": 8, "D": 512}, {"T": 5, "D": 77}],
-        "sweep": [{"T": 1, "D": 2}, {"T": 3, "D": 4099}, {"T": 127, "D": 1001}, {"T": 17, "D": 65537}],
+        "sweep": [
+            {"T": 1, "D": 2},
+            {"T": 3, "D": 4099},
+            {"T": 127, "D": 1001},
+            {"T": 17, "D": 65537},
+        ],
     },
     "distributions": ["normal", "uniform", "heavy_tailed", "large", "near_zero", "shifted"],
     "tolerance": {"kind": "quant", "cosine": 0.999, "rel_l1": 0.01, "rmse": 0.02},

@@ -20,7 +20,12 @@ KSTRATA = {
     "shapes": {
         "nominal": {"B": 4096, "D": 4096},
         "small": [{"B": 8, "D": 512}, {"B": 5, "D": 77}],
-        "sweep": [{"B": 1, "D": 7}, {"B": 3, "D": 4099}, {"B": 127, "D": 1001}, {"B": 33, "D": 65537}],
+        "sweep": [
+            {"B": 1, "D": 7},
+            {"B": 3, "D": 4099},
+            {"B": 127, "D": 1001},
+            {"B": 33, "D": 65537},
+        ],
     },
     "distributions": ["normal", "uniform", "heavy_tailed"],
     "dist_inputs": [0],

@@ -17,12 +17,13 @@ KSTRATA = {
     "dtype": "float16",
     "description": "x (1, K) float16 times int4 weights packed two per byte in a uint8 (N, K/2) "
     "buffer with float16 (N, K/128) group scales (symmetric, zero point 8), quantized from a "
-    "random float weight in __init__; output (1, N); memory bound on the packed weights. K must be a multiple of 128.",
+    "random float weight in __init__; output (1, N); memory bound on the packed weights. "
+    "K must be a multiple of 128.",
     "shapes": {
         "nominal": {"K": 8192, "N": 8192},
         "small": [{"K": 256, "N": 64}, {"K": 128, "N": 77}],
         "sweep": [
-            {"K": 128, "N": 1},
+            {"K": 128, "N": 3},
             {"K": 384, "N": 129},
             {"K": 1152, "N": 4099},
             {"K": 2048, "N": 5003},
