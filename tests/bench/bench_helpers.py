@@ -82,3 +82,41 @@ PROPOSERS = {
     "edits": lambda: EditProposer("edits", ("same", "plus_one")),
     "broken": lambda backend: EditProposer("broken", ("syntax",)),
 }
+
+
+def make_bench(path, tasks=("relu", "sigmoid"), proposers=("edits", "broken"), evals=3,
+               resume=False, evaluator_factory=quick_evaluator, progress=None):
+    """Run (or resume) a small real bench on the ``pytorch`` backend."""
+    from kstrata.bench.harness import BenchSpec, parse_budget, run_bench
+
+    spec = BenchSpec(suite="all", backends=("pytorch",), proposers=tuple(proposers),
+                     budget=parse_budget(f"evals={evals}").to_dict(), tasks=tuple(tasks))
+    return run_bench(spec, path, resume=resume, proposers=PROPOSERS,
+                     evaluator_factory=evaluator_factory, progress=progress)
+
+
+def isolated_env(cache_dir):
+    """Context manager: ``KSTRATA_CACHE_DIR`` in ``cache_dir``; thread settings restored."""
+    import contextlib
+
+    import torch
+
+    from kstrata.measure.environment import THREAD_ENV
+
+    @contextlib.contextmanager
+    def ctx():
+        keys = ("KSTRATA_CACHE_DIR", *THREAD_ENV)
+        saved = {k: os.environ.get(k) for k in keys}
+        threads = torch.get_num_threads()
+        os.environ["KSTRATA_CACHE_DIR"] = str(cache_dir)
+        try:
+            yield
+        finally:
+            torch.set_num_threads(threads)
+            for k, v in saved.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
+
+    return ctx()

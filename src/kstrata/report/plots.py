@@ -47,8 +47,8 @@ def speedup_strips(rows: Sequence[tuple[str, Sequence[tuple[str, float | None]]]
     lo = min([0.25, *values]) if values else 0.25
     hi = max([4.0, *values]) if values else 4.0
     lo2, hi2 = math.floor(math.log2(lo)), math.ceil(math.log2(hi))
-    left, right, row_h, top = 170, 20, 34, 24
-    fail_x = left - 24
+    left, right, row_h, top = 200, 20, 34, 24
+    fail_x = left - 40
     plot_w = width - left - right
     height = top + row_h * max(1, len(rows)) + 30
 

@@ -1,0 +1,123 @@
+"""Real bench runs: pytorch backend, suite tasks, a deterministic proposer,
+the real verifier and timer (see bench_helpers)."""
+
+import json
+
+import pytest
+from bench_helpers import PROPOSERS, QuickEvaluator, make_bench
+from typer.testing import CliRunner
+
+from kstrata.bench.compare import compare_results
+from kstrata.bench.harness import BenchError, BenchIndex, get_proposer, parse_budget, resolve_suite
+from kstrata.bench.results import load_results
+from kstrata.cli.main import app
+from kstrata.store.run_store import RunStore
+from kstrata.tasks.base import TaskError
+
+
+def _evaluated(run_dir):
+    with RunStore.open(run_dir) as s:
+        return {c.hash: c.evaluation.verdict for c in s.candidates() if c.evaluation}, s.spent()
+
+
+def test_parse_budget_and_suite():
+    b = parse_budget("evals=3,wall=60,calls=4,tokens_in=100,cost=0.5")
+    assert (b.evaluations, b.wall_clock_s, b.proposer_calls, b.tokens_in, b.cost_usd) == (3, 60.0, 4, 100, 0.5)
+    assert parse_budget("wall=10").evaluations is None
+    for bad in ("evals", "bogus=1", "evals=x", ""):
+        with pytest.raises(BenchError):
+            parse_budget(bad)
+    assert {t.name for t in resolve_suite("level1", ["relu", "gelu"])} == {"relu", "gelu"}
+    assert all(t.level == 3 for t in resolve_suite("level3"))
+    with pytest.raises(TaskError, match="unknown suite"):
+        resolve_suite("nope")
+    with pytest.raises(TaskError, match="not in suite"):
+        resolve_suite("level2", ["relu"])
+    with pytest.raises(BenchError, match="known proposers: broken, edits"):
+        get_proposer("llm", "pytorch", PROPOSERS)
+    assert get_proposer("edits", "pytorch", PROPOSERS).name == "edits"
+
+
+def test_bench_end_to_end_and_resume_repeats_nothing(small_bench):
+    path, result = small_bench
+    assert len(result.ran) == 4 and not result.skipped
+    cells = {(c["task"], c["proposer"]): c for c in result.cells}
+    assert all(c["status"] == "done" for c in cells.values())
+    res = load_results(path)
+    by = {(o.task, o.proposer): o for o in res.outcomes}
+    # "edits": one correct (timed) and one incorrect child per task, evals=3 with the root
+    for task in ("relu", "sigmoid"):
+        o = by[task, "edits"]
+        assert o.correct and o.compiled and o.speedup > 0 and "eager" in o.speedups
+        assert o.verdicts == {"correct": 1, "incorrect": 1}
+        assert o.checks == {"incorrect/tolerance": 1} and o.incorrect_stages == {"public": 1}
+        assert o.spent["evaluations"] == 3 and o.spent["tokens_in"] == 10
+        b = by[task, "broken"]
+        assert not b.compiled and not b.correct and b.verdicts == {"compile_error": 1}
+    assert json.loads((path / "bench.json").read_text())["environment"]["versions"]["torch"]
+    before = {c: _evaluated(path / cells[c]["run_dir"]) for c in cells}
+    again = make_bench(path, resume=True)
+    assert not again.ran and len(again.skipped) == 4
+    assert {c: _evaluated(path / cells[c]["run_dir"]) for c in cells} == before
+    with pytest.raises(BenchError, match="already holds a bench"):
+        make_bench(path)
+    with pytest.raises(BenchError, match="other settings"):
+        make_bench(path, tasks=("relu",), resume=True)
+
+
+def test_interrupted_bench_resumes_where_it_stopped(tmp_path):
+    calls = []
+
+    class Interrupting(QuickEvaluator):
+        def evaluate(self, task, backend, sources):
+            calls.append(task.name)
+            if len(calls) == 2:  # the first child of the first cell
+                raise KeyboardInterrupt
+            return super().evaluate(task, backend, sources)
+
+    def factory(spec, backend, secret, pool):
+        return Interrupting(secret=secret, pool=pool)
+
+    with pytest.raises(KeyboardInterrupt):
+        make_bench(tmp_path / "b", tasks=("relu",), proposers=("edits",), evaluator_factory=factory)
+    with BenchIndex(tmp_path / "b") as index:
+        (cell,) = index.cells()
+    assert cell["status"] == "running"
+    run_dir = tmp_path / "b" / cell["run_dir"]
+    evaluated, _ = _evaluated(run_dir)
+    assert len(evaluated) == 1  # the root; its children are pending
+    result = make_bench(tmp_path / "b", tasks=("relu",), proposers=("edits",), resume=True,
+                        evaluator_factory=factory)
+    assert result.ran == [("relu", "pytorch", "edits")] and result.cells[0]["status"] == "done"
+    evaluated2, spent = _evaluated(run_dir)
+    assert len(evaluated2) == 3 and spent["evaluations"] == 3
+    assert set(evaluated) <= set(evaluated2)
+    # the budget grows: the done cell continues its run, evaluating only new candidates
+    more = make_bench(tmp_path / "b", tasks=("relu",), proposers=("edits",), resume=True, evals=4)
+    assert more.ran and _evaluated(run_dir)[1]["evaluations"] == 4
+
+
+def test_compare_and_cli(small_bench, tmp_path):
+    path, result = small_bench
+    pairs = compare_results(path, path, n_resamples=200)
+    assert {p.group for p in pairs} == {"pytorch / edits", "pytorch / broken"}
+    assert all(p.diff in (0, None) for p in pairs)
+    assert all(p.overlap in (True, None) for p in pairs)
+    edits = {p.metric: p for p in pairs if p.group == "pytorch / edits"}
+    assert edits["correct_rate"].a.value == 1.0
+    # two single runs with different proposers are compared as groups "all"
+    runs = {c["proposer"]: path / c["run_dir"] for c in result.cells if c["task"] == "relu"}
+    pairs = {p.metric: p for p in compare_results(runs["edits"], runs["broken"], n_resamples=200)}
+    assert pairs["correct_rate"].diff == -1.0 and pairs["correct_rate"].a.n == 1
+    runner = CliRunner()
+    out = runner.invoke(app, ["compare", str(runs["edits"]), str(runs["broken"])])
+    assert out.exit_code == 0, out.output
+    assert "correct rate" in out.output and "-1" in out.output and "fast_1.5" in out.output
+    out = runner.invoke(app, ["compare", str(path), str(tmp_path / "missing")])
+    assert out.exit_code == 2
+    out = runner.invoke(app, ["bench", "--suite", "level1", "--tasks", "relu", "--proposers",
+                              "no-such-proposer", "--budget", "evals=1", "--out", str(tmp_path / "x")])
+    assert out.exit_code == 2 and "unknown proposer 'no-such-proposer'" in out.output
+    out = runner.invoke(app, ["bench", "--budget", "evals=", "--out", str(tmp_path / "x")])
+    assert out.exit_code == 2 and "budget evals must be a number" in out.output
+    assert not (tmp_path / "x").exists()
