@@ -1,0 +1,159 @@
+"""MetaSchedule tuning: the parameter-level search and the tuned TVM baseline.
+
+:func:`tune` tunes every PrimFunc of a candidate's lowered graph at one shape
+with ``tvm.s_tir.meta_schedule.tune_tir`` (Shao et al., "Tensor Program
+Optimization with Probabilistic Programs", NeurIPS 2022) and returns the best
+traces as a ``schedule`` text. Results are cached on disk in a JSON file per key
+(task digest, graph text, shape, target, TVM version, trials), written
+atomically, so each baseline is tuned once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kstrata.backends.tvm.schedule import render_schedule, trace_lines
+from kstrata.tasks.base import Task
+
+
+@dataclass
+class TuneResult:
+    """Tuned sources and what it took.
+
+    Attributes
+    ----------
+    sources:
+        ``{"graph": ..., "schedule": ...}`` with the tuned schedule.
+    records:
+        Per PrimFunc: ``{"func", "run_secs": [s, ...] (best record), "trials"}``.
+    key:
+        The cache key; ``cached`` is True when it came from the cache.
+    """
+
+    sources: dict[str, str]
+    records: list[dict[str, Any]] = field(default_factory=list)
+    key: str = ""
+    cached: bool = False
+
+
+def json_serialization_works() -> bool:
+    """Whether ``tvm.ir.save_json`` works (MetaSchedule needs it); probed in a
+    subprocess because the failure is a segfault."""
+    import subprocess
+    import sys
+
+    probe = "import tvm; tvm.ir.save_json(tvm.tirx.IntImm('int32', 3))"
+    r = subprocess.run([sys.executable, "-c", probe], capture_output=True, timeout=120)
+    return r.returncode == 0
+
+
+def default_cache_dir() -> Path:
+    """``$KSTRATA_CACHE/tvm_tune`` or ``~/.cache/kstrata/tvm_tune``."""
+    root = os.environ.get("KSTRATA_CACHE") or os.path.join(Path.home(), ".cache", "kstrata")
+    return Path(root) / "tvm_tune"
+
+
+def cache_key(task: Task, graph: str, shape: dict[str, int], target: Any, trials: int) -> str:
+    """sha256 over everything that changes the tuning result."""
+    import tvm
+
+    payload = json.dumps([task.digest, graph, task.full_shape(shape), str(target), tvm.__version__,
+                          trials], sort_keys=True)
+    return hashlib.sha256(payload.encode()).hexdigest()[:32]
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
+    with os.fdopen(fd, "w") as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
+def tune(
+    task: Task,
+    shape: dict[str, int],
+    backend_name: str = "tvm-llvm",
+    trials: int = 64,
+    work_dir: str | os.PathLike[str] | None = None,
+    sources: dict[str, str] | None = None,
+    cache_dir: str | os.PathLike[str] | None = None,
+) -> TuneResult:
+    """Tune ``task`` (or ``sources``' graph) at ``shape`` with MetaSchedule.
+
+    Parameters
+    ----------
+    task, shape:
+        What to tune and at which shape (the tuned code is specialized to it).
+    backend_name:
+        ``tvm-llvm`` here; GPU targets need their device for measurement.
+    trials:
+        ``max_trials_global`` over all PrimFuncs.
+    work_dir:
+        MetaSchedule's working directory (logs, its JSON database); a
+        temporary one when None.
+    sources:
+        Candidate whose graph to tune (default: the initial sources).
+    cache_dir:
+        Where tuned results are kept (default :func:`default_cache_dir`).
+
+    Raises
+    ------
+    kstrata.backends.tvm.lower.LoweringError
+        When the graph does not lower.
+    """
+    from tvm.s_tir import meta_schedule as ms
+
+    from kstrata.backends.registry import get_backend
+
+    if not json_serialization_works():
+        raise RuntimeError(
+            "MetaSchedule cannot run with this TVM build: tvm.ir.save_json crashes (seen with "
+            "apache-tvm 0.27.0.post1 + its apache-tvm-ffi); install matching tvm/tvm-ffi wheels"
+        )
+
+    backend = get_backend(backend_name)
+    sources = dict(sources or backend.initial_sources(task))
+    target = backend.target()
+    shape = task.full_shape(shape)
+    key = cache_key(task, sources["graph"], shape, target, trials)
+    path = Path(cache_dir or default_cache_dir()) / f"{key}.json"
+    if path.is_file():
+        data = json.loads(path.read_text())
+        return TuneResult(data["sources"], data["records"], key, cached=True)
+
+    lowered = backend.lower(task, sources, shape)
+    per_func: dict[str, list[str]] = {}
+    records: list[dict[str, Any]] = []
+    n = max(len(lowered.funcs), 1)
+    with tempfile.TemporaryDirectory(prefix="kstrata_ms_") as tmp:
+        wd = str(work_dir or tmp)
+        for name, func in lowered.funcs.items():
+            import tvm
+
+            mod = tvm.IRModule({"main": func})
+            fwd = os.path.join(wd, name)
+            budget = max(trials // n, 1)
+            db = ms.tune_tir(mod, target, fwd, max_trials_global=budget,
+                             num_trials_per_iter=min(budget, 16), num_tuning_cores=1, seed=0,
+                             database="memory")  # the JSON database crashes serializing 0.27 PrimFuncs
+            sch = ms.tir_integration.compile_tir(db, mod, target)
+            if sch is None:
+                records.append({"func": name, "run_secs": [], "trials": budget})
+                continue
+            per_func[name] = trace_lines(sch)
+            rec = db.query_tuning_record(mod, target, "main")
+            secs = [float(x) for x in rec.run_secs] if rec is not None and rec.run_secs else []
+            records.append({"func": name, "run_secs": secs, "trials": budget})
+    schedule = render_schedule(per_func, f"MetaSchedule, {trials} trials, target {target}")
+    out = dict(sources)
+    out["schedule"] = schedule
+    out.pop("source", None)
+    _atomic_write(path, json.dumps({"sources": out, "records": records, "key": key}))
+    return TuneResult(out, records, key, cached=False)

@@ -1,0 +1,73 @@
+"""tvm-opencl on PoCL, tvm-cuda code generation + nvcc, MetaSchedule tuning."""
+
+from __future__ import annotations
+
+import pytest
+
+from kstrata.backends.registry import get_backend
+from kstrata.backends.tvm.build import nvcc_compile, nvcc_path
+from kstrata.backends.tvm.coverage import check_task, run_once
+from kstrata.tasks.loader import resolve_task
+
+
+@pytest.fixture(scope="module")
+def opencl():
+    b = get_backend("tvm-opencl")
+    av = b.availability()
+    if not av.usable:
+        pytest.skip(av.reason)
+    return b
+
+
+@pytest.mark.parametrize("name", ["rmsnorm", "softmax", "matmul_square"])
+def test_opencl_initial_candidate(opencl, name):
+    task = resolve_task(name)
+    outcome = check_task(opencl, task, task.small_shapes[:1])
+    assert outcome.status == "ok", outcome.reason
+
+
+def test_opencl_source_level_runs(opencl):
+    task = resolve_task("rmsnorm")
+    shape = task.small_shapes[0]
+    sources = opencl.initial_sources(task)
+    code = opencl.generate_source(task, sources, shape)
+    assert "__kernel" in code and "kstrata-launch" in code
+    ok, why = run_once(opencl, task, {**sources, "source": code}, shape)
+    assert ok, why
+
+
+@pytest.mark.skipif(nvcc_path() is None, reason="nvcc not installed")
+@pytest.mark.parametrize("name", ["rmsnorm", "matmul_square"])
+def test_cuda_source_compiles_with_nvcc(name):
+    cuda = get_backend("tvm-cuda")
+    task = resolve_task(name)
+    sources = cuda.initial_sources(task)
+    code = cuda.generate_source(task, sources, task.small_shapes[0])
+    assert "__global__" in code
+    ptx = nvcc_compile(code, arch="sm_90", fmt="ptx")
+    assert b".entry" in ptx
+    assert "blockIdx" in cuda.materialize_schedule(task, sources, task.small_shapes[0])
+
+
+def test_cuda_availability_says_why():
+    av = get_backend("tvm-cuda").availability()
+    import torch
+
+    assert av.usable == torch.cuda.is_available() or not av.usable
+    if not torch.cuda.is_available():
+        assert "GPU" in av.reason
+
+
+@pytest.mark.slow
+def test_metaschedule_tune_is_correct_and_cached(tmp_path):
+    from kstrata.backends.tvm.tune import json_serialization_works, tune
+
+    if not json_serialization_works():
+        pytest.skip("tvm.ir.save_json segfaults in this TVM build; MetaSchedule cannot run")
+    task = resolve_task("matmul_square")
+    shape = task.small_shapes[0]
+    r = tune(task, shape, trials=4, cache_dir=tmp_path)
+    assert not r.cached and "schedule_" in r.sources["schedule"]
+    ok, why = run_once(get_backend("tvm-llvm"), task, r.sources, shape)
+    assert ok, why
+    assert tune(task, shape, trials=4, cache_dir=tmp_path).cached
