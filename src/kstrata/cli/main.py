@@ -6,12 +6,14 @@ from __future__ import annotations
 import typer
 
 from kstrata import __version__
+from kstrata.cli import baseline as baseline_cmd
 from kstrata.cli import bench as bench_cmd
 from kstrata.cli import compare as compare_cmd
 from kstrata.cli import env as env_cmd
 from kstrata.cli import eval as eval_cmd
 from kstrata.cli import mcp as mcp_cmd
 from kstrata.cli import report as report_cmd
+from kstrata.cli import optimize as optimize_cmd
 from kstrata.cli import import_ as import_cmd
 from kstrata.cli import setup as setup_cmd
 from kstrata.cli import tasks as tasks_cmd
@@ -45,6 +47,8 @@ eval_cmd.register(app)
 setup_cmd.register(app)
 import_cmd.register(app)
 mcp_cmd.register(app)
+baseline_cmd.register(app)
+optimize_cmd.register(app)
 bench_cmd.register(app)
 report_cmd.register(app)
 compare_cmd.register(app)

@@ -30,7 +30,7 @@ from kstrata.measure.timing import Measurement, TimingConfig, measure
 from kstrata.tasks.base import Task
 
 KINDS = ("eager", "compile", "metaschedule")
-TVM_MISSING = "not available: TVM backend missing (kstrata.backends.tvm has no tune())"
+TVM_MISSING = "not available: TVM backend missing (no kstrata.backends.tvm.tune)"
 
 
 class BaselineUnavailable(Exception):
@@ -56,39 +56,34 @@ def compiled(model: torch.nn.Module, inputs: list[Any]) -> Callable[..., Any]:
 
 
 def tuned_tvm(task: Task, shape: dict[str, int], backend: str, init_inputs: list[Any],
-              trials: int, work_dir: Path) -> Callable[..., Any]:
+              trials: int, work_dir: Path) -> tuple[Callable[..., Any], dict]:
     """The MetaSchedule-tuned TVM implementation of ``task`` at ``shape``.
 
-    Calls ``kstrata.backends.tvm.tune(task, shape, target, trials, work_dir)``;
-    its result may be a callable, a ``{level: text}`` sources dict, or an object
-    with ``.sources``, which is then loaded through the backend.
+    Calls ``kstrata.backends.tvm.tune.tune(task, shape, backend, trials,
+    work_dir)`` (which caches tuned schedules itself) and loads the returned
+    ``.sources`` through the backend; compilation happens here, never while timed.
+
+    Returns
+    -------
+    (callable, info)
+        ``info`` has the tuning ``records`` and cache ``key``.
 
     Raises
     ------
     BaselineUnavailable
-        When the TVM backend (or its ``tune``) is missing, or tuning fails.
+        When the TVM backend (or its ``tune``) is missing, or tuning or loading fails.
     """
     try:
-        from kstrata.backends import tvm as tvm_backend  # type: ignore[attr-defined]
+        from kstrata.backends.tvm.tune import tune
     except ImportError:
         raise BaselineUnavailable(TVM_MISSING) from None
-    tune = getattr(tvm_backend, "tune", None)
-    if tune is None:
-        raise BaselineUnavailable(TVM_MISSING)
-    b = get_backend(backend)
-    target = getattr(b, "target", backend)
     try:
-        result = tune(task, shape, target, trials, work_dir)
-        if callable(result):
-            return result
-        sources = result if isinstance(result, dict) else getattr(result, "sources", None)
-        if sources is None:
-            raise TypeError(f"tune() returned {type(result).__name__}, not a callable or sources")
-        return b.load(task, sources, shape, init_inputs)
-    except BaselineUnavailable:
-        raise
+        result = tune(task, shape, backend, trials, work_dir)
+        fn = get_backend(backend).load(task, result.sources, shape, init_inputs)
     except Exception as e:  # noqa: BLE001 - tuning failures are data
         raise BaselineUnavailable(f"MetaSchedule tuning failed: {type(e).__name__}: {e}"[:500]) from e
+    return fn, {"records": getattr(result, "records", []), "key": getattr(result, "key", ""),
+                "tune_cached": getattr(result, "cached", False)}
 
 
 def kinds_for(backend: str) -> tuple[str, ...]:
@@ -158,6 +153,7 @@ def run_baselines(
     config: TimingConfig | None = None,
     use_cache: bool = True,
     seed: int = 0,
+    unavailable: dict[str, str] | None = None,
 ) -> list[BaselineResult]:
     """Build and time the baselines for ``backend`` on ``task`` at ``shape``.
 
@@ -177,6 +173,9 @@ def run_baselines(
         MetaSchedule trial budget.
     use_cache:
         Read and write the JSON cache.
+    unavailable:
+        ``{kind: reason}`` for baselines the caller already knows cannot be
+        built (e.g. MetaSchedule crashed in a separate worker); not cached.
 
     Returns
     -------
@@ -203,13 +202,16 @@ def run_baselines(
     results: dict[str, BaselineResult] = {}
     eager_m: Measurement | None = None
     for kind in kinds_for(backend)[1:]:
+        info: dict = {}
         try:
+            if kind in (unavailable or {}):
+                raise BaselineUnavailable(unavailable[kind])  # type: ignore[index]
             if kind == "compile":
                 fn = compiled(model, inputs)
             else:
                 work = cache_dir() / "metaschedule" / baseline_key(task, shape, backend, trials,
                                                                   TimingConfig())
-                fn = tuned_tvm(task, shape, backend, init_inputs, trials, work)
+                fn, info = tuned_tvm(task, shape, backend, init_inputs, trials, work)
         except BaselineUnavailable as e:
             results[kind] = BaselineResult(kind, False, str(e),
                                            trials=trials if kind == "metaschedule" else None)
@@ -217,7 +219,8 @@ def run_baselines(
         m = measure(fn, inputs, model, config, device=device,
                     labels={"candidate": kind, "baseline": "eager"})
         results[kind] = BaselineResult(kind, True, measurement=m.to_dict(),
-                                       trials=trials if kind == "metaschedule" else None)
+                                       trials=trials if kind == "metaschedule" else None,
+                                       extra=info)
         if eager_m is None:
             eager_m = m
     if eager_m is not None:  # eager's spread, taken from its paired role
@@ -230,6 +233,25 @@ def run_baselines(
         m = measure(model, inputs, None, config, device=device, labels={"candidate": "eager"})
         results["eager"] = BaselineResult("eager", True, measurement=m.to_dict())
     out = [results[k] for k in kinds_for(backend)]
-    if use_cache:
+    if use_cache and not unavailable:
         atomic_write_text(path, json.dumps([r.to_dict() for r in out], sort_keys=True))
     return out
+
+
+def tuned_tvm_info(task: Task | str, shape: dict[str, int], backend: str, trials: int) -> dict:
+    """Tune (or find cached) the MetaSchedule baseline and build it once; for a
+    separate worker call before :func:`run_baselines`, so that a crash inside
+    TVM loses only this baseline. Returns the tuning info.
+
+    Raises
+    ------
+    BaselineUnavailable
+        As :func:`tuned_tvm`.
+    """
+    from kstrata.tasks.loader import resolve_task
+
+    task = resolve_task(task) if isinstance(task, str) else task
+    shape = task.full_shape(shape)
+    _, _, init_inputs, _ = task.instantiate(shape, 0)
+    work = cache_dir() / "metaschedule" / baseline_key(task, shape, backend, trials, TimingConfig())
+    return tuned_tvm(task, shape, backend, init_inputs, trials, work)[1]

@@ -83,7 +83,7 @@ def time_candidate(
         base = compiled(model, inputs)
     elif baseline == "metaschedule":
         work = cache_dir() / "metaschedule" / f"{task.digest[:16]}"
-        base = tuned_tvm(task, shape, backend, init_inputs, trials, work)
+        base, _ = tuned_tvm(task, shape, backend, init_inputs, trials, work)
     elif baseline == "sources":
         if baseline_sources is None:
             raise ValueError("baseline='sources' needs baseline_sources")

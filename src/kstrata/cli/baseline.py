@@ -1,0 +1,117 @@
+"""``kstrata baseline TASK --backend B``: build, time and cache the baselines.
+
+Eager PyTorch and ``torch.compile`` always; for ``tvm-*`` backends also the
+MetaSchedule-tuned TVM implementation (``--trials``). The work runs in a
+killable worker (``kstrata.execute``) unless ``--in-process``.
+"""
+
+from __future__ import annotations
+
+import json
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from kstrata.backends.registry import get_backend
+from kstrata.cli.errors import user_errors
+from kstrata.measure.baselines import BaselineResult, kinds_for, run_baselines
+from kstrata.measure.roofline import cache_dir
+from kstrata.measure.timing import TimingConfig
+from kstrata.tasks.base import TaskError
+from kstrata.tasks.loader import resolve_task
+
+console = Console()
+
+
+def parse_shape(text: str) -> dict[str, int]:
+    """``"B=64,D=512"`` -> ``{"B": 64, "D": 512}``.
+
+    Raises
+    ------
+    TaskError
+        On a malformed item.
+    """
+    out: dict[str, int] = {}
+    for item in filter(None, (s.strip() for s in text.split(","))):
+        name, sep, value = item.partition("=")
+        if not sep or not value.strip().lstrip("-").isdigit():
+            raise TaskError(f"--shape item {item!r} is not NAME=INT (e.g. --shape B=64,D=512)")
+        out[name.strip()] = int(value)
+    return out
+
+
+def _table(task: str, backend: str, results: list[BaselineResult]) -> Table:
+    t = Table(title=f"baselines of {task} on {backend}")
+    for col in ("baseline", "median ms", "IQR ms", "min ms", "vs eager [95% CI]", "pairs", "notes"):
+        t.add_column(col)
+    for r in results:
+        if not r.available:
+            t.add_row(r.kind, "-", "-", "-", "-", "-", "[yellow]unavailable[/] (reason below)")
+            continue
+        m = r.measurement or {}
+        c, s = m["candidate"], m.get("speedup")
+        vs = f"{s['point']:.3f}x [{s['low']:.3f}, {s['high']:.3f}]" if s else "1 (reference)"
+        notes = [f"trials={r.trials}"] if r.trials else []
+        notes += ["cached"] if r.cached else []
+        notes += ["noisy"] if m.get("noisy") else []
+        notes += [f"remeasured {m['remeasured']}x"] if m.get("remeasured") else []
+        t.add_row(r.kind, f"{c['median']:.4g}", f"{c['iqr']:.2g}", f"{c['min']:.4g}", vs,
+                  str(m["reps"]), ", ".join(notes))
+    return t
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``baseline`` command to ``app``."""
+
+    @app.command("baseline")
+    def baseline(
+        task: str = typer.Argument(..., help="Suite task name or path to a task file."),
+        backend: str = typer.Option("pytorch", "--backend", "-b", help="Backend the baselines are for."),
+        trials: int = typer.Option(64, "--trials", help="MetaSchedule trial budget (tvm-* backends)."),
+        shape: str = typer.Option("", "--shape", help="Shape variables, e.g. B=64,D=512 (default nominal)."),
+        budget_ms: float = typer.Option(1000.0, "--budget-ms", help="Timed budget per baseline, ms."),
+        threads: int | None = typer.Option(None, "--threads", help="Intra-op threads (default: all)."),
+        no_cache: bool = typer.Option(False, "--no-cache", help="Measure again, ignoring the cache."),
+        in_process: bool = typer.Option(False, "--in-process", help="Run here, not in a worker."),
+        timeout_s: float = typer.Option(3600.0, "--timeout", help="Worker wall-clock limit, s."),
+        as_json: bool = typer.Option(False, "--json", help="Print the results as JSON."),
+    ) -> None:
+        """Time eager PyTorch, torch.compile and (TVM) the MetaSchedule-tuned baseline."""
+        with user_errors():
+            t = resolve_task(task)
+            get_backend(backend)
+            shp = t.full_shape(parse_shape(shape))
+        cfg = TimingConfig(budget_ms=budget_ms, threads=threads)
+        args = (str(t.path), backend, shp)
+        kwargs = {"trials": trials, "config": cfg, "use_cache": not no_cache}
+        if in_process:
+            results = run_baselines(*args, **kwargs)
+        else:
+            from kstrata.execute import WorkerPool
+
+            with WorkerPool(size=1, env={"KSTRATA_CACHE_DIR": str(cache_dir())}) as pool:
+                if "metaschedule" in kinds_for(backend):
+                    # tune in its own worker first: a crash in TVM costs only this baseline
+                    tr = pool.call("kstrata.measure.baselines:tuned_tvm_info", str(t.path), shp,
+                                   backend, trials, timeout_s=timeout_s)
+                    if not tr.ok:
+                        kwargs["unavailable"] = {"metaschedule": f"tuning {tr.kind}: {tr.error}"}
+                r = pool.call("kstrata.measure.baselines:run_baselines", *args,
+                              timeout_s=timeout_s, **kwargs)
+            if not r.ok:
+                console.print(f"[bold red]baseline failed ({r.kind}):[/] {r.error}")
+                raise typer.Exit(1)
+            results = r.value
+        if as_json:
+            typer.echo(json.dumps([x.to_dict() for x in results], indent=1))
+            return
+        console.print(_table(f"{t.name} {shp}", backend, results))
+        for x in results:
+            if not x.available:
+                console.print(f"{x.kind} unavailable: {x.reason}", highlight=False)
+        m = next((x.measurement for x in results if x.measurement), None)
+        if m:
+            console.print(f"device {m['device']}, {m['settings']['threads']} threads, "
+                          f"method {m['method']}, versions "
+                          + ", ".join(f"{k} {v}" for k, v in m["versions"].items()))

@@ -1,0 +1,33 @@
+import pytest
+
+from kstrata.backends.base import CandidateLoadError
+from kstrata.backends.pytorch import PyTorchBackend
+from kstrata.measure.candidate import time_candidate
+from kstrata.measure.timing import Measurement, TimingConfig
+from kstrata.tasks.loader import resolve_task
+
+FAST = TimingConfig(budget_ms=30, min_reps=8, max_reps=40, warmup_ms=2, flush_bytes=1 << 20,
+                    max_remeasure=0)
+
+
+def test_time_candidate_against_eager_with_roofline():
+    task = resolve_task("rmsnorm")
+    m = time_candidate("pytorch", task, PyTorchBackend().initial_sources(task), {"B": 16, "D": 256},
+                       config=FAST)
+    assert isinstance(m, Measurement)
+    assert m.labels["baseline"] == "eager" and m.labels["shape"] == {"B": 16, "D": 256}
+    assert 0.3 < m.speedup.point < 3.0  # the same computation: about 1
+    roof = m.roofline["candidate"]
+    assert roof["bound"] == "memory" and roof["floor_ms"] > 0 and roof["achieved_gbs"] > 0
+    assert m.roofline["ceilings"]["bandwidth_gbs"] > 0
+    assert Measurement.from_json(m.to_json()) == m
+
+
+def test_time_candidate_bad_sources_raise_load_error():
+    with pytest.raises(CandidateLoadError):
+        time_candidate("pytorch", "rmsnorm", {"source": "x = 1\n"}, {"B": 4, "D": 8}, config=FAST,
+                       with_roofline=False)
+    with pytest.raises(ValueError, match="unknown baseline"):
+        task = resolve_task("rmsnorm")
+        time_candidate("pytorch", task, PyTorchBackend().initial_sources(task), {"B": 4, "D": 8},
+                       baseline="nope", config=FAST, with_roofline=False)
