@@ -67,16 +67,27 @@ def _node_data(view: RunView) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     return nodes, details
 
 
+def _timing_record(obj: Any, depth: int = 3) -> dict[str, Any] | None:
+    """The first timer result (a dict with ``versions``) inside a stored measurement."""
+    if not isinstance(obj, dict) or depth < 0:
+        return None
+    if "versions" in obj and "method" in obj:
+        return obj
+    for value in obj.values():
+        found = _timing_record(value, depth - 1)
+        if found is not None:
+            return found
+    return None
+
+
 def _env(results: Results) -> dict[str, Any]:
     if results.kind == "bench":
         return results.config.get("environment", {})
     for view in results.runs:
         for n in view.tree:
-            raw = n.measurement.raw if n.measurement else None
-            for m in (raw or {}).values() if isinstance(raw, dict) else ():
-                if isinstance(m, dict) and "versions" in m:
-                    return {"device": m.get("device"), "method": m.get("method"),
-                            "versions": m.get("versions"), "settings": m.get("settings")}
+            m = _timing_record(n.measurement.raw if n.measurement else None)
+            if m is not None:
+                return {k: m.get(k) for k in ("device", "method", "versions", "settings", "config")}
     return {}
 
 
