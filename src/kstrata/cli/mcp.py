@@ -22,11 +22,12 @@ def mcp(
     max_wall: float | None = typer.Option(None, "--max-wall", help="Seconds of evaluation allowed."),
     workers: int = typer.Option(1, "--workers", help="Worker processes for verification and timing."),
     no_timing: bool = typer.Option(False, "--no-timing", help="Do not time correct candidates in evaluate/submit."),
+    timing_reps: int | None = typer.Option(None, "--timing-reps", help="Quick timing: at most this many pairs, no re-measurement (default: the timer's full protocol)."),
 ) -> None:
     """Start an MCP server: list/show tasks, evaluate, profile and submit candidates,
     get the best, and the budget left; every call is recorded in the run store."""
     from kstrata.serve.mcp_server import Limits, serve
-    from kstrata.serve.service import ServeError
+    from kstrata.serve.service import ServeError, quick_timing
     from kstrata.store import StoreError
 
     if transport not in ("stdio", "http"):
@@ -37,7 +38,8 @@ def mcp(
     with user_errors():
         try:
             serve(run_dir, transport=transport, host=host, port=port, backend=backend,
-                  task_dir=tasks, limits=limits, workers=workers, time_candidates=not no_timing)
+                  task_dir=tasks, limits=limits, workers=workers, time_candidates=not no_timing,
+                  timing=quick_timing(timing_reps) if timing_reps else None)
         except (ServeError, StoreError) as e:
             err_console.print(f"[bold red]error:[/] {e}", markup=True, highlight=False)
             raise typer.Exit(2) from None

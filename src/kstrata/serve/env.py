@@ -113,6 +113,12 @@ class KernelEnv:
         Time correct candidates (the speedup bonus needs it).
     preset:
         Integrity-check preset of the verifier.
+    pool:
+        A worker pool to share (not closed by :meth:`close`); default: an own
+        pool of ``workers`` processes.
+    timing:
+        A :class:`kstrata.measure.timing.TimingConfig`
+        (:func:`kstrata.serve.service.quick_timing` for rollouts at scale).
 
     Raises
     ------
@@ -132,6 +138,7 @@ class KernelEnv:
         time_candidates: bool = True,
         preset: str = "strict",
         pool: WorkerPool | None = None,
+        timing: Any = None,
     ):
         self.task = task if isinstance(task, Task) else load_task(task)
         self.backend = load_backend(backend)
@@ -140,6 +147,7 @@ class KernelEnv:
         self.max_steps = max_steps
         self.time_candidates = time_candidates
         self.preset = preset
+        self.timing = timing
         self._owned = pool is None
         self.pool = pool or WorkerPool(
             size=max(1, workers), env=dict(getattr(self.backend, "worker_env", {}) or {})
@@ -208,7 +216,7 @@ class KernelEnv:
             return StepResult(r, FORMAT_ERROR, {"error": str(e), "reward_parts": parts}), None
         out: Outcome = evaluate(
             self.task, self.backend, sources, secret=self.secret, pool=self.pool,
-            preset=self.preset, time_it=self.time_candidates,
+            preset=self.preset, time_it=self.time_candidates, timing=self.timing,
         )
         r, parts = shaped_reward(
             out.verdict, self.reward, speedup=out.speedup, ci=out.speedup_ci, trusted=out.trusted

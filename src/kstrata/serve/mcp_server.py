@@ -117,13 +117,16 @@ class KernelServer:
         Worker processes for verification and timing.
     time_candidates:
         Time correct candidates in ``evaluate_candidate``/``submit_candidate``.
+    timing:
+        A :class:`kstrata.measure.timing.TimingConfig` (the timer's defaults if None).
 
     Not thread-safe: :func:`build_server` calls it from one thread.
     """
 
     def __init__(self, run_dir: str | Path, *, backend: str = "pytorch",
                  task_dir: str | Path | None = None, limits: Limits = Limits(),
-                 workers: int = 1, time_candidates: bool = True, preset: str = "strict"):
+                 workers: int = 1, time_candidates: bool = True, preset: str = "strict",
+                 timing: Any = None):
         self.run_dir = Path(run_dir)
         self.default_backend = backend
         default = load_backend(backend)  # fail at start on a bad backend
@@ -138,6 +141,7 @@ class KernelServer:
         self.secret = run_secret(self.run_dir)
         self.preset = preset
         self.time_candidates = time_candidates
+        self.timing = timing
         self.pool = WorkerPool(size=max(1, workers),
                                env=dict(getattr(default, "worker_env", {}) or {}))
 
@@ -203,7 +207,8 @@ class KernelServer:
                            level: str | None = None, time_it: bool | None = None) -> dict[str, Any]:
         t, b, sources = self._inputs(task, source, backend, level)
         out = evaluate(t, b, sources, secret=self.secret, pool=self.pool, preset=self.preset,
-                       time_it=self.time_candidates if time_it is None else time_it)
+                       time_it=self.time_candidates if time_it is None else time_it,
+                       timing=self.timing)
         self.store.charge("evaluations", 1, "mcp:evaluate")
         self.store.charge("wall_s", out.wall_s, "mcp:evaluate")
         return out.public | {"task": t.name, "backend": b.name}
@@ -212,7 +217,7 @@ class KernelServer:
                           level: str | None = None) -> dict[str, Any]:
         t, b, sources = self._inputs(task, source, backend, level)
         out = evaluate(t, b, sources, secret=self.secret, pool=self.pool, preset=self.preset,
-                       time_it=True)
+                       time_it=True, timing=self.timing)
         self.store.charge("evaluations", 1, "mcp:profile")
         self.store.charge("wall_s", out.wall_s, "mcp:profile")
         result = out.public | {"task": t.name, "backend": b.name}
@@ -260,7 +265,7 @@ class KernelServer:
         )
         self.store.add_candidate(cand, task_id)
         out = evaluate(t, b, sources, secret=self.secret, pool=self.pool, preset=self.preset,
-                       time_it=self.time_candidates)
+                       time_it=self.time_candidates, timing=self.timing)
         from kstrata.search.candidate import to_measurement_record
 
         record = to_evaluation_record(out.evaluation)

@@ -178,10 +178,13 @@ def redact_hidden(obj: Any, task: Task, secret: str | bytes) -> Any:
 
     A mapping equal to a hidden shape (or to one with only the hidden shape's
     variables), an integer equal to a hidden seed, and text that spells out a
-    hidden shape (``B=127, D=1001`` or ``(127, 1001)``) are all redacted.
+    hidden shape (``B=127, D=1001`` or ``(127, 1001)``) or a hidden seed are
+    all redacted.
     """
     shapes, seeds = hidden_markers(task, secret)
     patterns = [p for s in shapes for p in _shape_patterns(s)]
+    if seeds:  # hidden seeds are large random integers: any mention is redacted
+        patterns.append(re.compile(r"(?<!\d)(?:" + "|".join(str(x) for x in sorted(seeds)) + r")(?!\d)"))
     shape_items = [set(s.items()) for s in shapes]
 
     def walk(x: Any) -> Any:

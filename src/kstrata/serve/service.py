@@ -109,7 +109,7 @@ def candidate_sources(
         )
     for lv, text in given.items():
         if not isinstance(text, str) or not text.strip():
-            raise ServeError(f"the {lv!r} source is empty; send the candidate's full source text")
+            raise ServeError(f"the source of level {lv!r} is empty; send the candidate's full source text")
     out = dict(base or {})
     out.update(given)
     return out
@@ -169,12 +169,12 @@ TIME_TARGET = "kstrata.measure.candidate:time_candidate"
 
 
 def _measure(task: Task, backend: Backend, sources: dict[str, str], pool: Any,
-             timeout_s: float) -> tuple[Any, str | None]:
+             timeout_s: float, config: Any) -> tuple[Any, str | None]:
     """The timer's result for a correct candidate (paired against eager
     PyTorch at the nominal shape, in a worker), or (None, why not)."""
     if pool is None:
         return None, "timing skipped: no worker pool"
-    r = pool.call(TIME_TARGET, backend.name, task, sources, timeout_s=timeout_s)
+    r = pool.call(TIME_TARGET, backend.name, task, sources, config=config, timeout_s=timeout_s)
     if not r.ok:
         return None, f"timing failed ({r.kind}): {r.error}"
     return r.value, None
@@ -217,6 +217,7 @@ def evaluate(
     preset: str = "strict",
     time_it: bool = True,
     time_limit_s: float = 300.0,
+    timing: Any = None,
 ) -> Outcome:
     """Verify ``sources`` (public then hidden tests) and time them if correct.
 
@@ -237,6 +238,8 @@ def evaluate(
         and place it on the roofline.
     time_limit_s:
         Wall-clock limit of the timing call (the worker is killed after it).
+    timing:
+        A :class:`kstrata.measure.timing.TimingConfig` (the timer's defaults if None).
 
     Returns
     -------
@@ -261,7 +264,7 @@ def evaluate(
     }
     out = Outcome(verdict=verdict, public=public, evaluation=ev)
     if verdict == "correct" and time_it:
-        m, why = _measure(task, backend, sources, pool, time_limit_s)
+        m, why = _measure(task, backend, sources, pool, time_limit_s, timing)
         out.measurement = m
         if m is None:
             public["timing"] = {"available": False, "reason": why}
@@ -279,3 +282,12 @@ def evaluate(
     out.wall_s = time.perf_counter() - start
     out.public["wall_s"] = round(out.wall_s, 3)
     return out
+
+
+def quick_timing(reps: int = 50) -> Any:
+    """A :class:`~kstrata.measure.timing.TimingConfig` for fast, rougher numbers:
+    at most ``reps`` pairs, no re-measurement, short warm-up, 500 resamples."""
+    from kstrata.measure.timing import TimingConfig
+
+    return TimingConfig(warmup_ms=5.0, budget_ms=100.0, min_reps=min(10, reps), max_reps=reps,
+                        max_remeasure=0, n_resamples=500)
