@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kstrata.execute import WorkerPool
-from kstrata.serve.public import public_task
+from kstrata.serve.public import public_source, public_task
 from kstrata.serve.rewards import FORMAT_ERROR, RewardConfig, shaped_reward
 from kstrata.serve.service import (
     Outcome,
@@ -166,9 +166,14 @@ class KernelEnv:
         self.best_speedup = None
         self._best_reward = None
         try:
-            self.best_source = self.backend.initial_sources(self.task)
+            initial = self.backend.initial_sources(self.task)
         except NotImplementedError:
-            self.best_source = None
+            initial = None
+        # an initial candidate may embed the task file: show its public version
+        public = public_source(self.task)
+        self.best_source = None if initial is None else {
+            lv: text.replace(self.task.source, public) for lv, text in initial.items()
+        }
         return self.observation()
 
     def observation(self) -> Observation:
