@@ -138,49 +138,50 @@ def resolve_suite(suite: str, names: Sequence[str] | None = None) -> list[Task]:
 
 
 # -- proposers -----------------------------------------------------------------
-#: name -> factory(backend_name) -> Proposer
+#: name -> factory; called with ``backend=<Backend>`` when it takes that keyword
 ProposerFactory = Callable[..., Any]
 
 
-def builtin_proposers() -> dict[str, ProposerFactory]:
-    """Proposer factories registered in :mod:`kstrata.agents.registry` (if present):
-    ``builtin`` (rules-based) and the LLM agents. Empty when the registry is absent."""
+def builtin_proposers(**options: Any) -> dict[str, ProposerFactory]:
+    """Factories of the proposers in :mod:`kstrata.agents.registry` (``builtin``,
+    ``llm``, ...), each ``factory(backend=<Backend>)``; ``options`` (``llm``,
+    ``config``, ``record``) go to its ``make_proposer``. Empty when no registry
+    is installed."""
     try:
-        from kstrata.agents import registry  # type: ignore[attr-defined]
+        from kstrata.agents import registry
     except ImportError:
         return {}
-    get = getattr(registry, "get_proposer", None)
-    names = getattr(registry, "names", None)
-    if get is None or names is None:
+    make = getattr(registry, "make_proposer", None)
+    if make is None:
         return {}
-    return {n: (lambda backend, _n=n: _call_factory(get, backend, _n)) for n in names()}
+    return {n: (lambda backend, _n=n: make(_n, backend=backend, **options))
+            for n in getattr(registry, "NAMES", ())}
 
 
-def _call_factory(factory: Callable[..., Any], backend: str, *args: Any) -> Any:
-    try:
-        params = inspect.signature(factory).parameters
-    except (TypeError, ValueError):
-        params = {}
-    if "backend" in params:
-        return factory(*args, backend=backend)
-    return factory(*args)
-
-
-def get_proposer(name: str, backend: str, factories: Mapping[str, ProposerFactory] | None = None) -> Any:
-    """The proposer ``name`` for ``backend`` from ``factories`` (default
-    :func:`builtin_proposers`). A factory is called with ``backend=`` when it
-    takes that keyword, else with no arguments.
+def get_proposer(name: str, backend: Any, factories: Mapping[str, ProposerFactory] | None = None) -> Any:
+    """The proposer ``name`` for ``backend`` (a :class:`~kstrata.backends.base.Backend`)
+    from ``factories`` (default :func:`builtin_proposers`). A factory is called
+    with ``backend=`` when it takes that keyword, else with no arguments.
 
     Raises
     ------
     BenchError
-        For an unknown name (the message lists the known ones).
+        For an unknown name (the message lists the known ones) or a factory
+        that refuses the backend (its ``ValueError``).
     """
     factories = builtin_proposers() if factories is None else factories
     if name not in factories:
         known = ", ".join(sorted(factories)) or "none registered"
         raise BenchError(f"unknown proposer {name!r}; known proposers: {known}")
-    return _call_factory(factories[name], backend)
+    factory = factories[name]
+    try:
+        params = inspect.signature(factory).parameters
+    except (TypeError, ValueError):
+        params = {}
+    try:
+        return factory(backend=backend) if "backend" in params else factory()
+    except ValueError as e:
+        raise BenchError(f"proposer {name!r} on {getattr(backend, 'name', backend)}: {e}") from e
 
 
 # -- the index -----------------------------------------------------------------
@@ -379,8 +380,8 @@ def run_bench(
         Continue the bench in ``bench_dir``: done cells are skipped unless the
         budget differs from theirs; unfinished cells continue their run.
     proposers:
-        Proposer factories by name (default :func:`builtin_proposers`); a
-        factory is called with ``backend=<name>`` when it takes that keyword.
+        Proposer factories by name (default :func:`builtin_proposers`), see
+        :func:`get_proposer`; one proposer per (proposer, backend) serves all tasks.
     evaluator_factory:
         ``(spec, backend, secret, pool) -> Evaluator`` (default
         :func:`default_evaluator`); one per cell.
@@ -407,10 +408,6 @@ def run_bench(
 
     bench_dir = Path(bench_dir)
     factories = builtin_proposers() if proposers is None else proposers
-    for p in spec.proposers:
-        if p not in factories:
-            raise BenchError(f"unknown proposer {p!r}; known proposers: "
-                             f"{', '.join(sorted(factories)) or 'none registered'}")
     budget = Budget.from_dict(spec.budget)
     make_policy(spec.policy)  # unknown policy: error before anything is written
     backends = {name: get_backend(name) for name in spec.backends}
@@ -418,6 +415,10 @@ def run_bench(
         av = b.availability()
         if not av.usable:
             raise BenchError(f"backend {name} is not usable here: {av.reason}")
+    # built once per (proposer, backend), before anything is written: a proposer
+    # that refuses a backend or a misconfigured provider fails here
+    built = {(p, b): get_proposer(p, backend, factories)
+             for b, backend in backends.items() for p in spec.proposers}
     exists = (bench_dir / CONFIG_NAME).is_file()
     if resume and not exists:
         raise BenchError(f"{bench_dir} holds no bench to resume; run without --resume")
@@ -458,7 +459,7 @@ def run_bench(
                 index.update(*key, status="running", started=time.time(), error=None)
                 _emit(progress, "cell_start", cell)
                 try:
-                    proposer = get_proposer(cell["proposer"], cell["backend"], factories)
+                    proposer = built[cell["proposer"], cell["backend"]]
                     evaluator = make_eval(spec, backend, secret, pools[cell["backend"]])
                     from kstrata.store.run_store import RunStore
 

@@ -162,7 +162,9 @@ def load_results(path: str | Path, count_initial: bool = False,
             view = read_run(run_dir, with_sources)
             status = {"done": "done", "failed": "failed"}.get(cell["status"], "running")
             runs.append(view)
-            outcomes.append(outcome(view, count_initial, status))
+            o = outcome(view, count_initial, status)
+            o.proposer = cell["proposer"]  # the name the bench was given, not the object's
+            outcomes.append(o)
         return Results(path, "bench", config, outcomes, runs)
     if not RunStore.exists(path):
         raise StoreError(f"{path}: neither a bench directory ({CONFIG_NAME}) nor a run (run.db)")

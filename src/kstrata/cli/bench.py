@@ -9,7 +9,13 @@ from pathlib import Path
 import typer
 from rich.console import Console
 
-from kstrata.bench.harness import BenchError, BenchSpec, parse_budget, run_bench
+from kstrata.bench.harness import (
+    BenchError,
+    BenchSpec,
+    builtin_proposers,
+    parse_budget,
+    run_bench,
+)
 from kstrata.cli.errors import err_console, user_errors
 from kstrata.store.run_store import StoreError
 
@@ -54,6 +60,8 @@ def register(app: typer.Typer) -> None:
         preset: str = typer.Option("strict", "--preset", help="Integrity preset: strict or warn."),
         out: Path = typer.Option(Path("bench"), "--out", "-o", help="Bench directory."),
         resume: bool = typer.Option(False, "--resume", help="Continue the bench in --out."),
+        llm: str | None = typer.Option(None, "--llm", help="PROVIDER:MODEL for LLM proposers."),
+        config: Path | None = typer.Option(None, "--config", help="kstrata.toml for LLM settings."),
     ) -> None:
         """Run a benchmark into OUT (one optimize run per task, backend and proposer)."""
         def progress(event: str, cell: dict) -> None:
@@ -73,7 +81,9 @@ def register(app: typer.Typer) -> None:
                 budget=parse_budget(budget).to_dict(), tasks=_split(tasks), sample=sample,
                 seed=seed, policy=policy, baselines=_split(baselines) or ("eager",), preset=preset,
             )
-            result = run_bench(spec, out, resume=resume, progress=progress)
+            proposer_factories = builtin_proposers(llm=llm, config=config)
+            result = run_bench(spec, out, resume=resume, proposers=proposer_factories,
+                               progress=progress)
         failed = [c for c in result.cells if c["status"] == "failed"]
         console.print(f"{len(result.ran)} run, {len(result.skipped)} skipped, {len(failed)} failed; "
                       f"report: kstrata report {out}", highlight=False)
