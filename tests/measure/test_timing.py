@@ -132,7 +132,7 @@ def test_llc_size_from_sysfs(tmp_path):
 
 def test_measurement_json_round_trip():
     cfg = TimingConfig(budget_ms=2, min_reps=5, max_reps=5, warmup_ms=0, flush_bytes=1 << 16,
-                       threads=1)
+                       threads=1, max_remeasure=0)
     m = measure(lambda t: t * 2, [torch.randn(16)], lambda t: t * 3, cfg,
                 labels={"candidate": "a", "baseline": "b"})
     text = m.to_json()

@@ -10,9 +10,12 @@ copies so no call reads an input the previous call left in cache.
 
 The number of repetitions comes from a time budget (as ``do_bench``'s ``rep``):
 the warm-up estimates one round's time and ``reps = budget_ms / round_ms``,
-clamped to ``[min_reps, max_reps]``. When either side's relative IQR exceeds
-``rel_iqr_threshold`` the round is re-run (at most ``max_remeasure`` times);
-the least noisy round is kept and every attempt is recorded.
+clamped to ``[min_reps, max_reps]``. When either side's relative IQR in an
+attempt exceeds ``rel_iqr_threshold``, another attempt with twice the pairs is
+run (at most ``max_remeasure`` times). Every pair counts: the result pools all
+attempts (the median of paired ratios tolerates up to half of the pairs being
+disturbed), and each attempt's spread is recorded; ``noisy`` says whether the
+last attempt was still above the threshold.
 
 Timers
 ------
@@ -110,19 +113,19 @@ class Measurement:
     device:
         e.g. ``"cpu: AMD EPYC 9R14"``.
     reps, warmup_reps:
-        Rounds in the kept attempt and in the warm-up.
+        Rounds timed (all attempts) and rounds of warm-up.
     candidate, baseline:
         Spreads in ms (``baseline`` is None for a single-callable timing).
     speedup:
         ``baseline / candidate`` with its bootstrap interval, or None.
     candidate_ms, baseline_ms:
-        The kept attempt's samples, in timed order (pair ``i`` = index ``i``).
+        All samples, in timed order (pair ``i`` = index ``i``).
     attempts:
         Per attempt: reps and relative IQR of each side.
     remeasured:
         How many extra attempts the noise check caused.
     noisy:
-        True when even the kept attempt exceeds ``rel_iqr_threshold``.
+        True when even the last attempt exceeds ``rel_iqr_threshold``.
     flush, input_copies, settings, versions, config:
         What was done and under which settings.
     suspicious:
@@ -269,7 +272,7 @@ def measure_thunks(
     a: Sequence[Thunk], b: Sequence[Thunk] | None, timer: Callable[[Thunk], float],
     config: TimingConfig,
 ) -> dict:
-    """Warm up, choose repetitions, time, re-measure while noisy.
+    """Warm up, choose repetitions, time, re-measure (doubling the pairs) while noisy.
 
     The pure part of :func:`measure` (timers are injected, nothing CUDA- or
     environment-specific), so it runs in tests with fake timers.
@@ -277,7 +280,7 @@ def measure_thunks(
     Returns
     -------
     dict
-        ``a_ms``, ``b_ms`` (kept attempt), ``reps``, ``warmup_reps``,
+        ``a_ms``, ``b_ms`` (all attempts pooled), ``reps`` (pairs pooled), ``warmup_reps``,
         ``attempts``, ``remeasured``, ``noisy``.
     """
     warm_a: list[float] = []
@@ -296,24 +299,26 @@ def measure_thunks(
     reps = choose_reps(round_ms, config)
 
     attempts: list[dict] = []
-    best: tuple[float, list[float], list[float]] | None = None
+    all_a: list[float] = []
+    all_b: list[float] = []
     start = n
+    worst = 0.0
     for attempt in range(1 + config.max_remeasure):
-        a_ms, b_ms = run_interleaved(a, b, timer, reps, start=start)
-        start += reps
+        k = min(config.max_reps, reps * 2**attempt)  # each re-measure doubles the pairs
+        a_ms, b_ms = run_interleaved(a, b, timer, k, start=start)
+        start += k
+        all_a += a_ms
+        all_b += b_ms
         rel_a = summarize(a_ms).rel_iqr
         rel_b = summarize(b_ms).rel_iqr if b is not None else 0.0
         worst = max(rel_a, rel_b)
-        attempts.append({"reps": reps, "rel_iqr_candidate": rel_a, "rel_iqr_baseline": rel_b})
-        if best is None or worst < best[0]:
-            best = (worst, a_ms, b_ms)
+        attempts.append({"reps": k, "rel_iqr_candidate": rel_a, "rel_iqr_baseline": rel_b})
         if worst <= config.rel_iqr_threshold:
             break
-    assert best is not None
     return {
-        "a_ms": best[1], "b_ms": best[2], "reps": reps, "warmup_reps": n,
+        "a_ms": all_a, "b_ms": all_b, "reps": len(all_a), "warmup_reps": n,
         "attempts": attempts, "remeasured": len(attempts) - 1,
-        "noisy": best[0] > config.rel_iqr_threshold,
+        "noisy": worst > config.rel_iqr_threshold,
     }
 
 

@@ -69,7 +69,9 @@ def ncu_command(argv: list[str], metrics: tuple[str, ...] = METRICS, ncu: str = 
     kernel_regex, launch_count:
         Optional ``--kernel-name regex:...`` and ``--launch-count`` filters.
     """
-    cmd = [ncu, "--csv", "--page", "raw", "--print-units", "base",
+    # --clock-control none: profile at the clocks the timer sees (ncu's default
+    # locks them to base, which changes memory-bound kernels' numbers)
+    cmd = [ncu, "--csv", "--page", "raw", "--print-units", "base", "--clock-control", "none",
            "--target-processes", "all", "--metrics", ",".join(metrics)]
     if nvtx_range:
         cmd += ["--nvtx", "--nvtx-include", f"{nvtx_range}/"]
