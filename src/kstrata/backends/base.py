@@ -45,12 +45,20 @@ class Backend(ABC):
         The levels a candidate of this backend has sources for.
     timing_meaningful:
         False where timings mean nothing (e.g. Triton's interpreter).
+    level_kinds:
+        What each level's text is, which decides the verifier's static checks:
+        ``"python-torch"`` (PyTorch is the implementation language),
+        ``"python-dsl"`` (Python host code around DSL kernels: torch compute
+        forbidden), ``"python-ir"`` (Python that builds IR, e.g. TVMScript or a
+        TensorIR schedule: no torch at all), ``"native"`` (C, CUDA, OpenCL or
+        LLVM IR text), ``"data"`` (plans and parameters that are never executed).
     """
 
     name: str = ""
     device: str = "cpu"
     levels: tuple[str, ...] = ("source",)
     timing_meaningful: bool = True
+    level_kinds: dict[str, str] = {"source": "python-dsl"}
 
     @abstractmethod
     def availability(self) -> Availability:

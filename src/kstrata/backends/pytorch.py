@@ -63,6 +63,7 @@ class PyTorchBackend(Backend):
     name = "pytorch"
     device = "cpu"
     levels = ("source",)
+    level_kinds = {"source": "python-torch"}
 
     def availability(self) -> Availability:
         return Availability(True, "", (("torch", torch.__version__),))

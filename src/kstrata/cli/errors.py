@@ -13,8 +13,20 @@ from kstrata.tasks.base import TaskError
 
 err_console = Console(stderr=True)
 
-#: Exceptions that mean "the user's input is wrong", not "kstrata has a bug".
-USER_ERRORS: tuple[type[Exception], ...] = (TaskError, UnknownBackendError, FileNotFoundError)
+
+class OptionError(ValueError):
+    """A command-line option value that cannot be used."""
+
+
+def _user_errors() -> tuple[type[Exception], ...]:
+    """Exceptions that mean "the user's input is wrong", not "kstrata has a bug"."""
+    from kstrata.backends.envs import EnvMissingError
+    from kstrata.config import ConfigError
+    from kstrata.llm import ProviderError
+    from kstrata.store.run_store import StoreError
+
+    return (TaskError, UnknownBackendError, FileNotFoundError, OptionError, StoreError,
+            ProviderError, ConfigError, EnvMissingError)
 
 
 @contextmanager
@@ -22,6 +34,6 @@ def user_errors() -> Iterator[None]:
     """Print a user error as ``error: ...`` on stderr and exit with status 2."""
     try:
         yield
-    except USER_ERRORS as e:
+    except _user_errors() as e:
         err_console.print(f"[bold red]error:[/] {e}", markup=True, highlight=False)
         raise typer.Exit(2) from None

@@ -84,7 +84,9 @@ def verify_candidate(task: Task, backend_name: str, sources: dict[str, str], *, 
     get_preset(preset)
     own = pool is None
     if own:
-        pool = WorkerPool(size=1, env=dict(getattr(backend, "worker_env", {}) or {}))
+        from kstrata.backends.workers import pool_for
+
+        pool = pool_for(backend)
     try:
         r = pool.call("kstrata.verify.runner:run_protocol", task, backend_name, dict(sources), secret,
                       preset, scope, timeout_s=timeout_s)

@@ -32,6 +32,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import torch
+import torch._dynamo  # noqa: F401 - dynamo wraps torch.manual_seed on import; do it before the
+# runtime watch snapshots torch, so a backend that imports torch.export is not taken for a patcher
 
 from kstrata.backends.base import Backend, CandidateLoadError
 from kstrata.backends.registry import get_backend
@@ -40,7 +42,7 @@ from kstrata.tasks.inputs import apply_distribution
 from kstrata.verdict import Verdict
 from kstrata.verify import feedback as fb
 from kstrata.verify.integrity.registry import Finding, applies, preset as get_preset
-from kstrata.verify.integrity.static import static_findings
+from kstrata.verify.integrity.static import native_findings, static_findings, vendor_findings
 from kstrata.verify.integrity.watch import RuntimeWatch
 from kstrata.verify.plan import TestCase, hidden_tests, perturbed_shapes, public_tests
 from kstrata.verify.result import Evaluation
@@ -170,9 +172,12 @@ class ShapeRun:
     def call(self, xs: list[Any], test: TestCase, refs: list[torch.Tensor]) -> list[Any]:
         """One checked candidate call on ``xs`` (device tensors)."""
         ctx, public = self.ctx, test.public
+        poisoned = set()
         for t in self.last_outputs:  # poison previous outputs (stale-buffer reuse reads NaN)
             if isinstance(t, torch.Tensor) and t.is_floating_point():
                 t.fill_(float("nan"))
+                if t.numel():
+                    poisoned.add(t.untyped_storage().data_ptr())
         _poison_heap(refs, self.device)
         try:
             with ctx.watch.candidate():
@@ -188,6 +193,12 @@ class ShapeRun:
                           if public else {})) from None
         ctx.watch.verify(ctx, public)
         outs = flatten(out)
+        for i, o in enumerate(outs):
+            if (isinstance(o, torch.Tensor) and o.numel() and o.is_floating_point()
+                    and o.untyped_storage().data_ptr() in poisoned and bool(torch.isnan(o).all())):
+                ctx.fire("no_caching", f"output {i} is the previous call's output buffer, returned "
+                         "without being written again (a result kept across calls)", public,
+                         **({"test": test.describe()} if public else {}))
         self._check_outputs(outs, xs, refs, test)
         self.last_outputs = outs
         return outs
@@ -448,14 +459,23 @@ def run_protocol(task: Task, backend_name: str, sources: dict[str, str], secret:
 def _static_stage(ctx: Context) -> None:
     meta = ctx.task.meta
     findings: list[Finding] = []
+    kinds = getattr(ctx.backend, "level_kinds", {}) or {}
     for level, text in ctx.sources.items():
+        kind = kinds.get(level, "python-torch" if ctx.backend_name == "pytorch" else "python-dsl")
+        if kind == "data":
+            continue
+        if kind == "native":
+            findings += native_findings(text)
+            continue
         try:
             findings += static_findings(
-                text, dsl=ctx.backend_name != "pytorch", dtype=meta.dtype,
+                text, dsl=kind == "python-dsl", dtype=meta.dtype,
                 allow_tf32=meta.precision.allow_tf32,
                 allow_reduced_precision=meta.precision.allow_reduced_precision)
         except SyntaxError as e:
             raise Stop(Verdict.COMPILE_ERROR, "syntax", f"{level}: line {e.lineno}: {e.msg}") from None
+        if kind == "python-ir":
+            findings += vendor_findings(text)
     errors = []
     for f in findings:
         if not applies(f.check, ctx.backend_name) or ctx.actions.get(f.check) == "off":

@@ -1,4 +1,4 @@
-# corpus: task=relu backend=pytorch expect=incorrect check=tolerance
+# corpus: task=relu backend=pytorch expect=rejected check=no_caching
 # Stale output: computes once into a persistent buffer and returns it without writing again.
 import torch
 import torch.nn as nn

@@ -99,6 +99,7 @@ class TileLangBackend(Backend):
     name = "tilelang"
     target = ""
     levels = ("graph", "schedule", "source")
+    level_kinds = {"graph": "data", "schedule": "data", "source": "python-dsl"}
 
     def availability(self) -> Availability:
         return envs.availability(self.name)

@@ -14,8 +14,8 @@ from collections.abc import Iterator
 from kstrata.verify.integrity.registry import Finding
 
 #: modules a candidate may import (prefix match on the dotted name)
-ALLOWED_MODULES = ("torch", "triton", "math", "typing", "__future__", "functools", "dataclasses",
-                   "itertools", "operator", "numbers", "enum", "collections", "time")
+ALLOWED_MODULES = ("torch", "triton", "tvm", "tilelang", "math", "typing", "__future__", "functools",
+                   "dataclasses", "itertools", "operator", "numbers", "enum", "collections", "time")
 MODULE_CHECKS = {
     "no_file_io": ("os", "pathlib", "shutil", "io", "tempfile", "glob", "fileinput", "mmap"),
     "no_network": ("socket", "urllib", "http", "requests", "ftplib", "ssl", "httpx", "aiohttp"),
@@ -304,3 +304,55 @@ def iter_static_checks(findings: list[Finding]) -> Iterator[str]:
         if f.check not in seen:
             seen.add(f.check)
             yield f.check
+
+
+#: C/CUDA/OpenCL/LLVM identifiers a kernel has no business calling: processes,
+#: files, sockets, dynamic loading, threads (whole words; LLVM's ``@name`` too).
+NATIVE_FORBIDDEN = {
+    "no_subprocess": ("system", "popen", "fork", "vfork", "execl", "execlp", "execle", "execv",
+                      "execvp", "execve", "posix_spawn"),
+    "no_file_io": ("fopen", "open", "openat", "creat", "unlink", "remove", "rename", "mmap"),
+    "no_network": ("socket", "connect", "bind", "listen", "accept", "send", "sendto", "recv"),
+    "no_introspection": ("dlopen", "dlsym", "getenv", "setenv"),
+    "no_threads": ("pthread_create", "clone"),
+}
+#: vendor libraries that would replace the kernel instead of implementing it
+VENDOR_LIBRARIES = ("cblas", "cublas", "cublaslt", "cudnn", "mkl", "dnnl", "onednn", "rocblas",
+                    "miopen", "tvm.contrib", "call_dps_packed", "call_packed", "extern")
+
+
+def native_findings(source: str) -> list[Finding]:
+    """Integrity findings for native source text (C, CUDA C, OpenCL C, LLVM IR).
+
+    A word-level scan (not a parser): calls of process, file, network,
+    dynamic-loading or thread functions, and vendor-library calls. Comments
+    are not stripped, so an honest kernel should not name these functions.
+    """
+    import re
+
+    out: list[Finding] = []
+    for check, names in NATIVE_FORBIDDEN.items():
+        for name in names:
+            m = re.search(rf"(?<![\w.$])@?{name}\s*\(", source)
+            if m:
+                line = source.count("\n", 0, m.start()) + 1
+                out.append(Finding(check, f"line {line}: calls {name}() in native code",
+                                   {"line": line, "name": name}))
+    out += vendor_findings(source)
+    return out
+
+
+def vendor_findings(source: str) -> list[Finding]:
+    """``no_foreign_libraries`` findings for vendor-library calls (BLAS, cuDNN,
+    packed functions) in IR or native text: the kernel must be implemented,
+    not delegated."""
+    import re
+
+    out = []
+    for name in VENDOR_LIBRARIES:
+        m = re.search(rf"(?<![\w]){re.escape(name)}(?![\w])", source, flags=re.IGNORECASE)
+        if m:
+            line = source.count("\n", 0, m.start()) + 1
+            out.append(Finding("no_foreign_libraries", f"line {line}: uses {name} (a vendor library "
+                               "or external call instead of the kernel)", {"line": line, "name": name}))
+    return out

@@ -1,0 +1,170 @@
+"""``kstrata optimize``, ``kstrata tree`` and ``kstrata show``: the main job and
+its views."""
+
+from __future__ import annotations
+
+import os
+import secrets
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.live import Live
+from rich.text import Text
+
+from kstrata.cli.errors import OptionError, user_errors
+
+console = Console()
+
+#: short names accepted by ``--budget`` -> Budget field
+BUDGET_ALIASES = {
+    "evals": "evaluations",
+    "evaluations": "evaluations",
+    "wall": "wall_clock_s",
+    "wall_s": "wall_clock_s",
+    "wall_clock_s": "wall_clock_s",
+    "calls": "proposer_calls",
+    "proposer_calls": "proposer_calls",
+    "tokens_in": "tokens_in",
+    "tokens_out": "tokens_out",
+    "cost": "cost_usd",
+    "cost_usd": "cost_usd",
+    "patience": "patience",
+    "roofline": "target_roofline",
+    "target_roofline": "target_roofline",
+}
+
+
+def parse_budget(text: str) -> dict[str, float | int]:
+    """``"evals=30,wall=600"`` -> ``{"evaluations": 30, "wall_clock_s": 600}``.
+
+    Raises
+    ------
+    OptionError
+        For a malformed item or an unknown key (the message lists the known keys).
+    """
+    out: dict[str, float | int] = {}
+    for item in filter(None, (p.strip() for p in text.split(","))):
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise OptionError(f"--budget item {item!r} is not KEY=VALUE (e.g. evals=30,wall=600)")
+        field = BUDGET_ALIASES.get(key.strip())
+        if field is None:
+            raise OptionError(f"--budget key {key!r} unknown; use one of {', '.join(sorted(BUDGET_ALIASES))}")
+        try:
+            num = float(value)
+        except ValueError:
+            raise OptionError(f"--budget {key}={value!r}: not a number") from None
+        out[field] = num if field in ("wall_clock_s", "cost_usd", "target_roofline") else int(num)
+    return out
+
+
+def _secret(run_dir: Path) -> str:
+    """The run's secret for hidden tests: kept in ``RUN_DIR/.secret`` (mode 0600),
+    never in the store, the config or any prompt, so a resumed run keeps the
+    same hidden tests."""
+    path = run_dir / ".secret"
+    if path.is_file():
+        return path.read_text().strip()
+    run_dir.mkdir(parents=True, exist_ok=True)
+    value = secrets.token_hex(32)
+    tmp = path.with_suffix(".tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as f:
+        f.write(value + "\n")
+    os.replace(tmp, path)
+    return value
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``optimize``, ``tree`` and ``show`` to ``app``."""
+
+    @app.command("optimize")
+    def optimize_cmd(
+        task: str = typer.Argument(..., help="Suite task name or a task file's path."),
+        backend: str = typer.Option("tvm-llvm", "--backend", "-b", help="Backend (see `kstrata env`)."),
+        policy: str = typer.Option("greedy", "--policy", help="greedy, beam, uct or map-elites."),
+        budget: str = typer.Option("evals=40", "--budget", help="Hard limits, e.g. evals=40,wall=600,calls=20,tokens_out=50000,patience=10."),
+        proposer: str = typer.Option("builtin", "--proposer", help="builtin (rules + autotuner, no LLM) or llm."),
+        llm: str | None = typer.Option(None, "--llm", help="LLM provider for --proposer llm: openai:MODEL, anthropic:MODEL, queue:DIR, replay:FILE or a name from kstrata.toml."),
+        record: Path | None = typer.Option(None, "--record", help="Write a cassette of every LLM exchange to this file."),
+        config: Path | None = typer.Option(None, "--config", help="kstrata.toml (default: ./kstrata.toml if present)."),
+        baselines: str = typer.Option("eager", "--baselines", help="Comma-separated baselines to time against: eager, compile, metaschedule. The first is the one searched on."),
+        out: Path | None = typer.Option(None, "--out", help="Run directory (default runs/<task>-<backend>-<time>)."),
+        resume: Path | None = typer.Option(None, "--resume", help="Resume the run in this directory."),
+        seed: int = typer.Option(0, "--seed", help="Seed of the policy and proposer."),
+        lookahead: int = typer.Option(2, "--lookahead", help="Schedule-level expansions granted to a slower graph-level change before it is judged (0 = off)."),
+    ) -> None:
+        """Grow a tree of candidates for TASK on BACKEND under a budget; write the best."""
+        from kstrata.agents.registry import make_proposer
+        from kstrata.backends.registry import get_backend
+        from kstrata.backends.workers import pool_for
+        from kstrata.search.budget import Budget
+        from kstrata.search.evaluators import VerifyMeasureEvaluator
+        from kstrata.search.loop import SearchSettings, optimize
+        from kstrata.search.views import result_table
+        from kstrata.tasks.loader import resolve_task
+
+        with user_errors():
+            t = resolve_task(task)
+            b = get_backend(backend)
+            av = b.availability()
+            if not av.usable:
+                raise OptionError(f"backend {backend} is not usable here: {av.reason}")
+            from kstrata.search.policies import POLICIES
+
+            if policy.replace("_", "-") not in POLICIES:
+                raise OptionError(f"unknown --policy {policy!r}; choose one of {', '.join(sorted(POLICIES))}")
+            budget_obj = Budget.from_dict(parse_budget(budget))
+            run_dir = resume or out or Path("runs") / f"{t.name}-{backend}-{secrets.token_hex(3)}"
+            if resume is None and (run_dir / "run.db").exists():
+                raise OptionError(f"{run_dir} already holds a run; pass --resume {run_dir} to continue it")
+            prop = make_proposer(proposer, backend=b, llm=llm, record=record, config=config)
+            settings = SearchSettings(seed=seed, lookahead_expansions=lookahead)
+            names = tuple(x.strip() for x in baselines.split(",") if x.strip())
+            pool = pool_for(b)
+            evaluator = VerifyMeasureEvaluator(secret=_secret(run_dir), baselines=names, pool=pool)
+            status = Text("starting")
+
+            def progress(event: str, info: dict) -> None:
+                tree, spent = info.get("tree"), info.get("spent", {})
+                best = tree.best_correct() if tree is not None else None
+                left = budget_obj.left(spent)
+                parts = [f"evaluated {int(spent.get('evaluations', 0))}"]
+                if best is not None and best.speedup is not None:
+                    parts.append(f"best {best.speedup:.2f}x ({best.hash[:8]}, {best.level})")
+                parts.append("left " + ", ".join(f"{k}={v:g}" for k, v in left.items() if v is not None))
+                status.plain = " · ".join(parts) + f" · {event}"
+
+            try:
+                with Live(status, console=console, transient=False, refresh_per_second=4):
+                    result = optimize(
+                        t, b, prop, evaluator, policy=policy, budget=budget_obj, run_dir=run_dir,
+                        resume=resume is not None, settings=settings, progress=progress,
+                        extra_config={"cli": {"baselines": list(names), "proposer": proposer, "llm": llm}},
+                    )
+            finally:
+                pool.close()
+        console.print(result_table(result.run_dir))
+        console.print(f"stopped: {result.stop_reason}; run directory: {result.run_dir}")
+        if result.best is not None:
+            console.print(f"best candidate's sources: {Path(result.run_dir) / 'best'}")
+
+    @app.command("tree")
+    def tree_cmd(run_dir: Path = typer.Argument(..., help="A run directory.")) -> None:
+        """The candidate lineage of a run: level, role, verdict, speedup, router reason."""
+        from kstrata.search.views import run_tree
+
+        with user_errors():
+            console.print(run_tree(run_dir))
+
+    @app.command("show")
+    def show_cmd(
+        run_dir: Path = typer.Argument(..., help="A run directory."),
+        candidate: str = typer.Argument(..., help="A candidate hash or unique prefix."),
+    ) -> None:
+        """One candidate's sources, verdict, timings and feedback."""
+        from kstrata.search.views import candidate_view
+
+        with user_errors():
+            console.print(candidate_view(run_dir, candidate))
