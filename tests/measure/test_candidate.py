@@ -31,3 +31,14 @@ def test_time_candidate_bad_sources_raise_load_error():
         task = resolve_task("rmsnorm")
         time_candidate("pytorch", task, PyTorchBackend().initial_sources(task), {"B": 4, "D": 8},
                        baseline="nope", config=FAST, with_roofline=False)
+
+
+def test_time_candidate_findings_and_counters():
+    task = resolve_task("rmsnorm")
+    m = time_candidate("pytorch", task, PyTorchBackend().initial_sources(task), {"B": 64, "D": 512},
+                       config=FAST, counters=True)
+    assert m.counters["tool"] == "perf"
+    assert m.counters["ok"] or m.counters["reason"]  # counted, or says why not (VMs)
+    for f in m.findings:
+        assert f["level"] in ("graph", "schedule", "source") and f["text"]
+    assert Measurement.from_json(m.to_json()) == m

@@ -14,6 +14,8 @@ import torch
 from kstrata.backends.registry import get_backend
 from kstrata.measure import environment, roofline
 from kstrata.measure.baselines import compiled, tuned_tvm
+from kstrata.measure.profilers import perf
+from kstrata.measure.profilers.findings import findings
 from kstrata.measure.roofline import cache_dir
 from kstrata.measure.timing import Measurement, TimingConfig, measure
 from kstrata.tasks.base import Task
@@ -31,6 +33,7 @@ def time_candidate(
     config: TimingConfig | None = None,
     seed: int = 0,
     with_roofline: bool = True,
+    counters: bool = False,
 ) -> Measurement:
     """Build the candidate and its baseline for ``shape``, then time them paired.
 
@@ -53,8 +56,13 @@ def time_candidate(
     seed:
         Seeds parameters and inputs (as the verifier does).
     with_roofline:
-        Place both medians on the cached roofline and flag a candidate faster
-        than the roofline floor as suspicious.
+        Place both medians on the cached roofline, flag a candidate faster
+        than the roofline floor as suspicious, and derive findings from it.
+    counters:
+        On CPU, also count ``perf stat`` hardware events over the candidate's
+        calls (after timing; skipped with the reason where perf cannot count).
+        On GPUs use :func:`kstrata.measure.profilers.ncu.profile`, which must
+        wrap a separate process.
 
     Raises
     ------
@@ -98,11 +106,21 @@ def time_candidate(
     m = measure(cand, inputs, base, config, device=device, floor_ms=floor,
                 labels={"candidate": backend, "baseline": baseline, "task": task.name,
                         "shape": shape})
+    point = None
     if ceil is not None:
+        point = roofline.analyze(m.candidate.median, flops, nbytes, ceil)
         m.roofline = {
             "ceilings": ceil.to_dict(),
-            "candidate": roofline.analyze(m.candidate.median, flops, nbytes, ceil).to_dict(),
+            "candidate": point.to_dict(),
             "baseline": roofline.analyze(m.baseline.median, flops, nbytes, ceil).to_dict()
             if m.baseline else None,
         }
+    per_call = None
+    if counters and not device.startswith("cuda"):
+        with torch.inference_mode():
+            c = perf.count(lambda: cand(*inputs))
+        m.counters = {"tool": "perf", "ok": c.ok, "reason": c.reason, "per_call": c.per_call}
+        per_call = c.per_call or None
+    m.findings = [f.to_dict() for f in findings(point, ceil, min_bytes=nbytes, perf=per_call,
+                                                 dtype=task.meta.dtype)]
     return m

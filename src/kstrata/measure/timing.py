@@ -134,6 +134,10 @@ class Measurement:
         Roofline positions (see :mod:`kstrata.measure.roofline`), if computed.
     labels:
         Names of the candidate and baseline.
+    counters:
+        Profiler counters per call (``perf`` on CPU), or why there are none.
+    findings:
+        :class:`kstrata.measure.profilers.findings.Finding` dicts for the agents.
     """
 
     method: str
@@ -156,6 +160,8 @@ class Measurement:
     suspicious: list[str] = field(default_factory=list)
     roofline: dict | None = None
     labels: dict = field(default_factory=dict)
+    counters: dict | None = None
+    findings: list[dict] = field(default_factory=list)
 
     def to_dict(self) -> dict:
         return asdict(self)

@@ -9,6 +9,7 @@ machines and ``perf_event_paranoid >= 3`` often expose no hardware counters;
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import signal
@@ -40,8 +41,10 @@ def parse_stat_csv(text: str) -> dict[str, float | None]:
     return out
 
 
+@functools.lru_cache(maxsize=4)
 def status(perf: str = "perf") -> tuple[bool, str]:
-    """Whether ``perf stat`` can count hardware events here, and why not."""
+    """Whether ``perf stat`` can count hardware events here, and why not
+    (checked once per process)."""
     if shutil.which(perf) is None:
         return False, "perf not found on PATH"
     try:
