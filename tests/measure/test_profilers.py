@@ -32,12 +32,31 @@ def test_parse_raw_csv():
 
 def test_aggregate_sums_and_time_weights():
     kernels = ncu.parse_csv((DATA / "ncu_raw.csv").read_text())
-    agg = ncu.aggregate(kernels, calls=2)
+    agg = ncu.aggregate(kernels, calls=2, names=None)
     assert agg["dram__bytes_read.sum"] == pytest.approx((2 * 134_217_728 + 16_777_216) / 2)
     assert agg["gpu__time_duration.sum"] == pytest.approx((52_480 + 52_160 + 20_000) / 2)
     w = (52_480 * 80.3 + 52_160 * 80.1 + 20_000 * 12.0) / (52_480 + 52_160 + 20_000)
     assert agg["sm__warps_active.avg.pct_of_peak_sustained_active"] == pytest.approx(w)
     assert agg["kernels_per_call"] == 1.5
+
+
+def test_parse_real_h200_output():
+    """ncu 2025 on an H200: ``(x * 2).sum()`` on 2^24 fp32, two calls in the
+    NVTX range (an elementwise kernel and a reduction per call)."""
+    kernels = ncu.parse_csv((DATA / "ncu_raw_h200.csv").read_text())
+    assert len(kernels) == 4
+    assert kernels[0].name.startswith("void vectorized_elementwise_kernel")
+    assert kernels[1].name.startswith("void reduce_kernel")
+    agg = ncu.aggregate(kernels, calls=2)
+    assert set(agg) <= set(ncu.METRICS) | {"kernels_per_call"}
+    assert agg["kernels_per_call"] == 2
+    # each kernel reads the 64 MiB tensor once: ~2 x 64 MiB per call
+    assert agg["dram__bytes_read.sum"] == pytest.approx(2 * 64 * 2**20, rel=0.01)
+    min_bytes = 64 * 2**20 + 4  # read x once, write one float
+    ratio = (agg["dram__bytes_read.sum"] + agg["dram__bytes_write.sum"]) / min_bytes
+    fs = from_ncu(agg, min_bytes=min_bytes, p=None)
+    assert fs[0].level == "graph" and fs[0].text.startswith(f"{ratio:.1f}x more DRAM bytes")
+    assert 2.0 < ratio < 3.5  # the intermediate x * 2 goes through DRAM: fuse the two kernels
 
 
 def test_parse_details_csv():

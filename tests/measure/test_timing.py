@@ -149,3 +149,17 @@ def test_floor_flags_suspicious():
                 TimingConfig(budget_ms=1, min_reps=3, max_reps=3, warmup_ms=0, flush=False),
                 floor_ms=1e3)
     assert m.suspicious and "roofline floor" in m.suspicious[0]
+
+
+def test_auto_input_copies_are_odd_so_each_side_sees_every_copy():
+    from kstrata.measure.timing import n_input_copies
+
+    big = torch.empty(64 * 2**20 // 4)  # 64 MiB: larger than any LLC here
+    small = torch.empty(16)
+    for x in (big, small):
+        n = n_input_copies([x], TimingConfig())
+        assert n % 2 == 1 and n >= 3
+    timer = FakeTimer({"A": 1.0, "B": 1.0})
+    run_interleaved(labelled("A", 3), labelled("B", 3), timer, reps=3)
+    assert sorted(i for s, i in timer.log if s == "A") == [0, 1, 2]
+    assert sorted(i for s, i in timer.log if s == "B") == [0, 1, 2]

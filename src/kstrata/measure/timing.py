@@ -68,7 +68,7 @@ class TimingConfig:
         Flush buffer size; None = 2 x LLC on CPU, 256 MiB on CUDA.
     input_copies:
         Copies of the inputs to rotate through; None = enough that their total
-        exceeds 2 x LLC (at least 2, at most 16, capped by ``max_input_bytes``).
+        exceeds 2 x LLC, odd, at least 3, at most 15, capped by ``max_input_bytes``.
     threads:
         Intra-op threads (torch, OpenMP, TVM); None = all CPUs this process may use.
     rel_iqr_threshold:
@@ -335,12 +335,19 @@ def input_bytes(inputs: Sequence[Any]) -> int:
 
 
 def n_input_copies(inputs: Sequence[Any], config: TimingConfig) -> int:
-    """How many input copies to rotate (see :attr:`TimingConfig.input_copies`)."""
+    """How many input copies to rotate (see :attr:`TimingConfig.input_copies`).
+
+    The automatic count is odd (at least 3): A takes copy ``2r mod n`` and B
+    copy ``2r + 1 mod n``, so with ``n`` odd each side cycles through every
+    copy, and a property of one buffer (its alignment, huge pages, cache-set
+    mapping) cannot bias one side of the comparison.
+    """
     if config.input_copies is not None:
         return max(1, config.input_copies)
     size = max(1, input_bytes(inputs))
-    want = max(2, min(16, math.ceil(2 * (llc_bytes() or 0) / size)))
-    return max(1, min(want, config.max_input_bytes // size))
+    want = max(3, min(15, math.ceil(2 * (llc_bytes() or 0) / size)))
+    n = max(1, min(want, config.max_input_bytes // size))
+    return n if n % 2 or n == 1 else n - 1
 
 
 def rotating_inputs(inputs: Sequence[Any], copies: int) -> list[list[Any]]:

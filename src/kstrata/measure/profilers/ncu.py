@@ -142,15 +142,20 @@ def parse_csv(text: str) -> list[KernelMetrics]:
     return list(kernels.values())
 
 
-def aggregate(kernels: list[KernelMetrics], calls: int = 1) -> dict[str, float]:
+def aggregate(kernels: list[KernelMetrics], calls: int = 1,
+              names: tuple[str, ...] | None = METRICS) -> dict[str, float]:
     """Per-call totals over all kernels: ``.sum`` metrics summed (then divided
     by ``calls``), percentages and per-launch values averaged weighted by
-    ``gpu__time_duration.sum``. Adds ``kernels_per_call``."""
+    ``gpu__time_duration.sum``. Adds ``kernels_per_call``.
+
+    ``names`` restricts the result to those metrics (``ncu --page raw`` also
+    prints device attributes and NVTX columns); None keeps every metric.
+    """
     out: dict[str, float] = {}
     weights = [k.metrics.get("gpu__time_duration.sum", 1.0) for k in kernels]
     total_w = sum(weights) or 1.0
-    names = {n for k in kernels for n in k.metrics}
-    for name in names:
+    present = {n for k in kernels for n in k.metrics}
+    for name in sorted(present if names is None else present & set(names)):
         vals = [(k.metrics[name], w) for k, w in zip(kernels, weights) if name in k.metrics]
         if name.endswith(".sum"):
             out[name] = sum(v for v, _ in vals) / calls
