@@ -7,7 +7,6 @@ picklable arguments; tests call it in-process. Everything that builds
 
 from __future__ import annotations
 
-from typing import Any
 
 import torch
 
