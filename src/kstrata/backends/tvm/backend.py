@@ -64,6 +64,7 @@ class TVMBackend(Backend):
 
     kind = "llvm"
     levels = ("graph", "schedule", "source")
+    level_kinds = {"graph": "python-ir", "schedule": "python-ir", "source": "native"}
 
     # ------------------------------------------------------------------ info
     def target(self) -> Any:

@@ -39,6 +39,11 @@ class LoweringError(Exception):
     """The reference (or an edited graph) cannot be lowered; the message says why."""
 
 
+class SpecializedGraphError(LoweringError):
+    """A graph input dim that torch.export specialized to a number does not fit
+    the task input at the requested shape."""
+
+
 # --------------------------------------------------------------------------- graph text
 @dataclass(frozen=True)
 class GraphHeader:
@@ -103,8 +108,8 @@ def with_fusion(graph_text: str, fusion: str) -> str:
 
 # --------------------------------------------------------------------------- export
 def _input_shapes(task: Task, shape: dict[str, int], params: tuple[str, ...] = ()) -> list[tuple[int, ...]]:
-    """Shapes of ``get_inputs()`` (then of the Model's ``params``) at ``shape``,
-    without drawing data (meta device)."""
+    """Shapes of ``get_inputs()`` (then of the Model's ``params``; ``("*",)``: all
+    parameters and buffers) at ``shape``, without drawing data (meta device)."""
     module = task.load_module(shape)
     with torch.device("meta"):
         inputs = list(module.get_inputs())
@@ -114,6 +119,8 @@ def _input_shapes(task: Task, shape: dict[str, int], params: tuple[str, ...] = (
                 state = _state(module.Model(*module.get_init_inputs()))
             except Exception:  # noqa: BLE001 - a Model that needs real data: inputs only
                 return out
+            if params == ("*",):
+                params = tuple(state)
             out += [tuple(state[p].shape) for p in params if p in state]
     return out
 
@@ -127,7 +134,7 @@ def _export_shape(task: Task) -> dict[str, int]:
     best, best_key = task.nominal_shape, None
     for s in [*task.small_shapes, task.nominal_shape, *task.sweep_shapes]:
         s = task.full_shape(s)
-        dims = [d for shp in _input_shapes(task, s) for d in shp]
+        dims = [d for shp in _input_shapes(task, s, ("*",)) for d in shp]
         key = (all(d >= 2 for d in dims), len(set(dims)), -sum(dims))
         if best_key is None or key > best_key:
             best, best_key = s, key
@@ -190,6 +197,8 @@ def export_graph(task: Task, shape: dict[str, int] | None = None, symbolic: bool
     from torch.export import Dim
     from tvm.relax.frontend.torch import from_exported_program
 
+    from kstrata.backends.tvm.frontend import custom_convert_map
+
     shape = task.full_shape(shape if shape is not None else _export_shape(task))
     with torch.random.fork_rng():
         model, inputs, _, _ = task.instantiate(shape, seed=0)
@@ -204,13 +213,46 @@ def export_graph(task: Task, shape: dict[str, int] | None = None, symbolic: bool
         with torch.no_grad():
             ep = torch.export.export(wrapper, args, dynamic_shapes=tuple(dyn) if symbolic else None)
         single = isinstance(model(*inputs), torch.Tensor)
-        mod = from_exported_program(ep, keep_params_as_input=False, unwrap_unit_return_tuple=False)
+        mod = from_exported_program(ep, keep_params_as_input=False, unwrap_unit_return_tuple=False,
+                                    custom_convert_map=custom_convert_map())
     except Exception as e:  # noqa: BLE001 - the exporter's reason is the report
         raise LoweringError(f"torch.export/Relax frontend failed: {type(e).__name__}: {_first_line(e)}") from e
-    body = mod.script(show_meta=True)
+    try:
+        body = printable_script(mod)
+    except ValueError as e:
+        raise LoweringError(f"Relax graph cannot be written as text: {e}") from e
     header = GraphHeader(len(inputs), tuple(names), single, "ops+tir",
                          None if symbolic else dict(shape))
     return header.render() + "\n" + body
+
+
+def printable_script(mod: Any) -> str:
+    """``mod``'s TVMScript text, patched where TVM 0.27's printer writes what its
+    parser rejects.
+
+    - Non-finite constants print as ``R.const("-inf", "float32")`` (a string);
+      they are written ``R.const(float("-inf"), "float32")``.
+    - A symbolic dim that torch.export specialized to a number can come out of
+      the frontend as a TIR variable *named* ``"32"``, printed as
+      ``32 = TypeVar("32")``; that line is dropped, so the dim reads as the
+      literal it stands for.
+    - uint/bfloat16 scalar constants are rewritten (:func:`.frontend.inline_constants`).
+
+    Raises
+    ------
+    ValueError
+        When the module holds something that only a metadata section can carry.
+    """
+    from kstrata.backends.tvm.frontend import inline_constants
+
+    mod = inline_constants(mod)
+    text = mod.script(show_meta=False)  # show_meta=True serializes with ToJSONGraph, which crashes
+    if re.search(r'metadata\["', text):
+        raise ValueError("the printed graph refers to a metadata section (an object TVMScript "
+                         "cannot write inline)")
+    text = re.sub(r'R\.const\("(-?inf|nan)"', r'R.const(float("\1")', text)
+    text = re.sub(r'^\d+ = TypeVar\("\d+"\)\n', "", text, flags=re.M)
+    return text
 
 
 def _first_line(e: BaseException) -> str:
@@ -226,14 +268,46 @@ def _default_graph_cached(path: str, digest: str, shape_json: str | None) -> str
     task = load_task(path)
     if shape_json is None:
         try:
-            return export_graph(task, symbolic=True)
+            graph = export_graph(task, symbolic=True)
+            probe = _probe_shape(task, _export_shape(task))
+            if probe is not None and _constants(export_graph(task, probe, symbolic=True)) != _constants(graph):
+                raise LoweringError("constants depend on the shape")
+            return graph
         except LoweringError:
             return export_graph(task, task.nominal_shape, symbolic=False)
     return export_graph(task, json.loads(shape_json), symbolic=False)
 
 
+def _probe_shape(task: Task, first: dict[str, int]) -> dict[str, int] | None:
+    """Another task shape to export at, differing from ``first`` in as many sizes as possible."""
+    best, best_key = None, None
+    first = task.full_shape(first)
+    for s in [*task.small_shapes, task.nominal_shape, *task.sweep_shapes]:
+        s = task.full_shape(s)
+        dims = [d for shp in _input_shapes(task, s, ("*",)) for d in shp]
+        key = (all(d >= 2 for d in dims), sum(s.get(k) != v for k, v in first.items()), -sum(dims))
+        if key[1] and (best_key is None or key > best_key):
+            best, best_key = s, key
+    return best
+
+
+def _constants(graph: str) -> list[str]:
+    """The literal constants and float attributes of a graph text, in order.
+
+    A symbolic export bakes in Python numbers the Model computed from its
+    sizes (e.g. ``self.scale = 1 / sqrt(in_features)``); two exports at
+    different shapes whose constants differ show the graph is not shape-generic.
+    """
+    body = graph.split("with R.dataflow():", 1)[-1]
+    return re.findall(r"R\.const\([^)]*\)|=-?\d+\.\d+(?:e[-+]?\d+)?", body)
+
+
 def default_graph(task: Task, static_shape: dict[str, int] | None = None) -> str:
     """The task's initial graph text: symbolic when torch.export allows, else static.
+
+    A symbolic export is checked against a second export at another shape
+    (:func:`_probe_shape`): when their constants differ (:func:`_constants`)
+    the graph is exported static instead, and re-exported per shape.
 
     Cached per (task file, digest, shape) within the process.
     """
@@ -317,8 +391,8 @@ def _bind_symbols(mod: Any, input_shapes: list[tuple[int, ...]]) -> Any:
                 if binding.setdefault(n, v) != v:
                     raise LoweringError(f"graph symbol {n} must be both {binding[n]} and {v}")
             elif int(d) != v:
-                raise LoweringError(
-                    f"graph input {_name(param)} is specialized to {[int(x) for x in dims]}"
+                raise SpecializedGraphError(
+                    f"graph input {_name(param)} is specialized to {[str(x) for x in dims]}"
                     f" but the task input at this shape is {list(shp)}"
                 )
     return relax.transform.BindSymbolicVars(binding, "main")(mod)
@@ -358,7 +432,16 @@ def lower_graph(task: Task, graph_text: str, shape: dict[str, int]) -> Lowered:
             f"{len(header.params)} params"
         )
     try:
-        mod = _bind_symbols(mod, _input_shapes(task, shape, header.params))
+        try:
+            mod = _bind_symbols(mod, _input_shapes(task, shape, header.params))
+        except SpecializedGraphError as e:
+            # torch.export fixed some dims (e.g. a LayerNorm's normalized_shape); the
+            # unedited default graph is re-exported at this shape, an edited one cannot be
+            if graph_text == default_graph(task):
+                return lower_graph(task, default_graph(task, shape), shape)
+            raise SpecializedGraphError(
+                f"{e}; torch.export specialized this dim, so an edited graph serves only shapes "
+                "where it has that size") from e
         passes = [relax.transform.LegalizeOps(), relax.transform.AnnotateTIROpPattern(),
                   relax.transform.FoldConstant()]
         if header.fusion == "ops+tir":
@@ -430,8 +513,9 @@ def _plan(main: Any, header: GraphHeader) -> Plan:
             return tuples.get(n, [n])
         if isinstance(expr, relax.Tuple):
             return [x for f in expr.fields for x in resolve(f)]
-        if type(expr).__name__ == "Constant":  # relax.Constant (moved in TVM 0.27)
-            arr = expr.data.numpy()
+        if type(expr).__name__ in ("Constant", "GenericConst"):  # relax.Constant (tvm.ir in 0.27)
+            data = getattr(expr, "data", None)
+            arr = (data if data is not None else expr.value).numpy()
             if arr.size > 1 << 16:
                 raise LoweringError(f"graph holds a {arr.size}-element constant; pass it as a parameter")
             name = f"const_{len(plan.consts)}"
