@@ -80,14 +80,62 @@ def test_source_edit_builds_and_is_what_runs(llvm):
     assert torch.equal(fn(*inputs), torch.clamp(inputs[0], max=0))
 
 
-def test_source_for_another_shape_is_refused(llvm):
-    task = resolve_task("relu")
+def test_llvm_source_is_shape_generic(llvm):
+    task = resolve_task("rmsnorm")
     sources = llvm.initial_sources(task)
     code = llvm.generate_source(task, sources, task.small_shapes[0])
+    assert "shape=symbolic" in code.splitlines()[0]
+    for shape in [task.small_shapes[-1], task.sweep_shapes[0]]:
+        ok, why = run_once(llvm, task, {**sources, "source": code}, shape)
+        assert ok, (shape, why)
+
+
+def test_static_build_source_for_another_shape_is_refused(llvm):
+    task = resolve_task("relu")
+    sources = llvm.initial_sources(task)
+    static = {**sources, "graph": sources["graph"].replace("# build: symbolic", "# build: static")}
+    assert static["graph"] != sources["graph"]
+    code = llvm.generate_source(task, static, task.small_shapes[0])
+    assert '"shape=symbolic"' not in code and "shape={" in code.splitlines()[0]
+    ok, why = run_once(llvm, task, {**static, "source": code}, task.small_shapes[0])
+    assert ok, why
     other = task.small_shapes[1] if len(task.small_shapes) > 1 else task.sweep_shapes[0]
     _, _, init, _ = task.instantiate(other)
     with pytest.raises(CandidateLoadError, match="specialized"):
         llvm.load(task, {"source": code}, other, init)
+    ok, why = run_once(llvm, task, static, other)  # graph+schedule rebuild per shape
+    assert ok, why
+
+
+def test_one_build_serves_every_shape(llvm, monkeypatch):
+    """Graph+schedule loads at several shapes compile once (symbolic build, in-process cache)."""
+    from kstrata.backends.tvm import backend as tvm_backend
+    from kstrata.backends.tvm import build as tb
+
+    task = resolve_task("rmsnorm")
+    sources = llvm.initial_sources(task)
+    schedule = render_schedule({"power": [
+        'b = sch.get_sblock("T_power", func_name="main")',
+        "i, j = sch.get_loops(b)",
+        "jo, ji = sch.split(j, factors=[None, 16])",  # a factor that need not divide the size
+        "sch.parallel(i)",
+        "sch.vectorize(ji)",
+    ]})
+    edited = {**sources, "schedule": schedule}
+    monkeypatch.setattr(tvm_backend, "_CACHE", type(tvm_backend._CACHE)())
+    calls = []
+    real = tb.build_module
+    monkeypatch.setattr(tb, "build_module", lambda *a, **k: calls.append(1) or real(*a, **k))
+    shapes = [*task.small_shapes, *task.sweep_shapes[:2]]
+    for shape in shapes:
+        ok, why = run_once(llvm, task, edited, shape)
+        assert ok, (shape, why)
+    assert len(calls) == 1
+    static = {**edited, "graph": edited["graph"].replace("# build: symbolic", "# build: static")}
+    for shape in shapes[:2]:
+        ok, why = run_once(llvm, task, static, shape)
+        assert ok, why
+    assert len(calls) == 3
 
 
 def test_graph_change_replay_reports_failed_steps(llvm):

@@ -11,10 +11,18 @@ A candidate has three levels (see :mod:`~kstrata.backends.tvm.lower`,
     primitives. On GPU targets a PrimFunc without one gets dlight's default
     thread binding at build time.
 ``source``
-    The generated LLVM IR / OpenCL C / CUDA C for one shape, with header lines
-    saying how to run it. When present it is what gets built.
+    The generated LLVM IR / OpenCL C / CUDA C, with header lines saying how to
+    run it. When present it is what gets built. On ``tvm-llvm`` it is
+    shape-generic (``shape=symbolic``: sizes come from the arguments); on
+    OpenCL/CUDA, or from a graph marked ``# build: static``, it is specialized
+    to one shape and refused at others (the verifier then fails it at its
+    hidden shapes, so a static ``source`` edit only suits fixed-shape use).
 
-``load`` builds the lowest level present. Model weights are drawn by building
+``load`` builds the lowest level present. On ``tvm-llvm`` graph+schedule
+candidates are built once with symbolic shapes and the built module is cached
+in-process by (target, task, graph, schedule), so the verifier's loads at its
+several shapes reuse one compile; ``# build: static`` in the graph header
+(or a static-exported graph) builds per shape instead. Model weights are drawn by building
 the task's ``Model(*init_inputs)`` under the caller's RNG state (as KernelBench
 does) and bound as trailing kernel arguments.
 """
@@ -109,17 +117,35 @@ class TVMBackend(Backend):
             "unscheduled: TVM's default loop nests"
         return {"graph": graph, "schedule": render_schedule({}, note)}
 
-    def lower(self, task: Task, sources: dict[str, str], shape: dict[str, int]) -> Lowered:
-        """The candidate's graph (or the default one) lowered at ``shape``.
+    @property
+    def symbolic_builds(self) -> bool:
+        """Whether this target builds shape-generic code (llvm: TVM's runtime passes
+        the sizes; the OpenCL launcher and the dlight GPU defaults need static shapes)."""
+        return self.kind == "llvm"
+
+    def wants_symbolic(self, sources: dict[str, str], task: Task) -> bool:
+        """Whether ``sources`` are built once for all shapes (see :meth:`load`)."""
+        from kstrata.backends.tvm.lower import parse_graph
+
+        if not self.symbolic_builds:
+            return False
+        header = parse_graph(sources.get("graph") or default_graph(task))[0]
+        return header.build != "static" and header.static_shape is None
+
+    def lower(self, task: Task, sources: dict[str, str], shape: dict[str, int],
+              symbolic: bool = False) -> Lowered:
+        """The candidate's graph (or the default one) lowered at ``shape``
+        (``symbolic``: kept shape-generic where possible, see :func:`lower_graph`).
 
         Raises
         ------
         LoweringError
         """
-        return lower_graph(task, sources.get("graph") or default_graph(task), task.full_shape(shape))
+        return lower_graph(task, sources.get("graph") or default_graph(task), task.full_shape(shape), symbolic)
 
     def scheduled_funcs(
-        self, task: Task, sources: dict[str, str], shape: dict[str, int], strict: bool = True
+        self, task: Task, sources: dict[str, str], shape: dict[str, int], strict: bool = True,
+        symbolic: bool = False,
     ) -> tuple[Lowered, dict[str, Any], list[Any], list[Any]]:
         """Lower and schedule: ``(lowered, scheduled funcs, applied steps, failed steps)``.
 
@@ -131,7 +157,7 @@ class TVMBackend(Backend):
         LoweringError, ScheduleTextError
             ``ScheduleTextError`` only when ``strict``.
         """
-        lowered = self.lower(task, sources, shape)
+        lowered = self.lower(task, sources, shape, symbolic)
         text = sources.get("schedule") or render_schedule({})
         funcs, applied, failed = replay_schedule(lowered.funcs, text, strict=strict)
         if self.gpu_like:
@@ -154,7 +180,11 @@ class TVMBackend(Backend):
         return render_schedule(lines)
 
     def generate_source(self, task: Task, sources: dict[str, str], shape: dict[str, int]) -> str:
-        """The ``source`` level for ``shape``: target code plus its run header.
+        """The ``source`` level: target code plus its run header.
+
+        On tvm-llvm with a symbolic graph the code is shape-generic (header
+        ``shape=symbolic``; ``shape`` is only checked); otherwise, and with
+        ``# build: static``, it is specialized to ``shape``.
 
         Raises
         ------
@@ -163,11 +193,12 @@ class TVMBackend(Backend):
         """
         shape = task.full_shape(shape)
         with _errors_as_load_errors():
-            lowered, funcs, _, _ = self.scheduled_funcs(task, sources, shape)
+            symbolic = self.wants_symbolic(sources, task)
+            lowered, funcs, _, _ = self.scheduled_funcs(task, sources, shape, symbolic=symbolic)
             mod = tb.build_module(funcs, self.target())
             launch = tb.launch_table(funcs, self.target()) if self.kind == "opencl" else None
             code = tb.generated_source(mod, self.kind)
-        return tb.source_header(self.kind, shape, lowered.plan, launch) + code
+        return tb.source_header(self.kind, None if lowered.symbolic else shape, lowered.plan, launch) + code
 
     # ------------------------------------------------------------------ load
     def _params(self, task: Task, shape: dict[str, int], init_inputs: list[Any]) -> dict[str, torch.Tensor]:
@@ -196,14 +227,39 @@ class TVMBackend(Backend):
                 return self._load_source(task, sources, shape, state)
             if not sources.get("graph") and not sources.get("schedule"):
                 raise CandidateLoadError(f"{self.name} candidate needs a graph, schedule or source level")
-            key = _key(self.kind, task.digest, sources.get("graph"), sources.get("schedule"), shape)
-            if key not in _CACHE:
-                lowered, funcs, _, _ = self.scheduled_funcs(task, sources, shape)
-                _CACHE[key] = (lowered, self._build(funcs))
-                while len(_CACHE) > _CACHE_SIZE:
-                    _CACHE.popitem(last=False)
-            lowered, built = _CACHE[key]
+            lowered, built = self._built(task, sources, shape)
             return self._runner(lowered.plan, built, self._bind(lowered.header.params, state))
+
+    def _built(self, task: Task, sources: dict[str, str], shape: dict[str, int]) -> tuple[Lowered, Any]:
+        """(lowered, built module) for ``sources`` at ``shape``, from the in-process cache.
+
+        A shape-generic build is cached under (target, task, graph, schedule) and
+        reused at every shape it fits; a static one (``# build: static``, a
+        static-exported graph, a dim torch.export specialized that differs at
+        this shape, or a target without symbolic builds) per shape.
+        """
+        graph, schedule = sources.get("graph"), sources.get("schedule")
+        if self.wants_symbolic(sources, task):
+            skey = _key(self.kind, task.digest, graph, schedule, "symbolic")
+            hit = _CACHE.get(skey)
+            if hit is not None and hit[0].fits(task, shape):
+                _CACHE.move_to_end(skey)
+                return hit
+            lowered, funcs, _, _ = self.scheduled_funcs(task, sources, shape, symbolic=True)
+            entry = (lowered, self._build(funcs))
+            self._store(skey if lowered.symbolic else _key(self.kind, task.digest, graph, schedule, shape), entry)
+            return entry
+        key = _key(self.kind, task.digest, graph, schedule, shape)
+        if key not in _CACHE:
+            lowered, funcs, _, _ = self.scheduled_funcs(task, sources, shape)
+            self._store(key, (lowered, self._build(funcs)))
+        return _CACHE[key]
+
+    @staticmethod
+    def _store(key: str, entry: Any) -> None:
+        _CACHE[key] = entry
+        while len(_CACHE) > _CACHE_SIZE:
+            _CACHE.popitem(last=False)
 
     def _bind(self, names: tuple[str, ...], state: dict[str, torch.Tensor]) -> list[torch.Tensor]:
         missing = [n for n in names if n not in state]
@@ -225,7 +281,7 @@ class TVMBackend(Backend):
         kind, src_shape, plan, _ = tb.parse_source_header(text)
         if kind != self.kind:
             raise CandidateLoadError(f"source was generated for target {kind}, not {self.kind}")
-        if task.full_shape(src_shape) != shape:
+        if src_shape is not None and task.full_shape(src_shape) != shape:
             raise CandidateLoadError(
                 f"source-level code is specialized to shape {src_shape} and cannot run at {shape}"
             )
@@ -290,7 +346,7 @@ class TVMOpenCLBackend(TVMBackend):
         kind, src_shape, plan, launch = tb.parse_source_header(text)
         if kind != self.kind or launch is None:
             raise CandidateLoadError(f"source was generated for target {kind}, not opencl (or lacks kstrata-launch)")
-        if task.full_shape(src_shape) != shape:
+        if src_shape is None or task.full_shape(src_shape) != shape:
             raise CandidateLoadError(
                 f"source-level code is specialized to shape {src_shape} and cannot run at {shape}"
             )
@@ -349,7 +405,7 @@ class TVMCUDABackend(TVMBackend):
                      state: dict[str, torch.Tensor]) -> Callable[..., Any]:
         text = sources["source"]
         kind, src_shape, plan, _ = tb.parse_source_header(text)
-        if kind != "cuda" or task.full_shape(src_shape) != shape:
+        if kind != "cuda" or src_shape is None or task.full_shape(src_shape) != shape:
             raise CandidateLoadError(f"source is for {kind} at {src_shape}, not cuda at {shape}")
         if not sources.get("graph"):
             raise CandidateLoadError("a tvm-cuda source needs its graph and schedule (they give the launch"

@@ -8,7 +8,10 @@
     // kstrata-launch: {...}         OpenCL only: per PrimFunc, its kernels,
                                      argument buffers and grid/block sizes
 
-The code is specialized to that shape (TVM compiles static shapes).
+``shape=symbolic`` code (tvm-llvm's default) takes every size from its
+arguments' shapes (and extra ``int64`` arguments listed in the plan), so it runs
+at every shape; code built from a ``# build: static`` (or static-exported)
+graph is specialized to the header's shape and refused at any other.
 """
 
 from __future__ import annotations
@@ -63,10 +66,13 @@ def _comment(kind: str) -> str:
     return ";" if kind == "llvm" else "//"
 
 
-def source_header(kind: str, shape: dict[str, int], plan: Plan, launch: dict[str, Any] | None = None) -> str:
+def source_header(kind: str, shape: dict[str, int] | None, plan: Plan, launch: dict[str, Any] | None = None) -> str:
+    """Header lines of a ``source`` text; ``shape=None`` writes ``shape=symbolic``
+    (code that reads the sizes from its arguments)."""
     c = _comment(kind)
+    shape_text = "symbolic" if shape is None else json.dumps(shape, sort_keys=True)
     lines = [
-        f"{c} kstrata-tvm source target={kind} shape={json.dumps(shape, sort_keys=True)}",
+        f"{c} kstrata-tvm source target={kind} shape={shape_text}",
         f"{c} kstrata-plan: {plan.to_json()}",
     ]
     if launch is not None:
@@ -74,21 +80,22 @@ def source_header(kind: str, shape: dict[str, int], plan: Plan, launch: dict[str
     return "\n".join(lines) + "\n"
 
 
-def parse_source_header(text: str) -> tuple[str, dict[str, int], Plan, dict[str, Any] | None]:
-    """(target kind, shape, plan, launch table or None) from a source text.
+def parse_source_header(text: str) -> tuple[str, dict[str, int] | None, Plan, dict[str, Any] | None]:
+    """(target kind, shape (None: ``symbolic``), plan, launch table or None) from a source text.
 
     Raises
     ------
     BuildError
         When the header lines are missing or malformed.
     """
-    m = re.search(r"kstrata-tvm source target=(\w+) shape=(\{.*\})", text)
+    m = re.search(r"kstrata-tvm source target=(\w+) shape=(\{.*\}|symbolic)", text)
     p = re.search(r"kstrata-plan: (\{.*\})", text)
     if not m or not p:
         raise BuildError("source text lacks its 'kstrata-tvm source' / 'kstrata-plan' header lines")
     launch = re.search(r"kstrata-launch: (\{.*\})", text)
     try:
-        return (m.group(1), json.loads(m.group(2)), Plan.from_json(p.group(1)),
+        shape = None if m.group(2) == "symbolic" else json.loads(m.group(2))
+        return (m.group(1), shape, Plan.from_json(p.group(1)),
                 json.loads(launch.group(1)) if launch else None)
     except (ValueError, TypeError) as e:
         raise BuildError(f"source header does not parse: {e}") from e

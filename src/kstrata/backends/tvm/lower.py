@@ -9,6 +9,9 @@ preceded by ``# kstrata-tvm`` header lines that say how to lower it::
     # output: single       (``single``: forward returns one tensor; ``tuple``)
     # fusion: ops+tir      (``ops+tir``: FuseOps then FuseTIR; ``none``: one PrimFunc per op)
     # shape: symbolic      (or ``static {"B": 8, ...}`` when the export had to specialize)
+    # build: symbolic      (``symbolic``: one build serves every shape where the target
+                            supports it (tvm-llvm); ``static``: build per shape, specialized,
+                            which can be faster)
 
 The module is exported with every input dimension symbolic (``torch.export``
 with ``Dim.AUTO``) so one graph serves every shape; :func:`lower_graph` binds the
@@ -54,6 +57,7 @@ class GraphHeader:
     single_output: bool
     fusion: str = "ops+tir"
     static_shape: dict[str, int] | None = None
+    build: str = "symbolic"
 
     def render(self) -> str:
         shape = "symbolic" if self.static_shape is None else "static " + json.dumps(self.static_shape)
@@ -65,6 +69,7 @@ class GraphHeader:
                 f"# output: {'single' if self.single_output else 'tuple'}",
                 f"# fusion: {self.fusion}",
                 f"# shape: {shape}",
+                f"# build: {self.build}",
             ]
         )
 
@@ -79,7 +84,7 @@ def parse_graph(text: str) -> tuple[GraphHeader, str]:
     """
     fields: dict[str, str] = {}
     for line in text.splitlines():
-        m = re.match(r"#\s*(inputs|params|output|fusion|shape):\s*(.*)$", line.strip())
+        m = re.match(r"#\s*(inputs|params|output|fusion|shape|build):\s*(.*)$", line.strip())
         if m:
             fields[m.group(1)] = m.group(2).strip()
     missing = [k for k in ("inputs", "params", "output") if k not in fields]
@@ -93,7 +98,10 @@ def parse_graph(text: str) -> tuple[GraphHeader, str]:
     if shape_field.startswith("static"):
         static = json.loads(shape_field[len("static"):].strip())
     params = tuple(p.strip() for p in fields["params"].split(",") if p.strip())
-    header = GraphHeader(int(fields["inputs"]), params, fields["output"] == "single", fusion, static)
+    build = fields.get("build", "symbolic").split()[0] if fields.get("build") else "symbolic"
+    if build not in ("symbolic", "static"):
+        raise LoweringError(f"graph '# build: {build}' must be 'symbolic' or 'static'")
+    header = GraphHeader(int(fields["inputs"]), params, fields["output"] == "single", fusion, static, build)
     return header, text
 
 
@@ -334,6 +342,41 @@ class Plan:
     buffers: dict[str, list[Any]] = field(default_factory=dict)
     aliases: dict[str, str] = field(default_factory=dict)
     consts: dict[str, list[Any]] = field(default_factory=dict)
+    syms: list[list[Any]] = field(default_factory=list)
+
+    @property
+    def symbolic(self) -> bool:
+        """Whether buffer shapes are expressions of the input dims (:meth:`resolve`)."""
+        return bool(self.syms)
+
+    def resolve(self, shapes: list[tuple[int, ...]]) -> tuple[dict[str, list[Any]], dict[int, list[int]],
+                                                             dict[Any, int]]:
+        """Static buffers and per-step extra TIR arguments for concrete ``shapes``
+        of ``inputs`` (task inputs then params).
+
+        Returns ``(buffers, tir_args, prims)``: ``buffers`` like :attr:`buffers`
+        with int dims, ``tir_args`` step index -> int values of the step's
+        symbolic ``tir_args``, ``prims`` the value of each ``{"prim": expr}``
+        step argument (a size passed as a scalar) by ``expr``.
+
+        Raises
+        ------
+        ValueError
+            When the shapes disagree on a symbol.
+        """
+        env: dict[str, int] = {}
+        for idx, dim, name in self.syms:
+            v = int(shapes[idx][dim])
+            if env.setdefault(name, v) != v:
+                raise ValueError(f"inputs disagree on size {name}: {env[name]} vs {v}")
+
+        def ev(e: Any) -> int:
+            return e if isinstance(e, int) else int(eval(e, {"__builtins__": {}, "max": max, "min": min}, env))  # noqa: S307 - expressions written by _py_expr
+
+        buffers = {n: [[ev(d) for d in shp], dt] for n, (shp, dt) in self.buffers.items()}
+        tir_args = {i: [ev(e) for e in st["tir_args"]] for i, st in enumerate(self.steps) if st.get("tir_args")}
+        prims = {a["prim"]: ev(a["prim"]) for st in self.steps for a in st["args"] if isinstance(a, dict)}
+        return buffers, tir_args, prims
 
     def to_json(self) -> str:
         return json.dumps(self.__dict__, separators=(",", ":"))
@@ -357,13 +400,34 @@ class Lowered:
     header:
         The graph header.
     shape:
-        The task shape it was lowered at.
+        The task shape it was lowered at (checked against, when ``symbolic``).
+    symbolic:
+        Whether the PrimFuncs and plan keep the graph's symbolic dims.
     """
 
     funcs: dict[str, Any]
     plan: Plan
     header: GraphHeader
     shape: dict[str, int]
+    symbolic: bool = False
+    param_dims: list[list[Any]] = field(default_factory=list)
+
+    def fits(self, task: Task, shape: dict[str, int]) -> bool:
+        """Whether this (symbolic) lowering serves ``task`` at ``shape``: its
+        literal dims match and its symbols get one value each."""
+        env: dict[str, int] = {}
+        shapes = _input_shapes(task, task.full_shape(shape), self.header.params)
+        if len(shapes) != len(self.param_dims):
+            return False
+        for dims, shp in zip(self.param_dims, shapes):
+            if len(dims) != len(shp):
+                return False
+            for d, v in zip(dims, shp):
+                if isinstance(d, int) and d != v:
+                    return False
+                if isinstance(d, str) and d.isidentifier() and env.setdefault(d, v) != v:
+                    return False
+        return True
 
     def tir_module(self) -> Any:
         import tvm
@@ -371,8 +435,9 @@ class Lowered:
         return tvm.IRModule(dict(self.funcs))
 
 
-def _bind_symbols(mod: Any, input_shapes: list[tuple[int, ...]]) -> Any:
-    """Bind ``main``'s symbolic parameter dims to the concrete ``input_shapes``."""
+def _bind_symbols(mod: Any, input_shapes: list[tuple[int, ...]], apply: bool = True) -> Any:
+    """Bind ``main``'s symbolic parameter dims to the concrete ``input_shapes``
+    (``apply=False``: only check that they fit; ``mod`` is returned as is)."""
     from tvm import relax, tirx
 
     main = mod["main"]
@@ -395,11 +460,20 @@ def _bind_symbols(mod: Any, input_shapes: list[tuple[int, ...]]) -> Any:
                     f"graph input {_name(param)} is specialized to {[str(x) for x in dims]}"
                     f" but the task input at this shape is {list(shp)}"
                 )
+    if not apply:
+        return mod
     return relax.transform.BindSymbolicVars(binding, "main")(mod)
 
 
-def lower_graph(task: Task, graph_text: str, shape: dict[str, int]) -> Lowered:
+def lower_graph(task: Task, graph_text: str, shape: dict[str, int], symbolic: bool = False) -> Lowered:
     """Parse ``graph_text``, bind it to ``shape`` and legalize it into PrimFuncs.
+
+    With ``symbolic`` (and a graph exported symbolic), the graph is only checked
+    against ``shape`` and lowered with its symbolic dims kept: PrimFuncs take
+    the sizes from their buffers' shapes (or as extra ``int64`` arguments) and
+    the :class:`Plan`'s buffer shapes are expressions in the input dims, so one
+    build serves every shape. ``Lowered.symbolic`` says which one was made
+    (a static-exported graph always lowers static).
 
     Raises
     ------
@@ -433,12 +507,13 @@ def lower_graph(task: Task, graph_text: str, shape: dict[str, int]) -> Lowered:
         )
     try:
         try:
-            mod = _bind_symbols(mod, _input_shapes(task, shape, header.params))
+            symbolic = symbolic and header.static_shape is None
+            mod = _bind_symbols(mod, _input_shapes(task, shape, header.params), apply=not symbolic)
         except SpecializedGraphError as e:
             # torch.export fixed some dims (e.g. a LayerNorm's normalized_shape); the
             # unedited default graph is re-exported at this shape, an edited one cannot be
             if graph_text == default_graph(task):
-                return lower_graph(task, default_graph(task, shape), shape)
+                return lower_graph(task, default_graph(task, shape), shape, symbolic)
             raise SpecializedGraphError(
                 f"{e}; torch.export specialized this dim, so an edited graph serves only shapes "
                 "where it has that size") from e
@@ -457,11 +532,13 @@ def lower_graph(task: Task, graph_text: str, shape: dict[str, int]) -> Lowered:
         for gv, f in mod.functions.items()
         if isinstance(f, tvm.tirx.PrimFunc)
     }
-    plan = _plan(mod["main"], header)
+    plan = _plan(mod["main"], header, symbolic)
     for step in plan.steps:
         if step["func"] not in funcs:
             raise LoweringError(f"main calls {step['func']}, which is not a PrimFunc")
-    return Lowered(funcs, plan, header, dict(shape))
+    param_dims = [[_py_expr(d) if not isinstance(d, tvm.tirx.IntImm) else int(d) for d in _dims(_ty(p))]
+                  for p in mod["main"].params] if symbolic else []
+    return Lowered(funcs, plan, header, dict(shape), symbolic, param_dims)
 
 
 def _name(v: Any) -> str:
@@ -483,19 +560,56 @@ def _dims(ty: Any) -> list[Any]:
     return list(getattr(shape, "values", shape))
 
 
-def _sinfo(ty: Any) -> list[Any]:
+def _sinfo(ty: Any, symbolic: bool = False) -> list[Any]:
+    dims = _dims(ty)
+    if getattr(ty, "shape", None) is None:
+        raise LoweringError(f"an intermediate has an unknown shape {ty}")
     try:
-        return [[int(d) for d in _dims(ty)], str(ty.dtype)]
+        return [[int(d) for d in dims], str(ty.dtype)]
     except TypeError as e:
-        raise LoweringError(f"an intermediate has a non-static shape {ty}; shapes must be static") from e
+        if not symbolic:
+            raise LoweringError(f"an intermediate has a non-static shape {ty}; shapes must be static") from e
+    return [[_py_expr(d) for d in dims], str(ty.dtype)]
 
 
-def _plan(main: Any, header: GraphHeader) -> Plan:
+def _py_expr(e: Any) -> Any:
+    """A TIR integer expression as an int or a Python expression over symbol names.
+
+    Raises
+    ------
+    LoweringError
+        For a node kind it does not translate.
+    """
+    from tvm import tirx
+
+    if isinstance(e, int):
+        return e
+    if isinstance(e, tirx.IntImm):
+        return int(e.value)
+    if isinstance(e, tirx.Var):
+        return _name(e)
+    binops = {"Add": "+", "Sub": "-", "Mul": "*", "FloorDiv": "//", "FloorMod": "%"}
+    kind = type(e).__name__
+    if kind in binops:
+        return f"({_py_expr(e.a)} {binops[kind]} {_py_expr(e.b)})"
+    if kind in ("Min", "Max"):
+        return f"{kind.lower()}({_py_expr(e.a)}, {_py_expr(e.b)})"
+    if kind == "Cast":
+        return _py_expr(e.value)
+    raise LoweringError(f"symbolic size {e} ({kind}) cannot be evaluated at run time")
+
+
+def _plan(main: Any, header: GraphHeader, symbolic: bool = False) -> Plan:
     """Read ``main``'s dataflow block into a :class:`Plan` (call_tir, tuples, aliases only)."""
-    from tvm import relax
+    from tvm import relax, tirx
 
     inputs = [_name(p) for p in main.params]
     plan = Plan(inputs=inputs, outputs=[], single=header.single_output)
+    if symbolic:
+        for i, p in enumerate(main.params):
+            for j, d in enumerate(_dims(_ty(p))):
+                if isinstance(d, tirx.Var):
+                    plan.syms.append([i, j, _name(d)])
     tuples: dict[str, list[str]] = {}
     names: dict[Any, str] = {p: _name(p) for p in main.params}
     counter = [0]
@@ -506,7 +620,9 @@ def _plan(main: Any, header: GraphHeader) -> Plan:
             names[var] = f"{_name(var)}_{counter[0]}"
         return names[var]
 
-    def resolve(expr: Any) -> list[str]:
+    def resolve(expr: Any) -> list[Any]:
+        if symbolic and type(_ty(expr)).__name__ == "PrimType" and hasattr(expr, "name"):
+            return [{"prim": _name(expr)}]  # a TIR size var passed as a scalar (TVM 0.27)
         if isinstance(expr, relax.Var):
             n = name_of(expr)
             n = plan.aliases.get(n, n)
@@ -521,6 +637,8 @@ def _plan(main: Any, header: GraphHeader) -> Plan:
             name = f"const_{len(plan.consts)}"
             plan.consts[name] = [list(arr.shape), str(arr.dtype), arr.reshape(-1).tolist()]
             return [name]
+        if type(expr).__name__ == "PrimValue" and symbolic:  # a size passed as a scalar argument
+            return [{"prim": _py_expr(expr.value)}]
         raise LoweringError(f"lowered main uses an unsupported expression: {type(expr).__name__}")
 
     body = main.body
@@ -530,19 +648,25 @@ def _plan(main: Any, header: GraphHeader) -> Plan:
             if isinstance(value, relax.Call) and getattr(value.op, "name", "") == "relax.call_tir":
                 func = value.args[0].name_hint
                 args = resolve(value.args[1])
+                tir_args = None
                 if len(value.args) > 2:
-                    raise LoweringError(f"call_tir to {func} passes symbolic TIR vars; shapes must be static")
+                    if not symbolic:
+                        raise LoweringError(f"call_tir to {func} passes symbolic TIR vars; shapes must be static")
+                    tir_args = [_py_expr(x) for x in value.args[2].values]
                 ty_args = getattr(value, "ty_args", None) or getattr(value, "sinfo_args", None)
                 out_sinfo = ty_args[0]
                 if isinstance(out_sinfo, getattr(relax, "TupleType", ())):
                     outs = [f"{name_of(v)}.{i}" for i in range(len(out_sinfo.fields))]
                     for o, s in zip(outs, out_sinfo.fields):
-                        plan.buffers[o] = _sinfo(s)
+                        plan.buffers[o] = _sinfo(s, symbolic)
                     tuples[name_of(v)] = outs
                 else:
                     outs = [name_of(v)]
-                    plan.buffers[outs[0]] = _sinfo(out_sinfo)
-                plan.steps.append({"func": func, "args": args, "outs": outs})
+                    plan.buffers[outs[0]] = _sinfo(out_sinfo, symbolic)
+                step = {"func": func, "args": args, "outs": outs}
+                if tir_args:
+                    step["tir_args"] = tir_args
+                plan.steps.append(step)
             elif isinstance(value, relax.Tuple):
                 tuples[name_of(v)] = resolve(value)
             elif isinstance(value, relax.TupleGetItem):
@@ -557,4 +681,14 @@ def _plan(main: Any, header: GraphHeader) -> Plan:
                     " only call_tir graphs run here"
                 )
     plan.outputs = resolve(body.body)
+    if symbolic:
+        known = {n for _, _, n in plan.syms}
+        exprs = [d for shp, _ in plan.buffers.values() for d in shp if isinstance(d, str)]
+        exprs += [e for st in plan.steps for e in st.get("tir_args", []) if isinstance(e, str)]
+        exprs += [a["prim"] for st in plan.steps for a in st["args"] if isinstance(a, dict)
+                  and isinstance(a["prim"], str)]
+        for e in exprs:
+            unknown = set(re.findall(r"[A-Za-z_]\w*", e)) - known - {"max", "min"}
+            if unknown:
+                raise LoweringError(f"size {e} uses {sorted(unknown)}, which no input dim gives")
     return plan

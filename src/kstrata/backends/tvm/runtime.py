@@ -55,20 +55,38 @@ class PlanRunner:
         self.kernels = {s["func"]: kernel(s["func"]) for s in plan.steps}
         self.n_inputs = len(plan.inputs) - len(self.params)
         self.consts = {n: t.to(self.device) for n, t in plan_constants(plan).items()}
+        self._sized: dict[tuple[Any, ...], Any] = {}
+
+    def _sizes(self, tensors: list[torch.Tensor]) -> tuple[dict[str, Any], dict[int, list[int]], dict[Any, int]]:
+        """Buffer shapes, extra TIR arguments and scalar size arguments at these
+        input shapes (cached; see :meth:`Plan.resolve`)."""
+        if not self.plan.symbolic:
+            return self.plan.buffers, {}, {}
+        key = tuple(tuple(t.shape) for t in tensors)
+        if key not in self._sized:
+            try:
+                self._sized[key] = self.plan.resolve([tuple(t.shape) for t in tensors])
+            except (ValueError, IndexError) as e:
+                raise TypeError(f"inputs do not fit the compiled graph: {e}") from e
+        return self._sized[key]
 
     def __call__(self, *inputs: torch.Tensor) -> Any:
         if len(inputs) != self.n_inputs:
             raise TypeError(f"expected {self.n_inputs} inputs, got {len(inputs)}")
         env: dict[str, torch.Tensor] = dict(self.consts)
-        env.update(zip(self.plan.inputs, [x.contiguous() for x in inputs] + self.params))
+        tensors = [x.contiguous() for x in inputs] + self.params
+        env.update(zip(self.plan.inputs, tensors))
+        buffers, tir_args, prims = self._sizes(tensors)
         conv = self._from
-        for step in self.plan.steps:
+        for i, step in enumerate(self.plan.steps):
             outs = []
             for o in step["outs"]:
-                shape, dtype = self.plan.buffers[o]
+                shape, dtype = buffers[o]
                 env[o] = torch.empty(shape, dtype=torch_dtype(dtype), device=self.device)
                 outs.append(env[o])
-            self.kernels[step["func"]](*[conv(env[a]) for a in step["args"]], *[conv(t) for t in outs])
+            args = [conv(env[a]) if isinstance(a, str) else prims[a["prim"]] for a in step["args"]]
+            self.kernels[step["func"]](*args, *[conv(t) for t in outs],
+                                       *tir_args.get(i, ()))
         results = [env[n] for n in self.plan.outputs]
         return results[0] if self.plan.single and len(results) == 1 else tuple(results)
 
