@@ -193,9 +193,14 @@ class TVMBackend(Backend):
         """
         shape = task.full_shape(shape)
         with _errors_as_load_errors():
-            symbolic = self.wants_symbolic(sources, task)
-            lowered, funcs, _, _ = self.scheduled_funcs(task, sources, shape, symbolic=symbolic)
-            mod = tb.build_module(funcs, self.target())
+            try:
+                if not self.wants_symbolic(sources, task):
+                    raise LoweringError("static build")
+                lowered, funcs, _, _ = self.scheduled_funcs(task, sources, shape, symbolic=True)
+                mod = tb.build_module(funcs, self.target())
+            except (LoweringError, ScheduleTextError, tb.BuildError):
+                lowered, funcs, _, _ = self.scheduled_funcs(task, sources, shape)
+                mod = tb.build_module(funcs, self.target())
             launch = tb.launch_table(funcs, self.target()) if self.kind == "opencl" else None
             code = tb.generated_source(mod, self.kind)
         return tb.source_header(self.kind, None if lowered.symbolic else shape, lowered.plan, launch) + code
@@ -236,7 +241,8 @@ class TVMBackend(Backend):
         A shape-generic build is cached under (target, task, graph, schedule) and
         reused at every shape it fits; a static one (``# build: static``, a
         static-exported graph, a dim torch.export specialized that differs at
-        this shape, or a target without symbolic builds) per shape.
+        this shape, a graph or schedule TVM cannot lower/build with symbolic
+        shapes, or a target without symbolic builds) per shape.
         """
         graph, schedule = sources.get("graph"), sources.get("schedule")
         if self.wants_symbolic(sources, task):
@@ -245,10 +251,15 @@ class TVMBackend(Backend):
             if hit is not None and hit[0].fits(task, shape):
                 _CACHE.move_to_end(skey)
                 return hit
-            lowered, funcs, _, _ = self.scheduled_funcs(task, sources, shape, symbolic=True)
-            entry = (lowered, self._build(funcs))
-            self._store(skey if lowered.symbolic else _key(self.kind, task.digest, graph, schedule, shape), entry)
-            return entry
+            try:
+                lowered, funcs, _, _ = self.scheduled_funcs(task, sources, shape, symbolic=True)
+                entry = (lowered, self._build(funcs))
+            except (LoweringError, ScheduleTextError, tb.BuildError):
+                pass  # TVM cannot keep this graph/schedule symbolic: build it for this shape below
+            else:
+                self._store(skey if lowered.symbolic else _key(self.kind, task.digest, graph, schedule, shape),
+                            entry)
+                return entry
         key = _key(self.kind, task.digest, graph, schedule, shape)
         if key not in _CACHE:
             lowered, funcs, _, _ = self.scheduled_funcs(task, sources, shape)
