@@ -3,7 +3,14 @@
 :func:`tune` tunes every PrimFunc of a candidate's lowered graph at one shape
 with ``tvm.s_tir.meta_schedule.tune_tir`` (Shao et al., "Tensor Program
 Optimization with Probabilistic Programs", NeurIPS 2022) and returns the best
-traces as a ``schedule`` text. Results are cached on disk in a JSON file per key
+traces as a ``schedule`` text (with the graph marked ``# build: static``, since
+the traces were chosen at that shape).
+
+MetaSchedule needs ``tvm.ir.save_json``: with apache-tvm 0.27.0.post1 it
+segfaults (in ``ToJSONGraph``) under apache-tvm-ffi 0.1.15.post1 and
+0.1.15.post2, already when a ``TuneContext`` is built, so no in-memory
+database or builder choice avoids it; under apache-tvm-ffi 0.1.14.post1 it
+works and tuning runs (:func:`json_serialization_works` probes it). Results are cached on disk in a JSON file per key
 (task digest, graph text, shape, target, TVM version, trials), written
 atomically, so each baseline is tuned once.
 """
@@ -12,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import os
 import tempfile
 from dataclasses import dataclass, field
@@ -114,8 +122,9 @@ def tune(
 
     if not json_serialization_works():
         raise RuntimeError(
-            "MetaSchedule cannot run with this TVM build: tvm.ir.save_json crashes (seen with "
-            "apache-tvm 0.27.0.post1 + its apache-tvm-ffi); install matching tvm/tvm-ffi wheels"
+            "MetaSchedule cannot run with this TVM build: tvm.ir.save_json (ToJSONGraph) segfaults "
+            "with apache-tvm 0.27.0.post1 + apache-tvm-ffi 0.1.15.post1/0.1.15.post2, already when a "
+            "TuneContext is made; pip install 'apache-tvm-ffi==0.1.14.post1' fixes it"
         )
 
     backend = get_backend(backend_name)
@@ -140,9 +149,10 @@ def tune(
             mod = tvm.IRModule({"main": func})
             fwd = os.path.join(wd, name)
             budget = max(trials // n, 1)
+            builder = ms.builder.LocalBuilder(max_workers=1, timeout_sec=600)  # slow on a loaded host
             db = ms.tune_tir(mod, target, fwd, max_trials_global=budget,
                              num_trials_per_iter=min(budget, 16), num_tuning_cores=1, seed=0,
-                             database="memory")  # the JSON database crashes serializing 0.27 PrimFuncs
+                             builder=builder, database="memory")
             sch = ms.tir_integration.compile_tir(db, mod, target)
             if sch is None:
                 records.append({"func": name, "run_secs": [], "trials": budget})
@@ -154,6 +164,8 @@ def tune(
     schedule = render_schedule(per_func, f"MetaSchedule, {trials} trials, target {target}")
     out = dict(sources)
     out["schedule"] = schedule
+    # the traces were tuned at this static shape: build specialized (per shape), not symbolic
+    out["graph"] = re.sub(r"^# build:.*$", "# build: static", out["graph"], count=1, flags=re.M)
     out.pop("source", None)
     _atomic_write(path, json.dumps({"sources": out, "records": records, "key": key}))
     return TuneResult(out, records, key, cached=False)
