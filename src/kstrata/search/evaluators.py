@@ -39,6 +39,10 @@ class VerifyMeasureEvaluator:
         (``"eager"``, ``"compile"``, ``"metaschedule"``).
     pool:
         A :class:`kstrata.execute` worker pool shared across evaluations.
+    executor:
+        A :class:`kstrata.execute.Executor` (local or Ray, see
+        :func:`kstrata.execute.select.make_executor`); when set, verification
+        and timing go through it instead of ``pool``.
     preset:
         Integrity preset (``"strict"`` or ``"warn"``).
     timing_config:
@@ -56,6 +60,7 @@ class VerifyMeasureEvaluator:
     scope: str = "small"
     confirm_scope: str | None = "full"
     timing_timeout_s: float = 600.0
+    executor: Any = None
     best_speedup: float = field(default=0.0, init=False)
 
     def _config(self) -> Any:
@@ -63,25 +68,59 @@ class VerifyMeasureEvaluator:
 
         return self.timing_config or TimingConfig(warmup_ms=30.0, budget_ms=300.0, max_remeasure=1)
 
+    def _runner(self) -> Any:
+        """Where calls go: the executor (as a pool-like caller), else the pool."""
+        if self.executor is None:
+            return self.pool
+        from kstrata.execute.select import Caller
+
+        return Caller(self.executor)
+
     def _time(self, task: Any, backend: Any, sources: dict[str, str], baseline: str) -> Any:
         """One paired timing in the worker pool (the candidate may crash or hang)."""
-        if self.pool is None:
+        runner = self._runner()
+        if runner is None:
             from kstrata.measure.candidate import time_candidate
 
             return time_candidate(backend.name, task, sources, baseline=baseline,
                                   trials=self.trials, config=self._config())
-        r = self.pool.call("kstrata.measure.candidate:time_candidate", backend.name, task, sources,
-                           baseline=baseline, trials=self.trials, config=self._config(),
-                           timeout_s=self.timing_timeout_s)
+        r = runner.call("kstrata.measure.candidate:time_candidate", backend.name, task, sources,
+                         baseline=baseline, trials=self.trials, config=self._config(),
+                         timeout_s=self.timing_timeout_s)
         if not r.ok:
             raise RuntimeError(f"{r.kind}: {r.error}")
         return r.value
 
     def evaluate(self, task: Any, backend: Any, sources: dict[str, str]) -> tuple[Any, Any]:
+        return self._finish(task, backend, sources, self._screen(task, backend, sources))
+
+    def evaluate_many(self, task: Any, backend: Any,
+                      batch: Sequence[dict[str, str]]) -> list[tuple[Any, Any]]:
+        """:meth:`evaluate` for each sources dict of ``batch``, in order.
+
+        Screening and timing of all candidates are in flight at once (as many
+        run as the executor or pool has room for, e.g. one per GPU on Ray);
+        the would-be-best confirmations then follow in batch order, so the
+        results equal those of calling :meth:`evaluate` on each in turn.
+        Raises what :meth:`evaluate` raises.
+        """
+        from concurrent.futures import ThreadPoolExecutor
+
+        batch = list(batch)
+        if len(batch) < 2:
+            return [self.evaluate(task, backend, s) for s in batch]
+        with ThreadPoolExecutor(max_workers=min(len(batch), 64),
+                                thread_name_prefix="kstrata-eval") as threads:
+            screened = list(threads.map(lambda s: self._screen(task, backend, s), batch))
+        return [self._finish(task, backend, s, sc) for s, sc in zip(batch, screened)]
+
+    def _screen(self, task: Any, backend: Any, sources: dict[str, str]) -> tuple[Any, Any]:
+        """Verify at ``scope`` and time: ``(evaluation, None)`` when that is the
+        result, else ``(evaluation, (speedups, raw, first measurement))``."""
         from kstrata.verdict import Verdict
         from kstrata.verify import verify_candidate
 
-        ev = verify_candidate(task, backend.name, sources, secret=self.secret, pool=self.pool,
+        ev = verify_candidate(task, backend.name, sources, secret=self.secret, pool=self._runner(),
                               preset=self.preset, scope=self.scope)
         if ev.verdict is not Verdict.CORRECT or not getattr(backend, "timing_meaningful", True):
             return ev, None
@@ -100,12 +139,24 @@ class VerifyMeasureEvaluator:
             raw[baseline] = m.to_dict()
             if m.speedup is not None:
                 speedups[baseline] = m.speedup
+        return ev, (speedups, raw, first)
+
+    def _finish(self, task: Any, backend: Any, sources: dict[str, str],
+                screened: tuple[Any, Any]) -> tuple[Any, Any]:
+        """Confirm a would-be best at ``confirm_scope``; build the measurement dict."""
+        from kstrata.verdict import Verdict
+        from kstrata.verify import verify_candidate
+
+        ev, timed = screened
+        if timed is None:
+            return ev, None
+        speedups, raw, first = timed
         primary = speedups.get(self.baselines[0]) if self.baselines else None
         point = getattr(primary, "point", None)
         if point is not None and point > self.best_speedup and self.confirm_scope \
                 and self.confirm_scope != self.scope:
             # a would-be best must pass the full hidden protocol before it counts
-            full = verify_candidate(task, backend.name, sources, secret=self.secret, pool=self.pool,
+            full = verify_candidate(task, backend.name, sources, secret=self.secret, pool=self._runner(),
                                     preset=self.preset, scope=self.confirm_scope)
             if full.verdict is not Verdict.CORRECT:
                 return full, None
