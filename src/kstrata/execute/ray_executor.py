@@ -1,0 +1,353 @@
+"""The Ray executor: worker calls placed, retried and fault-handled by Ray.
+
+Each call is one Ray task that runs the call in a kstrata
+:class:`~kstrata.execute.pool.WorkerPool` inside the Ray worker process, so the
+hard timeout, memory limit, crash isolation and the returned
+:class:`~kstrata.execute.pool.CallResult` are exactly those of the local pool.
+Ray adds what a single host cannot:
+
+- placement: calls that run a candidate on the device (verification, timing,
+  baselines; :data:`DEVICE_TARGETS`) ask for ``num_gpus_per_task`` GPUs, so
+  with 1 there is one candidate per GPU at a time on any node of the cluster;
+  every other call is a one-CPU task (compilation, tuning);
+- retries: a call whose Ray worker process or node dies is re-queued by Ray
+  (``max_retries``; Ray counts that as a system failure), so losing a worker
+  costs only the calls in flight on it. A candidate that crashes *its kstrata
+  worker* is data (a ``crash`` CallResult, as locally) and is not retried.
+
+Nothing is scheduled, sent or retried by kstrata itself; the driver only turns
+Ray's outcome into a CallResult. The run store stays on the driver: workers
+return values, they never write to it.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Mapping
+from concurrent.futures import Future, InvalidStateError
+from dataclasses import dataclass
+from typing import Any
+
+from kstrata.execute.executor import Executor
+from kstrata.execute.pool import CallResult, WorkerPool
+
+#: Calls that run a candidate (or a baseline) on the backend's device; they get
+#: ``num_gpus_per_task`` GPUs. Everything else is a CPU task.
+DEVICE_TARGETS = frozenset({
+    "kstrata.verify.runner:run_protocol",
+    "kstrata.measure.candidate:time_candidate",
+    "kstrata.measure.baselines:run_baselines",
+})
+
+
+class RayUnavailableError(ValueError):
+    """Ray cannot be used as asked (not installed, or no cluster at the address);
+    the message says what to do."""
+
+
+@dataclass
+class RayCallResult(CallResult):
+    """A :class:`CallResult` with where Ray ran the call.
+
+    Attributes
+    ----------
+    node_id:
+        Ray node ID (hex) of the worker that produced the result ("" if the
+        call never produced one, e.g. after every retry died).
+    gpu_ids:
+        GPU IDs Ray assigned to the task (strings, as in ``CUDA_VISIBLE_DEVICES``).
+    hostname:
+        Host name of that node.
+    """
+
+    node_id: str = ""
+    gpu_ids: tuple[str, ...] = ()
+    hostname: str = ""
+
+
+@dataclass(frozen=True)
+class PoolSpec:
+    """How the worker pool inside a Ray worker is made (``WorkerPool`` arguments)."""
+
+    python: str | None = None
+    env: tuple[tuple[str, str], ...] = ()
+    memory_mb: int | None = None
+    isolate_network: bool = True
+    max_calls: int | None = None
+    start_timeout_s: float = 120.0
+
+    @classmethod
+    def from_kwargs(cls, python: str | None = None, env: Mapping[str, str] | None = None,
+                    memory_mb: int | None = None, isolate_network: bool = True,
+                    max_calls: int | None = None, start_timeout_s: float = 120.0) -> PoolSpec:
+        return cls(None if python is None else str(python), tuple(sorted((env or {}).items())),
+                   memory_mb, isolate_network, max_calls, start_timeout_s)
+
+
+# -- the Ray worker side ---------------------------------------------------------
+_worker_pool: tuple[tuple, WorkerPool] | None = None
+_worker_lock = threading.Lock()
+
+
+def _pool_in_this_worker(spec: PoolSpec) -> WorkerPool:
+    """The one kstrata pool of this Ray worker process, made for ``spec`` and the
+    GPUs Ray gave the current task; a pool for other GPUs or another spec is
+    closed first, so no kstrata worker keeps a context on a GPU this task does
+    not own."""
+    global _worker_pool
+    key = (spec, os.environ.get("CUDA_VISIBLE_DEVICES"))
+    with _worker_lock:
+        if _worker_pool is not None and _worker_pool[0] == key and not _worker_pool[1]._closed:
+            return _worker_pool[1]
+        if _worker_pool is not None:
+            _worker_pool[1].close()
+        pool = WorkerPool(size=1, python=spec.python, env=dict(spec.env), memory_mb=spec.memory_mb,
+                          isolate_network=spec.isolate_network, max_calls=spec.max_calls,
+                          start_timeout_s=spec.start_timeout_s)
+        _worker_pool = (key, pool)
+        return pool
+
+
+def run_in_ray_worker(target: str, args: tuple, kwargs: dict, timeout_s: float | None,
+                      spec: PoolSpec) -> RayCallResult:
+    """The body of every Ray task: ``target(*args, **kwargs)`` in this worker's pool.
+
+    Raises
+    ------
+    RuntimeError
+        If no kstrata worker can be started here (as ``WorkerPool.call``).
+    """
+    import socket
+
+    import ray
+
+    r = _pool_in_this_worker(spec).call(target, *args, timeout_s=timeout_s, **kwargs)
+    ctx = ray.get_runtime_context()
+    gpus = tuple(str(g) for g in (ctx.get_accelerator_ids().get("GPU") or ()))
+    return RayCallResult(**vars(r), node_id=ctx.get_node_id() or "", gpu_ids=gpus,
+                         hostname=socket.gethostname())
+
+
+# -- the driver side -------------------------------------------------------------
+def split_address(address: str) -> tuple[str, int] | None:
+    """``"HOST:PORT"`` or ``"ray://HOST:PORT"`` -> ``(HOST, PORT)``; None if malformed."""
+    rest = address[len("ray://"):] if address.startswith("ray://") else address
+    host, sep, port = rest.rpartition(":")
+    if not sep or not host.strip("[]") or not port.isdigit() or not 0 < int(port) < 65536:
+        return None
+    return host.strip("[]"), int(port)
+
+
+def check_address(address: str | None, timeout_s: float = 5.0) -> None:
+    """Fail fast and clearly when nothing listens at a Ray address.
+
+    ``None`` (start a local Ray) and ``"auto"`` (find a running one) are not
+    checked here; ``host:port`` and ``ray://host:port`` must accept a TCP
+    connection within ``timeout_s`` seconds.
+
+    Raises
+    ------
+    RayUnavailableError
+        For a malformed address or one where nothing answers.
+    """
+    if address is None or address == "auto":
+        return
+    import socket
+
+    host_port = split_address(address)
+    if host_port is None:
+        raise RayUnavailableError(
+            f"Ray address {address!r} is not host:port; use the head node's address "
+            "(e.g. 10.0.0.5:6379), ray://HOST:10001 for Ray Client, or auto")
+    try:
+        socket.create_connection(host_port, timeout=timeout_s).close()
+    except OSError as e:
+        raise RayUnavailableError(
+            f"no Ray cluster answers at {address} ({e}); start one there with `ray start --head` "
+            "or fix the address") from None
+
+
+def _resolve(out: Future, result: Any = None, exc: BaseException | None = None) -> None:
+    """Set ``out`` once (a close and Ray's callback may race)."""
+    try:
+        if exc is not None:
+            out.set_exception(exc)
+        else:
+            out.set_result(result)
+    except InvalidStateError:
+        pass
+
+
+def _settle(out: Future, ref_future: Future) -> None:
+    """Turn a Ray task's outcome into the CallResult (or kstrata exception) of ``out``."""
+    import ray.exceptions as rex
+
+    try:
+        _resolve(out, ref_future.result())
+        return
+    except rex.RayTaskError as e:
+        # run_in_ray_worker itself raised (a worker could not start): a kstrata
+        # failure, raised from the future as the local pool raises it
+        _resolve(out, exc=e.as_instanceof_cause() if hasattr(e, "as_instanceof_cause") else e)
+        return
+    except rex.OutOfMemoryError as e:
+        kind, error = "oom", "Ray's memory monitor killed the worker (after every retry)"
+        tail = str(e)
+    except rex.TaskCancelledError as e:
+        kind, error, tail = "crash", "the Ray task was cancelled (executor closed)", str(e)
+    except (rex.RayError, ConnectionError) as e:
+        kind = "crash"
+        error = f"Ray worker or node lost (after every retry): {type(e).__name__}"
+        tail = str(e)
+    except BaseException as e:  # noqa: BLE001 - never leave a future unset
+        _resolve(out, exc=e)
+        return
+    _resolve(out, RayCallResult(False, None, kind, error, tail[-4000:]))
+
+
+class RayExecutor(Executor):
+    """An :class:`Executor` whose calls are Ray tasks (one host or a cluster).
+
+    Parameters
+    ----------
+    address:
+        ``None``: start a Ray instance on this host (unless this process has
+        already connected); ``"auto"``: join the running cluster on this host;
+        ``"HOST:PORT"`` or ``"ray://HOST:PORT"``: join that cluster.
+    num_cpus, num_gpus:
+        Resources of a Ray started here (ignored when joining a cluster).
+    num_gpus_per_task:
+        GPUs for each call in :data:`DEVICE_TARGETS` (1: one candidate per GPU
+        at a time; 0 for CPU backends, where device calls take one CPU).
+    max_retries:
+        How often Ray re-runs a call whose Ray worker or node died.
+    retry_exceptions:
+        Passed to Ray: also retry when the task itself raised (here only when
+        no kstrata worker could start); False by default.
+    resources:
+        ``{target: Ray options}`` overriding a target's resources, e.g.
+        ``{"kstrata.measure.candidate:time_candidate": {"num_cpus": 8}}`` so CPU
+        timings do not share cores.
+    runtime_env, init_kwargs:
+        Passed to ``ray.init`` (e.g. a ``runtime_env`` that installs kstrata on
+        the nodes of a cluster).
+    **pool_kwargs:
+        ``python``, ``env``, ``memory_mb``, ``isolate_network``, ``max_calls``,
+        ``start_timeout_s`` of the :class:`WorkerPool` inside each Ray worker
+        (the backend's interpreter and environment, as for a local pool). The
+        interpreter path must exist on every node.
+
+    Raises
+    ------
+    RayUnavailableError
+        If Ray is not installed or nothing answers at ``address``.
+    """
+
+    def __init__(self, address: str | None = None, *, num_cpus: int | None = None,
+                 num_gpus: int | None = None, num_gpus_per_task: float = 0,
+                 max_retries: int = 3, retry_exceptions: bool | list = False,
+                 resources: Mapping[str, Mapping[str, Any]] | None = None,
+                 runtime_env: dict | None = None, init_kwargs: dict | None = None,
+                 **pool_kwargs: Any):
+        try:
+            import ray
+        except ImportError:
+            raise RayUnavailableError("the Ray executor needs ray: pip install 'ray[default]'") from None
+        check_address(address)
+        self._owns_ray = not ray.is_initialized()
+        if self._owns_ray:
+            kw: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False,
+                                  "configure_logging": False, **(init_kwargs or {})}
+            if address is None:
+                kw.update({k: v for k, v in (("num_cpus", num_cpus), ("num_gpus", num_gpus))
+                           if v is not None})
+            if runtime_env is not None:
+                kw["runtime_env"] = runtime_env
+            try:
+                ray.init(address=address, **kw)
+            except ConnectionError as e:
+                raise RayUnavailableError(f"cannot join the Ray cluster at {address}: {e}") from None
+        self.address = address
+        self.num_gpus_per_task = num_gpus_per_task
+        self.max_retries = max_retries
+        self.pool_spec = PoolSpec.from_kwargs(**pool_kwargs)
+        self._resources = {k: dict(v) for k, v in (resources or {}).items()}
+        self._remote = ray.remote(max_retries=max_retries, retry_exceptions=retry_exceptions)(
+            run_in_ray_worker)
+        self._inflight: dict[Any, Future] = {}
+        self._lock = threading.Lock()
+        self._closed = False
+
+    def options(self, target: str) -> dict[str, Any]:
+        """The Ray task options of a call to ``target`` (resources)."""
+        if target in self._resources:
+            return {"num_cpus": 1, **self._resources[target]}
+        if target in DEVICE_TARGETS and self.num_gpus_per_task:
+            return {"num_cpus": 1, "num_gpus": self.num_gpus_per_task}
+        return {"num_cpus": 1, "num_gpus": 0}
+
+    @property
+    def capacity(self) -> int:
+        """How many device calls the cluster runs at once (GPUs / GPUs per
+        task, or CPUs), at least 1."""
+        import ray
+
+        total = ray.cluster_resources()
+        if self.num_gpus_per_task:
+            return max(1, int(total.get("GPU", 0) // self.num_gpus_per_task))
+        return max(1, int(total.get("CPU", 1)))
+
+    def submit(self, target: str, *args: Any, timeout_s: float | None = 600.0,
+               **kwargs: Any) -> Future[CallResult]:
+        """Queue ``target(*args, **kwargs)`` as a Ray task; see :class:`Executor`.
+
+        ``timeout_s`` bounds the call once it runs (time waiting for a GPU is
+        not counted). The future's :class:`RayCallResult` says where it ran.
+
+        Raises
+        ------
+        ValueError
+            After :meth:`close`.
+        """
+        if self._closed:
+            raise ValueError("RayExecutor is closed")
+        ref = self._remote.options(**self.options(target)).remote(
+            target, args, kwargs, timeout_s, self.pool_spec)
+        out: Future = Future()
+        out.set_running_or_notify_cancel()
+        with self._lock:
+            self._inflight[ref] = out
+
+        def done(f: Future, ref: Any = ref) -> None:
+            with self._lock:
+                self._inflight.pop(ref, None)
+            _settle(out, f)
+
+        ref.future().add_done_callback(done)
+        return out
+
+    def call(self, target: str, *args: Any, timeout_s: float | None = 600.0, **kwargs: Any) -> CallResult:
+        """Blocking :meth:`submit` (the ``WorkerPool.call`` signature, so a
+        RayExecutor can stand wherever a pool is accepted, e.g.
+        ``verify_candidate(pool=...)``)."""
+        return self.submit(target, *args, timeout_s=timeout_s, **kwargs).result()
+
+    def close(self) -> None:
+        """Cancel calls still queued or running, and stop Ray if it was started here."""
+        import ray
+
+        if self._closed:
+            return
+        self._closed = True
+        with self._lock:
+            inflight = list(self._inflight.items())
+        for ref, out in inflight:
+            try:
+                ray.cancel(ref, force=True)
+            except Exception:  # noqa: BLE001 - already finished or lost
+                pass
+            _resolve(out, RayCallResult(False, None, "crash", "the Ray executor was closed "
+                                        "before the call finished"))
+        if self._owns_ray and ray.is_initialized():
+            ray.shutdown()

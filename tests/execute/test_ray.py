@@ -1,0 +1,134 @@
+"""The Ray executor in local mode on this CPU: same results as the local pool,
+a Ray worker killed mid-call is retried, ``--executor`` parsing."""
+
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+
+import pytest
+
+import kstrata
+from kstrata.execute import LocalExecutor
+from kstrata.execute.select import Caller, ExecutorSpecError, make_executor, parse_executor
+from kstrata.tasks.loader import resolve_task
+from kstrata.verify import verify_candidate
+
+ray = pytest.importorskip("ray")
+from kstrata.execute.ray_executor import RayCallResult, RayExecutor  # noqa: E402
+
+CORPUS = Path(__file__).resolve().parents[1] / "corpus"
+SRC = str(Path(kstrata.__file__).resolve().parents[1])
+
+#: imported by the kstrata worker inside a Ray worker: on the first call (no
+#: marker yet) it SIGKILLs its parent, the Ray worker process, mid-call, then
+#: leaves once it is orphaned
+KILLER = '''
+import os, signal, time
+from pathlib import Path
+
+def double(x, marker=None):
+    if marker is not None and not Path(marker).exists():
+        Path(marker).touch()
+        parent = os.getppid()
+        os.kill(parent, signal.SIGKILL)
+        while os.getppid() == parent:
+            time.sleep(0.05)
+        os._exit(1)
+    return 2 * x
+'''
+
+
+@pytest.fixture(scope="module")
+def ray_local():
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    yield
+    ray.shutdown()
+
+
+def test_parse_and_bad_addresses():
+    assert parse_executor("local") == ("local", None)
+    assert parse_executor("ray") == ("ray", None)
+    assert parse_executor("ray:auto") == ("ray", "auto")
+    assert parse_executor("ray:10.0.0.5:6379") == ("ray", "10.0.0.5:6379")
+    assert parse_executor("ray:ray://head:10001") == ("ray", "ray://head:10001")
+    for bad in ("dask", "local:x", "ray:", "ray:head", "ray:head:port", "ray:head:70000"):
+        with pytest.raises(ExecutorSpecError, match="executor|Ray address"):
+            parse_executor(bad)
+    with socket.socket() as s:  # a port where nothing listens
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    with pytest.raises(ExecutorSpecError, match=f"no Ray cluster answers at 127.0.0.1:{port}"):
+        make_executor(f"ray:127.0.0.1:{port}")
+    assert not ray.is_initialized()
+
+
+def test_same_call_results_as_local(ray_local):
+    calls = [(("math:sqrt", 16.0), 30), (("math:sqrt", -1.0), 30), (("os:abort",), 30),
+             (("time:sleep", 30), 2)]
+    with LocalExecutor(size=2) as local, RayExecutor() as remote:
+        assert remote.options("kstrata.verify.runner:run_protocol") == {"num_cpus": 1, "num_gpus": 0}
+        futures = [(local.submit(*c, timeout_s=t), remote.submit(*c, timeout_s=t)) for c, t in calls]
+        pairs = [(a.result(), b.result()) for a, b in futures]
+    assert [b.kind for _, b in pairs] == ["ok", "exception", "crash", "timeout"]
+    for a, b in pairs:
+        assert isinstance(b, RayCallResult) and b.node_id and b.hostname
+        assert (a.ok, a.kind, a.value, a.error.split(":")[0]) == (b.ok, b.kind, b.value, b.error.split(":")[0])
+    assert ray.is_initialized()  # joined the fixture's Ray; closing did not stop it
+
+
+def test_same_verdicts_local_and_ray(ray_local):
+    task = resolve_task("relu")
+    files = {"correct": CORPUS / "good" / "relu_torch.py",
+             "incorrect": CORPUS / "bad" / "relu_all_zero.py",
+             "rejected": CORPUS / "bad" / "relu_patched_timer.py"}
+    secret = "ray-secret"
+
+    def verdicts(executor):
+        return {name: verify_candidate(task, "pytorch", {"source": path.read_text()}, secret=secret,
+                                       pool=Caller(executor), scope="small", timeout_s=120)
+                for name, path in files.items()}
+
+    with LocalExecutor(size=1) as local:
+        here = verdicts(local)
+    with make_executor("ray") as remote:
+        there = verdicts(remote)
+    for name in files:
+        assert here[name].verdict.value == name, (name, here[name].check, here[name].evidence)
+        assert (there[name].verdict, there[name].check) == (here[name].verdict, here[name].check)
+        assert there[name].hidden_tests == here[name].hidden_tests
+
+
+def test_evaluate_many_through_ray(ray_local):
+    from kstrata.backends.registry import get_backend
+    from kstrata.search.evaluators import VerifyMeasureEvaluator
+
+    task, backend = resolve_task("relu"), get_backend("pytorch")
+    batch = [{"source": (CORPUS / name).read_text()}
+             for name in ("good/relu_torch.py", "bad/relu_all_zero.py", "good/relu_clamp.py")]
+    with make_executor("ray", backend=backend) as ex:
+        ev = VerifyMeasureEvaluator(secret="s", executor=ex, confirm_scope=None)
+        out = ev.evaluate_many(task, backend, batch)
+    assert [e.verdict.value for e, _ in out] == ["correct", "incorrect", "correct"]
+    assert out[1][1] is None
+    for _, m in (out[0], out[2]):
+        assert m["median_ms"] > 0 and "eager" in m["speedups"]
+
+
+def test_killed_ray_worker_is_retried(ray_local, tmp_path):
+    (tmp_path / "ray_killer.py").write_text(KILLER)
+    marker = tmp_path / "killed"
+    with RayExecutor(max_retries=2, env={"PYTHONPATH": f"{SRC}:{tmp_path}"}) as ex:
+        futures = [ex.submit("ray_killer:double", i, marker=str(marker) if i == 1 else None,
+                             timeout_s=60) for i in range(4)]
+        results = [f.result(timeout=120) for f in futures]
+    assert marker.exists()  # the first attempt of call 1 killed its Ray worker
+    assert [r.kind for r in results] == ["ok"] * 4
+    assert [r.value for r in results] == [0, 2, 4, 6]
+
+
+def test_ray_worker_lost_for_good_is_a_crash_result(ray_local, tmp_path):
+    (tmp_path / "ray_killer.py").write_text(KILLER)
+    with RayExecutor(max_retries=0, env={"PYTHONPATH": f"{SRC}:{tmp_path}"}) as ex:
+        r = ex.call("ray_killer:double", 1, marker=str(tmp_path / "once"), timeout_s=60)
+    assert not r.ok and r.kind == "crash" and "Ray worker or node lost" in r.error
