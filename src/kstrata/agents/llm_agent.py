@@ -51,13 +51,18 @@ class LLMProposer:
         Extra calls allowed when an answer does not parse.
     level_notes:
         What each level's text means for this backend, shown in the prompt.
+    backend:
+        The :class:`~kstrata.backends.base.Backend`; its ``level_context`` (e.g.
+        the lowered TensorIR a schedule names) is added to the prompt.
     """
 
     name = "llm"
 
     def __init__(self, provider: Any, log: CallLog, role: str = "single",
-                 max_format_retries: int = 1, level_notes: dict[str, str] | None = None):
+                 max_format_retries: int = 1, level_notes: dict[str, str] | None = None,
+                 backend: Any = None):
         self.provider = provider
+        self.backend = backend
         self.log = log
         self.role = role
         self.max_format_retries = max_format_retries
@@ -69,12 +74,16 @@ class LLMProposer:
         """One proposal at ``level`` (none if the provider fails or every answer
         is malformed; the calls are recorded either way)."""
         lang = language_for(context.backend, level)
+        notes = dict(self.level_notes)
+        if self.backend is not None:
+            for lvl, text in self.backend.level_context(task, dict(candidate.sources), level).items():
+                notes[lvl] = (notes.get(lvl, "") + "\n\n" + text).strip()
         device = getattr(context, "device_name", "") or ""
         ctx = PromptContext(
             task=TaskContract.from_task(task), backend=context.backend, level=level,
             sources=dict(candidate.sources), role=self.role if self.role != "single" else "single",
             feedback=Feedback.from_json(feedback), hardware=spec_for_backend(context.backend, device),
-            language=lang, level_notes=self.level_notes,
+            language=lang, level_notes=notes,
         )
         messages = build_prompt(ctx)
         proposals: list[Proposal] = []

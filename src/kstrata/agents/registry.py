@@ -13,12 +13,17 @@ from typing import Any
 
 from kstrata.cli.errors import OptionError
 
-NAMES = ("builtin", "llm")
+NAMES = ("builtin", "llm", "hierarchical")
 
 
 def make_proposer(name: str, *, backend: Any, llm: str | None = None, record: Path | None = None,
-                  config: Path | None = None) -> Any:
+                  config: Path | None = None, ablations: Any = None, memory: Path | None = None) -> Any:
     """Build the proposer called ``name`` for ``backend``.
+
+    ``ablations`` (``hierarchical`` only): ``--ablate`` names such as
+    ``"flat,no-memory"`` or a mapping of
+    :class:`kstrata.agents.hierarchical.Ablations` fields; ``memory``: the
+    memory database (default ``$KSTRATA_MEMORY_DB`` or ``~/.cache/kstrata/memory.db``).
 
     Raises
     ------
@@ -48,5 +53,39 @@ def make_proposer(name: str, *, backend: Any, llm: str | None = None, record: Pa
             raise OptionError("--proposer llm needs --llm PROVIDER:MODEL (or llm.default in kstrata.toml)")
         log = CallLog()
         provider = make_provider(None, cfg, accounting=log)
-        return LLMProposer(provider, log)
+        return LLMProposer(provider, log, backend=backend)
+    if name == "hierarchical":
+        return _hierarchical(backend, llm, record, config, ablations, memory)
     raise OptionError(f"unknown --proposer {name!r}; choose one of {', '.join(NAMES)}")
+
+
+def _hierarchical(backend: Any, llm: str | None, record: Path | None, config: Path | None,
+                  ablations: Any, memory: Path | None) -> Any:
+    """Graph/schedule/source LLM roles when an LLM is configured, else the
+    built-in rules behind the same router, scope checks, rebuild and memory."""
+    from kstrata.agents.hierarchical import Ablations, HierarchicalProposer, LevelAgent
+    from kstrata.agents.memory import MemoryStore, default_path
+    from kstrata.config import load_config
+
+    try:
+        abl = Ablations.parse(ablations)
+    except ValueError as e:
+        raise OptionError(f"--ablate: {e}") from None
+    rules = None
+    if backend.name.startswith("tvm-"):
+        from kstrata.agents.builtin import TVMRulesProposer
+
+        rules = TVMRulesProposer(backend)
+    cfg = load_config(config, cli={"llm.default": llm, "llm.record": str(record) if record else None})
+    agents = {}
+    if llm is not None or cfg.llm.default:
+        from kstrata.llm import CallLog, make_provider
+
+        log = CallLog()
+        provider = make_provider(None, cfg, accounting=log)
+        agents = {lv: LevelAgent(provider, log, "single" if abl.flat else lv) for lv in backend.levels}
+    elif rules is None:
+        raise OptionError(f"--proposer hierarchical on {backend.name} needs --llm PROVIDER:MODEL "
+                          "(the built-in rules cover the tvm-* backends only)")
+    store = MemoryStore(memory or default_path()) if abl.memory else None
+    return HierarchicalProposer(backend, agents=agents, rules=rules, memory=store, ablations=abl)

@@ -80,6 +80,12 @@ class Backend(ABC):
             When the sources do not compile/import or lack the expected entry point.
         """
 
+    def level_context(self, task: Task, sources: dict[str, str], level: str) -> dict[str, str]:
+        """Extra text an agent editing ``level`` needs, by level (e.g. the lowered
+        loop nests a schedule refers to). Empty by default; never raises for a
+        candidate that does not lower (the text then says why)."""
+        return {}
+
     def initial_sources(self, task: Task) -> dict[str, str]:
         """Sources of a first, correct, untuned candidate for ``task``.
 

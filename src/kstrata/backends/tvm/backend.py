@@ -132,6 +132,24 @@ class TVMBackend(Backend):
         header = parse_graph(sources.get("graph") or default_graph(task))[0]
         return header.build != "static" and header.static_shape is None
 
+    def level_context(self, task: Task, sources: dict[str, str], level: str) -> dict[str, str]:
+        """For the ``schedule`` level: the PrimFuncs the graph lowers to, as
+        TensorIR script (block and loop names a schedule refers to), at the
+        nominal shape."""
+        if level != "schedule":
+            return {}
+        try:
+            lowered = self.lower(task, sources, task.nominal_shape)
+        except Exception as e:  # noqa: BLE001 - shown to the agent, not raised
+            return {"schedule": f"(the graph does not lower: {type(e).__name__}: {e})"}
+        parts = [f"# PrimFunc {name}\n{func.script()}" for name, func in lowered.funcs.items()]
+        text = "\n\n".join(parts)
+        if len(text) > 12000:
+            text = text[:12000] + "\n# ... (truncated)"
+        return {"schedule": "The graph lowers to these PrimFuncs (TensorIR at the nominal shape; "
+                            "a schedule function `schedule_<name>(sch)` works on PrimFunc `<name>` "
+                            "as its `main`, with the block names below):\n```python\n" + text + "\n```"}
+
     def lower(self, task: Task, sources: dict[str, str], shape: dict[str, int],
               symbolic: bool = False) -> Lowered:
         """The candidate's graph (or the default one) lowered at ``shape``
