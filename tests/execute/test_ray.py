@@ -132,3 +132,41 @@ def test_ray_worker_lost_for_good_is_a_crash_result(ray_local, tmp_path):
     with RayExecutor(max_retries=0, env={"PYTHONPATH": f"{SRC}:{tmp_path}"}) as ex:
         r = ex.call("ray_killer:double", 1, marker=str(tmp_path / "once"), timeout_s=60)
     assert not r.ok and r.kind == "crash" and "Ray worker or node lost" in r.error
+
+
+class _SameEdit:
+    """Proposes one equivalent edit of the parent (a correct child)."""
+
+    name = "same-edit"
+
+    def propose(self, task, candidate, feedback, level, *, context):
+        from kstrata.agents.base import Proposal, ProposalBatch
+
+        src = candidate.sources["source"] + (
+            f"\n\nclass ModelNew(ModelNew):\n    def forward(self, *args):  # edit {context.step}\n"
+            "        return super().forward(*args)\n")
+        return ProposalBatch([Proposal.edit(candidate.sources, level, src, role="test",
+                                            rationale="equivalent edit")])
+
+
+@pytest.mark.slow  # ~40-80 s: two optimize runs with full-scope confirmations
+def test_bench_cells_spread_over_ray(ray_local, tmp_path):
+    import json
+
+    from kstrata.bench.harness import BenchSpec, run_bench
+
+    spec = BenchSpec(suite="level1", backends=("pytorch",), proposers=("same-edit",),
+                     budget={"evaluations": 2}, tasks=("relu", "sigmoid"))
+    res = run_bench(spec, tmp_path / "bench", proposers={"same-edit": _SameEdit},
+                    executor="ray")
+    cells = {c["task"]: c for c in res.cells}
+    assert {c["status"] for c in cells.values()} == {"done"}, [c["error"] for c in cells.values()]
+    assert json.loads((tmp_path / "bench" / "bench.json").read_text())["executor"] == "ray"
+    # two cells on two CPUs: they overlapped
+    a, b = cells["relu"], cells["sigmoid"]
+    assert max(a["started"], b["started"]) < min(a["finished"], b["finished"])
+    from kstrata.store.run_store import RunStore
+
+    with RunStore.open(tmp_path / "bench" / a["run_dir"]) as store:
+        assert store.spent()["evaluations"] == 2
+    assert ray.is_initialized()

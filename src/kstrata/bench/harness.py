@@ -24,6 +24,7 @@ import json
 import re
 import secrets
 import sqlite3
+import threading
 import time
 import traceback
 from collections.abc import Callable, Mapping, Sequence
@@ -190,7 +191,9 @@ class BenchIndex:
 
     def __init__(self, bench_dir: str | Path):
         self.path = Path(bench_dir) / INDEX_NAME
-        self.conn = sqlite3.connect(self.path, isolation_level=None, timeout=10.0)
+        # shared by the cell threads of a parallel bench, one write at a time (run_bench's lock)
+        self.conn = sqlite3.connect(self.path, isolation_level=None, timeout=10.0,
+                                    check_same_thread=False)
         self.conn.row_factory = sqlite3.Row
         self.conn.execute("PRAGMA journal_mode=WAL")
         self.conn.executescript(_INDEX_DDL)
@@ -332,11 +335,30 @@ def environment_info(backends: Mapping[str, Any]) -> dict[str, Any]:
 
 def default_evaluator(spec: BenchSpec, backend: Any, secret: str, pool: Any) -> Any:
     """:class:`~kstrata.search.evaluators.VerifyMeasureEvaluator` with the spec's
-    baselines and preset."""
+    baselines and preset; ``pool`` is a worker pool or an
+    :class:`~kstrata.execute.Executor` (``--executor ray``)."""
+    from kstrata.execute import Executor
     from kstrata.search.evaluators import VerifyMeasureEvaluator
 
+    if isinstance(pool, Executor):
+        return VerifyMeasureEvaluator(secret=secret, baselines=spec.baselines, executor=pool,
+                                      preset=spec.preset)
     return VerifyMeasureEvaluator(secret=secret, baselines=spec.baselines, pool=pool,
                                   preset=spec.preset)
+
+
+class _Serialized:
+    """A proposer shared by cells running at once: one ``propose`` at a time."""
+
+    def __init__(self, proposer: Any):
+        self._proposer, self._lock = proposer, threading.Lock()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._proposer, name)
+
+    def propose(self, *args: Any, **kwargs: Any) -> Any:
+        with self._lock:
+            return self._proposer.propose(*args, **kwargs)
 
 
 @dataclass
@@ -367,6 +389,8 @@ def run_bench(
     proposers: Mapping[str, ProposerFactory] | None = None,
     evaluator_factory: Callable[[BenchSpec, Any, str, Any], Any] | None = None,
     progress: Callable[[str, dict[str, Any]], None] | None = None,
+    executor: str = "local",
+    parallel: int | None = None,
 ) -> BenchResult:
     """Run every cell of ``spec`` in ``bench_dir`` (created, or continued when ``resume``).
 
@@ -388,6 +412,15 @@ def run_bench(
     progress:
         Called as ``progress(event, info)`` with event ``cell_start``,
         ``cell_done``, ``cell_skip`` or ``cell_failed`` and the cell's row.
+    executor:
+        ``"local"`` (one worker process per backend, cells one after another)
+        or ``"ray[:ADDRESS]"`` (see :func:`kstrata.execute.select.make_executor`:
+        each backend's calls are Ray tasks, one candidate per GPU, and cells run
+        at once). Results do not depend on it; the stores stay on this host.
+    parallel:
+        Cells run at once (default: 1 locally, the Ray executor's capacity,
+        e.g. its GPUs, on Ray). A proposer shared by cells proposes for one at
+        a time.
 
     Returns
     -------
@@ -401,12 +434,17 @@ def run_bench(
     kstrata.tasks.base.TaskError, kstrata.backends.registry.UnknownBackendError
         For unknown tasks or backends.
     """
+    from concurrent.futures import ThreadPoolExecutor
+
     from kstrata.backends.registry import get_backend
     from kstrata.execute import WorkerPool
+    from kstrata.execute.select import make_executor, parse_executor
     from kstrata.search.loop import SearchSettings, optimize
     from kstrata.search.policies import make_policy
+    from kstrata.store.run_store import RunStore
 
     bench_dir = Path(bench_dir)
+    executor_kind, _ = parse_executor(executor)  # a bad --executor fails before anything is written
     factories = builtin_proposers() if proposers is None else proposers
     budget = Budget.from_dict(spec.budget)
     make_policy(spec.policy)  # unknown policy: error before anything is written
@@ -433,7 +471,7 @@ def run_bench(
         with BenchIndex(bench_dir) as index:
             index.plan(rows)
         write_atomic(bench_dir / CONFIG_NAME, json.dumps(
-            {"spec": spec.to_dict(), "created": time.time(),
+            {"spec": spec.to_dict(), "created": time.time(), "executor": executor,
              "environment": environment_info(backends)}, indent=2, default=str) + "\n")
     by_name = {t.name: t for t in tasks}
     make_eval = evaluator_factory or default_evaluator
@@ -441,8 +479,42 @@ def run_bench(
     secret = secrets.token_hex(16)  # hidden tests: never stored, never shown to a proposer
     pools: dict[str, Any] = {}
     result = BenchResult(bench_dir)
+    lock = threading.Lock()  # the index and result, shared by cell threads
+
+    def run_cell(index: BenchIndex, cell: dict[str, Any]) -> None:
+        key = (cell["task"], cell["backend"], cell["proposer"])
+        run_dir = bench_dir / cell["run_dir"]
+        backend = backends[cell["backend"]]
+        with lock:
+            index.update(*key, status="running", started=time.time(), error=None)
+            _emit(progress, "cell_start", cell)
+        try:
+            proposer = built[cell["proposer"], cell["backend"]]
+            evaluator = make_eval(spec, backend, secret, pools[cell["backend"]])
+            run = optimize(
+                by_name[cell["task"]], backend, proposer, evaluator, spec.policy, budget,
+                run_dir, resume=RunStore.exists(run_dir),
+                settings=SearchSettings(seed=spec.seed, primary_baseline=spec.baselines[0]),
+                extra_config={"bench": {"dir": str(bench_dir.resolve()),
+                                        "baselines": list(spec.baselines)}},
+            )
+        except Exception as e:  # noqa: BLE001 - one broken cell never ends the bench
+            error = f"{type(e).__name__}: {e}\n{traceback.format_exc(limit=8)}"
+            with lock:
+                index.update(*key, status="failed", error=error, finished=time.time(),
+                             budget_json=budget_json)
+                _emit(progress, "cell_failed", {**cell, "error": error})
+            return
+        with lock:
+            index.update(*key, status="done", stop_reason=run.stop_reason,
+                         finished=time.time(), budget_json=budget_json)
+            result.ran.append(key)
+            _emit(progress, "cell_done", {**cell, "stop_reason": run.stop_reason,
+                                          "spent": run.spent})
+
     try:
         with BenchIndex(bench_dir) as index:
+            todo = []
             for cell in index.cells():
                 key = (cell["task"], cell["backend"], cell["proposer"])
                 if cell["status"] == "unsupported":
@@ -451,37 +523,20 @@ def run_bench(
                     result.skipped.append(key)
                     _emit(progress, "cell_skip", cell)
                     continue
-                run_dir = bench_dir / cell["run_dir"]
                 backend = backends[cell["backend"]]
                 if cell["backend"] not in pools:
                     pools[cell["backend"]] = WorkerPool(
-                        size=1, env=dict(getattr(backend, "worker_env", {}) or {}))
-                index.update(*key, status="running", started=time.time(), error=None)
-                _emit(progress, "cell_start", cell)
-                try:
-                    proposer = built[cell["proposer"], cell["backend"]]
-                    evaluator = make_eval(spec, backend, secret, pools[cell["backend"]])
-                    from kstrata.store.run_store import RunStore
-
-                    run = optimize(
-                        by_name[cell["task"]], backend, proposer, evaluator, spec.policy, budget,
-                        run_dir, resume=RunStore.exists(run_dir),
-                        settings=SearchSettings(seed=spec.seed,
-                                                primary_baseline=spec.baselines[0]),
-                        extra_config={"bench": {"dir": str(bench_dir.resolve()),
-                                                "baselines": list(spec.baselines)}},
-                    )
-                except Exception as e:  # noqa: BLE001 - one broken cell never ends the bench
-                    error = f"{type(e).__name__}: {e}\n{traceback.format_exc(limit=8)}"
-                    index.update(*key, status="failed", error=error, finished=time.time(),
-                                 budget_json=budget_json)
-                    _emit(progress, "cell_failed", {**cell, "error": error})
-                    continue
-                index.update(*key, status="done", stop_reason=run.stop_reason,
-                             finished=time.time(), budget_json=budget_json)
-                result.ran.append(key)
-                _emit(progress, "cell_done", {**cell, "stop_reason": run.stop_reason,
-                                              "spent": run.spent})
+                        size=1, env=dict(getattr(backend, "worker_env", {}) or {})) \
+                        if executor_kind == "local" else make_executor(executor, backend=backend)
+                todo.append(cell)
+            workers = parallel or max((getattr(p, "capacity", 1) for p in pools.values()), default=1)
+            if workers > 1 and len(todo) > 1:
+                built = {k: _Serialized(p) for k, p in built.items()}
+                with ThreadPoolExecutor(workers, thread_name_prefix="kstrata-cell") as threads:
+                    list(threads.map(lambda c: run_cell(index, c), todo))
+            else:
+                for cell in todo:
+                    run_cell(index, cell)
             result.cells = index.cells()
     finally:
         for pool in pools.values():

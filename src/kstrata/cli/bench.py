@@ -17,6 +17,7 @@ from kstrata.bench.harness import (
     run_bench,
 )
 from kstrata.cli.errors import err_console, user_errors
+from kstrata.execute.select import EXECUTOR_HELP
 from kstrata.store.run_store import StoreError
 
 console = Console()
@@ -62,6 +63,8 @@ def register(app: typer.Typer) -> None:
         resume: bool = typer.Option(False, "--resume", help="Continue the bench in --out."),
         llm: str | None = typer.Option(None, "--llm", help="PROVIDER:MODEL for LLM proposers."),
         config: Path | None = typer.Option(None, "--config", help="kstrata.toml for LLM settings."),
+        executor: str = typer.Option("local", "--executor", help=EXECUTOR_HELP + "; on Ray, "
+                                     "cells run at once."),
     ) -> None:
         """Run a benchmark into OUT (one optimize run per task, backend and proposer)."""
         def progress(event: str, cell: dict) -> None:
@@ -83,7 +86,7 @@ def register(app: typer.Typer) -> None:
             )
             proposer_factories = builtin_proposers(llm=llm, config=config)
             result = run_bench(spec, out, resume=resume, proposers=proposer_factories,
-                               progress=progress)
+                               progress=progress, executor=executor)
         failed = [c for c in result.cells if c["status"] == "failed"]
         console.print(f"{len(result.ran)} run, {len(result.skipped)} skipped, {len(failed)} failed; "
                       f"report: kstrata report {out}", highlight=False)

@@ -94,11 +94,13 @@ def register(app: typer.Typer) -> None:
         resume: Path | None = typer.Option(None, "--resume", help="Resume the run in this directory."),
         seed: int = typer.Option(0, "--seed", help="Seed of the policy and proposer."),
         lookahead: int = typer.Option(2, "--lookahead", help="Schedule-level expansions granted to a slower graph-level change before it is judged (0 = off)."),
+        executor: str = typer.Option("local", "--executor", help="Where candidates are verified and timed: local (a worker process here) or ray[:ADDRESS] (Ray tasks, one candidate per GPU; ADDRESS host:port, ray://host:port or auto)."),
     ) -> None:
         """Grow a tree of candidates for TASK on BACKEND under a budget; write the best."""
         from kstrata.agents.registry import make_proposer
         from kstrata.backends.registry import get_backend
         from kstrata.backends.workers import pool_for
+        from kstrata.execute.select import ExecutorSpecError, make_executor, parse_executor
         from kstrata.search.budget import Budget
         from kstrata.search.evaluators import VerifyMeasureEvaluator
         from kstrata.search.loop import SearchSettings, optimize
@@ -122,8 +124,13 @@ def register(app: typer.Typer) -> None:
             prop = make_proposer(proposer, backend=b, llm=llm, record=record, config=config)
             settings = SearchSettings(seed=seed, lookahead_expansions=lookahead)
             names = tuple(x.strip() for x in baselines.split(",") if x.strip())
-            pool = pool_for(b)
-            evaluator = VerifyMeasureEvaluator(secret=_secret(run_dir), baselines=names, pool=pool)
+            try:
+                kind, _ = parse_executor(executor)
+                pool = pool_for(b) if kind == "local" else make_executor(executor, backend=b)
+            except ExecutorSpecError as e:
+                raise OptionError(str(e)) from None
+            where = {"pool": pool} if kind == "local" else {"executor": pool}
+            evaluator = VerifyMeasureEvaluator(secret=_secret(run_dir), baselines=names, **where)
             status = Text("starting")
 
             def progress(event: str, info: dict) -> None:
@@ -141,7 +148,8 @@ def register(app: typer.Typer) -> None:
                     result = optimize(
                         t, b, prop, evaluator, policy=policy, budget=budget_obj, run_dir=run_dir,
                         resume=resume is not None, settings=settings, progress=progress,
-                        extra_config={"cli": {"baselines": list(names), "proposer": proposer, "llm": llm}},
+                        extra_config={"cli": {"baselines": list(names), "proposer": proposer, "llm": llm,
+                                             "executor": executor}},
                     )
             finally:
                 pool.close()
