@@ -1,0 +1,65 @@
+"""Per-category exemplars of good kernels, written for kstrata, as data files.
+
+Each ``*.toml`` beside this module holds ``title``, ``categories``,
+``backends``, ``levels``, ``notes`` (why it is fast, with the source of the
+technique) and ``code``. :func:`exemplars_for` picks those for a task's
+category, backend and the level being edited, for the prompt.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+_DIR = Path(__file__).parent
+
+
+@dataclass(frozen=True)
+class Exemplar:
+    """One exemplar kernel (see the module docstring)."""
+
+    name: str
+    title: str
+    categories: tuple[str, ...]
+    backends: tuple[str, ...]
+    levels: tuple[str, ...]
+    notes: str
+    code: str
+
+
+@lru_cache(maxsize=1)
+def all_exemplars() -> tuple[Exemplar, ...]:
+    """Every exemplar file, by file name order.
+
+    Raises
+    ------
+    ValueError
+        For a file that lacks a field (a bug in kstrata's data files).
+    """
+    out = []
+    for path in sorted(_DIR.glob("*.toml")):
+        d = tomllib.loads(path.read_text())
+        try:
+            out.append(Exemplar(path.stem, d["title"], tuple(d["categories"]), tuple(d["backends"]),
+                                tuple(d["levels"]), d["notes"].strip(), d["code"].strip("\n")))
+        except KeyError as e:
+            raise ValueError(f"exemplar {path.name} lacks {e}") from None
+    return tuple(out)
+
+
+def exemplars_for(category: str, backend: str, level: str, k: int = 2) -> list[Exemplar]:
+    """Up to ``k`` exemplars for ``category`` on ``backend`` at ``level``: those
+    matching category, backend and level first, then category and level on
+    another backend of the same family."""
+    family = backend.split("-")[0]
+    ranked = []
+    for e in all_exemplars():
+        if category not in e.categories or level not in e.levels:
+            continue
+        if backend in e.backends:
+            ranked.append((0, e))
+        elif any(b.split("-")[0] == family for b in e.backends):
+            ranked.append((1, e))
+    return [e for _, e in sorted(ranked, key=lambda x: x[0])][:k]

@@ -1,0 +1,486 @@
+"""The hierarchical agent: graph, schedule and source roles behind a feedback router.
+
+:class:`HierarchicalProposer` implements the :class:`~kstrata.agents.base.Proposer`
+protocol. For the level the router chose it asks that level's role: a
+:class:`LevelAgent` (an LLM with the ``graph.j2``/``schedule.j2``/``source.j2``
+prompt, which sees its level in full and the others summarized), or, without
+an LLM, the built-in rules (:class:`~kstrata.agents.builtin.TVMRulesProposer`).
+Then, for every proposal:
+
+- **Scope.** A role may change only its level: a proposal whose upper levels
+  differ from the parent's, or whose lower levels are neither the parent's
+  nor left out, is refused; the refusal is stored in the short-term memory
+  and on the other proposals (``metadata["refused"]``), and when nothing is
+  left the expansion's error says why.
+- **Rebuild.** Levels below the edited one are rebuilt from it: ``source`` is
+  dropped after a graph or schedule change (the backend regenerates it); after
+  a graph change on TVM the parent's schedule is replayed on the re-lowered
+  graph (:func:`kstrata.backends.tvm.schedule.replay_schedule`), steps that no
+  longer apply are dropped and listed in ``metadata["replay"]``, and the
+  router (:mod:`kstrata.agents.router`, rule 1) sends the new node to the
+  schedule role next, whose proposals carry ``metadata["rebuild_of"]`` and the
+  replay report.
+- **Cross-level requests.** ``CROSS-LEVEL REQUEST: <level>: <text>`` lines
+  of an answer are kept in ``metadata["cross_level_request"]``; the router acts
+  on them (rule 2) and the requested role sees them in its prompt.
+- **Memory.** Prompts get the run's earlier attempts from this candidate and
+  at this level (short-term) and the most similar skills of earlier runs
+  (long-term, :class:`~kstrata.agents.memory.MemoryStore`); :meth:`learn`
+  stores each proposal that beat its parent as a skill.
+- **Knowledge.** Prompts get the target's hardware spec and the exemplars
+  of the task's category (:mod:`kstrata.agents.exemplars`).
+
+Ablations (:class:`Ablations`) switch parts off with the budget unchanged:
+``flat`` (one agent with the single-role prompt for every level), ``linear``
+(:class:`LinearPolicy`: always expand the latest node), ``unrouted``
+(round-robin levels), ``no-memory``, ``no-lookahead``.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping
+from dataclasses import dataclass, fields, replace
+from typing import Any
+
+from kstrata.agents.base import Proposal, ProposalBatch, ProposeContext
+from kstrata.agents.exemplars import exemplars_for
+from kstrata.agents.knowledge import spec_for_backend
+from kstrata.agents.llm_agent import language_for
+from kstrata.agents.memory import Attempt, MemoryStore, Skill, op_text
+from kstrata.agents.parse import ParseError, answer_to_sources
+from kstrata.agents.prompt import Feedback, PromptContext, TaskContract, build_prompt, environment, retry_messages
+from kstrata.agents.router import FeedbackRouter, parse_cross_level_requests, pending_requests
+from kstrata.search.candidate import content_hash, normalize_sources
+from kstrata.search.policies import Expansion, Policy, default_router, make_policy
+
+LEVELS = ("graph", "schedule", "source")
+#: --ablate names -> Ablations field and value
+ABLATION_NAMES = {"flat": ("flat", True), "linear": ("linear", True), "unrouted": ("unrouted", True),
+                  "no-memory": ("memory", False), "no-lookahead": ("lookahead", False)}
+
+
+class RefusedProposals(RuntimeError):
+    """Every proposal of an expansion was out of its role's scope (the loop
+    records the message as the expansion's error and keeps ``calls``)."""
+
+    def __init__(self, message: str, calls: list[Any]):
+        super().__init__(message)
+        self.calls = calls
+
+
+@dataclass(frozen=True)
+class Ablations:
+    """Switches for ablation studies (defaults: the full hierarchical agent).
+
+    Attributes
+    ----------
+    flat:
+        One agent with the single-role prompt edits every level.
+    linear:
+        Linear history: expand the latest node (:class:`LinearPolicy`).
+    unrouted:
+        Round-robin levels (:func:`kstrata.search.policies.default_router`)
+        instead of :class:`~kstrata.agents.router.FeedbackRouter`.
+    memory:
+        Short- and long-term memory in prompts, and learning.
+    lookahead:
+        The loop's lookahead after a slower graph change.
+    """
+
+    flat: bool = False
+    linear: bool = False
+    unrouted: bool = False
+    memory: bool = True
+    lookahead: bool = True
+
+    @classmethod
+    def parse(cls, spec: str | Mapping[str, bool] | Ablations | None) -> Ablations:
+        """From ``"flat,no-memory"`` (the ``--ablate`` names of :data:`ABLATION_NAMES`),
+        a mapping of field names to bools, or an :class:`Ablations`.
+
+        Raises
+        ------
+        ValueError
+            For an unknown name or field.
+        """
+        if spec is None:
+            return cls()
+        if isinstance(spec, Ablations):
+            return spec
+        if isinstance(spec, Mapping):
+            known = {f.name for f in fields(cls)}
+            bad = set(spec) - known
+            if bad:
+                raise ValueError(f"unknown ablation field(s) {sorted(bad)}; known: {sorted(known)}")
+            return cls(**{k: bool(v) for k, v in spec.items()})
+        values = {}
+        for name in filter(None, (p.strip() for p in spec.split(","))):
+            if name not in ABLATION_NAMES:
+                raise ValueError(f"unknown ablation {name!r}; choose from {', '.join(ABLATION_NAMES)}")
+            key, value = ABLATION_NAMES[name]
+            values[key] = value
+        return cls(**values)
+
+    def names(self) -> list[str]:
+        """The ``--ablate`` names that are on."""
+        return [n for n, (k, v) in ABLATION_NAMES.items() if getattr(self, k) == v]
+
+
+class LinearPolicy(Policy):
+    """Linear history: always expand the most recently created correct node
+    (the root while nothing is correct), at the router's level."""
+
+    name = "linear"
+
+    def select(self, tree: Any, rng: random.Random) -> Expansion | None:
+        for node in reversed(list(tree)):
+            if node.correct and self.expandable(tree, node):
+                return Expansion(node.hash, None, f"linear: latest correct node (#{node.seq})")
+        return self.fallback(tree)
+
+
+def _first_line(text: str) -> str:
+    return next((ln.strip() for ln in (text or "").splitlines() if ln.strip()), "")
+
+
+class LevelAgent:
+    """One LLM role: edits ``level`` (or, as ``role="single"``, whichever level it is given).
+
+    Parameters
+    ----------
+    provider, log:
+        A :class:`kstrata.llm.base.Provider` and the :class:`kstrata.llm.CallLog` it reports to.
+    role:
+        ``graph``, ``schedule``, ``source`` or ``single``.
+    max_format_retries:
+        Extra calls when an answer does not parse (each counts against the budget).
+    level_notes:
+        What each level's text means on this backend.
+    """
+
+    def __init__(self, provider: Any, log: Any, role: str, max_format_retries: int = 1,
+                 level_notes: Mapping[str, str] | None = None):
+        self.provider, self.log, self.role = provider, log, role
+        self.max_format_retries = max_format_retries
+        self.level_notes = dict(level_notes or {})
+
+    def run(self, task: Any, sources: Mapping[str, str], feedback: Any, level: str,
+            context: ProposeContext, history: tuple[str, ...], extra: str) -> tuple[list[Proposal], list[str]]:
+        """Proposals (at most one) and the reasons of unusable answers."""
+        lang = language_for(context.backend, level)
+        ctx = PromptContext(
+            task=TaskContract.from_task(task), backend=context.backend, level=level, sources=dict(sources),
+            role=self.role, feedback=Feedback.from_json(feedback), hardware=spec_for_backend(context.backend),
+            language=lang, level_notes=self.level_notes, history=history,
+        )
+        messages = build_prompt(ctx)
+        if extra:
+            messages[-1]["content"] += "\n\n" + extra
+        left = context.budget_left.get("proposer_calls")
+        problems: list[str] = []
+        for attempt in range(self.max_format_retries + 1):
+            if left is not None and attempt >= left:
+                break
+            try:
+                completion = self.provider.complete(messages)
+            except Exception as e:  # noqa: BLE001 - a provider failure is an attempt without answer
+                problems.append(f"no answer: {type(e).__name__}: {e}")
+                break
+            try:
+                new, parsed = answer_to_sources(completion.text, sources, level,
+                                                finish_reason=completion.raw_finish_reason, language=lang)
+            except ParseError as e:
+                problems.append(f"unusable answer ({e.kind}): {e}")
+                messages = retry_messages(messages, completion.text, e.feedback, level)
+                continue
+            meta = {"mode": parsed.mode, "agent": f"{self.role}-agent"}
+            requests = [r for r in parse_cross_level_requests(completion.text) if r["level"] != level]
+            if requests:
+                meta["cross_level_request"] = requests
+            return [Proposal(sources=new, level=level, role=f"{self.role}-agent",
+                             rationale=parsed.rationale, metadata=meta)], problems
+        return [], problems
+
+
+def scope_violation(parent: Mapping[str, str], p: Proposal, level: str, levels: tuple[str, ...]) -> str | None:
+    """Why ``p`` edits more than ``level`` of ``parent`` (``None`` when it does not).
+
+    Upper levels must equal the parent's; lower levels must equal the
+    parent's or be left out (they are then rebuilt from the edited level).
+    """
+    if p.level != level:
+        return f"asked for a {level} edit, got a {p.level} edit"
+    order = [lv for lv in LEVELS if lv in levels]
+    at = order.index(level) if level in order else 0
+    for i, lv in enumerate(order):
+        if lv == level:
+            continue
+        mine, theirs = p.sources.get(lv), parent.get(lv)
+        if (mine or "").strip() == (theirs or "").strip():
+            continue
+        if i > at and mine is None:
+            continue
+        return f"the {p.role} changed the {lv} level (it may edit only {level})"
+    return None
+
+
+class HierarchicalProposer:
+    """Graph, schedule and source roles behind a router (see the module docstring).
+
+    Parameters
+    ----------
+    backend:
+        The backend object (``name``, ``levels``; TVM backends also ``lower``).
+    agents:
+        Role per level: a :class:`LevelAgent` or any
+        :class:`~kstrata.agents.base.Proposer`. Levels without one use ``rules``.
+    rules:
+        A proposer for the levels that have no agent (the built-in rules), or ``None``.
+    memory:
+        The :class:`~kstrata.agents.memory.MemoryStore`, or ``None`` (no memory).
+    ablations:
+        :class:`Ablations` (or its ``parse`` input).
+    skills_k, history_k:
+        Skills and history lines per prompt.
+    """
+
+    name = "hierarchical"
+
+    def __init__(self, backend: Any, agents: Mapping[str, Any] | None = None, rules: Any = None,
+                 memory: MemoryStore | None = None, ablations: Any = None, skills_k: int = 2,
+                 history_k: int = 10):
+        self.backend = backend
+        self.agents = dict(agents or {})
+        self.rules = rules
+        self.ablations = Ablations.parse(ablations)
+        self.memory = memory if self.ablations.memory else None
+        self.skills_k, self.history_k = skills_k, history_k
+        self.levels = tuple(getattr(backend, "levels", LEVELS))
+        self.refusals: list[dict[str, str]] = []
+        self._learned: set[str] = set()
+        self._last_task: Any = None
+        self._last_run_key = ""
+        suffix = "-".join(self.ablations.names())
+        self.name = "hierarchical" + (f"[{suffix}]" if suffix else "")
+
+    # -- what the loop needs besides propose -----------------------------------
+    @property
+    def router(self) -> Any:
+        """The loop's ``router=``: :class:`FeedbackRouter`, or round-robin when unrouted."""
+        return default_router if self.ablations.unrouted else FeedbackRouter()
+
+    def policy(self, policy: Any) -> Policy:
+        """``policy`` (a name or object), replaced by :class:`LinearPolicy` when linear."""
+        pol = make_policy(policy)
+        return LinearPolicy(pol.max_per_level) if self.ablations.linear else pol
+
+    def settings(self, settings: Any) -> Any:
+        """``settings`` (:class:`kstrata.search.loop.SearchSettings`) with lookahead off when ablated."""
+        return settings if self.ablations.lookahead else replace(settings, lookahead_expansions=0)
+
+    # -- propose -----------------------------------------------------------------
+    def _agent(self, level: str) -> Any:
+        return self.agents.get(level) or self.rules
+
+    def run_key(self, task: Any, context: ProposeContext) -> str:
+        root = getattr(getattr(context.tree, "root", None), "hash", "") or ""
+        return f"{task.digest[:16]}:{context.backend}:{context.seed}:{root[:16]}"
+
+    def propose(self, task: Any, candidate: Any, feedback: Any, level: str, *,
+                context: ProposeContext) -> ProposalBatch:
+        """Ask ``level``'s role, refuse out-of-scope proposals, rebuild lower levels."""
+        parent = {k: v for k, v in dict(candidate.sources).items() if isinstance(v, str)}
+        key = self.run_key(task, context)
+        self._last_task, self._last_run_key = task, key
+        if context.tree is not None:
+            self.learn(context.tree, task)
+        rebuild = self._rebuild_report(candidate, level)
+        agent = self._agent(level)
+        calls: list[Any] = []
+        if agent is None:
+            self._remember(key, Attempt(candidate.hash, level, "none", "no_agent",
+                                        reason=f"no role for the {level} level"))
+            return ProposalBatch([])
+        if isinstance(agent, LevelAgent):
+            history = self.history(key, context.tree, candidate, level)
+            extra = self.knowledge(task, context, candidate, level, rebuild)
+            proposals, problems = agent.run(task, parent, feedback, level, context, history, extra)
+            calls = list(agent.log.take())
+            for why in problems:
+                outcome = "no_answer" if why.startswith("no answer") else "parse_error"
+                self._remember(key, Attempt(candidate.hash, level, agent.role + "-agent", outcome, reason=why))
+        else:
+            out = agent.propose(task, candidate, feedback, level, context=context)
+            batch = out if isinstance(out, ProposalBatch) else ProposalBatch(list(out))
+            proposals, calls = list(batch.proposals), list(batch.calls)
+        accepted, refused = [], []
+        for p in proposals:
+            why = scope_violation(parent, p, level, self.levels)
+            if why is not None:
+                refused.append(why)
+                self.refusals.append({"candidate": candidate.hash, "level": level, "role": p.role, "reason": why})
+                self._remember(key, Attempt(candidate.hash, level, p.role, "refused",
+                                            _first_line(p.rationale), why))
+                continue
+            accepted.append(self._finish(task, parent, p, candidate, level, rebuild, context, key))
+        if refused:
+            accepted = [replace(p, metadata={**p.metadata, "refused": refused}) for p in accepted]
+            if not accepted:
+                raise RefusedProposals("refused out-of-scope proposals: " + "; ".join(refused), calls)
+        return ProposalBatch(accepted, calls)
+
+    def _finish(self, task: Any, parent: dict[str, str], p: Proposal, candidate: Any, level: str,
+                rebuild: dict | None, context: ProposeContext, key: str) -> Proposal:
+        order = [lv for lv in LEVELS if lv in self.levels]
+        below = order[order.index(level) + 1:] if level in order else []
+        sources = {k: v for k, v in p.sources.items() if k not in below}
+        meta = dict(p.metadata)
+        meta.setdefault("agent", p.role)
+        dropped = [lv for lv in below if lv in parent and lv != "schedule"]
+        if level == "graph" and "schedule" in below and self._is_tvm():
+            sources, report = self._replay(task, parent, sources)
+            meta["replay"] = report
+        elif "schedule" in below and "schedule" in parent:
+            sources["schedule"] = p.sources.get("schedule", parent["schedule"])
+        if dropped:
+            meta["dropped_levels"] = dropped
+        if rebuild is not None:
+            meta["rebuild_of"] = candidate.hash
+            meta["replay"] = rebuild
+        if context.router_reason:
+            meta["router_reason"] = context.router_reason
+        p = replace(p, sources=sources, metadata=meta)
+        child = content_hash(normalize_sources(sources), self.backend.name, task.digest)
+        self._remember(key, Attempt(candidate.hash, level, p.role, "proposed", _first_line(p.rationale),
+                                    child=child, before=parent.get(level, ""), after=sources.get(level, "")))
+        return p
+
+    def _is_tvm(self) -> bool:
+        return self.backend.name.startswith("tvm-") and hasattr(self.backend, "lower")
+
+    def _replay(self, task: Any, parent: dict[str, str], sources: dict[str, str]) -> tuple[dict[str, str], dict]:
+        """Replay the parent's schedule on the new graph; drop the steps that fail."""
+        from kstrata.backends.tvm.schedule import ScheduleTextError, parse_schedule, render_schedule, replay_schedule
+
+        text = parent.get("schedule", "")
+        try:
+            lowered = self.backend.lower(task, sources, task.nominal_shape)
+            _, applied, failed = replay_schedule(lowered.funcs, text)
+        except Exception as e:  # noqa: BLE001 - the evaluation will report the graph error
+            sources["schedule"] = text
+            return sources, {"error": f"{type(e).__name__}: {e}"[:500], "applied": 0, "failed": [], "funcs": []}
+        report = {"applied": len(applied), "funcs": sorted(lowered.funcs),
+                  "failed": [{"func": s.func, "code": s.code, "error": s.error} for s in failed]}
+        if not failed:
+            sources["schedule"] = text
+            return sources, report
+        keep: dict[str, list[str]] = {}
+        for s in applied:
+            keep.setdefault(s.func, []).append(s.code)
+        module = keep.pop("", None)
+        pruned = render_schedule({f: keep.get(f, []) for f in parse_schedule(text) if f and f in lowered.funcs},
+                                 f"replayed after a graph change; {len(failed)} step(s) dropped")
+        if module:
+            pruned += "\n\ndef schedule(sch):\n" + "".join(f"    {ln}\n" for ln in module)
+        try:
+            replay_schedule(lowered.funcs, pruned, strict=True)
+        except ScheduleTextError:
+            pruned, report["reset"] = render_schedule({}, "reset after a graph change"), True
+        sources["schedule"] = pruned
+        return sources, report
+
+    @staticmethod
+    def _rebuild_report(candidate: Any, level: str) -> dict | None:
+        meta = getattr(candidate, "metadata", None) or {}
+        if level == "schedule" and getattr(candidate, "level", None) == "graph" and "replay" in meta:
+            return dict(meta["replay"])
+        return None
+
+    # -- prompt material -----------------------------------------------------------
+    def history(self, key: str, tree: Any, candidate: Any, level: str) -> tuple[str, ...]:
+        """Short-term memory lines: what was tried from ``candidate`` (children
+        with their verdicts; refusals and unusable answers) and recent failures
+        at ``level`` elsewhere in the run."""
+        if self.memory is None:
+            return ()  # memory ablated: no short-term memory either
+        lines: list[str] = []
+        if tree is not None and candidate.hash in tree.nodes:
+            for c in tree.children(candidate.hash):
+                lines.append(f"[{c.level}, {c.role}] {_first_line(c.rationale)[:160] or 'an edit'} -> "
+                             f"{_outcome(c)}")
+            here = set(candidate.children)
+            for n in reversed(list(tree)):
+                if len(lines) >= self.history_k:
+                    break
+                if n.hash not in here and n.level == level and n.evaluated and not n.correct:
+                    lines.append(f"elsewhere [{n.level}, {n.role}] {_first_line(n.rationale)[:120]} -> {_outcome(n)}")
+        if self.memory is not None:
+            for a in self.memory.attempts(key, parent=candidate.hash):
+                if a.outcome != "proposed":
+                    lines.append(a.line())
+        return tuple(lines[-self.history_k:])
+
+    def knowledge(self, task: Any, context: ProposeContext, candidate: Any, level: str,
+                  rebuild: dict | None) -> str:
+        """The extra prompt section: rebuild report, requests for this level,
+        exemplars, similar skills, the cross-level request format."""
+        category = getattr(getattr(task, "meta", None), "category", "") or ""
+        skills = []
+        if self.memory is not None:
+            for score, s in self.memory.similar(op_text(task), category=category, backend=context.backend,
+                                                level=level, k=self.skills_k):
+                diff = "\n".join(s.diff.splitlines()[:40])
+                skills.append((score, {**s.to_json(), "diff_short": diff}))
+        requests = []
+        if context.tree is not None and candidate.hash in context.tree.nodes:
+            requests = [r for r in pending_requests(context.tree, context.tree[candidate.hash]) if r["level"] == level]
+        return environment().get_template("hierarchical_knowledge.j2").render(
+            rebuild=rebuild, requests=requests, exemplars=exemplars_for(category, context.backend, level),
+            skills=skills, category=category or "this", level=level, flat=self.ablations.flat,
+        ).strip()
+
+    # -- memory --------------------------------------------------------------------
+    def _remember(self, key: str, attempt: Attempt) -> None:
+        if self.memory is not None:
+            self.memory.add_attempt(key, attempt)
+
+    def learn(self, tree: Any, task: Any = None, min_gain: float = 1.02) -> list[Skill]:
+        """Store as skills the proposals of this run that beat their parent by
+        more than ``min_gain`` (speedups against the primary baseline); each is
+        stored once. Returns the new skills."""
+        task = task or self._last_task
+        if self.memory is None or task is None or tree is None or tree.root is None:
+            return []
+        key = self._last_run_key
+        made = {a.child: a for a in self.memory.attempts(key, outcome="proposed") if a.child}
+        hw = (spec_for_backend(self.backend.name) or {}).get("name", "")
+        out = []
+        for n in tree:
+            a = made.get(n.hash)
+            if a is None or n.hash in self._learned or n.speedup is None or not n.parents:
+                continue
+            before = tree[n.parents[0]].speedup
+            if before is None or before <= 0 or n.speedup < before * min_gain:
+                continue
+            self._learned.add(n.hash)
+            skill = Skill(backend=self.backend.name, level=a.level, after=a.after, before=a.before,
+                          speedup=n.speedup / before, task=task.name,
+                          category=getattr(getattr(task, "meta", None), "category", "") or "",
+                          hardware=str(hw), role=a.role, description=a.summary, search_text=op_text(task),
+                          run=key)
+            if self.memory.add_skill(skill) is not None:
+                out.append(skill)
+        return out
+
+
+def _outcome(node: Any) -> str:
+    if not node.evaluated:
+        return "not evaluated yet"
+    if node.correct:
+        return f"correct, {node.speedup:.3g}x" if node.speedup is not None else "correct"
+    ev = node.record.evaluation
+    msg = ""
+    if ev is not None:
+        msg = str((ev.evidence or {}).get("message") or (ev.evidence or {}).get("error") or "")
+    return f"{node.verdict}{f' ({ev.check})' if ev is not None and ev.check else ''}" + (f": {_first_line(msg)[:160]}" if msg else "")
