@@ -12,6 +12,7 @@ from kstrata.cli import compare as compare_cmd
 from kstrata.cli import env as env_cmd
 from kstrata.cli import eval as eval_cmd
 from kstrata.cli import mcp as mcp_cmd
+from kstrata.cli import memory as memory_cmd
 from kstrata.cli import report as report_cmd
 from kstrata.cli import optimize as optimize_cmd
 from kstrata.cli import import_ as import_cmd
@@ -42,6 +43,7 @@ def _root(
 
 
 app.add_typer(tasks_cmd.app, name="tasks")
+app.add_typer(memory_cmd.app, name="memory")
 env_cmd.register(app)
 eval_cmd.register(app)
 setup_cmd.register(app)

@@ -85,7 +85,9 @@ def register(app: typer.Typer) -> None:
         backend: str = typer.Option("tvm-llvm", "--backend", "-b", help="Backend (see `kstrata env`)."),
         policy: str = typer.Option("greedy", "--policy", help="greedy, beam, uct or map-elites."),
         budget: str = typer.Option("evals=40", "--budget", help="Hard limits, e.g. evals=40,wall=600,calls=20,tokens_out=50000,patience=10."),
-        proposer: str = typer.Option("builtin", "--proposer", help="builtin (rules + autotuner, no LLM) or llm."),
+        proposer: str = typer.Option("builtin", "--proposer", help="builtin (rules + autotuner, no LLM), llm, or hierarchical (graph/schedule/source agents behind a router)."),
+        ablate: str = typer.Option("", "--ablate", help="With --proposer hierarchical: parts to switch off, e.g. flat,linear,unrouted,no-memory,no-lookahead."),
+        memory: Path | None = typer.Option(None, "--memory", help="With --proposer hierarchical: the memory database (default $KSTRATA_MEMORY_DB or ~/.cache/kstrata/memory.db)."),
         llm: str | None = typer.Option(None, "--llm", help="LLM provider for --proposer llm: openai:MODEL, anthropic:MODEL, queue:DIR, replay:FILE or a name from kstrata.toml."),
         record: Path | None = typer.Option(None, "--record", help="Write a cassette of every LLM exchange to this file."),
         config: Path | None = typer.Option(None, "--config", help="kstrata.toml (default: ./kstrata.toml if present)."),
@@ -121,8 +123,14 @@ def register(app: typer.Typer) -> None:
             run_dir = resume or out or Path("runs") / f"{t.name}-{backend}-{secrets.token_hex(3)}"
             if resume is None and (run_dir / "run.db").exists():
                 raise OptionError(f"{run_dir} already holds a run; pass --resume {run_dir} to continue it")
-            prop = make_proposer(proposer, backend=b, llm=llm, record=record, config=config)
+            if (ablate or memory) and proposer != "hierarchical":
+                raise OptionError("--ablate and --memory need --proposer hierarchical")
+            extra = {"ablations": ablate, "memory": memory} if proposer == "hierarchical" else {}
+            prop = make_proposer(proposer, backend=b, llm=llm, record=record, config=config, **extra)
             settings = SearchSettings(seed=seed, lookahead_expansions=lookahead)
+            policy_arg, router = policy, getattr(prop, "router", None)
+            if proposer == "hierarchical":
+                policy_arg, settings = prop.policy(policy), prop.settings(settings)
             names = tuple(x.strip() for x in baselines.split(",") if x.strip())
             try:
                 kind, _ = parse_executor(executor)

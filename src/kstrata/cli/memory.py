@@ -1,0 +1,108 @@
+"""``kstrata memory list|show|export|import``: the agents' long-term skill store.
+
+The store is ``--db PATH``, else ``$KSTRATA_MEMORY_DB``, else
+``~/.cache/kstrata/memory.db`` (:mod:`kstrata.agents.memory`). Export writes
+JSON lines; import reads them back, validating every line before writing any.
+"""
+
+from __future__ import annotations
+
+import io
+import sqlite3
+import sys
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.syntax import Syntax
+from rich.table import Table
+
+from kstrata.cli.errors import OptionError, user_errors
+
+console = Console()
+app = typer.Typer(help="The agents' memory of transformations that worked.", no_args_is_help=True)
+
+_DB = typer.Option(None, "--db", help="Memory database (default $KSTRATA_MEMORY_DB or ~/.cache/kstrata/memory.db).")
+
+
+def _open(db: Path | None, must_exist: bool = True):
+    from kstrata.agents.memory import MemoryFileError, MemoryStore, default_path
+
+    path = db or default_path()
+    if must_exist and not path.exists():
+        raise OptionError(f"no memory database at {path}; run `kstrata optimize --proposer hierarchical` "
+                          "first, or pass --db PATH")
+    try:
+        return MemoryStore(path)
+    except (MemoryFileError, sqlite3.DatabaseError) as e:
+        raise OptionError(f"{path} is not a kstrata memory database: {e}") from None
+
+
+@app.command("list")
+def list_cmd(
+    db: Path | None = _DB,
+    category: str | None = typer.Option(None, "--category", help="Only this task category."),
+    backend: str | None = typer.Option(None, "--backend", help="Only this backend."),
+) -> None:
+    """Stored skills, best speedup first."""
+    with user_errors():
+        with _open(db) as store:
+            skills = store.skills(category, backend)
+    table = Table("id", "speedup", "level", "backend", "category", "task", "role", "description")
+    for s in skills:
+        table.add_row(str(s.id), f"{s.speedup:.3g}x", s.level, s.backend, s.category, s.task, s.role,
+                      s.description[:80])
+    console.print(table)
+    console.print(f"{len(skills)} skill(s)")
+
+
+@app.command("show")
+def show_cmd(skill_id: int = typer.Argument(..., help="A skill id from `kstrata memory list`."),
+             db: Path | None = _DB) -> None:
+    """One skill: context, speedup and the diff of the level it changed."""
+    with user_errors():
+        with _open(db) as store:
+            try:
+                s = store.skill(skill_id)
+            except KeyError as e:
+                raise OptionError(str(e.args[0])) from None
+    console.print(f"skill {s.id}: {s.level} level on {s.backend}"
+                  f"{f' ({s.hardware})' if s.hardware else ''}, {s.speedup:.3g}x over its parent")
+    console.print(f"task {s.task} ({s.category}), by {s.role}, run {s.run}, stored {s.created}")
+    if s.description:
+        console.print(s.description)
+    console.print(Syntax(s.diff or s.after, "diff"))
+
+
+@app.command("export")
+def export_cmd(out: Path | None = typer.Argument(None, help="JSON-lines file (default: stdout)."),
+               db: Path | None = _DB) -> None:
+    """Every skill as one JSON line."""
+    from kstrata.store.artifacts import write_atomic
+
+    with user_errors():
+        with _open(db) as store:
+            buf = io.StringIO()
+            n = store.export_jsonl(buf)
+        if out is None:
+            sys.stdout.write(buf.getvalue())
+        else:
+            write_atomic(out, buf.getvalue())
+            console.print(f"exported {n} skill(s) to {out}")
+
+
+@app.command("import")
+def import_cmd(path: Path = typer.Argument(..., help="A JSON-lines file from `kstrata memory export`."),
+               db: Path | None = _DB) -> None:
+    """Add the skills of PATH (all or nothing; duplicates are skipped)."""
+    from kstrata.agents.memory import MemoryFileError
+
+    with user_errors():
+        if not path.is_file():
+            raise OptionError(f"no file {path}")
+        with _open(db, must_exist=False) as store:
+            try:
+                added, present = store.import_jsonl(path.read_text().splitlines())
+            except MemoryFileError as e:
+                raise OptionError(f"{path}: {e}; nothing imported") from None
+    console.print(f"imported {added} skill(s); {present} already present")
