@@ -170,3 +170,9 @@ def test_bench_cells_spread_over_ray(ray_local, tmp_path):
     with RunStore.open(tmp_path / "bench" / a["run_dir"]) as store:
         assert store.spent()["evaluations"] == 2
     assert ray.is_initialized()
+
+
+def test_gpu_calls_on_a_cluster_without_gpus(ray_local):
+    with pytest.raises(ExecutorSpecError, match="need 1 GPU"):
+        make_executor("ray", num_gpus_per_task=1)
+    assert ray.is_initialized()

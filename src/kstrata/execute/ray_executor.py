@@ -241,7 +241,8 @@ class RayExecutor(Executor):
     Raises
     ------
     RayUnavailableError
-        If Ray is not installed or nothing answers at ``address``.
+        If Ray is not installed, nothing answers at ``address``, or the cluster
+        has fewer GPUs than ``num_gpus_per_task``.
     """
 
     def __init__(self, address: str | None = None, *, num_cpus: int | None = None,
@@ -268,6 +269,13 @@ class RayExecutor(Executor):
                 ray.init(address=address, **kw)
             except ConnectionError as e:
                 raise RayUnavailableError(f"cannot join the Ray cluster at {address}: {e}") from None
+        gpus = ray.cluster_resources().get("GPU", 0)
+        if num_gpus_per_task and gpus < num_gpus_per_task:
+            if self._owns_ray:
+                ray.shutdown()
+            raise RayUnavailableError(
+                f"device calls need {num_gpus_per_task:g} GPU(s) each but the Ray cluster has "
+                f"{gpus:g}; use num_gpus_per_task=0 for a CPU backend or add GPU nodes")
         self.address = address
         self.num_gpus_per_task = num_gpus_per_task
         self.max_retries = max_retries
