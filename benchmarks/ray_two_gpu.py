@@ -34,23 +34,13 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from gpu_backends import sources_for  # noqa: E402  (the backend's initial candidate)
 
 DEFAULT_TASKS = "relu,gelu,silu,softmax,layernorm,rmsnorm,sum_dim,matmul_square,matmul_square_fp16"
 VERIFY = "kstrata.verify.runner:run_protocol"
 TIME = "kstrata.measure.candidate:time_candidate"
-
-
-def sources_for(backend, task):
-    """The backend's initial candidate for ``task`` (None when it has none)."""
-    from kstrata import kernels
-
-    if backend.name.startswith("triton"):
-        text = kernels.initial_source("triton", task.name)
-        return {"source": text} if text else None
-    try:
-        return backend.initial_sources(task)
-    except NotImplementedError:
-        return None
 
 
 def verdict_of(r) -> tuple[str, str]:
