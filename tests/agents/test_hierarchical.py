@@ -168,7 +168,6 @@ def store_calls(run_dir):
 
 
 def test_ablations_parse_and_switch_the_loop_parts():
-    from kstrata.search.loop import SearchSettings
     from kstrata.search.policies import GreedyPolicy, default_router
 
     a = Ablations.parse("flat,linear,unrouted,no-memory,no-lookahead")
@@ -202,3 +201,31 @@ def test_make_proposer_hierarchical_with_builtin_rules(tmp_path):
     assert (tmp_path / "m.db").exists()
     with pytest.raises(OptionError, match="--ablate"):
         make_proposer("hierarchical", backend=get_backend("tvm-llvm"), ablations="nope")
+
+
+def test_optimize_cli_passes_router_policy_and_settings(tmp_path, monkeypatch):
+    """`kstrata optimize --proposer hierarchical --ablate ...` hands the agent's
+    router, the linear policy and lookahead off to the loop."""
+    import kstrata.search.loop as loop
+    from kstrata.agents.router import FeedbackRouter
+    from kstrata.cli.errors import OptionError
+    from kstrata.cli.main import app
+
+    seen = {}
+
+    def fake(*args, **kw):
+        seen.update(kw)
+        raise OptionError("captured")
+
+    monkeypatch.setattr(loop, "optimize", fake)
+    run = CliRunner()
+    args = ["optimize", "fused_exp_mean", "--proposer", "hierarchical", "--out", str(tmp_path / "r"),
+            "--memory", str(tmp_path / "m.db")]
+    out = run.invoke(app, [*args, "--ablate", "linear,no-lookahead"])
+    assert out.exit_code == 2 and "captured" in out.output
+    assert isinstance(seen["router"], FeedbackRouter) and isinstance(seen["policy"], LinearPolicy)
+    assert seen["settings"].lookahead_expansions == 0 and seen["extra_config"]["cli"]["ablate"]
+    out = run.invoke(app, [*args[:-2], "--out", str(tmp_path / "s"), "--ablate", "unrouted"])
+    assert seen["router"].__name__ == "default_router" and seen["policy"].name == "greedy"
+    out = run.invoke(app, ["optimize", "fused_exp_mean", "--ablate", "flat", "--out", str(tmp_path / "t")])
+    assert out.exit_code == 2 and "need --proposer hierarchical" in out.output

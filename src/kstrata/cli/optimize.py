@@ -154,11 +154,13 @@ def register(app: typer.Typer) -> None:
             try:
                 with Live(status, console=console, transient=False, refresh_per_second=4):
                     result = optimize(
-                        t, b, prop, evaluator, policy=policy, budget=budget_obj, run_dir=run_dir,
-                        resume=resume is not None, settings=settings, progress=progress,
+                        t, b, prop, evaluator, policy=policy_arg, budget=budget_obj, run_dir=run_dir,
+                        resume=resume is not None, settings=settings, progress=progress, router=router,
                         extra_config={"cli": {"baselines": list(names), "proposer": proposer, "llm": llm,
-                                             "executor": executor}},
+                                             "executor": executor, "ablate": ablate}},
                     )
+                if hasattr(prop, "learn"):
+                    prop.learn(result.tree)
             finally:
                 pool.close()
         console.print(result_table(result.run_dir))
