@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from kstrata.agents.hierarchical import Ablations, HierarchicalProposer, LevelAgent, LinearPolicy
-from kstrata.agents.memory import MemoryStore
+from kstrata.agents.memory import MemoryStore, Skill
 from kstrata.llm import CallLog, ProviderSpec
 from kstrata.search.loop import SearchSettings, optimize
 from kstrata.search.tree import CandidateTree
@@ -93,6 +93,9 @@ def test_hierarchical_roles_router_and_rebuild_through_the_queue(tmp_path):
     provider.poll_s = 0.02
     agents = {lv: LevelAgent(provider, log, lv) for lv in backend.levels}
     memory = MemoryStore(tmp_path / "memory.db")
+    memory.add_skill(Skill(backend="tvm-llvm", level="schedule", before="", after="sch.parallel(i)\n",
+                           speedup=3.0, task="linear_gelu", category="fusion",
+                           description="parallel GEMM rows", search_text="fusion linear matmul add"))
     prop = HierarchicalProposer(backend, agents=agents, memory=memory, ablations={"linear": True})
     stop, seen = threading.Event(), []
     threading.Thread(target=_person, args=(provider.directory, _answers(task, backend), stop, seen),
@@ -131,6 +134,10 @@ def test_hierarchical_roles_router_and_rebuild_through_the_queue(tmp_path):
     assert s2.metadata["rebuild_of"] == g1.hash and s2.metadata["replay"]["failed"] == replay["failed"]
     assert s2.router_reason.startswith(f"rebuild after graph change {g1.hash[:8]}")
     assert "schedule_matmul" in s2.sources["schedule"] and s2.correct
+    first_prompt = next(t for k, t in seen if k == "schedule-1")
+    assert "# Exemplars for fusion kernels" in first_prompt and "Tiled GEMM schedule" in first_prompt
+    assert "# What worked before" in first_prompt and "parallel GEMM rows" in first_prompt
+    assert "CROSS-LEVEL REQUEST: <graph|schedule|source>" in first_prompt
     rebuild_prompt = next(t for k, t in seen if k == "schedule-2")
     assert "no longer apply" in rebuild_prompt and "fused_matmul_add_relu" in rebuild_prompt
     # the cross-level request was parsed, stored and acted on by the router
@@ -138,6 +145,7 @@ def test_hierarchical_roles_router_and_rebuild_through_the_queue(tmp_path):
     assert g1.router_reason.startswith(f"cross-level request from schedule-agent ({s1.hash[:8]})")
     graph_prompt = next(t for k, t in seen if k == "graph")
     assert "unfuse matmul, bias and relu" in graph_prompt
+    assert "on the path to this candidate: [schedule, schedule-agent] Parallelize the rows" in graph_prompt
     # the router's choices and reasons are stored with each expansion and candidate
     assert [e.level for e in exps] == ["schedule", "graph", "schedule", "source"]
     assert all(e.router_reason for e in exps) and exps[0].router_reason.startswith("no routed feedback")

@@ -399,13 +399,16 @@ class HierarchicalProposer:
 
     # -- prompt material -----------------------------------------------------------
     def history(self, key: str, tree: Any, candidate: Any, level: str) -> tuple[str, ...]:
-        """Short-term memory lines: what was tried from ``candidate`` (children
-        with their verdicts; refusals and unusable answers) and recent failures
-        at ``level`` elsewhere in the run."""
+        """Short-term memory lines: the edits on the path to ``candidate``, what
+        was tried from it (children with their verdicts; refusals and unusable
+        answers) and recent failures at ``level`` elsewhere in the run."""
         if self.memory is None:
             return ()  # memory ablated: no short-term memory either
         lines: list[str] = []
         if tree is not None and candidate.hash in tree.nodes:
+            for n in reversed(tree.path_to_root(candidate.hash)[:-1][:4]):
+                lines.append(f"on the path to this candidate: [{n.level}, {n.role}] "
+                             f"{_first_line(n.rationale)[:160] or 'an edit'} -> {_outcome(n)}")
             for c in tree.children(candidate.hash):
                 lines.append(f"[{c.level}, {c.role}] {_first_line(c.rationale)[:160] or 'an edit'} -> "
                              f"{_outcome(c)}")
