@@ -20,7 +20,10 @@ for every provider.
 
 Replay answers the k-th request with hash ``h`` from the k-th record with
 hash ``h`` (the last one again once they run out), so a recorded run replays
-deterministically; a request with no record is a
+deterministically. A request whose exact hash is not recorded falls back to a
+record whose prompt has the same shape (equal once every number is masked),
+because the prompts carry measured times that differ from run to run; a
+request with neither is a
 :class:`~kstrata.llm.base.ProviderError` naming its hash and the closest
 recorded prompt.
 """
@@ -28,6 +31,8 @@ recorded prompt.
 from __future__ import annotations
 
 import difflib
+import hashlib
+import re
 import fcntl
 import json
 import logging
@@ -154,6 +159,17 @@ def read_cassette(path: str | Path) -> list[dict[str, Any]]:
     return records
 
 
+_NUMBER = re.compile(r"\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
+
+
+def prompt_shape(messages: Sequence[Message]) -> str:
+    """sha256 of the prompt with every number masked: two prompts that differ
+    only in measured values (times, speedups, intervals, roofline fractions)
+    have the same shape, so a cassette replays although timings are noisy."""
+    text = _NUMBER.sub("#", _prompt_text(messages))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
 def _prompt_text(messages: Sequence[Message]) -> str:
     return "\n".join(f"[{m['role']}]\n{m['content']}" for m in messages)
 
@@ -182,8 +198,10 @@ class ReplayProvider(BaseProvider):
         super().__init__(f"replay:{self.path}", "replay", **kw)
         self.records = read_cassette(self.path)
         self._by_hash: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        self._by_shape: dict[str, list[dict[str, Any]]] = defaultdict(list)
         for rec in self.records:
             self._by_hash[rec["hash"]].append(rec)
+            self._by_shape[prompt_shape(rec["messages"])].append(rec)
         self._used: Counter[str] = Counter()
         self._lock = threading.Lock()
 
@@ -192,12 +210,16 @@ class ReplayProvider(BaseProvider):
             raise ProviderError(f"{self.label}: the cassette holds no records", kind="config")
 
     def _call_once(self, messages, params, req_hash) -> Completion:  # type: ignore[no-untyped-def]
+        key = req_hash
         recs = self._by_hash.get(req_hash)
+        if not recs:  # same prompt but for measured numbers (timings, speedups, intervals)
+            key = "shape:" + prompt_shape(messages)
+            recs = self._by_shape.get(key[6:])
         if not recs:
             raise ProviderError(self._miss_message(messages, req_hash), provider=self.label, kind="replay_miss")
         with self._lock:
-            k = self._used[req_hash]
-            self._used[req_hash] += 1
+            k = self._used[key]
+            self._used[key] += 1
         return completion_of(recs[min(k, len(recs) - 1)])
 
     def _miss_message(self, messages: Sequence[Message], req_hash: str) -> str:
