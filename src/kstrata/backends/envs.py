@@ -346,9 +346,9 @@ def _ensure_locked(spec: EnvSpec, plan: Plan, force: bool, log: Callable[[str], 
         "python": str(py),
         "installed": installed,
     }
-    from kstrata.measure.roofline import atomic_write_text  # imports torch: only here
+    from kstrata.atomic import write_atomic
 
-    atomic_write_text(path / MANIFEST, json.dumps(record, indent=2, sort_keys=True))
+    write_atomic(path / MANIFEST, json.dumps(record, indent=2, sort_keys=True))
     return SetupResult(spec.name, path, True, time.perf_counter() - start, installed, "installed")
 
 

@@ -5,35 +5,14 @@ from __future__ import annotations
 
 import difflib
 import os
-import tempfile
 from pathlib import Path
+
+from kstrata.atomic import write_atomic  # noqa: F401 - re-exported for the store
 
 #: File extension per level when the backend names none.
 DEFAULT_EXTENSIONS = {"graph": "py", "schedule": "py", "source": "txt"}
 
 
-def write_atomic(path: Path, text: str) -> Path:
-    """Write ``text`` (UTF-8) to ``path`` through a temp file and rename.
-
-    Raises
-    ------
-    OSError
-        When the folder cannot be created or written; ``path`` is then untouched.
-    """
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-    return path
 
 
 def candidate_dir(run_dir: Path, digest: str) -> Path:

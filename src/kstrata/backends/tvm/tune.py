@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from kstrata.backends.tvm.schedule import render_schedule, trace_lines
+from kstrata.atomic import write_atomic
 from kstrata.tasks.base import Task
 
 
@@ -76,12 +77,6 @@ def cache_key(task: Task, graph: str, shape: dict[str, int], target: Any, trials
     return hashlib.sha256(payload.encode()).hexdigest()[:32]
 
 
-def _atomic_write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
-    with os.fdopen(fd, "w") as f:
-        f.write(text)
-    os.replace(tmp, path)
 
 
 def tune(
@@ -167,5 +162,5 @@ def tune(
     # the traces were tuned at this static shape: build specialized (per shape), not symbolic
     out["graph"] = re.sub(r"^# build:.*$", "# build: static", out["graph"], count=1, flags=re.M)
     out.pop("source", None)
-    _atomic_write(path, json.dumps({"sources": out, "records": records, "key": key}))
+    write_atomic(path, json.dumps({"sources": out, "records": records, "key": key}))
     return TuneResult(out, records, key, cached=False)
