@@ -3,7 +3,6 @@ its views."""
 
 from __future__ import annotations
 
-import os
 import secrets
 from pathlib import Path
 
@@ -13,6 +12,7 @@ from rich.live import Live
 from rich.text import Text
 
 from kstrata.cli.errors import OptionError, user_errors
+from kstrata.store.secret import run_secret
 
 console = Console()
 
@@ -57,23 +57,6 @@ def parse_budget(text: str) -> dict[str, float | int]:
             raise OptionError(f"--budget {key}={value!r}: not a number") from None
         out[field] = num if field in ("wall_clock_s", "cost_usd", "target_roofline") else int(num)
     return out
-
-
-def _secret(run_dir: Path) -> str:
-    """The run's secret for hidden tests: kept in ``RUN_DIR/.secret`` (mode 0600),
-    never in the store, the config or any prompt, so a resumed run keeps the
-    same hidden tests."""
-    path = run_dir / ".secret"
-    if path.is_file():
-        return path.read_text().strip()
-    run_dir.mkdir(parents=True, exist_ok=True)
-    value = secrets.token_hex(32)
-    tmp = path.with_suffix(".tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as f:
-        f.write(value + "\n")
-    os.replace(tmp, path)
-    return value
 
 
 def register(app: typer.Typer) -> None:
@@ -138,7 +121,7 @@ def register(app: typer.Typer) -> None:
             except ExecutorSpecError as e:
                 raise OptionError(str(e)) from None
             where = {"pool": pool} if kind == "local" else {"executor": pool}
-            evaluator = VerifyMeasureEvaluator(secret=_secret(run_dir), baselines=names, **where)
+            evaluator = VerifyMeasureEvaluator(secret=run_secret(run_dir), baselines=names, **where)
             status = Text("starting")
 
             def progress(event: str, info: dict) -> None:

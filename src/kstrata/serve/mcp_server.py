@@ -26,7 +26,6 @@ per-thread); verification runs in killable worker processes.
 from __future__ import annotations
 
 import asyncio
-import os
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -37,6 +36,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
 from kstrata import __version__
+from kstrata.store.secret import run_secret
 from kstrata.execute import WorkerPool
 from kstrata.serve.public import public_task, task_summary
 from kstrata.serve.service import (
@@ -45,13 +45,11 @@ from kstrata.serve.service import (
     evaluate,
     load_backend,
     load_task,
-    new_secret,
 )
 from kstrata.store import RunStore
 from kstrata.store.records import CandidateRecord, dumps, jsonable
 from kstrata.tasks.loader import load_dir, suite
 
-SECRET_FILE = "secret"
 PROVIDER = "mcp"
 
 
@@ -82,22 +80,6 @@ class Limits:
             evaluations=self.evaluations if self.evaluations is not None else b.get("evaluations"),
             wall_s=self.wall_s if self.wall_s is not None else b.get("wall_s"),
         )
-
-
-def run_secret(run_dir: Path) -> str:
-    """The run's hidden-test secret: ``$KSTRATA_SECRET``, else ``RUN_DIR/secret``
-    (created, mode 0600, on first use)."""
-    env = os.environ.get("KSTRATA_SECRET")
-    if env:
-        return env
-    path = Path(run_dir) / SECRET_FILE
-    if path.is_file():
-        return path.read_text().strip()
-    secret = new_secret()
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "w") as f:
-        f.write(secret + "\n")
-    return secret
 
 
 class KernelServer:

@@ -4,7 +4,6 @@ fsync, ``os.replace``), so a reader never sees half a file."""
 from __future__ import annotations
 
 import difflib
-import os
 from pathlib import Path
 
 from kstrata.atomic import write_atomic  # noqa: F401 - re-exported for the store
