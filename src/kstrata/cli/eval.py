@@ -10,13 +10,49 @@ import typer
 from rich.console import Console
 
 from kstrata.cli.errors import err_console
+from kstrata.backends.envs import EnvMissingError
 from kstrata.backends.registry import UnknownBackendError, get_backend
+from kstrata.backends.workers import pool_for
 from kstrata.tasks.base import TaskError
 from kstrata.tasks.loader import resolve_task
 from kstrata.verify import verify_candidate
 from kstrata.verify.integrity.registry import UnknownPresetError
 
 console = Console()
+
+
+def _time(pool, backend, task, sources, budget_ms: float, timeout: float) -> dict:
+    """Paired timing against eager PyTorch in the worker; errors become data."""
+    from kstrata.measure.timing import TimingConfig
+
+    if not getattr(backend, "timing_meaningful", True):
+        return {"skipped": f"timings on {backend.name} mean nothing (e.g. an interpreter)"}
+    r = pool.call("kstrata.measure.candidate:time_candidate", backend.name, task, sources,
+                  baseline="eager", config=TimingConfig(budget_ms=budget_ms), timeout_s=timeout)
+    if not r.ok:
+        return {"error": f"{r.kind}: {r.error}"}
+    m = r.value
+    s = m.speedup
+    point = (m.roofline or {}).get("candidate") or {}
+    return {"candidate_ms": m.candidate.median, "baseline_ms": m.baseline.median if m.baseline else None,
+            "baseline": "eager", "speedup": s.point if s else None,
+            "speedup_ci": [s.low, s.high] if s else None, "confidence": s.confidence if s else None,
+            "roofline_fraction": point.get("fraction"), "bound": point.get("bound"),
+            "suspicious": list(m.suspicious), "method": m.method, "pairs": m.reps}
+
+
+def _timing_line(t: dict) -> str:
+    if "skipped" in t or "error" in t:
+        return t.get("skipped") or t["error"]
+    line = f"{t['candidate_ms']:.4f} ms vs eager {t['baseline_ms']:.4f} ms"
+    if t.get("speedup") is not None:
+        lo, hi = t["speedup_ci"]
+        line += f"; speedup {t['speedup']:.3f}x [{lo:.3f}, {hi:.3f}] ({t['confidence']:.0%} CI)"
+    if t.get("roofline_fraction") is not None:
+        line += f"; {t['bound']}-bound at {100 * t['roofline_fraction']:.1f}% of the roofline"
+    if t.get("suspicious"):
+        line += "; SUSPICIOUS: " + "; ".join(map(str, t["suspicious"]))
+    return line + f" ({t['method']}, {t['pairs']} pairs)"
 
 
 def register(app: typer.Typer) -> None:
@@ -32,23 +68,37 @@ def register(app: typer.Typer) -> None:
         scope: str = typer.Option("full", "--scope", help="Hidden shapes: full (sweep) or small."),
         secret: str | None = typer.Option(None, "--secret", help="Run secret (default: random)."),
         timeout: float = typer.Option(600.0, "--timeout", help="Wall-clock limit in seconds."),
+        time_it: bool = typer.Option(True, "--time/--no-time", help="Time a correct candidate against eager PyTorch (paired, nominal shape)."),
+        budget_ms: float = typer.Option(1000.0, "--budget-ms", help="Paired timing budget in ms."),
     ) -> None:
         """Verify CANDIDATE_FILE for TASK: prints the verdict, evidence and feedback."""
         try:
             t = resolve_task(task)
             if not candidate.is_file():
                 raise FileNotFoundError(f"{candidate}: no such candidate file")
-            get_backend(backend)
+            b = get_backend(backend)
             if scope not in ("full", "small"):
                 raise ValueError(f"unknown scope {scope!r}; choose full or small")
-            ev = verify_candidate(t, backend, {"source": candidate.read_text()},
-                                  secret=secret or secrets.token_hex(16), preset=preset,
-                                  timeout_s=timeout, scope=scope)
-        except (TaskError, UnknownBackendError, UnknownPresetError, FileNotFoundError, ValueError) as e:
+            sources = {"source": candidate.read_text()}
+            pool = pool_for(b)
+        except (TaskError, UnknownBackendError, UnknownPresetError, FileNotFoundError, ValueError,
+                EnvMissingError) as e:
             err_console.print(f"[bold red]error:[/] {e}", markup=True, highlight=False)
             raise typer.Exit(2) from None
+        try:
+            try:
+                ev = verify_candidate(t, backend, sources, secret=secret or secrets.token_hex(16),
+                                      preset=preset, timeout_s=timeout, scope=scope, pool=pool)
+            except UnknownPresetError as e:
+                err_console.print(f"[bold red]error:[/] {e}", markup=True, highlight=False)
+                raise typer.Exit(2) from None
+            timing = None
+            if time_it and ev.correct:
+                timing = _time(pool, b, t, sources, budget_ms, timeout)
+        finally:
+            pool.close()
         if as_json:
-            typer.echo(json.dumps(ev.to_dict(), sort_keys=True))
+            typer.echo(json.dumps({**ev.to_dict(), "timing": timing}, sort_keys=True))
         else:
             color = "green" if ev.correct else "red"
             console.print(f"[bold {color}]{ev.verdict.value}[/]" + (f"  check: {ev.check}" if ev.check else "")
@@ -59,3 +109,5 @@ def register(app: typer.Typer) -> None:
                 console.print(f"  warning [{w['check']}]: {w['message']}", markup=False, highlight=False)
             for f in ev.feedback:
                 console.print(f"  - [{f['kind']}/{f['level']}] {f['text']}", markup=False, highlight=False)
+            if timing is not None:
+                console.print("  timing: " + _timing_line(timing), markup=False, highlight=False)
