@@ -1,0 +1,310 @@
+"""The built-in proposer over the level-1/level-2 suite on ``tvm-llvm``: speedup
+against eager PyTorch and against MetaSchedule at equal measured trials, Fast@1.0.
+
+Usage::
+
+    python benchmarks/optimize_suite.py [--tasks a,b] [--sample N] [--seed S]
+        [--evals E] [--task-wall SECONDS] [--out-dir DIR]
+
+For every task the search (:func:`kstrata.search.loop.optimize`, greedy policy,
+``Budget(evaluations=E)``) runs the deterministic built-in proposer
+(``make_proposer("builtin")``) and a :class:`VerifyMeasureEvaluator` with
+baselines ``("eager", "metaschedule")`` and ``trials=E``: MetaSchedule gets as
+many measured trials as the search measured candidates. Per task it prints the
+best candidate's speedups (the best by eager speedup, which passed the full
+hidden verification sweep) with their bootstrap intervals, the verdict counts,
+candidates evaluated per minute and where the time went (proposer, verification
+including compilation, eager timing, MetaSchedule tuning + timing). At the end:
+Fast@1.0 (EdgeKernelBench: the share of ALL run tasks whose result is correct
+and faster than the MetaSchedule baseline; a task that failed counts as not
+fast) and fast_1 against eager. A task that errors is a row, never an abort.
+``--task-wall`` (default 420 s) is a safety cap on one task's search wall clock;
+tasks that hit it are marked.
+
+The committed output is ``benchmarks/results/optimize_suite.txt``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+import platform
+import shlex
+import sys
+import tempfile
+import time
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kstrata.search.evaluators import VerifyMeasureEvaluator
+
+
+@dataclass
+class TimedEvaluator(VerifyMeasureEvaluator):
+    """:class:`VerifyMeasureEvaluator` that records where its time goes.
+
+    ``times`` accumulates seconds: ``evaluate`` (whole calls), ``timing:<baseline>``
+    (paired timing calls; the first ``metaschedule`` call of a task includes the
+    MetaSchedule tuning and is kept apart as ``tune+timing:metaschedule``).
+    Verification (with compilation, in the worker) is ``evaluate`` minus timing.
+    """
+
+    times: dict[str, float] = field(default_factory=dict, init=False)
+    calls: dict[str, int] = field(default_factory=dict, init=False)
+
+    def _add(self, key: str, dt: float) -> None:
+        self.times[key] = self.times.get(key, 0.0) + dt
+        self.calls[key] = self.calls.get(key, 0) + 1
+
+    def evaluate(self, task: Any, backend: Any, sources: dict[str, str]) -> tuple[Any, Any]:
+        t0 = time.perf_counter()
+        try:
+            return super().evaluate(task, backend, sources)
+        finally:
+            self._add("evaluate", time.perf_counter() - t0)
+
+    def _time(self, task: Any, backend: Any, sources: dict[str, str], baseline: str) -> Any:
+        key = f"timing:{baseline}"
+        if baseline == "metaschedule" and not self.calls.get("tune+timing:metaschedule"):
+            key = "tune+timing:metaschedule"
+        t0 = time.perf_counter()
+        try:
+            return super()._time(task, backend, sources, baseline)
+        finally:
+            self._add(key, time.perf_counter() - t0)
+
+
+def _speedup(node: Any, baseline: str) -> Any:
+    if node is None or node.record.measurement is None:
+        return None
+    for s in node.record.measurement.speedups:
+        if s.baseline == baseline:
+            return s
+    return None
+
+
+def _fmt(s: Any) -> str:
+    if s is None:
+        return "-"
+    if s.ci_low is not None and s.ci_high is not None:
+        return f"{s.value:.2f} [{s.ci_low:.2f},{s.ci_high:.2f}]"
+    return f"{s.value:.2f}"
+
+
+def run_task(task: Any, backend: Any, pool: Any, evals: int, wall: float, run_dir: Path) -> dict:
+    """One search on ``task``; returns a row dict (``error`` set on failure)."""
+    from kstrata.agents.registry import make_proposer
+    from kstrata.search.budget import Budget
+    from kstrata.search.loop import SearchSettings, optimize
+
+    row: dict[str, Any] = {"task": task.name, "level": task.meta.level, "category": task.meta.category}
+    ev = TimedEvaluator(secret=os.urandom(16).hex(), baselines=("eager", "metaschedule"),
+                        pool=pool, trials=evals)
+    t0 = time.perf_counter()
+    try:
+        prop = make_proposer("builtin", backend=backend)
+        res = optimize(task, backend, prop, ev, policy="greedy",
+                       budget=Budget(evaluations=evals, wall_clock_s=wall), run_dir=run_dir,
+                       settings=SearchSettings(seed=0))
+    except Exception as e:  # noqa: BLE001 - a failed task is a row
+        row.update(error=f"{type(e).__name__}: {e}".splitlines()[0][:160],
+                   trace=traceback.format_exc(limit=3), wall_s=time.perf_counter() - t0,
+                   times=ev.times, calls=ev.calls)
+        return row
+    wall_s = time.perf_counter() - t0
+    tree = res.tree
+    correct = [n for n in tree if n.evaluated and n.correct and n.record.measurement is not None]
+    best = res.best
+    ms_any = max((s.value for n in correct if (s := _speedup(n, "metaschedule")) is not None), default=None)
+    row.update(
+        wall_s=wall_s, stop=res.stop_reason, n_eval=int(res.spent.get("evaluations", 0)),
+        verdicts=res.verdict_counts, best=best, eager=_speedup(best, "eager"),
+        ms=_speedup(best, "metaschedule"), ms_any=ms_any, best_level=None if best is None else best.level,
+        times=dict(ev.times), calls=dict(ev.calls), spent=res.spent,
+    )
+    return row
+
+
+_REPORT: list = []
+
+
+def out(*args: Any, **kwargs: Any) -> None:
+    """Print a report line to stdout and, with ``--report``, append it to that file
+    (MetaSchedule's own logging goes to stdout too; the report file stays clean)."""
+    kwargs.pop("flush", None)
+    print(*args, **kwargs, flush=True)
+    if _REPORT:
+        with open(_REPORT[0], "a") as f:
+            print(*args, **kwargs, file=f)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--tasks", default="", help="comma list of suite task names (default: all level 1-2)")
+    ap.add_argument("--sample", type=int, default=0, help="stratified sample of N tasks (0 = all)")
+    ap.add_argument("--seed", type=int, default=0, help="seed of the stratified sample")
+    ap.add_argument("--evals", type=int, default=10, help="evaluations per task (= MetaSchedule trials)")
+    ap.add_argument("--task-wall", type=float, default=420.0, help="safety cap, seconds per task search")
+    ap.add_argument("--out-dir", default="", help="run directories (default: a new temp dir)")
+    ap.add_argument("--note", default="", help="a line printed in the header (e.g. why a sample)")
+    ap.add_argument("--report", default="", help="also write the report (without tool logs) to this file")
+    args = ap.parse_args()
+    if args.report:
+        Path(args.report).write_text("")
+        _REPORT.append(args.report)
+
+    import torch
+    import tvm
+
+    from kstrata.backends.registry import get_backend
+    from kstrata.backends.workers import pool_for
+    from kstrata.bench.sampling import stratified_sample
+    from kstrata.measure.environment import cpu_name
+    from kstrata.tasks.loader import suite
+
+    try:
+        import importlib.metadata as md
+
+        ffi = md.version("apache-tvm-ffi")
+    except Exception:  # noqa: BLE001
+        ffi = "?"
+    backend = get_backend("tvm-llvm")
+    av = backend.availability()
+    pool_tasks = [t for t in suite() if t.meta.level in (1, 2)]
+    n_pool = len(pool_tasks)
+    if args.tasks:
+        wanted = [x.strip() for x in args.tasks.split(",") if x.strip()]
+        by_name = {t.name: t for t in pool_tasks}
+        missing = [w for w in wanted if w not in by_name]
+        if missing:
+            print(f"unknown level-1/2 tasks: {', '.join(missing)}", file=sys.stderr)
+            return 2
+        tasks = [by_name[w] for w in wanted]
+    else:
+        tasks = pool_tasks
+    if args.sample:
+        tasks = stratified_sample(tasks, args.sample, seed=args.seed)
+    out_dir = Path(args.out_dir) if args.out_dir else Path(tempfile.mkdtemp(prefix="kstrata-optimize-suite-"))
+    out_dir.mkdir(parents=True, exist_ok=True)
+    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+
+    cmd = "python " + " ".join(shlex.quote(a) for a in sys.argv)
+    out(f"# optimize_suite {datetime.datetime.now().isoformat(timespec='seconds')}")
+    out(f"# command: {cmd}")
+    out(f"# host: {platform.machine()} {cpu_name()}, {os.cpu_count()} CPUs (no GPU; tvm-llvm on CPU)")
+    out(f"# versions: python {platform.python_version()} torch {torch.__version__} tvm {tvm.__version__} "
+          f"apache-tvm-ffi {ffi}")
+    out(f"# backend tvm-llvm: {'usable' if av.usable else 'NOT usable: ' + str(av.reason)}")
+    out(f"# proposer builtin, policy greedy, seed 0; budget per task: evaluations={args.evals} "
+          f"(safety cap wall={args.task_wall:g}s); MetaSchedule baseline trials={args.evals} "
+          f"(= candidates measured by the search)")
+    scope = f"{len(tasks)} of {n_pool} level-1/2 suite tasks"
+    if args.sample:
+        scope += f" (stratified sample over levels/categories, seed {args.seed})"
+    out(f"# tasks: {scope}")
+    if args.note:
+        out(f"# note: {args.note}")
+    out(f"# run directories: {out_dir}")
+    out("# speedup = baseline time / candidate time, [95% bootstrap CI]; best = best correct candidate by "
+          "eager speedup, confirmed on the full hidden sweep", flush=True)
+    if not av.usable:
+        return 1
+
+    rows: list[dict] = []
+    pool = pool_for(backend)
+    try:
+        for i, task in enumerate(tasks, 1):
+            out(f"# [{i}/{len(tasks)}] {task.name} ...", flush=True)
+            row = run_task(task, backend, pool, args.evals, args.task_wall,
+                           out_dir / f"{task.name}-{stamp}")
+            rows.append(row)
+            if row.get("error"):
+                out(f"#   ERROR after {row['wall_s']:.0f}s: {row['error']}", flush=True)
+            else:
+                out(f"#   done in {row['wall_s']:.0f}s, {row['n_eval']} evaluated, stop: {row['stop']}, "
+                      f"eager {_fmt(row['eager'])}, metaschedule {_fmt(row['ms'])}", flush=True)
+    finally:
+        pool.close()
+
+    # -- table -------------------------------------------------------------
+    out()
+    hdr = (f"{'task':24s} {'L':>1s} {'category':11s} {'vs eager [CI]':>20s} {'vs MetaSchedule [CI]':>21s} "
+           f"{'MSmax':>6s} {'lvl':8s} {'n':>3s} {'cand/min':>8s} {'wall s':>6s}  verdicts")
+    out(hdr)
+    out("-" * len(hdr))
+    for r in rows:
+        if r.get("error"):
+            out(f"{r['task']:24s} {r['level']:>1d} {r['category']:11s} ERROR: {r['error']}")
+            continue
+        v = ", ".join(f"{k}={n}" for k, n in sorted(r["verdicts"].items(), key=lambda kv: str(kv[0])))
+        cpm = r["n_eval"] / (r["wall_s"] / 60) if r["wall_s"] > 0 else 0.0
+        r["cpm"] = cpm
+        msmax = "-" if r["ms_any"] is None else f"{r['ms_any']:.2f}"
+        out(f"{r['task']:24s} {r['level']:>1d} {r['category']:11s} {_fmt(r['eager']):>20s} {_fmt(r['ms']):>21s} "
+              f"{msmax:>6s} {str(r['best_level']):8s} {r['n_eval']:>3d} {cpm:>8.1f} {r['wall_s']:>6.0f}  {v}"
+              + ("  [wall cap hit]" if "wall" in str(r["stop"]) else ""))
+    out("(MSmax: highest speedup vs MetaSchedule of any correct candidate at screening scope; "
+          "lvl: level the best candidate was made at, None = the untuned root)")
+
+    # -- where the time went ------------------------------------------------
+    out("\n## time per task (s): proposer+search = wall - evaluate; verify = evaluate - timing "
+          "(verification incl. compiling the candidate in the worker, small + hidden shapes)")
+    out(f"{'task':24s} {'wall':>6s} {'propose':>7s} {'verify':>7s} {'t:eager':>7s} {'tune+t:MS':>9s} "
+          f"{'t:MS':>6s} {'evals':>5s} {'s/eval':>6s}")
+    agg = {"wall": 0.0, "propose": 0.0, "verify": 0.0, "eager": 0.0, "tune": 0.0, "ms": 0.0, "n": 0}
+    for r in rows:
+        t = r.get("times") or {}
+        timing = sum(v for k, v in t.items() if "timing" in k)
+        evaluate = t.get("evaluate", 0.0)
+        parts = {
+            "wall": r["wall_s"], "propose": max(0.0, r["wall_s"] - evaluate), "verify": max(0.0, evaluate - timing),
+            "eager": t.get("timing:eager", 0.0), "tune": t.get("tune+timing:metaschedule", 0.0),
+            "ms": t.get("timing:metaschedule", 0.0), "n": r.get("n_eval", (r.get("calls") or {}).get("evaluate", 0)),
+        }
+        for k in agg:
+            agg[k] += parts[k]
+        per = parts["wall"] / parts["n"] if parts["n"] else float("nan")
+        out(f"{r['task']:24s} {parts['wall']:>6.0f} {parts['propose']:>7.1f} {parts['verify']:>7.1f} "
+              f"{parts['eager']:>7.1f} {parts['tune']:>9.1f} {parts['ms']:>6.1f} {parts['n']:>5d} {per:>6.1f}")
+    tot = agg["wall"] or 1.0
+    out(f"{'TOTAL':24s} {agg['wall']:>6.0f} {agg['propose']:>7.1f} {agg['verify']:>7.1f} {agg['eager']:>7.1f} "
+          f"{agg['tune']:>9.1f} {agg['ms']:>6.1f} {agg['n']:>5d}")
+    share = {k: agg[k] / tot for k in ("propose", "verify", "eager", "tune", "ms")}
+    out("share of wall: " + ", ".join(f"{k} {v:.0%}" for k, v in share.items()))
+
+    # -- summary -----------------------------------------------------------
+    n = len(rows)
+    ok = [r for r in rows if not r.get("error")]
+    fast_ms = sum(1 for r in ok if r["ms"] is not None and r["ms"].value > 1.0)
+    fast_ms_ci = sum(1 for r in ok if r["ms"] is not None and r["ms"].ci_low is not None and r["ms"].ci_low > 1.0)
+    fast_e = sum(1 for r in ok if r["eager"] is not None and r["eager"].value > 1.0)
+    correct = sum(1 for r in ok if r["best"] is not None)
+    evals = sum(r["n_eval"] for r in ok)
+    wall = sum(r["wall_s"] for r in ok)
+    l1 = [r for r in ok if r["level"] == 1]
+    l1_cpm = sum(r["n_eval"] for r in l1) / (sum(r["wall_s"] for r in l1) / 60) if l1 else float("nan")
+    no_tune_wall = sum(r["wall_s"] - (r.get("times") or {}).get("tune+timing:metaschedule", 0.0) for r in l1)
+    l1_cpm_nt = sum(r["n_eval"] for r in l1) / (no_tune_wall / 60) if l1 and no_tune_wall > 0 else float("nan")
+    out("\n## summary")
+    out(f"tasks run: {n}; errors: {n - len(ok)}; with a correct candidate: {correct}")
+    out(f"Fast@1.0 vs MetaSchedule (equal trials = {args.evals}): {fast_ms}/{n} = {fast_ms / n if n else 0:.2f}"
+          f"  (with CI lower bound > 1: {fast_ms_ci}/{n} = {fast_ms_ci / n if n else 0:.2f})")
+    out(f"fast_1 vs eager PyTorch: {fast_e}/{n} = {fast_e / n if n else 0:.2f}")
+    out(f"throughput: {evals} candidates in {wall / 60:.1f} min = {evals / (wall / 60) if wall else 0:.1f} "
+          f"candidates/min overall; level-1: {l1_cpm:.1f}/min "
+          f"({l1_cpm_nt:.1f}/min not counting the one-off MetaSchedule baseline tuning)")
+    fm = fast_ms / n if n else 0.0
+    if fm < 0.5:
+        out(f"BELOW TARGET: Fast@1.0 {fm:.2f} < 0.5 (issue 6).")
+    if not (l1_cpm >= 20):
+        worst = max(share, key=share.get)
+        out(f"BELOW TARGET: level-1 throughput {l1_cpm:.1f} < 20 candidates/min (issue 6); the largest share "
+              f"of wall time is '{worst}' ({share[worst]:.0%}); see the time table above.")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
