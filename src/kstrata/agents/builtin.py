@@ -37,7 +37,7 @@ class TVMRulesProposer:
     name = "builtin"
     levels = ("graph", "schedule")
 
-    def __init__(self, backend: Any, per_expansion: int = 4, tune_trials: int = 32):
+    def __init__(self, backend: Any, per_expansion: int = 4, tune_trials: int = 16):
         self.backend = backend
         self.per_expansion = per_expansion
         self.tune_trials = tune_trials

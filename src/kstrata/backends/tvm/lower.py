@@ -263,6 +263,15 @@ def printable_script(mod: Any) -> str:
     return text
 
 
+def _same_text(a: str, b: str) -> bool:
+    """Equal up to line endings and trailing whitespace (the run store
+    normalizes sources that way before hashing and storing them)."""
+    def norm(t: str) -> str:
+        return "\n".join(x.rstrip() for x in t.replace("\r\n", "\n").split("\n")).strip("\n")
+
+    return norm(a) == norm(b)
+
+
 def _first_line(e: BaseException) -> str:
     text = str(e).strip()
     lines = [ln for ln in text.splitlines() if ln.strip()]
@@ -487,7 +496,7 @@ def lower_graph(task: Task, graph_text: str, shape: dict[str, int], symbolic: bo
     header, body = parse_graph(graph_text)
     shape = task.full_shape(shape)
     if header.static_shape is not None and task.full_shape(header.static_shape) != shape:
-        if graph_text == default_graph(task, header.static_shape):
+        if _same_text(graph_text, default_graph(task, header.static_shape)):
             return lower_graph(task, default_graph(task, shape), shape)
         raise LoweringError(
             f"graph was exported specialized to shape {header.static_shape} (torch.export could not "
