@@ -36,7 +36,11 @@ MANIFEST_VERSION = 1
 
 #: Requirements of kstrata that the isolated environments must not get: they
 #: are TVM's (and pull a conflicting ``apache-tvm-ffi``).
-EXCLUDED_REQUIREMENTS = frozenset({"apache-tvm", "xgboost", "tornado"})
+EXCLUDED_REQUIREMENTS = frozenset({
+    "apache-tvm", "apache-tvm-ffi",  # TileLang ships its own tvm and pins its own ffi
+    "xgboost", "tornado",            # MetaSchedule only
+    "triton", "pyopencl", "openai", "anthropic", "mcp", "anyio",  # other backends, the driver
+})
 
 
 class EnvMissingError(RuntimeError):
