@@ -59,6 +59,18 @@ def parse_budget(text: str) -> dict[str, float | int]:
     return out
 
 
+def _report_proposer_errors(run_dir: Path) -> None:
+    """Say so when proposer calls failed (e.g. a replay cassette that does not
+    match this run), instead of leaving it in the store only."""
+    from kstrata.store.run_store import RunStore
+
+    with RunStore.open(run_dir) as store:
+        errors = [c["error"] for c in store.proposer_calls() if c.get("error")]
+    if errors:
+        console.print(f"[yellow]warning:[/] {len(errors)} proposer call(s) failed; the first: {errors[0]}",
+                      highlight=False)
+
+
 def register(app: typer.Typer) -> None:
     """Add ``optimize``, ``tree`` and ``show`` to ``app``."""
 
@@ -104,6 +116,8 @@ def register(app: typer.Typer) -> None:
                 raise OptionError(f"unknown --policy {policy!r}; choose one of {', '.join(sorted(POLICIES))}")
             budget_obj = Budget.from_dict(parse_budget(budget))
             run_dir = resume or out or Path("runs") / f"{t.name}-{backend}-{secrets.token_hex(3)}"
+            if resume is not None and not (resume / "run.db").is_file():
+                raise OptionError(f"--resume {resume}: no run there (no run.db); start one with --out")
             if resume is None and (run_dir / "run.db").exists():
                 raise OptionError(f"{run_dir} already holds a run; pass --resume {run_dir} to continue it")
             if (ablate or memory) and proposer != "hierarchical":
@@ -130,9 +144,11 @@ def register(app: typer.Typer) -> None:
                 left = budget_obj.left(spent)
                 parts = [f"evaluated {int(spent.get('evaluations', 0))}"]
                 if best is not None and best.speedup is not None:
-                    parts.append(f"best {best.speedup:.2f}x ({best.hash[:8]}, {best.level})")
+                    parts.append(f"best {best.speedup:.2f}x ({best.hash[:8]}, {best.level or 'initial'})")
                 parts.append("left " + ", ".join(f"{k}={v:g}" for k, v in left.items() if v is not None))
                 status.plain = " · ".join(parts) + f" · {event}"
+                if not console.is_terminal and event in ("evaluated", "stopped"):
+                    print(status.plain, flush=True)  # a live line only redraws on a terminal
 
             try:
                 with Live(status, console=console, transient=False, refresh_per_second=4):
@@ -147,6 +163,7 @@ def register(app: typer.Typer) -> None:
             finally:
                 pool.close()
         console.print(result_table(result.run_dir))
+        _report_proposer_errors(result.run_dir)
         console.print(f"stopped: {result.stop_reason}; run directory: {result.run_dir}")
         if result.best is not None:
             console.print(f"best candidate's sources: {Path(result.run_dir) / 'best'}")

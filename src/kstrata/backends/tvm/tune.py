@@ -17,6 +17,7 @@ atomically, so each baseline is tuned once.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import re
@@ -24,6 +25,7 @@ import os
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
+from collections.abc import Iterator
 from typing import Any
 
 from kstrata.backends.tvm.schedule import render_schedule, trace_lines
@@ -77,6 +79,37 @@ def cache_key(task: Task, graph: str, shape: dict[str, int], target: Any, trials
     return hashlib.sha256(payload.encode()).hexdigest()[:32]
 
 
+
+
+@contextlib.contextmanager
+def _output_to(path: str) -> Iterator[None]:
+    """Send this process's stdout and stderr (Python and C level) to ``path``:
+    MetaSchedule prints its task-scheduler tables and XGBoost iterations there,
+    which would otherwise bury kstrata's own progress."""
+    import logging
+    import sys
+
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = os.dup(1), os.dup(2)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    quiet = [logging.getLogger(n) for n in ("tvm.meta_schedule", "tvm.s_tir.meta_schedule")]
+    levels = [lg.level for lg in quiet]
+    try:
+        for lg in quiet:
+            lg.setLevel(logging.WARNING)
+        os.dup2(fd, 1)
+        os.dup2(fd, 2)
+        yield
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os.dup2(saved[0], 1)
+        os.dup2(saved[1], 2)
+        for fd_ in (*saved, fd):
+            os.close(fd_)
+        for lg, level in zip(quiet, levels):
+            lg.setLevel(level)
 
 
 def tune(
@@ -145,9 +178,10 @@ def tune(
             fwd = os.path.join(wd, name)
             budget = max(trials // n, 1)
             builder = ms.builder.LocalBuilder(max_workers=1, timeout_sec=600)  # slow on a loaded host
-            db = ms.tune_tir(mod, target, fwd, max_trials_global=budget,
-                             num_trials_per_iter=min(budget, 16), num_tuning_cores=1, seed=0,
-                             builder=builder, database="memory")
+            with _output_to(os.path.join(wd, f"{name}.tune.log")):
+                db = ms.tune_tir(mod, target, fwd, max_trials_global=budget,
+                                 num_trials_per_iter=min(budget, 16), num_tuning_cores=1, seed=0,
+                                 builder=builder, database="memory")
             sch = ms.tir_integration.compile_tir(db, mod, target)
             if sch is None:
                 records.append({"func": name, "run_secs": [], "trials": budget})
