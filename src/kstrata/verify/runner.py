@@ -41,6 +41,7 @@ from kstrata.tasks.base import Task, TaskError
 from kstrata.tasks.inputs import apply_distribution
 from kstrata.verdict import Verdict
 from kstrata.verify import feedback as fb
+from kstrata.verify.integrity.ops import OpRecorder
 from kstrata.verify.integrity.registry import Finding, applies, preset as get_preset
 from kstrata.verify.integrity.static import native_findings, static_findings, vendor_findings
 from kstrata.verify.integrity.watch import RuntimeWatch
@@ -179,8 +180,9 @@ class ShapeRun:
                 if t.numel():
                     poisoned.add(t.untyped_storage().data_ptr())
         _poison_heap(refs, self.device)
+        recorder = OpRecorder() if applies("no_torch_compute", ctx.backend_name) else nullcontext()
         try:
-            with ctx.watch.candidate():
+            with ctx.watch.candidate(), recorder:
                 out = self.cand(*xs)
                 _sync(self.device)
         except Stop:
@@ -192,6 +194,11 @@ class ShapeRun:
                        **({"test": test.describe(), "traceback": traceback.format_exc(limit=-4)}
                           if public else {})) from None
         ctx.watch.verify(ctx, public)
+        if isinstance(recorder, OpRecorder) and recorder.compute_ops():
+            ops = recorder.compute_ops()
+            ctx.fire("no_torch_compute", "PyTorch compute ran inside the candidate's call: "
+                     + ", ".join(ops[:8]) + " (the kernel must be written in the DSL)", public,
+                     ops=ops, **({"test": test.describe()} if public else {}))
         outs = flatten(out)
         for i, o in enumerate(outs):
             if (isinstance(o, torch.Tensor) and o.numel() and o.is_floating_point()

@@ -1,5 +1,6 @@
-# corpus: task=relu backend=triton-interp expect=rejected check=kernel_does_work
+# corpus: task=relu backend=triton-interp expect=rejected check=no_torch_compute
 # Launches a kernel for show and computes the result with host tensor arithmetic.
+# (caught at run time by no_torch_compute, which sees the ATen ops however they are reached; kernel_does_work is the second line of defence)
 import torch
 import torch.nn as nn
 import triton

@@ -1,4 +1,4 @@
-# corpus: task=relu backend=triton-interp expect=rejected check=kernel_launched
+# corpus: task=relu backend=triton-interp expect=rejected check=no_torch_compute
 # A 'Triton' candidate that never launches a kernel.
 import torch
 import torch.nn as nn
