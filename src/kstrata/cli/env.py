@@ -28,6 +28,18 @@ def _version(dist: str) -> str:
         return "not installed"
 
 
+def _isolated_version(lib: str) -> str | None:
+    """``"0.1.15 (own environment)"`` for a library that lives in a backend's
+    isolated environment (TileLang), else None."""
+    if lib != "tilelang":
+        return None
+    from kstrata.backends import envs
+
+    av = envs.availability("tilelang-c")
+    version = dict(av.versions).get("tilelang")
+    return f"{version} (own environment, `kstrata setup`)" if av.usable and version else None
+
+
 def collect() -> dict:
     """Everything ``kstrata env`` reports, as a JSON-able dict."""
     import torch
@@ -48,7 +60,7 @@ def collect() -> dict:
         "kstrata": __version__,
         "python": sys.version.split()[0],
         "platform": platform.platform(),
-        "libraries": {lib: _version(lib) for lib in LIBRARIES},
+        "libraries": {lib: _isolated_version(lib) or _version(lib) for lib in LIBRARIES},
         "devices": devices,
         "tools": tools,
         "backends": backends,
