@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import typer
@@ -12,7 +13,8 @@ from kstrata.cli.errors import user_errors
 from kstrata.tasks.loader import load_dir, resolve_task, suite
 
 app = typer.Typer(help="List and inspect tasks (the shipped suite or a directory).", no_args_is_help=True)
-console = Console()
+# 80 columns is rich's width when piped; tables of task names need more
+console = Console(width=None if sys.stdout.isatty() else 160)
 
 
 def _fmt_count(x: float | None, unit: str) -> str:
@@ -33,7 +35,14 @@ def list_(
     """List tasks with level, category, dtype and nominal arithmetic intensity."""
     with user_errors():
         tasks = load_dir(path) if path else suite()
+    everything = tasks
     tasks = [t for t in tasks if (level is None or t.level == level) and (category is None or t.category == category)]
+    if not tasks and everything:
+        levels = sorted({t.level for t in everything})
+        categories = sorted({t.category for t in everything})
+        console.print(f"no task matches; levels here: {levels}; categories: {', '.join(categories)}",
+                      highlight=False)
+        return
     table = Table(title=f"{len(tasks)} tasks" + (f" in {path}" if path else " in the kstrata suite"))
     table.add_column("name", no_wrap=True)
     for col in ("level", "category", "dtype", "FLOPs", "bytes", "FLOP/B"):
