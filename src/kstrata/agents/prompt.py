@@ -28,6 +28,7 @@ from typing import Any
 
 import jinja2
 
+from kstrata.tasks.loader import metadata_assigns
 from kstrata.llm.base import Message
 
 PROMPTS = Path(__file__).with_name("prompts")
@@ -69,10 +70,8 @@ def public_reference(source: str) -> str:
     except SyntaxError:
         return source
     lines = source.splitlines(keepends=True)
-    for node in reversed(tree.body):
-        targets = node.targets if isinstance(node, ast.Assign) else []
-        if any(isinstance(t, ast.Name) and t.id == "KSTRATA" for t in targets):
-            del lines[node.lineno - 1 : node.end_lineno]
+    for node in reversed(metadata_assigns(tree)):
+        del lines[node.lineno - 1 : node.end_lineno]
     return "".join(lines)
 
 

@@ -19,6 +19,7 @@ import pprint
 import re
 from typing import Any
 
+from kstrata.tasks.loader import metadata_assigns
 from kstrata.store.records import jsonable
 from kstrata.tasks.base import Task
 
@@ -36,26 +37,20 @@ def public_source(task: Task) -> str:
         tree = ast.parse(source)
     except SyntaxError:
         return source
-    for node in tree.body:
-        if (
-            isinstance(node, ast.Assign)
-            and len(node.targets) == 1
-            and isinstance(node.targets[0], ast.Name)
-            and node.targets[0].id == "KSTRATA"
-        ):
-            try:
-                meta = ast.literal_eval(node.value)
-            except ValueError:
-                return source
-            shapes = meta.get("shapes") if isinstance(meta, dict) else None
-            if not isinstance(shapes, dict) or "sweep" not in shapes:
-                return source
-            shapes.pop("sweep")
-            lines = source.splitlines(keepends=True)
-            text = "# hidden test shapes are not shown\nKSTRATA = " + pprint.pformat(
-                meta, sort_dicts=False, width=96
-            ) + "\n"
-            return "".join(lines[: node.lineno - 1]) + text + "".join(lines[node.end_lineno :])
+    for node in metadata_assigns(tree):
+        try:
+            meta = ast.literal_eval(node.value)
+        except ValueError:
+            return source
+        shapes = meta.get("shapes") if isinstance(meta, dict) else None
+        if not isinstance(shapes, dict) or "sweep" not in shapes:
+            return source
+        shapes.pop("sweep")
+        lines = source.splitlines(keepends=True)
+        text = "# hidden test shapes are not shown\nKSTRATA = " + pprint.pformat(
+            meta, sort_dicts=False, width=96
+        ) + "\n"
+        return "".join(lines[: node.lineno - 1]) + text + "".join(lines[node.end_lineno :])
     return source
 
 

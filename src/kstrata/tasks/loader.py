@@ -34,24 +34,29 @@ def _format_validation(path: Path, err: ValidationError) -> str:
     return f"{path}: invalid task metadata\n" + "\n".join(lines)
 
 
+def metadata_assigns(tree: ast.Module) -> list[ast.Assign]:
+    """The module-level ``KSTRATA = ...`` assignments of a parsed task module, in order."""
+    return [
+        node for node in tree.body
+        if isinstance(node, ast.Assign)
+        and len(node.targets) == 1
+        and isinstance(node.targets[0], ast.Name)
+        and node.targets[0].id == "KSTRATA"
+    ]
+
+
 def _metadata_dict(path: Path, source: str) -> dict:
     tree = ast.parse(source, filename=str(path))
     inline = None
-    for node in tree.body:
-        if (
-            isinstance(node, ast.Assign)
-            and len(node.targets) == 1
-            and isinstance(node.targets[0], ast.Name)
-            and node.targets[0].id == "KSTRATA"
-        ):
-            try:
-                inline = ast.literal_eval(node.value)
-            except ValueError as e:
-                raise TaskError(
-                    f"{path}: KSTRATA must be a literal dict (strings, numbers, lists, dicts): {e}"
-                ) from e
-            if not isinstance(inline, dict):
-                raise TaskError(f"{path}: KSTRATA must be a dict, got {type(inline).__name__}")
+    for node in metadata_assigns(tree):
+        try:
+            inline = ast.literal_eval(node.value)
+        except ValueError as e:
+            raise TaskError(
+                f"{path}: KSTRATA must be a literal dict (strings, numbers, lists, dicts): {e}"
+            ) from e
+        if not isinstance(inline, dict):
+            raise TaskError(f"{path}: KSTRATA must be a dict, got {type(inline).__name__}")
     sidecar = path.with_suffix(".toml")
     if sidecar.is_file():
         if inline is not None:
