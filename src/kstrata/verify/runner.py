@@ -26,8 +26,9 @@ import platform
 import threading
 import time
 import traceback
+import warnings
 from collections.abc import Callable
-from contextlib import nullcontext
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -96,6 +97,30 @@ def _poison_heap(likes: list[torch.Tensor], device: str) -> None:
     blocks = [torch.full(t.shape, float("nan"), dtype=t.dtype, device=device)
               for t in likes if isinstance(t, torch.Tensor) and t.is_floating_point()]
     del blocks
+
+
+@contextmanager
+def poisoned_allocations():
+    """Inside the block, every ``torch.empty*`` allocation is filled with NaN
+    (floating point) or the dtype's maximum (integers), so an output the
+    candidate allocates but never writes cannot read as a stale correct value,
+    whatever the allocator hands back. Uses PyTorch's
+    ``torch.utils.deterministic.fill_uninitialized_memory``, which only acts
+    while ``torch.use_deterministic_algorithms`` is on (``warn_only=True``, so
+    an op without a deterministic version still runs). Both settings are
+    restored on exit."""
+    was_on = torch.are_deterministic_algorithms_enabled()
+    was_warn = torch.is_deterministic_algorithms_warn_only_enabled()
+    was_fill = torch.utils.deterministic.fill_uninitialized_memory
+    torch.use_deterministic_algorithms(True, warn_only=True)
+    torch.utils.deterministic.fill_uninitialized_memory = True
+    try:
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=".*does not have a deterministic implementation.*")
+            yield
+    finally:
+        torch.utils.deterministic.fill_uninitialized_memory = was_fill
+        torch.use_deterministic_algorithms(was_on, warn_only=was_warn)
 
 
 @dataclass
@@ -182,7 +207,7 @@ class ShapeRun:
         _poison_heap(refs, self.device)
         recorder = OpRecorder() if applies("no_torch_compute", ctx.backend_name) else nullcontext()
         try:
-            with ctx.watch.candidate(), recorder:
+            with ctx.watch.candidate(), recorder, poisoned_allocations():
                 out = self.cand(*xs)
                 _sync(self.device)
         except Stop:
@@ -339,7 +364,7 @@ def _dynamic_probes(ctx: Context, run: ShapeRun, test: TestCase) -> None:
                for x in xs]
         oracles = flatten(run.model64(*x64))
         try:
-            with hooks.noop():
+            with hooks.noop(), poisoned_allocations():
                 outs = [o.detach().cpu() for o in flatten(run.cand(*_clone(xs)))]
                 _sync(run.device)
         except Exception:  # noqa: BLE001 - failing without its kernels is fine
