@@ -69,6 +69,8 @@ def run_batch(executors: dict, jobs: list, budget_ms: float) -> tuple[list[dict]
         row = {"task": task.name, "backend": backend.name, "verdict": verdict, "check": check,
                "verify_gpu": ",".join(getattr(r, "gpu_ids", ())) or "-",
                "host": getattr(r, "hostname", "") or "local", "verify_s": r.wall_s}
+        if not r.ok:  # keep why the call failed in the table (the error line, not only its kind)
+            row["note"] = f"verify {r.kind}: {r.error}"[:80]
         rows.append(row)
         if verdict == "correct":
             timing.append((row, executors[backend.name].submit(
@@ -138,14 +140,15 @@ def main() -> None:
     finally:
         for ex in reversed(list(executors.values())):  # the first one started Ray: stop it last
             ex.close()
-    head = (f"{'task':<20}{'backend':<10}{'host':<12}{'vGPU':>5}{'tGPU':>5}  {'verdict':<22}"
+    bw = max(10, *(len(r["backend"]) + 2 for r in rows)) if rows else 10
+    head = (f"{'task':<20}{'backend':<{bw}}{'host':<12}{'vGPU':>5}{'tGPU':>5}  {'verdict':<22}"
             f"{'verify s':>9}{'time s':>8}{'ms':>10}  {'vs eager':<26}note")
     print(head)
     for r in rows:
         ms = f"{r['ms']:.4f}" if "ms" in r else "-"
         ts = f"{r['time_s']:.1f}" if "time_s" in r else "-"
         verdict = r["verdict"] + (f"/{r['check']}" if r["check"] and r["verdict"] != "correct" else "")
-        print(f"{r['task']:<20}{r['backend']:<10}{r['host'][:11]:<12}{r['verify_gpu']:>5}"
+        print(f"{r['task']:<20}{r['backend']:<{bw}}{r['host'][:11]:<12}{r['verify_gpu']:>5}"
               f"{r.get('time_gpu', '-'):>5}  {verdict:<22}{r['verify_s']:>9.1f}{ts:>8}{ms:>10}  "
               f"{r.get('vs_eager', '-'):<26}{r.get('note', '')}", flush=True)
     per_gpu = collections.Counter(r["verify_gpu"] for r in rows)
