@@ -164,12 +164,19 @@ def test_rules_produce_correct_variants(llvm):
     sources = llvm.initial_sources(task)
     variants = schedule_variants(llvm.lower(task, sources, shape).funcs, sources["schedule"])
     rules = {v.rule for v in variants}
-    assert {"parallel_vectorize", "tile", "unroll", "cache_write"} <= rules
+    assert {"parallel_vectorize", "tile", "unroll", "cache_write", "gemm_tile"} <= rules
     for v in variants:
         ok, why = run_once(llvm, task, {**sources, "schedule": v.text}, shape)
         assert ok, (v.description, why)
-    (g,) = graph_variants(sources["graph"])
-    ok, why = run_once(llvm, task, {"graph": g.text, "schedule": sources["schedule"]}, shape)
+    graphs = graph_variants(sources["graph"])
+    assert [g.rule for g in graphs] == ["build", "fusion"]
+    assert "# build: static" in graphs[0].text and "# build: symbolic" in sources["graph"]
+    for g in graphs:
+        ok, why = run_once(llvm, task, {"graph": g.text, "schedule": sources["schedule"]}, shape)
+        assert ok, (g.description, why)
+    # a composite recipe on the static graph: built per shape, still correct there
+    gemm = next(v for v in variants if v.rule == "gemm_tile")
+    ok, why = run_once(llvm, task, {"graph": graphs[0].text, "schedule": gemm.text}, shape)
     assert ok, why
 
 

@@ -59,3 +59,20 @@ def test_ceilings_cached_once(tmp_path, monkeypatch):
 def test_measure_ceilings_real_cpu():
     c = roofline.measure_ceilings("cpu", "float32", reps=2)
     assert c.bandwidth_gbs > 0.1 and c.gflops > 0.1
+
+
+def test_ceilings_raised_to_a_baselines_achieved_rate(tmp_path, monkeypatch):
+    """A trusted baseline faster than the cached ceilings allow raises them
+    (and the cache), instead of making every good kernel 'suspicious'."""
+    path = tmp_path / "roofline.json"
+    low = Ceilings(device="cpu: X", dtype="float32", bandwidth_gbs=10.0, gflops=50.0)
+    assert roofline.raise_to_observed(low, "cpu", 1e9, 1e6, 100.0, path=path) is low  # 10 GFLOP/s: fine
+    # 1 GFLOP in 10 ms = 100 GFLOP/s > 50: raised; bandwidth (0.1 GB/s) untouched
+    high = roofline.raise_to_observed(low, "cpu", 1e9, 1e6, 10.0, path=path)
+    assert high.gflops == pytest.approx(100.0) and high.bandwidth_gbs == 10.0
+    assert "raised to a baseline" in high.method
+    assert floor_ms(1e9, 1e6, high) == pytest.approx(10.0)
+    stored = json.loads(path.read_text())
+    (entry,) = stored.values()
+    assert entry["gflops"] == pytest.approx(100.0)
+    assert roofline.ceilings("cpu", "float32", path=path).gflops == pytest.approx(100.0)

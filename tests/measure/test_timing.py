@@ -162,3 +162,23 @@ def test_auto_input_copies_are_odd_so_each_side_sees_every_copy():
     run_interleaved(labelled("A", 3), labelled("B", 3), timer, reps=3)
     assert sorted(i for s, i in timer.log if s == "A") == [0, 1, 2]
     assert sorted(i for s, i in timer.log if s == "B") == [0, 1, 2]
+
+
+def test_budget_counts_the_cost_around_timed_calls():
+    """A round whose flush (outside the timed call) costs 10x the call gets
+    reps from its wall-clock cost, so the attempt stays near the budget."""
+    import time as _time
+
+    class SlowFlushTimer(FakeTimer):
+        def __call__(self, thunk):
+            _time.sleep(0.005)  # the untimed flush: 5 ms
+            return super().__call__(thunk)
+
+    cfg = TimingConfig(warmup_ms=10, budget_ms=100, min_reps=1, max_reps=10_000, max_remeasure=0)
+    timer = SlowFlushTimer({"A": 0.25, "B": 0.25})
+    t0 = _time.perf_counter()
+    r = measure_thunks(labelled("A", 2), labelled("B", 2), timer, cfg)
+    wall_ms = (_time.perf_counter() - t0) * 1e3
+    # by timed time alone it would be 100 / 0.5 = 200 rounds (2 s of sleeping)
+    assert r["reps"] <= 12, r["reps"]
+    assert wall_ms < 600, wall_ms

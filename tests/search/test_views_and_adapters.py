@@ -63,7 +63,7 @@ def test_verify_measure_evaluator_glue(monkeypatch):
         roofline={"candidate": {"fraction": 0.7, "bound": "memory"}}, to_dict=lambda: {"m": 1},
     )
 
-    def fake_time(backend, task, sources, *, baseline, **kw):
+    def fake_time(backend, task, sources, shape=None, *, baseline, **kw):
         if baseline == "metaschedule":
             raise RuntimeError("no tvm")
         return timed
@@ -74,6 +74,51 @@ def test_verify_measure_evaluator_glue(monkeypatch):
     rec = to_measurement_record(got_m)
     assert got_ev is ok and rec.speedup == 3.0 and rec.roofline_fraction == 0.7
     assert rec.bound == "memory" and got_m["raw"]["metaschedule"] == {"error": "RuntimeError: no tvm"}
+    # the timing stayed under the roofline floor through the re-timings: kept, but not ranked
+    assert any(str(f).startswith("untrusted timing:") for f in rec.findings)
     e = VerifyMeasureEvaluator(secret="s", baselines=("metaschedule",))
     bad, none = e.evaluate(FakeTask(), FakeBackend(), {"graph": "x"})
     assert bad.verdict is Verdict.RUNTIME_ERROR and bad.check == "timing" and none is None
+
+
+def test_doubtful_best_is_retimed_and_untrusted_one_not_ranked(monkeypatch):
+    """A would-be best timed noisy is re-timed; the clean re-timing replaces it.
+    One that stays doubtful is stored, but the tree ranks it like an untimed node."""
+    import kstrata.measure.candidate as mc
+    import kstrata.verify as v
+    from kstrata.search.tree import Node
+
+    ok = Evaluation(verdict=Verdict.CORRECT, public_tests=2, hidden_tests=4)
+    monkeypatch.setattr(v, "verify_candidate", lambda *a, **k: ok)
+
+    def timing(point, noisy):
+        return SimpleNamespace(candidate=SimpleNamespace(median=1.0), suspicious=[], noisy=noisy,
+                               speedup=RatioCI(point=point, low=point * 0.9, high=point * 1.1,
+                                               confidence=0.95, n_resamples=10),
+                               roofline=None, to_dict=lambda: {"point": point})
+
+    queue = [timing(7.0, True), timing(1.1, False)]
+    calls = []
+
+    def fake_time(backend, task, sources, shape=None, *, baseline, **kw):
+        calls.append(shape)
+        return queue.pop(0)
+
+    monkeypatch.setattr(mc, "time_candidate", fake_time)
+    e = VerifyMeasureEvaluator(secret="s", baselines=("eager",), shape={"N": 8}, confirm_scope=None)
+    _, m = e.evaluate(FakeTask(), FakeBackend(), {"graph": "x"})
+    rec = to_measurement_record(m)
+    assert rec.speedup == 1.1 and not rec.findings and calls == [{"N": 8}, {"N": 8}]
+    assert e.best_speedup == 1.1
+
+    queue[:] = [timing(9.0, True), timing(9.0, True), timing(9.0, True)]
+    _, m = e.evaluate(FakeTask(), FakeBackend(), {"graph": "y"})
+    rec = to_measurement_record(m)
+    assert rec.speedup == 9.0 and str(rec.findings[0]).startswith("untrusted timing:")
+    assert e.best_speedup == 1.1 and not queue  # two re-timings, then given up
+    from kstrata.store.records import CandidateRecord
+    node = Node(CandidateRecord(hash="h", sources={}, level=None, role="x", proposer="p", backend="b"))
+    node.record.status = "evaluated"
+    node.record.evaluation = to_evaluation_record(ok)
+    node.record.measurement = rec
+    assert node.correct and not node.timing_trusted and node.score == 0.0

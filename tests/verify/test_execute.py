@@ -105,3 +105,22 @@ def test_closed_pool_refuses():
     for pid in pids:
         with pytest.raises(ProcessLookupError):
             os.kill(pid, 0)
+
+
+def test_worker_env_pins_thread_pools(monkeypatch):
+    """Workers get fixed TVM/OpenMP thread counts and passive waiting (timing
+    two thread pools interleaved otherwise lets one's spinning threads steal
+    the other's cores); a value set by the caller wins."""
+    import os
+
+    from kstrata.execute.pool import worker_env
+
+    for var in ("TVM_NUM_THREADS", "OMP_NUM_THREADS", "OMP_WAIT_POLICY", "TVM_THREAD_POOL_SPIN_COUNT"):
+        monkeypatch.delenv(var, raising=False)
+    env = worker_env()
+    cpus = str(len(os.sched_getaffinity(0)))
+    assert env["TVM_NUM_THREADS"] == cpus and env["OMP_NUM_THREADS"] == cpus
+    assert env["OMP_WAIT_POLICY"] == "PASSIVE" and env["TVM_THREAD_POOL_SPIN_COUNT"] == "0"
+    monkeypatch.setenv("TVM_NUM_THREADS", "1")
+    assert worker_env()["TVM_NUM_THREADS"] == "1"
+    assert worker_env({"OMP_WAIT_POLICY": "ACTIVE"})["OMP_WAIT_POLICY"] == "ACTIVE"

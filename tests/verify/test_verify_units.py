@@ -92,3 +92,22 @@ def test_eval_cli_json_and_errors():
                 ("eval", "relu", __file__, "--backend", "nope")):
         r = _cli(*bad)
         assert r.returncode == 2 and "error:" in r.stderr
+
+
+def test_large_hidden_shapes_get_one_test_and_run_last():
+    from kstrata.verify.plan import HIDDEN_SEEDS, LARGE_TEST_FLOPS
+
+    t = resolve_task("matmul_square")  # sweep up to N=2053: 17 GFLOP per call
+    tests = hidden_tests(t, "s1")
+    per_shape = {}
+    for x in tests:
+        per_shape.setdefault(x.shape, []).append(x)
+    costs = [t.flops(dict(x.shape)) for x in tests]
+    assert costs == sorted(costs)  # cheapest shapes first
+    for shape, xs in per_shape.items():
+        if t.flops(dict(shape)) > LARGE_TEST_FLOPS:
+            assert len(xs) == 1 and xs[0].dist == t.meta.distributions[0]
+        else:
+            assert len(xs) == HIDDEN_SEEDS * len(t.meta.distributions)
+    assert any(t.flops(dict(s)) > LARGE_TEST_FLOPS for s in per_shape)
+    assert any(t.flops(dict(s)) <= LARGE_TEST_FLOPS for s in per_shape)

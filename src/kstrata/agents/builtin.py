@@ -1,7 +1,8 @@
 """The built-in, deterministic proposer for TVM candidates (no LLM).
 
 At the ``schedule`` level it applies the rules library
-(:mod:`kstrata.backends.tvm.rules`: multi-level tiling, loop order,
+(:mod:`kstrata.backends.tvm.rules`: whole-PrimFunc recipes ``fuse_rows`` and
+``gemm_tile`` first, then single steps: multi-level tiling, loop order,
 parallel/vectorize/unroll, cache stages, inlining, GPU thread binding) to the
 candidate's lowered PrimFuncs and proposes a seeded sample of the variants
 that replay cleanly; once per graph it also hands the parameter search to
@@ -65,13 +66,17 @@ class TVMRulesProposer:
 
     def _schedule(self, task: Any, sources: dict[str, str], rng: random.Random,
                   context: ProposeContext) -> list[Proposal]:
-        from kstrata.backends.tvm.rules import schedule_variants
+        from kstrata.backends.tvm.rules import COMPOSITE, schedule_variants
 
         shape = task.nominal_shape
         lowered = self.backend.lower(task, sources, shape)
         variants = schedule_variants(lowered.funcs, sources.get("schedule", ""),
                                      gpu=bool(getattr(self.backend, "gpu_like", False)))
-        rng.shuffle(variants)
+        # whole-PrimFunc recipes first (in rule order), then a seeded shuffle of the single steps
+        composite = [v for v in variants if v.rule in COMPOSITE]
+        single = [v for v in variants if v.rule not in COMPOSITE]
+        rng.shuffle(single)
+        variants = composite + single
         out = [
             Proposal.edit(sources, "schedule", v.text, role="schedule-rules",
                           rationale=f"{v.rule} on {v.func}: {v.description}",
@@ -81,10 +86,22 @@ class TVMRulesProposer:
         graph = sources.get("graph", "")
         if self.tune_trials and graph not in self._tuned_graphs and self.backend.name == "tvm-llvm":
             self._tuned_graphs.add(graph)
-            tuned = self._tune(task, sources, shape)
+            tuned = self._tune(task, sources, self._tune_shape(task))
             if tuned is not None:
                 out.insert(0, tuned)
         return out
+
+    def _tune_shape(self, task: Any) -> dict[str, int]:
+        """Where MetaSchedule tunes: the CPU-fitted shape on CPU targets (the
+        GPU-sized nominal shape costs minutes per trial there), else nominal."""
+        if getattr(self.backend, "device", "cpu") == "cpu":
+            from kstrata.tasks.scaling import ShapeFitError, fitted_shape
+
+            try:
+                return fitted_shape(task)
+            except ShapeFitError:
+                pass
+        return task.nominal_shape
 
     def _tune(self, task: Any, sources: dict[str, str], shape: dict[str, int]) -> Proposal | None:
         """MetaSchedule as the parameter layer: its best schedule for this graph."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import secrets
 from pathlib import Path
+from typing import Any
 
 import typer
 from rich.console import Console
@@ -33,6 +34,33 @@ BUDGET_ALIASES = {
     "roofline": "target_roofline",
     "target_roofline": "target_roofline",
 }
+
+
+def _timing_shape(option: str, task: Any, backend: Any, resume: Path | None) -> dict[str, int]:
+    """The ``--timing-shape`` as a full shape; a resumed run keeps the shape it started with.
+
+    Raises
+    ------
+    OptionError
+        On a malformed value or a task without FLOP/byte formulas to fit by.
+    """
+    import json
+
+    from kstrata.tasks.scaling import ShapeFitError, parse_shape_option
+
+    if resume is not None and (resume / "run.db").is_file():
+        from kstrata.store.run_store import RunStore
+
+        with RunStore.open(resume) as store:
+            stored = (store.config.get("cli") or {}).get("timing_shape")
+        if stored:
+            return {k: int(v) for k, v in (json.loads(stored) if isinstance(stored, str) else stored).items()}
+    if option == "auto":
+        option = "nominal" if str(getattr(backend, "device", "cpu")).startswith("cuda") else "fit"
+    try:
+        return parse_shape_option(option, task)
+    except (ValueError, ShapeFitError) as e:
+        raise OptionError(f"--timing-shape: {e}") from None
 
 
 def parse_budget(text: str) -> dict[str, float | int]:
@@ -91,6 +119,7 @@ def register(app: typer.Typer) -> None:
         resume: Path | None = typer.Option(None, "--resume", help="Resume the run in this directory."),
         seed: int = typer.Option(0, "--seed", help="Seed of the policy and proposer."),
         lookahead: int = typer.Option(2, "--lookahead", help="Schedule-level expansions granted to a slower graph-level change before it is judged (0 = off)."),
+        timing_shape: str = typer.Option("auto", "--timing-shape", help="Shape candidates and baselines are timed at: auto (fit on CPU backends, nominal on GPUs), nominal, fit (the nominal shape halved until one call is at most 0.25 GFLOP and 16 MB), or NAME=INT,... Verification always covers the task's own shapes."),
         executor: str = typer.Option("local", "--executor", help="Where candidates are verified and timed: local (a worker process here) or ray[:ADDRESS] (Ray tasks, one candidate per GPU; ADDRESS host:port, ray://host:port or auto)."),
     ) -> None:
         """Grow a tree of candidates for TASK on BACKEND under a budget; write the best."""
@@ -129,13 +158,14 @@ def register(app: typer.Typer) -> None:
             if proposer == "hierarchical":
                 policy_arg, settings = prop.policy(policy), prop.settings(settings)
             names = tuple(x.strip() for x in baselines.split(",") if x.strip())
+            shape = _timing_shape(timing_shape, t, b, resume)
             try:
                 kind, _ = parse_executor(executor)
                 pool = pool_for(b) if kind == "local" else make_executor(executor, backend=b)
             except ExecutorSpecError as e:
                 raise OptionError(str(e)) from None
             where = {"pool": pool} if kind == "local" else {"executor": pool}
-            evaluator = VerifyMeasureEvaluator(secret=run_secret(run_dir), baselines=names, **where)
+            evaluator = VerifyMeasureEvaluator(secret=run_secret(run_dir), baselines=names, shape=shape, **where)
             status = Text("starting")
 
             def progress(event: str, info: dict) -> None:
@@ -156,12 +186,15 @@ def register(app: typer.Typer) -> None:
                         t, b, prop, evaluator, policy=policy_arg, budget=budget_obj, run_dir=run_dir,
                         resume=resume is not None, settings=settings, progress=progress, router=router,
                         extra_config={"cli": {"baselines": list(names), "proposer": proposer, "llm": llm,
-                                             "executor": executor, "ablate": ablate}},
+                                             "executor": executor, "ablate": ablate,
+                                             "timing_shape": shape}},
                     )
                 if hasattr(prop, "learn"):
                     prop.learn(result.tree)
             finally:
                 pool.close()
+        console.print(f"timed at {', '.join(f'{k}={v}' for k, v in shape.items())}"
+                      + ("" if shape == t.nominal_shape else " (not the nominal shape; see --timing-shape)"))
         console.print(result_table(result.run_dir))
         _report_proposer_errors(result.run_dir)
         console.print(f"stopped: {result.stop_reason}; run directory: {result.run_dir}")

@@ -35,7 +35,8 @@ ENV_ALLOW = (
     "PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR", "TERM",
     "CUDA_VISIBLE_DEVICES", "CUDA_HOME", "CUDA_PATH", "LD_LIBRARY_PATH", "NVIDIA_VISIBLE_DEVICES",
     "OMP_NUM_THREADS", "MKL_NUM_THREADS", "TRITON_CACHE_DIR", "TRITON_HOME",
-    "TVM_HOME", "TVM_LIBRARY_PATH", "OCL_ICD_VENDORS", "POCL_DEVICES",
+    "TVM_HOME", "TVM_LIBRARY_PATH", "TVM_NUM_THREADS", "OMP_WAIT_POLICY",
+    "TVM_THREAD_POOL_SPIN_COUNT", "OCL_ICD_VENDORS", "POCL_DEVICES",
 )
 
 _warned_network = False
@@ -101,8 +102,26 @@ def _kstrata_path() -> str:
 
 def worker_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     """The scrubbed environment of a worker: :data:`ENV_ALLOW` from this process,
-    ``PYTHONPATH`` pointing at kstrata only, then ``extra``."""
+    ``PYTHONPATH`` pointing at kstrata only, then ``extra``.
+
+    ``TVM_NUM_THREADS`` and ``OMP_NUM_THREADS`` default to the CPUs this
+    process may run on: TVM's thread pool reads them once, when a worker first
+    runs a parallel loop (often during verification, before the timer's
+    :func:`kstrata.measure.environment.fix_threads`), and TVM's own default is
+    the physical core count, which is 1 on a 2-vCPU VM. ``OMP_WAIT_POLICY=PASSIVE``
+    and ``TVM_THREAD_POOL_SPIN_COUNT=0`` stop the two thread pools from
+    spin-waiting after a parallel region: otherwise, timed interleaved (A B A
+    B), one pool's idle threads spin on the cores the other needs, and a TVM
+    candidate measured right after eager PyTorch ran up to 1.5x slower than it
+    is (relu 4096x4096 on 2 vCPUs: 25 ms interleaved vs 17.7 ms with passive
+    waiting; see ``benchmarks/results/thread_pools.txt``). A value set in this
+    process or in ``extra`` wins."""
     env = {k: os.environ[k] for k in ENV_ALLOW if k in os.environ}
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    for var in ("TVM_NUM_THREADS", "OMP_NUM_THREADS"):
+        env.setdefault(var, str(cpus))
+    env.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    env.setdefault("TVM_THREAD_POOL_SPIN_COUNT", "0")
     env["PYTHONPATH"] = _kstrata_path()
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     env["PYTHONUNBUFFERED"] = "1"

@@ -105,6 +105,15 @@ def time_candidate(
     m = measure(cand, inputs, base, config, device=device, floor_ms=floor,
                 labels={"candidate": backend, "baseline": baseline, "task": task.name,
                         "shape": shape})
+    if ceil is not None and m.baseline is not None and floor is not None and m.baseline.median < floor:
+        # the trusted baseline beat the floor: the cached ceilings are low, not the baseline a cheat
+        ceil = roofline.raise_to_observed(ceil, device, flops, nbytes, m.baseline.median)
+        floor = roofline.floor_ms(flops, nbytes, ceil)
+        m.suspicious = [s for s in m.suspicious if "below the roofline floor" not in s]
+        if floor is not None and m.candidate.median < floor:
+            m.suspicious.append(f"candidate median {m.candidate.median:.4g} ms is below the roofline floor "
+                                f"{floor:.4g} ms (ceilings raised to the baseline's achieved rate): it cannot "
+                                "have done the task's work (cached result, skipped work, or a timing escape)")
     point = None
     if ceil is not None:
         point = roofline.analyze(m.candidate.median, flops, nbytes, ceil)

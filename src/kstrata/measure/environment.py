@@ -14,6 +14,8 @@ import torch
 
 LIBRARIES = ("torch", "numpy", "apache-tvm", "triton", "tilelang", "kstrata")
 THREAD_ENV = ("OMP_NUM_THREADS", "TVM_NUM_THREADS", "MKL_NUM_THREADS")
+#: Thread-pool waiting settings recorded with each measurement (see kstrata.execute.pool.worker_env).
+WAIT_ENV = ("OMP_WAIT_POLICY", "TVM_THREAD_POOL_SPIN_COUNT")
 
 
 def versions() -> dict[str, str]:
@@ -95,7 +97,7 @@ def settings(device: str) -> dict:
     """Clock-sensitive settings now in effect on ``device``."""
     out: dict = {
         "threads": torch.get_num_threads(),
-        "thread_env": {v: os.environ.get(v) for v in THREAD_ENV},
+        "thread_env": {v: os.environ.get(v) for v in THREAD_ENV + WAIT_ENV},
         "cpu_governor": cpu_governor(),
         "cpus_allowed": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
         "cpu": cpu_name(),

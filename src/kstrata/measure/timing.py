@@ -9,7 +9,8 @@ zeroed (GPU, as ``triton.testing.do_bench``), and inputs rotate through several
 copies so no call reads an input the previous call left in cache.
 
 The number of repetitions comes from a time budget (as ``do_bench``'s ``rep``):
-the warm-up estimates one round's time and ``reps = budget_ms / round_ms``,
+the warm-up estimates one round's wall-clock cost (timed calls plus the flushes
+around them) and ``reps = budget_ms / round_cost``,
 clamped to ``[min_reps, max_reps]``. When either side's relative IQR in an
 attempt exceeds ``rel_iqr_threshold``, another attempt with twice the pairs is
 run (at most ``max_remeasure`` times). Every pair counts: the result pools all
@@ -56,10 +57,13 @@ class TimingConfig:
     Attributes
     ----------
     warmup_ms:
-        Untimed-for-the-result rounds run until their timed total reaches this
+        Untimed-for-the-result rounds run until their cost (timed or wall clock) reaches this
         (at least ``min_warmup`` rounds); they also estimate a round's cost.
     budget_ms:
-        Target total of timed time per attempt, both sides together.
+        Target wall-clock time per attempt: the rounds' timed calls plus what
+        each round costs around them (cache flushes, input rotation), so a
+        0.3 ms kernel whose 64 MiB flush takes 8 ms gets as many rounds as fit
+        the budget, not 15x more.
     min_reps, max_reps:
         Bounds on rounds (pairs) per attempt.
     flush:
@@ -292,17 +296,21 @@ def measure_thunks(
     warm_a: list[float] = []
     warm_b: list[float] = []
     n = 0
-    while n < config.min_warmup or sum(warm_a) + sum(warm_b) < config.warmup_ms:
+    walls: list[float] = []
+    while n < config.min_warmup or max(sum(warm_a) + sum(warm_b), sum(walls)) < config.warmup_ms:
+        t0 = time.perf_counter()
         wa, wb = run_interleaved(a, b, timer, 1, start=n)
+        walls.append((time.perf_counter() - t0) * 1e3)
         warm_a += wa
         warm_b += wb
         n += 1
         if n >= config.max_reps:
             break
-    # the later half of the warm-up estimates the steady state
+    # the later half of the warm-up estimates the steady state; a round costs at
+    # least its timed calls (fake timers in tests report more than the wall clock)
     half = slice(n // 2, None)
     round_ms = _median(warm_a[half]) + (_median(warm_b[half]) if b is not None else 0.0)
-    reps = choose_reps(round_ms, config)
+    reps = choose_reps(max(round_ms, _median(walls[half])), config)
 
     attempts: list[dict] = []
     all_a: list[float] = []

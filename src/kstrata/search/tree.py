@@ -20,6 +20,9 @@ from kstrata.store.records import CandidateRecord, ExpansionRecord
 from kstrata.store.run_store import RunStore
 
 
+#: A measurement finding starting with this marks a timing the search does not rank by.
+UNTRUSTED_PREFIX = "untrusted timing:"
+
 @dataclass
 class Node:
     """One candidate in the tree (its stored record plus links)."""
@@ -54,10 +57,21 @@ class Node:
         return m.speedup if self.correct and m is not None else None
 
     @property
+    def timing_trusted(self) -> bool:
+        """False when the evaluator could not get a believable timing (still
+        noisy or under the roofline floor after re-timing; see
+        :data:`UNTRUSTED_PREFIX`)."""
+        m = self.record.measurement
+        return m is None or not any(isinstance(f, str) and f.startswith(UNTRUSTED_PREFIX) for f in m.findings)
+
+    @property
     def score(self) -> float:
-        """Ranking key: speedup, ``0`` for a correct untimed node, ``-1`` otherwise."""
+        """Ranking key: speedup, ``0`` for a correct node untimed or with an
+        untrusted timing, ``-1`` otherwise."""
         if not self.correct:
             return -1.0
+        if not self.timing_trusted:
+            return 0.0
         return self.speedup if self.speedup is not None else 0.0
 
     @property

@@ -114,6 +114,16 @@ def with_fusion(graph_text: str, fusion: str) -> str:
     return graph_text.replace(_HEADER, f"{_HEADER}\n# fusion: {fusion}", 1)
 
 
+def with_build(graph_text: str, build: str) -> str:
+    """``graph_text`` with its ``# build:`` header line set to ``build``
+    (``symbolic`` or ``static``)."""
+    if build not in ("symbolic", "static"):
+        raise ValueError("build must be 'symbolic' or 'static'")
+    if re.search(r"^# build:.*$", graph_text, flags=re.M):
+        return re.sub(r"^# build:.*$", f"# build: {build}", graph_text, count=1, flags=re.M)
+    return graph_text.replace(_HEADER, f"{_HEADER}\n# build: {build}", 1)
+
+
 # --------------------------------------------------------------------------- export
 def _input_shapes(task: Task, shape: dict[str, int], params: tuple[str, ...] = ()) -> list[tuple[int, ...]]:
     """Shapes of ``get_inputs()`` (then of the Model's ``params``; ``("*",)``: all

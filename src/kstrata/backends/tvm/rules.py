@@ -16,6 +16,11 @@ TVM's MetaSchedule ``MultiLevelTiling``/``ParallelizeVectorizeUnroll`` rules):
 ``cache_write``          a local write cache computed under the outer tile
 ``inline``               ``compute_inline`` elementwise producers / ``reverse_compute_inline`` consumers
 ``gpu_bind``             fuse + split + bind to ``blockIdx.x``/``threadIdx.x`` (GPU targets)
+``fuse_rows``            composite: inline producers, parallel rows, reductions computed per row (+ vectorize)
+``gemm_tile``            composite: the classic CPU GEMM blocking (tile, k split, vectorize, parallel)
+
+:data:`COMPOSITE` rules are whole schedules for a PrimFunc; the built-in
+proposer tries them before the single-step rules.
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from kstrata.backends.tvm.lower import FUSION_CHOICES, parse_graph, with_fusion
+from kstrata.backends.tvm.lower import FUSION_CHOICES, parse_graph, with_build, with_fusion
 from kstrata.backends.tvm.schedule import render_schedule, replay_schedule, schedule_lines
 
 
@@ -156,7 +161,102 @@ def rule_gpu_bind(sch: Any, name: str, loops: list[Any], kinds: str, gpu: bool):
             for t in (64, 128, 256)]
 
 
+def _try_lines(sch: Any, lines: list[str]) -> Any | None:
+    """``sch`` copied with ``lines`` applied, or None when a line fails."""
+    from kstrata.backends.tvm.schedule import _namespace
+
+    trial = sch.copy()
+    ns = _namespace(trial)
+    try:
+        for line in lines:
+            exec(line, ns)  # noqa: S102 - our own generated schedule statements
+    except Exception:  # noqa: BLE001 - the step does not apply here
+        return None
+    return trial
+
+
+def _kinds_of(sch: Any, block: Any) -> str:
+    return "".join("R" if iv.iter_type == 2 else "S" for iv in sch.get(block).iter_vars)
+
+
+def rule_fuse_rows(sch: Any, name: str, loops: list[Any], kinds: str, gpu: bool):
+    """Composite CPU schedule of a multi-block PrimFunc (softmax, norms, fused
+    elementwise chains), applied from its last block: inline every elementwise
+    producer, parallelize the output block's outer spatial loops, compute every
+    remaining (reduction) producer per outer iteration under that loop, and
+    optionally vectorize the output's innermost spatial loop. This is the
+    hand schedule of a row-wise kernel (one pass per row, rows across threads;
+    Ragan-Kelley et al. 2013's compute-at/parallel split) that MetaSchedule's
+    random compute locations find only by chance in a few trials."""
+    if gpu:
+        return []
+    blocks = _blocks(sch)
+    if len(blocks) < 2 or blocks[-1][0] != name:
+        return []
+    lines: list[str] = []
+    cur = sch
+    for bname, _, _, bkinds in reversed(blocks[:-1]):
+        if "R" in bkinds:
+            continue
+        step = [f'sch.compute_inline(sch.get_sblock("{bname}", func_name="main"))']
+        nxt = _try_lines(cur, step)
+        if nxt is not None:
+            cur, lines = nxt, lines + step
+    out_block = cur.get_sblock(name, func_name="main")
+    out_loops = cur.get_loops(out_block)
+    out_kinds = _kinds_of(cur, out_block)
+    n_sp = len(out_kinds) - len(out_kinds.lstrip("S"))
+    if len(out_loops) != len(out_kinds) or n_sp < 1:
+        return []
+    k = n_sp - 1 if n_sp >= 2 else 1  # keep the innermost spatial loop for vectorizing
+    head = [f'b = sch.get_sblock("{name}", func_name="main")', "loops = sch.get_loops(b)",
+            f"outer = sch.fuse(*loops[:{k}])" if k > 1 else "outer = loops[0]"]
+    producers = [bn for bn, _, _, bk in reversed(blocks[:-1]) if "R" in bk]
+    compute_at = [f'sch.compute_at(sch.get_sblock("{p}", func_name="main"), outer)' for p in producers]
+    base = lines + head + compute_at + ["sch.parallel(outer)"]
+    if _try_lines(sch, base) is None:
+        base = lines + head + ["sch.parallel(outer)"]
+        if _try_lines(sch, base) is None:
+            return []
+    out = [(base, f"row-wise {name}: inline elementwise producers, parallel outer loop, "
+                  f"{len(producers)} reduction producer(s) computed per row")]
+    if out_kinds.endswith("S") and len(out_loops) > k:
+        for vec in (8, 16):
+            vl = base + ["loops = sch.get_loops(b)", f"_, vi = sch.split(loops[-1], factors=[None, {vec}])",
+                         "sch.vectorize(vi)"]
+            if _try_lines(sch, vl) is not None:
+                out.append((vl, f"row-wise {name} (as above) + vectorize the inner loop by {vec}"))
+    return out
+
+
+def rule_gemm_tile(sch: Any, name: str, loops: list[Any], kinds: str, gpu: bool):
+    """The classic CPU GEMM schedule for a ``[batch...] i j k`` block (TVM's
+    "How to optimize GEMM on CPU" tutorial: blocking for cache, k split,
+    loop order ``io jo ko ki ii ji``, vectorized ``ji``, parallel outer
+    tiles), in three tile sizes."""
+    if gpu or not kinds.endswith("SSR") or len(loops) != len(kinds) or kinds.count("R") != 1:
+        return []
+    block = sch.get_sblock(name, func_name="main")
+    if len(sch.get(block).reads) < 2 or min(_extent(sch, lp) for lp in loops[-3:-1]) < 8:
+        return []  # a plain reduction (one operand) or a degenerate i/j: not a GEMM
+    nb = len(kinds) - 3
+    out = []
+    for ti, tj, tk in ((32, 32, 4), (16, 64, 4), (8, 128, 8)):
+        lines = [_get_block(name), "loops = sch.get_loops(b)",
+                 f"io, ii = sch.split(loops[{nb}], factors=[None, {ti}])",
+                 f"jo, ji = sch.split(loops[{nb + 1}], factors=[None, {tj}])",
+                 f"ko, ki = sch.split(loops[{nb + 2}], factors=[None, {tk}])",
+                 f"sch.reorder({''.join(f'loops[{i}], ' for i in range(nb))}io, jo, ko, ki, ii, ji)",
+                 "sch.vectorize(ji)",
+                 f"sch.parallel(sch.fuse({''.join(f'loops[{i}], ' for i in range(nb))}io))" if nb else
+                 "sch.parallel(io)"]
+        out.append((lines, f"GEMM tiling of {name}: {ti}x{tj} tiles, k by {tk}, vectorize j, parallel outer"))
+    return out
+
+
 RULES: dict[str, Rule] = {
+    "fuse_rows": rule_fuse_rows,
+    "gemm_tile": rule_gemm_tile,
     "parallel_vectorize": rule_parallel_vectorize,
     "tile": rule_tile,
     "reorder": rule_reorder,
@@ -165,6 +265,10 @@ RULES: dict[str, Rule] = {
     "inline": rule_inline,
     "gpu_bind": rule_gpu_bind,
 }
+
+
+#: Rules that write a whole schedule for a PrimFunc (tried first).
+COMPOSITE = ("fuse_rows", "gemm_tile")
 
 
 def schedule_variants(
@@ -210,10 +314,21 @@ def schedule_variants(
 
 
 def graph_variants(graph_text: str) -> list[Variant]:
-    """Graph-level alternatives: the other fusion choices (``FuseOps``+``FuseTIR`` on/off)."""
+    """Graph-level alternatives: the build mode switched (``symbolic`` -> ``static``
+    first: code specialized per shape, so loop extents are constants and split
+    factors that divide them need no tail; a 256³ GEMM with the ``gemm_tile``
+    recipe ran 0.14x of eager PyTorch symbolic and 0.9-1.0x static on 2 cores),
+    then the other fusion choices (``FuseOps``+``FuseTIR`` on/off)."""
     header, _ = parse_graph(graph_text)
-    return [
+    out = []
+    if header.static_shape is None:
+        other = "static" if header.build == "symbolic" else "symbolic"
+        out.append(Variant("graph", with_build(graph_text, other), "build", "",
+                           f"build: {header.build} -> {other}"
+                           + (" (specialized per shape)" if other == "static" else " (one build, every shape)")))
+    out += [
         Variant("graph", with_fusion(graph_text, f), "fusion", "", f"fusion: {header.fusion} -> {f}")
         for f in FUSION_CHOICES
         if f != header.fusion
     ]
+    return out

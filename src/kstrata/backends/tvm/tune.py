@@ -171,6 +171,7 @@ def tune(
     n = max(len(lowered.funcs), 1)
     with tempfile.TemporaryDirectory(prefix="kstrata_ms_") as tmp:
         wd = str(work_dir or tmp)
+        os.makedirs(wd, exist_ok=True)
         for name, func in lowered.funcs.items():
             import tvm
 

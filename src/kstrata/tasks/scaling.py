@@ -1,0 +1,130 @@
+"""Shapes scaled to the machine: a timing shape for CPU searches.
+
+The suite's nominal shapes are KernelBench-sized for GPUs (e.g. a 4096³ fp32
+GEMM, 137 GFLOP): on a 2-core CPU one eager call takes seconds and an
+untuned TVM loop nest minutes, so a search that times every candidate there
+would measure a handful per hour. :func:`fitted_shape` derives, from the
+task's own FLOP and byte formulas, the largest shape at most the given size
+by halving the nominal shape's largest dimensions; the result is
+deterministic (no timing involved), so every run and baseline of a task uses
+the same shape. Correctness is unaffected: the verifier still runs the
+task's full sweep of boundary shapes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+#: Default limits of :func:`fitted_shape` on CPU: one forward call does at most
+#: this many FLOPs and moves at most this many bytes (about 5 ms of eager
+#: PyTorch on 2 cores of a current x86 server CPU).
+CPU_MAX_FLOPS = 2.5e8
+CPU_MAX_BYTES = 16e6
+#: Dimensions below this are never halved (kernel sizes, head dims, small channel counts).
+MIN_SCALED_DIM = 32
+
+
+class ShapeFitError(ValueError):
+    """The task gives no way to fit a shape (no FLOP or byte formula)."""
+
+
+def _fits(task: Any, shape: dict[str, int], max_flops: float, max_bytes: float) -> bool:
+    f, b = task.flops(shape), task.bytes(shape)
+    return (f is None or f <= max_flops) and (b is None or b <= max_bytes)
+
+
+def _runs(task: Any, shape: dict[str, int]) -> bool:
+    try:
+        model, inputs, _, _ = task.instantiate(shape, 0)
+        with torch.no_grad():
+            model(*inputs)
+        return True
+    except Exception:  # noqa: BLE001 - a shape that breaks a task constraint is just not used
+        return False
+
+
+def fitted_shape(task: Any, max_flops: float = CPU_MAX_FLOPS, max_bytes: float = CPU_MAX_BYTES,
+                 check: bool = True) -> dict[str, int]:
+    """The task's nominal shape, largest dimensions halved until it fits.
+
+    Each step halves (rounding down) the largest shape variable at or above
+    :data:`MIN_SCALED_DIM`. With ``check`` the reference is run at the result;
+    if it does not run there (e.g. a divisibility constraint broke), the
+    halving is redone running the reference at every step, undoing a step
+    that breaks it and freezing that variable. Stops when ``task.flops(shape) <= max_flops`` and
+    ``task.bytes(shape) <= max_bytes`` or nothing is left to halve.
+
+    Parameters
+    ----------
+    task:
+        A :class:`kstrata.tasks.base.Task`.
+    max_flops:
+        FLOPs of one forward call (not GFLOP).
+    max_bytes:
+        Minimum bytes moved by one forward call (the task's byte formula).
+    check:
+        Instantiate and run the reference at each accepted step.
+
+    Returns
+    -------
+    dict[str, int]
+        A full shape (every variable); the nominal shape when it already fits.
+
+    Raises
+    ------
+    ShapeFitError
+        When the task has neither a ``flops`` nor a ``bytes`` formula (give
+        the shape explicitly instead).
+    """
+    if task.meta.flops is None and task.meta.bytes is None:
+        raise ShapeFitError(f"task {task.name} has no flops or bytes formula to fit a shape by; "
+                            "add them to its metadata or pass an explicit shape")
+    shape = _halve(task, max_flops, max_bytes, check=False)
+    if check and not _runs(task, shape):  # rare: a constraint broke on the way; walk it again, checking
+        shape = _halve(task, max_flops, max_bytes, check=True)
+    return shape
+
+
+def _halve(task: Any, max_flops: float, max_bytes: float, check: bool) -> dict[str, int]:
+    shape = task.full_shape(None)
+    frozen: set[str] = set()
+    while not _fits(task, shape, max_flops, max_bytes):
+        cands = [k for k, v in shape.items() if v >= MIN_SCALED_DIM and k not in frozen]
+        if not cands:
+            break
+        var = max(cands, key=lambda k: (shape[k], k))
+        trial = {**shape, var: shape[var] // 2}
+        if check and not _runs(task, trial):
+            frozen.add(var)
+            continue
+        shape = trial
+    return shape
+
+
+def parse_shape_option(text: str, task: Any) -> dict[str, int]:
+    """A ``--timing-shape`` value: ``nominal``, ``fit`` (:func:`fitted_shape`
+    with the CPU limits) or ``NAME=INT,...`` (the rest nominal).
+
+    Raises
+    ------
+    ValueError
+        On a malformed item or an unknown variable (the message lists the task's variables).
+    """
+    text = text.strip()
+    if text in ("", "nominal"):
+        return task.full_shape(None)
+    if text == "fit":
+        return fitted_shape(task)
+    names = task.full_shape(None)
+    out = {}
+    for item in text.split(","):
+        key, sep, value = item.partition("=")
+        key = key.strip()
+        if not sep or not value.strip().lstrip("-").isdigit():
+            raise ValueError(f"shape item {item!r} is not NAME=INT (or use 'nominal' or 'fit')")
+        if key not in names:
+            raise ValueError(f"task {task.name} has no shape variable {key!r}; it has {', '.join(names)}")
+        out[key] = int(value)
+    return task.full_shape(out)

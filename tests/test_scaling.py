@@ -1,0 +1,51 @@
+"""Timing shapes fitted to a CPU from the task's FLOP and byte formulas."""
+
+from __future__ import annotations
+
+import pytest
+
+from kstrata.tasks.loader import resolve_task
+from kstrata.tasks.scaling import (
+    CPU_MAX_BYTES,
+    CPU_MAX_FLOPS,
+    ShapeFitError,
+    fitted_shape,
+    parse_shape_option,
+)
+
+
+@pytest.mark.parametrize("name", ["matmul_square", "relu", "conv2d", "sdpa", "w4a16_gemv"])
+def test_fitted_shape_fits_and_runs(name):
+    task = resolve_task(name)
+    shape = fitted_shape(task)
+    assert task.flops(shape) <= CPU_MAX_FLOPS and task.bytes(shape) <= CPU_MAX_BYTES
+    assert shape != task.nominal_shape  # the suite's nominal shapes are GPU-sized
+    # each dimension is the nominal one halved j >= 0 times (rounding down)
+    for k, v in shape.items():
+        n = task.nominal_shape[k]
+        assert any(v == n // 2 ** j for j in range(n.bit_length())), (k, v, n)
+    model, inputs, _, _ = task.instantiate(shape, 0)
+    assert model(*inputs) is not None
+    assert fitted_shape(task) == shape  # deterministic
+
+
+def test_fitted_shape_keeps_a_small_task_and_rejects_one_without_formulas(tmp_path):
+    task = resolve_task("relu")
+    assert fitted_shape(task, max_flops=1e30, max_bytes=1e30) == task.nominal_shape
+    p = tmp_path / "bare.py"
+    p.write_text("import torch\nN = 64\nclass Model(torch.nn.Module):\n    def forward(self, x):\n"
+                 "        return x + 1\ndef get_inputs():\n    return [torch.randn(N)]\n"
+                 "def get_init_inputs():\n    return []\n")
+    with pytest.raises(ShapeFitError, match="no flops or bytes formula"):
+        fitted_shape(resolve_task(str(p)))
+
+
+def test_parse_shape_option():
+    task = resolve_task("relu")
+    assert parse_shape_option("nominal", task) == task.nominal_shape
+    assert parse_shape_option("fit", task) == fitted_shape(task)
+    assert parse_shape_option("B=8", task) == {**task.nominal_shape, "B": 8}
+    with pytest.raises(ValueError, match="has no shape variable 'Q'"):
+        parse_shape_option("Q=3", task)
+    with pytest.raises(ValueError, match="not NAME=INT"):
+        parse_shape_option("B=x", task)
