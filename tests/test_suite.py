@@ -192,6 +192,24 @@ def test_load_kernelbench_dir(tmp_path):
     assert x.shape == (2, 5) and torch.equal(model(x), x.clamp_min(0))
 
 
+def test_listing_a_directory_skips_a_bad_file(tmp_path):
+    """One broken file in a foreign directory: load_dir stops on it, the listing
+    (load_dir_lenient and `kstrata tasks list --path`) shows the rest and names it."""
+    from typer.testing import CliRunner
+
+    from kstrata.cli.main import app
+    from kstrata.tasks.loader import load_dir_lenient
+
+    (tmp_path / "19_ReLU.py").write_text(KB_RELU)
+    (tmp_path / "broken.py").write_text("def (\n")
+    with pytest.raises(TaskError, match="broken.py"):
+        load_dir(tmp_path)
+    tasks, problems = load_dir_lenient(tmp_path)
+    assert [t.name for t in tasks] == ["19_ReLU"] and len(problems) == 1 and "broken.py" in str(problems[0])
+    out = CliRunner().invoke(app, ["tasks", "list", "--path", str(tmp_path)])
+    assert out.exit_code == 0 and "19_ReLU" in out.output and "skipped" in out.output and "broken.py" in out.output
+
+
 def test_unknown_task_suggests_near_names():
     with pytest.raises(TaskError, match=r"unknown task 'softmx'.*softmax"):
         resolve_task("softmx")

@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.table import Table
 
 from kstrata.cli.errors import user_errors
-from kstrata.tasks.loader import load_dir, resolve_task, suite
+from kstrata.tasks.loader import load_dir, load_dir_lenient, resolve_task, suite
 
 app = typer.Typer(help="List and inspect tasks (the shipped suite or a directory).", no_args_is_help=True)
 # 80 columns is rich's width when piped; tables of task names need more
@@ -33,8 +33,11 @@ def list_(
     path: Path | None = typer.Option(None, "--path", help="A directory of task files (KernelBench format) instead of the suite."),
 ) -> None:
     """List tasks with level, category, dtype and nominal arithmetic intensity."""
+    problems: list = []
     with user_errors():
-        tasks = load_dir(path) if path else suite()
+        tasks, problems = load_dir_lenient(path) if path else (suite(), [])
+    for e in problems:
+        console.print(f"[yellow]skipped:[/] {e}", highlight=False)
     everything = tasks
     tasks = [t for t in tasks if (level is None or t.level == level) and (category is None or t.category == category)]
     if not tasks and everything:

@@ -112,9 +112,9 @@ def worker_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     and ``TVM_THREAD_POOL_SPIN_COUNT=0`` stop the two thread pools from
     spin-waiting after a parallel region: otherwise, timed interleaved (A B A
     B), one pool's idle threads spin on the cores the other needs, and a TVM
-    candidate measured right after eager PyTorch ran up to 1.5x slower than it
-    is (relu 4096x4096 on 2 vCPUs: 25 ms interleaved vs 17.7 ms with passive
-    waiting; see ``benchmarks/results/thread_pools.txt``). A value set in this
+    candidate measured right after eager PyTorch ran 1.6x slower than it
+    is (relu 4096x4096 on 2 vCPUs: 27-28 ms with spinning pools vs 17.3 ms with
+    passive waiting; see ``benchmarks/results/thread_pools.txt``). A value set in this
     process or in ``extra`` wins."""
     env = {k: os.environ[k] for k in ENV_ALLOW if k in os.environ}
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)

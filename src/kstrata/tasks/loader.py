@@ -117,18 +117,41 @@ def load_dir(directory: str | Path, check_import: bool = True) -> list[Task]:
     Files starting with ``_`` are skipped. Raises :class:`TaskError` for the
     first bad file, or if two files share a name.
     """
+    tasks, problems = load_dir_lenient(directory, check_import)
+    if problems:
+        raise problems[0]
+    return tasks
+
+
+def load_dir_lenient(directory: str | Path, check_import: bool = True) -> tuple[list[Task], list[TaskError]]:
+    """Like :func:`load_dir`, but a bad file (or a duplicate name) is reported
+    instead of stopping: ``(tasks that loaded, one TaskError per bad file)``,
+    for listings of a foreign directory (e.g. a KernelBench checkout with a few
+    files kstrata cannot load).
+
+    Raises
+    ------
+    TaskError
+        Only when ``directory`` is not a directory.
+    """
     directory = Path(directory)
     if not directory.is_dir():
         raise TaskError(f"{directory}: not a directory of task files")
     tasks: dict[str, Task] = {}
+    problems: list[TaskError] = []
     for path in sorted(directory.rglob("*.py")):
         if path.name.startswith("_"):
             continue
-        task = load_task(path, check_import=check_import)
+        try:
+            task = load_task(path, check_import=check_import)
+        except TaskError as e:
+            problems.append(e)
+            continue
         if task.name in tasks:
-            raise TaskError(f"{path}: task name {task.name!r} also used by {tasks[task.name].path}")
+            problems.append(TaskError(f"{path}: task name {task.name!r} also used by {tasks[task.name].path}"))
+            continue
         tasks[task.name] = task
-    return list(tasks.values())
+    return list(tasks.values()), problems
 
 
 @lru_cache(maxsize=1)

@@ -69,7 +69,9 @@ def describe_tensor(cand: torch.Tensor, oracle: torch.Tensor, bad: torch.Tensor,
     total, nbad = bad.numel(), int(bad.sum())
     items.append(item("wrong_share", "source",
                       f"{nbad} of {total} elements wrong ({100 * nbad / max(total, 1):.2f}%), "
-                      f"max error {stats.get('max_err', float('nan')):.3g}",
+                      f"max error {stats.get('max_err', float('nan')):.3g}"
+                      + (f" over the finite ones ({stats['nonfinite_wrong']} NaN/Inf where the oracle is finite)"
+                         if stats.get("nonfinite_wrong") else ""),
                       wrong=nbad, total=total, share=nbad / max(total, 1), max_err=stats.get("max_err")))
     nonfin = torch.isfinite(o) & ~torch.isfinite(c)
     if nonfin.any():
