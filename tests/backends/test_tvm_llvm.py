@@ -198,3 +198,17 @@ def test_every_suite_task(llvm, name):
     task = resolve_task(name)
     outcome = check_task(llvm, task, task.small_shapes[:1])
     assert outcome.status == "ok", outcome.reason
+
+
+def test_static_exported_graph_marked_by_the_tuner_loads_at_another_shape(llvm):
+    """A graph torch.export specialized (sdpa_fp16) with its build line changed
+    (as MetaSchedule's tuned sources are) is re-exported at a new shape, not refused."""
+    import re
+
+    task = resolve_task("sdpa_fp16")
+    src = llvm.initial_sources(task)
+    assert "# shape: static" in src["graph"]
+    marked = {**src, "graph": re.sub(r"^# build:.*$", "# build: static", src["graph"], count=1, flags=re.M)}
+    shape = {"B": 1, "H": 2, "S": 9, "D": 16}
+    ok, why = run_once(llvm, task, marked, shape)
+    assert ok, why

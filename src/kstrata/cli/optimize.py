@@ -193,6 +193,8 @@ def register(app: typer.Typer) -> None:
                     prop.learn(result.tree)
             finally:
                 pool.close()
+        if not console.is_terminal:
+            console.line()  # the live status line ends without a newline off a terminal
         console.print(f"timed at {', '.join(f'{k}={v}' for k, v in shape.items())}"
                       + ("" if shape == t.nominal_shape else " (not the nominal shape; see --timing-shape)"))
         console.print(result_table(result.run_dir))

@@ -282,6 +282,12 @@ def _same_text(a: str, b: str) -> bool:
     return norm(a) == norm(b)
 
 
+def _without_build(text: str) -> str:
+    """``text`` without its ``# build:`` header line (a static-exported graph is
+    built per shape whatever that line says, e.g. after MetaSchedule marked it)."""
+    return re.sub(r"^# build:.*\n?", "", text, count=1, flags=re.M)
+
+
 def _first_line(e: BaseException) -> str:
     text = str(e).strip()
     lines = [ln for ln in text.splitlines() if ln.strip()]
@@ -506,7 +512,7 @@ def lower_graph(task: Task, graph_text: str, shape: dict[str, int], symbolic: bo
     header, body = parse_graph(graph_text)
     shape = task.full_shape(shape)
     if header.static_shape is not None and task.full_shape(header.static_shape) != shape:
-        if _same_text(graph_text, default_graph(task, header.static_shape)):
+        if _same_text(_without_build(graph_text), _without_build(default_graph(task, header.static_shape))):
             return lower_graph(task, default_graph(task, shape), shape)
         raise LoweringError(
             f"graph was exported specialized to shape {header.static_shape} (torch.export could not "
