@@ -49,3 +49,26 @@ def test_parse_shape_option():
         parse_shape_option("Q=3", task)
     with pytest.raises(ValueError, match="not NAME=INT"):
         parse_shape_option("B=x", task)
+
+
+def test_zero_or_negative_sizes_are_refused():
+    task = resolve_task("relu")
+    for bad in ("B=0", "B=-4"):
+        with pytest.raises(ValueError, match="at least 1"):
+            parse_shape_option(bad, task)
+
+
+def test_resumed_run_keeps_its_timing_shape(tmp_path):
+    """--resume reads the stored shape; asking for another one is an error, not ignored."""
+    from kstrata.cli.errors import OptionError
+    from kstrata.cli.optimize import _timing_shape
+    from kstrata.store.run_store import RunStore
+
+    task = resolve_task("relu")
+    run = tmp_path / "run"
+    stored = {"B": 64, "D": 128}
+    RunStore.create(run, {"cli": {"timing_shape": stored}}).close()
+    assert _timing_shape("auto", task, None, run) == stored
+    assert _timing_shape("B=64,D=128", task, None, run) == stored
+    with pytest.raises(OptionError, match="keeps its timing shape"):
+        _timing_shape("B=8", task, None, run)

@@ -124,3 +124,37 @@ def test_worker_env_pins_thread_pools(monkeypatch):
     monkeypatch.setenv("TVM_NUM_THREADS", "1")
     assert worker_env()["TVM_NUM_THREADS"] == "1"
     assert worker_env({"OMP_WAIT_POLICY": "ACTIVE"})["OMP_WAIT_POLICY"] == "ACTIVE"
+
+
+def test_worker_exits_when_its_parent_dies(tmp_path):
+    """A worker stuck in a candidate that never returns does not outlive the
+    kstrata process that started it (e.g. killed by Ctrl-C or `timeout`)."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    pidfile = tmp_path / "child.pid"
+    child = (f"from kstrata.execute.worker import exit_with_parent; import os; exit_with_parent(0.1); "
+             f"open({str(pidfile)!r}, 'w').write(str(os.getpid()))\nwhile True: pass")
+    parent = subprocess.Popen([sys.executable, "-c",
+                               f"import subprocess, sys, time; subprocess.Popen([sys.executable, '-c', {child!r}]); "
+                               "time.sleep(60)"])
+    deadline = time.time() + 30
+    while not pidfile.exists() or not pidfile.read_text():
+        assert time.time() < deadline, "child did not start"
+        time.sleep(0.05)
+    pid = int(pidfile.read_text())
+    os.kill(parent.pid, signal.SIGKILL)
+    parent.wait()
+    deadline = time.time() + 10
+    while time.time() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.1)
+    else:
+        os.kill(pid, signal.SIGKILL)
+        raise AssertionError("the worker outlived its parent")

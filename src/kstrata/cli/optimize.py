@@ -54,7 +54,17 @@ def _timing_shape(option: str, task: Any, backend: Any, resume: Path | None) -> 
         with RunStore.open(resume) as store:
             stored = (store.config.get("cli") or {}).get("timing_shape")
         if stored:
-            return {k: int(v) for k, v in (json.loads(stored) if isinstance(stored, str) else stored).items()}
+            shape = {k: int(v) for k, v in (json.loads(stored) if isinstance(stored, str) else stored).items()}
+            if option != "auto":
+                try:
+                    asked = parse_shape_option(option, task)
+                except (ValueError, ShapeFitError) as e:
+                    raise OptionError(f"--timing-shape: {e}") from None
+                if asked != shape:
+                    raise OptionError(f"--timing-shape: {resume} was timed at "
+                                      f"{', '.join(f'{k}={v}' for k, v in shape.items())}; a resumed run keeps "
+                                      "its timing shape (drop --timing-shape, or start a new run with --out)")
+            return shape
     if option == "auto":
         option = "nominal" if str(getattr(backend, "device", "cpu")).startswith("cuda") else "fit"
     try:

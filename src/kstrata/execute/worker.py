@@ -90,8 +90,30 @@ def serve(rfd: int, wfd: int) -> None:
                        traceback.format_exc(), wall))
 
 
+def exit_with_parent(interval_s: float = 1.0) -> None:
+    """Exit when the process that started this worker is gone (reparented).
+
+    A worker busy in a candidate that never returns would otherwise outlive a
+    kstrata process killed by Ctrl-C or ``timeout`` and spin forever. A daemon
+    thread polls ``os.getppid()`` (``PR_SET_PDEATHSIG`` would fire when the
+    *thread* that forked the worker exits, and pools start workers from
+    evaluation threads)."""
+    import threading
+
+    parent = os.getppid()
+
+    def watch() -> None:
+        while True:
+            time.sleep(interval_s)
+            if os.getppid() != parent:
+                os._exit(1)
+
+    threading.Thread(target=watch, name="kstrata-parent-watch", daemon=True).start()
+
+
 def main(argv: list[str] | None = None) -> None:
     argv = sys.argv[1:] if argv is None else argv
+    exit_with_parent()
     rfd, wfd = int(argv[0]), int(argv[1])
     faulthandler.enable()  # a segfault's Python traceback lands in the worker log
     memory_mb = int(argv[2]) if len(argv) > 2 and argv[2] != "0" else None

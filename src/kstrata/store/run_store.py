@@ -401,8 +401,10 @@ class RunStore:
             "SELECT hash FROM candidates WHERE hash LIKE ? LIMIT 2", (prefix.lower() + "%",)
         ).fetchall()
         if len(rows) != 1:
-            what = "no candidate" if not rows else "several candidates"
-            raise StoreError(f"{what} in {self.run_dir} match {prefix!r}; give more of the hash")
+            if not rows:
+                raise StoreError(f"no candidate in {self.run_dir} matches {prefix!r}; "
+                                 f"`kstrata tree {self.run_dir}` lists them")
+            raise StoreError(f"several candidates in {self.run_dir} match {prefix!r}; give more of the hash")
         return rows[0][0]
 
     def sources(self, digest: str) -> dict[str, str]:

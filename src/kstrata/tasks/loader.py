@@ -135,6 +135,8 @@ def load_dir_lenient(directory: str | Path, check_import: bool = True) -> tuple[
         Only when ``directory`` is not a directory.
     """
     directory = Path(directory)
+    if not directory.exists():
+        raise TaskError(f"{directory}: does not exist")
     if not directory.is_dir():
         raise TaskError(f"{directory}: not a directory of task files")
     tasks: dict[str, Task] = {}

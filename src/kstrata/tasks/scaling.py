@@ -126,5 +126,7 @@ def parse_shape_option(text: str, task: Any) -> dict[str, int]:
             raise ValueError(f"shape item {item!r} is not NAME=INT (or use 'nominal' or 'fit')")
         if key not in names:
             raise ValueError(f"task {task.name} has no shape variable {key!r}; it has {', '.join(names)}")
+        if int(value) < 1:
+            raise ValueError(f"shape item {item!r}: sizes must be at least 1")
         out[key] = int(value)
     return task.full_shape(out)
