@@ -16,7 +16,7 @@ from kstrata.measure.baselines import compiled, tuned_tvm
 from kstrata.measure.profilers import perf
 from kstrata.measure.profilers.findings import findings
 from kstrata.measure.roofline import cache_dir
-from kstrata.measure.timing import Measurement, TimingConfig, measure
+from kstrata.measure.timing import Measurement, TimingConfig, measure, under_floor
 from kstrata.tasks.base import Task
 
 
@@ -109,11 +109,8 @@ def time_candidate(
         # the trusted baseline beat the floor: the cached ceilings are low, not the baseline a cheat
         ceil = roofline.raise_to_observed(ceil, device, flops, nbytes, m.baseline.median)
         floor = roofline.floor_ms(flops, nbytes, ceil)
-        m.suspicious = [s for s in m.suspicious if "below the roofline floor" not in s]
-        if floor is not None and m.candidate.median < floor:
-            m.suspicious.append(f"candidate median {m.candidate.median:.4g} ms is below the roofline floor "
-                                f"{floor:.4g} ms (ceilings raised to the baseline's achieved rate): it cannot "
-                                "have done the task's work (cached result, skipped work, or a timing escape)")
+        m.suspicious = [s for s in m.suspicious if "below the roofline floor" not in s] + under_floor(
+            m.candidate.median, floor, " (ceilings raised to the baseline's achieved rate)")
     point = None
     if ceil is not None:
         point = roofline.analyze(m.candidate.median, flops, nbytes, ceil)

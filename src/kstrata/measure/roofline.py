@@ -151,13 +151,19 @@ def ceilings(device: str = "cpu", dtype: str = "float32", path: Path | None = No
     if not refresh and key in data:
         return Ceilings(**data[key])
     c = measure_ceilings(device, dtype)
-    try:  # re-read: another process may have added entries meanwhile
+    _store(path, key, c)
+    return c
+
+
+def _store(path: Path, key: str, c: Ceilings) -> None:
+    """Write ``c`` under ``key`` into the JSON cache at ``path``, atomically; the
+    file is re-read first, since another process may have added entries."""
+    try:
         data = json.loads(path.read_text())
     except (OSError, ValueError):
         data = {}
     data[key] = c.to_dict()
     atomic_write_text(path, json.dumps(data, indent=1, sort_keys=True))
-    return c
 
 
 def raise_to_observed(c: Ceilings, device: str, flops: float | None, nbytes: float | None,
@@ -183,13 +189,7 @@ def raise_to_observed(c: Ceilings, device: str, flops: float | None, nbytes: flo
              method=f"{c.method.split(';')[0]}; raised to a baseline's achieved rate "
                     f"{time.strftime('%Y-%m-%dT%H:%M:%S%z')}")
     new = Ceilings(**d)
-    path = Path(path) if path else cache_dir() / "roofline.json"
-    try:
-        data = json.loads(path.read_text())
-    except (OSError, ValueError):
-        data = {}
-    data[_key(device, c.dtype)] = new.to_dict()
-    atomic_write_text(path, json.dumps(data, indent=1, sort_keys=True))
+    _store(Path(path) if path else cache_dir() / "roofline.json", _key(device, c.dtype), new)
     return new
 
 

@@ -267,6 +267,15 @@ def run_interleaved(
     return a_ms, b_ms
 
 
+def under_floor(median_ms: float, floor_ms: float | None, note: str = "") -> list[str]:
+    """The suspicious-timing finding for a median under the roofline floor
+    (``[]`` when it is not, or there is no floor); ``note`` qualifies the floor."""
+    if floor_ms is None or median_ms >= floor_ms:
+        return []
+    return [f"candidate median {median_ms:.4g} ms is below the roofline floor {floor_ms:.4g} ms{note}: "
+            "it cannot have done the task's work (cached result, skipped work, or a timing escape)"]
+
+
 def choose_reps(round_ms: float, config: TimingConfig) -> int:
     """Rounds that fit ``config.budget_ms`` given one round's estimated time."""
     if round_ms <= 0:
@@ -456,12 +465,7 @@ def measure(
     if baseline is not None:
         speedup = paired_ratio_ci(r["b_ms"], r["a_ms"], confidence=config.confidence,
                                   n_resamples=config.n_resamples, seed=config.seed)
-    suspicious = []
-    if floor_ms is not None and cand.median < floor_ms:
-        suspicious.append(
-            f"candidate median {cand.median:.4g} ms is below the roofline floor {floor_ms:.4g} ms: "
-            "it cannot have done the task's work (cached result, skipped work, or a timing escape)"
-        )
+    suspicious = under_floor(cand.median, floor_ms)
     return Measurement(
         method=method,
         device=environment.device_name(device),
