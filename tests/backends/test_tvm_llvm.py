@@ -212,3 +212,46 @@ def test_static_exported_graph_marked_by_the_tuner_loads_at_another_shape(llvm):
     shape = {"B": 1, "H": 2, "S": 9, "D": 16}
     ok, why = run_once(llvm, task, marked, shape)
     assert ok, why
+
+
+@pytest.mark.parametrize("name,rule,expect", [
+    ("max_dim", "reduce_vec", ["contiguous axis: rfactor by 16", "contiguous axis: rfactor by 8"]),
+    ("mean_dim", "reduce_vec", ["strided axis", "strided axis"]),  # + the divide computed per row
+    ("conv2d", "conv_tile", ["4 channels", "8 channels"]),  # output channels per register block
+])
+def test_recipes_for_reductions_and_convolutions_are_correct(llvm, name, rule, expect):
+    """The reduction and convolution recipes apply to their tasks (static build,
+    a small shape) and every variant they give computes the reference's result."""
+    from kstrata.backends.tvm.lower import with_build
+
+    task = resolve_task(name)
+    shape = task.small_shapes[0]
+    sources = llvm.initial_sources(task)
+    sources["graph"] = with_build(sources["graph"], "static")
+    variants = schedule_variants(llvm.lower(task, sources, shape).funcs, sources["schedule"], rules=[rule])
+    for what in expect:
+        assert any(what in v.description for v in variants), (what, [v.description for v in variants])
+    assert len(variants) == len(expect), [v.description for v in variants]
+    for v in variants:
+        ok, why = run_once(llvm, task, {**sources, "schedule": v.text}, shape)
+        assert ok, (v.description, why)
+
+
+def test_recipes_on_every_primfunc_at_once(llvm):
+    """A task lowered to several PrimFuncs (w4a16: dequantize, then GEMM) gets
+    variants that schedule all of them in one candidate, first, and correct."""
+    from kstrata.backends.tvm.lower import with_build
+
+    task = resolve_task("w4a16_gemm")
+    shape = task.small_shapes[0]
+    sources = llvm.initial_sources(task)
+    sources["graph"] = with_build(sources["graph"], "static")
+    funcs = llvm.lower(task, sources, shape).funcs
+    variants = schedule_variants(funcs, sources["schedule"])
+    combined = [v for v in variants if v.func == "*"]
+    assert combined and variants[:len(combined)] == combined
+    first = combined[0]
+    assert first.rule == "fuse_rows+gemm_tile"
+    assert all(f"def schedule_{f}(sch)" in first.text for f in funcs if "matmul" in f or "bitwise" in f)
+    ok, why = run_once(llvm, task, {**sources, "schedule": first.text}, shape)
+    assert ok, why

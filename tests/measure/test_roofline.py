@@ -34,7 +34,9 @@ def test_partial_counts():
     assert analyze(10.0, None, 5e8, C).fraction == pytest.approx(0.5)
     p = analyze(10.0, None, None, C)
     assert p.bound == "unknown" and p.fraction is None and p.floor_ms is None
-    assert floor_ms(1e9, None, C) == pytest.approx(1.0)
+    assert floor_ms(1e9, None, C, margin=1.0) == pytest.approx(1.0)
+    # the "impossible" floor leaves a margin for kernels that beat torch's own rates
+    assert floor_ms(1e9, None, C) == pytest.approx(1.0 / roofline.IMPOSSIBLE_MARGIN)
     with pytest.raises(ValueError):
         analyze(0.0, 1.0, 1.0, C)
 
@@ -71,8 +73,23 @@ def test_ceilings_raised_to_a_baselines_achieved_rate(tmp_path, monkeypatch):
     high = roofline.raise_to_observed(low, "cpu", 1e9, 1e6, 10.0, path=path)
     assert high.gflops == pytest.approx(100.0) and high.bandwidth_gbs == 10.0
     assert "raised to a baseline" in high.method
-    assert floor_ms(1e9, 1e6, high) == pytest.approx(10.0)
+    assert floor_ms(1e9, 1e6, high, margin=1.0) == pytest.approx(10.0)
     stored = json.loads(path.read_text())
     (entry,) = stored.values()
     assert entry["gflops"] == pytest.approx(100.0)
     assert roofline.ceilings("cpu", "float32", path=path).gflops == pytest.approx(100.0)
+
+
+def test_reduced_precision_cpu_compute_ceiling_is_at_least_fp32(tmp_path, monkeypatch):
+    """On CPU a fp16 kernel may compute in fp32: its compute ceiling is the better
+    of the fp16 and fp32 matmul rates (else a good w4a16 GEMM reads as impossible)."""
+    rates = {"float32": 70.0, "float16": 40.0, "bfloat16": 900.0}
+    monkeypatch.setattr(roofline, "measure_ceilings", lambda device, dtype: Ceilings(
+        device="cpu: x", dtype=dtype, bandwidth_gbs=10.0, gflops=rates[dtype]))
+    path = tmp_path / "r.json"
+    assert roofline.ceilings("cpu", "float16", path=path).gflops == pytest.approx(70.0)
+    assert "float32 rate" in roofline.ceilings("cpu", "float16", path=path).method
+    assert roofline.ceilings("cpu", "bfloat16", path=path).gflops == pytest.approx(900.0)
+    assert roofline.ceilings("cpu", "float32", path=path).gflops == pytest.approx(70.0)
+    stored = json.loads(path.read_text())
+    assert {v["dtype"]: v["gflops"] for v in stored.values()}["float16"] == pytest.approx(40.0)

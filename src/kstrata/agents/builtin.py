@@ -73,8 +73,11 @@ class TVMRulesProposer:
         variants = schedule_variants(lowered.funcs, sources.get("schedule", ""),
                                      gpu=bool(getattr(self.backend, "gpu_like", False)))
         # whole-PrimFunc recipes first (in rule order), then a seeded shuffle of the single steps
-        composite = [v for v in variants if v.rule in COMPOSITE]
-        single = [v for v in variants if v.rule not in COMPOSITE]
+        def is_recipe(v: Any) -> bool:  # a recipe, or recipes on several PrimFuncs ("a+b")
+            return all(r in COMPOSITE for r in v.rule.split("+"))
+
+        composite = [v for v in variants if is_recipe(v)]
+        single = [v for v in variants if not is_recipe(v)]
         rng.shuffle(single)
         variants = composite + single
         out = [

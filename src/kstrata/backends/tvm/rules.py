@@ -17,7 +17,12 @@ TVM's MetaSchedule ``MultiLevelTiling``/``ParallelizeVectorizeUnroll`` rules):
 ``inline``               ``compute_inline`` elementwise producers / ``reverse_compute_inline`` consumers
 ``gpu_bind``             fuse + split + bind to ``blockIdx.x``/``threadIdx.x`` (GPU targets)
 ``fuse_rows``            composite: inline producers, parallel rows, reductions computed per row (+ vectorize)
-``gemm_tile``            composite: the classic CPU GEMM blocking (tile, k split, vectorize, parallel)
+``gemm_tile``            composite: the classic CPU GEMM blocking (tile, k split, vectorize, parallel) + epilogue per tile
+``reduce_vec``           composite: a vectorized reduction (rfactor over the contiguous axis, or spatial lanes)
+``conv_tile``            composite: register-blocked direct convolution (channels x pixels, reduction outside)
+
+When several PrimFuncs have recipes, :func:`schedule_variants` also proposes the
+k-th recipe of every PrimFunc in one candidate (rule ``a+b``, func ``*``) first.
 
 :data:`COMPOSITE` rules are whole schedules for a PrimFunc; the built-in
 proposer tries them before the single-step rules.
@@ -250,13 +255,183 @@ def rule_gemm_tile(sch: Any, name: str, loops: list[Any], kinds: str, gpu: bool)
                  "sch.vectorize(ji)",
                  f"sch.parallel(sch.fuse({''.join(f'loops[{i}], ' for i in range(nb))}io))" if nb else
                  "sch.parallel(io)"]
-        out.append((lines, f"GEMM tiling of {name}: {ti}x{tj} tiles, k by {tk}, vectorize j, parallel outer"))
+        lines = _with_consumers_at(sch, name, "jo", lines)
+        out.append((lines, f"GEMM tiling of {name}: {ti}x{tj} tiles, k by {tk}, vectorize j, parallel outer"
+                           " (+ its elementwise epilogue per tile)"))
+    return out
+
+
+def _region_name(region: Any) -> str:
+    """The buffer name of a block's read/write region (TVM 0.27 calls the
+    buffer ``source``; older releases ``buffer``)."""
+    buf = getattr(region, "source", None)
+    if buf is None:
+        buf = getattr(region, "buffer", None)
+    return str(getattr(buf, "name", buf))
+
+
+def _with_consumers_at(sch: Any, name: str, at: str, lines: list[str], vectorize: bool = True) -> list[str]:
+    """``lines`` plus the epilogue of block ``name`` moved under loop ``at``:
+    the elementwise blocks that follow it (a mean's divide, a GEMM's casts,
+    bias and activation) are inlined into the last of them where that replays
+    (so the chain is one pass, not one pass per op), the rest are computed under
+    ``at`` (``reverse_compute_at``, per row or per tile while the data is in
+    cache) and their innermost loop vectorized where that replays."""
+    blocks = _blocks(sch)
+    names = [b[0] for b in blocks]
+    if name not in names:
+        return lines
+    epilogue = []
+    for bname, _, _, bkinds in blocks[names.index(name) + 1:]:
+        if "R" in bkinds:
+            break
+        epilogue.append(bname)
+
+    def get(bname: str) -> str:
+        return f'sch.get_sblock("{bname}", func_name="main")'
+
+    for bname in epilogue[:-1]:
+        step = [f"sch.compute_inline({get(bname)})"]
+        if _try_lines(sch, lines + step) is not None:
+            lines = lines + step
+    for bname in epilogue:
+        if any(f'compute_inline({get(bname)})' in ln for ln in lines):
+            continue
+        steps = [[f"sch.reverse_compute_at({get(bname)}, {at})"]]
+        if vectorize:
+            steps.insert(0, steps[0] + [f"sch.vectorize(sch.get_loops({get(bname)})[-1])"])
+        for step in steps:
+            if _try_lines(sch, lines + step) is not None:
+                lines = lines + step
+                break
+    return lines
+
+
+def _reduces_contiguous(sch: Any, block: Any) -> bool | None:
+    """Whether the reduction block's input is indexed by a reduction variable in
+    its last (contiguous) dimension; None when that cannot be read."""
+    import re
+
+    try:
+        blk = sch.get(block)
+        rvars = [str(iv.var) for iv in blk.iter_vars if iv.iter_type == 2]
+        outs = {_region_name(w) for w in blk.writes}
+        for r in blk.reads:
+            if _region_name(r) not in outs:
+                last = str(r.region[-1].min)
+                return any(re.search(rf"\b{re.escape(v)}\b", last) for v in rvars)
+    except Exception:  # noqa: BLE001 - an IR shape this reader does not know
+        return None
+    return None
+
+
+def rule_reduce_vec(sch: Any, name: str, loops: list[Any], kinds: str, gpu: bool):
+    """Composite CPU schedule of a plain reduction block (sum/max/mean over some
+    axes: one input buffer, spatial loops then reduction loops), in the two
+    shapes a vectorizing compiler needs (cf. TVM's ``rfactor`` tutorial and
+    MetaSchedule's ``AddRFactor``/``ParallelizeVectorizeUnroll`` rules):
+
+    * reduction over the contiguous axis: split the reduction loop by the vector
+      width, ``rfactor`` the inner part (partial results per lane), vectorize
+      the lanes, parallelize the outer spatial loops and fold the lanes per row;
+    * reduction over a strided axis (the innermost spatial loop is the
+      contiguous one): split the innermost spatial loop by the vector width,
+      move the reduction loops inside the outer part, vectorize the spatial
+      lanes and parallelize the outer spatial loops.
+
+    Elementwise consumers (a mean's divide) are computed under the same
+    parallel loop. Variants that do not replay on this block are dropped."""
+    if gpu or "R" not in kinds or len(loops) != len(kinds):
+        return []
+    n_sp = len(kinds) - len(kinds.lstrip("S"))
+    if n_sp < 1 or "S" in kinds[n_sp:]:
+        return []  # spatial loops must all come first
+    block = sch.get_sblock(name, func_name="main")
+    if len({_region_name(r) for r in sch.get(block).reads}
+           - {_region_name(w) for w in sch.get(block).writes}) != 1:
+        return []  # a GEMM or a multi-input reduction: gemm_tile / other rules
+    contiguous = _reduces_contiguous(sch, block)
+    head = [_get_block(name), "loops = sch.get_loops(b)"]
+    rl = ", ".join(f"loops[{i}]" for i in range(n_sp, len(kinds)))
+    r_one = f"sch.fuse({rl})" if len(kinds) - n_sp > 1 else f"loops[{n_sp}]"
+    out = []
+    for vec in (16, 8):
+        outer = (f"outer = sch.fuse(*rfl[:{n_sp}])" if n_sp > 1 else "outer = rfl[0]")
+        lines = head + [f"r = {r_one}", f"ro, ri = sch.split(r, factors=[None, {vec}])",
+                        "rf = sch.rfactor(ri, 0)", "rfl = sch.get_loops(rf)",
+                        "sch.vectorize(rfl[-1])", outer, "sch.parallel(outer)",
+                        "sch.reverse_compute_at(b, outer)"]
+        # (a vectorized consumer next to the rfactor buffer fails TVM's storage rewrite)
+        lines = _with_consumers_at(sch, name, "outer", lines, vectorize=False)
+        if contiguous is not False and _try_lines(sch, lines) is not None:
+            out.append((lines, f"reduction {name} over the contiguous axis: rfactor by {vec} lanes, "
+                               "vectorized, parallel rows"))
+        if contiguous is not True and _extent(sch, loops[n_sp - 1]) >= vec:
+            pre = ", ".join(f"loops[{i}]" for i in range(n_sp - 1))
+            lines = head + [f"so, si = sch.split(loops[{n_sp - 1}], factors=[None, {vec}])",
+                            f"sch.reorder({pre + ', ' if pre else ''}so, {rl}, si)",
+                            f"outer = sch.fuse({pre + ', ' if pre else ''}so)" if pre else "outer = so",
+                            "sch.parallel(outer)", "sch.vectorize(si)"]
+            lines = _with_consumers_at(sch, name, "outer", lines)
+            if _try_lines(sch, lines) is not None:
+                out.append((lines, f"reduction {name} over a strided axis: reduction loops inside, "
+                                   f"{vec} spatial lanes vectorized, parallel outer"))
+    return out
+
+
+def rule_conv_tile(sch: Any, name: str, loops: list[Any], kinds: str, gpu: bool):
+    """Register-blocked CPU schedule of a convolution-like block (``S``×a then
+    ``R``×b with a >= 3, b >= 2 and two inputs, e.g. NCHW ``conv2d``: n, co, y,
+    x, ci, ky, kx): a small output block (channels × row pixels) accumulates in
+    a local cache while the reduction loops run outside it; the pixel lanes are
+    vectorized, the channel loop unrolled, the outer spatial loops parallel,
+    elementwise producers (padding) inlined and consumers (bias, ReLU) computed
+    per block. This is the direct-convolution recipe of TVM's x86 ``conv2d``
+    schedules and of Zhang et al., "High Performance Zero-Memory Overhead
+    Direct Convolutions" (ICML 2018), on the NCHW layout."""
+    if gpu or len(loops) != len(kinds):
+        return []
+    a = len(kinds) - len(kinds.lstrip("S"))
+    if a < 3 or len(kinds) - a < 2 or "S" in kinds[a:]:
+        return []
+    block = sch.get_sblock(name, func_name="main")
+    if len(sch.get(block).reads) < 2:
+        return []
+    blocks = _blocks(sch)
+    names = [bl[0] for bl in blocks]
+    inline = [f'sch.compute_inline(sch.get_sblock("{bn}", func_name="main"))'
+              for bn, _, _, bk in blocks[:names.index(name)] if "R" not in bk]
+    inner = _extent(sch, loops[a - 1])
+    if inner < 2:
+        return []
+    out = []
+    mid = ", ".join(f"loops[{i}]" for i in range(2, a - 1))
+    red = ", ".join(f"loops[{i}]" for i in range(a, len(kinds)))
+    for tc in (4, 8):
+        if _extent(sch, loops[1]) < tc:
+            continue
+        tx = inner if inner <= 16 else 16 if inner % 16 == 0 else 8
+        lines = [_get_block(name), "loops = sch.get_loops(b)",
+                 f"co, ci = sch.split(loops[1], factors=[None, {tc}])",
+                 f"xo, xi = sch.split(loops[{a - 1}], factors=[None, {tx}])",
+                 f"sch.reorder(loops[0], co, {mid + ', ' if mid else ''}xo, {red}, ci, xi)",
+                 f"outer = sch.fuse(loops[0], co{', ' + mid if mid else ''})",
+                 "sch.parallel(outer)", "sch.unroll(ci)", "sch.vectorize(xi)",
+                 'cw = sch.cache_write(b, 0, "local")', "sch.reverse_compute_at(cw, xo)"]
+        if _try_lines(sch, lines) is None:
+            continue
+        with_inl = lines + inline if inline and _try_lines(sch, lines + inline) is not None else lines
+        full = _with_consumers_at(sch, name, "outer", with_inl)
+        out.append((full, f"direct convolution {name}: {tc} channels x {tx} pixels register block, "
+                          "reduction outside it, vectorized pixels, parallel outer"))
     return out
 
 
 RULES: dict[str, Rule] = {
     "fuse_rows": rule_fuse_rows,
     "gemm_tile": rule_gemm_tile,
+    "reduce_vec": rule_reduce_vec,
+    "conv_tile": rule_conv_tile,
     "parallel_vectorize": rule_parallel_vectorize,
     "tile": rule_tile,
     "reorder": rule_reorder,
@@ -268,7 +443,7 @@ RULES: dict[str, Rule] = {
 
 
 #: Rules that write a whole schedule for a PrimFunc (tried first).
-COMPOSITE = ("fuse_rows", "gemm_tile")
+COMPOSITE = ("fuse_rows", "gemm_tile", "reduce_vec", "conv_tile")
 
 
 def schedule_variants(
@@ -295,21 +470,40 @@ def schedule_variants(
 
     current, _, _ = replay_schedule(funcs, schedule_text)
     base = schedule_lines(schedule_text)
+
+    def render(per_func: dict[str, list[str]]) -> str:
+        per = {k: list(v) for k, v in base.items()}
+        for fname, lines in per_func.items():
+            per[fname] = per.get(fname, []) + lines
+        return render_schedule(per)
+
+    def replays(text: str) -> bool:
+        return not check or not replay_schedule(funcs, text)[2]
+
     out: list[Variant] = []
+    recipes: dict[str, list[tuple[str, list[str]]]] = {}  # func -> composite (rule, lines), in order
     for fname, func in current.items():
         sch = Schedule(tvm.IRModule({"main": func}))
         for bname, _, loops, kinds in _blocks(sch):
             for rname in rules or list(RULES):
                 for lines, desc in RULES[rname](sch, bname, loops, kinds, gpu):
-                    per = {k: list(v) for k, v in base.items()}
-                    per.setdefault(fname, [])
-                    per[fname] = per[fname] + lines
-                    text = render_schedule(per)
-                    if check:
-                        _, _, failed = replay_schedule(funcs, text)
-                        if failed:
-                            continue
+                    text = render({fname: lines})
+                    if not replays(text):
+                        continue
                     out.append(Variant("schedule", text, rname, fname, desc))
+                    if rname in COMPOSITE:
+                        recipes.setdefault(fname, []).append((rname, lines))
+    if len(recipes) >= 2:
+        # the k-th recipe of every PrimFunc at once: a multi-kernel task (a GEMM
+        # and its dequantization, two GEMMs) gets a whole schedule in one candidate
+        combined = []
+        for k in range(max(len(v) for v in recipes.values())):
+            pick = {f: v[min(k, len(v) - 1)] for f, v in recipes.items()}
+            text = render({f: lines for f, (_, lines) in pick.items()})
+            if replays(text) and all(text != c.text for c in combined):
+                combined.append(Variant("schedule", text, "+".join(sorted({r for r, _ in pick.values()})),
+                                        "*", f"recipes on all {len(pick)} PrimFuncs at once (choice {k + 1})"))
+        out = combined + out
     return out
 
 
