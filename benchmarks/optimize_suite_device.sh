@@ -7,8 +7,9 @@
 # driver gets SIGTERM, ends the lanes (tasks still running are dropped, finished ones kept)
 # and prints its report; keep STOP + ~40 s inside the call's limit. Rows accumulate in
 # /tmp/kst-rows (one JSON line per task), so a later call on the same warm machine skips
-# the tasks done there. Environment: LANES (default (CPUs-2)/CPUS_PER_LANE, at most 15),
-# CPUS_PER_LANE (2), EVALS (30), SUITE_ARGS (more optimize_suite.py options).
+# the tasks done there (or in .gpu/rows/*.jsonl, if carried). Environment: LANES (default
+# (CPUs-2)/CPUS_PER_LANE, at most 15), CPUS_PER_LANE (2), EVALS (30), SUITE_ARGS (more
+# optimize_suite.py options).
 # Into $OUT (4 files): suite-call-<time>.txt (machine, versions, this call's lanes, per-task
 # lines and report), report-merged.txt (all rows so far), rows-all.jsonl, lanes-tail.txt.
 set -u
@@ -19,6 +20,8 @@ export PYTHONPATH=/tmp/kst-suite:$PWD/src PYTHONUNBUFFERED=1
 out=${OUT:-/tmp/kst-out}
 mkdir -p /tmp/kst-rows /tmp/kst-runs "$out"
 [ -f /tmp/kst-suite/.manifest ] || { echo "no /tmp/kst-suite: run the .gpu/suiteN/part.sh calls first" | tee "$out/suite-call-failed.txt"; exit 1; }
+# a machine that went cold lost /tmp: rows brought back earlier can be carried in .gpu/rows
+[ -d .gpu/rows ] && cp -n .gpu/rows/*.jsonl /tmp/kst-rows/ 2>/dev/null
 prior=(/tmp/kst-rows/*.jsonl)
 skip=(); [ -e "${prior[0]}" ] && skip=(--skip-done "${prior[@]}")
 {
