@@ -255,3 +255,17 @@ def test_recipes_on_every_primfunc_at_once(llvm):
     assert all(f"def schedule_{f}(sch)" in first.text for f in funcs if "matmul" in f or "bitwise" in f)
     ok, why = run_once(llvm, task, {**sources, "schedule": first.text}, shape)
     assert ok, why
+
+
+def test_a_large_folded_constant_is_computed_in_kernels_instead(llvm):
+    """sdpa_causal's mask folds to an S*S constant at a static S; above the
+    plan's limit (S=257: 66049 elements) the graph is lowered without folding."""
+    from kstrata.backends.tvm.lower import lower_graph
+
+    task = resolve_task("sdpa_causal")
+    shape = {"B": 1, "H": 1, "S": 257, "D": 16}
+    graph = llvm.initial_sources(task)["graph"]
+    lowered = lower_graph(task, graph, shape)
+    assert all(len(v[2]) <= 1 << 16 for v in lowered.plan.consts.values())
+    ok, why = run_once(llvm, task, llvm.initial_sources(task), shape)
+    assert ok, why

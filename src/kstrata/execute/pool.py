@@ -36,7 +36,7 @@ ENV_ALLOW = (
     "CUDA_VISIBLE_DEVICES", "CUDA_HOME", "CUDA_PATH", "LD_LIBRARY_PATH", "NVIDIA_VISIBLE_DEVICES",
     "OMP_NUM_THREADS", "MKL_NUM_THREADS", "TRITON_CACHE_DIR", "TRITON_HOME",
     "TVM_HOME", "TVM_LIBRARY_PATH", "TVM_NUM_THREADS", "OMP_WAIT_POLICY",
-    "TVM_THREAD_POOL_SPIN_COUNT", "OCL_ICD_VENDORS", "POCL_DEVICES",
+    "TVM_THREAD_POOL_SPIN_COUNT", "TVM_BIND_THREADS", "OCL_ICD_VENDORS", "POCL_DEVICES",
 )
 
 _warned_network = False
@@ -102,7 +102,7 @@ def _kstrata_path() -> str:
 
 def worker_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     """The scrubbed environment of a worker: :data:`ENV_ALLOW` from this process,
-    ``PYTHONPATH`` pointing at kstrata only, then ``extra``.
+    ``PYTHONPATH`` pointing at kstrata first, then ``extra``.
 
     ``TVM_NUM_THREADS`` and ``OMP_NUM_THREADS`` default to the CPUs this
     process may run on: TVM's thread pool reads them once, when a worker first
@@ -115,14 +115,23 @@ def worker_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     candidate measured right after eager PyTorch ran 1.6x slower than it
     is (relu 4096x4096 on 2 vCPUs: 27-28 ms with spinning pools vs 17.3 ms with
     passive waiting; see ``benchmarks/results/thread_pools.txt``). A value set in this
-    process or in ``extra`` wins."""
+    process or in ``extra`` wins.
+
+    When this process may use only some of the host's CPUs (``taskset``, a
+    cpuset), ``TVM_BIND_THREADS=0``: TVM otherwise pins its pool to CPUs
+    0..n-1 of the host, outside the allowed set. Entries of this process's
+    ``PYTHONPATH`` follow kstrata's (packages installed with ``pip --target``)."""
     env = {k: os.environ[k] for k in ENV_ALLOW if k in os.environ}
-    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    allowed = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
+    cpus = len(allowed) if allowed else (os.cpu_count() or 1)
     for var in ("TVM_NUM_THREADS", "OMP_NUM_THREADS"):
         env.setdefault(var, str(cpus))
     env.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     env.setdefault("TVM_THREAD_POOL_SPIN_COUNT", "0")
-    env["PYTHONPATH"] = _kstrata_path()
+    if allowed is not None and allowed != set(range(os.cpu_count() or 1)):
+        env.setdefault("TVM_BIND_THREADS", "0")
+    paths = [_kstrata_path()] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     env["PYTHONUNBUFFERED"] = "1"
     env.update(extra or {})

@@ -36,14 +36,15 @@ class BuildError(Exception):
 def make_target(kind: str, arch: str | None = None) -> Any:
     """The ``tvm.target.Target`` for a backend target kind.
 
-    ``llvm`` uses the host CPU (``mcpu`` from LLVM's host detection) and its core
-    count (MetaSchedule needs ``num-cores``); ``cuda`` defaults to ``sm_90``
+    ``llvm`` uses the host CPU (``mcpu`` from LLVM's host detection) and the
+    number of CPUs this process may run on (MetaSchedule needs ``num-cores``); ``cuda`` defaults to ``sm_90``
     (H200) unless ``arch`` or ``KSTRATA_CUDA_ARCH`` says otherwise.
     """
     import tvm
 
     if kind == "llvm":
-        spec: dict[str, Any] = {"kind": "llvm", "num-cores": os.cpu_count() or 1}
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+        spec: dict[str, Any] = {"kind": "llvm", "num-cores": cores or 1}
         cpu = _host_cpu()
         if cpu:
             spec["mcpu"] = cpu

@@ -542,28 +542,49 @@ def lower_graph(task: Task, graph_text: str, shape: dict[str, int], symbolic: bo
             raise SpecializedGraphError(
                 f"{e}; torch.export specialized this dim, so an edited graph serves only shapes "
                 "where it has that size") from e
-        passes = [relax.transform.LegalizeOps(), relax.transform.AnnotateTIROpPattern(),
-                  relax.transform.FoldConstant()]
-        if header.fusion == "ops+tir":
-            passes += [relax.transform.FuseOps(), relax.transform.FuseTIR()]
-        passes += [relax.transform.DeadCodeElimination(["main"])]
-        mod = tvm.transform.Sequential(passes)(mod)
+        bound = mod
+        mod = _legalize(bound, header, fold=True)
     except LoweringError:
         raise
     except Exception as e:  # noqa: BLE001
         raise LoweringError(f"legalizing the graph failed: {type(e).__name__}: {_first_line(e)}") from e
+    try:
+        plan = _plan(mod["main"], header, symbolic)
+    except LargeConstantError:
+        # folding made a big constant (a causal mask at a static S: S*S elements);
+        # compute it in the kernels instead of carrying it in the plan
+        mod = _legalize(bound, header, fold=False)
+        plan = _plan(mod["main"], header, symbolic)
     funcs = {
         gv.name_hint: f.with_attr("global_symbol", gv.name_hint)
         for gv, f in mod.functions.items()
         if isinstance(f, tvm.tirx.PrimFunc)
     }
-    plan = _plan(mod["main"], header, symbolic)
     for step in plan.steps:
         if step["func"] not in funcs:
             raise LoweringError(f"main calls {step['func']}, which is not a PrimFunc")
     param_dims = [[_py_expr(d) if not isinstance(d, tvm.tirx.IntImm) else int(d) for d in _dims(_ty(p))]
                   for p in mod["main"].params] if symbolic else []
     return Lowered(funcs, plan, header, dict(shape), symbolic, param_dims)
+
+
+class LargeConstantError(LoweringError):
+    """The lowered graph holds a constant too large to carry in the plan."""
+
+
+def _legalize(mod: Any, header: Any, fold: bool) -> Any:
+    """Relax -> TensorIR calls: ``LegalizeOps``, op patterns, constant folding
+    (``fold``), the header's fusion choice, dead code elimination."""
+    import tvm
+    from tvm import relax
+
+    passes = [relax.transform.LegalizeOps(), relax.transform.AnnotateTIROpPattern()]
+    if fold:
+        passes.append(relax.transform.FoldConstant())
+    if header.fusion == "ops+tir":
+        passes += [relax.transform.FuseOps(), relax.transform.FuseTIR()]
+    passes += [relax.transform.DeadCodeElimination(["main"])]
+    return tvm.transform.Sequential(passes)(mod)
 
 
 def _name(v: Any) -> str:
@@ -658,7 +679,7 @@ def _plan(main: Any, header: GraphHeader, symbolic: bool = False) -> Plan:
             data = getattr(expr, "data", None)
             arr = (data if data is not None else expr.value).numpy()
             if arr.size > 1 << 16:
-                raise LoweringError(f"graph holds a {arr.size}-element constant; pass it as a parameter")
+                raise LargeConstantError(f"graph holds a {arr.size}-element constant; pass it as a parameter")
             name = f"const_{len(plan.consts)}"
             plan.consts[name] = [list(arr.shape), str(arr.dtype), arr.reshape(-1).tolist()]
             return [name]
