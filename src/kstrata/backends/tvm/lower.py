@@ -282,10 +282,11 @@ def _same_text(a: str, b: str) -> bool:
     return norm(a) == norm(b)
 
 
-def _without_build(text: str) -> str:
-    """``text`` without its ``# build:`` header line (a static-exported graph is
-    built per shape whatever that line says, e.g. after MetaSchedule marked it)."""
-    return re.sub(r"^# build:.*\n?", "", text, count=1, flags=re.M)
+def _without_choices(text: str) -> str:
+    """``text`` without its ``# build:`` and ``# fusion:`` header lines (a
+    static-exported graph is built per shape whatever the build line says, e.g.
+    after MetaSchedule marked it; the fusion choice is carried to a re-export)."""
+    return re.sub(r"^# (build|fusion):.*\n?", "", text, flags=re.M)
 
 
 def _first_line(e: BaseException) -> str:
@@ -512,8 +513,9 @@ def lower_graph(task: Task, graph_text: str, shape: dict[str, int], symbolic: bo
     header, body = parse_graph(graph_text)
     shape = task.full_shape(shape)
     if header.static_shape is not None and task.full_shape(header.static_shape) != shape:
-        if _same_text(_without_build(graph_text), _without_build(default_graph(task, header.static_shape))):
-            return lower_graph(task, default_graph(task, shape), shape)
+        if _same_text(_without_choices(graph_text), _without_choices(default_graph(task, header.static_shape))):
+            # only the header's choices were edited (build, fusion): re-export, keep them
+            return lower_graph(task, with_fusion(default_graph(task, shape), header.fusion), shape)
         raise LoweringError(
             f"graph was exported specialized to shape {header.static_shape} (torch.export could not "
             f"make it symbolic) and was edited, so it cannot be re-lowered at {shape}"
@@ -543,7 +545,11 @@ def lower_graph(task: Task, graph_text: str, shape: dict[str, int], symbolic: bo
                 f"{e}; torch.export specialized this dim, so an edited graph serves only shapes "
                 "where it has that size") from e
         bound = mod
-        mod = _legalize(bound, header, fold=True)
+        # a graph torch.export specialized is re-exported per shape: folding there
+        # turns shape-derived tensors (a causal mask) into constants at some sizes
+        # and not at others (too large), which renames the PrimFuncs a schedule
+        # names; it is never folded, so its PrimFuncs are the same at every shape
+        mod = _legalize(bound, header, fold=header.static_shape is None)
     except LoweringError:
         raise
     except Exception as e:  # noqa: BLE001
@@ -717,6 +723,8 @@ def _plan(main: Any, header: GraphHeader, symbolic: bool = False) -> Plan:
                 tuples[name_of(v)] = resolve(value)
             elif isinstance(value, relax.TupleGetItem):
                 tuples[name_of(v)] = [resolve(value.tuple_value)[value.index]]
+            elif type(value).__name__ in ("Constant", "GenericConst"):  # an unfolded constant binding
+                plan.aliases[name_of(v)] = resolve(value)[0]
             elif isinstance(value, relax.Var):
                 plan.aliases[name_of(v)] = resolve(value)[0] if len(resolve(value)) == 1 else name_of(v)
                 if len(resolve(value)) > 1:

@@ -229,9 +229,22 @@ def rule_fuse_rows(sch: Any, name: str, loops: list[Any], kinds: str, gpu: bool)
         for vec in (8, 16):
             vl = base + ["loops = sch.get_loops(b)", f"_, vi = sch.split(loops[-1], factors=[None, {vec}])",
                          "sch.vectorize(vi)"]
-            if _try_lines(sch, vl) is not None:
-                out.append((vl, f"row-wise {name} (as above) + vectorize the inner loop by {vec}"))
-    return out
+            if _try_lines(sch, vl) is None:
+                continue
+            out.append((vl, f"row-wise {name} (as above) + vectorize the inner loop by {vec}"))
+            # the row's reductions vectorized too: partial results per lane (rfactor), folded per row
+            rf = list(vl)
+            for p in producers:
+                step = [f'pl = sch.get_loops(sch.get_sblock("{p}", func_name="main"))',
+                        f"if {_divides('pl[-1]', vec)}:\n"
+                        f"    _, ri = sch.split(pl[-1], factors=[None, {vec}])\n"
+                        f"    sch.vectorize(sch.get_loops(sch.rfactor(ri, 0))[-1])"]
+                if _try_lines(sch, rf + step) is not None:
+                    rf += step
+            if len(rf) > len(vl):
+                out.append((rf, f"row-wise {name} (as above, by {vec}) + reductions vectorized by rfactor"))
+    # most complete first (the proposer takes the first few): rfactor, then wider vectors
+    return sorted(out, key=lambda v: ("rfactor" not in v[1], "by 16" not in v[1], len(v[0]) == len(base)))
 
 
 def rule_gemm_tile(sch: Any, name: str, loops: list[Any], kinds: str, gpu: bool):
@@ -307,6 +320,13 @@ def _with_consumers_at(sch: Any, name: str, at: str, lines: list[str], vectorize
     return lines
 
 
+def _divides(loop: str, lanes: int) -> str:
+    """Schedule-text condition: ``loop``'s extent is a constant multiple of
+    ``lanes`` (false for a symbolic extent)."""
+    return (f"isinstance(sch.get({loop}).extent, tvm.tirx.IntImm) "
+            f"and int(sch.get({loop}).extent) % {lanes} == 0")
+
+
 def _reduces_contiguous(sch: Any, block: Any) -> bool | None:
     """Whether the reduction block's input is indexed by a reduction variable in
     its last (contiguous) dimension; None when that cannot be read."""
@@ -357,10 +377,19 @@ def rule_reduce_vec(sch: Any, name: str, loops: list[Any], kinds: str, gpu: bool
     out = []
     for vec in (16, 8):
         outer = (f"outer = sch.fuse(*rfl[:{n_sp}])" if n_sp > 1 else "outer = rfl[0]")
-        lines = head + [f"r = {r_one}", f"ro, ri = sch.split(r, factors=[None, {vec}])",
-                        "rf = sch.rfactor(ri, 0)", "rfl = sch.get_loops(rf)",
-                        "sch.vectorize(rfl[-1])", outer, "sch.parallel(outer)",
-                        "sch.reverse_compute_at(b, outer)"]
+        # rfactor only where the lanes divide the reduction: TVM 0.27's rfactor of a
+        # split with a tail predicate gave wrong results (softmax at D=77, max at D=2)
+        lines = head + [f"r = {r_one}",
+                        f"if {_divides('r', vec)}:\n"
+                        f"    ro, ri = sch.split(r, factors=[None, {vec}])\n"
+                        f"    rfl = sch.get_loops(sch.rfactor(ri, 0))\n"
+                        f"    sch.vectorize(rfl[-1])\n"
+                        f"    {outer}\n"
+                        f"    sch.reverse_compute_at(b, outer)\n"
+                        f"else:\n"
+                        f"    rfl = sch.get_loops(b)\n"
+                        f"    {outer}",
+                        "sch.parallel(outer)"]
         # (a vectorized consumer next to the rfactor buffer fails TVM's storage rewrite)
         lines = _with_consumers_at(sch, name, "outer", lines, vectorize=False)
         if contiguous is not False and _try_lines(sch, lines) is not None:
