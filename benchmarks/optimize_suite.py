@@ -541,7 +541,7 @@ def merge(args: Any) -> int:
         out(f"# rows from: {desc}")
     lanes = {(r.get("env") or {}).get("lane") for r in rows} - {None}
     if lanes:
-        out(f"# {len(lanes)} lanes ran concurrently on one host (shared memory bandwidth and caches); "
+        out(f"# rows from {len(lanes)} lane(s); lanes ran concurrently on one host (shared memory bandwidth and caches); "
             "both sides of each speedup were timed interleaved in the same lane, under the same load")
     missing = [t.name for t in tasks if t.name not in {r["task"] for r in rows}]
     if missing:
