@@ -495,10 +495,22 @@ def report(rows: list[dict]) -> None:
     fm = fast_ms / n if n else 0.0
     if fm < 0.5:
         out(f"BELOW TARGET: Fast@1.0 {fm:.2f} < 0.5 (issue 6).")
-    if not (l1_cpm >= 20):
-        worst = max(share, key=share.get)
-        out(f"BELOW TARGET: level-1 throughput {l1_cpm:.1f} < 20 candidates/min (issue 6); the largest share "
-            f"of search wall time is '{worst}' ({share[worst]:.0%}); see the time table above.")
+    hosts = sorted({(r.get("env") or {}).get("host") or "this host" for r in ok})
+    groups = [(h, [r for r in ok if ((r.get("env") or {}).get("host") or "this host") == h]) for h in hosts]
+    if len(groups) > 1:  # merged rows of several machines: throughput is per machine
+        out("rows come from several hosts; throughput per host:")
+    for host, rs in groups:
+        h1 = [r for r in rs if r["level"] == 1]
+        cpm = sum(r["n_eval"] for r in h1) / (sum(r["wall_s"] for r in h1) / 60) if h1 else float("nan")
+        if len(groups) > 1:
+            w = sum(r["wall_s"] for r in rs)
+            out(f"  {host}: {len(rs)} tasks, {sum(r['n_eval'] for r in rs)} candidates in {w / 60:.1f} min; "
+                f"level-1: {cpm:.1f}/min")
+        if not (cpm >= 20):
+            worst = max(share, key=share.get)
+            out(f"BELOW TARGET: level-1 throughput {cpm:.1f} < 20 candidates/min"
+                f"{' on ' + host if len(groups) > 1 else ''} (issue 6); the largest share "
+                f"of search wall time is '{worst}' ({share[worst]:.0%}); see the time table above.")
 
 
 def select_tasks(args: Any) -> tuple[list, int] | None:
