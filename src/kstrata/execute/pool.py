@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from kstrata.execute.cpus import allowed_cpu_count, allowed_cpus
 from kstrata.execute.protocol import ChannelClosed, recv, send
 
 Kind = Literal["ok", "exception", "timeout", "crash", "oom"]
@@ -122,8 +123,8 @@ def worker_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     0..n-1 of the host, outside the allowed set. Entries of this process's
     ``PYTHONPATH`` follow kstrata's (packages installed with ``pip --target``)."""
     env = {k: os.environ[k] for k in ENV_ALLOW if k in os.environ}
-    allowed = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
-    cpus = len(allowed) if allowed else (os.cpu_count() or 1)
+    allowed = allowed_cpus()
+    cpus = allowed_cpu_count()
     for var in ("TVM_NUM_THREADS", "OMP_NUM_THREADS"):
         env.setdefault(var, str(cpus))
     env.setdefault("OMP_WAIT_POLICY", "PASSIVE")

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import torch
 
+from kstrata.execute.cpus import allowed_cpu_count, allowed_cpus
+
 LIBRARIES = ("torch", "numpy", "apache-tvm", "triton", "tilelang", "kstrata")
 THREAD_ENV = ("OMP_NUM_THREADS", "TVM_NUM_THREADS", "MKL_NUM_THREADS")
 #: Thread-pool waiting settings recorded with each measurement (see kstrata.execute.pool.worker_env).
@@ -86,7 +88,7 @@ def fix_threads(n: int | None) -> int:
         The thread count now in effect for torch.
     """
     if n is None:
-        n = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+        n = allowed_cpu_count()
     for var in THREAD_ENV:
         os.environ[var] = str(n)
     torch.set_num_threads(n)
@@ -99,7 +101,7 @@ def settings(device: str) -> dict:
         "threads": torch.get_num_threads(),
         "thread_env": {v: os.environ.get(v) for v in THREAD_ENV + WAIT_ENV},
         "cpu_governor": cpu_governor(),
-        "cpus_allowed": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
+        "cpus_allowed": len(allowed) if (allowed := allowed_cpus()) is not None else None,
         "cpu": cpu_name(),
     }
     if device.startswith("cuda"):

@@ -25,6 +25,7 @@ import tempfile
 from typing import Any
 
 from kstrata.backends.tvm.lower import Plan
+from kstrata.execute.cpus import allowed_cpu_count
 
 TARGET_KINDS = ("llvm", "opencl", "cuda")
 
@@ -43,8 +44,7 @@ def make_target(kind: str, arch: str | None = None) -> Any:
     import tvm
 
     if kind == "llvm":
-        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-        spec: dict[str, Any] = {"kind": "llvm", "num-cores": cores or 1}
+        spec: dict[str, Any] = {"kind": "llvm", "num-cores": allowed_cpu_count()}
         cpu = _host_cpu()
         if cpu:
             spec["mcpu"] = cpu

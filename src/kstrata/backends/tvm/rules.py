@@ -57,8 +57,7 @@ def _blocks(sch: Any) -> list[tuple[str, Any, list[Any], str]]:
     for b in blocks:
         name = sch.get(b).name_hint
         loops = sch.get_loops(b)
-        kinds = "".join("R" if iv.iter_type == 2 else "S" for iv in sch.get(b).iter_vars)
-        out.append((name, b, loops, kinds))
+        out.append((name, b, loops, _kinds_of(sch, b)))
     return out
 
 
@@ -77,8 +76,13 @@ def _extent(sch: Any, loop: Any) -> int:
         return 0
 
 
+def _sblock(name: str) -> str:
+    """Schedule-text expression for block ``name`` of the PrimFunc being scheduled."""
+    return f'sch.get_sblock("{name}", func_name="main")'
+
+
 def _get_block(name: str) -> str:
-    return f'b = sch.get_sblock("{name}", func_name="main")'
+    return f"b = {_sblock(name)}"
 
 
 # each rule: (sch, block name, loops, kinds, gpu) -> list of (rule-specific statements, description)
@@ -203,7 +207,7 @@ def rule_fuse_rows(sch: Any, name: str, loops: list[Any], kinds: str, gpu: bool)
     for bname, _, _, bkinds in reversed(blocks[:-1]):
         if "R" in bkinds:
             continue
-        step = [f'sch.compute_inline(sch.get_sblock("{bname}", func_name="main"))']
+        step = [f"sch.compute_inline({_sblock(bname)})"]
         nxt = _try_lines(cur, step)
         if nxt is not None:
             cur, lines = nxt, lines + step
@@ -214,10 +218,10 @@ def rule_fuse_rows(sch: Any, name: str, loops: list[Any], kinds: str, gpu: bool)
     if len(out_loops) != len(out_kinds) or n_sp < 1:
         return []
     k = n_sp - 1 if n_sp >= 2 else 1  # keep the innermost spatial loop for vectorizing
-    head = [f'b = sch.get_sblock("{name}", func_name="main")', "loops = sch.get_loops(b)",
+    head = [_get_block(name), "loops = sch.get_loops(b)",
             f"outer = sch.fuse(*loops[:{k}])" if k > 1 else "outer = loops[0]"]
     producers = [bn for bn, _, _, bk in reversed(blocks[:-1]) if "R" in bk]
-    compute_at = [f'sch.compute_at(sch.get_sblock("{p}", func_name="main"), outer)' for p in producers]
+    compute_at = [f"sch.compute_at({_sblock(p)}, outer)" for p in producers]
     base = lines + head + compute_at + ["sch.parallel(outer)"]
     if _try_lines(sch, base) is None:
         base = lines + head + ["sch.parallel(outer)"]
@@ -235,7 +239,7 @@ def rule_fuse_rows(sch: Any, name: str, loops: list[Any], kinds: str, gpu: bool)
             # the row's reductions vectorized too: partial results per lane (rfactor), folded per row
             rf = list(vl)
             for p in producers:
-                step = [f'pl = sch.get_loops(sch.get_sblock("{p}", func_name="main"))',
+                step = [f"pl = sch.get_loops({_sblock(p)})",
                         f"if {_divides('pl[-1]', vec)}:\n"
                         f"    _, ri = sch.split(pl[-1], factors=[None, {vec}])\n"
                         f"    sch.vectorize(sch.get_loops(sch.rfactor(ri, 0))[-1])"]
@@ -299,20 +303,18 @@ def _with_consumers_at(sch: Any, name: str, at: str, lines: list[str], vectorize
         if "R" in bkinds:
             break
         epilogue.append(bname)
-
-    def get(bname: str) -> str:
-        return f'sch.get_sblock("{bname}", func_name="main")'
-
+    inlined = set()
     for bname in epilogue[:-1]:
-        step = [f"sch.compute_inline({get(bname)})"]
+        step = [f"sch.compute_inline({_sblock(bname)})"]
         if _try_lines(sch, lines + step) is not None:
             lines = lines + step
+            inlined.add(bname)
     for bname in epilogue:
-        if any(f'compute_inline({get(bname)})' in ln for ln in lines):
+        if bname in inlined:
             continue
-        steps = [[f"sch.reverse_compute_at({get(bname)}, {at})"]]
+        steps = [[f"sch.reverse_compute_at({_sblock(bname)}, {at})"]]
         if vectorize:
-            steps.insert(0, steps[0] + [f"sch.vectorize(sch.get_loops({get(bname)})[-1])"])
+            steps.insert(0, steps[0] + [f"sch.vectorize(sch.get_loops({_sblock(bname)})[-1])"])
         for step in steps:
             if _try_lines(sch, lines + step) is not None:
                 lines = lines + step
@@ -428,7 +430,7 @@ def rule_conv_tile(sch: Any, name: str, loops: list[Any], kinds: str, gpu: bool)
         return []
     blocks = _blocks(sch)
     names = [bl[0] for bl in blocks]
-    inline = [f'sch.compute_inline(sch.get_sblock("{bn}", func_name="main"))'
+    inline = [f"sch.compute_inline({_sblock(bn)})"
               for bn, _, _, bk in blocks[:names.index(name)] if "R" not in bk]
     inner = _extent(sch, loops[a - 1])
     if inner < 2:
