@@ -282,21 +282,6 @@ def task_line(row: dict) -> str:
 
 # -- running tasks -----------------------------------------------------------
 
-def worker_extra_env() -> dict[str, str]:
-    """What kstrata's workers need beyond their scrubbed environment: this
-    process's ``PYTHONPATH`` after kstrata's own (packages installed with
-    ``pip --target``) and ``TVM_BIND_THREADS``; empty when neither is set."""
-    from kstrata.execute import worker_env
-
-    extra = {}
-    if os.environ.get("PYTHONPATH"):
-        parts = [worker_env()["PYTHONPATH"], *os.environ["PYTHONPATH"].split(os.pathsep)]
-        extra["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(p for p in parts if p))
-    if "TVM_BIND_THREADS" in os.environ:
-        extra["TVM_BIND_THREADS"] = os.environ["TVM_BIND_THREADS"]
-    return extra
-
-
 def run_tasks(args: Any, tasks: list, backend: Any, out_dir: Path, stamp: str) -> list[dict]:
     """Run ``tasks`` one after the other in this process (one worker pool), printing
     a line per task; with ``--lane-json`` each finished row is appended there."""
@@ -306,7 +291,7 @@ def run_tasks(args: Any, tasks: list, backend: Any, out_dir: Path, stamp: str) -
 
     rows: list[dict] = []
     sink = open(args.lane_json, "a") if args.lane_json else None
-    pool = pool_for(backend, env=worker_extra_env())
+    pool = pool_for(backend)  # worker_env passes PYTHONPATH and TVM_BIND_THREADS on
     try:
         env: dict[str, Any] = {}
         if sink:
