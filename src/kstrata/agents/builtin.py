@@ -97,9 +97,9 @@ class TVMRulesProposer:
     def _tune_shape(self, task: Any) -> dict[str, int]:
         """Where MetaSchedule tunes: the CPU-fitted shape on CPU targets (the
         GPU-sized nominal shape costs minutes per trial there), else nominal."""
-        if getattr(self.backend, "device", "cpu") == "cpu":
-            from kstrata.tasks.scaling import ShapeFitError, fitted_shape
+        from kstrata.tasks.scaling import ShapeFitError, auto_shape_option, fitted_shape
 
+        if auto_shape_option(getattr(self.backend, "device", "cpu")) == "fit":
             try:
                 return fitted_shape(task)
             except ShapeFitError:

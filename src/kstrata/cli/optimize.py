@@ -46,7 +46,13 @@ def _timing_shape(option: str, task: Any, backend: Any, resume: Path | None) -> 
     """
     import json
 
-    from kstrata.tasks.scaling import ShapeFitError, parse_shape_option
+    from kstrata.tasks.scaling import ShapeFitError, auto_shape_option, parse_shape_option
+
+    def parse(text: str) -> dict[str, int]:
+        try:
+            return parse_shape_option(text, task)
+        except (ValueError, ShapeFitError) as e:
+            raise OptionError(f"--timing-shape: {e}") from None
 
     if resume is not None and (resume / "run.db").is_file():
         from kstrata.store.run_store import RunStore
@@ -56,21 +62,15 @@ def _timing_shape(option: str, task: Any, backend: Any, resume: Path | None) -> 
         if stored:
             shape = {k: int(v) for k, v in (json.loads(stored) if isinstance(stored, str) else stored).items()}
             if option != "auto":
-                try:
-                    asked = parse_shape_option(option, task)
-                except (ValueError, ShapeFitError) as e:
-                    raise OptionError(f"--timing-shape: {e}") from None
+                asked = parse(option)
                 if asked != shape:
                     raise OptionError(f"--timing-shape: {resume} was timed at "
                                       f"{', '.join(f'{k}={v}' for k, v in shape.items())}; a resumed run keeps "
                                       "its timing shape (drop --timing-shape, or start a new run with --out)")
             return shape
     if option == "auto":
-        option = "nominal" if str(getattr(backend, "device", "cpu")).startswith("cuda") else "fit"
-    try:
-        return parse_shape_option(option, task)
-    except (ValueError, ShapeFitError) as e:
-        raise OptionError(f"--timing-shape: {e}") from None
+        option = auto_shape_option(getattr(backend, "device", "cpu"))
+    return parse(option)
 
 
 def parse_budget(text: str) -> dict[str, float | int]:

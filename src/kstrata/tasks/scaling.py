@@ -103,6 +103,12 @@ def _halve(task: Any, max_flops: float, max_bytes: float, check: bool) -> dict[s
     return shape
 
 
+def auto_shape_option(device: str) -> str:
+    """What ``--timing-shape auto`` means on ``device``: ``fit`` on CPUs (the
+    GPU-sized nominal shape costs seconds per call there), ``nominal`` on GPUs."""
+    return "nominal" if str(device).startswith("cuda") else "fit"
+
+
 def parse_shape_option(text: str, task: Any) -> dict[str, int]:
     """A ``--timing-shape`` value: ``nominal``, ``fit`` (:func:`fitted_shape`
     with the CPU limits) or ``NAME=INT,...`` (the rest nominal).
