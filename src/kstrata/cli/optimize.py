@@ -17,6 +17,8 @@ from kstrata.store.secret import run_secret
 
 console = Console()
 
+#: ``--budget`` of a new run when none is given
+DEFAULT_BUDGET = "evals=40"
 #: short names accepted by ``--budget`` -> Budget field
 BUDGET_ALIASES = {
     "evals": "evaluations",
@@ -93,8 +95,30 @@ def parse_budget(text: str) -> dict[str, float | int]:
             num = float(value)
         except ValueError:
             raise OptionError(f"--budget {key}={value!r}: not a number") from None
-        out[field] = num if field in ("wall_clock_s", "cost_usd", "target_roofline") else int(num)
+        if num < 0:
+            raise OptionError(f"--budget {key}={value}: a limit cannot be negative")
+        if field in ("wall_clock_s", "cost_usd", "target_roofline"):
+            out[field] = num
+        elif num != int(num):
+            raise OptionError(f"--budget {key}={value}: a count must be a whole number")
+        else:
+            out[field] = int(num)
     return out
+
+
+def _budget(option: str | None, resume: Path | None) -> Any:
+    """The run's :class:`~kstrata.search.budget.Budget`: ``--budget`` when given,
+    else a resumed run's stored budget, else :data:`DEFAULT_BUDGET`."""
+    from kstrata.search.budget import Budget
+
+    if option is None and resume is not None:
+        from kstrata.store.run_store import RunStore
+
+        with RunStore.open(resume) as store:
+            stored = store.config.get("budget")
+        if stored:
+            return Budget.from_dict(stored)
+    return Budget.from_dict(parse_budget(option or DEFAULT_BUDGET))
 
 
 def _report_proposer_errors(run_dir: Path) -> None:
@@ -117,7 +141,7 @@ def register(app: typer.Typer) -> None:
         task: str = typer.Argument(..., help="Suite task name or a task file's path."),
         backend: str = typer.Option("tvm-llvm", "--backend", "-b", help="Backend (see `kstrata env`)."),
         policy: str = typer.Option("greedy", "--policy", help="greedy, beam, uct or map-elites."),
-        budget: str = typer.Option("evals=40", "--budget", help="Hard limits, e.g. evals=40,wall=600,calls=20,tokens_out=50000,patience=10."),
+        budget: str | None = typer.Option(None, "--budget", help=f"Hard limits, e.g. evals=40,wall=600,calls=20,tokens_out=50000,patience=10 (default {DEFAULT_BUDGET}; on --resume, the run's own budget). On --resume it is the run's total."),
         proposer: str = typer.Option("builtin", "--proposer", help="builtin (rules + autotuner, no LLM), llm, or hierarchical (graph/schedule/source agents behind a router)."),
         ablate: str = typer.Option("", "--ablate", help="With --proposer hierarchical: parts to switch off, e.g. flat,linear,unrouted,no-memory,no-lookahead."),
         memory: Path | None = typer.Option(None, "--memory", help="With --proposer hierarchical: the memory database (default $KSTRATA_MEMORY_DB or ~/.cache/kstrata/memory.db)."),
@@ -137,7 +161,6 @@ def register(app: typer.Typer) -> None:
         from kstrata.backends.registry import get_backend
         from kstrata.backends.workers import pool_for
         from kstrata.execute.select import ExecutorSpecError, make_executor, parse_executor
-        from kstrata.search.budget import Budget
         from kstrata.search.evaluators import VerifyMeasureEvaluator
         from kstrata.search.loop import SearchSettings, optimize
         from kstrata.search.views import result_table
@@ -153,10 +176,10 @@ def register(app: typer.Typer) -> None:
 
             if policy.replace("_", "-") not in POLICIES:
                 raise OptionError(f"unknown --policy {policy!r}; choose one of {', '.join(sorted(POLICIES))}")
-            budget_obj = Budget.from_dict(parse_budget(budget))
             run_dir = resume or out or Path("runs") / f"{t.name}-{backend}-{secrets.token_hex(3)}"
             if resume is not None and not (resume / "run.db").is_file():
                 raise OptionError(f"--resume {resume}: no run there (no run.db); start one with --out")
+            budget_obj = _budget(budget, resume)
             if resume is None and (run_dir / "run.db").exists():
                 raise OptionError(f"{run_dir} already holds a run; pass --resume {run_dir} to continue it")
             if (ablate or memory) and proposer != "hierarchical":
