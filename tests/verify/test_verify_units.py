@@ -94,7 +94,7 @@ def test_eval_cli_json_and_errors():
         assert r.returncode == 2 and "error:" in r.stderr
 
 
-def test_large_hidden_shapes_get_one_test_and_run_last():
+def test_large_hidden_shapes_get_two_seeds_two_draws_and_run_last():
     from kstrata.verify.plan import HIDDEN_SEEDS, LARGE_TEST_FLOPS
 
     t = resolve_task("matmul_square")  # sweep up to N=2053: 17 GFLOP per call
@@ -106,8 +106,10 @@ def test_large_hidden_shapes_get_one_test_and_run_last():
     assert costs == sorted(costs)  # cheapest shapes first
     for shape, xs in per_shape.items():
         if t.flops(dict(shape)) > LARGE_TEST_FLOPS:
-            assert len(xs) == 1 and xs[0].dist == t.meta.distributions[0]
+            assert len({x.seed for x in xs}) >= 2 and len({x.dist for x in xs}) >= 2
+            assert xs[0].dist == t.meta.distributions[0] and all(x.oracle == "native" for x in xs)
         else:
             assert len(xs) == HIDDEN_SEEDS * len(t.meta.distributions)
+            assert all(x.oracle == "fp64" for x in xs)
     assert any(t.flops(dict(s)) > LARGE_TEST_FLOPS for s in per_shape)
     assert any(t.flops(dict(s)) <= LARGE_TEST_FLOPS for s in per_shape)

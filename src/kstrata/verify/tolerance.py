@@ -183,3 +183,47 @@ def agree(a: torch.Tensor, b: torch.Tensor, dtype: torch.dtype, tol: Tolerance) 
     if bool(close.all()):
         return True
     return not bool((_nonfinite_mismatch(ad, bd) | (torch.isfinite(ad) & torch.isfinite(bd) & ~close)).any())
+
+
+def compare_native(cand: torch.Tensor, native: torch.Tensor, tol: Tolerance, native_err: float = 0.0) -> Comparison:
+    """Compare with the task-dtype reference where no float64 oracle was
+    computed (a test planned with ``oracle="native"``, see
+    :func:`kstrata.verify.plan.oracle_kind`).
+
+    The derived bound is elementwise
+
+        |cand - native| <= max(floor, k * native_err) + 2 * (atol_d + rtol_d * |native|)
+
+    By the triangle inequality a candidate within ``atol_d + rtol_d |x|`` of
+    the exact result ``x`` is within twice that of a reference that is itself
+    within it, hence the factor 2; ``native_err`` is the caller's estimate of
+    the reference's own max error at this shape (e.g. measured against the
+    oracle at the largest shape that had one; 0 when unknown), so inexact
+    references keep their proportionate allowance as under :func:`compare`.
+    Non-finite values must match the reference's; ``exact`` and ``quant``
+    policies are applied against the reference as under :func:`compare`.
+
+    Parameters
+    ----------
+    cand:
+        Candidate output, any device, the reference's shape.
+    native:
+        The reference's output in the task dtype.
+    tol:
+        The task's tolerance policy.
+    native_err:
+        Estimated max ``|native - exact|`` (absolute, >= 0).
+
+    Returns
+    -------
+    Comparison
+        ``stats["oracle"] == "native"``.
+    """
+    n = native.detach().cpu()
+    if tol.kind == "oracle" and n.is_floating_point():
+        atol, rtol = dtype_bound(n.dtype, tol)
+        tol = tol.model_copy(update={"atol": 2 * atol, "rtol": 2 * rtol,
+                                     "floor": max(tol.floor or 0.0, tol.k * max(native_err, 0.0))})
+    c = compare(cand, n.double() if n.is_floating_point() else n, n, tol)
+    c.stats["oracle"] = "native"
+    return c

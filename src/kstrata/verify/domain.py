@@ -1,0 +1,82 @@
+"""The task's numerical domain: tests whose inputs the task's own reference
+cannot handle in its dtype do not decide a verdict (issue #17, item 4).
+
+A test is *outside the domain* when the reference, run in the task's dtype,
+is itself wrong on it: non-finite where the float64 oracle is finite (``exp``
+of the ``large`` draw overflowing fp32), or finite but outside the tolerance
+of the oracle (catastrophic cancellation the task's dtype cannot represent).
+Any correct implementation in that dtype may fail such a test the same way,
+so failing it says nothing about the candidate; the judge records the reason
+instead of a verdict-deciding comparison (case 22_overflow_domain_false_reject).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import torch
+
+from kstrata.tasks.meta import Tolerance
+from kstrata.verify.tolerance import dtype_bound
+
+
+def outside_domain(refs: Sequence[torch.Tensor], oracles: Sequence[torch.Tensor], tol: Tolerance) -> str | None:
+    """Why a test lies outside the task's numerical domain, or ``None``.
+
+    Parameters
+    ----------
+    refs:
+        The reference's outputs in the task dtype (any device), one per output.
+    oracles:
+        The float64 oracle's outputs for the same inputs, same order and
+        shapes (integer outputs: anything; they are never outside the domain).
+    tol:
+        The task's tolerance policy. Under ``oracle`` the native reference must
+        satisfy ``|ref - oracle| <= atol_d + rtol_d * |oracle|`` (the dtype
+        bound of :func:`kstrata.verify.tolerance.dtype_bound`) times the
+        task's ``k``, plus its ``floor``: ``k`` is the factor by which a
+        candidate may exceed the reference's own error, so a reference that
+        misses the dtype bound by more than ``k`` computes something the
+        dtype cannot represent (the margin keeps ordinary long reductions,
+        whose fp32 error is ~sqrt(n) u, inside the domain).
+        Under ``quant`` and ``exact`` only non-finite mismatches count.
+
+    Returns
+    -------
+    str | None
+        ``None`` when the test decides the verdict; otherwise a reason to
+        record (it names the output index and dtype only: no shape, element
+        count or value, so it may be stored with a hidden test's evidence).
+
+    Notes
+    -----
+    Non-finite oracle values are matched position by position: where the
+    oracle is itself non-finite, the reference must hold the same value
+    (``inf`` of the same sign, or ``nan``), else the test is outside.
+    """
+    for i, (r, o) in enumerate(zip(refs, oracles)):
+        if not isinstance(r, torch.Tensor) or not r.is_floating_point() or r.numel() == 0:
+            continue
+        rd = r.detach().cpu().double()
+        od = o.detach().cpu().double()
+        of, rf = torch.isfinite(od), torch.isfinite(rd)
+        overflow = int((of & ~rf).sum())
+        if overflow:
+            return (f"output {i}: the task's own {r.dtype} reference is non-finite where the float64 "
+                    "oracle is finite (inputs outside the dtype's range for this task)")
+        nf = ~of
+        if bool(nf.any()):
+            same = (torch.isnan(od) & torch.isnan(rd)) | (torch.isinf(od) & (rd == od))
+            if not bool((same | of).all()):
+                return (f"output {i}: the task's own {r.dtype} reference differs from the float64 "
+                        "oracle's non-finite values")
+        if tol.kind != "oracle":
+            continue
+        atol, rtol = dtype_bound(r.dtype, tol)
+        err = (rd - od).abs()
+        bound = od.abs().mul_(rtol).add_(atol).mul_(tol.k).add_(tol.floor or 0.0)
+        if not bool((err <= bound)[of].all()):
+            return (f"output {i}: the task's own {r.dtype} reference is more than {tol.k:g} x the dtype "
+                    "tolerance away from the float64 oracle: the inputs are outside the task's "
+                    "numerical domain in this dtype")
+    return None
