@@ -37,7 +37,8 @@ def _from_call(r: CallResult, task: Task, backend_name: str, preset: str, timeou
 
 def verify_candidate(task: Task, backend_name: str, sources: dict[str, str], *, secret: str,
                      pool: WorkerPool | None = None, preset: str = "strict",
-                     timeout_s: float = DEFAULT_TIMEOUT_S, scope: str = "full") -> Evaluation:
+                     timeout_s: float = DEFAULT_TIMEOUT_S, scope: str = "full",
+                     timed_shapes: list[dict[str, int]] | None = None) -> Evaluation:
     """Verify a candidate for ``task`` in a killable worker.
 
     Parameters
@@ -64,6 +65,13 @@ def verify_candidate(task: Task, backend_name: str, sources: dict[str, str], *, 
     scope:
         ``"full"`` (hidden stage on the sweep shapes) or ``"small"`` (hidden
         stage on perturbed small shapes; for tests and quick checks).
+    timed_shapes:
+        Shapes the candidate will be timed at; each is verified with the hidden
+        protocol too.
+
+    The candidate runs in a sandboxed candidate process started by the judge
+    (the worker); ``--unsafe-no-sandbox`` (:data:`kstrata.sandbox.policy.UNSAFE_ENV`)
+    is passed on explicitly.
 
     Returns
     -------
@@ -88,8 +96,11 @@ def verify_candidate(task: Task, backend_name: str, sources: dict[str, str], *, 
 
         pool = pool_for(backend)
     try:
+        from kstrata.sandbox.policy import unsafe_requested
+
         r = pool.call("kstrata.verify.runner:run_protocol", task, backend_name, dict(sources), secret,
-                      preset, scope, timeout_s=timeout_s)
+                      preset, scope, [dict(s) for s in timed_shapes or []], unsafe_requested(),
+                      timeout_s=timeout_s)
     finally:
         if own:
             pool.close()

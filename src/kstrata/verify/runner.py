@@ -45,7 +45,8 @@ from kstrata.verify import feedback as fb
 from kstrata.verify.integrity.ops import OpRecorder
 from kstrata.verify.integrity.registry import Finding, applies, preset as get_preset
 from kstrata.verify.integrity.static import native_findings, static_findings, vendor_findings
-from kstrata.verify.integrity.watch import RuntimeWatch
+from kstrata.sandbox import wire
+from kstrata.sandbox.client import CandidateDied
 from kstrata.verify.plan import TestCase, hidden_tests, perturbed_shapes, public_tests
 from kstrata.verify.result import Evaluation
 from kstrata.verify.tolerance import DTYPE_BOUNDS, Comparison, agree, compare
@@ -75,52 +76,10 @@ def _clone(xs: list[Any]) -> list[Any]:
     return [x.clone() if isinstance(x, torch.Tensor) else x for x in xs]
 
 
-def _storages(xs: list[Any]) -> list[tuple[int, int]]:
-    spans = []
-    for x in xs:
-        if isinstance(x, torch.Tensor) and x.numel():
-            s = x.untyped_storage()
-            spans.append((s.data_ptr(), s.data_ptr() + s.nbytes()))
-    return spans
-
-
-def _sync(device: str) -> None:
-    """Device-wide synchronisation: work queued on any stream completes."""
-    if device.startswith("cuda"):
-        torch.cuda.synchronize()
-
-
-def _poison_heap(likes: list[torch.Tensor], device: str) -> None:
-    """Allocate and free NaN-filled blocks the size of the expected outputs, so
-    an output the candidate allocates but never writes reads as NaN (caching
-    allocators hand the just-freed block back)."""
-    blocks = [torch.full(t.shape, float("nan"), dtype=t.dtype, device=device)
-              for t in likes if isinstance(t, torch.Tensor) and t.is_floating_point()]
-    del blocks
-
-
-@contextmanager
-def poisoned_allocations():
-    """Inside the block, every ``torch.empty*`` allocation is filled with NaN
-    (floating point) or the dtype's maximum (integers), so an output the
-    candidate allocates but never writes cannot read as a stale correct value,
-    whatever the allocator hands back. Uses PyTorch's
-    ``torch.utils.deterministic.fill_uninitialized_memory``, which only acts
-    while ``torch.use_deterministic_algorithms`` is on (``warn_only=True``, so
-    an op without a deterministic version still runs). Both settings are
-    restored on exit."""
-    was_on = torch.are_deterministic_algorithms_enabled()
-    was_warn = torch.is_deterministic_algorithms_warn_only_enabled()
-    was_fill = torch.utils.deterministic.fill_uninitialized_memory
-    torch.use_deterministic_algorithms(True, warn_only=True)
-    torch.utils.deterministic.fill_uninitialized_memory = True
-    try:
-        with warnings.catch_warnings():
-            warnings.filterwarnings("ignore", message=".*does not have a deterministic implementation.*")
-            yield
-    finally:
-        torch.utils.deterministic.fill_uninitialized_memory = was_fill
-        torch.use_deterministic_algorithms(was_on, warn_only=was_warn)
+#: The two poison patterns each test's candidate calls run under (see
+#: :meth:`kstrata.backends.base.Backend.set_poison`): a verdict that depends on
+#: what uninitialized memory holds is ``incorrect``.
+POISON_PATTERNS = (1, 2)
 
 
 @dataclass
@@ -136,15 +95,19 @@ class Failure:
 
 @dataclass
 class Context:
+    """The judge's state for one verification. ``proc`` is the candidate
+    process: the candidate's code runs there, never here."""
+
     task: Task
     backend: Backend
     backend_name: str
     sources: dict[str, str]
     actions: dict[str, str]
-    watch: RuntimeWatch
+    proc: Any
     evaluation: Evaluation
     load_seconds: float = 0.0
     warnings: list[Finding] = field(default_factory=list)
+    dropped: list[str] = field(default_factory=list)
 
     def fire(self, check: str, message: str, stage_public: bool, **evidence: Any) -> None:
         """Reject (or warn, per preset) for integrity check ``check``."""
@@ -161,139 +124,149 @@ class Context:
             evidence["stage"] = "hidden"
         raise Stop(Verdict.REJECTED, check, message, **evidence)
 
+    def fire_all(self, findings: list[dict], public: bool, test: TestCase | None = None) -> None:
+        """Fire the candidate process's run-time findings (replaced functions,
+        threads, PyTorch compute, output types, ...)."""
+        for f in findings or []:
+            if not isinstance(f, dict) or not isinstance(f.get("check"), str):
+                continue
+            ev = dict(f.get("evidence") or {}) if isinstance(f.get("evidence"), dict) else {}
+            if public and test is not None:
+                ev["test"] = test.describe()
+            self.fire(f["check"], str(f.get("message", f["check"]))[:2000], public, **ev)
+
+    def request(self, header: dict, buffers: list[Any], public: bool) -> tuple[dict, list[bytes]]:
+        """One request to the candidate process; its death becomes a verdict."""
+        try:
+            return self.proc.request(header, buffers)
+        except CandidateDied as e:
+            raise died(e, self.proc, public) from None
+
+
+def died(e: CandidateDied, proc: Any, public: bool) -> Stop:
+    """The verdict for a candidate process that ended during a request."""
+    if e.cause == "timeout":
+        return Stop(Verdict.TIMEOUT, "wall_clock", str(e))
+    if e.cause == "memory":
+        return Stop(Verdict.RUNTIME_ERROR, "oom", str(e))
+    if e.cause == "protocol":
+        return Stop(Verdict.REJECTED, "protocol", str(e) + " (the candidate tampered with its process's "
+                    "harness)")
+    ev = {"output_tail": proc.output_tail()[-2000:]} if public else {}
+    return Stop(Verdict.RUNTIME_ERROR, "crash", str(e), **ev)
+
+
+def task_record(task: Task) -> dict[str, Any]:
+    """What the candidate process needs to rebuild the task (JSON): its public
+    source and metadata, never the secret or hidden tests."""
+    return {"name": task.name, "path": str(task.path), "source": task.source,
+            "meta": task.meta.model_dump(mode="json")}
+
 
 # -- one shape -----------------------------------------------------------------
 class ShapeRun:
-    """Reference, oracle and candidate built for one (shape, parameter seed)."""
+    """Reference and oracle (here, in the judge) and the candidate (loaded in the
+    candidate process) for one (shape, parameter seed)."""
 
-    def __init__(self, ctx: Context, shape: dict[str, int], param_seed: int):
+    def __init__(self, ctx: Context, shape: dict[str, int], param_seed: int, public: bool = True):
         self.ctx = ctx
         self.device = ctx.backend.device
         task = ctx.task
         self.model, _, init_inputs, self.module = task.instantiate(shape, param_seed)
-        ctx.watch.guard_reference(type(self.model))
-        self.model64 = copy.deepcopy(self.model).double()
+        self.model64 = oracle_model(self.model)
         self.model_dev = self.model.to(self.device)
-        t0 = time.perf_counter()
-        torch.manual_seed(param_seed)
-        try:
-            with ctx.watch.candidate():
-                self.cand = ctx.backend.load(task, ctx.sources, shape, _clone(init_inputs))
-        except CandidateLoadError as e:
-            raise Stop(Verdict.COMPILE_ERROR, "load", str(e)) from None
-        except BaseException as e:  # noqa: BLE001 - a candidate bug (even SystemExit) is data
-            raise Stop(Verdict.COMPILE_ERROR, "load", f"{type(e).__name__}: {e}",
-                       traceback=traceback.format_exc(limit=-4)) from None
-        ctx.load_seconds += time.perf_counter() - t0
-        ctx.watch.verify(ctx, public=True)
-        self.buffers: list[Any] | None = None
+        bufs: list[Any] = []
+        init = wire.encode(list(init_inputs), bufs)
+        h, _ = ctx.request({"op": "load", "backend": ctx.backend_name, "task": task_record(task),
+                            "sources": dict(ctx.sources), "shape": dict(shape), "seed": int(param_seed),
+                            "init": init, "poison": POISON_PATTERNS[0]}, bufs, public)
+        if not h.get("ok"):
+            ev = {"traceback": str(h.get("traceback", ""))[-3000:]} if h.get("traceback") and public else {}
+            raise Stop(Verdict.COMPILE_ERROR, "load", str(h.get("message", "did not load"))[:4000], **ev)
+        ctx.load_seconds += float(h.get("load_s", 0.0))
+        ctx.fire_all(h.get("findings"), public)
         self.prev: tuple[list[torch.Tensor], list[torch.Tensor]] | None = None
-        self.last_outputs: list[torch.Tensor] = []
 
     def inputs(self, test: TestCase) -> list[Any]:
         torch.manual_seed(test.seed + 1)
         xs = list(self.module.get_inputs())
         return apply_distribution(xs, test.dist, test.seed, self.ctx.task.meta.dist_inputs)
 
-    def call(self, xs: list[Any], test: TestCase, refs: list[torch.Tensor]) -> list[Any]:
-        """One checked candidate call on ``xs`` (device tensors)."""
+    def call(self, xs: list[Any], test: TestCase, refs: list[torch.Tensor], *, poison: int = 1,
+             count_launches: bool = False, noop: bool = False) -> tuple[list[Any], dict]:
+        """One checked candidate call in the candidate process on ``xs``;
+        returns the outputs (CPU tensors, or None where not a plain tensor) and the reply."""
         ctx, public = self.ctx, test.public
-        poisoned = set()
-        for t in self.last_outputs:  # poison previous outputs (stale-buffer reuse reads NaN)
-            if isinstance(t, torch.Tensor) and t.is_floating_point():
-                t.fill_(float("nan"))
-                if t.numel():
-                    poisoned.add(t.untyped_storage().data_ptr())
-        _poison_heap(refs, self.device)
-        recorder = OpRecorder() if applies("no_torch_compute", ctx.backend_name) else nullcontext()
+        bufs: list[Any] = []
+        enc = wire.encode([x.cpu() if isinstance(x, torch.Tensor) else x for x in xs], bufs)
+        likes = [[str(r.dtype).removeprefix("torch."), list(r.shape)] for r in refs
+                 if isinstance(r, torch.Tensor)]
+        h, b = ctx.request({"op": "call", "inputs": enc, "poison": poison, "likes": likes,
+                            "record_ops": applies("no_torch_compute", ctx.backend_name),
+                            "check_inputs": not noop, "count_launches": count_launches, "noop": noop},
+                           bufs, public)
+        if not h.get("ok"):
+            if noop:
+                return [], h
+            ctx.fire_all(h.get("findings"), public, test)
+            msg = str(h.get("message", "failed"))[:2000]
+            if h.get("oom"):
+                raise Stop(Verdict.RUNTIME_ERROR, "oom", "candidate ran out of memory"
+                           + (f": {msg}" if public else " on a hidden test"))
+            raise Stop(Verdict.RUNTIME_ERROR, "run", "candidate raised " + (msg if public else
+                       msg.split(":")[0] + " on a hidden test"),
+                       **({"test": test.describe(), "traceback": str(h.get("traceback", ""))[-3000:]}
+                          if public else {}))
+        if noop:
+            try:
+                return [wire.decode(o, b) if isinstance(o, dict) and "__tensor__" in o else None
+                        for o in h.get("outputs", [])], h
+            except wire.WireError:
+                return [], h
+        ctx.fire_all(h.get("findings"), public, test)
         try:
-            with ctx.watch.candidate(), recorder, poisoned_allocations():
-                out = self.cand(*xs)
-                _sync(self.device)
-        except Stop:
-            raise
-        except BaseException as e:  # noqa: BLE001 - a candidate bug (even SystemExit) is data
-            kind = "out of memory" if "out of memory" in str(e).lower() else "raised"
-            raise Stop(Verdict.RUNTIME_ERROR, "run", f"candidate {kind}: {type(e).__name__}"
-                       + (f": {e}" if public else " on a hidden test"),
-                       **({"test": test.describe(), "traceback": traceback.format_exc(limit=-4)}
-                          if public else {})) from None
-        ctx.watch.verify(ctx, public)
-        if isinstance(recorder, OpRecorder) and recorder.compute_ops():
-            ops = recorder.compute_ops()
-            ctx.fire("no_torch_compute", "PyTorch compute ran inside the candidate's call: "
-                     + ", ".join(ops[:8]) + " (the kernel must be written in the DSL)", public,
-                     ops=ops, **({"test": test.describe()} if public else {}))
-        outs = flatten(out)
-        for i, o in enumerate(outs):
-            if (isinstance(o, torch.Tensor) and o.numel() and o.is_floating_point()
-                    and o.untyped_storage().data_ptr() in poisoned and bool(torch.isnan(o).all())):
-                ctx.fire("no_caching", f"output {i} is the previous call's output buffer, returned "
-                         "without being written again (a result kept across calls)", public,
-                         **({"test": test.describe()} if public else {}))
-        self._check_outputs(outs, xs, refs, test)
-        self.last_outputs = outs
-        return outs
+            outs = [wire.decode(o, b) if isinstance(o, dict) and "__tensor__" in o else None
+                    for o in h.get("outputs", [])]
+        except wire.WireError as e:
+            raise Stop(Verdict.REJECTED, "protocol", f"the candidate process sent malformed outputs: {e}")
+        self._check_outputs(outs, refs, test)
+        return outs, h
 
-    def _check_outputs(self, outs: list[Any], xs: list[Any], refs: list[Any], test: TestCase) -> None:
+    def _check_outputs(self, outs: list[Any], refs: list[Any], test: TestCase) -> None:
         ctx, public = self.ctx, test.public
         where = {"test": test.describe()} if public else {}
         if len(outs) != len(refs):
             ctx.fire("output_type", f"returned {len(outs)} outputs, the reference returns {len(refs)}",
                      public, **where)
-        in_spans = _storages(xs)
         for i, (o, r) in enumerate(zip(outs, refs)):
-            if type(o) is not torch.Tensor:
-                ctx.fire("output_type", f"output {i} is a {type(o).__module__}.{type(o).__qualname__}, "
-                         "not a plain torch.Tensor", public, **where)
+            if o is None:
+                ctx.fire("output_type", f"output {i} is not a plain torch.Tensor", public, **where)
                 continue
             problems = []
             if o.dtype != r.dtype:
                 problems.append(f"dtype {o.dtype} (expected {r.dtype})")
             if tuple(o.shape) != tuple(r.shape):
-                problems.append(f"shape {tuple(o.shape)} (expected {tuple(r.shape)})")
-            if o.device.type != torch.device(self.device).type:
-                problems.append(f"device {o.device} (expected {self.device})")
+                problems.append(f"shape {tuple(o.shape)} (expected {tuple(r.shape)})" if public
+                                else "a wrong shape")
             if problems:
                 ctx.fire("output_type", f"output {i} has " + ", ".join(problems), public, **where)
-            if o.numel():
-                s = o.untyped_storage()
-                lo, hi = s.data_ptr(), s.data_ptr() + s.nbytes()
-                if any(lo < b and a < hi for a, b in in_spans):
-                    ctx.fire("no_output_alias", f"output {i} shares memory with an input", public, **where)
 
     def run_test(self, test: TestCase) -> Failure | None:
-        """candidate -> reference -> candidate on one test; None if it passes."""
+        """candidate -> reference -> candidate on one test (the two candidate
+        calls under different poison patterns); None if it passes or the test
+        is outside the task's numerical domain."""
         ctx, dev, tol = self.ctx, self.device, self.ctx.task.meta.tolerance
         pristine = self.inputs(test)
-        # reference first into local variables (kept alive, so its memory is not reused)
         with torch.no_grad():
             refs = [r.detach() for r in flatten(self.model_dev(*[_to(x, dev) for x in _clone(pristine)]))]
-            x64 = [x.double() if isinstance(x, torch.Tensor) and x.is_floating_point() else x
-                   for x in _clone(pristine)]
-            oracles = [o.detach() for o in flatten(self.model64(*x64))]
-        oracles = [o if r.is_floating_point() else r.cpu() for o, r in zip(oracles, refs)]
-        # same input buffers across the tests of a shape: caching by address gives stale outputs
-        if self.buffers is None or any(
-            isinstance(b, torch.Tensor) and b.shape != x.shape for b, x in zip(self.buffers, pristine)
-        ):
-            self.buffers = [_to(x, dev).clone() if isinstance(x, torch.Tensor) else x for x in pristine]
-        else:
-            for b, x in zip(self.buffers, pristine):
-                if isinstance(b, torch.Tensor):
-                    b.copy_(x)
-        with torch.no_grad():
-            out1 = [o.detach().cpu().clone() if isinstance(o, torch.Tensor) else o
-                    for o in self.call(self.buffers, test, refs)]
-            self._inputs_unchanged(pristine, test)
-            del refs  # the reference output is freed *before* the second run
-            refs = [r.detach() for r in flatten(self.model_dev(*[_to(x, dev) for x in _clone(pristine)]))]
-            refs_cpu = [r.cpu() for r in refs]
-            for b, x in zip(self.buffers, pristine):
-                if isinstance(b, torch.Tensor):
-                    b.copy_(x)
-            out2 = [o.detach().cpu().clone() for o in self.call(self.buffers, test, refs)]
-            self._inputs_unchanged(pristine, test)
+            oracles = self._oracle(pristine, refs, test)
+        refs_cpu = [r.cpu() for r in refs]
+        reason = outside_domain(refs_cpu, oracles, tol)
+        if reason is not None:
+            ctx.dropped.append(reason if test.public else "a hidden test: " + reason.split(":")[0])
+            return None
+        out1, _ = self.call(pristine, test, refs, poison=POISON_PATTERNS[0])
+        out2, _ = self.call(pristine, test, refs, poison=POISON_PATTERNS[1])
         comps = [compare(c, o, r, tol) for c, o, r in zip(out1, oracles, refs_cpu)]
         race = not all(agree(a, b, r.dtype, tol) for a, b, r in zip(out1, out2, refs_cpu))
         ok = all(c.ok for c in comps) and not race
@@ -304,9 +277,8 @@ class ShapeRun:
             new_expected = not all(a.shape == b.shape and agree(a, b, r.dtype, tol)
                                    for a, b, r in zip(oracles, prev_oracle, refs_cpu))
             if same_as_before and new_expected:
-                ctx.fire("no_caching", "new values in the same input buffers gave the previous call's "
-                         "output (result cached across calls)", test.public,
-                         **({"test": test.describe()} if test.public else {}))
+                ctx.fire("no_caching", "new input values gave the previous call's output (result cached "
+                         "across calls)", test.public, **({"test": test.describe()} if test.public else {}))
         if ok:
             self.prev = (out1, oracles)
             return None
@@ -316,16 +288,51 @@ class ShapeRun:
                 comps, out1 = comps2, out2
         return Failure(test, out1, oracles, comps, race)
 
-    def _inputs_unchanged(self, pristine: list[Any], test: TestCase) -> None:
-        for i, (b, x) in enumerate(zip(self.buffers or [], pristine)):
-            if isinstance(b, torch.Tensor) and not torch.equal(b.cpu(), x) and not (
-                b.is_floating_point() and torch.equal(torch.nan_to_num(b.cpu()), torch.nan_to_num(x))
-                and torch.equal(torch.isnan(b.cpu()), torch.isnan(x))
-            ):
-                changed = int((b.cpu() != x).sum())
-                self.ctx.fire("inputs_unchanged", f"input {i} was modified by the candidate "
-                              f"({changed} elements changed)", test.public,
-                              **({"test": test.describe()} if test.public else {}))
+    def _oracle(self, pristine: list[Any], refs: list[torch.Tensor], test: TestCase) -> list[torch.Tensor]:
+        """The float64 oracle's outputs for ``pristine`` (CPU); the native
+        reference where the test says so (very large shapes)."""
+        if getattr(test, "oracle", "fp64") == "native" or self.model64 is None:
+            return [r.detach().cpu().double() if r.is_floating_point() else r.cpu() for r in refs]
+        x64 = [x.double() if isinstance(x, torch.Tensor) and x.is_floating_point() else x
+               for x in _clone(pristine)]
+        oracles = [o.detach() for o in flatten(self.model64(*x64))]
+        return [o if r.is_floating_point() else r.cpu() for o, r in zip(oracles, refs)]
+
+
+def oracle_model(model: torch.nn.Module) -> torch.nn.Module | None:
+    """A float64 copy of the reference: parameters, buffers and plain tensor
+    attributes (nested modules included) converted; None when the model cannot
+    be converted (the native reference is then the oracle)."""
+    try:
+        m64 = copy.deepcopy(model).double()
+    except Exception:  # noqa: BLE001 - a model that cannot be copied or converted
+        return None
+    for mod in m64.modules():
+        for name, value in list(vars(mod).items()):
+            if isinstance(value, torch.Tensor) and value.is_floating_point() and value.dtype != torch.float64 \
+                    and not isinstance(value, torch.nn.Parameter):
+                setattr(mod, name, value.double())
+    return m64
+
+
+def outside_domain(refs: list[torch.Tensor], oracles: list[torch.Tensor], tol: Any) -> str | None:
+    """Why a test lies outside the task's numerical domain (it then does not
+    decide the verdict), or None. A test is outside when the task's own
+    reference, run in its own dtype, is non-finite where the float64 oracle is
+    finite (e.g. ``exp`` overflowing fp32 on a 'large' draw)."""
+    try:
+        from kstrata.verify.domain import outside_domain as external
+    except ImportError:
+        external = None
+    if external is not None:
+        return external(refs, oracles, tol)
+    for i, (r, o) in enumerate(zip(refs, oracles)):
+        if r.is_floating_point() and o.is_floating_point() and r.shape == o.shape:
+            bad = ~torch.isfinite(r) & torch.isfinite(o)
+            if bool(bad.any()):
+                return (f"output {i}: the task's own reference is non-finite at {int(bad.sum())} elements "
+                        "where the float64 oracle is finite (input outside the dtype's range)")
+    return None
 
 
 # -- stages ------------------------------------------------------------------------
@@ -348,35 +355,31 @@ def _run_stage(ctx: Context, tests: list[TestCase], on_shape: Callable[[ShapeRun
 
 
 def _dynamic_probes(ctx: Context, run: ShapeRun, test: TestCase) -> None:
-    """Checks that need extra calls, done once on the first public shape."""
+    """Checks that need extra calls, done once on the first public shape: a DSL
+    kernel is launched, and with every launch replaced by a no-op the output
+    is no longer correct (the work is done by the kernel)."""
     hooks = getattr(ctx.backend, "launch_hooks", None)
     if hooks is None or not applies("kernel_launched", ctx.backend_name):
         return
-    xs = [_to(x, run.device) for x in run.inputs(test)]
+    xs = run.inputs(test)
     with torch.no_grad():
-        refs = flatten(run.model_dev(*_clone(xs)))
-        with hooks.count() as counter:
-            run.call(_clone(xs), test, refs)
-        if counter.launches == 0:
+        refs = [r.detach() for r in flatten(run.model_dev(*[_to(x, run.device) for x in _clone(xs)]))]
+        _, reply = run.call(_clone(xs), test, refs, count_launches=True)
+        launches = reply.get("launches")
+        if launches == 0:
             ctx.fire("kernel_launched", "no DSL kernel was launched during a forward call", True,
                      test=test.describe())
-        x64 = [x.double().cpu() if isinstance(x, torch.Tensor) and x.is_floating_point() else _to(x, "cpu")
-               for x in xs]
-        oracles = flatten(run.model64(*x64))
-        try:
-            with hooks.noop(), poisoned_allocations():
-                outs = [o.detach().cpu() for o in flatten(run.cand(*_clone(xs)))]
-                _sync(run.device)
-        except Exception:  # noqa: BLE001 - failing without its kernels is fine
-            return
-        finally:
-            ctx.watch.verify(ctx, True)
+        oracles = run._oracle(xs, refs, test)
+        outs, reply = run.call(_clone(xs), test, refs, noop=True)
+        if not reply.get("ok"):
+            return  # failing without its kernels is fine
         tol = ctx.task.meta.tolerance
-        if all(isinstance(o, torch.Tensor) and o.shape == g.shape and compare(o, g, r.cpu(), tol).ok
-               for o, g, r in zip(outs, oracles, refs)):
+        if outs and len(outs) == len(oracles) and all(
+                isinstance(o, torch.Tensor) and o.shape == g.shape and compare(o, g, r.cpu(), tol).ok
+                for o, g, r in zip(outs, oracles, refs)):
             ctx.fire("kernel_does_work", "with every kernel launch replaced by a no-op the output is "
                      "still correct: the result is computed by something other than the kernel", True,
-                     test=test.describe(), launches=counter.launches)
+                     test=test.describe(), launches=launches)
 
 
 def safe_shapes(task: Task, shapes: list[dict[str, int]]) -> list[dict[str, int]]:
@@ -417,7 +420,9 @@ SCOPES = ("full", "small")
 
 
 def run_protocol(task: Task, backend_name: str, sources: dict[str, str], secret: str,
-                 preset: str = "strict", scope: str = "full") -> dict[str, Any]:
+                 preset: str = "strict", scope: str = "full",
+                 timed_shapes: list[dict[str, int]] | None = None,
+                 unsafe_no_sandbox: bool = False) -> dict[str, Any]:
     """Verify one candidate (inside a worker); returns ``Evaluation.to_dict()``.
 
     Parameters
@@ -435,6 +440,17 @@ def run_protocol(task: Task, backend_name: str, sources: dict[str, str], secret:
     scope:
         ``"full"``: hidden shapes are the sweep plus secret perturbations;
         ``"small"``: the small shapes plus secret perturbations of them (fast).
+    timed_shapes:
+        Shapes the candidate will be timed at: each gets the hidden protocol
+        too (several seeds and input draws), so no speedup rests on a shape
+        nothing verified.
+    unsafe_no_sandbox:
+        Run the candidate process without the OS sandbox (``--unsafe-no-sandbox``).
+
+    The candidate's code runs in a fresh candidate process
+    (:class:`kstrata.sandbox.CandidateProcess`), never in this one: this
+    process (the judge) holds the inputs, the reference, the float64 oracle,
+    the comparison and the secret.
     """
     if scope not in SCOPES:
         raise ValueError(f"unknown scope {scope!r}; choose one of {SCOPES}")
@@ -442,12 +458,16 @@ def run_protocol(task: Task, backend_name: str, sources: dict[str, str], secret:
     backend = get_backend(backend_name)
     ev = Evaluation(Verdict.CORRECT, task=task.name, backend=backend_name, preset=preset,
                     versions=versions(backend), tolerance=tolerance_record(task))
-    ctx = Context(task, backend, backend_name, sources, get_preset(preset), RuntimeWatch(), ev)
+    proc = candidate_process(task, backend, unsafe_no_sandbox)
+    ctx = Context(task, backend, backend_name, sources, get_preset(preset), proc, ev)
     torch.set_num_threads(max(1, torch.get_num_threads()))
     threads_before = torch.get_num_threads()
     try:
         _static_stage(ctx)
-        ctx.watch.arm(task)
+        try:
+            proc.start()
+        except CandidateDied as e:
+            raise died(e, proc, True) from None
         # -- public stage ---------------------------------------------------------
         pub = public_tests(task)
         first: dict[str, Any] = {}
@@ -465,27 +485,58 @@ def run_protocol(task: Task, backend_name: str, sources: dict[str, str], secret:
         # -- hidden stage ---------------------------------------------------------
         base = task.small_shapes if scope == "small" else task.sweep_shapes
         extra = safe_shapes(task, perturbed_shapes(task, secret, base=base))
+        for shape in timed_shapes or []:
+            full = task.full_shape(shape)
+            if full not in extra and full not in base:
+                extra.append(full)
         hid = hidden_tests(task, secret, extra, base=base)
         n, failure, _ = _run_stage(ctx, hid)
         ev.hidden_tests = n
         if failure is not None:
-            ev.feedback = [fb.item("hidden_failure", "source",
+            ev.feedback = [fb.item("hidden_failure", failing_level(backend, sources),
                                    "all public tests pass but a hidden test fails; the hidden set covers "
                                    "the sweep's boundary shapes (sizes 1, primes, non-multiples of any "
                                    "block size) and all input distributions")]
             raise _incorrect(failure, public=False)
         ev.evidence = {"message": f"{ev.public_tests} public and {ev.hidden_tests} hidden tests pass"}
+        if ctx.dropped:
+            ev.evidence["outside_domain"] = sorted(set(ctx.dropped))[:10]
     except Stop as s:
         ev.verdict, ev.check, ev.evidence = s.verdict, s.check, s.evidence
     except TaskError as e:
         raise RuntimeError(f"task {task.name} cannot run: {e}") from e
     finally:
-        ctx.watch.restore()
+        proc.close()
         torch.set_num_threads(threads_before)
     ev.warnings = [w.to_dict() for w in ctx.warnings]
     ev.load_seconds = ctx.load_seconds
     ev.seconds = time.perf_counter() - t0
     return ev.to_dict()
+
+
+def candidate_process(task: Task, backend: Backend, unsafe_no_sandbox: bool = False) -> Any:
+    """A (not yet started) candidate process for ``backend``: its interpreter,
+    its environment variables, the task file bound read-only, GPU nodes for
+    GPU backends, and the memory limit."""
+    from kstrata.backends import envs
+    from kstrata.sandbox import CandidateProcess, default_memory_mb, sandbox_env
+
+    python = envs.python_for(backend.name)
+    files = [str(task.path)] + [str(p) for p in (task.path.with_suffix(".toml"),) if p.exists()]
+    return CandidateProcess(backend.name, python=str(python) if python else None, env=sandbox_env(backend),
+                            memory_mb=None if backend.device.startswith("cuda") else default_memory_mb(),
+                            read_only=files, gpu=backend.device.startswith("cuda"),
+                            sandbox=False if unsafe_no_sandbox else None)
+
+
+def failing_level(backend: Backend, sources: dict[str, str]) -> str:
+    """The level a hidden-test failure most likely belongs to: the lowest level
+    the candidate has text for (a graph-only TVM candidate's failure goes to
+    ``graph``, not to a ``source`` level it does not have)."""
+    for level in ("source", "schedule", "graph"):
+        if level in getattr(backend, "levels", ()) and (sources.get(level) or "").strip():
+            return level
+    return getattr(backend, "levels", ("source",))[0]
 
 
 def _static_stage(ctx: Context) -> None:

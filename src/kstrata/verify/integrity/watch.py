@@ -48,11 +48,15 @@ class RuntimeWatch:
         self.reference_entered = 0
         self.new_threads: list[str] = []
 
-    def arm(self, task: Any = None) -> None:
-        """Record the watched objects (call before any candidate code runs)."""
+    def arm(self, task: Any = None, skip: tuple[str, ...] = ()) -> None:
+        """Record the watched objects (call before any candidate code runs).
+
+        ``skip``: module prefixes not to watch (the candidate process never
+        imports the judge's modules, so it does not watch them)."""
         import sys
 
-        entries = list(WATCHED) + [o for o in OPTIONAL if o[0] in sys.modules]
+        entries = [e for e in list(WATCHED) + [o for o in OPTIONAL if o[0] in sys.modules]
+                   if not e[0].startswith(skip or ("\0",))]
         for path, names in entries:
             try:
                 owner = _resolve(path)

@@ -1,0 +1,372 @@
+"""The candidate process: ``python -m kstrata.sandbox.child RFD WFD [MEMORY_MB]``.
+
+It runs inside the OS sandbox (:mod:`kstrata.sandbox.policy`), one process
+per candidate, and does one thing: build the candidate with its backend and
+run it on the inputs the judge sends, returning the outputs as raw bytes
+(:mod:`kstrata.sandbox.wire`; nothing is pickled). It never sees the float64
+oracle, the reference's outputs, the tolerance, the comparison or the run
+secret, and it imports none of the judge's modules (``kstrata.verify.runner``,
+``plan``, ``tolerance``, ``kstrata.store``); ``tests/sandbox`` checks this.
+
+The run-time integrity checks that must look inside the process (replaced
+functions, threads left running, PyTorch compute in DSL host code, kernel
+launches, output types, aliasing, caching of the previous output) run here
+and come back as *findings*; the judge decides what they mean. A candidate
+that subverts them still has to produce outputs the judge's oracle accepts,
+on inputs it sees only when called, in calls the judge may check at random.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import sys
+import threading
+import time
+import traceback
+from contextlib import contextmanager, nullcontext
+from typing import Any
+
+from kstrata.sandbox import wire
+
+#: Modules the candidate process must never import (the judge's internals).
+JUDGE_MODULES = ("kstrata.verify.runner", "kstrata.verify.plan", "kstrata.verify.tolerance",
+                 "kstrata.verify.feedback", "kstrata.verify.domain", "kstrata.store")
+
+#: Functions ``json_call`` may run (lowering candidate text for prompts and
+#: rebuilds): module prefixes.
+JSON_CALL_ALLOWED = ("kstrata.backends.", "kstrata.agents.lowering")
+
+
+def _poisoned_allocations():
+    """Every ``torch.empty*`` inside the block is NaN-filled (floats) or the
+    dtype's maximum (integers), via PyTorch's
+    ``torch.utils.deterministic.fill_uninitialized_memory`` (active only with
+    ``torch.use_deterministic_algorithms(True, warn_only=True)``), so an output
+    the candidate allocates but never writes cannot read as a stale correct value."""
+    import warnings
+
+    import torch
+
+    @contextmanager
+    def block():
+        was_on = torch.are_deterministic_algorithms_enabled()
+        was_warn = torch.is_deterministic_algorithms_warn_only_enabled()
+        was_fill = torch.utils.deterministic.fill_uninitialized_memory
+        torch.use_deterministic_algorithms(True, warn_only=True)
+        torch.utils.deterministic.fill_uninitialized_memory = True
+        try:
+            with warnings.catch_warnings():
+                warnings.filterwarnings("ignore", message=".*does not have a deterministic implementation.*")
+                yield
+        finally:
+            torch.utils.deterministic.fill_uninitialized_memory = was_fill
+            torch.use_deterministic_algorithms(was_on, warn_only=was_warn)
+
+    return block()
+
+
+def _flatten(out: Any) -> list[Any]:
+    if isinstance(out, (tuple, list)):
+        return [y for x in out for y in _flatten(x)]
+    return [out]
+
+
+class Harness:
+    """The candidate process's state: the backend, the loaded candidate and its
+    timing input copies."""
+
+    def __init__(self) -> None:
+        import torch
+        import torch._dynamo  # noqa: F401 - dynamo wraps torch.manual_seed on import: do it before the
+        # watch snapshots torch, so a backend importing torch.export is not taken for a patcher
+
+        self.torch = torch
+        self.Tensor = torch.Tensor          # captured before any candidate code runs
+        self.tensor_dict = torch.Tensor.__dict__
+        self.backend: Any = None
+        self.device = "cpu"
+        self.fn: Any = None
+        self.copies: list[list[Any]] = []
+        self.last: list[Any] = []
+        self.watch: Any = None
+        self.flusher: Any = None
+
+    # -- set-up -------------------------------------------------------------------
+    def _backend(self, name: str) -> Any:
+        if self.backend is None:
+            from kstrata.backends.registry import get_backend
+
+            self.backend = get_backend(name)
+            self.device = self.backend.device
+            from kstrata.verify.integrity.watch import RuntimeWatch
+
+            self.watch = RuntimeWatch()
+            self.watch.arm(None, skip=("kstrata.verify", "kstrata.tasks.inputs"))
+        return self.backend
+
+    def load(self, h: dict, bufs: list[bytes]) -> tuple[dict, list]:
+        from kstrata.backends.base import CandidateLoadError
+        from kstrata.tasks.base import Task
+        from kstrata.tasks.meta import TaskMeta
+        from pathlib import Path
+
+        backend = self._backend(h["backend"])
+        t = h["task"]
+        task = Task(name=t["name"], path=Path(t["path"]), meta=TaskMeta.model_validate(t["meta"]),
+                    source=t["source"])
+        init = wire.decode(h["init"], bufs)
+        shape = {k: int(v) for k, v in h["shape"].items()}
+        self.fn, self.last, self.copies = None, [], []
+        if hasattr(backend, "set_poison"):
+            backend.set_poison(int(h.get("poison", 0)))
+        t0 = time.perf_counter()
+        self.torch.manual_seed(int(h["seed"]))
+        try:
+            with self.watch.candidate():
+                self.fn = backend.load(task, h["sources"], shape, init)
+        except CandidateLoadError as e:
+            return {"ok": False, "kind": "compile_error", "message": str(e)}, []
+        except BaseException as e:  # noqa: BLE001 - a candidate bug (even SystemExit) is data
+            return {"ok": False, "kind": "compile_error", "message": f"{type(e).__name__}: {e}",
+                    "traceback": traceback.format_exc(limit=-4)}, []
+        return {"ok": True, "load_s": time.perf_counter() - t0, "findings": self._watch_findings()}, []
+
+    def _watch_findings(self) -> list[dict]:
+        out = []
+        changed = self.watch.changed()
+        if changed:
+            self.watch.restore()
+            out.append({"check": "no_runtime_patching", "message": "candidate replaced "
+                        + ", ".join(changed[:5]), "evidence": {"replaced": changed[:20]}})
+        if self.watch.new_threads:
+            names, self.watch.new_threads = self.watch.new_threads, []
+            out.append({"check": "no_threads_left", "message": "threads still running after the call: "
+                        + ", ".join(names[:5]), "evidence": {"threads": names[:20]}})
+        return out
+
+    def _sync(self) -> None:
+        if self.device.startswith("cuda"):
+            self.torch.cuda.synchronize()
+
+    def _to_device(self, xs: list[Any]) -> list[Any]:
+        T = self.Tensor
+        return [x.to(self.device) if isinstance(x, T) and self.device != "cpu" else x for x in xs]
+
+    # -- checked calls ------------------------------------------------------------
+    def call(self, h: dict, bufs: list[bytes]) -> tuple[dict, list]:
+        torch, T = self.torch, self.Tensor
+        if self.fn is None:
+            return {"ok": False, "kind": "protocol", "message": "no candidate loaded"}, []
+        xs = self._to_device(wire.decode(h["inputs"], bufs))
+        pristine = [x.clone() if isinstance(x, T) else x for x in xs] if h.get("check_inputs") else None
+        if hasattr(self.backend, "set_poison"):
+            self.backend.set_poison(int(h.get("poison", 0)))
+        poisoned = set()
+        for t in self.last:  # poison previous outputs: a buffer returned again unwritten reads NaN
+            if isinstance(t, T) and t.is_floating_point():
+                t.fill_(float("nan"))
+                if t.numel():
+                    poisoned.add(t.untyped_storage().data_ptr())
+        likes = h.get("likes") or []
+        blocks = [torch.full(tuple(s), float("nan"), dtype=getattr(torch, d), device=self.device)
+                  for d, s in likes if d in ("float32", "float64", "float16", "bfloat16")]
+        del blocks
+        findings: list[dict] = []
+        recorder: Any = nullcontext()
+        if h.get("record_ops"):
+            from kstrata.verify.integrity.ops import OpRecorder
+
+            recorder = OpRecorder()
+        hooks = getattr(self.backend, "launch_hooks", None)
+        counting = hooks.count() if (hooks is not None and h.get("count_launches")) else nullcontext()
+        noop = hooks.noop() if (hooks is not None and h.get("noop")) else nullcontext()
+        try:
+            with torch.no_grad(), self.watch.candidate(), recorder, counting as counter, noop, \
+                    _poisoned_allocations():
+                out = self.fn(*xs)
+                self._sync()
+        except BaseException as e:  # noqa: BLE001 - a candidate bug (even SystemExit) is data
+            text = f"{type(e).__name__}: {e}"
+            return {"ok": False, "kind": "runtime_error", "message": text,
+                    "oom": isinstance(e, MemoryError) or "out of memory" in text.lower()
+                    or "can't allocate memory" in text.lower(),
+                    "traceback": traceback.format_exc(limit=-4), "findings": self._watch_findings()}, []
+        findings += self._watch_findings()
+        if h.get("record_ops") and recorder.compute_ops():
+            ops = recorder.compute_ops()
+            findings.append({"check": "no_torch_compute", "message": "PyTorch compute ran inside the "
+                             "candidate's call: " + ", ".join(ops[:8]) + " (the kernel must be written in "
+                             "the DSL)", "evidence": {"ops": ops}})
+        outs = _flatten(out)
+        findings += self._output_findings(outs, xs, poisoned)
+        if pristine is not None:
+            for i, (b, x) in enumerate(zip(xs, pristine)):
+                if isinstance(b, T) and not torch.equal(b.nan_to_num(), x.nan_to_num()) or (
+                        isinstance(b, T) and b.is_floating_point()
+                        and not torch.equal(torch.isnan(b), torch.isnan(x))):
+                    changed = int((b != x).sum())
+                    findings.append({"check": "inputs_unchanged", "message": f"input {i} was modified by "
+                                     f"the candidate ({changed} elements changed)", "evidence": {}})
+        self.last = [o for o in outs if isinstance(o, T)]
+        return self._reply_outputs(outs, findings,
+                                   {"launches": getattr(counter, "launches", None) if counter else None})
+
+    def _output_findings(self, outs: list[Any], xs: list[Any], poisoned: set[int]) -> list[dict]:
+        torch, T = self.torch, self.Tensor
+        found = []
+        spans = []
+        for x in xs:
+            if isinstance(x, T) and x.numel():
+                s = x.untyped_storage()
+                spans.append((s.data_ptr(), s.data_ptr() + s.nbytes()))
+        for i, o in enumerate(outs):
+            if type(o) is not T:
+                found.append({"check": "output_type", "message": f"output {i} is a {type(o).__module__}."
+                              f"{type(o).__qualname__}, not a plain torch.Tensor", "evidence": {}})
+                continue
+            if getattr(o, "__dict__", None):
+                found.append({"check": "output_type", "message": f"output {i} carries instance attributes "
+                              f"({', '.join(sorted(o.__dict__)[:5])}): outputs must be plain tensors",
+                              "evidence": {}})
+            if o.numel():
+                s = o.untyped_storage()
+                lo, hi = s.data_ptr(), s.data_ptr() + s.nbytes()
+                if any(lo < b and a < hi for a, b in spans):
+                    found.append({"check": "no_output_alias", "message": f"output {i} shares memory with "
+                                  "an input", "evidence": {}})
+                if (o.is_floating_point() and lo in poisoned and bool(torch.isnan(o).all())):
+                    found.append({"check": "no_caching", "message": f"output {i} is the previous call's "
+                                  "output buffer, returned without being written again (a result kept "
+                                  "across calls)", "evidence": {}})
+        return found
+
+    def _reply_outputs(self, outs: list[Any], findings: list[dict], extra: dict) -> tuple[dict, list]:
+        T = self.Tensor
+        bufs: list[Any] = []
+        enc = []
+        for o in outs:
+            if type(o) is T:
+                # read through the class's own C methods, captured before candidate code ran
+                enc.append(wire.encode(o, bufs))
+            else:
+                enc.append({"__opaque__": f"{type(o).__module__}.{type(o).__qualname__}"})
+        return {"ok": True, "outputs": enc, "findings": findings, **extra}, bufs
+
+    # -- timing: the judge times these requests from outside ----------------------
+    def stage(self, h: dict, bufs: list[bytes]) -> tuple[dict, list]:
+        sets = wire.decode(h["sets"], bufs)
+        T = self.Tensor
+        if h.get("index") is not None:  # new values into existing buffers (same addresses)
+            i = int(h["index"])
+            for b, x in zip(self.copies[i], self._to_device(sets[0])):
+                if isinstance(b, T):
+                    b.copy_(x)
+        else:
+            self.copies = [self._to_device(s) for s in sets]
+        self._sync()
+        if self.flusher is None:
+            from kstrata.measure.cache_flush import CacheFlusher
+
+            self.flusher = CacheFlusher(h.get("flush_bytes"), device="cuda" if self.device.startswith("cuda")
+                                        else "cpu", enabled=bool(h.get("flush", True)))
+        return {"ok": True, "copies": len(self.copies)}, []
+
+    def run(self, h: dict, bufs: list[bytes]) -> tuple[dict, list]:
+        xs = self.copies[int(h["i"])]
+        with self.torch.inference_mode():
+            out = self.fn(*xs)
+            self._sync()
+        self.last = _flatten(out)
+        return {"ok": True}, []
+
+    def fetch(self, h: dict, bufs: list[bytes]) -> tuple[dict, list]:
+        findings = self._output_findings(self.last, [], set())
+        return self._reply_outputs(self.last, findings, {})
+
+    def flush(self, h: dict, bufs: list[bytes]) -> tuple[dict, list]:
+        if self.flusher is not None:
+            self.flusher.flush()
+            self._sync()
+        return {"ok": True}, []
+
+    def json_call(self, h: dict, bufs: list[bytes]) -> tuple[dict, list]:
+        import importlib
+
+        target = str(h["target"])
+        module_name, _, attr = target.partition(":")
+        if not module_name.startswith(JSON_CALL_ALLOWED):
+            return {"ok": False, "kind": "protocol", "message": f"{target} is not callable here"}, []
+        fn = importlib.import_module(module_name)
+        for part in attr.split("."):
+            fn = getattr(fn, part)
+        try:
+            value = fn(**h.get("kwargs", {}))
+        except BaseException as e:  # noqa: BLE001 - errors are data
+            return {"ok": False, "kind": "exception", "message": f"{type(e).__name__}: {e}",
+                    "traceback": traceback.format_exc(limit=-6)}, []
+        return {"ok": True, "value": value}, []
+
+
+def serve(rfd: int, wfd: int) -> None:
+    """Answer the judge's requests until it closes the channel."""
+    harness: Harness | None = None
+    while True:
+        try:
+            h, bufs = wire.recv(rfd)
+        except wire.Closed:
+            return
+        op = h.get("op")
+        if op == "exit":
+            return
+        try:
+            if op == "noop":
+                reply: tuple[dict, list] = ({"ok": True}, [])
+            else:
+                if harness is None:
+                    harness = Harness()
+                handler = {"load": harness.load, "call": harness.call, "stage": harness.stage,
+                           "run": harness.run, "fetch": harness.fetch, "flush": harness.flush,
+                           "json_call": harness.json_call}.get(op)
+                reply = handler(h, bufs) if handler else ({"ok": False, "kind": "protocol",
+                                                           "message": f"unknown op {op!r}"}, [])
+        except BaseException as e:  # noqa: BLE001 - a failure here is data for the judge
+            text = f"{type(e).__name__}: {e}"
+            reply = ({"ok": False, "kind": "runtime_error", "message": text,
+                      "oom": isinstance(e, MemoryError) or "out of memory" in text.lower(),
+                      "traceback": traceback.format_exc(limit=-4)}, [])
+        try:
+            wire.send(wfd, *reply)
+        except wire.WireError as e:
+            wire.send(wfd, {"ok": False, "kind": "runtime_error", "message": f"output cannot cross: {e}"})
+
+
+def main(argv: list[str] | None = None) -> None:
+    argv = sys.argv[1:] if argv is None else argv
+    rfd, wfd = int(argv[0]), int(argv[1])
+    memory_mb = int(argv[2]) if len(argv) > 2 else 0
+    # the candidate's prints go to stderr, never into the channel
+    os.dup2(2, 1)
+    if memory_mb > 0:
+        limit = memory_mb << 20
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    import faulthandler
+
+    faulthandler.enable()
+    # a parent watcher: exit when the judge is gone (also ensured by the sandbox)
+    parent = os.getppid()
+
+    def watch() -> None:
+        while True:
+            time.sleep(1.0)
+            if os.getppid() != parent:
+                os._exit(1)
+
+    threading.Thread(target=watch, name="kstrata-parent-watch", daemon=True).start()
+    wire.send(wfd, {"op": "hello", "pid": os.getpid(), "python": sys.version.split()[0]})
+    serve(rfd, wfd)
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,363 @@
+"""The OS sandbox a candidate process runs in: bubblewrap plus limits.
+
+kstrata does not build its own sandbox. It runs each candidate process under
+`bubblewrap <https://github.com/containers/bubblewrap>`_ (Debian package
+``bubblewrap``), the tool Flatpak uses, with:
+
+* new user, PID, mount, IPC, UTS, cgroup and network namespaces
+  (``--unshare-all``), no nested user namespaces (``--disable-userns``), an
+  unprivileged uid/gid (65534) and no capabilities (``--cap-drop ALL``), so
+  ``setns`` into the host's namespaces fails;
+* a filesystem of read-only binds only: the system directories, the Python
+  environment, kstrata's own package and the task file(s); a private tmpfs as
+  ``/tmp`` (also ``HOME``); a fresh ``/proc`` of its own PID namespace, so the
+  parent's ``/proc/<pid>/environ`` does not exist there;
+* ``--die-with-parent`` and ``--new-session``; the PID namespace ends the
+  whole process tree when its first process dies, ``setsid`` children
+  included;
+* a cleared environment (only what the backend needs is set);
+* GPU device nodes bound in only for GPU backends;
+* memory and process-count limits: a cgroup (v2, or v1 ``memory`` and
+  ``pids``) where kstrata may create one, else ``RLIMIT_AS`` (set by the
+  candidate process itself before any candidate code) and ``RLIMIT_NPROC``.
+
+Where bubblewrap cannot run, :func:`status` says why, and evaluation refuses
+untrusted candidates unless the user passes ``--unsafe-no-sandbox``
+(:class:`SandboxUnavailable`).
+"""
+
+from __future__ import annotations
+
+import functools
+import glob
+import os
+import shutil
+import subprocess
+import sys
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+#: uid/gid of the candidate inside its user namespace ("nobody").
+SANDBOX_UID = 65534
+#: Environment variable that, set to "1", runs candidates without a sandbox
+#: (the ``--unsafe-no-sandbox`` option sets it for the process tree).
+UNSAFE_ENV = "KSTRATA_UNSAFE_NO_SANDBOX"
+#: Default process-count limit of one candidate sandbox.
+DEFAULT_PIDS = 256
+
+
+class SandboxUnavailable(RuntimeError):
+    """No sandbox can be made here and ``--unsafe-no-sandbox`` was not given."""
+
+
+@dataclass(frozen=True)
+class SandboxStatus:
+    """Which sandbox candidate processes get here (``kstrata env`` prints it).
+
+    Attributes
+    ----------
+    tool:
+        ``"bubblewrap"`` or ``"none"``.
+    usable:
+        True when candidates run sandboxed.
+    reason:
+        Why not (empty when usable), with what to do.
+    version:
+        The tool's version string.
+    limits:
+        How memory and process counts are limited: ``"cgroup-v2"``,
+        ``"cgroup-v1"`` or ``"rlimit"``.
+    unsafe:
+        True when the user chose to run without a sandbox.
+    """
+
+    tool: str
+    usable: bool
+    reason: str = ""
+    version: str = ""
+    limits: str = "rlimit"
+    unsafe: bool = False
+
+    def describe(self) -> str:
+        """One line for ``kstrata env`` and run records."""
+        if self.usable:
+            return f"{self.tool} {self.version} (namespaces: user pid net mount ipc; limits: {self.limits})"
+        return f"none: {self.reason}" + (" [--unsafe-no-sandbox: candidates run unsandboxed]"
+                                         if self.unsafe else "")
+
+
+def unsafe_requested() -> bool:
+    """True when ``--unsafe-no-sandbox`` (or its environment variable) is in force."""
+    return os.environ.get(UNSAFE_ENV, "") == "1"
+
+
+@functools.lru_cache(maxsize=1)
+def _probe() -> SandboxStatus:
+    exe = shutil.which("bwrap")
+    if exe is None:
+        return SandboxStatus("none", False, "bubblewrap is not installed (Debian/Ubuntu: "
+                             "`apt-get install bubblewrap`; Fedora: `dnf install bubblewrap`)")
+    try:
+        version = subprocess.run([exe, "--version"], capture_output=True, text=True, timeout=10).stdout.strip()
+        probe = subprocess.run(base_args(exe) + ["--ro-bind", "/", "/", "true"],
+                               capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return SandboxStatus("none", False, f"bubblewrap did not run: {e}")
+    if probe.returncode != 0:
+        msg = (probe.stderr or probe.stdout).strip().splitlines()[-1:] or ["no output"]
+        return SandboxStatus("none", False, f"bubblewrap cannot create namespaces here ({msg[0]}); "
+                             "enable unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1 "
+                             "or user.max_user_namespaces>0) or run in a container that allows them",
+                             version.removeprefix("bubblewrap "))
+    return SandboxStatus("bubblewrap", True, "", version.removeprefix("bubblewrap "), cgroup_kind() or "rlimit")
+
+
+def status() -> SandboxStatus:
+    """The sandbox candidates get on this machine (probed once per process)."""
+    s = _probe()
+    if not s.usable and unsafe_requested():
+        return SandboxStatus(s.tool, False, s.reason, s.version, s.limits, unsafe=True)
+    return s
+
+
+def require() -> SandboxStatus:
+    """The usable sandbox, or the unsafe opt-out.
+
+    Raises
+    ------
+    SandboxUnavailable
+        When no sandbox can be made and ``--unsafe-no-sandbox`` was not given.
+    """
+    s = status()
+    if not s.usable and not s.unsafe:
+        raise SandboxUnavailable(
+            f"no sandbox for candidate code: {s.reason}. Candidate code (your file, an LLM's answer, an "
+            "MCP submission) is untrusted; install bubblewrap, or pass --unsafe-no-sandbox to run it "
+            "unsandboxed at your own risk.")
+    return s
+
+
+def base_args(exe: str = "bwrap") -> list[str]:
+    """The namespace and privilege options every sandbox gets."""
+    return [exe, "--unshare-all", "--unshare-user", "--disable-userns", "--uid", str(SANDBOX_UID),
+            "--gid", str(SANDBOX_UID), "--cap-drop", "ALL", "--die-with-parent", "--new-session",
+            "--hostname", "kstrata-sandbox", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+
+
+_SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc/alternatives",
+                "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/OpenCL", "/etc/nsswitch.conf",
+                "/etc/passwd", "/etc/group", "/etc/localtime", "/opt", "/sys")
+
+
+def python_dirs(python: str | None = None) -> list[str]:
+    """Directories a Python interpreter needs: its environment, its base
+    installation and everything on this process's ``sys.path``."""
+    dirs: set[str] = set()
+    exe = Path(python or sys.executable)
+    for p in (exe, exe.resolve()):
+        dirs.add(str(p.parent.parent))  # venv root / installation prefix
+    for p in (sys.prefix, sys.base_prefix, sys.exec_prefix, *sys.path):
+        if p and os.path.isdir(p):
+            dirs.add(os.path.abspath(p))
+    for p in os.environ.get("PYTHONPATH", "").split(os.pathsep):
+        if p and os.path.isdir(p):
+            dirs.add(os.path.abspath(p))
+    import kstrata
+
+    dirs.add(str(Path(kstrata.__file__).resolve().parent.parent))
+    return _minimal(dirs)
+
+
+def _minimal(paths: set[str]) -> list[str]:
+    """Drop paths already inside another listed path; never bind a home or the root."""
+    out: list[str] = []
+    for p in sorted(paths, key=len):
+        if p in ("/", "/root", "/home", "/work", "/tmp") or not os.path.exists(p):
+            continue
+        if any(p == q or p.startswith(q.rstrip("/") + "/") for q in out):
+            continue
+        out.append(p)
+    return out
+
+
+def command(argv: list[str], *, python: str | None = None, read_only: list[str] = (),
+            env: dict[str, str] | None = None, gpu: bool = False) -> list[str]:
+    """The bubblewrap command line that runs ``argv`` sandboxed.
+
+    Parameters
+    ----------
+    argv:
+        The command inside (e.g. ``[python, "-m", "kstrata.sandbox.child", ...]``).
+    python:
+        The interpreter, whose environment is bound read-only.
+    read_only:
+        Extra files or directories bound read-only at the same path (task files).
+    env:
+        The whole environment inside (``HOME`` and ``TMPDIR`` are ``/tmp``).
+    gpu:
+        Bind the NVIDIA device nodes (GPU backends only).
+    """
+    exe = shutil.which("bwrap") or "bwrap"
+    args = base_args(exe)
+    binds = [p for p in _SYSTEM_DIRS if os.path.exists(p)]
+    binds += [p for p in python_dirs(python) if not any(p.startswith(s + "/") for s in ("/usr", "/opt"))]
+    binds += [os.path.abspath(p) for p in read_only if p and os.path.exists(p)]
+    for p in _minimal(set(binds)):
+        args += ["--ro-bind", p, p]
+    if gpu:
+        for node in sorted(glob.glob("/dev/nvidia*")) + sorted(glob.glob("/dev/dri/*")):
+            args += ["--dev-bind", node, node]
+    args += ["--clearenv"]
+    full_env = {"HOME": "/tmp", "TMPDIR": "/tmp", "PATH": "/usr/local/bin:/usr/bin:/bin",
+                **(env or {})}
+    full_env["HOME"] = full_env["TMPDIR"] = "/tmp"
+    for k, v in sorted(full_env.items()):
+        args += ["--setenv", k, v]
+    args += ["--chdir", "/tmp", "--"]
+    return args + list(argv)
+
+
+# -- cgroups ---------------------------------------------------------------------------
+def _own_cgroup() -> dict[str, str]:
+    """Controller (or ``""`` for v2) -> this process's cgroup path."""
+    out: dict[str, str] = {}
+    try:
+        for line in Path("/proc/self/cgroup").read_text().splitlines():
+            _, ctrls, path = line.split(":", 2)
+            for c in ctrls.split(",") if ctrls else [""]:
+                out[c] = path
+    except OSError:
+        pass
+    return out
+
+
+def _writable(d: Path) -> bool:
+    return d.is_dir() and os.access(d, os.W_OK)
+
+
+@functools.lru_cache(maxsize=1)
+def cgroup_kind() -> str | None:
+    """``"cgroup-v2"``, ``"cgroup-v1"`` when kstrata may create cgroups with
+    memory and pids limits, else None (rlimits are used)."""
+    own = _own_cgroup()
+    root = Path("/sys/fs/cgroup")
+    if "" in own and (root / "cgroup.controllers").exists():
+        d = root / own[""].lstrip("/")
+        ctrls = (d / "cgroup.subtree_control").read_text().split() if (d / "cgroup.subtree_control").exists() else []
+        if _writable(d) and "memory" in ctrls and "pids" in ctrls:
+            return "cgroup-v2"
+        return None
+    if "memory" in own and "pids" in own:
+        if _writable(root / "memory" / own["memory"].lstrip("/")) and _writable(root / "pids" / own["pids"].lstrip("/")):
+            return "cgroup-v1"
+    return None
+
+
+@dataclass
+class Cgroup:
+    """A cgroup (one per sandbox) with a memory and a process-count limit.
+
+    ``procs`` are the ``cgroup.procs`` files a new process writes itself into
+    (before ``exec``, so everything it starts is inside); :meth:`oom_killed`
+    tells whether the kernel killed something in it for memory;
+    :meth:`remove` kills what is left and deletes it.
+    """
+
+    dirs: list[Path] = field(default_factory=list)
+    kind: str = ""
+
+    @classmethod
+    def create(cls, memory_bytes: int | None, pids: int = DEFAULT_PIDS) -> "Cgroup | None":
+        kind = cgroup_kind()
+        if kind is None:
+            return None
+        own, root, name = _own_cgroup(), Path("/sys/fs/cgroup"), f"kstrata-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        cg = cls(kind=kind)
+        try:
+            if kind == "cgroup-v2":
+                d = root / own[""].lstrip("/") / name
+                d.mkdir()
+                cg.dirs.append(d)
+                (d / "pids.max").write_text(str(pids))
+                if memory_bytes:
+                    (d / "memory.max").write_text(str(memory_bytes))
+                    if (d / "memory.swap.max").exists():
+                        (d / "memory.swap.max").write_text("0")
+            else:
+                mem = root / "memory" / own["memory"].lstrip("/") / name
+                pid = root / "pids" / own["pids"].lstrip("/") / name
+                for d in (mem, pid):
+                    d.mkdir()
+                    cg.dirs.append(d)
+                (pid / "pids.max").write_text(str(pids))
+                if memory_bytes:
+                    (mem / "memory.limit_in_bytes").write_text(str(memory_bytes))
+        except OSError:
+            cg.remove()
+            return None
+        return cg
+
+    @property
+    def procs(self) -> list[str]:
+        return [str(d / "cgroup.procs") for d in self.dirs]
+
+    def enter(self) -> None:
+        """Move the calling process into the cgroup (called between fork and exec)."""
+        for p in self.procs:
+            with open(p, "w") as f:
+                f.write(str(os.getpid()))
+
+    def oom_killed(self) -> bool:
+        """True when the kernel killed a process of this cgroup for memory."""
+        for d in self.dirs:
+            for name, key in (("memory.events", "oom_kill"), ("memory.oom_control", "oom_kill")):
+                try:
+                    for line in (d / name).read_text().splitlines():
+                        k, _, v = line.partition(" ")
+                        if k == key and int(v) > 0:
+                            return True
+                except (OSError, ValueError):
+                    continue
+            try:
+                if int((d / "memory.failcnt").read_text()) > 0 and (d / "memory.failcnt").exists():
+                    return True
+            except (OSError, ValueError):
+                pass
+        return False
+
+    def kill_all(self) -> None:
+        """SIGKILL every process in the cgroup."""
+        import signal
+
+        for d in self.dirs:
+            if (d / "cgroup.kill").exists():
+                try:
+                    (d / "cgroup.kill").write_text("1")
+                    continue
+                except OSError:
+                    pass
+            try:
+                for line in (d / "cgroup.procs").read_text().split():
+                    try:
+                        os.kill(int(line), signal.SIGKILL)
+                    except (OSError, ValueError):
+                        pass
+            except OSError:
+                pass
+
+    def remove(self) -> None:
+        """Kill what is left and delete the cgroup directories (best effort)."""
+        import time
+
+        self.kill_all()
+        for d in self.dirs:
+            for _ in range(50):
+                try:
+                    d.rmdir()
+                    break
+                except FileNotFoundError:
+                    break
+                except OSError:
+                    time.sleep(0.01)
+        self.dirs = []

@@ -1,0 +1,168 @@
+"""The candidate process's wire format: a JSON header plus raw byte buffers.
+
+Nothing that crosses the boundary between the judge and a candidate process
+is pickled: :func:`pickle.loads` of bytes a hostile process wrote would run its
+code in the reader. A message is
+
+    8-byte big-endian header length | UTF-8 JSON header | buffer 0 | buffer 1 | ...
+
+where the header's ``"buffers"`` key lists the byte length of each buffer.
+Tensors travel as ``{"__tensor__": i, "dtype": "float32", "shape": [..]}``
+pointing at buffer ``i`` (contiguous, row-major, host memory); everything else
+is plain JSON (tuples become lists, marked ``{"__tuple__": [...]}``).
+
+The reader checks every length against :data:`MAX_HEADER` and
+:data:`MAX_BUFFER`, every dtype against :data:`DTYPES` and every shape against
+its buffer, so a malformed message raises :class:`WireError` and never
+allocates more than the limits allow.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import struct
+from typing import Any
+
+_LEN = struct.Struct(">Q")
+#: Largest JSON header accepted (bytes).
+MAX_HEADER = 64 << 20
+#: Largest single buffer accepted (bytes): 32 GiB, above any tensor a task makes.
+MAX_BUFFER = 32 << 30
+
+#: dtype names accepted on the wire -> element size in bytes.
+DTYPES = {
+    "float64": 8, "float32": 4, "float16": 2, "bfloat16": 2, "int64": 8, "int32": 4,
+    "int16": 2, "int8": 1, "uint8": 1, "bool": 1, "complex64": 8, "complex128": 16,
+    "float8_e4m3fn": 1, "float8_e5m2": 1,
+}
+
+
+class WireError(ValueError):
+    """A message that does not follow the format (a broken or hostile peer)."""
+
+
+class Closed(EOFError):
+    """The peer closed its end (it exited, crashed or was killed)."""
+
+
+def _read_exact(fd: int, n: int) -> bytes:
+    chunks, left = [], n
+    while left:
+        chunk = os.read(fd, min(left, 1 << 22))
+        if not chunk:
+            raise Closed("peer closed the channel")
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
+
+
+def _write_all(fd: int, data: bytes | memoryview) -> None:
+    view = memoryview(data).cast("B")
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def send(fd: int, header: dict[str, Any], buffers: list[bytes | memoryview] = ()) -> None:
+    """Write one message: ``header`` (JSON-able) and its raw ``buffers``."""
+    header = dict(header)
+    header["buffers"] = [memoryview(b).nbytes for b in buffers]
+    text = json.dumps(header, allow_nan=True).encode()
+    _write_all(fd, _LEN.pack(len(text)) + text)
+    for b in buffers:
+        _write_all(fd, b)
+
+
+def recv(fd: int) -> tuple[dict[str, Any], list[bytes]]:
+    """Read one message.
+
+    Raises
+    ------
+    Closed
+        On end of file.
+    WireError
+        On a malformed header or a length over the limits.
+    """
+    (n,) = _LEN.unpack(_read_exact(fd, _LEN.size))
+    if n > MAX_HEADER:
+        raise WireError(f"header of {n} bytes exceeds the {MAX_HEADER}-byte limit")
+    try:
+        header = json.loads(_read_exact(fd, n))
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise WireError(f"header is not JSON: {e}") from None
+    if not isinstance(header, dict):
+        raise WireError("header is not a JSON object")
+    sizes = header.get("buffers", [])
+    if not isinstance(sizes, list) or not all(type(s) is int and 0 <= s <= MAX_BUFFER for s in sizes):
+        raise WireError("bad buffer list in header")
+    return header, [_read_exact(fd, s) for s in sizes]
+
+
+# -- tensors ------------------------------------------------------------------------
+def encode(value: Any, buffers: list[Any]) -> Any:
+    """``value`` (tensors, numbers, strings, None, nested lists/tuples/dicts with
+    string keys) as JSON, appending tensor bytes to ``buffers``.
+
+    Raises
+    ------
+    WireError
+        For an object of another type (it cannot cross the boundary).
+    """
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        t = value.detach()
+        if t.device.type != "cpu":
+            t = t.cpu()
+        t = t.contiguous()
+        name = str(t.dtype).removeprefix("torch.")
+        if name not in DTYPES:
+            raise WireError(f"dtype {t.dtype} cannot cross the boundary")
+        buffers.append(t.view(torch.uint8).numpy().tobytes() if t.numel() else b"")
+        return {"__tensor__": len(buffers) - 1, "dtype": name, "shape": list(t.shape)}
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, tuple):
+        return {"__tuple__": [encode(v, buffers) for v in value]}
+    if isinstance(value, list):
+        return [encode(v, buffers) for v in value]
+    if isinstance(value, dict) and all(isinstance(k, str) for k in value):
+        if "__tensor__" in value or "__tuple__" in value:
+            raise WireError("dict keys __tensor__/__tuple__ are reserved")
+        return {k: encode(v, buffers) for k, v in value.items()}
+    raise WireError(f"a {type(value).__module__}.{type(value).__qualname__} cannot cross the boundary")
+
+
+def decode(value: Any, buffers: list[bytes], device: str = "cpu") -> Any:
+    """Inverse of :func:`encode`; tensors are rebuilt (on ``device``) from the raw bytes.
+
+    Raises
+    ------
+    WireError
+        For a tensor whose dtype is unknown or whose shape does not match its buffer.
+    """
+    import torch
+
+    if isinstance(value, dict):
+        if "__tensor__" in value:
+            i, name, shape = value.get("__tensor__"), value.get("dtype"), value.get("shape")
+            if type(i) is not int or not 0 <= i < len(buffers) or name not in DTYPES:
+                raise WireError("bad tensor reference")
+            if not isinstance(shape, list) or not all(type(s) is int and s >= 0 for s in shape):
+                raise WireError("bad tensor shape")
+            numel = 1
+            for s in shape:
+                numel *= s
+            raw = buffers[i]
+            if numel * DTYPES[name] != len(raw):
+                raise WireError(f"tensor of shape {shape} and dtype {name} does not fit {len(raw)} bytes")
+            dtype = getattr(torch, name)
+            flat = torch.frombuffer(bytearray(raw), dtype=torch.uint8) if raw else torch.empty(0, dtype=torch.uint8)
+            t = flat.view(dtype).reshape(shape) if numel else torch.empty(shape, dtype=dtype)
+            return t.to(device) if device != "cpu" else t
+        if "__tuple__" in value:
+            return tuple(decode(v, buffers, device) for v in value["__tuple__"])
+        return {k: decode(v, buffers, device) for k, v in value.items()}
+    if isinstance(value, list):
+        return [decode(v, buffers, device) for v in value]
+    return value
