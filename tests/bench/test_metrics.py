@@ -10,11 +10,14 @@ from kstrata.bench.metrics import TaskOutcome as O
 def _outcomes():
     return [
         O("a", level=1, category="x", compiled=True, correct=True, speedup=2.5,
-          speedups={"eager": 2.5, "metaschedule": 1.2}, roofline_fraction=0.5),
+          speedups={"eager": 2.5, "metaschedule": 1.2}, roofline_fraction=0.5, speedup_ci=(2.4, 2.6),
+          speedups_ci={"eager": (2.4, 2.6), "metaschedule": (1.1, 1.3)}),
         O("b", level=1, category="x", compiled=True, correct=True, speedup=0.9,
-          speedups={"eager": 0.9, "metaschedule": 0.7}, roofline_fraction=0.1),
+          speedups={"eager": 0.9, "metaschedule": 0.7}, roofline_fraction=0.1, speedup_ci=(0.85, 0.95),
+          speedups_ci={"eager": (0.85, 0.95), "metaschedule": (0.65, 0.75)}),
         O("c", level=2, category="y", compiled=True, correct=True, speedup=1.6,
-          speedups={"eager": 1.6}, roofline_fraction=0.3),
+          speedups={"eager": 1.6}, roofline_fraction=0.3, speedup_ci=(1.55, 1.65),
+          speedups_ci={"eager": (1.55, 1.65)}),
         O("d", level=2, category="y", compiled=True, correct=False,
           verdicts={"incorrect": 2}, checks={"incorrect/tolerance": 2},
           incorrect_stages={"hidden": 1, "public": 1}),
@@ -47,8 +50,9 @@ def test_geomean_over_correct_and_median_roofline():
 
 def test_intervals_contain_the_point_and_are_reproducible():
     rng = np.random.default_rng(0)
-    outs = [O(f"t{i}", compiled=True, correct=bool(rng.random() < 0.7),
-              speedup=float(np.exp(rng.normal(0.2, 0.5)))) for i in range(40)]
+    speedups = [float(np.exp(rng.normal(0.2, 0.5))) for _ in range(40)]
+    outs = [O(f"t{i}", compiled=True, correct=bool(rng.random() < 0.7), speedup=s,
+              speedup_ci=(0.95 * s, 1.05 * s)) for i, s in enumerate(speedups)]
     a = M.compute_metrics(outs, seed=1)
     for name, e in a.items():
         if e.value is None:
@@ -73,7 +77,7 @@ def test_leaderboard_breakdown_taxonomy():
         o.backend, o.proposer = "pytorch", "p"
     worse = [O("a", backend="pytorch", proposer="q", compiled=True),
              O("b", backend="pytorch", proposer="q", compiled=True, correct=True, speedup=1.1,
-               spent={"evaluations": 3, "tokens_in": 100})]
+               speedup_ci=(1.05, 1.15), spent={"evaluations": 3, "tokens_in": 100})]
     board = M.leaderboard(outs + worse, n_resamples=200)
     # sorted by fast_1: q has 1 of 2 tasks fast, p 2 of 5
     assert [r.key["proposer"] for r in board] == ["q", "p"]

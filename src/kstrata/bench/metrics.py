@@ -7,6 +7,13 @@ rate (KernelBench's fast_p definition: Ouyang et al. 2025, "KernelBench: Can
 LLMs Write Efficient GPU Kernels?", section 3; EdgeKernelBench's Fast@1.0
 against the tuned baseline).
 
+A task counts as faster than ``p`` only when its speedup *interval's lower
+bound* is above ``p`` (:func:`faster_than`): a speedup whose interval contains
+``p`` is a tie, not a win (case 03_tie_counted_as_faster: the unchanged
+reference measured at 1.02x [0.97, 1.07] is not fast_1), and a speedup with no
+interval, or one marked as not counting (``TaskOutcome.excluded``: a weak-task
+match, an overhead-dominated timing), never counts.
+
 Intervals are percentile bootstraps over tasks (Efron & Tibshirani 1993,
 "An Introduction to the Bootstrap", ch. 13): resample the group's tasks with
 replacement ``n_resamples`` times, recompute the metric on each resample and
@@ -64,6 +71,16 @@ class TaskOutcome:
     spent:
         The run's ledger totals (``evaluations``, ``wall_s``,
         ``proposer_calls``, ``tokens_in``, ``tokens_out``, ``cost_usd``).
+    speedup_ci:
+        ``(low, high)`` confidence interval of ``speedup`` (paired bootstrap of
+        :mod:`kstrata.measure.stats`); ``None`` when not measured.
+    speedups_ci:
+        Per baseline, the interval of the speedup in ``speedups``.
+    excluded:
+        Why the best candidate's speedup does not count as a win although it
+        is correct (e.g. ``"weak_match: zeros"``, ``"overhead"``), else ``None``:
+        such a task is left out of fast_p and the geomean but still counts as
+        correct.
     run_dir:
         The optimize run directory (``None`` for hand-built records).
     status:
@@ -87,11 +104,81 @@ class TaskOutcome:
     spent: dict[str, float] = field(default_factory=dict)
     run_dir: str | None = None
     status: str = "done"
+    speedup_ci: tuple[float, float] | None = None
+    speedups_ci: dict[str, tuple[float, float]] = field(default_factory=dict)
+    excluded: str | None = None
+
+    def interval(self, baseline: str | None = None) -> tuple[float, float] | None:
+        """The speedup interval against ``baseline`` (default: the primary), or None."""
+        ci = self.speedup_ci if baseline is None else self.speedups_ci.get(baseline)
+        return None if ci is None or None in tuple(ci) else (float(ci[0]), float(ci[1]))
+
+    @property
+    def counted(self) -> bool:
+        """Correct, timed, and its speedup counts (not :attr:`excluded`)."""
+        return self.correct and self.excluded is None and (self.speedup or 0) > 0
 
     def fast(self, p: float, baseline: str | None = None) -> bool:
-        """Correct and faster than ``baseline`` (default: the primary) by more than ``p``."""
+        """Correct, counted, and faster than ``baseline`` (default: the primary)
+        by more than ``p`` with the interval's lower bound (:func:`faster_than`)."""
         s = self.speedup if baseline is None else self.speedups.get(baseline)
-        return self.correct and s is not None and s > p
+        ci = self.interval(baseline)
+        return (self.correct and self.excluded is None and s is not None
+                and faster_than(s, None if ci is None else ci[0], p))
+
+
+def faster_than(speedup: float | None, low: float | None, p: float) -> bool:
+    """Whether a speedup counts as faster than ``p``: its interval's lower bound
+    ``low`` is above ``p`` (a point estimate alone never counts; an interval
+    containing ``p`` is a tie). The one rule behind fast_p, Fast@1.0, the
+    report and ``kstrata compare``.
+
+    Parameters
+    ----------
+    speedup:
+        Point estimate (baseline time / candidate time), or None.
+    low:
+        Lower bound of its confidence interval, or None when not measured.
+    p:
+        The threshold (1.0: faster than the baseline).
+    """
+    return speedup is not None and low is not None and math.isfinite(low) and low > p
+
+
+def excluded_reason(evidence: dict[str, Any] | None, measurement: Any = None) -> str | None:
+    """Why a correct candidate's speedup must not count as a win (the value of
+    :attr:`TaskOutcome.excluded`), or ``None``.
+
+    Parameters
+    ----------
+    evidence:
+        The verdict's evidence; a ``weak_match`` entry (set by the judge from
+        :func:`kstrata.verify.weak.weak_match`) excludes it.
+    measurement:
+        Its timing (``Measurement`` or dict); an overhead note among its
+        ``suspicious`` reasons (:func:`kstrata.measure.overhead.overhead_notes`)
+        excludes it.
+    """
+    from kstrata.measure.overhead import PREFIX
+
+    weak = (evidence or {}).get("weak_match") if isinstance(evidence, dict) else None
+    if weak:
+        return f"weak_match: {weak}"
+    if measurement is not None:
+        sus = measurement.get("suspicious") if isinstance(measurement, dict) else getattr(measurement, "suspicious", None)
+        if any(str(n).startswith(PREFIX) for n in sus or ()):
+            return "overhead-dominated timing"
+    return None
+
+
+def format_speedup(speedup: float | None, ci: tuple[float, float] | None) -> str:
+    """``"1.02x [0.97, 1.07]"``: the point estimate with its interval (``"-"``
+    when there is no speedup, ``"1.02x [no interval]"`` without one)."""
+    if speedup is None:
+        return "-"
+    if ci is None:
+        return f"{speedup:.3g}x [no interval]"
+    return f"{speedup:.3g}x [{ci[0]:.3g}, {ci[1]:.3g}]"
 
 
 @dataclass(frozen=True)
@@ -217,13 +304,15 @@ def compute_metrics(
     - ``compile_rate``: share of the ``N`` tasks with a candidate that built.
     - ``correct_rate``: share of the ``N`` tasks with a correct candidate.
     - ``fast_p``: share of the ``N`` tasks that are correct AND whose best
-      speedup against the primary baseline is ``> p`` (KernelBench); a task
-      with no correct or no timed candidate counts as not fast.
+      speedup against the primary baseline has an interval lower bound
+      ``> p`` (KernelBench's rule, with the interval: :func:`faster_than`); a
+      task with no correct or no timed candidate, no interval, or an
+      ``excluded`` speedup counts as not fast.
     - ``fast_1_tuned``: share of the ``N`` tasks correct and faster than
-      :data:`TUNED_BASELINE` (EdgeKernelBench's Fast@1.0); undefined (``None``)
-      when no task of the group was timed against that baseline.
-    - ``geomean_speedup``: geometric mean of the primary speedup over the
-      correct, timed tasks.
+      :data:`TUNED_BASELINE` by the same rule (EdgeKernelBench's Fast@1.0);
+      undefined (``None``) when no task of the group was timed against that baseline.
+    - ``geomean_speedup``: geometric mean of the primary speedup (point
+      estimates) over the correct, timed tasks whose speedup is not excluded.
     - ``median_roofline``: median roofline fraction over the tasks that have one.
 
     Returns
@@ -232,7 +321,7 @@ def compute_metrics(
         Metric key -> :class:`Estimate`.
     """
     rows = [o for o in outcomes if o.status != "unsupported"]
-    timed = np.array([o.correct and (o.speedup or 0) > 0 for o in rows], dtype=bool)
+    timed = np.array([o.counted for o in rows], dtype=bool)
     cols: dict[str, np.ndarray] = {
         "compiled": np.array([o.compiled for o in rows], dtype=float),
         "correct": np.array([o.correct for o in rows], dtype=float),

@@ -128,8 +128,11 @@ def build_context(results: Results, **metric_kw: Any) -> dict[str, Any]:
     cells = [{
         "task": o.task, "level": o.level, "category": o.category, "backend": o.backend,
         "proposer": o.proposer, "status": o.status, "correct": o.correct,
-        "speedup": "–" if o.speedup is None else f"{o.speedup:.3g}x",
-        "speedups": ", ".join(f"{b} {s:.3g}x" for b, s in sorted(o.speedups.items())),
+        "speedup": "–" if o.speedup is None else M.format_speedup(o.speedup, o.interval())
+        + (" (not counted faster: no interval above 1)" if o.correct and o.speedup > 1 and not o.fast(1.0)
+           else "")
+        + (f" excluded: {o.excluded}" if o.excluded else ""),
+        "speedups": ", ".join(f"{b} {M.format_speedup(s, o.interval(b))}" for b, s in sorted(o.speedups.items())),
         "roofline": "–" if o.roofline_fraction is None else f"{100 * o.roofline_fraction:.1f}%",
         "verdicts": ", ".join(f"{k} {v}" for k, v in sorted(o.verdicts.items())),
     } for o in outs]
