@@ -1,18 +1,26 @@
 """Weak-test guard: would an all-zero, constant or input-independent output
 pass a task's checks? If so its test inputs are too weak (KernelBench accepted
-all-zero outputs on 4 of 60 level-1 problems)."""
+all-zero outputs on 4 of 60 level-1 problems).
+
+:func:`weak_fakes` is the guard ``kstrata tasks check`` runs; the judge calls
+:func:`weak_match` on a candidate's outputs to mark a correct verdict weak
+when the candidate *is* such a fake, and :func:`strengthening_draws` names
+input draws that would make a weak task's tests stronger."""
 
 from __future__ import annotations
 
 import copy
+import dataclasses
+from collections.abc import Sequence
 
 import torch
 
 from kstrata.tasks.base import Task
 from kstrata.tasks.inputs import apply_distribution
+from kstrata.tasks.meta import DISTRIBUTIONS, Tolerance
 from kstrata.verify.plan import hidden_tests, public_tests
 from kstrata.verify.runner import flatten
-from kstrata.verify.tolerance import compare
+from kstrata.verify.tolerance import agree, compare
 
 FAKES = ("zeros", "constant", "other_seed")
 
@@ -57,3 +65,97 @@ def weak_fakes(task: Task, secret: str = "weak-test-guard", scope: str = "small"
         if not any(passing.values()):
             break
     return [f for f, ok in passing.items() if ok]
+
+
+def weak_match(fakes: Sequence[str], outputs: Sequence[torch.Tensor], refs: Sequence[torch.Tensor],
+               tol: Tolerance, prev_outputs: Sequence[torch.Tensor] | None = None) -> str | None:
+    """Which fake a candidate's outputs match, on a task whose tests that fake passes.
+
+    Called by the judge on a *passing* test: when the task is weak
+    (``fakes``, from :func:`weak_fakes`, is not empty) a correct verdict does
+    not tell a real kernel from a no-op, so a candidate whose output *is*
+    one of those fakes gets a verdict marked weak (evidence
+    ``weak_match: <name>``) and its speedup is excluded from the metrics
+    (:func:`kstrata.bench.metrics.excluded_reason`).
+
+    Parameters
+    ----------
+    fakes:
+        Names from :data:`FAKES` that pass every test of the task.
+    outputs:
+        The candidate's outputs on one test (CPU or device tensors).
+    refs:
+        The reference's outputs on the same test (dtype and shape).
+    tol:
+        The task's tolerance policy (two outputs "match" when they agree up to
+        its dtype bound, :func:`kstrata.verify.tolerance.agree`).
+    prev_outputs:
+        The candidate's outputs on an earlier test of the same shape with
+        other inputs (another seed or draw), for ``other_seed``.
+
+    Returns
+    -------
+    str | None
+        ``"zeros"`` (every output is ~0), ``"constant"`` (every output is one
+        value throughout), ``"other_seed"`` (same outputs as for other
+        inputs: input-independent), checked in that order, only among
+        ``fakes``; ``None`` when the output matches none of them or the task
+        is strong.
+    """
+    if not fakes:
+        return None
+    pairs = [(o.detach().cpu(), r.detach().cpu()) for o, r in zip(outputs, refs)
+             if isinstance(o, torch.Tensor) and isinstance(r, torch.Tensor)]
+    if not pairs:
+        return None
+    if "zeros" in fakes and all(agree(o, torch.zeros_like(o), r.dtype, tol) for o, r in pairs):
+        return "zeros"
+    if "constant" in fakes and all(
+            o.numel() == 0 or agree(o, torch.full_like(o, o.reshape(-1)[0].item()), r.dtype, tol)
+            for o, r in pairs):
+        return "constant"
+    if "other_seed" in fakes and prev_outputs is not None and len(prev_outputs) == len(pairs) and all(
+            p.shape == o.shape and agree(o, p.detach().cpu(), r.dtype, tol)
+            for (o, r), p in zip(pairs, prev_outputs)):
+        return "other_seed"
+    return None
+
+
+def strengthening_draws(task: Task, secret: str = "weak-test-guard", scope: str = "small") -> list[str]:
+    """Input distributions the task does not list that would make its tests
+    reject a fake that passes them now (issue #17 item 6: "strengthen such
+    tasks with input draws that make the output depend on the inputs").
+
+    For each distribution of :data:`kstrata.tasks.meta.DISTRIBUTIONS` missing
+    from ``task.meta.distributions``, the weak guard is re-run with the
+    task's first distribution plus that one; a distribution is returned when
+    fewer fakes pass with it and the reference stays inside the task's
+    numerical domain (:func:`kstrata.verify.domain.outside_domain`) on it.
+    The judge may add them to the hidden draws. Empty when the task is
+    strong, or when no draw helps (a task whose output ignores its inputs,
+    case 18_zero_init_weights).
+    """
+    from kstrata.verify.domain import outside_domain
+
+    weak = weak_fakes(task, secret, scope)
+    if not weak:
+        return []
+    out = []
+    first = task.meta.distributions[0]
+    for dist in DISTRIBUTIONS:
+        if dist in task.meta.distributions:
+            continue
+        trial = dataclasses.replace(task, meta=task.meta.model_copy(update={"distributions": (first, dist)}))
+        if len(weak_fakes(trial, secret, scope)) >= len(weak):
+            continue
+        shape = (task.small_shapes if scope == "small" else task.sweep_shapes)[0]
+        model, _, _, module = task.instantiate(shape, 0)
+        torch.manual_seed(1)
+        xs = apply_distribution(list(module.get_inputs()), dist, 0, task.meta.dist_inputs)
+        with torch.no_grad():
+            refs = flatten(model(*xs))
+            oracles = flatten(copy.deepcopy(model).double()(
+                *[x.double() if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in xs]))
+        if outside_domain(refs, oracles, task.meta.tolerance) is None:
+            out.append(dist)
+    return out

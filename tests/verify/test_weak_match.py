@@ -1,0 +1,53 @@
+"""Weak tasks: a candidate that is a passing fake gets a weak verdict and
+strengthening draws are found where they exist (issue #17 item 6; cases 01, 18)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import torch
+
+from kstrata.tasks.base import import_module_from_path
+from kstrata.tasks.loader import load_task, resolve_task
+from kstrata.verify.weak import strengthening_draws, weak_fakes, weak_match
+
+CASES = Path(__file__).resolve().parent / "cases"
+
+
+def _outputs(task, cand_file, seed):
+    model, inputs, init, module = task.instantiate(task.small_shapes[0], 0)
+    torch.manual_seed(seed)
+    xs = list(module.get_inputs())
+    cand = import_module_from_path(cand_file).ModelNew(*init)
+    with torch.no_grad():
+        return [cand(*xs)], [model(*xs)]
+
+
+def test_case01_constant_candidate_on_narrow_task_is_weak():
+    task = load_task(CASES / "01_zeros_under_atol" / "task_narrow.py")
+    fakes = weak_fakes(task)
+    assert "constant" in fakes
+    outs, refs = _outputs(task, CASES / "01_zeros_under_atol" / "candidate_constant.py", 1)
+    assert weak_match(fakes, outs, refs, task.meta.tolerance) in ("zeros", "constant")
+    # 'large' inputs make softmax rows peaked: zeros and constants fail there
+    assert {"large", "heavy_tailed"} & set(strengthening_draws(task))
+
+
+def test_case18_zero_weights_no_op_is_weak_and_cannot_be_strengthened():
+    task = load_task(CASES / "18_zero_init_weights" / "task.py")
+    fakes = weak_fakes(task)
+    assert {"zeros", "constant", "other_seed"} <= set(fakes)
+    outs, refs = _outputs(task, CASES / "18_zero_init_weights" / "candidate.py", 1)
+    assert weak_match(fakes, outs, refs, task.meta.tolerance) == "zeros"
+    prev, _ = _outputs(task, CASES / "18_zero_init_weights" / "candidate.py", 2)
+    assert weak_match(["other_seed"], outs, refs, task.meta.tolerance, prev) == "other_seed"
+    assert strengthening_draws(task) == []
+
+
+def test_strong_task_never_matches():
+    task = resolve_task("softmax")
+    assert weak_fakes(task) == []
+    z = [torch.zeros(4, 7)]
+    assert weak_match([], z, z, task.meta.tolerance) is None
+    real = [torch.randn(4, 7)]
+    assert weak_match(["zeros", "constant"], real, real, task.meta.tolerance) is None
