@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.table import Table
 
 from kstrata.cli.errors import user_errors
+from kstrata.tasks.dims import input_shapes, is_dim_key, variation_note
 from kstrata.tasks.loader import load_dir, load_dir_lenient, resolve_task, suite
 
 app = typer.Typer(help="List and inspect tasks (the shipped suite or a directory).", no_args_is_help=True)
@@ -75,14 +76,26 @@ def show(
     shapes = Table(title="shapes")
     for col in ("set", "shape", "FLOPs", "bytes", "FLOP/B"):
         shapes.add_column(col)
+    shapes.add_column("inputs")
+    # the shapes the tests really use: small (public) and sweep (hidden, before secret perturbations)
     rows = [("nominal", t.nominal_shape)] + [("small", s) for s in t.small_shapes] + [("sweep", s) for s in t.sweep_shapes]
-    for label, s in rows:
-        full = t.full_shape(s)
-        ai = t.arithmetic_intensity(full)
-        shapes.add_row(label, ", ".join(f"{k}={v}" for k, v in full.items()),
-                       _fmt_count(t.flops(full), "FLOP"), _fmt_count(t.bytes(full), "B"),
-                       f"{ai:.2f}" if ai is not None else "-")
+    literal = any(is_dim_key(k) for s in rows for k in s[1]) or not t.nominal_shape
+    with user_errors():
+        for label, s in rows:
+            full = t.full_shape(s)
+            ai = t.arithmetic_intensity(full)
+            shapes.add_row(label, ", ".join(f"{k}={v}" for k, v in full.items()) or "(literal)",
+                           _fmt_count(t.flops(full), "FLOP"), _fmt_count(t.bytes(full), "B"),
+                           f"{ai:.2f}" if ai is not None else "-",
+                           ", ".join("x".join(map(str, x)) for x in input_shapes(t, full))
+                           if literal else "-")
+        note = variation_note(t)
     console.print(shapes)
+    if literal and any(is_dim_key(k) for k in t.sweep_shapes[0]):
+        console.print("shapes inferred from get_inputs() (literal sizes): '@N' is the dimension of "
+                      "nominal extent N, tied across inputs", highlight=False)
+    if note:
+        console.print(f"[yellow]{note}[/]", highlight=False)
     tol = m.tolerance
     if tol.kind == "quant":
         desc = f"quant: cosine >= {tol.cosine}, rel-L1 <= {tol.rel_l1}, RMSE <= {tol.rmse}"
@@ -115,14 +128,20 @@ def check(
     with user_errors():
         tasks = [resolve_task(name, path)] if name else (load_dir(path) if path else suite())
     table = Table(title=f"weak-test guard ({scope} shapes)")
-    for col in ("task", "passing fake outputs", "status"):
+    for col in ("task", "passing fake outputs", "status", "shape variation"):
         table.add_column(col)
     weak = 0
     for t in tasks:
         fakes = weak_fakes(t, scope=scope)
         weak += bool(fakes)
-        table.add_row(t.name, ", ".join(fakes) or "-", "[red]WEAK[/]" if fakes else "[green]ok[/]")
+        fixed = variation_note(t)
+        table.add_row(t.name, ", ".join(fakes) or "-", "[red]WEAK[/]" if fakes else "[green]ok[/]",
+                      "[yellow]NONE[/]" if fixed else "ok")
     console.print(table)
+    fixed = [t.name for t in tasks if variation_note(t)]
+    if fixed:
+        console.print(f"[yellow]{len(fixed)} task(s) allow no shape variation (every test runs the nominal "
+                      f"input shapes): {', '.join(fixed)}[/]", highlight=False)
     if weak:
         console.print(f"[red]{weak} task(s) have tests too weak to reject fake outputs[/]")
         raise typer.Exit(1)

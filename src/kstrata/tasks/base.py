@@ -19,6 +19,7 @@ from typing import Any
 
 import torch
 
+from kstrata.tasks import dims
 from kstrata.tasks.formula import eval_formula
 from kstrata.tasks.meta import TaskMeta
 
@@ -124,13 +125,21 @@ class Task:
 
     @property
     def small_shapes(self) -> list[dict[str, int]]:
-        """Shapes cheap enough for tests; falls back to the nominal shape."""
-        return [dict(s) for s in self.meta.shapes.small] or [self.nominal_shape]
+        """Shapes cheap enough for tests; for a task with literal shapes the
+        inferred ones (:mod:`kstrata.tasks.dims`); falls back to the nominal shape."""
+        if self.meta.shapes.small:
+            return [dict(s) for s in self.meta.shapes.small]
+        inferred = dims.inferred_shapes(self)
+        return [dict(s) for s in inferred[0]] if inferred else [self.nominal_shape]
 
     @property
     def sweep_shapes(self) -> list[dict[str, int]]:
-        """Boundary shapes for hidden verification; falls back to the small set."""
-        return [dict(s) for s in self.meta.shapes.sweep] or self.small_shapes
+        """Boundary shapes for hidden verification; for a task with literal
+        shapes the inferred ones; falls back to the small set."""
+        if self.meta.shapes.sweep:
+            return [dict(s) for s in self.meta.shapes.sweep]
+        inferred = None if self.meta.shapes.small else dims.inferred_shapes(self)
+        return [dict(s) for s in inferred[1]] if inferred else self.small_shapes
 
     def full_shape(self, shape: dict[str, int] | None) -> dict[str, int]:
         """``shape`` completed with nominal values for variables it leaves out."""
@@ -148,10 +157,12 @@ class Task:
             If the module fails to import or ``shape`` names an unknown variable.
         """
         module = import_module_from_path(self.path)
-        for name, value in (shape or {}).items():
+        plain, resized = dims.split_shape(shape)
+        for name, value in plain.items():
             if not hasattr(module, name):
                 raise TaskError(f"{self.path}: shape variable {name!r} is not a module global")
             setattr(module, name, value)
+        dims.wrap_get_inputs(module, resized)  # inferred dims ("@512": 33) resize get_inputs()
         return module
 
     def instantiate(

@@ -35,7 +35,8 @@ def _fits(task: Any, shape: dict[str, int], max_flops: float, max_bytes: float) 
     return (f is None or f <= max_flops) and (b is None or b <= max_bytes)
 
 
-def _runs(task: Any, shape: dict[str, int]) -> bool:
+def reference_runs(task: Any, shape: dict[str, int]) -> bool:
+    """Whether the task's reference instantiates and runs at ``shape``."""
     try:
         model, inputs, _, _ = task.instantiate(shape, 0)
         with torch.no_grad():
@@ -82,7 +83,7 @@ def fitted_shape(task: Any, max_flops: float = CPU_MAX_FLOPS, max_bytes: float =
         raise ShapeFitError(f"task {task.name} has no flops or bytes formula to fit a shape by; "
                             "add them to its metadata or pass an explicit shape")
     shape = _halve(task, max_flops, max_bytes, check=False)
-    if check and not _runs(task, shape):  # rare: a constraint broke on the way; walk it again, checking
+    if check and not reference_runs(task, shape):  # rare: a constraint broke on the way; walk it again, checking
         shape = _halve(task, max_flops, max_bytes, check=True)
     return shape
 
@@ -96,7 +97,7 @@ def _halve(task: Any, max_flops: float, max_bytes: float, check: bool) -> dict[s
             break
         var = max(cands, key=lambda k: (shape[k], k))
         trial = {**shape, var: shape[var] // 2}
-        if check and not _runs(task, trial):
+        if check and not reference_runs(task, trial):
             frozen.add(var)
             continue
         shape = trial
