@@ -12,7 +12,7 @@ import pytest
 
 from kstrata.config import ProviderConfig
 from kstrata.llm import CallLog, ProviderError, ProviderSpec, ProviderTimeout, Request, UsageTotals
-from kstrata.llm.cassette import read_cassette
+from kstrata.llm.cassette import MASKED_LINES, first_difference, mask_measured, prompt_shape, read_cassette
 
 MESSAGES = [
     {"role": "system", "content": "You write kernels."},
@@ -181,3 +181,110 @@ def test_cassette_torn_line_is_skipped_and_repaired(tmp_path):
 def test_replay_missing_file():
     with pytest.raises(ProviderError, match="no such cassette"):
         ProviderSpec.parse("replay:/nonexistent/c.jsonl").build()
+
+
+# -- matching prompts that differ only in measured values ----------------------------------------
+
+UNTRUSTED = ("- profiler: untrusted timing: the timing stayed noisy (relative IQR over the threshold) "
+             "after 2 re-timing(s); not ranked as a speedup (re-time it on a quiet machine)")
+
+
+def measured_prompt(ms=117.4, speedup=0.521, factor=16, untrusted=False, verdict="correct", earlier="0.52x"):
+    """A user prompt shaped like ``agents/prompts/_base.j2`` renders it."""
+    lines = [
+        "Make this candidate faster by editing its `schedule` level.",
+        "- timed (nominal) shape: B=4096, D=4096",
+        "## Level `schedule`: the source you edit",
+        "```python",
+        "def schedule_divide(sch):",
+        f"    _, vi = sch.split(ax1, factors=[None, {factor}])",
+        "```",
+        "# Feedback on the current candidate",
+        f"- verdict: {verdict}",
+        f"- time: {ms} ms (median, nominal shape)",
+        f"- speedup vs eager: {speedup}x (95% CI {speedup * 0.9:.3g}-{speedup * 1.1:.3g})",
+        f"- roofline: {ms / 20:.1f}% of the attainable peak, memory-bound",
+        *([UNTRUSTED] if untrusted else []),
+        f"- profiler: memory-bound at {ms / 20:.0f}% of peak bandwidth (1.1 of 19 GB/s): stream memory",
+        "# Earlier attempts from this candidate",
+        f"- [schedule, single-agent] parallelize rows -> correct, {earlier}",
+        "# What you may change",
+    ]
+    return [{"role": "system", "content": "You write kernels."}, {"role": "user", "content": "\n".join(lines)}]
+
+
+def test_mask_measured_collapses_measured_lines_and_keeps_code():
+    text = measured_prompt(untrusted=True)[1]["content"]
+    masked = mask_measured(text)
+    lines = [m for m, _ in masked]
+    # the time, speedup, roofline and both profiler lines are one masked line standing for all five
+    assert lines.count(MASKED_LINES) == 1
+    (orig,) = [o for m, o in masked if m == MASKED_LINES]
+    assert orig.count("\n") == 4 and UNTRUSTED in orig.split("\n")
+    assert "- [schedule, single-agent] parallelize rows -> correct, #x" in lines  # a measured number
+    assert "    _, vi = sch.split(ax1, factors=[None, 16])" in lines  # code is never masked
+    assert "- timed (nominal) shape: B=4096, D=4096" in lines  # unit-less numbers stay
+    assert "\n".join(o for _, o in masked) == text  # the originals give the prompt back
+
+
+def test_prompt_shape_ignores_timing_but_not_code_or_correctness():
+    base = prompt_shape(measured_prompt())
+    # other times, an extra untrusted-timing line, another speedup in the history: same shape
+    assert prompt_shape(measured_prompt(ms=8.102, speedup=2.3, untrusted=True, earlier="1.4x")) == base
+    # different code (one number inside a code fence) or correctness feedback: different shape
+    assert prompt_shape(measured_prompt(factor=32)) != base
+    assert prompt_shape(measured_prompt(verdict="incorrect (tolerance)")) != base
+
+
+def test_rendered_feedback_with_untrusted_timing_masks_to_the_same_shape():
+    """The real template's measured lines are all caught by :data:`MEASURED_LINE`."""
+    from kstrata.agents.prompt import Feedback, PromptContext, TaskContract, build_prompt
+    from kstrata.tasks.loader import resolve_task
+
+    contract = TaskContract.from_task(resolve_task("softmax"))
+
+    def render(ms, speedup, fraction, findings):
+        fb = Feedback.from_json({"verdict": "correct", "measurement": {
+            "median_ms": ms, "speedups": [{"baseline": "eager", "value": speedup, "ci_low": speedup * 0.9,
+                                           "ci_high": speedup * 1.1}],
+            "roofline_fraction": fraction, "bound": "memory", "findings": findings}})
+        return build_prompt(PromptContext(task=contract, backend="tvm-llvm", level="schedule",
+                                          sources={"schedule": "def schedule(sch):\n    pass\n"}, feedback=fb))
+
+    quiet = render(117.4, 0.521, 0.061, ["memory-bound at 6% of peak bandwidth (1.1 of 19 GB/s)"])
+    loaded = render(8.102, 7.3, 0.83, [UNTRUSTED.removeprefix("- profiler: "),
+                                       "memory-bound at 83% of peak bandwidth (16 of 19 GB/s)"])
+    assert quiet != loaded and UNTRUSTED in loaded[1]["content"]
+    assert prompt_shape(quiet) == prompt_shape(loaded)
+    assert first_difference(quiet, loaded) is None
+
+
+def test_replay_answers_a_prompt_with_an_untrusted_timing_line(tmp_path):
+    cassette = tmp_path / "run.jsonl"
+    (recorded,) = record_ok(tmp_path, cassette, [measured_prompt()])
+    replay = ProviderSpec.parse(f"replay:{cassette}").build()
+    again = replay.complete(measured_prompt(ms=8.102, speedup=14.5, untrusted=True))
+    assert again.text == recorded.text == "ok"
+    with pytest.raises(ProviderError) as e:
+        replay.complete(measured_prompt(factor=32))
+    assert e.value.kind == "replay_miss"
+
+
+def test_replay_miss_names_the_real_difference_not_a_measured_one(tmp_path):
+    cassette = tmp_path / "run.jsonl"
+    record_ok(tmp_path, cassette, [measured_prompt()])
+    replay = ProviderSpec.parse(f"replay:{cassette}").build()
+    # timings differ (masked) and so does the code (real): the message shows the code line
+    with pytest.raises(ProviderError, match="no recorded answer") as e:
+        replay.complete(measured_prompt(ms=8.102, untrusted=True, factor=32))
+    msg = str(e.value)
+    assert ("first difference at prompt line 9: recorded '    _, vi = sch.split(ax1, factors=[None, 16])', "
+            "requested '    _, vi = sch.split(ax1, factors=[None, 32])'") in msg
+    assert "8.102" not in msg and "untrusted" not in msg
+    # an inserted line shows as such instead of shifting the lines after it
+    extra = measured_prompt()
+    extra[1] = {**extra[1], "content": extra[1]["content"].replace(
+        "- verdict: correct", "- verdict: correct\n- [note] the output aliases the input")}
+    with pytest.raises(ProviderError) as e:
+        replay.complete(extra)
+    assert "recorded (none), requested '- [note] the output aliases the input'" in str(e.value)

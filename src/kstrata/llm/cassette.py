@@ -21,11 +21,14 @@ for every provider.
 Replay answers the k-th request with hash ``h`` from the k-th record with
 hash ``h`` (the last one again once they run out), so a recorded run replays
 deterministically. A request whose exact hash is not recorded falls back to a
-record whose prompt has the same shape (equal once every number is masked),
-because the prompts carry measured times that differ from run to run; a
-request with neither is a
-:class:`~kstrata.llm.base.ProviderError` naming its hash and the closest
-recorded prompt.
+record whose prompt has the same shape: equal once :func:`mask_measured` has
+taken out everything that depends on timing (the feedback's time, speedup,
+roofline and profiler lines, including the "untrusted timing" note a noisy
+machine adds, and numbers with a measured unit elsewhere), because those
+differ from run to run while the code and the correctness feedback do not.
+A request with neither is a :class:`~kstrata.llm.base.ProviderError` naming
+its hash, the closest recorded prompt and the first difference between the
+two that masking leaves (recorded line against requested line).
 """
 
 from __future__ import annotations
@@ -40,7 +43,6 @@ import os
 import threading
 from collections import Counter, defaultdict
 from collections.abc import Sequence
-from itertools import zip_longest
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -159,15 +161,120 @@ def read_cassette(path: str | Path) -> list[dict[str, Any]]:
     return records
 
 
-_NUMBER = re.compile(r"\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
+#: Prompt lines whose whole content is measured (see ``agents/prompts/_base.j2``,
+#: "Feedback on the current candidate"): the median time, the speedups with
+#: their intervals, the roofline fraction and bound, and every profiler line
+#: (profiler findings, counters, the timer's noisy/under-the-floor notes and
+#: the evaluator's ``untrusted timing:`` note). How many of them a prompt has
+#: depends on timing too (a noisy machine adds an untrusted-timing line).
+MEASURED_LINE = re.compile(r"^\s*- (?:time|speedup vs [\w.-]+|roofline|profiler|counters?):")
+
+#: A number with a measured unit, in lines that are not measured as a whole
+#: (e.g. ``correct, 0.521x`` in the history of earlier attempts, a skill's
+#: ``1.7x over its parent``): speedups, times, fractions and rates.
+MEASURED_NUMBER = re.compile(
+    r"(?<![\w.])[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?"
+    r"(?:x|\s?(?:ms|us|µs|ns|s|%|[GMKT]?B/s|[GMT]?FLOP/s|[GMT]?FLOPS))(?![\w/])"
+)
+
+#: What a run of measured lines becomes: one line, however many it had.
+MASKED_LINES = "- <measured>"
+_FENCE = re.compile(r"^\s*```")
+
+
+def mask_measured(text: str) -> list[tuple[str, str]]:
+    """``text`` with everything that depends on timing masked, line by line.
+
+    Replay matches prompts by this (:func:`prompt_shape`): a recorded prompt
+    and a replayed one differ in measured values (a shared CPU times the same
+    candidate differently on every run, and a noisy timing adds an
+    ``untrusted timing`` profiler line), while what the model was asked about
+    (task, code, levels, correctness feedback, history) must be equal.
+
+    Rules, applied outside code fences only (lines between ````` fences are
+    sources and never masked, so different code always differs):
+
+    1. Each run of consecutive :data:`MEASURED_LINE` lines (``- time:``,
+       ``- speedup vs ...:``, ``- roofline:``, ``- profiler:``,
+       ``- counters:``) becomes the single line :data:`MASKED_LINES`, so the
+       number of profiler lines does not matter, only that the candidate was
+       measured.
+    2. In every other line, each number with a measured unit
+       (:data:`MEASURED_NUMBER`: ``0.52x``, ``117.4 ms``, ``6.1%``,
+       ``19 GB/s``, ...) becomes ``#`` followed by its unit; unit-less numbers
+       (shapes, element counts in a correctness diagnosis) stay.
+
+    Parameters
+    ----------
+    text:
+        A prompt (one or more chat messages rendered as text).
+
+    Returns
+    -------
+    list of (str, str)
+        One pair per masked line: the masked line and the original text it
+        stands for (several lines joined by newlines for a masked run), so a
+        difference between masked prompts can be shown as the real lines.
+    """
+    out: list[tuple[str, str]] = []
+    in_code = False
+    run: list[str] = []
+    for line in text.split("\n"):
+        if not in_code and MEASURED_LINE.match(line):
+            run.append(line)
+            continue
+        if run:
+            out.append((MASKED_LINES, "\n".join(run)))
+            run = []
+        if _FENCE.match(line):
+            in_code = not in_code
+            out.append((line, line))
+        elif in_code:
+            out.append((line, line))
+        else:
+            out.append((MEASURED_NUMBER.sub(_mask_number, line), line))
+    if run:
+        out.append((MASKED_LINES, "\n".join(run)))
+    return out
+
+
+def _mask_number(m: re.Match[str]) -> str:
+    unit = re.sub(r"^[-+]?[\d.]+(?:[eE][-+]?\d+)?", "", m.group(0))
+    return "#" + unit
 
 
 def prompt_shape(messages: Sequence[Message]) -> str:
-    """sha256 of the prompt with every number masked: two prompts that differ
-    only in measured values (times, speedups, intervals, roofline fractions)
-    have the same shape, so a cassette replays although timings are noisy."""
-    text = _NUMBER.sub("#", _prompt_text(messages))
+    """sha256 of the prompt with everything that depends on timing masked
+    (:func:`mask_measured`): two prompts that differ only in measured values
+    or measured lines (times, speedups, intervals, roofline fractions,
+    profiler findings, untrusted-timing notes) have the same shape, so a
+    cassette replays however noisy the timings are."""
+    text = "\n".join(masked for masked, _ in mask_measured(_prompt_text(messages)))
     return hashlib.sha256(text.encode()).hexdigest()
+
+
+def first_difference(recorded: Sequence[Message], requested: Sequence[Message]) -> str | None:
+    """The first difference between two prompts that :func:`mask_measured`
+    leaves, as ``"prompt line N: recorded '...', requested '...'"`` with the
+    real (unmasked) lines, or None when the masked prompts are equal.
+
+    Lines are aligned with :class:`difflib.SequenceMatcher` on the masked
+    lines, so an inserted or removed line is shown as such (``(none)`` on the
+    other side) instead of shifting every later line. ``N`` is the line in the
+    requested prompt's text (``[role]`` headers included).
+    """
+    a = mask_measured(_prompt_text(recorded))
+    b = mask_measured(_prompt_text(requested))
+    ops = difflib.SequenceMatcher(None, [m for m, _ in a], [m for m, _ in b], autojunk=False).get_opcodes()
+    for tag, i1, i2, j1, j2 in ops:
+        if tag == "equal":
+            continue
+        line = 1 + sum(orig.count("\n") + 1 for _, orig in b[:j1])
+        got = "\n".join(orig for _, orig in a[i1:i2][:3])
+        want = "\n".join(orig for _, orig in b[j1:j2][:3])
+        return (f"prompt line {line}: recorded {got[:200]!r}" if got else f"prompt line {line}: recorded (none)") + (
+            f", requested {want[:200]!r}" if want else ", requested (none)")
+    return None
 
 
 def _prompt_text(messages: Sequence[Message]) -> str:
@@ -226,28 +333,23 @@ class ReplayProvider(BaseProvider):
         head = f"{self.label}: no recorded answer for request {req_hash[:16]}"
         if not self.records:
             return head + " (the cassette is empty)"
-        want = _prompt_text(messages)
+        masked = {id(r): _masked_text(r["messages"]) for r in self.records}
+        want = _masked_text(messages)
         scored = sorted(
             self.records,
-            key=lambda r: difflib.SequenceMatcher(None, want, _prompt_text(r["messages"])).quick_ratio(),
+            key=lambda r: difflib.SequenceMatcher(None, want, masked[id(r)]).quick_ratio(),
             reverse=True,
         )[:5]
-        best = max(
-            scored,
-            key=lambda r: difflib.SequenceMatcher(None, want, _prompt_text(r["messages"])).ratio(),
-        )
-        got = _prompt_text(best["messages"])
-        ratio = difflib.SequenceMatcher(None, want, got).ratio()
-        diff = next(
-            (
-                f"; first difference at prompt line {i + 1}: recorded {a[:120]!r}, requested {b[:120]!r}"
-                for i, (a, b) in enumerate(zip_longest(got.splitlines(), want.splitlines(), fillvalue=""))
-                if a != b
-            ),
-            "",
-        )
+        ratios = {id(r): difflib.SequenceMatcher(None, want, masked[id(r)]).ratio() for r in scored}
+        best = max(scored, key=lambda r: ratios[id(r)])
+        diff = first_difference(best["messages"], messages)
         return (
             f"{head} ({len(self.records)} records in the cassette); closest recorded prompt: "
-            f"{best['hash'][:16]} ({ratio:.0%} similar{diff}). The run differs from the recorded "
+            f"{best['hash'][:16]} ({ratios[id(best)]:.0%} similar once measured values are masked"
+            f"{'; first difference at ' + diff if diff else ''}). The run differs from the recorded "
             "one (task, config, or prompt templates changed)."
         )
+
+
+def _masked_text(messages: Sequence[Message]) -> str:
+    return "\n".join(masked for masked, _ in mask_measured(_prompt_text(messages)))
