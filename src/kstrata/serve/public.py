@@ -9,7 +9,9 @@ Two guards keep that true for everything :mod:`kstrata.serve` returns:
   small (public) and nominal shapes, dtype, tolerance, FLOPs and bytes.
 * :func:`redact_hidden` walks any JSON-able result and replaces every hidden
   shape (as a mapping, or written out in text) and every hidden seed with
-  ``"<hidden>"``, whatever the verifier put in its evidence.
+  ``"<hidden>"``, whatever the verifier put in its evidence; hidden-stage
+  evidence also loses its element counts
+  (:func:`kstrata.verify.feedback.scrub_hidden`).
 """
 
 from __future__ import annotations
@@ -181,6 +183,10 @@ def redact_hidden(obj: Any, task: Task, secret: str | bytes) -> Any:
     if seeds:  # hidden seeds are large random integers: any mention is redacted
         patterns.append(re.compile(r"(?<!\d)(?:" + "|".join(str(x) for x in sorted(seeds)) + r")(?!\d)"))
     shape_items = [set(s.items()) for s in shapes]
+    if isinstance(obj, dict):  # hidden-stage evidence: no element counts either
+        from kstrata.verify.feedback import scrub_hidden
+
+        obj = scrub_hidden(jsonable(obj))
 
     def walk(x: Any) -> Any:
         if isinstance(x, bool) or x is None or isinstance(x, float):

@@ -18,6 +18,7 @@ the problem most likely belongs to (DESIGN.md). Kinds:
 from __future__ import annotations
 
 import math
+import re
 from typing import TYPE_CHECKING, Any
 
 import torch
@@ -186,3 +187,41 @@ def locate(ctx: "Context", failure: "Failure", run: "ShapeRun | None", tests: li
                               "accumulation precision (accumulate in fp32, or use a tree reduction)",
                               sizes=[g[0] for g in growth], rel_err=[g[1] for g in growth]))
     return items
+
+
+#: What a hidden-stage failure may say (issue #17 item 11): the kind of
+#: failure, never an element count, shape, seed or input draw.
+HIDDEN_MESSAGES = {
+    "tolerance": "outputs outside tolerance on a hidden test",
+    "determinism": "two runs on the same input differ beyond rounding (race) on a hidden test",
+}
+#: Evidence keys that describe a test and are dropped from hidden evidence.
+_HIDDEN_KEYS = ("test", "shape", "seed", "seeds", "distribution", "dist", "stats", "shapes",
+                "wrong", "total", "numel", "elements", "traceback")
+_NUMBERS = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?:e[+-]?\d+)?(?![\w.])")
+
+
+def hidden_evidence(check: str, message: str | None = None) -> dict[str, Any]:
+    """Evidence of a failure on a hidden test: ``{"message", "stage": "hidden"}``,
+    the message from :data:`HIDDEN_MESSAGES` (or ``message`` with every number
+    removed), so nothing about the test's size, seed or draw is recorded."""
+    text = HIDDEN_MESSAGES.get(check) or _NUMBERS.sub("<n>", message or "a hidden test fails")
+    return {"message": text, "stage": "hidden"}
+
+
+def scrub_hidden(evaluation: dict[str, Any]) -> dict[str, Any]:
+    """A copy of an ``Evaluation.to_dict()`` (or any dict with ``evidence``)
+    whose hidden-stage evidence says nothing about the hidden test.
+
+    Where ``evidence["stage"] == "hidden"``: keys that describe a test
+    (``test``, ``shape``, ``seed``, ``stats``, element counts, tracebacks) are
+    dropped and every number in ``message`` (element counts such as "3 of
+    1001 elements") is replaced by ``<n>`` (or the message by the check's
+    :data:`HIDDEN_MESSAGES` text). Public evidence is returned unchanged.
+    """
+    out = dict(evaluation)
+    ev = out.get("evidence")
+    if isinstance(ev, dict) and ev.get("stage") == "hidden":
+        kept = {k: v for k, v in ev.items() if k not in _HIDDEN_KEYS and k != "message"}
+        out["evidence"] = {**kept, **hidden_evidence(str(out.get("check") or ""), ev.get("message"))}
+    return out
