@@ -1,4 +1,10 @@
-"""The built-in, deterministic proposer for TVM candidates (no LLM).
+"""The built-in, deterministic proposers (no LLM), one per backend family.
+
+:func:`for_backend` picks it: :class:`TVMRulesProposer` for ``tvm-*``,
+:class:`TritonTuneProposer` for ``triton``/``triton-interp`` and
+:class:`TileLangTuneProposer` for ``tilelang-*``.
+
+TVM
 
 At the ``schedule`` level it applies the rules library
 (:mod:`kstrata.backends.tvm.rules`: whole-PrimFunc recipes ``fuse_rows`` and
@@ -20,6 +26,22 @@ import random
 from typing import Any
 
 from kstrata.agents.base import Proposal, ProposalBatch, ProposeContext
+
+
+def for_backend(backend: Any) -> Any:
+    """The built-in proposer for ``backend``, or ``None`` when its family has no rules."""
+    name = backend.name
+    if name.startswith("tvm-"):
+        return TVMRulesProposer(backend)
+    if name in ("triton", "triton-interp"):
+        return TritonTuneProposer(backend)
+    if name.startswith("tilelang-"):
+        return TileLangTuneProposer(backend)
+    return None
+
+
+def _rng(context: ProposeContext, candidate: Any) -> random.Random:
+    return random.Random(f"{context.seed}:{context.step}:{getattr(candidate, 'hash', '')}")
 
 
 class TVMRulesProposer:
@@ -51,8 +73,7 @@ class TVMRulesProposer:
         if level == "graph":
             return ProposalBatch(self._graph(sources))
         if level == "schedule":
-            rng = random.Random(f"{context.seed}:{context.step}:{candidate.hash if hasattr(candidate, 'hash') else ''}")
-            return ProposalBatch(self._schedule(task, sources, rng, context))
+            return ProposalBatch(self._schedule(task, sources, _rng(context, candidate), context))
         return ProposalBatch([])
 
     def _graph(self, sources: dict[str, str]) -> list[Proposal]:
@@ -117,3 +138,89 @@ class TVMRulesProposer:
         return Proposal.edit(sources, "schedule", result.sources["schedule"], role="metaschedule",
                              rationale=f"MetaSchedule, {self.tune_trials} trials, for this graph",
                              metadata={"rule": "metaschedule", "tiling_class": "metaschedule"})
+
+
+
+class _TuneProposer:
+    """The DSL tuners' shared shape: moves at one level, at most
+    ``per_expansion`` per expansion, seeded per step and candidate."""
+
+    name = "builtin"
+    level = ""
+
+    def __init__(self, backend: Any, per_expansion: int = 8):
+        self.backend = backend
+        self.per_expansion = per_expansion
+        self.levels = (self.level,)
+
+    def propose(self, task: Any, candidate: Any, feedback: Any, level: str, *,
+                context: ProposeContext) -> ProposalBatch:
+        """Moves of ``candidate`` at this proposer's level (``[]`` at other levels)."""
+        sources = dict(candidate.sources)
+        if level != self.level or "source" not in sources:
+            return ProposalBatch([])
+        return ProposalBatch([
+            Proposal.edit(sources, self.level, text, role=role, rationale=why,
+                          metadata={"rule": rule, "params": params,
+                                    "tiling_class": rule if rule != "tune" else "tune:" + next(iter(params))})
+            for text, rule, why, params, role in self._moves(sources, _rng(context, candidate))
+        ])
+
+    def _moves(self, sources: dict[str, str], rng: random.Random) -> list[tuple[str, str, str, dict, str]]:
+        """``(new text of the level, rule, rationale, {param: value}, role)`` per proposal."""
+        raise NotImplementedError
+
+
+class TritonTuneProposer(_TuneProposer):
+    """The autotuner layer for ``triton``/``triton-interp``: text edits of the
+    ``source`` level (:mod:`kstrata.backends.triton.tune_rules`).
+
+    Each expansion proposes the mechanical structural variants that apply
+    (rows per program, a launch configuration), then one-parameter moves of
+    the candidate's tunables (marked ``# kstrata-tune:`` constants, or
+    literal block sizes / ``num_warps`` / ``num_stages`` detected at launch
+    sites), nearest moves first, interleaved across parameters; the greedy
+    policy expanding the best node then climbs coordinate by coordinate. The
+    candidate's text is never imported, executed or parsed here.
+
+    Parameters
+    ----------
+    backend:
+        The Triton backend.
+    per_expansion:
+        Proposals per expansion at most.
+    """
+
+    level = "source"
+
+    def _moves(self, sources: dict[str, str], rng: random.Random) -> list[tuple[str, str, str, dict, str]]:
+        from kstrata.backends.triton.tune_rules import variants
+
+        return [(v.text, v.rule, v.description, v.params, "triton-tune" if v.rule == "tune" else "triton-structural")
+                for v in variants(sources["source"], rng, self.per_expansion)]
+
+
+class TileLangTuneProposer(_TuneProposer):
+    """The parameter layer for ``tilelang-*``: one-parameter moves of the
+    ``schedule`` level (JSON overrides of the kernel's ``SCHEDULE``) over the
+    choices its ``# kstrata-tune:`` comment declares for the backend's target
+    (:mod:`kstrata.backends.tilelang.tune_rules`); the source text is only
+    read with regular expressions, never executed or parsed.
+
+    Parameters
+    ----------
+    backend:
+        The TileLang backend.
+    per_expansion:
+        Proposals per expansion at most.
+    """
+
+    level = "schedule"
+
+    def _moves(self, sources: dict[str, str], rng: random.Random) -> list[tuple[str, str, str, dict, str]]:
+        from kstrata.backends.tilelang.tune_rules import schedule_variants
+
+        target = getattr(self.backend, "target", "")
+        return [(text, "tune", why, params, "tilelang-tune")
+                for text, why, params in schedule_variants(sources["source"], sources.get("schedule", ""),
+                                                           target, rng, self.per_expansion)]

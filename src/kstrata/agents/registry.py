@@ -35,14 +35,15 @@ def make_proposer(name: str, *, backend: Any, llm: str | None = None, record: Pa
         before any budget is spent).
     """
     if name == "builtin":
-        if backend.name.startswith("tvm-"):
-            from kstrata.agents.builtin import TVMRulesProposer
+        from kstrata.agents.builtin import for_backend
 
-            return TVMRulesProposer(backend)
-        raise OptionError(
-            f"the builtin proposer has rules for the tvm-* backends only, not {backend.name}; "
-            "use --proposer llm --llm PROVIDER:MODEL"
-        )
+        rules = for_backend(backend)
+        if rules is None:
+            raise OptionError(
+                f"the builtin proposer has rules for the tvm-*, triton* and tilelang-* backends, not "
+                f"{backend.name}; use --proposer llm --llm PROVIDER:MODEL"
+            )
+        return rules
     if name == "llm":
         from kstrata.agents.llm_agent import LLMProposer
         from kstrata.config import load_config
@@ -71,11 +72,9 @@ def _hierarchical(backend: Any, llm: str | None, record: Path | None, config: Pa
         abl = Ablations.parse(ablations)
     except ValueError as e:
         raise OptionError(f"--ablate: {e}") from None
-    rules = None
-    if backend.name.startswith("tvm-"):
-        from kstrata.agents.builtin import TVMRulesProposer
+    from kstrata.agents.builtin import for_backend
 
-        rules = TVMRulesProposer(backend)
+    rules = for_backend(backend)
     cfg = load_config(config, cli={"llm.default": llm, "llm.record": str(record) if record else None})
     agents = {}
     if llm is not None or cfg.llm.default:
@@ -86,6 +85,6 @@ def _hierarchical(backend: Any, llm: str | None, record: Path | None, config: Pa
         agents = {lv: LevelAgent(provider, log, "single" if abl.flat else lv) for lv in backend.levels}
     elif rules is None:
         raise OptionError(f"--proposer hierarchical on {backend.name} needs --llm PROVIDER:MODEL "
-                          "(the built-in rules cover the tvm-* backends only)")
+                          "(no built-in rules for this backend)")
     store = MemoryStore(memory or default_path()) if abl.memory else None
     return HierarchicalProposer(backend, agents=agents, rules=rules, memory=store, ablations=abl)

@@ -14,6 +14,7 @@ from rich.text import Text
 
 from kstrata.cli.errors import OptionError, user_errors
 from kstrata.store.secret import run_secret
+from kstrata.tasks.base import TaskError
 
 console = Console()
 
@@ -121,6 +122,58 @@ def _budget(option: str | None, resume: Path | None) -> Any:
     return Budget.from_dict(parse_budget(option or DEFAULT_BUDGET))
 
 
+def _initial(option: Path | None, task: Any, backend: Any, resume: Path | None) -> dict[str, str] | None:
+    """The root's sources: ``--initial`` (a kernel file, a ``kstrata import``
+    candidate directory, or a JSON ``{level: text}`` file), else the backend's
+    shipped start; ``None`` on resume (the run has its root).
+
+    Raises
+    ------
+    OptionError
+        For ``--initial`` with ``--resume``, an unreadable or unsuitable file,
+        or no ``--initial`` where the backend ships no start for the task.
+    """
+    import json
+
+    from kstrata.cli.import_ import DSL_MODULE, read_kernel_file
+
+    if resume is not None:
+        if option is not None:
+            raise OptionError("--initial starts a new run; a resumed run keeps its root")
+        return None
+    if option is None:
+        try:
+            return backend.initial_sources(task)
+        except NotImplementedError as e:
+            raise OptionError(str(e)) from None
+    if (option / "candidate.json").is_file():
+        meta = json.loads((option / "candidate.json").read_text())
+        if meta.get("backend") not in (None, backend.name) and \
+                DSL_MODULE.get(meta.get("backend")) != DSL_MODULE.get(backend.name):
+            raise OptionError(f"--initial {option}: a candidate for {meta.get('backend')}, not {backend.name}")
+        sources = {lv: (option / name).read_text() for lv, name in meta.get("levels", {}).items()}
+    elif option.suffix == ".json":
+        try:
+            sources = json.loads(option.read_text())
+        except ValueError as e:
+            raise OptionError(f"--initial {option}: not JSON: {e}") from None
+        if not isinstance(sources, dict) or not all(isinstance(v, str) for v in sources.values()):
+            raise OptionError(f"--initial {option}: expected a JSON object {{level: source text}}")
+    elif backend.name in DSL_MODULE:
+        try:
+            sources = {"source": read_kernel_file(option, backend.name)}
+        except TaskError as e:
+            raise OptionError(f"--initial: {e}") from None
+    else:
+        raise OptionError(f"--initial for {backend.name}: give a JSON file of {{level: source text}} "
+                          f"with levels from {', '.join(backend.levels)}")
+    unknown = sorted(set(sources) - set(backend.levels))
+    if not sources or unknown:
+        raise OptionError(f"--initial {option}: levels {unknown or '(none)'} are not levels of "
+                          f"{backend.name} ({', '.join(backend.levels)})")
+    return sources
+
+
 def _report_proposer_errors(run_dir: Path) -> None:
     """Say so when proposer calls failed (e.g. a replay cassette that does not
     match this run), instead of leaving it in the store only."""
@@ -154,6 +207,7 @@ def register(app: typer.Typer) -> None:
         seed: int = typer.Option(0, "--seed", help="Seed of the policy and proposer."),
         lookahead: int = typer.Option(2, "--lookahead", help="Schedule-level expansions granted to a slower graph-level change before it is judged (0 = off)."),
         timing_shape: str = typer.Option("auto", "--timing-shape", help="Shape candidates and baselines are timed at: auto (fit on CPU backends, nominal on GPUs), nominal, fit (the nominal shape halved until one call is at most 0.25 GFLOP and 16 MB), or NAME=INT,... Verification always covers the task's own shapes."),
+        initial: Path | None = typer.Option(None, "--initial", help="Start from this kernel: a Triton/TileLang file defining ModelNew, a `kstrata import` candidate directory, or a JSON {level: text} file (default: the backend's shipped kernel for the task)."),
         executor: str = typer.Option("local", "--executor", help="Where candidates are verified and timed: local (a worker process here) or ray[:ADDRESS] (Ray tasks, one candidate per GPU; ADDRESS host:port, ray://host:port or auto)."),
     ) -> None:
         """Grow a tree of candidates for TASK on BACKEND under a budget; write the best."""
@@ -180,6 +234,7 @@ def register(app: typer.Typer) -> None:
             if resume is not None and not (resume / "run.db").is_file():
                 raise OptionError(f"--resume {resume}: no run there (no run.db); start one with --out")
             budget_obj = _budget(budget, resume)
+            root = _initial(initial, t, b, resume)
             if resume is None and (run_dir / "run.db").exists():
                 raise OptionError(f"{run_dir} already holds a run; pass --resume {run_dir} to continue it")
             if (ablate or memory) and proposer != "hierarchical":
@@ -218,6 +273,7 @@ def register(app: typer.Typer) -> None:
                     result = optimize(
                         t, b, prop, evaluator, policy=policy_arg, budget=budget_obj, run_dir=run_dir,
                         resume=resume is not None, settings=settings, progress=progress, router=router,
+                        initial_sources=root,
                         extra_config={"cli": {"baselines": list(names), "proposer": proposer, "llm": llm,
                                              "executor": executor, "ablate": ablate,
                                              "timing_shape": shape}},

@@ -4,6 +4,14 @@ Each file is a KernelBench-format candidate (``ModelNew`` plus kernels in the
 DSL) for the suite task of the same name: straightforward, correct, untuned;
 the starting point of ``kstrata optimize`` (the ``triton*`` and ``tilelang-*``
 backends' ``initial_sources``).
+
+Each file declares its tunable parameters for the built-in proposer as
+module-level integer constants with their choices in a marker comment, e.g.
+``NUM_WARPS = 4  # kstrata-tune: {1, 2, 4, 8, 16}`` for Triton (see
+:mod:`kstrata.backends.triton.tune_rules`) or a ``# kstrata-tune: block in
+{...}`` comment on TileLang's ``SCHEDULE`` line (see
+:mod:`kstrata.backends.tilelang.tune_rules`). The start values are the untuned
+defaults (Triton's own ``num_warps=4``, ``num_stages=3``).
 """
 
 from __future__ import annotations

@@ -151,7 +151,9 @@ class TileLangBackend(Backend):
         """
         text = kernels.initial_source("tilelang", task.name)
         if text is None:
-            raise NotImplementedError(f"{self.name} has no initial candidate for {task.name}")
+            raise NotImplementedError(
+                f"{self.name} has no shipped initial candidate for {task.name}; "
+                "start from your own kernel file with --initial FILE")
         return {"graph": graph_plan(text), "schedule": json.dumps(schedule_defaults(text)),
                 "source": text}
 

@@ -13,6 +13,7 @@ import os
 from collections.abc import Callable
 from typing import Any
 
+from kstrata import kernels
 from kstrata.backends.base import Availability, Backend, CandidateLoadError
 from kstrata.backends.pytorch import load_model_new
 from kstrata.backends.triton import hooks
@@ -60,6 +61,22 @@ class TritonBackend(Backend):
 
     def _prepare(self) -> None:
         """Set up the process before the candidate module is imported."""
+
+    def initial_sources(self, task: Task) -> dict[str, str]:
+        """The shipped ``kernels/triton/<task>.py`` as the ``source`` level.
+
+        Raises
+        ------
+        NotImplementedError
+            When no Triton initial candidate ships for ``task`` (start from a
+            file of your own with ``kstrata optimize --initial FILE``).
+        """
+        text = kernels.initial_source("triton", task.name)
+        if text is None:
+            raise NotImplementedError(
+                f"{self.name} has no shipped initial candidate for {task.name}; "
+                "start from your own kernel file with --initial FILE")
+        return {"source": text}
 
 
 class TritonInterpBackend(TritonBackend):

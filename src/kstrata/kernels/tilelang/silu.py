@@ -5,7 +5,7 @@ import tilelang.language as T
 import torch
 import torch.nn as nn
 
-SCHEDULE = {"block": 256, "threads": 1}
+SCHEDULE = {"block": 256, "threads": 1}  # kstrata-tune: block in {64, 128, 256, 512, 1024, 2048}
 
 
 @tilelang.jit(out_idx=[-1])

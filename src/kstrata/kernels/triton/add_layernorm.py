@@ -5,6 +5,8 @@ import torch.nn as nn
 import triton
 import triton.language as tl
 
+NUM_WARPS = 4  # kstrata-tune: {1, 2, 4, 8, 16}
+
 
 @triton.jit
 def _kernel(x_ptr, r_ptr, w_ptr, b_ptr, y_ptr, D, eps, BLOCK_D: tl.constexpr):
@@ -35,5 +37,5 @@ class ModelNew(nn.Module):
         rows = x.numel() // max(D, 1)
         y = torch.empty_like(x)
         if rows and D:
-            _kernel[(rows,)](x, r.contiguous(), self.weight, self.bias, y, D, self.eps, BLOCK_D=triton.next_power_of_2(D))
+            _kernel[(rows,)](x, r.contiguous(), self.weight, self.bias, y, D, self.eps, BLOCK_D=triton.next_power_of_2(D), num_warps=NUM_WARPS)
         return y

@@ -5,7 +5,8 @@ import torch.nn as nn
 import triton
 import triton.language as tl
 
-BLOCK_D = 128
+BLOCK_D = 128  # kstrata-tune: {32, 64, 128, 256, 512}
+NUM_WARPS = 4  # kstrata-tune: {1, 2, 4, 8, 16}
 
 
 @triton.jit
@@ -25,5 +26,5 @@ class ModelNew(nn.Module):
         Bn, R, D = x.shape
         y = torch.empty((Bn, D), dtype=x.dtype, device=x.device)
         if Bn and D:
-            _kernel[(Bn, triton.cdiv(D, BLOCK_D))](x, y, R, D, BLOCK_D=BLOCK_D)
+            _kernel[(Bn, triton.cdiv(D, BLOCK_D))](x, y, R, D, BLOCK_D=BLOCK_D, num_warps=NUM_WARPS)
         return y

@@ -5,7 +5,8 @@ import torch.nn as nn
 import triton
 import triton.language as tl
 
-BLOCK = 1024
+BLOCK = 1024  # kstrata-tune: {256, 512, 1024, 2048, 4096, 8192}
+NUM_WARPS = 4  # kstrata-tune: {1, 2, 4, 8, 16}
 
 
 @triton.jit
@@ -27,5 +28,5 @@ class ModelNew(nn.Module):
         y = torch.empty(w.shape, dtype=torch.int8, device=w.device)
         n = w.numel()
         if n:
-            _kernel[(triton.cdiv(n, BLOCK),)](w, scale, y, n, w.shape[1], BLOCK=BLOCK)
+            _kernel[(triton.cdiv(n, BLOCK),)](w, scale, y, n, w.shape[1], BLOCK=BLOCK, num_warps=NUM_WARPS)
         return y

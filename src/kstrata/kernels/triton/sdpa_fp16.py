@@ -8,7 +8,10 @@ import torch.nn as nn
 import triton
 import triton.language as tl
 
-BLOCK_M, BLOCK_N = 32, 32
+BLOCK_M = 32  # kstrata-tune: {16, 32, 64, 128}
+BLOCK_N = 32  # kstrata-tune: {16, 32, 64, 128}
+NUM_WARPS = 4  # kstrata-tune: {1, 2, 4, 8, 16}
+NUM_STAGES = 3  # kstrata-tune: {1, 2, 3, 4}
 
 
 @triton.jit
@@ -49,5 +52,6 @@ class ModelNew(nn.Module):
         if B * H and S and D:
             grid = (triton.cdiv(S, BLOCK_M), B * H)
             _kernel[grid](q, k, v, o, S, D, 1.0 / math.sqrt(D), BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N,
-                          BLOCK_D=max(16, triton.next_power_of_2(D)))
+                          BLOCK_D=max(16, triton.next_power_of_2(D)), num_warps=NUM_WARPS,
+                          num_stages=NUM_STAGES)
         return o

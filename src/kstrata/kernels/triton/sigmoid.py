@@ -5,7 +5,8 @@ import torch.nn as nn
 import triton
 import triton.language as tl
 
-BLOCK = 1024
+BLOCK = 1024  # kstrata-tune: {256, 512, 1024, 2048, 4096, 8192}
+NUM_WARPS = 4  # kstrata-tune: {1, 2, 4, 8, 16}
 
 
 @triton.jit
@@ -22,5 +23,5 @@ class ModelNew(nn.Module):
         x = x.contiguous()
         y = torch.empty_like(x)
         n = x.numel()
-        _kernel[(triton.cdiv(n, BLOCK),)](x, y, n, BLOCK=BLOCK)
+        _kernel[(triton.cdiv(n, BLOCK),)](x, y, n, BLOCK=BLOCK, num_warps=NUM_WARPS)
         return y

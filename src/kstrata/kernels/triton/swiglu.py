@@ -5,7 +5,11 @@ import torch.nn as nn
 import triton
 import triton.language as tl
 
-BLOCK_M, BLOCK_N, BLOCK_K = 32, 32, 32
+BLOCK_M = 32  # kstrata-tune: {16, 32, 64, 128}
+BLOCK_N = 32  # kstrata-tune: {16, 32, 64, 128}
+BLOCK_K = 32  # kstrata-tune: {16, 32, 64, 128}
+NUM_WARPS = 4  # kstrata-tune: {1, 2, 4, 8, 16}
+NUM_STAGES = 3  # kstrata-tune: {1, 2, 3, 4}
 
 
 @triton.jit
@@ -45,5 +49,6 @@ class ModelNew(nn.Module):
         if M and N:
             grid = (triton.cdiv(M, BLOCK_M), triton.cdiv(N, BLOCK_N))
             _kernel[grid](x, self.w1.weight.contiguous(), self.w3.weight.contiguous(), y, M, N, K,
-                          BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, BLOCK_K=BLOCK_K)
+                          BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, BLOCK_K=BLOCK_K, num_warps=NUM_WARPS,
+                          num_stages=NUM_STAGES)
         return y

@@ -1,0 +1,418 @@
+"""Parameter and structural variants of a Triton candidate, made by editing its text.
+
+The autotuner layer of the ``triton*`` backends (the built-in proposer,
+:class:`kstrata.agents.builtin.TritonTuneProposer`, proposes these). Candidate
+text is hostile, so nothing here imports, executes or parses it: every variant
+is a text edit located by regular expressions and a bracket matcher that skips
+strings and comments.
+
+Tunables
+--------
+*Marked* (the shipped kernels, and any user kernel that adopts the convention):
+a module-level integer constant with its choices in a trailing comment::
+
+    BLOCK = 1024  # kstrata-tune: {256, 512, 1024, 2048, 4096}
+    CHUNK = 2048  # kstrata-tune: {1024, 2048, 4096} if TWO_PASS
+
+``if NAME`` makes the tunable matter only while the marked tunable ``NAME`` is
+non-zero (so no evaluation is spent on a value nothing reads).
+
+*Detected* (only in files without markers, i.e. user kernels):
+
+* an unmarked module-level ``UPPER_NAME = <int>`` whose name is a
+  ``NAME: tl.constexpr`` parameter of a ``@triton.jit`` kernel or is passed as
+  ``num_warps=NAME``/``num_stages=NAME``;
+* a literal keyword at a launch site, ``kernel[grid](..., BLOCK_SIZE=1024,
+  num_warps=4)``: an upper-case constexpr keyword, ``num_warps`` or ``num_stages``.
+
+Choices of a detected tunable come from its name: ``*WARPS*`` → 1…16,
+``*STAGES*`` → 1…5, ``*GROUP*``/``*ROWS*`` → 1…16, otherwise a block size:
+powers of two from a quarter to four times the value (within 16…16384; only
+for a power-of-two value).
+
+Structural variants (mechanical, no model)
+------------------------------------------
+* **rows per program** (:func:`rows_per_program`): a kernel whose first
+  statement is ``row = tl.program_id(0)...`` and whose every launch has a 1-D
+  grid ``(rows,)`` gets a ``ROWS_PER_PROG`` loop around its body, a bounds
+  guard and a grid of ``cdiv(rows, ROWS_PER_PROG)``; for short rows, where one
+  row is too little work for a program.
+* **launch configuration**: a file that never sets ``num_warps`` gets a marked
+  ``NUM_WARPS`` passed at every launch (not for ``triton.autotune`` kernels,
+  whose configs set it).
+* **two-pass split** of a long-row reduction: the shipped row kernels carry a
+  chunked two-pass kernel behind the marked switch ``TWO_PASS`` (statistics
+  over chunks of ``CHUNK`` columns, then a second pass that normalizes), so it
+  is one tunable here; a generic text rewrite of an arbitrary reduction is not
+  mechanical.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from dataclasses import dataclass, field
+
+#: choices for detected tunables, by a word in the name
+NAMED_CHOICES = (
+    ("WARPS", (1, 2, 4, 8, 16)),
+    ("STAGES", (1, 2, 3, 4, 5)),
+    ("GROUP", (1, 2, 4, 8, 16)),
+    ("ROWS", (1, 2, 4, 8, 16)),
+)
+#: block sizes a detected power-of-two block may take
+BLOCK_RANGE = (16, 16384)
+#: rows per program tried by the structural variant
+ROWS_CHOICES = (1, 2, 4, 8, 16)
+#: num_warps values inserted by the launch-configuration variant
+INSERTED_WARPS = (2, 8)
+
+_MARKED = re.compile(
+    r"^(?P<name>[A-Za-z_]\w*)[ \t]*=[ \t]*(?P<value>\d+)[ \t]*#[ \t]*kstrata-tune:[ \t]*"
+    r"\{(?P<choices>[\d,\s]*)\}(?:[ \t]+if[ \t]+(?P<cond>[A-Za-z_]\w*))?[^\n]*$", re.M)
+_MODULE_INT = re.compile(r"^(?P<name>[A-Z][A-Z0-9_]*)[ \t]*=[ \t]*(?P<value>\d+)[ \t]*$", re.M)
+_JIT_DEF = re.compile(r"^@triton\.jit\b[^\n]*\n(?:@[^\n]*\n)*def[ \t]+(?P<name>\w+)[ \t]*\(", re.M)
+_LAUNCH_KW = re.compile(r"\b(?P<name>[A-Z][A-Z0-9_]*|num_warps|num_stages)[ \t]*=[ \t]*(?P<value>\d+)\b(?![.\w])")
+_PID = re.compile(r"^(?P<indent>[ \t]+)(?P<var>\w+)[ \t]*=[ \t]*(?P<expr>tl\.program_id\(0\)(?:\.to\(tl\.u?int(?:32|64)\))?)[ \t]*(?:#[^\n]*)?$")
+
+
+@dataclass(frozen=True)
+class Tunable:
+    """One integer choice in a candidate's text.
+
+    Attributes
+    ----------
+    name:
+        The constant or keyword name (``BLOCK``, ``num_warps``, ...).
+    value:
+        Its current value.
+    choices:
+        The values it may take, ascending (``value`` among them).
+    start, end:
+        Character span of the value's literal in the text.
+    origin:
+        ``"marked"``, ``"module"`` (a detected constant) or ``"launch"`` (a
+        literal keyword at a launch site).
+    condition:
+        A marked tunable's ``if NAME``: it matters only while ``NAME`` is non-zero.
+    """
+
+    name: str
+    value: int
+    choices: tuple[int, ...]
+    start: int
+    end: int
+    origin: str
+    condition: str | None = None
+
+    @property
+    def label(self) -> str:
+        """``name`` plus, for a launch keyword, where it is (several launches may set one)."""
+        return f"{self.name}@{self.start}" if self.origin == "launch" else self.name
+
+
+@dataclass(frozen=True)
+class Variant:
+    """A new candidate text and what made it.
+
+    Attributes
+    ----------
+    text:
+        The full new source.
+    rule:
+        ``"tune"``, ``"rows-per-program"`` or ``"launch-config"``.
+    description:
+        One line for the tree and the report.
+    params:
+        The changed parameters, ``{name: new value}``.
+    """
+
+    text: str
+    rule: str
+    description: str
+    params: dict[str, int] = field(default_factory=dict)
+
+
+# -- lexical helpers ------------------------------------------------------------
+
+_OPEN, _CLOSE = "([{", ")]}"
+
+
+def match_bracket(text: str, pos: int) -> int:
+    """Index of the bracket closing the one at ``text[pos]``, skipping string
+    literals and ``#`` comments; -1 when unbalanced."""
+    depth, i, n = 0, pos, len(text)
+    while i < n:
+        c = text[i]
+        if c in "'\"":
+            q = text[i:i + 3] if text[i:i + 3] in ('"""', "'''") else c
+            j = text.find(q, i + len(q))
+            while j != -1 and len(q) == 1 and text[j - 1] == "\\":
+                j = text.find(q, j + 1)
+            if j == -1:
+                return -1
+            i = j + len(q)
+            continue
+        if c == "#":
+            j = text.find("\n", i)
+            i = n if j == -1 else j
+            continue
+        if c in _OPEN:
+            depth += 1
+        elif c in _CLOSE:
+            depth -= 1
+            if depth == 0:
+                return i
+        i += 1
+    return -1
+
+
+def _apply(text: str, edits: list[tuple[int, int, str]]) -> str:
+    """Replace each ``(start, end, new)`` span, applied back to front."""
+    for start, end, new in sorted(edits, key=lambda e: e[0], reverse=True):
+        text = text[:start] + new + text[end:]
+    return text
+
+
+def _insert_kwargs(text: str, close: int, kwargs: str) -> tuple[int, int, str]:
+    """The edit that adds ``kwargs`` before the call's closing paren at ``close``
+    (after any trailing comma and whitespace)."""
+    j = close
+    while j > 0 and text[j - 1] in " \t\n,":
+        j -= 1
+    return j, close, f", {kwargs}"
+
+
+def jit_kernels(text: str) -> dict[str, tuple[int, int]]:
+    """``{kernel name: (index of "(", index of ")")}`` of the signature of each
+    module-level ``@triton.jit`` function."""
+    out = {}
+    for m in _JIT_DEF.finditer(text):
+        open_ = m.end() - 1
+        close = match_bracket(text, open_)
+        if close != -1:
+            out[m.group("name")] = (open_, close)
+    return out
+
+
+def launches(text: str, kernel: str) -> list[tuple[int, int, int, int]]:
+    """Launch sites ``kernel[grid](args)``: ``(grid "[", grid "]", args "(", args ")")``."""
+    out = []
+    for m in re.finditer(rf"(?<![\w.]){re.escape(kernel)}\[", text):
+        gopen = m.end() - 1
+        gclose = match_bracket(text, gopen)
+        if gclose == -1 or gclose + 1 >= len(text) or text[gclose + 1] != "(":
+            continue
+        aclose = match_bracket(text, gclose + 1)
+        if aclose != -1:
+            out.append((gopen, gclose, gclose + 1, aclose))
+    return out
+
+
+def _detected_choices(name: str, value: int) -> tuple[int, ...]:
+    for word, choices in NAMED_CHOICES:
+        if word in name.upper():
+            return tuple(sorted({*choices, value}))
+    if value < 2 or value & (value - 1):
+        return ()
+    lo, hi = BLOCK_RANGE
+    return tuple(v for v in (value // 4, value // 2, value, value * 2, value * 4) if lo <= v <= hi or v == value)
+
+
+# -- tunables -------------------------------------------------------------------
+
+def find_tunables(text: str) -> list[Tunable]:
+    """The marked and detected tunables of ``text``, in text order (see the module docstring)."""
+    out: list[Tunable] = []
+    marked = set()
+    for m in _MARKED.finditer(text):
+        choices = tuple(sorted({int(c) for c in re.findall(r"\d+", m.group("choices"))} | {int(m.group("value"))}))
+        out.append(Tunable(m.group("name"), int(m.group("value")), choices, m.start("value"), m.end("value"),
+                           "marked", m.group("cond")))
+        marked.add(m.group("name"))
+    if out:  # the author declared the space: nothing is guessed beside it
+        return out
+    kernels = jit_kernels(text)
+    constexprs = set()
+    for open_, close in kernels.values():
+        constexprs |= set(re.findall(r"(\w+)[ \t]*:[ \t]*tl\.constexpr", text[open_:close]))
+    launch_spans = [ln for k in kernels for ln in launches(text, k)]
+    warp_names = set()
+    for _, _, aopen, aclose in launch_spans:
+        warp_names |= set(re.findall(r"\bnum_(?:warps|stages)[ \t]*=[ \t]*([A-Za-z_]\w*)", text[aopen:aclose]))
+    for m in _MODULE_INT.finditer(text):
+        name = m.group("name")
+        if name not in constexprs and name not in warp_names:
+            continue
+        value = int(m.group("value"))
+        choices = _detected_choices(name, value)
+        if len(choices) > 1:
+            out.append(Tunable(name, value, choices, m.start("value"), m.end("value"), "module"))
+    for _, _, aopen, aclose in launch_spans:
+        for m in _LAUNCH_KW.finditer(text, aopen, aclose):
+            name, value = m.group("name"), int(m.group("value"))
+            if name not in constexprs and not name.startswith("num_"):
+                continue
+            choices = _detected_choices(name, value)
+            if len(choices) > 1:
+                out.append(Tunable(name, value, choices, m.start("value"), m.end("value"), "launch"))
+    return sorted(out, key=lambda t: t.start)
+
+
+def with_value(text: str, tunable: Tunable, value: int) -> str:
+    """``text`` with ``tunable`` set to ``value``."""
+    return text[:tunable.start] + str(value) + text[tunable.end:]
+
+
+def parameter_variants(text: str, max_distance: int = 2) -> list[list[Variant]]:
+    """One-parameter moves: for distance 1..``max_distance``, the variants that
+    move one tunable that many places along its choices (a list per distance)."""
+    tunables = find_tunables(text)
+    values = {t.name: t.value for t in tunables if t.origin == "marked"}
+    out: list[list[Variant]] = []
+    for d in range(1, max_distance + 1):
+        moves = []
+        for t in tunables:
+            if t.condition is not None and not values.get(t.condition, 1):
+                continue
+            i = t.choices.index(t.value)
+            for j in (i - d, i + d):
+                if 0 <= j < len(t.choices):
+                    new = t.choices[j]
+                    moves.append(Variant(with_value(text, t, new), "tune",
+                                         f"{t.name} {t.value} -> {new}", {t.name: new}))
+        out.append(moves)
+    return out
+
+
+# -- structural variants ----------------------------------------------------------
+
+def _constant_line(text: str, line: str) -> tuple[int, int, str] | None:
+    """The edit inserting a module-level ``line`` before the first jit kernel's decorators."""
+    m = _JIT_DEF.search(text)
+    if m is None:
+        return None
+    pos = m.start()
+    while True:  # climb over decorators stacked above @triton.jit
+        prev = text.rfind("\n", 0, max(pos - 1, 0))
+        prev_line = text[prev + 1:pos]
+        if pos > 0 and prev_line.startswith("@"):
+            pos = prev + 1
+            continue
+        break
+    return pos, pos, line + "\n\n"
+
+
+def _body(text: str, sig_close: int) -> tuple[int, int] | None:
+    """Span of a module-level function's body: from the line after the
+    signature's ``:`` up to the next line starting in column 0."""
+    nl = text.find("\n", sig_close)
+    head = text[sig_close + 1:nl].split("#")[0].strip() if nl != -1 else ""
+    if not (head == ":" or (head.startswith("->") and head.endswith(":"))):
+        return None
+    start = nl + 1
+    m = re.compile(r"^\S", re.M).search(text, start)
+    return start, (m.start() if m else len(text))
+
+
+def rows_per_program(text: str, rows: int) -> str | None:
+    """``text`` with every row kernel processing ``rows`` rows per program, or
+    ``None`` when no kernel has the form (see the module docstring).
+
+    A kernel qualifies when its first statement assigns ``tl.program_id(0)``
+    (optionally cast) to a name, its body has no ``return`` and no other use of
+    program ids, its signature has no defaults, and each of its launches has a
+    literal 1-D grid ``(expr,)``. The transformed kernel takes two more
+    arguments, ``kstrata_n_rows`` (the old grid size, for the bounds guard) and
+    ``ROWS_PER_PROG: tl.constexpr``.
+    """
+    if "ROWS_PER_PROG" in text or not re.search(r"^import triton\b", text, re.M):
+        return None
+    edits: list[tuple[int, int, str]] = []
+    for name, (sopen, sclose) in jit_kernels(text).items():
+        params = text[sopen + 1:sclose]
+        if "=" in params or "*" in params:
+            continue
+        span = _body(text, sclose)
+        if span is None:
+            continue
+        body = text[span[0]:span[1]]
+        lines = body.split("\n")
+        first = next((i for i, ln in enumerate(lines) if ln.strip() and not ln.strip().startswith("#")), None)
+        m = _PID.match(lines[first]) if first is not None else None
+        rest = "\n".join(lines[first + 1:]) if m else ""
+        if m is None or re.search(r"\breturn\b|tl\.program_id|tl\.num_programs", rest):
+            continue
+        sites = launches(text, name)
+        grids = [re.fullmatch(r"\(\s*(.+?)\s*,\s*\)", text[g0 + 1:g1], re.S) for g0, g1, _, _ in sites]
+        if not sites or any(g is None for g in grids):
+            continue
+        ind, var = m.group("indent"), m.group("var")
+        new_lines = lines[:first] + [
+            f"{ind}for kstrata_r in tl.static_range(ROWS_PER_PROG):",
+            f"{ind}    {var} = ({m.group('expr')}) * ROWS_PER_PROG + kstrata_r",
+            f"{ind}    if {var} < kstrata_n_rows:",
+        ] + [("        " + ln if ln.strip() else ln) for ln in lines[first + 1:]]
+        edits.append((span[0], span[1], "\n".join(new_lines)))
+        edits.append(_insert_kwargs(text, sclose, "kstrata_n_rows, ROWS_PER_PROG: tl.constexpr"))
+        for (g0, g1, _, aclose), g in zip(sites, grids):
+            expr = g.group(1)
+            edits.append((g0 + 1, g1, f"(triton.cdiv({expr}, ROWS_PER_PROG),)"))
+            edits.append(_insert_kwargs(text, aclose, f"kstrata_n_rows={expr}, ROWS_PER_PROG=ROWS_PER_PROG"))
+    if not edits:
+        return None
+    choices = ", ".join(map(str, sorted({*ROWS_CHOICES, rows})))
+    const = _constant_line(text, f"ROWS_PER_PROG = {rows}  # kstrata-tune: {{{choices}}}")
+    return _apply(text, edits + [const]) if const else None
+
+
+def launch_config(text: str, warps: int) -> str | None:
+    """``text`` with a marked ``NUM_WARPS = warps`` passed as ``num_warps`` at
+    every launch, or ``None`` where the file sets ``num_warps`` already, uses
+    ``triton.autotune``, or has no launch."""
+    if re.search(r"\bnum_warps\b|\bNUM_WARPS\b|triton\.autotune", text):
+        return None
+    edits = [_insert_kwargs(text, aclose, "num_warps=NUM_WARPS")
+             for k in jit_kernels(text) for _, _, _, aclose in launches(text, k)]
+    choices = ", ".join(map(str, NAMED_CHOICES[0][1]))
+    const = _constant_line(text, f"NUM_WARPS = {warps}  # kstrata-tune: {{{choices}}}")
+    return _apply(text, edits + [const]) if edits and const else None
+
+
+def structural_variants(text: str) -> list[Variant]:
+    """The mechanical structural variants of ``text`` that apply."""
+    out = []
+    for rows in (2, 4):
+        new = rows_per_program(text, rows)
+        if new is not None:
+            out.append(Variant(new, "rows-per-program",
+                               f"{rows} rows per program (a loop over rows in each program, grid / {rows})",
+                               {"ROWS_PER_PROG": rows}))
+    for warps in INSERTED_WARPS:
+        new = launch_config(text, warps)
+        if new is not None:
+            out.append(Variant(new, "launch-config", f"num_warps={warps} at every launch", {"num_warps": warps}))
+    return out
+
+
+def variants(text: str, rng: random.Random | None = None, limit: int | None = None) -> list[Variant]:
+    """Structural variants first, then one-parameter moves by distance (each
+    distance shuffled by ``rng``, then interleaved across tunables so the first
+    few cover different parameters); distinct texts only, at most ``limit``."""
+    rng = rng or random.Random(0)
+    ordered = structural_variants(text)
+    for moves in parameter_variants(text):
+        rng.shuffle(moves)
+        by_name: dict[str, list[Variant]] = {}
+        for v in moves:
+            by_name.setdefault(next(iter(v.params)), []).append(v)
+        while any(by_name.values()):
+            for name in list(by_name):
+                if by_name[name]:
+                    ordered.append(by_name[name].pop(0))
+    seen, out = {text}, []
+    for v in ordered:
+        if v.text not in seen:
+            seen.add(v.text)
+            out.append(v)
+    return out[:limit] if limit is not None else out

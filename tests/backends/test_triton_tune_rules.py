@@ -1,0 +1,113 @@
+"""The Triton autotuner layer's text edits (``kstrata.backends.triton.tune_rules``):
+tunables found by marker and by pattern, variants that stay correct under
+Triton's interpreter, and candidate text that is never executed in kstrata's
+process while variants are made."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from kstrata import kernels
+from kstrata.agents.base import ProposeContext
+from kstrata.agents.builtin import TritonTuneProposer, for_backend
+from kstrata.backends.registry import get_backend
+from kstrata.backends.triton import tune_rules as tr
+from kstrata.execute import WorkerPool
+from kstrata.tasks.loader import resolve_task
+
+CHECK = "kstrata.backends.tilelang.check:check_candidate"
+
+#: a user's softmax without markers: literal launch keywords only
+USER_SOFTMAX = (Path(__file__).parent / "data" / "user_softmax_triton.py").read_text()
+
+
+@pytest.fixture(scope="module")
+def pool():
+    with WorkerPool(size=1, env={"TRITON_INTERPRET": "1"}) as p:
+        yield p
+
+
+def _correct(pool, task_name: str, text: str) -> bool:
+    task = resolve_task(task_name)
+    for shape in task.small_shapes:
+        r = pool.call(CHECK, "triton-interp", str(task.path), {"source": text}, shape,
+                      atol=1e-4, rtol=1e-4, timeout_s=300)
+        assert r.ok, f"{r.kind}: {r.error}"
+        if not r.value["ok"]:
+            return False
+    return True
+
+
+def test_every_shipped_triton_kernel_declares_tunables():
+    for name in kernels.tasks_with_initial("triton"):
+        tunables = tr.find_tunables(kernels.initial_source("triton", name))
+        assert tunables and all(t.origin == "marked" for t in tunables), name
+        assert any(t.name == "NUM_WARPS" for t in tunables), name
+        for t in tunables:
+            assert t.value in t.choices and len(t.choices) > 1, (name, t)
+
+
+def test_shipped_softmax_moves_and_conditional_tunable():
+    text = kernels.initial_source("triton", "softmax")
+    found = {t.name: t for t in tr.find_tunables(text)}
+    assert found["NUM_WARPS"].value == 4 and found["TWO_PASS"].value == 0
+    assert found["CHUNK"].condition == "TWO_PASS"
+    moved = {name for v in tr.variants(text) for name in v.params}
+    # CHUNK means nothing while TWO_PASS is 0, so no evaluation is spent on it
+    assert {"NUM_WARPS", "TWO_PASS", "ROWS_PER_PROG"} <= moved and "CHUNK" not in moved
+    two_pass = tr.with_value(text, found["TWO_PASS"], 1)
+    assert "CHUNK" in {n for v in tr.variants(two_pass) for n in v.params}
+
+
+def test_user_kernel_tunables_detected_at_the_launch_site(pool):
+    found = {t.name: t for t in tr.find_tunables(USER_SOFTMAX)}
+    assert found["BLOCK_SIZE"].origin == "launch" and found["BLOCK_SIZE"].value == 1024
+    assert found["num_warps"].choices == (1, 2, 4, 8, 16)
+    out = tr.variants(USER_SOFTMAX, random.Random(0))
+    texts = {v.text for v in out}
+    assert len(texts) == len(out) >= 6
+    rows = [v for v in out if v.rule == "rows-per-program"]
+    assert rows and "kstrata_n_rows=x.shape[0]" in rows[0].text
+    # a smaller BLOCK_SIZE than the row is a wrong kernel: the verifier's job, not the proposer's;
+    # the structural variant and a warps move must stay correct (B=5 rows with 2 per program: the guard)
+    warps = next(v for v in out if v.params.get("num_warps") == 8)
+    assert _correct(pool, "softmax", USER_SOFTMAX)
+    assert _correct(pool, "softmax", rows[0].text)
+    assert _correct(pool, "softmax", warps.text)
+
+
+@pytest.mark.parametrize("name", ["softmax", "layernorm", "relu"])
+def test_structural_and_two_pass_variants_stay_correct(pool, name):
+    text = kernels.initial_source("triton", name)
+    found = {t.name: t for t in tr.find_tunables(text)}
+    cases = [v.text for v in tr.structural_variants(text)]
+    if "TWO_PASS" in found:
+        two = tr.with_value(text, found["TWO_PASS"], 1)
+        # chunks smaller than the small shapes' rows, so both passes loop
+        two = tr.with_value(two, {t.name: t for t in tr.find_tunables(two)}["CHUNK"], 64)
+        cases += [two, tr.rows_per_program(two, 4)]
+    if name == "relu":
+        assert not cases  # an elementwise kernel has no row loop to restructure
+        cases = [tr.with_value(text, found["BLOCK"], 256)]
+    for case in cases:
+        assert case is not None and _correct(pool, name, case)
+
+
+def test_variants_never_execute_candidate_text(tmp_path):
+    marker = tmp_path / "pwned"
+    hostile = USER_SOFTMAX.replace(
+        "import torch\n",
+        f"import torch\nopen({str(marker)!r}, 'w').write('ran')\n"
+        "raise SystemExit('candidate code ran in the kstrata process')\n", 1)
+    proposer = for_backend(get_backend("triton-interp"))
+    assert isinstance(proposer, TritonTuneProposer)
+    node = SimpleNamespace(sources={"source": hostile}, hash="h0")
+    batch = proposer.propose(None, node, {}, "source",
+                             context=ProposeContext(backend="triton-interp", levels=("source",)))
+    assert len(batch.proposals) >= 4
+    assert all(p.sources["source"] != hostile and p.level == "source" for p in batch.proposals)
+    assert not marker.exists()
