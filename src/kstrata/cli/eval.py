@@ -9,7 +9,7 @@ from pathlib import Path
 import typer
 from rich.console import Console
 
-from kstrata.cli.errors import err_console
+from kstrata.cli.errors import check_number, err_console
 from kstrata.backends.envs import EnvMissingError
 from kstrata.backends.registry import UnknownBackendError, get_backend
 from kstrata.backends.workers import pool_for
@@ -73,6 +73,8 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Verify CANDIDATE_FILE for TASK: prints the verdict, evidence and feedback."""
         try:
+            check_number("--timeout", timeout, unit=" s")
+            check_number("--budget-ms", budget_ms, unit=" ms")
             t = resolve_task(task)
             if not candidate.is_file():
                 raise FileNotFoundError(f"{candidate}: no such candidate file")
@@ -87,14 +89,22 @@ def register(app: typer.Typer) -> None:
             raise typer.Exit(2) from None
         try:
             try:
+                timed = [t.nominal_shape] if time_it and getattr(b, "timing_meaningful", True) else []
                 ev = verify_candidate(t, backend, sources, secret=secret or secrets.token_hex(16),
-                                      preset=preset, timeout_s=timeout, scope=scope, pool=pool)
+                                      preset=preset, timeout_s=timeout, scope=scope, pool=pool,
+                                      timed_shapes=timed)
             except UnknownPresetError as e:
                 err_console.print(f"[bold red]error:[/] {e}", markup=True, highlight=False)
                 raise typer.Exit(2) from None
             timing = None
             if time_it and ev.correct:
                 timing = _time(pool, b, t, sources, budget_ms, timeout)
+                if "TimedOutputMismatch" in str(timing.get("error", "")):
+                    from kstrata.verdict import Verdict
+
+                    ev.verdict, ev.check = Verdict.REJECTED, "timed_output"
+                    ev.evidence = {"message": timing["error"].split("TimedOutputMismatch: ", 1)[-1]}
+                    timing = None
         finally:
             pool.close()
         if as_json:

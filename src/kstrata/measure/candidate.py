@@ -3,20 +3,28 @@
 ``kstrata.execute`` calls ``"kstrata.measure.candidate:time_candidate"`` with
 picklable arguments; tests call it in-process. Everything that builds
 (candidate, baseline, ``torch.compile``) happens before :func:`measure`.
+
+The candidate (and a ``sources`` baseline, which is candidate code too) is
+built and run in a fresh sandboxed candidate process; the trusted baselines
+(eager, ``torch.compile``, tuned TVM) run here, in the judge, which no
+candidate code ever touched (a process-wide switch such as TF32 set by a
+candidate cannot reach them).
 """
 
 from __future__ import annotations
 
+from typing import Any
 
 import torch
 
 from kstrata.backends.registry import get_backend
 from kstrata.measure import environment, roofline
 from kstrata.measure.baselines import compiled, tuned_tvm
-from kstrata.measure.profilers import perf
 from kstrata.measure.profilers.findings import findings
 from kstrata.measure.roofline import cache_dir
-from kstrata.measure.timing import Measurement, TimingConfig, measure, under_floor
+from kstrata.backends.base import CandidateLoadError
+from kstrata.measure.remote import RemoteCandidate
+from kstrata.measure.timing import Measurement, TimingConfig, measure, n_input_copies, under_floor
 from kstrata.tasks.base import Task
 
 
@@ -79,30 +87,123 @@ def time_candidate(
     device = b.device
     if not device.startswith("cuda"):
         environment.fix_threads(config.threads)
-    model, inputs, init_inputs, _ = task.instantiate(shape, seed)
+    model, inputs, init_inputs, module = task.instantiate(shape, seed)
     model = model.to(device)
     inputs = [x.to(device) if isinstance(x, torch.Tensor) else x for x in inputs]
-    torch.manual_seed(seed)
-    cand = b.load(task, sources, shape, init_inputs)
-    if baseline == "eager":
-        base = model
-    elif baseline == "compile":
-        base = compiled(model, inputs)
-    elif baseline == "metaschedule":
-        work = cache_dir() / "metaschedule" / f"{task.digest[:16]}"
-        base, _ = tuned_tvm(task, shape, backend, init_inputs, trials, work)
-    elif baseline == "sources":
-        if baseline_sources is None:
-            raise ValueError("baseline='sources' needs baseline_sources")
-        torch.manual_seed(seed)
-        base = b.load(task, baseline_sources, shape, init_inputs)
-    else:
-        raise ValueError(f"unknown baseline {baseline!r}")
+    sets = distinct_input_sets(task, module, inputs, n_input_copies(inputs, config), seed, device)
+    procs: list = []
+    try:
+        cand = _remote(task, b, sources, shape, init_inputs, seed, procs,
+                       check=_checker(task, model, sets), check_seed=seed)
+        if baseline == "eager":
+            base = model
+        elif baseline == "compile":
+            base = compiled(model, inputs)
+        elif baseline == "metaschedule":
+            work = cache_dir() / "metaschedule" / f"{task.digest[:16]}"
+            base, _ = tuned_tvm(task, shape, backend, init_inputs, trials, work)
+        elif baseline == "sources":
+            if baseline_sources is None:
+                raise ValueError("baseline='sources' needs baseline_sources")
+            base = _remote(task, b, baseline_sources, shape, init_inputs, seed, procs)
+        else:
+            raise ValueError(f"unknown baseline {baseline!r}")
+        return _measure(task, b, cand, base, inputs, sets, shape, config, baseline, with_roofline, counters)
+    finally:
+        for p in procs:
+            p.close()
 
+
+def distinct_input_sets(task: Task, module: Any, inputs: list[Any], copies: int, seed: int,
+                        device: str) -> list[list[Any]]:
+    """``copies`` input sets for rotation, each drawn with its own seed from the
+    task's ``get_inputs()`` (different values, not clones: a memo keyed on
+    values or on buffer addresses cannot serve a timed call). Non-tensor
+    arguments are shared."""
+    sets = [list(inputs)]
+    for k in range(1, copies):
+        torch.manual_seed(seed * 7919 + 1000 + k)
+        xs = list(module.get_inputs())
+        sets.append([x.to(device) if isinstance(x, torch.Tensor) else x for x in xs])
+    return sets
+
+
+def _checker(task: Task, model: Any, sets: list[list[Any]]) -> Any:
+    """``check(i, outputs) -> problem or None`` against the oracle of copy ``i``
+    (float64 where the model converts, else the native reference)."""
+    from kstrata.verify.runner import flatten, oracle_model
+    from kstrata.verify.tolerance import compare
+
+    m64 = oracle_model(model.cpu()) if not task.meta.dtype.startswith("int") else None
+    model_dev = model
+    cache: dict[int, tuple[list, list]] = {}
+    tol = task.meta.tolerance
+
+    def check(i: int, outs: list[Any]) -> str | None:
+        if i not in cache:
+            xs = sets[i]
+            with torch.no_grad():
+                refs = [r.detach().cpu() for r in flatten(model_dev(*xs))]
+                if m64 is not None:
+                    x64 = [x.detach().cpu().double() if isinstance(x, torch.Tensor) and x.is_floating_point()
+                           else (x.cpu() if isinstance(x, torch.Tensor) else x) for x in xs]
+                    ors = [o.detach() for o in flatten(m64(*x64))]
+                    ors = [o if r.is_floating_point() else r for o, r in zip(ors, refs)]
+                else:
+                    ors = [r.double() if r.is_floating_point() else r for r in refs]
+            cache[i] = (refs, ors)
+        refs, ors = cache[i]
+        if len(outs) != len(refs):
+            return f"{len(outs)} outputs instead of {len(refs)}"
+        for j, (o, g, r) in enumerate(zip(outs, ors, refs)):
+            if o is None or o.shape != r.shape or o.dtype != r.dtype:
+                return f"output {j} is not a tensor of the reference's shape and dtype"
+            c = compare(o, g, r, tol)
+            if not c.ok:
+                return f"output {j}: {c.stats.get('wrong', '?')} of {c.stats.get('total', '?')} elements wrong"
+        return None
+
+    return check
+
+
+def _remote(task: Task, b: Any, sources: dict[str, str], shape: dict[str, int], init_inputs: list[Any],
+            seed: int, procs: list, check: Any = None, check_seed: int = 0) -> Any:
+    """Load ``sources`` in a fresh candidate process; a :class:`RemoteCandidate`.
+
+    Raises
+    ------
+    CandidateLoadError
+        When the sources do not build there (or the process dies while loading).
+    """
+    from kstrata.sandbox import CandidateDied, wire
+    from kstrata.verify.runner import candidate_process, task_record
+
+    from kstrata.sandbox.policy import unsafe_requested
+
+    proc = candidate_process(task, b, unsafe_requested())
+    procs.append(proc)
+    try:
+        proc.start()
+        bufs: list[Any] = []
+        init = wire.encode(list(init_inputs), bufs)
+        h, _ = proc.request({"op": "load", "backend": b.name, "task": task_record(task), "sources": dict(sources),
+                             "shape": dict(shape), "seed": int(seed), "init": init, "poison": 0}, bufs)
+    except CandidateDied as e:
+        raise CandidateLoadError(f"candidate process: {e}") from None
+    if not h.get("ok"):
+        raise CandidateLoadError(str(h.get("message", "did not load")))
+    return RemoteCandidate(proc, check=check, seed=check_seed)
+
+
+def _measure(task: Task, b: Any, cand: Any, base: Any, inputs: list[Any], sets: list[list[Any]],
+             shape: dict[str, int], config: TimingConfig, baseline: str, with_roofline: bool,
+             counters: bool) -> Measurement:
+    device = b.device
+    backend = b.name
     flops, nbytes = task.flops(shape), task.bytes(shape)
     ceil = roofline.ceilings(device, task.meta.dtype) if with_roofline and (flops or nbytes) else None
     floor = roofline.floor_ms(flops, nbytes, ceil) if ceil else None
-    m = measure(cand, inputs, base, config, device=device, floor_ms=floor,
+    m = measure(cand, inputs, base, config, device=device, floor_ms=floor, input_sets=sets,
                 labels={"candidate": backend, "baseline": baseline, "task": task.name,
                         "shape": shape})
     if ceil is not None and m.baseline is not None and floor is not None and m.baseline.median < floor:
@@ -122,10 +223,9 @@ def time_candidate(
         }
     per_call = None
     if counters and not device.startswith("cuda"):
-        with torch.inference_mode():
-            c = perf.count(lambda: cand(*inputs))
-        m.counters = {"tool": "perf", "ok": c.ok, "reason": c.reason, "per_call": c.per_call}
-        per_call = c.per_call or None
+        m.counters = {"tool": "perf", "ok": False, "per_call": None,
+                      "reason": "the candidate runs in its sandboxed candidate process; perf counters are "
+                                "not collected there"}
     m.findings = [f.to_dict() for f in findings(point, ceil, min_bytes=nbytes, perf=per_call,
                                                  dtype=task.meta.dtype)]
     return m

@@ -408,6 +408,7 @@ def measure(
     device: str | None = None,
     labels: dict | None = None,
     floor_ms: float | None = None,
+    input_sets: list[list[Any]] | None = None,
 ) -> Measurement:
     """Time ``candidate(*inputs)``, paired with ``baseline(*inputs)`` if given.
 
@@ -426,6 +427,15 @@ def measure(
     floor_ms:
         The roofline floor of one call; a candidate median below it is recorded
         in ``suspicious``.
+    input_sets:
+        The rotating input copies, each with its own values (so a memo keyed on
+        input values cannot serve a timed call); default: clones of ``inputs``.
+
+    A ``candidate`` that is a :class:`kstrata.measure.remote.RemoteCandidate`
+    runs in its candidate process: its copies are sent there, each timed call
+    is timed by this process's clock (minus the calibrated round trip), and
+    checked calls' outputs are compared with the oracle
+    (:class:`~kstrata.measure.remote.TimedOutputMismatch` on a difference).
 
     Returns
     -------
@@ -437,8 +447,12 @@ def measure(
     cuda = device.startswith("cuda")
     if not cuda:
         environment.fix_threads(config.threads)
-    copies = n_input_copies(inputs, config)
-    sets = rotating_inputs(inputs, copies)
+    if input_sets:
+        sets = [list(s) for s in input_sets]
+        copies = len(sets)
+    else:
+        copies = n_input_copies(inputs, config)
+        sets = rotating_inputs(inputs, copies)
     flusher = CacheFlusher(config.flush_bytes, device="cuda" if cuda else "cpu", enabled=config.flush)
     if cuda:
         timer: Callable[[Thunk], float] = CudaEventTimer(flusher)
@@ -446,8 +460,27 @@ def measure(
         method = "cuda-graph" if config.cuda_graph else timer.method  # type: ignore[attr-defined]
     else:
         timer, make, method = CpuTimer(flusher), _thunks, CpuTimer.method
-    a = make(candidate, sets)
-    b = make(baseline, sets) if baseline is not None else None
+    remote = getattr(candidate, "remote", False)
+    if remote:
+        from kstrata.measure.remote import RemoteTimer
+
+        candidate.stage(sets, config.flush_bytes, config.flush)
+        candidate.calibrate()
+        a = candidate.thunks(len(sets))
+        timer = RemoteTimer(timer, device)
+        method = "judge-clock/" + ("cuda-sync" if cuda else "perf_counter") + " (candidate process)"
+    else:
+        a = make(candidate, sets)
+    if getattr(baseline, "remote", False):
+        from kstrata.measure.remote import RemoteTimer
+
+        baseline.stage(sets, config.flush_bytes, config.flush)
+        baseline.calibrate()
+        b = baseline.thunks(len(sets))
+        if not remote:
+            timer = RemoteTimer(timer, device)
+    else:
+        b = make(baseline, sets) if baseline is not None else None
 
     gc_was = gc.isenabled()
     gc.collect()
@@ -455,6 +488,8 @@ def measure(
     try:
         with torch.inference_mode():
             r = measure_thunks(a, b, timer, config)
+            if remote:
+                candidate.check_last()
     finally:
         if gc_was:
             gc.enable()
@@ -479,7 +514,9 @@ def measure(
         attempts=r["attempts"],
         remeasured=r["remeasured"],
         noisy=r["noisy"],
-        flush={**flusher.describe(), "calls": flusher.calls},
+        flush={**flusher.describe(), "calls": flusher.calls,
+               **({"candidate_ipc_overhead_ms": candidate.overhead_ms, "timed_calls_checked": candidate.checked}
+                  if remote else {})},
         input_copies=copies,
         settings=environment.settings(device),
         versions=environment.versions(),

@@ -157,7 +157,10 @@ def decode(value: Any, buffers: list[bytes], device: str = "cpu") -> Any:
             if numel * DTYPES[name] != len(raw):
                 raise WireError(f"tensor of shape {shape} and dtype {name} does not fit {len(raw)} bytes")
             dtype = getattr(torch, name)
-            flat = torch.frombuffer(bytearray(raw), dtype=torch.uint8) if raw else torch.empty(0, dtype=torch.uint8)
+            # a fresh allocation (64-byte aligned, as TVM's DLPack import requires), filled from the bytes
+            flat = torch.empty(len(raw), dtype=torch.uint8)
+            if raw:
+                flat.copy_(torch.frombuffer(raw, dtype=torch.uint8))
             t = flat.view(dtype).reshape(shape) if numel else torch.empty(shape, dtype=dtype)
             return t.to(device) if device != "cpu" else t
         if "__tuple__" in value:

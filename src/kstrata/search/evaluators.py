@@ -90,6 +90,13 @@ class VerifyMeasureEvaluator:
 
         return Caller(self.executor)
 
+    def _timed_shapes(self, task: Any, backend: Any) -> list[dict[str, int]]:
+        """The shape timings are taken at (verified with the hidden protocol
+        before any speedup counts); none where timings mean nothing."""
+        if not getattr(backend, "timing_meaningful", True):
+            return []
+        return [task.full_shape(self.shape)]
+
     def _time(self, task: Any, backend: Any, sources: dict[str, str], baseline: str) -> Any:
         """One paired timing in the worker pool (the candidate may crash or hang)."""
         runner = self._runner()
@@ -135,7 +142,7 @@ class VerifyMeasureEvaluator:
         from kstrata.verify import verify_candidate
 
         ev = verify_candidate(task, backend.name, sources, secret=self.secret, pool=self._runner(),
-                              preset=self.preset, scope=self.scope)
+                              preset=self.preset, scope=self.scope, timed_shapes=self._timed_shapes(task, backend))
         if ev.verdict is not Verdict.CORRECT or not getattr(backend, "timing_meaningful", True):
             return ev, None
         speedups, raw, first = {}, {}, None
@@ -143,6 +150,9 @@ class VerifyMeasureEvaluator:
             try:
                 m = self._time(task, backend, sources, baseline)
             except Exception as e:  # noqa: BLE001 - errors are data
+                if "TimedOutputMismatch" in str(e):
+                    return replace(ev, verdict=Verdict.REJECTED, check="timed_output",
+                                   evidence={"message": str(e).split("TimedOutputMismatch: ", 1)[-1]}), None
                 if first is None:
                     msg = f"timing against {baseline} failed: {type(e).__name__}: {e}"
                     return replace(ev, verdict=Verdict.RUNTIME_ERROR, check="timing",
@@ -201,7 +211,8 @@ class VerifyMeasureEvaluator:
                 and self.confirm_scope != self.scope:
             # a would-be best must pass the full hidden protocol before it counts
             full = verify_candidate(task, backend.name, sources, secret=self.secret, pool=self._runner(),
-                                    preset=self.preset, scope=self.confirm_scope)
+                                    preset=self.preset, scope=self.confirm_scope,
+                                    timed_shapes=self._timed_shapes(task, backend))
             if full.verdict is not Verdict.CORRECT:
                 return full, None
             ev = full

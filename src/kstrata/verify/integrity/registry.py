@@ -48,7 +48,9 @@ CHECKS: dict[str, Check] = {c.name: c for c in (
           "outside __init__, no torch.nn.functional / ATen compute op or @ in a DSL candidate; "
           "allocation, views and metadata are allowed", dsl_only=True),
     Check("no_foreign_libraries", "static",
-          "imports only torch, triton and small standard-library helpers (no numpy, scipy, cupy, ...)"),
+          "imports only torch, triton and small standard-library helpers (no numpy, scipy, cupy, ...); "
+          "DSL host code does not reach NumPy through a tensor either (.numpy(), __array__, tolist, "
+          "torch.from_numpy, DLPack)"),
     Check("no_exception_fallback", "static", "no try/except (a failing kernel may not fall back)"),
     Check("no_file_io", "static", "no open(), os, pathlib, shutil, io, tempfile"),
     Check("no_network", "static", "no socket, urllib, http, requests"),
@@ -76,6 +78,11 @@ CHECKS: dict[str, Check] = {c.name: c for c in (
     Check("no_runtime_patching", "dynamic",
           "torch, timers, triton and kstrata functions are the same objects after the call"),
     Check("no_reference_at_runtime", "dynamic", "the reference Model.forward is not entered by the candidate"),
+    Check("timed_output", "dynamic",
+          "outputs of timed calls (the first, the last and a random share, chosen after each call "
+          "returned) match the oracle of their input copy"),
+    Check("protocol", "dynamic",
+          "the candidate process answers the judge in the wire format (its harness is intact)"),
 )}
 
 _WARN_SOFT = ("no_exception_fallback", "no_precision_downgrade", "no_foreign_libraries", "no_introspection")
