@@ -360,34 +360,16 @@ class HierarchicalProposer:
         return self.backend.name.startswith("tvm-") and hasattr(self.backend, "lower")
 
     def _replay(self, task: Any, parent: dict[str, str], sources: dict[str, str]) -> tuple[dict[str, str], dict]:
-        """Replay the parent's schedule on the new graph; drop the steps that fail."""
-        from kstrata.backends.tvm.schedule import ScheduleTextError, parse_schedule, render_schedule, replay_schedule
+        """Replay the parent's schedule on the new graph; drop the steps that fail.
 
-        text = parent.get("schedule", "")
-        try:
-            lowered = self.backend.lower(task, sources, task.nominal_shape)
-            _, applied, failed = replay_schedule(lowered.funcs, text)
-        except Exception as e:  # noqa: BLE001 - the evaluation will report the graph error
-            sources["schedule"] = text
-            return sources, {"error": f"{type(e).__name__}: {e}"[:500], "applied": 0, "failed": [], "funcs": []}
-        report = {"applied": len(applied), "funcs": sorted(lowered.funcs),
-                  "failed": [{"func": s.func, "code": s.code, "error": s.error} for s in failed]}
-        if not failed:
-            sources["schedule"] = text
-            return sources, report
-        keep: dict[str, list[str]] = {}
-        for s in applied:
-            keep.setdefault(s.func, []).append(s.code)
-        module = keep.pop("", None)
-        pruned = render_schedule({f: keep.get(f, []) for f in parse_schedule(text) if f and f in lowered.funcs},
-                                 f"replayed after a graph change; {len(failed)} step(s) dropped")
-        if module:
-            pruned += "\n\ndef schedule(sch):\n" + "".join(f"    {ln}\n" for ln in module)
-        try:
-            replay_schedule(lowered.funcs, pruned, strict=True)
-        except ScheduleTextError:
-            pruned, report["reset"] = render_schedule({}, "reset after a graph change"), True
-        sources["schedule"] = pruned
+        Both texts are candidate text: the lowering and the replay run in a
+        sandboxed process (:func:`kstrata.backends.tvm.isolated.replay_after_graph_change`),
+        never here; a failure there keeps the parent's schedule and its report says why.
+        """
+        from kstrata.backends.tvm.isolated import replay_after_graph_change
+
+        schedule, report = replay_after_graph_change(task, sources, parent.get("schedule", ""), self.backend.name)
+        sources["schedule"] = schedule
         return sources, report
 
     @staticmethod
