@@ -80,6 +80,36 @@ class Backend(ABC):
             When the sources do not compile/import or lack the expected entry point.
         """
 
+    def set_poison(self, pattern: int) -> None:
+        """Fill every buffer the callables this backend loaded allocate with a
+        garbage pattern before use, from their next call on.
+
+        The judge runs a test once under pattern 1 and once under pattern 2: a
+        kernel that reads memory it never wrote (uninitialized partial sums,
+        workspaces, outputs) then gives pattern-dependent output, which is
+        ``incorrect``, instead of a verdict that depends on what the allocator
+        happened to hand back.
+
+        Parameters
+        ----------
+        pattern:
+            ``0``: off (the default; no cost). ``1``: NaN for floating point,
+            the dtype's maximum for integers. ``2``: a different value: a large
+            finite number (1e30) for floating point, ``0x55`` bytes for
+            integers.
+
+        The base implementation does nothing (backends whose memory the
+        verifier already poisons through PyTorch's allocator, e.g. Triton or
+        TileLang outputs allocated with ``torch.empty``). TVM backends
+        override it (:mod:`kstrata.backends.tvm.poison`).
+
+        Raises
+        ------
+        ValueError
+            For a pattern other than 0, 1 or 2 (in backends that implement it).
+        """
+        del pattern
+
     def level_context(self, task: Task, sources: dict[str, str], level: str) -> dict[str, str]:
         """Extra text an agent editing ``level`` needs, by level (e.g. the lowered
         loop nests a schedule refers to). Empty by default; never raises for a

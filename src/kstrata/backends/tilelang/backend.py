@@ -38,6 +38,7 @@ from typing import Any
 from kstrata import kernels
 from kstrata.backends import envs
 from kstrata.backends.base import Availability, Backend, CandidateLoadError
+from kstrata.backends.tilelang import hooks
 from kstrata.backends.pytorch import load_model_new
 from kstrata.tasks.base import Task
 
@@ -100,6 +101,8 @@ class TileLangBackend(Backend):
     target = ""
     levels = ("graph", "schedule", "source")
     level_kinds = {"graph": "data", "schedule": "data", "source": "python-dsl"}
+    #: launch hooks for the verifier's dynamic checks (``kernel_launched``, ``kernel_does_work``)
+    launch_hooks = hooks
 
     def availability(self) -> Availability:
         return envs.availability(self.name)

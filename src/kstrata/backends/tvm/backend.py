@@ -41,6 +41,7 @@ import torch
 from kstrata.backends.base import Availability, Backend, CandidateLoadError
 from kstrata.backends.tvm import build as tb
 from kstrata.backends.tvm.lower import Lowered, LoweringError, default_graph, lower_graph
+from kstrata.backends.tvm.poison import PoisonSwitch, check_pattern
 from kstrata.backends.tvm.schedule import (
     ScheduleTextError,
     default_gpu_schedule,
@@ -135,18 +136,20 @@ class TVMBackend(Backend):
     def level_context(self, task: Task, sources: dict[str, str], level: str) -> dict[str, str]:
         """For the ``schedule`` level: the PrimFuncs the graph lowers to, as
         TensorIR script (block and loop names a schedule refers to), at the
-        nominal shape.
-
-        The graph is candidate text, which kstrata's own process never parses
-        (TVMScript's parser evaluates expressions): it is lowered in a sandboxed
-        process (:func:`kstrata.backends.tvm.isolated.primfunc_context`). When
-        that fails the text says the graph did not lower and why; never raises.
-        """
+        nominal shape."""
         if level != "schedule":
             return {}
-        from kstrata.backends.tvm.isolated import primfunc_context
-
-        return {"schedule": primfunc_context(task, sources, self.name)}
+        try:
+            lowered = self.lower(task, sources, task.nominal_shape)
+        except Exception as e:  # noqa: BLE001 - shown to the agent, not raised
+            return {"schedule": f"(the graph does not lower: {type(e).__name__}: {e})"}
+        parts = [f"# PrimFunc {name}\n{func.script()}" for name, func in lowered.funcs.items()]
+        text = "\n\n".join(parts)
+        if len(text) > 12000:
+            text = text[:12000] + "\n# ... (truncated)"
+        return {"schedule": "The graph lowers to these PrimFuncs (TensorIR at the nominal shape; "
+                            "a schedule function `schedule_<name>(sch)` works on PrimFunc `<name>` "
+                            "as its `main`, with the block names below):\n```python\n" + text + "\n```"}
 
     def lower(self, task: Task, sources: dict[str, str], shape: dict[str, int],
               symbolic: bool = False) -> Lowered:
@@ -249,10 +252,48 @@ class TVMBackend(Backend):
             if not sources.get("graph") and not sources.get("schedule"):
                 raise CandidateLoadError(f"{self.name} candidate needs a graph, schedule or source level")
             lowered, built = self._built(task, sources, shape)
-            return self._runner(lowered.plan, built, self._bind(lowered.header.params, state))
 
-    def _built(self, task: Task, sources: dict[str, str], shape: dict[str, int]) -> tuple[Lowered, Any]:
-        """(lowered, built module) for ``sources`` at ``shape``, from the in-process cache.
+            def poison_built(pattern: int) -> Any:
+                try:
+                    with _errors_as_load_errors():
+                        return self._built(task, sources, shape, poison=pattern)[1]
+                except CandidateLoadError as e:
+                    raise RuntimeError(f"kstrata: poison build (pattern {pattern}) failed where the "
+                                       f"normal build did not: {e}") from e
+
+            return self._runner(lowered.plan, built, self._bind(lowered.header.params, state), poison_built)
+
+    def set_poison(self, pattern: int) -> None:
+        """See :meth:`Backend.set_poison`. TVM: the plan runner fills every
+        intermediate and output it allocates, and graph/schedule candidates run
+        a *poison build* whose PrimFuncs fill every buffer they allocate
+        (rfactor partials, cache stages, workspaces, ``local`` arrays) right
+        after allocating it. With a pattern set before ``load``, ``load`` makes
+        the poison builds of both patterns (lowering runs PyTorch code, which
+        must not happen inside a checked call); otherwise the first call under
+        a pattern makes its build. Poison builds are cached apart from the
+        normal build, which stays what is timed; with pattern 0 a call costs
+        one attribute read more (:mod:`kstrata.backends.tvm.poison`).
+
+        Raises
+        ------
+        ValueError
+            For a pattern other than 0, 1 or 2.
+        """
+        self.poison_switch.pattern = check_pattern(pattern)
+
+    @property
+    def poison_switch(self) -> PoisonSwitch:
+        """The switch shared with every runner this backend instance made."""
+        sw = self.__dict__.get("_poison_switch")
+        if sw is None:
+            sw = self.__dict__["_poison_switch"] = PoisonSwitch()
+        return sw
+
+    def _built(self, task: Task, sources: dict[str, str], shape: dict[str, int],
+               poison: int = 0) -> tuple[Lowered, Any]:
+        """(lowered, built module) for ``sources`` at ``shape``, from the in-process cache
+        (``poison`` 1/2: the poison build of that pattern, cached apart).
 
         A shape-generic build is cached under (target, task, graph, schedule) and
         reused at every shape it fits; a static one (``# build: static``, a
@@ -262,24 +303,24 @@ class TVMBackend(Backend):
         """
         graph, schedule = sources.get("graph"), sources.get("schedule")
         if self.wants_symbolic(sources, task):
-            skey = _key(self.kind, task.digest, graph, schedule, "symbolic")
+            skey = _key(self.kind, task.digest, graph, schedule, "symbolic", poison)
             hit = _CACHE.get(skey)
             if hit is not None and hit[0].fits(task, shape):
                 _CACHE.move_to_end(skey)
                 return hit
             try:
                 lowered, funcs, _, _ = self.scheduled_funcs(task, sources, shape, symbolic=True)
-                entry = (lowered, self._build(funcs))
+                entry = (lowered, self._build(funcs, poison=poison))
             except (LoweringError, ScheduleTextError, tb.BuildError):
                 pass  # TVM cannot keep this graph/schedule symbolic: build it for this shape below
             else:
-                self._store(skey if lowered.symbolic else _key(self.kind, task.digest, graph, schedule, shape),
-                            entry)
+                self._store(skey if lowered.symbolic
+                            else _key(self.kind, task.digest, graph, schedule, shape, poison), entry)
                 return entry
-        key = _key(self.kind, task.digest, graph, schedule, shape)
+        key = _key(self.kind, task.digest, graph, schedule, shape, poison)
         if key not in _CACHE:
             lowered, funcs, _, _ = self.scheduled_funcs(task, sources, shape)
-            self._store(key, (lowered, self._build(funcs)))
+            self._store(key, (lowered, self._build(funcs, poison=poison)))
         return _CACHE[key]
 
     @staticmethod
@@ -294,13 +335,19 @@ class TVMBackend(Backend):
             raise CandidateLoadError(f"graph binds parameter {missing[0]!r}, which the Model does not have")
         return [state[n] for n in names]
 
-    def _build(self, funcs: dict[str, Any]) -> Any:
-        return tb.build_module(funcs, self.target())
+    def _build(self, funcs: dict[str, Any], poison: int = 0) -> Any:
+        return tb.build_module(funcs, self.target(), poison=poison)
 
-    def _runner(self, plan: Any, built: Any, params: list[torch.Tensor]) -> Callable[..., Any]:
+    def _runner(self, plan: Any, built: Any, params: list[torch.Tensor],
+                poison_built: Callable[[int], Any] | None = None) -> Callable[..., Any]:
         from kstrata.backends.tvm.runtime import PlanRunner
 
-        return PlanRunner(plan, lambda n: built[n], params, self.device)
+        get = None if poison_built is None else (lambda p: (lambda n, m=poison_built(p): m[n]))
+        runner = PlanRunner(plan, lambda n: built[n], params, self.device, self.poison_switch, get)
+        if poison_built is not None and self.poison_switch.pattern:
+            for pattern in (1, 2):  # compile (and lower) now, in load, not inside a call
+                runner._kernels_for(pattern)
+        return runner
 
     def _load_source(self, task: Task, sources: dict[str, str], shape: dict[str, int],
                      state: dict[str, torch.Tensor]) -> Callable[..., Any]:
@@ -354,16 +401,17 @@ class TVMOpenCLBackend(TVMBackend):
             return Availability(False, f"no usable OpenCL device: {e}", base.versions)
         return Availability(True, "", base.versions + (("pyopencl", cl.VERSION_TEXT), ("device", device.name)))
 
-    def _build(self, funcs: dict[str, Any]) -> Any:
-        mod = tb.build_module(funcs, self.target())
+    def _build(self, funcs: dict[str, Any], poison: int = 0) -> Any:
+        mod = tb.build_module(funcs, self.target(), poison=poison)
         return tb.generated_source(mod, "opencl"), tb.launch_table(funcs, self.target())
 
-    def _runner(self, plan: Any, built: Any, params: list[torch.Tensor]) -> Callable[..., Any]:
+    def _runner(self, plan: Any, built: Any, params: list[torch.Tensor],
+                poison_built: Callable[[int], Any] | None = None) -> Callable[..., Any]:
         from kstrata.backends.tvm.runtime import OpenCLRunner
 
         code, launch = built
         try:
-            return OpenCLRunner(plan, code, launch, params)
+            return OpenCLRunner(plan, code, launch, params, self.poison_switch, poison_built)
         except Exception as e:  # noqa: BLE001 - a compile error in the OpenCL C is data
             raise CandidateLoadError(f"OpenCL build failed: {str(e)[-1500:]}") from e
 
@@ -416,7 +464,7 @@ class TVMCUDABackend(TVMBackend):
             raise CandidateLoadError(f"tvm-cuda cannot run here: {self.availability().reason}")
         return super().load(task, sources, shape, init_inputs)
 
-    def _build(self, funcs: dict[str, Any], code: str | None = None) -> Any:
+    def _build(self, funcs: dict[str, Any], code: str | None = None, poison: int = 0) -> Any:
         import tvm
 
         target = self.target()
@@ -426,7 +474,7 @@ class TVMCUDABackend(TVMBackend):
             return tb.nvcc_compile(code if code is not None else src, arch=arch, fmt="ptx")
 
         tvm.register_global_func("tvm_callback_cuda_compile", compile_cuda, override=True)
-        return tb.build_module(funcs, target)
+        return tb.build_module(funcs, target, poison=0 if code is not None else poison)
 
     def _load_source(self, task: Task, sources: dict[str, str], shape: dict[str, int],
                      state: dict[str, torch.Tensor]) -> Callable[..., Any]:

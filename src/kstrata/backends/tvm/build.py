@@ -103,8 +103,12 @@ def parse_source_header(text: str) -> tuple[str, dict[str, int] | None, Plan, di
 
 
 # --------------------------------------------------------------------------- building
-def build_module(funcs: dict[str, Any], target: Any) -> Any:
+def build_module(funcs: dict[str, Any], target: Any, poison: int = 0) -> Any:
     """``tvm.tirx.build`` of the scheduled PrimFuncs (one runtime Module).
+
+    ``poison`` 1 or 2 makes a *poison build*: every buffer the PrimFuncs
+    allocate is filled with that pattern first (:mod:`kstrata.backends.tvm.poison`);
+    0 (default) is TVM's unchanged default pipeline.
 
     Raises
     ------
@@ -113,8 +117,11 @@ def build_module(funcs: dict[str, Any], target: Any) -> Any:
     """
     import tvm
 
+    from kstrata.backends.tvm.poison import pipeline_name
+
+    pipeline = pipeline_name(poison) if poison else "default"
     try:
-        return tvm.tirx.build(tvm.IRModule(dict(funcs)), target=target)
+        return tvm.tirx.build(tvm.IRModule(dict(funcs)), target=target, pipeline=pipeline)
     except Exception as e:  # noqa: BLE001 - a bad schedule is data
         raise BuildError(f"TVM build failed: {_short(e)}") from e
 

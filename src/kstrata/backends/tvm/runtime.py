@@ -16,6 +16,7 @@ from typing import Any
 import torch
 
 from kstrata.backends.tvm.lower import Plan
+from kstrata.backends.tvm.poison import PoisonSwitch, fill_tensor, fill_value
 
 
 def torch_dtype(name: str) -> torch.dtype:
@@ -27,6 +28,16 @@ def plan_constants(plan: Plan) -> dict[str, torch.Tensor]:
     """The plan's constant tensors."""
     return {n: torch.tensor(vals, dtype=torch_dtype(dt)).reshape(shape)
             for n, (shape, dt, vals) in plan.consts.items()}
+
+
+#: TVM's compiled functions require their tensor arguments' data 64-byte aligned
+ALIGNMENT = 64
+
+
+def _aligned(t: torch.Tensor) -> torch.Tensor:
+    """``t``, or an aligned copy when its data is not :data:`ALIGNMENT`-aligned
+    (e.g. a tensor viewing a byte buffer at an odd offset)."""
+    return t if t.data_ptr() % ALIGNMENT == 0 or not t.numel() else t.clone()
 
 
 class PlanRunner:
@@ -43,11 +54,23 @@ class PlanRunner:
         Tensors bound to ``plan.inputs`` after the task inputs (model weights).
     device:
         Where intermediates and outputs are allocated.
+    poison:
+        The backend's poison switch: while its pattern is not 0 every
+        intermediate and output is filled with it after allocation and the
+        kernels come from ``poison_kernel(pattern)`` (a poison build; None:
+        the normal kernels). See :mod:`kstrata.backends.tvm.poison`.
+    poison_kernel:
+        ``poison_kernel(pattern)`` -> a ``kernel``-like getter for the poison
+        build of ``pattern`` (called once per pattern, on first use).
     """
 
-    def __init__(self, plan: Plan, kernel: Callable[[str], Any], params: list[torch.Tensor], device: str):
+    def __init__(self, plan: Plan, kernel: Callable[[str], Any], params: list[torch.Tensor], device: str,
+                 poison: PoisonSwitch | None = None,
+                 poison_kernel: Callable[[int], Callable[[str], Any]] | None = None):
         import tvm
 
+        self.poison, self._poison_kernel = poison, poison_kernel
+        self._poisoned: dict[int, dict[str, Any]] = {}
         self.plan = plan
         self.device = torch.device(device)
         self.params = [p.detach().to(self.device).contiguous() for p in params]
@@ -74,21 +97,34 @@ class PlanRunner:
         if len(inputs) != self.n_inputs:
             raise TypeError(f"expected {self.n_inputs} inputs, got {len(inputs)}")
         env: dict[str, torch.Tensor] = dict(self.consts)
-        tensors = [x.contiguous() for x in inputs] + self.params
+        tensors = [_aligned(x.contiguous()) for x in inputs] + self.params
         env.update(zip(self.plan.inputs, tensors))
         buffers, tir_args, prims = self._sizes(tensors)
         conv = self._from
+        pattern = self.poison.pattern if self.poison is not None else 0
+        kernels = self._kernels_for(pattern) if pattern else self.kernels
         for i, step in enumerate(self.plan.steps):
             outs = []
             for o in step["outs"]:
                 shape, dtype = buffers[o]
                 env[o] = torch.empty(shape, dtype=torch_dtype(dtype), device=self.device)
+                if pattern:
+                    fill_tensor(env[o], pattern)
                 outs.append(env[o])
             args = [conv(env[a]) if isinstance(a, str) else prims[a["prim"]] for a in step["args"]]
-            self.kernels[step["func"]](*args, *[conv(t) for t in outs],
-                                       *tir_args.get(i, ()))
+            kernels[step["func"]](*args, *[conv(t) for t in outs],
+                                  *tir_args.get(i, ()))
         results = [env[n] for n in self.plan.outputs]
         return results[0] if self.plan.single and len(results) == 1 else tuple(results)
+
+
+    def _kernels_for(self, pattern: int) -> dict[str, Any]:
+        if self._poison_kernel is None:
+            return self.kernels
+        if pattern not in self._poisoned:
+            get = self._poison_kernel(pattern)
+            self._poisoned[pattern] = {s["func"]: get(s["func"]) for s in self.plan.steps}
+        return self._poisoned[pattern]
 
 
 _DEVICE: list[Any] = []
@@ -138,10 +174,14 @@ class OpenCLRunner:
         From :meth:`__init__` when the program does not compile (with the build log).
     """
 
-    def __init__(self, plan: Plan, source: str, launch: dict[str, Any], params: list[torch.Tensor]):
+    def __init__(self, plan: Plan, source: str, launch: dict[str, Any], params: list[torch.Tensor],
+                 poison: PoisonSwitch | None = None,
+                 poison_built: Callable[[int], tuple[str, dict[str, Any]]] | None = None):
         import numpy as np
         import pyopencl as cl
 
+        self.poison, self._poison_built = poison, poison_built
+        self._poisoned: dict[int, OpenCLRunner] = {}
         self.cl, self.np = cl, np
         self.ctx = cl.Context([opencl_device()])
         self.queue = cl.CommandQueue(self.ctx)
@@ -161,7 +201,29 @@ class OpenCLRunner:
             return self.cl.Buffer(self.ctx, mf.READ_WRITE, nbytes)
         return self.cl.Buffer(self.ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=t.numpy())
 
+    def _fill(self, buf: Any, nbytes: int, dtype: str | None, pattern: int) -> None:
+        """Poison a device buffer: typed with :func:`fill_value`, untyped
+        workspaces with bytes 0xFF (NaN / -1) or 0x55."""
+        np = self.np
+        if dtype is None or dtype == "bool":
+            value = np.array([0xFF if pattern == 1 else 0x55], dtype=np.uint8)
+        else:
+            value = np.array([fill_value(dtype, pattern)], dtype=dtype)
+        if nbytes % value.nbytes == 0:
+            self.cl.enqueue_fill_buffer(self.queue, buf, value, 0, nbytes)
+
     def __call__(self, *inputs: torch.Tensor) -> Any:
+        pattern = self.poison.pattern if self.poison is not None else 0
+        if not pattern:
+            return self._run(inputs, 0)
+        if self._poison_built is None:
+            return self._run(inputs, pattern)
+        if pattern not in self._poisoned:
+            code, launch = self._poison_built(pattern)
+            self._poisoned[pattern] = OpenCLRunner(self.plan, code, launch, self.params)
+        return self._poisoned[pattern]._run(inputs, pattern)
+
+    def _run(self, inputs: tuple[torch.Tensor, ...], pattern: int) -> Any:
         cl, np = self.cl, self.np
         if len(inputs) != self.n_inputs:
             raise TypeError(f"expected {self.n_inputs} inputs, got {len(inputs)}")
@@ -176,6 +238,8 @@ class OpenCLRunner:
                     n *= d
                 nbytes = max(n * torch.empty((), dtype=torch_dtype(dtype)).element_size(), 1)
                 bufs[o] = cl.Buffer(self.ctx, cl.mem_flags.READ_WRITE, nbytes)
+                if pattern and n:
+                    self._fill(bufs[o], nbytes, dtype, pattern)
             entry = self.launch[step["func"]]
             local = dict(zip(entry["params"], [bufs[a] for a in step["args"] + step["outs"]]))
             for k in entry["kernels"]:
@@ -185,6 +249,8 @@ class OpenCLRunner:
                         args.append(local[a])
                     elif isinstance(a, dict):
                         args.append(cl.Buffer(self.ctx, cl.mem_flags.READ_WRITE, max(a["alloc"], 1)))
+                        if pattern and a["alloc"]:
+                            self._fill(args[-1], a["alloc"], None, pattern)
                     else:
                         args.append(np.int32(a))
                 kern = self._kernels[k["name"]]

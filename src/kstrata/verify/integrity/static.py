@@ -54,6 +54,13 @@ DUNDER_TRICKS = {"__dict__", "__globals__", "__builtins__", "__subclasses__", "_
                  "__getattribute__", "__class__", "__bases__", "__mro__", "__import__", "__loader__",
                  "__spec__", "f_back", "f_globals", "f_locals", "f_builtins", "_getframe", "gi_frame",
                  "tb_frame", "modules", "__torch_function__", "__torch_dispatch__"}
+#: ways out of torch into NumPy (or any library that takes the buffer protocol):
+#: tensor attributes, and torch functions that build tensors from NumPy arrays.
+#: In DSL host code they are compute outside the DSL, like importing numpy.
+ESCAPE_ATTRS = {"numpy", "__array__", "__array_interface__", "__array_struct__", "__array_wrap__",
+                "__array_priority__", "tolist", "__dlpack__", "__cuda_array_interface__"}
+ESCAPE_TORCH = {"torch.from_numpy", "torch.utils.dlpack.from_dlpack", "torch.utils.dlpack.to_dlpack",
+                "torch.from_dlpack", "torch.frombuffer"}
 INTROSPECTION_CALLS = {"__import__", "eval", "exec", "compile", "globals", "locals", "vars",
                        "breakpoint", "memoryview"}
 REDUCED_DTYPES = {"float16", "half", "bfloat16", "float8_e4m3fn", "float8_e5m2"}
@@ -152,6 +159,11 @@ class _Visitor(ast.NodeVisitor):
         if node.id in ("__builtins__", "__loader__", "__spec__"):
             self.add("no_introspection", node, f"uses {node.id}")
 
+    def visit_Constant(self, node: ast.Constant) -> None:
+        if self.dsl and not self.in_jit and isinstance(node.value, str) and node.value in ESCAPE_ATTRS:
+            self.add("no_foreign_libraries", node, f"names tensor attribute {node.value!r} in host code "
+                     "(getattr/attrgetter/methodcaller into NumPy or a Python list)")
+
     def visit_Attribute(self, node: ast.Attribute) -> None:
         name = self.dotted(node) or ""
         if node.attr in DUNDER_TRICKS and name not in ("torch.nn.modules",):
@@ -165,6 +177,9 @@ class _Visitor(ast.NodeVisitor):
         if name.startswith("torch.cuda.Stream") or name in ("torch.cuda.stream", "torch.cuda.set_stream") \
                 or node.attr == "record_stream":
             self.add("no_side_streams", node, f"uses {name or node.attr}")
+        if self.dsl and not self.in_jit and (node.attr in ESCAPE_ATTRS or name in ESCAPE_TORCH):
+            self.add("no_foreign_libraries", node, f"uses {name or '.' + node.attr} in host code (work done "
+                     "on a NumPy view or Python list of a tensor is compute outside the DSL)")
         self.generic_visit(node)
 
     # -- assignments (monkey-patching, TF32 switches) ----------------------

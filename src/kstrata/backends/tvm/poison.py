@@ -1,0 +1,188 @@
+"""Poisoned buffers: every buffer a TVM candidate allocates starts with a
+known garbage pattern, so a kernel that reads memory it never wrote gives a
+wrong (and pattern-dependent) answer instead of whatever the allocator left.
+
+Two places allocate memory when a TVM candidate runs:
+
+* the plan runner (:mod:`kstrata.backends.tvm.runtime`) allocates every
+  intermediate and output of the graph with ``torch.empty``; with a pattern
+  on, it fills them (:func:`fill_tensor`);
+* the compiled PrimFuncs allocate their own buffers (rfactor partials,
+  ``cache_read``/``cache_write`` stages, workspaces, ``local`` arrays). A
+  *poison build* (:func:`pipeline_name`) appends :func:`poison_pass` to TVM's
+  default TIR pipeline: right after each ``AllocBuffer`` it stores the
+  pattern into every element. Poison builds are cached separately from the
+  normal (timed) build, which is unchanged and pays nothing.
+
+Patterns (:data:`PATTERNS`): ``0`` off; ``1`` NaN for floating point, the
+dtype's maximum for integers, ``True`` for ``bool``; ``2`` a large finite
+value (``1e30``, or a quarter of the dtype's maximum where that is smaller)
+for floating point, bytes ``0x55`` for integers, ``False`` for ``bool``. A
+kernel that reads an uninitialized element produces output that depends on
+the pattern (NaN under 1, huge under 2), so running each test under pattern
+1 and then 2 catches it every time, whatever the memory held before
+(``max``-style reductions that skip NaN still see 1e30).
+
+Scope: on CPU (``llvm``) every allocation is poisoned; in GPU device code only
+``local`` (per-thread) arrays are, since filling ``shared`` memory from every
+thread would need a barrier the pipeline has already placed. A ``source``-level
+candidate (edited target code) has no TIR left to instrument: only the plan
+runner's buffers are poisoned for it.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+#: pattern number -> description
+PATTERNS = {0: "off", 1: "NaN / integer max / True", 2: "1e30 (finite) / 0x55 bytes / False"}
+
+
+def check_pattern(pattern: int) -> int:
+    """``pattern`` as an int, if valid.
+
+    Raises
+    ------
+    ValueError
+        For a pattern other than 0, 1 or 2.
+    """
+    if pattern not in PATTERNS:
+        raise ValueError(f"unknown poison pattern {pattern!r}; expected one of {sorted(PATTERNS)}")
+    return int(pattern)
+
+
+def _int_bits(bits: int, signed: bool) -> int:
+    """The integer whose bytes are all ``0x55`` (a positive number either way)."""
+    del signed
+    return int.from_bytes(b"\x55" * (bits // 8), "little") if bits >= 8 else 1
+
+
+def fill_value(dtype: str, pattern: int) -> Any:
+    """The Python scalar a buffer of TVM dtype string ``dtype`` is filled with.
+
+    Parameters
+    ----------
+    dtype:
+        ``"float32"``, ``"int64"``, ``"bool"``, ``"uint8"``, ... (lanes suffix allowed).
+    pattern:
+        1 or 2 (see the module docstring).
+    """
+    base = dtype.split("x")[0]
+    if base == "bool":
+        return pattern == 1
+    bits = int("".join(c for c in base if c.isdigit()) or 32)
+    if base.startswith(("float", "bfloat")):
+        if pattern == 1:
+            return math.nan
+        big = {16: 65504.0 if base == "float16" else 3.38e38, 32: 3.4e38, 64: 1.79e308}.get(bits, 3.4e38)
+        return min(1e30, big / 4)
+    if base.startswith("uint"):
+        return (1 << bits) - 1 if pattern == 1 else _int_bits(bits, False)
+    return (1 << (bits - 1)) - 1 if pattern == 1 else _int_bits(bits, True)
+
+
+def fill_tensor(t: Any, pattern: int) -> None:
+    """Fill torch tensor ``t`` in place with ``pattern`` (no-op for 0 or an empty tensor)."""
+    if not pattern or not t.numel():
+        return
+    name = str(t.dtype).replace("torch.", "")
+    t.fill_(fill_value(name, pattern))
+
+
+class PoisonSwitch:
+    """The pattern a backend's loaded callables poison with on their next call
+    (shared by the backend and every runner it made; see ``Backend.set_poison``)."""
+
+    def __init__(self) -> None:
+        self.pattern = 0
+
+
+# --------------------------------------------------------------------------- TIR pass
+def _fill_stmt(buf: Any, pattern: int) -> Any:
+    """Nested serial loops storing the pattern into every element of ``buf``."""
+    from tvm import tirx
+
+    dt = str(buf.dtype)
+    lanes = int(buf.dtype.lanes) if hasattr(buf.dtype, "lanes") else 1
+    scalar_dt = dt.split("x")[0] if lanes > 1 else dt
+    value = tirx.const(fill_value(scalar_dt, pattern), scalar_dt)
+    if lanes > 1:
+        value = tirx.Broadcast(value, lanes)
+    loop_vars = [tirx.Var(f"kstrata_poison_i{k}", str(ext.ty)) for k, ext in enumerate(buf.shape)]
+    stmt = tirx.BufferStore(buf, value, loop_vars)
+    for v, ext in reversed(list(zip(loop_vars, buf.shape))):
+        stmt = tirx.For(v, tirx.const(0, str(ext.ty)), ext, tirx.ForKind.SERIAL, stmt)
+    return stmt
+
+
+def _rewrite(stmt: Any, pattern: int, scopes: tuple[str, ...] | None) -> Any:
+    from tvm import tirx
+
+    if isinstance(stmt, tirx.SeqStmt):
+        out = []
+        for s in stmt.seq:
+            out.append(_rewrite(s, pattern, scopes))
+            if isinstance(s, tirx.AllocBuffer) and _wanted(s.buffer, scopes):
+                out.append(_fill_stmt(s.buffer, pattern))
+        return tirx.SeqStmt(out)
+    if isinstance(stmt, tirx.For):
+        return tirx.For(stmt.loop_var, stmt.min, stmt.extent, stmt.kind, _rewrite(stmt.body, pattern, scopes),
+                        stmt.thread_binding, stmt.annotations, stmt.step, stmt.span)
+    if isinstance(stmt, tirx.IfThenElse):
+        other = _rewrite(stmt.else_case, pattern, scopes) if stmt.else_case is not None else None
+        return tirx.IfThenElse(stmt.condition, _rewrite(stmt.then_case, pattern, scopes), other, stmt.span)
+    if isinstance(stmt, tirx.AttrStmt):
+        return tirx.AttrStmt(stmt.node, stmt.attr_key, stmt.value, _rewrite(stmt.body, pattern, scopes),
+                             stmt.span)
+    if isinstance(stmt, tirx.While):
+        return tirx.While(stmt.condition, _rewrite(stmt.body, pattern, scopes), stmt.span)
+    return stmt
+
+
+def _wanted(buf: Any, scopes: tuple[str, ...] | None) -> bool:
+    dt = str(buf.dtype)
+    if dt.startswith("handle") or dt == "void" or not len(buf.shape):
+        return False
+    return scopes is None or buf.scope() in scopes
+
+
+def poison_pass(pattern: int) -> Any:
+    """A module pass that fills every ``AllocBuffer`` with ``pattern`` right after
+    it (host/CPU functions: every scope; GPU device functions: ``local`` only).
+    Meant to run after TVM's default TIR pipeline (buffers flattened, placed)."""
+    import tvm
+
+    @tvm.transform.module_pass(opt_level=0, name="KstrataPoisonAllocations")
+    def _pass(mod: Any, _ctx: Any) -> Any:
+        updates = {}
+        for gv, func in mod.functions.items():
+            if not isinstance(func, tvm.tirx.PrimFunc):
+                continue
+            target = func.attrs.get("target") if func.attrs is not None else None
+            kind = target.kind.name if target is not None else "llvm"
+            scopes = None if kind in ("llvm", "c") else ("local",)
+            updates[gv] = func.with_body(_rewrite(func.body, pattern, scopes))
+        for gv, func in updates.items():
+            mod[gv] = func
+        return mod
+
+    return _pass
+
+
+def pipeline_name(pattern: int) -> str:
+    """Name of the registered TIR pipeline that is TVM's default (``s_tir``)
+    followed by :func:`poison_pass` for ``pattern`` (registered on first use);
+    pass it as ``tvm.tirx.build(..., pipeline=name)``."""
+    from tvm.tirx import compilation_pipeline as cp
+
+    name = f"kstrata_poison_{check_pattern(pattern)}"
+    if name not in cp.PIPELINE_MAP:
+        def factory() -> Any:
+            import tvm
+
+            base, host, device = cp.get_tir_pipeline("s_tir")
+            return tvm.transform.Sequential([base, poison_pass(pattern)]), host, device
+
+        cp.register_tir_pipeline(name, factory)
+    return name
