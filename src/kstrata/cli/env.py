@@ -64,7 +64,16 @@ def collect() -> dict:
         "devices": devices,
         "tools": tools,
         "backends": backends,
+        "sandbox": _sandbox(),
     }
+
+
+def _sandbox() -> dict:
+    from kstrata.sandbox import status
+
+    s = status()
+    return {"tool": s.tool, "usable": s.usable, "version": s.version, "limits": s.limits,
+            "unsafe_no_sandbox": s.unsafe, "describe": s.describe(), "reason": s.reason}
 
 
 def register(app: typer.Typer) -> None:
@@ -86,6 +95,9 @@ def register(app: typer.Typer) -> None:
         console.print(libs)
         console.print("devices: " + "; ".join(info["devices"]))
         console.print("tools: " + ", ".join(f"{k}={v}" for k, v in info["tools"].items()))
+        sb = info["sandbox"]
+        console.print("sandbox for candidate code: " + ("[green]" if sb["usable"] else "[red]") + sb["describe"]
+                      + "[/]", highlight=False)
         bt = Table(title="backends")
         for col in ("backend", "usable", "why not / notes"):
             bt.add_column(col)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -11,11 +12,39 @@ from rich.console import Console
 from kstrata.backends.registry import UnknownBackendError
 from kstrata.tasks.base import TaskError
 
-err_console = Console(stderr=True)
+err_console = Console(stderr=True, soft_wrap=True)  # one line per error, never wrapped
 
 
 class OptionError(ValueError):
     """A command-line option value that cannot be used."""
+
+
+def check_number(option: str, value: float | None, *, minimum: float = 0.0, strict: bool = True,
+                 unit: str = "") -> None:
+    """Refuse a numeric option value that is NaN, infinite or too small.
+
+    Parameters
+    ----------
+    option:
+        The option's name as typed, e.g. ``"--timeout"``.
+    value:
+        Its value; ``None`` (an unset optional option) passes.
+    minimum:
+        The bound; ``strict`` makes it exclusive (``value > minimum``).
+    unit:
+        Shown after the bound in the message, e.g. ``" s"``.
+
+    Raises
+    ------
+    OptionError
+        ``"--timeout -1: must be a finite number > 0 s"``.
+    """
+    if value is None:
+        return
+    ok = math.isfinite(value) and (value > minimum if strict else value >= minimum)
+    if not ok:
+        raise OptionError(f"{option} {value:g}: must be a finite number {'>' if strict else '>='} "
+                          f"{minimum:g}{unit}")
 
 
 def _user_errors() -> tuple[type[Exception], ...]:
@@ -23,10 +52,12 @@ def _user_errors() -> tuple[type[Exception], ...]:
     from kstrata.backends.envs import EnvMissingError
     from kstrata.config import ConfigError
     from kstrata.llm import ProviderError
+    from kstrata.search.budget import BudgetError
+    from kstrata.sandbox.policy import SandboxUnavailable
     from kstrata.store.run_store import StoreError
 
     return (TaskError, UnknownBackendError, FileNotFoundError, OptionError, StoreError,
-            ProviderError, ConfigError, EnvMissingError)
+            ProviderError, ConfigError, EnvMissingError, BudgetError, SandboxUnavailable)
 
 
 @contextmanager

@@ -15,6 +15,7 @@ from kstrata.backends.registry import UnknownBackendError, get_backend
 from kstrata.backends.workers import pool_for
 from kstrata.tasks.base import TaskError
 from kstrata.tasks.loader import resolve_task
+from kstrata.sandbox.policy import SandboxUnavailable
 from kstrata.verify import verify_candidate
 from kstrata.verify.integrity.registry import UnknownPresetError
 
@@ -93,7 +94,7 @@ def register(app: typer.Typer) -> None:
                 ev = verify_candidate(t, backend, sources, secret=secret or secrets.token_hex(16),
                                       preset=preset, timeout_s=timeout, scope=scope, pool=pool,
                                       timed_shapes=timed)
-            except UnknownPresetError as e:
+            except (UnknownPresetError, SandboxUnavailable) as e:
                 err_console.print(f"[bold red]error:[/] {e}", markup=True, highlight=False)
                 raise typer.Exit(2) from None
             timing = None

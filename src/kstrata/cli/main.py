@@ -38,8 +38,18 @@ def _root(
     version: bool = typer.Option(
         False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
     ),
+    unsafe_no_sandbox: bool = typer.Option(
+        False, "--unsafe-no-sandbox",
+        help="Run candidate code without the OS sandbox where none can be made (bubblewrap missing). "
+             "Candidate code is untrusted: use only for your own code on a machine you can lose."),
 ) -> None:
     """kstrata: tasks, verifier, timer and optimizer for GPU/CPU kernels."""
+    if unsafe_no_sandbox:
+        import os
+
+        from kstrata.sandbox.policy import UNSAFE_ENV
+
+        os.environ[UNSAFE_ENV] = "1"
 
 
 app.add_typer(tasks_cmd.app, name="tasks")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from kstrata.cli.errors import err_console, user_errors
+from kstrata.cli.errors import OptionError, check_number, err_console, user_errors
 
 
 def mcp(
@@ -36,6 +36,16 @@ def mcp(
     run_dir = run or Path("runs") / time.strftime("mcp-%Y%m%d-%H%M%S")
     limits = Limits(calls=max_calls, evaluations=max_evaluations, wall_s=max_wall)
     with user_errors():
+        from kstrata.sandbox.policy import require
+
+        require()  # submissions run only sandboxed, unless --unsafe-no-sandbox
+        check_number("--max-wall", max_wall, unit=" s")
+        check_number("--max-calls", max_calls, strict=False)
+        check_number("--max-evaluations", max_evaluations, strict=False)
+        check_number("--workers", workers, minimum=1, strict=False)
+        check_number("--timing-reps", timing_reps, minimum=1, strict=False)
+        if not 0 <= port <= 65535:
+            raise OptionError(f"--port {port}: a TCP port is 0..65535")
         try:
             serve(run_dir, transport=transport, host=host, port=port, backend=backend,
                   task_dir=tasks, limits=limits, workers=workers, time_candidates=not no_timing,

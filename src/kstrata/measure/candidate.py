@@ -176,14 +176,15 @@ def _remote(task: Task, b: Any, sources: dict[str, str], shape: dict[str, int], 
         When the sources do not build there (or the process dies while loading).
     """
     from kstrata.sandbox import CandidateDied, wire
+    from kstrata.sandbox.client import fresh
     from kstrata.verify.runner import candidate_process, task_record
 
     from kstrata.sandbox.policy import unsafe_requested
 
-    proc = candidate_process(task, b, unsafe_requested())
-    procs.append(proc)
+    spec = candidate_process(task, b, unsafe_requested())
     try:
-        proc.start()
+        proc = fresh(spec)
+        procs.append(proc)
         bufs: list[Any] = []
         init = wire.encode(list(init_inputs), bufs)
         h, _ = proc.request({"op": "load", "backend": b.name, "task": task_record(task), "sources": dict(sources),

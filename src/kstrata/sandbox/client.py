@@ -16,6 +16,7 @@ import select
 import signal
 import subprocess
 import sys
+import threading
 import time
 from typing import Any
 
@@ -72,6 +73,8 @@ class CandidateProcess:
         self.rfd = self.wfd = -1
         self.killed_by_us = ""
         self.start_s = 0.0
+        self.ready = False
+        self.t0 = 0.0
 
     # -- life cycle -------------------------------------------------------------------
     def start(self, timeout_s: float = 120.0) -> "CandidateProcess":
@@ -84,7 +87,14 @@ class CandidateProcess:
         CandidateDied
             When the process does not come up.
         """
-        t0 = time.perf_counter()
+        self.spawn()
+        return self.handshake(timeout_s)
+
+    def spawn(self) -> "CandidateProcess":
+        """Start the process without waiting for it. Call it from a thread that
+        outlives the process: the sandbox's die-with-parent signal fires when
+        the spawning *thread* exits."""
+        self.t0 = time.perf_counter()
         if self.sandbox:
             policy.require()
         elif not policy.unsafe_requested() and policy.status().usable is False:
@@ -126,11 +136,21 @@ class CandidateProcess:
         self.rfd, self.wfd = p_r, p_w
         os.set_blocking(self.proc.stderr.fileno(), False)
         self._stderr = bytearray()
+        return self
+
+    def handshake(self, timeout_s: float = 120.0) -> "CandidateProcess":
+        """Wait for the spawned process's hello.
+
+        Raises
+        ------
+        CandidateDied
+            When the process does not come up.
+        """
         h, _ = self._recv(timeout_s)
         if h.get("op") != "hello":
             self.kill()
             raise CandidateDied("protocol", "the candidate process did not say hello")
-        self.start_s = time.perf_counter() - t0
+        self.start_s = time.perf_counter() - self.t0
         return self
 
     def _drain_stderr(self) -> None:
@@ -258,6 +278,30 @@ class CandidateProcess:
                 pass
         self.kill()
 
+    def key(self) -> tuple:
+        """What makes two processes interchangeable before any candidate ran."""
+        return (self.backend, self.python, tuple(sorted(self.env.items())), self.memory_mb,
+                tuple(self.read_only), self.gpu, self.sandbox)
+
+    def clone(self) -> "CandidateProcess":
+        """A new, unstarted process with the same settings."""
+        return CandidateProcess(self.backend, python=self.python, env=self.env, memory_mb=self.memory_mb,
+                                read_only=self.read_only, gpu=self.gpu, sandbox=self.sandbox)
+
+    def warm(self, timeout_s: float | None = 300.0) -> None:
+        """Import torch and the backend in the process (no candidate code)."""
+        self.ok({"op": "warm", "backend": self.backend}, timeout_s=timeout_s)
+        self.ready = True
+
+    def handshake_warm(self, timeout_s: float = 300.0) -> None:
+        """:meth:`handshake` then :meth:`warm` of a spawned spare; failures leave
+        ``ready`` False (its taker discards it)."""
+        try:
+            self.handshake(timeout_s)
+            self.warm(timeout_s)
+        except Exception:  # noqa: BLE001 - a spare that fails is discarded by its taker
+            self.ready = False
+
     def __enter__(self) -> "CandidateProcess":
         return self.start()
 
@@ -289,6 +333,70 @@ class CandidateProcess:
         if not h.get("ok"):
             raise IsolatedCallError(str(h.get("message", "failed")))
         return h.get("value")
+
+
+_SPARES: dict[tuple, tuple[threading.Thread, CandidateProcess]] = {}
+_SPARES_LOCK = threading.Lock()
+_USES: dict[tuple, int] = {}
+
+
+def fresh(spec: CandidateProcess, timeout_s: float = 300.0) -> CandidateProcess:
+    """A started candidate process for ``spec``'s settings, used for ONE candidate.
+
+    Starting a process and importing torch and the backend takes about a
+    second, more than the whole verification of a small task. So once a
+    setting has been used twice (a search or a benchmark, not a single
+    ``eval``), a spare process with the same settings is started and warmed
+    in the background while the current candidate is evaluated, and the next
+    candidate takes it. A spare has run no candidate code; no process is ever
+    used for two candidates.
+
+    Raises
+    ------
+    CandidateDied, kstrata.sandbox.policy.SandboxUnavailable
+        As :meth:`CandidateProcess.start`.
+    """
+    key = spec.key()
+    with _SPARES_LOCK:
+        entry = _SPARES.pop(key, None)
+        _USES[key] = _USES.get(key, 0) + 1
+        refill = _USES[key] >= 2
+    proc = None
+    if entry is not None:
+        thread, spare = entry
+        thread.join(timeout_s)
+        if spare.ready:
+            proc = spare
+        else:
+            spare.kill()
+    if proc is None:
+        proc = spec.start(timeout_s)
+        proc.warm(timeout_s)
+    if refill:
+        spare = spec.clone()
+        try:
+            spare.spawn()  # in this thread, which outlives the spare (see spawn)
+        except Exception:  # noqa: BLE001 - no spare this time
+            return proc
+        t = threading.Thread(target=spare.handshake_warm, args=(timeout_s,), name="kstrata-spare", daemon=True)
+        t.start()
+        with _SPARES_LOCK:
+            old = _SPARES.pop(key, None)
+            _SPARES[key] = (t, spare)
+        if old is not None:
+            old[0].join(timeout_s)
+            old[1].close()
+    return proc
+
+
+def close_spares() -> None:
+    """End every spare process (they also die with this process)."""
+    with _SPARES_LOCK:
+        entries = list(_SPARES.values())
+        _SPARES.clear()
+    for t, p in entries:
+        t.join(60)
+        p.close()
 
 
 class IsolatedCallError(RuntimeError):

@@ -254,6 +254,23 @@ def cgroup_kind() -> str | None:
     return None
 
 
+def _remove_stale() -> None:
+    """Delete cgroups left by kstrata processes that died before cleaning up
+    (their owner's pid, in the name, no longer exists)."""
+    own, root = _own_cgroup(), Path("/sys/fs/cgroup")
+    parents = ([root / own[""].lstrip("/")] if "" in own and "memory" not in own else
+               [root / c / own[c].lstrip("/") for c in ("memory", "pids") if c in own])
+    for parent in parents:
+        for d in parent.glob("kstrata-*-*"):
+            try:
+                pid = int(d.name.split("-")[1])
+            except (IndexError, ValueError):
+                continue
+            if not os.path.exists(f"/proc/{pid}"):
+                cg = Cgroup([d])
+                cg.remove()
+
+
 @dataclass
 class Cgroup:
     """A cgroup (one per sandbox) with a memory and a process-count limit.
@@ -269,9 +286,11 @@ class Cgroup:
 
     @classmethod
     def create(cls, memory_bytes: int | None, pids: int = DEFAULT_PIDS) -> "Cgroup | None":
+        """A new cgroup with the limits, or None where kstrata cannot make one."""
         kind = cgroup_kind()
         if kind is None:
             return None
+        _remove_stale()
         own, root, name = _own_cgroup(), Path("/sys/fs/cgroup"), f"kstrata-{os.getpid()}-{uuid.uuid4().hex[:8]}"
         cg = cls(kind=kind)
         try:
@@ -319,11 +338,6 @@ class Cgroup:
                             return True
                 except (OSError, ValueError):
                     continue
-            try:
-                if int((d / "memory.failcnt").read_text()) > 0 and (d / "memory.failcnt").exists():
-                    return True
-            except (OSError, ValueError):
-                pass
         return False
 
     def kill_all(self) -> None:

@@ -87,9 +87,14 @@ def verify_candidate(task: Task, backend_name: str, sources: dict[str, str], *, 
         For an unknown preset.
     VerifierError
         On a bug in kstrata itself.
+    kstrata.sandbox.SandboxUnavailable
+        When no sandbox can be made here and ``--unsafe-no-sandbox`` was not given.
     """
     backend = get_backend(backend_name)
     get_preset(preset)
+    from kstrata.sandbox.policy import require
+
+    require()  # refuse untrusted candidates without a sandbox, unless --unsafe-no-sandbox
     own = pool is None
     if own:
         from kstrata.backends.workers import pool_for

@@ -46,7 +46,7 @@ from kstrata.verify.integrity.ops import OpRecorder
 from kstrata.verify.integrity.registry import Finding, applies, preset as get_preset
 from kstrata.verify.integrity.static import native_findings, static_findings, vendor_findings
 from kstrata.sandbox import wire
-from kstrata.sandbox.client import CandidateDied
+from kstrata.sandbox.client import CandidateDied, fresh
 from kstrata.verify.plan import TestCase, hidden_tests, perturbed_shapes, public_tests
 from kstrata.verify.result import Evaluation
 from kstrata.verify.tolerance import DTYPE_BOUNDS, Comparison, agree, compare
@@ -458,16 +458,16 @@ def run_protocol(task: Task, backend_name: str, sources: dict[str, str], secret:
     backend = get_backend(backend_name)
     ev = Evaluation(Verdict.CORRECT, task=task.name, backend=backend_name, preset=preset,
                     versions=versions(backend), tolerance=tolerance_record(task))
-    proc = candidate_process(task, backend, unsafe_no_sandbox)
-    ctx = Context(task, backend, backend_name, sources, get_preset(preset), proc, ev)
+    spec = candidate_process(task, backend, unsafe_no_sandbox)
+    ctx = Context(task, backend, backend_name, sources, get_preset(preset), spec, ev)
     torch.set_num_threads(max(1, torch.get_num_threads()))
     threads_before = torch.get_num_threads()
     try:
         _static_stage(ctx)
         try:
-            proc.start()
+            ctx.proc = fresh(spec)
         except CandidateDied as e:
-            raise died(e, proc, True) from None
+            raise died(e, spec, True) from None
         # -- public stage ---------------------------------------------------------
         pub = public_tests(task)
         first: dict[str, Any] = {}
@@ -506,7 +506,7 @@ def run_protocol(task: Task, backend_name: str, sources: dict[str, str], secret:
     except TaskError as e:
         raise RuntimeError(f"task {task.name} cannot run: {e}") from e
     finally:
-        proc.close()
+        ctx.proc.close()
         torch.set_num_threads(threads_before)
     ev.warnings = [w.to_dict() for w in ctx.warnings]
     ev.load_seconds = ctx.load_seconds
@@ -516,16 +516,16 @@ def run_protocol(task: Task, backend_name: str, sources: dict[str, str], secret:
 
 def candidate_process(task: Task, backend: Backend, unsafe_no_sandbox: bool = False) -> Any:
     """A (not yet started) candidate process for ``backend``: its interpreter,
-    its environment variables, the task file bound read-only, GPU nodes for
-    GPU backends, and the memory limit."""
+    its environment variables, GPU nodes for GPU backends, and the memory
+    limit. The task's source reaches it in the ``load`` request; start it
+    with :func:`kstrata.sandbox.client.fresh`."""
     from kstrata.backends import envs
     from kstrata.sandbox import CandidateProcess, default_memory_mb, sandbox_env
 
     python = envs.python_for(backend.name)
-    files = [str(task.path)] + [str(p) for p in (task.path.with_suffix(".toml"),) if p.exists()]
     return CandidateProcess(backend.name, python=str(python) if python else None, env=sandbox_env(backend),
                             memory_mb=None if backend.device.startswith("cuda") else default_memory_mb(),
-                            read_only=files, gpu=backend.device.startswith("cuda"),
+                            gpu=backend.device.startswith("cuda"),
                             sandbox=False if unsafe_no_sandbox else None)
 
 
