@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from kstrata.bench.sampling import stratified_sample
+from kstrata.search import budget as _budget_mod
 from kstrata.search.budget import Budget
 from kstrata.store.artifacts import write_atomic
 from kstrata.tasks.base import Task, TaskError
@@ -59,16 +60,6 @@ CREATE TABLE IF NOT EXISTS cells (
 );
 """
 
-#: ``--budget`` keys -> :class:`Budget` fields
-BUDGET_ALIASES = {
-    "evals": "evaluations", "evaluations": "evaluations",
-    "wall": "wall_clock_s", "wall_s": "wall_clock_s", "wall_clock_s": "wall_clock_s",
-    "calls": "proposer_calls", "proposer_calls": "proposer_calls",
-    "tokens_in": "tokens_in", "tokens_out": "tokens_out",
-    "cost": "cost_usd", "cost_usd": "cost_usd",
-    "patience": "patience", "target_roofline": "target_roofline",
-}
-
 
 class BenchError(ValueError):
     """A bench spec or directory that cannot be used; the message says what to do."""
@@ -77,28 +68,20 @@ class BenchError(ValueError):
 def parse_budget(text: str) -> Budget:
     """``"evals=3,wall=600,calls=10"`` -> :class:`Budget` (unset limits stay unlimited).
 
-    Keys: ``evals``, ``wall`` (seconds), ``calls``, ``tokens_in``, ``tokens_out``,
-    ``cost`` (USD), ``patience``, ``target_roofline`` and the :class:`Budget`
-    field names themselves.
+    Items are read by :func:`kstrata.search.budget.parse_budget` (the parser of
+    ``kstrata optimize --budget`` too): same keys, same checks.
 
     Raises
     ------
     BenchError
-        For an unknown key or a value that is not a number.
+        For a bad item (see :func:`kstrata.search.budget.parse_budget`) or a
+        budget without any limit.
     """
-    values: dict[str, Any] = {"evaluations": None}
-    for part in filter(None, (p.strip() for p in text.split(","))):
-        key, sep, value = part.partition("=")
-        name = BUDGET_ALIASES.get(key.strip())
-        if not sep or name is None:
-            raise BenchError(f"bad budget item {part!r}; use KEY=VALUE with KEY in "
-                             f"{', '.join(sorted(BUDGET_ALIASES))}")
-        try:
-            number = float(value)
-        except ValueError:
-            raise BenchError(f"budget {key} must be a number, got {value!r}") from None
-        integer = name in ("evaluations", "proposer_calls", "tokens_in", "tokens_out", "patience")
-        values[name] = int(number) if integer else number
+    try:
+        given = _budget_mod.parse_budget(text)
+    except _budget_mod.BudgetError as e:
+        raise BenchError(str(e)) from None
+    values: dict[str, Any] = {"evaluations": None, **given}
     if all(v is None for v in values.values()):
         raise BenchError("a bench budget needs at least one limit, e.g. evals=10")
     return Budget.from_dict(values)

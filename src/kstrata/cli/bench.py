@@ -16,7 +16,7 @@ from kstrata.bench.harness import (
     parse_budget,
     run_bench,
 )
-from kstrata.cli.errors import err_console, user_errors
+from kstrata.cli.errors import check_number, err_console, user_errors
 from kstrata.execute.select import EXECUTOR_HELP
 from kstrata.store.run_store import StoreError
 
@@ -79,6 +79,7 @@ def register(app: typer.Typer) -> None:
                 console.print(f"  [red]failed[/] {cell['error'].splitlines()[0]}", highlight=False)
 
         with bench_errors():
+            check_number("--sample", sample, minimum=1, strict=False)
             spec = BenchSpec(
                 suite=suite, backends=_split(backends), proposers=_split(proposers),
                 budget=parse_budget(budget).to_dict(), tasks=_split(tasks), sample=sample,

@@ -12,7 +12,8 @@ from rich.console import Console
 from rich.live import Live
 from rich.text import Text
 
-from kstrata.cli.errors import OptionError, user_errors
+from kstrata.cli.errors import OptionError, check_number, user_errors
+from kstrata.search import budget as _budget_mod
 from kstrata.store.secret import run_secret
 from kstrata.tasks.base import TaskError
 
@@ -20,23 +21,6 @@ console = Console()
 
 #: ``--budget`` of a new run when none is given
 DEFAULT_BUDGET = "evals=40"
-#: short names accepted by ``--budget`` -> Budget field
-BUDGET_ALIASES = {
-    "evals": "evaluations",
-    "evaluations": "evaluations",
-    "wall": "wall_clock_s",
-    "wall_s": "wall_clock_s",
-    "wall_clock_s": "wall_clock_s",
-    "calls": "proposer_calls",
-    "proposer_calls": "proposer_calls",
-    "tokens_in": "tokens_in",
-    "tokens_out": "tokens_out",
-    "cost": "cost_usd",
-    "cost_usd": "cost_usd",
-    "patience": "patience",
-    "roofline": "target_roofline",
-    "target_roofline": "target_roofline",
-}
 
 
 def _timing_shape(option: str, task: Any, backend: Any, resume: Path | None) -> dict[str, int]:
@@ -77,34 +61,19 @@ def _timing_shape(option: str, task: Any, backend: Any, resume: Path | None) -> 
 
 
 def parse_budget(text: str) -> dict[str, float | int]:
-    """``"evals=30,wall=600"`` -> ``{"evaluations": 30, "wall_clock_s": 600}``.
+    """``"evals=30,wall=600"`` -> ``{"evaluations": 30, "wall_clock_s": 600}``
+    (:func:`kstrata.search.budget.parse_budget`, which ``kstrata bench`` uses too).
 
     Raises
     ------
     OptionError
-        For a malformed item or an unknown key (the message lists the known keys).
+        For a malformed item, an unknown or repeated key, or a value that is
+        not a finite, non-negative number (a whole one for counts).
     """
-    out: dict[str, float | int] = {}
-    for item in filter(None, (p.strip() for p in text.split(","))):
-        key, sep, value = item.partition("=")
-        if not sep:
-            raise OptionError(f"--budget item {item!r} is not KEY=VALUE (e.g. evals=30,wall=600)")
-        field = BUDGET_ALIASES.get(key.strip())
-        if field is None:
-            raise OptionError(f"--budget key {key!r} unknown; use one of {', '.join(sorted(BUDGET_ALIASES))}")
-        try:
-            num = float(value)
-        except ValueError:
-            raise OptionError(f"--budget {key}={value!r}: not a number") from None
-        if num < 0:
-            raise OptionError(f"--budget {key}={value}: a limit cannot be negative")
-        if field in ("wall_clock_s", "cost_usd", "target_roofline"):
-            out[field] = num
-        elif num != int(num):
-            raise OptionError(f"--budget {key}={value}: a count must be a whole number")
-        else:
-            out[field] = int(num)
-    return out
+    try:
+        return _budget_mod.parse_budget(text)
+    except _budget_mod.BudgetError as e:
+        raise OptionError(str(e)) from None
 
 
 def _budget(option: str | None, resume: Path | None) -> Any:
@@ -221,6 +190,7 @@ def register(app: typer.Typer) -> None:
         from kstrata.tasks.loader import resolve_task
 
         with user_errors():
+            check_number("--lookahead", lookahead, strict=False)
             t = resolve_task(task)
             b = get_backend(backend)
             av = b.availability()

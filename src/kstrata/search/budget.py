@@ -11,6 +11,7 @@ tokens in the provider to make them exact.
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass, fields
 
 #: ledger kind -> Budget attribute
@@ -22,6 +23,71 @@ LIMIT_KINDS = {
     "tokens_out": "tokens_out",
     "cost_usd": "cost_usd",
 }
+
+#: keys accepted by :func:`parse_budget` (``--budget`` of optimize and bench) -> Budget field
+BUDGET_ALIASES = {
+    "evals": "evaluations", "evaluations": "evaluations",
+    "wall": "wall_clock_s", "wall_s": "wall_clock_s", "wall_clock_s": "wall_clock_s",
+    "calls": "proposer_calls", "proposer_calls": "proposer_calls",
+    "tokens_in": "tokens_in", "tokens_out": "tokens_out",
+    "cost": "cost_usd", "cost_usd": "cost_usd",
+    "patience": "patience",
+    "roofline": "target_roofline", "target_roofline": "target_roofline",
+}
+#: Budget fields that hold real numbers (the others are whole counts)
+REAL_FIELDS = ("wall_clock_s", "cost_usd", "target_roofline")
+
+
+class BudgetError(ValueError):
+    """A budget text that cannot be used; the message names the item and the fix."""
+
+
+def parse_budget(text: str) -> dict[str, float | int]:
+    """Parse a ``--budget`` text: ``"evals=30,wall=600"`` -> ``{"evaluations": 30,
+    "wall_clock_s": 600.0}`` (only the limits given; the caller decides what an
+    unset limit means).
+
+    Keys are those of :data:`BUDGET_ALIASES`: ``evals``, ``wall`` (seconds),
+    ``calls``, ``tokens_in``, ``tokens_out``, ``cost`` (USD), ``patience``,
+    ``roofline`` (a fraction in (0, 1]) and the :class:`Budget` field names.
+
+    Raises
+    ------
+    BudgetError
+        For an item that is not ``KEY=VALUE``, an unknown key, a key given twice
+        (also under two aliases), a value that is not a finite number, a
+        negative limit, a fractional count, ``patience`` below 1 or ``roofline``
+        outside (0, 1].
+    """
+    out: dict[str, float | int] = {}
+    given: dict[str, str] = {}
+    for item in filter(None, (p.strip() for p in text.split(","))):
+        key, sep, value = (x.strip() for x in item.partition("="))
+        if not sep:
+            raise BudgetError(f"--budget item {item!r} is not KEY=VALUE (e.g. evals=30,wall=600)")
+        field = BUDGET_ALIASES.get(key)
+        if field is None:
+            raise BudgetError(f"--budget key {key!r} unknown; use one of {', '.join(sorted(BUDGET_ALIASES))}")
+        if field in out:
+            raise BudgetError(f"--budget {given[field]} and {item} both set {field}; keep one")
+        try:
+            num = float(value)
+        except ValueError:
+            raise BudgetError(f"--budget {key}={value!r}: not a number") from None
+        if not math.isfinite(num):
+            raise BudgetError(f"--budget {key}={value}: a limit must be a finite number "
+                              "(leave the key out for no limit)")
+        if num < 0:
+            raise BudgetError(f"--budget {key}={value}: a limit cannot be negative")
+        if field == "target_roofline" and not 0 < num <= 1:
+            raise BudgetError(f"--budget {key}={value}: a roofline fraction is in (0, 1], e.g. 0.8")
+        if field == "patience" and num < 1:
+            raise BudgetError(f"--budget {key}={value}: patience counts expansions, at least 1")
+        if field not in REAL_FIELDS and num != int(num):
+            raise BudgetError(f"--budget {key}={value}: a count must be a whole number")
+        out[field] = num if field in REAL_FIELDS else int(num)
+        given[field] = item
+    return out
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ import tomllib
 from functools import lru_cache
 from pathlib import Path
 
+import torch
 from pydantic import ValidationError
 
 from kstrata.tasks.base import Task, TaskError, import_module_from_path
@@ -166,20 +167,127 @@ def suite() -> list[Task]:
     return list(_suite())
 
 
-def resolve_task(name_or_path: str, search_dir: str | Path | None = None) -> Task:
-    """A task by suite name, by name within ``search_dir``, or by file path.
+_CHECKED: dict[tuple[str, str, str], None] = {}
+
+
+def smallest_shape(task: Task) -> dict[str, int]:
+    """The task's cheapest small shape: least product of its sizes (ties: first)."""
+
+    def size(shape: dict[str, int]) -> int:
+        n = 1
+        for v in task.full_shape(shape).values():
+            n *= max(int(v), 1)
+        return n
+
+    return task.full_shape(min(task.small_shapes, key=size))
+
+
+def _one_line(e: BaseException) -> str:
+    return " ".join(str(e).split())[:300]
+
+
+def _bad_outputs(out: object) -> str | None:
+    """What is wrong with a reference's outputs (None: a tensor, or a
+    tuple/list of tensors, possibly nested, at least one)."""
+    if isinstance(out, torch.Tensor):
+        return None
+    if isinstance(out, (tuple, list)):
+        if not out:
+            return f"an empty {type(out).__name__}"
+        for i, x in enumerate(out):
+            bad = _bad_outputs(x)
+            if bad:
+                return f"a {type(out).__name__} whose item {i} is {bad}"
+        return None
+    if out is None:
+        return "None"
+    if isinstance(out, dict):
+        return f"a dict (keys {', '.join(map(repr, list(out)[:5]))})"
+    if isinstance(out, (bool, int, float, complex)):
+        return f"a Python {type(out).__name__} ({out!r})"
+    return f"a {type(out).__module__}.{type(out).__qualname__}"
+
+
+def check_reference(task: Task) -> None:
+    """Run ``task``'s reference once at its smallest shape and check what it returns.
+
+    Catches task files that import but cannot be judged: ``get_inputs`` values
+    the reference cannot take, a ``Model`` or ``forward`` that raises, or outputs
+    that are not a tensor or a tuple/list of tensors (a dict, None, a Python
+    number). Integer/bool outputs, NaN/Inf values and zero-size tensors pass.
+    One call per task text, metadata and path in this process (cached); the
+    global RNG state is left as it was.
+
+    Parameters
+    ----------
+    task:
+        A loaded task.
 
     Raises
     ------
     TaskError
-        For an unknown name, with the closest known names suggested.
+        ``"<path>: <what is wrong>; <what to do>"``.
+    """
+    try:
+        shape = smallest_shape(task)
+    except TaskError:
+        raise
+    except Exception as e:  # noqa: BLE001 - any failure of the user's file is reported
+        raise TaskError(f"{task.path}: its small shapes cannot be worked out: {type(e).__name__}: "
+                        f"{_one_line(e)}; fix get_inputs() or the shapes metadata") from None
+    key = (task.digest, str(task.path), task.meta.model_dump_json() + repr(sorted(shape.items())))
+    if key in _CHECKED:
+        return
+    where = f"at shape {shape}" if shape else "at its own sizes"
+    with torch.random.fork_rng(devices=[]):
+        try:
+            model, inputs, _, _ = task.instantiate(shape, seed=0)
+        except TaskError:
+            raise
+        except Exception as e:  # noqa: BLE001 - any failure of the user's file is reported
+            raise TaskError(
+                f"{task.path}: building the reference {where} failed: {type(e).__name__}: {_one_line(e)}; "
+                "fix get_init_inputs(), get_inputs() or Model.__init__"
+            ) from None
+        try:
+            with torch.no_grad():
+                out = model(*inputs)
+        except Exception as e:  # noqa: BLE001
+            kinds = ", ".join(type(x).__name__ for x in inputs) or "no inputs"
+            raise TaskError(
+                f"{task.path}: the reference Model.forward raised {type(e).__name__}: {_one_line(e)} "
+                f"({where}; get_inputs() gave {kinds}); fix get_inputs() or Model.forward so the "
+                "reference runs"
+            ) from None
+    bad = _bad_outputs(out)
+    if bad:
+        raise TaskError(
+            f"{task.path}: Model.forward returned {bad}; it must return a tensor or a "
+            "tuple/list of tensors (return the tensors as a tuple; wrap a Python number in "
+            "torch.tensor(...))"
+        )
+    _CHECKED[key] = None
+
+
+def resolve_task(name_or_path: str, search_dir: str | Path | None = None) -> Task:
+    """A task by suite name, by name within ``search_dir``, or by file path,
+    checked once with :func:`check_reference`.
+
+    Raises
+    ------
+    TaskError
+        For an unknown name, with the closest known names suggested, or for a
+        task whose reference cannot be run or judged (:func:`check_reference`).
     """
     candidate = Path(name_or_path)
     if candidate.suffix == ".py" or candidate.is_file():
-        return load_task(candidate)
+        task = load_task(candidate)
+        check_reference(task)
+        return task
     pool = load_dir(search_dir) if search_dir else suite()
     by_name = {t.name: t for t in pool}
     if name_or_path in by_name:
+        check_reference(by_name[name_or_path])
         return by_name[name_or_path]
     close = difflib.get_close_matches(name_or_path, list(by_name), n=5, cutoff=0.5)
     if not close:
