@@ -36,6 +36,17 @@ class StoreError(RuntimeError):
     """A run directory that cannot be used (missing, newer schema, wrong run)."""
 
 
+def database_error(path: Path, err: sqlite3.DatabaseError) -> StoreError:
+    """The :class:`StoreError` for a run database SQLite refuses: in use by
+    another process, or damaged (truncated, overwritten, not a kstrata run).
+    The file is left as it is."""
+    text = " ".join(str(err).split())
+    if isinstance(err, sqlite3.OperationalError) and ("locked" in text or "busy" in text):
+        return StoreError(f"{path} is in use by another process ({text}); wait for it to finish "
+                          "or stop it, then try again")
+    return StoreError(f"{path} is damaged ({text}); start a new run with --out, or restore the file")
+
+
 def _call_field(call: Any, name: str, default: Any) -> Any:
     if isinstance(call, dict):
         return call.get(name, default)
@@ -59,10 +70,24 @@ class RunStore:
     # -- opening -----------------------------------------------------------
     @staticmethod
     def _connect(path: Path) -> sqlite3.Connection:
-        conn = sqlite3.connect(path, isolation_level=None, timeout=10.0)
+        """Open ``path`` with :data:`PRAGMAS` set.
+
+        Raises
+        ------
+        StoreError
+            If SQLite cannot use the file (see :func:`database_error`).
+        """
+        try:
+            conn = sqlite3.connect(path, isolation_level=None, timeout=10.0)
+        except sqlite3.DatabaseError as e:
+            raise database_error(path, e) from None
         conn.row_factory = sqlite3.Row
-        for pragma in PRAGMAS:
-            conn.execute(pragma)
+        try:
+            for pragma in PRAGMAS:
+                conn.execute(pragma)
+        except sqlite3.DatabaseError as e:
+            conn.close()
+            raise database_error(path, e) from None
         return conn
 
     @classmethod
@@ -107,13 +132,23 @@ class RunStore:
         Raises
         ------
         StoreError
-            If there is no ``run.db`` or its schema is newer than this kstrata.
+            If there is no ``run.db``, its schema is newer than this kstrata, or
+            SQLite finds it damaged (``PRAGMA quick_check``: a truncated file,
+            or one that is not a database) or cannot use it.
         """
         run_dir = Path(run_dir)
         if not cls.exists(run_dir):
             raise StoreError(f"{run_dir}: no {DB_NAME}; is this a kstrata run directory?")
-        conn = cls._connect(run_dir / DB_NAME)
-        (version,) = conn.execute("SELECT version FROM schema_version").fetchone()
+        path = run_dir / DB_NAME
+        conn = cls._connect(path)
+        try:
+            problems = [r[0] for r in conn.execute("PRAGMA quick_check(3)")]
+            if problems != ["ok"]:
+                raise sqlite3.DatabaseError("; ".join(problems))
+            (version,) = conn.execute("SELECT version FROM schema_version").fetchone()
+        except sqlite3.DatabaseError as e:
+            conn.close()
+            raise database_error(path, e) from None
         if version > SCHEMA_VERSION:
             conn.close()
             raise StoreError(

@@ -17,13 +17,24 @@ SECRET_FILE = "secret"
 
 def run_secret(run_dir: str | Path) -> str:
     """The run's secret: ``$KSTRATA_SECRET``, else ``RUN_DIR/secret`` (created
-    atomically with mode 0600 on first use)."""
+    atomically with mode 0600 on first use).
+
+    Raises
+    ------
+    StoreError
+        If ``RUN_DIR/secret`` is missing (or empty) while the run in
+        ``RUN_DIR`` has already evaluated candidates: a new secret would
+        change its hidden tests halfway, so it is never silently replaced.
+    """
     env = os.environ.get("KSTRATA_SECRET")
     if env:
         return env
     path = Path(run_dir) / SECRET_FILE
     if path.is_file():
-        return path.read_text().strip()
+        value = path.read_text().strip()
+        if value:
+            return value
+    _refuse_new_secret_for_judged_run(Path(run_dir))
     path.parent.mkdir(parents=True, exist_ok=True)
     value = secrets.token_hex(32)
     tmp = path.with_name(f".{SECRET_FILE}.{os.getpid()}.tmp")
@@ -32,3 +43,18 @@ def run_secret(run_dir: str | Path) -> str:
         f.write(value + "\n")
     os.replace(tmp, path)
     return value
+
+
+def _refuse_new_secret_for_judged_run(run_dir: Path) -> None:
+    from kstrata.store.run_store import RunStore, StoreError
+
+    if not RunStore.exists(run_dir):
+        return
+    with RunStore.open(run_dir) as store:
+        judged = store.spent().get("evaluations", 0.0) > 0
+    if judged:
+        raise StoreError(
+            f"{run_dir / SECRET_FILE} is missing or empty, but this run's candidates were verified "
+            "against hidden tests derived from it; a new secret would change the hidden set halfway. "
+            "Restore the file (or set $KSTRATA_SECRET to its value), or start a new run with --out"
+        )

@@ -1,0 +1,109 @@
+"""A damaged run directory (case 20): a truncated or overwritten ``run.db`` is a
+:class:`StoreError` (``error: RUN/run.db is damaged ...``, exit status 2) for
+every command that opens it, and the file is left as it was; a deleted secret
+is never silently replaced once candidates were judged with it."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+
+import pytest
+from typer.testing import CliRunner
+
+from kstrata.cli.main import app
+from kstrata.store import RunStore, StoreError
+from kstrata.store.secret import SECRET_FILE, run_secret
+
+
+@pytest.fixture(autouse=True)
+def _no_env_secret(monkeypatch):
+    monkeypatch.delenv("KSTRATA_SECRET", raising=False)
+
+
+def _run(tmp_path, evaluations: int = 3):
+    """A run directory with a secret and a few hundred ledger rows (a database of several pages)."""
+    run = tmp_path / "run"
+    secret = run_secret(run)
+    with RunStore.create(run, config={"budget": {"evaluations": 8}}) as store:
+        with store.transaction():
+            for i in range(400):
+                store.charge("wall_s", 0.5, ref=f"padding-{i:04d}-" + "x" * 200)
+            for i in range(evaluations):
+                store.charge("evaluations", 1, ref=f"c{i}")
+    assert (run / "run.db").stat().st_size > 16384
+    return run, secret
+
+
+def _digest(path):
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _damage(run, how):
+    db = run / "run.db"
+    if how == "truncated":
+        os.truncate(db, 4096)
+    else:
+        db.write_bytes(os.urandom(100_000))
+
+
+@pytest.mark.parametrize("how", ["truncated", "garbage"])
+def test_damaged_database_is_a_store_error_and_stays_as_it_was(tmp_path, how):
+    run, _ = _run(tmp_path)
+    _damage(run, how)
+    before = _digest(run / "run.db")
+    with pytest.raises(StoreError, match=r"run\.db is damaged \(.+\); start a new run with --out, or restore the file"):
+        RunStore.open(run)
+    runner = CliRunner()
+    for args in (["tree", str(run)], ["show", str(run), "abc"], ["report", str(run)],
+                 ["optimize", "relu", "--backend", "tvm-llvm", "--resume", str(run)],
+                 ["optimize", "relu", "--backend", "tvm-llvm", "--resume", str(run), "--budget", "evals=9"]):
+        res = runner.invoke(app, args)
+        assert res.exit_code == 2, (args, res.output)
+        lines = [ln for ln in res.output.splitlines() if ln.strip()]
+        assert len(lines) == 1 and lines[0].startswith(f"error: {run / 'run.db'} is damaged"), (args, res.output)
+    assert _digest(run / "run.db") == before
+    assert not (run / "run.db-wal").exists() or (run / "run.db-wal").stat().st_size == 0
+
+
+def test_a_database_of_something_else_is_named_too(tmp_path):
+    run = tmp_path / "run"
+    run.mkdir()
+    conn = sqlite3.connect(run / "run.db")
+    conn.execute("CREATE TABLE t (x)")
+    conn.commit()
+    conn.close()
+    with pytest.raises(StoreError, match=r"run\.db is damaged \(no such table: schema_version\)"):
+        RunStore.open(run)
+
+
+def test_an_intact_run_still_opens(tmp_path):
+    run, _ = _run(tmp_path)
+    with RunStore.open(run) as store:
+        assert store.spent()["evaluations"] == 3
+
+
+def test_deleted_secret_of_a_judged_run_stops_the_resume(tmp_path):
+    run, secret = _run(tmp_path)
+    assert run_secret(run) == secret
+    (run / SECRET_FILE).unlink()
+    with pytest.raises(StoreError, match="secret is missing.*hidden tests.*Restore the file"):
+        run_secret(run)
+    assert not (run / SECRET_FILE).exists()
+    (run / SECRET_FILE).write_text("")  # emptied: same as deleted
+    with pytest.raises(StoreError, match="secret is missing or empty"):
+        run_secret(run)
+    res = CliRunner().invoke(app, ["optimize", "relu", "--backend", "tvm-llvm", "--resume", str(run)])
+    assert res.exit_code == 2 and "secret is missing" in res.output and "Traceback" not in res.output
+
+
+def test_secret_of_a_run_that_judged_nothing_is_made(tmp_path, monkeypatch):
+    run, _ = _run(tmp_path, evaluations=0)  # e.g. `kstrata mcp` creates the store, then the secret
+    (run / SECRET_FILE).unlink()
+    fresh = run_secret(run)
+    assert len(fresh) == 64 and (run / SECRET_FILE).read_text().strip() == fresh
+    assert (run / SECRET_FILE).stat().st_mode & 0o777 == 0o600
+    monkeypatch.setenv("KSTRATA_SECRET", "shared")
+    (run / SECRET_FILE).unlink()
+    assert run_secret(run) == "shared"
