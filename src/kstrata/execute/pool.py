@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import queue
 import select
+import shutil
 import signal
 import subprocess
 import sys
@@ -137,6 +138,27 @@ def worker_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     env["PYTHONUNBUFFERED"] = "1"
     env.update(extra or {})
     return env
+
+
+def _sweep_stale_dirs() -> None:
+    """Remove the ``kstrata-worker-PID-*`` directories of this user whose
+    kstrata process (PID) is gone: a pool killed with its process (SIGKILL)
+    cannot remove its own."""
+    root = Path(tempfile.gettempdir())
+    try:
+        entries = list(root.glob("kstrata-worker-*-*"))
+    except OSError:
+        return
+    for d in entries:
+        pid = d.name.split("-")[2]
+        try:
+            if not pid.isdigit() or d.is_symlink() or d.stat().st_uid != os.getuid():
+                continue
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            shutil.rmtree(d, ignore_errors=True)
+        except OSError:  # alive (EPERM: another user's process), or gone already
+            continue
 
 
 class _Worker:
@@ -274,11 +296,14 @@ class WorkerPool:
             extra["KSTRATA_WORKER_NO_NETNS"] = "1"
         self.env = worker_env(extra)
         self.memory_mb = memory_mb
-        self._tmp = None
-        if cwd is None:
-            self._tmp = tempfile.TemporaryDirectory(prefix="kstrata-worker-")
-            cwd = self._tmp.name
-        self.cwd = cwd
+        _sweep_stale_dirs()
+        # the workers' cwd (unless given) and temp dir: what they leave there
+        # (candidate files, build dirs) goes with close(), even after a SIGKILL
+        self._tmp = tempfile.TemporaryDirectory(prefix=f"kstrata-worker-{os.getpid()}-")
+        if "TMPDIR" not in extra:
+            os.mkdir(os.path.join(self._tmp.name, "tmp"), 0o700)
+            self.env["TMPDIR"] = os.path.join(self._tmp.name, "tmp")
+        self.cwd = cwd or self._tmp.name
         self.max_calls = max_calls
         self.start_timeout_s = start_timeout_s
         self._slots: queue.Queue[list] = queue.Queue()
