@@ -160,7 +160,9 @@ def decode(value: Any, buffers: list[bytes], device: str = "cpu") -> Any:
             # a fresh allocation (64-byte aligned, as TVM's DLPack import requires), filled from the bytes
             flat = torch.empty(len(raw), dtype=torch.uint8)
             if raw:
-                flat.copy_(torch.frombuffer(raw, dtype=torch.uint8))
+                import numpy
+
+                flat.numpy()[:] = numpy.frombuffer(raw, dtype=numpy.uint8)
             t = flat.view(dtype).reshape(shape) if numel else torch.empty(shape, dtype=dtype)
             return t.to(device) if device != "cpu" else t
         if "__tuple__" in value:

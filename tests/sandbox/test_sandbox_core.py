@@ -1,0 +1,157 @@
+"""The trust boundary's core: the wire format, the candidate process and its
+sandbox, the refusal without one (issue #16)."""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from kstrata.sandbox import CandidateDied, CandidateProcess, status, wire
+from kstrata.sandbox.client import fresh
+from kstrata.tasks.loader import resolve_task
+from kstrata.verify import verify_candidate
+
+needs_sandbox = pytest.mark.skipif(not status().usable, reason="bubblewrap cannot run here")
+KSTRATA = str(Path(sys.executable).with_name("kstrata"))
+
+
+# -- wire format ---------------------------------------------------------------------
+def test_wire_round_trip_keeps_values_types_and_alignment():
+    bufs: list = []
+    value = [torch.randn(3, 5), (torch.arange(4, dtype=torch.int32), None), 2.5, "x",
+             {"k": torch.zeros(0, 2, dtype=torch.bfloat16)}]
+    enc = wire.encode(value, bufs)
+    json.dumps(enc)  # plain JSON: nothing executable crosses the boundary
+    out = wire.decode(enc, bufs)
+    assert torch.equal(out[0], value[0]) and out[0].data_ptr() % 64 == 0
+    assert isinstance(out[1], tuple) and torch.equal(out[1][0], value[1][0]) and out[1][1] is None
+    assert out[2:4] == [2.5, "x"] and out[4]["k"].shape == (0, 2) and out[4]["k"].dtype == torch.bfloat16
+
+
+@pytest.mark.parametrize("bad", [
+    {"__tensor__": 0, "dtype": "float32", "shape": [3]},          # 12 bytes expected, 8 given
+    {"__tensor__": 0, "dtype": "object", "shape": [1]},           # unknown dtype
+    {"__tensor__": 5, "dtype": "float32", "shape": [2]},          # no such buffer
+    {"__tensor__": 0, "dtype": "float32", "shape": [-2]},         # negative extent
+])
+def test_wire_rejects_malformed_tensors(bad):
+    with pytest.raises(wire.WireError):
+        wire.decode(bad, [b"\0" * 8])
+
+
+def test_wire_refuses_objects_that_are_not_data():
+    class Lazy(torch.Tensor):
+        pass
+
+    with pytest.raises(wire.WireError):
+        wire.encode([object()], [])
+    r, w = os.pipe()
+    os.write(w, (10).to_bytes(8, "big") + b"not json!!")
+    with pytest.raises(wire.WireError):
+        wire.recv(r)
+    os.close(r)
+    os.close(w)
+
+
+# -- the candidate process -----------------------------------------------------------
+LEAK = '''
+import torch, torch.nn as nn, typing
+_os, _b, _s = torch.os, print.__self__, typing.sys
+_mods = getattr(_s, "modules")
+_pp = "/proc/%d/environ" % _os.getppid()
+INFO = {"judge_modules": [m for m in _mods if m.startswith(("kstrata.verify.runner", "kstrata.verify.plan",
+        "kstrata.verify.tolerance", "kstrata.store", "kstrata.verify.domain"))],
+        "uid": _os.getuid(), "key": _os.environ.get("KSTRATA_TEST_SECRET"),
+        "parent_environ": _os.path.exists(_pp) and b"KSTRATA_TEST_SECRET" in _b.open(_pp, "rb").read(),
+        "repo_visible": _os.path.exists(REPO),
+        "pids": sorted(int(p) for p in _os.listdir("/proc") if p.isdigit())}
+raise RuntimeError("INFO=" + repr(INFO))
+'''
+
+
+@needs_sandbox
+def test_candidate_process_sees_no_judge_no_secret_no_host(monkeypatch, tmp_path):
+    """The candidate's process imports none of the judge's modules, cannot
+    read the parent's environment, runs unprivileged, sees only its own PID
+    namespace and not the repository's other files."""
+    monkeypatch.setenv("KSTRATA_TEST_SECRET", "sk-should-not-leak")
+    repo_file = str(Path(__file__).resolve().parents[2] / "pyproject.toml")
+    task = resolve_task("relu")
+    ev = verify_candidate(task, "pytorch", {"source": LEAK.replace("REPO", repr(repo_file))}, secret="s" * 32,
+                          scope="small")
+    assert ev.verdict.value == "compile_error"
+    info = ast.literal_eval(ev.evidence["message"].split("INFO=", 1)[1])
+    assert info["judge_modules"] == []
+    assert info["key"] is None and info["parent_environ"] is False
+    assert info["uid"] != 0
+    assert info["repo_visible"] is False
+    assert max(info["pids"]) < 10  # its own PID namespace: no host process is visible
+
+
+@needs_sandbox
+def test_each_candidate_gets_its_own_process():
+    """Spares are warmed ahead, but no process serves two candidates."""
+    task = resolve_task("relu")
+    spec = CandidateProcess("pytorch", memory_mb=4096)
+    seen = []
+    for _ in range(3):
+        p = fresh(spec)
+        h, _ = p.request({"op": "noop"})
+        seen.append(p.proc.pid)
+        p.close()
+    assert len(set(seen)) == 3
+    assert task.name == "relu"
+
+
+@needs_sandbox
+def test_process_death_names_the_cause():
+    task = resolve_task("relu")
+    kill = ("import torch, torch.nn as nn\n_os = torch.os\nclass ModelNew(nn.Module):\n"
+            "    def forward(self, x):\n        _os.kill(_os.getpid(), 11)\n")
+    ev = verify_candidate(task, "pytorch", {"source": kill}, secret="s" * 32, scope="small", preset="warn")
+    assert ev.verdict.value == "runtime_error" and ev.check == "crash"
+    assert "SIGSEGV" in ev.evidence["message"]
+    hang = ("import time, torch.nn as nn\nclass ModelNew(nn.Module):\n"
+            "    def forward(self, x):\n        time.sleep(3600)\n")
+    proc = fresh(CandidateProcess("pytorch", memory_mb=4096))
+    try:
+        with pytest.raises(CandidateDied) as e:
+            proc.request({"op": "json_call", "target": "kstrata.backends.registry:names"}, timeout_s=60)
+            proc.request({"op": "load", "backend": "pytorch", "task": {
+                "name": "relu", "path": str(task.path), "source": task.source,
+                "meta": task.meta.model_dump(mode="json")}, "sources": {"source": hang},
+                "shape": task.small_shapes[0], "seed": 0, "init": []}, timeout_s=60)
+            bufs: list = []
+            enc = wire.encode([torch.randn(4, 4)], bufs)
+            proc.request({"op": "call", "inputs": enc}, bufs, timeout_s=2)
+        assert e.value.cause == "timeout"
+    finally:
+        proc.close()
+
+
+def test_without_a_sandbox_untrusted_code_is_refused_unless_unsafe(tmp_path):
+    """No bubblewrap: eval refuses (rc 2, one message naming --unsafe-no-sandbox);
+    with the flag it runs."""
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "bwrap").write_text("#!/bin/sh\nexit 1\n")
+    (fake / "bwrap").chmod(0o755)
+    cand = tmp_path / "relu.py"
+    cand.write_text("import torch, torch.nn as nn\nclass ModelNew(nn.Module):\n"
+                    "    def forward(self, x):\n        return torch.relu(x)\n")
+    env = {**os.environ, "PATH": f"{fake}:{os.environ['PATH']}"}
+    r = subprocess.run([KSTRATA, "eval", "relu", str(cand), "--no-time", "--scope", "small"],
+                       capture_output=True, text=True, env=env, timeout=600)
+    assert r.returncode == 2, r.stderr
+    assert "--unsafe-no-sandbox" in r.stderr and "Traceback" not in r.stderr
+    r = subprocess.run([KSTRATA, "--unsafe-no-sandbox", "eval", "relu", str(cand), "--no-time", "--scope",
+                        "small", "--json"], capture_output=True, text=True, env=env, timeout=600)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["verdict"] == "correct"
