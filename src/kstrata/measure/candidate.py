@@ -23,6 +23,7 @@ from kstrata.measure.baselines import compiled, tuned_tvm
 from kstrata.measure.profilers.findings import findings
 from kstrata.measure.roofline import cache_dir
 from kstrata.backends.base import CandidateLoadError
+from kstrata.measure.overhead import overhead_notes
 from kstrata.measure.remote import RemoteCandidate
 from kstrata.measure.timing import Measurement, TimingConfig, measure, n_input_copies, under_floor
 from kstrata.tasks.base import Task
@@ -227,6 +228,7 @@ def _measure(task: Task, b: Any, cand: Any, base: Any, inputs: list[Any], sets: 
         m.counters = {"tool": "perf", "ok": False, "per_call": None,
                       "reason": "the candidate runs in its sandboxed candidate process; perf counters are "
                                 "not collected there"}
+    m.suspicious = list(m.suspicious) + overhead_notes(m, flops, nbytes, device)
     m.findings = [f.to_dict() for f in findings(point, ceil, min_bytes=nbytes, perf=per_call,
                                                  dtype=task.meta.dtype)]
     return m

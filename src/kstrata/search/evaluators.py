@@ -143,8 +143,9 @@ class VerifyMeasureEvaluator:
 
         ev = verify_candidate(task, backend.name, sources, secret=self.secret, pool=self._runner(),
                               preset=self.preset, scope=self.scope, timed_shapes=self._timed_shapes(task, backend))
-        if ev.verdict is not Verdict.CORRECT or not getattr(backend, "timing_meaningful", True):
-            return ev, None
+        if ev.verdict is not Verdict.CORRECT or not getattr(backend, "timing_meaningful", True) \
+                or (ev.evidence or {}).get("weak_match"):
+            return ev, None  # a weak-task match is correct but never ranked
         speedups, raw, first = {}, {}, None
         for baseline in self.baselines:
             try:

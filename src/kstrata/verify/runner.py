@@ -111,6 +111,7 @@ class Context:
     load_seconds: float = 0.0
     warnings: list[Finding] = field(default_factory=list)
     dropped: list[str] = field(default_factory=list)
+    weak_sample: tuple | None = None
 
     def fire(self, check: str, message: str, stage_public: bool, **evidence: Any) -> None:
         """Reject (or warn, per preset) for integrity check ``check``."""
@@ -286,6 +287,7 @@ class ShapeRun:
                 ctx.fire("no_caching", "new input values gave the previous call's output (result cached "
                          "across calls)", test.public, **({"test": test.describe()} if test.public else {}))
         if ok:
+            ctx.weak_sample = (out1, refs_cpu, self.prev[0] if self.prev else None)
             self.prev = (out1, oracles)
             return None
         if race and all(c.ok for c in comps):  # locate the run that is wrong
@@ -514,6 +516,12 @@ def run_protocol(task: Task, backend_name: str, sources: dict[str, str], secret:
         ev.evidence = {"message": f"{ev.public_tests} public and {ev.hidden_tests} hidden tests pass"}
         if ctx.dropped:
             ev.evidence["outside_domain"] = sorted(set(ctx.dropped))[:10]
+        weak = weak_check(ctx)
+        if weak:
+            ev.check = "weak_task"
+            ev.evidence["weak_match"] = weak
+            ev.evidence["message"] += (f"; but the output is the '{weak}' fake, which this task's tests cannot "
+                                       "tell from a real result (`kstrata tasks check`): correct, not ranked")
     except Stop as s:
         ev.verdict, ev.check, ev.evidence = s.verdict, s.check, s.evidence
     except TaskError as e:
@@ -525,6 +533,28 @@ def run_protocol(task: Task, backend_name: str, sources: dict[str, str], secret:
     ev.load_seconds = ctx.load_seconds
     ev.seconds = time.perf_counter() - t0
     return ev.to_dict()
+
+
+_WEAK_FAKES: dict[str, list[str]] = {}
+
+
+def weak_check(ctx: Context) -> str | None:
+    """The fake (zeros, constant, other-seed output) that a passing candidate's
+    outputs are, on a task whose tests that fake passes (``kstrata tasks
+    check`` says WEAK), or None. Such a verdict stays ``correct`` but its
+    speedup counts in no metric (:func:`kstrata.bench.metrics.excluded_reason`)."""
+    from kstrata.verify.weak import FAKES, weak_fakes, weak_match
+
+    if ctx.weak_sample is None:
+        return None
+    outs, refs, prev = ctx.weak_sample
+    tol = ctx.task.meta.tolerance
+    if weak_match(FAKES, outs, refs, tol, prev) is None:  # cheap: not fake-like at all
+        return None
+    digest = ctx.task.digest
+    if digest not in _WEAK_FAKES:
+        _WEAK_FAKES[digest] = weak_fakes(ctx.task)
+    return weak_match(_WEAK_FAKES[digest], outs, refs, tol, prev)
 
 
 def candidate_process(task: Task, backend: Backend, unsafe_no_sandbox: bool = False) -> Any:
