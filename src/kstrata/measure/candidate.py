@@ -109,7 +109,8 @@ def time_candidate(
             base = _remote(task, b, baseline_sources, shape, init_inputs, seed, procs)
         else:
             raise ValueError(f"unknown baseline {baseline!r}")
-        return _measure(task, b, cand, base, inputs, sets, shape, config, baseline, with_roofline, counters)
+        return _measure(task, b, cand, base, inputs, sets, shape, config, baseline, with_roofline, counters,
+                        seed)
     finally:
         for p in procs:
             p.close()
@@ -167,6 +168,23 @@ def _checker(task: Task, model: Any, sets: list[list[Any]]) -> Any:
     return check
 
 
+def measured_work(task: Task, shape: dict[str, int], seed: int = 0) -> tuple[float, float]:
+    """FLOPs and bytes of one reference call at ``shape`` for a task without
+    formulas: FLOPs from :class:`torch.utils.flop_counter.FlopCounterMode`
+    (matmuls and convolutions; elementwise work counts 0), bytes as the
+    inputs, outputs and parameters touched once."""
+    from torch.utils.flop_counter import FlopCounterMode
+
+    from kstrata.verify.runner import flatten
+
+    model, inputs, _, _ = task.instantiate(shape, seed)
+    with torch.no_grad(), FlopCounterMode(display=False) as fc:
+        outs = flatten(model(*inputs))
+    tensors = [x for x in list(inputs) + outs + list(model.parameters()) + list(model.buffers())
+               if isinstance(x, torch.Tensor)]
+    return float(fc.get_total_flops()), float(sum(t.numel() * t.element_size() for t in tensors))
+
+
 def _remote(task: Task, b: Any, sources: dict[str, str], shape: dict[str, int], init_inputs: list[Any],
             seed: int, procs: list, check: Any = None, check_seed: int = 0) -> Any:
     """Load ``sources`` in a fresh candidate process; a :class:`RemoteCandidate`.
@@ -199,7 +217,7 @@ def _remote(task: Task, b: Any, sources: dict[str, str], shape: dict[str, int], 
 
 def _measure(task: Task, b: Any, cand: Any, base: Any, inputs: list[Any], sets: list[list[Any]],
              shape: dict[str, int], config: TimingConfig, baseline: str, with_roofline: bool,
-             counters: bool) -> Measurement:
+             counters: bool, seed: int = 0) -> Measurement:
     device = b.device
     backend = b.name
     flops, nbytes = task.flops(shape), task.bytes(shape)
@@ -228,6 +246,9 @@ def _measure(task: Task, b: Any, cand: Any, base: Any, inputs: list[Any], sets: 
         m.counters = {"tool": "perf", "ok": False, "per_call": None,
                       "reason": "the candidate runs in its sandboxed candidate process; perf counters are "
                                 "not collected there"}
+    if flops is None or nbytes is None:
+        mf, mb = measured_work(task, shape, seed)
+        flops, nbytes = (mf if flops is None else flops), (mb if nbytes is None else nbytes)
     m.suspicious = list(m.suspicious) + overhead_notes(m, flops, nbytes, device)
     m.findings = [f.to_dict() for f in findings(point, ceil, min_bytes=nbytes, perf=per_call,
                                                  dtype=task.meta.dtype)]

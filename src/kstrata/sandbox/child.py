@@ -278,7 +278,12 @@ class Harness:
         return {"ok": True, "copies": len(self.copies)}, []
 
     def run(self, h: dict, bufs: list[bytes]) -> tuple[dict, list]:
-        xs = self.copies[int(h["i"])]
+        i = int(h["i"])
+        if i < 0:  # the same path without the call: what the judge subtracts from each timed call
+            with self.torch.inference_mode():
+                self._sync()
+            return {"ok": True}, []
+        xs = self.copies[i]
         with self.torch.inference_mode():
             out = self.fn(*xs)
             self._sync()
