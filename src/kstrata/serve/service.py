@@ -156,12 +156,15 @@ def _get(obj: Any, name: str, default: Any = None) -> Any:
 
 
 def _verify(task: Task, backend: Backend, sources: dict[str, str], secret: str, pool: Any,
-            preset: str) -> Any:
+            preset: str, timed: bool = False) -> Any:
     try:
         from kstrata.verify import verify_candidate
     except ImportError as e:
         raise RuntimeError(f"kstrata.verify.verify_candidate is not available: {e}") from e
-    return verify_candidate(task, backend.name, sources, secret=secret, pool=pool, preset=preset)
+    # the shape it will be timed at (nominal) gets the hidden protocol too
+    shapes = [task.nominal_shape] if timed and backend.timing_meaningful else []
+    return verify_candidate(task, backend.name, sources, secret=secret, pool=pool, preset=preset,
+                            timed_shapes=shapes)
 
 
 #: Worker function of the timer (kstrata.measure.candidate.time_candidate).
@@ -248,7 +251,7 @@ def evaluate(
         cheats are verdicts.
     """
     start = time.perf_counter()
-    ev = _verify(task, backend, sources, secret, pool, preset)
+    ev = _verify(task, backend, sources, secret, pool, preset, timed=time_it)
     verdict = str(getattr(_get(ev, "verdict"), "value", _get(ev, "verdict")))
     from kstrata.search.candidate import to_evaluation_record
 
@@ -263,8 +266,17 @@ def evaluate(
         "timing": None,
     }
     out = Outcome(verdict=verdict, public=public, evaluation=ev)
-    if verdict == "correct" and time_it:
+    weak = (_get(ev, "evidence") or {}).get("weak_match")
+    if verdict == "correct" and time_it and weak:
+        public["timing"] = {"available": False, "reason": "not timed: the output is a fake this task's tests "
+                            "cannot tell from a real result (weak task)"}
+    elif verdict == "correct" and time_it:
         m, why = _measure(task, backend, sources, pool, time_limit_s, timing)
+        if m is None and "TimedOutputMismatch" in str(why):
+            verdict = "rejected"
+            public.update(verdict=verdict, check="timed_output",
+                          evidence={"message": str(why).split("TimedOutputMismatch: ", 1)[-1]})
+            out.verdict = verdict
         out.measurement = m
         if m is None:
             public["timing"] = {"available": False, "reason": why}
