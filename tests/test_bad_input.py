@@ -244,7 +244,7 @@ BAD_BUDGETS = {
     "evals=10,evals=20": "evals=10 and evals=20 both set evaluations",
     "evals=10,evaluations=20": "both set evaluations",
     "roofline=5": "(0, 1]", "roofline=0": "(0, 1]", "patience=0": "at least 1",
-    "bogus=1": "unknown", "evals": "KEY=VALUE", "evals=x": "not a number",
+    "bogus=1": "unknown", "evals": "KEY=VALUE", "evals=x": "must be a number, got 'x'",
     "evals=-1": "negative", "evals=1.5": "whole number", "wall=-3": "negative",
 }
 

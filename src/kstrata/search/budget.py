@@ -73,7 +73,7 @@ def parse_budget(text: str) -> dict[str, float | int]:
         try:
             num = float(value)
         except ValueError:
-            raise BudgetError(f"--budget {key}={value!r}: not a number") from None
+            raise BudgetError(f"--budget {key} must be a number, got {value!r}") from None
         if not math.isfinite(num):
             raise BudgetError(f"--budget {key}={value}: a limit must be a finite number "
                               "(leave the key out for no limit)")
