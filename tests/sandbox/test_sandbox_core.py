@@ -65,11 +65,19 @@ LEAK = '''
 import torch, torch.nn as nn, typing
 _os, _b, _s = torch.os, print.__self__, typing.sys
 _mods = getattr(_s, "modules")
-_pp = "/proc/%d/environ" % _os.getppid()
+def _readable_secret():
+    found = False
+    for d in _os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                found = found or b"KSTRATA_TEST_SECRET" in _b.open("/proc/%s/environ" % d, "rb").read()
+            except OSError:
+                pass
+    return found
 INFO = {"judge_modules": [m for m in _mods if m.startswith(("kstrata.verify.runner", "kstrata.verify.plan",
         "kstrata.verify.tolerance", "kstrata.store", "kstrata.verify.domain"))],
         "uid": _os.getuid(), "key": _os.environ.get("KSTRATA_TEST_SECRET"),
-        "parent_environ": _os.path.exists(_pp) and b"KSTRATA_TEST_SECRET" in _b.open(_pp, "rb").read(),
+        "parent_environ": _readable_secret(),
         "repo_visible": _os.path.exists(REPO),
         "pids": sorted(int(p) for p in _os.listdir("/proc") if p.isdigit())}
 raise RuntimeError("INFO=" + repr(INFO))
@@ -85,7 +93,7 @@ def test_candidate_process_sees_no_judge_no_secret_no_host(monkeypatch, tmp_path
     repo_file = str(Path(__file__).resolve().parents[2] / "pyproject.toml")
     task = resolve_task("relu")
     ev = verify_candidate(task, "pytorch", {"source": LEAK.replace("REPO", repr(repo_file))}, secret="s" * 32,
-                          scope="small")
+                          scope="small", preset="warn")
     assert ev.verdict.value == "compile_error"
     info = ast.literal_eval(ev.evidence["message"].split("INFO=", 1)[1])
     assert info["judge_modules"] == []
@@ -104,7 +112,7 @@ def test_each_candidate_gets_its_own_process():
     for _ in range(3):
         p = fresh(spec)
         h, _ = p.request({"op": "noop"})
-        seen.append(p.proc.pid)
+        seen.append(p.pid)
         p.close()
     assert len(set(seen)) == 3
     assert task.name == "relu"

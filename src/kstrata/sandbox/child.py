@@ -318,9 +318,8 @@ class Harness:
         return {"ok": True, "value": value}, []
 
 
-def serve(rfd: int, wfd: int) -> None:
+def serve(rfd: int, wfd: int, harness: "Harness | None" = None) -> None:
     """Answer the judge's requests until it closes the channel."""
-    harness: Harness | None = None
     while True:
         try:
             h, bufs = wire.recv(rfd)
@@ -332,11 +331,6 @@ def serve(rfd: int, wfd: int) -> None:
         try:
             if op == "noop":
                 reply: tuple[dict, list] = ({"ok": True}, [])
-            elif op == "warm":  # import torch and the backend before any candidate arrives
-                if harness is None:
-                    harness = Harness()
-                harness._backend(str(h["backend"]))
-                reply = ({"ok": True}, [])
             else:
                 if harness is None:
                     harness = Harness()
@@ -356,22 +350,17 @@ def serve(rfd: int, wfd: int) -> None:
             wire.send(wfd, {"ok": False, "kind": "runtime_error", "message": f"output cannot cross: {e}"})
 
 
-def main(argv: list[str] | None = None) -> None:
-    argv = sys.argv[1:] if argv is None else argv
-    rfd, wfd = int(argv[0]), int(argv[1])
-    memory_mb = int(argv[2]) if len(argv) > 2 else 0
-    # the candidate's prints go to stderr, never into the channel
-    os.dup2(2, 1)
+def candidate_main(rfd: int, wfd: int, memory_mb: int, harness: "Harness | None" = None) -> None:
+    """Run as one candidate's process: limit memory, say hello, serve, exit."""
     if memory_mb > 0:
         limit = memory_mb << 20
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     import faulthandler
 
     faulthandler.enable()
-    # a parent watcher: exit when the judge is gone (also ensured by the sandbox)
     parent = os.getppid()
 
-    def watch() -> None:
+    def watch() -> None:  # exit when the judge (or the zygote) is gone
         while True:
             time.sleep(1.0)
             if os.getppid() != parent:
@@ -379,8 +368,140 @@ def main(argv: list[str] | None = None) -> None:
 
     threading.Thread(target=watch, name="kstrata-parent-watch", daemon=True).start()
     wire.send(wfd, {"op": "hello", "pid": os.getpid(), "python": sys.version.split()[0]})
-    serve(rfd, wfd)
+    serve(rfd, wfd, harness)
     os._exit(0)
+
+
+PR_SET_DUMPABLE, PR_SET_CHILD_SUBREAPER = 4, 36
+
+
+def _prctl(option: int, value: int) -> None:
+    import ctypes
+
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(option, value, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
+
+
+def zygote_main(ctrl_fd: int, memory_mb: int, backend: str, sandboxed: bool) -> None:
+    """Run as a zygote: import torch and the backend once (no candidate code),
+    then fork one candidate process per ``fork`` request on the control socket.
+
+    A ``fork`` request carries the new process's two pipe ends (SCM_RIGHTS);
+    a ``reap`` request ends every process but this one (inside the sandbox's
+    PID namespace: ``kill(-1)``; without a sandbox: the forked children's
+    process groups and every orphan reparented here, as subreaper) and
+    answers how the candidate ended. The zygote is not dumpable, so its
+    children (same uid) cannot ptrace it or read its memory.
+    """
+    import json
+    import signal
+    import socket
+
+    os.dup2(2, 1)
+    sock = socket.socket(fileno=ctrl_fd)
+    harness = Harness()
+    harness._backend(backend)
+    _prctl(PR_SET_DUMPABLE, 0)
+    _prctl(PR_SET_CHILD_SUBREAPER, 1)
+    statuses: dict[int, int] = {}
+    children: set[int] = set()
+
+    def collect() -> None:
+        while True:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+            statuses[pid] = status
+            children.discard(pid)
+
+    def end_all() -> None:
+        if sandboxed:
+            try:
+                os.kill(-1, signal.SIGKILL)  # every process of the sandbox but init and this one
+            except ProcessLookupError:
+                pass
+        else:
+            for pid in list(children):
+                for kill in (lambda: os.killpg(pid, signal.SIGKILL), lambda: os.kill(pid, signal.SIGKILL)):
+                    try:
+                        kill()
+                    except OSError:
+                        pass
+            me = str(os.getpid())
+            for d in os.listdir("/proc"):  # orphans reparented to this subreaper
+                if d.isdigit():
+                    try:
+                        with open(f"/proc/{d}/stat") as f:
+                            ppid = f.read().rsplit(")", 1)[1].split()[1]
+                        if ppid == me:
+                            os.kill(int(d), signal.SIGKILL)
+                    except (OSError, IndexError):
+                        pass
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline:
+            collect()
+            try:
+                pid, status = os.waitpid(-1, 0)
+            except ChildProcessError:
+                break
+            statuses[pid] = status
+            children.discard(pid)
+        collect()
+
+    sock.sendall(json.dumps({"op": "hello", "pid": os.getpid()}).encode() + b"\n")
+    while True:
+        try:
+            msg, fds, _, _ = socket.recv_fds(sock, 65536, 2)
+        except OSError:
+            msg, fds = b"", []
+        if not msg:
+            end_all()
+            os._exit(0)
+        req = json.loads(msg)
+        if req.get("op") == "fork" and len(fds) == 2:
+            collect()
+            pid = os.fork()
+            if pid == 0:
+                sock.close()
+                if not sandboxed:
+                    os.setpgid(0, 0)
+                _prctl(PR_SET_CHILD_SUBREAPER, 0)
+                candidate_main(fds[0], fds[1], memory_mb, harness)
+            children.add(pid)
+            for fd in fds:
+                os.close(fd)
+            sock.sendall(json.dumps({"pid": pid}).encode() + b"\n")
+        elif req.get("op") == "reap":
+            end_all()
+            status = statuses.pop(int(req.get("pid", -1)), None)
+            statuses.clear()
+            reply: dict = {"ok": True}
+            if status is not None:
+                if os.WIFSIGNALED(status):
+                    reply["signal"] = os.WTERMSIG(status)
+                elif os.WIFEXITED(status):
+                    reply["exit"] = os.WEXITSTATUS(status)
+            sock.sendall(json.dumps(reply).encode() + b"\n")
+        else:
+            for fd in fds:
+                os.close(fd)
+            sock.sendall(json.dumps({"ok": False}).encode() + b"\n")
+
+
+def main(argv: list[str] | None = None) -> None:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] == "--zygote":
+        zygote_main(int(argv[1]), int(argv[2]), argv[3], argv[4] == "1")
+        return
+    rfd, wfd = int(argv[0]), int(argv[1])
+    memory_mb = int(argv[2]) if len(argv) > 2 else 0
+    os.dup2(2, 1)  # the candidate's prints go to stderr, never into the channel
+    candidate_main(rfd, wfd, memory_mb)
 
 
 if __name__ == "__main__":

@@ -37,78 +37,45 @@ class CandidateDied(RuntimeError):
         self.cause = cause
 
 
-class CandidateProcess:
-    """One sandboxed candidate process (fresh per candidate).
-
-    Parameters
-    ----------
-    backend:
-        Registry name of the candidate's backend.
-    python:
-        Interpreter (the TileLang environment's for ``tilelang-*``); default this one.
-    env:
-        Environment variables inside (the sandbox starts from an empty one).
-    memory_mb:
-        Memory limit (MiB): the cgroup's, and ``RLIMIT_AS`` inside.
-    read_only:
-        Files bound read-only (the task file and its sidecar).
-    gpu:
-        Bind GPU device nodes.
-    sandbox:
-        False only under ``--unsafe-no-sandbox`` (see :func:`policy.require`).
+class Zygote:
+    """One sandbox holding a zygote process (:func:`kstrata.sandbox.child.zygote_main`):
+    Python, torch and the backend imported once, no candidate code. Each
+    candidate process is forked from it, so a fresh process costs a fork, not
+    an interpreter start. It serves one candidate at a time; :meth:`reap`
+    ends every process of that candidate before the next fork.
     """
 
-    def __init__(self, backend: str, *, python: str | None = None, env: dict[str, str] | None = None,
-                 memory_mb: int | None = None, read_only: list[str] = (), gpu: bool = False,
-                 sandbox: bool | None = None):
-        self.backend = backend
-        self.python = python or sys.executable
-        self.env = dict(env or {})
-        self.memory_mb = memory_mb
-        self.read_only = list(read_only)
-        self.gpu = gpu
-        self.sandbox = policy.status().usable if sandbox is None else sandbox
+    def __init__(self, spec: "CandidateProcess"):
+        self.spec = spec
         self.proc: subprocess.Popen | None = None
+        self.sock: Any = None
         self.cgroup: policy.Cgroup | None = None
-        self.rfd = self.wfd = -1
-        self.killed_by_us = ""
-        self.start_s = 0.0
-        self.ready = False
-        self.t0 = 0.0
+        self._buf = b""
+        self._stderr = bytearray()
+        self.forks = 0
 
-    # -- life cycle -------------------------------------------------------------------
-    def start(self, timeout_s: float = 120.0) -> "CandidateProcess":
-        """Start the process and wait for its hello.
+    def start(self, timeout_s: float = 300.0) -> "Zygote":
+        """Start the sandbox and wait until the zygote has imported everything.
 
         Raises
         ------
-        kstrata.sandbox.policy.SandboxUnavailable
-            When no sandbox can be made and the unsafe opt-out is not set.
         CandidateDied
-            When the process does not come up.
+            When it does not come up.
         """
-        self.spawn()
-        return self.handshake(timeout_s)
+        import socket
 
-    def spawn(self) -> "CandidateProcess":
-        """Start the process without waiting for it. Call it from a thread that
-        outlives the process: the sandbox's die-with-parent signal fires when
-        the spawning *thread* exits."""
-        self.t0 = time.perf_counter()
-        if self.sandbox:
+        spec = self.spec
+        if spec.sandbox:
             policy.require()
-        elif not policy.unsafe_requested() and policy.status().usable is False:
-            policy.require()
-        c_r, p_w = os.pipe()   # judge -> child
-        p_r, c_w = os.pipe()   # child -> judge
-        argv = [self.python, "-m", "kstrata.sandbox.child", str(c_r), str(c_w), str(self.memory_mb or 0)]
-        env = {"PYTHONDONTWRITEBYTECODE": "1", "PYTHONNOUSERSITE": "1", **self.env}
-        pythonpath = os.pathsep.join(p for p in [_kstrata_src(), env.get("PYTHONPATH", "")] if p)
-        env["PYTHONPATH"] = pythonpath
-        self.cgroup = policy.Cgroup.create((self.memory_mb or 0) << 20) if self.sandbox else None
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        argv = [spec.python, "-m", "kstrata.sandbox.child", "--zygote", str(theirs.fileno()),
+                str(spec.memory_mb or 0), spec.backend, "1" if spec.sandbox else "0"]
+        env = {"PYTHONDONTWRITEBYTECODE": "1", "PYTHONNOUSERSITE": "1", **spec.env}
+        env["PYTHONPATH"] = os.pathsep.join(p for p in [_kstrata_src(), env.get("PYTHONPATH", "")] if p)
+        self.cgroup = policy.Cgroup.create((spec.memory_mb or 0) << 20) if spec.sandbox else None
         cg = self.cgroup
-        if self.sandbox:
-            cmd = policy.command(argv, python=self.python, read_only=self.read_only, env=env, gpu=self.gpu)
+        if spec.sandbox:
+            cmd = policy.command(argv, python=spec.python, read_only=spec.read_only, env=env, gpu=spec.gpu)
             full_env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
         else:
             cmd = argv
@@ -127,33 +94,23 @@ class CandidateProcess:
                     pass
 
         try:
-            self.proc = subprocess.Popen(cmd, pass_fds=(c_r, c_w), env=full_env, stdin=subprocess.DEVNULL,
-                                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                         start_new_session=True, preexec_fn=preexec)
+            self.proc = subprocess.Popen(cmd, pass_fds=(theirs.fileno(),), env=full_env,
+                                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                         stderr=subprocess.PIPE, start_new_session=True, preexec_fn=preexec)
         finally:
-            os.close(c_r)
-            os.close(c_w)
-        self.rfd, self.wfd = p_r, p_w
+            theirs.close()
+        self.sock = ours
         os.set_blocking(self.proc.stderr.fileno(), False)
-        self._stderr = bytearray()
-        return self
-
-    def handshake(self, timeout_s: float = 120.0) -> "CandidateProcess":
-        """Wait for the spawned process's hello.
-
-        Raises
-        ------
-        CandidateDied
-            When the process does not come up.
-        """
-        h, _ = self._recv(timeout_s)
-        if h.get("op") != "hello":
+        hello = self._line(timeout_s)
+        if hello.get("op") != "hello":
             self.kill()
-            raise CandidateDied("protocol", "the candidate process did not say hello")
-        self.start_s = time.perf_counter() - self.t0
+            raise CandidateDied("protocol", "the zygote did not start")
         return self
 
-    def _drain_stderr(self) -> None:
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None and self.sock is not None
+
+    def drain(self) -> None:
         if self.proc is None or self.proc.stderr is None:
             return
         try:
@@ -166,24 +123,197 @@ class CandidateProcess:
         except (BlockingIOError, OSError, ValueError):
             pass
 
+    def _line(self, timeout_s: float | None) -> dict:
+        import json
+
+        deadline = None if timeout_s is None else time.monotonic() + timeout_s
+        while b"\n" not in self._buf:
+            left = None if deadline is None else max(0.0, deadline - time.monotonic())
+            fds = [self.sock.fileno()] + ([self.proc.stderr.fileno()] if self.proc.stderr else [])
+            ready, _, _ = select.select(fds, [], [], left)
+            if not ready:
+                self.kill()
+                raise CandidateDied("timeout", f"the sandbox's zygote did not answer within {timeout_s:g} s")
+            if self.proc.stderr and self.proc.stderr.fileno() in ready:
+                self.drain()
+            if self.sock.fileno() in ready:
+                chunk = self.sock.recv(65536)
+                if not chunk:
+                    self.drain()
+                    tail = bytes(self._stderr[-1500:]).decode(errors="replace")
+                    self.kill()
+                    raise CandidateDied("exit", "the sandbox's zygote exited" + (f": {tail}" if tail else ""))
+                self._buf += chunk
+        line, _, self._buf = self._buf.partition(b"\n")
+        try:
+            return json.loads(line)
+        except ValueError:
+            self.kill()
+            raise CandidateDied("protocol", "the zygote sent a malformed answer") from None
+
+    def ask(self, req: dict, fds: tuple[int, ...] = (), timeout_s: float | None = 60.0) -> dict:
+        import json
+        import socket
+
+        try:
+            socket.send_fds(self.sock, [json.dumps(req).encode()], list(fds))
+        except OSError:
+            self.kill()
+            raise CandidateDied("exit", "the sandbox's zygote is gone") from None
+        return self._line(timeout_s)
+
+    def oom_count(self) -> bool:
+        return self.cgroup is not None and self.cgroup.oom_killed()
+
+    def kill(self) -> None:
+        """End the whole sandbox (its PID namespace) and its cgroup."""
+        if self.proc is not None and self.proc.poll() is None:
+            for kill in (lambda: os.killpg(self.proc.pid, signal.SIGKILL), self.proc.kill):
+                try:
+                    kill()
+                except OSError:
+                    pass
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                pass
+        if self.cgroup is not None:
+            self.cgroup.remove()
+            self.cgroup = None
+        if self.sock is not None:
+            self.sock.close()
+            self.sock = None
+        if self.proc is not None and self.proc.stderr is not None:
+            try:
+                self.proc.stderr.close()
+            except OSError:
+                pass
+
+
+_IDLE: dict[tuple, list[Zygote]] = {}
+_IDLE_LOCK = threading.Lock()
+
+
+def _take_zygote(spec: "CandidateProcess", timeout_s: float) -> Zygote:
+    key = spec.key()
+    with _IDLE_LOCK:
+        idle = _IDLE.get(key, [])
+        while idle:
+            z = idle.pop()
+            if z.alive():
+                return z
+            z.kill()
+    return Zygote(spec).start(timeout_s)
+
+
+def _give_back(z: Zygote) -> None:
+    if z.alive():
+        with _IDLE_LOCK:
+            _IDLE.setdefault(z.spec.key(), []).append(z)
+
+
+def close_zygotes() -> None:
+    """End every idle zygote's sandbox (they also die with this process)."""
+    with _IDLE_LOCK:
+        all_z = [z for zs in _IDLE.values() for z in zs]
+        _IDLE.clear()
+    for z in all_z:
+        z.kill()
+
+
+class CandidateProcess:
+    """One sandboxed candidate process: forked, for one candidate only, from a
+    zygote (:class:`Zygote`) with the same settings.
+
+    Parameters
+    ----------
+    backend:
+        Registry name of the candidate's backend.
+    python:
+        Interpreter (the TileLang environment's for ``tilelang-*``); default this one.
+    env:
+        Environment variables inside (the sandbox starts from an empty one).
+    memory_mb:
+        Memory limit (MiB): the sandbox's cgroup, and ``RLIMIT_AS`` in the process.
+    read_only:
+        Extra files bound read-only.
+    gpu:
+        Bind GPU device nodes.
+    sandbox:
+        False only under ``--unsafe-no-sandbox`` (see :func:`policy.require`).
+    """
+
+    def __init__(self, backend: str, *, python: str | None = None, env: dict[str, str] | None = None,
+                 memory_mb: int | None = None, read_only: list[str] = (), gpu: bool = False,
+                 sandbox: bool | None = None):
+        self.backend = backend
+        self.python = python or sys.executable
+        self.env = dict(env or {})
+        self.memory_mb = memory_mb
+        self.read_only = list(read_only)
+        self.gpu = gpu
+        if sandbox is None:
+            sandbox = policy.status().usable and not policy.unsafe_requested()
+        self.sandbox = sandbox
+        self.zygote: Zygote | None = None
+        self.pid = 0
+        self.rfd = self.wfd = -1
+        self.start_s = 0.0
+        self.oom_before = False
+        self.ended: dict | None = None
+
+    # -- life cycle -------------------------------------------------------------------
+    def start(self, timeout_s: float = 300.0) -> "CandidateProcess":
+        """Fork the process from a zygote (started on first use) and wait for its hello.
+
+        Raises
+        ------
+        kstrata.sandbox.policy.SandboxUnavailable
+            When no sandbox can be made and the unsafe opt-out is not set.
+        CandidateDied
+            When the process does not come up.
+        """
+        t0 = time.perf_counter()
+        if not self.sandbox and not policy.unsafe_requested():
+            policy.require()
+        z = _take_zygote(self, timeout_s)
+        c_r, p_w = os.pipe()   # judge -> child
+        p_r, c_w = os.pipe()   # child -> judge
+        try:
+            reply = z.ask({"op": "fork"}, (c_r, c_w), timeout_s)
+        finally:
+            os.close(c_r)
+            os.close(c_w)
+        self.zygote, self.pid = z, int(reply.get("pid", 0))
+        self.rfd, self.wfd = p_r, p_w
+        self.oom_before = z.oom_count()
+        h, _ = self._recv(timeout_s)
+        if h.get("op") != "hello":
+            self.kill()
+            raise CandidateDied("protocol", "the candidate process did not say hello")
+        self.start_s = time.perf_counter() - t0
+        return self
+
     def output_tail(self, n: int = 2000) -> str:
-        """The last ``n`` characters the candidate process wrote to stderr."""
-        self._drain_stderr()
-        return bytes(self._stderr[-n:]).decode(errors="replace")
+        """The last ``n`` characters the sandbox wrote to stderr (candidate prints included)."""
+        if self.zygote is None:
+            return ""
+        self.zygote.drain()
+        return bytes(self.zygote._stderr[-n:]).decode(errors="replace")
 
     def _recv(self, timeout_s: float | None) -> tuple[dict, list[bytes]]:
         deadline = None if timeout_s is None else time.monotonic() + timeout_s
+        z = self.zygote
         while True:
             left = None if deadline is None else max(0.0, deadline - time.monotonic())
-            fds = [self.rfd] + ([self.proc.stderr.fileno()] if self.proc and self.proc.stderr else [])
+            fds = [self.rfd] + ([z.proc.stderr.fileno()] if z and z.proc and z.proc.stderr else [])
             ready, _, _ = select.select(fds, [], [], left)
             if self.rfd in ready:
                 break
             if ready:
-                self._drain_stderr()
+                z.drain()
                 continue
             if deadline is not None and time.monotonic() >= deadline:
-                self.killed_by_us = "timeout"
                 self.kill()
                 raise CandidateDied("timeout", f"the candidate did not answer within {timeout_s:g} s; "
                                     "its process tree was killed")
@@ -196,29 +326,24 @@ class CandidateProcess:
             raise CandidateDied("protocol", f"the candidate process broke the protocol: {e}") from None
 
     def _died(self) -> CandidateDied:
-        code = None
-        if self.proc is not None:
-            try:
-                code = self.proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                self.kill()
-                code = self.proc.returncode
-        oom = self.cgroup is not None and self.cgroup.oom_killed()
         self.kill()
-        # bubblewrap exits 128 + N when the process inside died of signal N
-        sig = -code if code is not None and code < 0 else (code - 128 if code and code > 128 else 0)
+        ended = self.ended or {}
+        oom = self.zygote_oom
         if oom:
             return CandidateDied("memory", f"the candidate exceeded the memory limit ({self.memory_mb} MiB); "
                                  "the cgroup's OOM killer ended it")
+        sig = ended.get("signal")
         if sig:
             try:
                 name = signal.Signals(sig).name
             except ValueError:
                 name = f"signal {sig}"
-            extra = (" (not sent by kstrata: the candidate, or the kernel's OOM killer)"
+            extra = (" (not sent by kstrata: the candidate itself, or the kernel's OOM killer)"
                      if name == "SIGKILL" else "")
             return CandidateDied("signal", f"the candidate process was killed by {name}{extra}")
-        return CandidateDied("exit", f"the candidate process exited (status {code}) during a call")
+        if "exit" in ended:
+            return CandidateDied("exit", f"the candidate process exited (status {ended['exit']}) during a call")
+        return CandidateDied("exit", "the candidate process ended during a call")
 
     def request(self, header: dict, buffers: list[Any] = (), timeout_s: float | None = None
                 ) -> tuple[dict, list[bytes]]:
@@ -229,7 +354,7 @@ class CandidateProcess:
         CandidateDied
             On a timeout (the tree is killed), a crash, or a protocol violation.
         """
-        if self.proc is None:
+        if self.wfd < 0:
             raise CandidateDied("exit", "the candidate process is not running")
         try:
             wire.send(self.wfd, header, list(buffers))
@@ -237,25 +362,12 @@ class CandidateProcess:
             raise self._died() from None
         return self._recv(timeout_s)
 
+    zygote_oom = False
+
     def kill(self) -> None:
-        """End the whole process tree (the sandbox's PID namespace dies with its
-        first process; the cgroup, where there is one, is emptied too)."""
-        if self.proc is not None and self.proc.poll() is None:
-            try:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            except OSError:
-                pass
-            try:
-                self.proc.kill()
-            except OSError:
-                pass
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                pass
-        if self.cgroup is not None:
-            self.cgroup.remove()
-            self.cgroup = None
+        """End the candidate's whole process tree (every process of its sandbox
+        but the zygote); the sandbox itself is ended when the zygote does not
+        answer. Idempotent."""
         for fd in (self.rfd, self.wfd):
             if fd >= 0:
                 try:
@@ -263,15 +375,26 @@ class CandidateProcess:
                 except OSError:
                     pass
         self.rfd = self.wfd = -1
-        if self.proc is not None and self.proc.stderr is not None:
-            try:
-                self.proc.stderr.close()
-            except OSError:
-                pass
+        z, self.zygote = self.zygote, None
+        if z is None:
+            return
+        try:
+            self.ended = z.ask({"op": "reap", "pid": self.pid}, timeout_s=30)
+            self.zygote_oom = z.oom_count() and not self.oom_before
+        except CandidateDied:
+            self.zygote_oom = z.oom_count() and not self.oom_before
+            z.kill()
+            return
+        if self.zygote_oom:  # a sandbox whose cgroup has seen an OOM kill is not reused
+            z.kill()
+        else:
+            _give_back(z)
+        self.zygote = None
+        self._last_zygote = z
 
     def close(self) -> None:
         """Ask the process to exit, then end its tree whatever it does."""
-        if self.proc is not None and self.proc.poll() is None and self.wfd >= 0:
+        if self.wfd >= 0:
             try:
                 wire.send(self.wfd, {"op": "exit"})
             except OSError:
@@ -279,28 +402,9 @@ class CandidateProcess:
         self.kill()
 
     def key(self) -> tuple:
-        """What makes two processes interchangeable before any candidate ran."""
+        """What makes two zygotes interchangeable."""
         return (self.backend, self.python, tuple(sorted(self.env.items())), self.memory_mb,
                 tuple(self.read_only), self.gpu, self.sandbox)
-
-    def clone(self) -> "CandidateProcess":
-        """A new, unstarted process with the same settings."""
-        return CandidateProcess(self.backend, python=self.python, env=self.env, memory_mb=self.memory_mb,
-                                read_only=self.read_only, gpu=self.gpu, sandbox=self.sandbox)
-
-    def warm(self, timeout_s: float | None = 300.0) -> None:
-        """Import torch and the backend in the process (no candidate code)."""
-        self.ok({"op": "warm", "backend": self.backend}, timeout_s=timeout_s)
-        self.ready = True
-
-    def handshake_warm(self, timeout_s: float = 300.0) -> None:
-        """:meth:`handshake` then :meth:`warm` of a spawned spare; failures leave
-        ``ready`` False (its taker discards it)."""
-        try:
-            self.handshake(timeout_s)
-            self.warm(timeout_s)
-        except Exception:  # noqa: BLE001 - a spare that fails is discarded by its taker
-            self.ready = False
 
     def __enter__(self) -> "CandidateProcess":
         return self.start()
@@ -335,68 +439,17 @@ class CandidateProcess:
         return h.get("value")
 
 
-_SPARES: dict[tuple, tuple[threading.Thread, CandidateProcess]] = {}
-_SPARES_LOCK = threading.Lock()
-_USES: dict[tuple, int] = {}
-
-
 def fresh(spec: CandidateProcess, timeout_s: float = 300.0) -> CandidateProcess:
-    """A started candidate process for ``spec``'s settings, used for ONE candidate.
-
-    Starting a process and importing torch and the backend takes about a
-    second, more than the whole verification of a small task. So once a
-    setting has been used twice (a search or a benchmark, not a single
-    ``eval``), a spare process with the same settings is started and warmed
-    in the background while the current candidate is evaluated, and the next
-    candidate takes it. A spare has run no candidate code; no process is ever
-    used for two candidates.
+    """``spec`` started: a fresh process forked for ONE candidate from a zygote
+    with its settings (:class:`Zygote`; the zygote is started on first use
+    and kept for the next candidate, the process never is).
 
     Raises
     ------
     CandidateDied, kstrata.sandbox.policy.SandboxUnavailable
         As :meth:`CandidateProcess.start`.
     """
-    key = spec.key()
-    with _SPARES_LOCK:
-        entry = _SPARES.pop(key, None)
-        _USES[key] = _USES.get(key, 0) + 1
-        refill = _USES[key] >= 2
-    proc = None
-    if entry is not None:
-        thread, spare = entry
-        thread.join(timeout_s)
-        if spare.ready:
-            proc = spare
-        else:
-            spare.kill()
-    if proc is None:
-        proc = spec.start(timeout_s)
-        proc.warm(timeout_s)
-    if refill:
-        spare = spec.clone()
-        try:
-            spare.spawn()  # in this thread, which outlives the spare (see spawn)
-        except Exception:  # noqa: BLE001 - no spare this time
-            return proc
-        t = threading.Thread(target=spare.handshake_warm, args=(timeout_s,), name="kstrata-spare", daemon=True)
-        t.start()
-        with _SPARES_LOCK:
-            old = _SPARES.pop(key, None)
-            _SPARES[key] = (t, spare)
-        if old is not None:
-            old[0].join(timeout_s)
-            old[1].close()
-    return proc
-
-
-def close_spares() -> None:
-    """End every spare process (they also die with this process)."""
-    with _SPARES_LOCK:
-        entries = list(_SPARES.values())
-        _SPARES.clear()
-    for t, p in entries:
-        t.join(60)
-        p.close()
+    return spec.start(timeout_s)
 
 
 class IsolatedCallError(RuntimeError):
@@ -444,7 +497,7 @@ def call_isolated(target: str, *, backend: str = "pytorch", timeout_s: float = 3
                             gpu=b.device.startswith("cuda"))
     try:
         try:
-            proc.start()
+            proc.start(timeout_s)
         except CandidateDied as e:
             raise IsolatedCallError(f"sandboxed process did not start: {e}") from None
         return proc.json_call(target, timeout_s=timeout_s, **kwargs)
