@@ -362,6 +362,26 @@ class CandidateProcess:
             raise self._died() from None
         return self._recv(timeout_s)
 
+    def post(self, header: dict, buffers: list[Any] = ()) -> None:
+        """Send a request without waiting; its reply comes from :meth:`answer`
+        (requests are answered in order, so several can be in flight).
+
+        Raises
+        ------
+        CandidateDied
+            When the process is gone.
+        """
+        if self.wfd < 0:
+            raise CandidateDied("exit", "the candidate process is not running")
+        try:
+            wire.send(self.wfd, header, list(buffers))
+        except (BrokenPipeError, OSError):
+            raise self._died() from None
+
+    def answer(self, timeout_s: float | None = None) -> tuple[dict, list[bytes]]:
+        """The reply to the oldest request :meth:`post` sent (see :meth:`request`)."""
+        return self._recv(timeout_s)
+
     zygote_oom = False
 
     def kill(self) -> None:

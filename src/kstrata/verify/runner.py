@@ -146,6 +146,16 @@ class Context:
         except CandidateDied as e:
             raise died(e, self.proc, public) from None
 
+    def requests(self, headers: list[dict], buffers: list[Any], public: bool) -> list[tuple[dict, list[bytes]]]:
+        """Several requests with the same buffers, all in flight at once (one
+        scheduling round trip instead of several); replies in order."""
+        try:
+            for h in headers:
+                self.proc.post(h, buffers)
+            return [self.proc.answer() for _ in headers]
+        except CandidateDied as e:
+            raise died(e, self.proc, public) from None
+
 
 def died(e: CandidateDied, proc: Any, public: bool) -> Stop:
     """The verdict for a candidate process that ended during a request."""
@@ -196,6 +206,23 @@ class ShapeRun:
         xs = list(self.module.get_inputs())
         return apply_distribution(xs, test.dist, test.seed, self.ctx.task.meta.dist_inputs)
 
+    def calls(self, xs: list[Any], test: TestCase, refs: list[torch.Tensor], poisons: tuple[int, ...]
+              ) -> list[list[Any]]:
+        """Checked candidate calls on ``xs``, one per poison pattern, sent
+        together; the outputs of each (see :meth:`call`)."""
+        bufs: list[Any] = []
+        enc = wire.encode([x.cpu() if isinstance(x, torch.Tensor) else x for x in xs], bufs)
+        headers = [self._header(enc, refs, p, False, False) for p in poisons]
+        replies = self.ctx.requests(headers, bufs, test.public)
+        return [self._outputs(h, b, test, refs, False)[0] for h, b in replies]
+
+    def _header(self, enc: Any, refs: list[torch.Tensor], poison: int, count_launches: bool, noop: bool) -> dict:
+        likes = [[str(r.dtype).removeprefix("torch."), list(r.shape)] for r in refs
+                 if isinstance(r, torch.Tensor)]
+        return {"op": "call", "inputs": enc, "poison": poison, "likes": likes,
+                "record_ops": applies("no_torch_compute", self.ctx.backend_name),
+                "check_inputs": not noop, "count_launches": count_launches, "noop": noop}
+
     def call(self, xs: list[Any], test: TestCase, refs: list[torch.Tensor], *, poison: int = 1,
              count_launches: bool = False, noop: bool = False) -> tuple[list[Any], dict]:
         """One checked candidate call in the candidate process on ``xs``;
@@ -203,12 +230,13 @@ class ShapeRun:
         ctx, public = self.ctx, test.public
         bufs: list[Any] = []
         enc = wire.encode([x.cpu() if isinstance(x, torch.Tensor) else x for x in xs], bufs)
-        likes = [[str(r.dtype).removeprefix("torch."), list(r.shape)] for r in refs
-                 if isinstance(r, torch.Tensor)]
-        h, b = ctx.request({"op": "call", "inputs": enc, "poison": poison, "likes": likes,
-                            "record_ops": applies("no_torch_compute", ctx.backend_name),
-                            "check_inputs": not noop, "count_launches": count_launches, "noop": noop},
-                           bufs, public)
+        h, b = ctx.request(self._header(enc, refs, poison, count_launches, noop), bufs, public)
+        return self._outputs(h, b, test, refs, noop)
+
+    def _outputs(self, h: dict, b: list[bytes], test: TestCase, refs: list[torch.Tensor], noop: bool
+                 ) -> tuple[list[Any], dict]:
+        """The outputs of one call's reply; a failure becomes a verdict (except for the no-op probe)."""
+        ctx, public = self.ctx, test.public
         if not h.get("ok"):
             if noop:
                 return [], h
@@ -265,8 +293,7 @@ class ShapeRun:
             refs = [r.detach() for r in flatten(self.model_dev(*[_to(x, dev) for x in _clone(pristine)]))]
             oracles = self._oracle(pristine, refs, test)
         refs_cpu = [r.cpu() for r in refs]
-        out1, _ = self.call(pristine, test, refs, poison=POISON_PATTERNS[0])
-        out2, _ = self.call(pristine, test, refs, poison=POISON_PATTERNS[1])
+        out1, out2 = self.calls(pristine, test, refs, POISON_PATTERNS)
         cmp = self._comparer(test)
         comps = [cmp(c, o, r, tol) for c, o, r in zip(out1, oracles, refs_cpu)]
         if not all(c.ok for c in comps):
@@ -532,7 +559,7 @@ def run_protocol(task: Task, backend_name: str, sources: dict[str, str], secret:
     ev.warnings = [w.to_dict() for w in ctx.warnings]
     ev.load_seconds = ctx.load_seconds
     ev.seconds = time.perf_counter() - t0
-    return ev.to_dict()
+    return fb.scrub_hidden(ev.to_dict())  # hidden-stage evidence says nothing of the hidden test
 
 
 _WEAK_FAKES: dict[str, list[str]] = {}
@@ -626,4 +653,5 @@ def _incorrect(failure: Failure, public: bool) -> Stop:
     if public:
         return Stop(Verdict.INCORRECT, check, msg, stage="public", test=failure.test.describe(),
                     stats=stats)
-    return Stop(Verdict.INCORRECT, check, msg.split(" (max")[0] + " on a hidden test", stage="hidden")
+    hidden = fb.hidden_evidence(check, msg)  # nothing of the hidden test's size, seed or draw
+    return Stop(Verdict.INCORRECT, check, hidden["message"], stage="hidden")
