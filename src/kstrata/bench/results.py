@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from kstrata.bench.harness import CONFIG_NAME, BenchIndex
-from kstrata.bench.metrics import TaskOutcome
+from kstrata.bench.metrics import excluded_reason, TaskOutcome
 from kstrata.search.tree import CandidateTree
 from kstrata.store.run_store import RunStore, StoreError
 
@@ -87,9 +87,23 @@ def outcome(view: RunView, count_initial: bool = False, status: str | None = Non
     correct = [n for n in nodes if n.correct]
     best = max(correct, key=lambda n: (n.score, -n.seq), default=None)
     speedups: dict[str, float] = {}
+    speedups_ci: dict[str, tuple[float, float]] = {}
     for n in correct:
         for s in (n.measurement.speedups if n.measurement else ()):
-            speedups[s.baseline] = max(speedups.get(s.baseline, float("-inf")), s.value)
+            if s.value > speedups.get(s.baseline, float("-inf")):
+                speedups[s.baseline] = s.value
+                if s.ci_low is not None and s.ci_high is not None:
+                    speedups_ci[s.baseline] = (s.ci_low, s.ci_high)
+                else:
+                    speedups_ci.pop(s.baseline, None)
+    best_ci = None
+    if best is not None and best.measurement is not None and best.measurement.speedups:
+        primary = best.measurement.speedups[0]
+        if primary.ci_low is not None and primary.ci_high is not None:
+            best_ci = (primary.ci_low, primary.ci_high)
+    excluded = None if best is None else excluded_reason(
+        best.evaluation.evidence,
+        {"suspicious": [f for f in (best.measurement.findings if best.measurement else []) if isinstance(f, str)]})
     return TaskOutcome(
         task=view.task,
         level=int(view.task_meta.get("level", 1)),
@@ -100,6 +114,9 @@ def outcome(view: RunView, count_initial: bool = False, status: str | None = Non
         correct=bool(correct),
         speedup=None if best is None else best.speedup,
         speedups=speedups,
+        speedup_ci=best_ci,
+        speedups_ci=speedups_ci,
+        excluded=excluded,
         roofline_fraction=None if best is None else best.roofline_fraction,
         verdicts=dict(verdicts),
         checks=dict(checks),
