@@ -12,7 +12,13 @@ At the ``schedule`` level it applies the rules library
 parallel/vectorize/unroll, cache stages, inlining, GPU thread binding) to the
 candidate's lowered PrimFuncs and proposes a seeded sample of the variants
 that replay cleanly; once per graph it also hands the parameter search to
-MetaSchedule (a small trial budget) and proposes the tuned schedule. At the
+MetaSchedule (a small trial budget) and proposes the tuned schedule. The
+candidate may be an LLM's (``--proposer hierarchical``, or a resumed run), so
+the lowering, the rules' replay of its schedule and the tuning all run in one
+sandboxed process per expansion
+(:func:`kstrata.backends.tvm.isolated.schedule_expansion`, cached by graph and
+schedule text); kstrata's own process only orders and samples the variants'
+texts. At the
 ``graph`` level it proposes the other fusion choices, keeping the schedule so
 re-lowering replays what still applies. It never edits the ``source`` level
 (that is the source agent's job), so the router sends it elsewhere.
@@ -87,32 +93,41 @@ class TVMRulesProposer:
 
     def _schedule(self, task: Any, sources: dict[str, str], rng: random.Random,
                   context: ProposeContext) -> list[Proposal]:
-        from kstrata.backends.tvm.rules import COMPOSITE, schedule_variants
+        """The rules' variants (and once per graph MetaSchedule's schedule), made
+        in one sandboxed process.
 
-        shape = task.nominal_shape
-        lowered = self.backend.lower(task, sources, shape)
-        variants = schedule_variants(lowered.funcs, sources.get("schedule", ""),
-                                     gpu=bool(getattr(self.backend, "gpu_like", False)))
+        Raises
+        ------
+        kstrata.sandbox.IsolatedCallError
+            When the candidate's graph does not lower (or its schedule does not
+            parse) there, or the sandboxed process failed: the expansion's error.
+        """
+        from kstrata.backends.tvm.isolated import schedule_expansion
+        from kstrata.backends.tvm.rules import COMPOSITE
+
+        graph = sources.get("graph", "")
+        want_tune = bool(self.tune_trials) and graph not in self._tuned_graphs and self.backend.name == "tvm-llvm"
+        tune = {"shape": self._tune_shape(task), "trials": self.tune_trials} if want_tune else None
+        variants, tuned = schedule_expansion(task, sources, self.backend.name,
+                                             gpu=bool(getattr(self.backend, "gpu_like", False)), tune=tune)
         # whole-PrimFunc recipes first (in rule order), then a seeded shuffle of the single steps
-        def is_recipe(v: Any) -> bool:  # a recipe, or recipes on several PrimFuncs ("a+b")
-            return all(r in COMPOSITE for r in v.rule.split("+"))
+        def is_recipe(v: dict[str, str]) -> bool:  # a recipe, or recipes on several PrimFuncs ("a+b")
+            return all(r in COMPOSITE for r in v["rule"].split("+"))
 
         composite = [v for v in variants if is_recipe(v)]
         single = [v for v in variants if not is_recipe(v)]
         rng.shuffle(single)
         variants = composite + single
         out = [
-            Proposal.edit(sources, "schedule", v.text, role="schedule-rules",
-                          rationale=f"{v.rule} on {v.func}: {v.description}",
-                          metadata={"rule": v.rule, "func": v.func, "tiling_class": v.rule})
+            Proposal.edit(sources, "schedule", v["text"], role="schedule-rules",
+                          rationale=f"{v['rule']} on {v['func']}: {v['description']}",
+                          metadata={"rule": v["rule"], "func": v["func"], "tiling_class": v["rule"]})
             for v in variants[: self.per_expansion]
         ]
-        graph = sources.get("graph", "")
-        if self.tune_trials and graph not in self._tuned_graphs and self.backend.name == "tvm-llvm":
+        if want_tune:
             self._tuned_graphs.add(graph)
-            tuned = self._tune(task, sources, self._tune_shape(task))
             if tuned is not None:
-                out.insert(0, tuned)
+                out.insert(0, self._tuned_proposal(sources, tuned))
         return out
 
     def _tune_shape(self, task: Any) -> dict[str, int]:
@@ -127,15 +142,10 @@ class TVMRulesProposer:
                 pass
         return task.nominal_shape
 
-    def _tune(self, task: Any, sources: dict[str, str], shape: dict[str, int]) -> Proposal | None:
-        """MetaSchedule as the parameter layer: its best schedule for this graph."""
-        from kstrata.backends.tvm.tune import tune
-
-        try:
-            result = tune(task, shape, self.backend.name, trials=self.tune_trials, sources=sources)
-        except Exception:  # noqa: BLE001 - a tuner failure only means no tuned proposal
-            return None
-        return Proposal.edit(sources, "schedule", result.sources["schedule"], role="metaschedule",
+    def _tuned_proposal(self, sources: dict[str, str], tuned: dict[str, Any]) -> Proposal:
+        """MetaSchedule as the parameter layer: its best schedule for this graph
+        (tuned in the sandbox by :func:`kstrata.backends.tvm.isolated.schedule_expansion`)."""
+        return Proposal.edit(sources, "schedule", tuned["sources"]["schedule"], role="metaschedule",
                              rationale=f"MetaSchedule, {self.tune_trials} trials, for this graph",
                              metadata={"rule": "metaschedule", "tiling_class": "metaschedule"})
 

@@ -11,9 +11,11 @@ run inside a fresh sandboxed process through
 :func:`kstrata.sandbox.call_isolated`: JSON in (the task's public record, the
 candidate's sources as text), JSON out (text, names, counts).
 
-The parent-side wrappers are :func:`primfunc_context` and
-:func:`replay_after_graph_change`; they never raise for a candidate that does
-not lower (the text or report says why). The functions named ``*_inside``
+The parent-side wrappers are :func:`primfunc_context`,
+:func:`replay_after_graph_change` and :func:`schedule_expansion` (the
+built-in proposer's schedule variants of a candidate and, once per graph, its
+MetaSchedule tuning: one sandboxed process per expansion); the first two never
+raise for a candidate that does not lower (the text or report says why). The functions named ``*_inside``
 are the ones the sandbox runs; calling them in kstrata's own process would
 defeat their purpose (``tests/sandbox`` checks that agents, search, serve and
 cli never do).
@@ -37,6 +39,16 @@ _HERE = "kstrata.backends.tvm.isolated"
 #: a schedule agent asked again about the same graph starts no new process)
 _CONTEXT: OrderedDict[str, dict[str, Any]] = OrderedDict()
 _CONTEXT_SIZE = 64
+#: Seconds a sandboxed expansion may take on top of :data:`TIMEOUT_S` when it also
+#: tunes with MetaSchedule (the trials are built and run inside it).
+TUNE_TIMEOUT_S = 1200.0
+#: (backend, task digest, graph, schedule, gpu) -> the schedule variants the sandbox
+#: answered (deterministic: an expansion of the same candidate starts no new process)
+_VARIANTS: OrderedDict[str, list[dict[str, str]]] = OrderedDict()
+_VARIANTS_SIZE = 256
+#: Variants per answer and characters per variant text accepted at most.
+MAX_VARIANTS = 2000
+MAX_TEXT_CHARS = 200_000
 
 
 # -- parent side --------------------------------------------------------------------------
@@ -152,6 +164,184 @@ def replay_after_graph_change(task: Any, sources: dict[str, str], schedule: str,
     return str(out["schedule"]), dict(out["report"])
 
 
+def schedule_expansion(task: Any, sources: dict[str, str], backend: str, *, gpu: bool = False,
+                       tune: dict[str, Any] | None = None, timeout_s: float = TIMEOUT_S,
+                       tune_timeout_s: float = TUNE_TIMEOUT_S) -> tuple[list[dict[str, str]], dict[str, Any] | None]:
+    """The built-in proposer's work on a candidate for one ``schedule`` expansion.
+
+    The schedule rules' variants of the candidate (its graph lowered at the
+    task's nominal shape, its schedule replayed, every rule tried: see
+    :func:`kstrata.backends.tvm.rules.schedule_variants`) and, when ``tune`` asks
+    for it, MetaSchedule's best schedule for its graph
+    (:func:`kstrata.backends.tvm.tune.tune`), computed in one sandboxed process
+    (:func:`schedule_expansion_inside`). Variants are cached here by (backend,
+    task digest, graph, schedule, ``gpu``); tuned schedules in
+    :func:`kstrata.backends.tvm.tune.default_cache_dir`, keyed by
+    :func:`kstrata.backends.tvm.tune.cache_key` (computed here, never taken from
+    the sandbox), the cache the MetaSchedule baseline reads too.
+
+    Parameters
+    ----------
+    task:
+        A :class:`kstrata.tasks.base.Task`.
+    sources:
+        The candidate's ``{level: text}`` (``graph``, ``schedule``).
+    backend:
+        Registry name of the TVM backend (``tvm-llvm``, ``tvm-opencl``, ``tvm-cuda``).
+    gpu:
+        The target needs thread binding (the backend's ``gpu_like``).
+    tune:
+        ``{"shape": {name: int}, "trials": int}`` to tune the graph at that shape
+        too; None: no tuning.
+    timeout_s, tune_timeout_s:
+        Wall-clock limits (s) of the sandboxed call; the second is added when tuning.
+
+    Returns
+    -------
+    (variants, tuned)
+        ``variants``: ``[{"text", "rule", "func", "description"}, ...]`` in the
+        rules' order (``text``: the whole new schedule). ``tuned``: None when not
+        asked or when tuning failed, else ``{"sources": {"graph", "schedule"},
+        "records": [{"func", "run_secs", "trials"}], "key": str, "cached": bool}``
+        (the graph marked ``# build: static``, as :func:`~kstrata.backends.tvm.tune.tune`
+        returns it).
+
+    Raises
+    ------
+    kstrata.sandbox.IsolatedCallError
+        When the graph does not lower or the schedule text does not parse (the
+        message says why), or the sandboxed process failed.
+    """
+    from kstrata.sandbox import IsolatedCallError
+
+    text = _text_sources(sources)
+    text.pop("source", None)
+    key = hashlib.sha256(json.dumps([backend, task.digest, text.get("graph") or "", text.get("schedule") or "",
+                                     bool(gpu)]).encode()).hexdigest()
+    variants = _VARIANTS.get(key)
+    tuned, tune_key, tune_path = None, "", None
+    if tune is not None:
+        tune_key, tune_path = _tune_cache(task, text, tune, backend)
+        tuned = _read_tuned(tune_path, tune_key)
+    want_tune = tune is not None and tuned is None
+    if variants is not None and not want_tune:
+        _VARIANTS.move_to_end(key)
+        return [dict(v) for v in variants], tuned
+    kwargs: dict[str, Any] = {"task": task_record(task), "sources": text, "gpu": bool(gpu),
+                              "variants": variants is None}
+    if want_tune:
+        kwargs["tune"] = {"shape": {k: int(v) for k, v in dict(tune["shape"]).items()},
+                          "trials": int(tune["trials"]), "backend": backend}
+    try:
+        out = _expansion_answer(_call("schedule_expansion_inside", backend,
+                                      timeout_s + (tune_timeout_s if want_tune else 0.0), **kwargs))
+    except IsolatedCallError:
+        if not want_tune:
+            raise
+        if variants is not None:  # only tuning was asked: a failed tuning is no tuned schedule
+            _VARIANTS.move_to_end(key)
+            return [dict(v) for v in variants], None
+        # tuning can take its process down (MetaSchedule, a segfault): the variants without it
+        kwargs.pop("tune")
+        out = _expansion_answer(_call("schedule_expansion_inside", backend, timeout_s, **kwargs))
+    if variants is None:
+        if "error" in out:
+            raise IsolatedCallError(out["error"])
+        variants = out["variants"]
+        _VARIANTS[key] = variants
+        while len(_VARIANTS) > _VARIANTS_SIZE:
+            _VARIANTS.popitem(last=False)
+    _VARIANTS.move_to_end(key)
+    if want_tune and isinstance(out.get("tune"), dict) and "schedule" in out["tune"]:
+        tuned = _store_tuned(tune_path, tune_key, text, out["tune"])
+    return [dict(v) for v in variants], tuned
+
+
+def _tune_cache(task: Any, sources: dict[str, str], tune: dict[str, Any], backend: str) -> tuple[str, Path | None]:
+    """MetaSchedule's cache key and file for ``sources``' graph (``("", None)`` where
+    no key can be made here, e.g. TVM's target cannot be built)."""
+    from kstrata.backends.registry import get_backend
+    from kstrata.backends.tvm.tune import cache_key, default_cache_dir
+
+    try:
+        shape = task.full_shape({k: int(v) for k, v in dict(tune["shape"]).items()})
+        key = cache_key(task, sources.get("graph") or "", shape, get_backend(backend).target(), int(tune["trials"]))
+    except Exception:  # noqa: BLE001 - no cache then; the sandbox still tunes
+        return "", None
+    return key, default_cache_dir() / f"{key}.json"
+
+
+def _read_tuned(path: Path | None, key: str) -> dict[str, Any] | None:
+    """A tuned result from the cache file (data only: text and numbers), or None."""
+    if path is None or not path.is_file():
+        return None
+    try:
+        data = json.loads(path.read_text())
+        src = data["sources"]
+        if not (isinstance(src, dict) and all(isinstance(v, str) for v in src.values())
+                and isinstance(src.get("schedule"), str)):
+            return None
+        return {"sources": dict(src), "records": list(data.get("records", [])), "key": key, "cached": True}
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _store_tuned(path: Path | None, key: str, sources: dict[str, str], answer: dict[str, Any]) -> dict[str, Any]:
+    """The tuned result as :func:`~kstrata.backends.tvm.tune.tune` makes it (graph
+    marked ``# build: static``, made here from the candidate's graph: only the
+    schedule text comes from the sandbox), written to its cache file atomically."""
+    import re
+
+    from kstrata.atomic import write_atomic
+
+    out = {k: v for k, v in sources.items() if k != "source"}
+    out["graph"] = re.sub(r"^# build:.*$", "# build: static", out.get("graph", ""), count=1, flags=re.MULTILINE)
+    out["schedule"] = answer["schedule"]
+    records = answer["records"]
+    if path is not None:
+        try:
+            write_atomic(path, json.dumps({"sources": out, "records": records, "key": key}))
+        except OSError:
+            pass
+    return {"sources": out, "records": records, "key": key, "cached": False}
+
+
+def _expansion_answer(out: Any) -> dict[str, Any]:
+    """The sandbox's expansion answer, checked like :func:`_context_answer`:
+    ``{"variants": [...]}`` or ``{"error": str}``, plus ``tune`` where asked
+    (``{"schedule", "records"}`` or ``{"error"}``)."""
+    from kstrata.sandbox import IsolatedCallError
+
+    if not isinstance(out, dict):
+        raise IsolatedCallError("the sandboxed expansion returned malformed data")
+    clean: dict[str, Any] = {}
+    if isinstance(out.get("error"), str):
+        clean["error"] = out["error"][:2000]
+    elif "variants" in out:
+        vs = out["variants"]
+        keys = ("text", "rule", "func", "description")
+        if not (isinstance(vs, list) and len(vs) <= MAX_VARIANTS
+                and all(isinstance(v, dict) and all(isinstance(v.get(k), str) for k in keys) for v in vs)
+                and all(len(v["text"]) <= MAX_TEXT_CHARS for v in vs)):
+            raise IsolatedCallError("the sandboxed expansion returned malformed variants")
+        clean["variants"] = [{"text": v["text"], "rule": v["rule"][:200], "func": v["func"][:200],
+                              "description": v["description"][:2000]} for v in vs]
+    t = out.get("tune")
+    if isinstance(t, dict) and isinstance(t.get("schedule"), str) and len(t["schedule"]) <= MAX_TEXT_CHARS:
+        records = []
+        for r in t.get("records", []) if isinstance(t.get("records"), list) else []:
+            if not isinstance(r, dict):
+                continue
+            secs = r.get("run_secs") if isinstance(r.get("run_secs"), list) else []
+            records.append({"func": str(r.get("func", ""))[:200],
+                            "run_secs": [float(x) for x in secs[:64] if isinstance(x, (int, float))],
+                            "trials": int(r["trials"]) if isinstance(r.get("trials"), int) else 0})
+        clean["tune"] = {"schedule": t["schedule"], "records": records[:256]}
+    elif isinstance(t, dict) and isinstance(t.get("error"), str):
+        clean["tune"] = {"error": t["error"][:2000]}
+    return clean
+
+
 def _context_answer(out: Any) -> dict[str, Any]:
     """The sandbox's answer, checked: the candidate ran in that process and may
     have forged it, so only its expected shape (strings, bounded) is accepted.
@@ -255,7 +445,12 @@ def replay_inside(task: dict[str, Any], sources: dict[str, str], schedule: str) 
     dict
         ``{"schedule": text, "report": {...}}``.
     """
-    from kstrata.backends.tvm.schedule import ScheduleTextError, parse_schedule, render_schedule, replay_schedule
+    from kstrata.backends.tvm.schedule import (
+        ScheduleTextError,
+        parse_schedule,
+        render_schedule,
+        replay_schedule,
+    )
 
     try:
         lowered = _lower_inside(task, sources)
@@ -280,3 +475,48 @@ def replay_inside(task: dict[str, Any], sources: dict[str, str], schedule: str) 
     except ScheduleTextError:
         pruned, report["reset"] = render_schedule({}, "reset after a graph change"), True
     return {"schedule": pruned, "report": report}
+
+
+def schedule_expansion_inside(task: dict[str, Any], sources: dict[str, str], gpu: bool = False,
+                              variants: bool = True, tune: dict[str, Any] | None = None) -> dict[str, Any]:
+    """(Sandbox only.) See :func:`schedule_expansion`.
+
+    Returns
+    -------
+    dict
+        ``{"variants": [{"text", "rule", "func", "description"}, ...]}`` (when
+        ``variants``), or ``{"error": message}`` when the graph does not lower or
+        the rules fail (then nothing is tuned); plus, when ``tune`` asks,
+        ``"tune": {"schedule": text, "records": [...]}`` or ``{"error": message}``.
+    """
+    out: dict[str, Any] = {}
+    if variants:
+        from kstrata.backends.tvm.rules import schedule_variants
+
+        try:
+            lowered = _lower_inside(task, sources)
+            found = schedule_variants(lowered.funcs, sources.get("schedule", ""), gpu=bool(gpu))
+        except Exception as e:  # noqa: BLE001 - the parent reports it as the expansion's error
+            return {"error": f"{type(e).__name__}: {e}"[:2000]}
+        out["variants"] = [{"text": v.text, "rule": v.rule, "func": v.func, "description": v.description}
+                           for v in found]
+    if tune:
+        out["tune"] = _tune_inside(task, sources, tune)
+    return out
+
+
+def _tune_inside(task: dict[str, Any], sources: dict[str, str], tune: dict[str, Any]) -> dict[str, Any]:
+    """MetaSchedule on ``sources``' graph (:func:`kstrata.backends.tvm.tune.tune`,
+    its cache in this process's private ``/tmp``): the schedule and records."""
+    import tempfile
+
+    from kstrata.backends.tvm.tune import tune as metaschedule
+
+    try:
+        t = _task_inside(task)
+        with tempfile.TemporaryDirectory(prefix="kstrata_tune_cache_") as d:
+            result = metaschedule(t, {k: int(v) for k, v in tune["shape"].items()}, str(tune["backend"]),
+                                  trials=int(tune["trials"]), sources=dict(sources), cache_dir=d)
+    except Exception as e:  # noqa: BLE001 - no tuned proposal then
+        return {"error": f"{type(e).__name__}: {e}"[:2000]}
+    return {"schedule": result.sources["schedule"], "records": result.records}
