@@ -51,6 +51,9 @@ class FakeTask:
     digest: str = hashlib.sha256(b"synthetic").hexdigest()
     path: str = "synthetic.py"
 
+    def full_shape(self, shape=None):
+        return dict(shape or {})
+
 
 class FakeEvaluator:
     """Deterministic verdicts and speedups; counts evaluations per source."""

@@ -14,6 +14,7 @@ from kstrata.cli import eval as eval_cmd
 from kstrata.cli import mcp as mcp_cmd
 from kstrata.cli import memory as memory_cmd
 from kstrata.cli import report as report_cmd
+from kstrata.cli import retime as retime_cmd
 from kstrata.cli import optimize as optimize_cmd
 from kstrata.cli import import_ as import_cmd
 from kstrata.cli import setup as setup_cmd
@@ -63,4 +64,5 @@ baseline_cmd.register(app)
 optimize_cmd.register(app)
 bench_cmd.register(app)
 report_cmd.register(app)
+retime_cmd.register(app)
 compare_cmd.register(app)

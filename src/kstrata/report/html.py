@@ -53,7 +53,7 @@ def _node_data(view: RunView) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     for n in tree:
         parent = n.parents[0] if n.parents else None
         nodes.append({"hash": n.hash, "parent": parent, "level": n.level, "role": n.role,
-                      "verdict": n.verdict, "speedup": n.speedup,
+                      "verdict": n.verdict, "speedup": n.speedup, "unranked": n.correct and not n.timing_trusted,
                       "best": best is not None and n.hash == best.hash})
         diff = unified_diff(tree[parent].sources, n.sources) if parent else ""
         details[n.hash] = {
@@ -123,6 +123,7 @@ def build_context(results: Results, **metric_kw: Any) -> dict[str, Any]:
             "stop": (view.summary or {}).get("stop_reason", "not finished"),
             "best": None if best is None or best.speedup is None else f"{best.speedup:.3g}x",
             "verdicts": view.tree.verdict_counts(),
+            "unranked": view.tree.unranked(),
             "spent": {k: f"{view.spent.get(k, 0):.4g}" for k in SPENT_KINDS},
         })
     cells = [{

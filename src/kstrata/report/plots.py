@@ -151,6 +151,8 @@ def tree_svg(nodes: Sequence[dict[str, Any]], run_id: str) -> str:
         stroke = ' stroke="#f1c40f" stroke-width="4"' if n.get("best") else ' stroke="#fff" stroke-width="1.5"'
         line1 = f'{n.get("level") or "initial"} · {n.get("role")}'
         line2 = f'{verdict or "pending"} {_fmt_speedup(n.get("speedup"))}'.strip()
+        if n.get("unranked"):
+            line2 += " unranked"
         out.append(
             f'<g class="node" data-node="{escape(n["hash"])}" data-verdict="{escape(verdict or "pending")}" '
             f'tabindex="0" style="cursor:pointer"><title>{escape(n["hash"][:12])}</title>'

@@ -57,7 +57,9 @@ class VerifyMeasureEvaluator:
         A would-be best whose timing is noisy (relative IQR over the
         threshold after the timer's own re-measuring) or under the roofline
         floor is timed again up to this many times; if it stays doubtful it
-        is kept as correct but not ranked by that speedup (a finding says why).
+        is kept as correct but not ranked by that speedup (a finding says why);
+        the search loop re-times such contenders once more at the end of the run
+        (:meth:`final_round`, ``final_timing_config``, default :func:`final_timing`).
         Noisy neighbours on a shared machine make PyTorch's multi-threaded
         eager baseline bimodal (a 0.26 ms op measured at 10 ms when one of its
         threads is descheduled), which would otherwise read as a large speedup.
@@ -75,6 +77,7 @@ class VerifyMeasureEvaluator:
     executor: Any = None
     shape: dict[str, int] | None = None
     retimes: int = 2
+    final_timing_config: Any = None
     best_speedup: float = field(default=0.0, init=False)
 
     def _config(self) -> Any:
@@ -97,16 +100,18 @@ class VerifyMeasureEvaluator:
             return []
         return [task.full_shape(self.shape)]
 
-    def _time(self, task: Any, backend: Any, sources: dict[str, str], baseline: str) -> Any:
+    def _time(self, task: Any, backend: Any, sources: dict[str, str], baseline: str,
+              config: Any = None) -> Any:
         """One paired timing in the worker pool (the candidate may crash or hang)."""
         runner = self._runner()
+        config = config or self._config()
         if runner is None:
             from kstrata.measure.candidate import time_candidate
 
             return time_candidate(backend.name, task, sources, self.shape, baseline=baseline,
-                                  trials=self.trials, config=self._config())
+                                  trials=self.trials, config=config)
         r = runner.call("kstrata.measure.candidate:time_candidate", backend.name, task, sources, self.shape,
-                         baseline=baseline, trials=self.trials, config=self._config(),
+                         baseline=baseline, trials=self.trials, config=config,
                          timeout_s=self.timing_timeout_s)
         if not r.ok:
             raise RuntimeError(f"{r.kind}: {r.error}")
@@ -146,25 +151,36 @@ class VerifyMeasureEvaluator:
         if ev.verdict is not Verdict.CORRECT or not getattr(backend, "timing_meaningful", True) \
                 or (ev.evidence or {}).get("weak_match"):
             return ev, None  # a weak-task match is correct but never ranked
+        speedups, raw, first, error = self._time_all(task, backend, sources)
+        if error is not None:
+            baseline, e = error
+            if "TimedOutputMismatch" in str(e):
+                return replace(ev, verdict=Verdict.REJECTED, check="timed_output",
+                               evidence={"message": str(e).split("TimedOutputMismatch: ", 1)[-1]}), None
+            msg = f"timing against {baseline} failed: {type(e).__name__}: {e}"
+            return replace(ev, verdict=Verdict.RUNTIME_ERROR, check="timing",
+                           evidence={**ev.evidence, "message": msg}), None
+        return ev, (speedups, raw, first)
+
+    def _time_all(self, task: Any, backend: Any, sources: dict[str, str], config: Any = None
+                  ) -> tuple[dict, dict, Any, tuple[str, Exception] | None]:
+        """Time against every baseline: ``(speedups, raw, first measurement,
+        error)``; ``error`` is ``(baseline, exception)`` when the first timing
+        failed (or a timed output mismatched), else ``None``."""
         speedups, raw, first = {}, {}, None
         for baseline in self.baselines:
             try:
-                m = self._time(task, backend, sources, baseline)
+                m = self._time(task, backend, sources, baseline, config=config)
             except Exception as e:  # noqa: BLE001 - errors are data
-                if "TimedOutputMismatch" in str(e):
-                    return replace(ev, verdict=Verdict.REJECTED, check="timed_output",
-                                   evidence={"message": str(e).split("TimedOutputMismatch: ", 1)[-1]}), None
-                if first is None:
-                    msg = f"timing against {baseline} failed: {type(e).__name__}: {e}"
-                    return replace(ev, verdict=Verdict.RUNTIME_ERROR, check="timing",
-                                   evidence={**ev.evidence, "message": msg}), None
+                if first is None or "TimedOutputMismatch" in str(e):
+                    return speedups, raw, first, (baseline, e)
                 raw[baseline] = {"error": f"{type(e).__name__}: {e}"}
                 continue
             first = first or m
             raw[baseline] = m.to_dict()
             if m.speedup is not None:
                 speedups[baseline] = m.speedup
-        return ev, (speedups, raw, first)
+        return speedups, raw, first, None
 
     def _retime(self, task: Any, backend: Any, sources: dict[str, str], first: Any,
                 speedups: dict, raw: dict) -> tuple[Any, dict, dict, str | None]:
@@ -219,18 +235,81 @@ class VerifyMeasureEvaluator:
             ev = full
         if point is not None:
             self.best_speedup = max(self.best_speedup, point)
-        position = ((first.roofline or {}).get("candidate") or {}) if first else {}
-        return ev, {
-            "median_ms": first.candidate.median,
-            "speedups": speedups,
-            "roofline_fraction": position.get("fraction"),
-            "bound": position.get("bound"),
-            "findings": ([untrusted] if untrusted else []) + list(first.suspicious) + [
-                f.to_dict() if hasattr(f, "to_dict") else f for f in (getattr(first, "findings", None) or [])],
-            "raw": raw,
-        }
+        return ev, _measurement_dict(first, speedups, raw, untrusted)
+
+    def final_round(self, task: Any, backend: Any, sources: dict[str, str]) -> dict | None:
+        """Re-time one correct candidate in the end-of-run round: longer
+        (:func:`final_timing`, about 2 s of paired A B A B calls per attempt
+        instead of 0.3 s) and alone (nothing else of the run is in flight).
+
+        The result is believed when no roofline flag fired and either the
+        relative IQR of both sides is under the threshold or the bootstrap
+        interval of the paired speedup is tight (``high / low`` at most
+        :data:`FINAL_MAX_CI_RATIO`): interleaving cancels drift that both
+        sides share, and the interval of the paired ratio measures what noise
+        remains, so a busy machine with a wide spread per side can still give
+        a speedup to rank (the interval is
+        :func:`kstrata.measure.stats.paired_ratio_ci`'s bootstrap).
+
+        Returns
+        -------
+        dict or None
+            The measurement (keys of :meth:`evaluate`'s second item; an
+            untrusted-timing finding when it stayed doubtful), or ``None``
+            when the timing itself failed.
+        """
+        from kstrata.search.tree import UNTRUSTED_PREFIX
+
+        speedups, raw, first, error = self._time_all(task, backend, sources,
+                                                     self.final_timing_config or final_timing())
+        if error is not None:
+            return None
+        untrusted = None
+        if not final_trusted(first):
+            why = "; ".join(first.suspicious) or "the timing stayed noisy and its interval wide"
+            untrusted = (f"{UNTRUSTED_PREFIX} {why} in the final, longer timing round; not ranked as a "
+                         "speedup (`kstrata retime` re-times it on a quieter machine)")
+        raw = {**raw, "final_round": True}
+        return _measurement_dict(first, speedups, raw, untrusted)
 
 
 def _doubtful(m: Any) -> bool:
     """A timing not to believe as it is: noisy, or flagged under the roofline floor."""
     return bool(getattr(m, "noisy", False) or getattr(m, "suspicious", None))
+
+
+def final_timing() -> Any:
+    """The end-of-run round's :class:`~kstrata.measure.timing.TimingConfig`
+    (:meth:`VerifyMeasureEvaluator.final_round`): about 7x the search's 300 ms
+    per attempt, with up to two doubling re-measures while noisy."""
+    from kstrata.measure.timing import TimingConfig
+
+    return TimingConfig(warmup_ms=100.0, budget_ms=2000.0, max_remeasure=2)
+
+#: The widest paired-speedup interval (``high / low``) the final round believes when noisy.
+FINAL_MAX_CI_RATIO = 1.25
+
+
+def final_trusted(m: Any) -> bool:
+    """Whether a final-round timing ``m`` can be ranked: no roofline flag, and
+    either not noisy or its speedup interval at most :data:`FINAL_MAX_CI_RATIO` wide."""
+    if m is None or getattr(m, "suspicious", None):
+        return False
+    if not getattr(m, "noisy", False):
+        return True
+    s = getattr(m, "speedup", None)
+    return bool(s is not None and s.low and s.low > 0 and s.high / s.low <= FINAL_MAX_CI_RATIO)
+
+
+def _measurement_dict(first: Any, speedups: dict, raw: dict, untrusted: str | None) -> dict:
+    """The measurement mapping :func:`kstrata.search.candidate.to_measurement_record` reads."""
+    position = ((first.roofline or {}).get("candidate") or {}) if first else {}
+    return {
+        "median_ms": first.candidate.median,
+        "speedups": speedups,
+        "roofline_fraction": position.get("fraction"),
+        "bound": position.get("bound"),
+        "findings": ([untrusted] if untrusted else []) + list(first.suspicious) + [
+            f.to_dict() if hasattr(f, "to_dict") else f for f in (getattr(first, "findings", None) or [])],
+        "raw": raw,
+    }

@@ -204,6 +204,18 @@ class CandidateTree:
         last = (wins[-1].expansion_id or 0) if wins else 0
         return sum(1 for e in self.expansion_log if (e.id or 0) > last)
 
+    def unranked(self) -> list[dict[str, Any]]:
+        """Correct candidates whose timing was not believed, so they are not
+        ranked by their speedup: ``[{"hash", "speedup", "why"}]``, fastest first
+        (``speedup`` is the untrusted reading, ``why`` the finding)."""
+        out = []
+        for n in self.nodes.values():
+            if n.correct and not n.timing_trusted:
+                why = next(f for f in n.measurement.findings
+                           if isinstance(f, str) and f.startswith(UNTRUSTED_PREFIX))
+                out.append({"hash": n.hash, "speedup": n.speedup, "why": why})
+        return sorted(out, key=lambda d: -(d["speedup"] or 0.0))
+
     def verdict_counts(self) -> dict[str, int]:
         return dict(Counter(n.verdict for n in self.nodes.values() if n.evaluated))
 
@@ -233,7 +245,9 @@ class CandidateTree:
         t.append(node.hash[:8], style="bold")
         t.append(f" {node.level or 'initial'} {node.role} ")
         t.append(node.verdict or "pending", style=colour)
-        if node.speedup is not None:
+        if node.speedup is not None and not node.timing_trusted:
+            t.append(f" {node.speedup:.3g}x unranked (untrusted timing)", style="yellow")
+        elif node.speedup is not None:
             t.append(f" {node.speedup:.3g}x", style="cyan")
         if node.slower_at_creation:
             t.append(" (slower at creation)", style="yellow")

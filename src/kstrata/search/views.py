@@ -83,6 +83,9 @@ def result_table(run_dir: str | Path) -> Table:
     if best and best.get("roofline_fraction") is not None:
         table.add_row("roofline fraction", f"{best['roofline_fraction']:.1%}")
     table.add_row("verdicts", ", ".join(f"{k} {v}" for k, v in sorted(summary["verdicts"].items())))
+    for u in summary.get("unranked", []):
+        reading = "" if u.get("speedup") is None else f" read {u['speedup']:.3g}x"
+        table.add_row("unranked", f"{u['hash'][:12]}{reading}: {u['why']}")
     spent = summary["spent"]
     table.add_row("spent", ", ".join(f"{k} {v:g}" for k, v in sorted(spent.items())))
     la = summary.get("lookahead", {})

@@ -406,6 +406,32 @@ class RunStore:
             self.charge("evaluations", 1, digest)
             self.charge("wall_s", wall_s, digest)
 
+    def replace_measurement(self, digest: str, measurement: MeasurementRecord) -> None:
+        """Replace the measurement of an evaluated, correct candidate (a
+        re-timing: ``kstrata retime`` or the end-of-run round), in one
+        transaction; its evaluation stays and no evaluation is charged.
+
+        Raises
+        ------
+        StoreError
+            If the candidate is unknown or not evaluated.
+        """
+        with self.transaction() as c:
+            row = c.execute("SELECT status FROM candidates WHERE hash = ?", (digest,)).fetchone()
+            if row is None or row[0] != "evaluated":
+                raise StoreError(f"candidate {digest[:12]} is {row[0] if row else 'unknown'}, not evaluated")
+            m = measurement
+            c.execute("DELETE FROM speedups WHERE candidate = ?", (digest,))
+            c.execute(
+                "INSERT OR REPLACE INTO measurements (candidate, median_ms, speedup, roofline_fraction,"
+                " bound, findings_json, raw_json) VALUES (?,?,?,?,?,?,?)",
+                (digest, m.median_ms, m.speedup, m.roofline_fraction, m.bound, dumps(m.findings), dumps(m.raw)),
+            )
+            c.executemany(
+                "INSERT INTO speedups (candidate, baseline, value, ci_low, ci_high) VALUES (?,?,?,?,?)",
+                [(digest, s.baseline, s.value, s.ci_low, s.ci_high) for s in m.speedups],
+            )
+
     def charge(self, kind: str, amount: float, ref: str | None = None) -> None:
         """Add ``amount`` of ``kind`` (``evaluations``, ``proposer_calls``,
         ``tokens_in``, ``tokens_out``, ``cost_usd``, ``wall_s``, ...) to the ledger."""

@@ -1,0 +1,175 @@
+"""``kstrata retime RUN [CAND]``: re-time candidates of a finished run on demand.
+
+The timing goes through the judge's path (the evaluator's final round:
+:meth:`kstrata.search.evaluators.VerifyMeasureEvaluator.final_round`, i.e.
+:func:`kstrata.measure.candidate.time_candidate` in a worker, the candidate in
+its sandboxed process) at the run's own timing shape and baselines. The new
+measurement replaces the stored one; ``RUN/best/`` and ``RUN/summary.json`` are
+rewritten, so a candidate left unranked on a busy machine can be ranked later.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.console import Console
+
+from kstrata.cli.errors import OptionError, user_errors
+
+console = Console()
+
+
+@dataclass
+class RunInfo:
+    """What re-evaluating a stored run needs: its task, backend, timing shape and baselines."""
+
+    run_dir: Path
+    task: Any
+    backend: Any
+    shape: dict[str, int] | None
+    baselines: tuple[str, ...]
+    stop_reason: str
+
+
+def open_run(run_dir: str | Path) -> RunInfo:
+    """The task, backend and timing settings of the run in ``run_dir``.
+
+    Raises
+    ------
+    kstrata.store.StoreError
+        If ``run_dir`` holds no run.
+    OptionError
+        If the run's task file is gone or has changed since the run.
+    """
+    from kstrata.backends.registry import get_backend
+    from kstrata.store.run_store import RunStore
+    from kstrata.tasks.loader import resolve_task
+
+    run_dir = Path(run_dir)
+    with RunStore.open(run_dir) as store:
+        config = store.config
+    meta = config.get("task", {})
+    try:
+        task = resolve_task(meta.get("path") or meta.get("name"))
+    except Exception as e:  # noqa: BLE001 - turned into one message
+        raise OptionError(f"{run_dir}: its task {meta.get('name')} ({meta.get('path')}) does not load: {e}") from None
+    if task.digest != meta.get("digest"):
+        raise OptionError(f"{run_dir}: task file {meta.get('path')} changed since the run (digest differs)")
+    cli = config.get("cli") or {}
+    shape = cli.get("timing_shape")
+    if isinstance(shape, str):
+        shape = json.loads(shape)
+    summary = run_dir / "summary.json"
+    stop = json.loads(summary.read_text()).get("stop_reason", "") if summary.is_file() else "not finished"
+    return RunInfo(run_dir, task, get_backend(config["backend"]), shape and {k: int(v) for k, v in shape.items()},
+                   tuple(cli.get("baselines") or ("eager",)), stop)
+
+
+def retime_run(run_dir: str | Path, candidate: str | None = None, *, evaluator: Any = None,
+               progress: Any = None) -> list[dict[str, Any]]:
+    """Re-time ``candidate`` (a hash prefix), or else the run's best and every
+    unranked correct candidate, and store the new timings.
+
+    Parameters
+    ----------
+    evaluator:
+        Something with ``final_round(task, backend, sources)`` (default a
+        :class:`~kstrata.search.evaluators.VerifyMeasureEvaluator` on a worker
+        pool for the run's backend; tests pass their own).
+    progress:
+        Called with each candidate's hash before it is timed.
+
+    Returns
+    -------
+    list of dict
+        Per candidate: ``hash``, ``before`` and ``after`` (primary speedups,
+        ``None`` where untimed), ``trusted`` (the new timing ranks), ``why``.
+
+    Raises
+    ------
+    kstrata.store.StoreError
+        If ``run_dir`` holds no run or ``candidate`` matches none or several.
+    OptionError
+        If the named candidate is not correct (only correct ones are timed).
+    """
+    from kstrata.search.candidate import to_measurement_record
+    from kstrata.search.loop import write_outcome
+    from kstrata.search.tree import UNTRUSTED_PREFIX, CandidateTree
+    from kstrata.store.run_store import RunStore
+
+    info = open_run(run_dir)
+    pool = None
+    if evaluator is None:
+        from kstrata.backends.workers import pool_for
+        from kstrata.search.evaluators import VerifyMeasureEvaluator
+        from kstrata.store.secret import run_secret
+
+        pool = pool_for(info.backend)
+        evaluator = VerifyMeasureEvaluator(secret=run_secret(info.run_dir), baselines=info.baselines,
+                                           shape=info.shape, pool=pool)
+    out = []
+    try:
+        with RunStore.open(info.run_dir) as store:
+            tree = CandidateTree.from_store(store, with_sources=False)
+            if candidate is not None:
+                node = tree[store.resolve(candidate)]
+                if not node.correct:
+                    raise OptionError(f"candidate {node.hash[:12]} is {node.verdict or 'pending'}; "
+                                      "only correct candidates are timed")
+                targets = [node]
+            else:
+                best = tree.best_correct()
+                targets = ([best] if best is not None else []) + [
+                    tree[u["hash"]] for u in tree.unranked() if best is None or u["hash"] != best.hash]
+            for node in targets:
+                if progress is not None:
+                    progress(node.hash)
+                m = evaluator.final_round(info.task, info.backend, store.sources(node.hash))
+                if m is None:
+                    out.append({"hash": node.hash, "before": node.speedup, "after": None, "trusted": False,
+                                "why": "the timing failed; the earlier one stands"})
+                    continue
+                rec = to_measurement_record(m, info.baselines[0])
+                store.replace_measurement(node.hash, rec)
+                why = next((f for f in rec.findings if isinstance(f, str) and f.startswith(UNTRUSTED_PREFIX)), "")
+                out.append({"hash": node.hash, "before": node.speedup, "after": rec.speedup,
+                            "trusted": not why, "why": why})
+            tree = CandidateTree.from_store(store, with_sources=False)
+            write_outcome(store, tree, info.stop_reason,
+                          dict(getattr(info.backend, "source_extensions", {}) or {}))
+    finally:
+        if pool is not None:
+            pool.close()
+    return out
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``retime`` command to ``app``."""
+
+    @app.command("retime")
+    def retime_cmd(
+        run_dir: Path = typer.Argument(..., help="A run directory."),
+        candidate: str | None = typer.Argument(None, help="A candidate hash or prefix (default: the best "
+                                               "and every candidate left unranked)."),
+    ) -> None:
+        """Re-time candidates of a run in a longer round (the judge's timing path); update best/ and the summary."""
+        from kstrata.sandbox.policy import require
+        from kstrata.search.views import result_table
+
+        def progress(digest: str) -> None:
+            console.print(f"re-timing {digest[:12]} ...", highlight=False)
+
+        with user_errors():
+            require()
+            rows = retime_run(run_dir, candidate, progress=progress)
+        for r in rows:
+            fmt = (lambda x: "untimed" if x is None else f"{x:.3g}x")
+            state = "ranked" if r["trusted"] else f"unranked ({r['why']})"
+            console.print(f"{r['hash'][:12]}: {fmt(r['before'])} -> {fmt(r['after'])}, {state}", highlight=False)
+        if not rows:
+            console.print("no correct candidate to re-time")
+        console.print(result_table(run_dir))
