@@ -100,7 +100,10 @@ class Zygote:
         finally:
             theirs.close()
         self.sock = ours
-        os.set_blocking(self.proc.stderr.fileno(), False)
+        # a thread drains the sandbox's stderr at all times: a candidate printing more than a
+        # pipe holds must never block on it while the judge waits for its reply
+        self._lock = threading.Lock()
+        threading.Thread(target=self._drain_forever, name="kstrata-sandbox-stderr", daemon=True).start()
         hello = self._line(timeout_s)
         if hello.get("op") != "hello":
             self.kill()
@@ -110,18 +113,28 @@ class Zygote:
     def alive(self) -> bool:
         return self.proc is not None and self.proc.poll() is None and self.sock is not None
 
-    def drain(self) -> None:
-        if self.proc is None or self.proc.stderr is None:
+    def _drain_forever(self) -> None:
+        stream = self.proc.stderr if self.proc is not None else None
+        if stream is None:
             return
         try:
+            fd = stream.fileno()
             while True:
-                chunk = os.read(self.proc.stderr.fileno(), 65536)
+                chunk = os.read(fd, 65536)
                 if not chunk:
-                    break
-                self._stderr += chunk
-                del self._stderr[:-65536]
-        except (BlockingIOError, OSError, ValueError):
-            pass
+                    return
+                with self._lock:
+                    self._stderr += chunk
+                    del self._stderr[:-65536]
+        except (OSError, ValueError):
+            return
+
+    def drain(self) -> None:
+        """Kept for callers; the stderr thread does the reading."""
+
+    def tail(self, n: int) -> str:
+        with self._lock:
+            return bytes(self._stderr[-n:]).decode(errors="replace")
 
     def _line(self, timeout_s: float | None) -> dict:
         import json
@@ -129,18 +142,15 @@ class Zygote:
         deadline = None if timeout_s is None else time.monotonic() + timeout_s
         while b"\n" not in self._buf:
             left = None if deadline is None else max(0.0, deadline - time.monotonic())
-            fds = [self.sock.fileno()] + ([self.proc.stderr.fileno()] if self.proc.stderr else [])
-            ready, _, _ = select.select(fds, [], [], left)
+            ready, _, _ = select.select([self.sock.fileno()], [], [], left)
             if not ready:
                 self.kill()
                 raise CandidateDied("timeout", f"the sandbox's zygote did not answer within {timeout_s:g} s")
-            if self.proc.stderr and self.proc.stderr.fileno() in ready:
-                self.drain()
             if self.sock.fileno() in ready:
                 chunk = self.sock.recv(65536)
                 if not chunk:
-                    self.drain()
-                    tail = bytes(self._stderr[-1500:]).decode(errors="replace")
+                    time.sleep(0.05)
+                    tail = self.tail(1500)
                     self.kill()
                     raise CandidateDied("exit", "the sandbox's zygote exited" + (f": {tail}" if tail else ""))
                 self._buf += chunk
@@ -183,11 +193,6 @@ class Zygote:
         if self.sock is not None:
             self.sock.close()
             self.sock = None
-        if self.proc is not None and self.proc.stderr is not None:
-            try:
-                self.proc.stderr.close()
-            except OSError:
-                pass
 
 
 _IDLE: dict[tuple, list[Zygote]] = {}
@@ -296,23 +301,16 @@ class CandidateProcess:
 
     def output_tail(self, n: int = 2000) -> str:
         """The last ``n`` characters the sandbox wrote to stderr (candidate prints included)."""
-        if self.zygote is None:
-            return ""
-        self.zygote.drain()
-        return bytes(self.zygote._stderr[-n:]).decode(errors="replace")
+        z = self.zygote or getattr(self, "_last_zygote", None)
+        return z.tail(n) if z is not None else ""
 
     def _recv(self, timeout_s: float | None) -> tuple[dict, list[bytes]]:
         deadline = None if timeout_s is None else time.monotonic() + timeout_s
-        z = self.zygote
         while True:
             left = None if deadline is None else max(0.0, deadline - time.monotonic())
-            fds = [self.rfd] + ([z.proc.stderr.fileno()] if z and z.proc and z.proc.stderr else [])
-            ready, _, _ = select.select(fds, [], [], left)
+            ready, _, _ = select.select([self.rfd], [], [], left)
             if self.rfd in ready:
                 break
-            if ready:
-                z.drain()
-                continue
             if deadline is not None and time.monotonic() >= deadline:
                 self.kill()
                 raise CandidateDied("timeout", f"the candidate did not answer within {timeout_s:g} s; "
@@ -360,26 +358,6 @@ class CandidateProcess:
             wire.send(self.wfd, header, list(buffers))
         except (BrokenPipeError, OSError):
             raise self._died() from None
-        return self._recv(timeout_s)
-
-    def post(self, header: dict, buffers: list[Any] = ()) -> None:
-        """Send a request without waiting; its reply comes from :meth:`answer`
-        (requests are answered in order, so several can be in flight).
-
-        Raises
-        ------
-        CandidateDied
-            When the process is gone.
-        """
-        if self.wfd < 0:
-            raise CandidateDied("exit", "the candidate process is not running")
-        try:
-            wire.send(self.wfd, header, list(buffers))
-        except (BrokenPipeError, OSError):
-            raise self._died() from None
-
-    def answer(self, timeout_s: float | None = None) -> tuple[dict, list[bytes]]:
-        """The reply to the oldest request :meth:`post` sent (see :meth:`request`)."""
         return self._recv(timeout_s)
 
     zygote_oom = False

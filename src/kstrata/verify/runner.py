@@ -147,14 +147,10 @@ class Context:
             raise died(e, self.proc, public) from None
 
     def requests(self, headers: list[dict], buffers: list[Any], public: bool) -> list[tuple[dict, list[bytes]]]:
-        """Several requests with the same buffers, all in flight at once (one
-        scheduling round trip instead of several); replies in order."""
-        try:
-            for h in headers:
-                self.proc.post(h, buffers)
-            return [self.proc.answer() for _ in headers]
-        except CandidateDied as e:
-            raise died(e, self.proc, public) from None
+        """Several requests with the same buffers, one after the other (not
+        pipelined: a request and a reply larger than a pipe's buffer would
+        block each other)."""
+        return [self.request(h, buffers, public) for h in headers]
 
 
 def died(e: CandidateDied, proc: Any, public: bool) -> Stop:
