@@ -163,3 +163,28 @@ def test_without_a_sandbox_untrusted_code_is_refused_unless_unsafe(tmp_path):
                         "small", "--json"], capture_output=True, text=True, env=env, timeout=600)
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["verdict"] == "correct"
+
+
+SECCOMP = '''
+import torch, torch.nn as nn, importlib
+ct = importlib.import_module("ctypes")
+libc = ct.CDLL(None, use_errno=True)
+R = {}
+for name, call in (("ptrace", lambda: libc.ptrace(0, 0, 0, 0)), ("setns", lambda: libc.setns(0, 0)),
+                   ("mount", lambda: libc.mount(b"none", b"/tmp", b"tmpfs", 0, None))):
+    R[name] = (call(), ct.get_errno())
+raise RuntimeError("R=" + repr(R))
+'''
+
+
+@needs_sandbox
+def test_seccomp_refuses_escape_system_calls():
+    """ptrace (even PTRACE_TRACEME, which needs no privilege), setns and mount fail with EPERM."""
+    from kstrata.sandbox.policy import seccomp_program
+
+    if seccomp_program() is None:
+        pytest.skip("seccomp filter is built for x86-64 only")
+    ev = verify_candidate(resolve_task("relu"), "pytorch", {"source": SECCOMP}, secret="s" * 32, scope="small",
+                          preset="warn")
+    r = ast.literal_eval(ev.evidence["message"].split("R=", 1)[1])
+    assert r == {"ptrace": (-1, 1), "setns": (-1, 1), "mount": (-1, 1)}

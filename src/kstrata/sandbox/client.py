@@ -74,8 +74,15 @@ class Zygote:
         env["PYTHONPATH"] = os.pathsep.join(p for p in [_kstrata_src(), env.get("PYTHONPATH", "")] if p)
         self.cgroup = policy.Cgroup.create((spec.memory_mb or 0) << 20) if spec.sandbox else None
         cg = self.cgroup
+        seccomp_fd = None
         if spec.sandbox:
-            cmd = policy.command(argv, python=spec.python, read_only=spec.read_only, env=env, gpu=spec.gpu)
+            program = policy.seccomp_program()
+            if program is not None:
+                seccomp_fd = os.memfd_create("kstrata-seccomp")
+                os.write(seccomp_fd, program)
+                os.lseek(seccomp_fd, 0, os.SEEK_SET)
+            cmd = policy.command(argv, python=spec.python, read_only=spec.read_only, env=env, gpu=spec.gpu,
+                                 seccomp_fd=seccomp_fd)
             full_env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
         else:
             cmd = argv
@@ -93,12 +100,15 @@ class Zygote:
                 except (ValueError, OSError):
                     pass
 
+        fds = (theirs.fileno(),) + ((seccomp_fd,) if seccomp_fd is not None else ())
         try:
-            self.proc = subprocess.Popen(cmd, pass_fds=(theirs.fileno(),), env=full_env,
+            self.proc = subprocess.Popen(cmd, pass_fds=fds, env=full_env,
                                          stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                          stderr=subprocess.PIPE, start_new_session=True, preexec_fn=preexec)
         finally:
             theirs.close()
+            if seccomp_fd is not None:
+                os.close(seccomp_fd)
         self.sock = ours
         # a thread drains the sandbox's stderr at all times: a candidate printing more than a
         # pipe holds must never block on it while the judge waits for its reply

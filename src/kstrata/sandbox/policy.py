@@ -4,6 +4,9 @@ kstrata does not build its own sandbox. It runs each candidate process under
 `bubblewrap <https://github.com/containers/bubblewrap>`_ (Debian package
 ``bubblewrap``), the tool Flatpak uses, with:
 
+* a seccomp filter (:func:`seccomp_program`) refusing ptrace, mount,
+  setns/unshare, module loading, bpf, userfaultfd, io_uring and other
+  kernel attack surface;
 * new user, PID, mount, IPC, UTS, cgroup and network namespaces
   (``--unshare-all``), no nested user namespaces (``--disable-userns``), an
   unprivileged uid/gid (65534) and no capabilities (``--cap-drop ALL``), so
@@ -182,7 +185,7 @@ def _minimal(paths: set[str]) -> list[str]:
 
 
 def command(argv: list[str], *, python: str | None = None, read_only: list[str] = (),
-            env: dict[str, str] | None = None, gpu: bool = False) -> list[str]:
+            env: dict[str, str] | None = None, gpu: bool = False, seccomp_fd: int | None = None) -> list[str]:
     """The bubblewrap command line that runs ``argv`` sandboxed.
 
     Parameters
@@ -197,9 +200,13 @@ def command(argv: list[str], *, python: str | None = None, read_only: list[str] 
         The whole environment inside (``HOME`` and ``TMPDIR`` are ``/tmp``).
     gpu:
         Bind the NVIDIA device nodes (GPU backends only).
+    seccomp_fd:
+        A file descriptor holding :func:`seccomp_program` (inherited by bubblewrap).
     """
     exe = shutil.which("bwrap") or "bwrap"
     args = base_args(exe)
+    if seccomp_fd is not None:
+        args += ["--seccomp", str(seccomp_fd)]
     binds = [p for p in _SYSTEM_DIRS if os.path.exists(p)]
     binds += [p for p in python_dirs(python) if not any(p.startswith(s + "/") for s in ("/usr", "/opt"))]
     binds += [os.path.abspath(p) for p in read_only if p and os.path.exists(p)]
@@ -216,6 +223,50 @@ def command(argv: list[str], *, python: str | None = None, read_only: list[str] 
         args += ["--setenv", k, v]
     args += ["--chdir", "/tmp", "--"]
     return args + list(argv)
+
+
+# -- seccomp -------------------------------------------------------------------------------
+#: x86-64 system calls a candidate process never needs and an escape would
+#: (kernel attack surface, namespace and mount changes, other processes'
+#: memory); each fails with EPERM. Numbers from Linux's
+#: ``arch/x86/entry/syscalls/syscall_64.tbl``; the list follows the default
+#: profiles of Docker/Moby and Flatpak.
+DENIED_SYSCALLS_X86_64 = {
+    "ptrace": 101, "syslog": 103, "acct": 163, "mount": 165, "umount2": 166, "swapon": 167,
+    "swapoff": 168, "reboot": 169, "sethostname": 170, "setdomainname": 171, "iopl": 172, "ioperm": 173,
+    "init_module": 175, "delete_module": 176, "quotactl": 179, "pivot_root": 155, "vhangup": 153,
+    "lookup_dcookie": 212, "kexec_load": 246, "add_key": 248, "request_key": 249, "keyctl": 250,
+    "unshare": 272, "perf_event_open": 298, "name_to_handle_at": 303, "open_by_handle_at": 304,
+    "setns": 308, "process_vm_readv": 310, "process_vm_writev": 311, "finit_module": 313,
+    "kexec_file_load": 320, "bpf": 321, "userfaultfd": 323, "io_uring_setup": 425,
+    "io_uring_enter": 426, "io_uring_register": 427, "open_tree": 428, "move_mount": 429,
+    "fsopen": 430, "fsconfig": 431, "fsmount": 432, "fspick": 433,
+}
+
+
+def seccomp_program() -> bytes | None:
+    """A classic-BPF seccomp filter (``struct sock_filter[]``, as bubblewrap's
+    ``--seccomp FD`` reads it) that makes :data:`DENIED_SYSCALLS_X86_64` and
+    every x32-ABI call fail with EPERM and allows the rest; None on other
+    architectures (no filter there)."""
+    import platform
+    import struct
+
+    if platform.machine() != "x86_64":
+        return None
+    ld_abs, jeq, jge, ret = 0x20, 0x15, 0x35, 0x06
+    allow, eperm = 0x7FFF0000, 0x00050000 | 1
+    audit_arch_x86_64, x32_bit = 0xC000003E, 0x40000000
+    nrs = sorted(set(DENIED_SYSCALLS_X86_64.values()))
+    prog = [(ld_abs, 0, 0, 4),                      # A = arch
+            (jeq, 1, 0, audit_arch_x86_64),          # x86-64: go on
+            (ret, 0, 0, eperm),                      # any other ABI (i386 via int 0x80): refused
+            (ld_abs, 0, 0, 0),                       # A = syscall number
+            (jge, len(nrs) + 1, 0, x32_bit)]         # x32 numbers: refused (last instruction)
+    for i, nr in enumerate(nrs):
+        prog.append((jeq, len(nrs) - i, 0, nr))     # -> the EPERM return after the allow
+    prog += [(ret, 0, 0, allow), (ret, 0, 0, eperm)]
+    return b"".join(struct.pack("<HBBI", *ins) for ins in prog)
 
 
 # -- cgroups ---------------------------------------------------------------------------
