@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
-import secrets
 from pathlib import Path
 
 import typer
 from rich.console import Console
 
+from kstrata.api import evaluate_sources, read_candidate
 from kstrata.cli.errors import check_number, err_console
 from kstrata.backends.envs import EnvMissingError
 from kstrata.backends.registry import UnknownBackendError, get_backend
@@ -16,30 +16,9 @@ from kstrata.backends.workers import pool_for
 from kstrata.tasks.base import TaskError
 from kstrata.tasks.loader import resolve_task
 from kstrata.sandbox.policy import SandboxUnavailable
-from kstrata.verify import verify_candidate
 from kstrata.verify.integrity.registry import UnknownPresetError
 
 console = Console()
-
-
-def _time(pool, backend, task, sources, budget_ms: float, timeout: float) -> dict:
-    """Paired timing against eager PyTorch in the worker; errors become data."""
-    from kstrata.measure.timing import TimingConfig
-
-    if not getattr(backend, "timing_meaningful", True):
-        return {"skipped": f"timings on {backend.name} mean nothing (e.g. an interpreter)"}
-    r = pool.call("kstrata.measure.candidate:time_candidate", backend.name, task, sources,
-                  baseline="eager", config=TimingConfig(budget_ms=budget_ms), timeout_s=timeout)
-    if not r.ok:
-        return {"error": f"{r.kind}: {r.error}"}
-    m = r.value
-    s = m.speedup
-    point = (m.roofline or {}).get("candidate") or {}
-    return {"candidate_ms": m.candidate.median, "baseline_ms": m.baseline.median if m.baseline else None,
-            "baseline": "eager", "speedup": s.point if s else None,
-            "speedup_ci": [s.low, s.high] if s else None, "confidence": s.confidence if s else None,
-            "roofline_fraction": point.get("fraction"), "bound": point.get("bound"),
-            "suspicious": list(m.suspicious), "method": m.method, "pairs": m.reps}
 
 
 def _timing_line(t: dict) -> str:
@@ -62,8 +41,8 @@ def register(app: typer.Typer) -> None:
     @app.command("eval")
     def eval_(
         task: str = typer.Argument(..., help="Suite task name or path to a task file."),
-        candidate: Path = typer.Argument(..., help="Candidate file (KernelBench format, defines ModelNew)."),
-        backend: str = typer.Option("pytorch", "--backend", "-b", help="Backend of the candidate."),
+        candidate: Path = typer.Argument(..., help="Candidate file (KernelBench format, defines ModelNew), or a run's best/ or candidates/<hash> directory (or one level file in it)."),
+        backend: str | None = typer.Option(None, "--backend", "-b", help="Backend of the candidate (default: the run's for a run's best/ or candidate, else pytorch)."),
         as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
         preset: str = typer.Option("strict", "--preset", help="Integrity preset: strict or warn."),
         scope: str = typer.Option("full", "--scope", help="Hidden shapes: full (sweep) or small."),
@@ -77,12 +56,10 @@ def register(app: typer.Typer) -> None:
             check_number("--timeout", timeout, unit=" s")
             check_number("--budget-ms", budget_ms, unit=" ms")
             t = resolve_task(task)
-            if not candidate.is_file():
-                raise FileNotFoundError(f"{candidate}: no such candidate file")
+            sources, backend = read_candidate(candidate, backend)
             b = get_backend(backend)
             if scope not in ("full", "small"):
                 raise ValueError(f"unknown scope {scope!r}; choose full or small")
-            sources = {"source": candidate.read_text()}
             pool = pool_for(b)
         except (TaskError, UnknownBackendError, UnknownPresetError, FileNotFoundError, ValueError,
                 EnvMissingError) as e:
@@ -90,25 +67,11 @@ def register(app: typer.Typer) -> None:
             raise typer.Exit(2) from None
         try:
             try:
-                timed = [t.nominal_shape] if time_it and getattr(b, "timing_meaningful", True) else []
-                ev = verify_candidate(t, backend, sources, secret=secret or secrets.token_hex(16),
-                                      preset=preset, timeout_s=timeout, scope=scope, pool=pool,
-                                      timed_shapes=timed)
+                ev, timing = evaluate_sources(t, b, sources, pool, preset=preset, scope=scope, secret=secret,
+                                              timeout_s=timeout, time=time_it, budget_ms=budget_ms)
             except (UnknownPresetError, SandboxUnavailable) as e:
                 err_console.print(f"[bold red]error:[/] {e}", markup=True, highlight=False)
                 raise typer.Exit(2) from None
-            timing = None
-            if time_it and ev.correct and (ev.evidence or {}).get("weak_match"):
-                timing = {"skipped": "not timed: the output is a fake this task's tests cannot tell from a "
-                                     "real result (weak task), so no speedup is claimed"}
-            elif time_it and ev.correct:
-                timing = _time(pool, b, t, sources, budget_ms, timeout)
-                if "TimedOutputMismatch" in str(timing.get("error", "")):
-                    from kstrata.verdict import Verdict
-
-                    ev.verdict, ev.check = Verdict.REJECTED, "timed_output"
-                    ev.evidence = {"message": timing["error"].split("TimedOutputMismatch: ", 1)[-1]}
-                    timing = None
         finally:
             pool.close()
         if as_json:

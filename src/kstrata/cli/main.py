@@ -11,6 +11,7 @@ from kstrata.cli import bench as bench_cmd
 from kstrata.cli import compare as compare_cmd
 from kstrata.cli import env as env_cmd
 from kstrata.cli import eval as eval_cmd
+from kstrata.cli import export as export_cmd
 from kstrata.cli import mcp as mcp_cmd
 from kstrata.cli import memory as memory_cmd
 from kstrata.cli import report as report_cmd
@@ -65,4 +66,5 @@ optimize_cmd.register(app)
 bench_cmd.register(app)
 report_cmd.register(app)
 retime_cmd.register(app)
+export_cmd.register(app)
 compare_cmd.register(app)

@@ -1,0 +1,327 @@
+"""kstrata's Python API: load a task, evaluate a candidate, optimize, export.
+
+The CLI (``kstrata eval``, ``kstrata optimize``, ``kstrata export``) is a thin
+layer over these functions; :mod:`kstrata` re-exports them::
+
+    import kstrata
+
+    task = kstrata.load_task("softmax")                       # a suite name or a task file
+    result = kstrata.evaluate(task, "my_softmax.py", backend="pytorch")
+    print(result.verdict, result.speedup)
+    run = kstrata.optimize("rmsnorm", backend="tvm-llvm", budget="evals=12")
+    kstrata.export(run.run_dir, "exported/")                  # then: from exported import KernelModule
+
+Candidate code is never imported here: it is verified and timed in sandboxed
+candidate processes (see README, "Trust boundary").
+"""
+
+from __future__ import annotations
+
+import json
+import secrets as _secrets
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+
+def load_task(name_or_path: str | Path) -> Any:
+    """A task from the shipped suite (``"softmax"``) or a KernelBench-format file.
+
+    Returns
+    -------
+    kstrata.tasks.base.Task
+
+    Raises
+    ------
+    kstrata.tasks.base.TaskError
+        With one message when the name is unknown or the file does not load.
+    """
+    from kstrata.tasks.loader import resolve_task
+
+    return resolve_task(str(name_or_path))
+
+
+@dataclass
+class EvalResult:
+    """What :func:`evaluate` found.
+
+    Attributes
+    ----------
+    evaluation:
+        The verifier's :class:`kstrata.verify.Evaluation` (verdict, check,
+        evidence, feedback, test counts).
+    timing:
+        ``None`` when not timed; else a dict: ``candidate_ms``, ``baseline_ms``
+        (eager PyTorch, ms), ``speedup`` with ``speedup_ci`` ``[low, high]``
+        and ``confidence``, ``roofline_fraction``, ``bound``, ``suspicious``,
+        ``method``, ``pairs``; or ``skipped``/``error`` with the reason.
+    backend:
+        The backend the candidate was evaluated on.
+    """
+
+    evaluation: Any
+    timing: dict[str, Any] | None = None
+    backend: str = ""
+    sources: dict[str, str] = field(default_factory=dict, repr=False)
+
+    @property
+    def verdict(self) -> str:
+        """``correct``, ``incorrect``, ``compile_error``, ``runtime_error``, ``timeout`` or ``rejected``."""
+        return self.evaluation.verdict.value
+
+    @property
+    def correct(self) -> bool:
+        return bool(self.evaluation.correct)
+
+    @property
+    def speedup(self) -> float | None:
+        """Speedup over eager PyTorch (point estimate), when timed."""
+        return (self.timing or {}).get("speedup")
+
+
+def read_candidate(path: str | Path, backend: str | None = None) -> tuple[dict[str, str], str]:
+    """The sources of a candidate on disk, as text (never imported), and its backend.
+
+    ``path`` is a kernel file (KernelBench format, defines ``ModelNew``), a
+    run's ``best/`` or ``candidates/<hash>/`` directory, one level file in
+    such a directory (``best/graph.py`` reads the whole directory), or a
+    ``kstrata import`` directory (``candidate.json``). The backend is
+    ``backend`` when given, else the run's (``RUN/config.json``) or the import's,
+    else ``pytorch``.
+
+    Returns
+    -------
+    (sources, backend)
+        ``{level: text}`` and the backend name.
+
+    Raises
+    ------
+    FileNotFoundError
+        When ``path`` does not exist or a directory holds no level files.
+    """
+    from kstrata.backends.registry import get_backend
+    from kstrata.store.artifacts import source_name
+
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: no such candidate file or directory")
+    run_backend = _run_backend(path)
+    if path.is_file() and (backend or run_backend):
+        levels = get_backend(backend or run_backend).levels
+        if len(levels) > 1 and path.stem in levels:
+            path = path.parent  # one level of a multi-level candidate: take all its levels
+    if path.is_file():
+        return {"source": path.read_text()}, backend or run_backend or "pytorch"
+    meta_file = path / "candidate.json"
+    if meta_file.is_file():
+        meta = json.loads(meta_file.read_text())
+        name = backend or meta.get("backend") or "pytorch"
+        return {lv: (path / f).read_text() for lv, f in meta.get("levels", {}).items()}, name
+    name = backend or run_backend or "pytorch"
+    b = get_backend(name)
+    ext = dict(getattr(b, "source_extensions", {}) or {})
+    sources = {lv: (path / source_name(lv, ext)).read_text() for lv in b.levels
+               if (path / source_name(lv, ext)).is_file()}
+    if not sources:
+        raise FileNotFoundError(f"{path}: no level files of {name} ({', '.join(source_name(lv, ext) for lv in b.levels)})")
+    return sources, name
+
+
+def _run_backend(path: Path) -> str | None:
+    """The backend of the run ``path`` belongs to (``RUN/best``, ``RUN/candidates/<h>``, or a file in them)."""
+    here = path if path.is_dir() else path.parent
+    for run in (here.parent, here.parent.parent):
+        cfg = run / "config.json"
+        if (run / "run.db").is_file() and cfg.is_file():
+            try:
+                return json.loads(cfg.read_text()).get("backend")
+            except ValueError:
+                return None
+    return None
+
+
+def time_against_eager(pool: Any, backend: Any, task: Any, sources: dict[str, str], budget_ms: float,
+                       timeout: float, shape: dict[str, int] | None = None) -> dict[str, Any]:
+    """Paired timing of ``sources`` against eager PyTorch in a worker of ``pool``
+    (:func:`kstrata.measure.candidate.time_candidate`); errors become data
+    (``{"error": ...}``, ``{"skipped": ...}``). Keys as :attr:`EvalResult.timing`."""
+    from kstrata.measure.timing import TimingConfig
+
+    if not getattr(backend, "timing_meaningful", True):
+        return {"skipped": f"timings on {backend.name} mean nothing (e.g. an interpreter)"}
+    r = pool.call("kstrata.measure.candidate:time_candidate", backend.name, task, sources, shape,
+                  baseline="eager", config=TimingConfig(budget_ms=budget_ms), timeout_s=timeout)
+    if not r.ok:
+        return {"error": f"{r.kind}: {r.error}"}
+    m = r.value
+    s = m.speedup
+    point = (m.roofline or {}).get("candidate") or {}
+    return {"candidate_ms": m.candidate.median, "baseline_ms": m.baseline.median if m.baseline else None,
+            "baseline": "eager", "speedup": s.point if s else None,
+            "speedup_ci": [s.low, s.high] if s else None, "confidence": s.confidence if s else None,
+            "roofline_fraction": point.get("fraction"), "bound": point.get("bound"),
+            "suspicious": list(m.suspicious), "method": m.method, "pairs": m.reps}
+
+
+def evaluate_sources(task: Any, backend: Any, sources: dict[str, str], pool: Any, *, preset: str = "strict",
+                     scope: str = "full", secret: str | None = None, timeout_s: float = 600.0,
+                     time: bool = True, budget_ms: float = 1000.0) -> tuple[Any, dict[str, Any] | None]:
+    """Verify ``sources`` (public, then hidden tests) and, when correct, time
+    them against eager PyTorch at the nominal shape: ``(evaluation, timing)``.
+    ``kstrata eval`` and :func:`evaluate` call this.
+
+    Raises
+    ------
+    kstrata.verify.integrity.registry.UnknownPresetError, kstrata.sandbox.policy.SandboxUnavailable
+        For an unknown preset, or no sandbox without ``--unsafe-no-sandbox``.
+    """
+    from kstrata.verify import verify_candidate
+
+    timed = [task.nominal_shape] if time and getattr(backend, "timing_meaningful", True) else []
+    ev = verify_candidate(task, backend.name, sources, secret=secret or _secrets.token_hex(16), preset=preset,
+                          timeout_s=timeout_s, scope=scope, pool=pool, timed_shapes=timed)
+    timing = None
+    if time and ev.correct and (ev.evidence or {}).get("weak_match"):
+        timing = {"skipped": "not timed: the output is a fake this task's tests cannot tell from a "
+                             "real result (weak task), so no speedup is claimed"}
+    elif time and ev.correct:
+        timing = time_against_eager(pool, backend, task, sources, budget_ms, timeout_s)
+        if "TimedOutputMismatch" in str(timing.get("error", "")):
+            from kstrata.verdict import Verdict
+
+            ev.verdict, ev.check = Verdict.REJECTED, "timed_output"
+            ev.evidence = {"message": timing["error"].split("TimedOutputMismatch: ", 1)[-1]}
+            timing = None
+    return ev, timing
+
+
+def evaluate(task: Any, candidate: str | Path | dict[str, str], backend: str | None = None, *,
+             scope: str = "full", preset: str = "strict", secret: str | None = None,
+             timeout_s: float = 600.0, time: bool = True, budget_ms: float = 1000.0) -> EvalResult:
+    """Verify a candidate for ``task`` and time it against eager PyTorch.
+
+    Parameters
+    ----------
+    task:
+        A task (:func:`load_task`) or a suite name / task file path.
+    candidate:
+        A kernel file, a run's ``best/`` or ``candidates/<hash>`` directory
+        (see :func:`read_candidate`), or ``{level: text}`` sources.
+    backend:
+        Backend name (default: the run's for a run directory, else ``pytorch``).
+    scope:
+        Hidden shapes: ``full`` (the boundary sweep) or ``small``.
+    preset:
+        Integrity preset, ``strict`` or ``warn``.
+    secret:
+        Seeds the hidden tests (default random).
+    timeout_s:
+        Wall-clock limit per verification and timing (s).
+    time:
+        Time a correct candidate (paired with eager PyTorch, nominal shape).
+    budget_ms:
+        Paired timing budget (ms).
+
+    Returns
+    -------
+    EvalResult
+
+    Raises
+    ------
+    kstrata.tasks.base.TaskError, FileNotFoundError, ValueError
+        For an unknown task, a missing candidate, an unusable backend or scope.
+    kstrata.sandbox.policy.SandboxUnavailable
+        When no sandbox can be made (and ``KSTRATA_UNSAFE_NO_SANDBOX`` is unset).
+    """
+    from kstrata.backends.registry import get_backend
+    from kstrata.backends.workers import pool_for
+
+    t = task if hasattr(task, "digest") else load_task(task)
+    if isinstance(candidate, dict):
+        sources, name = dict(candidate), backend or "pytorch"
+    else:
+        sources, name = read_candidate(candidate, backend)
+    b = get_backend(name)
+    av = b.availability()
+    if not av.usable:
+        raise ValueError(f"backend {name} is not usable here: {av.reason}")
+    if scope not in ("full", "small"):
+        raise ValueError(f"unknown scope {scope!r}; choose full or small")
+    pool = pool_for(b)
+    try:
+        ev, timing = evaluate_sources(t, b, sources, pool, preset=preset, scope=scope, secret=secret,
+                                      timeout_s=timeout_s, time=time, budget_ms=budget_ms)
+    finally:
+        pool.close()
+    return EvalResult(ev, timing, name, sources)
+
+
+def optimize(task: Any, backend: str = "tvm-llvm", *, budget: str = "evals=40", proposer: str = "builtin",
+             policy: str = "greedy", out: str | Path | None = None, baselines: tuple[str, ...] = ("eager",),
+             timing_shape: str = "auto", seed: int = 0, llm: str | None = None) -> Any:
+    """Grow a candidate tree for ``task`` on ``backend`` under ``budget`` (as
+    ``kstrata optimize``, without the live display) and write the best to
+    ``OUT/best/``.
+
+    Parameters
+    ----------
+    task:
+        A task or a suite name / task file path.
+    budget:
+        ``"evals=40,wall=600,calls=20,..."`` (see ``kstrata optimize --help``).
+    proposer:
+        ``builtin`` (no LLM), ``llm`` or ``hierarchical`` (with ``llm``).
+    out:
+        Run directory (default ``runs/<task>-<backend>-<random>``).
+    timing_shape:
+        ``auto``, ``nominal``, ``fit`` or ``NAME=INT,...``.
+
+    Returns
+    -------
+    kstrata.search.loop.RunResult
+        ``run_dir``, ``best`` (node with ``speedup``), ``stop_reason``, ``spent``.
+
+    Raises
+    ------
+    kstrata.tasks.base.TaskError, kstrata.cli.errors.OptionError, kstrata.store.StoreError
+        For bad input (one message each).
+    """
+    from kstrata.agents.registry import make_proposer
+    from kstrata.backends.registry import get_backend
+    from kstrata.backends.workers import pool_for
+    from kstrata.cli.errors import OptionError
+    from kstrata.cli.optimize import _budget, _timing_shape
+    from kstrata.sandbox.policy import require
+    from kstrata.search.evaluators import VerifyMeasureEvaluator
+    from kstrata.search.loop import SearchSettings
+    from kstrata.search.loop import optimize as search
+    from kstrata.store.secret import run_secret
+
+    t = task if hasattr(task, "digest") else load_task(task)
+    b = get_backend(backend)
+    av = b.availability()
+    if not av.usable:
+        raise OptionError(f"backend {backend} is not usable here: {av.reason}")
+    require()
+    run_dir = Path(out) if out else Path("runs") / f"{t.name}-{backend}-{_secrets.token_hex(3)}"
+    budget_obj = _budget(budget, None)
+    shape = _timing_shape(timing_shape, t, b, None)
+    prop = make_proposer(proposer, backend=b, llm=llm)
+    pool = pool_for(b)
+    try:
+        evaluator = VerifyMeasureEvaluator(secret=run_secret(run_dir), baselines=tuple(baselines), shape=shape,
+                                           pool=pool)
+        return search(t, b, prop, evaluator, policy=policy, budget=budget_obj, run_dir=run_dir,
+                      settings=SearchSettings(seed=seed),
+                      extra_config={"cli": {"baselines": list(baselines), "proposer": proposer, "llm": llm,
+                                            "executor": "local", "ablate": "", "timing_shape": shape}})
+    finally:
+        pool.close()
+
+
+def export(run_dir: str | Path, to: str | Path, candidate: str | None = None) -> Path:
+    """Write a run's best candidate (or ``candidate``) as an importable module
+    in ``to`` (see :func:`kstrata.cli.export.export_run`); returns ``to``."""
+    from kstrata.cli.export import export_run
+
+    return export_run(run_dir, to, candidate)

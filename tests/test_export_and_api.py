@@ -1,0 +1,133 @@
+"""A result to use: ``kstrata export`` writes an importable module (a compiled
+library for tvm-*, built in a sandboxed process; the candidate file for
+pytorch), ``kstrata eval`` takes a run's best/ or candidate directly, and the
+Python API (``kstrata.load_task``, ``kstrata.evaluate``) is what the CLI uses."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+import kstrata
+from kstrata.api import read_candidate
+from kstrata.backends.registry import get_backend
+from kstrata.cli.main import app
+from kstrata.search import Budget, optimize
+
+PY = sys.executable
+
+RMSNORM_NEW = '''import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def __init__(self, dim: int, eps: float = 1e-6):
+        super().__init__()
+        self.eps = eps
+        self.weight = nn.Parameter(1 + 0.1 * torch.randn(dim))
+
+    def forward(self, x):
+        return x * torch.rsqrt(x.pow(2).mean(dim=-1, keepdim=True) + self.eps) * self.weight
+'''
+
+USE = '''import sys, torch
+sys.path.insert(0, {parent!r})
+from {name} import KernelModule, task_module
+task = task_module()
+for k, v in {shape!r}.items():
+    setattr(task, k, v)
+torch.manual_seed(0); layer = KernelModule()
+torch.manual_seed(0); ref = task.Model(*task.get_init_inputs())
+x = task.get_inputs()[0]
+print("maxdiff", float((layer(x) - ref(x)).abs().max()))
+'''
+
+
+class _Correct:
+    """Stands in for the verifier: the tests here are about what export writes."""
+
+    def evaluate(self, task, backend, sources):
+        return ({"verdict": "correct", "feedback": []},
+                {"median_ms": 1.0, "speedups": {"eager": {"value": 1.5, "ci": [1.4, 1.6]}}})
+
+
+class _NoProposer:
+    name = "none"
+
+    def propose(self, *a, **k):
+        return []
+
+
+def _run(tmp_path, backend, initial=None):
+    task = kstrata.load_task("rmsnorm")
+    return optimize(task, get_backend(backend), _NoProposer(), _Correct(), "greedy", Budget(evaluations=1),
+                    tmp_path / f"run-{backend}", initial_sources=initial)
+
+
+def _use(export_dir: Path, shape: dict) -> float:
+    code = USE.format(parent=str(export_dir.parent), name=export_dir.name, shape=shape)
+    out = subprocess.run([PY, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    return float(out.stdout.split("maxdiff")[-1])
+
+
+def test_export_tvm_writes_a_compiled_library_a_model_can_call(tmp_path):
+    res = _run(tmp_path, "tvm-llvm")
+    r = CliRunner().invoke(app, ["export", str(res.run_dir), "--to", str(tmp_path / "rms_tvm")])
+    assert r.exit_code == 0, r.output
+    out = tmp_path / "rms_tvm"
+    meta = json.loads((out / "export.json").read_text())
+    assert meta["backend"] == "tvm-llvm" and meta["candidate"] == res.best.hash and meta["params"] == ["weight"]
+    assert (out / "kernel.so").read_bytes()[:4] == b"\x7fELF"
+    assert sorted(p.name for p in (out / "sources").iterdir()) == ["graph.py", "schedule.py"]
+    assert _use(out, {"B": 64, "D": 512}) < 1e-4
+
+
+def test_export_pytorch_copies_the_candidate_and_wraps_it(tmp_path):
+    res = _run(tmp_path, "pytorch", {"source": RMSNORM_NEW})
+    out = kstrata.export(res.run_dir, tmp_path / "rms_torch")
+    assert (out / "candidate.py").read_text().strip() == RMSNORM_NEW.strip()
+    assert _use(out, {"B": 16, "D": 128}) < 1e-5
+    # a directory that is not an export is refused, an earlier export is replaced
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "keep.txt").write_text("x")
+    r = CliRunner().invoke(app, ["export", str(res.run_dir), "--to", str(tmp_path / "other")])
+    assert r.exit_code == 2 and "not a kstrata export" in r.output
+    assert kstrata.export(res.run_dir, out) == out
+
+
+def test_read_candidate_takes_a_runs_best_dir_or_one_level_file(tmp_path):
+    res = _run(tmp_path, "tvm-llvm")
+    best = res.run_dir / "best"
+    for path in (best, best / "graph.py", res.run_dir / "candidates" / res.best.hash):
+        sources, backend = read_candidate(path)
+        assert backend == "tvm-llvm" and set(sources) == {"graph", "schedule"}
+    plain = tmp_path / "k.py"
+    plain.write_text(RMSNORM_NEW)
+    assert read_candidate(plain) == ({"source": RMSNORM_NEW}, "pytorch")
+    with pytest.raises(FileNotFoundError):
+        read_candidate(tmp_path / "missing")
+
+
+def test_eval_accepts_a_runs_best_directory(tmp_path):
+    res = _run(tmp_path, "tvm-llvm")
+    r = CliRunner().invoke(app, ["eval", "rmsnorm", str(res.run_dir / "best" / "graph.py"), "--scope", "small",
+                                 "--no-time", "--json"])
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.output.strip().splitlines()[-1])["verdict"] == "correct"
+
+
+def test_python_api_evaluate_gives_the_verdict_and_is_what_eval_uses(tmp_path):
+    from kstrata.cli import eval as eval_cli
+
+    assert eval_cli.evaluate_sources is kstrata.api.evaluate_sources
+    cand = tmp_path / "k.py"
+    cand.write_text(RMSNORM_NEW)
+    result = kstrata.evaluate("rmsnorm", cand, scope="small", time=False)
+    assert result.verdict == "correct" and result.backend == "pytorch" and result.timing is None
+    assert kstrata.load_task("rmsnorm").name == "rmsnorm"
