@@ -85,7 +85,8 @@ class SandboxStatus:
     def describe(self) -> str:
         """One line for ``kstrata env`` and run records."""
         if self.usable:
-            return f"{self.tool} {self.version} (namespaces: user pid net mount ipc; limits: {self.limits})"
+            return (f"{self.tool} {self.version} (namespaces: user pid net mount ipc uts; seccomp; uid 65534, no "
+                    f"capabilities; limits: {self.limits})")
         return f"none: {self.reason}" + (" [--unsafe-no-sandbox: candidates run unsandboxed]"
                                          if self.unsafe else "")
 
