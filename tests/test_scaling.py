@@ -8,8 +8,8 @@ from kstrata.tasks.loader import resolve_task
 from kstrata.tasks.scaling import (
     CPU_MAX_BYTES,
     CPU_MAX_FLOPS,
-    ShapeFitError,
     fitted_shape,
+    measured_work,
     parse_shape_option,
 )
 
@@ -29,15 +29,43 @@ def test_fitted_shape_fits_and_runs(name):
     assert fitted_shape(task) == shape  # deterministic
 
 
-def test_fitted_shape_keeps_a_small_task_and_rejects_one_without_formulas(tmp_path):
+def test_fitted_shape_keeps_a_small_task(tmp_path):
     task = resolve_task("relu")
     assert fitted_shape(task, max_flops=1e30, max_bytes=1e30) == task.nominal_shape
     p = tmp_path / "bare.py"
     p.write_text("import torch\nN = 64\nclass Model(torch.nn.Module):\n    def forward(self, x):\n"
                  "        return x + 1\ndef get_inputs():\n    return [torch.randn(N)]\n"
                  "def get_init_inputs():\n    return []\n")
-    with pytest.raises(ShapeFitError, match="no flops or bytes formula"):
-        fitted_shape(resolve_task(str(p)))
+    assert fitted_shape(resolve_task(str(p))) == {"N": 64}
+
+
+def test_a_kernelbench_file_without_formulas_is_fitted_by_its_measured_work(tmp_path):
+    """The newcomer case: l2norm_rows.py (2048 x 1024 fp32, no KSTRATA dict) used
+    to stop optimize with 'no flops or bytes formula'; now its bytes, measured
+    on the meta device, fit it (in + out = 16 MiB at nominal, over the limit)."""
+    p = tmp_path / "l2norm_rows.py"
+    p.write_text("import torch\nimport torch.nn as nn\nbatch_size = 2048\ndim = 1024\n"
+                 "class Model(nn.Module):\n    def forward(self, x):\n"
+                 "        n = torch.sqrt((x * x).sum(dim=1, keepdim=True))\n"
+                 "        return x / torch.clamp(n, min=1e-12)\n"
+                 "def get_inputs():\n    return [torch.randn(batch_size, dim)]\n"
+                 "def get_init_inputs():\n    return []\n")
+    task = resolve_task(str(p))
+    assert task.meta.flops is None and task.meta.bytes is None
+    assert measured_work(task, task.nominal_shape) == (0.0, 2 * 2048 * 1024 * 4)
+    shape = fitted_shape(task)
+    assert shape == {"batch_size": 1024, "dim": 1024}
+    assert measured_work(task, shape)[1] <= CPU_MAX_BYTES
+    assert parse_shape_option("fit", task) == shape
+
+
+def test_a_reference_that_cannot_run_on_meta_falls_back_to_nominal(tmp_path):
+    p = tmp_path / "numpy_ref.py"
+    p.write_text("import torch\nN = 4096\nclass Model(torch.nn.Module):\n    def forward(self, x):\n"
+                 "        return torch.from_numpy(x.numpy() + 1)\ndef get_inputs():\n"
+                 "    return [torch.randn(N, N)]\ndef get_init_inputs():\n    return []\n")
+    task = resolve_task(str(p))
+    assert fitted_shape(task) == task.nominal_shape
 
 
 def test_parse_shape_option():

@@ -30,9 +30,34 @@ class ShapeFitError(ValueError):
     """The task gives no way to fit a shape (no FLOP or byte formula)."""
 
 
-def _fits(task: Any, shape: dict[str, int], max_flops: float, max_bytes: float) -> bool:
-    f, b = task.flops(shape), task.bytes(shape)
+def _fits(task: Any, shape: dict[str, int], max_flops: float, max_bytes: float, work: Any = None) -> bool:
+    f, b = work(shape) if work is not None else (task.flops(shape), task.bytes(shape))
     return (f is None or f <= max_flops) and (b is None or b <= max_bytes)
+
+
+def measured_work(task: Any, shape: dict[str, int]) -> tuple[float, float]:
+    """FLOPs and bytes of one reference call at ``shape``, for a task without
+    formulas: the reference runs on PyTorch's ``meta`` device (shapes only, no
+    memory or arithmetic) under :class:`torch.utils.flop_counter.FlopCounterMode`
+    (matmuls and convolutions count; elementwise work counts 0); bytes are
+    the inputs, outputs, parameters and buffers touched once.
+
+    Raises
+    ------
+    Exception
+        Whatever the reference raises where it cannot run on ``meta``.
+    """
+    from torch.utils.flop_counter import FlopCounterMode
+
+    from kstrata.verify.runner import flatten
+
+    with torch.device("meta"):
+        model, inputs, _, _ = task.instantiate(shape, 0)
+        with torch.no_grad(), FlopCounterMode(display=False) as fc:
+            outs = flatten(model(*inputs))
+    tensors = [x for x in list(inputs) + list(outs) + list(model.parameters()) + list(model.buffers())
+               if isinstance(x, torch.Tensor)]
+    return float(fc.get_total_flops()), float(sum(t.numel() * t.element_size() for t in tensors))
 
 
 def reference_runs(task: Any, shape: dict[str, int]) -> bool:
@@ -73,25 +98,36 @@ def fitted_shape(task: Any, max_flops: float = CPU_MAX_FLOPS, max_bytes: float =
     dict[str, int]
         A full shape (every variable); the nominal shape when it already fits.
 
-    Raises
-    ------
-    ShapeFitError
-        When the task has neither a ``flops`` nor a ``bytes`` formula (give
-        the shape explicitly instead).
+    A task with neither a ``flops`` nor a ``bytes`` formula (a KernelBench
+    file as it is) is fitted by the work of one reference call measured on
+    PyTorch's ``meta`` device (:func:`measured_work`); where the reference
+    cannot run there, the nominal shape is returned (with ``check``, the
+    fitted shape is still run for real once).
     """
+    work = None
     if task.meta.flops is None and task.meta.bytes is None:
-        raise ShapeFitError(f"task {task.name} has no flops or bytes formula to fit a shape by; "
-                            "add them to its metadata or pass an explicit shape")
-    shape = _halve(task, max_flops, max_bytes, check=False)
+        cache: dict[tuple, tuple[float, float]] = {}
+
+        def work(shape: dict[str, int]) -> tuple[float, float]:
+            key = tuple(sorted(shape.items()))
+            if key not in cache:
+                cache[key] = measured_work(task, shape)
+            return cache[key]
+
+        try:
+            work(task.full_shape(None))
+        except Exception:  # noqa: BLE001 - no meta run: time at the nominal shape
+            return task.full_shape(None)
+    shape = _halve(task, max_flops, max_bytes, check=False, work=work)
     if check and not reference_runs(task, shape):  # rare: a constraint broke on the way; walk it again, checking
-        shape = _halve(task, max_flops, max_bytes, check=True)
+        shape = _halve(task, max_flops, max_bytes, check=True, work=work)
     return shape
 
 
-def _halve(task: Any, max_flops: float, max_bytes: float, check: bool) -> dict[str, int]:
+def _halve(task: Any, max_flops: float, max_bytes: float, check: bool, work: Any = None) -> dict[str, int]:
     shape = task.full_shape(None)
     frozen: set[str] = set()
-    while not _fits(task, shape, max_flops, max_bytes):
+    while not _fits(task, shape, max_flops, max_bytes, work):
         cands = [k for k, v in shape.items() if v >= MIN_SCALED_DIM and k not in frozen]
         if not cands:
             break
