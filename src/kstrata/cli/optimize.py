@@ -238,8 +238,13 @@ def register(app: typer.Typer) -> None:
                 if not console.is_terminal and event in ("evaluated", "stopped"):
                     print(status.plain, flush=True)  # a live line only redraws on a terminal
 
+            from kstrata.cli.progress import Heartbeat
+
+            console.print(f"run directory: {run_dir}", highlight=False)
+            beat = Heartbeat(status, None if console.is_terminal else (lambda line: print(line, flush=True)))
+            progress = beat.wrap(progress)
             try:
-                with Live(status, console=console, transient=False, refresh_per_second=4):
+                with Live(status, console=console, transient=False, refresh_per_second=4), beat:
                     result = optimize(
                         t, b, prop, evaluator, policy=policy_arg, budget=budget_obj, run_dir=run_dir,
                         resume=resume is not None, settings=settings, progress=progress, router=router,

@@ -192,6 +192,7 @@ class _Run:
             if stop:
                 return stop
             sources = self.store.sources(node.hash)
+            self.emit("evaluating", node=node)
             try:
                 ev, m = self.evaluate(self.task, self.backend, sources)
                 evaluation = to_evaluation_record(ev)
@@ -270,6 +271,7 @@ class _Run:
             tree=self.tree,
         )
         error, calls, proposals = None, [], []
+        self.emit("proposing", node=node, level=level)
         try:
             out = self.proposer.propose(self.task, node, node.feedback(), level, context=ctx)
             batch = out if isinstance(out, ProposalBatch) else ProposalBatch(list(out))
@@ -422,8 +424,9 @@ def optimize(
     initial_sources:
         The root's sources (default ``backend.initial_sources(task)``).
     progress:
-        Called as ``progress(event, info)`` with ``event`` in ``evaluated``,
-        ``expanded``, ``retiming`` (the end-of-run round), ``stopped`` and ``info`` holding ``tree``, ``spent``
+        Called as ``progress(event, info)`` with ``event`` in ``evaluating``
+        and ``proposing`` (a step starts), ``evaluated``, ``expanded``,
+        ``retiming`` (the end-of-run round), ``stopped`` and ``info`` holding ``tree``, ``spent``
         and event details (for a live display).
     extra_config:
         More resolved configuration to save in the run (e.g. the CLI's).

@@ -1,0 +1,45 @@
+"""Progress that never goes silent: step-start events from the loop and a
+heartbeat that prints the running step (off a terminal) at least every
+``quiet_s`` seconds, even while one proposer call runs long."""
+
+from __future__ import annotations
+
+import time
+
+from rich.text import Text
+from search_fakes import FakeBackend, FakeEvaluator, FakeProposer, FakeTask
+
+from kstrata.cli.progress import Heartbeat
+from kstrata.search import Budget, optimize
+
+
+class SlowProposer(FakeProposer):
+    def propose(self, *a, **k):
+        time.sleep(0.8)  # stands in for a MetaSchedule tuning inside an expansion
+        return super().propose(*a, **k)
+
+
+def test_heartbeat_prints_the_running_step_during_a_long_expansion(tmp_path):
+    status, lines, events = Text(""), [], []
+
+    def progress(event, info):
+        events.append(event)
+        status.plain = f"evaluated {int(info['spent'].get('evaluations', 0))}"
+
+    beat = Heartbeat(status, lines.append, quiet_s=0.3)
+    with beat:
+        optimize(FakeTask(), FakeBackend(), SlowProposer(), FakeEvaluator(), "greedy", Budget(evaluations=3),
+                 tmp_path / "run", progress=beat.wrap(progress))
+    assert "evaluating" not in events and "evaluated" in events  # step starts stay with the heartbeat
+    during = [ln for ln in lines if "proposing" in ln]
+    assert during, lines
+    assert any(ln.startswith("evaluated ") for ln in during)  # the last state stays in the line
+    assert all(ln.rstrip().endswith("s)") for ln in during)  # with the step's running time
+
+
+def test_loop_reports_step_starts(tmp_path):
+    events = []
+    optimize(FakeTask(), FakeBackend(), FakeProposer(), FakeEvaluator(), "greedy", Budget(evaluations=2),
+             tmp_path / "run", progress=lambda e, i: events.append(e))
+    assert events[:2] == ["evaluating", "evaluated"] and "proposing" in events
+    assert events.index("proposing") < events.index("expanded")
