@@ -63,7 +63,8 @@ def candidate_view(run_dir: str | Path, prefix: str) -> RenderableType:
     if feedback.get("evaluation") or feedback.get("measurement"):
         parts += [Text("feedback", style="bold"), Text(json.dumps(feedback, indent=2, default=str))]
     for level, text in sorted(node.sources.items()):
-        parts += [Text(f"{level} source", style="bold"), Syntax(text, "python", line_numbers=True)]
+        # word_wrap: a line longer than the terminal continues on the next row (no number), never cut
+        parts += [Text(f"{level} source", style="bold"), Syntax(text, "python", line_numbers=True, word_wrap=True)]
     return Group(*parts)
 
 

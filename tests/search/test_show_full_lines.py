@@ -1,0 +1,24 @@
+"""``kstrata show`` never cuts code: lines longer than the terminal wrap."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from search_fakes import FakeBackend, FakeEvaluator, FakeProposer, FakeTask
+
+from kstrata.search import Budget, optimize
+from kstrata.search.views import candidate_view
+
+LONG = ('def main(x: R.Tensor((s77, s27), dtype="float32"), p_weight: R.Tensor((s27,), dtype="float32")) '
+        '-> R.Tensor((s77, s27), dtype="float32"):  # end-of-line-marker')
+
+
+def test_show_wraps_long_source_lines_instead_of_cutting_them(tmp_path):
+    res = optimize(FakeTask(), FakeBackend(), FakeProposer(), FakeEvaluator(), "greedy", Budget(evaluations=1),
+                   tmp_path / "run", initial_sources={"graph": f"fuse=0\n# {LONG}\n", "schedule": "tile=1\norder=0\n"})
+    console = Console(width=80, record=True, file=open("/dev/null", "w"))
+    console.print(candidate_view(res.run_dir, res.tree.root.hash[:8]))
+    text = console.export_text()
+    assert "end-of-line-marker" in text
+    flat = " ".join(text.split())
+    for token in LONG.split():
+        assert token in flat, token
