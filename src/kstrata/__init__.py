@@ -12,6 +12,14 @@ They are imported on first use, so ``import kstrata`` stays light.
 """
 
 __version__ = "0.1.0"
+
+import warnings as _warnings
+
+# torch >= 2.10 warns when a pytree LeafSpec is unpickled (``copyreg``), which
+# happens whenever a task or module crosses to a worker: a dependency's
+# deprecation notice, not something a kstrata user can act on.
+_warnings.filterwarnings("ignore", message=r"`isinstance\(treespec, LeafSpec\)` is deprecated",
+                         category=FutureWarning)
 __all__ = ["evaluate", "export", "load_task", "optimize", "__version__"]
 
 

@@ -255,6 +255,10 @@ def register(app: typer.Typer) -> None:
                     )
                 if hasattr(prop, "learn"):
                     prop.learn(result.tree)
+            except KeyboardInterrupt:
+                console.print(f"\ninterrupted; the run is kept. Continue it with:\n  kstrata optimize {task} "
+                              f"--backend {backend} --resume {run_dir}", highlight=False, markup=False, soft_wrap=True)
+                raise typer.Exit(130) from None
             finally:
                 pool.close()
         if not console.is_terminal:

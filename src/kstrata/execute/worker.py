@@ -14,6 +14,7 @@ import faulthandler
 import importlib
 import os
 import resource
+import signal
 import sys
 import time
 import traceback
@@ -113,6 +114,9 @@ def exit_with_parent(interval_s: float = 1.0) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     argv = sys.argv[1:] if argv is None else argv
+    # Ctrl-C reaches the whole foreground process group: the kstrata process
+    # handles it (and ends its workers), a worker prints no traceback of its own
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     exit_with_parent()
     rfd, wfd = int(argv[0]), int(argv[1])
     faulthandler.enable()  # a segfault's Python traceback lands in the worker log

@@ -1,0 +1,33 @@
+"""A clean Ctrl-C: optimize stops with exit status 130, a --resume hint, and
+no worker tracebacks (workers ignore SIGINT; the kstrata process ends them)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+KSTRATA = str(Path(sys.executable).with_name("kstrata"))
+
+
+def test_ctrl_c_during_optimize_prints_a_resume_hint_and_no_tracebacks(tmp_path):
+    out = tmp_path / "run"
+    proc = subprocess.Popen([KSTRATA, "optimize", "relu", "--backend", "tvm-llvm", "--budget", "evals=20",
+                             "--out", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True, cwd=tmp_path)
+    try:
+        deadline = time.monotonic() + 240
+        while time.monotonic() < deadline and not (out / "run.db").exists():
+            time.sleep(0.5)
+        time.sleep(8)  # inside the first evaluation: workers and candidate processes are busy
+        os.killpg(proc.pid, signal.SIGINT)  # what a terminal's Ctrl-C does: the whole process group
+        stdout, stderr = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 130, (stdout[-2000:], stderr[-2000:])
+    assert f"--resume {out}" in stdout
+    assert "Traceback" not in stderr and "KeyboardInterrupt" not in stderr, stderr[-3000:]
