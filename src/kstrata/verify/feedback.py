@@ -51,16 +51,56 @@ def _ranges(idx: list[int], limit: int = 6) -> str:
     return ", ".join(out[:limit]) + (f", ... ({len(out)} runs)" if len(out) > limit else "")
 
 
-def _tail_tile(wrong: list[int], n: int) -> int | None:
-    """Smallest tile size b with n % b != 0 such that every wrong index lies in
-    the last partial tile [n - n % b, n), or None."""
+def _tail_tiles(wrong: list[int], n: int) -> list[int]:
+    """Every tile size b (of :data:`TILES`, b < n, n % b != 0) such that every
+    wrong index lies in the last partial tile [n - n % b, n). Several sizes can
+    leave the same tail (77 = 4 x 16 + 13 = 1 x 64 + 13); the outputs cannot
+    tell them apart, so all are named."""
     if not wrong or len(wrong) == n:
+        return []
+    return [b for b in TILES if n % b and n > b and min(wrong) >= n - n % b]
+
+
+def parameter_hint(model: torch.nn.Module, cand: torch.Tensor, oracle: torch.Tensor) -> dict | None:
+    """A hint when the output is off by a factor per column (last dim) that is
+    constant down each column and differs between columns: the signature of a
+    parameter of that size drawn differently from the Model's (``ones``
+    instead of ``1 + 0.1 * randn``). Names the Model's parameters of that
+    size and, for a 1-D one, what ModelNew's apparently holds; ``None``
+    when the pattern is absent."""
+    if cand.dim() < 2 or cand.shape != oracle.shape or not cand.is_floating_point():
         return None
-    for b in TILES:
-        r = n % b
-        if r and n > b and min(wrong) >= n - r:
-            return b
-    return None
+    n = cand.shape[-1]
+    c, o = cand.double().reshape(-1, n), oracle.double().reshape(-1, n)
+    if c.shape[0] < 2 or not torch.isfinite(c).all():
+        return None
+    ok = o.abs() > 1e-3 * max(float(o.abs().max()), 1e-30)
+    if not bool(ok.any(0).all()):
+        return None
+    ratio = torch.where(ok, c / torch.where(ok, o, torch.ones_like(o)), torch.full_like(o, float("nan")))
+    col = torch.nanmedian(ratio, dim=0).values
+    spread = torch.where(ok, (ratio - col).abs(), torch.zeros_like(o)).amax(0)
+    if bool((spread > 1e-4 * col.abs() + 1e-9).any()):
+        return None  # not a factor per column
+    if float((col - col.mean()).abs().max()) <= 1e-3 * abs(float(col.mean())):
+        return None  # one factor for all: not a per-column parameter
+    named = [(k, v.detach()) for k, v in model.named_parameters() if v.dim() >= 1 and v.shape[-1] == n]
+    text = (f"the output is off by a different factor in each column (last dim, size {n}), constant down "
+            "each column: a parameter of that size differs from the Model's. kstrata constructs Model and "
+            "ModelNew after the same seed (torch.manual_seed), so ModelNew must create its parameters with "
+            "the same calls, in the same order, as Model")
+    data: dict[str, Any] = {"size": n, "parameters": [k for k, _ in named]}
+    if named:
+        k, v = named[0]
+        text += f"; Model's parameters of that size: {', '.join(f'{name} {tuple(t.shape)}' for name, t in named)}"
+        if v.dim() == 1:
+            implied = v.double() * col
+            spread_v = float(implied.std()) if implied.numel() > 1 else 0.0
+            text += (f" ({k}: mean {float(v.double().mean()):.3g}, std {float(v.double().std()):.3g} in Model; "
+                     + (f"ModelNew's looks like the constant {float(implied.mean()):.3g})"
+                        if spread_v <= 1e-3 * abs(float(implied.mean())) + 1e-9
+                        else f"ModelNew's has mean {float(implied.mean()):.3g}, std {spread_v:.3g})"))
+    return item("parameters", "source", text, **data)
 
 
 def describe_tensor(cand: torch.Tensor, oracle: torch.Tensor, bad: torch.Tensor, stats: dict) -> list[dict]:
@@ -90,12 +130,14 @@ def describe_tensor(cand: torch.Tensor, oracle: torch.Tensor, bad: torch.Tensor,
                           f"wrong columns (last dim, of {n_cols}): {_ranges(cols)}",
                           rows=rows[:64], cols=cols[:64], n_rows=view.shape[0], n_cols=n_cols))
         for dim, idx, n in (("last", cols, n_cols), ("row", rows, view.shape[0])):
-            b = _tail_tile(idx, n)
-            if b is not None:
+            bs = _tail_tiles(idx, n)
+            if bs:
+                ways = " = ".join(f"{n // b} x {b} + {n % b}" for b in reversed(bs))
                 items.append(item("tail_tile", "source",
-                                  f"only the last partial tile along the {dim} dimension is wrong "
-                                  f"(size {n} = {n // b} x {b} + {n % b}): check the mask/padding of "
-                                  "the tail block", dim=dim, size=n, tile=b))
+                                  f"only the last {n % bs[0]} elements along the {dim} dimension are wrong "
+                                  f"(indices {n - n % bs[0]}-{n - 1}): the last partial tile of a block of "
+                                  f"{' or '.join(map(str, reversed(bs)))} ({n} = {ways}); check the loop bound "
+                                  "and mask of the tail block", dim=dim, size=n, tile=bs[-1], tiles=bs))
                 break
         if view.shape[0] > 1 and n_cols > 1:
             t = 32
@@ -146,6 +188,8 @@ def locate(ctx: "Context", failure: "Failure", run: "ShapeRun | None", tests: li
     for i, comp in enumerate(failure.comparisons):
         if not comp.ok and comp.bad is not None and i < len(failure.outputs):
             items += describe_tensor(failure.outputs[i], failure.oracles[i], comp.bad, comp.stats)
+            hint = parameter_hint(run.model, failure.outputs[i], failure.oracles[i]) if run is not None else None
+            items += [hint] if hint else []
             break
     if failure.race:
         items.append(item("race", "source", "two runs on the same input differ beyond rounding: "

@@ -1,0 +1,71 @@
+"""Feedback for two newcomer cases (../shared/cases/newcomer): a ModelNew whose
+weight is drawn differently from Model's (ones instead of 1 + 0.1 * randn) is
+told which parameter differs and that both are built after the same seed; a
+kernel that skips its last partial BLOCK=64 tile is told every block size the
+tail fits, 64 included (it used to say only 77 = 4 x 16 + 13)."""
+
+from __future__ import annotations
+
+import json
+
+import torch
+from typer.testing import CliRunner
+
+from kstrata.cli.main import app
+from kstrata.verify.feedback import describe_tensor, parameter_hint
+
+WEIGHT_ONES = '''import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def __init__(self, dim: int, eps: float = 1e-6):
+        super().__init__()
+        self.eps = eps
+        self.weight = nn.Parameter(torch.ones(dim))  # Model: 1 + 0.1 * randn(dim)
+
+    def forward(self, x):
+        ms = torch.mean(x * x, dim=-1, keepdim=True)
+        return x * torch.rsqrt(ms + self.eps) * self.weight
+'''
+
+
+class _Norm(torch.nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.weight = torch.nn.Parameter(1 + 0.1 * torch.randn(d))
+
+
+def test_parameter_hint_names_the_parameter_and_what_modelnew_holds():
+    torch.manual_seed(0)
+    model, x = _Norm(96), torch.randn(8, 96)
+    oracle = (x * model.weight).double()
+    hint = parameter_hint(model, x, oracle)  # ModelNew's weight: ones
+    assert hint is not None and hint["kind"] == "parameters" and hint["data"]["parameters"] == ["weight"]
+    assert "same seed" in hint["text"] and "weight (96,)" in hint["text"] and "constant 1" in hint["text"]
+    assert parameter_hint(model, 2 * oracle, oracle) is None  # one factor for all: not a parameter
+    noisy = oracle + 0.01 * torch.randn_like(oracle)
+    assert parameter_hint(model, noisy, oracle) is None  # not constant down the columns
+
+
+def test_tail_tile_names_every_block_the_tail_fits():
+    o = torch.randn(4, 77, dtype=torch.float64)
+    c = o.clone()
+    c[:, 64:] = 0
+    bad = c != o
+    items = describe_tensor(c, o, bad, {"max_err": 1.0})
+    tail = next(i for i in items if i["kind"] == "tail_tile")
+    assert tail["data"]["tiles"] == [16, 32, 64] and tail["data"]["tile"] == 64
+    assert "1 x 64 + 13" in tail["text"] and "indices 64-76" in tail["text"]
+
+
+def test_eval_of_the_weight_ones_case_gives_the_parameter_hint(tmp_path):
+    cand = tmp_path / "rmsnorm_torch_weight_ones.py"
+    cand.write_text(WEIGHT_ONES)
+    r = CliRunner().invoke(app, ["eval", "rmsnorm", str(cand), "--backend", "pytorch", "--no-time", "--json",
+                                 "--scope", "small"])
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.output.strip().splitlines()[-1])
+    assert out["verdict"] == "incorrect"
+    kinds = {f["kind"]: f["text"] for f in out["feedback"]}
+    assert "parameters" in kinds and "weight" in kinds["parameters"] and "same seed" in kinds["parameters"]
