@@ -279,17 +279,56 @@ class ShapeRun:
             if problems:
                 ctx.fire("output_type", f"output {i} has " + ", ".join(problems), public, **where)
 
+    def prepare(self, test: TestCase) -> tuple[list[Any], list[torch.Tensor], list[torch.Tensor]]:
+        """The test's inputs, the reference's outputs (on the device) and the oracle's."""
+        pristine = self.inputs(test)
+        with torch.no_grad():
+            refs = [r.detach() for r in flatten(self.model_dev(*[_to(x, self.device) for x in _clone(pristine)]))]
+            oracles = self._oracle(pristine, refs, test)
+        return pristine, refs, oracles
+
     def run_test(self, test: TestCase) -> Failure | None:
         """candidate -> reference -> candidate on one test (the two candidate
         calls under different poison patterns); None if it passes or the test
         is outside the task's numerical domain."""
-        ctx, dev, tol = self.ctx, self.device, self.ctx.task.meta.tolerance
-        pristine = self.inputs(test)
-        with torch.no_grad():
-            refs = [r.detach() for r in flatten(self.model_dev(*[_to(x, dev) for x in _clone(pristine)]))]
-            oracles = self._oracle(pristine, refs, test)
-        refs_cpu = [r.cpu() for r in refs]
+        pristine, refs, oracles = self.prepare(test)
         out1, out2 = self.calls(pristine, test, refs, POISON_PATTERNS)
+        return self.judge(test, refs, oracles, out1, out2)
+
+    def run_tests(self, tests: list[TestCase]) -> tuple[int, Failure | None]:
+        """:meth:`run_test` for several tests of this shape, with every candidate
+        call sent in ONE request (the candidate process runs them in order,
+        each with its checks, stopping at the first that raises): one round
+        trip per batch instead of two per test. Returns (tests run, first failure)."""
+        prepared = [(t, *self.prepare(t)) for t in tests]
+        bufs: list[Any] = []
+        headers = []
+        for t, pristine, refs, _ in prepared:
+            enc = wire.encode([x.cpu() if isinstance(x, torch.Tensor) else x for x in pristine], bufs)
+            headers += [self._header(enc, refs, p, False, False) for p in POISON_PATTERNS]
+        public = all(t.public for t in tests)
+        h, b = self.ctx.request({"op": "call_many", "calls": headers}, bufs, public)
+        replies = h.get("replies") if h.get("ok") and isinstance(h.get("replies"), list) else None
+        if replies is None:
+            raise Stop(Verdict.REJECTED, "protocol", "the candidate process answered a batch of calls "
+                       "malformed (the candidate tampered with its process's harness)")
+        k = len(POISON_PATTERNS)
+        for n, (t, _, refs, oracles) in enumerate(prepared, start=1):
+            mine = replies[(n - 1) * k:n * k]
+            if len(mine) < k:  # the batch stopped early without saying why
+                raise Stop(Verdict.REJECTED, "protocol", "the candidate process answered fewer calls than sent")
+            out1 = self._outputs(mine[0], b, t, refs, False)[0]
+            out2 = self._outputs(mine[1], b, t, refs, False)[0]
+            failure = self.judge(t, refs, oracles, out1, out2)
+            if failure is not None:
+                return n, failure
+        return len(prepared), None
+
+    def judge(self, test: TestCase, refs: list[torch.Tensor], oracles: list[torch.Tensor], out1: list[Any],
+              out2: list[Any]) -> Failure | None:
+        """Compare one test's two candidate outputs with the oracle (and each other)."""
+        ctx, tol = self.ctx, self.ctx.task.meta.tolerance
+        refs_cpu = [r.cpu() for r in refs]
         cmp = self._comparer(test)
         comps = [cmp(c, o, r, tol) for c, o, r in zip(out1, oracles, refs_cpu)]
         if not all(c.ok for c in comps):
@@ -374,21 +413,60 @@ def outside_domain(refs: list[torch.Tensor], oracles: list[torch.Tensor], tol: A
 
 
 # -- stages ------------------------------------------------------------------------
+#: Input bytes of the tests one batched request may carry (:meth:`ShapeRun.run_tests`).
+BATCH_BYTES = 32 << 20
+
+
+def _batches(tests: list[TestCase]) -> list[list[TestCase]]:
+    """Consecutive tests of one (shape, parameter seed), in batches of at most
+    :data:`BATCH_BYTES` of inputs (by the first test's size; one test alone
+    when larger)."""
+    out: list[list[TestCase]] = []
+    for t in tests:
+        if out and (out[-1][0].shape, out[-1][0].param_seed) == (t.shape, t.param_seed) \
+                and len(out[-1]) < _per_batch(out[-1][0]):
+            out[-1].append(t)
+        else:
+            out.append([t])
+    return out
+
+
+_BYTES: dict[tuple, int] = {}
+
+
+def _per_batch(t: TestCase) -> int:
+    return max(1, BATCH_BYTES // max(1, _BYTES.get((t.shape, t.param_seed), BATCH_BYTES)))
+
+
 def _run_stage(ctx: Context, tests: list[TestCase], on_shape: Callable[[ShapeRun, TestCase], None] | None = None
                ) -> tuple[int, Failure | None, ShapeRun | None]:
     runs: dict[tuple, ShapeRun] = {}
     n = 0
-    for test in tests:
+    pending = list(tests)
+    while pending:
+        test = pending[0]
         key = (test.shape, test.param_seed)
         if key not in runs:
             runs.clear()
             runs[key] = ShapeRun(ctx, test.shape_dict, test.param_seed)
             if on_shape is not None:
                 on_shape(runs[key], test)
-        n += 1
-        failure = runs[key].run_test(test)
+        run = runs[key]
+        if key not in _BYTES:  # the first test of a shape alone: it measures the inputs' size
+            xs = run.inputs(test)
+            _BYTES[key] = sum(x.numel() * x.element_size() for x in xs if isinstance(x, torch.Tensor))
+            batch = [test]
+        else:
+            batch = _batches(pending)[0]
+        pending = pending[len(batch):]
+        if len(batch) == 1:
+            n += 1
+            failure = run.run_test(batch[0])
+        else:
+            done, failure = run.run_tests(batch)
+            n += done
         if failure is not None:
-            return n, failure, runs[key]
+            return n, failure, run
     return n, None, None
 
 
