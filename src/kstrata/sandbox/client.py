@@ -314,7 +314,7 @@ class CandidateProcess:
         z = self.zygote or getattr(self, "_last_zygote", None)
         return z.tail(n) if z is not None else ""
 
-    def _recv(self, timeout_s: float | None) -> tuple[dict, list[bytes]]:
+    def _recv(self, timeout_s: float | None, limit: int | None = None) -> tuple[dict, list[bytes]]:
         deadline = None if timeout_s is None else time.monotonic() + timeout_s
         while True:
             left = None if deadline is None else max(0.0, deadline - time.monotonic())
@@ -326,7 +326,7 @@ class CandidateProcess:
                 raise CandidateDied("timeout", f"the candidate did not answer within {timeout_s:g} s; "
                                     "its process tree was killed")
         try:
-            return wire.recv(self.rfd)
+            return wire.recv(self.rfd, limit)
         except wire.Closed:
             raise self._died() from None
         except wire.WireError as e:
@@ -353,9 +353,10 @@ class CandidateProcess:
             return CandidateDied("exit", f"the candidate process exited (status {ended['exit']}) during a call")
         return CandidateDied("exit", "the candidate process ended during a call")
 
-    def request(self, header: dict, buffers: list[Any] = (), timeout_s: float | None = None
-                ) -> tuple[dict, list[bytes]]:
-        """Send one request and wait for its reply.
+    def request(self, header: dict, buffers: list[Any] = (), timeout_s: float | None = None,
+                limit: int | None = None) -> tuple[dict, list[bytes]]:
+        """Send one request and wait for its reply (whose buffers may hold at
+        most ``limit`` bytes: more is a protocol violation).
 
         Raises
         ------
@@ -368,7 +369,7 @@ class CandidateProcess:
             wire.send(self.wfd, header, list(buffers))
         except (BrokenPipeError, OSError):
             raise self._died() from None
-        return self._recv(timeout_s)
+        return self._recv(timeout_s, limit)
 
     zygote_oom = False
 

@@ -73,8 +73,9 @@ def send(fd: int, header: dict[str, Any], buffers: list[bytes | memoryview] = ()
         _write_all(fd, b)
 
 
-def recv(fd: int) -> tuple[dict[str, Any], list[bytes]]:
-    """Read one message.
+def recv(fd: int, limit: int | None = None) -> tuple[dict[str, Any], list[bytes]]:
+    """Read one message; ``limit`` caps the total bytes of its buffers (the
+    reader knows how large an honest answer can be).
 
     Raises
     ------
@@ -95,6 +96,9 @@ def recv(fd: int) -> tuple[dict[str, Any], list[bytes]]:
     sizes = header.get("buffers", [])
     if not isinstance(sizes, list) or not all(type(s) is int and 0 <= s <= MAX_BUFFER for s in sizes):
         raise WireError("bad buffer list in header")
+    if limit is not None and sum(sizes) > limit:
+        raise WireError(f"the message announces {sum(sizes)} bytes of buffers, more than the {limit} "
+                        "an honest answer can hold")
     return header, [_read_exact(fd, s) for s in sizes]
 
 

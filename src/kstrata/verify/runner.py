@@ -139,18 +139,23 @@ class Context:
                 ev["test"] = test.describe()
             self.fire(f["check"], str(f.get("message", f["check"]))[:2000], public, **ev)
 
-    def request(self, header: dict, buffers: list[Any], public: bool) -> tuple[dict, list[bytes]]:
-        """One request to the candidate process; its death becomes a verdict."""
+    def request(self, header: dict, buffers: list[Any], public: bool, limit: int | None = None
+                ) -> tuple[dict, list[bytes]]:
+        """One request to the candidate process; its death becomes a verdict.
+        ``limit``: the most bytes an honest reply holds (outputs the size of
+        the reference's, with room); a larger one is a protocol violation and
+        never reaches this process's memory."""
         try:
-            return self.proc.request(header, buffers)
+            return self.proc.request(header, buffers, limit=limit)
         except CandidateDied as e:
             raise died(e, self.proc, public) from None
 
-    def requests(self, headers: list[dict], buffers: list[Any], public: bool) -> list[tuple[dict, list[bytes]]]:
+    def requests(self, headers: list[dict], buffers: list[Any], public: bool, limit: int | None = None
+                 ) -> list[tuple[dict, list[bytes]]]:
         """Several requests with the same buffers, one after the other (not
         pipelined: a request and a reply larger than a pipe's buffer would
         block each other)."""
-        return [self.request(h, buffers, public) for h in headers]
+        return [self.request(h, buffers, public, limit) for h in headers]
 
 
 def died(e: CandidateDied, proc: Any, public: bool) -> Stop:
@@ -164,6 +169,12 @@ def died(e: CandidateDied, proc: Any, public: bool) -> Stop:
                     "harness)")
     ev = {"output_tail": proc.output_tail()[-2000:]} if public else {}
     return Stop(Verdict.RUNTIME_ERROR, "crash", str(e), **ev)
+
+
+def reply_limit(refs: list[Any]) -> int:
+    """Most bytes one honest call's reply holds: its outputs at the reference's
+    sizes, four times over (a wrong dtype or shape is judged, not refused), plus 1 MiB."""
+    return 4 * sum(r.numel() * r.element_size() for r in refs if isinstance(r, torch.Tensor)) + (1 << 20)
 
 
 def task_record(task: Task) -> dict[str, Any]:
@@ -209,7 +220,7 @@ class ShapeRun:
         bufs: list[Any] = []
         enc = wire.encode([x.cpu() if isinstance(x, torch.Tensor) else x for x in xs], bufs)
         headers = [self._header(enc, refs, p, False, False) for p in poisons]
-        replies = self.ctx.requests(headers, bufs, test.public)
+        replies = self.ctx.requests(headers, bufs, test.public, limit=reply_limit(refs))
         return [self._outputs(h, b, test, refs, False)[0] for h, b in replies]
 
     def _header(self, enc: Any, refs: list[torch.Tensor], poison: int, count_launches: bool, noop: bool) -> dict:
@@ -226,7 +237,8 @@ class ShapeRun:
         ctx, public = self.ctx, test.public
         bufs: list[Any] = []
         enc = wire.encode([x.cpu() if isinstance(x, torch.Tensor) else x for x in xs], bufs)
-        h, b = ctx.request(self._header(enc, refs, poison, count_launches, noop), bufs, public)
+        h, b = ctx.request(self._header(enc, refs, poison, count_launches, noop), bufs, public,
+                           limit=reply_limit(refs))
         return self._outputs(h, b, test, refs, noop)
 
     def _outputs(self, h: dict, b: list[bytes], test: TestCase, refs: list[torch.Tensor], noop: bool
@@ -307,7 +319,8 @@ class ShapeRun:
             enc = wire.encode([x.cpu() if isinstance(x, torch.Tensor) else x for x in pristine], bufs)
             headers += [self._header(enc, refs, p, False, False) for p in POISON_PATTERNS]
         public = all(t.public for t in tests)
-        h, b = self.ctx.request({"op": "call_many", "calls": headers}, bufs, public)
+        h, b = self.ctx.request({"op": "call_many", "calls": headers}, bufs, public,
+                                limit=len(headers) * reply_limit(prepared[0][2]))
         replies = h.get("replies") if h.get("ok") and isinstance(h.get("replies"), list) else None
         if replies is None:
             raise Stop(Verdict.REJECTED, "protocol", "the candidate process answered a batch of calls "
