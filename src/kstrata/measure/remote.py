@@ -19,9 +19,19 @@ random share of the others (:data:`CHECK_SHARE`, drawn by the judge after the
 call returned, so the candidate cannot know which calls are checked), the
 judge fetches that call's outputs and compares them with the float64 oracle
 of the same input copy. The copies hold different values (not clones), so a
-memo keyed on values or addresses returns wrong outputs. A mismatch raises
+memo keyed on values or addresses returns wrong outputs. The same fetch
+reports the candidate process's run-time watch (functions replaced, threads
+left running) and its output checks (plain tensors only), so integrity is
+checked while timing too. A mismatch or such a finding raises
 :class:`TimedOutputMismatch`, which becomes a ``rejected`` verdict
 (``timed_output``).
+
+Verification and timing differ in one observable way inside the candidate's
+process: verification calls run with PyTorch's deterministic mode and
+``fill_uninitialized_memory`` on (so unwritten outputs read as NaN), timed
+calls without them (filling every allocation would be timed). A candidate
+keyed on that switch is caught by the checks of its timed outputs, which it
+cannot predict.
 """
 
 from __future__ import annotations
@@ -38,6 +48,10 @@ from kstrata.sandbox import wire
 CALIBRATION_CALLS = 64
 #: Share of timed calls (besides the first and last) whose outputs are checked.
 CHECK_SHARE = 0.1
+
+
+#: Candidate-process findings that reject a candidate when they appear during timing.
+INTEGRITY_DURING_TIMING = ("output_type", "no_runtime_patching", "no_threads_left")
 
 
 class TimedOutputMismatch(RuntimeError):
@@ -113,6 +127,11 @@ class RemoteCandidate:
         except wire.WireError as e:
             raise TimedOutputMismatch(f"a timed call's outputs were malformed: {e}", {"call": self.calls})
         self.checked += 1
+        for f in h.get("findings") or []:
+            if isinstance(f, dict) and f.get("check") in INTEGRITY_DURING_TIMING:
+                raise TimedOutputMismatch(
+                    f"during timing ({f['check']}): {str(f.get('message', ''))[:500]}",
+                    {"call": self.calls, "check": f["check"]})
         problem = self.check(i, outs)
         if problem:
             raise TimedOutputMismatch(

@@ -323,7 +323,10 @@ class Harness:
         return {"ok": True}, []
 
     def fetch(self, h: dict, bufs: list[bytes]) -> tuple[dict, list]:
-        findings = self._output_findings(self.last, [], set())
+        """The last timed call's outputs, with the output checks and the
+        run-time watch (replaced functions, threads) as of now: the watch
+        covers the timed calls too."""
+        findings = self._output_findings(self.last, [], set()) + self._watch_findings()
         return self._reply_outputs(self.last, findings, {})
 
     def flush(self, h: dict, bufs: list[bytes]) -> tuple[dict, list]:
