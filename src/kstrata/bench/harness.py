@@ -493,7 +493,8 @@ def run_bench(
                          finished=time.time(), budget_json=budget_json)
             result.ran.append(key)
             _emit(progress, "cell_done", {**cell, "stop_reason": run.stop_reason,
-                                          "spent": run.spent})
+                                          "spent": run.spent,
+                                          "speedup": run.best.speedup if run.best is not None else None})
 
     try:
         with BenchIndex(bench_dir) as index:

@@ -46,7 +46,7 @@ def register(app: typer.Typer) -> None:
     def bench(
         suite: str = typer.Option("all", "--suite", help="all, a suite folder (level1, level2, "
                                   "level3, quant), or a directory of task files."),
-        backends: str = typer.Option("pytorch", "--backends", "-b", help="Comma-separated backends."),
+        backends: str = typer.Option("tvm-llvm", "--backends", "-b", help="Comma-separated backends (the builtin proposer has rules for tvm-*, triton* and tilelang-*; pytorch needs an LLM proposer)."),
         proposers: str = typer.Option("builtin", "--proposers", "-p",
                                       help="Comma-separated proposer names."),
         budget: str = typer.Option("evals=20", "--budget", help="Per task and proposer: "
@@ -72,7 +72,9 @@ def register(app: typer.Typer) -> None:
             if event == "cell_start":
                 console.print(f"[bold]▶[/] {where}", highlight=False)
             elif event == "cell_done":
-                console.print(f"  [green]done[/] {cell['stop_reason']}", highlight=False)
+                best = cell.get("speedup")
+                console.print(f"  [green]done[/] {cell['stop_reason']}; best "
+                              + ("none correct" if best is None else f"{best:.3g}x"), highlight=False)
             elif event == "cell_skip":
                 console.print(f"[dim]skip {where} (done)[/]", highlight=False)
             else:
@@ -89,5 +91,8 @@ def register(app: typer.Typer) -> None:
             result = run_bench(spec, out, resume=resume, proposers=proposer_factories,
                                progress=progress, executor=executor)
         failed = [c for c in result.cells if c["status"] == "failed"]
+        from kstrata.search.views import bench_table
+
+        console.print(bench_table(out))
         console.print(f"{len(result.ran)} run, {len(result.skipped)} skipped, {len(failed)} failed; "
                       f"report: kstrata report {out}", highlight=False)

@@ -17,13 +17,20 @@ from kstrata.store.run_store import RunStore
 
 def run_tree(run_dir: str | Path) -> RenderableType:
     """The lineage of the run in ``run_dir`` as a rich tree (hash prefix, level,
-    role, verdict, speedup, router reason).
+    role, verdict, speedup, router reason); for a bench directory, one tree
+    per run (task, backend, proposer).
 
     Raises
     ------
     kstrata.store.StoreError
-        If ``run_dir`` is not a run directory.
+        If ``run_dir`` is neither a run nor a bench directory.
     """
+    from kstrata.bench.results import is_bench_dir, load_results
+
+    if is_bench_dir(Path(run_dir)):
+        views = load_results(run_dir).runs
+        return Group(*(v.tree.render(f"{v.task} on {v.backend} · {v.proposer}") for v in views)) if views \
+            else Text(f"{run_dir}: a bench with no runs yet")
     with RunStore.open(run_dir) as store:
         tree = CandidateTree.from_store(store, with_sources=False)
         config = store.config
@@ -92,4 +99,28 @@ def result_table(run_dir: str | Path) -> Table:
     la = summary.get("lookahead", {})
     if la.get("wins"):
         table.add_row("wins from slower nodes", f"{la['wins_from_slower']}/{la['wins']}")
+    return table
+
+
+def bench_table(bench_dir: str | Path) -> Table:
+    """One row per bench cell: task, backend, proposer, status, the best
+    speedup against the primary baseline with its interval, and verdicts
+    (the numbers of :func:`kstrata.bench.results.load_results`, as the report).
+
+    Raises
+    ------
+    kstrata.store.StoreError
+        If ``bench_dir`` is not a bench directory.
+    """
+    from kstrata.bench.metrics import format_speedup
+    from kstrata.bench.results import load_results
+
+    table = Table(title=f"bench {bench_dir}")
+    for col in ("task", "backend", "proposer", "status", "speedup", "verdicts"):
+        table.add_column(col)
+    for o in load_results(bench_dir).outcomes:
+        speedup = format_speedup(o.speedup, o.speedup_ci) if o.correct else "none correct"
+        table.add_row(o.task, o.backend, o.proposer, o.status, speedup + (f" (excluded: {o.excluded})"
+                                                                           if o.excluded else ""),
+                      ", ".join(f"{k} {v}" for k, v in sorted(o.verdicts.items())))
     return table
