@@ -170,19 +170,11 @@ def _checker(task: Task, model: Any, sets: list[list[Any]]) -> Any:
 
 def measured_work(task: Task, shape: dict[str, int], seed: int = 0) -> tuple[float, float]:
     """FLOPs and bytes of one reference call at ``shape`` for a task without
-    formulas: FLOPs from :class:`torch.utils.flop_counter.FlopCounterMode`
-    (matmuls and convolutions; elementwise work counts 0), bytes as the
-    inputs, outputs and parameters touched once."""
-    from torch.utils.flop_counter import FlopCounterMode
+    formulas; moved to :func:`kstrata.tasks.work.measured_work` (cached on
+    disk), this name kept for callers."""
+    from kstrata.tasks.work import measured_work as _measured
 
-    from kstrata.verify.runner import flatten
-
-    model, inputs, _, _ = task.instantiate(shape, seed)
-    with torch.no_grad(), FlopCounterMode(display=False) as fc:
-        outs = flatten(model(*inputs))
-    tensors = [x for x in list(inputs) + outs + list(model.parameters()) + list(model.buffers())
-               if isinstance(x, torch.Tensor)]
-    return float(fc.get_total_flops()), float(sum(t.numel() * t.element_size() for t in tensors))
+    return _measured(task, shape, seed)
 
 
 def _remote(task: Task, b: Any, sources: dict[str, str], shape: dict[str, int], init_inputs: list[Any],

@@ -19,7 +19,7 @@ from typing import Any
 
 import torch
 
-from kstrata.tasks import dims
+from kstrata.tasks import dims, scaled, work
 from kstrata.tasks.formula import eval_formula
 from kstrata.tasks.meta import TaskMeta
 
@@ -66,19 +66,20 @@ def int_globals(source: str) -> dict[str, int]:
     for node in ast.parse(source).body:
         if (
             isinstance(node, ast.Assign)
-            and len(node.targets) == 1
-            and isinstance(node.targets[0], ast.Name)
-        ):
+            and all(isinstance(t, ast.Name) for t in node.targets)
+        ):  # ``height = width = 128`` binds two size variables
             value = node.value
             if isinstance(value, ast.Constant) and type(value.value) is int:
-                out[node.targets[0].id] = value.value
+                for t in node.targets:
+                    out[t.id] = value.value
             elif isinstance(value, ast.BinOp):  # e.g. 1024 * 4
                 try:
                     v = eval_formula(ast.unparse(value), dict(out))
                 except Exception:  # noqa: BLE001 - not a size expression
                     continue
                 if float(v).is_integer():
-                    out[node.targets[0].id] = int(v)
+                    for t in node.targets:
+                        out[t.id] = int(v)
     return out
 
 
@@ -129,6 +130,9 @@ class Task:
         inferred ones (:mod:`kstrata.tasks.dims`); falls back to the nominal shape."""
         if self.meta.shapes.small:
             return [dict(s) for s in self.meta.shapes.small]
+        fitted = scaled.scaled_shapes(self)  # GPU-sized plain files on a CPU (tasks.scaled)
+        if fitted:
+            return [dict(s) for s in fitted[0]]
         inferred = dims.inferred_shapes(self)
         return [dict(s) for s in inferred[0]] if inferred else [self.nominal_shape]
 
@@ -138,6 +142,9 @@ class Task:
         shapes the inferred ones; falls back to the small set."""
         if self.meta.shapes.sweep:
             return [dict(s) for s in self.meta.shapes.sweep]
+        fitted = None if self.meta.shapes.small else scaled.scaled_shapes(self)
+        if fitted:
+            return [dict(s) for s in fitted[1]]
         inferred = None if self.meta.shapes.small else dims.inferred_shapes(self)
         return [dict(s) for s in inferred[1]] if inferred else self.small_shapes
 
@@ -187,15 +194,21 @@ class Task:
 
     # -- roofline counts ---------------------------------------------------
     def flops(self, shape: dict[str, int] | None = None) -> float | None:
-        """FLOPs of one forward call at ``shape`` (None when unknown)."""
+        """FLOPs of one forward call at ``shape``: the ``flops`` formula, else
+        measured from one reference call (:func:`kstrata.tasks.work.measured_work`,
+        cached); None when neither is available."""
         if self.meta.flops is None:
-            return None
+            w = work.work_or_none(self, shape)
+            return None if w is None else w[0]
         return eval_formula(self.meta.flops, self.full_shape(shape))
 
     def bytes(self, shape: dict[str, int] | None = None) -> float | None:
-        """Minimum bytes moved by one forward call at ``shape`` (None when unknown)."""
+        """Minimum bytes moved by one forward call at ``shape``: the ``bytes``
+        formula, else measured (inputs, outputs, parameters, buffers once;
+        :func:`kstrata.tasks.work.measured_work`); None when neither is available."""
         if self.meta.bytes is None:
-            return None
+            w = work.work_or_none(self, shape)
+            return None if w is None else w[1]
         return eval_formula(self.meta.bytes, self.full_shape(shape))
 
     def arithmetic_intensity(self, shape: dict[str, int] | None = None) -> float | None:

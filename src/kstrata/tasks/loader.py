@@ -17,7 +17,7 @@ import torch
 from pydantic import ValidationError
 
 from kstrata.tasks.base import Task, TaskError, import_module_from_path
-from kstrata.tasks.meta import TaskMeta
+from kstrata.tasks.meta import TaskMeta, inferred_category, level_from_path, op_kinds
 
 SUITE_DIR = Path(__file__).parent / "suite"
 REQUIRED = ("Model", "get_inputs", "get_init_inputs")
@@ -69,6 +69,37 @@ def _metadata_dict(path: Path, source: str) -> dict:
     return inline or {}
 
 
+#: Why KernelBench's level-4 files are skipped.
+LEVEL4_REASON = ("KernelBench level 4 builds its models from pretrained weights downloaded from a "
+                 "model hub (Hugging Face from_pretrained); kstrata runs no downloads in the judge, so "
+                 "the file is skipped")
+
+
+def inferred_metadata(path: Path, source: str, raw: dict) -> dict:
+    """``raw`` metadata completed for a plain file: ``level`` from the folder
+    (``level2/`` gives 2) and ``category`` and ``tags`` from the ops the model
+    uses (:func:`kstrata.tasks.meta.inferred_category`); given keys are kept.
+
+    Raises
+    ------
+    TaskError
+        For a level-4 folder or a file that loads pretrained weights
+        (:data:`LEVEL4_REASON`).
+    """
+    raw = dict(raw)
+    folder = level_from_path(path)
+    if "level" not in raw and (folder == 4 or "from_pretrained" in source):
+        raise TaskError(f"{path}: {LEVEL4_REASON}")
+    if "level" not in raw and folder in (1, 2, 3):
+        raw["level"] = folder
+    if "category" not in raw:
+        raw["category"] = inferred_category(source, int(raw.get("level", 1)) if str(raw.get("level", 1)).isdigit()
+                                            else 1)
+        if "tags" not in raw:
+            raw["tags"] = list(op_kinds(source))
+    return raw
+
+
 def load_task(path: str | Path, name: str | None = None, check_import: bool = True) -> Task:
     """Load one task file.
 
@@ -96,7 +127,7 @@ def load_task(path: str | Path, name: str | None = None, check_import: bool = Tr
         ast.parse(source, filename=str(path))
     except SyntaxError as e:
         raise TaskError(f"{path}:{e.lineno}: syntax error: {e.msg}") from e
-    raw = _metadata_dict(path, source)
+    raw = inferred_metadata(path, source, _metadata_dict(path, source))
     try:
         meta = TaskMeta.model_validate(raw)
     except ValidationError as e:

@@ -157,3 +157,68 @@ class TaskMeta(_Strict):
                     f"variables (known: {sorted(known)})"
                 )
         return self
+
+
+# -- metadata inferred for plain files (issue #23 item 1) -----------------------
+#: Op kinds recognised in a task's source, in the order a level-1/3 task's
+#: category is chosen (the first kind found wins): regular expressions over
+#: the module's code with strings and comments removed.
+OP_KINDS: tuple[tuple[str, str], ...] = (
+    ("rnn", r"\bnn\.(LSTM|GRU|RNN)(Cell)?\b|\b(lstm|gru)\s*\("),
+    ("attention", r"scaled_dot_product_attention|MultiheadAttention|\batt(n)?\b|[Aa]ttention|Transformer\w*Layer"),
+    ("conv", r"\b(nn\.)?[Cc]onv(Transpose)?[123]d\b|\bconv(_transpose)?[123]d\s*\(|\bF\.conv"),
+    ("matmul", r"\b(matmul|bmm|mm|addmm|baddbmm|einsum|linear|tensordot|mv|diag)\s*\(|nn\.(Linear|Bilinear)\b|@"),
+    ("norm", r"\bnn\.\w*Norm\w*\b|\b(layer|batch|group|instance|rms|local_response)_norm\s*\(|\bnorm\s*\(|\bnormalize\s*\("),
+    ("reduction", r"\b(sum|mean|amax|amin|max|min|argmax|argmin|prod|cumsum|cumprod|logsumexp|softmax|"
+                  r"log_softmax|var|std|\w+_loss|cross_entropy|nll_loss|kl_div)\s*\(|nn\.\w*(Loss|Pool\w*|Softmax)\b|pool\w*\s*\("),
+)
+
+
+def _code_only(source: str) -> str:
+    """``source`` without comments, strings and docstrings (names and operators kept)."""
+    import io
+    import tokenize
+
+    out = []
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+            if tok.type not in (tokenize.COMMENT, tokenize.STRING):
+                out.append(tok.string)
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        return source
+    import re
+
+    return re.sub(r"\s*\.\s*", ".", " ".join(out))
+
+
+def op_kinds(source: str) -> tuple[str, ...]:
+    """The op kinds (:data:`OP_KINDS`) a task module's code uses, in priority
+    order; ``("elementwise",)`` when none is recognised."""
+    import re
+
+    code = _code_only(source)
+    found = tuple(kind for kind, rx in OP_KINDS if re.search(rx, code))
+    return found or ("elementwise",)
+
+
+def level_from_path(path: Any) -> int | None:
+    """The KernelBench level a file's folder names (``.../level2/x.py`` -> 2), or None."""
+    import re
+    from pathlib import Path
+
+    for part in reversed(Path(path).parent.parts):
+        m = re.fullmatch(r"level[_-]?(\d+)", part.lower())
+        if m:
+            return int(m.group(1))
+    return None
+
+
+def inferred_category(source: str, level: int) -> str:
+    """A category for a task without one: ``fusion`` for a level-2 file (a
+    KernelBench level-2 problem is a sequence of fused ops) and for a level-1
+    file that combines a heavy op (conv, matmul) with others, otherwise the
+    first op kind it uses (:data:`OP_KINDS` order, ``elementwise`` when none)."""
+    kinds = op_kinds(source)
+    if level == 2:
+        return "fusion"
+    return kinds[0]

@@ -37,27 +37,17 @@ def _fits(task: Any, shape: dict[str, int], max_flops: float, max_bytes: float, 
 
 def measured_work(task: Any, shape: dict[str, int]) -> tuple[float, float]:
     """FLOPs and bytes of one reference call at ``shape``, for a task without
-    formulas: the reference runs on PyTorch's ``meta`` device (shapes only, no
-    memory or arithmetic) under :class:`torch.utils.flop_counter.FlopCounterMode`
-    (matmuls and convolutions count; elementwise work counts 0); bytes are
-    the inputs, outputs, parameters and buffers touched once.
+    formulas: :func:`kstrata.tasks.work.measured_work` (only on PyTorch's ``meta``
+    device where the model runs there; cached on disk by task digest and shape).
 
     Raises
     ------
-    Exception
-        Whatever the reference raises where it cannot run on ``meta``.
+    kstrata.tasks.work.WorkError
+        Where the reference cannot be measured.
     """
-    from torch.utils.flop_counter import FlopCounterMode
+    from kstrata.tasks.work import measured_work as _measured
 
-    from kstrata.verify.runner import flatten
-
-    with torch.device("meta"):
-        model, inputs, _, _ = task.instantiate(shape, 0)
-        with torch.no_grad(), FlopCounterMode(display=False) as fc:
-            outs = flatten(model(*inputs))
-    tensors = [x for x in list(inputs) + list(outs) + list(model.parameters()) + list(model.buffers())
-               if isinstance(x, torch.Tensor)]
-    return float(fc.get_total_flops()), float(sum(t.numel() * t.element_size() for t in tensors))
+    return _measured(task, shape, real_run=False)
 
 
 def reference_runs(task: Any, shape: dict[str, int]) -> bool:

@@ -26,6 +26,31 @@ float16    1e-3      2e-3   (~2 ulp)
 bfloat16   8e-3      1.6e-2 (~2 ulp)
 =========  ========  ========
 
+Reductions whose order differs from PyTorch's (issue #23; policy, proposed,
+not yet applied by :func:`compare`). A sum of n terms computed in any order
+satisfies |s_hat - s| <= gamma_{n-1} * sum|x_i|, gamma_m = m*u / (1 - m*u)
+(Higham, 2nd ed., eq. (4.4)); with rounding errors modelled as independent
+and mean zero, |s_hat - s| <= lambda * sqrt(n) * u * sum|x_i| with probability
+at least 1 - 2*exp(-lambda^2 / 2) (Higham & Mary, SIAM J. Sci. Comput. 41(5),
+2019, Thm 3.1; lambda = 6 gives 1 - 3e-8). The scale is sum|x_i|, not
+|s|: where terms cancel (a mean of centred data, the max-subtracted
+log-sum-exp of cross-entropy) an elementwise ``rtol * |oracle|`` bound is
+not a bound at all, which is why a plain TVM import of 40_LayerNorm (n = 4.2M
+terms per mean) and 95_CrossEntropyLoss fail on draws such as ``near_zero``.
+The policy: an output that is (or is an affine function of) a reduction over
+n terms may differ from the oracle by ``lambda * sqrt(n) * u * S`` with
+lambda = 6 and S the oracle's sum of |terms| (computed in float64 by the
+judge, which sees the reduction's inputs), propagated through the following
+elementwise ops by their condition number (for LayerNorm's output
+``(x - mean) / std``: the mean's bound over std, plus the std's relative
+bound times |output|). PyTorch's own CPU reductions are blocked/pairwise
+(error ~ gamma_{log2 n}), so the reference's ``native_err`` underestimates
+what a correct sequential or differently-blocked candidate makes by up to
+sqrt(n) / log2(n); ``k * native_err`` alone cannot cover it. Applying the
+policy needs the reduction length and S per output (a task-level
+``reduction`` tolerance key or the judge tracing the reference); until then
+such tasks can set ``tolerance.floor``.
+
 Policy ``quant`` (KernelBench-X style distribution metrics): cosine similarity
 >= ``cosine``, relative L1 ``sum|c-o| / sum|o|`` <= ``rel_l1``, and RMSE
 relative to the oracle's RMS <= ``rmse``. Policy ``exact``: equality with the
