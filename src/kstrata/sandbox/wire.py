@@ -122,7 +122,7 @@ def encode(value: Any, buffers: list[Any]) -> Any:
         name = str(t.dtype).removeprefix("torch.")
         if name not in DTYPES:
             raise WireError(f"dtype {t.dtype} cannot cross the boundary")
-        buffers.append(t.view(torch.uint8).numpy().tobytes() if t.numel() else b"")
+        buffers.append(t.reshape(-1).view(torch.uint8).numpy().tobytes() if t.numel() else b"")
         return {"__tensor__": len(buffers) - 1, "dtype": name, "shape": list(t.shape)}
     if value is None or isinstance(value, (bool, int, float, str)):
         return value

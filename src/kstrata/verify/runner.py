@@ -171,6 +171,13 @@ def died(e: CandidateDied, proc: Any, public: bool) -> Stop:
     return Stop(Verdict.RUNTIME_ERROR, "crash", str(e), **ev)
 
 
+def _constant(outs: list[Any]) -> bool:
+    """Every output holds one value throughout (zeros, a constant): wrong for
+    the tolerance check, not a cache."""
+    return all(isinstance(o, torch.Tensor) and (o.numel() == 0 or bool((o == o.reshape(-1)[0]).all()))
+               for o in outs)
+
+
 def reply_limit(refs: list[Any]) -> int:
     """Most bytes one honest call's reply holds: its outputs at the reference's
     sizes, four times over (a wrong dtype or shape is judged, not refused), plus 1 MiB."""
@@ -251,7 +258,10 @@ class ShapeRun:
             ctx.fire_all(h.get("findings"), public, test)
             msg = str(h.get("message", "failed"))[:2000]
             if h.get("oom"):
+                limit = getattr(ctx.proc, "memory_mb", None)
                 raise Stop(Verdict.RUNTIME_ERROR, "oom", "candidate ran out of memory"
+                           + (f" (memory limit {limit} MiB per candidate; KSTRATA_CANDIDATE_MEMORY_MB sets it)"
+                              if limit else "")
                            + (f": {msg}" if public else " on a hidden test"))
             raise Stop(Verdict.RUNTIME_ERROR, "run", "candidate raised " + (msg if public else
                        msg.split(":")[0] + " on a hidden test"),
@@ -352,7 +362,7 @@ class ShapeRun:
                 return None
         race = not all(agree(a, b, r.dtype, tol) for a, b, r in zip(out1, out2, refs_cpu))
         ok = all(c.ok for c in comps) and not race
-        if not ok and self.prev is not None and not all(c.ok for c in comps):
+        if not ok and self.prev is not None and not all(c.ok for c in comps) and not _constant(out1):
             prev_out, prev_oracle = self.prev
             same_as_before = all(a.shape == b.shape and agree(a, b, r.dtype, tol)
                                  for a, b, r in zip(out1, prev_out, refs_cpu))
