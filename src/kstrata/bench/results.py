@@ -89,6 +89,8 @@ def outcome(view: RunView, count_initial: bool = False, status: str | None = Non
     speedups: dict[str, float] = {}
     speedups_ci: dict[str, tuple[float, float]] = {}
     for n in correct:
+        if not n.timing_trusted:
+            continue  # an untrusted timing is not ranked anywhere (tree, summary, report)
         for s in (n.measurement.speedups if n.measurement else ()):
             if s.value > speedups.get(s.baseline, float("-inf")):
                 speedups[s.baseline] = s.value
@@ -112,7 +114,7 @@ def outcome(view: RunView, count_initial: bool = False, status: str | None = Non
         proposer=view.proposer,
         compiled=any(n.verdict != "compile_error" for n in nodes),
         correct=bool(correct),
-        speedup=None if best is None else best.speedup,
+        speedup=None if best is None or not best.timing_trusted else best.speedup,
         speedups=speedups,
         speedup_ci=best_ci,
         speedups_ci=speedups_ci,

@@ -17,8 +17,9 @@ def register(app: typer.Typer) -> None:
     def report(
         run_dir: Path = typer.Argument(..., help="A bench directory or an optimize run directory."),
         out: Path | None = typer.Option(None, "--out", "-o", help="HTML file (default RUN_DIR/report.html)."),
-        count_initial: bool = typer.Option(False, "--count-initial",
-                                           help="Count the backend's starting point as a candidate."),
+        count_initial: bool | None = typer.Option(None, "--count-initial/--no-count-initial",
+                                                  help="Count the backend's starting point as a candidate "
+                                                       "(default: yes for a run directory, no for a bench)."),
     ) -> None:
         """Write one self-contained HTML report of a bench or run directory."""
         with bench_errors():

@@ -34,7 +34,8 @@ def _fmt(est: M.Estimate, pct: bool) -> dict[str, str]:
 
 
 def _is_rate(name: str) -> bool:
-    return name.endswith("_rate") or name.startswith("fast_")
+    """Shown as a percentage (a share, or the roofline fraction as the CLI prints it)."""
+    return name.endswith("_rate") or name.startswith("fast_") or name.endswith("roofline")
 
 
 def _row(r: M.Row) -> dict[str, Any]:
@@ -159,14 +160,23 @@ def build_context(results: Results, **metric_kw: Any) -> dict[str, Any]:
     }
 
 
-def render_report(path: str | Path, count_initial: bool = False, **metric_kw: Any) -> str:
+def render_report(path: str | Path, count_initial: bool | None = None, **metric_kw: Any) -> str:
     """The HTML text of the report of a bench or run directory.
+
+    ``count_initial`` (default: true for a run directory, false for a bench)
+    counts the backend's starting point as a candidate: a run's report then
+    shows the numbers ``kstrata tree``, ``show`` and the run summary show
+    (the run's best may be its start), a bench's scores what the proposers made.
 
     Raises
     ------
     kstrata.store.StoreError
         If ``path`` is neither a bench nor a run directory.
     """
+    if count_initial is None:
+        from kstrata.bench.results import is_bench_dir
+
+        count_initial = not is_bench_dir(Path(path))
     results = load_results(path, count_initial=count_initial, with_sources=True)
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES),
                              autoescape=jinja2.select_autoescape(["html", "j2"]),

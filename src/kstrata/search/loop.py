@@ -362,10 +362,11 @@ def write_outcome(store: RunStore, tree: CandidateTree, stop_reason: str,
             artifacts.write_atomic(store.run_dir / "best" / name, text)
     summary = {
         "stop_reason": stop_reason,
-        "best": None if best is None else {
-            "hash": best.hash, "speedup": best.speedup,
+        "best": None if best is None else {  # an unranked best (every timing untrusted) claims no speedup
+            "hash": best.hash, "speedup": best.speedup if best.timing_trusted else None,
             "roofline_fraction": best.roofline_fraction,
-            "speedups": [s.__dict__ for s in best.measurement.speedups] if best.measurement else [],
+            "speedups": [s.__dict__ for s in best.measurement.speedups]
+            if best.measurement and best.timing_trusted else [],
         },
         "spent": store.spent(),
         "candidates": len(tree),

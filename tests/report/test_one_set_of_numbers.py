@@ -1,0 +1,64 @@
+"""One set of numbers: for one run, the summary (end-of-run table), the HTML
+report and the bench outcome agree on the best speedup, its roofline
+fraction and the correct count, and an untrusted timing is ranked nowhere
+(the newcomer saw 0.673 vs 0.832x, 0.0775 vs 7.1%, 11 vs 12 correct, and a
+Tasks row with both 0.673x and 2.46x)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "search"))
+
+from search_fakes import FakeBackend, FakeTask, parse  # noqa: E402
+
+from kstrata.bench.results import load_results  # noqa: E402
+from kstrata.report.html import build_context, render_report  # noqa: E402
+from kstrata.search import Budget, SearchSettings, optimize  # noqa: E402
+from kstrata.search.tree import UNTRUSTED_PREFIX  # noqa: E402
+
+SPEED = {1: 0.832, 2: 0.673, 4: 2.46}  # tile -> speedup: the start is the best trusted one
+
+
+class Evaluator:
+    def evaluate(self, task, backend, srcs):
+        tile = parse(srcs)["tile"]
+        if tile not in SPEED:
+            return {"verdict": "incorrect"}, None
+        s = SPEED[tile]
+        findings = [f"{UNTRUSTED_PREFIX} noisy after 2 re-timing(s)"] if s > 2 else []
+        return {"verdict": "correct"}, {"median_ms": 1 / s, "speedups": {"eager": {"value": s, "ci": [s * .9, s * 1.1]}},
+                                        "roofline_fraction": 0.071 * s / 0.832, "findings": findings}
+
+
+class Proposer:
+    name = "fixed"
+
+    def propose(self, task, candidate, feedback, level, *, context):
+        from kstrata.agents.base import Proposal
+
+        if context.step:
+            return []
+        return [Proposal.edit(candidate.sources, "schedule", f"tile={t}\norder=0\n", "r") for t in (2, 4)]
+
+
+def test_summary_report_and_outcome_agree_on_a_run(tmp_path):
+    res = optimize(FakeTask(), FakeBackend(), Proposer(), Evaluator(), "greedy", Budget(evaluations=3),
+                   tmp_path / "run", settings=SearchSettings(final_contenders=0, lookahead_expansions=0))
+    summary = json.loads((res.run_dir / "summary.json").read_text())
+    assert summary["best"]["speedup"] == 0.832 and summary["unranked"][0]["speedup"] == 2.46
+    results = load_results(res.run_dir)  # as the report loads a run (the start counted)
+    ctx = build_context(load_results(res.run_dir, count_initial=True))
+    (o,) = load_results(res.run_dir, count_initial=True).outcomes
+    assert o.speedup == summary["best"]["speedup"] and o.speedups == {"eager": 0.832}
+    assert o.verdicts["correct"] == summary["verdicts"]["correct"] == 3
+    board = ctx["leaderboard"][0]["metrics"]
+    assert board["geomean_speedup"]["value"] == "0.832"
+    assert board["median_roofline"]["value"] == "7%"  # a percentage, as the CLI prints it
+    cell = ctx["cells"][0]
+    assert cell["speedup"].startswith("0.832x") and "2.46" not in cell["speedup"] + cell["speedups"]
+    html = render_report(res.run_dir)  # a run's report counts its start by default, as the summary does
+    assert "best: 0.832x" in html and f"unranked {summary['unranked'][0]['hash'][:12]}" in html
+    assert results.outcomes[0].speedup == 0.673  # bench semantics (start not counted) stay available
