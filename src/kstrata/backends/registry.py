@@ -16,6 +16,7 @@ from kstrata.backends.base import Backend
 #: returning a Backend.
 BUILTIN: dict[str, str] = {
     "pytorch": "kstrata.backends.pytorch:PyTorchBackend",
+    "pytorch-cuda": "kstrata.backends.pytorch_cuda:PyTorchCudaBackend",
     "tvm-llvm": "kstrata.backends.tvm.backend:TVMLLVMBackend",
     "tvm-opencl": "kstrata.backends.tvm.backend:TVMOpenCLBackend",
     "tvm-cuda": "kstrata.backends.tvm.backend:TVMCUDABackend",

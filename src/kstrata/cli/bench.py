@@ -39,6 +39,19 @@ def _split(text: str | None) -> tuple[str, ...]:
     return tuple(p.strip() for p in (text or "").split(",") if p.strip())
 
 
+def _print_devices(backends: tuple[str, ...]) -> None:
+    """One ``device: ...`` line per backend of the bench (unknown names are
+    left to the bench's own error)."""
+    from kstrata.backends.pytorch_cuda import device_line
+    from kstrata.backends.registry import UnknownBackendError, get_backend
+
+    for name in backends:
+        try:
+            console.print(device_line(get_backend(name)), markup=False, highlight=False)
+        except (UnknownBackendError, ImportError):
+            continue
+
+
 def register(app: typer.Typer) -> None:
     """Add the ``bench`` command to ``app``."""
 
@@ -88,6 +101,7 @@ def register(app: typer.Typer) -> None:
                 seed=seed, policy=policy, baselines=_split(baselines) or ("eager",), preset=preset,
             )
             proposer_factories = builtin_proposers(llm=llm, config=config)
+            _print_devices(spec.backends)
             result = run_bench(spec, out, resume=resume, proposers=proposer_factories,
                                progress=progress, executor=executor)
         failed = [c for c in result.cells if c["status"] == "failed"]

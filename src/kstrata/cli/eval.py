@@ -58,6 +58,9 @@ def register(app: typer.Typer) -> None:
             t = resolve_task(task)
             sources, backend = read_candidate(candidate, backend)
             b = get_backend(backend)
+            av = b.availability()
+            if not av.usable:
+                raise ValueError(f"backend {backend} is not usable here: {av.reason}")
             if scope not in ("full", "small"):
                 raise ValueError(f"unknown scope {scope!r}; choose full or small")
             pool = pool_for(b)
@@ -74,9 +77,14 @@ def register(app: typer.Typer) -> None:
                 raise typer.Exit(2) from None
         finally:
             pool.close()
+        from kstrata.backends.pytorch_cuda import device_line
+
+        where = device_line(b)
         if as_json:
-            typer.echo(json.dumps({**ev.to_dict(), "timing": timing}, sort_keys=True))
+            typer.echo(json.dumps({**ev.to_dict(), "timing": timing, "device": where.removeprefix("device: ")},
+                                  sort_keys=True))
         else:
+            console.print(where, markup=False, highlight=False)
             color = "green" if ev.correct else "red"
             console.print(f"[bold {color}]{ev.verdict.value}[/]" + (f"  check: {ev.check}" if ev.check else "")
                           + f"   ({ev.public_tests} public, {ev.hidden_tests} hidden tests, {ev.seconds:.2f} s)")

@@ -112,4 +112,4 @@ def preset(name: str) -> dict[str, Action]:
 
 def applies(check: str, backend_name: str) -> bool:
     """Whether ``check`` applies to candidates of ``backend_name``."""
-    return not (CHECKS[check].dsl_only and backend_name == "pytorch")
+    return not (CHECKS[check].dsl_only and backend_name in ("pytorch", "pytorch-cuda"))
