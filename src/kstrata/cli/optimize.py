@@ -238,6 +238,9 @@ def register(app: typer.Typer) -> None:
                 if not console.is_terminal and event in ("evaluated", "stopped"):
                     print(status.plain, flush=True)  # a live line only redraws on a terminal
 
+            from kstrata.backends.pytorch_cuda import device_line
+
+            console.print(device_line(b), markup=False, highlight=False)
             from kstrata.cli.progress import Heartbeat
 
             console.print(f"run directory: {run_dir}", highlight=False)
