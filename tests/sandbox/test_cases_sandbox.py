@@ -261,10 +261,6 @@ def test_case13_allocation_over_the_limit_is_a_runtime_error(case13):
     assert case13["check"] == "oom", summary(case13)
 
 
-@pytest.mark.xfail(strict=True, reason="the judge reports an allocation refused under RLIMIT_AS as "
-                   "'candidate ran out of memory: RuntimeError: ... can't allocate memory' without the "
-                   "limit (runner.ShapeRun.call's oom branch never mentions proc.memory_mb); only the "
-                   "cgroup OOM-kill path (client._died) names it")
 def test_case13_runtime_error_names_the_memory_limit(case13):
     msg = str(case13["evidence"].get("message", ""))
     assert "1024" in msg and ("MiB" in msg or "MB" in msg), summary(case13)

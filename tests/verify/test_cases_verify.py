@@ -78,10 +78,6 @@ def test_case01_constant_on_narrow_task_not_plain_correct_with_speedup():
 
 
 # -- 02: partial reduction at scale --------------------------------------------------------------------
-@pytest.mark.xfail(strict=True, reason="runtime_error 'self.dim() cannot be 0 to view Float as Byte': the task's "
-                   "output is a 0-dim tensor (a mean) and kstrata.sandbox.wire.encode sends tensors as "
-                   "t.view(torch.uint8), which PyTorch refuses for 0-dim tensors of wider dtypes; every "
-                   "scalar-output task fails this way, honest candidates included")
 def test_case02_partial_reduction_incorrect_at_the_large_shape():
     d = kstrata_eval("02_partial_reduction_at_scale/task.py", "02_partial_reduction_at_scale/candidate.py",
                      "--no-time")
