@@ -45,9 +45,12 @@ def test_every_suite_reference_is_correct_against_itself(pool):
 
 @pytest.mark.skipif(not status().usable, reason="bubblewrap cannot run here")
 def test_plain_task_files_are_correct_against_themselves(pool):
-    """KernelBench-format files without metadata, and case 22's task whose
-    'large' draw overflows exp in fp32 for every implementation."""
-    files = sorted(CORPUS.glob("*.py")) + [CASES / "22_overflow_domain_false_reject" / "task.py"]
+    """KernelBench-format files without metadata, case 22's task whose 'large'
+    draw overflows exp in fp32 for every implementation, and an LSTM whose
+    forward draws its initial state and keeps one as a plain tensor attribute
+    (KernelBench 35_LSTM: the oracle converts it, and every call is seeded alike)."""
+    files = sorted(CORPUS.glob("*.py")) + [CASES / "22_overflow_domain_false_reject" / "task.py",
+                                           Path(__file__).parent / "data" / "lstm_draws_state.py"]
     files = [f for f in files if f.exists()]
     assert files
     for f in files:

@@ -5,10 +5,11 @@ picklable arguments; tests call it in-process. Everything that builds
 (candidate, baseline, ``torch.compile``) happens before :func:`measure`.
 
 The candidate (and a ``sources`` baseline, which is candidate code too) is
-built and run in a fresh sandboxed candidate process; the trusted baselines
-(eager, ``torch.compile``, tuned TVM) run here, in the judge, which no
-candidate code ever touched (a process-wide switch such as TF32 set by a
-candidate cannot reach them).
+built and run in a fresh sandboxed candidate process. The eager baseline (the
+reference) runs in a fresh process of its own, timed through the same path,
+so the process boundary costs both sides alike; ``torch.compile`` and tuned
+TVM run here, in the judge. No candidate code ever ran in either place, so a
+process-wide switch such as TF32 set by a candidate cannot reach a baseline.
 """
 
 from __future__ import annotations
@@ -97,7 +98,12 @@ def time_candidate(
         cand = _remote(task, b, sources, shape, init_inputs, seed, procs,
                        check=_checker(task, model, sets), check_seed=seed)
         if baseline == "eager":
-            base = model
+            # the reference in a fresh process of its own, timed exactly as the candidate is: the
+            # same request path, clock and subtracted round trip, so the process boundary costs
+            # both sides alike; no candidate ever ran there
+            ref = get_backend("pytorch-cuda" if device.startswith("cuda") else "pytorch")
+            base = _remote(task, ref, get_backend("pytorch").initial_sources(task), shape, init_inputs, seed,
+                           procs)
         elif baseline == "compile":
             base = compiled(model, inputs)
         elif baseline == "metaschedule":

@@ -468,7 +468,8 @@ def measure(
         candidate.calibrate()
         a = candidate.thunks(len(sets))
         timer = RemoteTimer(timer, device)
-        method = "judge-clock/" + ("cuda-sync" if cuda else "perf_counter") + " (candidate process)"
+        method = "judge-clock/" + ("cuda-sync" if cuda else "perf_counter") + (
+            " (candidate and baseline processes)" if getattr(baseline, "remote", False) else " (candidate process)")
     else:
         a = make(candidate, sets)
     if getattr(baseline, "remote", False):

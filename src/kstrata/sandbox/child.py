@@ -204,6 +204,8 @@ class Harness:
         hooks = getattr(self.backend, "launch_hooks", None)
         counting = hooks.count() if (hooks is not None and h.get("count_launches")) else nullcontext()
         noop = hooks.noop() if (hooks is not None and h.get("noop")) else nullcontext()
+        if h.get("rng_seed") is not None:
+            torch.manual_seed(int(h["rng_seed"]))  # as the judge seeds the reference's call
         try:
             with torch.no_grad(), self.watch.candidate(), recorder, counting as counter, noop, \
                     _poisoned_allocations():

@@ -171,6 +171,12 @@ def died(e: CandidateDied, proc: Any, public: bool) -> Stop:
     return Stop(Verdict.RUNTIME_ERROR, "crash", str(e), **ev)
 
 
+def rng_seed(test: TestCase) -> int:
+    """The seed of torch's generator before each call of one test (reference,
+    oracle and candidate alike), for forwards that draw random numbers."""
+    return (test.seed * 1_000_003 + 17) % (2**31)
+
+
 def _constant(outs: list[Any]) -> bool:
     """Every output holds one value throughout (zeros, a constant): wrong for
     the tolerance check, not a cache."""
@@ -220,10 +226,13 @@ class ShapeRun:
         xs = list(self.module.get_inputs())
         return apply_distribution(xs, test.dist, test.seed, self.ctx.task.meta.dist_inputs)
 
+    _rng = 0
+
     def calls(self, xs: list[Any], test: TestCase, refs: list[torch.Tensor], poisons: tuple[int, ...]
               ) -> list[list[Any]]:
         """Checked candidate calls on ``xs``, one per poison pattern, sent
         together; the outputs of each (see :meth:`call`)."""
+        self._rng = rng_seed(test)
         bufs: list[Any] = []
         enc = wire.encode([x.cpu() if isinstance(x, torch.Tensor) else x for x in xs], bufs)
         headers = [self._header(enc, refs, p, False, False) for p in poisons]
@@ -233,7 +242,7 @@ class ShapeRun:
     def _header(self, enc: Any, refs: list[torch.Tensor], poison: int, count_launches: bool, noop: bool) -> dict:
         likes = [[str(r.dtype).removeprefix("torch."), list(r.shape)] for r in refs
                  if isinstance(r, torch.Tensor)]
-        return {"op": "call", "inputs": enc, "poison": poison, "likes": likes,
+        return {"op": "call", "inputs": enc, "poison": poison, "likes": likes, "rng_seed": self._rng,
                 "record_ops": applies("no_torch_compute", self.ctx.backend_name),
                 "check_inputs": not noop, "count_launches": count_launches, "noop": noop}
 
@@ -305,6 +314,7 @@ class ShapeRun:
         """The test's inputs, the reference's outputs (on the device) and the oracle's."""
         pristine = self.inputs(test)
         with torch.no_grad():
+            torch.manual_seed(rng_seed(test))  # a forward that draws (an RNN's initial state) draws alike
             refs = [r.detach() for r in flatten(self.model_dev(*[_to(x, self.device) for x in _clone(pristine)]))]
             oracles = self._oracle(pristine, refs, test)
         return pristine, refs, oracles
@@ -326,6 +336,7 @@ class ShapeRun:
         bufs: list[Any] = []
         headers = []
         for t, pristine, refs, _ in prepared:
+            self._rng = rng_seed(t)
             enc = wire.encode([x.cpu() if isinstance(x, torch.Tensor) else x for x in pristine], bufs)
             headers += [self._header(enc, refs, p, False, False) for p in POISON_PATTERNS]
         public = all(t.public for t in tests)
@@ -395,7 +406,21 @@ class ShapeRun:
             return [r.detach().cpu().double() if r.is_floating_point() else r.cpu() for r in refs]
         x64 = [x.double() if isinstance(x, torch.Tensor) and x.is_floating_point() else x
                for x in _clone(pristine)]
-        oracles = [o.detach() for o in flatten(self.model64(*x64))]
+        was = torch.get_default_dtype()
+        try:
+            torch.set_default_dtype(torch.float64)  # tensors the forward creates itself are float64 too
+            torch.manual_seed(rng_seed(test))
+            oracles = [o.detach() for o in flatten(self.model64(*x64))]
+        except Exception:  # noqa: BLE001 - a model that cannot run in float64: the native reference decides
+            self.model64 = None
+            self.ctx.dropped.append("the reference does not run in float64: compared with the native "
+                                    "reference under a derived bound")
+            return [r.detach().cpu().double() if r.is_floating_point() else r.cpu() for r in refs]
+        finally:
+            torch.set_default_dtype(was)
+        if any(o.shape != r.shape for o, r in zip(oracles, refs)) or len(oracles) != len(refs):
+            self.model64 = None
+            return [r.detach().cpu().double() if r.is_floating_point() else r.cpu() for r in refs]
         return [o if r.is_floating_point() else r.cpu() for o, r in zip(oracles, refs)]
 
 
