@@ -323,8 +323,9 @@ class CandidateProcess:
                 break
             if deadline is not None and time.monotonic() >= deadline:
                 self.kill()
-                raise CandidateDied("timeout", f"the candidate did not answer within {timeout_s:g} s; "
-                                    "its process tree was killed")
+                raise CandidateDied("timeout", f"the candidate did not answer in the {timeout_s:.3g} s left "
+                                    "of the time limit (a hanging or very slow candidate); its process tree "
+                                    "was killed")
         try:
             return wire.recv(self.rfd, limit)
         except wire.Closed:

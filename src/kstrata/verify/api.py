@@ -22,8 +22,10 @@ def _from_call(r: CallResult, task: Task, backend_name: str, preset: str, timeou
         return Evaluation.from_dict(r.value)
     if r.kind == "timeout":
         return Evaluation(Verdict.TIMEOUT, "wall_clock",
-                          {"message": f"verification did not finish within {timeout_s:g} s "
-                                      "(a hanging or very slow candidate); worker killed"}, **base)
+                          {"message": f"verification did not finish within {timeout_s:g} s; the judge "
+                                      "was killed while the reference or the oracle ran (a candidate that "
+                                      "hangs is stopped and named as such before that): the task's shapes "
+                                      "may be too large for this machine"}, **base)
     if r.kind in ("crash", "oom"):
         what = "ran out of memory" if r.kind == "oom" else "crashed the worker"
         return Evaluation(Verdict.RUNTIME_ERROR, r.kind,
@@ -104,7 +106,7 @@ def verify_candidate(task: Task, backend_name: str, sources: dict[str, str], *, 
         from kstrata.sandbox.policy import unsafe_requested
 
         r = pool.call("kstrata.verify.runner:run_protocol", task, backend_name, dict(sources), secret,
-                      preset, scope, [dict(s) for s in timed_shapes or []], unsafe_requested(),
+                      preset, scope, [dict(s) for s in timed_shapes or []], unsafe_requested(), timeout_s,
                       timeout_s=timeout_s)
     finally:
         if own:

@@ -112,6 +112,7 @@ class Context:
     warnings: list[Finding] = field(default_factory=list)
     dropped: list[str] = field(default_factory=list)
     weak_sample: tuple | None = None
+    deadline: float | None = None
 
     def fire(self, check: str, message: str, stage_public: bool, **evidence: Any) -> None:
         """Reject (or warn, per preset) for integrity check ``check``."""
@@ -145,8 +146,9 @@ class Context:
         ``limit``: the most bytes an honest reply holds (outputs the size of
         the reference's, with room); a larger one is a protocol violation and
         never reaches this process's memory."""
+        left = None if self.deadline is None else max(0.5, self.deadline - time.monotonic())
         try:
-            return self.proc.request(header, buffers, limit=limit)
+            return self.proc.request(header, buffers, timeout_s=left, limit=limit)
         except CandidateDied as e:
             raise died(e, self.proc, public) from None
 
@@ -586,7 +588,7 @@ SCOPES = ("full", "small")
 def run_protocol(task: Task, backend_name: str, sources: dict[str, str], secret: str,
                  preset: str = "strict", scope: str = "full",
                  timed_shapes: list[dict[str, int]] | None = None,
-                 unsafe_no_sandbox: bool = False) -> dict[str, Any]:
+                 unsafe_no_sandbox: bool = False, timeout_s: float | None = None) -> dict[str, Any]:
     """Verify one candidate (inside a worker); returns ``Evaluation.to_dict()``.
 
     Parameters
@@ -610,6 +612,11 @@ def run_protocol(task: Task, backend_name: str, sources: dict[str, str], secret:
         nothing verified.
     unsafe_no_sandbox:
         Run the candidate process without the OS sandbox (``--unsafe-no-sandbox``).
+    timeout_s:
+        The whole verification's wall-clock limit: a candidate call still
+        running when it is (nearly) spent ends the candidate's process tree
+        with a ``timeout`` verdict that names the candidate; time spent in the
+        reference and the oracle counts too.
 
     The candidate's code runs in a fresh candidate process
     (:class:`kstrata.sandbox.CandidateProcess`), never in this one: this
@@ -624,6 +631,8 @@ def run_protocol(task: Task, backend_name: str, sources: dict[str, str], secret:
                     versions=versions(backend), tolerance=tolerance_record(task))
     spec = candidate_process(task, backend, unsafe_no_sandbox)
     ctx = Context(task, backend, backend_name, sources, get_preset(preset), spec, ev)
+    if timeout_s:
+        ctx.deadline = time.monotonic() + max(1.0, timeout_s - 5.0)
     torch.set_num_threads(max(1, torch.get_num_threads()))
     threads_before = torch.get_num_threads()
     try:
