@@ -1,7 +1,7 @@
 """What the judge split and the sandbox add to one verification (issue #16).
 
 Three configurations verify the same candidates (each level-1 suite task's
-initial ``pytorch`` candidate, ``scope=small``) in one reused judge worker,
+initial ``pytorch`` candidate, ``--scope``, default ``full``) in one reused judge worker,
 as ``kstrata optimize`` does:
 
 * ``in-process``: kstrata before the split (commit ``--old``, default
@@ -17,7 +17,7 @@ the median seconds per task per configuration and what the split and the
 sandbox add, in seconds and as a share of the in-process median (target:
 at most 10%).
 
-Usage: python benchmarks/sandbox_cost.py [--tasks relu,gelu,...] [--repeat 3] [--old REV]
+Usage: python benchmarks/sandbox_cost.py [--tasks relu,gelu,...] [--repeat 3] [--old REV] [--scope full|small]
 """
 
 from __future__ import annotations
@@ -42,19 +42,19 @@ from kstrata.backends.registry import get_backend
 from kstrata.execute import WorkerPool
 from kstrata.tasks.loader import resolve_task
 from kstrata.verify import verify_candidate
-names, repeat = sys.argv[1].split(","), int(sys.argv[2])
+names, repeat, scope = sys.argv[1].split(","), int(sys.argv[2]), sys.argv[3]
 b = get_backend("pytorch")
 out = {}
 with WorkerPool(size=1) as pool:
     t = resolve_task(names[0])
-    verify_candidate(t, "pytorch", b.initial_sources(t), secret="bench" * 7, pool=pool, scope="small")
+    verify_candidate(t, "pytorch", b.initial_sources(t), secret="bench" * 7, pool=pool, scope=scope)
     for name in names:
         t = resolve_task(name)
         runs = []
         for _ in range(repeat):
             t0 = time.perf_counter()
             ev = verify_candidate(t, "pytorch", b.initial_sources(t), secret="bench" * 7, pool=pool,
-                                  scope="small")
+                                  scope=scope)
             runs.append(time.perf_counter() - t0)
         out[name] = {"verdict": ev.verdict.value, "s": statistics.median(runs),
                      "tests": ev.public_tests + ev.hidden_tests}
@@ -62,14 +62,14 @@ print("RESULT " + json.dumps(out))
 """
 
 
-def run(config: str, tasks: str, repeat: int, old_src: Path | None) -> dict:
+def run(config: str, tasks: str, repeat: int, old_src: Path | None, scope: str) -> dict:
     env = dict(os.environ)
     env.pop("KSTRATA_UNSAFE_NO_SANDBOX", None)
     if config == "in-process":
         env["PYTHONPATH"] = f"{old_src}{os.pathsep}{env.get('PYTHONPATH', '')}"
     elif config == "split":
         env["KSTRATA_UNSAFE_NO_SANDBOX"] = "1"
-    r = subprocess.run([sys.executable, "-W", "ignore", "-c", CHILD, tasks, str(repeat)], env=env,
+    r = subprocess.run([sys.executable, "-W", "ignore", "-c", CHILD, tasks, str(repeat), scope], env=env,
                        capture_output=True, text=True, cwd=tempfile.gettempdir())
     line = next((x for x in r.stdout.splitlines() if x.startswith("RESULT ")), None)
     if line is None:
@@ -84,12 +84,14 @@ def main() -> None:
     ap.add_argument("--tasks", default=DEFAULT_TASKS)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--old", default="21227a1", help="commit of the in-process verifier")
+    ap.add_argument("--scope", default="full", choices=("full", "small"),
+                    help="hidden stage on the sweep shapes (full, as eval and optimize's confirmation) or small")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="kstrata-old-") as tmp:
         subprocess.run(["git", "-C", str(REPO), "worktree", "add", "--detach", tmp, args.old],
                        check=True, capture_output=True)
         try:
-            results = {c: run(c, args.tasks, args.repeat, Path(tmp) / "src")
+            results = {c: run(c, args.tasks, args.repeat, Path(tmp) / "src", args.scope)
                        for c in ("in-process", "split", "sandboxed")}
         finally:
             subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force", tmp], capture_output=True)
@@ -99,7 +101,7 @@ def main() -> None:
     print(f"# sandbox_cost  {datetime.datetime.now().isoformat(timespec='seconds')}")
     print(f"# cpu: {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, load average "
           f"{load[0]:.1f}; python {platform.python_version()}, torch {torch.__version__}; "
-          f"scope=small, median of {args.repeat} runs per task, one warm judge worker per configuration")
+          f"scope={args.scope}, median of {args.repeat} runs per task, one warm judge worker per configuration")
     print(f"# in-process = commit {args.old}; split = judge + fresh candidate process, no sandbox; "
           "sandboxed = the same under bubblewrap")
     print(f"{'task':<16}{'verdicts':<26}{'in-process_s':>13}{'split_s':>9}{'sandboxed_s':>12}{'added_s':>9}")
