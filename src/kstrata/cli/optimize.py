@@ -196,6 +196,9 @@ def register(app: typer.Typer) -> None:
             av = b.availability()
             if not av.usable:
                 raise OptionError(f"backend {backend} is not usable here: {av.reason}")
+            from kstrata.sandbox.policy import require
+
+            require()  # candidates (and LLM answers) run only sandboxed, unless --unsafe-no-sandbox
             from kstrata.search.policies import POLICIES
 
             if policy.replace("_", "-") not in POLICIES:

@@ -136,20 +136,18 @@ class TVMBackend(Backend):
     def level_context(self, task: Task, sources: dict[str, str], level: str) -> dict[str, str]:
         """For the ``schedule`` level: the PrimFuncs the graph lowers to, as
         TensorIR script (block and loop names a schedule refers to), at the
-        nominal shape."""
+        nominal shape.
+
+        The graph is candidate text, which kstrata's own process never parses
+        (TVMScript's parser evaluates expressions): it is lowered in a sandboxed
+        process (:func:`kstrata.backends.tvm.isolated.primfunc_context`). When
+        that fails the text says the graph did not lower and why; never raises.
+        """
         if level != "schedule":
             return {}
-        try:
-            lowered = self.lower(task, sources, task.nominal_shape)
-        except Exception as e:  # noqa: BLE001 - shown to the agent, not raised
-            return {"schedule": f"(the graph does not lower: {type(e).__name__}: {e})"}
-        parts = [f"# PrimFunc {name}\n{func.script()}" for name, func in lowered.funcs.items()]
-        text = "\n\n".join(parts)
-        if len(text) > 12000:
-            text = text[:12000] + "\n# ... (truncated)"
-        return {"schedule": "The graph lowers to these PrimFuncs (TensorIR at the nominal shape; "
-                            "a schedule function `schedule_<name>(sch)` works on PrimFunc `<name>` "
-                            "as its `main`, with the block names below):\n```python\n" + text + "\n```"}
+        from kstrata.backends.tvm.isolated import primfunc_context
+
+        return {"schedule": primfunc_context(task, sources, self.name)}
 
     def lower(self, task: Task, sources: dict[str, str], shape: dict[str, int],
               symbolic: bool = False) -> Lowered:
