@@ -20,15 +20,22 @@ Then, for every proposal:
   router (:mod:`kstrata.agents.router`, rule 1) sends the new node to the
   schedule role next, whose proposals carry ``metadata["rebuild_of"]`` and the
   replay report.
-- **Cross-level requests.** ``CROSS-LEVEL REQUEST: <level>: <text>`` lines
-  of an answer are kept in ``metadata["cross_level_request"]``; the router acts
-  on them (rule 2) and the requested role sees them in its prompt.
-- **Memory.** Prompts get the run's earlier attempts from this candidate and
-  at this level (short-term) and the most similar skills of earlier runs
+- **Cross-level requests and declines.** ``CROSS-LEVEL REQUEST: <level>: <text>``
+  lines of an answer are kept in ``metadata["cross_level_request"]``; an
+  answer that declines (``DECLINE``, a ``DIAGNOSIS:`` and requests, no code;
+  :func:`kstrata.agents.parse.parse_decline`) raises
+  :class:`~kstrata.agents.router.Declined`, which the loop stores with the
+  expansion. The router acts on both (rule 2) and the requested role sees
+  them in its prompt until a change at that level serves them.
+- **Memory.** Prompts get this run's history (the edits on the path, what was
+  tried from this candidate, declines and unusable answers, with the agents'
+  own reasons; keyed by run, task and backend, so a new run starts empty) and
+  the most similar skills of earlier runs at the same level and backend
   (long-term, :class:`~kstrata.agents.memory.MemoryStore`); :meth:`learn`
-  stores each proposal that beat its parent as a skill.
-- **Knowledge.** Prompts get the target's hardware spec and the exemplars
-  of the task's category (:mod:`kstrata.agents.exemplars`).
+  stores a proposal that beat its parent as a skill only when both timings
+  are trusted.
+- **Knowledge.** Prompts get the target's hardware spec, the toolchain's API
+  sheet and the exemplars of the task's category (:mod:`kstrata.agents.exemplars`).
 
 Ablations (:class:`Ablations`) switch parts off with the budget unchanged:
 ``flat`` (one agent with the single-role prompt for every level), ``linear``
@@ -46,11 +53,16 @@ from typing import Any
 from kstrata.agents.base import Proposal, ProposalBatch, ProposeContext
 from kstrata.agents.exemplars import exemplars_for
 from kstrata.agents.knowledge import spec_for_backend
-from kstrata.agents.llm_agent import language_for
+from kstrata.agents.llm_agent import prompt_context
 from kstrata.agents.memory import Attempt, MemoryStore, Skill, op_text
-from kstrata.agents.parse import ParseError, answer_to_sources
-from kstrata.agents.prompt import Feedback, PromptContext, TaskContract, build_prompt, environment, retry_messages
-from kstrata.agents.router import FeedbackRouter, parse_cross_level_requests, pending_requests
+from kstrata.agents.parse import (
+    ParseError,
+    answer_to_sources,
+    parse_cross_level_requests,
+    parse_decline,
+)
+from kstrata.agents.prompt import build_prompt, environment, retry_messages
+from kstrata.agents.router import Declined, FeedbackRouter, editable_levels, pending_requests
 from kstrata.search.candidate import content_hash, normalize_sources
 from kstrata.search.policies import Expansion, Policy, default_router, make_policy
 
@@ -166,14 +178,19 @@ class LevelAgent:
         self.level_notes = dict(level_notes or {})
 
     def run(self, task: Any, sources: Mapping[str, str], feedback: Any, level: str,
-            context: ProposeContext, history: tuple[str, ...], extra: str) -> tuple[list[Proposal], list[str]]:
-        """Proposals (at most one) and the reasons of unusable answers."""
-        lang = language_for(context.backend, level)
-        ctx = PromptContext(
-            task=TaskContract.from_task(task), backend=context.backend, level=level, sources=dict(sources),
-            role=self.role, feedback=Feedback.from_json(feedback), hardware=spec_for_backend(context.backend),
-            language=lang, level_notes=self.level_notes, history=history,
-        )
+            context: ProposeContext, history: tuple[str, ...], extra: str,
+            candidate: Any = None, backend: Any = None) -> tuple[list[Proposal], list[str]]:
+        """Proposals (at most one) and the reasons of unusable answers.
+
+        Raises
+        ------
+        kstrata.agents.router.Declined
+            When the model declines; it carries the calls made.
+        """
+        ctx = prompt_context(task, candidate, feedback, level, role=self.role, backend_name=context.backend,
+                             backend=backend, tree=context.tree, history=history, decline=True,
+                             sources=sources, notes=self.level_notes)
+        lang = ctx.language
         messages = build_prompt(ctx)
         if extra:
             messages[-1]["content"] += "\n\n" + extra
@@ -187,12 +204,15 @@ class LevelAgent:
             except Exception as e:  # noqa: BLE001 - a provider failure is an attempt without answer
                 problems.append(f"no answer: {type(e).__name__}: {e}")
                 break
+            declined = parse_decline(completion.text, level)
+            if declined is not None:
+                raise Declined(level, self.role, declined.diagnosis, declined.requests, list(self.log.take()))
             try:
                 new, parsed = answer_to_sources(completion.text, sources, level,
                                                 finish_reason=completion.raw_finish_reason, language=lang)
             except ParseError as e:
                 problems.append(f"unusable answer ({e.kind}): {e}")
-                messages = retry_messages(messages, completion.text, e.feedback, level)
+                messages = retry_messages(messages, completion.text, e.feedback, level, decline=True)
                 continue
             meta = {"mode": parsed.mode, "agent": f"{self.role}-agent"}
             requests = [r for r in parse_cross_level_requests(completion.text) if r["level"] != level]
@@ -259,6 +279,8 @@ class HierarchicalProposer:
         self.levels = tuple(getattr(backend, "levels", LEVELS))
         self.refusals: list[dict[str, str]] = []
         self._learned: set[str] = set()
+        #: candidate hash -> levels it has text for (the loop's tree is read without sources)
+        self._text: dict[str, frozenset[str]] = {}
         self._last_task: Any = None
         self._last_run_key = ""
         suffix = "-".join(self.ablations.names())
@@ -268,7 +290,9 @@ class HierarchicalProposer:
     @property
     def router(self) -> Any:
         """The loop's ``router=``: :class:`FeedbackRouter`, or round-robin when unrouted."""
-        return default_router if self.ablations.unrouted else FeedbackRouter()
+        if self.ablations.unrouted:
+            return default_router
+        return FeedbackRouter(backend=getattr(self.backend, "name", None), known_text=self._text.get)
 
     def policy(self, policy: Any) -> Policy:
         """``policy`` (a name or object), replaced by :class:`LinearPolicy` when linear."""
@@ -284,13 +308,19 @@ class HierarchicalProposer:
         return self.agents.get(level) or self.rules
 
     def run_key(self, task: Any, context: ProposeContext) -> str:
-        root = getattr(getattr(context.tree, "root", None), "hash", "") or ""
-        return f"{task.digest[:16]}:{context.backend}:{context.seed}:{root[:16]}"
+        """The short-term memory key: task, backend, seed and the run itself
+        (its root's hash and creation time, which a resumed run reads back from
+        its store, so it continues its own history and a new run of the same
+        task starts with none)."""
+        root = getattr(context.tree, "root", None)
+        rid = f"{(getattr(root, 'hash', '') or '')[:16]}@{getattr(root, 'created', '') or ''}"
+        return f"{task.digest[:16]}:{context.backend}:{context.seed}:{rid}"
 
     def propose(self, task: Any, candidate: Any, feedback: Any, level: str, *,
                 context: ProposeContext) -> ProposalBatch:
         """Ask ``level``'s role, refuse out-of-scope proposals, rebuild lower levels."""
         parent = {k: v for k, v in dict(candidate.sources).items() if isinstance(v, str)}
+        self._text[candidate.hash] = frozenset(lv for lv, t in parent.items() if t.strip())
         key = self.run_key(task, context)
         self._last_task, self._last_run_key = task, key
         if context.tree is not None:
@@ -305,7 +335,14 @@ class HierarchicalProposer:
         if isinstance(agent, LevelAgent):
             history = self.history(key, context.tree, candidate, level)
             extra = self.knowledge(task, context, candidate, level, rebuild)
-            proposals, problems = agent.run(task, parent, feedback, level, context, history, extra)
+            try:
+                proposals, problems = agent.run(task, parent, feedback, level, context, history, extra,
+                                                candidate=candidate, backend=self.backend)
+            except Declined as d:
+                asks = "; ".join(f"asks {r['level']}: {r['text']}" for r in d.record["requests"])
+                self._remember(key, Attempt(candidate.hash, level, agent.role + "-agent", "declined",
+                                            d.record["diagnosis"][:300], asks or "no request"))
+                raise
             calls = list(agent.log.take())
             for why in problems:
                 outcome = "no_answer" if why.startswith("no answer") else "parse_error"
@@ -350,9 +387,11 @@ class HierarchicalProposer:
             meta["replay"] = rebuild
         if context.router_reason:
             meta["router_reason"] = context.router_reason
+        meta["text_levels"] = sorted(lv for lv, t in sources.items() if isinstance(t, str) and t.strip())
         p = replace(p, sources=sources, metadata=meta)
         child = content_hash(normalize_sources(sources), self.backend.name, task.digest)
-        self._remember(key, Attempt(candidate.hash, level, p.role, "proposed", _first_line(p.rationale),
+        self._text[child] = frozenset(meta["text_levels"])
+        self._remember(key, Attempt(candidate.hash, level, p.role, "proposed", _reason(p.rationale),
                                     child=child, before=parent.get(level, ""), after=sources.get(level, "")))
         return p
 
@@ -381,29 +420,31 @@ class HierarchicalProposer:
 
     # -- prompt material -----------------------------------------------------------
     def history(self, key: str, tree: Any, candidate: Any, level: str) -> tuple[str, ...]:
-        """Short-term memory lines: the edits on the path to ``candidate``, what
-        was tried from it (children with their verdicts; refusals and unusable
-        answers) and recent failures at ``level`` elsewhere in the run."""
+        """This run's history for a prompt: the edits on the path to
+        ``candidate``, what was tried from it (children with their verdicts;
+        declines, refusals and unusable answers) and recent failures at
+        ``level`` elsewhere in the run, each with the agent's own stated
+        reason. Only this run's (``key``; the tree is this run's)."""
         if self.memory is None:
             return ()  # memory ablated: no short-term memory either
         lines: list[str] = []
         if tree is not None and candidate.hash in tree.nodes:
             for n in reversed(tree.path_to_root(candidate.hash)[:-1][:4]):
                 lines.append(f"on the path to this candidate: [{n.level}, {n.role}] "
-                             f"{_first_line(n.rationale)[:160] or 'an edit'} -> {_outcome(n)}")
+                             f"{_reason(n.rationale) or 'an edit'} -> {_outcome(n)}")
             for c in tree.children(candidate.hash):
-                lines.append(f"[{c.level}, {c.role}] {_first_line(c.rationale)[:160] or 'an edit'} -> "
+                lines.append(f"from this candidate: [{c.level}, {c.role}] {_reason(c.rationale) or 'an edit'} -> "
                              f"{_outcome(c)}")
             here = set(candidate.children)
             for n in reversed(list(tree)):
                 if len(lines) >= self.history_k:
                     break
                 if n.hash not in here and n.level == level and n.evaluated and not n.correct:
-                    lines.append(f"elsewhere [{n.level}, {n.role}] {_first_line(n.rationale)[:120]} -> {_outcome(n)}")
-        if self.memory is not None:
-            for a in self.memory.attempts(key, parent=candidate.hash):
-                if a.outcome != "proposed":
-                    lines.append(a.line())
+                    lines.append(f"elsewhere in this run: [{n.level}, {n.role}] {_reason(n.rationale, 160)} "
+                                 f"-> {_outcome(n)}")
+        for a in self.memory.attempts(key, parent=candidate.hash):
+            if a.outcome != "proposed":
+                lines.append("from this candidate: " + a.line())
         return tuple(lines[-self.history_k:])
 
     def knowledge(self, task: Any, context: ProposeContext, candidate: Any, level: str,
@@ -413,16 +454,20 @@ class HierarchicalProposer:
         category = getattr(getattr(task, "meta", None), "category", "") or ""
         skills = []
         if self.memory is not None:
+            run = self.run_key(task, context)
             for score, s in self.memory.similar(op_text(task), category=category, backend=context.backend,
-                                                level=level, k=self.skills_k):
-                diff = "\n".join(s.diff.splitlines()[:40])
-                skills.append((score, {**s.to_json(), "diff_short": diff}))
+                                                level=level, k=self.skills_k, same_level=True,
+                                                same_backend=True, exclude_run=run):
+                skills.append((score, {**s.to_json(), "diff_short": _short_diff(s.diff)}))
         requests = []
         if context.tree is not None and candidate.hash in context.tree.nodes:
             requests = [r for r in pending_requests(context.tree, context.tree[candidate.hash]) if r["level"] == level]
+        has = frozenset(lv for lv, t in dict(candidate.sources).items() if isinstance(t, str) and t.strip())
+        others = [lv for lv in editable_levels(context.backend, self.levels, has) if lv != level]
         return environment().get_template("hierarchical_knowledge.j2").render(
             rebuild=rebuild, requests=requests, exemplars=exemplars_for(category, context.backend, level),
             skills=skills, category=category or "this", level=level, flat=self.ablations.flat,
+            backend=context.backend, other_roles=others,
         ).strip()
 
     # -- memory --------------------------------------------------------------------
@@ -432,8 +477,10 @@ class HierarchicalProposer:
 
     def learn(self, tree: Any, task: Any = None, min_gain: float = 1.02) -> list[Skill]:
         """Store as skills the proposals of this run that beat their parent by
-        more than ``min_gain`` (speedups against the primary baseline); each is
-        stored once. Returns the new skills."""
+        more than ``min_gain`` (speedups against the primary baseline), filed
+        under the level edited and this backend; each is stored once. Only
+        verified (correct) candidates with trusted timings on both sides count:
+        never a timing marked untrusted or overhead-dominated. Returns the new skills."""
         task = task or self._last_task
         if self.memory is None or task is None or tree is None or tree.root is None:
             return []
@@ -445,8 +492,11 @@ class HierarchicalProposer:
             a = made.get(n.hash)
             if a is None or n.hash in self._learned or n.speedup is None or not n.parents:
                 continue
-            before = tree[n.parents[0]].speedup
+            parent = tree[n.parents[0]]
+            before = parent.speedup
             if before is None or before <= 0 or n.speedup < before * min_gain:
+                continue
+            if not (_trusted(n) and _trusted(parent)):
                 continue
             self._learned.add(n.hash)
             skill = Skill(backend=self.backend.name, level=a.level, after=a.after, before=a.before,
@@ -457,6 +507,32 @@ class HierarchicalProposer:
             if self.memory.add_skill(skill) is not None:
                 out.append(skill)
         return out
+
+
+def _reason(text: str, limit: int = 300) -> str:
+    """The agent's stated reason: the first paragraph of its rationale, one line."""
+    para = (text or "").strip().split("\n\n", 1)[0]
+    line = " ".join(para.split())
+    return line if len(line) <= limit else line[: limit - 3] + "..."
+
+
+def _short_diff(diff: str, max_lines: int = 60) -> str:
+    """``diff`` whole when short, else its head with the number of lines left out."""
+    lines = diff.splitlines()
+    if len(lines) <= max_lines:
+        return diff.rstrip("\n")
+    return "\n".join(lines[:max_lines] + [f"... ({len(lines) - max_lines} more diff lines)"])
+
+
+def _trusted(node: Any) -> bool:
+    """A correct node with a timing neither untrusted nor overhead-dominated."""
+    from kstrata.agents.prompt import DISTRUST_PREFIXES
+
+    m = node.record.measurement
+    if not node.correct or m is None or not node.timing_trusted:
+        return False
+    # the evaluator puts the timing's suspicious notes (overhead-dominated ones too) among the findings
+    return not any(isinstance(f, str) and f.startswith(DISTRUST_PREFIXES) for f in m.findings or [])
 
 
 def _outcome(node: Any) -> str:

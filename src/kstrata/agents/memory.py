@@ -318,18 +318,26 @@ class MemoryStore:
         return Skill(**d)
 
     def similar(self, query: str, *, category: str = "", backend: str = "", level: str | None = None,
-                k: int = 3, min_score: float = 0.05) -> list[tuple[float, Skill]]:
+                k: int = 3, min_score: float = 0.05, same_level: bool = False, same_backend: bool = False,
+                exclude_run: str = "") -> list[tuple[float, Skill]]:
         """The ``k`` skills most similar to ``query``.
 
         Score: Jaccard similarity of the token sets of ``query`` and the skill's
         search text, plus 0.3 for the same category, 0.1 for the same backend
         family (``tvm``, ``triton``, ...) and 0.1 for the same ``level``;
         skills scoring below ``min_score`` are left out. Ties: higher speedup.
+        ``same_level``/``same_backend`` keep only skills filed under ``level``
+        / ``backend`` (a prompt shows only skills it can apply: no schedule
+        skills in a source prompt); ``exclude_run`` leaves out the skills a run
+        learned itself (they are its own history, not memory of earlier runs).
         """
         q = tokens(query)
         family = backend.split("-")[0]
         scored = []
         for s in self.skills():
+            if (same_level and s.level != level) or (same_backend and s.backend != backend) \
+                    or (exclude_run and s.run == exclude_run):
+                continue
             score = jaccard(q, tokens(s.search_text))
             score += 0.3 * bool(category and s.category == category)
             score += 0.1 * bool(family and s.backend.split("-")[0] == family)

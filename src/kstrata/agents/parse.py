@@ -22,6 +22,11 @@ is written to be sent back to the model for a retry (the retry counts against
 the budget like any call). Kinds: ``truncated`` (unclosed fence or edit block,
 or the API says the token limit was hit), ``no_code``, ``conflicting_blocks``,
 ``malformed_edit``, ``edit_no_match``, ``edit_ambiguous``, ``unchanged``.
+
+A third form declines: an answer with a ``DECLINE`` line and no code, a
+``DIAGNOSIS:`` and ``CROSS-LEVEL REQUEST: <level>: <text>`` lines
+(:func:`parse_decline`). It is read with regular expressions over the
+answer's text, like everything here: nothing in an answer is evaluated.
 """
 
 from __future__ import annotations
@@ -37,6 +42,10 @@ TRUNCATED_REASONS = ("length", "max_tokens", "max_output_tokens")
 #: fence languages that are never the candidate's code.
 NON_CODE_LANGUAGES = ("text", "txt", "bash", "sh", "shell", "console", "output", "log", "diff", "markdown", "md")
 
+_DECLINE = re.compile(r"^\W*DECLINE(?:D)?\b[ \t]*:?[ \t]*(.*)$", re.IGNORECASE | re.MULTILINE)
+_DIAGNOSIS = re.compile(r"^\W*DIAGNOSIS\s*:\s*(.*)$", re.IGNORECASE)
+_REQUEST = re.compile(r"^\W*CROSS-LEVEL REQUEST\s*:\s*(graph|schedule|source)\s*[:\-]\s*(.+?)\s*$",
+                      re.IGNORECASE | re.MULTILINE)
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})\s*([\w.+#-]*)[^`]*$")
 _SEARCH = re.compile(r"^ {0,3}<{5,9} ?SEARCH\s*$")
 _DIVIDER = re.compile(r"^ {0,3}={5,9}\s*$")
@@ -400,3 +409,72 @@ def answer_to_sources(
         text, sources.get(level, ""), finish_reason=finish_reason, language=language
     )
     return {**sources, level: parsed.source}, parsed
+
+
+def parse_cross_level_requests(text: str) -> list[dict[str, str]]:
+    """``[{"level", "text"}]`` for each ``CROSS-LEVEL REQUEST: <level>: <text>``
+    line of an agent's answer (case-insensitive; leading ``-``/``*`` allowed;
+    the text cut at 500 characters)."""
+    return [{"level": m.group(1).lower(), "text": m.group(2)[:500]} for m in _REQUEST.finditer(text or "")]
+
+
+@dataclass(frozen=True)
+class Decline:
+    """An answer that makes no change at its level and says why.
+
+    Attributes
+    ----------
+    diagnosis:
+        Why this level cannot fix the candidate (the ``DIAGNOSIS:`` text, else
+        the answer's prose), at most 1000 characters.
+    requests:
+        ``({"level", "text"}, ...)``: what the agent asks another level to do.
+    """
+
+    diagnosis: str
+    requests: tuple[dict[str, str], ...] = ()
+
+
+def parse_decline(text: str, level: str | None = None) -> Decline | None:
+    """The decline in ``text``, or ``None`` when it is not one.
+
+    An answer declines when one of its lines starts with ``DECLINE`` and it
+    holds no code block and no SEARCH/REPLACE edit (an answer with code is a
+    change; its requests are read by :func:`parse_cross_level_requests`).
+    Requests for ``level`` itself (the level the agent was asked to edit) are
+    dropped.
+
+    Parameters
+    ----------
+    text:
+        The model's answer.
+    level:
+        The level the answer was asked to edit.
+    """
+    text = text or ""
+    if not _DECLINE.search(text):
+        return None
+    if any(_SEARCH.match(line) for line in text.splitlines()):
+        return None
+    blocks, _, _ = code_blocks(text)
+    if _code_like(blocks, None):
+        return None
+    lines = text.splitlines()
+    diagnosis: list[str] = []
+    for i, line in enumerate(lines):
+        m = _DIAGNOSIS.match(line)
+        if m:
+            diagnosis = [m.group(1).strip()]
+            for more in lines[i + 1:]:
+                if not more.strip() or _REQUEST.match(more) or _DECLINE.match(more):
+                    break
+                diagnosis.append(more.strip())
+            break
+    if not diagnosis:
+        diagnosis = [ln.strip() for ln in lines
+                     if ln.strip() and not _REQUEST.match(ln) and not _DECLINE.match(ln)]
+        head = _DECLINE.search(text).group(1).strip()
+        if head:
+            diagnosis.insert(0, head)
+    requests = tuple(r for r in parse_cross_level_requests(text) if r["level"] != level)
+    return Decline(" ".join(d for d in diagnosis if d)[:1000], requests)

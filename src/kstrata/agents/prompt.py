@@ -7,7 +7,10 @@ integrity rules, the answer format), ``single.j2`` (one agent, any level),
 extending ``_base.j2`` (task contract, target hardware, the current candidate
 with the other levels summarized, feedback, what may change) and including
 ``scope_<level>.j2``; ``retry.j2`` turns a :class:`~kstrata.agents.parse.ParseError`
-into the follow-up message.
+into the follow-up message. ``api/*.md`` are the short API sheets per backend
+family and level (checked against the installed toolchain, whose version they
+name); ``integrity.toml`` words the integrity checks for backend families
+whose candidates are not Python kernels (TVM).
 
 Hidden tests stay hidden by construction: the context holds a
 :class:`TaskContract`, built by :meth:`TaskContract.from_task` from public data
@@ -20,6 +23,7 @@ secret could reach a prompt.
 from __future__ import annotations
 
 import ast
+import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -53,13 +57,59 @@ DEFAULT_RULES = (
 )
 
 
+@lru_cache(maxsize=1)
+def _family_rules() -> dict[str, dict[str, str]]:
+    return tomllib.loads((PROMPTS / "integrity.toml").read_text())
+
+
 def integrity_rules(backend: str) -> tuple[str, ...]:
-    """The integrity checks that apply to ``backend``, as ``name: description``."""
+    """The integrity checks that apply to ``backend``, as ``name: description``:
+    ``integrity.toml``'s wording for its family where it has one (TVM: no
+    PyTorch/Triton rules), else the verifier registry's descriptions."""
+    family = _family_rules().get(backend.split("-")[0])
+    if family:
+        return tuple(f"{name}: {text}" for name, text in family.items())
     try:
         from kstrata.verify.integrity.registry import CHECKS, applies
     except ImportError:
         return DEFAULT_RULES
     return tuple(f"{c.name}: {c.description}" for c in CHECKS.values() if applies(c.name, backend))
+
+
+def toolchain(backend: str) -> str:
+    """The toolchain a backend's candidates are written for, with its version
+    (package metadata only; nothing is imported), e.g. ``"TVM 0.27.0.post1"``."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    family = backend.split("-")[0]
+    if family == "tilelang":
+        from kstrata.backends.envs import TILELANG
+
+        pin = next((p.split("==")[1] for p in TILELANG.packages if p.startswith("tilelang==")), "")
+        return f"TileLang {pin} (in its own environment)".replace("  ", " ")
+    dist, label = {"tvm": ("apache-tvm", "TVM"), "triton": ("triton", "Triton"),
+                   "pytorch": ("torch", "PyTorch")}.get(family, ("", ""))
+    if not dist:
+        return ""
+    try:
+        return f"{label} {version(dist)}"
+    except PackageNotFoundError:
+        return label
+
+
+def api_sheet(backend: str, level: str) -> str:
+    """The short API sheet for ``level`` on ``backend`` (``api/<family>_<level>.md``
+    or ``api/<family>.md``), rendered with the toolchain version; ``""`` if none."""
+    family = backend.split("-")[0]
+    for name in (f"api/{family}_{level}.md", f"api/{family}.md"):
+        if (PROMPTS / name).is_file():
+            return environment().get_template(name).render(toolchain=toolchain(backend)).strip()
+    return ""
+
+
+#: prefixes of measurement findings that say a timing is not to be believed
+#: (:data:`kstrata.search.tree.UNTRUSTED_PREFIX`, :data:`kstrata.measure.overhead.PREFIX`)
+DISTRUST_PREFIXES = ("untrusted timing:", "overhead-dominated:")
 
 
 def public_reference(source: str) -> str:
@@ -182,6 +232,9 @@ class Feedback:
         the fraction of the roofline bound reached and ``memory``/``compute``.
     findings:
         Profiler findings, one line each.
+    distrust:
+        Why the timing is not to be believed (untrusted after re-timing,
+        overhead-dominated), one line each; empty when it is trusted.
     """
 
     verdict: str = ""
@@ -192,6 +245,7 @@ class Feedback:
     roofline_fraction: float | None = None
     bound: str | None = None
     findings: tuple[str, ...] = ()
+    distrust: tuple[str, ...] = ()
 
     @property
     def empty(self) -> bool:
@@ -215,10 +269,12 @@ class Feedback:
             for s in (m.get("speedups") or [])
             if isinstance(s, Mapping) and s.get("value") is not None
         )
-        findings = tuple(
+        lines = tuple(
             f if isinstance(f, str) else str(f.get("text") or f.get("message") or f)
             for f in (m.get("findings") or [])
         )
+        distrust = tuple(f for f in lines if f.startswith(DISTRUST_PREFIXES))
+        findings = tuple(f for f in lines if f not in distrust)
         verdict = data.get("verdict") or ""
         return cls(
             verdict=str(getattr(verdict, "value", verdict)),
@@ -229,6 +285,7 @@ class Feedback:
             roofline_fraction=m.get("roofline_fraction"),
             bound=m.get("bound"),
             findings=findings,
+            distrust=distrust,
         )
 
 
@@ -262,6 +319,23 @@ class PromptContext:
         One line per earlier attempt from this candidate (what was tried, verdict).
     summary_lines:
         Other levels longer than this are shown as head and tail.
+    languages:
+        Fence language per level (default: ``language`` for the edited level,
+        ``python`` for the others).
+    timed_shape:
+        The shape timings were taken at (``None``: the nominal shape).
+    timing:
+        Whether timings mean anything on this backend (an interpreter: no).
+    timing_note:
+        Why not, when ``timing`` is false.
+    api:
+        The API sheet for the edited level (:func:`api_sheet`).
+    toolchain:
+        The toolchain and its version (:func:`toolchain`).
+    decline:
+        Whether the answer may decline (the hierarchical roles).
+    other_roles:
+        Levels another agent can edit on this candidate (named in the request format).
 
     Raises
     ------
@@ -282,6 +356,14 @@ class PromptContext:
     level_notes: Mapping[str, str] = field(default_factory=dict)
     history: tuple[str, ...] = ()
     summary_lines: int = 60
+    languages: Mapping[str, str] = field(default_factory=dict)
+    timed_shape: Mapping[str, int] | None = None
+    timing: bool = True
+    timing_note: str = ""
+    api: str = ""
+    toolchain: str = ""
+    decline: bool = False
+    other_roles: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if not isinstance(self.task, TaskContract):
@@ -332,11 +414,24 @@ def _variables(ctx: PromptContext) -> dict[str, Any]:
     hw = dict(ctx.hardware or {})
     name = str(hw.pop("name", "") or "the target device")
     hw.pop("source", None)
+    langs = {lv: ctx.languages.get(lv, ctx.language if lv == ctx.level else "python") for lv in LEVELS}
+    langs[ctx.level] = ctx.language
+    timed = dict(ctx.timed_shape) if ctx.timed_shape else dict(ctx.task.nominal_shape)
     return {
         "task": ctx.task,
         "backend": ctx.backend,
         "level": ctx.level,
+        "role": ctx.role,
         "language": ctx.language,
+        "languages": langs,
+        "timed_shape": timed,
+        "timed_is_nominal": timed == dict(ctx.task.nominal_shape),
+        "timing": ctx.timing,
+        "timing_note": ctx.timing_note,
+        "api": ctx.api,
+        "toolchain": ctx.toolchain,
+        "decline": ctx.decline,
+        "other_roles": [lv for lv in ctx.other_roles if lv != ctx.level],
         "current": ctx.sources.get(ctx.level, ""),
         "other_levels": [
             (lvl, summarize(text, ctx.summary_lines))
@@ -376,11 +471,12 @@ def build_prompt(ctx: PromptContext) -> list[dict[str, str]]:
 
 
 def retry_messages(
-    messages: Sequence[Message], answer: str, feedback: str, level: str
+    messages: Sequence[Message], answer: str, feedback: str, level: str, decline: bool = False
 ) -> list[dict[str, str]]:
     """``messages`` plus the unusable ``answer`` and a user turn with the
-    parse ``feedback`` (:attr:`kstrata.agents.parse.ParseError.feedback`)."""
-    text = environment().get_template("retry.j2").render(feedback=feedback, level=level).strip()
+    parse ``feedback`` (:attr:`kstrata.agents.parse.ParseError.feedback`);
+    ``decline``: remind the model that it may decline instead of sending code."""
+    text = environment().get_template("retry.j2").render(feedback=feedback, level=level, decline=decline).strip()
     return [
         *({"role": m["role"], "content": m["content"]} for m in messages),
         {"role": "assistant", "content": answer},

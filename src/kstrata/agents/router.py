@@ -5,34 +5,44 @@ Signature as the loop's ``router=`` hook
 preference) -> (level, reason)``; the loop stores the reason with the
 expansion and with each candidate it makes (``router_reason``).
 
-The rule, first match wins:
+Only levels that can be edited are chosen (:func:`editable_levels`): a level
+the backend has, that changes what runs (TileLang's ``graph`` is a plan
+nothing executes) and, for TVM's ``source``, that the candidate has text for
+(the generated code is never shown in kstrata's process, so there is nothing
+to edit until a source exists). The rule, first match wins:
 
 1. **Rebuild.** ``node`` was made by a graph change whose schedule was
    replayed (``metadata["replay"]``) and it has no schedule-level expansion
    yet → ``schedule``, so the schedule agent (or the rules) regenerates what
    no longer applies (the reason names the failed steps).
-2. **Cross-level request.** An agent on ``node``'s lineage asked for a change
-   at another level (``metadata["cross_level_request"]``, parsed from a
-   ``CROSS-LEVEL REQUEST: <level>: <text>`` line of its answer) and no node on
-   the path from the requester down to ``node`` was made at that level yet →
-   that level.
+2. **Cross-level request.** A pending request (:func:`pending_requests`):
+   an agent on ``node``'s lineage or below it asked for a change at another
+   level (``metadata["cross_level_request"]`` of a candidate it made, or a
+   decline stored with an expansion, see :class:`Declined`) and nothing has
+   served it yet → that level.
 3. **Routed feedback.** Every feedback item of ``node`` (verifier items and
    profiler findings) with a level tag adds its confidence to that level's
    score: a finding's own ``confidence``; a verifier item's ``confidence`` if
    it has one, else :data:`KIND_CONFIDENCE` by kind (0.5 for other kinds).
    A failed verdict with no tagged item adds 0.6 to the level ``node`` was
-   made at (its own edit most likely broke it). The highest score among the
-   open levels wins if it reaches ``min_score`` (ties: ``preference`` order).
+   made at (its own edit most likely broke it). A numerical failure
+   (``incorrect``) tagged at a level no agent edited on ``node``'s lineage
+   (e.g. a hidden-test failure of a graph-only TVM candidate, tagged at its
+   untouched default schedule) counts for the nearest level that was edited,
+   else ``graph``; a tag at a level that cannot be edited counts the same way.
+   The highest score among the open levels wins if it reaches ``min_score``
+   (ties: ``preference`` order).
 4. Otherwise round-robin (:func:`kstrata.search.policies.default_router`).
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Mapping
+import json
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from kstrata.agents.parse import parse_cross_level_requests
 from kstrata.search.policies import default_router
 
 LEVELS = ("graph", "schedule", "source")
@@ -44,14 +54,91 @@ KIND_CONFIDENCE = {
 }
 _FAILED_VERDICT_CONFIDENCE = 0.6
 
-_REQUEST = re.compile(r"^\W*CROSS-LEVEL REQUEST\s*:\s*(graph|schedule|source)\s*[:\-]\s*(.+?)\s*$",
-                      re.IGNORECASE | re.MULTILINE)
+#: first line of an expansion error that records a decline (JSON after it)
+DECLINE_PREFIX = "Declined: "
+__all__ = [
+    "Declined",
+    "FeedbackRouter",
+    "editable_levels",
+    "parse_cross_level_requests",
+    "pending_requests",
+    "signals",
+    "text_levels",
+]
 
 
-def parse_cross_level_requests(text: str) -> list[dict[str, str]]:
-    """``[{"level", "text"}]`` for each ``CROSS-LEVEL REQUEST: <level>: <text>``
-    line of an agent's answer (case-insensitive; leading ``-``/``*`` allowed)."""
-    return [{"level": m.group(1).lower(), "text": m.group(2)[:500]} for m in _REQUEST.finditer(text or "")]
+class Declined(RuntimeError):
+    """An agent declined to edit its level (:class:`kstrata.agents.parse.Decline`).
+
+    Raised from ``propose``; the loop stores ``str(self)`` as the expansion's
+    error, so the decline is kept on the tree (``tree.expansion_log``), where
+    :func:`declines` reads it back. ``calls`` are the model calls it cost.
+    """
+
+    def __init__(self, level: str, role: str, diagnosis: str, requests: Iterable[Mapping[str, str]],
+                 calls: list[Any] | None = None):
+        self.record = {"level": level, "role": role, "diagnosis": diagnosis[:1000],
+                       "requests": [{"level": r["level"], "text": r["text"][:500]} for r in requests]}
+        super().__init__(json.dumps(self.record, sort_keys=True))
+        self.calls = list(calls or [])
+
+
+def declines(tree: Any) -> list[dict[str, Any]]:
+    """Every decline stored on ``tree``: ``[{"candidate", "expansion", "level",
+    "role", "diagnosis", "requests"}]`` in expansion order."""
+    out = []
+    for e in getattr(tree, "expansion_log", None) or []:
+        err = getattr(e, "error", None) or ""
+        name = Declined.__name__ + ": "
+        if not err.startswith(name):
+            continue
+        try:
+            rec = json.loads(err[len(name):].split("\n", 1)[0])
+        except ValueError:
+            continue
+        if isinstance(rec, dict) and isinstance(rec.get("requests"), list):
+            out.append({**rec, "candidate": e.candidate, "expansion": e.id})
+    return out
+
+
+#: levels a backend family's agents can change (TileLang's graph is a plan nothing executes)
+EDITABLE = {"tilelang": ("schedule", "source")}
+#: levels that hold text only once an agent wrote them (TVM's source is generated at build time)
+NEEDS_TEXT = {"tvm": ("source",)}
+#: levels an initial candidate has when its sources are not loaded
+ROOT_TEXT = {"tvm": ("graph", "schedule")}
+
+
+def text_levels(tree: Any, node: Any) -> frozenset[str] | None:
+    """The levels ``node`` has text for, from its loaded sources, its
+    ``metadata["text_levels"]``, or its lineage (a source edit adds ``source``,
+    a graph or schedule edit drops it); ``None`` when unknown."""
+    srcs = getattr(getattr(node, "record", None), "sources", None) or {}
+    if srcs:
+        return frozenset(lv for lv, t in srcs.items() if isinstance(t, str) and t.strip())
+    meta = getattr(node, "metadata", None) or {}
+    if isinstance(meta.get("text_levels"), list):
+        return frozenset(meta["text_levels"])
+    backend = getattr(node, "backend", "") or ""
+    root = ROOT_TEXT.get(backend.split("-")[0])
+    if tree is None or root is None:
+        return None
+    for n in tree.path_to_root(node.hash):
+        if n.level == "source":
+            return frozenset((*root, "source"))
+        if n.level in ("graph", "schedule"):
+            return frozenset(root)
+    return frozenset(root)
+
+
+def editable_levels(backend: str, levels: Iterable[str], has_text: frozenset[str] | None = None) -> list[str]:
+    """Of ``levels``, those an agent can edit on ``backend`` for a candidate
+    with text at ``has_text`` (``None``: unknown, only the backend rule applies)."""
+    family = backend.split("-")[0]
+    allowed = EDITABLE.get(family, LEVELS)
+    need = NEEDS_TEXT.get(family, ())
+    return [lv for lv in levels
+            if lv in allowed and not (lv in need and (has_text is None or lv not in has_text))]
 
 
 @dataclass(frozen=True)
@@ -64,8 +151,34 @@ class Signal:
     text: str
 
 
-def signals(node: Any) -> list[Signal]:
-    """The level-tagged feedback of ``node`` (see the module docstring, rule 3)."""
+def signals(node: Any, tree: Any = None, editable: Iterable[str] | None = None) -> list[Signal]:
+    """The level-tagged feedback of ``node`` (see the module docstring, rule 3).
+
+    With ``tree`` and ``editable`` (the levels that can be edited), a
+    numerical failure tagged at a level no agent edited on ``node``'s lineage,
+    or any tag at a level outside ``editable``, is moved to the level that can
+    fix it (its text says from where)."""
+    out = _raw_signals(node)
+    if tree is None or editable is None:
+        return out
+    editable = list(editable)
+    fb = node.feedback() if callable(getattr(node, "feedback", None)) else {}
+    numerical = fb.get("verdict") == "incorrect"
+    path = tree.path_to_root(node.hash) if getattr(node, "hash", None) in getattr(tree, "nodes", {}) else [node]
+    edited = [n.level for n in path if n.level in editable]  # nearest first
+    fixer = edited[0] if edited else ("graph" if "graph" in editable else (editable[0] if editable else None))
+    moved = []
+    for s in out:
+        if fixer is not None and (s.level not in editable or (numerical and s.level not in edited)) \
+                and s.level != fixer:
+            why = ("cannot be edited here" if s.level not in editable
+                   else "was not edited on this lineage, so it cannot have caused a numerical failure")
+            s = Signal(fixer, s.confidence, s.source, f"{s.text} (tagged {s.level}, which {why})")
+        moved.append(s)
+    return moved
+
+
+def _raw_signals(node: Any) -> list[Signal]:
     fb = node.feedback() if callable(getattr(node, "feedback", None)) else (node or {})
     out: list[Signal] = []
     for item in fb.get("evaluation") or []:
@@ -89,16 +202,56 @@ def signals(node: Any) -> list[Signal]:
 
 
 def pending_requests(tree: Any, node: Any) -> list[dict[str, Any]]:
-    """Cross-level requests on ``node``'s lineage that nothing has served yet,
-    nearest first: ``[{"level", "text", "by", "role"}]``."""
+    """Cross-level requests for ``node`` that nothing has served yet, nearest
+    first: ``[{"level", "text", "by", "role", "kind"}]`` (``kind``:
+    ``request`` from a candidate's metadata, ``decline`` from a stored decline).
+
+    Requests are collected from ``node``'s lineage (itself and its ancestors)
+    and from the candidates below it (a request made on a child still counts
+    when the policy expands the parent). A request made at candidate ``R`` is
+    served once a candidate at the requested level was made, after the
+    request, from ``R``, an ancestor of ``R`` (a sibling serves it) or a
+    candidate below ``R``.
+    """
     path = tree.path_to_root(node.hash)  # node, parent, ..., root
-    out = []
-    for i, anc in enumerate(path):
+    below = [n for n in tree.subtree(node.hash) if n.hash != node.hash] if hasattr(tree, "subtree") else []
+    raw: list[tuple[Any, dict[str, Any], int | None, str]] = []
+    for anc in [*path, *below]:
         for req in (anc.metadata or {}).get("cross_level_request") or []:
-            served = any(n.level == req.get("level") for n in path[:i])
-            if not served and req.get("level") in LEVELS:
-                out.append({**req, "by": anc.hash, "role": anc.role})
+            raw.append((anc, req, getattr(anc, "expansion_id", None), "request"))
+    by_hash = {n.hash: n for n in [*path, *below]}
+    for d in declines(tree):
+        at = by_hash.get(d["candidate"])
+        if at is None:
+            continue
+        for req in d["requests"]:
+            raw.append((at, {**req, "role": d.get("role", "") + "-agent", "diagnosis": d.get("diagnosis", "")},
+                        d.get("expansion"), "decline"))
+    out, seen = [], set()
+    for at, req, made, kind in raw:
+        level = req.get("level")
+        if level not in LEVELS or _served(tree, at, level, made):
+            continue
+        key = (level, req.get("text"))
+        if key in seen:
+            continue
+        seen.add(key)
+        out.append({**req, "by": at.hash, "role": req.get("role") or at.role, "kind": kind})
     return out
+
+
+def _served(tree: Any, at: Any, level: str, made: int | None) -> bool:
+    """Whether a candidate at ``level`` was made after expansion ``made`` from
+    ``at``, one of its ancestors or one of its descendants."""
+    lineage = {n.hash for n in tree.path_to_root(at.hash)}
+    if hasattr(tree, "subtree"):
+        lineage |= {n.hash for n in tree.subtree(at.hash)}
+    for n in tree:
+        if n.hash == at.hash or n.level != level or not n.parents or n.parents[0] not in lineage:
+            continue
+        if made is None or n.expansion_id is None or n.expansion_id > made:
+            return True
+    return False
 
 
 class FeedbackRouter:
@@ -108,6 +261,14 @@ class FeedbackRouter:
     ----------
     min_score:
         Least summed confidence for rule 3 to decide.
+    backend:
+        The backend name; with it, only :func:`editable_levels` are chosen.
+    known_text:
+        ``hash -> levels with text`` for candidates whose sources the caller
+        has seen (the loop's tree is read without sources).
+    failures_only:
+        Rule 3 only for a failed verdict (the single agent: a correct node's
+        levels go round-robin).
     rebuild:
         Rule 1 on/off.
     requests:
@@ -116,12 +277,34 @@ class FeedbackRouter:
 
     name = "feedback"
 
-    def __init__(self, min_score: float = 0.3, rebuild: bool = True, requests: bool = True):
+    def __init__(self, min_score: float = 0.3, rebuild: bool = True, requests: bool = True,
+                 backend: str | None = None,
+                 known_text: Callable[[str], frozenset[str] | None] | None = None,
+                 failures_only: bool = False):
+        self.failures_only = failures_only
         self.min_score = min_score
         self.rebuild = rebuild
         self.requests = requests
+        self.backend = backend
+        self.known_text = known_text
+
+    def editable(self, tree: Any, node: Any, levels: Iterable[str]) -> list[str]:
+        """Of ``levels``, those an agent can edit on ``node`` (all without a backend)."""
+        if self.backend is None:
+            return list(levels)
+        has = self.known_text(node.hash) if self.known_text is not None else None
+        return editable_levels(self.backend, levels, has if has is not None else text_levels(tree, node))
 
     def __call__(self, tree: Any, node: Any, levels: list[str], preference: tuple[str, ...]) -> tuple[str, str]:
+        allowed = self.editable(tree, node, levels)
+        skipped = [lv for lv in levels if lv not in allowed]
+        if allowed:
+            levels = allowed
+        note = f" (not {', '.join(skipped)}: nothing to edit there)" if skipped and allowed else ""
+        level, reason = self._route(tree, node, levels, preference)
+        return level, reason + note
+
+    def _route(self, tree: Any, node: Any, levels: list[str], preference: tuple[str, ...]) -> tuple[str, str]:
         meta = node.metadata or {}
         replay = meta.get("replay")
         if (self.rebuild and node.level == "graph" and replay is not None and "schedule" in levels
@@ -134,11 +317,13 @@ class FeedbackRouter:
         if self.requests:
             for req in pending_requests(tree, node):
                 if req["level"] in levels:
-                    return req["level"], (f"cross-level request from {req['role']} ({req['by'][:8]}): "
+                    what = "decline and request" if req.get("kind") == "decline" else "cross-level request"
+                    return req["level"], (f"{what} from {req['role']} ({req['by'][:8]}): "
                                           f"{req['text'][:160]}")
         scores: dict[str, float] = {}
         why: dict[str, list[Signal]] = {}
-        for s in signals(node):
+        failed = node.verdict not in (None, "correct") if hasattr(node, "record") else True
+        for s in [] if self.failures_only and not failed else signals(node, tree, self.editable(tree, node, LEVELS) if self.backend else None):
             if s.level in levels:
                 scores[s.level] = scores.get(s.level, 0.0) + s.confidence
                 why.setdefault(s.level, []).append(s)

@@ -258,7 +258,8 @@ class KernelServer:
             meas.speedup = out.speedup
             meas.roofline_fraction = out.public["timing"].get("roofline_fraction")
             meas.bound = out.public["timing"].get("bound")
-        self.store.record_evaluation(digest, record, meas)
+        # one evaluation and its wall seconds charged (budget_left counts submissions like evaluate)
+        self.store.record_evaluation(digest, record, meas, wall_s=out.wall_s)
         return out.public | {"candidate": digest, "parent": parents[0] if parents else None,
                              "task": t.name, "backend": b.name, "duplicate": False}
 

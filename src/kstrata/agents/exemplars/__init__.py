@@ -2,8 +2,13 @@
 
 Each ``*.toml`` beside this module holds ``title``, ``categories``,
 ``backends``, ``levels``, ``notes`` (why it is fast, with the source of the
-technique) and ``code``. :func:`exemplars_for` picks those for a task's
-category, backend and the level being edited, for the prompt.
+technique) and ``code``, and a ``[check]`` table saying how the code is
+verified (``tests/agents/test_exemplars.py`` runs every exemplar through the
+verifier at every sweep shape of its ``task`` on its ``backend``: ``candidate``
+with ``{code}`` for a whole-file level, or the task's initial candidate with
+the code, its ``replace`` placeholders filled, at ``level``).
+:func:`exemplars_for` picks those for a task's category, backend and the
+level being edited, for the prompt.
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ import tomllib
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 _DIR = Path(__file__).parent
 
@@ -27,6 +33,25 @@ class Exemplar:
     levels: tuple[str, ...]
     notes: str
     code: str
+    check: tuple[tuple[str, Any], ...] = ()
+
+    def check_sources(self, initial: dict[str, str]) -> dict[str, str]:
+        """The candidate its ``[check]`` describes, from the task's ``initial``
+        sources on the check's backend.
+
+        Raises
+        ------
+        ValueError
+            When the exemplar has no ``[check]`` table.
+        """
+        check = dict(self.check)
+        if not check:
+            raise ValueError(f"exemplar {self.name} has no [check] table")
+        code = self.code
+        for old, new in dict(check.get("replace") or {}).items():
+            code = code.replace(old, new)
+        text = check["candidate"].replace("{code}", code).strip() + "\n" if "candidate" in check else code + "\n"
+        return {**initial, check["level"]: text}
 
 
 @lru_cache(maxsize=1)
@@ -43,7 +68,8 @@ def all_exemplars() -> tuple[Exemplar, ...]:
         d = tomllib.loads(path.read_text())
         try:
             out.append(Exemplar(path.stem, d["title"], tuple(d["categories"]), tuple(d["backends"]),
-                                tuple(d["levels"]), d["notes"].strip(), d["code"].strip("\n")))
+                                tuple(d["levels"]), d["notes"].strip(), d["code"].strip("\n"),
+                                tuple(sorted((d.get("check") or {}).items()))))
         except KeyError as e:
             raise ValueError(f"exemplar {path.name} lacks {e}") from None
     return tuple(out)

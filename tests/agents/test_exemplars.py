@@ -1,0 +1,72 @@
+"""Every exemplar a prompt shows passes the verifier at every sweep shape of
+the task its ``[check]`` names, and the online-softmax exemplar stays finite on
+rows shorter than its block (issue 19: it returned NaN at D=3 and D=30 with
+BLOCK=64)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from kstrata.agents.exemplars import all_exemplars, exemplars_for
+
+EXEMPLARS = all_exemplars()
+
+
+def test_every_exemplar_has_a_check_on_one_of_its_backends():
+    for e in EXEMPLARS:
+        check = dict(e.check)
+        assert check, e.name
+        assert check["backend"] in e.backends and check["level"] in e.levels, e.name
+
+
+def test_exemplars_stay_on_their_backend_family():
+    # a Triton kernel is no exemplar for a TVM prompt (issue 19, case A1)
+    assert not exemplars_for("norm", "tvm-llvm", "source")
+    assert [e.name for e in exemplars_for("norm", "triton-interp", "source")] == ["softmax_online_triton"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("exemplar", EXEMPLARS, ids=[e.name for e in EXEMPLARS])
+def test_every_exemplar_passes_the_verifier_at_every_sweep_shape(exemplar):
+    from kstrata.backends.registry import get_backend
+    from kstrata.tasks.loader import resolve_task
+    from kstrata.verdict import Verdict
+    from kstrata.verify import verify_candidate
+
+    check = dict(exemplar.check)
+    task, backend = resolve_task(check["task"]), get_backend(check["backend"])
+    initial = {} if "candidate" in check else backend.initial_sources(task)
+    ev = verify_candidate(task, backend.name, exemplar.check_sources(initial), secret="exemplar-check" * 4,
+                          scope="full", timeout_s=600)
+    assert ev.verdict is Verdict.CORRECT, (ev.verdict, ev.check, ev.evidence)
+    assert ev.hidden_tests >= len(task.sweep_shapes)
+
+
+RUN_ROWS = """
+import torch, triton, triton.language as tl
+{code}
+out = []
+for d in (1, 3, 30, 64, 65, 200):
+    x = torch.randn(4, d)
+    y = torch.empty_like(x)
+    softmax_rows[(4,)](x, y, d, x.stride(0), BLOCK=64)
+    out.append((d, bool(torch.isfinite(y).all()), float((y - torch.softmax(x, -1)).abs().max())))
+import json
+print(json.dumps(out))
+"""
+
+
+def test_online_softmax_exemplar_is_finite_on_rows_shorter_than_the_block(tmp_path):
+    ex = next(e for e in EXEMPLARS if e.name == "softmax_online_triton")
+    script = tmp_path / "rows.py"
+    script.write_text(RUN_ROWS.replace("{code}", ex.code))
+    env = {**os.environ, "TRITON_INTERPRET": "1"}
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    rows = json.loads(done.stdout.strip().splitlines()[-1])
+    assert [d for d, finite, err in rows if not finite or err > 1e-5] == [], rows

@@ -1,0 +1,147 @@
+"""Routing by what can fix the fault, and declines: parsed, stored on the tree,
+routed, shown until served (issue 19)."""
+
+from __future__ import annotations
+
+import pytest
+from agent_fakes import NoLog, ScriptedProvider, StubBackend, declined_expansion, rec
+
+from kstrata.agents.base import ProposeContext
+from kstrata.agents.hierarchical import HierarchicalProposer, LevelAgent
+from kstrata.agents.memory import MemoryStore
+from kstrata.agents.parse import parse_decline
+from kstrata.agents.router import (
+    Declined,
+    FeedbackRouter,
+    declines,
+    editable_levels,
+    pending_requests,
+)
+from kstrata.search.tree import CandidateTree
+from kstrata.tasks.loader import resolve_task
+
+LEVELS = ["graph", "schedule", "source"]
+PREF = ("source", "schedule", "graph")
+HIDDEN = {"kind": "hidden_failure", "level": "schedule",  # runner.failing_level: the placeholder schedule
+          "text": "all public tests pass but a hidden test fails"}
+DECLINE = """The variance is computed in one pass by the graph's layer_norm; no schedule can fix that.
+
+DECLINE
+DIAGNOSIS: R.nn.layer_norm legalizes to E[x^2] - E[x]^2, which cancels on shifted inputs;
+the schedule only reorders those loops.
+CROSS-LEVEL REQUEST: graph: compute the variance in two passes (mean first, then mean of squares of x - mean)
+CROSS-LEVEL REQUEST: schedule: ignored, that is my own level
+"""
+
+
+def test_decline_is_parsed_without_code_and_only_then():
+    d = parse_decline(DECLINE, "schedule")
+    assert d is not None and d.diagnosis.startswith("R.nn.layer_norm legalizes") and "reorders" in d.diagnosis
+    assert d.requests == ({"level": "graph", "text": "compute the variance in two passes (mean first, then "
+                                                     "mean of squares of x - mean)"},)
+    assert parse_decline("DECLINE\nthe graph is at fault", "schedule").diagnosis == "the graph is at fault"
+    assert parse_decline(DECLINE + "```python\ndef schedule(sch):\n    pass\n```\n") is None  # code: a change
+    assert parse_decline("Parallelize.\n```python\nx = 1\n```\n") is None
+
+
+def test_numerical_failure_of_a_graph_only_candidate_goes_to_graph_never_to_source():
+    # the root (graph + default schedule) and a graph edit: neither has source text, the schedule is untouched
+    tree = CandidateTree([rec("a"), rec("b", "graph", ("a",), verdict="incorrect", feedback=[HIDDEN])])
+    level, reason = FeedbackRouter(backend="tvm-llvm")(tree, tree["b" * 8], LEVELS, PREF)
+    assert level == "graph", reason
+    assert "tagged schedule" in reason and "not source: nothing to edit there" in reason
+    # a tag at source (the old runner's) on a candidate without source text is moved the same way
+    src = {**HIDDEN, "level": "source"}
+    tree = CandidateTree([rec("a"), rec("b", "graph", ("a",), verdict="incorrect", feedback=[src])])
+    assert FeedbackRouter(backend="tvm-llvm")(tree, tree["b" * 8], LEVELS, PREF)[0] == "graph"
+    # once the schedule was edited on the lineage, a numerical failure may be the schedule's
+    tree = CandidateTree([rec("a"), rec("b", "graph", ("a",)),
+                          rec("c", "schedule", ("b",), verdict="incorrect", feedback=[HIDDEN])])
+    assert FeedbackRouter(backend="tvm-llvm")(tree, tree["c" * 8], LEVELS, PREF)[0] == "schedule"
+
+
+def test_no_role_for_a_level_that_cannot_be_edited():
+    assert editable_levels("tvm-llvm", LEVELS, frozenset({"graph", "schedule"})) == ["graph", "schedule"]
+    assert editable_levels("tvm-llvm", LEVELS, frozenset(LEVELS)) == LEVELS
+    assert editable_levels("tilelang-c", LEVELS, frozenset(LEVELS)) == ["schedule", "source"]
+    assert editable_levels("triton-interp", ["source"], frozenset({"source"})) == ["source"]
+    # a source edit gives the candidate source text: then source is routable (a compile error stays there)
+    tree = CandidateTree([rec("a"), rec("b", "source", ("a",), verdict="compile_error",
+                                        feedback=[{"kind": "build_error", "level": "source", "text": "bad IR"}])])
+    assert FeedbackRouter(backend="tvm-llvm")(tree, tree["b" * 8], LEVELS, PREF)[0] == "source"
+    # a request for source on a candidate without it is not acted on
+    tree = CandidateTree([rec("a", metadata={}), rec("b", "schedule", ("a",), metadata={
+        "cross_level_request": [{"level": "source", "text": "use FMA"}]})])
+    level, reason = FeedbackRouter(backend="tvm-llvm")(tree, tree["b" * 8], LEVELS, PREF)
+    assert level != "source" and not reason.startswith("cross-level request")
+
+
+def _agent_run(answers):
+    provider = ScriptedProvider(list(answers))
+    agent = LevelAgent(provider, NoLog(), "schedule")
+    return provider, agent
+
+
+def test_a_decline_is_stored_routed_and_shown_until_served(tmp_path):
+    task = resolve_task("layernorm")
+
+    memory = MemoryStore(tmp_path / "m.db")
+    provider, agent = _agent_run([DECLINE])
+    prop = HierarchicalProposer(StubBackend(), agents={"schedule": agent}, memory=memory)
+    root = rec("a", sources={"graph": "# kstrata-tvm graph\n", "schedule": "def schedule(sch):\n    pass\n"})
+    tree = CandidateTree([root])
+    ctx = ProposeContext(backend="tvm-llvm", levels=StubBackend.levels, tree=tree)
+    with pytest.raises(Declined) as e:
+        prop.propose(task, tree["a" * 8], tree["a" * 8].feedback(), "schedule", context=ctx)
+    assert len(provider.prompts) == 1  # no retry asking for code again
+    system = provider.prompts[0][0]["content"]
+    assert "DECLINE\nDIAGNOSIS:" in system and "CROSS-LEVEL REQUEST: <graph>:" in system
+    assert e.value.record["requests"] == [{"level": "graph", "text": "compute the variance in two passes "
+                                                                     "(mean first, then mean of squares of x - mean)"}]
+    key = prop.run_key(task, ctx)
+    (a,) = memory.attempts(key)
+    assert a.outcome == "declined" and a.summary.startswith("R.nn.layer_norm") and "asks graph" in a.reason
+
+    # the loop stores the decline with the expansion: now it is on the tree, routed and shown
+    exp = declined_expansion("a", "schedule", "schedule", e.value.record["diagnosis"],
+                             e.value.record["requests"], exp_id=1)
+    tree = CandidateTree([root], [exp])
+    assert declines(tree)[0]["candidate"] == "a" * 8
+    level, reason = prop.router(tree, tree["a" * 8], LEVELS, PREF)
+    assert level == "graph" and reason.startswith("decline and request from schedule-agent")
+    graph_agent_provider = ScriptedProvider(["Two passes.\n```python\n# kstrata-tvm graph\n# two-pass\n```\n"])
+    prop.agents["graph"] = LevelAgent(graph_agent_provider, NoLog(), "graph")
+    ctx = ProposeContext(backend="tvm-llvm", levels=StubBackend.levels, tree=tree)
+    prop._replay = lambda task, parent, sources: (sources, {"applied": 0, "funcs": [], "failed": []})
+    batch = prop.propose(task, tree["a" * 8], {}, "graph", context=ctx)
+    shown = graph_agent_provider.prompts[0][1]["content"]
+    assert "# Requests from other agents for this level" in shown
+    assert "declined its level (R.nn.layer_norm legalizes" in shown and "two passes" in shown
+    assert batch.proposals and batch.proposals[0].metadata["text_levels"] == ["graph", "schedule"]
+
+    # served: a graph candidate made from the root after the decline; its sibling no longer sees it
+    served = CandidateTree([root, rec("b", "schedule", ("a",), expansion_id=0),
+                            rec("c", "graph", ("a",), expansion_id=2)], [exp])
+    assert pending_requests(served, served["b" * 8]) == [] and pending_requests(served, served["a" * 8]) == []
+
+
+def test_a_request_made_on_a_child_survives_when_the_parent_is_expanded():
+    req = {"cross_level_request": [{"level": "graph", "text": "fuse the epilogue"}]}
+    tree = CandidateTree([rec("a"), rec("b", "schedule", ("a",), metadata=req, expansion_id=1)])
+    (r,) = pending_requests(tree, tree["a" * 8])  # the policy expands the parent, not the child
+    assert r["text"] == "fuse the epilogue" and r["by"] == "b" * 8
+    level, reason = FeedbackRouter(backend="tvm-llvm")(tree, tree["a" * 8], LEVELS, PREF)
+    assert level == "graph" and "fuse the epilogue" in reason
+    # a decline on the child counts the same way
+    tree = CandidateTree([rec("a"), rec("b", "schedule", ("a",), expansion_id=1)],
+                         [declined_expansion("b", "schedule", "schedule", "needs fusion",
+                                             [{"level": "graph", "text": "fuse"}], exp_id=2)])
+    assert [r["kind"] for r in pending_requests(tree, tree["a" * 8])] == ["decline"]
+    # served by a graph change made from the parent (a sibling of the requester)
+    tree = CandidateTree([rec("a"), rec("b", "schedule", ("a",), metadata=req, expansion_id=1),
+                          rec("c", "graph", ("a",), expansion_id=2)])
+    assert pending_requests(tree, tree["a" * 8]) == [] and pending_requests(tree, tree["b" * 8]) == []
+    # ... but a graph change made before the request does not serve it
+    tree = CandidateTree([rec("a"), rec("c", "graph", ("a",), expansion_id=1),
+                          rec("b", "schedule", ("a",), metadata=req, expansion_id=2)])
+    assert len(pending_requests(tree, tree["b" * 8])) == 1
