@@ -50,8 +50,8 @@ class RecordedSpeedups(VerifyMeasureEvaluator):
         assert h in BY_HASH, f"replay produced a candidate the recorded run did not have: {h[:12]}"
         return super().evaluate(task, backend, sources)
 
-    def _time(self, task, backend, sources, baseline):
-        m = super()._time(task, backend, sources, baseline)
+    def _time(self, task, backend, sources, baseline, **kwargs):
+        m = super()._time(task, backend, sources, baseline, **kwargs)
         s = BY_HASH[content_hash(sources, backend.name, task.digest)]["speedup_eager"]
         return replace(m, speedup=replace(m.speedup, point=s, low=s, high=s), noisy=False, suspicious=[])
 
