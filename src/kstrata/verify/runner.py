@@ -351,10 +351,10 @@ class ShapeRun:
         k = len(POISON_PATTERNS)
         for n, (t, _, refs, oracles) in enumerate(prepared, start=1):
             mine = replies[(n - 1) * k:n * k]
-            if len(mine) < k:  # the batch stopped early without saying why
+            outs = [self._outputs(r if isinstance(r, dict) else {}, b, t, refs, False)[0] for r in mine]
+            if len(outs) < k:  # the batch stopped early although every call answered ok
                 raise Stop(Verdict.REJECTED, "protocol", "the candidate process answered fewer calls than sent")
-            out1 = self._outputs(mine[0], b, t, refs, False)[0]
-            out2 = self._outputs(mine[1], b, t, refs, False)[0]
+            out1, out2 = outs[0], outs[1]
             failure = self.judge(t, refs, oracles, out1, out2)
             if failure is not None:
                 return n, failure
