@@ -21,7 +21,7 @@ QUIET_S = 25.0
 #: What each event that starts a step is shown as.
 STEPS = {
     "evaluating": "verifying and timing {node}",
-    "proposing": "proposing {level} edits of {node} (the built-in proposer may tune with MetaSchedule)",
+    "proposing": "proposing {level} edits of {node} (an LLM call, or the built-in proposer's rules and MetaSchedule tuning)",
     "retiming": "re-timing contender {node} in the final, longer round",
 }
 
