@@ -19,7 +19,7 @@ from kstrata.tasks.loader import resolve_task
 from kstrata.verify import verify_candidate
 
 PROBE = "kstrata.backends.tilelang.check:launch_probe"
-CASE17 = Path(__file__).resolve().parent / "cases" / "17_no_kernel_tilelang" / "candidate.py"
+CASE17 = Path(__file__).resolve().parents[1] / "verify" / "cases" / "17_no_kernel_tilelang" / "candidate.py"
 SHAPE = {"B": 5, "D": 77}
 
 #: launches a kernel (a copy), then overwrites its output with a ReLU done by NumPy

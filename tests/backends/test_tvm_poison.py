@@ -22,7 +22,7 @@ from kstrata.backends.registry import get_backend
 from kstrata.backends.tvm import poison
 from kstrata.tasks.loader import resolve_task
 
-CASE = Path(__file__).resolve().parent / "cases" / "21_uninitialized_partials_tvm"
+CASE = Path(__file__).resolve().parents[1] / "verify" / "cases" / "21_uninitialized_partials_tvm"
 SMALL_D = [{"B": 1, "D": 3}, {"B": 3, "D": 7}]
 
 
