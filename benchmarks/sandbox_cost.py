@@ -11,8 +11,10 @@ as ``kstrata optimize`` does:
   the OS sandbox (``--unsafe-no-sandbox``);
 * ``sandboxed``: the same under bubblewrap (the default).
 
-Each configuration verifies every task ``--repeat`` times; the first run of a
-configuration warms it (worker start, imports) and is not counted. It prints
+Each round verifies every task once per configuration, configurations one
+after another, and ``--repeat`` rounds are run (interleaved, so load changes
+hit every configuration alike); the first verification of each configuration
+in a round warms it (worker start, imports) and is not counted. It prints
 the median seconds per task per configuration and what the split and the
 sandbox add, in seconds and as a share of the in-process median (target:
 at most 10%).
@@ -91,8 +93,12 @@ def main() -> None:
         subprocess.run(["git", "-C", str(REPO), "worktree", "add", "--detach", tmp, args.old],
                        check=True, capture_output=True)
         try:
-            results = {c: run(c, args.tasks, args.repeat, Path(tmp) / "src", args.scope)
-                       for c in ("in-process", "split", "sandboxed")}
+            # rounds interleave the configurations, so a change in the machine's load hits all alike
+            rounds = [{c: run(c, args.tasks, 1, Path(tmp) / "src", args.scope)
+                       for c in ("in-process", "split", "sandboxed")} for _ in range(args.repeat)]
+            results = {c: {n: {"verdict": rounds[-1][c][n]["verdict"],
+                               "s": statistics.median(r[c][n]["s"] for r in rounds)}
+                           for n in args.tasks.split(",")} for c in ("in-process", "split", "sandboxed")}
         finally:
             subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force", tmp], capture_output=True)
     load = os.getloadavg()
@@ -101,7 +107,8 @@ def main() -> None:
     print(f"# sandbox_cost  {datetime.datetime.now().isoformat(timespec='seconds')}")
     print(f"# cpu: {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, load average "
           f"{load[0]:.1f}; python {platform.python_version()}, torch {torch.__version__}; "
-          f"scope={args.scope}, median of {args.repeat} runs per task, one warm judge worker per configuration")
+          f"scope={args.scope}, median of {args.repeat} interleaved rounds per task, one warm judge worker per "
+          "configuration and round")
     print(f"# in-process = commit {args.old}; split = judge + fresh candidate process, no sandbox; "
           "sandboxed = the same under bubblewrap")
     print(f"{'task':<16}{'verdicts':<26}{'in-process_s':>13}{'split_s':>9}{'sandboxed_s':>12}{'added_s':>9}")
