@@ -42,16 +42,22 @@ def relu():
 
 
 def test_the_payload_is_live_when_parsed_unsandboxed(relu, tmp_path):
-    """Control: the same text, parsed here by TVMScript, runs the payload in this
-    process (so the tests below would see it if kstrata still parsed it)."""
-    import tvm
-
-    from kstrata.backends.tvm.lower import parse_graph
+    """Control: the same text, parsed by TVMScript in an ordinary process, runs
+    the payload there (so the tests below would see it if kstrata still parsed
+    it). A fresh interpreter, so no state of earlier tests changes the parse."""
+    import subprocess
+    import sys
 
     task, backend, src = relu
     marker = tmp_path / "control" / "marker.txt"
-    tvm.script.from_source(parse_graph(hostile_graph(src["graph"], str(marker)))[1])
-    assert marker.read_text() == f"pid={os.getpid()}\n"
+    text = tmp_path / "graph.txt"
+    text.write_text(hostile_graph(src["graph"], str(marker)))
+    code = ("import sys, tvm\nfrom kstrata.backends.tvm.lower import parse_graph\n"
+            "tvm.script.from_source(parse_graph(open(sys.argv[1]).read())[1])\nprint('PID', __import__('os').getpid())")
+    r = subprocess.run([sys.executable, "-c", code, str(text)], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    pid = int(r.stdout.split("PID", 1)[1].split()[0])
+    assert marker.read_text() == f"pid={pid}\n"
 
 
 def test_schedule_prompt_context_lowers_the_graph_in_the_sandbox(relu, tmp_path):
