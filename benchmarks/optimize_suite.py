@@ -95,13 +95,13 @@ class TimedEvaluator(VerifyMeasureEvaluator):
         finally:
             self._add("evaluate", time.perf_counter() - t0)
 
-    def _time(self, task: Any, backend: Any, sources: dict[str, str], baseline: str) -> Any:
+    def _time(self, task: Any, backend: Any, sources: dict[str, str], baseline: str, **kwargs: Any) -> Any:
         key = f"timing:{baseline}"
         if baseline == "metaschedule" and not self.calls.get("tune+timing:metaschedule"):
             key = "tune+timing:metaschedule"
         t0 = time.perf_counter()
         try:
-            return super()._time(task, backend, sources, baseline)
+            return super()._time(task, backend, sources, baseline, **kwargs)
         finally:
             self._add(key, time.perf_counter() - t0)
 
