@@ -139,9 +139,6 @@ class Zygote:
         except (OSError, ValueError):
             return
 
-    def drain(self) -> None:
-        """Kept for callers; the stderr thread does the reading."""
-
     def tail(self, n: int) -> str:
         with self._lock:
             return bytes(self._stderr[-n:]).decode(errors="replace")
