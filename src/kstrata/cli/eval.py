@@ -72,7 +72,7 @@ def register(app: typer.Typer) -> None:
             try:
                 ev, timing = evaluate_sources(t, b, sources, pool, preset=preset, scope=scope, secret=secret,
                                               timeout_s=timeout, time=time_it, budget_ms=budget_ms)
-            except (UnknownPresetError, SandboxUnavailable) as e:
+            except (UnknownPresetError, SandboxUnavailable, TaskError) as e:  # TaskError: the reference fails
                 err_console.print(f"[bold red]error:[/] {e}", markup=True, highlight=False)
                 raise typer.Exit(2) from None
         finally:

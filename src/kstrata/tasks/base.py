@@ -30,6 +30,13 @@ class TaskError(ValueError):
     """A task file that cannot be used; the message names the file and the fix."""
 
 
+class ReferenceFailure(TaskError):
+    """The task's own reference (or its float64 oracle) cannot run as a
+    verification needs: out of memory, or too slow for the time limit at the
+    chosen shapes. Never a candidate's fault; the message names the reference,
+    the shape and what to change (``--timeout``, the shapes)."""
+
+
 def import_module_from_path(path: Path, prefix: str = "kstrata_task") -> ModuleType:
     """Import ``path`` as a fresh, uniquely named module (never cached in
     ``sys.modules`` under a shared name, so shape rebinding cannot leak between

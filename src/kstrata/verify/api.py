@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from kstrata.backends.registry import get_backend
 from kstrata.execute import CallResult, WorkerPool
-from kstrata.tasks.base import Task
+from kstrata.tasks.base import ReferenceFailure, Task
 from kstrata.verdict import Verdict
 from kstrata.verify.integrity.registry import preset as get_preset
 from kstrata.verify.result import Evaluation
@@ -26,11 +26,15 @@ def _from_call(r: CallResult, task: Task, backend_name: str, preset: str, timeou
                                       "was killed while the reference or the oracle ran (a candidate that "
                                       "hangs is stopped and named as such before that): the task's shapes "
                                       "may be too large for this machine"}, **base)
+    if r.error.startswith("ReferenceFailure: "):
+        raise ReferenceFailure(r.error.removeprefix("ReferenceFailure: "))
     if r.kind in ("crash", "oom"):
-        what = "ran out of memory" if r.kind == "oom" else "crashed the worker"
-        return Evaluation(Verdict.RUNTIME_ERROR, r.kind,
-                          {"message": f"candidate {what}: {r.error}", "output_tail": r.traceback[-2000:]},
-                          **base)
+        # the judge's worker runs the reference and the float64 oracle; the candidate runs in a
+        # process of its own, whose death is a verdict inside the protocol, never this
+        what = "ran out of memory" if r.kind == "oom" else f"died ({r.error})"
+        raise ReferenceFailure(f"{task.path}: the judge's process, which runs the task's reference and "
+                               f"its float64 oracle (not the candidate), {what}; verify at smaller shapes "
+                               "(the task's shapes metadata, or KSTRATA_SHAPES=scaled on a CPU)")
     if not r.error.split(":")[0].endswith(("Error", "Exception", "Warning")) or r.error.startswith(
             ("SystemExit", "KeyboardInterrupt", "GeneratorExit")):
         return Evaluation(Verdict.RUNTIME_ERROR, "run", {"message": f"candidate raised {r.error}"}, **base)
@@ -89,6 +93,11 @@ def verify_candidate(task: Task, backend_name: str, sources: dict[str, str], *, 
         For an unknown preset.
     VerifierError
         On a bug in kstrata itself.
+    kstrata.tasks.base.ReferenceFailure
+        When the task's own reference (or its float64 oracle) cannot run the
+        verification: out of memory, or too slow for ``timeout_s`` at the
+        planned shapes (checked before any candidate call,
+        :func:`kstrata.verify.reference.preflight`). A ``TaskError``.
     kstrata.sandbox.SandboxUnavailable
         When no sandbox can be made here and ``--unsafe-no-sandbox`` was not given.
     """

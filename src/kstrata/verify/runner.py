@@ -42,7 +42,7 @@ import torch
 
 from kstrata.backends.base import Backend
 from kstrata.backends.registry import get_backend
-from kstrata.tasks.base import Task, TaskError
+from kstrata.tasks.base import ReferenceFailure, Task, TaskError
 from kstrata.tasks.inputs import apply_distribution
 from kstrata.verdict import Verdict
 from kstrata.verify import feedback as fb
@@ -51,6 +51,7 @@ from kstrata.verify.integrity.static import native_findings, static_findings, ve
 from kstrata.sandbox import wire
 from kstrata.sandbox.client import CandidateDied, fresh
 from kstrata.verify.plan import TestCase, hidden_tests, perturbed_shapes, public_tests
+from kstrata.verify.reference import is_oom, oom_failure, preflight
 from kstrata.verify.result import Evaluation
 from kstrata.verify.tolerance import DTYPE_BOUNDS, Comparison, agree, compare, compare_native
 
@@ -113,6 +114,9 @@ class Context:
     dropped: list[str] = field(default_factory=list)
     weak_sample: tuple | None = None
     deadline: float | None = None
+    #: seconds the judge spent in the reference and the oracle (:meth:`ShapeRun.prepare`)
+    judge_s: float = 0.0
+    started: float = field(default_factory=time.monotonic)
 
     def fire(self, check: str, message: str, stage_public: bool, **evidence: Any) -> None:
         """Reject (or warn, per preset) for integrity check ``check``."""
@@ -150,7 +154,27 @@ class Context:
         try:
             return self.proc.request(header, buffers, timeout_s=left, limit=limit)
         except CandidateDied as e:
-            raise died(e, self.proc, public) from None
+            stop = died(e, self.proc, public)
+            if e.cause == "timeout":
+                self.blame_time(stop)
+            raise stop from None
+
+    def blame_time(self, stop: "Stop") -> None:
+        """Say on a timeout which side used the time: the judge's reference and
+        float64 oracle, or the candidate's calls (the rest of the elapsed time)."""
+        total = time.monotonic() - self.started
+        cand = max(0.0, total - self.judge_s)
+        stop.evidence.update(judge_s=round(self.judge_s, 2), candidate_s=round(cand, 2))
+        if self.judge_s > cand:
+            stop.check = "reference_time"
+            stop.evidence["message"] = (
+                f"the verification ran out of time, mostly in the task's reference: the judge's reference "
+                f"and float64 oracle took {self.judge_s:.1f} s and the candidate's calls {cand:.1f} s of the "
+                f"{total:.1f} s used; the reference is too slow at these shapes for this limit (give a "
+                "larger --timeout or smaller shapes)")
+        else:
+            stop.evidence["message"] += (f" (the candidate's calls took {cand:.1f} s, the judge's reference "
+                                         f"and oracle {self.judge_s:.1f} s)")
 
     def requests(self, headers: list[dict], buffers: list[Any], public: bool, limit: int | None = None
                  ) -> list[tuple[dict, list[bytes]]]:
@@ -224,9 +248,7 @@ class ShapeRun:
         self.prev: tuple[list[torch.Tensor], list[torch.Tensor]] | None = None
 
     def inputs(self, test: TestCase) -> list[Any]:
-        torch.manual_seed(test.seed + 1)
-        xs = list(self.module.get_inputs())
-        return apply_distribution(xs, test.dist, test.seed, self.ctx.task.meta.dist_inputs)
+        return _seed_inputs(self.ctx.task)(self.module, test)
 
     _rng = 0
 
@@ -236,7 +258,7 @@ class ShapeRun:
         together; the outputs of each (see :meth:`call`)."""
         self._rng = rng_seed(test)
         bufs: list[Any] = []
-        enc = wire.encode([x.cpu() if isinstance(x, torch.Tensor) else x for x in xs], bufs)
+        enc = wire.encode([x.cpu() if isinstance(x, torch.Tensor) else x for x in xs], bufs, copy=False)
         headers = [self._header(enc, refs, p, False, False) for p in poisons]
         replies = self.ctx.requests(headers, bufs, test.public, limit=reply_limit(refs))
         return [self._outputs(h, b, test, refs, False)[0] for h, b in replies]
@@ -254,7 +276,7 @@ class ShapeRun:
         returns the outputs (CPU tensors, or None where not a plain tensor) and the reply."""
         ctx, public = self.ctx, test.public
         bufs: list[Any] = []
-        enc = wire.encode([x.cpu() if isinstance(x, torch.Tensor) else x for x in xs], bufs)
+        enc = wire.encode([x.cpu() if isinstance(x, torch.Tensor) else x for x in xs], bufs, copy=False)
         h, b = ctx.request(self._header(enc, refs, poison, count_launches, noop), bufs, public,
                            limit=reply_limit(refs))
         return self._outputs(h, b, test, refs, noop)
@@ -314,11 +336,13 @@ class ShapeRun:
 
     def prepare(self, test: TestCase) -> tuple[list[Any], list[torch.Tensor], list[torch.Tensor]]:
         """The test's inputs, the reference's outputs (on the device) and the oracle's."""
+        t0 = time.monotonic()
         pristine = self.inputs(test)
         with torch.no_grad():
             torch.manual_seed(rng_seed(test))  # a forward that draws (an RNN's initial state) draws alike
             refs = [r.detach() for r in flatten(self.model_dev(*[_to(x, self.device) for x in _clone(pristine)]))]
             oracles = self._oracle(pristine, refs, test)
+        self.ctx.judge_s += time.monotonic() - t0
         return pristine, refs, oracles
 
     def run_test(self, test: TestCase) -> Failure | None:
@@ -339,7 +363,8 @@ class ShapeRun:
         headers = []
         for t, pristine, refs, _ in prepared:
             self._rng = rng_seed(t)
-            enc = wire.encode([x.cpu() if isinstance(x, torch.Tensor) else x for x in pristine], bufs)
+            enc = wire.encode([x.cpu() if isinstance(x, torch.Tensor) else x for x in pristine], bufs,
+                              copy=False)
             headers += [self._header(enc, refs, p, False, False) for p in POISON_PATTERNS]
         public = all(t.public for t in tests)
         h, b = self.ctx.request({"op": "call_many", "calls": headers}, bufs, public,
@@ -585,6 +610,16 @@ def tolerance_record(task: Task) -> dict[str, Any]:
 SCOPES = ("full", "small")
 
 
+def _seed_inputs(task: Task) -> Callable[[Any, TestCase], list[Any]]:
+    """The judge's input draw for a test (as :meth:`ShapeRun.inputs`), for a
+    module instantiated elsewhere (:func:`kstrata.verify.reference.preflight`)."""
+    def draw(module: Any, test: TestCase) -> list[Any]:
+        torch.manual_seed(test.seed + 1)
+        return apply_distribution(list(module.get_inputs()), test.dist, test.seed, task.meta.dist_inputs)
+
+    return draw
+
+
 def run_protocol(task: Task, backend_name: str, sources: dict[str, str], secret: str,
                  preset: str = "strict", scope: str = "full",
                  timed_shapes: list[dict[str, int]] | None = None,
@@ -637,12 +672,23 @@ def run_protocol(task: Task, backend_name: str, sources: dict[str, str], secret:
     threads_before = torch.get_num_threads()
     try:
         _static_stage(ctx)
+        # -- the plan, and whether the reference can run it (before any candidate call)
+        pub = public_tests(task)
+        base = task.small_shapes if scope == "small" else task.sweep_shapes
+        extra = safe_shapes(task, perturbed_shapes(task, secret, base=base))
+        for shape in timed_shapes or []:
+            full = task.full_shape(shape)
+            if full not in extra and full not in base:
+                extra.append(full)
+        hid = hidden_tests(task, secret, extra, base=base)
+        ctx.started = time.monotonic()
+        pre = preflight(task, pub + hid, timeout_s, backend.device, oracle_model, _seed_inputs(task))
+        ctx.judge_s += time.monotonic() - ctx.started
         try:
             ctx.proc = fresh(spec)
         except CandidateDied as e:
             raise died(e, spec, True) from None
         # -- public stage ---------------------------------------------------------
-        pub = public_tests(task)
         first: dict[str, Any] = {}
 
         def probe(run: ShapeRun, test: TestCase) -> None:
@@ -656,13 +702,6 @@ def run_protocol(task: Task, backend_name: str, sources: dict[str, str], secret:
             ev.feedback = fb.locate(ctx, failure, run, pub)
             raise _incorrect(failure, public=True)
         # -- hidden stage ---------------------------------------------------------
-        base = task.small_shapes if scope == "small" else task.sweep_shapes
-        extra = safe_shapes(task, perturbed_shapes(task, secret, base=base))
-        for shape in timed_shapes or []:
-            full = task.full_shape(shape)
-            if full not in extra and full not in base:
-                extra.append(full)
-        hid = hidden_tests(task, secret, extra, base=base)
         n, failure, _ = _run_stage(ctx, hid)
         ev.hidden_tests = n
         if failure is not None:
@@ -672,6 +711,8 @@ def run_protocol(task: Task, backend_name: str, sources: dict[str, str], secret:
                                    "block size) and all input distributions")]
             raise _incorrect(failure, public=False)
         ev.evidence = {"message": f"{ev.public_tests} public and {ev.hidden_tests} hidden tests pass"}
+        if pre.get("estimate_s") is not None:
+            ev.evidence["reference_check"] = pre
         if ctx.dropped:
             ev.evidence["outside_domain"] = sorted(set(ctx.dropped))[:10]
         weak = weak_check(ctx)
@@ -682,8 +723,14 @@ def run_protocol(task: Task, backend_name: str, sources: dict[str, str], secret:
                                        "tell from a real result (`kstrata tasks check`): correct, not ranked")
     except Stop as s:
         ev.verdict, ev.check, ev.evidence = s.verdict, s.check, s.evidence
+    except ReferenceFailure:
+        raise
     except TaskError as e:
         raise RuntimeError(f"task {task.name} cannot run: {e}") from e
+    except (MemoryError, RuntimeError) as e:
+        if is_oom(e):  # the candidate runs in its own process: an allocation failure here is the reference's
+            raise oom_failure(task, "in the judge (the reference or its float64 oracle)", e) from None
+        raise
     finally:
         ctx.proc.close()
         torch.set_num_threads(threads_before)
