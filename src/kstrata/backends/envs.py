@@ -7,9 +7,16 @@ interpreter lives in a separate virtual environment, created by
 ``kstrata setup`` (:func:`ensure_env`) and found by the executor through
 :func:`python_for`.
 
-Layout: ``<root>/<env name>/`` is a venv (``--system-site-packages`` off) with
+Layout: ``<root>/<env name>/`` is a venv (``--system-site-packages`` off,
+unless torch comes from the system: :data:`SYSTEM_TORCH`) with
 ``kstrata-env.json``, the manifest of what was installed. ``<root>`` is
 ``$KSTRATA_ENV_DIR`` or ``~/.cache/kstrata/envs``.
+
+Without network (an offline GPU machine): :func:`download_wheels` fetches every
+wheel an environment needs, for a target Python and platform, into a folder on
+a machine that has network (``kstrata setup --download-wheels DIR``), and
+:func:`ensure_env` with ``wheels=DIR`` installs from that folder only
+(``pip --no-index --find-links DIR``; ``kstrata setup --wheels DIR``).
 
 This module imports only the standard library at import time.
 """
@@ -20,9 +27,11 @@ import fcntl
 import hashlib
 import json
 import os
+import re
 import subprocess
 import sys
 import time
+import tomllib
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from importlib import metadata
@@ -80,6 +89,11 @@ TILELANG = EnvSpec(
 )
 
 ENVS: dict[str, EnvSpec] = {TILELANG.name: TILELANG}
+
+#: ``torch_spec`` value that installs no torch: the environment sees the base
+#: interpreter's site packages (a GPU machine's own CUDA build of torch, whose
+#: wheels with the CUDA libraries are gigabytes) and installs the rest on top.
+SYSTEM_TORCH = "system"
 
 
 def env_root() -> Path:
@@ -243,14 +257,34 @@ class Plan:
     pip_args: tuple[str, ...] = ()
     manifest_version: int = MANIFEST_VERSION
 
+    @property
+    def system_torch(self) -> bool:
+        """Whether torch comes from the base interpreter (:data:`SYSTEM_TORCH`)."""
+        return self.torch == SYSTEM_TORCH
+
+    @property
+    def wheels(self) -> str | None:
+        """The ``--find-links`` folder when pip may use no index, else None."""
+        if "--no-index" not in self.pip_args:
+            return None
+        for i, a in enumerate(self.pip_args):
+            if a == "--find-links" and i + 1 < len(self.pip_args):
+                return self.pip_args[i + 1]
+        return None
+
     def digest(self) -> str:
         blob = json.dumps(asdict(self), sort_keys=True)
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
 def make_plan(spec: EnvSpec, torch_spec: str | None = None,
-              pip_args: tuple[str, ...] = ()) -> Plan:
-    """The install plan for ``spec`` in this interpreter's Python version."""
+              pip_args: tuple[str, ...] = (), wheels: Path | None = None) -> Plan:
+    """The install plan for ``spec`` in this interpreter's Python version.
+
+    ``wheels``: install from that folder only (``--no-index --find-links``,
+    appended to ``pip_args`` with the folder made absolute).
+    """
+    offline = ("--no-index", "--find-links", str(Path(wheels).resolve())) if wheels is not None else ()
     return Plan(
         name=spec.name,
         python_version=".".join(map(str, sys.version_info[:2])),
@@ -258,8 +292,22 @@ def make_plan(spec: EnvSpec, torch_spec: str | None = None,
         packages=spec.packages,
         kstrata=kstrata_install(),
         kstrata_deps=kstrata_requirements(),
-        pip_args=tuple(pip_args),
+        pip_args=tuple(pip_args) + offline,
     )
+
+
+def build_requirements() -> tuple[str, ...]:
+    """What pip needs to build kstrata for an editable install (``[build-system]
+    requires`` of the checkout's ``pyproject.toml``); ``()`` when kstrata is
+    installed from a version, which is then a wheel itself."""
+    install = kstrata_install()
+    if install[0] != "-e":
+        return ()
+    try:
+        data = tomllib.loads((Path(install[1]) / "pyproject.toml").read_text())
+    except (OSError, ValueError):
+        return ("setuptools>=68", "wheel")
+    return tuple(data.get("build-system", {}).get("requires", ("setuptools>=68", "wheel")))
 
 
 @dataclass
@@ -274,12 +322,21 @@ class SetupResult:
     message: str = ""
 
 
-def _run(cmd: list[str], log: Callable[[str], None]) -> None:
+def _run(cmd: list[str], log: Callable[[str], None], wheels: str | None = None) -> None:
+    """Run ``cmd``; on failure raise :class:`EnvMissingError` with pip's tail
+    and, when installing from the folder ``wheels``, which wheel it lacks."""
     log("$ " + " ".join(cmd))
     proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     if proc.returncode != 0:
         tail = "\n".join(proc.stdout.strip().splitlines()[-25:])
-        raise EnvMissingError(f"command failed ({proc.returncode}): {' '.join(cmd)}\n{tail}")
+        head = ""
+        missing = re.search(r"No matching distribution found for (\S+)", proc.stdout)
+        if wheels is not None and missing:
+            head = (f"the wheel folder {wheels} has no wheel for {missing.group(1)} that fits Python "
+                    f"{sys.version_info[0]}.{sys.version_info[1]} on this platform; on a machine with "
+                    f"network run `kstrata setup --download-wheels DIR` with this machine's "
+                    f"--python-version and --platform (README: TileLang without network)\n")
+        raise EnvMissingError(f"{head}command failed ({proc.returncode}): {' '.join(cmd)}\n{tail}")
 
 
 def _freeze(python: Path) -> dict[str, str]:
@@ -289,8 +346,124 @@ def _freeze(python: Path) -> dict[str, str]:
     return json.loads(out.stdout)
 
 
+def check_wheel_dir(wheels: Path) -> Path:
+    """``wheels`` made absolute, after checking that it is a folder holding wheels.
+
+    Raises
+    ------
+    EnvMissingError
+        When it does not exist or holds no ``*.whl`` file (the message says how to fill it).
+    """
+    wheels = Path(wheels).expanduser().resolve()
+    if not wheels.is_dir():
+        raise EnvMissingError(f"wheel folder {wheels} does not exist; fill it on a machine with network "
+                              f"with `kstrata setup --download-wheels {wheels}`")
+    if not any(wheels.glob("*.whl")):
+        raise EnvMissingError(f"wheel folder {wheels} holds no *.whl file; fill it on a machine with "
+                              f"network with `kstrata setup --download-wheels {wheels}`")
+    return wheels
+
+
+def download_wheels(spec: EnvSpec, dest: Path, torch_spec: str | None = None,
+                    python_version: str | None = None, platforms: tuple[str, ...] = (),
+                    pip_args: tuple[str, ...] = (),
+                    log: Callable[[str], None] = lambda s: None) -> list[Path]:
+    """Download every wheel that :func:`ensure_env` with ``wheels=dest`` needs
+    (needs network or an index; run it where pip reaches one).
+
+    One ``pip download --only-binary=:all:`` of torch, the spec's packages,
+    kstrata's non-TVM requirements and what pip needs to build kstrata's
+    editable install (:func:`build_requirements`), with their dependencies.
+    With ``torch_spec`` :data:`SYSTEM_TORCH` neither torch nor what only
+    torch needs (triton, the ``nvidia-*`` CUDA libraries) is fetched.
+
+    Parameters
+    ----------
+    dest:
+        The folder (created); wheels already there are kept.
+    python_version:
+        Target Python, e.g. ``"3.12"`` (default: this interpreter's); also
+        sets ``--implementation cp``.
+    platforms:
+        Target pip platform tags, e.g. ``("manylinux_2_28_x86_64",
+        "manylinux2014_x86_64")`` (default: this machine's).
+    pip_args:
+        Extra arguments for ``pip download`` (``--index-url URL`` ...).
+
+    Returns
+    -------
+    list of Path
+        The wheels in ``dest`` afterwards.
+
+    Raises
+    ------
+    EnvMissingError
+        When pip fails (its tail), e.g. a package without a wheel for the target.
+    """
+    plan = make_plan(spec, torch_spec, pip_args)
+    dest = Path(dest).expanduser().resolve()
+    dest.mkdir(parents=True, exist_ok=True)
+    cmd = [sys.executable, "-m", "pip", "download", "--disable-pip-version-check", "-q",
+           "--only-binary=:all:", "-d", str(dest), *pip_args]
+    if python_version:
+        cmd += ["--python-version", python_version, "--implementation", "cp"]
+    for p in platforms:
+        cmd += ["--platform", p]
+    reqs = [*plan.packages, *plan.kstrata_deps, *build_requirements()]
+    if not plan.system_torch:
+        _run([*cmd, plan.torch, *reqs], log)
+        return sorted(dest.glob("*.whl"))
+    # TileLang (and torch-c-dlpack-ext) require torch, and pip cannot leave one
+    # requirement out of a resolution: an empty stand-in wheel of torch, offered
+    # from a folder of its own, satisfies them (so neither torch nor its CUDA
+    # libraries are fetched), and is removed from ``dest`` afterwards.
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="kstrata-torch-stub-") as tmp:
+        stub = write_wheel(Path(tmp), "torch", _STUB_TORCH, {})
+        try:
+            _run([*cmd, "--find-links", tmp, f"torch=={_STUB_TORCH}", *reqs], log)
+        finally:
+            (dest / stub.name).unlink(missing_ok=True)
+    return sorted(dest.glob("*.whl"))
+
+
+#: Version of the stand-in torch that :func:`download_wheels` resolves against
+#: for :data:`SYSTEM_TORCH` (a local version no index serves).
+_STUB_TORCH = "0.0.0+kstrata.system"
+
+
+def write_wheel(folder: Path, name: str, version: str, files: dict[str, str],
+                requires: tuple[str, ...] = ()) -> Path:
+    """Write a minimal pure-Python wheel (PEP 427) of ``name`` ``version``
+    holding ``files`` (``{path in the wheel: text}``) and requiring ``requires``
+    (``Requires-Dist`` lines) into ``folder``; returns its path."""
+    import base64
+    import zipfile
+
+    dist = f"{name}-{version}.dist-info"
+    files = {
+        **files,
+        f"{dist}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n"
+                            + "".join(f"Requires-Dist: {r}\n" for r in requires),
+        f"{dist}/WHEEL": "Wheel-Version: 1.0\nGenerator: kstrata\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+    }
+    record = []
+    for path, text in files.items():
+        data = text.encode()
+        digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+        record.append(f"{path},sha256={digest},{len(data)}")
+    files[f"{dist}/RECORD"] = "\n".join([*record, f"{dist}/RECORD,,"]) + "\n"
+    out = Path(folder) / f"{name}-{version}-py3-none-any.whl"
+    with zipfile.ZipFile(out, "w") as z:
+        for path, text in files.items():
+            z.writestr(path, text)
+    return out
+
+
 def ensure_env(spec: EnvSpec, torch_spec: str | None = None, pip_args: tuple[str, ...] = (),
-               force: bool = False, log: Callable[[str], None] = lambda s: None) -> SetupResult:
+               force: bool = False, log: Callable[[str], None] = lambda s: None,
+               wheels: Path | None = None) -> SetupResult:
     """Create or update the isolated environment ``spec`` (idempotent).
 
     A no-op (``changed=False``) when the manifest's plan digest matches the
@@ -304,16 +477,26 @@ def ensure_env(spec: EnvSpec, torch_spec: str | None = None, pip_args: tuple[str
     ----------
     torch_spec:
         pip requirement for torch (default: the main environment's version).
+        :data:`SYSTEM_TORCH` installs none and makes the venv see the base
+        interpreter's site packages, where torch must import.
     pip_args:
         Extra arguments for every ``pip install`` (``--index-url URL`` ...).
+    wheels:
+        Install from this folder only, without network (``--no-index
+        --find-links``); :func:`download_wheels` fills it. kstrata's editable
+        install builds from the checkout with the folder's setuptools/wheel.
 
     Raises
     ------
     EnvMissingError
-        If venv creation, an install or the import check fails (with pip's tail).
+        If the wheel folder is missing or empty, venv creation, an install or
+        the import check fails (with pip's tail and, from a wheel folder, the
+        package it lacks).
     """
     start = time.perf_counter()
-    plan = make_plan(spec, torch_spec, pip_args)
+    if wheels is not None:
+        wheels = check_wheel_dir(wheels)
+    plan = make_plan(spec, torch_spec, pip_args, wheels)
     env_root().mkdir(parents=True, exist_ok=True)
     # One setup at a time per environment (concurrent test sessions, two shells).
     with open(env_root() / f".{spec.name}.lock", "w") as lock:
@@ -331,15 +514,25 @@ def _ensure_locked(spec: EnvSpec, plan: Plan, force: bool, log: Callable[[str], 
                            manifest.get("installed", {}), "up to date")
     path.parent.mkdir(parents=True, exist_ok=True)
     (path / MANIFEST).unlink(missing_ok=True)
-    if not py.exists():
-        _run([sys.executable, "-m", "venv", str(path)], log)
+    if not py.exists() or _sees_system_site(path) != plan.system_torch:
+        _run([sys.executable, "-m", "venv", *(["--system-site-packages"] if plan.system_torch else []),
+              str(path)], log)
+    if plan.system_torch:
+        try:
+            _run([str(py), "-c", "import torch"], log)
+        except EnvMissingError as e:
+            raise EnvMissingError(f"--torch {SYSTEM_TORCH}: torch does not import from the site packages "
+                                  f"of {sys.executable}'s base interpreter; install torch there or name "
+                                  f"a torch requirement\n{e}") from None
+    torch = [] if plan.system_torch else [plan.torch]
+    wheels = plan.wheels
     pip = [str(py), "-m", "pip", "install", "--disable-pip-version-check", "-q", *plan.pip_args]
-    _run([*pip, plan.torch, *plan.packages], log)
+    _run([*pip, *torch, *plan.packages], log, wheels)
     if plan.kstrata_deps:
-        _run([*pip, *plan.kstrata_deps], log)
-    _run([*pip, "--no-deps", *plan.kstrata], log)
+        _run([*pip, *plan.kstrata_deps], log, wheels)
+    _run([*pip, "--no-deps", *plan.kstrata], log, wheels)
     # Torch and the pins must have survived the later installs.
-    _run([*pip, "--no-deps", plan.torch, *plan.packages], log)
+    _run([*pip, "--no-deps", *torch, *plan.packages], log, wheels)
     _run([str(py), "-c", f"import {spec.import_check}, kstrata"], log)
     installed = _freeze(py)
     record = {
@@ -354,6 +547,15 @@ def _ensure_locked(spec: EnvSpec, plan: Plan, force: bool, log: Callable[[str], 
 
     write_atomic(path / MANIFEST, json.dumps(record, indent=2, sort_keys=True))
     return SetupResult(spec.name, path, True, time.perf_counter() - start, installed, "installed")
+
+
+def _sees_system_site(path: Path) -> bool:
+    """Whether the venv at ``path`` was made with ``--system-site-packages``."""
+    try:
+        cfg = (path / "pyvenv.cfg").read_text()
+    except OSError:
+        return False
+    return bool(re.search(r"^include-system-site-packages\s*=\s*true\s*$", cfg, re.M | re.I))
 
 
 def check_main_env() -> dict[str, str]:
