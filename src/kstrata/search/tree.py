@@ -23,6 +23,12 @@ from kstrata.store.run_store import RunStore
 #: A measurement finding starting with this marks a timing the search does not rank by.
 UNTRUSTED_PREFIX = "untrusted timing:"
 
+
+def unevaluated(finished: bool) -> str:
+    """How a candidate that was proposed but never evaluated is shown (the tree,
+    the report): in a stopped run the budget ran out before it was reached."""
+    return "not evaluated (the run stopped first)" if finished else "not evaluated yet"
+
 @dataclass
 class Node:
     """One candidate in the tree (its stored record plus links)."""
@@ -184,9 +190,29 @@ class CandidateTree:
         return sorted((n for n in pool if n.correct), key=lambda n: (-n.score, n.seq))
 
     def best_correct(self, within: str | None = None) -> Node | None:
-        """The correct node with the highest speedup (in ``within``'s subtree if given)."""
-        ranked = self.ranked(None if within is None else self.subtree(within))
-        return ranked[0] if ranked else None
+        """The correct node with the highest score (in ``within``'s subtree if
+        given), but never one that reads slower than the root.
+
+        A node whose timing was not trusted scores 0 (:attr:`Node.score`), so
+        a correct root timed noisy or under the roofline floor (small GPU
+        kernels whose data stays in L2) would rank below any trusted node,
+        however slow: a tvm-cuda rmsnorm run on the H200 reported a 0.739x
+        candidate as best while its initial read 1.22x. So when the root is
+        correct and the top-ranked node's speedup reads below the root's
+        (trusted or not), the root is the best: the search claims no result
+        slower than where it started (with the root's timing untrusted, it
+        claims no speedup at all).
+        """
+        pool = None if within is None else self.subtree(within)
+        ranked = self.ranked(pool)
+        if not ranked:
+            return None
+        best, root = ranked[0], self.root
+        if (root is not None and best is not root and root.correct and root.speedup is not None
+                and best.speedup is not None and best.speedup < root.speedup
+                and (pool is None or root in pool)):
+            return root
+        return best
 
     def improvements(self) -> list[Node]:
         """Nodes that raised the best score when evaluated, in creation order
@@ -238,34 +264,36 @@ class CandidateTree:
         }
 
     # -- rendering ---------------------------------------------------------
-    def label(self, node: Node) -> Text:
-        """``hash8 level role verdict speedup [router reason]`` for one node."""
+    def label(self, node: Node, finished: bool = False) -> Text:
+        """``hash8 level role verdict speedup [router reason]`` for one node
+        (``finished``: the run has stopped, so an unevaluated node never will be)."""
         colour = {"correct": "green", None: "dim"}.get(node.verdict, "red")
         t = Text()
         t.append(node.hash[:8], style="bold")
         t.append(f" {node.level or 'initial'} {node.role} ")
-        t.append(node.verdict or "pending", style=colour)
+        t.append(node.verdict or unevaluated(finished), style=colour)
         if node.speedup is not None and not node.timing_trusted:
             t.append(f" {node.speedup:.3g}x unranked (untrusted timing)", style="yellow")
         elif node.speedup is not None:
             t.append(f" {node.speedup:.3g}x", style="cyan")
         if node.slower_at_creation:
-            t.append(" (slower at creation)", style="yellow")
+            t.append(" (slower than its parent)", style="yellow")
         if len(node.parents) > 1:
             t.append(f" +{len(node.parents) - 1} parent(s)", style="magenta")
         if node.router_reason:
             t.append(f" — {node.router_reason}", style="italic dim")
         return t
 
-    def render(self, title: str = "candidates") -> Tree:
-        """A :class:`rich.tree.Tree` of the lineage (each node under its first parent)."""
+    def render(self, title: str = "candidates", finished: bool = False) -> Tree:
+        """A :class:`rich.tree.Tree` of the lineage (each node under its first
+        parent); ``finished`` as in :meth:`label`."""
         tree = Tree(Text(title, style="bold"))
         if self.root is None:
             return tree
         stack = [(self.root, tree)]
         while stack:
             node, branch = stack.pop()
-            sub = branch.add(self.label(node))
+            sub = branch.add(self.label(node, finished))
             kids = [c for c in self.children(node.hash) if c.parents[0] == node.hash]
             stack.extend((c, sub) for c in reversed(kids))
         return tree
