@@ -26,6 +26,7 @@ from kstrata.measure.roofline import cache_dir
 from kstrata.backends.base import CandidateLoadError
 from kstrata.measure.overhead import overhead_notes
 from kstrata.measure.remote import RemoteCandidate
+from kstrata.measure.retime import retimed
 from kstrata.measure.timing import Measurement, TimingConfig, measure, n_input_copies, under_floor
 from kstrata.tasks.base import Task
 
@@ -43,6 +44,8 @@ def time_candidate(
     seed: int = 0,
     with_roofline: bool = True,
     counters: bool = False,
+    retimes: int = 0,
+    retime_above: float | None = None,
 ) -> Measurement:
     """Build the candidate and its baseline for ``shape``, then time them paired.
 
@@ -72,6 +75,13 @@ def time_candidate(
         calls (after timing; skipped with the reason where perf cannot count).
         On GPUs use :func:`kstrata.measure.profilers.ncu.profile`, which must
         wrap a separate process.
+    retimes, retime_above:
+        When the timing is doubtful (still noisy, or a suspicious finding) and
+        its speedup reads above ``retime_above``, time again up to ``retimes``
+        times with the candidate and baseline already built here
+        (:func:`kstrata.measure.retime.retimed`: each re-timing stages and
+        calibrates again and checks its own timed calls). The result carries
+        the other timings in ``Measurement.retimes``. Default: no re-timing.
 
     Raises
     ------
@@ -115,8 +125,13 @@ def time_candidate(
             base = _remote(task, b, baseline_sources, shape, init_inputs, seed, procs)
         else:
             raise ValueError(f"unknown baseline {baseline!r}")
-        return _measure(task, b, cand, base, inputs, sets, shape, config, baseline, with_roofline, counters,
-                        seed)
+        def timing(k: int) -> Measurement:
+            # timing k > 0 re-times with the processes built above: fresh call counters and checked-call draws
+            c = cand.again(seed + k) if k else cand
+            bb = base.again(seed + k) if k and isinstance(base, RemoteCandidate) else base
+            return _measure(task, b, c, bb, inputs, sets, shape, config, baseline, with_roofline, counters, seed)
+
+        return retimed(timing(0), timing, retimes, retime_above)
     finally:
         for p in procs:
             p.close()

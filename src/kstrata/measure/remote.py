@@ -90,6 +90,12 @@ class RemoteCandidate:
         self.checked = 0
         self.last_i = -1
 
+    def again(self, seed: int) -> RemoteCandidate:
+        """A handle for another timing of the same loaded candidate: its own
+        call counter (so that timing's first call is checked) and its own draw
+        of checked calls (``seed``)."""
+        return RemoteCandidate(self.proc, check=self.check, seed=seed)
+
     def stage(self, sets: list[list[Any]], flush_bytes: int | None, flush: bool) -> None:
         """Send the input copies (kept resident in the candidate process)."""
         bufs: list[Any] = []

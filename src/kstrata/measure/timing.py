@@ -142,6 +142,10 @@ class Measurement:
         Profiler counters per call (``perf`` on CPU), or why there are none.
     findings:
         :class:`kstrata.measure.profilers.findings.Finding` dicts for the agents.
+    retimes:
+        The other timings of the same call when a doubtful timing was timed
+        again (:func:`kstrata.measure.retime.retimed`): ``to_dict()`` of each,
+        or ``{"error": ...}`` for one that failed; empty when none was taken.
     """
 
     method: str
@@ -166,6 +170,7 @@ class Measurement:
     labels: dict = field(default_factory=dict)
     counters: dict | None = None
     findings: list[dict] = field(default_factory=list)
+    retimes: list[dict] = field(default_factory=list)
 
     def to_dict(self) -> dict:
         return asdict(self)

@@ -56,7 +56,9 @@ class VerifyMeasureEvaluator:
     retimes:
         A would-be best whose timing is noisy (relative IQR over the
         threshold after the timer's own re-measuring) or under the roofline
-        floor is timed again up to this many times; if it stays doubtful it
+        floor is timed again up to this many times, in the timing call that
+        took it (the candidate built once, :func:`kstrata.measure.retime.retimed`;
+        a timer that does not re-time is asked again); if it stays doubtful it
         is kept as correct but not ranked by that speedup (a finding says why);
         the search loop re-times such contenders once more at the end of the run
         (:meth:`final_round`, ``final_timing_config``, default :func:`final_timing`).
@@ -101,18 +103,24 @@ class VerifyMeasureEvaluator:
         return [task.full_shape(self.shape)]
 
     def _time(self, task: Any, backend: Any, sources: dict[str, str], baseline: str,
-              config: Any = None) -> Any:
-        """One paired timing in the worker pool (the candidate may crash or hang)."""
+              config: Any = None, retime_above: float | None = None) -> Any:
+        """One paired timing in the worker pool (the candidate may crash or hang).
+        With ``retime_above``, a doubtful timing whose speedup reads above it is
+        re-timed (up to ``retimes`` times) in the same call, with the candidate
+        built once (:func:`kstrata.measure.retime.retimed`)."""
         runner = self._runner()
         config = config or self._config()
+        again = {} if retime_above is None or self.retimes <= 0 else {
+            "retimes": self.retimes, "retime_above": retime_above}
         if runner is None:
             from kstrata.measure.candidate import time_candidate
 
             return time_candidate(backend.name, task, sources, self.shape, baseline=baseline,
-                                  trials=self.trials, config=config)
+                                  trials=self.trials, config=config, **again)
         r = runner.call("kstrata.measure.candidate:time_candidate", backend.name, task, sources, self.shape,
                          baseline=baseline, trials=self.trials, config=config,
-                         timeout_s=self.timing_timeout_s)
+                         timeout_s=self.timing_timeout_s * (1 + self.retimes if again else 1),
+                         **again)
         if not r.ok:
             raise RuntimeError(f"{r.kind}: {r.error}")
         return r.value
@@ -151,33 +159,35 @@ class VerifyMeasureEvaluator:
         if ev.verdict is not Verdict.CORRECT or not getattr(backend, "timing_meaningful", True) \
                 or (ev.evidence or {}).get("weak_match"):
             return ev, None  # a weak-task match is correct but never ranked
-        speedups, raw, first, error = self._time_all(task, backend, sources)
+        speedups, raw, first, error = self._time_all(task, backend, sources, retime_above=self.best_speedup)
         if error is not None:
             baseline, e = error
             if "TimedOutputMismatch" in str(e):
-                return replace(ev, verdict=Verdict.REJECTED, check="timed_output",
-                               evidence={"message": str(e).split("TimedOutputMismatch: ", 1)[-1]}), None
+                return _timed_output_rejected(ev, e), None
             msg = f"timing against {baseline} failed: {type(e).__name__}: {e}"
             return replace(ev, verdict=Verdict.RUNTIME_ERROR, check="timing",
                            evidence={**ev.evidence, "message": msg}), None
         return ev, (speedups, raw, first)
 
-    def _time_all(self, task: Any, backend: Any, sources: dict[str, str], config: Any = None
-                  ) -> tuple[dict, dict, Any, tuple[str, Exception] | None]:
+    def _time_all(self, task: Any, backend: Any, sources: dict[str, str], config: Any = None,
+                  retime_above: float | None = None) -> tuple[dict, dict, Any, tuple[str, Exception] | None]:
         """Time against every baseline: ``(speedups, raw, first measurement,
         error)``; ``error`` is ``(baseline, exception)`` when the first timing
-        failed (or a timed output mismatched), else ``None``."""
+        failed (or a timed output mismatched), else ``None``. ``retime_above``
+        goes to the primary baseline's timing (see :meth:`_time`)."""
         speedups, raw, first = {}, {}, None
         for baseline in self.baselines:
             try:
-                m = self._time(task, backend, sources, baseline, config=config)
+                m = self._time(task, backend, sources, baseline, config=config,
+                               **({"retime_above": retime_above} if first is None and retime_above is not None
+                                  else {}))
             except Exception as e:  # noqa: BLE001 - errors are data
                 if first is None or "TimedOutputMismatch" in str(e):
                     return speedups, raw, first, (baseline, e)
                 raw[baseline] = {"error": f"{type(e).__name__}: {e}"}
                 continue
             first = first or m
-            raw[baseline] = m.to_dict()
+            raw[baseline] = _record(m)
             if m.speedup is not None:
                 speedups[baseline] = m.speedup
         return speedups, raw, first, None
@@ -188,21 +198,20 @@ class VerifyMeasureEvaluator:
         first that is neither noisy nor under the roofline floor replaces the
         doubtful one. Returns ``(measurement, speedups, raw, untrusted)``, with
         ``untrusted`` a finding (prefix :data:`~kstrata.search.tree.UNTRUSTED_PREFIX`)
-        when every timing stayed doubtful."""
-        from kstrata.search.tree import UNTRUSTED_PREFIX
-
+        when every timing stayed doubtful. Raises what :meth:`_time` raised when a
+        re-timing's checked outputs differed from the oracle (``TimedOutputMismatch``)."""
         baseline = self.baselines[0]
         for _ in range(self.retimes):
             try:
                 m = self._time(task, backend, sources, baseline)
-            except Exception:  # noqa: BLE001 - the first timing stands, untrusted
+            except Exception as e:  # the first timing stands, untrusted
+                if "TimedOutputMismatch" in str(e):
+                    raise
                 break
             if not _doubtful(m):
-                raw = {**raw, baseline: m.to_dict(), f"{baseline}:doubtful": raw.get(baseline)}
+                raw = {**raw, baseline: _record(m), f"{baseline}:doubtful": raw.get(baseline)}
                 return m, {**speedups, baseline: m.speedup}, raw, None
-        why = "; ".join(first.suspicious) or "the timing stayed noisy (relative IQR over the threshold)"
-        return first, speedups, raw, (f"{UNTRUSTED_PREFIX} {why} after {self.retimes} re-timing(s); "
-                                      "not ranked as a speedup (re-time it on a quiet machine)")
+        return first, speedups, raw, _untrusted(first, self.retimes)
 
     def _finish(self, task: Any, backend: Any, sources: dict[str, str],
                 screened: tuple[Any, Any]) -> tuple[Any, Any]:
@@ -217,9 +226,18 @@ class VerifyMeasureEvaluator:
         primary = speedups.get(self.baselines[0]) if self.baselines else None
         point = getattr(primary, "point", None)
         untrusted = None
+        earlier = getattr(first, "retimes", None) or []  # re-timed in the timing call (same processes)
+        if earlier and not _doubtful(first):
+            raw = {**raw, f"{self.baselines[0]}:doubtful": earlier[0]}
         if point is not None and point > self.best_speedup and _doubtful(first):
             # a would-be best timed noisy or under the roofline floor: re-time before believing it
-            first, speedups, raw, untrusted = self._retime(task, backend, sources, first, speedups, raw)
+            if earlier:
+                untrusted = _untrusted(first, len(earlier))
+            else:
+                try:
+                    first, speedups, raw, untrusted = self._retime(task, backend, sources, first, speedups, raw)
+                except Exception as e:  # noqa: BLE001 - only a timed-output mismatch comes out
+                    return _timed_output_rejected(ev, e), None
             primary = speedups.get(self.baselines[0])
             point = getattr(primary, "point", None)
             if untrusted:
@@ -275,7 +293,33 @@ class VerifyMeasureEvaluator:
 
 def _doubtful(m: Any) -> bool:
     """A timing not to believe as it is: noisy, or flagged under the roofline floor."""
-    return bool(getattr(m, "noisy", False) or getattr(m, "suspicious", None))
+    from kstrata.measure.retime import doubtful
+
+    return doubtful(m)
+
+
+def _timed_output_rejected(ev: Any, e: Exception) -> Any:
+    """``ev`` turned ``rejected`` (check ``timed_output``): a timed call's outputs differed from the oracle."""
+    from kstrata.verdict import Verdict
+
+    return replace(ev, verdict=Verdict.REJECTED, check="timed_output",
+                   evidence={"message": str(e).split("TimedOutputMismatch: ", 1)[-1]})
+
+
+def _record(m: Any) -> dict:
+    """What the store keeps of timing ``m`` (its re-timings apart)."""
+    from kstrata.measure.retime import without_retimes
+
+    return without_retimes(m)
+
+
+def _untrusted(first: Any, retimes: int) -> str:
+    """The untrusted-timing finding for ``first`` after ``retimes`` re-timings that stayed doubtful."""
+    from kstrata.search.tree import UNTRUSTED_PREFIX
+
+    why = "; ".join(first.suspicious) or "the timing stayed noisy (relative IQR over the threshold)"
+    return (f"{UNTRUSTED_PREFIX} {why} after {retimes} re-timing(s); not ranked as a speedup "
+            "(re-time it on a quiet machine)")
 
 
 def final_timing() -> Any:

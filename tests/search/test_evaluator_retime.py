@@ -1,0 +1,78 @@
+"""The evaluator re-times a doubtful would-be best in the timing call that took it."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+from search_fakes import FakeBackend, FakeTask
+
+from kstrata.measure.stats import RatioCI
+from kstrata.search.candidate import to_measurement_record
+from kstrata.search.evaluators import VerifyMeasureEvaluator
+from kstrata.verdict import Verdict
+from kstrata.verify import Evaluation
+
+
+def _timing(point, noisy, retimes=()):
+    return SimpleNamespace(candidate=SimpleNamespace(median=1.0), suspicious=[], noisy=noisy, roofline=None,
+                           speedup=RatioCI(point=point, low=point * 0.9, high=point * 1.1, confidence=0.95,
+                                           n_resamples=10),
+                           retimes=list(retimes), to_dict=lambda: {"point": point, "retimes": list(retimes)})
+
+
+def _setup(monkeypatch, answers):
+    import kstrata.measure.candidate as mc
+    import kstrata.verify as v
+
+    ok = Evaluation(verdict=Verdict.CORRECT, public_tests=2, hidden_tests=4)
+    monkeypatch.setattr(v, "verify_candidate", lambda *a, **k: ok)
+    calls = []
+
+    def fake_time(backend, task, sources, shape=None, *, baseline, **kw):
+        calls.append(kw)
+        item = answers.pop(0)
+        if isinstance(item, Exception):
+            raise item
+        return item
+
+    monkeypatch.setattr(mc, "time_candidate", fake_time)
+    return calls
+
+
+def test_the_timer_is_asked_to_retime_above_the_best_and_its_clean_retiming_counts(monkeypatch):
+    clean = _timing(2.0, noisy=False, retimes=[{"point": 6.0}])  # the timer re-timed a noisy 6.0x
+    calls = _setup(monkeypatch, [clean])
+    e = VerifyMeasureEvaluator(secret="s", baselines=("eager",), confirm_scope=None)
+    _, m = e.evaluate(FakeTask(), FakeBackend(), {"graph": "x"})
+    assert [(c["retimes"], c["retime_above"]) for c in calls] == [(2, 0.0)]  # one call, no second one
+    rec = to_measurement_record(m)
+    assert rec.speedup == 2.0 and not rec.findings and e.best_speedup == 2.0
+    assert m["raw"]["eager:doubtful"] == {"point": 6.0} and "retimes" not in m["raw"]["eager"]
+
+
+def test_retimings_that_stayed_doubtful_leave_the_timing_untrusted_without_another_call(monkeypatch):
+    calls = _setup(monkeypatch, [_timing(5.0, noisy=True, retimes=[{"point": 5.1}, {"point": 4.9}])])
+    e = VerifyMeasureEvaluator(secret="s", baselines=("eager",), confirm_scope=None)
+    _, m = e.evaluate(FakeTask(), FakeBackend(), {"graph": "x"})
+    rec = to_measurement_record(m)
+    assert len(calls) == 1 and e.best_speedup == 0.0
+    assert str(rec.findings[0]).startswith("untrusted timing:") and "after 2 re-timing(s)" in rec.findings[0]
+
+
+def test_a_timer_that_does_not_retime_is_asked_again_and_a_mismatch_there_rejects(monkeypatch):
+    mismatch = RuntimeError("exception: TimedOutputMismatch: timed call 7 (input copy 2) returned a wrong output")
+    calls = _setup(monkeypatch, [_timing(5.0, noisy=True), mismatch])
+    e = VerifyMeasureEvaluator(secret="s", baselines=("eager",), confirm_scope=None)
+    ev, m = e.evaluate(FakeTask(), FakeBackend(), {"graph": "x"})
+    assert len(calls) == 2 and "retimes" not in calls[1]  # the fallback re-timing is a plain timing
+    assert ev.verdict is Verdict.REJECTED and ev.check == "timed_output" and m is None
+    assert ev.evidence["message"].startswith("timed call 7")
+
+
+def test_the_final_round_and_other_baselines_are_not_retimed_in_the_call(monkeypatch):
+    calls = _setup(monkeypatch, [_timing(1.5, noisy=False), _timing(1.2, noisy=False), _timing(1.5, False)])
+    e = VerifyMeasureEvaluator(secret="s", baselines=("eager", "compile"), confirm_scope=None)
+    e.evaluate(FakeTask(), FakeBackend(), {"graph": "x"})
+    assert "retimes" in calls[0] and "retimes" not in calls[1]
+    e.final_round(FakeTask(), FakeBackend(), {"graph": "x"})
+    assert all("retimes" not in c for c in calls[2:])
