@@ -131,3 +131,72 @@ def test_python_api_evaluate_gives_the_verdict_and_is_what_eval_uses(tmp_path):
     result = kstrata.evaluate("rmsnorm", cand, scope="small", time=False)
     assert result.verdict == "correct" and result.backend == "pytorch" and result.timing is None
     assert kstrata.load_task("rmsnorm").name == "rmsnorm"
+
+
+STATIC_USE = '''import sys, torch
+sys.path.insert(0, {parent!r})
+from {name} import KernelModule, task_module
+torch.manual_seed(0); layer = KernelModule({init})
+torch.manual_seed(0); ref = task_module().Model({init})
+x = task_module().get_inputs()[0]
+print("maxdiff", float((layer(x) - ref(x)).abs().max().detach()))
+try:
+    layer(torch.randn(8, 512))
+except ValueError as e:
+    print("refused:", e)
+'''
+
+
+def test_export_of_a_static_build_says_its_shape_and_refuses_others(tmp_path):
+    """A static TVM build is exported at the run's timing shape (where its speedup
+    was measured): export.json, the usage hint and the error at another shape say so."""
+    from kstrata.backends.tvm.lower import with_build
+
+    task = kstrata.load_task("rmsnorm")
+    root = get_backend("tvm-llvm").initial_sources(task)
+    root["graph"] = with_build(root["graph"], "static")
+    timed = {"B": 64, "D": 512}
+    res = optimize(task, get_backend("tvm-llvm"), _NoProposer(), _Correct(), "greedy", Budget(evaluations=1),
+                   tmp_path / "run", initial_sources=root, extra_config={"cli": {"timing_shape": timed}})
+    r = CliRunner().invoke(app, ["export", str(res.run_dir), "--to", str(tmp_path / "rms_static")])
+    assert r.exit_code == 0, r.output
+    out = tmp_path / "rms_static"
+    meta = json.loads((out / "export.json").read_text())
+    assert meta["symbolic"] is False and meta["shape"] == timed and meta["timed_shape"] == timed
+    assert meta["input_shapes"] == [[64, 512]] and meta["runs_at"].startswith("B=64, D=512 only")
+    assert [s["shape"] for s in meta["speedups"]] == [timed] and "speedup_note" not in meta
+    hint = " ".join(r.output.split())
+    assert "KernelModule(512)" in hint and "runs at: B=64, D=512 only" in hint and "measured at B=64, D=512" in hint
+    assert {oct(p.stat().st_mode & 0o777) for p in out.rglob("*") if p.is_file()} == {"0o644"}
+    code = STATIC_USE.format(parent=str(out.parent), name=out.name, init=512)
+    run = subprocess.run([PY, "-c", code], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert float(run.stdout.split("maxdiff")[1].split()[0]) < 1e-4
+    assert "refused: this export runs only at B=64, D=512" in run.stdout and "[[8, 512]]" in run.stdout
+    # another shape on request: built there, the speedup labelled with where it was measured
+    other = kstrata.export(res.run_dir, tmp_path / "rms_nominal", shape="B=32,D=256")
+    meta = json.loads((other / "export.json").read_text())
+    assert meta["shape"] == {"B": 32, "D": 256} and meta["input_shapes"] == [[32, 256]]
+    assert "measured at B=64, D=512, not at the exported shape B=32, D=256" in meta["speedup_note"]
+
+
+def test_an_export_is_flagged_stale_after_retime_changes_the_run(tmp_path):
+    from kstrata.cli import retime as R
+    from kstrata.cli.export import stale_exports
+
+    res = _run(tmp_path, "pytorch", {"source": RMSNORM_NEW})
+    out = kstrata.export(res.run_dir, tmp_path / "rms_torch")
+    assert stale_exports(res.run_dir) == []
+
+    class Faster:
+        def final_round(self, task, backend, sources):
+            return {"median_ms": 0.5, "speedups": {"eager": {"value": 3.0, "ci": [2.9, 3.1]}}, "findings": []}
+
+    R.retime_run(res.run_dir, evaluator=Faster())
+    (line,) = stale_exports(res.run_dir)
+    assert line.startswith(str(out.resolve())) and "speedups changed" in line
+    code = f"import sys; sys.path.insert(0, {str(out.parent)!r}); import {out.name}"
+    run = subprocess.run([PY, "-c", code], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0 and "re-timed since this export" in run.stderr, run.stderr[-2000:]
+    kstrata.export(res.run_dir, out)  # exporting again makes it current
+    assert stale_exports(res.run_dir) == []

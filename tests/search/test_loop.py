@@ -67,7 +67,7 @@ def test_lookahead_keeps_a_graph_change_that_was_slower_at_creation(tmp_path):
     assert on.best.speedup > 2.0 and fused.hash in on.tree.ancestors(on.best.hash)
     kinds = [e.kind for e in on.tree.expansion_log]
     assert kinds == ["policy", "lookahead"]
-    assert "lookahead 1/1" in on.best.router_reason
+    assert "lookahead 1/1: schedule edit granted to graph change" in on.best.router_reason
     assert on.lookahead["wins_from_slower"] >= 1 and on.lookahead["fraction"] == 1.0
     assert off.best.speedup == pytest.approx(2.0)  # without it the rewrite is never tuned in time
     assert off.lookahead["wins"] == 0

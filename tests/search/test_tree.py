@@ -46,6 +46,6 @@ def test_tree_queries_and_render(tmp_path):
     console = Console(record=True, width=200)
     console.print(tree.render("run"))
     text = console.export_text()
-    assert best.hash[:8] in text and "initial" in text and "round-robin" in text
+    assert best.hash[:8] in text and "initial" in text and "levels take turns" in text
     assert f"{best.speedup:.3g}x" in text and "+1 parent(s)" in text
     assert text.count("\n") >= len(tree)  # every node drawn once

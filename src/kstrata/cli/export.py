@@ -1,11 +1,20 @@
 """``kstrata export RUN --to DIR``: the best kernel of a run as an importable module.
 
-``DIR`` becomes a Python package a model can import::
+``DIR`` becomes a Python package a model can import (the command prints
+these lines with the real constructor arguments and shapes)::
 
     import sys; sys.path.insert(0, "path/to/parent-of-DIR")
-    from DIR import KernelModule          # a torch.nn.Module
-    layer = KernelModule()                # weights drawn as the task's Model draws them
-    y = layer(x)
+    from DIR import KernelModule, task_module
+    layer = KernelModule(1024)            # the task Model's init inputs (rmsnorm: D)
+    y = layer(*task_module().get_inputs())
+
+Shapes: a run times its candidates at one shape (``--timing-shape``), and the
+speedup in ``export.json`` was measured there. ``kstrata export`` therefore
+builds at that timed shape unless ``--shape`` asks for another; ``export.json``
+records the shape built (``shape``, ``runs_at``), the input shapes a static
+build accepts (``input_shapes``) and, with each speedup, the shape it was
+measured at. A static TVM build (``# build: static``) runs only at its shape:
+``KernelModule`` raises a ``ValueError`` naming that shape for other inputs.
 
 What is written, per backend:
 
@@ -18,14 +27,22 @@ What is written, per backend:
   file, as text) and ``__init__.py`` (``KernelModule`` is its ``ModelNew``).
 
 Always: ``task.py`` (the task's reference, for its ``Model`` and
-``get_init_inputs``), ``export.json`` (task, backend, candidate hash, shape,
-speedups) and the candidate's level files under ``sources/``. kstrata's
-process writes text and bytes only; it never imports the candidate.
+``get_init_inputs``), ``export.json`` and the candidate's level files under
+``sources/``; every file mode 0644. kstrata's process writes text and bytes
+only; it never imports the candidate.
+
+Staleness: ``export.json`` records the run's ``summary.json`` digest, and the
+run lists its exports in ``RUN/exports.json``. When ``kstrata retime`` changes
+the run afterwards, it names the exports that are now stale, and importing
+such an export warns (its best or its speedups changed since).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -33,22 +50,29 @@ import typer
 from rich.console import Console
 
 from kstrata.cli.errors import OptionError, user_errors
+from kstrata.search.views import shape_text
 
 console = Console()
 
+#: ``RUN/exports.json``: the exports made from a run (``{dir: candidate hash}``)
+EXPORTS_FILE = "exports.json"
+
 _COMMON = '''"""{title}
 
-Exported by ``kstrata export`` from run {run} (candidate {hash}).
-``KernelModule(*init_inputs)`` takes the task Model's constructor arguments
-(default: ``task.get_init_inputs()``); ``KernelModule.from_model(model)`` takes
-the weights of an existing ``Model`` instance.
+Exported by ``kstrata export`` from run {run} (candidate {hash}); it runs at
+{runs_at}. ``KernelModule(*init_inputs)`` takes the task Model's constructor
+arguments (default: ``task_module().get_init_inputs()``, at the exported
+shape); ``KernelModule.from_model(model)`` takes the weights of an existing
+``Model`` instance. ``export.json`` says where the speedup was measured.
 """
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import json
 import sys
+import warnings
 from pathlib import Path
 
 import torch
@@ -68,9 +92,48 @@ def _load(name: str, path: Path):
 
 
 def task_module():
-    """The task's reference module (``Model``, ``get_inputs``, ``get_init_inputs``;
-    loaded once: set its size globals to change the shape its functions use)."""
-    return _load(f"{{__name__}}._task", HERE / "task.py")
+    """The task's reference module (``Model``, ``get_inputs``, ``get_init_inputs``),
+    its size globals set to the exported shape (``META["shape"]``) when first loaded."""
+    fresh = f"{{__name__}}._task" not in sys.modules
+    module = _load(f"{{__name__}}._task", HERE / "task.py")
+    if fresh:
+        for name, value in (META.get("shape") or {{}}).items():
+            if name.isidentifier() and hasattr(module, name):
+                setattr(module, name, value)
+    return module
+
+
+def stale_reason():
+    """Why this export no longer matches its run (``kstrata retime`` changed the
+    run's best or timings since), or ``None``; ``None`` too when the run is gone."""
+    summary = Path(META.get("run", "")) / "summary.json"
+    if not META.get("summary_sha256") or not summary.is_file():
+        return None
+    if hashlib.sha256(summary.read_bytes()).hexdigest() == META["summary_sha256"]:
+        return None
+    best = (json.loads(summary.read_text()).get("best") or {{}}).get("hash")
+    if META.get("chosen") == "best" and best and best != META["candidate"]:
+        return (f"run {{META['run']}} was re-timed since this export: its best is now {{best[:12]}}, "
+                f"not this export's {{META['candidate'][:12]}}")
+    return f"run {{META['run']}} was re-timed since this export: the speedups in export.json may be out of date"
+
+
+def check_shapes(inputs):
+    """Raise ``ValueError`` naming the shape this export runs at when ``inputs``
+    do not have the shapes a static build was compiled for (a no-op otherwise)."""
+    want = META.get("input_shapes")
+    if want is None:
+        return
+    got = [list(x.shape) if isinstance(x, torch.Tensor) else [] for x in inputs]
+    if got != want:
+        raise ValueError(f"this export runs only at {{META['shape_text']}} (input shapes {{want}}), "
+                         f"got input shapes {{got}}; export again at your shape: kstrata export "
+                         f"{{META['run']}} --to DIR --shape {{','.join(k + '=...' for k in META['shape'])}}")
+
+
+_STALE = stale_reason()
+if _STALE is not None:
+    warnings.warn(f"{{__name__}}: {{_STALE}}; run kstrata export again", stacklevel=2)
 '''
 
 _TVM = _COMMON + '''
@@ -89,7 +152,10 @@ def load_kernel(params, device=None):
 
 
 class KernelModule(torch.nn.Module):
-    """The exported kernel as a ``torch.nn.Module`` (same ``forward`` signature as the task's Model)."""
+    """The exported kernel as a ``torch.nn.Module`` (same ``forward`` signature as the task's Model).
+
+    Raises ``ValueError`` from ``forward`` for inputs of another shape than a
+    static build's (``META["input_shapes"]``)."""
 
     def __init__(self, *init_inputs, model=None):
         super().__init__()
@@ -104,6 +170,7 @@ class KernelModule(torch.nn.Module):
         return cls(model=model)
 
     def forward(self, *inputs):
+        check_shapes(inputs)
         if self._runner is None:
             state = dict(self.model.named_parameters())
             state.update(dict(self.model.named_buffers()))
@@ -140,9 +207,70 @@ class KernelModule(torch.nn.Module):
 '''
 
 
-def export_run(run_dir: str | Path, to: str | Path, candidate: str | None = None) -> Path:
+def call_signature(task: Any, shape: dict[str, int]) -> tuple[list[Any], list[list[int] | None]]:
+    """The task Model's init inputs at ``shape`` and the shapes of ``get_inputs()``
+    there (``None`` for an input that is not a tensor), drawn on PyTorch's
+    ``meta`` device (no data). Runs the task's own code, never a candidate's.
+
+    Raises
+    ------
+    kstrata.tasks.base.TaskError
+        If the task module does not load at ``shape``.
+    """
+    import torch
+
+    module = task.load_module(shape)
+    init = list(module.get_init_inputs())
+    with torch.device("meta"):
+        inputs = list(module.get_inputs())
+    return init, [list(x.shape) if isinstance(x, torch.Tensor) else None for x in inputs]
+
+
+def _export_shape(option: str, info: Any) -> dict[str, int]:
+    """``--shape``: ``timed`` (the run's timing shape; nominal for a run without
+    one), ``nominal``, ``fit`` or ``NAME=INT,...``, completed to a full shape."""
+    from kstrata.tasks.scaling import ShapeFitError, parse_shape_option
+
+    if option.strip() == "timed":
+        return info.task.full_shape(info.shape)
+    try:
+        return parse_shape_option(option, info.task)
+    except (ValueError, ShapeFitError) as e:
+        raise OptionError(f"--shape: {e}") from None
+
+
+def _write(path: Path, data: str | bytes) -> None:
+    """Write ``data`` to ``path`` atomically with mode 0644 (readable by every user)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    os.chmod(path.parent, 0o755)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data.encode() if isinstance(data, str) else data)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def _summary_digest(run_dir: Path) -> str | None:
+    path = run_dir / "summary.json"
+    return hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else None
+
+
+def export_run(run_dir: str | Path, to: str | Path, candidate: str | None = None, shape: str = "timed") -> Path:
     """Write the best candidate of ``run_dir`` (or ``candidate``, a hash prefix)
     into ``to`` as an importable package (see the module docstring).
+
+    Parameters
+    ----------
+    shape:
+        Where a static TVM build is built: ``timed`` (the run's timing shape,
+        where ``export.json``'s speedup was measured), ``nominal``, ``fit``
+        or ``NAME=INT,...``. A shape-generic build and a Python candidate run
+        at every shape; ``shape`` then only sets the task module's globals.
 
     Returns
     -------
@@ -155,8 +283,8 @@ def export_run(run_dir: str | Path, to: str | Path, candidate: str | None = None
         If ``run_dir`` holds no run or ``candidate`` matches none or several.
     OptionError
         If the run has no correct candidate, the named one is not correct,
-        ``to`` is a non-empty directory that is not an earlier export, or the
-        backend has nothing to export.
+        ``to`` is a non-empty directory that is not an earlier export, the
+        shape is malformed, or the backend has nothing to export.
     kstrata.sandbox.IsolatedCallError
         If the sandboxed TVM build fails.
     """
@@ -166,6 +294,7 @@ def export_run(run_dir: str | Path, to: str | Path, candidate: str | None = None
     from kstrata.store.run_store import RunStore
 
     info = open_run(run_dir)
+    run_abs = info.run_dir.resolve()
     to = Path(to)
     if to.exists() and any(to.iterdir()) and not (to / "export.json").is_file():
         raise OptionError(f"--to {to}: a non-empty directory that is not a kstrata export; choose another")
@@ -180,48 +309,127 @@ def export_run(run_dir: str | Path, to: str | Path, candidate: str | None = None
             if node is None:
                 raise OptionError(f"{info.run_dir} has no correct candidate to export")
         sources = store.sources(node.hash)
+    full = _export_shape(shape, info)
+    timed = info.task.full_shape(info.shape)
+    init, input_shapes = call_signature(info.task, full)
     name, b = info.backend.name, info.backend
+    speedups = [dict(s.__dict__, shape=timed) for s in node.measurement.speedups] if node.measurement else []
     meta: dict[str, Any] = {
-        "task": info.task.name, "backend": name, "candidate": node.hash, "run": str(info.run_dir),
-        "device": b.device, "speedups": [s.__dict__ for s in node.measurement.speedups] if node.measurement else [],
-        "timing_trusted": node.timing_trusted,
+        "task": info.task.name, "backend": name, "candidate": node.hash, "run": str(run_abs),
+        "chosen": "best" if candidate is None else "named", "device": b.device,
+        "shape": full, "shape_text": shape_text(full), "timed_shape": timed,
+        "speedups": speedups, "timing_trusted": node.timing_trusted,
+        # literal constructor arguments for the usage hint (None: not literals, e.g. tensors)
+        "init_inputs": [repr(x) for x in init] if all(isinstance(x, (bool, int, float, str)) for x in init)
+        else None,
+        "summary_sha256": _summary_digest(info.run_dir),
     }
+    if full != timed and speedups:
+        meta["speedup_note"] = (f"measured at {shape_text(timed)}, not at the exported shape "
+                                f"{shape_text(full)}; export with --shape timed to get the measured build")
     files: dict[str, str | bytes] = {"task.py": info.task.source}
     ext = dict(getattr(b, "source_extensions", {}) or {})
     for level, text in sources.items():
         files[f"sources/{artifacts.source_name(level, ext)}"] = text
-    title = f"{info.task.name} on {name}: the kernel kstrata exported"
-    fill = {"title": title, "run": info.run_dir, "hash": node.hash[:12]}
     if name.startswith("tvm-"):
         from kstrata.backends.tvm.export import build_library
 
         try:
-            built = build_library(info.task, sources, name, info.task.full_shape(info.task.nominal_shape))
+            built = build_library(info.task, sources, name, full)
         except ValueError as e:
             raise OptionError(str(e)) from None
         files["kernel.so"], files["plan.json"] = built["library"], built["plan"]
-        meta.update(params=built["params"], shape=built["shape"], symbolic=built["symbolic"])
-        files["__init__.py"] = _TVM.format(**fill)
+        meta.update(params=built["params"], symbolic=built["symbolic"])
+        if built["symbolic"]:
+            meta["runs_at"] = f"every shape (a shape-generic build; built and checked at {shape_text(full)})"
+        else:
+            meta["input_shapes"] = [s or [] for s in input_shapes]
+            meta["runs_at"] = (f"{shape_text(full)} only (a static build; other input shapes raise ValueError; "
+                               "`kstrata export --shape` builds another)")
+        template = _TVM
     elif "source" in sources:
         text = sources["source"]
         if name.startswith("tilelang"):
             from kstrata.backends.tilelang.backend import compose_source
 
             text = compose_source(sources)
-        files["candidate.py"], files["__init__.py"] = text, _FILE.format(**fill)
+        files["candidate.py"] = text
+        meta["runs_at"] = (f"the shapes its ModelNew handles (verified at the task's test shapes; "
+                           f"the task module's globals are set to {shape_text(full)})")
+        template = _FILE
     else:
         raise OptionError(f"nothing to export for backend {name} (no source level)")
+    files["__init__.py"] = template.format(title=f"{info.task.name} on {name}: the kernel kstrata exported",
+                                           run=run_abs, hash=node.hash[:12], runs_at=meta["runs_at"])
     files["export.json"] = json.dumps(meta, indent=2, default=str) + "\n"
     for rel, data in files.items():
-        path = to / rel
-        if isinstance(data, bytes):
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_name(f".{path.name}.tmp")
-            tmp.write_bytes(data)
-            tmp.replace(path)
-        else:
-            artifacts.write_atomic(path, data)
+        _write(to / rel, data)
+    _record_export(info.run_dir, to, node.hash)
     return to
+
+
+def _record_export(run_dir: Path, to: Path, digest: str) -> None:
+    """Add ``to`` to ``RUN/exports.json`` (so ``kstrata retime`` can name stale exports)."""
+    from kstrata.atomic import write_atomic
+
+    path = run_dir / EXPORTS_FILE
+    try:
+        known = json.loads(path.read_text()) if path.is_file() else {}
+    except ValueError:
+        known = {}
+    known[str(to.resolve())] = digest
+    write_atomic(path, json.dumps(known, indent=2, sort_keys=True) + "\n")
+
+
+def stale_exports(run_dir: str | Path) -> list[str]:
+    """Exports of ``run_dir`` (``RUN/exports.json``) that no longer match the
+    run's ``summary.json`` (re-timed since): one line each, naming the
+    directory and what changed. Exports that are gone or were overwritten by
+    another run's are skipped."""
+    run_dir = Path(run_dir)
+    path = run_dir / EXPORTS_FILE
+    try:
+        known = json.loads(path.read_text()) if path.is_file() else {}
+    except ValueError:
+        return []
+    digest = _summary_digest(run_dir)
+    best = json.loads((run_dir / "summary.json").read_text()).get("best") or {} if digest else {}
+    out = []
+    for where, cand in sorted(known.items()):
+        try:
+            meta = json.loads((Path(where) / "export.json").read_text())
+        except (OSError, ValueError):
+            continue
+        if meta.get("candidate") != cand or Path(meta.get("run", "")) != run_dir.resolve():
+            continue
+        if meta.get("summary_sha256") == digest:
+            continue
+        if meta.get("chosen") == "best" and best.get("hash") not in (None, cand):
+            out.append(f"{where}: holds {cand[:12]}, but the run's best is now {best['hash'][:12]}")
+        else:
+            out.append(f"{where}: {cand[:12]}'s speedups changed since the export")
+    return out
+
+
+def usage_hint(to: Path) -> str:
+    """What ``kstrata export`` prints: where the kernel runs, the speedup with
+    the shape it was measured at, and a script with the real constructor."""
+    meta = json.loads((to / "export.json").read_text())
+    lines = [f"exported candidate {meta['candidate'][:12]} of {meta['task']} ({meta['backend']}) to {to}",
+             f"runs at: {meta['runs_at']}"]
+    for s in meta.get("speedups", []):
+        ci = f" [{s['ci_low']:.3g}, {s['ci_high']:.3g}]" if s.get("ci_low") is not None else ""
+        lines.append(f"speedup vs {s['baseline']}: {s['value']:.3g}x{ci}, measured at {shape_text(s['shape'])}"
+                     + ("" if meta.get("timing_trusted", True) else " (timing not trusted; see kstrata retime)"))
+    if meta.get("speedup_note"):
+        lines.append(f"note: the speedup was {meta['speedup_note']}")
+    init = "*task_module().get_init_inputs()" if meta.get("init_inputs") is None else ", ".join(meta["init_inputs"])
+    lines += ["use it:",
+              f"  import sys; sys.path.insert(0, {str(to.resolve().parent)!r})",
+              f"  from {to.name} import KernelModule, task_module",
+              f"  layer = KernelModule({init})  # the task Model's init inputs at {meta['shape_text']}",
+              f"  y = layer(*task_module().get_inputs())  # inputs of the task at {meta['shape_text']}"]
+    return "\n".join(lines)
 
 
 def register(app: typer.Typer) -> None:
@@ -232,15 +440,14 @@ def register(app: typer.Typer) -> None:
         run_dir: Path = typer.Argument(..., help="A run directory."),
         to: Path = typer.Option(..., "--to", help="Directory to write the package into (created)."),
         candidate: str | None = typer.Option(None, "--candidate", help="A candidate hash or prefix (default: the best)."),
+        shape: str = typer.Option("timed", "--shape", help="Shape a static TVM build is built for: timed (the run's timing shape, where the speedup was measured), nominal, fit, or NAME=INT,..."),
     ) -> None:
         """Write the run's best kernel as an importable module (KernelModule, a torch.nn.Module)."""
         from kstrata.sandbox import IsolatedCallError
 
         with user_errors():
             try:
-                out = export_run(run_dir, to, candidate)
+                out = export_run(run_dir, to, candidate, shape)
             except IsolatedCallError as e:
                 raise OptionError(f"export failed: {e}") from None
-        console.print(f"exported to {out}; use it with:\n  import sys; sys.path.insert(0, {str(out.resolve().parent)!r})\n"
-                      f"  from {out.name} import KernelModule\n  layer = KernelModule()  # then layer(*inputs)",
-                      highlight=False, markup=False)
+        console.print(usage_hint(out), highlight=False, markup=False, soft_wrap=True)

@@ -143,6 +143,19 @@ def _initial(option: Path | None, task: Any, backend: Any, resume: Path | None) 
     return sources
 
 
+def progress_best(tree: Any) -> str:
+    """The progress line's best: the run's best (:meth:`CandidateTree.best_correct`,
+    what the summary will name) with its speedup when its timing is trusted,
+    else ``no ranked candidate yet``: a candidate whose timing was not
+    believed is never shown as the best (the final round re-times those at
+    the end of the run)."""
+    best = tree.best_correct() if tree is not None else None
+    if best is None or not best.timing_trusted or best.speedup is None:
+        unranked = 0 if tree is None else sum(1 for n in tree if n.correct and not n.timing_trusted)
+        return "no ranked candidate yet" + (f" ({unranked} correct, timing not trusted yet)" if unranked else "")
+    return f"best {best.speedup:.2f}x ({best.hash[:8]}, {best.level or 'initial'})"
+
+
 def _report_proposer_errors(run_dir: Path) -> None:
     """Say so when proposer calls failed (e.g. a replay cassette that does not
     match this run), instead of leaving it in the store only."""
@@ -231,11 +244,8 @@ def register(app: typer.Typer) -> None:
 
             def progress(event: str, info: dict) -> None:
                 tree, spent = info.get("tree"), info.get("spent", {})
-                best = tree.best_correct() if tree is not None else None
                 left = budget_obj.left(spent)
-                parts = [f"evaluated {int(spent.get('evaluations', 0))}"]
-                if best is not None and best.speedup is not None:
-                    parts.append(f"best {best.speedup:.2f}x ({best.hash[:8]}, {best.level or 'initial'})")
+                parts = [f"evaluated {int(spent.get('evaluations', 0))}", progress_best(tree)]
                 parts.append("left " + ", ".join(f"{k}={v:g}" for k, v in left.items() if v is not None))
                 status.plain = " · ".join(parts) + f" · {event}"
                 if not console.is_terminal and event in ("evaluated", "stopped"):
@@ -269,9 +279,7 @@ def register(app: typer.Typer) -> None:
                 pool.close()
         if not console.is_terminal:
             console.line()  # the live status line ends without a newline off a terminal
-        console.print(f"timed at {', '.join(f'{k}={v}' for k, v in shape.items())}"
-                      + ("" if shape == t.nominal_shape else " (not the nominal shape; see --timing-shape)"))
-        console.print(result_table(result.run_dir))
+        console.print(result_table(result.run_dir, nominal=t.nominal_shape))
         _report_proposer_errors(result.run_dir)
         console.print(f"stopped: {result.stop_reason}; run directory: {result.run_dir}")
         if result.best is not None:

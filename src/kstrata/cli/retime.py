@@ -46,6 +46,7 @@ def open_run(run_dir: str | Path) -> RunInfo:
         If the run's task file is gone or has changed since the run.
     """
     from kstrata.backends.registry import get_backend
+    from kstrata.search.loop import timing_shape_of
     from kstrata.store.run_store import RunStore
     from kstrata.tasks.loader import resolve_task
 
@@ -60,12 +61,9 @@ def open_run(run_dir: str | Path) -> RunInfo:
     if task.digest != meta.get("digest"):
         raise OptionError(f"{run_dir}: task file {meta.get('path')} changed since the run (digest differs)")
     cli = config.get("cli") or {}
-    shape = cli.get("timing_shape")
-    if isinstance(shape, str):
-        shape = json.loads(shape)
     summary = run_dir / "summary.json"
     stop = json.loads(summary.read_text()).get("stop_reason", "") if summary.is_file() else "not finished"
-    return RunInfo(run_dir, task, get_backend(config["backend"]), shape and {k: int(v) for k, v in shape.items()},
+    return RunInfo(run_dir, task, get_backend(config["backend"]), timing_shape_of(config),
                    tuple(cli.get("baselines") or ("eager",)), stop)
 
 
@@ -173,3 +171,7 @@ def register(app: typer.Typer) -> None:
         if not rows:
             console.print("no correct candidate to re-time")
         console.print(result_table(run_dir))
+        from kstrata.cli.export import stale_exports
+
+        for line in stale_exports(run_dir):
+            console.print(f"[yellow]stale export:[/] {line}; run kstrata export again", highlight=False)

@@ -19,6 +19,7 @@ import jinja2
 from kstrata.bench import metrics as M
 from kstrata.bench.results import Results, RunView, load_results
 from kstrata.report.plots import VERDICT_COLOURS, speedup_strips, tree_svg
+from kstrata.search.tree import unevaluated
 from kstrata.store.artifacts import unified_diff, write_atomic
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -59,7 +60,7 @@ def _node_data(view: RunView) -> tuple[list[dict[str, Any]], dict[str, Any]]:
         diff = unified_diff(tree[parent].sources, n.sources) if parent else ""
         details[n.hash] = {
             "hash": n.hash, "level": n.level or "initial", "role": n.role,
-            "proposer": n.proposer, "verdict": n.verdict or "pending",
+            "proposer": n.proposer, "verdict": n.verdict or unevaluated(view.summary is not None),
             "check": n.evaluation.check if n.evaluation else None,
             "speedup": n.speedup, "parents": list(n.parents),
             "rationale": n.rationale, "router_reason": n.router_reason,

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from html import escape
 from typing import Any
 
-#: Fill colour per verdict (``None`` = pending).
+#: Fill colour per verdict (``None``: not evaluated).
 VERDICT_COLOURS = {
     "correct": "#2e9d4f",
     "incorrect": "#e67e22",
@@ -150,7 +150,7 @@ def tree_svg(nodes: Sequence[dict[str, Any]], run_id: str) -> str:
         verdict = n.get("verdict")
         stroke = ' stroke="#f1c40f" stroke-width="4"' if n.get("best") else ' stroke="#fff" stroke-width="1.5"'
         line1 = f'{n.get("level") or "initial"} · {n.get("role")}'
-        line2 = f'{verdict or "pending"} {_fmt_speedup(n.get("speedup"))}'.strip()
+        line2 = f'{verdict or "not evaluated"} {_fmt_speedup(n.get("speedup"))}'.strip()
         if n.get("unranked"):
             line2 += " unranked"
         out.append(

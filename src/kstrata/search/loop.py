@@ -248,9 +248,9 @@ class _Run:
                 continue
             for target in self.tree.ranked(self.tree.subtree(anchor.hash)):
                 if target.expansions[s.lookahead_level] < self.policy.max_per_level:
-                    reason = (
-                        f"lookahead {n + 1}/{s.lookahead_expansions} for {anchor.level} change "
-                        f"{anchor.hash[:8]} (slower at creation)"
+                    reason = (  # the words of `kstrata tree`'s legend
+                        f"lookahead {n + 1}/{s.lookahead_expansions}: {s.lookahead_level} edit granted to "
+                        f"{anchor.level} change {anchor.hash[:8]}, slower than its parent, before it is judged"
                     )
                     return Expansion(target.hash, s.lookahead_level, reason), anchor.hash
         return None
@@ -350,6 +350,15 @@ class _Run:
         return RunResult(self.store.run_dir, best, reason, spent, self.tree)
 
 
+def timing_shape_of(config: dict[str, Any]) -> dict[str, int] | None:
+    """The timing shape a run's ``config.json`` records (``cli.timing_shape``;
+    ``None`` when the run was started without one)."""
+    shape = (config.get("cli") or {}).get("timing_shape")
+    if isinstance(shape, str):
+        shape = json.loads(shape)
+    return {k: int(v) for k, v in shape.items()} if shape else None
+
+
 def write_outcome(store: RunStore, tree: CandidateTree, stop_reason: str,
                   extensions: dict[str, str] | None = None) -> Node | None:
     """Write ``RUN/best/`` (the best candidate's sources) and ``RUN/summary.json``
@@ -368,6 +377,8 @@ def write_outcome(store: RunStore, tree: CandidateTree, stop_reason: str,
             "speedups": [s.__dict__ for s in best.measurement.speedups]
             if best.measurement and best.timing_trusted else [],
         },
+        # the shape every speedup above was measured at (None: the backend's own choice, e.g. a test)
+        "timing_shape": timing_shape_of(store.config),
         "spent": store.spent(),
         "candidates": len(tree),
         "verdicts": tree.verdict_counts(),

@@ -23,6 +23,12 @@ from kstrata.store.run_store import RunStore
 #: A measurement finding starting with this marks a timing the search does not rank by.
 UNTRUSTED_PREFIX = "untrusted timing:"
 
+
+def unevaluated(finished: bool) -> str:
+    """How a candidate that was proposed but never evaluated is shown (the tree,
+    the report): in a stopped run the budget ran out before it was reached."""
+    return "not evaluated (the run stopped first)" if finished else "not evaluated yet"
+
 @dataclass
 class Node:
     """One candidate in the tree (its stored record plus links)."""
@@ -258,34 +264,36 @@ class CandidateTree:
         }
 
     # -- rendering ---------------------------------------------------------
-    def label(self, node: Node) -> Text:
-        """``hash8 level role verdict speedup [router reason]`` for one node."""
+    def label(self, node: Node, finished: bool = False) -> Text:
+        """``hash8 level role verdict speedup [router reason]`` for one node
+        (``finished``: the run has stopped, so an unevaluated node never will be)."""
         colour = {"correct": "green", None: "dim"}.get(node.verdict, "red")
         t = Text()
         t.append(node.hash[:8], style="bold")
         t.append(f" {node.level or 'initial'} {node.role} ")
-        t.append(node.verdict or "pending", style=colour)
+        t.append(node.verdict or unevaluated(finished), style=colour)
         if node.speedup is not None and not node.timing_trusted:
             t.append(f" {node.speedup:.3g}x unranked (untrusted timing)", style="yellow")
         elif node.speedup is not None:
             t.append(f" {node.speedup:.3g}x", style="cyan")
         if node.slower_at_creation:
-            t.append(" (slower at creation)", style="yellow")
+            t.append(" (slower than its parent)", style="yellow")
         if len(node.parents) > 1:
             t.append(f" +{len(node.parents) - 1} parent(s)", style="magenta")
         if node.router_reason:
             t.append(f" — {node.router_reason}", style="italic dim")
         return t
 
-    def render(self, title: str = "candidates") -> Tree:
-        """A :class:`rich.tree.Tree` of the lineage (each node under its first parent)."""
+    def render(self, title: str = "candidates", finished: bool = False) -> Tree:
+        """A :class:`rich.tree.Tree` of the lineage (each node under its first
+        parent); ``finished`` as in :meth:`label`."""
         tree = Tree(Text(title, style="bold"))
         if self.root is None:
             return tree
         stack = [(self.root, tree)]
         while stack:
             node, branch = stack.pop()
-            sub = branch.add(self.label(node))
+            sub = branch.add(self.label(node, finished))
             kids = [c for c in self.children(node.hash) if c.parents[0] == node.hash]
             stack.extend((c, sub) for c in reversed(kids))
         return tree

@@ -15,6 +15,18 @@ from kstrata.search.tree import CandidateTree
 from kstrata.store.run_store import RunStore
 
 
+#: What the words in a tree's node lines mean (printed under ``kstrata tree``).
+LEGEND = Text(
+    "Each line: hash, level edited (graph, schedule or source; initial: the start), who proposed it, verdict, "
+    "speedup vs the first baseline, then why this node was expanded.\n"
+    "  unranked (untrusted timing): correct, but its timing stayed too noisy to rank; `kstrata retime RUN` "
+    "re-times it.\n"
+    "  slower than its parent: kept anyway, since a graph change often pays off only after schedule edits.\n"
+    "  lookahead i/n: the i-th of n schedule edits granted to such a slower graph change before it is judged.\n"
+    "  levels take turns (older runs: round-robin): the built-in policy asks for graph and schedule edits in turn.",
+    style="dim")
+
+
 def run_tree(run_dir: str | Path) -> RenderableType:
     """The lineage of the run in ``run_dir`` as a rich tree (hash prefix, level,
     role, verdict, speedup, router reason); for a bench directory, one tree
@@ -29,13 +41,13 @@ def run_tree(run_dir: str | Path) -> RenderableType:
 
     if is_bench_dir(Path(run_dir)):
         views = load_results(run_dir).runs
-        return Group(*(v.tree.render(f"{v.task} on {v.backend} · {v.proposer}") for v in views)) if views \
-            else Text(f"{run_dir}: a bench with no runs yet")
+        return Group(*(v.tree.render(f"{v.task} on {v.backend} · {v.proposer}", v.summary is not None)
+                       for v in views), LEGEND) if views else Text(f"{run_dir}: a bench with no runs yet")
     with RunStore.open(run_dir) as store:
         tree = CandidateTree.from_store(store, with_sources=False)
         config = store.config
     title = f"{config.get('task', {}).get('name', '?')} on {config.get('backend', '?')}"
-    return tree.render(title)
+    return Group(tree.render(title, finished=(Path(run_dir) / "summary.json").is_file()), LEGEND)
 
 
 def candidate_view(run_dir: str | Path, prefix: str) -> RenderableType:
@@ -75,30 +87,62 @@ def candidate_view(run_dir: str | Path, prefix: str) -> RenderableType:
     return Group(*parts)
 
 
-def result_table(run_dir: str | Path) -> Table:
-    """End-of-run table: best candidate, speedup vs each baseline with its
-    interval, roofline fraction, verdict counts, budget spent, stop reason
-    (from ``summary.json`` and the store)."""
+def shape_text(shape: dict[str, int] | None) -> str:
+    """``B=1024, D=1024`` (``?`` for no shape)."""
+    return ", ".join(f"{k}={v}" for k, v in shape.items()) if shape else "?"
+
+
+def unranked_line(unranked: list[dict], run_dir: str | Path) -> str:
+    """One line for every correct candidate whose timing was not believed:
+    how many, the range of their (untrusted) readings and what to do."""
+    reads = [u["speedup"] for u in unranked if u.get("speedup") is not None]
+    span = "" if not reads else (f", read {min(reads):.3g}x" if len(reads) == 1 or min(reads) == max(reads)
+                                 else f", read {min(reads):.3g}x to {max(reads):.3g}x")
+    n = len(unranked)
+    return (f"{n} correct candidate{'s' if n != 1 else ''} not ranked: timing stayed noisy{span} "
+            f"(a busy machine); re-time with `kstrata retime {run_dir}`")
+
+
+def result_table(run_dir: str | Path, nominal: dict[str, int] | None = None) -> Table:
+    """End-of-run table: best ranked candidate, its speedup vs each baseline
+    with its 95% interval and the shape it was timed at, roofline fraction,
+    verdict counts, one line for the unranked candidates, budget spent and
+    the stop reason (from ``summary.json``; ``kstrata tree`` names each
+    unranked candidate). ``nominal``: the task's nominal shape, to say when
+    the timing shape differs from it."""
     run_dir = Path(run_dir)
     summary = json.loads((run_dir / "summary.json").read_text())
     table = Table(title=f"run {run_dir}", show_header=False)
     best = summary.get("best")
+    unranked = summary.get("unranked", [])
     table.add_row("stopped", summary["stop_reason"])
-    table.add_row("best", best["hash"][:12] if best else "none correct")
-    for s in (best or {}).get("speedups", []):
-        ci = f" [{s['ci_low']:.3g}, {s['ci_high']:.3g}]" if s.get("ci_low") is not None else ""
+    speedups = (best or {}).get("speedups", [])
+    if best is None:
+        table.add_row("best", "none correct")
+    elif not speedups:  # every correct candidate's timing stayed untrusted: no speedup is claimed
+        table.add_row("best", f"none ranked: no speedup is claimed, since the best's timing was not trusted "
+                              f"(best/ holds {best['hash'][:12]})")
+    else:
+        table.add_row("best", best["hash"][:12])
+    shape = summary.get("timing_shape")
+    if shape is None and (run_dir / "config.json").is_file():  # a run summarized before it was recorded
+        from kstrata.search.loop import timing_shape_of
+
+        shape = timing_shape_of(json.loads((run_dir / "config.json").read_text()))
+    for s in speedups:
+        ci = f" [{s['ci_low']:.3g}, {s['ci_high']:.3g}] (95% interval)" if s.get("ci_low") is not None else ""
         table.add_row(f"speedup vs {s['baseline']}", f"{s['value']:.3g}x{ci}")
-    if best and best.get("roofline_fraction") is not None:
+    if shape:
+        note = "" if nominal is None or nominal == shape else \
+            f" (not the nominal {shape_text(nominal)}; see --timing-shape)"
+        table.add_row("timed at", shape_text(shape) + note)
+    if speedups and best.get("roofline_fraction") is not None:
         table.add_row("roofline fraction", f"{best['roofline_fraction']:.1%}")
     table.add_row("verdicts", ", ".join(f"{k} {v}" for k, v in sorted(summary["verdicts"].items())))
-    for u in summary.get("unranked", []):
-        reading = "" if u.get("speedup") is None else f" read {u['speedup']:.3g}x"
-        table.add_row("unranked", f"{u['hash'][:12]}{reading}: {u['why']}")
+    if unranked:
+        table.add_row("unranked", unranked_line(unranked, run_dir))
     spent = summary["spent"]
     table.add_row("spent", ", ".join(f"{k} {v:g}" for k, v in sorted(spent.items())))
-    la = summary.get("lookahead", {})
-    if la.get("wins"):
-        table.add_row("wins from slower nodes", f"{la['wins_from_slower']}/{la['wins']}")
     return table
 
 

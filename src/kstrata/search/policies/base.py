@@ -90,4 +90,6 @@ def default_router(
     router of the agents replaces this (same signature)."""
     order = {lv: i for i, lv in enumerate(preference)}
     level = min(levels, key=lambda lv: (node.expansions[lv], order.get(lv, len(order))))
-    return level, f"round-robin: {level} expanded {node.expansions[level]}x here"
+    n = node.expansions[level]
+    return level, (f"levels take turns: {level} edits asked of this node "
+                   + ("for the first time" if n == 0 else f"again (asked {n}x before)"))

@@ -1,0 +1,109 @@
+"""What a newcomer reads during and after a run: the progress line names only a
+ranked best (never a candidate whose timing was not believed), the end-of-run
+table folds the unranked candidates into one line with what to do, says where
+the speedup was timed, and summary.json records that shape."""
+
+from __future__ import annotations
+
+import json
+
+from rich.console import Console
+from search_fakes import FakeBackend, FakeEvaluator, FakeProposer, FakeTask
+
+from kstrata.cli.optimize import progress_best
+from kstrata.search import Budget, SearchSettings, optimize
+from kstrata.search.tree import UNTRUSTED_PREFIX, CandidateTree
+from kstrata.search.views import result_table
+from kstrata.store.run_store import RunStore
+
+SHAPE = {"B": 1024, "D": 1024}
+
+
+def _text(renderable) -> str:
+    console = Console(width=400, record=True)
+    console.print(renderable)
+    return console.export_text()
+
+
+class Untrusted(FakeEvaluator):
+    """Candidates at or above ``limit`` read an untrusted timing."""
+
+    def __init__(self, limit: float):
+        super().__init__()
+        self.limit = limit
+
+    def evaluate(self, task, backend, srcs):
+        ev, m = super().evaluate(task, backend, srcs)
+        if m is not None and m["speedups"]["eager"]["value"] >= self.limit:
+            m["findings"] = [f"{UNTRUSTED_PREFIX} the timing stayed noisy"]
+        return ev, m
+
+
+def _run(tmp_path, limit: float):
+    return optimize(FakeTask(), FakeBackend(), FakeProposer(), Untrusted(limit), "greedy", Budget(evaluations=8),
+                    tmp_path / "run", settings=SearchSettings(final_contenders=0),
+                    extra_config={"cli": {"timing_shape": SHAPE}})
+
+
+def _tree(run_dir) -> CandidateTree:
+    with RunStore.open(run_dir) as store:
+        return CandidateTree.from_store(store, with_sources=False)
+
+
+def test_progress_names_the_best_ranked_candidate_never_an_untrusted_one(tmp_path):
+    res = _run(tmp_path, limit=0.5)
+    tree = _tree(res.run_dir)
+    trusted = [n for n in tree if n.correct and n.timing_trusted]
+    untrusted = [n for n in tree if n.correct and not n.timing_trusted]
+    assert trusted and untrusted and max(n.speedup for n in untrusted) > max(n.speedup for n in trusted)
+    best = max(trusted, key=lambda n: n.speedup)
+    assert progress_best(tree) == f"best {best.speedup:.2f}x ({best.hash[:8]}, {best.level or 'initial'})"
+
+
+def test_no_ranked_candidate_is_said_plainly_in_progress_and_summary(tmp_path):
+    res = _run(tmp_path, limit=0.0)  # every timing untrusted, the start's included
+    tree = _tree(res.run_dir)
+    n = sum(1 for x in tree if x.correct)
+    assert progress_best(tree) == f"no ranked candidate yet ({n} correct, timing not trusted yet)"
+    assert progress_best(None) == "no ranked candidate yet"
+    table = _text(result_table(res.run_dir))
+    assert "none ranked: no speedup is claimed" in table and "speedup vs" not in table
+    assert f"{n} correct candidates not ranked" in table and f"kstrata retime {res.run_dir}" in table
+
+
+def test_summary_records_and_the_table_shows_the_timing_shape(tmp_path):
+    res = _run(tmp_path, limit=0.5)
+    summary = json.loads((res.run_dir / "summary.json").read_text())
+    assert summary["timing_shape"] == SHAPE
+    table = _text(result_table(res.run_dir, nominal={"B": 4096, "D": 4096}))
+    assert "timed at" in table and "B=1024, D=1024 (not the nominal B=4096, D=4096; see --timing-shape)" in table
+    assert table.count("unranked") == 1 and "wins from slower nodes" not in table
+    assert "(95% interval)" in table
+
+
+def test_a_stopped_runs_tree_and_report_say_not_evaluated_and_define_their_words(tmp_path):
+    from kstrata.report.html import build_context
+    from kstrata.bench.results import load_results
+    from kstrata.search.views import run_tree
+
+    from kstrata.agents.base import Proposal
+
+    class ThreeAtOnce:
+        name = "three"
+
+        def propose(self, task, candidate, feedback, level, *, context):
+            return [Proposal.edit(candidate.sources, "schedule", f"tile={t}\norder=0\n", "r") for t in (2, 4, 8)]
+
+    res = optimize(FakeTask(), FakeBackend(), ThreeAtOnce(), Untrusted(0.5), "greedy", Budget(evaluations=2),
+                   tmp_path / "run", settings=SearchSettings(final_contenders=0, lookahead_expansions=0))
+    tree = _tree(res.run_dir)
+    assert len(tree.pending()) == 2  # proposed, never evaluated: the budget ran out
+    text = " ".join(_text(run_tree(res.run_dir)).split())
+    assert "not evaluated (the run stopped first)" in text and " pending" not in text
+    assert "levels take turns: graph edits asked of this node for the first time" in text or \
+        "levels take turns: schedule edits asked of this node for the first time" in text
+    assert "round-robin:" not in text and "slower at creation" not in text
+    assert "unranked (untrusted timing): correct, but its timing stayed too noisy to rank" in text  # the legend
+    ctx = build_context(load_results(res.run_dir, count_initial=True, with_sources=True))
+    (details,) = [d for d in ctx["details_json"].split('"verdict":')[1:] if d.startswith('"not evaluated')][:1]
+    assert details.startswith('"not evaluated (the run stopped first)"')
