@@ -107,3 +107,12 @@ def test_a_stopped_runs_tree_and_report_say_not_evaluated_and_define_their_words
     ctx = build_context(load_results(res.run_dir, count_initial=True, with_sources=True))
     (details,) = [d for d in ctx["details_json"].split('"verdict":')[1:] if d.startswith('"not evaluated')][:1]
     assert details.startswith('"not evaluated (the run stopped first)"')
+
+
+def test_show_explains_a_symbolic_graph_with_a_static_build():
+    from kstrata.search.views import graph_header_note
+
+    note = graph_header_note("# kstrata-tvm graph\n# inputs: 1\n# shape: symbolic\n# build: static\n")
+    assert note.startswith("# shape: symbolic, # build: static: the graph text is written for any shape")
+    assert "compiled separately for each shape" in note and "runs only at the shape it was built for" in note
+    assert graph_header_note("fuse=0\n") == ""

@@ -77,6 +77,9 @@ def candidate_view(run_dir: str | Path, prefix: str) -> RenderableType:
             head.add_row(f"speedup vs {s.baseline}", f"{s.value:.3g}x{ci}")
         if node.roofline_fraction is not None:
             head.add_row("roofline", f"{node.roofline_fraction:.1%} ({node.bound})")
+    note = graph_header_note(node.sources.get("graph", ""))
+    if note:
+        head.add_row("graph header", note)
     parts: list[RenderableType] = [head]
     feedback = node.feedback()
     if feedback.get("evaluation") or feedback.get("measurement"):
@@ -101,6 +104,25 @@ def unranked_line(unranked: list[dict], run_dir: str | Path) -> str:
     n = len(unranked)
     return (f"{n} correct candidate{'s' if n != 1 else ''} not ranked: timing stayed noisy{span} "
             f"(a busy machine); re-time with `kstrata retime {run_dir}`")
+
+
+def graph_header_note(graph: str) -> str:
+    """What a TVM graph's ``# shape:`` and ``# build:`` header lines mean
+    together ("" for text without them): ``shape`` says how the graph text
+    was traced, ``build`` how it is compiled, so ``symbolic`` + ``static``
+    is no contradiction."""
+    import re
+
+    fields = dict(re.findall(r"^#\s*(shape|build):\s*(\S+)", graph, flags=re.M))
+    if not fields:
+        return ""
+    shape = ("written for any shape (sizes are symbols)" if fields.get("shape", "symbolic") == "symbolic"
+             else "written for one shape (the trace fixed its sizes)")
+    build = ("compiled once for every shape" if fields.get("build", "symbolic") == "symbolic"
+             else "compiled separately for each shape it runs at, with constant sizes (faster loops; "
+                  "an export of it runs only at the shape it was built for)")
+    return f"# shape: {fields.get('shape', 'symbolic')}, # build: {fields.get('build', 'symbolic')}: the graph " \
+           f"text is {shape} and {build}"
 
 
 def result_table(run_dir: str | Path, nominal: dict[str, int] | None = None) -> Table:
