@@ -147,6 +147,7 @@ except ValueError as e:
 '''
 
 
+@pytest.mark.slow
 def test_export_of_a_static_build_says_its_shape_and_refuses_others(tmp_path):
     """A static TVM build is exported at the run's timing shape (where its speedup
     was measured): export.json, the usage hint and the error at another shape say so."""

@@ -165,10 +165,13 @@ def time_against_eager(pool: Any, backend: Any, task: Any, sources: dict[str, st
 
 def evaluate_sources(task: Any, backend: Any, sources: dict[str, str], pool: Any, *, preset: str = "strict",
                      scope: str = "full", secret: str | None = None, timeout_s: float = 600.0,
-                     time: bool = True, budget_ms: float = 1000.0) -> tuple[Any, dict[str, Any] | None]:
+                     time: bool = True, budget_ms: float = 1000.0,
+                     timing_shape: dict[str, int] | None = None) -> tuple[Any, dict[str, Any] | None]:
     """Verify ``sources`` (public, then hidden tests) and, when correct, time
-    them against eager PyTorch at the nominal shape: ``(evaluation, timing)``.
-    ``kstrata eval`` and :func:`evaluate` call this.
+    them against eager PyTorch at ``timing_shape`` (default the nominal
+    shape; it is verified with the hidden protocol too): ``(evaluation,
+    timing)``; the timing dict carries ``shape``. ``kstrata eval`` and
+    :func:`evaluate` call this.
 
     Raises
     ------
@@ -177,7 +180,8 @@ def evaluate_sources(task: Any, backend: Any, sources: dict[str, str], pool: Any
     """
     from kstrata.verify import verify_candidate
 
-    timed = [task.nominal_shape] if time and getattr(backend, "timing_meaningful", True) else []
+    shape = task.full_shape(timing_shape)
+    timed = [shape] if time and getattr(backend, "timing_meaningful", True) else []
     ev = verify_candidate(task, backend.name, sources, secret=secret or _secrets.token_hex(16), preset=preset,
                           timeout_s=timeout_s, scope=scope, pool=pool, timed_shapes=timed)
     timing = None
@@ -185,7 +189,7 @@ def evaluate_sources(task: Any, backend: Any, sources: dict[str, str], pool: Any
         timing = {"skipped": "not timed: the output is a fake this task's tests cannot tell from a "
                              "real result (weak task), so no speedup is claimed"}
     elif time and ev.correct:
-        timing = time_against_eager(pool, backend, task, sources, budget_ms, timeout_s)
+        timing = dict(time_against_eager(pool, backend, task, sources, budget_ms, timeout_s, shape), shape=shape)
         if "TimedOutputMismatch" in str(timing.get("error", "")):
             from kstrata.verdict import Verdict
 
@@ -197,7 +201,8 @@ def evaluate_sources(task: Any, backend: Any, sources: dict[str, str], pool: Any
 
 def evaluate(task: Any, candidate: str | Path | dict[str, str], backend: str | None = None, *,
              scope: str = "full", preset: str = "strict", secret: str | None = None,
-             timeout_s: float = 600.0, time: bool = True, budget_ms: float = 1000.0) -> EvalResult:
+             timeout_s: float = 600.0, time: bool = True, budget_ms: float = 1000.0,
+             timing_shape: str = "auto") -> EvalResult:
     """Verify a candidate for ``task`` and time it against eager PyTorch.
 
     Parameters
@@ -216,11 +221,16 @@ def evaluate(task: Any, candidate: str | Path | dict[str, str], backend: str | N
     secret:
         Seeds the hidden tests (default random).
     timeout_s:
-        Wall-clock limit per verification and timing (s).
+        Wall-clock limit (s) of the whole verification, the judge's own
+        reference and float64 oracle work included, and of the timing.
     time:
-        Time a correct candidate (paired with eager PyTorch, nominal shape).
+        Time a correct candidate (paired with eager PyTorch at ``timing_shape``).
     budget_ms:
         Paired timing budget (ms).
+    timing_shape:
+        ``auto`` (on CPU backends the nominal shape halved to one call of at
+        most 0.25 GFLOP / 16 MB, as ``kstrata optimize``; on GPUs nominal),
+        ``nominal``, ``fit`` or ``NAME=INT,...``.
 
     Returns
     -------
@@ -229,7 +239,8 @@ def evaluate(task: Any, candidate: str | Path | dict[str, str], backend: str | N
     Raises
     ------
     kstrata.tasks.base.TaskError, FileNotFoundError, ValueError
-        For an unknown task, a missing candidate, an unusable backend or scope.
+        For an unknown task, a missing candidate, an unusable backend, scope
+        or timing shape (:class:`kstrata.cli.errors.OptionError`, a ValueError).
     kstrata.sandbox.policy.SandboxUnavailable
         When no sandbox can be made (and ``KSTRATA_UNSAFE_NO_SANDBOX`` is unset).
     """
@@ -247,10 +258,13 @@ def evaluate(task: Any, candidate: str | Path | dict[str, str], backend: str | N
         raise ValueError(f"backend {name} is not usable here: {av.reason}")
     if scope not in ("full", "small"):
         raise ValueError(f"unknown scope {scope!r}; choose full or small")
+    from kstrata.cli.optimize import _timing_shape
+
+    shape = _timing_shape(timing_shape, t, b, None)
     pool = pool_for(b)
     try:
         ev, timing = evaluate_sources(t, b, sources, pool, preset=preset, scope=scope, secret=secret,
-                                      timeout_s=timeout_s, time=time, budget_ms=budget_ms)
+                                      timeout_s=timeout_s, time=time, budget_ms=budget_ms, timing_shape=shape)
     finally:
         pool.close()
     return EvalResult(ev, timing, name, sources)

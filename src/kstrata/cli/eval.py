@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import typer
 from rich.console import Console
@@ -32,7 +33,26 @@ def _timing_line(t: dict) -> str:
         line += f"; {t['bound']}-bound at {100 * t['roofline_fraction']:.1f}% of the roofline"
     if t.get("suspicious"):
         line += "; SUSPICIOUS: " + "; ".join(map(str, t["suspicious"]))
-    return line + f" ({t['method']}, {t['pairs']} pairs)"
+    line += f" ({t['method']}, {t['pairs']} pairs)"
+    return line + (f"; timed at {', '.join(f'{k}={v}' for k, v in t['shape'].items())}" if t.get("shape") else "")
+
+
+def headline(ev: Any) -> str:
+    """The verdict's one-line message (``evidence["message"]``), saying how many
+    wrong outputs are NaN/Inf where the oracle is finite: the judge's "max
+    error" covers the finite elements only, so "max error 1.08e-70" alone
+    would hide that every wrong element is NaN."""
+    evidence = ev.evidence or {}
+    msg = str(evidence.get("message", ""))
+    stats = evidence.get("stats") if isinstance(evidence.get("stats"), dict) else {}
+    nonfinite, wrong = stats.get("nonfinite_wrong") or 0, stats.get("wrong")
+    if not nonfinite or "NaN" in msg:
+        return msg
+    total = stats.get("total", "?")
+    if nonfinite == wrong:
+        return f"{wrong} of {total} elements outside tolerance, all NaN/Inf where the oracle is finite"
+    return (f"{wrong} of {total} elements outside tolerance: {nonfinite} NaN/Inf where the oracle is finite, "
+            f"max error {stats.get('max_err', float('nan')):.3g} over the rest")
 
 
 def register(app: typer.Typer) -> None:
@@ -47,8 +67,9 @@ def register(app: typer.Typer) -> None:
         preset: str = typer.Option("strict", "--preset", help="Integrity preset: strict or warn."),
         scope: str = typer.Option("full", "--scope", help="Hidden shapes: full (sweep) or small."),
         secret: str | None = typer.Option(None, "--secret", help="Run secret (default: random)."),
-        timeout: float = typer.Option(600.0, "--timeout", help="Wall-clock limit in seconds."),
-        time_it: bool = typer.Option(True, "--time/--no-time", help="Time a correct candidate against eager PyTorch (paired, nominal shape)."),
+        timeout: float = typer.Option(600.0, "--timeout", help="Wall-clock limit in seconds of the whole verification: the judge's reference and float64 oracle at every test shape count, not only the candidate's calls."),
+        time_it: bool = typer.Option(True, "--time/--no-time", help="Time a correct candidate against eager PyTorch (paired, at --timing-shape)."),
+        timing_shape: str = typer.Option("auto", "--timing-shape", help="Shape the candidate is timed (and verified) at: auto (fit on CPU backends, nominal on GPUs), nominal, fit (the nominal shape halved until one call is at most 0.25 GFLOP and 16 MB), or NAME=INT,..."),
         budget_ms: float = typer.Option(1000.0, "--budget-ms", help="Paired timing budget in ms."),
     ) -> None:
         """Verify CANDIDATE_FILE for TASK: prints the verdict, evidence and feedback."""
@@ -63,6 +84,9 @@ def register(app: typer.Typer) -> None:
                 raise ValueError(f"backend {backend} is not usable here: {av.reason}")
             if scope not in ("full", "small"):
                 raise ValueError(f"unknown scope {scope!r}; choose full or small")
+            from kstrata.cli.optimize import _timing_shape
+
+            shape = _timing_shape(timing_shape, t, b, None)  # an OptionError is a ValueError
             pool = pool_for(b)
         except (TaskError, UnknownBackendError, UnknownPresetError, FileNotFoundError, ValueError,
                 EnvMissingError) as e:
@@ -71,7 +95,8 @@ def register(app: typer.Typer) -> None:
         try:
             try:
                 ev, timing = evaluate_sources(t, b, sources, pool, preset=preset, scope=scope, secret=secret,
-                                              timeout_s=timeout, time=time_it, budget_ms=budget_ms)
+                                              timeout_s=timeout, time=time_it, budget_ms=budget_ms,
+                                              timing_shape=shape)
             except (UnknownPresetError, SandboxUnavailable, TaskError) as e:  # TaskError: the reference fails
                 err_console.print(f"[bold red]error:[/] {e}", markup=True, highlight=False)
                 raise typer.Exit(2) from None
@@ -81,15 +106,18 @@ def register(app: typer.Typer) -> None:
 
         where = device_line(b)
         if as_json:
-            typer.echo(json.dumps({**ev.to_dict(), "timing": timing, "device": where.removeprefix("device: ")},
-                                  sort_keys=True))
+            typer.echo(json.dumps({**ev.to_dict(), "message": headline(ev), "timing": timing,
+                                   "device": where.removeprefix("device: ")}, sort_keys=True))
         else:
             console.print(where, markup=False, highlight=False)
             color = "green" if ev.correct else "red"
             console.print(f"[bold {color}]{ev.verdict.value}[/]" + (f"  check: {ev.check}" if ev.check else "")
                           + f"   ({ev.public_tests} public, {ev.hidden_tests} hidden tests, {ev.seconds:.2f} s)")
+            if headline(ev):
+                console.print(f"  message: {headline(ev)}", markup=False, highlight=False)
             for k, v in ev.evidence.items():
-                console.print(f"  {k}: {v}", markup=False, highlight=False)
+                if k != "message":
+                    console.print(f"  {k}: {v}", markup=False, highlight=False)
             for w in ev.warnings:
                 console.print(f"  warning [{w['check']}]: {w['message']}", markup=False, highlight=False)
             for f in ev.feedback:

@@ -1,0 +1,73 @@
+"""What ``kstrata eval`` says: a headline that counts NaN/Inf outputs (the
+judge's max error covers finite elements only), a top-level ``message`` in
+``--json``, and the shape the candidate was timed at (``--timing-shape``,
+``fit`` on CPU by default, as ``kstrata optimize``)."""
+
+from __future__ import annotations
+
+import json
+from types import SimpleNamespace
+
+import pytest
+from typer.testing import CliRunner
+
+from kstrata.cli.eval import headline
+from kstrata.cli.main import app
+
+NO_MAX = '''import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        e = torch.exp(x)
+        return e / e.sum(dim=-1, keepdim=True)
+'''
+
+GOOD = '''import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        m = x.max(dim=-1, keepdim=True).values
+        e = torch.exp(x - m)
+        return e / e.sum(dim=-1, keepdim=True)
+'''
+
+
+def _ev(wrong, nonfinite, max_err=1.08e-70):
+    msg = f"{wrong} of 4096 elements outside tolerance (max error {max_err:.3g})"
+    return SimpleNamespace(evidence={"message": msg, "stats": {"wrong": wrong, "total": 4096, "max_err": max_err,
+                                                               "nonfinite_wrong": nonfinite}})
+
+
+def test_headline_counts_nan_and_inf_outputs():
+    assert headline(_ev(788, 788)) == "788 of 4096 elements outside tolerance, all NaN/Inf where the oracle is finite"
+    assert headline(_ev(800, 788, 0.5)) == ("800 of 4096 elements outside tolerance: 788 NaN/Inf where the oracle "
+                                            "is finite, max error 0.5 over the rest")
+    assert headline(_ev(12, 0, 0.5)) == "12 of 4096 elements outside tolerance (max error 0.5)"
+
+
+def _eval(tmp_path, text, *args):
+    cand = tmp_path / "cand.py"
+    cand.write_text(text)
+    r = CliRunner().invoke(app, ["eval", "softmax", str(cand), "--backend", "pytorch", "--scope", "small",
+                                 "--json", *args])
+    assert r.exit_code == 0, r.output
+    return json.loads(r.output.strip().splitlines()[-1])
+
+
+def test_eval_json_has_a_top_level_message_naming_the_nans(tmp_path):
+    out = _eval(tmp_path, NO_MAX, "--no-time")
+    assert out["verdict"] == "incorrect" and out["evidence"]["stats"]["nonfinite_wrong"] > 0
+    assert out["message"].endswith("all NaN/Inf where the oracle is finite")
+
+
+@pytest.mark.slow
+def test_eval_times_at_the_timing_shape_and_says_so(tmp_path):
+    out = _eval(tmp_path, GOOD, "--timing-shape", "B=64,D=128", "--budget-ms", "200")
+    assert out["verdict"] == "correct" and out["message"].endswith("hidden tests pass")
+    assert out["timing"]["shape"] == {"B": 64, "D": 128} and out["timing"]["speedup"] > 0
+    r = CliRunner().invoke(app, ["eval", "softmax", str(tmp_path / "cand.py"), "--timing-shape", "Q=3"])
+    assert r.exit_code == 2 and "--timing-shape" in r.output and "no shape variable 'Q'" in r.output
