@@ -56,7 +56,15 @@ def test_summary_report_and_outcome_agree_on_a_run(tmp_path):
     assert o.verdicts["correct"] == summary["verdicts"]["correct"] == 3
     board = ctx["leaderboard"][0]["metrics"]
     assert board["geomean_speedup"]["value"] == "0.832"
-    assert board["median_roofline"]["value"] == "7%"  # a percentage, as the CLI prints it
+    assert board["median_roofline"]["value"] == "7.1%"  # a percentage with one decimal, as the CLI prints it
+    from rich.console import Console
+
+    from kstrata.search.views import result_table
+
+    console = Console(width=300, record=True)
+    console.print(result_table(res.run_dir))
+    table = console.export_text()
+    assert "roofline fraction │ 7.1%" in table and "0.832x" in table and "correct 3" in table
     cell = ctx["cells"][0]
     assert cell["speedup"].startswith("0.832x") and "2.46" not in cell["speedup"] + cell["speedups"]
     html = render_report(res.run_dir)  # a run's report counts its start by default, as the summary does

@@ -27,10 +27,10 @@ BREAKDOWN_METRICS = ("correct_rate", "fast_1", "fast_1_tuned", "geomean_speedup"
 SPENT_KINDS = ("evaluations", "wall_s", "proposer_calls", "tokens_in", "tokens_out", "cost_usd")
 
 
-def _fmt(est: M.Estimate, pct: bool) -> dict[str, str]:
+def _fmt(est: M.Estimate, pct: bool, digits: int = 0) -> dict[str, str]:
     if est.value is None:
         return {"value": "–", "ci": ""}
-    f = (lambda v: f"{100 * v:.0f}%") if pct else (lambda v: f"{v:.3g}")
+    f = (lambda v: f"{100 * v:.{digits}f}%") if pct else (lambda v: f"{v:.3g}")
     return {"value": f(est.value), "ci": f"[{f(est.low)}, {f(est.high)}]"}
 
 
@@ -43,7 +43,8 @@ def _row(r: M.Row) -> dict[str, Any]:
     return {
         "key": " / ".join(str(v) for v in r.key.values()) or "all",
         "n": r.n_tasks,
-        "metrics": {k: _fmt(v, _is_rate(k)) for k, v in r.metrics.items()},
+        # the roofline fraction with one decimal, as the CLI's summary prints it
+        "metrics": {k: _fmt(v, _is_rate(k), 1 if k.endswith("roofline") else 0) for k, v in r.metrics.items()},
         "spent": {k: f"{r.spent.get(k, 0):.4g}" for k in SPENT_KINDS},
     }
 
