@@ -79,9 +79,15 @@ class Tolerance(_Strict):
     error <= ``rel_l1`` and RMSE (relative to the oracle's RMS) <= ``rmse``.
 
     ``kind="exact"``: outputs must be equal (integer outputs, argmax, indices).
+
+    ``reductions`` (``oracle`` only): a test that fails the bound above is
+    compared again with the allowance of the reference's reductions computed
+    in another order added (:mod:`kstrata.verify.tolerance_reduction`);
+    False turns that off.
     """
 
     kind: Literal["oracle", "quant", "exact"] = "oracle"
+    reductions: bool = True
     k: float = 4.0
     floor: float | None = None
     atol: float | None = None

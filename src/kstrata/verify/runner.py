@@ -351,7 +351,7 @@ class ShapeRun:
         is outside the task's numerical domain."""
         pristine, refs, oracles = self.prepare(test)
         out1, out2 = self.calls(pristine, test, refs, POISON_PATTERNS)
-        return self.judge(test, refs, oracles, out1, out2)
+        return self.judge(test, refs, oracles, out1, out2, pristine)
 
     def run_tests(self, tests: list[TestCase]) -> tuple[int, Failure | None]:
         """:meth:`run_test` for several tests of this shape, with every candidate
@@ -374,24 +374,32 @@ class ShapeRun:
             raise Stop(Verdict.REJECTED, "protocol", "the candidate process answered a batch of calls "
                        "malformed (the candidate tampered with its process's harness)")
         k = len(POISON_PATTERNS)
-        for n, (t, _, refs, oracles) in enumerate(prepared, start=1):
+        for n, (t, pristine, refs, oracles) in enumerate(prepared, start=1):
             mine = replies[(n - 1) * k:n * k]
             outs = [self._outputs(r if isinstance(r, dict) else {}, b, t, refs, False)[0] for r in mine]
             if len(outs) < k:  # the batch stopped early although every call answered ok
                 raise Stop(Verdict.REJECTED, "protocol", "the candidate process answered fewer calls than sent")
             out1, out2 = outs[0], outs[1]
-            failure = self.judge(t, refs, oracles, out1, out2)
+            failure = self.judge(t, refs, oracles, out1, out2, pristine)
             if failure is not None:
                 return n, failure
         return len(prepared), None
 
     def judge(self, test: TestCase, refs: list[torch.Tensor], oracles: list[torch.Tensor], out1: list[Any],
-              out2: list[Any]) -> Failure | None:
-        """Compare one test's two candidate outputs with the oracle (and each other)."""
+              out2: list[Any], pristine: list[Any] | None = None) -> Failure | None:
+        """Compare one test's two candidate outputs with the oracle (and each other);
+        a failing comparison is made again with the reordered-reduction
+        allowance (:meth:`_reduction_allowance`) where the policy has one."""
         ctx, tol = self.ctx, self.ctx.task.meta.tolerance
         refs_cpu = [r.cpu() for r in refs]
         cmp = self._comparer(test)
         comps = [cmp(c, o, r, tol) for c, o, r in zip(out1, oracles, refs_cpu)]
+        if not all(c.ok for c in comps) and pristine is not None:
+            extra = self._reduction_allowance(pristine, oracles, refs_cpu, test)
+            if extra:
+                cmp = self._comparer(test, extra)
+                comps = [cmp(c, o, r, tol) if isinstance(c, torch.Tensor) else k
+                         for c, o, r, k in zip(out1, oracles, refs_cpu, comps)]
         if not all(c.ok for c in comps):
             # a failing test decides nothing when the task's own reference fails it too
             reason = outside_domain(refs_cpu, oracles, tol)
@@ -419,12 +427,40 @@ class ShapeRun:
                 comps, out1 = comps2, out2
         return Failure(test, out1, oracles, comps, race)
 
-    def _comparer(self, test: TestCase) -> Callable[..., Comparison]:
-        """:func:`compare` against the float64 oracle, or, for a test planned
-        without one (``oracle == "native"``), :func:`compare_native`'s derived bound."""
+    def _comparer(self, test: TestCase, extra: list[torch.Tensor | None] | None = None
+                  ) -> Callable[..., Comparison]:
+        """:func:`compare` against the float64 oracle (with ``extra``, one
+        allowance per output, in order), or, for a test planned without one
+        (``oracle == "native"``), :func:`compare_native`'s derived bound."""
         if getattr(test, "oracle", "fp64") == "native" or self.model64 is None:
             return lambda c, o, r, tol: compare_native(c, r, tol)
+        if extra:
+            it = iter(extra)
+            return lambda c, o, r, tol: compare(c, o, r, tol, next(it, None))
         return compare
+
+    def _reduction_allowance(self, pristine: list[Any], oracles: list[torch.Tensor], refs: list[torch.Tensor],
+                             test: TestCase) -> list[torch.Tensor | None]:
+        """Per output, the allowance for the reference's reductions computed in
+        another order (:func:`kstrata.verify.tolerance_reduction.reduction_allowance`),
+        or [] where the policy has none (not ``oracle``, ``reductions`` off,
+        no float64 oracle for this test)."""
+        from kstrata.verify.tolerance_reduction import reduction_allowance
+
+        tol = self.ctx.task.meta.tolerance
+        if tol.kind != "oracle" or not tol.reductions or self.model64 is None \
+                or getattr(test, "oracle", "fp64") == "native":
+            return []
+        dtype = next((r.dtype for r in refs if r.is_floating_point()), None)
+        if dtype is None:
+            return []
+        x64 = [x.double() if isinstance(x, torch.Tensor) and x.is_floating_point() else x
+               for x in _clone(pristine)]
+        t0 = time.monotonic()
+        extra, _ = reduction_allowance(self.model64, x64, oracles, dtype, seed=test.seed,
+                                       torch_seed=rng_seed(test))
+        self.ctx.judge_s += time.monotonic() - t0
+        return extra
 
     def _oracle(self, pristine: list[Any], refs: list[torch.Tensor], test: TestCase) -> list[torch.Tensor]:
         """The float64 oracle's outputs for ``pristine`` (CPU); the native
@@ -772,7 +808,7 @@ def candidate_process(task: Task, backend: Backend, unsafe_no_sandbox: bool = Fa
 
     python = envs.python_for(backend.name)
     return CandidateProcess(backend.name, python=str(python) if python else None, env=sandbox_env(backend),
-                            memory_mb=None if backend.device.startswith("cuda") else default_memory_mb(),
+                            memory_mb=default_memory_mb(),
                             gpu=backend.device.startswith("cuda"),
                             sandbox=False if unsafe_no_sandbox else None)
 

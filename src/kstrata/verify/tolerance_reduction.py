@@ -1,0 +1,217 @@
+"""The error a correct but differently ordered reduction may make (issue #23).
+
+A candidate that sums in another order than PyTorch (sequentially, in other
+blocks, with another tree) differs from the float64 oracle by an amount that
+grows with the number of summed terms and with their magnitudes, not with the
+output's: where terms cancel (a mean of centred data, the log-sum-exp of
+cross-entropy, a variance) an elementwise ``rtol * |oracle|`` is no bound.
+This module derives the allowance from the error bound of the reductions the
+reference itself performs (the policy, with sources, is in
+:mod:`kstrata.verify.tolerance`'s docstring):
+
+1. The float64 oracle is run once more under a dispatch mode
+   (:class:`_Perturb`). Composite reductions (layer/batch/group norm,
+   softmax, log-softmax, log-sum-exp, NLL, variance, norms) are decomposed by
+   PyTorch's own decomposition table into the sums they are made of.
+2. Each summing op (``sum``, ``mean``, ``mm``/``bmm``/``addmm``/``baddbmm``/
+   ``mv``/``dot``, ``convolution``) with ``n`` terms per output element
+   gets its result moved by ``sigma * lambda * sqrt(n) * u * S``, where ``S``
+   is the same op applied to the absolute values of its operands (for a sum,
+   ``sum |x_i|``; for a product, ``|A| |B|``), ``u`` the unit roundoff of the
+   task dtype, ``lambda`` :data:`LAMBDA`, and ``sigma`` a random sign per
+   element (rounding errors modelled as independent and mean zero).
+3. The moved outputs' distance from the oracle's, elementwise, maximised over
+   :data:`DRAWS` sign draws and multiplied by :data:`SAFETY`, is the
+   allowance; it carries each reduction's bound through the ops after it
+   (first order), e.g. the mean's and the variance's bounds through
+   LayerNorm's ``(x - mean) / std``.
+
+The allowance is computed only for a test whose candidate failed the plain
+bound (it costs one float64 forward per draw), then the comparison is made
+again with it added (:func:`kstrata.verify.tolerance.compare`, ``extra``).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+
+#: Higham & Mary's lambda: the probabilistic bound holds with probability at
+#: least ``1 - 2 exp(-lambda^2 / 2)`` (lambda = 6: 1 - 3e-8) per sum.
+LAMBDA = 6.0
+#: Sign draws whose elementwise maximum is taken.
+DRAWS = 2
+#: Factor over the drawn maximum (a draw's signs can partly cancel where
+#: several reductions feed one output).
+SAFETY = 2.0
+
+#: Unit roundoff of the task dtypes (2^-t, t the significand's bits incl. the implicit one).
+UNIT_ROUNDOFF: dict[torch.dtype, float] = {
+    torch.float32: 2.0 ** -24,
+    torch.float16: 2.0 ** -11,
+    torch.bfloat16: 2.0 ** -8,
+    torch.float64: 2.0 ** -53,
+}
+
+_aten = torch.ops.aten
+
+
+def _numel(shape: Any) -> int:
+    return math.prod(int(d) for d in shape) if len(shape) else 1
+
+
+def _terms(func: Any, args: tuple, out: torch.Tensor) -> int:
+    """Terms summed into one output element of ``func(*args) -> out``."""
+    if func in (_aten.mm.default, _aten.bmm.default, _aten.mv.default, _aten.dot.default):
+        return int(args[0].shape[-1])
+    if func in (_aten.addmm.default, _aten.baddbmm.default, _aten.addmv.default):
+        return int(args[1].shape[-1]) + 1
+    if func is _aten.convolution.default:
+        w, groups = args[1], int(args[8])
+        transposed = bool(args[6])
+        per = _numel(w.shape[2:]) * (int(w.shape[0]) // max(groups, 1) if transposed else int(w.shape[1]))
+        return per + (1 if args[2] is not None else 0)
+    return max(1, args[0].numel() // max(1, out.numel()))
+
+
+_SUMS = {
+    _aten.sum.default, _aten.sum.dim_IntList, _aten.mean.default, _aten.mean.dim,
+    _aten.mm.default, _aten.bmm.default, _aten.mv.default, _aten.dot.default,
+    _aten.addmm.default, _aten.baddbmm.default, _aten.addmv.default, _aten.convolution.default,
+}
+#: Ops that sum terms but carry them into their output (a scan): each element's own prefix.
+_SCANS = {_aten.cumsum.default}
+
+
+def _absolute(x: Any) -> Any:
+    return x.abs() if isinstance(x, torch.Tensor) and x.is_floating_point() else x
+
+
+class _Perturb(TorchDispatchMode):
+    """Moves every summing op's result by its probabilistic error bound (module docstring)."""
+
+    def __init__(self, u: float, gen: torch.Generator):
+        super().__init__()
+        self.u, self.gen, self.max_terms = u, gen, 1
+
+    def __torch_dispatch__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
+        from torch._decomp import decomposition_table
+
+        kwargs = kwargs or {}
+        name = func.name().split("::")[-1].split(".")[0]
+        if name in _MOMENTS:
+            named = {a.name: v for a, v in zip(func._schema.arguments, args)}
+            named.update(kwargs)
+            with self:
+                return _moments(name, named.pop("self"), named.get("dim"), correction=named.get("correction"),
+                                keepdim=bool(named.get("keepdim", False)), unbiased=named.get("unbiased"))
+        if func not in _SUMS and func not in _SCANS and func in decomposition_table \
+                and name in _DECOMPOSED:
+            with self:
+                out = decomposition_table[func](*args, **kwargs)
+            if out is not NotImplemented:
+                return out
+        out = func(*args, **kwargs)
+        if (func in _SUMS or func in _SCANS) and isinstance(out, torch.Tensor) and out.is_floating_point():
+            if func in _SCANS:
+                dim = int(args[1]) % max(out.dim(), 1)
+                n = int(out.shape[dim]) if out.dim() else 1
+                scale = func(*[_absolute(a) for a in args], **kwargs)
+            else:
+                n = _terms(func, args, out)
+                scale = func(*[_absolute(a) for a in args], **kwargs)
+            self.max_terms = max(self.max_terms, n)
+            sign = torch.randint(0, 2, out.shape, generator=self.gen, dtype=out.dtype).mul_(2).sub_(1)
+            out = out + sign * (LAMBDA * math.sqrt(n) * self.u) * scale
+        return out
+
+
+#: Moments whose PyTorch decomposition goes to primitives the mode does not see.
+_MOMENTS = {"var_mean", "var", "std", "std_mean"}
+
+
+def _moments(name: str, x: torch.Tensor, dim: Any = None, *, correction: Any = None, keepdim: bool = False,
+             unbiased: Any = None) -> Any:
+    """``var``/``std``/``var_mean``/``std_mean`` as the two sums they are
+    (``mean``, then ``sum((x - mean)^2) / (n - correction)``), so that each is moved."""
+    dims = list(range(x.dim())) if dim is None else ([dim] if isinstance(dim, int) else list(dim))
+    n = math.prod(int(x.shape[d]) for d in dims) if dims else 1
+    corr = 1.0 if correction is None and unbiased is not False else float(correction or 0)
+    mean = torch.mean(x, dims, keepdim=True)
+    var = torch.sum((x - mean) ** 2, dims, keepdim=keepdim) / max(n - corr, 0)
+    mean = mean if keepdim else mean.squeeze(dims) if dims else mean.reshape(())
+    first = var.sqrt() if name.startswith("std") else var
+    return (first, mean) if name.endswith("_mean") else first
+
+
+#: Composite ops decomposed into their sums (names without overload).
+_DECOMPOSED = {
+    "native_layer_norm", "native_batch_norm", "_native_batch_norm_legit_no_training",
+    "_native_batch_norm_legit", "_native_batch_norm_legit_functional", "native_group_norm",
+    "_softmax", "_log_softmax", "logsumexp", "nll_loss_forward", "nll_loss2d_forward", "linalg_vector_norm", "norm", "frobenius_norm", "cross_entropy_loss", "mse_loss",
+    "smooth_l1_loss", "huber_loss", "l1_loss", "kl_div", "binary_cross_entropy", "cosine_similarity",
+    "_euclidean_dist", "cdist", "_cdist_forward", "matmul", "linear", "einsum", "tensordot",
+}
+
+
+def reduction_allowance(model64: torch.nn.Module, inputs64: list[Any], oracles: list[torch.Tensor],
+                        dtype: torch.dtype, seed: int = 0, torch_seed: int | None = None
+                        ) -> tuple[list[torch.Tensor | None], int]:
+    """Elementwise allowance per output for reductions computed in another order.
+
+    Parameters
+    ----------
+    model64:
+        The float64 oracle model.
+    inputs64:
+        Its inputs (floating tensors in float64), as the oracle got them.
+    oracles:
+        The oracle's outputs on them (float64, CPU).
+    dtype:
+        The task dtype whose unit roundoff ``u`` applies (:data:`UNIT_ROUNDOFF`).
+    seed:
+        Seed of the sign draws (the allowance does not depend on it beyond
+        the draws' spread).
+    torch_seed:
+        Seed of torch's global generator before each forward (as the oracle
+        had it), for forwards that draw random numbers; None leaves it.
+
+    Returns
+    -------
+    (allowances, n)
+        One float64 tensor per output (the oracle's shape; None for a
+        non-floating output or one whose shape differs), and the largest
+        number of terms any reduction of the forward summed (1: none).
+        Empty allowances when the oracle cannot be run again.
+    """
+    u = UNIT_ROUNDOFF.get(dtype)
+    if u is None:
+        return [], 1
+    gen = torch.Generator().manual_seed(seed)
+    best: list[torch.Tensor | None] = [None] * len(oracles)
+    n = 1
+    from kstrata.verify.runner import flatten
+
+    was = torch.get_default_dtype()
+    try:
+        torch.set_default_dtype(torch.float64)
+        for _ in range(DRAWS):
+            mode = _Perturb(u, gen)
+            if torch_seed is not None:
+                torch.manual_seed(torch_seed)
+            with torch.no_grad(), mode:
+                outs = flatten(model64(*[x.clone() if isinstance(x, torch.Tensor) else x for x in inputs64]))
+            n = max(n, mode.max_terms)
+            for i, (o, g) in enumerate(zip(outs, oracles)):
+                if not (isinstance(o, torch.Tensor) and o.is_floating_point() and o.shape == g.shape):
+                    continue
+                d = (o.detach().double().cpu() - g.detach()).abs_().nan_to_num_(nan=0.0, posinf=0.0, neginf=0.0)
+                best[i] = d if best[i] is None else torch.maximum(best[i], d)
+    except Exception:  # noqa: BLE001 - a forward the mode cannot trace gets no allowance
+        return [], n
+    finally:
+        torch.set_default_dtype(was)
+    return [None if b is None else b.mul_(SAFETY) for b in best], n
