@@ -116,3 +116,9 @@ def test_show_explains_a_symbolic_graph_with_a_static_build():
     assert note.startswith("# shape: symbolic, # build: static: the graph text is written for any shape")
     assert "compiled separately for each shape" in note and "runs only at the shape it was built for" in note
     assert graph_header_note("fuse=0\n") == ""
+
+
+def test_a_best_not_faster_than_eager_is_said_plainly(tmp_path):
+    res = _run(tmp_path, limit=0.5)  # trusted: below 0.5x; the faster readings are untrusted
+    table = _text(result_table(res.run_dir))
+    assert "the best ranked candidate is not faster than eager" in table

@@ -161,6 +161,11 @@ def result_table(run_dir: str | Path, nominal: dict[str, int] | None = None) -> 
     if speedups and best.get("roofline_fraction") is not None:
         table.add_row("roofline fraction", f"{best['roofline_fraction']:.1%}")
     table.add_row("verdicts", ", ".join(f"{k} {v}" for k, v in sorted(summary["verdicts"].items())))
+    faster = [u for u in unranked if (u.get("speedup") or 0.0) > 1.0]
+    if speedups and speedups[0]["value"] <= 1.0:
+        table.add_row("note", f"the best ranked candidate is not faster than {speedups[0]['baseline']}"
+                      + (f"; {len(faster)} unranked candidate(s) read faster, but their timing was too noisy "
+                         "to trust (see below)" if faster else ""))
     if unranked:
         table.add_row("unranked", unranked_line(unranked, run_dir))
     spent = summary["spent"]
