@@ -73,7 +73,8 @@ def serve(rfd: int, wfd: int) -> None:
     while True:
         try:
             request = recv(rfd)
-        except ChannelClosed:
+        except ChannelClosed:  # the pool closed, or the kstrata process died
+            end_group()
             return
         _, target, args, kwargs = request
         start = time.perf_counter()
@@ -91,6 +92,17 @@ def serve(rfd: int, wfd: int) -> None:
                        traceback.format_exc(), wall))
 
 
+def end_group() -> None:
+    """SIGKILL this worker's process group (itself included) when it leads one,
+    as the pool starts it: what it started (TVM's ``popen_worker`` builders and
+    runners, compilers, shells' background jobs) ends with it."""
+    if os.getpgrp() == os.getpid():
+        try:
+            os.killpg(os.getpid(), signal.SIGKILL)
+        except OSError:
+            pass
+
+
 def exit_with_parent(interval_s: float = 1.0) -> None:
     """Exit when the process that started this worker is gone (reparented).
 
@@ -98,7 +110,10 @@ def exit_with_parent(interval_s: float = 1.0) -> None:
     kstrata process killed by Ctrl-C or ``timeout`` and spin forever. A daemon
     thread polls ``os.getppid()`` (``PR_SET_PDEATHSIG`` would fire when the
     *thread* that forked the worker exits, and pools start workers from
-    evaluation threads)."""
+    evaluation threads). A worker leads its own process group (the pool
+    starts it so): the whole group is killed, so what the worker started
+    (TVM's ``popen_worker`` builders and runners, compilers) ends with it
+    instead of running on, reparented to init (issue #23)."""
     import threading
 
     parent = os.getppid()
@@ -107,6 +122,7 @@ def exit_with_parent(interval_s: float = 1.0) -> None:
         while True:
             time.sleep(interval_s)
             if os.getppid() != parent:
+                end_group()
                 os._exit(1)
 
     threading.Thread(target=watch, name="kstrata-parent-watch", daemon=True).start()

@@ -143,15 +143,97 @@ def _input_shapes(task: Task, shape: dict[str, int], params: tuple[str, ...] = (
     return out
 
 
+#: Largest total of input, parameter and buffer elements an export traces at
+#: (about 1 GiB of float32): the reference runs once, with real data, during
+#: ``torch.export``, so a GPU-sized nominal shape (a 6.4 GB KernelBench input)
+#: is never exported at unless the caller asks for that shape.
+EXPORT_ELEMENTS = 1 << 28
+
+#: Seconds one export (``torch.export`` + the Relax frontend) may take before
+#: it is abandoned with :class:`ExportTimeout` (an RNN unrolled over a long
+#: sequence can take tens of minutes); ``KSTRATA_EXPORT_TIMEOUT_S`` overrides it.
+EXPORT_TIMEOUT_S = 300.0
+
+
+class ExportTimeout(LoweringError):
+    """``torch.export`` or the Relax frontend did not finish within the time limit."""
+
+
+def _shape_elements(task: Task, shape: dict[str, int]) -> int:
+    """Elements of the inputs, parameters and buffers at ``shape`` (meta device, no data)."""
+    total = 0
+    for shp in _input_shapes(task, task.full_shape(shape), ("*",)):
+        n = 1
+        for d in shp:
+            n *= int(d)
+        total += n
+    return total
+
+
+def _exportable(task: Task, shapes: list[dict[str, int]]) -> list[dict[str, int]]:
+    """``shapes`` (completed) whose export stays within :data:`EXPORT_ELEMENTS`;
+    all of them when none does (the smallest is then the caller's best try)."""
+    full = [task.full_shape(s) for s in shapes]
+    ok = [s for s in full if _shape_elements(task, s) <= EXPORT_ELEMENTS]
+    return ok or full
+
+
+def export_timeout_s() -> float:
+    """The export time limit in seconds (:data:`EXPORT_TIMEOUT_S`, or
+    ``KSTRATA_EXPORT_TIMEOUT_S`` when set to a positive number)."""
+    import os
+
+    try:
+        v = float(os.environ.get("KSTRATA_EXPORT_TIMEOUT_S", ""))
+    except ValueError:
+        return EXPORT_TIMEOUT_S
+    return v if v > 0 else EXPORT_TIMEOUT_S
+
+
+class _time_limit:
+    """Raise :class:`ExportTimeout` in the main thread after ``seconds``
+    (``SIGALRM``; the exporters are Python loops, so the signal lands between
+    two traced or converted nodes). Outside the main thread, or where an alarm
+    is already set by someone else, no limit is applied."""
+
+    def __init__(self, seconds: float, what: str):
+        self.seconds, self.what, self.armed, self.old = seconds, what, False, None
+
+    def _fire(self, signum: int, frame: Any) -> None:
+        raise ExportTimeout(f"{self.what} did not finish within {self.seconds:g} s (an export that unrolls a "
+                            "long loop, e.g. an RNN over its sequence, grows without bound); "
+                            "KSTRATA_EXPORT_TIMEOUT_S sets the limit")
+
+    def __enter__(self) -> "_time_limit":
+        import signal
+        import threading
+
+        if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "setitimer"):
+            return self
+        if signal.getitimer(signal.ITIMER_REAL)[0] > 0:
+            return self
+        self.old = signal.signal(signal.SIGALRM, self._fire)
+        signal.setitimer(signal.ITIMER_REAL, self.seconds)
+        self.armed = True
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        import signal
+
+        if self.armed:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, self.old if self.old is not None else signal.SIG_DFL)
+
+
 def _export_shape(task: Task) -> dict[str, int]:
     """A task shape to export at: every input dim >= 2, as many distinct sizes as possible.
 
     torch.export specializes dims of size 0/1 and may merge equal sizes, so the
     symbolic graph is traced where neither happens when the task allows it.
+    Only shapes within :data:`EXPORT_ELEMENTS` are considered.
     """
     best, best_key = task.nominal_shape, None
-    for s in [*task.small_shapes, task.nominal_shape, *task.sweep_shapes]:
-        s = task.full_shape(s)
+    for s in _exportable(task, [*task.small_shapes, task.nominal_shape, *task.sweep_shapes]):
         dims = [d for shp in _input_shapes(task, s, ("*",)) for d in shp]
         key = (all(d >= 2 for d in dims), len(set(dims)), -sum(dims))
         if best_key is None or key > best_key:
@@ -228,11 +310,14 @@ def export_graph(task: Task, shape: dict[str, int] | None = None, symbolic: bool
     args = tuple(inputs) + tuple(t.detach() for t in state.values())
     dyn = ({i: Dim.AUTO for i in range(a.dim())} for a in args) if symbolic else None
     try:
-        with torch.no_grad():
-            ep = torch.export.export(wrapper, args, dynamic_shapes=tuple(dyn) if symbolic else None)
-        single = isinstance(model(*inputs), torch.Tensor)
-        mod = from_exported_program(ep, keep_params_as_input=False, unwrap_unit_return_tuple=False,
-                                    custom_convert_map=custom_convert_map())
+        with _time_limit(export_timeout_s(), f"exporting {task.name} to TVM at {shape}"):
+            with torch.no_grad():
+                ep = torch.export.export(wrapper, args, dynamic_shapes=tuple(dyn) if symbolic else None)
+            single = isinstance(model(*inputs), torch.Tensor)
+            mod = from_exported_program(ep, keep_params_as_input=False, unwrap_unit_return_tuple=False,
+                                        custom_convert_map=custom_convert_map())
+    except ExportTimeout:
+        raise
     except Exception as e:  # noqa: BLE001 - the exporter's reason is the report
         raise LoweringError(f"torch.export/Relax frontend failed: {type(e).__name__}: {_first_line(e)}") from e
     try:
@@ -307,17 +392,46 @@ def _default_graph_cached(path: str, digest: str, shape_json: str | None) -> str
             if probe is not None and _constants(export_graph(task, probe, symbolic=True)) != _constants(graph):
                 raise LoweringError("constants depend on the shape")
             return graph
+        except ExportTimeout:
+            raise  # a static export of the same model would take as long
         except LoweringError:
-            return export_graph(task, task.nominal_shape, symbolic=False)
+            return export_graph(task, _export_shape(task), symbolic=False)
     return export_graph(task, json.loads(shape_json), symbolic=False)
+
+
+def graph_for_shape(task: Task, shape: dict[str, int]) -> str:
+    """The task's default graph text that serves ``shape`` unedited: the
+    shape-generic export when its input dims fit ``shape``, else a static
+    export at ``shape`` (torch.export baked a size in, e.g. a LayerNorm's
+    ``normalized_shape``, or the export is static at another shape). For
+    callers that keep the text and edit its header (MetaSchedule marks it
+    ``# build: static``), so that it still lowers at ``shape``.
+
+    Raises
+    ------
+    LoweringError
+        When the reference does not export (:class:`ExportTimeout` when it
+        takes too long).
+    """
+    import tvm
+
+    shape = task.full_shape(shape)
+    text = default_graph(task)
+    header, body = parse_graph(text)
+    if header.static_shape is not None:
+        return text if task.full_shape(header.static_shape) == shape else default_graph(task, shape)
+    try:
+        _bind_symbols(tvm.script.from_source(body), _input_shapes(task, shape, header.params), apply=False)
+    except SpecializedGraphError:
+        return default_graph(task, shape)
+    return text
 
 
 def _probe_shape(task: Task, first: dict[str, int]) -> dict[str, int] | None:
     """Another task shape to export at, differing from ``first`` in as many sizes as possible."""
     best, best_key = None, None
     first = task.full_shape(first)
-    for s in [*task.small_shapes, task.nominal_shape, *task.sweep_shapes]:
-        s = task.full_shape(s)
+    for s in _exportable(task, [*task.small_shapes, task.nominal_shape, *task.sweep_shapes]):
         dims = [d for shp in _input_shapes(task, s, ("*",)) for d in shp]
         key = (all(d >= 2 for d in dims), sum(s.get(k) != v for k, v in first.items()), -sum(dims))
         if key[1] and (best_key is None or key > best_key):

@@ -53,6 +53,64 @@ class TuneResult:
     cached: bool = False
 
 
+def _die_with(parent: int, prctl: Any) -> None:
+    """(In a forked child, before exec.) Ask Linux to SIGKILL this process when
+    its parent thread ends (``prctl(PR_SET_PDEATHSIG)``), and exit at once if
+    the parent is already gone. ``prctl`` is libc's, looked up in the parent
+    (no ``dlopen`` between fork and exec)."""
+    import signal
+
+    prctl(1, int(signal.SIGKILL), 0, 0, 0)  # 1 = PR_SET_PDEATHSIG
+    if os.getppid() != parent:
+        os._exit(1)
+
+
+def _libc_prctl() -> Any:
+    import ctypes
+
+    try:
+        return ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+
+
+class _PopenDiesWithParent:
+    """Stands in for the ``subprocess`` module inside ``tvm.support.popen_pool``:
+    its ``Popen`` starts TVM's ``popen_worker`` processes (MetaSchedule's
+    builders and runners) with :func:`_die_with`, so a killed ``kstrata
+    baseline`` or ``optimize`` leaves none running (issue #23). Popen workers
+    are started from the pool's threads, which live until the pool shuts its
+    workers down anyway."""
+
+    def __getattr__(self, name: str) -> Any:
+        import subprocess
+
+        return getattr(subprocess, name)
+
+    @staticmethod
+    def Popen(*args: Any, **kwargs: Any) -> Any:  # noqa: N802 - the name it replaces
+        import functools
+        import subprocess
+
+        prctl = _libc_prctl()
+        if prctl is not None and "preexec_fn" not in kwargs:
+            kwargs["preexec_fn"] = functools.partial(_die_with, os.getpid(), prctl)
+        return subprocess.Popen(*args, **kwargs)
+
+
+def popen_workers_die_with_parent() -> bool:
+    """Make TVM's popen workers die with the process that started them (see
+    :class:`_PopenDiesWithParent`); idempotent. Returns whether TVM's popen
+    pool was found and patched."""
+    try:
+        from tvm.support import popen_pool
+    except ImportError:
+        return False
+    if not isinstance(getattr(popen_pool, "subprocess", None), _PopenDiesWithParent):
+        popen_pool.subprocess = _PopenDiesWithParent()
+    return True
+
+
 def json_serialization_works() -> bool:
     """Whether ``tvm.ir.save_json`` works (MetaSchedule needs it); probed in a
     subprocess because the failure is a segfault."""
@@ -126,7 +184,9 @@ def tune(
     Parameters
     ----------
     task, shape:
-        What to tune and at which shape (the tuned code is specialized to it).
+        What to tune and at which shape (the tuned code is specialized to it);
+        the initial graph is exported so that it lowers at ``shape``
+        (:func:`kstrata.backends.tvm.lower.graph_for_shape`).
     backend_name:
         ``tvm-llvm`` here; GPU targets need their device for measurement.
     trials:
@@ -143,6 +203,8 @@ def tune(
     ------
     kstrata.backends.tvm.lower.LoweringError
         When the graph does not lower.
+    NotImplementedError
+        When the task's reference does not export to TVM (no ``sources`` given).
     """
     from tvm.s_tir import meta_schedule as ms
 
@@ -155,10 +217,22 @@ def tune(
             "TuneContext is made; pip install 'apache-tvm-ffi==0.1.14.post1' fixes it"
         )
 
+    popen_workers_die_with_parent()
     backend = get_backend(backend_name)
-    sources = dict(sources or backend.initial_sources(task))
-    target = backend.target()
     shape = task.full_shape(shape)
+    if not sources:
+        # exported so that it lowers at THIS shape as it stands: a graph in which
+        # torch.export baked a size in (a LayerNorm's normalized_shape) is exported
+        # static at ``shape``, since the tuned text's header is edited below
+        from kstrata.backends.tvm.lower import LoweringError, graph_for_shape
+
+        try:
+            graph = graph_for_shape(task, shape)
+        except LoweringError as e:
+            raise NotImplementedError(f"{backend.name}: {task.name} does not lower: {e}") from e
+        sources = {**backend.initial_sources(task), "graph": graph}
+    sources = dict(sources)
+    target = backend.target()
     key = cache_key(task, sources["graph"], shape, target, trials)
     path = Path(cache_dir or default_cache_dir()) / f"{key}.json"
     if path.is_file():

@@ -1,0 +1,123 @@
+"""TVM import of plain KernelBench-like files (issue #23): the export and the
+MetaSchedule baseline work at the shape asked for, a GPU-sized nominal shape
+is never exported at, a size baked into the parameters is re-exported, and an
+export that does not finish is cut off with one clear message.
+
+The task files are small KernelBench-format files written by the tests."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("tvm")
+
+from kstrata.backends.registry import get_backend  # noqa: E402
+from kstrata.backends.tvm import lower  # noqa: E402
+from kstrata.tasks.loader import load_task  # noqa: E402
+
+LAYER_NORM = '''import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    def __init__(self, normalized_shape):
+        super().__init__()
+        self.ln = nn.LayerNorm(normalized_shape=normalized_shape)
+
+    def forward(self, x):
+        return self.ln(x)
+
+batch_size = 4
+features = 8
+dim1 = 16
+dim2 = 16
+
+def get_inputs():
+    return [torch.randn(batch_size, features, dim1, dim2)]
+
+def get_init_inputs():
+    return [(features, dim1, dim2)]
+'''
+
+HUGE_ADD = '''import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    """KernelBench's GPU sizes: two 6.4 GB inputs at the nominal shape."""
+    def forward(self, a, b):
+        return a + b
+
+rows = 4096
+cols = 393216
+
+def get_inputs():
+    return [torch.randn(rows, cols), torch.randn(rows, cols)]
+
+def get_init_inputs():
+    return []
+'''
+
+SLOW_EXPORT = '''import time
+import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    def forward(self, x):
+        time.sleep(0.5)  # stands for an export that unrolls a long loop
+        return x + 1
+
+n = 16
+
+def get_inputs():
+    return [torch.randn(n)]
+
+def get_init_inputs():
+    return []
+'''
+
+
+def _task(tmp_path, name, text):
+    p = tmp_path / f"{name}.py"
+    p.write_text(text)
+    return load_task(p)
+
+
+def test_a_size_baked_into_the_parameters_gets_a_graph_for_the_asked_shape(tmp_path):
+    task = _task(tmp_path, "ln_baked", LAYER_NORM)
+    shape = task.full_shape({"batch_size": 3, "dim1": 8})
+    graph = lower.graph_for_shape(task, shape)
+    # MetaSchedule edits the header (build: static); the text must still lower at the shape
+    edited = lower.with_build(graph, "static")
+    lowered = lower.lower_graph(task, edited, shape)
+    assert lowered.shape == shape
+    # the shape-generic graph (torch.export baked normalized_shape in), edited the
+    # same way, is what failed before
+    assert lower.default_graph(task) != graph
+    with pytest.raises(lower.SpecializedGraphError, match="specialized"):
+        lower.lower_graph(task, lower.with_build(lower.default_graph(task), "static"), shape)
+
+
+def test_a_gpu_sized_nominal_shape_is_never_exported_at(tmp_path, monkeypatch):
+    task = _task(tmp_path, "huge_add", HUGE_ADD)
+    seen = []
+    real = lower.export_graph
+
+    def spy(t, shape=None, symbolic=True):
+        seen.append(t.full_shape(shape if shape is not None else lower._export_shape(t)))
+        return real(t, shape, symbolic)
+
+    monkeypatch.setattr(lower, "export_graph", spy)
+    lower._default_graph_cached.cache_clear()
+    lower.default_graph(task)
+    assert seen and all(lower._shape_elements(task, s) <= lower.EXPORT_ELEMENTS for s in seen)
+    assert task.nominal_shape not in seen
+
+
+def test_an_export_that_does_not_finish_is_cut_off_with_one_message(tmp_path, monkeypatch):
+    monkeypatch.setenv("KSTRATA_EXPORT_TIMEOUT_S", "0.2")
+    task = _task(tmp_path, "slow_export", SLOW_EXPORT)
+    lower._default_graph_cached.cache_clear()
+    with pytest.raises(NotImplementedError) as e:
+        get_backend("tvm-llvm").initial_sources(task)
+    msg = str(e.value)
+    assert "did not finish within 0.2 s" in msg and "KSTRATA_EXPORT_TIMEOUT_S" in msg and "\n" not in msg
+    assert isinstance(e.value.__cause__, lower.ExportTimeout)
