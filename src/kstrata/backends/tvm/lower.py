@@ -382,6 +382,16 @@ def _first_line(e: BaseException) -> str:
 
 @functools.lru_cache(maxsize=64)
 def _default_graph_cached(path: str, digest: str, shape_json: str | None) -> str:
+    try:
+        return _default_graph_export(path, shape_json)
+    except LoweringError:
+        raise
+    except Exception as e:  # noqa: BLE001 - building the model or its inputs to trace failed
+        raise LoweringError(f"the reference could not be built to export it: {type(e).__name__}: "
+                            f"{_first_line(e)}") from e
+
+
+def _default_graph_export(path: str, shape_json: str | None) -> str:
     from kstrata.tasks.loader import load_task
 
     task = load_task(path)
