@@ -65,7 +65,7 @@ def test_no_ranked_candidate_is_said_plainly_in_progress_and_summary(tmp_path):
     tree = _tree(res.run_dir)
     n = sum(1 for x in tree if x.correct)
     assert progress_best(tree) == f"no ranked candidate yet ({n} correct, timing not trusted yet)"
-    assert progress_best(None) == "no ranked candidate yet"
+    assert progress_best(None) == "no correct candidate yet"
     table = _text(result_table(res.run_dir))
     assert "none ranked: no speedup is claimed" in table and "speedup vs" not in table
     assert f"{n} correct candidates not ranked" in table and f"kstrata retime {res.run_dir}" in table

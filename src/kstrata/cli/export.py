@@ -341,7 +341,7 @@ def export_run(run_dir: str | Path, to: str | Path, candidate: str | None = None
         files["kernel.so"], files["plan.json"] = built["library"], built["plan"]
         meta.update(params=built["params"], symbolic=built["symbolic"])
         if built["symbolic"]:
-            meta["runs_at"] = f"every shape (a shape-generic build; built and checked at {shape_text(full)})"
+            meta["runs_at"] = f"every shape (a shape-generic build, built at {shape_text(full)})"
         else:
             meta["input_shapes"] = [s or [] for s in input_shapes]
             meta["runs_at"] = (f"{shape_text(full)} only (a static build; other input shapes raise ValueError; "

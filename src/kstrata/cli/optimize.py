@@ -148,11 +148,15 @@ def progress_best(tree: Any) -> str:
     what the summary will name) with its speedup when its timing is trusted,
     else ``no ranked candidate yet``: a candidate whose timing was not
     believed is never shown as the best (the final round re-times those at
-    the end of the run)."""
+    the end of the run). ``no correct candidate yet`` before any is correct."""
     best = tree.best_correct() if tree is not None else None
-    if best is None or not best.timing_trusted or best.speedup is None:
-        unranked = 0 if tree is None else sum(1 for n in tree if n.correct and not n.timing_trusted)
-        return "no ranked candidate yet" + (f" ({unranked} correct, timing not trusted yet)" if unranked else "")
+    if best is None:
+        return "no correct candidate yet"
+    if not best.timing_trusted:
+        unranked = sum(1 for n in tree if n.correct and not n.timing_trusted)
+        return f"no ranked candidate yet ({unranked} correct, timing not trusted yet)"
+    if best.speedup is None:  # e.g. triton-interp: correctness only, no timing
+        return f"best {best.hash[:8]} ({best.level or 'initial'}; correct, not timed)"
     return f"best {best.speedup:.2f}x ({best.hash[:8]}, {best.level or 'initial'})"
 
 
@@ -260,7 +264,8 @@ def register(app: typer.Typer) -> None:
             beat = Heartbeat(status, None if console.is_terminal else (lambda line: print(line, flush=True)))
             progress = beat.wrap(progress)
             try:
-                with Live(status, console=console, transient=False, refresh_per_second=4), beat:
+                # off a terminal the progress lines are printed; a Live would print its last one again
+                with Live(status, console=console, transient=not console.is_terminal, refresh_per_second=4), beat:
                     result = optimize(
                         t, b, prop, evaluator, policy=policy_arg, budget=budget_obj, run_dir=run_dir,
                         resume=resume is not None, settings=settings, progress=progress, router=router,
