@@ -99,7 +99,7 @@ class RemoteCandidate:
     def stage(self, sets: list[list[Any]], flush_bytes: int | None, flush: bool) -> None:
         """Send the input copies (kept resident in the candidate process)."""
         bufs: list[Any] = []
-        enc = wire.encode([list(s) for s in sets], bufs)
+        enc = wire.encode([list(s) for s in sets], bufs, copy=False)
         self.proc.ok({"op": "stage", "sets": enc, "flush_bytes": flush_bytes, "flush": flush}, bufs)
 
     def calibrate(self, n: int = CALIBRATION_CALLS) -> float:

@@ -15,6 +15,15 @@ The reader checks every length against :data:`MAX_HEADER` and
 :data:`MAX_BUFFER`, every dtype against :data:`DTYPES` and every shape against
 its buffer, so a malformed message raises :class:`WireError` and never
 allocates more than the limits allow.
+
+Copies: a buffer is read from the pipe straight into a fresh 64-byte aligned
+tensor allocation (:class:`Received`), and the first tensor decoded from it is
+a view of that allocation; a second reference to the same buffer (the two
+poison-pattern calls of one test decode the same inputs) gets its own copy, so
+no two decoded tensors share memory. A sender whose tensors do not change
+before :func:`send` returns (the judge's inputs) encodes them without a copy
+(``copy=False``); the candidate process snapshots its outputs (``copy=True``,
+the default), since a candidate may reuse one output buffer across calls.
 """
 
 from __future__ import annotations
@@ -73,16 +82,51 @@ def send(fd: int, header: dict[str, Any], buffers: list[bytes | memoryview] = ()
         _write_all(fd, b)
 
 
-def recv(fd: int, limit: int | None = None) -> tuple[dict[str, Any], list[bytes]]:
+class Received(list):
+    """The buffers of one received message, as 1-D ``torch.uint8`` tensors
+    (64-byte aligned allocations), with the indices already handed out as
+    views by :func:`decode` (``taken``)."""
+
+    def __init__(self, items: list[Any]) -> None:
+        super().__init__(items)
+        self.taken: set[int] = set()
+
+
+#: Bytes asked of one read(2) call.
+_CHUNK = 1 << 22
+
+
+def _read_into(fd: int, n: int) -> Any:
+    """``n`` bytes from ``fd`` read into a fresh ``torch.uint8`` tensor (no intermediate bytes objects)."""
+    import torch
+
+    buf = torch.empty(n, dtype=torch.uint8)
+    if n == 0:
+        return buf
+    view = memoryview(buf.numpy()).cast("B")
+    got = 0
+    while got < n:
+        k = os.readv(fd, [view[got:got + min(n - got, _CHUNK)]])
+        if k == 0:
+            raise Closed("peer closed the channel")
+        got += k
+    return buf
+
+
+def recv(fd: int, limit: int | None = None) -> tuple[dict[str, Any], list[Any]]:
     """Read one message; ``limit`` caps the total bytes of its buffers (the
     reader knows how large an honest answer can be).
+
+    Returns the header and the buffers (a :class:`Received` list of 1-D
+    ``torch.uint8`` tensors; a message without buffers gets a plain empty list).
 
     Raises
     ------
     Closed
         On end of file.
     WireError
-        On a malformed header or a length over the limits.
+        On a malformed header or a length over the limits (checked before
+        anything is allocated for the buffers).
     """
     (n,) = _LEN.unpack(_read_exact(fd, _LEN.size))
     if n > MAX_HEADER:
@@ -99,13 +143,19 @@ def recv(fd: int, limit: int | None = None) -> tuple[dict[str, Any], list[bytes]
     if limit is not None and sum(sizes) > limit:
         raise WireError(f"the message announces {sum(sizes)} bytes of buffers, more than the {limit} "
                         "an honest answer can hold")
-    return header, [_read_exact(fd, s) for s in sizes]
+    if not sizes:
+        return header, []
+    return header, Received([_read_into(fd, s) for s in sizes])
 
 
 # -- tensors ------------------------------------------------------------------------
-def encode(value: Any, buffers: list[Any]) -> Any:
+def encode(value: Any, buffers: list[Any], copy: bool = True) -> Any:
     """``value`` (tensors, numbers, strings, None, nested lists/tuples/dicts with
     string keys) as JSON, appending tensor bytes to ``buffers``.
+
+    ``copy=True`` snapshots each tensor's bytes now; ``copy=False`` appends a
+    view of its (contiguous, host) memory, for a sender that does not change
+    the tensors before :func:`send` returns.
 
     Raises
     ------
@@ -122,23 +172,29 @@ def encode(value: Any, buffers: list[Any]) -> Any:
         name = str(t.dtype).removeprefix("torch.")
         if name not in DTYPES:
             raise WireError(f"dtype {t.dtype} cannot cross the boundary")
-        buffers.append(t.reshape(-1).view(torch.uint8).numpy().tobytes() if t.numel() else b"")
+        if not t.numel():
+            buffers.append(b"")
+        else:
+            raw = t.reshape(-1).view(torch.uint8).numpy()
+            buffers.append(raw.tobytes() if copy else memoryview(raw))
         return {"__tensor__": len(buffers) - 1, "dtype": name, "shape": list(t.shape)}
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
     if isinstance(value, tuple):
-        return {"__tuple__": [encode(v, buffers) for v in value]}
+        return {"__tuple__": [encode(v, buffers, copy) for v in value]}
     if isinstance(value, list):
-        return [encode(v, buffers) for v in value]
+        return [encode(v, buffers, copy) for v in value]
     if isinstance(value, dict) and all(isinstance(k, str) for k in value):
         if "__tensor__" in value or "__tuple__" in value:
             raise WireError("dict keys __tensor__/__tuple__ are reserved")
-        return {k: encode(v, buffers) for k, v in value.items()}
+        return {k: encode(v, buffers, copy) for k, v in value.items()}
     raise WireError(f"a {type(value).__module__}.{type(value).__qualname__} cannot cross the boundary")
 
 
-def decode(value: Any, buffers: list[bytes], device: str = "cpu") -> Any:
-    """Inverse of :func:`encode`; tensors are rebuilt (on ``device``) from the raw bytes.
+def decode(value: Any, buffers: list[Any], device: str = "cpu") -> Any:
+    """Inverse of :func:`encode`; tensors are rebuilt (on ``device``) from the raw
+    bytes: the first use of a :class:`Received` buffer is a view of it, any other
+    use (or a plain bytes-like buffer) a fresh copy. Decoded tensors never share memory.
 
     Raises
     ------
@@ -158,15 +214,24 @@ def decode(value: Any, buffers: list[bytes], device: str = "cpu") -> Any:
             for s in shape:
                 numel *= s
             raw = buffers[i]
-            if numel * DTYPES[name] != len(raw):
-                raise WireError(f"tensor of shape {shape} and dtype {name} does not fit {len(raw)} bytes")
+            nbytes = raw.numel() if isinstance(raw, torch.Tensor) else memoryview(raw).nbytes
+            if numel * DTYPES[name] != nbytes:
+                raise WireError(f"tensor of shape {shape} and dtype {name} does not fit {nbytes} bytes")
             dtype = getattr(torch, name)
-            # a fresh allocation (64-byte aligned, as TVM's DLPack import requires), filled from the bytes
-            flat = torch.empty(len(raw), dtype=torch.uint8)
-            if raw:
-                import numpy
+            taken = getattr(buffers, "taken", None)
+            if taken is not None and i not in taken and isinstance(raw, torch.Tensor):
+                taken.add(i)
+                flat = raw  # read into its own aligned allocation by recv: used as it is, once
+            else:
+                # a fresh allocation (64-byte aligned, as TVM's DLPack import requires), filled from the bytes
+                flat = torch.empty(nbytes, dtype=torch.uint8)
+                if nbytes:
+                    if isinstance(raw, torch.Tensor):
+                        flat.copy_(raw)
+                    else:
+                        import numpy
 
-                flat.numpy()[:] = numpy.frombuffer(raw, dtype=numpy.uint8)
+                        flat.numpy()[:] = numpy.frombuffer(raw, dtype=numpy.uint8)
             t = flat.view(dtype).reshape(shape) if numel else torch.empty(shape, dtype=dtype)
             return t.to(device) if device != "cpu" else t
         if "__tuple__" in value:

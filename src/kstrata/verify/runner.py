@@ -720,8 +720,9 @@ def run_protocol(task: Task, backend_name: str, sources: dict[str, str], secret:
         ctx.started = time.monotonic()
         pre = preflight(task, pub + hid, timeout_s, backend.device, oracle_model, _seed_inputs(task))
         ctx.judge_s += time.monotonic() - ctx.started
-        try:
-            ctx.proc = fresh(spec)
+        try:  # the sandbox's start counts against the verification's time limit too
+            ctx.proc = fresh(spec, timeout_s=300.0 if ctx.deadline is None
+                             else max(1.0, ctx.deadline - time.monotonic()))
         except CandidateDied as e:
             raise died(e, spec, True) from None
         # -- public stage ---------------------------------------------------------
