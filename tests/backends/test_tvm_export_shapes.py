@@ -121,3 +121,49 @@ def test_an_export_that_does_not_finish_is_cut_off_with_one_message(tmp_path, mo
     msg = str(e.value)
     assert "did not finish within 0.2 s" in msg and "KSTRATA_EXPORT_TIMEOUT_S" in msg and "\n" not in msg
     assert isinstance(e.value.__cause__, lower.ExportTimeout)
+
+
+TRANSPOSED_CONV_3D = '''import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    def __init__(self, cin, cout, k):
+        super().__init__()
+        self.conv = nn.ConvTranspose3d(cin, cout, k)
+
+    def forward(self, x):
+        return self.conv(x)
+
+batch_size = 2
+cin = 3
+cout = 4
+k = 3
+depth = 5
+height = 6
+width = 7
+
+def get_inputs():
+    return [torch.randn(batch_size, cin, depth, height, width)]
+
+def get_init_inputs():
+    return [cin, cout, k]
+'''
+
+
+@pytest.mark.slow
+def test_optimize_on_an_op_tvm_cannot_import_ends_with_one_line(tmp_path):
+    """TVM 0.27's frontend has no 5-D transposed convolution: ``optimize``
+    says so in one error line, with no traceback."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    task = tmp_path / "ct3d.py"
+    task.write_text(TRANSPOSED_CONV_3D)
+    kstrata = str(Path(sys.executable).with_name("kstrata"))
+    r = subprocess.run([kstrata, "optimize", str(task), "--backend", "tvm-llvm", "--budget", "evals=1",
+                        "--out", str(tmp_path / "run")], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 2
+    assert "Traceback" not in r.stdout + r.stderr
+    errors = [ln for ln in (r.stdout + r.stderr).splitlines() if ln.lower().startswith("error")]
+    assert len(errors) == 1 and "does not lower" in errors[0] and "transposed convolution" in errors[0]
