@@ -15,7 +15,7 @@ from kstrata.tasks.loader import resolve_task
 from kstrata.verify import verify_candidate
 
 ray = pytest.importorskip("ray")
-from kstrata.execute.ray_executor import RayCallResult, RayExecutor  # noqa: E402
+from kstrata.execute.ray_executor import RayCallResult, RayExecutor
 
 CORPUS = Path(__file__).resolve().parents[1] / "corpus"
 SRC = str(Path(kstrata.__file__).resolve().parents[1])
@@ -29,8 +29,8 @@ from pathlib import Path
 
 def double(x, marker=None):
     if marker is not None and not Path(marker).exists():
-        Path(marker).touch()
         parent = os.getppid()
+        Path(marker).write_text(str(parent))
         os.kill(parent, signal.SIGKILL)
         while os.getppid() == parent:
             time.sleep(0.05)
@@ -77,7 +77,14 @@ def test_same_call_results_as_local(ray_local):
     assert ray.is_initialized()  # joined the fixture's Ray; closing did not stop it
 
 
-def test_same_verdicts_local_and_ray(ray_local):
+def test_same_verdicts_local_and_ray(ray_local, tmp_path, monkeypatch):
+    import json
+
+    from kstrata.execute.ray_executor import CALL_LOG_ENV
+    from kstrata.search.candidate import content_hash
+
+    log = tmp_path / "calls.jsonl"
+    monkeypatch.setenv(CALL_LOG_ENV, str(log))  # as `kstrata bench --executor ray` gets it
     task = resolve_task("relu")
     files = {"correct": CORPUS / "good" / "relu_torch.py",
              "incorrect": CORPUS / "bad" / "relu_all_zero.py",
@@ -97,6 +104,16 @@ def test_same_verdicts_local_and_ray(ray_local):
         assert here[name].verdict.value == name, (name, here[name].check, here[name].evidence)
         assert (there[name].verdict, there[name].check) == (here[name].verdict, here[name].check)
         assert there[name].hidden_tests == here[name].hidden_tests
+    # the call log: one line per verification, keyed as the run store keys candidates
+    lines = [json.loads(line) for line in log.read_text().splitlines()]
+    assert secret not in log.read_text()
+    by_hash = {rec["candidate"]: rec for rec in lines}
+    assert len(lines) == len(files)
+    for name, path in files.items():
+        rec = by_hash[content_hash({"source": path.read_text()}, "pytorch", task.digest)]
+        assert (rec["task"], rec["backend"], rec["scope"], rec["kind"]) == ("relu", "pytorch", "small", "ok")
+        assert (rec["verdict"], rec["check"]) == (there[name].verdict.value, there[name].check)
+        assert rec["ray_pid"] > 0 and rec["hostname"] and rec["finished"] >= rec["submitted"]
 
 
 def test_evaluate_many_through_ray(ray_local):
@@ -118,13 +135,19 @@ def test_evaluate_many_through_ray(ray_local):
 def test_killed_ray_worker_is_retried(ray_local, tmp_path):
     (tmp_path / "ray_killer.py").write_text(KILLER)
     marker = tmp_path / "killed"
-    with RayExecutor(max_retries=2, env={"PYTHONPATH": f"{SRC}:{tmp_path}"}) as ex:
+    log = tmp_path / "calls.jsonl"
+    with RayExecutor(max_retries=2, env={"PYTHONPATH": f"{SRC}:{tmp_path}"}, call_log=log) as ex:
         futures = [ex.submit("ray_killer:double", i, marker=str(marker) if i == 1 else None,
                              timeout_s=60) for i in range(4)]
         results = [f.result(timeout=120) for f in futures]
     assert marker.exists()  # the first attempt of call 1 killed its Ray worker
     assert [r.kind for r in results] == ["ok"] * 4
     assert [r.value for r in results] == [0, 2, 4, 6]
+    # the retried call's answer came from another Ray worker than the killed one
+    killed = int(marker.read_text())
+    assert results[1].ray_pid > 0 and results[1].ray_pid != killed
+    lines = log.read_text().splitlines()
+    assert len(lines) == 4 and all('"kind": "ok"' in line for line in lines)
 
 
 def test_ray_worker_lost_for_good_is_a_crash_result(ray_local, tmp_path):
@@ -170,6 +193,20 @@ def test_bench_cells_spread_over_ray(ray_local, tmp_path):
     with RunStore.open(tmp_path / "bench" / a["run_dir"]) as store:
         assert store.spent()["evaluations"] == 2
     assert ray.is_initialized()
+
+
+def test_worker_threads_follow_the_cpus_of_the_call(ray_local):
+    from kstrata.execute.ray_executor import device_cpus
+
+    # Ray sets OMP_NUM_THREADS=1 in a one-CPU task; the kstrata worker gets the task's CPUs
+    with RayExecutor(resources={"os:getenv": {"num_cpus": 2}}) as ex:
+        two = [ex.call("os:getenv", var, timeout_s=60).value
+               for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "TVM_NUM_THREADS")]
+        one = ex.call("os:getcwd", timeout_s=60)  # another target: one CPU
+        assert one.ok
+    assert two == ["2", "2", "2"]
+    assert [device_cpus(32, 2, 1), device_cpus(128, 8, 1), device_cpus(32, 2, 2), device_cpus(2, 0, 0),
+            device_cpus(4, 8, 1)] == [15, 15, 31, 1, 1]
 
 
 def test_gpu_calls_on_a_cluster_without_gpus(ray_local):
