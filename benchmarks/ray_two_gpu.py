@@ -1,177 +1,333 @@
-"""Verification and timing spread over every GPU of a host through the Ray executor.
+"""``kstrata bench --executor ray`` across every GPU of one host, against a local run.
 
-For each (task, backend) the backend's initial candidate is verified
-(``kstrata.verify.runner:run_protocol``, scope ``small``) and, when correct,
-timed against eager PyTorch (``kstrata.measure.candidate:time_candidate``) as
-Ray tasks of a :class:`kstrata.execute.ray_executor.RayExecutor` with
-``num_gpus_per_task=1``: Ray places one candidate per GPU at a time, each call
-runs in a kstrata worker inside the Ray worker (same timeout, isolation and
-timing protocol as the local pool). The table shows the GPU and host that ran
-each call, the verdict, the timing and each call's wall clock; then the wall
-clock of the whole batch, the calls per GPU and, with ``--compare-local``, the
-same batch run one after another through a local one-worker executor on GPU 0,
-with any verdict that differs.
+Two commands:
 
-Not yet run: written for the lent ``nvidia-h200-x2`` (two H200s). Ray must be
-importable there (carry its wheel as ``../shared/gpu/README.md`` describes for
-TVM and TileLang). From the repository root::
+``run``
+    Runs ``kstrata bench`` (the CLI, as a subprocess) over the given tasks on one
+    backend with ``--executor ray`` (one candidate per GPU at a time, cells at
+    once) or ``--executor local`` (one worker, cells one after another; with
+    ``--gpus 0`` on GPU 0 only). For Ray, the executor's call log
+    (``KSTRATA_RAY_CALL_LOG``, one JSON line per verification or timing: GPU,
+    Ray worker, verdict, seconds) is kept, and with ``--kill-after N`` this
+    script SIGKILLs one busy Ray worker process of the bench (a descendant
+    whose title is ``ray::run_in_ray_worker``) once N calls have finished: Ray
+    re-runs the call that was in flight there, the bench goes on. Writes
+    ``OUT/summary.json``: wall clock, exit status, cells, every candidate's
+    verdict and timing, the call log, the kill.
+``report``
+    Reads a local and a Ray ``summary.json`` and prints: the per-GPU table
+    (calls, candidates, verdicts, busy seconds), each cell's verdicts on both
+    (identical or not, by candidate), the wall clocks, and what the kill cost.
 
-    python benchmarks/ray_two_gpu.py --backends triton --compare-local \
-        > benchmarks/results/ray_two_gpu.txt
+On the lent ``nvidia-h200-x2`` (``benchmarks/ray_two_gpu.sh`` stages and runs
+it)::
 
-``--address HOST:PORT`` joins a running cluster instead of starting Ray here.
+    python benchmarks/ray_two_gpu.py run --executor local --gpus 0 --out /tmp/r2g-local
+    python benchmarks/ray_two_gpu.py run --executor ray --kill-after 6 --out /tmp/r2g-ray
+    python benchmarks/ray_two_gpu.py report /tmp/r2g-local/summary.json /tmp/r2g-ray/summary.json
 """
 
 from __future__ import annotations
 
 import argparse
 import collections
-import datetime
+import json
 import os
+import re
+import signal
+import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
-sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from gpu_backends import sources_for  # noqa: E402  (the backend's initial candidate)
-
-DEFAULT_TASKS = "relu,gelu,silu,softmax,layernorm,rmsnorm,sum_dim,matmul_square,matmul_square_fp16"
-VERIFY = "kstrata.verify.runner:run_protocol"
-TIME = "kstrata.measure.candidate:time_candidate"
+DEFAULT_TASKS = "relu,gelu,silu,sigmoid,softmax,layernorm,rmsnorm,sum_dim"
+RAY_TASK_TITLE = "ray::run_in_ray_worker"
+KSTRATA = "from kstrata.cli.main import app; app(prog_name='kstrata')"
 
 
-def verdict_of(r) -> tuple[str, str]:
-    """(verdict, check) of a verify CallResult."""
-    from kstrata.verify import Evaluation
+def busy_ray_workers(root_pid: int) -> list:
+    """Ray worker processes below ``root_pid`` that are running a kstrata call
+    (title :data:`RAY_TASK_TITLE`), as ``psutil.Process`` objects."""
+    import psutil
 
-    if r.ok:
-        ev = Evaluation.from_dict(r.value)
-        return str(ev.verdict), ev.check or ""
-    return {"timeout": "timeout"}.get(r.kind, "runtime_error"), r.kind
-
-
-def run_batch(executors: dict, jobs: list, budget_ms: float) -> tuple[list[dict], float]:
-    """Verify every job at once, then time the correct ones at once; rows and wall seconds."""
-    from kstrata.measure.timing import TimingConfig
-
-    cfg = TimingConfig(budget_ms=budget_ms, max_remeasure=1)
-    start = time.perf_counter()
-    verifying = [(job, executors[job[1].name].submit(VERIFY, job[0], job[1].name, dict(job[2]),
-                                                     "ray-two-gpu", "strict", "small", timeout_s=900))
-                 for job in jobs]
-    timing, rows = [], []
-    for (task, backend, sources), fut in verifying:
-        r = fut.result()
-        verdict, check = verdict_of(r)
-        row = {"task": task.name, "backend": backend.name, "verdict": verdict, "check": check,
-               "verify_gpu": ",".join(getattr(r, "gpu_ids", ())) or "-",
-               "host": getattr(r, "hostname", "") or "local", "verify_s": r.wall_s}
-        if not r.ok:  # keep why the call failed in the table (the error line, not only its kind)
-            row["note"] = f"verify {r.kind}: {r.error}"[:80]
-        rows.append(row)
-        if verdict == "correct":
-            timing.append((row, executors[backend.name].submit(
-                TIME, backend.name, task, sources, baseline="eager", config=cfg, timeout_s=900)))
-    for row, fut in timing:
-        r = fut.result()
-        row["time_gpu"] = ",".join(getattr(r, "gpu_ids", ())) or "-"
-        row["time_s"] = r.wall_s
-        if not r.ok:
-            row["note"] = f"timing {r.kind}: {r.error}"[:80]
+    try:
+        below = psutil.Process(root_pid).children(recursive=True)
+    except psutil.NoSuchProcess:
+        return []
+    out = []
+    for p in below:
+        try:
+            if " ".join(p.cmdline()).startswith(RAY_TASK_TITLE):
+                out.append(p)
+        except (psutil.NoSuchProcess, psutil.AccessDenied):
             continue
-        m = r.value
-        row["ms"] = m.candidate.median
-        s = m.speedup
-        row["vs_eager"] = f"{s.point:.3f}x [{s.low:.3f}, {s.high:.3f}]" if s else "-"
-        if m.suspicious:
-            row["note"] = "; ".join(map(str, m.suspicious))[:80]
-    return rows, time.perf_counter() - start
+    return out
+
+
+def kill_one_worker(root_pid: int, call_log: Path, after_calls: int, stop: threading.Event,
+                    record: dict) -> None:
+    """Once ``call_log`` holds ``after_calls`` lines, SIGKILL one busy Ray worker
+    below ``root_pid`` whose kstrata worker is alive (mid-call); fill ``record``
+    with its PID, GPU (the kstrata worker's ``CUDA_VISIBLE_DEVICES``), the time,
+    and the state of the kstrata worker and its children 5 s later."""
+    import psutil
+
+    while not stop.wait(0.5):
+        try:
+            done = sum(1 for _ in call_log.open()) if call_log.exists() else 0
+        except OSError:
+            continue
+        if done < after_calls:
+            continue
+        for worker in busy_ray_workers(root_pid):
+            try:
+                kids = worker.children(recursive=True)
+                if not kids:
+                    continue
+                gpu = kids[0].environ().get("CUDA_VISIBLE_DEVICES", "")
+                record.update(pid=worker.pid, gpu=gpu, calls_done_before=done, time=time.time(),
+                              children=[k.pid for k in kids])
+                os.kill(worker.pid, signal.SIGKILL)
+            except (psutil.NoSuchProcess, psutil.AccessDenied, ProcessLookupError):
+                record.clear()
+                continue
+            time.sleep(5)
+            record["children_after_5s"] = {k: _status(k) for k in record["children"]}
+            return
+
+
+def code_digest() -> str:
+    """sha256 (first 12 hex digits) over kstrata's source files (path and text):
+    two runs of a shared checkout can run different code when someone commits
+    between them; the report flags it."""
+    import hashlib
+
+    h = hashlib.sha256()
+    for path in sorted((ROOT / "src" / "kstrata").rglob("*.py")):
+        h.update(str(path.relative_to(ROOT)).encode() + b"\0" + path.read_bytes())
+    return h.hexdigest()[:12]
+
+
+def _status(pid: int) -> str:
+    """``psutil`` status of ``pid`` (``zombie``: exited, not yet reaped), or ``gone``."""
+    import psutil
+
+    try:
+        return psutil.Process(pid).status()
+    except psutil.NoSuchProcess:
+        return "gone"
+
+
+def candidates_of(bench_dir: Path) -> tuple[list[dict], dict]:
+    """The bench's cells (with every candidate's verdict and timing) and its bench.json."""
+    import sqlite3
+
+    from kstrata.store.run_store import RunStore
+
+    config = json.loads((bench_dir / "bench.json").read_text())
+    conn = sqlite3.connect(bench_dir / "bench.db")
+    conn.row_factory = sqlite3.Row
+    cells = [dict(r) for r in conn.execute("SELECT * FROM cells ORDER BY position")]
+    conn.close()
+    for cell in cells:
+        cell["candidates"] = []
+        run_dir = bench_dir / cell["run_dir"]
+        if cell["status"] == "unsupported" or not RunStore.exists(run_dir):
+            continue
+        with RunStore.open(run_dir) as store:
+            for c in store.candidates():
+                ev, m = c.evaluation, c.measurement
+                cell["candidates"].append({
+                    "hash": c.hash, "role": c.role, "verdict": ev.verdict if ev else None,
+                    "check": ev.check if ev else None, "eval_s": ev.wall_s if ev else None,
+                    "median_ms": m.median_ms if m else None, "speedup": m.speedup if m else None})
+    return cells, config
+
+
+def run(args: argparse.Namespace) -> int:
+    """``run``: one ``kstrata bench``, its summary in ``OUT/summary.json``."""
+    out = Path(args.out).resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    bench_dir, call_log = out / "bench", out / "calls.jsonl"
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "src")] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
+    if args.gpus is not None:
+        env["CUDA_VISIBLE_DEVICES"] = args.gpus
+    if args.executor.startswith("ray"):
+        env["KSTRATA_RAY_CALL_LOG"] = str(call_log)
+        call_log.unlink(missing_ok=True)
+    cmd = [sys.executable, "-c", KSTRATA, *(["--unsafe-no-sandbox"] if args.unsafe_no_sandbox else []),
+           "bench", "--backends", args.backend, "--tasks", args.tasks, "--budget", args.budget,
+           "--seed", str(args.seed), "--executor", args.executor, "--out", str(bench_dir)]
+    print("$", " ".join(cmd[3:] if cmd[1] == "-c" else cmd), flush=True)
+    start = time.time()
+    with open(out / "bench.log", "w") as log:
+        proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT)
+        kill: dict = {}
+        stop = threading.Event()
+        killer = None
+        if args.kill_after is not None and args.executor.startswith("ray"):
+            killer = threading.Thread(target=kill_one_worker, daemon=True,
+                                      args=(proc.pid, call_log, args.kill_after, stop, kill))
+            killer.start()
+        try:
+            rc = proc.wait(timeout=args.timeout)
+        except subprocess.TimeoutExpired:
+            proc.send_signal(signal.SIGINT)  # a clean stop: finished cells stay done
+            try:
+                rc = proc.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                rc = proc.wait()
+        stop.set()
+        if killer is not None:
+            killer.join(timeout=10)
+    wall = time.time() - start
+    cells, config = candidates_of(bench_dir) if (bench_dir / "bench.db").exists() else ([], {})
+    calls = [json.loads(line) for line in call_log.open()] if call_log.exists() else []
+    try:
+        from importlib.metadata import version
+
+        ray_version = version("ray")
+    except Exception:  # noqa: BLE001 - not installed: a local run
+        ray_version = None
+    summary = {"executor": args.executor, "ray": ray_version, "code": code_digest(), "gpus": args.gpus, "backend": args.backend,
+               "tasks": args.tasks.split(","), "budget": args.budget, "rc": rc, "start": start,
+               "wall_s": wall, "cells": cells, "calls": calls, "kill": kill,
+               "environment": config.get("environment", {}),
+               "bench_tail": (out / "bench.log").read_text(errors="replace")[-3000:]}
+    tmp = out / "summary.json.tmp"
+    tmp.write_text(json.dumps(summary, indent=1, default=str))
+    tmp.replace(out / "summary.json")
+    print(f"{args.executor}: exit {rc}, {wall:.1f} s, {len(cells)} cells, {len(calls)} logged calls"
+          + (f", killed Ray worker {kill.get('pid')} (GPU {kill.get('gpu')})" if kill else ""))
+    return rc
+
+
+def _verdict(c: dict) -> str:
+    v = c.get("verdict") or "none"
+    return v if v == "correct" or not c.get("check") else f"{v}/{c['check']}"
+
+
+def gpu_table(calls: list[dict]) -> list[str]:
+    """Per GPU: verification and timing calls, distinct candidates, verdicts of
+    the verifications, and the seconds its calls ran."""
+    by_gpu: dict[str, list[dict]] = collections.defaultdict(list)
+    for c in calls:
+        by_gpu[",".join(c.get("gpu_ids") or []) or "-"].append(c)
+    lines = [f"{'GPU':<5}{'verify':>7}{'time':>6}{'cands':>7}{'busy s':>9}  verdicts (verifications)  tasks"]
+    for gpu, cs in sorted(by_gpu.items()):
+        verify = [c for c in cs if c["target"].endswith("run_protocol")]
+        verdicts = collections.Counter(c.get("verdict") or c["kind"] for c in verify)
+        lines.append(f"{gpu:<5}{len(verify):>7}{len(cs) - len(verify):>6}"
+                     f"{len({c.get('candidate') for c in cs}):>7}{sum(c['wall_s'] for c in cs):>9.1f}  "
+                     + ", ".join(f"{k} {n}" for k, n in sorted(verdicts.items()))
+                     + "  " + ",".join(sorted({c.get("task", "?") for c in cs})))
+    return lines
+
+
+def report(args: argparse.Namespace) -> int:
+    """``report``: the comparison of a local and a Ray summary, as text."""
+    local = json.loads(Path(args.local).read_text())
+    ray = json.loads(Path(args.ray).read_text())
+    env = ray.get("environment", {})
+    vers = env.get("versions", {})
+    print(f"# kstrata bench --executor ray vs local; backend {ray['backend']}, budget {ray['budget']}, "
+          f"{len(ray['tasks'])} tasks: {','.join(ray['tasks'])}")
+    print(f"# date: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime(ray['start']))}; devices: "
+          f"{env.get('devices')}; platform {env.get('platform')}")
+    print("# versions: " + ", ".join(f"{k} {v}" for k, v in vers.items()) + f"; ray {ray.get('ray')}")
+    print(f"# local: --executor local, CUDA_VISIBLE_DEVICES={local['gpus']}, exit {local['rc']}; "
+          f"ray: --executor ray (one candidate per GPU, cells at once), exit {ray['rc']}")
+    codes = (local.get("code", "?"), ray.get("code", "?"))
+    print(f"# kstrata sources: local {codes[0]}, ray {codes[1]}"
+          + ("" if codes[0] == codes[1] else " -- DIFFERENT code: wall clocks are not comparable"))
+    print()
+    print("## per GPU (Ray run; from the executor's call log)")
+    for line in gpu_table(ray["calls"]):
+        print(line)
+    lc = [c for cell in local["cells"] for c in cell["candidates"]]
+    print(f"local (GPU {local['gpus']}): {len(lc)} candidates, "
+          + ", ".join(f"{k} {n}" for k, n in sorted(collections.Counter(map(_verdict, lc)).items()))
+          + f", {sum(c['eval_s'] or 0 for c in lc):.1f} s of evaluations")
+    print()
+    print("## verdicts by cell (candidate hash: ray | local)")
+    same, both = True, []
+    lcells = {c["task"]: c for c in local["cells"]}
+    for cell in ray["cells"]:
+        other = lcells.get(cell["task"], {"candidates": [], "status": "missing"})
+        if cell["status"] != "done" or other["status"] != "done":
+            print(f"{cell['task']:<12} ray {cell['status']:<8} local {other['status']:<8} not compared "
+                  "(not finished on both)")
+            continue
+        both.append(cell["task"])
+        rv = {c["hash"]: _verdict(c) for c in cell["candidates"]}
+        lv = {c["hash"]: _verdict(c) for c in other["candidates"]}
+        same &= rv == lv
+        pairs = "; ".join(f"{h[:8]}: {rv.get(h, '-')} | {lv.get(h, '-')}" for h in dict.fromkeys([*rv, *lv]))
+        print(f"{cell['task']:<12} ray done     local done     {'same' if rv == lv else 'DIFFERENT'}  {pairs}")
+    print(f"verdicts identical to local on the {len(both)} cells both finished: {'yes' if same else 'NO'}")
+    print()
+    print("## wall clock")
+    for name, s in (("one GPU, local", local), ("two GPUs, ray", ray)):
+        done = [c for c in s["cells"] if c["status"] == "done"]
+        span = max(c["finished"] for c in done) - min(c["started"] for c in done) if done else 0.0
+        print(f"{name:<16} {s['wall_s']:6.1f} s for the bench (exit {s['rc']}); {len(done)} cells done in "
+              f"{span:.1f} s: {span / max(len(done), 1):.1f} s per cell")
+    per = {name: {c["task"]: c["finished"] - c["started"] for c in s["cells"] if c["status"] == "done"}
+           for name, s in (("local", local), ("ray", ray))}
+    print("seconds per cell (start to end; on Ray two cells ran at once): "
+          + ", ".join(f"{t} {per['ray'][t]:.0f} vs {per['local'][t]:.0f}" for t in both))
+    kill = ray.get("kill") or {}
+    if kill:
+        t = kill["time"]
+        inflight = [c for c in ray["calls"] if c["submitted"] <= t <= c["finished"]]
+        print()
+        print(f"## killed Ray worker pid {kill['pid']} (GPU {kill['gpu']}) with SIGKILL at "
+              f"+{t - ray['start']:.1f} s, after {kill['calls_done_before']} finished calls; its kstrata "
+              f"worker and the sandbox below it, 5 s later: {kill.get('children_after_5s')}")
+        for c in inflight:
+            began = c["finished"] - c["wall_s"]  # its last attempt
+            how = (f"re-run by Ray on worker {c['ray_pid']} from +{began - ray['start']:.1f} s"
+                   if began > t else f"ran on through the kill on worker {c['ray_pid']}")
+            print(f"  in flight then: {c['target'].rsplit(':', 1)[-1]} {c.get('task')} "
+                  f"{c.get('candidate', '')[:8]} -> {c['kind']} {c.get('verdict') or ''} on GPU "
+                  f"{','.join(c['gpu_ids']) or '-'}, {how}; {c['finished'] - c['submitted']:.1f} s "
+                  f"from submit to answer")
+        for line in ray["bench_tail"].splitlines():
+            if "will be retried" in line:
+                print("  bench log: " + re.sub(r"\x1b\[[0-9;]*m", "", line).split("Error:")[0].strip())
+        lost = [c for c in ray["calls"] if c["kind"] in ("crash", "timeout", "oom")]
+        failed = [c["task"] for c in ray["cells"] if c["status"] == "failed"]
+        print(f"  calls lost (crash, timeout, oom after Ray's retries): {len(lost)}; cells failed: "
+              f"{failed or 'none'}")
+    return 0 if same else 1
 
 
 def main() -> None:
-    import torch
-
-    from kstrata.backends.registry import get_backend
-    from kstrata.execute.select import make_executor
-    from kstrata.tasks.loader import resolve_task
-
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--tasks", default=DEFAULT_TASKS)
-    ap.add_argument("--backends", default="triton")
-    ap.add_argument("--address", default=None, help="Ray cluster address (default: start Ray here)")
-    ap.add_argument("--budget-ms", type=float, default=300.0)
-    ap.add_argument("--gpus-per-task", type=float, default=1.0,
-                    help="GPUs per device call (0 only to try the script on a CPU machine)")
-    ap.add_argument("--extra-path", default="", help="PYTHONPATH entry holding the DSL (tilelang/tvm)")
-    ap.add_argument("--compare-local", action="store_true",
-                    help="also run the batch through a local one-worker executor and compare verdicts")
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    r = sub.add_parser("run", help="one kstrata bench and its summary")
+    r.add_argument("--executor", default="ray")
+    r.add_argument("--out", required=True)
+    r.add_argument("--backend", default="triton")
+    r.add_argument("--tasks", default=DEFAULT_TASKS)
+    r.add_argument("--budget", default="evals=1")
+    r.add_argument("--seed", type=int, default=0)
+    r.add_argument("--gpus", default=None, help="CUDA_VISIBLE_DEVICES of the bench (e.g. 0)")
+    r.add_argument("--kill-after", type=int, default=None,
+                   help="SIGKILL one busy Ray worker once this many calls finished")
+    r.add_argument("--timeout", type=float, default=None, help="stop the bench (Ctrl-C) after S seconds")
+    r.add_argument("--unsafe-no-sandbox", action="store_true")
+    p = sub.add_parser("report", help="compare a local and a Ray summary")
+    p.add_argument("local")
+    p.add_argument("ray")
     args = ap.parse_args()
-
-    env = {}
-    if args.extra_path:
-        from kstrata.execute.pool import worker_env
-
-        env["PYTHONPATH"] = worker_env()["PYTHONPATH"] + os.pathsep + args.extra_path
-    backends = [get_backend(b) for b in args.backends.split(",")]
-    jobs = []
-    for b in backends:
-        for name in args.tasks.split(","):
-            task = resolve_task(name)
-            sources = sources_for(b, task)
-            if sources is not None:
-                jobs.append((task, b, sources))
-    n_gpu = torch.cuda.device_count()
-    dev = torch.cuda.get_device_name(0) if n_gpu else "no CUDA device"
-    spec = "ray" + (f":{args.address}" if args.address else "")
-    print("kstrata ray_two_gpu: verify (scope small) + paired timing vs eager, one candidate per GPU")
-    print(f"date: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M UTC}; "
-          f"devices: {n_gpu} x {dev}; executor: {spec}; jobs: {len(jobs)}")
-    executors = {b.name: make_executor(spec, backend=b, num_gpus_per_task=args.gpus_per_task,
-                                         env=env) for b in backends}
-    try:
-        import ray
-
-        print(f"ray {ray.__version__}; cluster resources: "
-              f"GPU {ray.cluster_resources().get('GPU', 0):g}, CPU {ray.cluster_resources().get('CPU', 0):g}")
-        rows, wall = run_batch(executors, jobs, args.budget_ms)
-    finally:
-        for ex in reversed(list(executors.values())):  # the first one started Ray: stop it last
-            ex.close()
-    bw = max(10, *(len(r["backend"]) + 2 for r in rows)) if rows else 10
-    head = (f"{'task':<20}{'backend':<{bw}}{'host':<12}{'vGPU':>5}{'tGPU':>5}  {'verdict':<22}"
-            f"{'verify s':>9}{'time s':>8}{'ms':>10}  {'vs eager':<26}note")
-    print(head)
-    for r in rows:
-        ms = f"{r['ms']:.4f}" if "ms" in r else "-"
-        ts = f"{r['time_s']:.1f}" if "time_s" in r else "-"
-        verdict = r["verdict"] + (f"/{r['check']}" if r["check"] and r["verdict"] != "correct" else "")
-        print(f"{r['task']:<20}{r['backend']:<{bw}}{r['host'][:11]:<12}{r['verify_gpu']:>5}"
-              f"{r.get('time_gpu', '-'):>5}  {verdict:<22}{r['verify_s']:>9.1f}{ts:>8}{ms:>10}  "
-              f"{r.get('vs_eager', '-'):<26}{r.get('note', '')}", flush=True)
-    per_gpu = collections.Counter(r["verify_gpu"] for r in rows)
-    per_gpu.update(r["time_gpu"] for r in rows if "time_gpu" in r)
-    print(f"ray: {len(rows)} candidates in {wall:.1f} s wall clock; calls per GPU: "
-          + ", ".join(f"GPU {g}: {n}" for g, n in sorted(per_gpu.items())))
-    if args.compare_local:
-        local = {b.name: make_executor("local", backend=b, size=1,
-                                       env={**env, "CUDA_VISIBLE_DEVICES": "0"}) for b in backends}
-        try:
-            local_rows, local_wall = run_batch(local, jobs, args.budget_ms)
-        finally:
-            for ex in local.values():
-                ex.close()
-        differ = [(a["task"], a["backend"], a["verdict"], b["verdict"])
-                  for a, b in zip(rows, local_rows) if (a["verdict"], a["check"]) != (b["verdict"], b["check"])]
-        print(f"local (one worker, GPU 0, one after another): {local_wall:.1f} s wall clock; "
-              f"speed-up of the batch on Ray: {local_wall / wall:.2f}x")
-        print("verdicts identical to local: " + ("yes" if not differ else f"NO: {differ}"))
-        for a, b in zip(rows, local_rows):
-            if "ms" in a and "ms" in b:
-                print(f"  {a['task']:<20}{a['backend']:<10} median ms ray {a['ms']:.4f} "
-                      f"local {b['ms']:.4f} ({a['ms'] / b['ms']:.3f})")
+    sys.exit(run(args) if args.cmd == "run" else report(args))
 
 
 if __name__ == "__main__":
