@@ -229,6 +229,8 @@ def schedule_expansion(task: Any, sources: dict[str, str], backend: str, *, gpu:
         return [dict(v) for v in variants], tuned
     kwargs: dict[str, Any] = {"task": task_record(task), "sources": text, "gpu": bool(gpu),
                               "variants": variants is None}
+    if gpu:  # the GPU recipes build each variant for the backend's target kind
+        kwargs["gpu_target"] = backend.removeprefix("tvm-")
     if want_tune:
         kwargs["tune"] = {"shape": {k: int(v) for k, v in dict(tune["shape"]).items()},
                           "trials": int(tune["trials"]), "backend": backend}
@@ -478,7 +480,8 @@ def replay_inside(task: dict[str, Any], sources: dict[str, str], schedule: str) 
 
 
 def schedule_expansion_inside(task: dict[str, Any], sources: dict[str, str], gpu: bool = False,
-                              variants: bool = True, tune: dict[str, Any] | None = None) -> dict[str, Any]:
+                              variants: bool = True, tune: dict[str, Any] | None = None,
+                              gpu_target: str | None = None) -> dict[str, Any]:
     """(Sandbox only.) See :func:`schedule_expansion`.
 
     Returns
@@ -495,7 +498,7 @@ def schedule_expansion_inside(task: dict[str, Any], sources: dict[str, str], gpu
 
         try:
             lowered = _lower_inside(task, sources)
-            found = schedule_variants(lowered.funcs, sources.get("schedule", ""), gpu=bool(gpu))
+            found = schedule_variants(lowered.funcs, sources.get("schedule", ""), gpu=bool(gpu), target=gpu_target)
         except Exception as e:  # noqa: BLE001 - the parent reports it as the expansion's error
             return {"error": f"{type(e).__name__}: {e}"[:2000]}
         out["variants"] = [{"text": v.text, "rule": v.rule, "func": v.func, "description": v.description}

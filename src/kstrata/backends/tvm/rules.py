@@ -15,11 +15,13 @@ TVM's MetaSchedule ``MultiLevelTiling``/``ParallelizeVectorizeUnroll`` rules):
 ``unroll``               ``unroll`` the innermost reduction loop (split by a factor)
 ``cache_write``          a local write cache computed under the outer tile
 ``inline``               ``compute_inline`` elementwise producers / ``reverse_compute_inline`` consumers
-``gpu_bind``             fuse + split + bind to ``blockIdx.x``/``threadIdx.x`` (GPU targets)
 ``fuse_rows``            composite: inline producers, parallel rows, reductions computed per row (+ vectorize)
 ``gemm_tile``            composite: the classic CPU GEMM blocking (tile, k split, vectorize, parallel) + epilogue per tile
 ``reduce_vec``           composite: a vectorized reduction (rfactor over the contiguous axis, or spatial lanes)
 ``conv_tile``            composite: register-blocked direct convolution (channels x pixels, reduction outside)
+
+GPU targets get none of these: :mod:`kstrata.backends.tvm.gpu_rules` writes
+whole thread-bound schedules there.
 
 When several PrimFuncs have recipes, :func:`schedule_variants` also proposes the
 k-th recipe of every PrimFunc in one candidate (rule ``a+b``, func ``*``) first.
@@ -159,15 +161,6 @@ def rule_inline(sch: Any, name: str, loops: list[Any], kinds: str, gpu: bool):
         out.append(([_get_block(name), "sch.compute_inline(b)"], f"inline elementwise producer {name}"))
         out.append(([_get_block(name), "sch.reverse_compute_inline(b)"], f"inline consumer {name} into its producer"))
     return out
-
-
-def rule_gpu_bind(sch: Any, name: str, loops: list[Any], kinds: str, gpu: bool):
-    if not gpu or not loops or "R" in kinds:
-        return []
-    return [([_get_block(name), "loops = sch.get_loops(b)", "f = sch.fuse(*loops)",
-              f"bx, tx = sch.split(f, factors=[None, {t}])", 'sch.bind(bx, "blockIdx.x")',
-              'sch.bind(tx, "threadIdx.x")'], f"bind {name} to {t} threads per block")
-            for t in (64, 128, 256)]
 
 
 def _try_lines(sch: Any, lines: list[str]) -> Any | None:
@@ -469,19 +462,22 @@ RULES: dict[str, Rule] = {
     "unroll": rule_unroll,
     "cache_write": rule_cache_write,
     "inline": rule_inline,
-    "gpu_bind": rule_gpu_bind,
 }
 
 
-#: Rules that write a whole schedule for a PrimFunc (tried first).
-COMPOSITE = ("fuse_rows", "gemm_tile", "reduce_vec", "conv_tile")
+#: Rules that write a whole schedule for a PrimFunc (tried first, in order),
+#: the GPU recipes of :mod:`kstrata.backends.tvm.gpu_rules` among them.
+COMPOSITE = ("fuse_rows", "gemm_tile", "reduce_vec", "conv_tile", "gpu_rows", "gpu_reduce", "gpu_elementwise",
+             "dlight")
 
 
 def schedule_variants(
     funcs: dict[str, Any], schedule_text: str, gpu: bool = False, rules: list[str] | None = None,
-    check: bool = True,
+    check: bool = True, target: str | None = None,
 ) -> list[Variant]:
-    """Schedule variants of a candidate, one rule application each.
+    """Schedule variants of a candidate, one rule application each (on a GPU
+    target: :func:`kstrata.backends.tvm.gpu_rules.gpu_variants`, whole
+    thread-bound schedules; none of the CPU rules here).
 
     Parameters
     ----------
@@ -490,15 +486,24 @@ def schedule_variants(
     schedule_text:
         The candidate's current schedule; variants append to it.
     gpu:
-        Target needs thread binding (enables ``gpu_bind``, disables CPU rules).
+        Target needs thread binding: the GPU recipes instead of these rules.
     rules:
-        Names from :data:`RULES` (default: all).
+        Names from :data:`RULES` (default: all), or on a GPU target from
+        :data:`kstrata.backends.tvm.gpu_rules.RECIPES`.
     check:
-        Keep only variants whose statements all apply (replayed here).
+        Keep only variants whose statements all apply (replayed here; on a GPU
+        target they are always built).
+    target:
+        With ``gpu``: the target kind (``cuda`` (default) or ``opencl``).
     """
     import tvm
     from tvm.s_tir import Schedule
 
+    if gpu:  # whole thread-bound schedules per PrimFunc, checked by a build for the target
+        from kstrata.backends.tvm import build as tb
+        from kstrata.backends.tvm.gpu_rules import gpu_variants
+
+        return gpu_variants(funcs, schedule_text, tb.make_target(target or "cuda"), rules)
     current, _, _ = replay_schedule(funcs, schedule_text)
     base = schedule_lines(schedule_text)
 

@@ -1,0 +1,303 @@
+"""GPU schedule recipes of the built-in proposer (``tvm-cuda``, ``tvm-opencl``).
+
+On a GPU target every loop nest must be bound to threads, so a rule that adds
+one CPU-style step (inline a block, unroll a loop) to an unscheduled PrimFunc,
+as :mod:`kstrata.backends.tvm.rules` does on CPUs, leaves the rest unbound and
+the build fails (3 of 10 rmsnorm candidates and 7 of 10 softmax ones on the
+H200, issue 18). So each recipe here writes a whole thread-bound schedule of
+one PrimFunc from its unscheduled form, replacing that PrimFunc's part of the
+candidate's schedule, and a variant is kept only when the PrimFunc then builds
+for the target (TVM's lowering and code generation: an unbound loop, a global
+allocation inside a kernel or too many threads fail there; nvcc is not run).
+
+Recipes (``recipe`` is the variant's rule name), each over a few parameters:
+
+``gpu_rows``        a row-wise PrimFunc (softmax, norms: reductions feeding an
+                    elementwise output): elementwise producers inlined, one
+                    thread block per row (``blockIdx.x``), the row's columns
+                    across ``threads`` threads, every reduction computed per
+                    row with its reduction loop across the same threads (a
+                    cross-thread reduction, its result in shared memory); the
+                    output's columns written ``vec`` at a time (vector stores)
+                    where the width divides them; ``unroll``: TVM's auto-unroll
+                    of the per-thread loops (``pragma_auto_unroll_max_step``).
+                    dlight's ``GeneralReduction`` schedule, with its thread
+                    count and unrolling as parameters.
+``gpu_reduce``      a PrimFunc ending in a reduction (sum/max/mean over some
+                    axes): ``cross`` puts a block per output and the reduction
+                    across ``threads`` threads (contiguous reductions);
+                    ``per_thread`` gives each thread one output and a serial
+                    reduction (reductions over a strided axis, where the
+                    outputs are contiguous).
+``gpu_elementwise`` no reduction: everything inlined into the last block, its
+                    loops fused and split over ``threads`` threads per block,
+                    ``vec`` elements per thread as one vector access.
+``dlight``          each dlight rule that schedules the PrimFunc
+                    (``tvm.s_tir.dlight.gpu``: Matmul, GEMV, Reduction,
+                    GeneralReduction, Transpose, Fallback; the default picks
+                    the first), plus ``unroll`` on its outer loops: dlight's
+                    schedules as starts.
+
+:func:`gpu_variants` orders them so that an expansion proposes something new:
+when the candidate's schedule of a PrimFunc is one of these variants, its
+one-parameter neighbours come first (then the rest by distance); otherwise
+each recipe's default first. PrimFuncs take turns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from kstrata.backends.tvm.rules import Variant, _blocks, _divides, _sblock, _try_lines
+from kstrata.backends.tvm.schedule import render_schedule, replay_schedule, schedule_lines
+
+#: threads per block tried by the recipes (H200: 1024 at most; the first is the default)
+THREADS = (256, 512, 1024, 128)
+#: per-thread auto-unroll limits (0 = none)
+UNROLL = (0, 64, 256)
+#: vector width of the elementwise accesses (1 = scalar)
+VEC = (1, 4)
+
+#: names of the recipes, in the order an unscheduled PrimFunc gets them
+GPU_RECIPES = ("gpu_rows", "gpu_reduce", "gpu_elementwise", "dlight")
+
+Params = dict[str, Any]
+Recipe = Callable[[Any, Any], Iterator[tuple[Params, list[str], str]]]
+
+
+def _unroll_lines(loop: str, unroll: int) -> list[str]:
+    if not unroll:
+        return []
+    return [f'sch.annotate({loop}, "pragma_auto_unroll_max_step", {unroll})',
+            f'sch.annotate({loop}, "pragma_unroll_explicit", 1)']
+
+
+def _inline_spatial(sch: Any, names: list[str]) -> tuple[Any, list[str]]:
+    """``sch`` with the spatial blocks among ``names`` inlined where that replays
+    (into their consumers, else into their producer), and the statements."""
+    cur, lines = sch, []
+    for bname in names:
+        for prim in ("compute_inline", "reverse_compute_inline"):
+            step = [f"sch.{prim}({_sblock(bname)})"]
+            nxt = _try_lines(cur, step)
+            if nxt is not None:
+                cur, lines = nxt, lines + step
+                break
+    return cur, lines
+
+
+def _vector_store(loop_var: str, threads: int, vec: int) -> list[str]:
+    """Split ``loop_var`` over ``threads`` threads (``tx``), ``vec`` lanes
+    vectorized where the width divides the extent, else scalar."""
+    if vec == 1:
+        return [f"_, tx = sch.split({loop_var}, factors=[None, {threads}])", 'sch.bind(tx, "threadIdx.x")']
+    return [f"if {_divides(loop_var, threads * vec)}:\n"
+            f"    _, tx, vi = sch.split({loop_var}, factors=[None, {threads}, {vec}])\n"
+            f"    sch.vectorize(vi)\n"
+            f"else:\n"
+            f"    _, tx = sch.split({loop_var}, factors=[None, {threads}])",
+            'sch.bind(tx, "threadIdx.x")']
+
+
+def recipe_rows(sch: Any, target: Any) -> Iterator[tuple[Params, list[str], str]]:
+    blocks = _blocks(sch)
+    if len(blocks) < 2 or "R" in blocks[-1][3] or not any("R" in k for *_, k in blocks[:-1]):
+        return
+    last = blocks[-1][0]
+    _, inline = _inline_spatial(sch, [b[0] for b in blocks[:-1] if "R" not in b[3]])
+    reductions = [b[0] for b in reversed(blocks[:-1]) if "R" in b[3]]
+    for threads in THREADS:
+        for vec in VEC:
+            for unroll in UNROLL:
+                lines = inline + [f"b = {_sblock(last)}", "loops = sch.get_loops(b)",
+                                  "row = sch.fuse(*loops[:-1]) if len(loops) > 2 else loops[0]",
+                                  *_vector_store("loops[-1]", threads, vec), 'sch.bind(row, "blockIdx.x")']
+                for r in reductions:
+                    lines += [f"r = {_sblock(r)}", "sch.compute_at(r, row)", 'sch.set_scope(r, 0, "shared")',
+                              "rl = sch.get_loops(r)",
+                              "rr = sch.fuse(*rl[1:]) if len(rl) > 2 else rl[-1]",
+                              f"_, rtx = sch.split(rr, factors=[None, {threads}])", 'sch.bind(rtx, "threadIdx.x")']
+                lines += _unroll_lines("row", unroll)
+                yield ({"threads": threads, "vec": vec, "unroll": unroll}, lines,
+                       f"row-wise {last}: a block per row, {threads} threads across it, {len(reductions)} "
+                       f"cross-thread reduction(s) per row, stores {vec} wide, unroll {unroll}")
+
+
+def recipe_reduce(sch: Any, target: Any) -> Iterator[tuple[Params, list[str], str]]:
+    blocks = _blocks(sch)
+    if not blocks or "R" not in blocks[-1][3]:
+        return
+    name, _, loops, kinds = blocks[-1]
+    n_sp = len(kinds) - len(kinds.lstrip("S"))
+    if n_sp < 1 or "S" in kinds[n_sp:] or len(loops) != len(kinds):
+        return
+    _, inline = _inline_spatial(sch, [b[0] for b in blocks[:-1] if "R" not in b[3]])
+    head = inline + [f"b = {_sblock(name)}", "loops = sch.get_loops(b)",
+                     f"sp = sch.fuse(*loops[:{n_sp}])" if n_sp > 1 else "sp = loops[0]",
+                     f"rd = sch.fuse(*loops[{n_sp}:])" if len(kinds) - n_sp > 1 else f"rd = loops[{n_sp}]"]
+    for threads in THREADS:
+        for unroll in UNROLL:
+            lines = head + [f"_, tx = sch.split(rd, factors=[None, {threads}])", 'sch.bind(sp, "blockIdx.x")',
+                            'sch.bind(tx, "threadIdx.x")', *_unroll_lines("sp", unroll)]
+            yield ({"mode": "cross", "threads": threads, "unroll": unroll}, lines,
+                   f"reduction {name}: a block per output, the reduction across {threads} threads, unroll {unroll}")
+            lines = head + [f"bx, tx = sch.split(sp, factors=[None, {threads}])", 'sch.bind(bx, "blockIdx.x")',
+                            'sch.bind(tx, "threadIdx.x")', *_unroll_lines("bx", unroll)]
+            yield ({"mode": "per_thread", "threads": threads, "unroll": unroll}, lines,
+                   f"reduction {name}: one output per thread ({threads} per block), serial reduction, "
+                   f"unroll {unroll}")
+
+
+def recipe_elementwise(sch: Any, target: Any) -> Iterator[tuple[Params, list[str], str]]:
+    blocks = _blocks(sch)
+    if not blocks or any("R" in b[3] for b in blocks):
+        return
+    last = blocks[-1][0]
+    _, inline = _inline_spatial(sch, [b[0] for b in blocks[:-1]])
+    for threads in THREADS:
+        for vec in VEC:
+            lines = inline + [f"b = {_sblock(last)}", "loops = sch.get_loops(b)",
+                              "f = sch.fuse(*loops) if len(loops) > 1 else loops[0]",
+                              *_vector_store("f", threads, vec)]
+            # the outer part of the split is the only loop left unbound
+            lines += ['sch.bind(sch.get_loops(b)[0], "blockIdx.x")']
+            yield ({"threads": threads, "vec": vec}, lines,
+                   f"elementwise {last}: fused, {threads} threads per block, {vec} elements per access")
+
+
+def recipe_dlight(sch: Any, target: Any) -> Iterator[tuple[Params, list[str], str]]:
+    import tvm
+    import tvm.s_tir.dlight as dl
+
+    from kstrata.backends.tvm.schedule import trace_lines
+
+    func = sch.mod["main"].with_attr("dlight.do_not_tensorize", True)  # see schedule.default_gpu_schedule
+    rules = [("Matmul", dl.gpu.Matmul()), ("GEMV", dl.gpu.GEMV()), ("LowBatchGEMV", dl.gpu.LowBatchGEMV()),
+             ("Reduction", dl.gpu.Reduction()), ("GeneralReduction", dl.gpu.GeneralReduction()),
+             ("Transpose", dl.gpu.Transpose()), ("Fallback", dl.gpu.Fallback())]
+    with target:
+        for rname, rule in rules:
+            try:
+                got = rule.apply(tvm.IRModule({"main": func})["main"], target, False)
+            except Exception:  # noqa: BLE001 - the rule does not apply
+                got = None
+            if got is None:
+                continue
+            lines = trace_lines(got)
+            for unroll in UNROLL:
+                extra = [] if not unroll else [
+                    f"for _b in sch.get_child_blocks({_sblock('root')}):\n"
+                    f"    _l = sch.get_loops(_b)\n"
+                    f"    if _l:\n"
+                    f'        sch.annotate(_l[0], "pragma_auto_unroll_max_step", {unroll})\n'
+                    f'        sch.annotate(_l[0], "pragma_unroll_explicit", 1)']
+                yield ({"rule": rname, "unroll": unroll}, lines + extra,
+                       f"dlight {rname} schedule, unroll {unroll}")
+
+
+RECIPES: dict[str, Recipe] = {
+    "gpu_rows": recipe_rows,
+    "gpu_reduce": recipe_reduce,
+    "gpu_elementwise": recipe_elementwise,
+    "dlight": recipe_dlight,
+}
+
+
+def _builds(name: str, func: Any, lines: list[str], target: Any) -> bool:
+    """Whether PrimFunc ``func`` scheduled by ``lines`` replays and builds for ``target``."""
+    from kstrata.backends.tvm import build as tb
+    from kstrata.backends.tvm.schedule import ScheduleTextError
+
+    try:
+        scheduled, _, _ = replay_schedule({name: func}, render_schedule({name: lines}), strict=True)
+        tb.build_module(scheduled, target)
+    except (ScheduleTextError, tb.BuildError):
+        return False
+    return True
+
+
+def _distance(a: tuple[str, Params], b: tuple[str, Params]) -> int:
+    """Parameters that differ between two (recipe, params); another recipe is far."""
+    if a[0] != b[0]:
+        return 100
+    return sum(1 for k in set(a[1]) | set(b[1]) if a[1].get(k) != b[1].get(k))
+
+
+def _family(key: tuple[str, Params]) -> tuple[str, Any]:
+    """A recipe and its structural choice (dlight's rule, a reduction's mode)."""
+    return key[0], key[1].get("rule", key[1].get("mode"))
+
+
+def _ordered(found: list[tuple[tuple[str, Params], Variant]],
+             current: tuple[str, Params] | None) -> list[Variant]:
+    """Nearest to the candidate's own variant first (when it is one); else each
+    family's first variant (its defaults), then moves of one parameter from
+    those, then two, ...; ties in generation order."""
+    firsts: dict[tuple[str, Any], tuple[str, Params]] = {}
+    for k, _ in found:
+        firsts.setdefault(_family(k), k)
+    keys = [(_distance(k, current if current is not None else firsts[_family(k)]), i)
+            for i, (k, _) in enumerate(found)]
+    return [found[i][1] for _, i in sorted(keys)]
+
+
+def gpu_variants(funcs: dict[str, Any], schedule_text: str, target: Any,
+                 rules: list[str] | None = None) -> list[Variant]:
+    """Thread-bound schedule variants of a candidate on a GPU target.
+
+    Parameters
+    ----------
+    funcs:
+        The candidate's lowered, unscheduled PrimFuncs (static shapes).
+    schedule_text:
+        The candidate's schedule; each variant replaces one PrimFunc's part of
+        it (PrimFuncs it does not name get dlight's default at build time).
+    target:
+        The ``tvm.target.Target`` the variants must build for.
+    rules:
+        Recipe names from :data:`RECIPES` (default: all).
+
+    Returns
+    -------
+    list of Variant
+        ``rule`` is the recipe, ``func`` the PrimFunc; only variants that build
+        for ``target``, in the order of the module docstring.
+    """
+    import tvm
+    from tvm.s_tir import Schedule
+
+    base = schedule_lines(schedule_text)
+    per_func: list[list[Variant]] = []
+    for fname, func in funcs.items():
+        found: list[tuple[tuple[str, Params], Variant]] = []
+        seen: set[str] = set()
+        for rname in rules or list(RECIPES):
+            if rname not in RECIPES:
+                continue
+            for params, lines, desc in RECIPES[rname](Schedule(tvm.IRModule({"main": func})), target):
+                lines = schedule_lines(render_schedule({fname: lines}))[fname]  # as the text reads back
+                key = "\n".join(lines)
+                if key in seen:
+                    continue
+                seen.add(key)
+                if not _builds(fname, func, lines, target):
+                    continue
+                text = render_schedule({**base, fname: lines})
+                found.append(((rname, params), Variant("schedule", text, rname, fname, desc)))
+        now = render_schedule(base) if fname in base else None  # the candidate's own schedule
+        current = next((k for k, v in found if v.text == now), None)
+        found = [(k, v) for k, v in found if v.text != now]
+        if current is None and fname not in base:
+            # the candidate builds this PrimFunc with dlight's default (its first rule that
+            # applies, no unroll): that variant would be the candidate again
+            default = next((k for k, _ in found if k[0] == "dlight"), None)
+            if default is not None and not default[1]["unroll"]:
+                found = [(k, v) for k, v in found if k != default]
+        per_func.append(_ordered(found, current))
+    out: list[Variant] = []
+    while any(per_func):  # PrimFuncs take turns
+        for vs in per_func:
+            if vs:
+                out.append(vs.pop(0))
+    return out

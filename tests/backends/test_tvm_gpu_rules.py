@@ -1,0 +1,125 @@
+"""The built-in proposer's GPU schedule recipes (kstrata.backends.tvm.gpu_rules),
+checked on the CPU with TVM's CUDA code generation (and nvcc where installed):
+no CPU rule for a GPU target, every variant thread-bound and building at the
+nominal shape and at the task's small (verification) shapes, neighbours of
+the candidate's own variant first."""
+
+from __future__ import annotations
+
+import re
+from types import SimpleNamespace
+
+import pytest
+
+from kstrata.agents.base import ProposeContext
+from kstrata.agents.builtin import TVMRulesProposer
+from kstrata.backends.registry import get_backend
+from kstrata.backends.tvm import build as tb
+from kstrata.backends.tvm.gpu_rules import RECIPES, gpu_variants
+from kstrata.backends.tvm.rules import RULES, schedule_variants
+from kstrata.backends.tvm.schedule import schedule_lines
+from kstrata.sandbox import status
+from kstrata.tasks.loader import resolve_task
+
+#: CPU-only schedule primitives (a GPU kernel's loops are bound to threads instead)
+CPU_ONLY = re.compile(r"\bsch\.parallel\(")
+
+
+@pytest.fixture(scope="module")
+def cuda():
+    return get_backend("tvm-cuda")
+
+
+def _variants(cuda, name, schedule=None):
+    task = resolve_task(name)
+    sources = cuda.initial_sources(task)
+    if schedule is not None:
+        sources = {**sources, "schedule": schedule}
+    funcs = cuda.lower(task, sources, task.nominal_shape).funcs
+    return task, sources, schedule_variants(funcs, sources["schedule"], gpu=True, target="cuda")
+
+
+@pytest.mark.parametrize("name, recipe", [("softmax", "gpu_rows"), ("rmsnorm", "gpu_rows"),
+                                          ("relu", "gpu_elementwise"), ("sum_dim", "gpu_reduce"),
+                                          ("matmul_bias_relu", "dlight")])
+def test_every_variant_is_a_gpu_schedule_that_builds_at_every_shape(cuda, name, recipe):
+    task, sources, variants = _variants(cuda, name)
+    assert variants and {v.rule for v in variants} <= set(RECIPES)
+    assert recipe in {v.rule for v in variants}
+    assert not set(RECIPES) & set(RULES)  # the CPU rules are another family
+    for v in variants:
+        assert not CPU_ONLY.search(v.text), (v.rule, v.description)
+        assert "threadIdx" in "\n".join(schedule_lines(v.text)[v.func]) or v.rule == "dlight"
+    # one variant per recipe, replayed by the backend (dlight for the PrimFuncs it does not
+    # name) at the nominal shape and at every small shape the verifier runs
+    for rule in sorted({v.rule for v in variants}):
+        v = next(v for v in variants if v.rule == rule)
+        for shape in [task.nominal_shape, *task.small_shapes]:
+            _, funcs, _, failed = cuda.scheduled_funcs(task, {**sources, "schedule": v.text}, shape)
+            assert not failed
+            tb.build_module(funcs, cuda.target())
+
+
+def test_vector_stores_fall_back_where_the_width_does_not_divide(cuda):
+    task, sources, variants = _variants(cuda, "softmax")
+    vec = [v for v in variants if "stores 4 wide" in v.description]
+    assert vec
+    shape = {**task.nominal_shape, **{k: 77 for k, val in task.nominal_shape.items() if val > 64}}
+    for v in vec[:3]:
+        _, funcs, _, failed = cuda.scheduled_funcs(task, {**sources, "schedule": v.text}, shape)
+        assert not failed
+        code = tb.generated_source(tb.build_module(funcs, cuda.target()), "cuda")
+        assert "__global__" in code
+
+
+def test_neighbours_of_the_candidates_own_variant_come_first(cuda):
+    _, _, variants = _variants(cuda, "softmax")
+    start = next(v for v in variants if v.rule == "gpu_rows" and "512 threads" in v.description
+                 and "wide, unroll 0" in v.description and "stores 1 wide" in v.description)
+    _, _, again = _variants(cuda, "softmax", schedule=start.text)
+    assert start.text not in {v.text for v in again}
+    first = again[:4]
+    assert all(v.rule == "gpu_rows" for v in first)
+
+    def params(v):
+        m = re.search(r"(\d+) threads.*stores (\d+) wide, unroll (\d+)", v.description)
+        return m.groups()
+
+    p0 = params(start)
+    assert all(sum(a != b for a, b in zip(params(v), p0)) == 1 for v in first)
+
+
+def test_no_unbound_cpu_step_reaches_a_gpu_target(cuda):
+    """The rules that made runtime errors on the H200 (an inline or an unroll on
+    an unscheduled PrimFunc, leaving its loops unbound) are not proposed there."""
+    _, _, variants = _variants(cuda, "rmsnorm")
+    assert not {"inline", "unroll", "parallel_vectorize", "fuse_rows"} & {v.rule for v in variants}
+
+
+@pytest.mark.skipif(tb.nvcc_path() is None, reason="nvcc not installed")
+def test_a_row_variant_compiles_with_nvcc(cuda):
+    task, sources, variants = _variants(cuda, "softmax")
+    v = next(v for v in variants if v.rule == "gpu_rows" and "stores 4 wide" in v.description)
+    code = cuda.generate_source(task, {**sources, "schedule": v.text}, task.small_shapes[0])
+    ptx = tb.nvcc_compile(code, arch="sm_90", fmt="ptx")
+    assert b".entry" in ptx and b"bar.sync" in ptx  # one block per row, synchronised across threads
+
+
+@pytest.mark.skipif(not status().usable, reason=f"no sandbox here: {status().reason}")
+def test_builtin_proposer_on_tvm_cuda_proposes_gpu_recipes_only(cuda, tmp_path, monkeypatch):
+    monkeypatch.setenv("KSTRATA_CACHE", str(tmp_path / "cache"))
+    task = resolve_task("softmax")
+    proposer = TVMRulesProposer(cuda)
+    root = SimpleNamespace(sources=cuda.initial_sources(task), hash="root")
+    ctx = ProposeContext(backend=cuda.name, levels=cuda.levels, seed=0, step=0)
+    batch = proposer.propose(task, root, None, "schedule", context=ctx)
+    assert len(batch.proposals) == proposer.per_expansion
+    assert all(p.metadata["rule"] in RECIPES for p in batch.proposals)
+    assert len({p.metadata["rule"] for p in batch.proposals}) >= 2  # more than one recipe on the first try
+    assert not proposer._tuned_graphs  # no MetaSchedule on a GPU target from the CPU
+
+
+def test_gpu_variants_of_an_unknown_recipe_name_are_none(cuda):
+    task = resolve_task("relu")
+    funcs = cuda.lower(task, cuda.initial_sources(task), task.small_shapes[0]).funcs
+    assert gpu_variants(funcs, "", cuda.target(), rules=["tile"]) == []
