@@ -122,3 +122,19 @@ def test_a_best_not_faster_than_eager_is_said_plainly(tmp_path):
     res = _run(tmp_path, limit=0.5)  # trusted: below 0.5x; the faster readings are untrusted
     table = _text(result_table(res.run_dir))
     assert "the best ranked candidate is not faster than eager" in table
+
+
+def test_retime_prints_one_row_per_candidate_and_the_reason_once(tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from kstrata.cli import retime as R
+    from kstrata.cli.main import app
+
+    res = _run(tmp_path, limit=0.5)
+    why = f"{UNTRUSTED_PREFIX} the timing stayed noisy in the final round"
+    rows = [{"hash": h * 64, "before": 1.0, "after": 2.0, "trusted": False, "why": why} for h in "ab"]
+    monkeypatch.setattr(R, "retime_run", lambda run_dir, candidate=None, progress=None: rows)
+    r = CliRunner().invoke(app, ["retime", str(res.run_dir)])
+    assert r.exit_code == 0, r.output
+    assert "aaaaaaaaaaaa: 1x -> 2x, still unranked" in r.output and "bbbbbbbbbbbb: 1x -> 2x" in r.output
+    assert " ".join(r.output.split()).count("the timing stayed noisy in the final round") == 1

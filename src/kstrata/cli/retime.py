@@ -166,8 +166,11 @@ def register(app: typer.Typer) -> None:
             rows = retime_run(run_dir, candidate, progress=progress)
         for r in rows:
             fmt = (lambda x: "untimed" if x is None else f"{x:.3g}x")
-            state = "ranked" if r["trusted"] else f"unranked ({r['why']})"
+            state = "ranked" if r["trusted"] else "still unranked"
             console.print(f"{r['hash'][:12]}: {fmt(r['before'])} -> {fmt(r['after'])}, {state}", highlight=False)
+        whys = sorted({r["why"] for r in rows if not r["trusted"] and r["why"]})
+        if whys:  # once, not per row: on a busy machine every row says the same
+            console.print(f"still unranked because: {'; '.join(whys)}", highlight=False)
         if not rows:
             console.print("no correct candidate to re-time")
         console.print(result_table(run_dir))
