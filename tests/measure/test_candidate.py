@@ -1,4 +1,5 @@
 import pytest
+import torch
 
 from kstrata.backends.base import CandidateLoadError
 from kstrata.backends.pytorch import PyTorchBackend
@@ -42,3 +43,23 @@ def test_time_candidate_findings_and_counters():
     for f in m.findings:
         assert f["level"] in ("graph", "schedule", "source") and f["text"]
     assert Measurement.from_json(m.to_json()) == m
+
+
+def test_timed_output_check_leaves_the_device_model_on_its_device():
+    """The float64 copy for the timed-output check is made from a copy: moving
+    the device model itself to the host (Module.cpu() moves in place) made
+    every CUDA timing of a task with parameters fail ('weight is on cpu')."""
+    from kstrata.measure.candidate import _checker
+    from kstrata.tasks.loader import resolve_task
+
+    class Spy(torch.nn.Linear):
+        def cpu(self):  # noqa: D401 - records the move
+            self.moved = True
+            return super().cpu()
+
+    task = resolve_task("rmsnorm")
+    model = Spy(4, 4)
+    xs = [torch.randn(3, 4)]
+    check = _checker(task, model, [xs])
+    assert not getattr(model, "moved", False)
+    assert check(0, [model(xs[0]).detach()]) is None

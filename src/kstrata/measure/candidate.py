@@ -14,6 +14,8 @@ process-wide switch such as TF32 set by a candidate cannot reach a baseline.
 
 from __future__ import annotations
 
+import copy
+
 from typing import Any
 
 import torch
@@ -157,8 +159,10 @@ def _checker(task: Task, model: Any, sets: list[list[Any]]) -> Any:
     from kstrata.verify.runner import flatten, oracle_model
     from kstrata.verify.tolerance import compare
 
-    m64 = oracle_model(model.cpu()) if not task.meta.dtype.startswith("int") else None
     model_dev = model
+    # the float64 copy on the host; Module.cpu() moves in place, so the device model is copied first
+    # (moving it left a CUDA baseline's check calling a host model on device inputs)
+    m64 = oracle_model(copy.deepcopy(model).cpu()) if not task.meta.dtype.startswith("int") else None
     cache: dict[int, tuple[list, list]] = {}
     tol = task.meta.tolerance
 
