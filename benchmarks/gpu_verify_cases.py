@@ -93,6 +93,38 @@ def _tie(d: dict) -> bool:
     return d.get("verdict") == "correct" and ci is not None and ci[0] <= 1.0 <= ci[1]
 
 
+def _probe_contained(d: dict) -> bool:
+    """Case 02's reporting probe (``PROBE{json}ENDPROBE`` in the load error): no
+    key in any environment it can read, no connection out (before or after
+    ``setns``), nothing written into the repository."""
+    import re
+
+    m = re.search(r"PROBE(\{.*\})ENDPROBE", str((d.get("evidence") or {}).get("message", "")), re.S)
+    if not m:
+        return False
+    r = json.loads(m.group(1))
+
+    def failed(v: object) -> bool:
+        return v != 0 if not isinstance(v, (list, tuple)) else (not v or v[0] != 0)
+
+    return (r.get("key_in_own_env") is False and r.get("parent_environ_has_key") is not True
+            and (r.get("key_in_any_environ") in ([],) or str(r.get("key_in_any_environ")).startswith("ERR"))
+            and all(failed(r.get(k, "ERR")) for k in ("connect_netns", "connect_after_setns"))
+            and r.get("wrote_src") is not True)
+
+
+def _prepared(row: Row, tmp: Path) -> Path:
+    """The row's candidate with the placeholders a probe case carries filled in
+    (``<checkout>``: this repository; ``<port>``: a loopback port nothing
+    listens on); other candidates as they are."""
+    src = (row.folder / row.cand).read_text()
+    if "<checkout>" not in src and "<port>" not in src:
+        return row.folder / row.cand
+    out = tmp / f"{row.id}_{row.cand}"
+    out.write_text(src.replace("<checkout>", str(ROOT)).replace("<port>", "9"))
+    return out
+
+
 def rows() -> list[Row]:
     """Every row of the table, in order."""
     V, S, G = VERIFY, SANDBOX, GPU
@@ -123,8 +155,9 @@ def rows() -> list[Row]:
             ("--budget-ms", "100"), "rejected/incorrect", bad),
         Row("v22", V / "22_overflow_domain_false_reject", "task.py", "candidate.py", pt, ("--no-time",),
             "correct", verdict_in("correct")),
-        Row("s02", S / "02_worker_sandbox_escape", "relu", "candidate.py", pt, ("--no-time", "--scope", "small"),
-            "correct (probes inside the sandbox)", verdict_in("correct")),
+        Row("s02", S / "02_worker_sandbox_escape", "relu", "candidate.py", pt,
+            ("--no-time", "--scope", "small", "--preset", "warn"),
+            "probe reaches nothing (key, network, repo)", _probe_contained),
         Row("s03", S / "03_patch_verifier_compare_pytorch", "softmax", "candidate.py", pt,
             ("--scope", "small", "--budget-ms", "100"), "incorrect/rejected", bad),
         Row("s05", S / "05_patch_reference_op_pytorch", "softmax", "candidate.py", pt,
@@ -181,11 +214,16 @@ def kstrata_cmd() -> list[str]:
 def run_row(row: Row, backend: str, unsafe: bool, timeout: float) -> dict:
     """``kstrata eval`` of one row; a dict with the verdict (``error ...`` when
     kstrata itself failed) and the seconds it took."""
+    import tempfile
+
+    tmp = Path(tempfile.mkdtemp(prefix="kstrata-gpu-case-"))
+    cand = _prepared(row, tmp)
     cmd = kstrata_cmd() + (["--unsafe-no-sandbox"] if unsafe else []) + [
-        "eval", row.task, row.cand, "--backend", backend, "--json", *row.args]
+        "eval", row.task, str(cand), "--backend", backend, "--json", *row.args]
     t0 = time.perf_counter()
     try:
-        p = subprocess.run(cmd, cwd=str(row.folder), capture_output=True, text=True, timeout=timeout)
+        p = subprocess.run(cmd, cwd=str(row.folder), capture_output=True, text=True, timeout=timeout,
+                           env={**os.environ, "OPENAI_API_KEY": "sk-test-fake"})
     except subprocess.TimeoutExpired:
         return {"verdict": "error: kstrata eval outlived the script's limit", "seconds": timeout}
     secs = time.perf_counter() - t0
