@@ -104,6 +104,10 @@ def test_a_stopped_runs_tree_and_report_say_not_evaluated_and_define_their_words
         "levels take turns: schedule edits asked of this node for the first time" in text
     assert "round-robin:" not in text and "slower at creation" not in text
     assert "unranked (untrusted timing): correct, but its timing stayed too noisy to rank" in text  # the legend
+    from kstrata.search.views import candidate_view
+
+    shown = " ".join(_text(candidate_view(res.run_dir, tree.pending()[0].hash[:10])).split())
+    assert "verdict not evaluated (the run stopped first)" in shown
     ctx = build_context(load_results(res.run_dir, count_initial=True, with_sources=True))
     (details,) = [d for d in ctx["details_json"].split('"verdict":')[1:] if d.startswith('"not evaluated')][:1]
     assert details.startswith('"not evaluated (the run stopped first)"')

@@ -303,7 +303,7 @@ def export_run(run_dir: str | Path, to: str | Path, candidate: str | None = None
         if candidate is not None:
             node = tree[store.resolve(candidate)]
             if not node.correct:
-                raise OptionError(f"candidate {node.hash[:12]} is {node.verdict or 'pending'}; export a correct one")
+                raise OptionError(f"candidate {node.hash[:12]} is {node.verdict or 'not evaluated'}; export a correct one")
         else:
             node = tree.best_correct()
             if node is None:

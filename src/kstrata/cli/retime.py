@@ -116,7 +116,7 @@ def retime_run(run_dir: str | Path, candidate: str | None = None, *, evaluator: 
             if candidate is not None:
                 node = tree[store.resolve(candidate)]
                 if not node.correct:
-                    raise OptionError(f"candidate {node.hash[:12]} is {node.verdict or 'pending'}; "
+                    raise OptionError(f"candidate {node.hash[:12]} is {node.verdict or 'not evaluated'}; "
                                       "only correct candidates are timed")
                 targets = [node]
             else:

@@ -11,7 +11,7 @@ from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
-from kstrata.search.tree import CandidateTree
+from kstrata.search.tree import CandidateTree, unevaluated
 from kstrata.store.run_store import RunStore
 
 
@@ -69,7 +69,7 @@ def candidate_view(run_dir: str | Path, prefix: str) -> RenderableType:
     head.add_row("path to root", " ← ".join(n.hash[:8] for n in tree.path_to_root(digest)))
     head.add_row("rationale", node.rationale or "-")
     head.add_row("router reason", node.router_reason or "-")
-    head.add_row("verdict", f"{node.verdict or 'pending'}"
+    head.add_row("verdict", f"{node.verdict or unevaluated((Path(run_dir) / 'summary.json').is_file())}"
                  + (f" ({node.evaluation.check})" if node.evaluation and node.evaluation.check else ""))
     if node.measurement is not None:
         for s in node.measurement.speedups:
