@@ -71,3 +71,27 @@ def test_eval_times_at_the_timing_shape_and_says_so(tmp_path):
     assert out["timing"]["shape"] == {"B": 64, "D": 128} and out["timing"]["speedup"] > 0
     r = CliRunner().invoke(app, ["eval", "softmax", str(tmp_path / "cand.py"), "--timing-shape", "Q=3"])
     assert r.exit_code == 2 and "--timing-shape" in r.output and "no shape variable 'Q'" in r.output
+
+
+def test_eval_times_at_the_fitted_shape_by_default_on_a_cpu(tmp_path, monkeypatch):
+    """The README's quick check must not verify and time softmax at its nominal
+    4096x4096 (what made a correct candidate a 'timeout' at --timeout 30)."""
+    from kstrata.cli import eval as eval_cli
+    from kstrata.tasks.loader import resolve_task
+    from kstrata.tasks.scaling import fitted_shape
+
+    seen = {}
+
+    def fake(task, backend, sources, pool, **kw):
+        seen.update(kw)
+        return SimpleNamespace(correct=True, verdict=SimpleNamespace(value="correct"), check=None, evidence={},
+                               warnings=[], feedback=[], public_tests=0, hidden_tests=0, seconds=0.0,
+                               to_dict=lambda: {"verdict": "correct"}), None
+
+    monkeypatch.setattr(eval_cli, "evaluate_sources", fake)
+    cand = tmp_path / "cand.py"
+    cand.write_text(GOOD)
+    r = CliRunner().invoke(app, ["eval", "softmax", str(cand), "--backend", "pytorch", "--json"])
+    assert r.exit_code == 0, r.output
+    task = resolve_task("softmax")
+    assert seen["timing_shape"] == fitted_shape(task) != task.nominal_shape
