@@ -56,9 +56,11 @@ def test_shipped_softmax_moves_and_conditional_tunable():
     found = {t.name: t for t in tr.find_tunables(text)}
     assert found["NUM_WARPS"].value == 4 and found["TWO_PASS"].value == 0
     assert found["CHUNK"].condition == "TWO_PASS"
-    moved = {name for v in tr.variants(text) for name in v.params}
+    out = tr.variants(text)
+    moved = {name for v in out for name in v.params}
+    assert {"NUM_WARPS", "TWO_PASS", "ROWS_PER_PROG"} <= moved
     # CHUNK means nothing while TWO_PASS is 0, so no evaluation is spent on it
-    assert {"NUM_WARPS", "TWO_PASS", "ROWS_PER_PROG"} <= moved and "CHUNK" not in moved
+    assert all(v.params.get("TWO_PASS") == 1 for v in out if "CHUNK" in v.params)
     two_pass = tr.with_value(text, found["TWO_PASS"], 1)
     assert "CHUNK" in {n for v in tr.variants(two_pass) for n in v.params}
 
@@ -111,3 +113,36 @@ def test_variants_never_execute_candidate_text(tmp_path):
     assert len(batch.proposals) >= 4
     assert all(p.sources["source"] != hostile and p.level == "source" for p in batch.proposals)
     assert not marker.exists()
+
+
+def test_gemm_sweep_is_the_tutorial_config_list():
+    text = kernels.initial_source("triton", "matmul_square")
+    sweep = tr.sweep_variants(text)
+    assert len(sweep) == len(tr.GEMM_CONFIGS) and all(v.rule == "sweep" for v in sweep)
+    for v, config in zip(sweep, tr.GEMM_CONFIGS):
+        got = {t.name: t.value for t in tr.find_tunables(v.text)}
+        assert tuple(got[n] for n in tr.GEMM_NAMES) == config
+
+
+def test_row_sweep_runs_along_the_diagonal_and_skips_unread_values():
+    text = kernels.initial_source("triton", "softmax")
+    settings = [{t.name: t.value for t in tr.find_tunables(v.text)} for v in tr.sweep_variants(text)]
+    warps = [s["NUM_WARPS"] for s in settings]
+    assert warps == sorted(warps) and warps[0] == 1 and warps[-1] == 16
+    assert {s["TWO_PASS"] for s in settings} == {0, 1}
+    # CHUNK is read only with TWO_PASS: one-pass configs keep the start's value
+    assert all(s["CHUNK"] == 2048 for s in settings if not s["TWO_PASS"])
+    assert max(s["CHUNK"] for s in settings) == 8192
+    assert text not in {v.text for v in tr.sweep_variants(text)}
+
+
+def test_proposer_skips_texts_the_run_already_has():
+    text = kernels.initial_source("triton", "relu")
+    proposer = for_backend(get_backend("triton-interp"))
+    first = tr.variants(text, random.Random(0), proposer.per_expansion)
+    tree = [SimpleNamespace(sources={"source": v.text}) for v in first[:3]]
+    ctx = ProposeContext(backend="triton-interp", levels=("source",), tree=tree)
+    batch = proposer.propose(None, SimpleNamespace(sources={"source": text}, hash="h"), {}, "source", context=ctx)
+    proposed = {p.sources["source"] for p in batch.proposals}
+    assert len(batch.proposals) == proposer.per_expansion
+    assert not proposed & {v.text for v in first[:3]}

@@ -123,3 +123,26 @@ def test_gpu_variants_of_an_unknown_recipe_name_are_none(cuda):
     task = resolve_task("relu")
     funcs = cuda.lower(task, cuda.initial_sources(task), task.small_shapes[0]).funcs
     assert gpu_variants(funcs, "", cuda.target(), rules=["tile"]) == []
+
+
+def test_metaschedule_is_asked_on_tvm_cuda_only_with_a_usable_gpu(cuda, monkeypatch):
+    from kstrata.backends.base import Availability
+    from kstrata.backends.tvm import isolated
+
+    asked = []
+
+    def fake_expansion(task, sources, backend, *, gpu=False, tune=None, **kw):
+        asked.append((backend, gpu, tune))
+        return [], None
+
+    monkeypatch.setattr(isolated, "schedule_expansion", fake_expansion)
+    task = resolve_task("relu")
+    root = SimpleNamespace(sources=cuda.initial_sources(task), hash="root")
+    ctx = ProposeContext(backend=cuda.name, levels=cuda.levels, seed=0, step=0)
+    monkeypatch.setattr(type(cuda), "availability", lambda self: Availability(False, "no GPU"))
+    TVMRulesProposer(cuda).propose(task, root, None, "schedule", context=ctx)
+    monkeypatch.setattr(type(cuda), "availability", lambda self: Availability(True, ""))
+    TVMRulesProposer(cuda).propose(task, root, None, "schedule", context=ctx)
+    assert [a[2] is None for a in asked] == [True, False]
+    assert all(a[:2] == ("tvm-cuda", True) for a in asked)
+    assert asked[1][2]["shape"] == task.nominal_shape  # a GPU tunes at the nominal shape

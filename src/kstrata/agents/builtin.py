@@ -11,8 +11,10 @@ At the ``schedule`` level it applies the rules library
 ``gemm_tile`` first, then single steps: multi-level tiling, loop order,
 parallel/vectorize/unroll, cache stages, inlining, GPU thread binding) to the
 candidate's lowered PrimFuncs and proposes a seeded sample of the variants
-that replay cleanly; once per graph it also hands the parameter search to
-MetaSchedule (a small trial budget) and proposes the tuned schedule. The
+that replay cleanly (on GPU targets the thread-bound recipes of
+:mod:`kstrata.backends.tvm.gpu_rules` instead); once per graph it also hands
+the parameter search to MetaSchedule (a small trial budget; on tvm-cuda where
+the GPU is usable) and proposes the tuned schedule. The
 candidate may be an LLM's (``--proposer hierarchical``, or a resumed run), so
 the lowering, the rules' replay of its schedule and the tuning all run in one
 sandboxed process per expansion
@@ -106,7 +108,7 @@ class TVMRulesProposer:
         from kstrata.backends.tvm.rules import COMPOSITE
 
         graph = sources.get("graph", "")
-        want_tune = bool(self.tune_trials) and graph not in self._tuned_graphs and self.backend.name == "tvm-llvm"
+        want_tune = bool(self.tune_trials) and graph not in self._tuned_graphs and self._can_tune()
         tune = {"shape": self._tune_shape(task), "trials": self.tune_trials} if want_tune else None
         variants, tuned = schedule_expansion(task, sources, self.backend.name,
                                              gpu=bool(getattr(self.backend, "gpu_like", False)), tune=tune)
@@ -129,6 +131,14 @@ class TVMRulesProposer:
             if tuned is not None:
                 out.insert(0, self._tuned_proposal(sources, tuned))
         return out
+
+    def _can_tune(self) -> bool:
+        """Whether MetaSchedule can measure here: on tvm-llvm always; on
+        tvm-cuda only where its GPU is usable (its runner times on the device;
+        the tuning runs in the expansion's sandboxed process like on the CPU)."""
+        if self.backend.name == "tvm-llvm":
+            return True
+        return self.backend.name == "tvm-cuda" and bool(self.backend.availability().usable)
 
     def _tune_shape(self, task: Any) -> dict[str, int]:
         """Where MetaSchedule tunes: the CPU-fitted shape on CPU targets (the
@@ -173,11 +183,25 @@ class _TuneProposer:
             Proposal.edit(sources, self.level, text, role=role, rationale=why,
                           metadata={"rule": rule, "params": params,
                                     "tiling_class": rule if rule != "tune" else "tune:" + next(iter(params))})
-            for text, rule, why, params, role in self._moves(sources, _rng(context, candidate))
+            for text, rule, why, params, role in self._moves(sources, _rng(context, candidate),
+                                                             self._seen(context))
         ])
 
-    def _moves(self, sources: dict[str, str], rng: random.Random) -> list[tuple[str, str, str, dict, str]]:
-        """``(new text of the level, rule, rationale, {param: value}, role)`` per proposal."""
+    def _seen(self, context: ProposeContext) -> frozenset[str]:
+        """This level's texts of the run's candidates (so a sweep's absolute
+        settings, proposed again from another node, take no slot)."""
+        from kstrata.search.candidate import normalize_source
+
+        tree = getattr(context, "tree", None)
+        if tree is None:
+            return frozenset()
+        texts = (getattr(n, "sources", None) or {} for n in tree)
+        return frozenset(normalize_source(t[self.level]) for t in texts if self.level in t)
+
+    def _moves(self, sources: dict[str, str], rng: random.Random,
+               seen: frozenset[str] = frozenset()) -> list[tuple[str, str, str, dict, str]]:
+        """``(new text of the level, rule, rationale, {param: value}, role)`` per
+        proposal, none whose text is in ``seen``."""
         raise NotImplementedError
 
 
@@ -186,11 +210,13 @@ class TritonTuneProposer(_TuneProposer):
     ``source`` level (:mod:`kstrata.backends.triton.tune_rules`).
 
     Each expansion proposes the mechanical structural variants that apply
-    (rows per program, a launch configuration), then one-parameter moves of
+    (rows per program, a launch configuration), then autotune-style sweep
+    configurations (several tunables at once), then one-parameter moves of
     the candidate's tunables (marked ``# kstrata-tune:`` constants, or
     literal block sizes / ``num_warps`` / ``num_stages`` detected at launch
     sites), nearest moves first, interleaved across parameters; the greedy
-    policy expanding the best node then climbs coordinate by coordinate. The
+    policy expanding the best node then climbs coordinate by coordinate. A
+    text some candidate of the run already has is not proposed again. The
     candidate's text is never imported, executed or parsed here.
 
     Parameters
@@ -203,11 +229,13 @@ class TritonTuneProposer(_TuneProposer):
 
     level = "source"
 
-    def _moves(self, sources: dict[str, str], rng: random.Random) -> list[tuple[str, str, str, dict, str]]:
+    def _moves(self, sources: dict[str, str], rng: random.Random,
+               seen: frozenset[str] = frozenset()) -> list[tuple[str, str, str, dict, str]]:
         from kstrata.backends.triton.tune_rules import variants
 
-        return [(v.text, v.rule, v.description, v.params, "triton-tune" if v.rule == "tune" else "triton-structural")
-                for v in variants(sources["source"], rng, self.per_expansion)]
+        tuning = ("tune", "sweep")
+        return [(v.text, v.rule, v.description, v.params, "triton-tune" if v.rule in tuning else "triton-structural")
+                for v in variants(sources["source"], rng, self.per_expansion, exclude=seen)]
 
 
 class TileLangTuneProposer(_TuneProposer):
@@ -227,7 +255,8 @@ class TileLangTuneProposer(_TuneProposer):
 
     level = "schedule"
 
-    def _moves(self, sources: dict[str, str], rng: random.Random) -> list[tuple[str, str, str, dict, str]]:
+    def _moves(self, sources: dict[str, str], rng: random.Random,
+               seen: frozenset[str] = frozenset()) -> list[tuple[str, str, str, dict, str]]:
         from kstrata.backends.tilelang.tune_rules import schedule_variants
 
         target = getattr(self.backend, "target", "")

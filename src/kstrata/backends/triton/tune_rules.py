@@ -30,6 +30,18 @@ Choices of a detected tunable come from its name: ``*WARPS*`` → 1…16,
 powers of two from a quarter to four times the value (within 16…16384; only
 for a power-of-two value).
 
+Sweeps (autotune-style, no model)
+--------------------------------
+:func:`sweep_variants` sets several tunables at once, like a
+``triton.autotune`` config list: for a GEMM-like kernel (``BLOCK_M``,
+``BLOCK_N``, ``BLOCK_K``, ``GROUP_M``, ``NUM_WARPS``, ``NUM_STAGES``) the
+configurations of Triton's matmul tutorial (``03-matrix-multiplication.py``,
+``get_cuda_autotune_config``); for any other kernel a diagonal through its
+marked tunables, from every choice's low end to its high end together
+(small blocks with few warps up to large blocks with many, one pass up to
+two passes over large chunks), since block size and warps grow together.
+One-parameter moves then refine around the best.
+
 Structural variants (mechanical, no model)
 ------------------------------------------
 * **rows per program** (:func:`rows_per_program`): a kernel whose first
@@ -120,7 +132,7 @@ class Variant:
     text:
         The full new source.
     rule:
-        ``"tune"``, ``"rows-per-program"`` or ``"launch-config"``.
+        ``"tune"``, ``"sweep"``, ``"rows-per-program"`` or ``"launch-config"``.
     description:
         One line for the tree and the report.
     params:
@@ -379,6 +391,53 @@ def launch_config(text: str, warps: int) -> str | None:
     return _apply(text, edits + [const]) if edits and const else None
 
 
+#: Triton's matmul tutorial autotune configurations (BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, num_warps,
+#: num_stages), from ``python/tutorials/03-matrix-multiplication.py`` (``get_cuda_autotune_config``)
+GEMM_CONFIGS = (
+    (128, 256, 64, 8, 8, 3), (64, 256, 32, 8, 4, 4), (128, 128, 32, 8, 4, 4), (128, 64, 32, 8, 4, 4),
+    (64, 128, 32, 8, 4, 4), (128, 32, 32, 8, 4, 4), (64, 32, 32, 8, 2, 5), (32, 64, 32, 8, 2, 5),
+)
+GEMM_NAMES = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M", "NUM_WARPS", "NUM_STAGES")
+#: configurations on the diagonal sweep of a non-GEMM kernel
+SWEEP_POINTS = 6
+
+
+def _with_values(text: str, values: dict[str, int]) -> str:
+    """``text`` with the marked/module tunables in ``values`` set (others kept)."""
+    edits = [(t.start, t.end, str(values[t.name])) for t in find_tunables(text)
+             if t.name in values and t.origin != "launch"]
+    return _apply(text, edits)
+
+
+def sweep_variants(text: str) -> list[Variant]:
+    """Autotune-style configurations of ``text`` (see the module docstring):
+    every config whose values are among the tunables' declared choices, the
+    current setting left out, a conditional tunable kept where its condition
+    is off. Launch-site literals are not swept (one-parameter moves cover them)."""
+    tunables = [t for t in find_tunables(text) if t.origin != "launch"]
+    by_name = {t.name: t for t in tunables}
+    configs: list[dict[str, int]] = []
+    if set(GEMM_NAMES) <= set(by_name):
+        configs = [dict(zip(GEMM_NAMES, c)) for c in GEMM_CONFIGS
+                   if all(v in by_name[n].choices for n, v in zip(GEMM_NAMES, c))]
+    elif tunables:
+        for i in range(SWEEP_POINTS):
+            configs.append({t.name: t.choices[round(i * (len(t.choices) - 1) / (SWEEP_POINTS - 1))]
+                            for t in tunables})
+    out, seen = [], {text}
+    for config in configs:
+        for t in tunables:  # a tunable that nothing reads under this config keeps its value
+            if t.condition is not None and not config.get(t.condition, 1):
+                config[t.name] = t.value
+        new = _with_values(text, config)
+        if new in seen:
+            continue
+        seen.add(new)
+        changed = {k: v for k, v in config.items() if by_name[k].value != v}
+        out.append(Variant(new, "sweep", "sweep: " + ", ".join(f"{k}={v}" for k, v in changed.items()), changed))
+    return out
+
+
 def structural_variants(text: str) -> list[Variant]:
     """The mechanical structural variants of ``text`` that apply."""
     out = []
@@ -395,12 +454,15 @@ def structural_variants(text: str) -> list[Variant]:
     return out
 
 
-def variants(text: str, rng: random.Random | None = None, limit: int | None = None) -> list[Variant]:
-    """Structural variants first, then one-parameter moves by distance (each
-    distance shuffled by ``rng``, then interleaved across tunables so the first
-    few cover different parameters); distinct texts only, at most ``limit``."""
+def variants(text: str, rng: random.Random | None = None, limit: int | None = None,
+             exclude: frozenset[str] | set[str] = frozenset()) -> list[Variant]:
+    """Structural variants first, then the sweep's configurations, then
+    one-parameter moves by distance (each distance shuffled by ``rng``, then
+    interleaved across tunables so the first few cover different parameters);
+    distinct texts not in ``exclude`` (e.g. the run's candidates) only, at
+    most ``limit``."""
     rng = rng or random.Random(0)
-    ordered = structural_variants(text)
+    ordered = structural_variants(text) + sweep_variants(text)
     for moves in parameter_variants(text):
         rng.shuffle(moves)
         by_name: dict[str, list[Variant]] = {}
@@ -410,7 +472,7 @@ def variants(text: str, rng: random.Random | None = None, limit: int | None = No
             for name in list(by_name):
                 if by_name[name]:
                     ordered.append(by_name[name].pop(0))
-    seen, out = {text}, []
+    seen, out = {text, *exclude}, []
     for v in ordered:
         if v.text not in seen:
             seen.add(v.text)
