@@ -73,3 +73,18 @@ def test_cli_baseline_bad_input():
     assert r.exit_code == 2
     r = runner.invoke(app, ["baseline", "rmsnorm", "--shape", "B=x", "--in-process"])
     assert r.exit_code == 2 and "NAME=INT" in r.output
+
+
+def test_cli_baseline_times_at_the_fitted_shape_by_default(monkeypatch):
+    """As optimize and eval: on a CPU backend the default is the fitted shape, not the nominal one."""
+    from kstrata.cli import baseline as baseline_cli
+    from kstrata.tasks.scaling import fitted_shape
+
+    seen = []
+    monkeypatch.setattr(baseline_cli, "run_baselines", lambda task, backend, shape, **kw: seen.append(shape) or [])
+    r = CliRunner().invoke(app, ["baseline", "rmsnorm", "--backend", "pytorch", "--in-process", "--json"])
+    assert r.exit_code == 0, r.output
+    task = resolve_task("rmsnorm")
+    assert seen == [fitted_shape(task)] and seen[0] != task.nominal_shape
+    r = CliRunner().invoke(app, ["baseline", "rmsnorm", "--shape", "nominal", "--in-process", "--json"])
+    assert r.exit_code == 0 and seen[-1] == task.nominal_shape

@@ -18,27 +18,9 @@ from kstrata.cli.errors import check_number, user_errors
 from kstrata.measure.baselines import BaselineResult, kinds_for, run_baselines
 from kstrata.measure.roofline import cache_dir
 from kstrata.measure.timing import TimingConfig
-from kstrata.tasks.base import TaskError
 from kstrata.tasks.loader import resolve_task
 
 console = Console()
-
-
-def parse_shape(text: str) -> dict[str, int]:
-    """``"B=64,D=512"`` -> ``{"B": 64, "D": 512}``.
-
-    Raises
-    ------
-    TaskError
-        On a malformed item.
-    """
-    out: dict[str, int] = {}
-    for item in filter(None, (s.strip() for s in text.split(","))):
-        name, sep, value = item.partition("=")
-        if not sep or not value.strip().lstrip("-").isdigit():
-            raise TaskError(f"--shape item {item!r} is not NAME=INT (e.g. --shape B=64,D=512)")
-        out[name.strip()] = int(value)
-    return out
 
 
 def _table(task: str, backend: str, results: list[BaselineResult]) -> Table:
@@ -69,7 +51,7 @@ def register(app: typer.Typer) -> None:
         task: str = typer.Argument(..., help="Suite task name or path to a task file."),
         backend: str = typer.Option("pytorch", "--backend", "-b", help="Backend the baselines are for."),
         trials: int = typer.Option(64, "--trials", help="MetaSchedule trial budget (tvm-* backends)."),
-        shape: str = typer.Option("", "--shape", help="Shape variables, e.g. B=64,D=512 (default nominal)."),
+        shape: str = typer.Option("auto", "--shape", "--timing-shape", help="Shape to time at: auto (fit on CPU backends, nominal on GPUs, as optimize and eval), nominal, fit, or NAME=INT,... (e.g. B=64,D=512)."),
         budget_ms: float = typer.Option(1000.0, "--budget-ms", help="Timed budget per baseline, ms."),
         threads: int | None = typer.Option(None, "--threads", help="Intra-op threads (default: all)."),
         no_cache: bool = typer.Option(False, "--no-cache", help="Measure again, ignoring the cache."),
@@ -84,8 +66,9 @@ def register(app: typer.Typer) -> None:
             check_number("--trials", trials, strict=False)
             check_number("--threads", threads, minimum=1, strict=False)
             t = resolve_task(task)
-            get_backend(backend)
-            shp = t.full_shape(parse_shape(shape))
+            from kstrata.cli.optimize import _timing_shape
+
+            shp = _timing_shape(shape, t, get_backend(backend), None)
         cfg = TimingConfig(budget_ms=budget_ms, threads=threads)
         args = (str(t.path), backend, shp)
         kwargs = {"trials": trials, "config": cfg, "use_cache": not no_cache}
