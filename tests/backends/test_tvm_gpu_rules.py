@@ -146,3 +146,18 @@ def test_metaschedule_is_asked_on_tvm_cuda_only_with_a_usable_gpu(cuda, monkeypa
     assert [a[2] is None for a in asked] == [True, False]
     assert all(a[:2] == ("tvm-cuda", True) for a in asked)
     assert asked[1][2]["shape"] == task.nominal_shape  # a GPU tunes at the nominal shape
+
+
+def test_no_build_switch_where_every_build_is_static(cuda):
+    """tvm-cuda builds per shape whatever the graph header says: switching it
+    would cost an evaluation of the same code."""
+    task = resolve_task("softmax")
+    root = SimpleNamespace(sources=cuda.initial_sources(task), hash="root")
+    ctx = ProposeContext(backend=cuda.name, levels=cuda.levels, seed=0, step=0)
+
+    def rules(backend):
+        batch = TVMRulesProposer(backend).propose(task, root, None, "graph", context=ctx)
+        return {p.metadata["rule"] for p in batch.proposals}
+
+    assert rules(cuda) == {"fusion"}
+    assert "build" in rules(get_backend("tvm-llvm"))

@@ -87,10 +87,12 @@ class TVMRulesProposer:
     def _graph(self, sources: dict[str, str]) -> list[Proposal]:
         from kstrata.backends.tvm.rules import graph_variants
 
+        # a target that builds per shape anyway (GPU targets) gains nothing from the build switch
+        symbolic = getattr(self.backend, "symbolic_builds", True)
         return [
             Proposal.edit(sources, "graph", v.text, role="graph-rules",
                           rationale=v.description, metadata={"rule": v.rule, "tiling_class": "graph:" + v.rule})
-            for v in graph_variants(sources["graph"])
+            for v in graph_variants(sources["graph"]) if symbolic or v.rule != "build"
         ]
 
     def _schedule(self, task: Any, sources: dict[str, str], rng: random.Random,
