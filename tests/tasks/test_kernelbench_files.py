@@ -252,3 +252,43 @@ def test_float64_oracle_of_a_forward_that_draws_its_initial_state(tmp_path):
     model, inputs, _, _ = load_task(p).instantiate(None, 0)
     with torch.no_grad():
         oracle_model(model)(inputs[0].double())
+
+
+DERIVED_GLOBAL = '''import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    def __init__(self, in_channels, out_channels, bias_shape):
+        super().__init__()
+        self.conv = nn.Conv2d(in_channels, out_channels, 3)
+        self.bias = nn.Parameter(torch.randn(bias_shape))
+
+    def forward(self, x):
+        return self.conv(x) + self.bias
+
+batch_size = 64
+in_channels = 64
+out_channels = 256
+size = 128
+bias_shape = (out_channels, 1, 1)
+
+def get_inputs():
+    return [torch.randn(batch_size, in_channels, size, size)]
+
+def get_init_inputs():
+    return [in_channels, out_channels, bias_shape]
+'''
+
+
+def test_the_timing_shape_fit_keeps_a_size_another_global_was_derived_from(tmp_path):
+    """``bias_shape = (out_channels, 1, 1)`` is computed once, at import: halving
+    out_channels breaks the reference, so the fit leaves it and halves the rest
+    (it used to raise from the measurement)."""
+    from kstrata.tasks.scaling import fitted_shape, reference_runs
+
+    p = tmp_path / "derived_global.py"
+    p.write_text(DERIVED_GLOBAL)
+    task = load_task(p)
+    shape = fitted_shape(task, max_flops=1e9, max_bytes=64e6, check=False)
+    assert shape["out_channels"] == 256 and shape["batch_size"] * shape["size"] < 64 * 128
+    assert reference_runs(task, shape)

@@ -69,7 +69,10 @@ def fitted_shape(task: Any, max_flops: float = CPU_MAX_FLOPS, max_bytes: float =
     :data:`MIN_SCALED_DIM`. With ``check`` the reference is run at the result;
     if it does not run there (e.g. a divisibility constraint broke), the
     halving is redone running the reference at every step, undoing a step
-    that breaks it and freezing that variable. Stops when ``task.flops(shape) <= max_flops`` and
+    that breaks it and freezing that variable. Where the work is measured
+    (no formulas), a step at which the measurement fails is undone and its
+    variable frozen too (a global derived from it at import, such as
+    ``bias_shape = (out_channels, 1, 1)``, keeps the nominal size). Stops when ``task.flops(shape) <= max_flops`` and
     ``task.bytes(shape) <= max_bytes`` or nothing is left to halve.
 
     Parameters
@@ -126,6 +129,12 @@ def _halve(task: Any, max_flops: float, max_bytes: float, check: bool, work: Any
         if check and not reference_runs(task, trial):
             frozen.add(var)
             continue
+        if work is not None:
+            try:
+                work(trial)
+            except Exception:  # noqa: BLE001 - the reference does not run there (a size derived from
+                frozen.add(var)  # this one at import, e.g. bias_shape = (out_channels, 1, 1), broke)
+                continue
         shape = trial
     return shape
 

@@ -34,7 +34,7 @@ def _from_call(r: CallResult, task: Task, backend_name: str, preset: str, timeou
         what = "ran out of memory" if r.kind == "oom" else f"died ({r.error})"
         raise ReferenceFailure(f"{task.path}: the judge's process, which runs the task's reference and "
                                f"its float64 oracle (not the candidate), {what}; verify at smaller shapes "
-                               "(the task's shapes metadata, or KSTRATA_SHAPES=scaled on a CPU)")
+                               "(the task's shapes metadata)")
     if not r.error.split(":")[0].endswith(("Error", "Exception", "Warning")) or r.error.startswith(
             ("SystemExit", "KeyboardInterrupt", "GeneratorExit")):
         return Evaluation(Verdict.RUNTIME_ERROR, "run", {"message": f"candidate raised {r.error}"}, **base)

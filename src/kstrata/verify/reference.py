@@ -54,7 +54,20 @@ def oom_failure(task: Task, where: str, exc: BaseException | str) -> ReferenceFa
     return ReferenceFailure(
         f"{task.path}: the task's reference ran out of memory {where} (the judge's side, not the "
         f"candidate's): {str(exc).splitlines()[0][:300] if str(exc) else type(exc).__name__}; verify at "
-        "smaller shapes (the task's shapes metadata, or KSTRATA_SHAPES=scaled on a CPU)")
+        f"smaller shapes through the task's shapes metadata{_scaled_note(task)}")
+
+
+def _scaled_note(task: Task) -> str:
+    """What the shapes already are, when the task's were scaled for this CPU."""
+    try:
+        from kstrata.tasks import scaled
+
+        if scaled.applies(task):
+            return (" (these are already its sizes scaled down for a CPU; sizes fixed in get_inputs() "
+                    "or derived from others at import do not scale)")
+    except Exception:  # noqa: BLE001 - only the message's hint
+        pass
+    return ""
 
 
 def _cost(task: Task, shape: dict[str, int]) -> tuple[float, float]:
@@ -158,6 +171,6 @@ def preflight(task: Task, tests: list[Any], timeout_s: float | None, device: str
             f"{task.path}: the task's reference cannot be verified within the {timeout_s:g} s limit at "
             f"these shapes: one call at {shape} takes {ref_s:.2f} s and its float64 oracle {oracle_s:.2f} s, "
             f"about {estimate:.0f} s for the {out['tests']} tests' references and oracles alone, before "
-            "any candidate call (the judge's side, not the candidate's); give a larger --timeout or "
-            "smaller shapes (the task's shapes metadata, or KSTRATA_SHAPES=scaled on a CPU)")
+            "any candidate call (the judge's side, not the candidate's); give a larger --timeout, or "
+            f"smaller shapes through the task's shapes metadata{_scaled_note(task)}")
     return out
