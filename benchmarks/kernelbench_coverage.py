@@ -3,7 +3,9 @@
 Usage::
 
     python benchmarks/kernelbench_coverage.py CHECKOUT [--levels 1,2,3] [--per-level N]
-        [--steps load,self,wrong,tvm,optimize] [--optimize-sample 20,10] [--timeout S] [--jsonl FILE]
+        [--steps load,self,wrong,tvm,optimize] [--optimize-sample 20,10] [--timeout S] [--tvm-timeout S]
+        [--jsonl FILE] [--skip JSONL...] [--only-files LIST]
+    python benchmarks/kernelbench_coverage.py CHECKOUT --summarize JSONL...
 
 ``CHECKOUT`` is a KernelBench checkout (its ``KernelBench/level1..3`` folders,
 or the folder holding them); its files are read where they are, never copied.
@@ -13,7 +15,10 @@ traceback is counted as what it is:
 * ``load``: :func:`kstrata.tasks.loader.load_task` + ``check_reference``
   (level and category inferred, measured FLOPs/bytes, scaled test shapes);
 * ``self``: ``kstrata eval FILE SELF --backend pytorch --no-time`` where SELF
-  is the file plus ``ModelNew = Model`` (must be ``correct``);
+  is the file plus ``ModelNew = Model`` (must be ``correct``; where the judge
+  finds before any candidate call that the reference itself cannot run the
+  verification in ``--timeout`` or in memory, the row says
+  ``reference_failure`` with kstrata's one-line reason);
 * ``wrong``: the same with a ``ModelNew`` whose outputs are zeros of the
   right shape and dtype (must never be ``correct``; a ``weak_task`` match also
   counts as caught);
@@ -25,8 +30,15 @@ traceback is counted as what it is:
   interval's lower bound against that baseline exceeds 1.
 
 ``--per-level N`` takes a stratified sample of N files per level (round robin
-over the inferred categories, in file order), for a run that fits the time at
-hand; the output says so. Prints one line per file and step, then a table per
+over the inferred categories, in file order; files run in that order, so a
+run stopped part way has covered the categories alike), for a run that fits
+the time at hand; the output says so. ``--skip`` continues a run (files in
+those ``--jsonl`` files are not run again), ``--only-files`` re-runs chosen
+files (e.g. one step on newer code), and ``--summarize`` merges ``--jsonl``
+files, a later file's step of a file replacing an earlier one's. Every step
+runs in a session of its own and is killed with its whole process group at
+its limit (a hung TVM ``popen_worker`` included); a step that printed its
+answer but hung on the way out keeps the answer (``hung_at_exit``). Prints one line per file and step, then a table per
 level: loaded, verified, wrong caught, TVM-importable, faster than eager,
 faster than MetaSchedule, median seconds per step.
 """
@@ -34,10 +46,12 @@ faster than MetaSchedule, median seconds per step.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime
 import json
 import os
 import platform
+import signal
 import statistics
 import subprocess
 import sys
@@ -71,7 +85,8 @@ def level_dirs(checkout: Path, levels: list[int]) -> dict[int, Path]:
 
 
 def stratified(files: list[Path], n: int) -> list[Path]:
-    """``n`` files round robin over the inferred categories (file order within one)."""
+    """``n`` files round robin over the inferred categories (file order within
+    one), in that round-robin order."""
     from kstrata.tasks.meta import inferred_category, level_from_path
 
     if n <= 0 or n >= len(files):
@@ -84,18 +99,26 @@ def stratified(files: list[Path], n: int) -> list[Path]:
         for cat in sorted(by_cat):
             if by_cat[cat] and len(out) < n:
                 out.append(by_cat[cat].pop(0))
-    return sorted(out, key=lambda p: int(p.name.split("_")[0]) if p.name.split("_")[0].isdigit() else 0)
+    return out  # round-robin order: a run stopped part way has covered every category alike
 
 
 def run(cmd: list[str], timeout: float, env: dict | None = None) -> tuple[int, str, float]:
+    """Run ``cmd`` in a session of its own; at ``timeout`` seconds its whole
+    process group is killed (TVM's popen workers included). Returns
+    (exit status, 124 on timeout; stdout + stderr; wall seconds)."""
     t0 = time.perf_counter()
-    try:
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env,
-                           start_new_session=True)
-        return p.returncode, p.stdout + p.stderr, time.perf_counter() - t0
-    except subprocess.TimeoutExpired as e:
-        out = (e.stdout or b"").decode() if isinstance(e.stdout, bytes) else (e.stdout or "")
-        return 124, out, time.perf_counter() - t0
+    with tempfile.TemporaryFile("w+") as out:
+        p = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, text=True, env=env,
+                             start_new_session=True)
+        try:
+            rc = p.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            rc = 124
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(p.pid, signal.SIGKILL)  # the step's leftovers too, whether it ended or not
+        p.wait()
+        out.seek(0)
+        return rc, out.read(), time.perf_counter() - t0
 
 
 def last_json(text: str) -> dict | None:
@@ -126,6 +149,10 @@ def step_eval(path: Path, extra: str, tmp: Path, timeout: float) -> dict:
                       "--json", "--timeout", str(timeout)], timeout + 120)
     d = last_json(out) or {}
     ev = d.get("evidence") or {}
+    if not d and rc == 2 and "the task's reference" in out:  # ReferenceFailure: named before any candidate call
+        line = next((x for x in out.splitlines() if "error:" in x), out.strip()[-300:])
+        return {"verdict": "reference_failure", "check": None, "s": s,
+                "traceback": "Traceback" in out, "why": line.strip()[:400], "tests": (None, None)}
     return {"verdict": d.get("verdict") or ("timeout(outer)" if rc == 124 else f"rc{rc}"),
             "check": d.get("check"), "s": s, "traceback": "Traceback" in out,
             "why": (ev.get("message") if isinstance(ev, dict) else str(ev)) or out.strip()[-300:],
@@ -138,10 +165,10 @@ def step_tvm(path: Path, timeout: float) -> dict:
             "t = load_task(sys.argv[1])\no = check_task(get_backend('tvm-llvm'), t, [t.small_shapes[0]])\n"
             "print(json.dumps({'status': o.status, 'why': o.reason}))\n")
     rc, out, s = run([PY, "-c", code, str(path)], timeout)
-    d = last_json(out) if rc == 0 else None
+    d = last_json(out) if rc in (0, 124) else None  # 124 with an answer: it hung on the way out
     status = d["status"] if d else ("timeout" if rc == 124 else "error")
     return {"ok": status == "ok", "status": status, "s": s, "traceback": "Traceback" in out and not d,
-            "why": (d or {}).get("why") or out.strip()[-200:]}
+            "hung_at_exit": bool(d) and rc == 124, "why": (d or {}).get("why") or out.strip()[-200:]}
 
 
 def step_optimize(path: Path, tmp: Path, timeout: float) -> dict:
@@ -175,17 +202,22 @@ def main() -> int:
     ap.add_argument("--optimize-sample", default="20,10", help="files optimized in level 1, level 2")
     ap.add_argument("--timeout", type=float, default=300.0, help="per verification (s)")
     ap.add_argument("--jsonl", type=Path, default=None, help="append one JSON row per file")
-    ap.add_argument("--summarize", type=Path, default=None,
-                    help="only print the tables of a --jsonl file (a run stopped part way)")
+    ap.add_argument("--summarize", type=Path, nargs="+", default=None,
+                    help="only print the tables of --jsonl files (a run stopped part way); a later "
+                         "file's step of a file replaces an earlier file's")
+    ap.add_argument("--skip", type=Path, nargs="+", default=[],
+                    help="--jsonl files whose files are not run again (a run continued)")
+    ap.add_argument("--only-files", type=Path, default=None,
+                    help="a text file of file names (one a line): run only these")
+    ap.add_argument("--tvm-timeout", type=float, default=None, help="the tvm step's limit (default --timeout)")
     ap.add_argument("--commit", default="", help="the checkout's commit, when it is not a git work tree")
     args = ap.parse_args()
     if args.summarize:
-        rows_in: dict[int, list[dict]] = defaultdict(list)
-        for line in args.summarize.read_text().splitlines():
-            r = json.loads(line)
-            rows_in[int(r["level"])].append(r)
-        table(rows_in)
+        table(merged(args.summarize))
         return 0
+    done = {(r["level"], r["file"]) for lv_rows in merged(args.skip).values() for r in lv_rows} \
+        if args.skip else set()
+    only = set(args.only_files.read_text().split()) if args.only_files else None
     levels = [int(x) for x in args.levels.split(",")]
     steps = args.steps.split(",")
     import torch
@@ -218,6 +250,8 @@ def main() -> int:
         files = stratified(files, args.per_level)
         to_opt = set(stratified(list(files), opt_n.get(lv, 0))) if "optimize" in steps and opt_n.get(lv) else set()
         for f in files:
+            if (lv, f.name) in done or (only is not None and f.name not in only):
+                continue
             r: dict = {"file": f.name, "level": lv}
             if "load" in steps:
                 r["load"] = step_load(f, 600)
@@ -239,7 +273,7 @@ def main() -> int:
                 print(f"L{lv} {f.stem[:44]:44s} wrong {w['verdict']}{'/' + w['check'] if w['check'] else ''} "
                       f"{w['s']:.1f}s", flush=True)
             if "tvm" in steps:
-                r["tvm"] = step_tvm(f, args.timeout)
+                r["tvm"] = step_tvm(f, args.tvm_timeout or args.timeout)
                 print(f"L{lv} {f.stem[:44]:44s} tvm {r['tvm']['status']} {r['tvm']['s']:.1f}s "
                       f"{'' if r['tvm']['ok'] else r['tvm']['why'][:160]}", flush=True)
             if f in to_opt:
@@ -255,12 +289,28 @@ def main() -> int:
     return 0
 
 
+def merged(paths: list[Path]) -> dict[int, list[dict]]:
+    """Rows of ``--jsonl`` files by level, one per file: a later file's steps
+    replace an earlier file's (a step re-run on newer code)."""
+    by_file: dict[tuple[int, str], dict] = {}
+    for path in paths:
+        for line in path.read_text().splitlines():
+            if line.strip():
+                r = json.loads(line)
+                by_file.setdefault((int(r["level"]), r["file"]), {}).update(r)
+    out: dict[int, list[dict]] = defaultdict(list)
+    for (lv, _), r in sorted(by_file.items()):
+        out[lv].append(r)
+    return out
+
+
 def table(rows: dict[int, list[dict]]) -> None:
     """One markdown row per level (see the module docstring)."""
     print()
-    print("| level | files | loaded | verified (self correct) | wrong caught | TVM-importable | optimized | "
-          "faster than eager | faster than MetaSchedule | tracebacks | median s: load / self / wrong / tvm / optimize |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    print("| level | files | loaded | verified (self correct) | reference failure named | wrong caught | "
+          "TVM-importable | optimized | faster than eager | faster than MetaSchedule | tracebacks | "
+          "median s: load / self / wrong / tvm / optimize |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for lv, rs in rows.items():
         def cnt(step: str, pred) -> str:
             have = [r for r in rs if step in r]
@@ -273,7 +323,7 @@ def table(rows: dict[int, list[dict]]) -> None:
         tb = sum(1 for r in rs for k in ("load", "self", "wrong", "tvm", "optimize")
                  if k in r and r[k].get("traceback"))
         print(f"| {lv} | {len(rs)} | {cnt('load', lambda x: x['ok'])} | {cnt('self', lambda x: x['verdict'] == 'correct')} | "
-              f"{cnt('wrong', lambda x: x['verdict'] != 'correct' or x['check'] == 'weak_task')} | "
+              f"{cnt('self', lambda x: x['verdict'] == 'reference_failure')} | {cnt('wrong', lambda x: x['verdict'] != 'correct' or x['check'] == 'weak_task')} | "
               f"{cnt('tvm', lambda x: x['ok'])} | {cnt('optimize', lambda x: x['ok'])} | "
               f"{cnt('optimize', lambda x: x['eager'])} | {cnt('optimize', lambda x: x['ms'])} | {tb} | "
               f"{med('load')} / {med('self')} / {med('wrong')} / {med('tvm')} / {med('optimize')} |")
