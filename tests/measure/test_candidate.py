@@ -63,3 +63,27 @@ def test_timed_output_check_leaves_the_device_model_on_its_device():
     check = _checker(task, model, [xs])
     assert not getattr(model, "moved", False)
     assert check(0, [model(xs[0]).detach()]) is None
+
+
+def test_timed_output_check_allows_a_reduction_summed_in_another_order():
+    """The timed-output check applies the judge's reordered-reduction allowance
+    (issue #23): a correct LayerNorm whose sums run left to right in float32
+    passes on the shifted draw, a wrong scale does not."""
+    import numpy as np
+
+    from kstrata.measure.candidate import _checker
+    from kstrata.tasks.loader import resolve_task
+
+    def seq_sum(x):
+        return torch.from_numpy(np.add.accumulate(x.numpy(), axis=-1, dtype=np.float32)[..., -1].copy())
+
+    task = resolve_task("rmsnorm")  # any fp32 task with the default oracle policy
+    model = torch.nn.LayerNorm(4096, elementwise_affine=False)
+    torch.manual_seed(0)
+    xs = [torch.rand(8, 4096) - 10]
+    mean = seq_sum(xs[0]) / 4096
+    d = xs[0] - mean[:, None]
+    out = d / torch.sqrt(seq_sum(d * d) / 4096 + 1e-5)[:, None]
+    check = _checker(task, model, [xs])
+    assert check(0, [out]) is None
+    assert check(0, [out * 1.01]) is not None
