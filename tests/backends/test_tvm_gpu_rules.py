@@ -41,7 +41,7 @@ def _variants(cuda, name, schedule=None):
 
 @pytest.mark.parametrize("name, recipe", [("softmax", "gpu_rows"), ("rmsnorm", "gpu_rows"),
                                           ("relu", "gpu_elementwise"), ("sum_dim", "gpu_reduce"),
-                                          ("matmul_bias_relu", "dlight")])
+                                          ("matmul_bias_relu", "gpu_gemm"), ("matmul_batched", "gpu_gemm")])
 def test_every_variant_is_a_gpu_schedule_that_builds_at_every_shape(cuda, name, recipe):
     task, sources, variants = _variants(cuda, name)
     assert variants and {v.rule for v in variants} <= set(RECIPES)
@@ -97,12 +97,15 @@ def test_no_unbound_cpu_step_reaches_a_gpu_target(cuda):
 
 
 @pytest.mark.skipif(tb.nvcc_path() is None, reason="nvcc not installed")
-def test_a_row_variant_compiles_with_nvcc(cuda):
-    task, sources, variants = _variants(cuda, "softmax")
-    v = next(v for v in variants if v.rule == "gpu_rows" and "stores 4 wide" in v.description)
-    code = cuda.generate_source(task, {**sources, "schedule": v.text}, task.small_shapes[0])
+@pytest.mark.parametrize("name, rule, words", [("softmax", "gpu_rows", "stores 4 wide"),
+                                               ("matmul_bias_relu", "gpu_gemm", "128x128")])
+def test_a_variant_compiles_with_nvcc(cuda, name, rule, words):
+    task, sources, variants = _variants(cuda, name)
+    v = next(v for v in variants if v.rule == rule and words in v.description)
+    code = cuda.generate_source(task, {**sources, "schedule": v.text}, task.small_shapes[-1])
     ptx = tb.nvcc_compile(code, arch="sm_90", fmt="ptx")
-    assert b".entry" in ptx and b"bar.sync" in ptx  # one block per row, synchronised across threads
+    # threads of a block cooperate (a row's reductions, a GEMM's shared tiles)
+    assert b".entry" in ptx and b"bar.sync" in ptx
 
 
 @pytest.mark.skipif(not status().usable, reason=f"no sandbox here: {status().reason}")

@@ -29,14 +29,23 @@ Recipes (``recipe`` is the variant's rule name), each over a few parameters:
                     ``per_thread`` gives each thread one output and a serial
                     reduction (reductions over a strided axis, where the
                     outputs are contiguous).
+``gpu_gemm``        a PrimFunc with one ``[batch] i j k`` GEMM block (matmul, and its
+                    bias/activation epilogue): the classic shared-memory tiling
+                    (TVM's "How to optimize GEMM on GPU" recipe; Volkov & Demmel
+                    2008): block tiles of ``C`` per thread block, operand tiles
+                    staged in shared memory per ``k`` step by all threads
+                    (vector loads), a small register tile of outputs per
+                    thread, the epilogue written from the registers; tiles from
+                    :data:`GEMM_TILES`. No tensor cores (dlight's Matmul has
+                    them turned off here too).
 ``gpu_elementwise`` no reduction: everything inlined into the last block, its
                     loops fused and split over ``threads`` threads per block,
                     ``vec`` elements per thread as one vector access.
 ``dlight``          each dlight rule that schedules the PrimFunc
                     (``tvm.s_tir.dlight.gpu``: Matmul, GEMV, Reduction,
-                    GeneralReduction, Transpose, Fallback; the default picks
-                    the first), plus ``unroll`` on its outer loops: dlight's
-                    schedules as starts.
+                    GeneralReduction, Transpose; Fallback only where none
+                    applies; the default picks the first), plus ``unroll``
+                    on its outer loops: dlight's schedules as starts.
 
 :func:`gpu_variants` orders them so that an expansion proposes something new:
 when the candidate's schedule of a PrimFunc is one of these variants, its
@@ -49,7 +58,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from kstrata.backends.tvm.rules import Variant, _blocks, _divides, _sblock, _try_lines
+from kstrata.backends.tvm.rules import Variant, _blocks, _divides, _region_name, _sblock, _try_lines
 from kstrata.backends.tvm.schedule import render_schedule, replay_schedule, schedule_lines
 
 #: threads per block tried by the recipes (H200: 1024 at most; the first is the default)
@@ -59,8 +68,8 @@ UNROLL = (0, 64, 256)
 #: vector width of the elementwise accesses (1 = scalar)
 VEC = (1, 4)
 
-#: names of the recipes, in the order an unscheduled PrimFunc gets them
-GPU_RECIPES = ("gpu_rows", "gpu_reduce", "gpu_elementwise", "dlight")
+#: GEMM tiles (block M, block N, k step, thread M, thread N); the first is the default
+GEMM_TILES = ((64, 64, 8, 4, 4), (128, 128, 8, 8, 8), (64, 64, 16, 4, 4), (128, 64, 8, 8, 4), (32, 32, 8, 2, 2))
 
 Params = dict[str, Any]
 Recipe = Callable[[Any, Any], Iterator[tuple[Params, list[str], str]]]
@@ -128,10 +137,13 @@ def recipe_reduce(sch: Any, target: Any) -> Iterator[tuple[Params, list[str], st
     blocks = _blocks(sch)
     if not blocks or "R" not in blocks[-1][3]:
         return
-    name, _, loops, kinds = blocks[-1]
+    name, block, loops, kinds = blocks[-1]
     n_sp = len(kinds) - len(kinds.lstrip("S"))
     if n_sp < 1 or "S" in kinds[n_sp:] or len(loops) != len(kinds):
         return
+    blk = sch.get(block)
+    if len({_region_name(r) for r in blk.reads} - {_region_name(w) for w in blk.writes}) != 1:
+        return  # two operands: a GEMM (gpu_gemm), not a plain reduction
     _, inline = _inline_spatial(sch, [b[0] for b in blocks[:-1] if "R" not in b[3]])
     head = inline + [f"b = {_sblock(name)}", "loops = sch.get_loops(b)",
                      f"sp = sch.fuse(*loops[:{n_sp}])" if n_sp > 1 else "sp = loops[0]",
@@ -166,6 +178,45 @@ def recipe_elementwise(sch: Any, target: Any) -> Iterator[tuple[Params, list[str
                    f"elementwise {last}: fused, {threads} threads per block, {vec} elements per access")
 
 
+def recipe_gemm(sch: Any, target: Any) -> Iterator[tuple[Params, list[str], str]]:
+    blocks = _blocks(sch)
+    gemms = [b for b in blocks if b[3].endswith("SSR") and b[3].count("R") == 1 and len(b[2]) == len(b[3])]
+    if len(gemms) != 1 or any("R" in b[3] for b in blocks if b is not gemms[0]):
+        return
+    name, block, loops, kinds = gemms[0]
+    if len(sch.get(block).reads) < 2:
+        return
+    pos = blocks.index(gemms[0])
+    _, inline = _inline_spatial(sch, [b[0] for b in blocks[:pos]])  # e.g. a dequantization
+    nb = len(kinds) - 3
+    batch = ", ".join(f"loops[{x}]" for x in range(nb))
+    for bm, bn, bk, tm, tn in GEMM_TILES:
+        ty, tx = bm // tm, bn // tn
+        lines = inline + [f"b = {_sblock(name)}", 'cw = sch.cache_write(b, 0, "local")']
+        # the elementwise epilogue (bias, activation, cast) is written from the registers
+        lines += [f"sch.reverse_compute_inline({_sblock(e[0])})" for e in blocks[pos + 1:]]
+        lines += ["loops = sch.get_loops(b)",
+                  f"i0, i1, i2 = sch.split(loops[{nb}], factors=[None, {ty}, {tm}])",
+                  f"j0, j1, j2 = sch.split(loops[{nb + 1}], factors=[None, {tx}, {tn}])",
+                  f"k0, k1 = sch.split(loops[{nb + 2}], factors=[None, {bk}])",
+                  f"sch.reorder({batch + ', ' if batch else ''}i0, j0, i1, j1, k0, k1, i2, j2)",
+                  'sch.bind(i0, "blockIdx.y")', 'sch.bind(j0, "blockIdx.x")',
+                  'sch.bind(i1, "threadIdx.y")', 'sch.bind(j1, "threadIdx.x")']
+        if nb:
+            lines += [f'sch.bind(sch.fuse({batch}), "blockIdx.z")' if nb > 1 else 'sch.bind(loops[0], "blockIdx.z")']
+        lines += ["sch.reverse_compute_at(cw, j1)"]
+        for idx, tile in ((0, bm * bk), (1, bk * bn)):  # operand tiles staged in shared memory
+            vec = next(v for v in (4, 2, 1) if tile % (ty * tx * v) == 0)
+            lines += [f'sh = sch.cache_read(b, {idx}, "shared")', "sch.compute_at(sh, k0)",
+                      "sl = sch.get_loops(sh)", "f = sch.fuse(sl[-2], sl[-1])",
+                      f"_, sy, sx, sv = sch.split(f, factors=[None, {ty}, {tx}, {vec}])",
+                      'sch.bind(sy, "threadIdx.y")', 'sch.bind(sx, "threadIdx.x")', "sch.vectorize(sv)"]
+        lines += ["sch.unroll(k1)"]
+        yield ({"tile": f"{bm}x{bn}x{bk}/{tm}x{tn}"}, lines,
+               f"GEMM {name}: {bm}x{bn} block tiles, k by {bk} through shared memory, {tm}x{tn} outputs "
+               f"per thread in registers ({ty * tx} threads), epilogue from registers")
+
+
 def recipe_dlight(sch: Any, target: Any) -> Iterator[tuple[Params, list[str], str]]:
     import tvm
     import tvm.s_tir.dlight as dl
@@ -176,14 +227,18 @@ def recipe_dlight(sch: Any, target: Any) -> Iterator[tuple[Params, list[str], st
     rules = [("Matmul", dl.gpu.Matmul()), ("GEMV", dl.gpu.GEMV()), ("LowBatchGEMV", dl.gpu.LowBatchGEMV()),
              ("Reduction", dl.gpu.Reduction()), ("GeneralReduction", dl.gpu.GeneralReduction()),
              ("Transpose", dl.gpu.Transpose()), ("Fallback", dl.gpu.Fallback())]
+    found_one = False
     with target:
         for rname, rule in rules:
+            if rname == "Fallback" and found_one:
+                continue  # dlight's last resort: a plain binding where a real rule applied
             try:
                 got = rule.apply(tvm.IRModule({"main": func})["main"], target, False)
             except Exception:  # noqa: BLE001 - the rule does not apply
                 got = None
             if got is None:
                 continue
+            found_one = True
             lines = trace_lines(got)
             for unroll in UNROLL:
                 extra = [] if not unroll else [
@@ -197,6 +252,7 @@ def recipe_dlight(sch: Any, target: Any) -> Iterator[tuple[Params, list[str], st
 
 
 RECIPES: dict[str, Recipe] = {
+    "gpu_gemm": recipe_gemm,
     "gpu_rows": recipe_rows,
     "gpu_reduce": recipe_reduce,
     "gpu_elementwise": recipe_elementwise,

@@ -467,8 +467,8 @@ RULES: dict[str, Rule] = {
 
 #: Rules that write a whole schedule for a PrimFunc (tried first, in order),
 #: the GPU recipes of :mod:`kstrata.backends.tvm.gpu_rules` among them.
-COMPOSITE = ("fuse_rows", "gemm_tile", "reduce_vec", "conv_tile", "gpu_rows", "gpu_reduce", "gpu_elementwise",
-             "dlight")
+COMPOSITE = ("fuse_rows", "gemm_tile", "reduce_vec", "conv_tile", "gpu_gemm", "gpu_rows", "gpu_reduce",
+             "gpu_elementwise", "dlight")
 
 
 def schedule_variants(
