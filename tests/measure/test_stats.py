@@ -48,3 +48,22 @@ def test_bootstrap_is_reproducible_and_validates():
         paired_ratio_ci([1.0], [1.0, 2.0])
     with pytest.raises(ValueError):
         paired_ratio_ci([0.0], [1.0])
+
+
+def test_placement_term_makes_an_a_a_offset_a_tie():
+    """Two processes running the same code read a few percent apart with a tight
+    bootstrap interval (case 03: 1.07x [1.03, 1.12] on the H200); with the
+    process-placement term folded in, the interval holds 1.0, while a real 2x
+    speedup stays clearly above it."""
+    from kstrata.measure.stats import PROCESS_PLACEMENT, paired_ratio_ci, with_placement
+
+    rng = np.random.default_rng(0)
+    base = 1.0 + 0.01 * rng.standard_normal(200)
+    aa = paired_ratio_ci(base * 1.07, base)
+    assert aa.low > 1.0                              # the bootstrap alone calls it faster
+    wide = with_placement(aa)
+    assert wide.low <= 1.0 <= wide.high and wide.point == aa.point and wide.placement == PROCESS_PLACEMENT
+    real = with_placement(paired_ratio_ci(base * 2.0, base))
+    assert real.low > 1.5
+    with pytest.raises(ValueError):
+        with_placement(aa, -0.1)

@@ -45,7 +45,7 @@ import torch
 
 from kstrata.measure import environment
 from kstrata.measure.cache_flush import CacheFlusher, llc_bytes
-from kstrata.measure.stats import RatioCI, Spread, paired_ratio_ci, summarize
+from kstrata.measure.stats import RatioCI, Spread, paired_ratio_ci, summarize, with_placement
 
 Thunk = Callable[[], Any]
 
@@ -506,6 +506,9 @@ def measure(
     if baseline is not None:
         speedup = paired_ratio_ci(r["b_ms"], r["a_ms"], confidence=config.confidence,
                                   n_resamples=config.n_resamples, seed=config.seed)
+        if remote or getattr(baseline, "remote", False):
+            # candidate and baseline in different processes: an A/A pair differs by a few percent
+            speedup = with_placement(speedup)
     suspicious = under_floor(cand.median, floor_ms)
     return Measurement(
         method=method,
