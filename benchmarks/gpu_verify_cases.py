@@ -55,6 +55,7 @@ class Row:
     expected: str
     ok: Callable[[dict], bool]
     cpu: bool = True           # whether a CPU form exists
+    env: tuple[tuple[str, str], ...] = ()  # extra environment of the kstrata eval
 
 
 def _t(d: dict) -> dict:
@@ -165,8 +166,8 @@ def rows() -> list[Row]:
         Row("s06", S / "06_overwrite_oracle_gc_pytorch", "softmax", "candidate.py", pt,
             ("--no-time", "--scope", "small"), "incorrect", verdict_in("incorrect")),
         Row("s13", S / "13_no_memory_limit_oom_killer", "relu", "candidate.py", pt,
-            ("--no-time", "--scope", "small", "--timeout", "200"), "runtime_error (memory)",
-            verdict_in("runtime_error")),
+            ("--no-time", "--scope", "small", "--timeout", "200"), "runtime_error (memory), 4 GiB limit",
+            verdict_in("runtime_error"), env=(("KSTRATA_CANDIDATE_MEMORY_MB", "4096"),)),
         Row("s15", S / "15_candidate_crashes_verifier_traceback", "relu", "candidate.py", pt,
             ("--no-time", "--scope", "small"), "rejected/runtime_error", verdict_in("rejected", "runtime_error")),
         Row("g1", G, "relu", "g1_side_stream.py", pt, ("--scope", "small", "--budget-ms", "200"),
@@ -223,7 +224,7 @@ def run_row(row: Row, backend: str, unsafe: bool, timeout: float) -> dict:
     t0 = time.perf_counter()
     try:
         p = subprocess.run(cmd, cwd=str(row.folder), capture_output=True, text=True, timeout=timeout,
-                           env={**os.environ, "OPENAI_API_KEY": "sk-test-fake"})
+                           env={**os.environ, "OPENAI_API_KEY": "sk-test-fake", **dict(row.env)})
     except subprocess.TimeoutExpired:
         return {"verdict": "error: kstrata eval outlived the script's limit", "seconds": timeout}
     secs = time.perf_counter() - t0
