@@ -106,6 +106,7 @@ def test_cli_optimize_softmax_builtin_verified(tmp_path):
     assert r.exit_code == 0, r.output
     assert r.output.count("· stopped") == 1, r.output  # the last progress line once (no Live reprint off a tty)
     assert "correct, not timed)" in r.output  # triton-interp: correctness only
+    assert f"kstrata export {out} --to DIR" in r.output
     with RunStore.open(out) as store:
         evaluated = [c for c in store.candidates(with_sources=True) if c.evaluation is not None]
     assert len(evaluated) == 4 and all(c.evaluation.verdict == "correct" for c in evaluated)

@@ -233,7 +233,7 @@ def register(app: typer.Typer) -> None:
             prop = make_proposer(proposer, backend=b, llm=llm, record=record, config=config, **extra)
             settings = SearchSettings(seed=seed, lookahead_expansions=lookahead)
             policy_arg, router = policy, getattr(prop, "router", None)
-            if proposer == "hierarchical":
+            if hasattr(prop, "policy"):  # the LLM proposers: open levels they can edit, repeat expansions
                 policy_arg, settings = prop.policy(policy), prop.settings(settings)
             names = tuple(x.strip() for x in baselines.split(",") if x.strip())
             shape = _timing_shape(timing_shape, t, b, resume)
@@ -288,7 +288,9 @@ def register(app: typer.Typer) -> None:
         _report_proposer_errors(result.run_dir)
         console.print(f"stopped: {result.stop_reason}; run directory: {result.run_dir}")
         if result.best is not None:
-            console.print(f"best candidate's sources: {Path(result.run_dir) / 'best'}")
+            console.print(f"best candidate's sources: {Path(result.run_dir) / 'best'}\n"
+                          f"use it from Python: kstrata export {result.run_dir} --to DIR (prints how to call it)",
+                          highlight=False, soft_wrap=True)
 
     @app.command("tree")
     def tree_cmd(run_dir: Path = typer.Argument(..., help="A run directory.")) -> None:
