@@ -201,3 +201,51 @@ def test_an_export_is_flagged_stale_after_retime_changes_the_run(tmp_path):
     assert run.returncode == 0 and "re-timed since this export" in run.stderr, run.stderr[-2000:]
     kstrata.export(res.run_dir, out)  # exporting again makes it current
     assert stale_exports(res.run_dir) == []
+
+
+LITERAL_TASK = '''import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        return torch.relu(x)
+
+
+def get_inputs():
+    return [torch.randn(64, 300)]
+
+
+def get_init_inputs():
+    return []
+'''
+
+RELU_NEW = '''import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        return x.clamp_min(0)
+'''
+
+
+def test_export_of_a_task_with_literal_sizes_gives_inputs_at_the_timed_shape(tmp_path):
+    """A KernelBench file without size variables is resized by kstrata ('@300' keys):
+    the exported task module's get_inputs() is resized to the shape the run timed at."""
+    task_file = tmp_path / "relu_literal.py"
+    task_file.write_text(LITERAL_TASK)
+    task = kstrata.load_task(task_file)
+    timed = task.full_shape({"@300": 77})
+    res = optimize(task, get_backend("pytorch"), _NoProposer(), _Correct(), "greedy", Budget(evaluations=1),
+                   tmp_path / "run", initial_sources={"source": RELU_NEW},
+                   extra_config={"cli": {"timing_shape": timed}})
+    out = kstrata.export(res.run_dir, tmp_path / "relu_export")
+    assert json.loads((out / "export.json").read_text())["shape"] == timed
+    code = (f"import sys; sys.path.insert(0, {str(out.parent)!r})\n"
+            f"from {out.name} import KernelModule, task_module\n"
+            "x = task_module().get_inputs()[0]\n"
+            "print('shape', list(x.shape), bool((KernelModule()(x) == x.clamp_min(0)).all()))\n")
+    run = subprocess.run([PY, "-c", code], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.stdout.split("shape", 1)[1].split() == ["[" + str(timed.get("@64", 64)) + ",", "77]", "True"]

@@ -97,9 +97,14 @@ def task_module():
     fresh = f"{{__name__}}._task" not in sys.modules
     module = _load(f"{{__name__}}._task", HERE / "task.py")
     if fresh:
-        for name, value in (META.get("shape") or {{}}).items():
+        shape = META.get("shape") or {{}}
+        for name, value in shape.items():
             if name.isidentifier() and hasattr(module, name):
                 setattr(module, name, value)
+        if any(name.startswith("@") for name in shape):  # a task with literal sizes, resized by kstrata
+            from kstrata.tasks import dims
+
+            dims.wrap_get_inputs(module, dims.split_shape(shape)[1])
     return module
 
 
@@ -210,7 +215,8 @@ class KernelModule(torch.nn.Module):
 def call_signature(task: Any, shape: dict[str, int]) -> tuple[list[Any], list[list[int] | None]]:
     """The task Model's init inputs at ``shape`` and the shapes of ``get_inputs()``
     there (``None`` for an input that is not a tensor), drawn on PyTorch's
-    ``meta`` device (no data). Runs the task's own code, never a candidate's.
+    ``meta`` device (no data) where the task's ``get_inputs`` allows it.
+    Runs the task's own code, never a candidate's.
 
     Raises
     ------
@@ -221,7 +227,10 @@ def call_signature(task: Any, shape: dict[str, int]) -> tuple[list[Any], list[li
 
     module = task.load_module(shape)
     init = list(module.get_init_inputs())
-    with torch.device("meta"):
+    try:
+        with torch.device("meta"):
+            inputs = list(module.get_inputs())
+    except Exception:  # noqa: BLE001 - inputs that need values (resized literal sizes): draw them
         inputs = list(module.get_inputs())
     return init, [list(x.shape) if isinstance(x, torch.Tensor) else None for x in inputs]
 
