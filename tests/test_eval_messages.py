@@ -95,3 +95,9 @@ def test_eval_times_at_the_fitted_shape_by_default_on_a_cpu(tmp_path, monkeypatc
     assert r.exit_code == 0, r.output
     task = resolve_task("softmax")
     assert seen["timing_shape"] == fitted_shape(task) != task.nominal_shape
+
+
+def test_help_shows_no_bool_type_after_flags():
+    r = CliRunner().invoke(app, ["eval", "--help"], env={"COLUMNS": "200"})
+    assert r.exit_code == 0 and "--json" in r.output and "--no-time" in r.output
+    assert "<bool>" not in r.output and "<float>" in r.output  # value options keep their type

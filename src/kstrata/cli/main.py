@@ -21,6 +21,23 @@ from kstrata.cli import import_ as import_cmd
 from kstrata.cli import setup as setup_cmd
 from kstrata.cli import tasks as tasks_cmd
 
+def _hide_flag_types() -> None:
+    """Show no ``<bool>`` type after on/off flags in ``--help`` (typer's rich
+    help prints one for every flag, ``--help`` included; a flag takes no value)."""
+    option = getattr(typer.core, "TyperOption", None)
+    shown = getattr(option, "display_type_rich", None)
+    if shown is None or getattr(shown, "_kstrata", False):
+        return
+
+    def display_type_rich(self, ctx):  # noqa: ANN001, ANN202 - typer's signature
+        return None if getattr(self, "is_flag", False) else shown(self, ctx)
+
+    display_type_rich._kstrata = True
+    option.display_type_rich = display_type_rich
+
+
+_hide_flag_types()
+
 app = typer.Typer(
     name="kstrata",
     help="LLM-driven kernel optimization with a verifier and timer you can trust.",
