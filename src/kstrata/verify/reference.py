@@ -87,6 +87,18 @@ def plan_shapes(task: Task, tests: list[Any]) -> tuple[dict[tuple, int], dict[tu
     return dict(count), dict(fp64), worst
 
 
+def _estimate(task: Task, count: dict[tuple, int], fp64: dict[tuple, int], worst: dict[str, int],
+              ref_s: float, oracle_s: float) -> float:
+    """The judge's seconds for the plan (module docstring's formula)."""
+    f_max, b_max = _cost(task, worst)
+    total = 0.0
+    for s, n in count.items():
+        f, b = _cost(task, dict(s))
+        scale = max(f / f_max if f_max else 1.0, b / b_max if b_max else 1.0) if (f_max or b_max) else 1.0
+        total += scale * (n * ref_s + fp64.get(s, 0) * oracle_s)
+    return total
+
+
 def preflight(task: Task, tests: list[Any], timeout_s: float | None, device: str,
               oracle_of: Callable[[torch.nn.Module], torch.nn.Module | None],
               seed_inputs: Callable[[Any, Any], list[Any]]) -> dict[str, Any]:
@@ -139,6 +151,8 @@ def preflight(task: Task, tests: list[Any], timeout_s: float | None, device: str
                 t0 = time.perf_counter()
                 flatten(model.to(device)(*[x.to(device) if isinstance(x, torch.Tensor) else x for x in xs]))
                 ref_s = time.perf_counter() - t0
+                if timeout_s and _estimate(task, count, {}, shape, ref_s, 0.0) > timeout_s:
+                    fp64 = {}  # the references alone do not fit: no need to run the slower oracle
                 if fp64.get(worst):
                     m64 = oracle_of(model.cpu())
                     if m64 is not None:
@@ -159,17 +173,14 @@ def preflight(task: Task, tests: list[Any], timeout_s: float | None, device: str
         if is_oom(e):
             raise oom_failure(task, f"at shape {shape}", e) from None
         return {"shape": shape, "skipped": f"{type(e).__name__}: {str(e)[:200]}"}
-    estimate = 0.0
-    for s, n in count.items():
-        f, b = _cost(task, dict(s))
-        scale = max(f / f_max if f_max else 1.0, b / b_max if b_max else 1.0) if (f_max or b_max) else 1.0
-        estimate += scale * (n * ref_s + fp64.get(s, 0) * oracle_s)
+    estimate = _estimate(task, count, fp64, shape, ref_s, oracle_s)
     out = {"shape": shape, "ref_s": round(ref_s, 4), "oracle_s": round(oracle_s, 4),
            "estimate_s": round(estimate, 2), "tests": sum(count.values())}
     if timeout_s and estimate > timeout_s:
         raise ReferenceFailure(
             f"{task.path}: the task's reference cannot be verified within the {timeout_s:g} s limit at "
-            f"these shapes: one call at {shape} takes {ref_s:.2f} s and its float64 oracle {oracle_s:.2f} s, "
+            f"these shapes: one call at {shape} takes {ref_s:.2f} s and its float64 oracle "
+            f"{f'{oracle_s:.2f} s' if oracle_s else 'was not run (the references alone do not fit)'}, "
             f"about {estimate:.0f} s for the {out['tests']} tests' references and oracles alone, before "
             "any candidate call (the judge's side, not the candidate's); give a larger --timeout, or "
             f"smaller shapes through the task's shapes metadata{_scaled_note(task)}")
