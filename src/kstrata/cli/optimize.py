@@ -251,7 +251,7 @@ def register(app: typer.Typer) -> None:
                 left = budget_obj.left(spent)
                 parts = [f"evaluated {int(spent.get('evaluations', 0))}", progress_best(tree)]
                 parts.append("left " + ", ".join(f"{k}={v:g}" for k, v in left.items() if v is not None))
-                status.plain = " · ".join(parts) + f" · {event}"
+                status.plain = " · ".join(parts + (["stopped"] if event == "stopped" else []))
                 if not console.is_terminal and event in ("evaluated", "stopped"):
                     print(status.plain, flush=True)  # a live line only redraws on a terminal
 
