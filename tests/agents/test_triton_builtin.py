@@ -107,6 +107,7 @@ def test_cli_optimize_softmax_builtin_verified(tmp_path):
     assert r.output.count("· stopped") == 1, r.output  # the last progress line once (no Live reprint off a tty)
     assert "correct, not timed)" in r.output  # triton-interp: correctness only
     assert f"kstrata export {out} --to DIR" in r.output
+    assert not any(line.rstrip().endswith(("· evaluated", "· expanded")) for line in r.output.splitlines())
     with RunStore.open(out) as store:
         evaluated = [c for c in store.candidates(with_sources=True) if c.evaluation is not None]
     assert len(evaluated) == 4 and all(c.evaluation.verdict == "correct" for c in evaluated)
