@@ -47,8 +47,9 @@ def test_schedule_role_sees_tensorir_names_api_sheet_timed_shape_and_trust():
     assert "The graph lowers to these PrimFuncs" in user and 'T.sblock("' in user
     assert "sch.get_sblock" in user and "not `get_block`" in user and "TVM 0.27" in user + system
     # the shape actually timed, and its trust
-    assert "timed shape: B=64, D=512 (this run times at this shape" in user and "B=4096, D=4096" in user
-    assert "ms (median, at B=64, D=512); NOT TRUSTED" in user and "(untrusted)" in user
+    assert "timed shape: B=64, D=512 (every time, speedup and roofline below is at this shape" in user
+    assert "the task's nominal shape is B=4096, D=4096" in user
+    assert "ms (median, at the timed shape B=64, D=512); NOT TRUSTED" in user and "(untrusted)" in user
     assert "profiler: " + UNTRUSTED in user
     # no PyTorch/Triton boilerplate, no stray fences or typos
     for absent in ("no_torch_compute", "tl.dot", "record_stream", "current source source", "```llvm"):

@@ -53,15 +53,11 @@ from typing import Any
 from kstrata.agents.base import Proposal, ProposalBatch, ProposeContext
 from kstrata.agents.exemplars import exemplars_for
 from kstrata.agents.knowledge import spec_for_backend
-from kstrata.agents.llm_agent import prompt_context
+from kstrata.agents.llm_agent import LLM_MAX_PER_LEVEL, ask, editable_on, editable_only, prompt_context
 from kstrata.agents.memory import Attempt, MemoryStore, Skill, op_text
-from kstrata.agents.parse import (
-    ParseError,
-    answer_to_sources,
-    parse_cross_level_requests,
-    parse_decline,
-)
-from kstrata.agents.prompt import build_prompt, environment, retry_messages
+from kstrata.agents.parse import parse_cross_level_requests
+from kstrata.agents.prompt import build_prompt, environment
+from kstrata.agents.run_history import first_line, reason, tree_history
 from kstrata.agents.router import Declined, FeedbackRouter, editable_levels, pending_requests
 from kstrata.search.candidate import content_hash, normalize_sources
 from kstrata.search.policies import Expansion, Policy, default_router, make_policy
@@ -152,10 +148,6 @@ class LinearPolicy(Policy):
         return self.fallback(tree)
 
 
-def _first_line(text: str) -> str:
-    return next((ln.strip() for ln in (text or "").splitlines() if ln.strip()), "")
-
-
 class LevelAgent:
     """One LLM role: edits ``level`` (or, as ``role="single"``, whichever level it is given).
 
@@ -179,7 +171,8 @@ class LevelAgent:
 
     def run(self, task: Any, sources: Mapping[str, str], feedback: Any, level: str,
             context: ProposeContext, history: tuple[str, ...], extra: str,
-            candidate: Any = None, backend: Any = None) -> tuple[list[Proposal], list[str]]:
+            candidate: Any = None, backend: Any = None,
+            text_of: Any = None) -> tuple[list[Proposal], list[str]]:
         """Proposals (at most one) and the reasons of unusable answers.
 
         Raises
@@ -189,38 +182,22 @@ class LevelAgent:
         """
         ctx = prompt_context(task, candidate, feedback, level, role=self.role, backend_name=context.backend,
                              backend=backend, tree=context.tree, history=history, decline=True,
-                             sources=sources, notes=self.level_notes)
-        lang = ctx.language
+                             sources=sources, notes=self.level_notes, text_of=text_of)
         messages = build_prompt(ctx)
         if extra:
             messages[-1]["content"] += "\n\n" + extra
-        left = context.budget_left.get("proposer_calls")
-        problems: list[str] = []
-        for attempt in range(self.max_format_retries + 1):
-            if left is not None and attempt >= left:
-                break
-            try:
-                completion = self.provider.complete(messages)
-            except Exception as e:  # noqa: BLE001 - a provider failure is an attempt without answer
-                problems.append(f"no answer: {type(e).__name__}: {e}")
-                break
-            declined = parse_decline(completion.text, level)
-            if declined is not None:
-                raise Declined(level, self.role, declined.diagnosis, declined.requests, list(self.log.take()))
-            try:
-                new, parsed = answer_to_sources(completion.text, sources, level,
-                                                finish_reason=completion.raw_finish_reason, language=lang)
-            except ParseError as e:
-                problems.append(f"unusable answer ({e.kind}): {e}")
-                messages = retry_messages(messages, completion.text, e.feedback, level, decline=True)
-                continue
-            meta = {"mode": parsed.mode, "agent": f"{self.role}-agent"}
-            requests = [r for r in parse_cross_level_requests(completion.text) if r["level"] != level]
-            if requests:
-                meta["cross_level_request"] = requests
-            return [Proposal(sources=new, level=level, role=f"{self.role}-agent",
-                             rationale=parsed.rationale, metadata=meta)], problems
-        return [], problems
+        answer, problems = ask(self.provider, self.log, messages, sources, level, role=self.role,
+                               language=ctx.language, retries=self.max_format_retries,
+                               calls_left=context.budget_left.get("proposer_calls"))
+        if answer is None:
+            return [], problems
+        new, parsed, text = answer
+        meta = {"mode": parsed.mode, "agent": f"{self.role}-agent"}
+        requests = [r for r in parse_cross_level_requests(text) if r["level"] != level]
+        if requests:
+            meta["cross_level_request"] = requests
+        return [Proposal(sources=new, level=level, role=f"{self.role}-agent",
+                         rationale=parsed.rationale, metadata=meta)], problems
 
 
 def scope_violation(parent: Mapping[str, str], p: Proposal, level: str, levels: tuple[str, ...]) -> str | None:
@@ -281,6 +258,10 @@ class HierarchicalProposer:
         self._learned: set[str] = set()
         #: candidate hash -> levels it has text for (the loop's tree is read without sources)
         self._text: dict[str, frozenset[str]] = {}
+        #: (candidate hash, level) whose role declined: not asked there again (nothing changed)
+        self._declined: set[tuple[str, str]] = set()
+        #: candidate hash -> the text its role wrote at its level (for located failures)
+        self._proposed: dict[str, str] = {}
         self._last_task: Any = None
         self._last_run_key = ""
         suffix = "-".join(self.ablations.names())
@@ -292,12 +273,24 @@ class HierarchicalProposer:
         """The loop's ``router=``: :class:`FeedbackRouter`, or round-robin when unrouted."""
         if self.ablations.unrouted:
             return default_router
-        return FeedbackRouter(backend=getattr(self.backend, "name", None), known_text=self._text.get)
+        return FeedbackRouter(backend=getattr(self.backend, "name", None), known_text=self._text.get,
+                              levels=self.levels)
 
     def policy(self, policy: Any) -> Policy:
-        """``policy`` (a name or object), replaced by :class:`LinearPolicy` when linear."""
+        """``policy`` (a name or object), replaced by :class:`LinearPolicy` when
+        linear, whose open levels are only those a role can edit on the node
+        (:func:`~kstrata.agents.router.editable_levels`: never TVM's ``source``
+        without text). A policy given by name allows :data:`LLM_MAX_PER_LEVEL`
+        expansions per node and level when an LLM role exists, so a role whose
+        answer failed is asked again there, with its failure in the prompt
+        (a role that declined there is not: :func:`~kstrata.agents.llm_agent.editable_on`)."""
         pol = make_policy(policy)
-        return LinearPolicy(pol.max_per_level) if self.ablations.linear else pol
+        if self.ablations.linear:
+            pol = LinearPolicy(pol.max_per_level)
+        if isinstance(policy, str) and any(isinstance(a, LevelAgent) for a in self.agents.values()):
+            pol.max_per_level = max(pol.max_per_level, LLM_MAX_PER_LEVEL)
+        return editable_only(pol, lambda node: editable_on(node, self.backend.name, self.levels, self._text,
+                                                           self._declined))
 
     def settings(self, settings: Any) -> Any:
         """``settings`` (:class:`kstrata.search.loop.SearchSettings`) with lookahead off when ablated."""
@@ -333,12 +326,18 @@ class HierarchicalProposer:
                                         reason=f"no role for the {level} level"))
             return ProposalBatch([])
         if isinstance(agent, LevelAgent):
+            if level not in editable_levels(context.backend, self.levels, self._text[candidate.hash]):
+                self._remember(key, Attempt(candidate.hash, level, agent.role + "-agent", "no_agent",
+                                            reason=f"nothing to edit at the {level} level of this candidate"))
+                return ProposalBatch([])  # no call: the role would have nothing to edit
             history = self.history(key, context.tree, candidate, level)
             extra = self.knowledge(task, context, candidate, level, rebuild)
             try:
                 proposals, problems = agent.run(task, parent, feedback, level, context, history, extra,
-                                                candidate=candidate, backend=self.backend)
+                                                candidate=candidate, backend=self.backend,
+                                                text_of=lambda h: self._proposed_text(key, h))
             except Declined as d:
+                self._declined.add((candidate.hash, level))
                 asks = "; ".join(f"asks {r['level']}: {r['text']}" for r in d.record["requests"])
                 self._remember(key, Attempt(candidate.hash, level, agent.role + "-agent", "declined",
                                             d.record["diagnosis"][:300], asks or "no request"))
@@ -358,7 +357,7 @@ class HierarchicalProposer:
                 refused.append(why)
                 self.refusals.append({"candidate": candidate.hash, "level": level, "role": p.role, "reason": why})
                 self._remember(key, Attempt(candidate.hash, level, p.role, "refused",
-                                            _first_line(p.rationale), why))
+                                            first_line(p.rationale), why))
                 continue
             accepted.append(self._finish(task, parent, p, candidate, level, rebuild, context, key))
         if refused:
@@ -391,9 +390,21 @@ class HierarchicalProposer:
         p = replace(p, sources=sources, metadata=meta)
         child = content_hash(normalize_sources(sources), self.backend.name, task.digest)
         self._text[child] = frozenset(meta["text_levels"])
-        self._remember(key, Attempt(candidate.hash, level, p.role, "proposed", _reason(p.rationale),
+        self._proposed[child] = sources.get(level, "")
+        self._remember(key, Attempt(candidate.hash, level, p.role, "proposed", reason(p.rationale),
                                     child=child, before=parent.get(level, ""), after=sources.get(level, "")))
         return p
+
+    def _proposed_text(self, key: str, child: str) -> str | None:
+        """The text a role wrote for ``child`` at its level: kept in this
+        process, else (a resumed run) from the short-term memory."""
+        if child in self._proposed:
+            return self._proposed[child]
+        if self.memory is not None:
+            for a in self.memory.attempts(key, outcome="proposed"):
+                if a.child == child:
+                    return a.after
+        return None
 
     def _is_tvm(self) -> bool:
         return self.backend.name.startswith("tvm-") and hasattr(self.backend, "lower")
@@ -427,21 +438,7 @@ class HierarchicalProposer:
         reason. Only this run's (``key``; the tree is this run's)."""
         if self.memory is None:
             return ()  # memory ablated: no short-term memory either
-        lines: list[str] = []
-        if tree is not None and candidate.hash in tree.nodes:
-            for n in reversed(tree.path_to_root(candidate.hash)[:-1][:4]):
-                lines.append(f"on the path to this candidate: [{n.level}, {n.role}] "
-                             f"{_reason(n.rationale) or 'an edit'} -> {_outcome(n)}")
-            for c in tree.children(candidate.hash):
-                lines.append(f"from this candidate: [{c.level}, {c.role}] {_reason(c.rationale) or 'an edit'} -> "
-                             f"{_outcome(c)}")
-            here = set(candidate.children)
-            for n in reversed(list(tree)):
-                if len(lines) >= self.history_k:
-                    break
-                if n.hash not in here and n.level == level and n.evaluated and not n.correct:
-                    lines.append(f"elsewhere in this run: [{n.level}, {n.role}] {_reason(n.rationale, 160)} "
-                                 f"-> {_outcome(n)}")
+        lines = tree_history(tree, candidate, level, self.history_k)
         for a in self.memory.attempts(key, parent=candidate.hash):
             if a.outcome != "proposed":
                 lines.append("from this candidate: " + a.line())
@@ -509,13 +506,6 @@ class HierarchicalProposer:
         return out
 
 
-def _reason(text: str, limit: int = 300) -> str:
-    """The agent's stated reason: the first paragraph of its rationale, one line."""
-    para = (text or "").strip().split("\n\n", 1)[0]
-    line = " ".join(para.split())
-    return line if len(line) <= limit else line[: limit - 3] + "..."
-
-
 def _short_diff(diff: str, max_lines: int = 60) -> str:
     """``diff`` whole when short, else its head with the number of lines left out."""
     lines = diff.splitlines()
@@ -533,15 +523,3 @@ def _trusted(node: Any) -> bool:
         return False
     # the evaluator puts the timing's suspicious notes (overhead-dominated ones too) among the findings
     return not any(isinstance(f, str) and f.startswith(DISTRUST_PREFIXES) for f in m.findings or [])
-
-
-def _outcome(node: Any) -> str:
-    if not node.evaluated:
-        return "not evaluated yet"
-    if node.correct:
-        return f"correct, {node.speedup:.3g}x" if node.speedup is not None else "correct"
-    ev = node.record.evaluation
-    msg = ""
-    if ev is not None:
-        msg = str((ev.evidence or {}).get("message") or (ev.evidence or {}).get("error") or "")
-    return f"{node.verdict}{f' ({ev.check})' if ev is not None and ev.check else ''}" + (f": {_first_line(msg)[:160]}" if msg else "")

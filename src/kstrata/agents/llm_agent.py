@@ -9,12 +9,12 @@ The per-level roles of the hierarchical agent build on this class.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from kstrata.agents.base import Proposal, ProposalBatch, ProposeContext
 from kstrata.agents.knowledge import spec_for_backend
-from kstrata.agents.parse import ParseError, answer_to_sources, parse_decline
+from kstrata.agents.parse import ParseError, answer_to_sources, as_decline, parse_decline
 from kstrata.agents.prompt import (
     LEVELS,
     Feedback,
@@ -25,8 +25,10 @@ from kstrata.agents.prompt import (
     retry_messages,
     toolchain,
 )
-from kstrata.agents.router import Declined, editable_levels
-from kstrata.llm import CallLog, ProviderError
+from kstrata.agents.router import Declined, editable_levels, text_levels
+from kstrata.agents.run_history import last_failure, tree_history
+from kstrata.search.candidate import content_hash, normalize_sources
+from kstrata.llm import CallLog
 
 #: fence language of each level's text, per backend (or family)
 LANGUAGES = {
@@ -47,6 +49,38 @@ GRAPH_LOWERING_NOTE = ("What this graph lowers to ({n} PrimFunc(s), each one ker
                        "written to memory in its dtype by one PrimFunc and read back by the next.")
 
 
+#: expansions per node and level a named policy allows when the proposer is an LLM
+LLM_MAX_PER_LEVEL = 3
+
+
+def editable_only(policy: Any, editable: Callable[[Any], list[str]]) -> Any:
+    """``policy`` (a :class:`~kstrata.search.policies.Policy`) with its open
+    levels cut to ``editable(node)``: a node whose open levels cannot be
+    edited is not expandable, so the loop never asks a role to edit nothing.
+    Returns the same object."""
+    base = policy.open_levels
+
+    def open_levels(node: Any) -> list[str]:
+        can = editable(node)
+        return [lv for lv in base(node) if lv in can]
+
+    policy.open_levels = open_levels
+    return policy
+
+
+def editable_on(node: Any, backend: str, levels: tuple[str, ...], known_text: Mapping[str, frozenset[str]],
+                declined: set[tuple[str, str]]) -> list[str]:
+    """The levels an agent can edit on ``node``: :func:`~kstrata.agents.router.editable_levels`
+    with its text levels as the proposer saw them (``known_text``), else as
+    stored (unknown: no level that needs text), less the levels whose agent
+    declined on ``node`` in this process (asking again about the same
+    candidate would cost a call for the same answer)."""
+    has = known_text.get(node.hash)
+    if has is None:
+        has = text_levels(None, node)
+    return [lv for lv in editable_levels(backend, levels, has) if (node.hash, lv) not in declined]
+
+
 def language_for(backend: str, level: str) -> str:
     """Code-fence language of ``level`` on ``backend`` (``python`` by default)."""
     table = LANGUAGES.get(backend) or LANGUAGES.get(backend.split("-")[0], {})
@@ -56,17 +90,47 @@ def language_for(backend: str, level: str) -> str:
 def timed_shape(task: Any, candidate: Any, tree: Any = None) -> dict[str, int] | None:
     """The shape this run times at, from the stored timing of ``candidate``
     (or of any timed candidate of ``tree``), restricted to the task's size
-    variables; ``None`` when nothing was timed yet."""
+    variables; ``None`` when nothing was timed yet.
+
+    A stored measurement's ``raw`` is the evaluator's measurement mapping
+    (:func:`kstrata.search.evaluators._measurement_dict`): ``{"median_ms", ...,
+    "raw": {baseline: {"labels": {"shape": {...}}, ...}}}``; the per-baseline
+    mapping itself is read too."""
     nodes = [candidate, *(list(tree) if tree is not None else [])]
     for n in nodes:
         raw = getattr(getattr(getattr(n, "record", None), "measurement", None), "raw", None)
-        if not isinstance(raw, Mapping):
-            continue
-        for m in raw.values():
-            shape = (m.get("labels") or {}).get("shape") if isinstance(m, Mapping) else None
-            if isinstance(shape, Mapping):
-                return {k: int(shape[k]) for k in task.nominal_shape if isinstance(shape.get(k), int)}
+        shape = _labelled_shape(raw)
+        if shape is not None:
+            return {k: int(shape[k]) for k in task.nominal_shape if isinstance(shape.get(k), int)}
     return None
+
+
+def _labelled_shape(raw: Any) -> Mapping[str, Any] | None:
+    """The ``labels.shape`` of the first timing in ``raw`` (see :func:`timed_shape`)."""
+    if not isinstance(raw, Mapping):
+        return None
+    per_baseline = raw.get("raw") if isinstance(raw.get("raw"), Mapping) else raw
+    for m in per_baseline.values():
+        shape = (m.get("labels") or {}).get("shape") if isinstance(m, Mapping) else None
+        if isinstance(shape, Mapping):
+            return shape
+    return None
+
+
+def timed_work(task: Any, shape: Mapping[str, int] | None) -> dict[str, float]:
+    """``{"flops", "bytes"}`` of one call at ``shape`` from the task's work
+    formulas (those it has; the reference is not run to measure them)."""
+    if not shape:
+        return {}
+    full = task.full_shape(dict(shape))
+    out = {}
+    for key in ("flops", "bytes"):
+        if getattr(task.meta, key, None):
+            try:
+                out[key] = float(getattr(task, key)(full))
+            except Exception:  # noqa: BLE001 - a formula that does not evaluate is left out
+                continue
+    return out
 
 
 def level_notes(task: Any, backend: Any, sources: Mapping[str, str], level: str) -> dict[str, str]:
@@ -87,7 +151,8 @@ def level_notes(task: Any, backend: Any, sources: Mapping[str, str], level: str)
 def prompt_context(task: Any, candidate: Any, feedback: Any, level: str, *, role: str, backend_name: str,
                    backend: Any = None, tree: Any = None, history: tuple[str, ...] = (),
                    decline: bool = False, sources: Mapping[str, str] | None = None,
-                   notes: Mapping[str, str] | None = None) -> PromptContext:
+                   notes: Mapping[str, str] | None = None,
+                   text_of: Callable[[str], str | None] | None = None) -> PromptContext:
     """The :class:`PromptContext` of an agent's prompt for ``candidate`` at ``level``.
 
     Parameters
@@ -108,12 +173,16 @@ def prompt_context(task: Any, candidate: Any, feedback: Any, level: str, *, role
         The candidate's sources (default ``candidate.sources``).
     notes:
         Extra notes per level, put before the backend's.
+    text_of:
+        ``child hash -> its text at level``, for the lines around a failed
+        answer's error (:func:`~kstrata.agents.run_history.last_failure`).
     """
     sources = {k: v for k, v in dict(sources if sources is not None else candidate.sources).items()
                if isinstance(v, str)}
     timing = bool(getattr(backend, "timing_meaningful", True))
     levels = tuple(getattr(backend, "levels", LEVELS))
     has = frozenset(lv for lv, t in sources.items() if t.strip())
+    shape = timed_shape(task, candidate, tree) if timing else None
     all_notes = dict(notes or {})
     for lv, text in level_notes(task, backend, sources, level).items():
         all_notes[lv] = (all_notes.get(lv, "") + "\n\n" + text).strip()
@@ -122,13 +191,69 @@ def prompt_context(task: Any, candidate: Any, feedback: Any, level: str, *, role
         role=role, feedback=Feedback.from_json(feedback),
         hardware=spec_for_backend(backend_name), language=language_for(backend_name, level),
         languages={lv: language_for(backend_name, lv) for lv in LEVELS}, level_notes=all_notes,
-        history=history, timed_shape=timed_shape(task, candidate, tree) if timing else None,
+        history=history, timed_shape=shape, timed_work=timed_work(task, shape),
         timing=timing, timing_note="" if timing else UNTIMED_NOTE.get(
             backend_name, f"{backend_name} does not time candidates: correctness and integrity only."),
         api=api_sheet(backend_name, level), toolchain=toolchain(backend_name), decline=decline,
+        last_failure=last_failure(tree, candidate, level, text_of) if candidate is not None else None,
         other_roles=tuple(lv for lv in editable_levels(backend_name, levels, has | {"graph", "schedule"})
                           if lv != level),
     )
+
+
+def ask(provider: Any, log: Any, messages: list[dict[str, str]], sources: Mapping[str, str], level: str, *,
+        role: str, language: str, retries: int, calls_left: float | None) -> tuple[Any, list[str]]:
+    """Ask for a change of ``level``, retrying malformed answers with the
+    parse error (each retry is a call against the budget).
+
+    Returns
+    -------
+    (answer, problems)
+        ``answer`` is ``(sources, parsed, text)`` with the candidate's new
+        sources, the :class:`~kstrata.agents.parse.ParsedAnswer` and the
+        answer's text, or ``None`` when no usable answer came;
+        ``problems`` says why each unusable answer was not used.
+
+    Raises
+    ------
+    kstrata.agents.router.Declined
+        When an answer declines: a ``DECLINE`` line or a decline in words
+        without code (:func:`~kstrata.agents.parse.parse_decline`), code that
+        leaves the level unchanged, or, once the retries are spent, prose
+        without code. Its diagnosis and requests are kept, never lost to a
+        parse error; it carries the calls made.
+    """
+    problems: list[str] = []
+    last: tuple[str, ParseError] | None = None
+    for attempt in range(retries + 1):
+        if calls_left is not None and attempt >= calls_left:
+            break  # a format retry may not overrun the call budget
+        try:
+            completion = provider.complete(messages)
+        except Exception as e:  # noqa: BLE001 - a provider failure is an attempt without an answer
+            problems.append(f"no answer: {type(e).__name__}: {e}")
+            break
+        text = completion.text or ""
+        declined = parse_decline(text, level)
+        if declined is None:
+            try:
+                new, parsed = answer_to_sources(text, sources, level, finish_reason=completion.raw_finish_reason,
+                                                language=language)
+            except ParseError as e:
+                if e.kind == "unchanged":  # code that changes nothing: a decline in code form
+                    declined = as_decline(text, level)
+                else:
+                    problems.append(f"unusable answer ({e.kind}): {e}")
+                    last = (text, e)
+                    messages = retry_messages(messages, text, e.feedback, level, decline=True)
+                    continue
+            else:
+                return (new, parsed, text), problems
+        raise Declined(level, role, declined.diagnosis or "no change", declined.requests, list(log.take()))
+    if last is not None and last[1].kind == "no_code" and last[0].strip():
+        d = as_decline(last[0], level)  # prose without code, twice: what it says is kept as a decline
+        raise Declined(level, role, d.diagnosis, d.requests, list(log.take()))
+    return None, problems
 
 
 class LLMProposer:
@@ -163,6 +288,31 @@ class LLMProposer:
         self.max_format_retries = max_format_retries
         self.level_notes = level_notes or {}
         self.name = f"llm:{getattr(provider, 'label', 'provider')}"
+        #: candidate hash -> the text this proposer wrote at its level (for located failures)
+        self._proposed: dict[str, str] = {}
+        #: candidate hash -> levels it has text for; (hash, level) pairs where the model declined
+        self._text: dict[str, frozenset[str]] = {}
+        self._declined: set[tuple[str, str]] = set()
+
+    def policy(self, policy: Any) -> Any:
+        """The loop's policy: ``policy`` (a name or object) whose open levels
+        are only those the model can edit on the node (never TVM's ``source``
+        without text, nor a level where it declined on that node); a policy
+        given by name allows :data:`LLM_MAX_PER_LEVEL` expansions per node and
+        level, so after a failed answer the model is asked there again, with
+        its failure in the prompt."""
+        from kstrata.search.policies import make_policy
+
+        pol = make_policy(policy)
+        if isinstance(policy, str):
+            pol.max_per_level = max(pol.max_per_level, LLM_MAX_PER_LEVEL)
+        levels = tuple(getattr(self.backend, "levels", LEVELS))
+        name = getattr(self.backend, "name", "")
+        return editable_only(pol, lambda node: editable_on(node, name, levels, self._text, self._declined))
+
+    def settings(self, settings: Any) -> Any:
+        """The loop's settings, unchanged (the same hook as the hierarchical proposer's)."""
+        return settings
 
     @property
     def router(self) -> Any:
@@ -172,7 +322,8 @@ class LLMProposer:
         (:class:`~kstrata.agents.router.FeedbackRouter` with ``failures_only``)."""
         from kstrata.agents.router import FeedbackRouter
 
-        return FeedbackRouter(backend=getattr(self.backend, "name", None), failures_only=True, rebuild=False)
+        return FeedbackRouter(backend=getattr(self.backend, "name", None), failures_only=True, rebuild=False,
+                              levels=getattr(self.backend, "levels", None))
 
     def propose(self, task: Any, candidate: Any, feedback: Any, level: str, *,
                 context: ProposeContext) -> ProposalBatch:
@@ -184,32 +335,27 @@ class LLMProposer:
         kstrata.agents.router.Declined
             When the model declines (stored with the expansion; its calls kept).
         """
+        has = frozenset(lv for lv, t in dict(candidate.sources).items() if isinstance(t, str) and t.strip())
+        self._text[candidate.hash] = has
+        if level not in editable_levels(context.backend, context.levels or LEVELS, has):
+            return ProposalBatch([], list(self.log.take()))  # no call: nothing to edit at this level
         ctx = prompt_context(task, candidate, feedback, level, role=self.role, backend_name=context.backend,
-                             backend=self.backend, tree=context.tree, decline=True,
-                             notes=self.level_notes)
-        lang = ctx.language
-        messages = build_prompt(ctx)
+                             backend=self.backend, tree=context.tree, decline=True, notes=self.level_notes,
+                             history=tuple(tree_history(context.tree, candidate, level)),
+                             text_of=self._proposed.get)
+        try:
+            answer, _problems = ask(self.provider, self.log, build_prompt(ctx), dict(candidate.sources), level,
+                                    role=self.role, language=ctx.language, retries=self.max_format_retries,
+                                    calls_left=context.budget_left.get("proposer_calls"))
+        except Declined:
+            self._declined.add((candidate.hash, level))
+            raise
         proposals: list[Proposal] = []
-        left = context.budget_left.get("proposer_calls")
-        for attempt in range(self.max_format_retries + 1):
-            if left is not None and attempt >= left:
-                break  # a format retry may not overrun the call budget
-            try:
-                completion = self.provider.complete(messages)
-            except ProviderError:
-                break  # recorded by the provider's accounting hook
-            declined = parse_decline(completion.text, level)
-            if declined is not None:
-                raise Declined(level, self.role, declined.diagnosis, declined.requests, list(self.log.take()))
-            try:
-                sources, parsed = answer_to_sources(
-                    completion.text, candidate.sources, level,
-                    finish_reason=completion.raw_finish_reason, language=lang,
-                )
-            except ParseError as e:
-                messages = retry_messages(messages, completion.text, e.feedback, level, decline=True)
-                continue
+        if answer is not None:
+            sources, parsed, _text = answer
+            child = content_hash(normalize_sources(sources), context.backend, task.digest)
+            self._proposed[child] = sources.get(level, "")
+            self._text[child] = frozenset(lv for lv, t in sources.items() if isinstance(t, str) and t.strip())
             proposals.append(Proposal(sources=sources, level=level, role=f"{self.role}-agent",
                                       rationale=parsed.rationale or "", metadata={"mode": parsed.mode}))
-            break
         return ProposalBatch(proposals=proposals, calls=list(self.log.take()))

@@ -46,6 +46,17 @@ _DECLINE = re.compile(r"^\W*DECLINE(?:D)?\b[ \t]*:?[ \t]*(.*)$", re.IGNORECASE |
 _DIAGNOSIS = re.compile(r"^\W*DIAGNOSIS\s*:\s*(.*)$", re.IGNORECASE)
 _REQUEST = re.compile(r"^\W*CROSS-LEVEL REQUEST\s*:\s*(graph|schedule|source)\s*[:\-]\s*(.+?)\s*$",
                       re.IGNORECASE | re.MULTILINE)
+#: phrases that say "I make no change" in an answer without code (it then declines)
+_DECLINE_PHRASE = re.compile(
+    r"\b(?:i\s+declines?|declin(?:e|es|ed|ing)\b(?:\s+to)?|no\s+(?:further\s+)?changes?\b|nothing\s+to\s+change"
+    r"|(?:make|making|propose|proposing)\s+no\s+(?:\w+[- ])?(?:change|edit)"
+    r"|no\s+(?:graph|schedule|source)[- ]level\s+(?:change|edit)"
+    r"|(?:cannot|can't|can\s+not)\s+(?:be\s+)?(?:improve|help|fix|do\s+better)"
+    r"|(?:leave|leaving|keep|keeping)\s+(?:it|this|the\s+\w+(?:\s+level)?)\s+(?:as\s+it\s+is|unchanged|as\s+is))",
+    re.IGNORECASE,
+)
+#: a level named in prose ("the schedule level", "graph-level agent", "the source role")
+_LEVEL_MENTION = re.compile(r"\b(graph|schedule|source)[- ](?:level|agent|role)s?\b", re.IGNORECASE)
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})\s*([\w.+#-]*)[^`]*$")
 _SEARCH = re.compile(r"^ {0,3}<{5,9} ?SEARCH\s*$")
 _DIVIDER = re.compile(r"^ {0,3}={5,9}\s*$")
@@ -435,14 +446,23 @@ class Decline:
     requests: tuple[dict[str, str], ...] = ()
 
 
+def has_code(text: str) -> bool:
+    """Whether ``text`` holds a code block or a SEARCH/REPLACE edit (a change)."""
+    if any(_SEARCH.match(line) for line in (text or "").splitlines()):
+        return True
+    blocks, _, _ = code_blocks(text or "")
+    return bool(_code_like(blocks, None))
+
+
 def parse_decline(text: str, level: str | None = None) -> Decline | None:
     """The decline in ``text``, or ``None`` when it is not one.
 
-    An answer declines when one of its lines starts with ``DECLINE`` and it
-    holds no code block and no SEARCH/REPLACE edit (an answer with code is a
-    change; its requests are read by :func:`parse_cross_level_requests`).
-    Requests for ``level`` itself (the level the agent was asked to edit) are
-    dropped.
+    An answer declines when it holds no code block and no SEARCH/REPLACE edit
+    (an answer with code is a change; its requests are read by
+    :func:`parse_cross_level_requests`) and either has a line starting with
+    ``DECLINE`` or says so in words ("no change", "I decline", "nothing to
+    change", "leave it unchanged", "cannot be improved", ...). Requests for
+    ``level`` itself (the level the agent was asked to edit) are dropped.
 
     Parameters
     ----------
@@ -452,14 +472,30 @@ def parse_decline(text: str, level: str | None = None) -> Decline | None:
         The level the answer was asked to edit.
     """
     text = text or ""
-    if not _DECLINE.search(text):
+    if not (_DECLINE.search(text) or _DECLINE_PHRASE.search(text)) or has_code(text):
         return None
-    if any(_SEARCH.match(line) for line in text.splitlines()):
-        return None
-    blocks, _, _ = code_blocks(text)
-    if _code_like(blocks, None):
-        return None
-    lines = text.splitlines()
+    return as_decline(text, level)
+
+
+def as_decline(text: str, level: str | None = None) -> Decline:
+    """``text`` read as a decline, whatever its form: the ``DIAGNOSIS:`` text
+    (else the prose, ``DECLINE`` and request lines left out) and the
+    ``CROSS-LEVEL REQUEST`` lines; without such lines, a request to the one
+    other level the prose names ("the schedule level ...": the sentence that
+    names it). Used for explicit declines and for answers that make no change
+    (code identical to the current text, prose without code).
+
+    Parameters
+    ----------
+    text:
+        The model's answer.
+    level:
+        The level the answer was asked to edit (requests for it are dropped).
+    """
+    text = text or ""
+    blocks, _, prose_lines = code_blocks(text)
+    lines = prose_lines if blocks else text.splitlines()
+    lines = [ln for ln in lines if not (_SEARCH.match(ln) or _DIVIDER.match(ln) or _REPLACE.match(ln))]
     diagnosis: list[str] = []
     for i, line in enumerate(lines):
         m = _DIAGNOSIS.match(line)
@@ -473,8 +509,24 @@ def parse_decline(text: str, level: str | None = None) -> Decline | None:
     if not diagnosis:
         diagnosis = [ln.strip() for ln in lines
                      if ln.strip() and not _REQUEST.match(ln) and not _DECLINE.match(ln)]
-        head = _DECLINE.search(text).group(1).strip()
-        if head:
-            diagnosis.insert(0, head)
+        head = _DECLINE.search(text)
+        if head and head.group(1).strip():
+            diagnosis.insert(0, head.group(1).strip())
+    joined = " ".join(d for d in diagnosis if d)
     requests = tuple(r for r in parse_cross_level_requests(text) if r["level"] != level)
-    return Decline(" ".join(d for d in diagnosis if d)[:1000], requests)
+    if not requests:
+        requests = _named_requests(joined, level)
+    return Decline(joined[:1000], requests)
+
+
+def _named_requests(prose: str, level: str | None) -> tuple[dict[str, str], ...]:
+    """A request to the one other level ``prose`` names (its first sentence
+    naming it as the request's text); none when it names no other level or several."""
+    named = {m.group(1).lower() for m in _LEVEL_MENTION.finditer(prose)} - {level}
+    if len(named) != 1:
+        return ()
+    (other,) = named
+    for sentence in re.split(r"(?<=[.!?;])\s+", prose):
+        if re.search(rf"\b{other}[- ](?:level|agent|role)", sentence, re.IGNORECASE):
+            return ({"level": other, "text": sentence.strip()[:500]},)
+    return ()

@@ -107,6 +107,23 @@ def api_sheet(backend: str, level: str) -> str:
     return ""
 
 
+@lru_cache(maxsize=1)
+def _examples() -> dict[str, Any]:
+    return tomllib.loads((PROMPTS / "examples.toml").read_text())
+
+
+def answer_example(backend: str, level: str) -> str:
+    """A short valid answer that edits ``level`` on ``backend`` (format
+    only), from ``examples.toml``: ``<family>.<level>``, else ``<family>``,
+    else ``default``."""
+    data = _examples()
+    family = backend.split("-")[0]
+    for entry in (data.get(family, {}).get(level), data.get(family), data["default"]):
+        if isinstance(entry, Mapping) and isinstance(entry.get("change"), str):
+            return entry["change"].strip()
+    return ""
+
+
 #: prefixes of measurement findings that say a timing is not to be believed
 #: (:data:`kstrata.search.tree.UNTRUSTED_PREFIX`, :data:`kstrata.measure.overhead.PREFIX`)
 DISTRUST_PREFIXES = ("untrusted timing:", "overhead-dominated:")
@@ -154,7 +171,7 @@ class TaskContract:
     dtype:
         The task's dtype, e.g. ``"float32"``.
     nominal_shape:
-        The timed shape ``{variable: size}``.
+        The task's nominal shape ``{variable: size}`` (a run may time at a smaller one).
     public_shapes:
         The public test shapes (the task's small shapes).
     tolerance, precision:
@@ -228,7 +245,7 @@ class Feedback:
     items:
         Compile errors, located correctness diagnosis, integrity findings.
     median_ms, speedups, roofline_fraction, bound:
-        Timing at the nominal shape (milliseconds), speedups per baseline,
+        Timing at the run's timed shape (milliseconds), speedups per baseline,
         the fraction of the roofline bound reached and ``memory``/``compute``.
     findings:
         Profiler findings, one line each.
@@ -323,7 +340,9 @@ class PromptContext:
         Fence language per level (default: ``language`` for the edited level,
         ``python`` for the others).
     timed_shape:
-        The shape timings were taken at (``None``: the nominal shape).
+        The shape timings were taken at (``None``: nothing timed yet).
+    timed_work:
+        ``{"flops", "bytes"}`` of one call at ``timed_shape`` (those known).
     timing:
         Whether timings mean anything on this backend (an interpreter: no).
     timing_note:
@@ -336,6 +355,9 @@ class PromptContext:
         Whether the answer may decline (the hierarchical roles).
     other_roles:
         Levels another agent can edit on this candidate (named in the request format).
+    last_failure:
+        The model's own last failed answer for this candidate and level
+        (:func:`kstrata.agents.run_history.last_failure`), or None.
 
     Raises
     ------
@@ -358,12 +380,14 @@ class PromptContext:
     summary_lines: int = 60
     languages: Mapping[str, str] = field(default_factory=dict)
     timed_shape: Mapping[str, int] | None = None
+    timed_work: Mapping[str, float] = field(default_factory=dict)
     timing: bool = True
     timing_note: str = ""
     api: str = ""
     toolchain: str = ""
     decline: bool = False
     other_roles: tuple[str, ...] = ()
+    last_failure: Mapping[str, Any] | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.task, TaskContract):
@@ -395,6 +419,14 @@ def _shape(shape: Mapping[str, int]) -> str:
     return ", ".join(f"{k}={v}" for k, v in shape.items()) or "(fixed)"
 
 
+def _amount(value: float) -> str:
+    """``value`` with an SI prefix and a trailing space, e.g. ``"8.39 M"``."""
+    for factor, prefix in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(value) >= factor:
+            return f"{value / factor:.3g} {prefix}"
+    return f"{value:.3g} "
+
+
 @lru_cache(maxsize=1)
 def environment() -> jinja2.Environment:
     """The template environment (strict: an undefined variable is an error)."""
@@ -407,6 +439,7 @@ def environment() -> jinja2.Environment:
         autoescape=False,
     )
     env.filters["shape"] = _shape
+    env.filters["amount"] = _amount
     return env
 
 
@@ -416,7 +449,7 @@ def _variables(ctx: PromptContext) -> dict[str, Any]:
     hw.pop("source", None)
     langs = {lv: ctx.languages.get(lv, ctx.language if lv == ctx.level else "python") for lv in LEVELS}
     langs[ctx.level] = ctx.language
-    timed = dict(ctx.timed_shape) if ctx.timed_shape else dict(ctx.task.nominal_shape)
+    timed = dict(ctx.timed_shape) if ctx.timed_shape else {}
     return {
         "task": ctx.task,
         "backend": ctx.backend,
@@ -426,11 +459,13 @@ def _variables(ctx: PromptContext) -> dict[str, Any]:
         "languages": langs,
         "timed_shape": timed,
         "timed_is_nominal": timed == dict(ctx.task.nominal_shape),
+        "timed_work": dict(ctx.timed_work),
         "timing": ctx.timing,
         "timing_note": ctx.timing_note,
         "api": ctx.api,
         "toolchain": ctx.toolchain,
         "decline": ctx.decline,
+        "example": answer_example(ctx.backend, ctx.level),
         "other_roles": [lv for lv in ctx.other_roles if lv != ctx.level],
         "current": ctx.sources.get(ctx.level, ""),
         "other_levels": [
@@ -441,6 +476,7 @@ def _variables(ctx: PromptContext) -> dict[str, Any]:
         "level_notes": dict(ctx.level_notes),
         "feedback": ctx.feedback,
         "history": ctx.history,
+        "last_failure": dict(ctx.last_failure) if ctx.last_failure else None,
         "hardware_name": name,
         "hardware_lines": [(k, _flat(v)) for k, v in hw.items()],
         "integrity_rules": (

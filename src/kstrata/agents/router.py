@@ -273,6 +273,11 @@ class FeedbackRouter:
         Rule 1 on/off.
     requests:
         Rule 2 on/off.
+    levels:
+        The backend's levels. When none of the levels the policy leaves open
+        can be edited on a node (e.g. only TVM's ``source``, with no text), an
+        editable one of these is chosen instead (a repeat expansion), so no
+        role is asked to edit nothing.
     """
 
     name = "feedback"
@@ -280,8 +285,9 @@ class FeedbackRouter:
     def __init__(self, min_score: float = 0.3, rebuild: bool = True, requests: bool = True,
                  backend: str | None = None,
                  known_text: Callable[[str], frozenset[str] | None] | None = None,
-                 failures_only: bool = False):
+                 failures_only: bool = False, levels: Iterable[str] | None = None):
         self.failures_only = failures_only
+        self.levels = tuple(levels) if levels is not None else None
         self.min_score = min_score
         self.rebuild = rebuild
         self.requests = requests
@@ -298,9 +304,14 @@ class FeedbackRouter:
     def __call__(self, tree: Any, node: Any, levels: list[str], preference: tuple[str, ...]) -> tuple[str, str]:
         allowed = self.editable(tree, node, levels)
         skipped = [lv for lv in levels if lv not in allowed]
+        note = f" (not {', '.join(skipped)}: nothing to edit there)" if skipped and allowed else ""
+        if not allowed and self.levels:
+            allowed = self.editable(tree, node, self.levels)
+            if allowed:
+                note = (f" (the open level(s) {', '.join(skipped)} have nothing to edit: "
+                        f"choosing among {', '.join(allowed)} again)")
         if allowed:
             levels = allowed
-        note = f" (not {', '.join(skipped)}: nothing to edit there)" if skipped and allowed else ""
         level, reason = self._route(tree, node, levels, preference)
         return level, reason + note
 

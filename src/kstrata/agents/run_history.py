@@ -1,0 +1,157 @@
+"""What a prompt is told about this run's earlier attempts, read from the tree.
+
+- :func:`tree_history`: one line per edit on the path to a candidate, per
+  child already made from it and per recent failure at the same level
+  elsewhere, each with the agent's own stated reason and its outcome.
+- :func:`last_failure`: the model's own last failed answer for this candidate
+  and level, located: verdict, the check that decided it, the verifier's
+  message, its located feedback items and, when the message names a line, the
+  lines of the failed text around it. The text comes from the proposer that
+  made it (the loop's tree is read without sources); without it the message
+  alone is shown.
+
+Only this run's tree is read: a new run starts with no history.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from typing import Any
+
+#: verifier messages longer than this are shown as head and tail
+MAX_MESSAGE_CHARS = 1500
+#: lines of the failed text shown on each side of the line a message names
+CONTEXT_LINES = 3
+_LINE = re.compile(r"\bline (\d+)\b")
+
+
+def reason(text: str, limit: int = 300) -> str:
+    """The agent's stated reason: the first paragraph of its rationale, on one line."""
+    para = (text or "").strip().split("\n\n", 1)[0]
+    line = " ".join(para.split())
+    return line if len(line) <= limit else line[: limit - 3] + "..."
+
+
+def first_line(text: str) -> str:
+    """The first non-blank line of ``text``, stripped ("" if none)."""
+    return next((ln.strip() for ln in (text or "").splitlines() if ln.strip()), "")
+
+
+def _message(node: Any) -> str:
+    ev = node.record.evaluation
+    evidence = ev.evidence if ev is not None and isinstance(ev.evidence, Mapping) else {}
+    return str(evidence.get("message") or evidence.get("error") or "")
+
+
+def outcome(node: Any) -> str:
+    """``node``'s verdict in a few words: ``correct, 1.2x``, or the verdict,
+    check and the first line of the verifier's message."""
+    if not node.evaluated:
+        return "not evaluated yet"
+    if node.correct:
+        return f"correct, {node.speedup:.3g}x" if node.speedup is not None else "correct"
+    ev = node.record.evaluation
+    msg = _message(node)
+    check = f" ({ev.check})" if ev is not None and ev.check else ""
+    return f"{node.verdict}{check}" + (f": {first_line(msg)[:160]}" if msg else "")
+
+
+def tree_history(tree: Any, candidate: Any, level: str, limit: int = 10) -> list[str]:
+    """This run's history for a prompt about ``candidate`` at ``level``: the
+    edits on the path to it (at most 4, oldest first), the children made from
+    it, then recent failures at ``level`` elsewhere in the run, at most
+    ``limit`` lines; empty without a tree."""
+    if tree is None or candidate.hash not in getattr(tree, "nodes", {}):
+        return []
+    lines: list[str] = []
+    for n in reversed(tree.path_to_root(candidate.hash)[:-1][:4]):
+        lines.append(f"on the path to this candidate: [{n.level}, {n.role}] "
+                     f"{reason(n.rationale) or 'an edit'} -> {outcome(n)}")
+    for c in tree.children(candidate.hash):
+        lines.append(f"from this candidate: [{c.level}, {c.role}] {reason(c.rationale) or 'an edit'} -> "
+                     f"{outcome(c)}")
+    here = set(candidate.children)
+    for n in reversed(list(tree)):
+        if len(lines) >= limit:
+            break
+        if n.hash not in here and n.level == level and n.evaluated and not n.correct:
+            lines.append(f"elsewhere in this run: [{n.level}, {n.role}] {reason(n.rationale, 160)} -> {outcome(n)}")
+    return lines[:limit]
+
+
+def _clip(text: str, limit: int = MAX_MESSAGE_CHARS) -> str:
+    """``text`` whole when short, else its first 3 and last lines within ``limit``
+    (a TVM or compiler error says what failed at its end)."""
+    text = text.strip()
+    if len(text) <= limit:
+        return text
+    lines = text.splitlines()
+    head = lines[:3]
+    tail: list[str] = []
+    size = sum(len(x) + 1 for x in head)
+    for line in reversed(lines[3:]):
+        if size + len(line) + 1 > limit:
+            break
+        tail.insert(0, line)
+        size += len(line) + 1
+    omitted = len(lines) - len(head) - len(tail)
+    if not tail:  # one huge line
+        return text[: limit // 3] + " ... " + text[-(limit * 2 // 3):]
+    return "\n".join(head + [f"... ({omitted} lines omitted) ..."] + tail)
+
+
+def located_lines(text: str, message: str, around: int = CONTEXT_LINES) -> tuple[int, str] | None:
+    """``(line, excerpt)``: the first line number ``message`` names ("line
+    N") and the numbered lines of ``text`` around it, the named one marked
+    ``>>``; ``None`` when it names none inside ``text``."""
+    lines = text.splitlines()
+    for m in _LINE.finditer(message):
+        n = int(m.group(1))
+        if 1 <= n <= len(lines):
+            lo, hi = max(1, n - around), min(len(lines), n + around)
+            width = len(str(hi))
+            return n, "\n".join(f"{'>>' if i == n else '  '} {i:>{width}} | {lines[i - 1]}"
+                                for i in range(lo, hi + 1))
+    return None
+
+
+def last_failure(tree: Any, candidate: Any, level: str,
+                 text_of: Callable[[str], str | None] | None = None) -> dict[str, Any] | None:
+    """The latest child of ``candidate`` made at ``level`` that failed
+    verification, for the prompt of the next attempt there; ``None`` when
+    the latest evaluated child at ``level`` passed or there is none.
+
+    Returns
+    -------
+    dict
+        ``{"hash", "role", "verdict", "check", "message", "items", "rationale",
+        "line", "excerpt"}``: ``message`` the verifier's message (head and
+        tail when long), ``items`` its located feedback lines, ``line`` and
+        ``excerpt`` the line the message names and the failed text around it
+        (``None`` and ``""`` when the message names no line or ``text_of``
+        does not know the child's ``level`` text).
+    """
+    if tree is None or candidate.hash not in getattr(tree, "nodes", {}):
+        return None
+    tried = [c for c in tree.children(candidate.hash) if c.level == level and c.evaluated]
+    if not tried:
+        return None
+    child = max(tried, key=lambda c: (c.seq, c.created))
+    if child.correct:
+        return None
+    ev = child.record.evaluation
+    message = _message(child)
+    items = []
+    for item in (ev.feedback if ev is not None and isinstance(ev.feedback, list) else []):
+        if isinstance(item, Mapping) and item.get("text"):
+            where = f", likely at level {item['level']}" if item.get("level") else ""
+            items.append(f"[{item.get('kind', 'note')}{where}] {_clip(str(item['text']), 600)}")
+    text = text_of(child.hash) if text_of is not None else None
+    located = located_lines(text, message) if text and message else None
+    return {
+        "hash": child.hash, "role": child.role, "verdict": str(child.verdict),
+        "check": (ev.check if ev is not None else None) or "", "message": _clip(message),
+        "items": items, "rationale": reason(child.rationale, 200),
+        "line": located[0] if located else None, "excerpt": located[1] if located else "",
+    }

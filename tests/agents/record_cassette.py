@@ -1,0 +1,92 @@
+"""Re-record ``cassettes/softmax_tvm-llvm.jsonl`` and its ``.run.json`` when
+the prompts change (``test_cassette_replay.py`` then fails: a prompt finds no
+recorded answer).
+
+Usage (from the repository root)::
+
+    .venv/bin/python tests/agents/record_cassette.py QUEUE_DIR
+
+It runs the replay test's search (the ``llm`` proposer, greedy, the recorded
+budget, the test's timing options and secret) with the queue provider on
+``QUEUE_DIR``: answer each ``QUEUE_DIR/<id>.prompt.md`` as the model
+(write ``<id>.response.md``; keep answers as given, failed and declined ones
+included). Timings are real but always trusted, as in the replay, so the
+recording and the replay take the same decisions on a loaded machine. At the
+end both files are replaced atomically, with the date and ``--note``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import tempfile
+from dataclasses import replace
+from datetime import date
+from pathlib import Path
+
+from kstrata.agents.registry import make_proposer
+from kstrata.backends.registry import get_backend
+from kstrata.measure.timing import TimingConfig
+from kstrata.search.budget import Budget
+from kstrata.search.evaluators import VerifyMeasureEvaluator
+from kstrata.search.loop import SearchSettings, optimize
+from kstrata.search.tree import CandidateTree
+from kstrata.store.run_store import RunStore
+from kstrata.tasks.loader import resolve_task
+
+ROOT = Path(__file__).resolve().parents[2]
+CASSETTE = ROOT / "cassettes" / "softmax_tvm-llvm.jsonl"
+RUN = CASSETTE.with_suffix(".run.json")
+
+
+class TrustedTimings(VerifyMeasureEvaluator):
+    """Real verification and timing; a timing is never noisy or suspicious
+    (what the replay test's evaluator assumes too)."""
+
+    def _time(self, task, backend, sources, baseline, **kwargs):  # noqa: ANN001 - the evaluator's signature
+        m = super()._time(task, backend, sources, baseline, **kwargs)
+        return replace(m, noisy=False, suspicious=[])
+
+
+def _write(path: Path, text: str) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    with os.fdopen(fd, "w") as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
+def main() -> None:
+    """Record; see the module docstring."""
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("queue", type=Path)
+    ap.add_argument("--run-dir", type=Path, default=None)
+    ap.add_argument("--note", default="answers written through the queue provider by an engineer acting as "
+                                      "the model (kept as given, including the failed and the declined ones)")
+    args = ap.parse_args()
+    recorded = json.loads(RUN.read_text())
+    task, backend = resolve_task(recorded["task"]), get_backend(recorded["backend"])
+    run_dir = args.run_dir or Path(tempfile.mkdtemp(prefix="cassette-run-"))
+    new = CASSETTE.with_name(f".{CASSETTE.name}.new")
+    new.unlink(missing_ok=True)
+    proposer = make_proposer("llm", backend=backend, llm=f"queue:{args.queue}", record=new)
+    evaluator = TrustedTimings(secret="replay-test", timing_config=TimingConfig(budget_ms=50, max_remeasure=0))
+    result = optimize(task, backend, proposer, evaluator, policy=proposer.policy("greedy"), router=proposer.router,
+                      budget=Budget(**recorded["budget"]),
+                      run_dir=run_dir / "run", settings=SearchSettings(seed=0, lookahead_expansions=2))
+    with RunStore.open(result.run_dir) as store:
+        tree = CandidateTree.from_store(store, with_sources=False)
+    candidates = []
+    for n in sorted(tree, key=lambda n: n.seq):
+        m = n.record.measurement
+        candidates.append({"hash": n.hash, "parents": list(n.parents), "level": n.level, "role": n.role,
+                           "verdict": str(n.verdict), "speedup_eager": n.speedup,
+                           "median_ms": m.median_ms if m is not None and n.correct else None})
+    out = {**recorded, "recorded": f"{date.today().isoformat()}, {args.note}", "candidates": candidates}
+    os.replace(new, CASSETTE)
+    _write(RUN, json.dumps(out, indent=1) + "\n")
+    print(f"recorded {len(candidates)} candidates to {CASSETTE} and {RUN} (run: {result.run_dir})")
+
+
+if __name__ == "__main__":
+    main()

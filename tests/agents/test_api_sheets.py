@@ -1,0 +1,120 @@
+"""The TVM schedule API sheet against the installed TVM (issue 19): every
+`sch.<method>` it names exists on `tvm.s_tir.Schedule`, and what it says about
+rfactor, compute_at, decompose_reduction and vectorize holds when kstrata's
+TVM backend applies schedules to the softmax PrimFunc (strictly, as a
+verification does)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from kstrata.agents.prompt import api_sheet
+
+tvm = pytest.importorskip("tvm")
+
+#: the sheet's rules followed: a row-fused, parallel nest; the max rfactored in a nest of its own
+SHEET_RECIPE = '''
+def schedule_softmax(sch):
+    row, col = sch.get_loops(sch.get_sblock("T_softmax_norm"))
+    sch.compute_at(sch.get_sblock("T_softmax_expsum"), row)
+    sch.compute_at(sch.get_sblock("T_softmax_exp"), row)
+    sch.compute_at(sch.get_sblock("T_softmax_maxelem"), row)
+    sch.parallel(row)
+    ko, ki = sch.split(sch.get_loops(sch.get_sblock("T_softmax_maxelem"))[-1], factors=[None, 16])
+    mx_rf = sch.rfactor(ki, factor_axis=0)
+    r_row, r_o, r_lane = sch.get_loops(mx_rf)
+    sch.parallel(r_row)
+    sch.vectorize(r_lane)
+    no, ni = sch.split(col, factors=[None, 16])
+    sch.vectorize(ni)
+'''
+#: what the sheet warns against: compute_at of the _rf block (it applies, but reads past a row's end)
+RF_COMPUTE_AT = '''
+def schedule_softmax(sch):
+    ko, ki = sch.split(sch.get_loops(sch.get_sblock("T_softmax_maxelem"))[-1], factors=[None, 16])
+    mx_rf = sch.rfactor(ki, factor_axis=0)
+    row, col = sch.get_loops(sch.get_sblock("T_softmax_norm"))
+    sch.compute_at(sch.get_sblock("T_softmax_expsum"), row)
+    sch.compute_at(sch.get_sblock("T_softmax_exp"), row)
+    sch.compute_at(sch.get_sblock("T_softmax_maxelem"), row)
+    sch.compute_at(mx_rf, row)
+    sch.parallel(row)
+'''
+STALE_LOOP = '''
+def schedule_softmax(sch):
+    mx = sch.get_sblock("T_softmax_maxelem")
+    ko, ki = sch.split(sch.get_loops(mx)[-1], factors=[None, 16])
+    mx_rf = sch.rfactor(ki, factor_axis=0)
+    sch.decompose_reduction(mx_rf, ko)
+'''
+VECTORIZE_AFTER_DECOMPOSE = SHEET_RECIPE.replace(
+    "    sch.vectorize(r_lane)\n", "    sch.decompose_reduction(mx_rf, r_o)\n    sch.vectorize(r_lane)\n")
+
+
+def test_every_method_the_sheet_names_exists_in_the_installed_tvm():
+    from tvm.s_tir import Schedule
+
+    sheet = api_sheet("tvm-llvm", "schedule")
+    assert "TVM 0.27" in sheet and "tvm.s_tir.Schedule" in sheet
+    named = set(re.findall(r"sch\.(\w+)\(", sheet))
+    assert {"get_sblock", "rfactor", "compute_at", "reverse_compute_at", "decompose_reduction"} <= named
+    assert [m for m in named if not hasattr(Schedule, m)] == []
+    assert not hasattr(Schedule, "get_block")  # the sheet says so
+
+
+@pytest.fixture(scope="module")
+def applied():
+    """``schedule text -> ScheduleTextError message or None`` on softmax, symbolic, strict."""
+    from kstrata.backends.registry import get_backend
+    from kstrata.backends.tvm.schedule import ScheduleTextError
+    from kstrata.tasks.loader import resolve_task
+
+    task = resolve_task("softmax")
+    backend = get_backend("tvm-llvm")
+    graph = backend.initial_sources(task)["graph"]
+
+    def apply(text: str) -> str | None:
+        try:
+            backend.scheduled_funcs(task, {"graph": graph, "schedule": text}, dict(task.nominal_shape),
+                                    symbolic=True)
+        except ScheduleTextError as e:
+            return str(e)
+        return None
+
+    return apply
+
+
+def test_the_sheets_rfactor_and_compute_at_rules_hold(applied):
+    sheet = api_sheet("tvm-llvm", "schedule")
+    assert "Do not `compute_at` the `<name>_rf` block" in sheet and "sch.get_loops(rf)" in sheet
+    assert applied(SHEET_RECIPE) is None
+    # a loop handle taken before rfactor no longer exists, with the message the sheet quotes
+    err = applied(STALE_LOOP)
+    assert err is not None and "The loop no longer exists in the IRModule" in err
+    assert "The loop no longer exists in the IRModule" in sheet
+    # after decompose_reduction the update block's loops cannot be vectorized, as the sheet says
+    assert VECTORIZE_AFTER_DECOMPOSE != SHEET_RECIPE
+    err = applied(VECTORIZE_AFTER_DECOMPOSE)
+    assert err is not None and "The reduction block vars are not used to index the output buffers" in err
+    assert "The reduction block vars are not used to index the output buffers" in sheet
+    # a statement that fails fails the candidate (strict), as the sheet says
+    assert "a statement that fails makes it a `compile_error`" in sheet
+
+
+@pytest.mark.slow
+def test_the_sheets_recipe_is_correct_and_its_warning_is_real():
+    """Verified for real (small scope): the recipe passes; a compute_at of the
+    _rf block applies but is wrong at D=77 (the sheet's warning)."""
+    from kstrata.backends.registry import get_backend
+    from kstrata.tasks.loader import resolve_task
+    from kstrata.verify.api import verify_candidate
+
+    task = resolve_task("softmax")
+    graph = get_backend("tvm-llvm").initial_sources(task)["graph"]
+    verdicts = {name: verify_candidate(task, "tvm-llvm", {"graph": graph, "schedule": text}, secret="sheet",
+                                       scope="small")
+                for name, text in (("recipe", SHEET_RECIPE), ("rf_compute_at", RF_COMPUTE_AT))}
+    assert str(verdicts["recipe"].verdict.value) == "correct", verdicts["recipe"]
+    assert str(verdicts["rf_compute_at"].verdict.value) == "incorrect", verdicts["rf_compute_at"]

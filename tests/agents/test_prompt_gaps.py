@@ -1,0 +1,201 @@
+"""The gaps a model-in-the-loop trial found in the prompts (issue 19, second
+round): the shape actually timed with its numbers; the model's own last
+failure, located, in the next prompt for that candidate and level; no call for
+a role with nothing to edit; declines in words never lost to a parse error; a
+short valid example under every answer format."""
+
+from __future__ import annotations
+
+import pytest
+from agent_fakes import NoLog, ScriptedProvider, StubBackend, rec
+
+from kstrata.agents.base import ProposeContext
+from kstrata.agents.hierarchical import LLM_MAX_PER_LEVEL, HierarchicalProposer, LevelAgent
+from kstrata.agents.llm_agent import LLMProposer, timed_shape
+from kstrata.agents.memory import MemoryStore
+from kstrata.agents.parse import parse_decline
+from kstrata.agents.router import Declined, FeedbackRouter
+from kstrata.search.candidate import content_hash, normalize_sources
+from kstrata.search.tree import CandidateTree
+from kstrata.store.records import EvaluationRecord, ExpansionRecord
+from kstrata.tasks.loader import resolve_task
+
+LEVELS = ("graph", "schedule", "source")
+ROOT = {"graph": "# kstrata-tvm graph\n# build: symbolic\n",
+        "schedule": "# kstrata-tvm schedule\n\n\ndef schedule(sch):\n    pass\n"}
+BAD = ("The rows run serially; parallelize them.\n\n```python\n# kstrata-tvm schedule\n\n\n"
+       "def schedule_softmax(sch):\n    b = sch.get_sblock(\"T_softmax_norm\")\n"
+       "    i, j = sch.get_loops(b)\n    sch.decompose_reduction(b, j)\n    sch.parallel(i)\n```\n")
+MESSAGE = ("schedule_softmax line 7 `sch.decompose_reduction(b, j)` failed: ScheduleError: "
+           "The block is not a reduction block")
+
+
+def _ctx(tree, backend="tvm-llvm", levels=LEVELS, calls=None):
+    return ProposeContext(backend=backend, levels=levels, tree=tree, budget_left={"proposer_calls": calls})
+
+
+def _failed_child(parent_rec, sources, level="schedule", verdict="compile_error", check="load", message=MESSAGE):
+    task = resolve_task("softmax")
+    h = content_hash(normalize_sources(sources), "tvm-llvm", task.digest)
+    child = rec("x", level, (parent_rec.hash[0],), sources={}, verdict=verdict, expansion_id=1,
+                rationale="The rows run serially; parallelize them.")
+    child.hash, child.seq = h, 1
+    child.evaluation = EvaluationRecord(verdict=verdict, check=check, evidence={"message": message},
+                                        feedback=[{"kind": "schedule_error", "level": "schedule",
+                                                   "text": "a schedule step failed"}])
+    return child
+
+
+def test_the_prompt_names_the_shape_actually_timed_with_its_work():
+    """A stored measurement keeps the timings under "raw" (as the evaluator
+    writes it); the prompt states that shape, not the nominal one, and the
+    work of one call there."""
+    task = resolve_task("softmax")
+    fit = {"B": 1024, "D": 1024}
+    root = rec("a", sources=ROOT, speedup=0.8, shape=fit)
+    assert timed_shape(task, CandidateTree([root])["a" * 8]) == fit
+    provider = ScriptedProvider(["DECLINE\nDIAGNOSIS: looking"])
+    prop = LLMProposer(provider, NoLog(), backend=StubBackend())
+    tree = CandidateTree([root])
+    with pytest.raises(Declined):
+        prop.propose(task, tree["a" * 8], tree["a" * 8].feedback(), "schedule", context=_ctx(tree))
+    user = provider.prompts[0][1]["content"]
+    assert "- timed shape: B=1024, D=1024 (every time, speedup and roofline below is at this shape" in user
+    assert "nominal shape is B=4096, D=4096" in user and "ms (median, at the timed shape B=1024, D=1024)" in user
+    flops, moved = task.flops(task.full_shape(fit)), task.bytes(task.full_shape(fit))
+    assert f"at the timed shape: {flops / 1e6:.3g} MFLOP, {moved / 1e6:.3g} MB" in user
+
+
+@pytest.mark.parametrize("kind", ["llm", "hierarchical"])
+def test_the_models_own_failure_reaches_its_next_prompt_located(kind):
+    task = resolve_task("softmax")
+    root = rec("a", sources=ROOT)
+    tree = CandidateTree([root])
+    provider = ScriptedProvider([BAD, "DECLINE\nDIAGNOSIS: looking"])
+    if kind == "llm":
+        prop = LLMProposer(provider, NoLog(), backend=StubBackend())
+    else:
+        prop = HierarchicalProposer(StubBackend(), agents={"schedule": LevelAgent(provider, NoLog(), "schedule")},
+                                    memory=MemoryStore(":memory:"))
+    (p,) = prop.propose(task, tree["a" * 8], {}, "schedule", context=_ctx(tree)).proposals
+    child = _failed_child(root, p.sources)
+    tree = CandidateTree([root, child], [ExpansionRecord(candidate="a" * 8, level="schedule", proposer=kind, id=1)])
+    with pytest.raises(Declined):
+        prop.propose(task, tree["a" * 8], tree["a" * 8].feedback(), "schedule", context=_ctx(tree))
+    user = provider.prompts[1][1]["content"]
+    assert "# Your last answer for this candidate failed" in user
+    assert "verdict `compile_error`, decided by the `load` check" in user
+    assert MESSAGE in user and "[schedule_error, likely at level schedule] a schedule step failed" in user
+    assert "Line 7 of the text you sent" in user and ">> 7 |     sch.decompose_reduction(b, j)" in user
+    assert "from this candidate: [schedule, " in user and "compile_error (load)" in user  # history, both paths
+
+
+def test_a_later_success_at_that_level_clears_the_failure():
+    task = resolve_task("softmax")
+    root = rec("a", sources=ROOT)
+    bad = _failed_child(root, {**ROOT, "schedule": "x"})
+    good = rec("g", "schedule", ("a",), expansion_id=2)
+    good.seq = 2
+    tree = CandidateTree([root, bad, good])
+    provider = ScriptedProvider(["DECLINE\nDIAGNOSIS: looking"])
+    with pytest.raises(Declined):
+        LLMProposer(provider, NoLog()).propose(task, tree["a" * 8], {}, "schedule", context=_ctx(tree))
+    assert "# Your last answer for this candidate failed" not in provider.prompts[0][1]["content"]
+
+
+DECLINES_IN_WORDS = [
+    "No change at the graph level: R.nn.softmax already lowers to one PrimFunc. The slowness is the serial "
+    "loop nest; the schedule level should parallelize the rows.",
+    "I decline to change the graph: it is already minimal.",
+    "Nothing to change here; leave the graph as it is.",
+]
+
+
+@pytest.mark.parametrize("answer", DECLINES_IN_WORDS)
+def test_a_decline_in_words_is_a_decline_not_a_parse_error(answer):
+    d = parse_decline(answer, "graph")
+    assert d is not None and d.diagnosis.startswith(answer.split(":")[0].split(" ")[0])
+    provider = ScriptedProvider([answer])
+    prop = HierarchicalProposer(StubBackend(), agents={"graph": LevelAgent(provider, NoLog(), "graph")},
+                                memory=MemoryStore(":memory:"))
+    tree = CandidateTree([rec("a", sources=ROOT)])
+    with pytest.raises(Declined) as e:
+        prop.propose(resolve_task("softmax"), tree["a" * 8], {}, "graph", context=_ctx(tree))
+    assert len(provider.prompts) == 1 and e.value.record["diagnosis"]  # no retry asking for code
+    pol = prop.policy("greedy")
+    pol.pre_search(tree, LEVELS)
+    assert pol.open_levels(tree["a" * 8]) == ["schedule"]  # the role that declined is not asked there again
+    if "schedule level" in answer:
+        assert e.value.record["requests"] == [{"level": "schedule",
+                                               "text": "the schedule level should parallelize the rows."}]
+
+
+def test_unchanged_code_and_prose_twice_are_declines_with_their_reasons():
+    task = resolve_task("softmax")
+    tree = CandidateTree([rec("a", sources=ROOT)])
+    same = "The default nest is fine for now.\n```python\n" + ROOT["schedule"] + "```\n"
+    provider = ScriptedProvider([same])
+    with pytest.raises(Declined) as e:
+        LLMProposer(provider, NoLog()).propose(task, tree["a" * 8], {}, "schedule", context=_ctx(tree))
+    assert e.value.record["diagnosis"] == "The default nest is fine for now."
+    provider = ScriptedProvider(["The max and the sum should share one pass.", "Still: share one pass."])
+    with pytest.raises(Declined) as e:
+        LLMProposer(provider, NoLog()).propose(task, tree["a" * 8], {}, "schedule", context=_ctx(tree))
+    assert len(provider.prompts) == 2 and "no code block" in provider.prompts[1][-1]["content"]
+    assert e.value.record["diagnosis"] == "Still: share one pass."
+
+
+def test_no_call_for_a_role_with_nothing_to_edit():
+    task = resolve_task("softmax")
+    root = rec("a", sources=ROOT)
+    tree = CandidateTree([root])
+    provider = ScriptedProvider(["```llvm\n; x\n```\n"])
+    batch = LLMProposer(provider, NoLog()).propose(task, tree["a" * 8], {}, "source", context=_ctx(tree))
+    assert batch.proposals == [] and provider.prompts == []
+    prop = HierarchicalProposer(StubBackend(), agents={lv: LevelAgent(provider, NoLog(), lv) for lv in LEVELS},
+                                memory=MemoryStore(":memory:"))
+    assert prop.propose(task, tree["a" * 8], {}, "source", context=_ctx(tree)).proposals == []
+    assert provider.prompts == []
+    # the policy never leaves TVM's source open on a candidate without source text, and an LLM role
+    # may be asked again at a level (its failure in the prompt) up to LLM_MAX_PER_LEVEL times
+    pol = prop.policy("greedy")
+    pol.pre_search(tree, LEVELS)
+    node = tree["a" * 8]
+    assert pol.max_per_level == LLM_MAX_PER_LEVEL and pol.open_levels(node) == ["graph", "schedule"]
+    node.expansions.update({"graph": LLM_MAX_PER_LEVEL, "schedule": LLM_MAX_PER_LEVEL})
+    assert pol.open_levels(node) == [] and not pol.expandable(tree, node)
+    # the single LLM proposer's policy (the CLI takes it) has the same rules
+    llm = LLMProposer(provider, NoLog(), backend=StubBackend())
+    llm.propose(task, tree["a" * 8], {}, "source", context=_ctx(tree))  # no call, but it saw the text levels
+    lpol = llm.policy("greedy")
+    lpol.pre_search(tree, LEVELS)
+    assert lpol.max_per_level == LLM_MAX_PER_LEVEL and lpol.open_levels(node) == []
+    node.expansions.clear()
+    assert lpol.open_levels(node) == ["graph", "schedule"] and provider.prompts == []
+    node.expansions.update({"graph": LLM_MAX_PER_LEVEL, "schedule": LLM_MAX_PER_LEVEL})
+    # the router, offered only source, picks an editable level again
+    level, reason = FeedbackRouter(backend="tvm-llvm", levels=LEVELS)(tree, node, ["source"], LEVELS)
+    assert level in ("graph", "schedule") and "have nothing to edit" in reason
+
+
+@pytest.mark.parametrize("backend, level, needle", [
+    ("tvm-llvm", "schedule", 'sch.get_sblock("T_add")'),
+    ("tvm-llvm", "graph", "# fusion: ops+tir"),
+    ("triton-interp", "source", "triton.next_power_of_2"),
+])
+def test_every_prompt_states_the_format_with_a_short_valid_example(backend, level, needle):
+    from kstrata.agents.parse import edit_blocks
+    from kstrata.agents.prompt import Feedback, PromptContext, TaskContract, build_prompt
+
+    task = resolve_task("softmax")
+    ctx = PromptContext(task=TaskContract.from_task(task), backend=backend, level=level,
+                        sources={level: "x = 1\n"}, feedback=Feedback(), decline=True,
+                        other_roles=() if backend.startswith("triton") else ("graph", "schedule"))
+    system = build_prompt(ctx)[0]["content"]
+    assert "Answer format:" in system and "<<<<<<< SEARCH" in system and "DECLINE\nDIAGNOSIS:" in system
+    example = system.split("<example>\n", 1)[1].split("\n</example>", 1)[0]
+    assert needle in example
+    edits, prose = edit_blocks(example)  # the example itself parses as an answer
+    assert len(edits) == 1 and any(line.strip() for line in prose)
+    if backend.startswith("triton"):
+        assert "no CROSS-LEVEL REQUEST line" in system and "CROSS-LEVEL REQUEST: <" not in system
