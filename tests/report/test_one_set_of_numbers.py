@@ -70,3 +70,28 @@ def test_summary_report_and_outcome_agree_on_a_run(tmp_path):
     html = render_report(res.run_dir)  # a run's report counts its start by default, as the summary does
     assert "best: 0.832x" in html and f"unranked {summary['unranked'][0]['hash'][:12]}" in html
     assert results.outcomes[0].speedup == 0.673  # bench semantics (start not counted) stay available
+
+
+def test_a_run_with_no_trusted_timing_claims_no_speedup_in_report_or_summary(tmp_path):
+    class AllNoisy(Evaluator):
+        def evaluate(self, task, backend, srcs):
+            ev, m = super().evaluate(task, backend, srcs)
+            if m is not None:
+                m["findings"] = [f"{UNTRUSTED_PREFIX} noisy after 2 re-timing(s)"]
+            return ev, m
+
+    from rich.console import Console
+
+    from kstrata.search.views import result_table
+
+    res = optimize(FakeTask(), FakeBackend(), Proposer(), AllNoisy(), "greedy", Budget(evaluations=3),
+                   tmp_path / "run", settings=SearchSettings(final_contenders=0, lookahead_expansions=0))
+    console = Console(width=300, record=True)
+    console.print(result_table(res.run_dir))
+    table = console.export_text()
+    assert "none ranked" in table and "speedup vs" not in table
+    assert "roofline fraction │ 7.1% (from an untrusted timing)" in table
+    html = render_report(res.run_dir)
+    assert "best: none ranked (timing not trusted)" in html and "best: 0.832x" not in html
+    board = build_context(load_results(res.run_dir, count_initial=True))["leaderboard"][0]["metrics"]
+    assert board["median_roofline"]["value"] == "7.1%" and board["geomean_speedup"]["value"] == "–"

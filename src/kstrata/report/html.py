@@ -124,7 +124,9 @@ def build_context(results: Results, **metric_kw: Any) -> dict[str, Any]:
             "id": run_id, "task": view.task, "backend": view.backend, "proposer": view.proposer,
             "svg": tree_svg(nodes, run_id), "n": len(nodes),
             "stop": (view.summary or {}).get("stop_reason", "not finished"),
-            "best": None if best is None or best.speedup is None else f"{best.speedup:.3g}x",
+            # as the CLI's summary: an untrusted timing claims no speedup
+            "best": None if best is None or best.speedup is None else f"{best.speedup:.3g}x"
+            if best.timing_trusted else "none ranked (timing not trusted)",
             "verdicts": view.tree.verdict_counts(),
             "unranked": view.tree.unranked(),
             "spent": {k: f"{view.spent.get(k, 0):.4g}" for k in SPENT_KINDS},

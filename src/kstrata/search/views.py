@@ -158,8 +158,9 @@ def result_table(run_dir: str | Path, nominal: dict[str, int] | None = None) -> 
         note = "" if nominal is None or nominal == shape else \
             f" (not the nominal {shape_text(nominal)}; see --timing-shape)"
         table.add_row("timed at", shape_text(shape) + note)
-    if speedups and best.get("roofline_fraction") is not None:
-        table.add_row("roofline fraction", f"{best['roofline_fraction']:.1%}")
+    if best and best.get("roofline_fraction") is not None:  # as the report shows it
+        table.add_row("roofline fraction", f"{best['roofline_fraction']:.1%}"
+                      + ("" if speedups else " (from an untrusted timing)"))
     table.add_row("verdicts", ", ".join(f"{k} {v}" for k, v in sorted(summary["verdicts"].items())))
     faster = [u for u in unranked if (u.get("speedup") or 0.0) > 1.0]
     if speedups and speedups[0]["value"] <= 1.0:
