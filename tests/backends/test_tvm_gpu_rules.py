@@ -60,10 +60,27 @@ def test_every_variant_is_a_gpu_schedule_that_builds_at_every_shape(cuda, name, 
             tb.build_module(funcs, cuda.target())
 
 
-def test_vector_stores_fall_back_where_the_width_does_not_divide(cuda):
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["softmax", "layernorm", "matmul_bias_relu", "sum_dim"])
+def test_every_variant_builds_at_an_odd_shape(cuda, name):
+    """Variants are made at the nominal shape and replayed at the verifier's:
+    each one must build at the small shape whose sizes divide nothing."""
+    task, sources, variants = _variants(cuda, name)
+    shape = task.small_shapes[-1]
+    for v in variants:
+        _, funcs, _, failed = cuda.scheduled_funcs(task, {**sources, "schedule": v.text}, shape)
+        assert not failed, v.description
+        tb.build_module(funcs, cuda.target())
+
+
+def test_vector_loads_and_stores_fall_back_where_the_width_does_not_divide(cuda):
     task, sources, variants = _variants(cuda, "softmax")
-    vec = [v for v in variants if "stores 4 wide" in v.description]
+    vec = [v for v in variants if "and stores 4 wide" in v.description]
     assert vec
+    # at the nominal shape (rows of 4096) every thread reads and writes float4s
+    _, funcs, _, _ = cuda.scheduled_funcs(task, {**sources, "schedule": vec[0].text}, task.nominal_shape)
+    code = tb.generated_source(tb.build_module(funcs, cuda.target()), "cuda")
+    assert code.count("float4") >= 3  # two reductions' loads and the store
     shape = {**task.nominal_shape, **{k: 77 for k, val in task.nominal_shape.items() if val > 64}}
     for v in vec[:3]:
         _, funcs, _, failed = cuda.scheduled_funcs(task, {**sources, "schedule": v.text}, shape)
@@ -75,14 +92,14 @@ def test_vector_stores_fall_back_where_the_width_does_not_divide(cuda):
 def test_neighbours_of_the_candidates_own_variant_come_first(cuda):
     _, _, variants = _variants(cuda, "softmax")
     start = next(v for v in variants if v.rule == "gpu_rows" and "512 threads" in v.description
-                 and "wide, unroll 0" in v.description and "stores 1 wide" in v.description)
+                 and "wide, unroll 0" in v.description and "and stores 1 wide" in v.description)
     _, _, again = _variants(cuda, "softmax", schedule=start.text)
     assert start.text not in {v.text for v in again}
     first = again[:4]
     assert all(v.rule == "gpu_rows" for v in first)
 
     def params(v):
-        m = re.search(r"(\d+) threads.*stores (\d+) wide, unroll (\d+)", v.description)
+        m = re.search(r"(\d+) threads.*and stores (\d+) wide, unroll (\d+)", v.description)
         return m.groups()
 
     p0 = params(start)
@@ -97,7 +114,7 @@ def test_no_unbound_cpu_step_reaches_a_gpu_target(cuda):
 
 
 @pytest.mark.skipif(tb.nvcc_path() is None, reason="nvcc not installed")
-@pytest.mark.parametrize("name, rule, words", [("softmax", "gpu_rows", "stores 4 wide"),
+@pytest.mark.parametrize("name, rule, words", [("softmax", "gpu_rows", "and stores 4 wide"),
                                                ("matmul_bias_relu", "gpu_gemm", "128x128")])
 def test_a_variant_compiles_with_nvcc(cuda, name, rule, words):
     task, sources, variants = _variants(cuda, name)
@@ -108,6 +125,7 @@ def test_a_variant_compiles_with_nvcc(cuda, name, rule, words):
     assert b".entry" in ptx and b"bar.sync" in ptx
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not status().usable, reason=f"no sandbox here: {status().reason}")
 def test_builtin_proposer_on_tvm_cuda_proposes_gpu_recipes_only(cuda, tmp_path, monkeypatch):
     monkeypatch.setenv("KSTRATA_CACHE", str(tmp_path / "cache"))

@@ -18,8 +18,9 @@ Recipes (``recipe`` is the variant's rule name), each over a few parameters:
                     across ``threads`` threads, every reduction computed per
                     row with its reduction loop across the same threads (a
                     cross-thread reduction, its result in shared memory); the
-                    output's columns written ``vec`` at a time (vector stores)
-                    where the width divides them; ``unroll``: TVM's auto-unroll
+                    row read and the output written ``vec`` elements at a time
+                    per thread (vector loads into registers, vector stores)
+                    where the width divides the row; ``unroll``: TVM's auto-unroll
                     of the per-thread loops (``pragma_auto_unroll_max_step``).
                     dlight's ``GeneralReduction`` schedule, with its thread
                     count and unrolling as parameters.
@@ -55,10 +56,11 @@ each recipe's default first. PrimFuncs take turns.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from kstrata.backends.tvm.rules import Variant, _blocks, _divides, _region_name, _sblock, _try_lines
+from kstrata.backends.tvm.rules import Variant, _blocks, _divides, _extent, _region_name, _sblock, _try_lines
 from kstrata.backends.tvm.schedule import render_schedule, replay_schedule, schedule_lines
 
 #: threads per block tried by the recipes (H200: 1024 at most; the first is the default)
@@ -113,8 +115,10 @@ def recipe_rows(sch: Any, target: Any) -> Iterator[tuple[Params, list[str], str]
     blocks = _blocks(sch)
     if len(blocks) < 2 or "R" in blocks[-1][3] or not any("R" in k for *_, k in blocks[:-1]):
         return
+    if any(_is_gemm(sch, b) for b in blocks):
+        return  # a GEMM with an epilogue (gpu_gemm), not statistics of a row
     last = blocks[-1][0]
-    _, inline = _inline_spatial(sch, [b[0] for b in blocks[:-1] if "R" not in b[3]])
+    cur, inline = _inline_spatial(sch, [b[0] for b in blocks[:-1] if "R" not in b[3]])
     reductions = [b[0] for b in reversed(blocks[:-1]) if "R" in b[3]]
     for threads in THREADS:
         for vec in VEC:
@@ -126,11 +130,57 @@ def recipe_rows(sch: Any, target: Any) -> Iterator[tuple[Params, list[str], str]
                     lines += [f"r = {_sblock(r)}", "sch.compute_at(r, row)", 'sch.set_scope(r, 0, "shared")',
                               "rl = sch.get_loops(r)",
                               "rr = sch.fuse(*rl[1:]) if len(rl) > 2 else rl[-1]",
-                              f"_, rtx = sch.split(rr, factors=[None, {threads}])", 'sch.bind(rtx, "threadIdx.x")']
+                              *_vector_load(_row_input(cur, r), threads, vec), 'sch.bind(rtx, "threadIdx.x")']
                 lines += _unroll_lines("row", unroll)
                 yield ({"threads": threads, "vec": vec, "unroll": unroll}, lines,
                        f"row-wise {last}: a block per row, {threads} threads across it, {len(reductions)} "
-                       f"cross-thread reduction(s) per row, stores {vec} wide, unroll {unroll}")
+                       f"cross-thread reduction(s) per row, loads and stores {vec} wide, unroll {unroll}")
+
+
+def _is_gemm(sch: Any, entry: tuple[str, Any, list[Any], str]) -> bool:
+    """Whether a leaf block (``_blocks`` entry) is a ``[batch] i j k`` GEMM: one
+    reduction loop under a matrix of outputs (both extents > 1), two operands."""
+    _, block, loops, kinds = entry
+    if not kinds.endswith("SSR") or kinds.count("R") != 1 or len(loops) != len(kinds):
+        return False
+    if min(_extent(sch, lp) for lp in loops[-3:-1]) < 2:
+        return False  # a row statistic kept 2-D (B, 1)
+    return _operands(sch, block) >= 2
+
+
+def _operands(sch: Any, block: Any) -> int:
+    """How many buffers a block reads besides the one it writes."""
+    blk = sch.get(block)
+    return len({_region_name(r) for r in blk.reads} - {_region_name(w) for w in blk.writes})
+
+
+def _row_input(sch: Any, block: str) -> int:
+    """Index among ``block``'s reads of its largest buffer (a reduction's row
+    input, not a statistic it also reads)."""
+    sizes = []
+    for i, region in enumerate(sch.get(sch.get_sblock(block, func_name="main")).reads):
+        buf = getattr(region, "source", None)
+        buf = buf if buf is not None else region.buffer
+        try:
+            sizes.append((math.prod(int(d) for d in buf.shape), -i))
+        except TypeError:  # a symbolic extent
+            sizes.append((0, -i))
+    return -max(sizes)[1] if sizes else 0
+
+
+def _vector_load(read: int, threads: int, vec: int) -> list[str]:
+    """Split a reduction loop ``rr`` of block ``r`` over ``threads`` threads
+    (``rtx``); with ``vec`` > 1, where the width divides it, each thread reads
+    ``vec`` contiguous elements of read buffer ``read`` at once into registers."""
+    if vec == 1:
+        return [f"_, rtx = sch.split(rr, factors=[None, {threads}])"]
+    return [f"if {_divides('rr', threads * vec)}:\n"
+            f"    _, rtx, rv = sch.split(rr, factors=[None, {threads}, {vec}])\n"
+            f'    cr = sch.cache_read(r, {read}, "local", consumer_blocks=[r])\n'
+            f"    sch.compute_at(cr, rtx)\n"
+            f"    sch.vectorize(sch.get_loops(cr)[-1])\n"
+            f"else:\n"
+            f"    _, rtx = sch.split(rr, factors=[None, {threads}])"]
 
 
 def recipe_reduce(sch: Any, target: Any) -> Iterator[tuple[Params, list[str], str]]:
@@ -141,8 +191,7 @@ def recipe_reduce(sch: Any, target: Any) -> Iterator[tuple[Params, list[str], st
     n_sp = len(kinds) - len(kinds.lstrip("S"))
     if n_sp < 1 or "S" in kinds[n_sp:] or len(loops) != len(kinds):
         return
-    blk = sch.get(block)
-    if len({_region_name(r) for r in blk.reads} - {_region_name(w) for w in blk.writes}) != 1:
+    if _operands(sch, block) != 1:
         return  # two operands: a GEMM (gpu_gemm), not a plain reduction
     _, inline = _inline_spatial(sch, [b[0] for b in blocks[:-1] if "R" not in b[3]])
     head = inline + [f"b = {_sblock(name)}", "loops = sch.get_loops(b)",
@@ -180,12 +229,10 @@ def recipe_elementwise(sch: Any, target: Any) -> Iterator[tuple[Params, list[str
 
 def recipe_gemm(sch: Any, target: Any) -> Iterator[tuple[Params, list[str], str]]:
     blocks = _blocks(sch)
-    gemms = [b for b in blocks if b[3].endswith("SSR") and b[3].count("R") == 1 and len(b[2]) == len(b[3])]
+    gemms = [b for b in blocks if _is_gemm(sch, b)]
     if len(gemms) != 1 or any("R" in b[3] for b in blocks if b is not gemms[0]):
         return
     name, block, loops, kinds = gemms[0]
-    if len(sch.get(block).reads) < 2:
-        return
     pos = blocks.index(gemms[0])
     _, inline = _inline_spatial(sch, [b[0] for b in blocks[:pos]])  # e.g. a dequantization
     nb = len(kinds) - 3
