@@ -68,7 +68,8 @@ def test_summary_report_and_outcome_agree_on_a_run(tmp_path):
     cell = ctx["cells"][0]
     assert cell["speedup"].startswith("0.832x") and "2.46" not in cell["speedup"] + cell["speedups"]
     html = render_report(res.run_dir)  # a run's report counts its start by default, as the summary does
-    assert "best: 0.832x" in html and f"unranked {summary['unranked'][0]['hash'][:12]}" in html
+    assert "best: 0.832x" in html and f"{summary['unranked'][0]['hash'][:12]} read 2.46x" in html
+    assert "1 unranked (correct, timing too noisy to trust" in html
     assert results.outcomes[0].speedup == 0.673  # bench semantics (start not counted) stay available
 
 

@@ -75,7 +75,9 @@ def test_final_round_off_names_the_unranked_in_summary_table_tree_and_report(tmp
     assert f"kstrata retime {res.run_dir}" in table and unranked[0]["hash"][:12] not in table
     assert "unranked (untrusted timing)" in _text(run_tree(res.run_dir))
     html = render_report(res.run_dir)
-    assert f"unranked {unranked[0]['hash'][:12]}" in html
+    assert f"{len(unranked)} unranked (correct" in html and f"{unranked[0]['hash'][:12]} read" in html
+    para = html.split('class="unranked">', 1)[1].split("</p>", 1)[0]
+    assert para.count(unranked[0]["why"]) == 1  # the reason once, not once per candidate
 
 
 def test_final_trusted_accepts_a_tight_paired_interval_under_noise():
