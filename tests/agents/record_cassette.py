@@ -34,6 +34,7 @@ from kstrata.search.loop import SearchSettings, optimize
 from kstrata.search.tree import CandidateTree
 from kstrata.store.run_store import RunStore
 from kstrata.tasks.loader import resolve_task
+from kstrata.tasks.scaling import fitted_shape
 
 ROOT = Path(__file__).resolve().parents[2]
 CASSETTE = ROOT / "cassettes" / "softmax_tvm-llvm.jsonl"
@@ -70,7 +71,8 @@ def main() -> None:
     new = CASSETTE.with_name(f".{CASSETTE.name}.new")
     new.unlink(missing_ok=True)
     proposer = make_proposer("llm", backend=backend, llm=f"queue:{args.queue}", record=new)
-    evaluator = TrustedTimings(secret="replay-test", timing_config=TimingConfig(budget_ms=50, max_remeasure=0))
+    evaluator = TrustedTimings(secret="replay-test", timing_config=TimingConfig(budget_ms=50, max_remeasure=0),
+                               shape=fitted_shape(task), confirm_scope=None)
     result = optimize(task, backend, proposer, evaluator, policy=proposer.policy("greedy"), router=proposer.router,
                       budget=Budget(**recorded["budget"]),
                       run_dir=run_dir / "run", settings=SearchSettings(seed=0, lookahead_expansions=2))

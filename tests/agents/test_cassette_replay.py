@@ -6,7 +6,10 @@ provider by an engineer, answers kept as given. Replaying it through
 ``--llm replay:FILE`` must give the same candidates (content hashes), lineage
 and verdicts, with every proposer call answered from the cassette.
 
-The outcome must not depend on how loaded the machine is. Verification runs
+Candidates are timed at the task's fitted CPU shape (what ``kstrata optimize``
+uses on a CPU) and verified at small scope without the full-scope
+confirmation (the sweep shapes' float64 oracle needs memory a shared machine
+may not have). The outcome must not depend on how loaded the machine is. Verification runs
 for real; timing runs too (its lines are in the prompts, which replay matches
 with measured values masked, see :func:`kstrata.llm.cassette.mask_measured`),
 but what the evaluator and the search decide by is taken from the recorded
@@ -34,6 +37,7 @@ from kstrata.search.loop import SearchSettings, optimize
 from kstrata.store.run_store import RunStore
 from kstrata.search.tree import CandidateTree
 from kstrata.tasks.loader import resolve_task
+from kstrata.tasks.scaling import fitted_shape
 
 ROOT = Path(__file__).resolve().parents[2]
 CASSETTE = ROOT / "cassettes" / "softmax_tvm-llvm.jsonl"
@@ -67,7 +71,8 @@ def test_replaying_the_cassette_reproduces_candidates_and_verdicts(tmp_path):
     task = resolve_task(RECORDED["task"])
     backend = get_backend(RECORDED["backend"])
     proposer = make_proposer("llm", backend=backend, llm=f"replay:{CASSETTE}")
-    evaluator = RecordedSpeedups(secret="replay-test", timing_config=TimingConfig(budget_ms=50, max_remeasure=0))
+    evaluator = RecordedSpeedups(secret="replay-test", timing_config=TimingConfig(budget_ms=50, max_remeasure=0),
+                                 shape=fitted_shape(task), confirm_scope=None)
     # policy and router as `kstrata optimize --proposer llm` takes them
     result = optimize(task, backend, proposer, evaluator, policy=proposer.policy("greedy"), router=proposer.router,
                       budget=Budget(**RECORDED["budget"]), run_dir=tmp_path / "run",

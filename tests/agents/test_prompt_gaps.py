@@ -42,7 +42,8 @@ def _failed_child(parent_rec, sources, level="schedule", verdict="compile_error"
     child.hash, child.seq = h, 1
     child.evaluation = EvaluationRecord(verdict=verdict, check=check, evidence={"message": message},
                                         feedback=[{"kind": "schedule_error", "level": "schedule",
-                                                   "text": "a schedule step failed"}])
+                                                   "text": "a schedule step failed"},
+                                                  {"kind": "nonfinite", "level": "source", "text": "77 NaN outputs"}])
     return child
 
 
@@ -86,6 +87,7 @@ def test_the_models_own_failure_reaches_its_next_prompt_located(kind):
     assert "# Your last answer for this candidate failed" in user
     assert "verdict `compile_error`, decided by the `load` check" in user
     assert MESSAGE in user and "[schedule_error, likely at level schedule] a schedule step failed" in user
+    assert "- [nonfinite] 77 NaN outputs" in user  # TVM's source cannot be edited here: not named
     assert "Line 7 of the text you sent" in user and ">> 7 |     sch.decompose_reduction(b, j)" in user
     assert "from this candidate: [schedule, " in user and "compile_error (load)" in user  # history, both paths
 

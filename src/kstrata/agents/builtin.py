@@ -34,6 +34,7 @@ import random
 from typing import Any
 
 from kstrata.agents.base import Proposal, ProposalBatch, ProposeContext
+from kstrata.search.candidate import normalize_source
 
 
 def for_backend(backend: Any) -> Any:
@@ -46,6 +47,18 @@ def for_backend(backend: Any) -> Any:
     if name.startswith("tilelang-"):
         return TileLangTuneProposer(backend)
     return None
+
+
+def _run_texts(context: ProposeContext, levels: tuple[str, ...]) -> set[tuple[str, ...]]:
+    """The normalized texts of ``levels`` (``""`` where absent) of every
+    candidate in the run's tree (empty without a tree)."""
+    tree = getattr(context, "tree", None)
+    out = set()
+    for node in tree if tree is not None else ():
+        texts = getattr(node, "sources", None) or {}
+        if any(level in texts for level in levels):
+            out.add(tuple(normalize_source(texts.get(level, "")) for level in levels))
+    return out
 
 
 def _rng(context: ProposeContext, candidate: Any) -> random.Random:
@@ -121,7 +134,11 @@ class TVMRulesProposer:
         composite = [v for v in variants if is_recipe(v)]
         single = [v for v in variants if not is_recipe(v)]
         rng.shuffle(single)
-        variants = composite + single
+        # a variant the run already has (a recipe proposed again from a sibling, the
+        # same first recipes of a node expanded twice) takes no slot
+        have = _run_texts(context, ("graph", "schedule"))
+        variants = [v for v in composite + single
+                    if (normalize_source(graph), normalize_source(v["text"])) not in have]
         out = [
             Proposal.edit(sources, "schedule", v["text"], role="schedule-rules",
                           rationale=f"{v['rule']} on {v['func']}: {v['description']}",
@@ -192,13 +209,7 @@ class _TuneProposer:
     def _seen(self, context: ProposeContext) -> frozenset[str]:
         """This level's texts of the run's candidates (so a sweep's absolute
         settings, proposed again from another node, take no slot)."""
-        from kstrata.search.candidate import normalize_source
-
-        tree = getattr(context, "tree", None)
-        if tree is None:
-            return frozenset()
-        texts = (getattr(n, "sources", None) or {} for n in tree)
-        return frozenset(normalize_source(t[self.level]) for t in texts if self.level in t)
+        return frozenset(t for (t,) in _run_texts(context, (self.level,)))
 
     def _moves(self, sources: dict[str, str], rng: random.Random,
                seen: frozenset[str] = frozenset()) -> list[tuple[str, str, str, dict, str]]:

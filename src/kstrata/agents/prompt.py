@@ -467,6 +467,9 @@ def _variables(ctx: PromptContext) -> dict[str, Any]:
         "decline": ctx.decline,
         "example": answer_example(ctx.backend, ctx.level),
         "other_roles": [lv for lv in ctx.other_roles if lv != ctx.level],
+        # a located item's level is named only where an agent can edit it (a verifier tag at a
+        # level that cannot be edited, e.g. TVM's generated source, would send the model nowhere)
+        "editable": [ctx.level, *ctx.other_roles] if ctx.decline or ctx.other_roles else list(LEVELS),
         "current": ctx.sources.get(ctx.level, ""),
         "other_levels": [
             (lvl, summarize(text, ctx.summary_lines))

@@ -127,7 +127,8 @@ def last_failure(tree: Any, candidate: Any, level: str,
     dict
         ``{"hash", "role", "verdict", "check", "message", "items", "rationale",
         "line", "excerpt"}``: ``message`` the verifier's message (head and
-        tail when long), ``items`` its located feedback lines, ``line`` and
+        tail when long), ``items`` its located feedback (``{"kind", "level",
+        "text"}``), ``line`` and
         ``excerpt`` the line the message names and the failed text around it
         (``None`` and ``""`` when the message names no line or ``text_of``
         does not know the child's ``level`` text).
@@ -142,11 +143,9 @@ def last_failure(tree: Any, candidate: Any, level: str,
         return None
     ev = child.record.evaluation
     message = _message(child)
-    items = []
-    for item in (ev.feedback if ev is not None and isinstance(ev.feedback, list) else []):
-        if isinstance(item, Mapping) and item.get("text"):
-            where = f", likely at level {item['level']}" if item.get("level") else ""
-            items.append(f"[{item.get('kind', 'note')}{where}] {_clip(str(item['text']), 600)}")
+    items = [{"kind": str(item.get("kind", "note")), "level": item.get("level"), "text": _clip(str(item["text"]), 600)}
+             for item in (ev.feedback if ev is not None and isinstance(ev.feedback, list) else [])
+             if isinstance(item, Mapping) and item.get("text")]
     text = text_of(child.hash) if text_of is not None else None
     located = located_lines(text, message) if text and message else None
     return {
