@@ -201,3 +201,17 @@ def test_every_prompt_states_the_format_with_a_short_valid_example(backend, leve
     assert len(edits) == 1 and any(line.strip() for line in prose)
     if backend.startswith("triton"):
         assert "no CROSS-LEVEL REQUEST line" in system and "CROSS-LEVEL REQUEST: <" not in system
+
+
+def test_a_failed_candidate_shows_its_verifier_message():
+    """A candidate to repair (e.g. a user's initial kernel) shows why it failed, not only the verdict."""
+    task = resolve_task("softmax")
+    root = rec("a", sources=ROOT, verdict="compile_error")
+    root.evaluation = EvaluationRecord(verdict="compile_error", check="load", evidence={"message": MESSAGE})
+    tree = CandidateTree([root])
+    provider = ScriptedProvider(["DECLINE\nDIAGNOSIS: looking"])
+    with pytest.raises(Declined):
+        LLMProposer(provider, NoLog()).propose(task, tree["a" * 8], tree["a" * 8].feedback(), "schedule",
+                                               context=_ctx(tree))
+    user = provider.prompts[0][1]["content"]
+    assert "- verdict: compile_error (load)\n- verifier message:\n```text\n" + MESSAGE + "\n```" in user

@@ -10,6 +10,7 @@ The per-level roles of the hierarchical agent build on this class.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import Any
 
 from kstrata.agents.base import Proposal, ProposalBatch, ProposeContext
@@ -26,7 +27,7 @@ from kstrata.agents.prompt import (
     toolchain,
 )
 from kstrata.agents.router import Declined, editable_levels, text_levels
-from kstrata.agents.run_history import last_failure, tree_history
+from kstrata.agents.run_history import failure_message, last_failure, tree_history
 from kstrata.search.candidate import content_hash, normalize_sources
 from kstrata.llm import CallLog
 
@@ -188,7 +189,7 @@ def prompt_context(task: Any, candidate: Any, feedback: Any, level: str, *, role
         all_notes[lv] = (all_notes.get(lv, "") + "\n\n" + text).strip()
     return PromptContext(
         task=TaskContract.from_task(task), backend=backend_name, level=level, sources=sources,
-        role=role, feedback=Feedback.from_json(feedback),
+        role=role, feedback=replace(Feedback.from_json(feedback), message=failure_message(candidate)),
         hardware=spec_for_backend(backend_name), language=language_for(backend_name, level),
         languages={lv: language_for(backend_name, lv) for lv in LEVELS}, level_notes=all_notes,
         history=history, timed_shape=shape, timed_work=timed_work(task, shape),

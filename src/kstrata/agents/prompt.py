@@ -252,6 +252,9 @@ class Feedback:
     distrust:
         Why the timing is not to be believed (untrusted after re-timing,
         overhead-dominated), one line each; empty when it is trusted.
+    message:
+        The verifier's message for a failed verdict (head and tail when
+        long); ``""`` for a correct one.
     """
 
     verdict: str = ""
@@ -263,6 +266,7 @@ class Feedback:
     bound: str | None = None
     findings: tuple[str, ...] = ()
     distrust: tuple[str, ...] = ()
+    message: str = ""
 
     @property
     def empty(self) -> bool:

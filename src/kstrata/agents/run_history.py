@@ -44,6 +44,16 @@ def _message(node: Any) -> str:
     return str(evidence.get("message") or evidence.get("error") or "")
 
 
+def failure_message(node: Any) -> str:
+    """The verifier's message for ``node``'s failed verdict (head and tail when
+    long); ``""`` when it passed, was not evaluated or has none."""
+    if node is None or getattr(getattr(node, "record", None), "evaluation", None) is None:
+        return ""
+    if str(node.record.evaluation.verdict) == "correct":
+        return ""
+    return _clip(_message(node))
+
+
 def outcome(node: Any) -> str:
     """``node``'s verdict in a few words: ``correct, 1.2x``, or the verdict,
     check and the first line of the verifier's message."""
