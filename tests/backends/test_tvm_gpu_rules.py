@@ -182,3 +182,29 @@ def test_no_build_switch_where_every_build_is_static(cuda):
 
     assert rules(cuda) == {"fusion"}
     assert "build" in rules(get_backend("tvm-llvm"))
+
+
+def test_variants_the_run_has_take_no_slot(cuda, monkeypatch):
+    """All GPU recipes are whole schedules proposed in a fixed order, so without
+    this a node expanded twice would propose the same four candidates again."""
+    from kstrata.backends.tvm import isolated
+
+    found = [{"text": f"# variant {i}\n", "rule": "gpu_rows", "func": "f", "description": str(i)}
+             for i in range(10)]
+    monkeypatch.setattr(isolated, "schedule_expansion", lambda *a, **kw: ([dict(v) for v in found], None))
+    task = resolve_task("relu")
+    sources = cuda.initial_sources(task)
+    root = SimpleNamespace(sources=sources, hash="root")
+    proposer = TVMRulesProposer(cuda, tune_trials=0)
+
+    def propose(tree):
+        ctx = ProposeContext(backend=cuda.name, levels=cuda.levels, seed=0, step=0, tree=tree)
+        return [p.sources["schedule"] for p in proposer.propose(task, root, None, "schedule", context=ctx).proposals]
+
+    first = propose([root])
+    assert first == [v["text"] for v in found[:4]]
+    again = propose([root, *(SimpleNamespace(sources={**sources, "schedule": t}) for t in first)])
+    assert again == [v["text"] for v in found[4:8]]
+    # the same schedule under another graph is another candidate
+    other = propose([root, *(SimpleNamespace(sources={**sources, "graph": "x", "schedule": t}) for t in first)])
+    assert other == first
