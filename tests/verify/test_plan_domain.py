@@ -101,3 +101,22 @@ def test_ordinary_references_are_inside_domain():
     assert "outside the task's numerical domain" in outside_domain([wrong], [o], Tolerance())
     nf = torch.tensor([float("inf"), 1.0], dtype=torch.float64)
     assert outside_domain([nf.float()], [nf], Tolerance()) is None  # same non-finite values
+
+
+def test_nominal_shape_is_always_among_the_hidden_tests(monkeypatch):
+    """Case 10: a candidate wrong only at the task's nominal shape must be
+    caught whatever shape it is timed at (eval times at the fit shape on CPU)."""
+    from kstrata.tasks.loader import resolve_task
+    from kstrata.verify import plan
+
+    task = resolve_task("softmax")
+    tests, why = plan.nominal_tests(task, "s" * 32, "cpu")
+    assert why is None and len(tests) == plan.LARGE_SEEDS * plan.LARGE_DRAWS
+    assert all(t.shape_dict == task.nominal_shape and not t.public for t in tests)
+    assert len({t.seed for t in tests}) == plan.LARGE_SEEDS
+    assert len(plan.nominal_tests(task, "s" * 32, "cpu", quick=True)[0]) == 1
+    monkeypatch.setattr(plan, "NOMINAL_MAX_CPU_FLOPS", 0.0)
+    tests, why = plan.nominal_tests(task, "s" * 32, "cpu")
+    assert tests == [] and "not verified" in why   # too large for a CPU: said, not silently skipped
+    tests, why = plan.nominal_tests(task, "s" * 32, "cuda:0")
+    assert tests and why is None                    # a GPU always runs it

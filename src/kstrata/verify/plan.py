@@ -146,6 +146,37 @@ def hidden_tests(task: Task, secret: str | bytes, extra_shapes: list[dict[str, i
     return out
 
 
+#: Largest nominal shape verified on a CPU device (one call, per the task's
+#: formulas): GPU-sized level-2/3 shapes beyond it would make one verification
+#: take minutes on two cores; the evidence then says the nominal shape was not run.
+NOMINAL_MAX_CPU_FLOPS = 50e9
+NOMINAL_MAX_CPU_BYTES = 2e9
+
+
+def nominal_tests(task: Task, secret: str | bytes, device: str = "cpu",
+                  quick: bool = False) -> tuple[list[TestCase], str | None]:
+    """Hidden tests at the task's nominal shape, which is verified whatever
+    shape the candidate is timed at (case 10: a candidate wrong only at the
+    shape the task declares must not be ``correct``): :data:`LARGE_SEEDS` seeds
+    x :data:`LARGE_DRAWS` draws (``quick``, for scope ``small``: one seed of the
+    first draw), with the oracle :func:`oracle_kind` allows.
+
+    Returns the tests and None, or no tests and the reason (a nominal shape
+    over :data:`NOMINAL_MAX_CPU_FLOPS` / :data:`NOMINAL_MAX_CPU_BYTES` on a CPU device)."""
+    shape = task.nominal_shape
+    flops, nbytes = _cost(task, shape)
+    if not device.startswith("cuda") and (flops > NOMINAL_MAX_CPU_FLOPS or nbytes > NOMINAL_MAX_CPU_BYTES):
+        return [], (f"the nominal shape {shape} was not verified: one call there is {flops / 1e9:.3g} GFLOP and "
+                    f"{nbytes / 1e9:.3g} GB, too large for verification on a CPU")
+    dists = list(task.meta.distributions)
+    dists = (dists[:1] + sorted(dists[1:], key=lambda d: d != LARGE_SECOND_DRAW))[:LARGE_DRAWS]
+    param_seed = derive_int(secret, f"{task.name}/params")
+    oracle = oracle_kind(task, shape)
+    n_seeds, dists = (1, dists[:1]) if quick else (LARGE_SEEDS, dists)
+    return [TestCase(_key(shape), param_seed, derive_int(secret, f"{task.name}/nominal/{j}"), d, False, oracle)
+            for j in range(n_seeds) for d in dists], None
+
+
 def shape_tests(task: Task, shape: dict[str, int], param_seed: int,
                 seed_of: Callable[[int], int]) -> list[TestCase]:
     """The hidden tests of one shape: :data:`HIDDEN_SEEDS` seeds x every

@@ -50,7 +50,7 @@ from kstrata.verify.integrity.registry import Finding, applies, preset as get_pr
 from kstrata.verify.integrity.static import native_findings, static_findings, vendor_findings
 from kstrata.sandbox import wire
 from kstrata.sandbox.client import CandidateDied, fresh
-from kstrata.verify.plan import TestCase, hidden_tests, perturbed_shapes, public_tests
+from kstrata.verify.plan import TestCase, hidden_tests, nominal_tests, perturbed_shapes, public_tests
 from kstrata.verify.reference import is_oom, oom_failure, preflight
 from kstrata.verify.result import Evaluation
 from kstrata.verify.tolerance import DTYPE_BOUNDS, Comparison, agree, compare, compare_native
@@ -114,6 +114,7 @@ class Context:
     dropped: list[str] = field(default_factory=list)
     weak_sample: tuple | None = None
     deadline: float | None = None
+    not_verified: str | None = None
     #: seconds the judge spent in the reference and the oracle (:meth:`ShapeRun.prepare`)
     judge_s: float = 0.0
     started: float = field(default_factory=time.monotonic)
@@ -717,6 +718,10 @@ def run_protocol(task: Task, backend_name: str, sources: dict[str, str], secret:
             if full not in extra and full not in base:
                 extra.append(full)
         hid = hidden_tests(task, secret, extra, base=base)
+        if task.nominal_shape not in base and task.nominal_shape not in extra:
+            more, why_not = nominal_tests(task, secret, backend.device, quick=scope == "small")
+            hid += more
+            ctx.not_verified = why_not
         ctx.started = time.monotonic()
         pre = preflight(task, pub + hid, timeout_s, backend.device, oracle_model, _seed_inputs(task))
         ctx.judge_s += time.monotonic() - ctx.started
@@ -752,6 +757,8 @@ def run_protocol(task: Task, backend_name: str, sources: dict[str, str], secret:
             ev.evidence["reference_check"] = pre
         if ctx.dropped:
             ev.evidence["outside_domain"] = sorted(set(ctx.dropped))[:10]
+        if ctx.not_verified:
+            ev.evidence["nominal_shape"] = ctx.not_verified
         weak = weak_check(ctx)
         if weak:
             ev.check = "weak_task"
