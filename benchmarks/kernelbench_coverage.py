@@ -304,6 +304,23 @@ def merged(paths: list[Path]) -> dict[int, list[dict]]:
     return out
 
 
+#: Verdicts that decide a wrong candidate: caught (a timeout or the reference's
+#: own failure decides nothing about it).
+CAUGHT = ("incorrect", "rejected", "runtime_error", "compile_error")
+
+
+def caught(rs: list[dict]) -> str:
+    """``caught/decided`` for the wrong candidates, ``(+n undecided)`` where a
+    timeout or the reference's failure decided nothing."""
+    ws = [r["wrong"] for r in rs if "wrong" in r]
+    if not ws:
+        return "-"
+    yes = sum(1 for w in ws if w["verdict"] in CAUGHT or w.get("check") == "weak_task")
+    decided = sum(1 for w in ws if w["verdict"] in CAUGHT or w["verdict"] == "correct")
+    rest = len(ws) - decided
+    return f"{yes}/{decided}" + (f" (+{rest} undecided)" if rest else "")
+
+
 def table(rows: dict[int, list[dict]]) -> None:
     """One markdown row per level (see the module docstring)."""
     print()
@@ -323,7 +340,7 @@ def table(rows: dict[int, list[dict]]) -> None:
         tb = sum(1 for r in rs for k in ("load", "self", "wrong", "tvm", "optimize")
                  if k in r and r[k].get("traceback"))
         print(f"| {lv} | {len(rs)} | {cnt('load', lambda x: x['ok'])} | {cnt('self', lambda x: x['verdict'] == 'correct')} | "
-              f"{cnt('self', lambda x: x['verdict'] == 'reference_failure')} | {cnt('wrong', lambda x: x['verdict'] != 'correct' or x['check'] == 'weak_task')} | "
+              f"{cnt('self', lambda x: x['verdict'] == 'reference_failure')} | {caught(rs)} | "
               f"{cnt('tvm', lambda x: x['ok'])} | {cnt('optimize', lambda x: x['ok'])} | "
               f"{cnt('optimize', lambda x: x['eager'])} | {cnt('optimize', lambda x: x['ms'])} | {tb} | "
               f"{med('load')} / {med('self')} / {med('wrong')} / {med('tvm')} / {med('optimize')} |")
