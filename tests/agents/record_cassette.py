@@ -62,10 +62,15 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("queue", type=Path)
     ap.add_argument("--run-dir", type=Path, default=None)
+    ap.add_argument("--evals", type=int, default=None, help="evaluation budget (default: the recorded one)")
+    ap.add_argument("--calls", type=int, default=None, help="proposer-call budget (default: the recorded one)")
     ap.add_argument("--note", default="answers written through the queue provider by an engineer acting as "
                                       "the model (kept as given, including the failed and the declined ones)")
     args = ap.parse_args()
     recorded = json.loads(RUN.read_text())
+    for key, value in (("evaluations", args.evals), ("proposer_calls", args.calls)):
+        if value is not None:
+            recorded["budget"][key] = value
     task, backend = resolve_task(recorded["task"]), get_backend(recorded["backend"])
     run_dir = args.run_dir or Path(tempfile.mkdtemp(prefix="cassette-run-"))
     new = CASSETTE.with_name(f".{CASSETTE.name}.new")
