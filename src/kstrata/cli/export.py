@@ -212,29 +212,6 @@ class KernelModule(torch.nn.Module):
 '''
 
 
-def call_signature(task: Any, shape: dict[str, int]) -> tuple[list[Any], list[list[int] | None]]:
-    """The task Model's init inputs at ``shape`` and the shapes of ``get_inputs()``
-    there (``None`` for an input that is not a tensor), drawn on PyTorch's
-    ``meta`` device (no data) where the task's ``get_inputs`` allows it.
-    Runs the task's own code, never a candidate's.
-
-    Raises
-    ------
-    kstrata.tasks.base.TaskError
-        If the task module does not load at ``shape``.
-    """
-    import torch
-
-    module = task.load_module(shape)
-    init = list(module.get_init_inputs())
-    try:
-        with torch.device("meta"):
-            inputs = list(module.get_inputs())
-    except Exception:  # noqa: BLE001 - inputs that need values (resized literal sizes): draw them
-        inputs = list(module.get_inputs())
-    return init, [list(x.shape) if isinstance(x, torch.Tensor) else None for x in inputs]
-
-
 def _export_shape(option: str, info: Any) -> dict[str, int]:
     """``--shape``: ``timed`` (the run's timing shape; nominal for a run without
     one), ``nominal``, ``fit`` or ``NAME=INT,...``, completed to a full shape."""
@@ -320,6 +297,8 @@ def export_run(run_dir: str | Path, to: str | Path, candidate: str | None = None
         sources = store.sources(node.hash)
     full = _export_shape(shape, info)
     timed = info.task.full_shape(info.shape)
+    from kstrata.tasks.signature import call_signature
+
     init, input_shapes = call_signature(info.task, full)
     name, b = info.backend.name, info.backend
     speedups = [dict(s.__dict__, shape=timed) for s in node.measurement.speedups] if node.measurement else []

@@ -1,0 +1,34 @@
+"""A task's call signature at a shape: its init inputs and input shapes.
+
+This runs the TASK's own code (its ``get_init_inputs``/``get_inputs``: the
+reference side, as the judge does), never a candidate's; it lives with the
+tasks, not in the CLI, so that kstrata's own process stays free of module
+loading by the CLI (tests/sandbox/test_no_candidate_eval_in_parent.py).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def call_signature(task: Any, shape: dict[str, int]) -> tuple[list[Any], list[list[int] | None]]:
+    """The task Model's init inputs at ``shape`` and the shapes of ``get_inputs()``
+    there (``None`` for an input that is not a tensor), drawn on PyTorch's
+    ``meta`` device (no data) where the task's ``get_inputs`` allows it.
+    Runs the task's own code, never a candidate's.
+
+    Raises
+    ------
+    kstrata.tasks.base.TaskError
+        If the task module does not load at ``shape``.
+    """
+    import torch
+
+    module = task.load_module(shape)
+    init = list(module.get_init_inputs())
+    try:
+        with torch.device("meta"):
+            inputs = list(module.get_inputs())
+    except Exception:  # noqa: BLE001 - inputs that need values (resized literal sizes): draw them
+        inputs = list(module.get_inputs())
+    return init, [list(x.shape) if isinstance(x, torch.Tensor) else None for x in inputs]
