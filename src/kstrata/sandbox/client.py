@@ -473,52 +473,44 @@ class CandidateProcess:
 RSS_POLL_S = 0.1
 
 
-def _children(pid: int) -> list[int]:
-    out: list[int] = []
-    try:
-        for tid in os.listdir(f"/proc/{pid}/task"):
-            with open(f"/proc/{pid}/task/{tid}/children") as f:
-                out += [int(c) for c in f.read().split()]
-    except (OSError, ValueError):
-        pass
-    return out
-
-
-def _status_field(pid: int, key: str) -> str | None:
-    """The value of ``key`` (e.g. ``"VmRSS"``) in ``/proc/PID/status``; None if the process is gone."""
-    try:
-        with open(f"/proc/{pid}/status") as f:
-            for line in f:
-                if line.startswith(key + ":"):
-                    return line[len(key) + 1:].strip()
-    except OSError:
-        pass
-    return None
-
-
 def host_pid_of(root: int, ns_pid: int) -> int:
     """The host PID of the process that is ``ns_pid`` in its own (innermost) PID
     namespace, searched among the descendants of host process ``root`` (the
-    sandbox); 0 if it is gone. Read from ``NSpid`` in ``/proc/PID/status``."""
-    todo = _children(root)
-    while todo:
-        pid = todo.pop()
-        nspid = (_status_field(pid, "NSpid") or "").split()
+    sandbox); 0 if it is gone. Read from ``NSpid`` in ``/proc/PID/status``
+    (which psutil does not expose)."""
+    import psutil
+
+    try:
+        kids = psutil.Process(root).children(recursive=True)
+    except psutil.Error:
+        return 0
+    for kid in kids:
+        try:
+            with open(f"/proc/{kid.pid}/status") as f:
+                nspid = next((line.split()[1:] for line in f if line.startswith("NSpid:")), [])
+        except OSError:
+            continue
         if nspid and nspid[-1] == str(ns_pid):
-            return pid
-        todo += _children(pid)
+            return kid.pid
     return 0
 
 
 def tree_rss(pid: int) -> int:
     """Resident memory (bytes) of host process ``pid`` and all its descendants
-    (``VmRSS`` of ``/proc/PID/status``; 0 for processes already gone)."""
-    total, todo = 0, [pid]
-    while todo:
-        p = todo.pop()
-        rss = (_status_field(p, "VmRSS") or "0 kB").split()[0]
-        total += int(rss) << 10 if rss.isdigit() else 0
-        todo += _children(p)
+    (psutil's ``memory_info().rss``; 0 for processes already gone)."""
+    import psutil
+
+    try:
+        root = psutil.Process(pid)
+        procs = [root] + root.children(recursive=True)
+    except psutil.Error:
+        return 0
+    total = 0
+    for proc in procs:
+        try:
+            total += proc.memory_info().rss
+        except psutil.Error:
+            continue
     return total
 
 
