@@ -63,9 +63,9 @@ def test_a_tvm_popen_worker_dies_with_the_process_that_started_it():
         from tvm.support.popen_pool import PopenPoolExecutor
         pool = PopenPoolExecutor(max_workers=1)
         pool.submit(time.sleep, 300)
-        import glob, os
-        for _ in range(300):  # the pool forks its worker from one of its threads
-            kids = [c for f in glob.glob("/proc/self/task/*/children") for c in open(f).read().split()]
+        import os, psutil
+        for _ in range(300):  # the pool forks its worker from one of its threads (psutil scans by ppid)
+            kids = [str(c.pid) for c in psutil.Process().children()]
             if kids:
                 break
             time.sleep(0.1)

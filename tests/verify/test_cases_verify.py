@@ -192,3 +192,19 @@ def test_case22_overflow_in_the_reference_too_is_correct():
     d = kstrata_eval("22_overflow_domain_false_reject/task.py", "22_overflow_domain_false_reject/candidate.py",
                      "--no-time")
     assert d["verdict"] == "correct", summary(d)
+
+
+# -- 24: reads and writes past the end of an input (kstrata's own case, from a CI flake) ------------------------------
+def test_case24_read_past_the_end_is_incorrect_and_located():
+    d = kstrata_eval("softmax", "24_past_the_end/candidate_read.py", "--no-time")
+    assert d["verdict"] == "incorrect", summary(d)
+    assert d["evidence"]["stats"]["nonfinite_wrong"] > 0, summary(d)
+    assert "NaN/Inf where the oracle is finite" in d["message"]
+    kinds = {f["kind"]: f for f in d["feedback"]}
+    assert "last row only" in kinds["edge_read"]["text"], d["feedback"]
+
+
+def test_case24_write_past_the_end_is_not_correct():
+    d = kstrata_eval("softmax", "24_past_the_end/candidate_write.py", "--no-time")
+    assert d["verdict"] in ("rejected", "incorrect"), summary(d)
+    assert d["check"] == "inputs_unchanged" and "outside its bounds" in d["message"], summary(d)

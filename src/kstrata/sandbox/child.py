@@ -28,6 +28,7 @@ from contextlib import contextmanager, nullcontext
 from typing import Any
 
 from kstrata.sandbox import wire
+from kstrata.sandbox.redzone import REDZONE_BYTES, RedZoned
 
 #: Modules the candidate process must never import (the judge's internals).
 JUDGE_MODULES = ("kstrata.verify.runner", "kstrata.verify.plan", "kstrata.verify.tolerance",
@@ -177,13 +178,17 @@ class Harness:
         T = self.Tensor
         return [x.to(self.device) if isinstance(x, T) and self.device != "cpu" else x for x in xs]
 
-    def _same_address(self, xs: list[Any]) -> list[Any]:
+    def _same_address(self, xs: list[Any], pattern: int) -> list[Any]:
         """Each test's inputs written into the SAME buffers as the previous
         call's inputs of that position, shape and dtype: a candidate that keys a
         cache on an input's address (``data_ptr``) then sees new values at an
         old address, and the judge's ``no_caching`` check sees the stale
         output. (Left to the allocator, a batch of tests received at once lands
-        at distinct addresses and such a cache is never exercised.)"""
+        at distinct addresses and such a cache is never exercised.)
+
+        A contiguous input's buffer has red zones on both sides, poisoned for
+        ``pattern`` (:mod:`kstrata.sandbox.redzone`), so a read past its end
+        or before its start changes the output."""
         T = self.Tensor
         out = []
         for i, x in enumerate(xs):
@@ -192,19 +197,33 @@ class Harness:
                 continue
             key = (i, tuple(x.shape), x.dtype, str(x.device))
             slot = self.slots.get(key)
-            if slot is None or slot.stride() != x.stride():
+            if x.is_contiguous() and x.numel():
+                if not isinstance(slot, RedZoned):
+                    self.slots[key] = slot = RedZoned(self.torch, x)
+                out.append(slot.fill(x, pattern))
+                continue
+            if slot is None or isinstance(slot, RedZoned) or slot.stride() != x.stride():
                 self.slots[key] = slot = x
             elif slot.data_ptr() != x.data_ptr():
                 slot.copy_(x)
             out.append(slot)
         return out
 
+    def _zone_findings(self) -> list[dict]:
+        """A write past an input's end or before its start (a red zone changed)."""
+        bad = [key[0] for key, slot in self.slots.items() if isinstance(slot, RedZoned) and not slot.zones_intact()]
+        if not bad:
+            return []
+        return [{"check": "inputs_unchanged", "message": f"input {bad[0]} was written outside its bounds (the "
+                 f"memory {REDZONE_BYTES} bytes before its start or after its end changed)",
+                 "evidence": {"inputs": sorted(set(bad))}}]
+
     # -- checked calls ------------------------------------------------------------
     def call(self, h: dict, bufs: list[bytes]) -> tuple[dict, list]:
         torch, T = self.torch, self.Tensor
         if self.fn is None:
             return {"ok": False, "kind": "protocol", "message": "no candidate loaded"}, []
-        xs = self._same_address(self._to_device(wire.decode(h["inputs"], bufs)))
+        xs = self._same_address(self._to_device(wire.decode(h["inputs"], bufs)), int(h.get("poison", 0)))
         pristine = [x.clone() if isinstance(x, T) else x for x in xs] if h.get("check_inputs") else None
         if hasattr(self.backend, "set_poison"):
             self.backend.set_poison(int(h.get("poison", 0)))
@@ -249,6 +268,7 @@ class Harness:
         outs = _flatten(out)
         findings += self._output_findings(outs, xs, poisoned)
         if pristine is not None:
+            findings += self._zone_findings()
             for i, (b, x) in enumerate(zip(xs, pristine)):
                 if isinstance(b, T) and not torch.equal(b.nan_to_num(), x.nan_to_num()) or (
                         isinstance(b, T) and b.is_floating_point()

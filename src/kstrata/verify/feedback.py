@@ -129,6 +129,15 @@ def describe_tensor(cand: torch.Tensor, oracle: torch.Tensor, bad: torch.Tensor,
                           f"wrong rows (leading dims flattened, of {view.shape[0]}): {_ranges(rows)}; "
                           f"wrong columns (last dim, of {n_cols}): {_ranges(cols)}",
                           rows=rows[:64], cols=cols[:64], n_rows=view.shape[0], n_cols=n_cols))
+        edge = [r for r in rows if r in (0, view.shape[0] - 1)]
+        if nonfin.any() and rows and edge == rows:
+            where = "last" if rows == [view.shape[0] - 1] else "first" if rows == [0] else "first and last"
+            items.append(item("edge_read", "source",
+                              f"the non-finite outputs are in the {where} row only: the memory just past the "
+                              "end and before the start of every input is filled with NaN and +-1e30 while the "
+                              "candidate runs, so a kernel that reads outside an input (a tile or window "
+                              "without a bounds mask, a row pointer off by one) gets them; check the bounds of "
+                              "every load on the edge rows", rows=rows))
         for dim, idx, n in (("last", cols, n_cols), ("row", rows, view.shape[0])):
             bs = _tail_tiles(idx, n)
             if bs:

@@ -874,8 +874,10 @@ def _incorrect(failure: Failure, public: bool) -> Stop:
         msg = ("two runs on the same input differ beyond rounding: a race, or a result that depends on "
                "uninitialized memory (the runs filled fresh buffers with different poison patterns)")
     else:
+        nonfinite = stats.get("nonfinite_wrong") or 0
         msg = (f"{stats.get('wrong', '?')} of {stats.get('total', '?')} elements outside tolerance "
-               f"(max error {stats.get('max_err', float('nan')):.3g})")
+               f"(max error {stats.get('max_err', float('nan')):.3g}"
+               + (f" over the finite ones; {nonfinite} NaN/Inf where the oracle is finite)" if nonfinite else ")"))
     if public:
         return Stop(Verdict.INCORRECT, check, msg, stage="public", test=failure.test.describe(),
                     stats=stats)
