@@ -9,7 +9,7 @@ from agent_fakes import NoLog, ScriptedProvider, StubBackend, declined_expansion
 from kstrata.agents.base import ProposeContext
 from kstrata.agents.hierarchical import HierarchicalProposer, LevelAgent
 from kstrata.agents.memory import MemoryStore
-from kstrata.agents.parse import parse_decline
+from kstrata.agents.parse import parse_cross_level_requests, parse_decline
 from kstrata.agents.router import (
     Declined,
     FeedbackRouter,
@@ -145,3 +145,35 @@ def test_a_request_made_on_a_child_survives_when_the_parent_is_expanded():
     tree = CandidateTree([rec("a"), rec("c", "graph", ("a",), expansion_id=1),
                           rec("b", "schedule", ("a",), metadata=req, expansion_id=2)])
     assert len(pending_requests(tree, tree["b" * 8])) == 1
+
+
+def test_a_request_with_the_level_in_angle_brackets_is_read_as_the_model_meant():
+    """The answer format shows ``CROSS-LEVEL REQUEST: <schedule>: ...``; a model that
+    copies the brackets still makes a request (it was stored as none, and its text
+    folded into the diagnosis)."""
+    answer = ("DECLINE\nDIAGNOSIS: the graph is one fused softmax already.\n"
+              "CROSS-LEVEL REQUEST: <schedule>: rfactor the row sum over 16 lanes and vectorize them")
+    d = parse_decline(answer, "graph")
+    assert d.requests == ({"level": "schedule", "text": "rfactor the row sum over 16 lanes and vectorize them"},)
+    assert d.diagnosis == "the graph is one fused softmax already."
+    assert parse_cross_level_requests("- CROSS-LEVEL REQUEST: **graph**: fuse the passes") == [
+        {"level": "graph", "text": "fuse the passes"}]
+
+
+@pytest.mark.parametrize("text", ["none needed", "none", "no graph change needed.", "N/A", "nothing to do",
+                                  "no request"])
+def test_a_request_line_that_asks_for_nothing_is_no_request_and_routes_nowhere(text):
+    answer = f"DECLINE\nDIAGNOSIS: the schedule is already vectorized; the graph level is fine.\n" \
+             f"CROSS-LEVEL REQUEST: graph: {text}"
+    d = parse_decline(answer, "schedule")
+    assert d.requests == ()  # not even the level the prose names: the request line said "nothing"
+    assert parse_cross_level_requests(answer) == []
+    # a decline stored with such a request by an older parser is not pending either
+    tree = CandidateTree([rec("a")], [declined_expansion("a", "schedule", "schedule-agent", d.diagnosis,
+                                                         [{"level": "graph", "text": text}], 1)])
+    assert pending_requests(tree, tree["a" * 8]) == []
+    level, reason = FeedbackRouter(backend="tvm-llvm")(tree, tree["a" * 8], ["graph", "schedule"], PREF)
+    assert "request" not in reason, reason
+    # a real request whose text starts with "no ..." is still one
+    assert parse_cross_level_requests("CROSS-LEVEL REQUEST: graph: no rfactor; fuse the two passes") == [
+        {"level": "graph", "text": "no rfactor; fuse the two passes"}]

@@ -44,8 +44,17 @@ NON_CODE_LANGUAGES = ("text", "txt", "bash", "sh", "shell", "console", "output",
 
 _DECLINE = re.compile(r"^\W*DECLINE(?:D)?\b[ \t]*:?[ \t]*(.*)$", re.IGNORECASE | re.MULTILINE)
 _DIAGNOSIS = re.compile(r"^\W*DIAGNOSIS\s*:\s*(.*)$", re.IGNORECASE)
-_REQUEST = re.compile(r"^\W*CROSS-LEVEL REQUEST\s*:\s*(graph|schedule|source)\s*[:\-]\s*(.+?)\s*$",
-                      re.IGNORECASE | re.MULTILINE)
+#: a request line; the level may be wrapped as the answer format shows it (``<schedule>``) or
+#: marked up (``[graph]``, ```graph```, ``**graph**``)
+_REQUEST = re.compile(r"^\W*CROSS-LEVEL REQUEST\s*:\s*[<\[`*\"']*\s*(graph|schedule|source)\s*[>\]`*\"']*"
+                      r"\s*[:\-]\s*(.+?)\s*$", re.IGNORECASE | re.MULTILINE)
+#: any request line, with or without a level ("CROSS-LEVEL REQUEST: none")
+_REQUEST_LINE = re.compile(r"^\W*CROSS-LEVEL REQUEST\b", re.IGNORECASE)
+#: a request's text that asks for nothing ("none needed", "no graph change needed", "n/a")
+_NULL_REQUEST = re.compile(
+    r"^\W*(?:none|nothing|n/?a|no|not\s+needed|not\s+applicable|no\s+(?:\w+[- ])?(?:request|change|edit|action)s?)"
+    r"(?:\s+(?:is\s+|are\s+)?(?:needed|required|necessary|requested|to\s+(?:do|change|request)))?\s*(?:[.;,:!)\-\u2013\u2014]|$)",
+    re.IGNORECASE)
 #: phrases that say "I make no change" in an answer without code (it then declines)
 _DECLINE_PHRASE = re.compile(
     r"\b(?:i\s+declines?|declin(?:e|es|ed|ing)\b(?:\s+to)?|no\s+(?:further\s+)?changes?\b|nothing\s+to\s+change"
@@ -422,11 +431,21 @@ def answer_to_sources(
     return {**sources, level: parsed.source}, parsed
 
 
+def is_null_request(text: str) -> bool:
+    """Whether a request's text asks for nothing: ``none``, ``none needed``,
+    ``no graph change needed``, ``n/a``, ``nothing to do``, ... (an agent that
+    fills the request line to say it has no request)."""
+    return not (text or "").strip() or bool(_NULL_REQUEST.match(text))
+
+
 def parse_cross_level_requests(text: str) -> list[dict[str, str]]:
     """``[{"level", "text"}]`` for each ``CROSS-LEVEL REQUEST: <level>: <text>``
     line of an agent's answer (case-insensitive; leading ``-``/``*`` allowed;
-    the text cut at 500 characters)."""
-    return [{"level": m.group(1).lower(), "text": m.group(2)[:500]} for m in _REQUEST.finditer(text or "")]
+    the level as written or wrapped as the answer format shows it, ``<graph>``,
+    or in ``[]``, backticks, ``**``; the text cut at 500 characters). A line whose
+    text asks for nothing (:func:`is_null_request`: ``graph: none needed``) is no request."""
+    return [{"level": m.group(1).lower(), "text": m.group(2)[:500]} for m in _REQUEST.finditer(text or "")
+            if not is_null_request(m.group(2))]
 
 
 @dataclass(frozen=True)
@@ -502,19 +521,21 @@ def as_decline(text: str, level: str | None = None) -> Decline:
         if m:
             diagnosis = [m.group(1).strip()]
             for more in lines[i + 1:]:
-                if not more.strip() or _REQUEST.match(more) or _DECLINE.match(more):
+                if not more.strip() or _REQUEST_LINE.match(more) or _DECLINE.match(more):
                     break
                 diagnosis.append(more.strip())
             break
     if not diagnosis:
         diagnosis = [ln.strip() for ln in lines
-                     if ln.strip() and not _REQUEST.match(ln) and not _DECLINE.match(ln)]
+                     if ln.strip() and not _REQUEST_LINE.match(ln) and not _DECLINE.match(ln)]
         head = _DECLINE.search(text)
         if head and head.group(1).strip():
             diagnosis.insert(0, head.group(1).strip())
     joined = " ".join(d for d in diagnosis if d)
     requests = tuple(r for r in parse_cross_level_requests(text) if r["level"] != level)
-    if not requests:
+    if not requests and not any(_REQUEST_LINE.match(ln) for ln in text.splitlines()):
+        # no request line at all: the one other level the prose names (a request line that
+        # asks for nothing, "graph: none needed", means no request)
         requests = _named_requests(joined, level)
     return Decline(joined[:1000], requests)
 

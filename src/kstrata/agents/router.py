@@ -42,7 +42,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from kstrata.agents.parse import parse_cross_level_requests
+from kstrata.agents.parse import is_null_request, parse_cross_level_requests
 from kstrata.search.policies import default_router
 
 LEVELS = ("graph", "schedule", "source")
@@ -230,7 +230,8 @@ def pending_requests(tree: Any, node: Any) -> list[dict[str, Any]]:
     out, seen = [], set()
     for at, req, made, kind in raw:
         level = req.get("level")
-        if level not in LEVELS or _served(tree, at, level, made):
+        # a stored request that asks for nothing ("graph: none needed", kept by an older parser)
+        if level not in LEVELS or is_null_request(str(req.get("text") or "")) or _served(tree, at, level, made):
             continue
         key = (level, req.get("text"))
         if key in seen:
