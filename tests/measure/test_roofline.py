@@ -93,3 +93,41 @@ def test_reduced_precision_cpu_compute_ceiling_is_at_least_fp32(tmp_path, monkey
     assert roofline.ceilings("cpu", "float32", path=path).gflops == pytest.approx(70.0)
     stored = json.loads(path.read_text())
     assert {v["dtype"]: v["gflops"] for v in stored.values()}["float16"] == pytest.approx(40.0)
+
+
+def test_a_baseline_timed_at_the_clamp_does_not_raise_the_ceilings(tmp_path):
+    """An eager baseline whose median was the candidate-process timer's clamp
+    (1e-6 ms) raised a 2-core CPU's ceilings to 8.4e6 GB/s: every later
+    roofline fraction read ~1e-8 and memory-bound ops read compute-bound."""
+    path = tmp_path / "roofline.json"
+    c = Ceilings(device="cpu: X", dtype="float32", bandwidth_gbs=6.0, gflops=77.0,
+                 measured_bandwidth_gbs=6.0, measured_gflops=77.0)
+    layernorm_bytes, flops = 8400896.0, 8 * 1024 * 1024.0
+    assert roofline.raise_to_observed(c, "cpu", flops, layernorm_bytes, 1e-6, path=path) is c
+    assert not path.exists()
+    # a believable raise (2x the measured bandwidth) still happens, and keeps what was measured
+    raised = roofline.raise_to_observed(c, "cpu", None, 12e6, 1.0, path=path)
+    assert raised.bandwidth_gbs == pytest.approx(12.0) and raised.measured_bandwidth_gbs == 6.0
+    # softmax-like intensity (~0.6 FLOP/B) is memory-bound on these ceilings
+    assert analyze(2.0, flops, layernorm_bytes, raised).bound == "memory"
+
+
+def test_implausibly_raised_cached_ceilings_are_measured_again(tmp_path, monkeypatch):
+    """A cache entry raised far beyond what was measured (or raised before the
+    measured rates were kept) is measured again, not believed."""
+    monkeypatch.setattr(roofline, "measure_ceilings", lambda device, dtype: Ceilings(
+        device="cpu: x", dtype=dtype, bandwidth_gbs=6.0, gflops=77.0,
+        measured_bandwidth_gbs=6.0, measured_gflops=77.0))
+    path = tmp_path / "r.json"
+    key = roofline._key("cpu", "float32")
+    poisoned = {"bandwidth_gbs": 8400895.999999998, "device": "cpu: x", "dtype": "float32",
+                "gflops": 4194303.9999999995, "measured_at": "2026-11-30T21:00:24+0000", "threads": 2,
+                "method": "copy_ + matmul, best of repetitions; raised to a baseline's achieved rate"}
+    path.write_text(json.dumps({key: poisoned}))
+    c = roofline.ceilings("cpu", "float32", path=path)
+    assert (c.bandwidth_gbs, c.gflops) == (6.0, 77.0)
+    assert json.loads(path.read_text())[key]["bandwidth_gbs"] == 6.0
+    # an entry raised within the limit is kept
+    path.write_text(json.dumps({key: {**poisoned, "bandwidth_gbs": 12.0, "gflops": 77.0,
+                                      "measured_bandwidth_gbs": 6.0, "measured_gflops": 77.0}}))
+    assert roofline.ceilings("cpu", "float32", path=path).bandwidth_gbs == 12.0
