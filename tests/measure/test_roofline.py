@@ -131,3 +131,29 @@ def test_implausibly_raised_cached_ceilings_are_measured_again(tmp_path, monkeyp
     path.write_text(json.dumps({key: {**poisoned, "bandwidth_gbs": 12.0, "gflops": 77.0,
                                       "measured_bandwidth_gbs": 6.0, "measured_gflops": 77.0}}))
     assert roofline.ceilings("cpu", "float32", path=path).bandwidth_gbs == 12.0
+
+
+def test_a_baseline_under_the_floor_beyond_the_raise_limit_makes_the_timing_doubtful(monkeypatch):
+    """The eager baseline timed at the clamp (1e-6 ms): the ceilings stay as
+    measured and the timing is marked suspicious (so it is re-timed, and
+    untrusted if it stays so), instead of a 1.6e-07x speedup read as a result."""
+    from types import SimpleNamespace
+
+    from kstrata.measure import candidate
+    from kstrata.measure.retime import doubtful
+    from kstrata.measure.timing import TimingConfig
+    from kstrata.tasks.loader import resolve_task
+
+    monkeypatch.setattr(roofline, "measure_ceilings", lambda device, dtype: Ceilings(
+        device="cpu: x", dtype=dtype, bandwidth_gbs=6.0, gflops=77.0,
+        measured_bandwidth_gbs=6.0, measured_gflops=77.0))
+    fake = SimpleNamespace(candidate=SimpleNamespace(median=4.8), baseline=SimpleNamespace(median=1e-6),
+                           suspicious=[], noisy=False, roofline=None, counters=None, findings=[])
+    monkeypatch.setattr(candidate, "measure", lambda *a, **k: fake)
+    task = resolve_task("gemv")
+    shape = {"M": 1024, "K": 2048}
+    m = candidate._measure(task, SimpleNamespace(device="cpu", name="tvm-llvm"), None, None, [], [], shape,
+                           TimingConfig(), "eager", True, False)
+    assert doubtful(m) and any(s.startswith("baseline median 1e-06 ms is below the roofline floor")
+                               for s in m.suspicious)
+    assert m.roofline["ceilings"]["bandwidth_gbs"] == 6.0 and m.roofline["candidate"]["bound"] == "memory"

@@ -261,6 +261,12 @@ def _measure(task: Task, b: Any, cand: Any, base: Any, inputs: list[Any], sets: 
         floor = roofline.floor_ms(flops, nbytes, ceil)
         m.suspicious = [s for s in m.suspicious if "below the roofline floor" not in s] + under_floor(
             m.candidate.median, floor, " (ceilings raised to the baseline's achieved rate)")
+        if m.baseline.median < floor:
+            # more than roofline.MAX_RAISE x the measured ceilings: the baseline's timing is the artefact
+            m.suspicious.append(f"baseline median {m.baseline.median:.4g} ms is below the roofline floor "
+                                f"{floor:.4g} ms even at {roofline.MAX_RAISE:g}x the measured ceilings: "
+                                "the baseline's timing is not believable (a call timed under the "
+                                "candidate process's round trip), so neither is the speedup")
     point = None
     if ceil is not None:
         point = roofline.analyze(m.candidate.median, flops, nbytes, ceil)
