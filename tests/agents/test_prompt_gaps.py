@@ -90,6 +90,11 @@ def test_the_models_own_failure_reaches_its_next_prompt_located(kind):
     assert "- [nonfinite] 77 NaN outputs" in user  # TVM's source cannot be edited here: not named
     assert "Line 7 of the text you sent" in user and ">> 7 |     sch.decompose_reduction(b, j)" in user
     assert "from this candidate: [schedule, " in user and "compile_error (load)" in user  # history, both paths
+    # the failed change itself, as a diff from the text shown (a stateless model cannot recall it)
+    diff = user.split("The change that failed (a diff from the current text above):\n```diff\n", 1)[1]
+    assert diff.startswith("--- current text\n+++ your failed change\n")
+    assert '+    b = sch.get_sblock("T_softmax_norm")' in diff and "+    sch.parallel(i)" in diff
+    assert "-    pass" in diff.split("```", 1)[0]
 
 
 def test_a_later_success_at_that_level_clears_the_failure():
@@ -215,3 +220,75 @@ def test_a_failed_candidate_shows_its_verifier_message():
                                                context=_ctx(tree))
     user = provider.prompts[0][1]["content"]
     assert "- verdict: compile_error (load)\n- verifier message:\n```text\n" + MESSAGE + "\n```" in user
+
+
+JUDGE_OOM = ("ReferenceFailure: softmax.py: the judge's process, which runs the task's reference and its float64 "
+             "oracle (not the candidate), ran out of memory; verify at smaller shapes")
+
+
+@pytest.mark.parametrize("check, message", [
+    ("evaluator_exception", JUDGE_OOM),
+    ("timing", "timing against eager failed: RuntimeError: oom: worker killed by signal SIGKILL"),
+])
+def test_the_judges_own_failure_is_never_charged_to_the_change(check, message):
+    """The judge running out of memory is no verdict on the candidate: the next
+    prompt says the change was not judged (never 'do not send that change
+    again'), the history says so, and the router routes nothing by it."""
+    task = resolve_task("softmax")
+    root = rec("a", sources=ROOT)
+    child = _failed_child(root, {**ROOT, "schedule": BAD.split("```python\n")[1].split("```")[0]},
+                          verdict="runtime_error", check=check, message=message)
+    child.evaluation.feedback = [{"level": None, "message": f"evaluation failed: {message}"}]
+    tree = CandidateTree([root, child])
+    provider = ScriptedProvider(["DECLINE\nDIAGNOSIS: looking"])
+    prop = LLMProposer(provider, NoLog(), backend=StubBackend())
+    prop._proposed[child.hash] = BAD.split("```python\n")[1].split("```")[0]
+    with pytest.raises(Declined):
+        prop.propose(task, tree["a" * 8], tree["a" * 8].feedback(), "schedule", context=_ctx(tree))
+    user = provider.prompts[0][1]["content"]
+    assert "# Your last answer for this candidate was not judged" in user
+    assert "the judge itself failed while checking it" in user and "says nothing about your change" in user
+    assert "Do not send that change again" not in user and "# Your last answer for this candidate failed" not in user
+    assert message.split(":")[0] in user and "+    sch.parallel(i)" in user  # the judge's message and the change
+    assert "-> not judged, the judge itself failed (not the candidate's fault): runtime_error" in user
+    # the router takes no level from it: the judge's failure points at none
+    level, reason = FeedbackRouter(backend="tvm-llvm")(tree, tree[child.hash], ["graph", "schedule"], LEVELS)
+    assert reason.startswith("no routed feedback"), reason
+    # the failed candidate's own prompt says it was not judged
+    provider = ScriptedProvider(["DECLINE\nDIAGNOSIS: looking"])
+    with pytest.raises(Declined):
+        LLMProposer(provider, NoLog()).propose(task, tree[child.hash], tree[child.hash].feedback(), "schedule",
+                                               context=_ctx(tree))
+    assert "- NOT JUDGED: the judge itself failed on this candidate" in provider.prompts[0][1]["content"]
+
+
+def test_a_candidates_own_timing_failure_is_still_its_fault():
+    """A timing failure that is not the judge's worker dying of memory stays the change's."""
+    task = resolve_task("softmax")
+    root = rec("a", sources=ROOT)
+    child = _failed_child(root, {**ROOT, "schedule": "x"}, verdict="runtime_error", check="timing",
+                          message="timing against eager failed: CandidateDied: the candidate process died")
+    tree = CandidateTree([root, child])
+    provider = ScriptedProvider(["DECLINE\nDIAGNOSIS: looking"])
+    with pytest.raises(Declined):
+        LLMProposer(provider, NoLog()).propose(task, tree["a" * 8], {}, "schedule", context=_ctx(tree))
+    user = provider.prompts[0][1]["content"]
+    assert "# Your last answer for this candidate failed" in user and "Do not send that change again" in user
+
+
+def test_history_says_which_timings_are_untrusted_and_keeps_correct_siblings():
+    """'correct, 0.0391x' read as a result although the timing was untrusted;
+    a correct sibling made from the parent vanished from the later prompts."""
+    from kstrata.agents.run_history import tree_history
+
+    untrusted = "untrusted timing: still noisy after 2 re-timing(s)"
+    root = rec("a", sources=ROOT, speedup=0.21, findings=[untrusted])
+    mine = rec("b", "schedule", ("a",), rationale="rfactor the row sum", speedup=0.0391, findings=[untrusted])
+    sib = rec("c", "schedule", ("a",), rationale="parallelize the rows and vectorize the inner loop",
+              speedup=0.8)
+    tree = CandidateTree([root, mine, sib])
+    lines = tree_history(tree, tree["b" * 8], "schedule")
+    assert "on the path to this candidate: [schedule, schedule-agent] rfactor the row sum -> correct, 0.0391x " \
+           "(timing untrusted: not ranked)" in lines
+    assert (f"elsewhere in this run (cccccccc, from aaaaaaaa): [schedule, schedule-agent] parallelize the rows "
+            f"and vectorize the inner loop -> correct, 0.8x") in lines

@@ -27,7 +27,7 @@ from kstrata.agents.prompt import (
     toolchain,
 )
 from kstrata.agents.router import Declined, editable_levels, text_levels
-from kstrata.agents.run_history import failure_message, last_failure, tree_history
+from kstrata.agents.run_history import failure_message, judge_failure, last_failure, tree_history
 from kstrata.search.candidate import content_hash, normalize_sources
 from kstrata.llm import CallLog
 
@@ -189,7 +189,8 @@ def prompt_context(task: Any, candidate: Any, feedback: Any, level: str, *, role
         all_notes[lv] = (all_notes.get(lv, "") + "\n\n" + text).strip()
     return PromptContext(
         task=TaskContract.from_task(task), backend=backend_name, level=level, sources=sources,
-        role=role, feedback=replace(Feedback.from_json(feedback), message=failure_message(candidate)),
+        role=role, feedback=replace(Feedback.from_json(feedback), message=failure_message(candidate),
+                                    not_judged=judge_failure(candidate) if candidate is not None else False),
         hardware=spec_for_backend(backend_name), language=language_for(backend_name, level),
         languages={lv: language_for(backend_name, lv) for lv in LEVELS}, level_notes=all_notes,
         history=history, timed_shape=shape, timed_work=timed_work(task, shape),

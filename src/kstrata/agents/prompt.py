@@ -255,6 +255,10 @@ class Feedback:
     message:
         The verifier's message for a failed verdict (head and tail when
         long); ``""`` for a correct one.
+    not_judged:
+        The failed verdict is the judge's own failure (its process out of
+        memory, an evaluator exception), not the candidate's
+        (:func:`kstrata.agents.run_history.judge_failure`).
     """
 
     verdict: str = ""
@@ -267,6 +271,7 @@ class Feedback:
     findings: tuple[str, ...] = ()
     distrust: tuple[str, ...] = ()
     message: str = ""
+    not_judged: bool = False
 
     @property
     def empty(self) -> bool:

@@ -25,7 +25,8 @@ to edit until a source exists). The rule, first match wins:
    score: a finding's own ``confidence``; a verifier item's ``confidence`` if
    it has one, else :data:`KIND_CONFIDENCE` by kind (0.5 for other kinds).
    A failed verdict with no tagged item adds 0.6 to the level ``node`` was
-   made at (its own edit most likely broke it). A numerical failure
+   made at (its own edit most likely broke it), unless the judge itself
+   failed (:func:`~kstrata.agents.run_history.judge_failure`). A numerical failure
    (``incorrect``) tagged at a level no agent edited on ``node``'s lineage
    (e.g. a hidden-test failure of a graph-only TVM candidate, tagged at its
    untouched default schedule) counts for the nearest level that was edited,
@@ -43,6 +44,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kstrata.agents.parse import is_null_request, parse_cross_level_requests
+from kstrata.agents.run_history import judge_failure
 from kstrata.search.policies import default_router
 
 LEVELS = ("graph", "schedule", "source")
@@ -195,7 +197,9 @@ def _raw_signals(node: Any) -> list[Signal]:
             conf = float(conf) if isinstance(conf, (int, float)) else 0.5
             out.append(Signal(f["level"], conf, "profiler", str(f.get("text", ""))))
     verdict = fb.get("verdict")
-    if verdict not in (None, "correct") and not out and getattr(node, "level", None) in LEVELS:
+    # the judge's own failure (out of memory, an evaluator exception) points at no level
+    if verdict not in (None, "correct") and not out and getattr(node, "level", None) in LEVELS \
+            and not judge_failure(node):
         out.append(Signal(node.level, _FAILED_VERDICT_CONFIDENCE, f"verdict:{verdict}",
                           f"{verdict} after a {node.level} change"))
     return out

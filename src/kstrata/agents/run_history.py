@@ -5,16 +5,20 @@
   elsewhere, each with the agent's own stated reason and its outcome.
 - :func:`last_failure`: the model's own last failed answer for this candidate
   and level, located: verdict, the check that decided it, the verifier's
-  message, its located feedback items and, when the message names a line, the
-  lines of the failed text around it. The text comes from the proposer that
-  made it (the loop's tree is read without sources); without it the message
-  alone is shown.
+  message, its located feedback items, the change itself as a diff from the
+  candidate's text and, when the message names a line, the lines of the
+  failed text around it. The text comes from the proposer that made it (the
+  loop's tree is read without sources); without it the message alone is shown.
+- :func:`judge_failure`: whether a failed verdict is the judge's own failure
+  (its process ran out of memory, an evaluator exception), which says nothing
+  about the candidate and is never presented as the candidate's fault.
 
 Only this run's tree is read: a new run starts with no history.
 """
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -23,7 +27,16 @@ from typing import Any
 MAX_MESSAGE_CHARS = 1500
 #: lines of the failed text shown on each side of the line a message names
 CONTEXT_LINES = 3
+#: diff lines of a failed change shown in the next prompt (head, then a count)
+MAX_DIFF_LINES = 80
+#: correct candidates made elsewhere in the run (siblings, cousins) listed in a history
+OTHER_CORRECT = 3
 _LINE = re.compile(r"\bline (\d+)\b")
+#: a timing failure that is the judge's timing worker dying of memory, not the candidate
+#: (:meth:`kstrata.search.evaluators.VerifyMeasureEvaluator._screen` words it)
+_JUDGE_OOM = re.compile(r"^timing against \S+ failed: RuntimeError: oom:")
+#: the check of an evaluation that raised in the evaluator (:meth:`kstrata.search.loop` stores it)
+EVALUATOR_EXCEPTION = "evaluator_exception"
 
 
 def reason(text: str, limit: int = 300) -> str:
@@ -54,38 +67,62 @@ def failure_message(node: Any) -> str:
     return _clip(_message(node))
 
 
+def judge_failure(node: Any) -> bool:
+    """Whether ``node``'s failed verdict is the judge's own failure, not the
+    candidate's: an exception in the evaluator (check ``evaluator_exception``,
+    e.g. the judge's process running out of memory while it ran the reference
+    or the float64 oracle) or the judge's timing worker killed for memory. Such a
+    verdict says nothing about the candidate's code."""
+    ev = getattr(getattr(node, "record", None), "evaluation", None)
+    if ev is None or str(ev.verdict) == "correct":
+        return False
+    return ev.check == EVALUATOR_EXCEPTION or (ev.check == "timing" and bool(_JUDGE_OOM.match(_message(node))))
+
+
 def outcome(node: Any) -> str:
-    """``node``'s verdict in a few words: ``correct, 1.2x``, or the verdict,
-    check and the first line of the verifier's message."""
+    """``node``'s verdict in a few words: ``correct, 1.2x`` (with ``timing
+    untrusted`` when it was not believed, so it is not ranked), or the
+    verdict, check and the first line of the verifier's message (``not
+    judged`` first when the judge itself failed)."""
     if not node.evaluated:
         return "not evaluated yet"
     if node.correct:
-        return f"correct, {node.speedup:.3g}x" if node.speedup is not None else "correct"
+        if node.speedup is None:
+            return "correct"
+        trust = "" if getattr(node, "timing_trusted", True) else " (timing untrusted: not ranked)"
+        return f"correct, {node.speedup:.3g}x{trust}"
     ev = node.record.evaluation
     msg = _message(node)
     check = f" ({ev.check})" if ev is not None and ev.check else ""
-    return f"{node.verdict}{check}" + (f": {first_line(msg)[:160]}" if msg else "")
+    head = "not judged, the judge itself failed (not the candidate's fault): " if judge_failure(node) else ""
+    return f"{head}{node.verdict}{check}" + (f": {first_line(msg)[:160]}" if msg else "")
 
 
 def tree_history(tree: Any, candidate: Any, level: str, limit: int = 10) -> list[str]:
     """This run's history for a prompt about ``candidate`` at ``level``: the
     edits on the path to it (at most 4, oldest first), the children made from
-    it, then recent failures at ``level`` elsewhere in the run, at most
-    ``limit`` lines; empty without a tree."""
+    it, the latest correct candidates made elsewhere (siblings and cousins, at
+    most :data:`OTHER_CORRECT`, each with its short hash), then recent failures
+    at ``level`` elsewhere in the run, at most ``limit`` lines; empty without a tree."""
     if tree is None or candidate.hash not in getattr(tree, "nodes", {}):
         return []
     lines: list[str] = []
-    for n in reversed(tree.path_to_root(candidate.hash)[:-1][:4]):
+    path = tree.path_to_root(candidate.hash)
+    for n in reversed(path[:-1][:4]):
         lines.append(f"on the path to this candidate: [{n.level}, {n.role}] "
                      f"{reason(n.rationale) or 'an edit'} -> {outcome(n)}")
     for c in tree.children(candidate.hash):
         lines.append(f"from this candidate: [{c.level}, {c.role}] {reason(c.rationale) or 'an edit'} -> "
                      f"{outcome(c)}")
-    here = set(candidate.children)
-    for n in reversed(list(tree)):
+    here = set(candidate.children) | {n.hash for n in path}
+    elsewhere = [n for n in reversed(list(tree)) if n.hash not in here and n.evaluated]
+    for n in [n for n in elsewhere if n.correct][:OTHER_CORRECT]:
+        lines.append(f"elsewhere in this run ({n.hash[:8]}, from {(n.parents or ('?',))[0][:8]}): "
+                     f"[{n.level}, {n.role}] {reason(n.rationale, 160) or 'an edit'} -> {outcome(n)}")
+    for n in elsewhere:
         if len(lines) >= limit:
             break
-        if n.hash not in here and n.level == level and n.evaluated and not n.correct:
+        if n.level == level and not n.correct:
             lines.append(f"elsewhere in this run: [{n.level}, {n.role}] {reason(n.rationale, 160)} -> {outcome(n)}")
     return lines[:limit]
 
@@ -136,12 +173,15 @@ def last_failure(tree: Any, candidate: Any, level: str,
     -------
     dict
         ``{"hash", "role", "verdict", "check", "message", "items", "rationale",
-        "line", "excerpt"}``: ``message`` the verifier's message (head and
+        "line", "excerpt", "diff", "judge"}``: ``message`` the verifier's message (head and
         tail when long), ``items`` its located feedback (``{"kind", "level",
         "text"}``), ``line`` and
         ``excerpt`` the line the message names and the failed text around it
         (``None`` and ``""`` when the message names no line or ``text_of``
-        does not know the child's ``level`` text).
+        does not know the child's ``level`` text), ``diff`` the failed change
+        as a unified diff from ``candidate``'s ``level`` text (``""`` when the
+        failed text is not known), ``judge`` whether the verdict is the judge's
+        own failure (:func:`judge_failure`), not the change's.
     """
     if tree is None or candidate.hash not in getattr(tree, "nodes", {}):
         return None
@@ -158,9 +198,22 @@ def last_failure(tree: Any, candidate: Any, level: str,
              if isinstance(item, Mapping) and item.get("text")]
     text = text_of(child.hash) if text_of is not None else None
     located = located_lines(text, message) if text and message else None
+    before = (getattr(candidate, "sources", None) or {}).get(level)
     return {
         "hash": child.hash, "role": child.role, "verdict": str(child.verdict),
         "check": (ev.check if ev is not None else None) or "", "message": _clip(message),
         "items": items, "rationale": reason(child.rationale, 200),
         "line": located[0] if located else None, "excerpt": located[1] if located else "",
+        "diff": change_diff(before, text) if text and isinstance(before, str) else "",
+        "judge": judge_failure(child),
     }
+
+
+def change_diff(before: str, after: str, limit: int = MAX_DIFF_LINES) -> str:
+    """``after`` as a unified diff from ``before`` (2 lines of context; the
+    first ``limit`` lines and a count of the rest); ``""`` when equal."""
+    lines = list(difflib.unified_diff(before.splitlines(), after.splitlines(), "current text",
+                                      "your failed change", n=2, lineterm=""))
+    if len(lines) > limit:
+        lines = lines[:limit] + [f"... ({len(lines) - limit} more diff lines)"]
+    return "\n".join(lines)
