@@ -51,6 +51,10 @@ def schedule_softmax(sch):
 '''
 VECTORIZE_AFTER_DECOMPOSE = SHEET_RECIPE.replace(
     "    sch.vectorize(r_lane)\n", "    sch.decompose_reduction(mx_rf, r_o)\n    sch.vectorize(r_lane)\n")
+PARALLEL_AFTER_DECOMPOSE = SHEET_RECIPE.replace(
+    "    sch.parallel(r_row)\n", "    sch.decompose_reduction(mx_rf, r_o)\n    sch.parallel(r_row)\n")
+DECOMPOSE_LAST = SHEET_RECIPE.replace(
+    "    sch.vectorize(r_lane)\n", "    sch.vectorize(r_lane)\n    sch.decompose_reduction(mx_rf, r_o)\n")
 
 
 def test_every_method_the_sheet_names_exists_in_the_installed_tvm():
@@ -99,6 +103,12 @@ def test_the_sheets_rfactor_and_compute_at_rules_hold(applied):
     err = applied(VECTORIZE_AFTER_DECOMPOSE)
     assert err is not None and "The reduction block vars are not used to index the output buffers" in err
     assert "The reduction block vars are not used to index the output buffers" in sheet
+    # and so does parallel on the row loop above it (a model lost a compile each in softmax and gemv to it)
+    err = applied(PARALLEL_AFTER_DECOMPOSE)
+    assert err is not None and "`sch.parallel(r_row)` failed" in err
+    assert "The reduction block vars are not used to index the output buffers" in err
+    assert "`sch.parallel` and `sch.vectorize` on them both fail" in sheet
+    assert applied(DECOMPOSE_LAST) is None  # parallel and vectorize first, then decompose: as the sheet says
     # a statement that fails fails the candidate (strict), as the sheet says
     assert "a statement that fails makes it a `compile_error`" in sheet
 
@@ -118,3 +128,25 @@ def test_the_sheets_recipe_is_correct_and_its_warning_is_real():
                 for name, text in (("recipe", SHEET_RECIPE), ("rf_compute_at", RF_COMPUTE_AT))}
     assert str(verdicts["recipe"].verdict.value) == "correct", verdicts["recipe"]
     assert str(verdicts["rf_compute_at"].verdict.value) == "incorrect", verdicts["rf_compute_at"]
+
+
+def test_the_sheets_rfactor_layout_note_holds():
+    """factor_axis=0 puts the 16 partials first ([16, B]: a row's lanes strided), 1 last ([B, 16])."""
+    from kstrata.backends.registry import get_backend
+    from kstrata.tasks.loader import resolve_task
+
+    sheet = api_sheet("tvm-llvm", "schedule")
+    assert "`factor_axis=0` makes it `[16, B]`" in sheet and "`factor_axis=1` makes it `[B, 16]`" in sheet
+    task = resolve_task("softmax")
+    backend = get_backend("tvm-llvm")
+    graph = backend.initial_sources(task)["graph"]
+    lanes, rows = {}, {}
+    for axis in (0, 1):
+        text = SHEET_RECIPE.replace("factor_axis=0", f"factor_axis={axis}")
+        funcs = str(backend.scheduled_funcs(task, {"graph": graph, "schedule": text}, dict(task.nominal_shape),
+                                            symbolic=True))
+        first = re.findall(r"T_softmax_maxelem_rf = T\.sblock_alloc_buffer\(\(T\.int64\(16\), (\w+)\)\)", funcs)
+        last = re.findall(r"T_softmax_maxelem_rf = T\.sblock_alloc_buffer\(\((\w+), T\.int64\(16\)\)\)", funcs)
+        lanes[axis], rows[axis] = ("first", first) if first else ("last", last)
+    assert lanes == {0: "first", 1: "last"}
+    assert rows[0] == rows[1] and len(rows[0]) == 1  # the other extent is the output's, B, in both
