@@ -101,8 +101,102 @@ def test_triton_interp_prompt_asks_for_correctness_only_and_says_why():
     except Exception:  # noqa: BLE001 - the scripted decline
         pass
     system, user = provider.prompts[0][0]["content"], provider.prompts[0][1]["content"]
-    assert "Make this candidate correct for every shape and input" in user
+    # the shipped kernel is correct: the goal says what is left to do on an interpreter, and why
+    assert "This candidate is already correct. Improve its `source` level as a kernel for the GPU" in user
+    assert "Make this candidate correct" not in user
+    assert "# Goal\nThis candidate is already correct on every public and hidden test. Nothing is timed on " \
+           "triton-interp, so speed is neither measured nor ranked here" in user
+    assert "not ranked above the starting kernel" in user and "a decline stops further calls" in user
     assert "Triton's CPU interpreter" in system + user and "correctness and integrity only" in user
     assert "timed shape" not in user and "faster" not in user and "# Target: triton-interp (correctness only)" in user
     assert "Triton 3." in system and "tl.load(ptr + offs, mask=m, other=v)" in user
     assert "no_torch_compute" in system  # Python-kernel rules where they apply
+    assert "for a GPU (here they are only checked, on a CPU)" in system and "x86" not in system
+    # a failed kernel is asked to be made correct first
+    node = CandidateTree([rec("a", sources=backend.initial_sources(task), backend="triton-interp",
+                              verdict="incorrect")])["a" * 8]
+    provider = ScriptedProvider(["DECLINE\nDIAGNOSIS: looking"])
+    try:
+        LLMProposer(provider, NoLog(), backend=backend).propose(
+            task, node, {"verdict": "incorrect"}, "source", context=ProposeContext(backend="triton-interp",
+                                                                                   levels=("source",)))
+    except Exception:  # noqa: BLE001 - the scripted decline
+        pass
+    user = provider.prompts[0][1]["content"]
+    assert "Make this candidate correct for every shape and input" in user
+    assert "# Goal\nMake this candidate correct first" in user
+
+
+def test_a_correct_candidates_goal_is_speed_with_the_runs_best_its_trust_and_the_roofline_gap():
+    """Once a candidate is correct the prompt says what to aim for: beat the
+    run's best (trusted), or, with nothing trusted, changes clearly faster by
+    design; this candidate's reading with its trust; the roofline gap."""
+    from kstrata.llm.cassette import MASKED_LINES, mask_measured
+
+    root = rec("a", sources={"graph": "g", "schedule": "s"}, speedup=0.5, shape=FIT)
+    best = rec("b", "schedule", ("a",), sources={"graph": "g", "schedule": "s2"}, speedup=1.3, shape=FIT)
+    mine = rec("c", "schedule", ("a",), sources={"graph": "g", "schedule": "s3"}, speedup=0.8, shape=FIT)
+    mine.measurement.roofline_fraction, mine.measurement.bound = 0.25, "memory"
+    _, user = _prompt(StubBackend(), "schedule", mine, root, best)
+    goal = user.split("# Goal\n", 1)[1]
+    assert goal.startswith("This candidate is correct: make it faster, keeping it correct.")
+    assert "- this candidate: 0.8x\n" in goal and "- the run's best: bbbbbbbb, 1.3x (trusted timing): beat it" in goal
+    assert "- roofline: this candidate reaches 25% of the attainable peak at the timed shape (memory-bound): " \
+           "at most about 4x faster is possible there" in goal
+    # every reading in the goal is masked when a cassette matches prompts
+    masked = [m for m, _ in mask_measured(goal)]
+    assert not any(m.startswith(("- this candidate", "- the run's best", "- roofline")) for m in masked)
+    assert MASKED_LINES in masked
+    # nothing trusted: nothing ranked, the highest reading named as untrusted
+    for r in (root, best, mine):
+        r.measurement.findings = [UNTRUSTED]
+    _, user = _prompt(StubBackend(), "schedule", mine, root, best)
+    goal = user.split("# Goal\n", 1)[1]
+    assert "- this candidate: 0.8x (timing untrusted: the reading was too noisy to rank)" in goal
+    assert "- the run's best: none ranked yet, no timing in this run was trusted" in goal
+    assert "The highest reading is bbbbbbbb's, 1.3x, untrusted. Aim for changes that are clearly faster by design" \
+           in goal
+
+
+def test_the_prompt_states_the_range_of_hidden_sizes_but_no_hidden_shape():
+    """The range of sizes the hidden tests cover, per dimension in rough words
+    (a Triton row kernel is designed for how long a row can get), but not one
+    hidden shape, seed or perturbation (DESIGN: hidden tests stay hidden)."""
+    from kstrata.verify.plan import hidden_tests, nominal_tests
+
+    task = resolve_task("softmax")
+    _, user = _prompt(StubBackend(), "schedule", rec("a", sources={"graph": "g", "schedule": "s"}))
+    assert ("- the verdict also uses hidden shapes, seeds and input distributions. The hidden shapes cover B from "
+            "1 to ~4.1k; D from single digits to ~66k, including sizes that are not multiples of 2, 16 or any block "
+            "size (primes among them): handle every size in that range") in user
+    public = {tuple(sorted(s.items())) for s in task.small_shapes} | {tuple(sorted(task.nominal_shape.items()))}
+    for secret in ("s1", "s2"):
+        tests = hidden_tests(task, secret) + nominal_tests(task, secret)[0]
+        for t in tests:
+            if t.shape not in public:
+                shape = t.shape_dict
+                assert f"B={shape['B']}, D={shape['D']}" not in user, shape
+                assert str(shape["D"]) not in user or shape["D"] <= 16, shape
+            assert f"seed {t.seed}" not in user and str(t.seed) not in user
+
+
+def test_the_single_llm_proposer_sees_pending_cross_level_requests():
+    """--proposer llm routes by requests (its router), and now its prompt shows them too."""
+    from agent_fakes import declined_expansion
+
+    task = resolve_task("softmax")
+    ask = "rfactor the row sum over 16 lanes with factor_axis=1 and vectorize the lanes"
+    tree = CandidateTree([rec("a", sources={"graph": "# kstrata-tvm graph\n", "schedule": "def schedule(sch):\n"
+                                            "    pass\n"})],
+                         [declined_expansion("a", "graph", "single", "the graph is one fused softmax",
+                                             [{"level": "schedule", "text": ask}], 1)])
+    provider = ScriptedProvider(["DECLINE\nDIAGNOSIS: looking"])
+    try:
+        LLMProposer(provider, NoLog(), backend=StubBackend()).propose(
+            task, tree["a" * 8], tree["a" * 8].feedback(), "schedule",
+            context=ProposeContext(backend="tvm-llvm", levels=("graph", "schedule", "source"), tree=tree))
+    except Exception:  # noqa: BLE001 - the scripted decline
+        pass
+    user = provider.prompts[0][1]["content"]
+    assert "# Requests from other agents for this level (open until a schedule change serves them)" in user
+    assert f"declined its level (the graph is one fused softmax) and asked: {ask}" in user

@@ -58,7 +58,7 @@ from kstrata.agents.memory import Attempt, MemoryStore, Skill, op_text
 from kstrata.agents.parse import parse_cross_level_requests
 from kstrata.agents.prompt import build_prompt, environment
 from kstrata.agents.run_history import first_line, reason, tree_history
-from kstrata.agents.router import Declined, FeedbackRouter, editable_levels, pending_requests
+from kstrata.agents.router import Declined, FeedbackRouter, editable_levels
 from kstrata.search.candidate import content_hash, normalize_sources
 from kstrata.search.policies import Expansion, Policy, default_router, make_policy
 
@@ -446,8 +446,9 @@ class HierarchicalProposer:
 
     def knowledge(self, task: Any, context: ProposeContext, candidate: Any, level: str,
                   rebuild: dict | None) -> str:
-        """The extra prompt section: rebuild report, requests for this level,
-        exemplars, similar skills, the cross-level request format."""
+        """The extra prompt section: rebuild report, exemplars, similar skills,
+        the cross-level request format (requests for this level are in every
+        LLM prompt: :func:`~kstrata.agents.llm_agent.prompt_context`)."""
         category = getattr(getattr(task, "meta", None), "category", "") or ""
         skills = []
         if self.memory is not None:
@@ -456,13 +457,10 @@ class HierarchicalProposer:
                                                 level=level, k=self.skills_k, same_level=True,
                                                 same_backend=True, exclude_run=run):
                 skills.append((score, {**s.to_json(), "diff_short": _short_diff(s.diff)}))
-        requests = []
-        if context.tree is not None and candidate.hash in context.tree.nodes:
-            requests = [r for r in pending_requests(context.tree, context.tree[candidate.hash]) if r["level"] == level]
         has = frozenset(lv for lv, t in dict(candidate.sources).items() if isinstance(t, str) and t.strip())
         others = [lv for lv in editable_levels(context.backend, self.levels, has) if lv != level]
         return environment().get_template("hierarchical_knowledge.j2").render(
-            rebuild=rebuild, requests=requests, exemplars=exemplars_for(category, context.backend, level),
+            rebuild=rebuild, exemplars=exemplars_for(category, context.backend, level),
             skills=skills, category=category or "this", level=level, flat=self.ablations.flat,
             backend=context.backend, other_roles=others,
         ).strip()

@@ -26,8 +26,14 @@ from kstrata.agents.prompt import (
     retry_messages,
     toolchain,
 )
-from kstrata.agents.router import Declined, editable_levels, text_levels
-from kstrata.agents.run_history import failure_message, judge_failure, last_failure, tree_history
+from kstrata.agents.router import Declined, editable_levels, pending_requests, text_levels
+from kstrata.agents.run_history import (
+    failure_message,
+    goal_facts,
+    judge_failure,
+    last_failure,
+    tree_history,
+)
 from kstrata.search.candidate import content_hash, normalize_sources
 from kstrata.llm import CallLog
 
@@ -198,6 +204,9 @@ def prompt_context(task: Any, candidate: Any, feedback: Any, level: str, *, role
             backend_name, f"{backend_name} does not time candidates: correctness and integrity only."),
         api=api_sheet(backend_name, level), toolchain=toolchain(backend_name), decline=decline,
         last_failure=last_failure(tree, candidate, level, text_of) if candidate is not None else None,
+        goal=goal_facts(tree, candidate),
+        requests=tuple(r for r in pending_requests(tree, tree[candidate.hash]) if r["level"] == level)
+        if tree is not None and candidate is not None and candidate.hash in getattr(tree, "nodes", {}) else (),
         other_roles=tuple(lv for lv in editable_levels(backend_name, levels, has | {"graph", "schedule"})
                           if lv != level),
     )

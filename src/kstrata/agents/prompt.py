@@ -15,9 +15,9 @@ whose candidates are not Python kernels (TVM).
 Hidden tests stay hidden by construction: the context holds a
 :class:`TaskContract`, built by :meth:`TaskContract.from_task` from public data
 only (the reference without its metadata dict, the small and nominal shapes,
-dtype, tolerance), and a :class:`Feedback` built from the node's public
-feedback; there is no field through which a hidden shape, seed or the run
-secret could reach a prompt.
+dtype, tolerance, the range of hidden sizes per variable in rough words), and
+a :class:`Feedback` built from the node's public feedback; there is no field
+through which a hidden shape, seed or the run secret could reach a prompt.
 """
 
 from __future__ import annotations
@@ -158,6 +158,46 @@ def _describe_tolerance(tol: Any) -> str:
     )
 
 
+def _rough(value: int) -> str:
+    """``value`` to two significant figures with a k/M suffix, e.g. ``"~66k"``."""
+    for factor, suffix in ((1_000_000, "M"), (1000, "k"), (1, "")):
+        if value >= factor:
+            return f"~{float(f'{value / factor:.2g}'):g}{suffix}"
+    return f"~{value}"
+
+
+def _least(value: int) -> str:
+    """A least size in words: ``1``, ``single digits``, ``tens`` or rough."""
+    if value == 1:
+        return "1"
+    return "single digits" if value < 10 else "tens" if value < 100 else _rough(value)
+
+
+def hidden_size_ranges(task: Any) -> tuple[str, ...]:
+    """What sizes the hidden tests cover, per shape variable, in rough words
+    (``"D from single digits to ~66k"``) from
+    :func:`kstrata.verify.plan.size_bounds` (the task's metadata and the
+    perturbation rule; no secret, no draw): enough to design for the whole
+    range, never a hidden shape. A variable that never changes says so with
+    the nominal value (public)."""
+    from kstrata.verify.plan import size_bounds
+
+    nominal = dict(task.nominal_shape)
+    out = []
+    for name, (lo, hi) in size_bounds(task).items():
+        if lo == hi:
+            if nominal.get(name) == lo:
+                out.append(f"{name} always {lo}")
+            continue
+        out.append(f"{name} from {_least(lo)} to {_rough(hi)}")
+    return tuple(out)
+
+
+def _has_prime(task: Any) -> bool:
+    values = {v for s in task.sweep_shapes for v in s.values() if isinstance(v, int) and v > 2}
+    return any(all(v % d for d in range(2, int(v ** 0.5) + 1)) for v in values)
+
+
 @dataclass(frozen=True)
 class TaskContract:
     """What a prompt may say about a task: public facts only.
@@ -178,6 +218,11 @@ class TaskContract:
         The correctness policy and the allowed precision shortcuts, in words.
     flops, bytes:
         Work formulas over shape variables, or None.
+    hidden_sizes:
+        The sizes the hidden tests cover per shape variable, in rough words
+        (:func:`hidden_size_ranges`); no hidden shape.
+    hidden_primes:
+        Whether prime sizes are among them.
     """
 
     name: str
@@ -190,6 +235,8 @@ class TaskContract:
     description: str = ""
     flops: str | None = None
     bytes: str | None = None
+    hidden_sizes: tuple[str, ...] = ()
+    hidden_primes: bool = False
 
     @classmethod
     def from_task(cls, task: Any) -> "TaskContract":
@@ -214,6 +261,8 @@ class TaskContract:
             description=meta.description,
             flops=meta.flops,
             bytes=meta.bytes,
+            hidden_sizes=hidden_size_ranges(task),
+            hidden_primes=_has_prime(task),
         )
 
 
@@ -367,6 +416,14 @@ class PromptContext:
     last_failure:
         The model's own last failed answer for this candidate and level
         (:func:`kstrata.agents.run_history.last_failure`), or None.
+    goal:
+        What to aim for next, stated from :func:`kstrata.agents.run_history.goal_facts`
+        (correct or not, this candidate's reading and its trust, the run's
+        best, the roofline gap), or None (not evaluated: no goal section).
+    requests:
+        Cross-level requests for this level that nothing has served yet
+        (:func:`kstrata.agents.router.pending_requests`: ``{"level", "text",
+        "role", "kind", "diagnosis"}``), shown until a change here serves them.
 
     Raises
     ------
@@ -397,6 +454,8 @@ class PromptContext:
     decline: bool = False
     other_roles: tuple[str, ...] = ()
     last_failure: Mapping[str, Any] | None = None
+    goal: Mapping[str, Any] | None = None
+    requests: tuple[Mapping[str, Any], ...] = ()
 
     def __post_init__(self) -> None:
         if not isinstance(self.task, TaskContract):
@@ -489,6 +548,8 @@ def _variables(ctx: PromptContext) -> dict[str, Any]:
         "feedback": ctx.feedback,
         "history": ctx.history,
         "last_failure": dict(ctx.last_failure) if ctx.last_failure else None,
+        "goal": dict(ctx.goal) if ctx.goal else None,
+        "requests": [dict(r) for r in ctx.requests],
         "hardware_name": name,
         "hardware_lines": [(k, _flat(v)) for k, v in hw.items()],
         "integrity_rules": (

@@ -217,3 +217,34 @@ def change_diff(before: str, after: str, limit: int = MAX_DIFF_LINES) -> str:
     if len(lines) > limit:
         lines = lines[:limit] + [f"... ({len(lines) - limit} more diff lines)"]
     return "\n".join(lines)
+
+
+def goal_facts(tree: Any, candidate: Any) -> dict[str, Any] | None:
+    """What a prompt's goal is stated from: whether ``candidate`` is correct,
+    its own reading (speedup against the primary baseline and whether the
+    timing was trusted), its roofline fraction and bound, and the run's best:
+    the best ranked candidate when some timing was trusted, else the highest
+    untrusted reading of a correct candidate (nothing is ranked then).
+    ``None`` when ``candidate`` was not evaluated.
+
+    Returns
+    -------
+    dict
+        ``{"correct", "speedup", "trusted", "roofline", "bound", "best",
+        "best_speedup", "best_trusted", "best_is_this"}``; ``best`` is a short
+        hash or ``""`` when no correct candidate has a reading.
+    """
+    if candidate is None or not getattr(candidate, "evaluated", False):
+        return None
+    nodes = list(tree) if tree is not None else [candidate]
+    read = [n for n in nodes if n.correct and n.speedup is not None]
+    trusted = [n for n in read if n.timing_trusted]
+    best = max(trusted or read, key=lambda n: n.speedup, default=None)
+    fraction = candidate.roofline_fraction if candidate.correct else None
+    return {
+        "correct": bool(candidate.correct), "speedup": candidate.speedup,
+        "trusted": bool(candidate.timing_trusted), "bound": candidate.bound if fraction else None,
+        "roofline": fraction if fraction is not None and 0 < fraction <= 1.05 else None,
+        "best": best.hash[:8] if best is not None else "", "best_speedup": best.speedup if best else None,
+        "best_trusted": bool(trusted), "best_is_this": best is not None and best.hash == candidate.hash,
+    }

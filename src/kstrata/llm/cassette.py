@@ -165,9 +165,12 @@ def read_cassette(path: str | Path) -> list[dict[str, Any]]:
 #: "Feedback on the current candidate"): the median time, the speedups with
 #: their intervals, the roofline fraction and bound, and every profiler line
 #: (profiler findings, counters, the timer's noisy/under-the-floor notes and
-#: the evaluator's ``untrusted timing:`` note). How many of them a prompt has
-#: depends on timing too (a noisy machine adds an untrusted-timing line).
-MEASURED_LINE = re.compile(r"^\s*- (?:time|speedup vs [\w.-]+|roofline|profiler|counters?):")
+#: the evaluator's ``untrusted timing:`` note), and the goal's readings
+#: (``agents/prompts/goal.j2``: this candidate's, the run's best, with their trust).
+#: How many of them a prompt has depends on timing too (a noisy machine adds an
+#: untrusted-timing line).
+MEASURED_LINE = re.compile(r"^\s*- (?:time|speedup vs [\w.-]+|roofline|profiler|counters?|this candidate|"
+                           r"the run's best):")
 
 #: A number with a measured unit, in lines that are not measured as a whole
 #: (e.g. ``correct, 0.521x`` in the history of earlier attempts, a skill's

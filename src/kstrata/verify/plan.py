@@ -35,6 +35,8 @@ PUBLIC_SEEDS = (0, 1, 2)
 HIDDEN_SEEDS = 3
 #: number of secret-perturbed shapes added to the sweep
 PERTURBED_SHAPES = 2
+#: a perturbed size moves by 1 to this many from its sweep value (sizes above 8 only)
+PERTURB_MAX = 7
 #: A hidden shape whose forward call needs more than this many FLOPs (or
 #: :data:`LARGE_TEST_BYTES` bytes) gets one secret seed and one distribution
 #: instead of :data:`HIDDEN_SEEDS` x all: it is there for indexing and tiling
@@ -122,10 +124,31 @@ def perturbed_shapes(task: Task, secret: str | bytes, n: int = PERTURBED_SHAPES,
         new = {}
         for name, value in base.items():
             r = derive_int(secret, f"{task.name}/perturb/{i}/{name}")
-            delta = 1 + r % 7
+            delta = 1 + r % PERTURB_MAX
             new[name] = value + (delta if (r >> 8) & 1 or value <= 8 + delta else -delta) if value > 8 else value
         if new not in sweep and new not in out:
             out.append(new)
+    return out
+
+
+def size_bounds(task: Task) -> dict[str, tuple[int, int]]:
+    """``{variable: (least, largest)}``: the sizes hidden tests may take per
+    shape variable, whatever the secret: the sweep shapes widened by the
+    largest perturbation (:data:`PERTURB_MAX`, for sizes above 8), the nominal
+    shape (always verified) and the public shapes. Derived from the task's
+    metadata only (no secret, no draw); an agent is told these only in rough
+    words (:mod:`kstrata.agents.prompt`), never a hidden shape."""
+    out: dict[str, tuple[int, int]] = {}
+    sweep = task.sweep_shapes
+    for i, shape in enumerate([*sweep, task.nominal_shape, *task.small_shapes]):
+        for name, value in shape.items():
+            if not isinstance(value, int) or isinstance(value, bool):
+                continue
+            lo, hi = value, value
+            if i < len(sweep) and value > 8:  # perturbed_shapes: down only while it stays above 8
+                lo, hi = max(value - PERTURB_MAX, 9), value + PERTURB_MAX
+            old = out.get(name)
+            out[name] = (min(lo, old[0]), max(hi, old[1])) if old else (lo, hi)
     return out
 
 
