@@ -111,3 +111,13 @@ def test_run_dir_contents_and_resume_guards(tmp_path):
     # resuming with a larger budget continues where it stopped
     more = run(tmp_path, Budget(evaluations=15), resume=True)
     assert more.spent["evaluations"] == 15 and db_count(more, "evaluations") == 15
+
+
+def test_a_propose_that_fails_before_any_model_call_is_not_charged_a_call(tmp_path):
+    """A prompt that did not render (a template error) reached no model: the
+    expansion is recorded and charged, a proposer call is not (5 of 8 calls of
+    a model-in-the-loop run were burned this way in under a second)."""
+    res = run(tmp_path, Budget(evaluations=8), proposer=FakeProposer(fail_steps=(1, 2)))
+    exps = res.tree.expansion_log
+    assert all("provider down" in exps[i].error for i in (1, 2))
+    assert res.spent["proposer_calls"] == len(exps) - 2 and res.spent["expansions"] == len(exps)

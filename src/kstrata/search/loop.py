@@ -271,6 +271,7 @@ class _Run:
             tree=self.tree,
         )
         error, calls, proposals = None, [], []
+        min_calls = 1  # a propose that reports no model call (rule-based) counts as one
         self.emit("proposing", node=node, level=level)
         try:
             out = self.proposer.propose(self.task, node, node.feedback(), level, context=ctx)
@@ -279,6 +280,9 @@ class _Run:
         except Exception as e:  # noqa: BLE001 - errors are data
             error = f"{type(e).__name__}: {e}\n{traceback.format_exc(limit=5)}"
             calls = list(getattr(e, "calls", []) or [])
+            # failed before reaching a model (e.g. a prompt template error): no call is charged,
+            # the expansion still is (and the policy's per-level limit still ends a repeating failure)
+            min_calls = 0
         new, dup, bad, problems = [], 0, 0, []
         seen = set()
         for p in proposals:
@@ -310,7 +314,7 @@ class _Run:
             error=error, wall_s=self.elapsed(),
         )
         with self.store.transaction():
-            exp_id = self.store.add_expansion(record, calls)
+            exp_id = self.store.add_expansion(record, calls, min_calls=min_calls)
             for rec in new:
                 rec.expansion_id = exp_id
                 self.store.add_candidate(rec, self.task_id, self.extensions)

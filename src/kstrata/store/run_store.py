@@ -295,10 +295,14 @@ class RunStore:
                 self._artifact(artifacts.candidate_dir(self.run_dir, cand.hash) / "diff.patch", diff)
         return True
 
-    def add_expansion(self, exp: ExpansionRecord, calls: Iterable[Any] = ()) -> int:
+    def add_expansion(self, exp: ExpansionRecord, calls: Iterable[Any] = (), min_calls: int = 1) -> int:
         """Insert an expansion and its proposer calls (objects or dicts with the
         fields of :class:`kstrata.agents.base.ProposerCall`), charging the ledger
-        for calls, tokens, cost and wall time. Returns the expansion id."""
+        for calls, tokens, cost and wall time. Returns the expansion id.
+
+        ``min_calls`` is charged when ``calls`` is empty: 1 for a propose that
+        reports no model calls (rule-based), 0 for one that failed before any
+        call (a prompt that did not render reached no model)."""
         now = time.time()
         with self.transaction() as c:
             cur = c.execute(
@@ -332,8 +336,9 @@ class RunStore:
                 for kind in ("tokens_in", "tokens_out", "cost_usd"):
                     if values[kind]:
                         self.charge(kind, float(values[kind]), f"expansion:{exp_id}")
-            # a propose call that reports no model calls (rule-based) counts as one
-            self.charge("proposer_calls", max(1, n_calls), f"expansion:{exp_id}")
+            # a propose call that reports no model calls (rule-based) counts as min_calls
+            if max(min_calls, n_calls):
+                self.charge("proposer_calls", max(min_calls, n_calls), f"expansion:{exp_id}")
             self.charge("expansions", 1, f"expansion:{exp_id}")
             self.charge("wall_s", exp.wall_s, f"expansion:{exp_id}")
         return exp_id
