@@ -70,3 +70,18 @@ def test_online_softmax_exemplar_is_finite_on_rows_shorter_than_the_block(tmp_pa
     assert done.returncode == 0, done.stderr[-2000:]
     rows = json.loads(done.stdout.strip().splitlines()[-1])
     assert [d for d, finite, err in rows if not finite or err > 1e-5] == [], rows
+
+
+def test_a_compute_bound_recipe_is_no_exemplar_for_a_memory_bound_task_of_its_category():
+    """The tiled-GEMM exemplar was shown for gemv (memory-bound, ~0.5 FLOP/B,
+    one output column), where its register tile and cache_write do not fit."""
+    from kstrata.agents.exemplars import intensity_of
+    from kstrata.tasks.loader import resolve_task
+
+    gemv, gemm = resolve_task("gemv"), resolve_task("matmul_square")
+    assert gemv.meta.category == gemm.meta.category == "matmul"
+    assert intensity_of(gemv) < 1 and intensity_of(gemm) > 100
+    assert "gemm_tiled_tvm" not in [e.name for e in exemplars_for("matmul", "tvm-llvm", "schedule",
+                                                                   intensity=intensity_of(gemv))]
+    assert "gemm_tiled_tvm" in [e.name for e in exemplars_for("matmul", "tvm-llvm", "schedule",
+                                                               intensity=intensity_of(gemm))]

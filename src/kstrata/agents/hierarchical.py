@@ -51,7 +51,7 @@ from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from kstrata.agents.base import Proposal, ProposalBatch, ProposeContext
-from kstrata.agents.exemplars import exemplars_for
+from kstrata.agents.exemplars import exemplars_for, intensity_of
 from kstrata.agents.knowledge import spec_for_backend
 from kstrata.agents.llm_agent import LLM_MAX_PER_LEVEL, ask, editable_on, editable_only, prompt_context
 from kstrata.agents.memory import Attempt, MemoryStore, Skill, op_text
@@ -460,7 +460,8 @@ class HierarchicalProposer:
         has = frozenset(lv for lv, t in dict(candidate.sources).items() if isinstance(t, str) and t.strip())
         others = [lv for lv in editable_levels(context.backend, self.levels, has) if lv != level]
         return environment().get_template("hierarchical_knowledge.j2").render(
-            rebuild=rebuild, exemplars=exemplars_for(category, context.backend, level),
+            rebuild=rebuild,
+            exemplars=exemplars_for(category, context.backend, level, intensity=intensity_of(task)),
             skills=skills, category=category or "this", level=level, flat=self.ablations.flat,
             backend=context.backend, other_roles=others,
         ).strip()

@@ -2,7 +2,10 @@
 
 Each ``*.toml`` beside this module holds ``title``, ``categories``,
 ``backends``, ``levels``, ``notes`` (why it is fast, with the source of the
-technique) and ``code``, and a ``[check]`` table saying how the code is
+technique) and ``code``, optionally ``min_intensity`` (the least arithmetic
+intensity, FLOP per minimum byte at the task's nominal shape, the recipe is
+for: a compute-bound GEMM recipe is no exemplar for a memory-bound GEMV of the
+same category), and a ``[check]`` table saying how the code is
 verified (``tests/agents/test_exemplars.py`` runs every exemplar through the
 verifier at every sweep shape of its ``task`` on its ``backend``: ``candidate``
 with ``{code}`` for a whole-file level, or the task's initial candidate with
@@ -34,6 +37,7 @@ class Exemplar:
     notes: str
     code: str
     check: tuple[tuple[str, Any], ...] = ()
+    min_intensity: float = 0.0
 
     def check_sources(self, initial: dict[str, str]) -> dict[str, str]:
         """The candidate its ``[check]`` describes, from the task's ``initial``
@@ -69,23 +73,40 @@ def all_exemplars() -> tuple[Exemplar, ...]:
         try:
             out.append(Exemplar(path.stem, d["title"], tuple(d["categories"]), tuple(d["backends"]),
                                 tuple(d["levels"]), d["notes"].strip(), d["code"].strip("\n"),
-                                tuple(sorted((d.get("check") or {}).items()))))
+                                tuple(sorted((d.get("check") or {}).items())),
+                                float(d.get("min_intensity", 0.0))))
         except KeyError as e:
             raise ValueError(f"exemplar {path.name} lacks {e}") from None
     return tuple(out)
 
 
-def exemplars_for(category: str, backend: str, level: str, k: int = 2) -> list[Exemplar]:
+def exemplars_for(category: str, backend: str, level: str, k: int = 2,
+                  intensity: float | None = None) -> list[Exemplar]:
     """Up to ``k`` exemplars for ``category`` on ``backend`` at ``level``: those
     matching category, backend and level first, then category and level on
-    another backend of the same family."""
+    another backend of the same family; with the task's ``intensity`` (FLOP
+    per minimum byte at its nominal shape, :func:`intensity_of`), none whose
+    ``min_intensity`` is above it."""
     family = backend.split("-")[0]
     ranked = []
     for e in all_exemplars():
         if category not in e.categories or level not in e.levels:
+            continue
+        if intensity is not None and intensity < e.min_intensity:
             continue
         if backend in e.backends:
             ranked.append((0, e))
         elif any(b.split("-")[0] == family for b in e.backends):
             ranked.append((1, e))
     return [e for _, e in sorted(ranked, key=lambda x: x[0])][:k]
+
+
+def intensity_of(task: Any) -> float | None:
+    """FLOP per minimum byte of one call at ``task``'s nominal shape, from its
+    work formulas; ``None`` without both (or when they do not evaluate)."""
+    try:
+        shape = task.full_shape(dict(task.nominal_shape))
+        flops, nbytes = task.flops(shape), task.bytes(shape)
+    except Exception:  # noqa: BLE001 - a formula that does not evaluate: no filter
+        return None
+    return float(flops) / float(nbytes) if flops and nbytes else None
