@@ -5,12 +5,14 @@ history with the agents' reasons; and nothing it does not need."""
 
 from __future__ import annotations
 
+import pytest
 from agent_fakes import NoLog, ScriptedProvider, StubBackend, rec
 
 from kstrata.agents.base import ProposeContext
 from kstrata.agents.hierarchical import HierarchicalProposer, LevelAgent
 from kstrata.agents.llm_agent import LLMProposer
 from kstrata.agents.memory import MemoryStore
+from kstrata.agents.router import Declined
 from kstrata.search.tree import CandidateTree
 from kstrata.tasks.loader import resolve_task
 
@@ -116,12 +118,10 @@ def test_triton_interp_prompt_asks_for_correctness_only_and_says_why():
     node = CandidateTree([rec("a", sources=backend.initial_sources(task), backend="triton-interp",
                               verdict="incorrect")])["a" * 8]
     provider = ScriptedProvider(["DECLINE\nDIAGNOSIS: looking"])
-    try:
+    with pytest.raises(Declined):
         LLMProposer(provider, NoLog(), backend=backend).propose(
             task, node, {"verdict": "incorrect"}, "source", context=ProposeContext(backend="triton-interp",
                                                                                    levels=("source",)))
-    except Exception:  # noqa: BLE001 - the scripted decline
-        pass
     user = provider.prompts[0][1]["content"]
     assert "Make this candidate correct for every shape and input" in user
     assert "# Goal\nMake this candidate correct first" in user
@@ -191,12 +191,10 @@ def test_the_single_llm_proposer_sees_pending_cross_level_requests():
                          [declined_expansion("a", "graph", "single", "the graph is one fused softmax",
                                              [{"level": "schedule", "text": ask}], 1)])
     provider = ScriptedProvider(["DECLINE\nDIAGNOSIS: looking"])
-    try:
+    with pytest.raises(Declined):
         LLMProposer(provider, NoLog(), backend=StubBackend()).propose(
             task, tree["a" * 8], tree["a" * 8].feedback(), "schedule",
             context=ProposeContext(backend="tvm-llvm", levels=("graph", "schedule", "source"), tree=tree))
-    except Exception:  # noqa: BLE001 - the scripted decline
-        pass
     user = provider.prompts[0][1]["content"]
     assert "# Requests from other agents for this level (open until a schedule change serves them)" in user
     assert f"declined its level (the graph is one fused softmax) and asked: {ask}" in user

@@ -252,7 +252,7 @@ def test_the_judges_own_failure_is_never_charged_to_the_change(check, message):
     assert message.split(":")[0] in user and "+    sch.parallel(i)" in user  # the judge's message and the change
     assert "-> not judged, the judge itself failed (not the candidate's fault): runtime_error" in user
     # the router takes no level from it: the judge's failure points at none
-    level, reason = FeedbackRouter(backend="tvm-llvm")(tree, tree[child.hash], ["graph", "schedule"], LEVELS)
+    _, reason = FeedbackRouter(backend="tvm-llvm")(tree, tree[child.hash], ["graph", "schedule"], LEVELS)
     assert reason.startswith("no routed feedback"), reason
     # the failed candidate's own prompt says it was not judged
     provider = ScriptedProvider(["DECLINE\nDIAGNOSIS: looking"])
@@ -290,5 +290,5 @@ def test_history_says_which_timings_are_untrusted_and_keeps_correct_siblings():
     lines = tree_history(tree, tree["b" * 8], "schedule")
     assert "on the path to this candidate: [schedule, schedule-agent] rfactor the row sum -> correct, 0.0391x " \
            "(timing untrusted: not ranked)" in lines
-    assert (f"elsewhere in this run (cccccccc, from aaaaaaaa): [schedule, schedule-agent] parallelize the rows "
-            f"and vectorize the inner loop -> correct, 0.8x") in lines
+    assert ("elsewhere in this run (cccccccc, from aaaaaaaa): [schedule, schedule-agent] parallelize the rows "
+            "and vectorize the inner loop -> correct, 0.8x") in lines

@@ -172,7 +172,7 @@ def test_a_request_line_that_asks_for_nothing_is_no_request_and_routes_nowhere(t
     tree = CandidateTree([rec("a")], [declined_expansion("a", "schedule", "schedule-agent", d.diagnosis,
                                                          [{"level": "graph", "text": text}], 1)])
     assert pending_requests(tree, tree["a" * 8]) == []
-    level, reason = FeedbackRouter(backend="tvm-llvm")(tree, tree["a" * 8], ["graph", "schedule"], PREF)
+    _, reason = FeedbackRouter(backend="tvm-llvm")(tree, tree["a" * 8], ["graph", "schedule"], PREF)
     assert "request" not in reason, reason
     # a real request whose text starts with "no ..." is still one
     assert parse_cross_level_requests("CROSS-LEVEL REQUEST: graph: no rfactor; fuse the two passes") == [
