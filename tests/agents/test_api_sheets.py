@@ -150,3 +150,14 @@ def test_the_sheets_rfactor_layout_note_holds():
         lanes[axis], rows[axis] = ("first", first) if first else ("last", last)
     assert lanes == {0: "first", 1: "last"}
     assert rows[0] == rows[1] and len(rows[0]) == 1  # the other extent is the output's, B, in both
+
+
+def test_every_triton_function_the_sheet_names_exists():
+    """The Triton sheet names what a kernel may use (tl.exp2, tl.rsqrt,
+    tl.num_programs, several launches, scratch buffers were used but not named)."""
+    tl = pytest.importorskip("triton.language")
+    sheet = api_sheet("triton-interp", "source")
+    named = set(re.findall(r"tl\.(\w+)\(", sheet)) | set(re.findall(r"`tl\.(\w+)`", sheet))
+    assert {"exp2", "log2", "rsqrt", "num_programs"} <= named
+    assert [n for n in named if not hasattr(tl, n)] == []
+    assert "Several launches per `forward` and scratch buffers" in sheet

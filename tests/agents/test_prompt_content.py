@@ -198,3 +198,16 @@ def test_the_single_llm_proposer_sees_pending_cross_level_requests():
     user = provider.prompts[0][1]["content"]
     assert "# Requests from other agents for this level (open until a schedule change serves them)" in user
     assert f"declined its level (the graph is one fused softmax) and asked: {ask}" in user
+
+
+def test_triton_scope_speaks_of_gpu_tiling_not_cpu_intrinsics():
+    from kstrata.agents.prompt import Feedback, PromptContext, TaskContract, build_prompt
+
+    task = resolve_task("softmax")
+    user = {}
+    for backend in ("triton-interp", "tvm-llvm"):
+        ctx = PromptContext(task=TaskContract.from_task(task), backend=backend, level="source",
+                            sources={"source": "x = 1\n"}, feedback=Feedback())
+        user[backend] = build_prompt(ctx)[1]["content"]
+    assert "num_warps" in user["triton-interp"] and "target intrinsics" not in user["triton-interp"]
+    assert "target intrinsics" in user["tvm-llvm"]
