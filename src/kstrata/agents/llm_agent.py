@@ -26,8 +26,9 @@ from kstrata.agents.prompt import (
     retry_messages,
     toolchain,
 )
-from kstrata.agents.router import Declined, editable_levels, pending_requests, text_levels
+from kstrata.agents.router import Declined, declines, editable_levels, pending_requests, text_levels
 from kstrata.agents.run_history import (
+    decline_lines,
     failure_message,
     goal_facts,
     judge_failure,
@@ -352,7 +353,8 @@ class LLMProposer:
             return ProposalBatch([], list(self.log.take()))  # no call: nothing to edit at this level
         ctx = prompt_context(task, candidate, feedback, level, role=self.role, backend_name=context.backend,
                              backend=self.backend, tree=context.tree, decline=True, notes=self.level_notes,
-                             history=tuple(tree_history(context.tree, candidate, level)),
+                             history=tuple(tree_history(context.tree, candidate, level)
+                                           + decline_lines(declines(context.tree), candidate)),
                              text_of=self._proposed.get)
         try:
             answer, _problems = ask(self.provider, self.log, build_prompt(ctx), dict(candidate.sources), level,

@@ -127,6 +127,20 @@ def tree_history(tree: Any, candidate: Any, level: str, limit: int = 10) -> list
     return lines[:limit]
 
 
+def decline_lines(records: list[Mapping[str, Any]], candidate: Any) -> list[str]:
+    """History lines for the declines stored on ``candidate`` (the records of
+    :func:`kstrata.agents.router.declines`): level, role, the diagnosis and
+    what was asked of another level."""
+    out = []
+    for d in records:
+        if d.get("candidate") != getattr(candidate, "hash", None):
+            continue
+        asks = "; ".join(f"asked {r['level']}: {reason(r['text'], 160)}" for r in d.get("requests") or [])
+        out.append(f"from this candidate: [{d.get('level')}, {d.get('role')}] declined: "
+                   f"{reason(d.get('diagnosis') or '', 240)}" + (f" ({asks})" if asks else ""))
+    return out
+
+
 def _clip(text: str, limit: int = MAX_MESSAGE_CHARS) -> str:
     """``text`` whole when short, else its first 3 and last lines within ``limit``
     (a TVM or compiler error says what failed at its end)."""
