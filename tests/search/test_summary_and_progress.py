@@ -142,3 +142,23 @@ def test_retime_prints_one_row_per_candidate_and_the_reason_once(tmp_path, monke
     assert r.exit_code == 0, r.output
     assert "aaaaaaaaaaaa: 1x -> 2x, still unranked" in r.output and "bbbbbbbbbbbb: 1x -> 2x" in r.output
     assert " ".join(r.output.split()).count("the timing stayed noisy in the final round") == 1
+
+
+def test_a_run_that_timed_nothing_says_so_and_names_no_timing_shape(tmp_path):
+    """On an interpreter backend nothing is timed: the summary said 'timed at
+    B=1024, D=1024' and 'the best's timing was not trusted' all the same."""
+
+    class Untimed(FakeEvaluator):
+        def evaluate(self, task, backend, srcs):
+            ev, _m = super().evaluate(task, backend, srcs)
+            return ev, None
+
+    res = optimize(FakeTask(), FakeBackend(), FakeProposer(), Untimed(), "greedy", Budget(evaluations=4),
+                   tmp_path / "run", settings=SearchSettings(final_contenders=0),
+                   extra_config={"cli": {"timing_shape": SHAPE}})
+    assert json.loads((res.run_dir / "summary.json").read_text())["timed"] is False
+    table = _text(result_table(res.run_dir))
+    assert "none ranked: nothing was timed in this run (the backend checks correctness only" in table
+    assert "timed at" not in table and "was not trusted" not in table
+    timed = _run(tmp_path / "b", limit=0.5)
+    assert json.loads((timed.run_dir / "summary.json").read_text())["timed"] is True

@@ -383,6 +383,8 @@ def write_outcome(store: RunStore, tree: CandidateTree, stop_reason: str,
         },
         # the shape every speedup above was measured at (None: the backend's own choice, e.g. a test)
         "timing_shape": timing_shape_of(store.config),
+        # whether anything was timed at all (an interpreter backend times nothing: correctness only)
+        "timed": any(n.record.measurement is not None for n in tree),
         "spent": store.spent(),
         "candidates": len(tree),
         "verdicts": tree.verdict_counts(),

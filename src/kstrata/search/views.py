@@ -139,8 +139,12 @@ def result_table(run_dir: str | Path, nominal: dict[str, int] | None = None) -> 
     unranked = summary.get("unranked", [])
     table.add_row("stopped", summary["stop_reason"])
     speedups = (best or {}).get("speedups", [])
+    untimed = summary.get("timed") is False  # nothing was timed (an interpreter backend: correctness only)
     if best is None:
         table.add_row("best", "none correct")
+    elif untimed:
+        table.add_row("best", f"none ranked: nothing was timed in this run (the backend checks correctness "
+                              f"only; best/ holds {best['hash'][:12]}, the first correct candidate)")
     elif not speedups:  # every correct candidate's timing stayed untrusted: no speedup is claimed
         table.add_row("best", f"none ranked: no speedup is claimed, since the best's timing was not trusted "
                               f"(best/ holds {best['hash'][:12]})")
@@ -154,7 +158,7 @@ def result_table(run_dir: str | Path, nominal: dict[str, int] | None = None) -> 
     for s in speedups:
         ci = f" [{s['ci_low']:.3g}, {s['ci_high']:.3g}] (95% interval)" if s.get("ci_low") is not None else ""
         table.add_row(f"speedup vs {s['baseline']}", f"{s['value']:.3g}x{ci}")
-    if shape:
+    if shape and not untimed:
         note = "" if nominal is None or nominal == shape else \
             f" (not the nominal {shape_text(nominal)}; see --timing-shape)"
         table.add_row("timed at", shape_text(shape) + note)
