@@ -162,3 +162,30 @@ def test_a_run_that_timed_nothing_says_so_and_names_no_timing_shape(tmp_path):
     assert "timed at" not in table and "was not trusted" not in table
     timed = _run(tmp_path / "b", limit=0.5)
     assert json.loads((timed.run_dir / "summary.json").read_text())["timed"] is True
+
+
+def test_the_tree_shows_declines_and_its_legend_names_only_the_levels_the_run_edits():
+    """`kstrata tree` did not show declines (the prompt says they are kept on the
+    tree), and its legend spoke of graph and schedule edits on triton-interp."""
+    from kstrata.search.views import _levels, legend
+    from kstrata.store.records import CandidateRecord, EvaluationRecord, ExpansionRecord
+
+    root = CandidateRecord(hash="a" * 64, sources={}, level=None, role="initial", proposer="initial",
+                           status="evaluated", backend="triton-interp")
+    root.evaluation = EvaluationRecord(verdict="correct")
+    child = CandidateRecord(hash="b" * 64, sources={}, level="source", role="single-agent", proposer="llm",
+                            parents=("a" * 64,), status="evaluated", backend="triton-interp", expansion_id=1)
+    child.evaluation = EvaluationRecord(verdict="correct")
+    record = {"level": "source", "role": "single", "diagnosis": "the kernel already reads each row once",
+              "requests": []}
+    declined = ExpansionRecord(candidate="b" * 64, level="source", proposer="llm", id=2,
+                               error="Declined: " + json.dumps(record) + "\nTraceback ...")
+    tree = CandidateTree([root, child], [ExpansionRecord(candidate="a" * 64, level="source", proposer="llm", id=1),
+                                         declined])
+    assert [d["diagnosis"] for d in tree.declines()] == ["the kernel already reads each row once"]
+    text = _text(tree.render("run"))
+    assert "declined at source (single): the kernel already reads each row once" in text
+    words = _text(legend(_levels(tree)))
+    assert "level edited (source; initial: the start)" in words and "declined at LEVEL" in words
+    assert "graph change" not in words and "levels take turns" not in words
+    assert "levels take turns" in _text(legend(None))

@@ -46,6 +46,7 @@ from typing import Any
 from kstrata.agents.parse import is_null_request, parse_cross_level_requests
 from kstrata.agents.run_history import judge_failure
 from kstrata.search.policies import default_router
+from kstrata.search.tree import DECLINED_PREFIX
 
 LEVELS = ("graph", "schedule", "source")
 
@@ -57,7 +58,7 @@ KIND_CONFIDENCE = {
 _FAILED_VERDICT_CONFIDENCE = 0.6
 
 #: first line of an expansion error that records a decline (JSON after it)
-DECLINE_PREFIX = "Declined: "
+DECLINE_PREFIX = DECLINED_PREFIX
 __all__ = [
     "Declined",
     "FeedbackRouter",
@@ -87,20 +88,9 @@ class Declined(RuntimeError):
 
 def declines(tree: Any) -> list[dict[str, Any]]:
     """Every decline stored on ``tree``: ``[{"candidate", "expansion", "level",
-    "role", "diagnosis", "requests"}]`` in expansion order."""
-    out = []
-    for e in getattr(tree, "expansion_log", None) or []:
-        err = getattr(e, "error", None) or ""
-        name = Declined.__name__ + ": "
-        if not err.startswith(name):
-            continue
-        try:
-            rec = json.loads(err[len(name):].split("\n", 1)[0])
-        except ValueError:
-            continue
-        if isinstance(rec, dict) and isinstance(rec.get("requests"), list):
-            out.append({**rec, "candidate": e.candidate, "expansion": e.id})
-    return out
+    "role", "diagnosis", "requests"}]`` in expansion order
+    (:meth:`kstrata.search.tree.CandidateTree.declines`; ``[]`` without a tree)."""
+    return tree.declines() if tree is not None and hasattr(tree, "declines") else []
 
 
 #: levels a backend family's agents can change (TileLang's graph is a plan nothing executes)

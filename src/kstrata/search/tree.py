@@ -8,6 +8,7 @@ what an uninterrupted one would.
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -22,6 +23,8 @@ from kstrata.store.run_store import RunStore
 
 #: A measurement finding starting with this marks a timing the search does not rank by.
 UNTRUSTED_PREFIX = "untrusted timing:"
+#: An expansion error starting with this records a decline (JSON after it; see :meth:`CandidateTree.declines`).
+DECLINED_PREFIX = "Declined: "
 
 
 def unevaluated(finished: bool) -> str:
@@ -263,6 +266,24 @@ class CandidateTree:
             "slower_at_creation": len(slower),
         }
 
+    def declines(self) -> list[dict[str, Any]]:
+        """Every decline stored on the tree (an expansion whose error is
+        ``Declined: {json}``, as :class:`kstrata.agents.router.Declined` is
+        stored): ``[{"candidate", "expansion", "level", "role", "diagnosis",
+        "requests"}]`` in expansion order."""
+        out = []
+        for e in self.expansion_log:
+            err = getattr(e, "error", None) or ""
+            if not err.startswith(DECLINED_PREFIX):
+                continue
+            try:
+                rec = json.loads(err[len(DECLINED_PREFIX):].split("\n", 1)[0])
+            except ValueError:
+                continue
+            if isinstance(rec, dict) and isinstance(rec.get("requests"), list):
+                out.append({**rec, "candidate": e.candidate, "expansion": e.id})
+        return out
+
     # -- rendering ---------------------------------------------------------
     def label(self, node: Node, finished: bool = False) -> Text:
         """``hash8 level role verdict speedup [router reason]`` for one node
@@ -290,10 +311,17 @@ class CandidateTree:
         tree = Tree(Text(title, style="bold"))
         if self.root is None:
             return tree
+        declined: dict[str, list[dict[str, Any]]] = {}
+        for d in self.declines():
+            declined.setdefault(d["candidate"], []).append(d)
         stack = [(self.root, tree)]
         while stack:
             node, branch = stack.pop()
             sub = branch.add(self.label(node, finished))
+            for d in declined.get(node.hash, []):
+                asks = "; ".join(f"asked {r.get('level')}: {str(r.get('text', ''))[:80]}" for r in d["requests"])
+                sub.add(Text(f"declined at {d.get('level')} ({d.get('role')}): {str(d.get('diagnosis', ''))[:120]}"
+                             + (f" ({asks})" if asks else ""), style="dim"))
             kids = [c for c in self.children(node.hash) if c.parents[0] == node.hash]
             stack.extend((c, sub) for c in reversed(kids))
         return tree

@@ -15,16 +15,33 @@ from kstrata.search.tree import CandidateTree, unevaluated
 from kstrata.store.run_store import RunStore
 
 
-#: What the words in a tree's node lines mean (printed under ``kstrata tree``).
-LEGEND = Text(
-    "Each line: hash, level edited (graph, schedule or source; initial: the start), who proposed it, verdict, "
-    "speedup vs the first baseline, then why this node was expanded.\n"
-    "  unranked (untrusted timing): correct, but its timing stayed too noisy to rank; `kstrata retime RUN` "
-    "re-times it.\n"
-    "  slower than its parent: kept anyway, since a graph change often pays off only after schedule edits.\n"
-    "  lookahead i/n: the i-th of n schedule edits granted to such a slower graph change before it is judged.\n"
-    "  levels take turns (older runs: round-robin): the built-in policy asks for graph and schedule edits in turn.",
-    style="dim")
+def legend(levels: set[str] | None = None) -> Text:
+    """What the words in a tree's node lines mean (printed under ``kstrata
+    tree``), for a run whose candidates edit ``levels`` (``None``: any; the
+    graph-change lines only where a graph or schedule level is edited)."""
+    named = [lv for lv in ("graph", "schedule", "source") if levels is None or lv in levels]
+    lines = [
+        f"Each line: hash, level edited ({', '.join(named) or 'none yet'}; initial: the start), who proposed it, "
+        "verdict, speedup vs the first baseline, then why this node was expanded.",
+        "  unranked (untrusted timing): correct, but its timing stayed too noisy to rank; `kstrata retime RUN` "
+        "re-times it.",
+        "  declined at LEVEL: an agent asked to edit that level of this node made no change; its diagnosis, and "
+        "what it asked of another level.",
+    ]
+    if levels is None or {"graph", "schedule"} & levels:
+        lines += [
+            "  slower than its parent: kept anyway, since a graph change often pays off only after schedule edits.",
+            "  lookahead i/n: the i-th of n schedule edits granted to such a slower graph change before it is judged.",
+            "  levels take turns (older runs: round-robin): the built-in policy asks for graph and schedule edits "
+            "in turn.",
+        ]
+    return Text("\n".join(lines), style="dim")
+
+
+def _levels(*trees: CandidateTree) -> set[str] | None:
+    """The levels the candidates of ``trees`` edit; ``None`` (any) when none edits one yet."""
+    seen = {n.level for t in trees for n in t if n.level}
+    return seen or None
 
 
 def run_tree(run_dir: str | Path) -> RenderableType:
@@ -42,12 +59,13 @@ def run_tree(run_dir: str | Path) -> RenderableType:
     if is_bench_dir(Path(run_dir)):
         views = load_results(run_dir).runs
         return Group(*(v.tree.render(f"{v.task} on {v.backend} · {v.proposer}", v.summary is not None)
-                       for v in views), LEGEND) if views else Text(f"{run_dir}: a bench with no runs yet")
+                       for v in views), legend(_levels(*(v.tree for v in views)))) if views \
+            else Text(f"{run_dir}: a bench with no runs yet")
     with RunStore.open(run_dir) as store:
         tree = CandidateTree.from_store(store, with_sources=False)
         config = store.config
     title = f"{config.get('task', {}).get('name', '?')} on {config.get('backend', '?')}"
-    return Group(tree.render(title, finished=(Path(run_dir) / "summary.json").is_file()), LEGEND)
+    return Group(tree.render(title, finished=(Path(run_dir) / "summary.json").is_file()), legend(_levels(tree)))
 
 
 def candidate_view(run_dir: str | Path, prefix: str) -> RenderableType:
