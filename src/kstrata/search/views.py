@@ -21,19 +21,19 @@ def legend(levels: set[str] | None = None) -> Text:
     graph-change lines only where a graph or schedule level is edited)."""
     named = [lv for lv in ("graph", "schedule", "source") if levels is None or lv in levels]
     lines = [
-        f"Each line: hash, level edited ({', '.join(named) or 'none yet'}; initial: the start), who proposed it, "
-        "verdict, speedup vs the first baseline, then why this node was expanded.",
-        "  unranked (untrusted timing): correct, but its timing stayed too noisy to rank; `kstrata retime RUN` "
-        "re-times it.",
-        "  declined at LEVEL: an agent asked to edit that level of this node made no change; its diagnosis, and "
-        "what it asked of another level.",
+        (f"Each line: hash, level edited ({', '.join(named) or 'none yet'}; initial: the start), who proposed it, "
+         "verdict, speedup vs the first baseline, then why this node was expanded."),
+        ("  unranked (untrusted timing): correct, but its timing stayed too noisy to rank; `kstrata retime RUN` "
+         "re-times it."),
+        ("  declined at LEVEL: an agent asked to edit that level of this node made no change; its diagnosis, and "
+         "what it asked of another level."),
     ]
     if levels is None or {"graph", "schedule"} & levels:
         lines += [
             "  slower than its parent: kept anyway, since a graph change often pays off only after schedule edits.",
             "  lookahead i/n: the i-th of n schedule edits granted to such a slower graph change before it is judged.",
-            "  levels take turns (older runs: round-robin): the built-in policy asks for graph and schedule edits "
-            "in turn.",
+            ("  levels take turns (older runs: round-robin): the built-in policy asks for graph and schedule edits "
+             "in turn."),
         ]
     return Text("\n".join(lines), style="dim")
 
