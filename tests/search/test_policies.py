@@ -92,3 +92,27 @@ def test_policies_are_deterministic_given_rng(tmp_path):
     pol.pre_search(res.tree, ("graph", "schedule"))
     picks = {pol.select(res.tree, random.Random("1:5")).node for _ in range(3)}
     assert len(picks) == 1
+
+
+def test_greedy_breaks_a_tie_of_untrusted_timings_by_fewest_expansions():
+    """Every timing untrusted (all score 0): greedy re-expanded the start three
+    times per level before looking at a correct child (an LLM may be asked 3x
+    per node and level); now the least expanded of the tied nodes goes first."""
+    from kstrata.search.tree import UNTRUSTED_PREFIX, CandidateTree
+    from kstrata.store.records import CandidateRecord, EvaluationRecord, MeasurementRecord
+
+    def node(h, parents=()):
+        r = CandidateRecord(hash=h * 64, sources={}, level="schedule" if parents else None, role="r",
+                            proposer="p", parents=tuple(p * 64 for p in parents), status="evaluated")
+        r.evaluation = EvaluationRecord(verdict="correct")
+        r.measurement = MeasurementRecord(speedup=0.5, findings=[f"{UNTRUSTED_PREFIX} noisy"])
+        return r
+
+    tree = CandidateTree([node("a"), node("b", ("a",))])
+    pol = make_policy("greedy")
+    pol.max_per_level = 3
+    pol.pre_search(tree, ["graph", "schedule"])
+    tree["a" * 64].expansions.update({"schedule": 1})
+    assert pol.select(tree, random.Random(0)).node == "b" * 64
+    tree["b" * 64].expansions.update({"schedule": 2})
+    assert pol.select(tree, random.Random(0)).node == "a" * 64
