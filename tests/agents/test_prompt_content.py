@@ -214,3 +214,21 @@ def test_triton_scope_speaks_of_gpu_tiling_not_cpu_intrinsics():
         user[backend] = build_prompt(ctx)[1]["content"]
     assert "num_warps" in user["triton-interp"] and "target intrinsics" not in user["triton-interp"]
     assert "target intrinsics" in user["tvm-llvm"]
+
+
+def test_before_anything_is_timed_the_prompt_names_the_shape_the_run_times_at():
+    """'timed shape: nothing timed yet' stood on the first three prompts of a run
+    whose start never timed (its judge ran out of memory); the run's timing
+    shape is known from its configuration."""
+    task = resolve_task("softmax")
+    tree = CandidateTree([rec("a", sources={"graph": "# kstrata-tvm graph\n", "schedule": "def schedule(sch):\n"
+                                            "    pass\n"})])
+    provider = ScriptedProvider(["DECLINE\nDIAGNOSIS: looking"])
+    with pytest.raises(Declined):
+        LLMProposer(provider, NoLog(), backend=StubBackend()).propose(
+            task, tree["a" * 8], tree["a" * 8].feedback(), "schedule",
+            context=ProposeContext(backend="tvm-llvm", levels=("graph", "schedule", "source"), tree=tree,
+                                   timing_shape={"B": 1024, "D": 1024}))
+    user = provider.prompts[0][1]["content"]
+    assert "- timed shape: B=1024, D=1024 (every time, speedup and roofline below is at this shape" in user
+    assert "nothing timed yet" not in user

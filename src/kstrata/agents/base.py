@@ -118,6 +118,9 @@ class ProposeContext:
         Why this level was chosen.
     tree:
         The candidate tree (:class:`kstrata.search.tree.CandidateTree`), read-only.
+    timing_shape:
+        The shape this run times candidates at, from its configuration
+        (``--timing-shape``), or None when it was not recorded.
     """
 
     backend: str
@@ -127,6 +130,7 @@ class ProposeContext:
     budget_left: Mapping[str, float | None] = field(default_factory=dict)
     router_reason: str = ""
     tree: Any = None
+    timing_shape: Mapping[str, int] | None = None
 
 
 @runtime_checkable

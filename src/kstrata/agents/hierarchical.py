@@ -182,7 +182,8 @@ class LevelAgent:
         """
         ctx = prompt_context(task, candidate, feedback, level, role=self.role, backend_name=context.backend,
                              backend=backend, tree=context.tree, history=history, decline=True,
-                             sources=sources, notes=self.level_notes, text_of=text_of)
+                             sources=sources, notes=self.level_notes, text_of=text_of,
+                             run_shape=context.timing_shape)
         messages = build_prompt(ctx)
         if extra:
             messages[-1]["content"] += "\n\n" + extra

@@ -160,7 +160,8 @@ def prompt_context(task: Any, candidate: Any, feedback: Any, level: str, *, role
                    backend: Any = None, tree: Any = None, history: tuple[str, ...] = (),
                    decline: bool = False, sources: Mapping[str, str] | None = None,
                    notes: Mapping[str, str] | None = None,
-                   text_of: Callable[[str], str | None] | None = None) -> PromptContext:
+                   text_of: Callable[[str], str | None] | None = None,
+                   run_shape: Mapping[str, int] | None = None) -> PromptContext:
     """The :class:`PromptContext` of an agent's prompt for ``candidate`` at ``level``.
 
     Parameters
@@ -184,6 +185,9 @@ def prompt_context(task: Any, candidate: Any, feedback: Any, level: str, *, role
     text_of:
         ``child hash -> its text at level``, for the lines around a failed
         answer's error (:func:`~kstrata.agents.run_history.last_failure`).
+    run_shape:
+        The shape the run times at (:attr:`~kstrata.agents.base.ProposeContext.timing_shape`),
+        named before anything was timed.
     """
     sources = {k: v for k, v in dict(sources if sources is not None else candidate.sources).items()
                if isinstance(v, str)}
@@ -191,6 +195,8 @@ def prompt_context(task: Any, candidate: Any, feedback: Any, level: str, *, role
     levels = tuple(getattr(backend, "levels", LEVELS))
     has = frozenset(lv for lv, t in sources.items() if t.strip())
     shape = timed_shape(task, candidate, tree) if timing else None
+    if timing and shape is None and run_shape:  # nothing timed yet: the shape this run will time at
+        shape = {k: int(v) for k, v in run_shape.items() if k in task.nominal_shape}
     all_notes = dict(notes or {})
     for lv, text in level_notes(task, backend, sources, level).items():
         all_notes[lv] = (all_notes.get(lv, "") + "\n\n" + text).strip()
@@ -355,7 +361,7 @@ class LLMProposer:
                              backend=self.backend, tree=context.tree, decline=True, notes=self.level_notes,
                              history=tuple(tree_history(context.tree, candidate, level)
                                            + decline_lines(declines(context.tree), candidate)),
-                             text_of=self._proposed.get)
+                             text_of=self._proposed.get, run_shape=context.timing_shape)
         try:
             answer, _problems = ask(self.provider, self.log, build_prompt(ctx), dict(candidate.sources), level,
                                     role=self.role, language=ctx.language, retries=self.max_format_retries,

@@ -268,7 +268,7 @@ class _Run:
         ctx = ProposeContext(
             backend=self.backend.name, levels=self.levels, step=step, seed=self.settings.seed,
             budget_left=self.budget.left(self.store.spent()), router_reason=router_reason,
-            tree=self.tree,
+            tree=self.tree, timing_shape=timing_shape_of(self.store.config),
         )
         error, calls, proposals = None, [], []
         min_calls = 1  # a propose that reports no model call (rule-based) counts as one
