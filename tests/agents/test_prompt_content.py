@@ -232,3 +232,12 @@ def test_before_anything_is_timed_the_prompt_names_the_shape_the_run_times_at():
     user = provider.prompts[0][1]["content"]
     assert "- timed shape: B=1024, D=1024 (every time, speedup and roofline below is at this shape" in user
     assert "nothing timed yet" not in user
+
+
+def test_a_failed_candidates_prompt_asks_for_correctness_first_from_its_first_line():
+    node = rec("a", sources={"graph": "g", "schedule": "s"}, verdict="incorrect",
+               feedback=[{"kind": "hidden_failure", "level": "schedule", "text": "a hidden test fails"}])
+    _, user = _prompt(StubBackend(), "schedule", node)
+    assert user.startswith("You are the schedule-level agent. Make this candidate correct through a change at "
+                           "the schedule level only: it failed verification")
+    assert "# Goal\nMake this candidate correct first" in user
