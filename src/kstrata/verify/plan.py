@@ -18,7 +18,11 @@ show on one input than a bug at a small shape. Large shapes get
 distribution, and where a float64 oracle would cost too much there
 (:func:`oracle_kind`) the test is marked ``oracle="native"``: the judge then
 compares with the task-dtype reference under a derived bound
-(:func:`kstrata.verify.tolerance.compare_native`).
+(:func:`kstrata.verify.tolerance.compare_native`), and computes the float64
+oracle only for a candidate that fails it (that bound has no term for the
+reference's own rounding, which a long reduction summed in another order
+exceeds where terms cancel), when the judge has the time and memory for it
+(:meth:`kstrata.verify.runner.ShapeRun._exact_oracle`).
 """
 
 from __future__ import annotations

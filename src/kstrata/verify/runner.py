@@ -252,6 +252,8 @@ class ShapeRun:
         return _seed_inputs(self.ctx.task)(self.module, test)
 
     _rng = 0
+    #: seconds of the last test's reference call (:meth:`prepare`)
+    ref_s = 0.0
 
     def calls(self, xs: list[Any], test: TestCase, refs: list[torch.Tensor], poisons: tuple[int, ...]
               ) -> list[list[Any]]:
@@ -342,6 +344,7 @@ class ShapeRun:
         with torch.no_grad():
             torch.manual_seed(rng_seed(test))  # a forward that draws (an RNN's initial state) draws alike
             refs = [r.detach() for r in flatten(self.model_dev(*[_to(x, self.device) for x in _clone(pristine)]))]
+            self.ref_s = time.monotonic() - t0
             oracles = self._oracle(pristine, refs, test)
         self.ctx.judge_s += time.monotonic() - t0
         return pristine, refs, oracles
@@ -395,6 +398,12 @@ class ShapeRun:
         refs_cpu = [r.cpu() for r in refs]
         cmp = self._comparer(test)
         comps = [cmp(c, o, r, tol) for c, o, r in zip(out1, oracles, refs_cpu)]
+        if not all(c.ok for c in comps) and pristine is not None and _native(test) and self.model64 is not None:
+            exact = self._exact_oracle(pristine, refs_cpu, test)
+            if exact is not None:  # the test is decided against the float64 oracle after all
+                oracles = exact
+                comps = [compare(c, o, r, tol) if isinstance(c, torch.Tensor) else k
+                         for c, o, r, k in zip(out1, oracles, refs_cpu, comps)]
         if not all(c.ok for c in comps) and pristine is not None:
             extra = self._reduction_allowance(pristine, oracles, refs_cpu, test)
             if extra:
@@ -433,7 +442,7 @@ class ShapeRun:
         """:func:`compare` against the float64 oracle (with ``extra``, one
         allowance per output, in order), or, for a test planned without one
         (``oracle == "native"``), :func:`compare_native`'s derived bound."""
-        if getattr(test, "oracle", "fp64") == "native" or self.model64 is None:
+        if _native(test) or self.model64 is None:
             return lambda c, o, r, tol: compare_native(c, r, tol)
         if extra:
             it = iter(extra)
@@ -449,8 +458,7 @@ class ShapeRun:
         from kstrata.verify.tolerance_reduction import reduction_allowance
 
         tol = self.ctx.task.meta.tolerance
-        if tol.kind != "oracle" or not tol.reductions or self.model64 is None \
-                or getattr(test, "oracle", "fp64") == "native":
+        if tol.kind != "oracle" or not tol.reductions or self.model64 is None or _native(test):
             return []
         dtype = next((r.dtype for r in refs if r.is_floating_point()), None)
         if dtype is None:
@@ -466,26 +474,81 @@ class ShapeRun:
     def _oracle(self, pristine: list[Any], refs: list[torch.Tensor], test: TestCase) -> list[torch.Tensor]:
         """The float64 oracle's outputs for ``pristine`` (CPU); the native
         reference where the test says so (very large shapes)."""
-        if getattr(test, "oracle", "fp64") == "native" or self.model64 is None:
-            return [r.detach().cpu().double() if r.is_floating_point() else r.cpu() for r in refs]
+        if _native(test) or self.model64 is None:
+            return _as_oracle(refs)
+        try:
+            oracles = self._float64(pristine, test)
+        except Exception:  # noqa: BLE001 - a model that cannot run in float64: the native reference decides
+            self.model64 = None
+            self.ctx.dropped.append("the reference does not run in float64: compared with the native "
+                                    "reference under a derived bound")
+            return _as_oracle(refs)
+        if any(o.shape != r.shape for o, r in zip(oracles, refs)) or len(oracles) != len(refs):
+            self.model64 = None
+            return _as_oracle(refs)
+        return [o if r.is_floating_point() else r.cpu() for o, r in zip(oracles, refs)]
+
+    def _float64(self, pristine: list[Any], test: TestCase) -> list[torch.Tensor]:
+        """The float64 model's outputs on ``pristine``, as the oracle computes
+        them (raises what the forward raises)."""
         x64 = [x.double() if isinstance(x, torch.Tensor) and x.is_floating_point() else x
                for x in _clone(pristine)]
         was = torch.get_default_dtype()
         try:
             torch.set_default_dtype(torch.float64)  # tensors the forward creates itself are float64 too
             torch.manual_seed(rng_seed(test))
-            oracles = [o.detach() for o in flatten(self.model64(*x64))]
-        except Exception:  # noqa: BLE001 - a model that cannot run in float64: the native reference decides
-            self.model64 = None
-            self.ctx.dropped.append("the reference does not run in float64: compared with the native "
-                                    "reference under a derived bound")
-            return [r.detach().cpu().double() if r.is_floating_point() else r.cpu() for r in refs]
+            with torch.no_grad():
+                return [o.detach() for o in flatten(self.model64(*x64))]
         finally:
             torch.set_default_dtype(was)
-        if any(o.shape != r.shape for o, r in zip(oracles, refs)) or len(oracles) != len(refs):
-            self.model64 = None
-            return [r.detach().cpu().double() if r.is_floating_point() else r.cpu() for r in refs]
-        return [o if r.is_floating_point() else r.cpu() for o, r in zip(oracles, refs)]
+
+    #: A float64 forward's time as a multiple of the task-dtype reference's
+    #: (:mod:`kstrata.verify.plan`: 2-4x on a CPU), for :meth:`_exact_oracle`'s time check.
+    ORACLE_TIME_FACTOR = 4.0
+
+    def _exact_oracle(self, pristine: list[Any], refs: list[torch.Tensor], test: TestCase
+                      ) -> list[torch.Tensor] | None:
+        """The float64 oracle of a test planned without one (``oracle ==
+        "native"``), computed once its candidate failed the derived bound of
+        :func:`compare_native`; None where it cannot be had (the model has no
+        float64 run, it runs out of memory, or the verification's time left
+        is under :data:`ORACLE_TIME_FACTOR` times the reference's call plus 5 s).
+
+        That bound has no term for the reference's own rounding, which
+        ``compare`` measures against the oracle (``k * native_err``): a long
+        reduction summed in another order than PyTorch's fails it wherever
+        terms cancel (an output near zero), though it is as accurate as the
+        reference (the gemv of ``benchmarks/results/agents_queue_tvm.txt``
+        at 8192x8192). Only a test that failed pays the float64 forward; it
+        is then decided by the plain ``oracle`` bound of :func:`compare`
+        (without the reordered-reduction allowance, whose extra float64
+        forwards the plan avoids at these shapes), so a candidate wrong only
+        at a large shape still fails (case 02).
+        """
+        ctx = self.ctx
+        if ctx.deadline is not None and \
+                ctx.deadline - time.monotonic() < self.ORACLE_TIME_FACTOR * self.ref_s + 5.0:
+            return None
+        t0 = time.monotonic()
+        try:
+            oracles = self._float64(pristine, test)
+        except Exception:  # noqa: BLE001 - out of memory or no float64 run: the native bound decides
+            return None
+        finally:
+            ctx.judge_s += time.monotonic() - t0
+        if len(oracles) != len(refs) or any(o.shape != r.shape for o, r in zip(oracles, refs)):
+            return None
+        return [o.cpu() if r.is_floating_point() else r.cpu() for o, r in zip(oracles, refs)]
+
+
+def _native(test: TestCase) -> bool:
+    """Whether ``test`` was planned without a float64 oracle (:func:`kstrata.verify.plan.oracle_kind`)."""
+    return getattr(test, "oracle", "fp64") == "native"
+
+
+def _as_oracle(refs: list[torch.Tensor]) -> list[torch.Tensor]:
+    """The native reference's outputs standing in for the oracle's (float64 CPU copies)."""
+    return [r.detach().cpu().double() if r.is_floating_point() else r.cpu() for r in refs]
 
 
 def oracle_model(model: torch.nn.Module) -> torch.nn.Module | None:
