@@ -13,6 +13,8 @@ the problem most likely belongs to (DESIGN.md). Kinds:
 ``distributions``   which input distributions fail (e.g. only ``shifted``: padding values)
 ``reduction_growth`` relative error grows with the reduction length (accumulation precision)
 ``race``            two runs on the same input differ (non-determinism)
+``public_probe``    after a hidden failure: a public shape of the same kind (a size of 1, 3 or 13)
+                    that fails too, with the items above for it, or that none does
 """
 
 from __future__ import annotations
@@ -240,6 +242,96 @@ def locate(ctx: "Context", failure: "Failure", run: "ShapeRun | None", tests: li
                               "accumulation precision (accumulate in fp32, or use a tree reduction)",
                               sizes=[g[0] for g in growth], rel_err=[g[1] for g in growth]))
     return items
+
+
+#: Sizes a hidden failure's public probes give one shape variable at a time
+#: (:func:`boundary_probes`): a size of 1, a size below any block or split
+#: factor, and one that is not a multiple of 8 or 16 -- the boundary shapes
+#: the hidden sweep is made of, at sizes every task's public shape can reach.
+PROBE_SIZES = (1, 3, 13)
+#: Most probe shapes run after one hidden failure (each may cost a build).
+PROBE_LIMIT = 8
+
+
+def probe_shapes(task: Any) -> list[tuple[dict[str, int], str]]:
+    """The public boundary variants of the task's first small shape, with how
+    each differs from it: every variable set to each of :data:`PROBE_SIZES`
+    below its public value, one variable at a time (smallest size first),
+    then all of them at once; at most :data:`PROBE_LIMIT`, and only those at
+    which the reference runs (:func:`kstrata.verify.runner.safe_shapes`).
+    They depend on the task's public shapes alone, never on the secret, so
+    naming them says nothing of the hidden tests."""
+    from kstrata.verify.runner import safe_shapes
+
+    if not task.small_shapes:
+        return []
+    base = dict(task.small_shapes[0])
+    out: list[tuple[dict[str, int], str]] = []
+    for size in PROBE_SIZES:
+        for name, value in base.items():
+            if size < value:
+                out.append(({**base, name: size}, f"{name} = {size}"))
+        lower = [n for n, v in base.items() if size < v]
+        if len(lower) > 1:
+            out.append(({**base, **{n: size for n in lower}}, f"{', '.join(lower)} = {size}"))
+    known = [dict(s) for s in task.small_shapes]
+    out = [(s, why) for s, why in out if s not in known]
+    safe = safe_shapes(task, [s for s, _ in out][:PROBE_LIMIT * 2])
+    return [(s, why) for s, why in out if s in safe][:PROBE_LIMIT]
+
+
+def boundary_probes(ctx: "Context", public: list["TestCase"], level: str) -> list[dict]:
+    """Feedback after a hidden failure: public probes at shapes of the kind
+    the hidden sweep holds (:func:`probe_shapes`), run in order until one
+    fails. Items: ``public_probe`` naming the failing shape (public:
+    reproducible, with its seed and input draw) and what it differs in from
+    the public tests, then :func:`locate`'s items for it; or one
+    ``public_probe`` saying that every probe passes. Nothing here derives
+    from the hidden tests: the probes are the same whatever failed.
+
+    Parameters
+    ----------
+    ctx:
+        The judge's context (its candidate process still running).
+    public:
+        The public tests (their first seed and distribution are used).
+    level:
+        The level the hidden failure was tagged with.
+    """
+    from kstrata.verify.plan import TestCase, _key
+    from kstrata.verify.runner import ShapeRun, Stop
+
+    if not public:
+        return []
+    first = public[0]
+    base = dict(first.shape)
+    tried = []
+    for shape, why in probe_shapes(ctx.task):
+        test = TestCase(_key(shape), first.param_seed, first.seed, first.dist, True)
+        tried.append(why)
+        head = (f"a public probe fails too: at shape {shape} (the public shape {base} with {why}; input seed "
+                f"{first.seed}, draw {first.dist})")
+        try:
+            run = ShapeRun(ctx, shape, first.param_seed)
+            failure = run.run_test(test)
+        except Stop as e:
+            if e.verdict.value == "timeout":
+                break
+            return [item("public_probe", level, f"{head}: the candidate gives {e.verdict.value} "
+                         f"({e.check}): {str(e.evidence.get('message', ''))[:600]}",
+                         shape=shape, test=test.describe())]
+        if failure is None:
+            continue
+        dists = list(dict.fromkeys(t.dist for t in public))
+        located = locate(ctx, failure, run, [TestCase(_key(shape), first.param_seed, first.seed, d, True)
+                                             for d in dists])
+        return [item("public_probe", level, f"{head}: reproduce it there; the items below are for that shape",
+                     shape=shape, test=test.describe())] + located
+    if not tried:
+        return []
+    return [item("public_probe", level, f"public probes at the public shape {base} with {'; '.join(tried)} "
+                 "all pass: the hidden failure needs a larger size, another input draw or seed",
+                 shapes=len(tried))]
 
 
 #: What a hidden-stage failure may say (issue #17 item 11): the kind of

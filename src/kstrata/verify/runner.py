@@ -814,10 +814,11 @@ def run_protocol(task: Task, backend_name: str, sources: dict[str, str], secret:
         n, failure, _ = _run_stage(ctx, hid)
         ev.hidden_tests = n
         if failure is not None:
-            ev.feedback = [fb.item("hidden_failure", failing_level(backend, sources),
+            level = failing_level(backend, sources)
+            ev.feedback = [fb.item("hidden_failure", level,
                                    "all public tests pass but a hidden test fails; the hidden set covers "
                                    "the sweep's boundary shapes (sizes 1, primes, non-multiples of any "
-                                   "block size) and all input distributions")]
+                                   "block size) and all input distributions")] + fb.boundary_probes(ctx, pub, level)
             raise _incorrect(failure, public=False)
         ev.evidence = {"message": f"{ev.public_tests} public and {ev.hidden_tests} hidden tests pass"}
         if pre.get("estimate_s") is not None:

@@ -1,0 +1,113 @@
+"""After a hidden failure, public probes at shapes of the same kind (a size of
+1, 3 or 13 in one dimension of the public shape) give the agent a public,
+reproducible failing shape, located, without naming anything hidden (issues
+#17, #19).
+
+The model-in-the-loop gemv run on tvm-llvm (benchmarks/results/agents_queue_tvm.txt)
+got only "outputs outside tolerance on a hidden test" for an rfactor schedule
+whose 16 partial lanes are initialised under the split's tail predicate: at
+K < 16 the write-back reads lanes nothing wrote.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import textwrap
+
+import pytest
+
+from kstrata.sandbox import status
+from kstrata.tasks.loader import resolve_task
+from kstrata.verify import runner
+from kstrata.verify.feedback import probe_shapes
+from kstrata.verify.plan import perturbed_shapes
+
+pytestmark = pytest.mark.skipif(not status().usable, reason=f"no sandbox here: {status().reason}")
+
+#: sums 16 lanes of which only the first K hold terms when K < 16, the others zeros + 1
+BELOW_16 = textwrap.dedent('''
+    import torch
+    import torch.nn as nn
+
+
+    class ModelNew(nn.Module):
+        def forward(self, A, x):
+            y = A @ x
+            return y + 1.0 if A.shape[1] < 16 else y
+''')
+
+#: wrong only for K > 1000 (a size no probe reaches)
+ABOVE_1000 = BELOW_16.replace("A.shape[1] < 16", "A.shape[1] > 1000")
+SECRET = "probe-secret" * 3
+
+
+def _hidden_sizes(task) -> set[int]:
+    return {v for s in task.sweep_shapes + perturbed_shapes(task, SECRET) for v in s.values()}
+
+
+def test_probe_shapes_are_public_variants_of_the_first_small_shape():
+    task = resolve_task("gemv")
+    shapes = [s for s, _ in probe_shapes(task)]
+    assert {"M": 64, "K": 1} in shapes and {"M": 1, "K": 512} in shapes and {"M": 64, "K": 13} in shapes
+    assert all(set(s) == {"M", "K"} and all(v in (1, 3, 13, 64, 512) for v in s.values()) for s in shapes)
+    assert probe_shapes(task) == probe_shapes(resolve_task("gemv"))  # no secret in them
+
+
+def test_a_hidden_failure_below_a_block_size_gets_a_public_failing_shape():
+    task = resolve_task("gemv")
+    ev = runner.run_protocol(task, "pytorch", {"source": BELOW_16}, SECRET, scope="full")
+    assert ev["verdict"] == "incorrect" and ev["evidence"]["stage"] == "hidden", ev
+    kinds = [i["kind"] for i in ev["feedback"]]
+    assert kinds[:2] == ["hidden_failure", "public_probe"], ev["feedback"]
+    probe = ev["feedback"][1]
+    assert probe["data"]["shape"] == {"M": 64, "K": 1} and "K = 1" in probe["text"], probe
+    assert probe["data"]["test"] == {"shape": {"M": 64, "K": 1}, "seed": 0, "distribution": "normal"}
+    wrong = next(i for i in ev["feedback"] if i["kind"] == "wrong_share")
+    assert wrong["data"]["wrong"] == wrong["data"]["total"] == 64  # located at the probe's public shape
+    # the hidden test itself stays unnamed: no hidden size that no public or probe shape has
+    public = {v for s in task.small_shapes for v in s.values()} | {1, 2, 3, 13}
+    text = json.dumps(ev["feedback"])
+    assert not [n for n in _hidden_sizes(task) - public if re.search(rf"(?<![\d.]){n}(?![\d.])", text)], text
+
+
+def test_probes_that_all_pass_say_so():
+    task = resolve_task("gemv")
+    ev = runner.run_protocol(task, "pytorch", {"source": ABOVE_1000}, SECRET, scope="full")
+    assert ev["verdict"] == "incorrect" and ev["evidence"]["stage"] == "hidden", ev
+    probe = [i for i in ev["feedback"] if i["kind"] == "public_probe"]
+    assert len(probe) == 1 and "all pass" in probe[0]["text"], ev["feedback"]
+    assert not [i for i in ev["feedback"] if i["kind"] == "wrong_share"]
+
+
+#: The run's schedule (cassettes/gemv_tvm-llvm_hierarchical_m19.jsonl, answer 0): rfactor of a split
+#: by 16 without decompose_reduction, so the partials' init runs under the tail predicate.
+RFACTOR_UNINITIALISED = '''# kstrata-tvm schedule: one `def schedule_<primfunc>(sch)` per scheduled PrimFunc
+
+def schedule_matmul(sch):
+    b = sch.get_sblock("matmul")
+    i, j, k = sch.get_loops(b)
+    ko, ki = sch.split(k, factors=[None, 16])
+    rf = sch.rfactor(ki, factor_axis=0)
+    r_i, r_j, r_ko, r_ki = sch.get_loops(rf)
+    sch.parallel(r_i)
+    sch.vectorize(r_ki)
+    w_loops = sch.get_loops(sch.get_sblock("matmul"))
+    sch.parallel(w_loops[0])
+'''
+
+
+def test_the_runs_rfactor_schedule_fails_at_a_public_probe_below_16():
+    """Verified for real on tvm-llvm: the schedule passes every public test
+    (K = 512 and 33) and fails at K = 1, where lanes 1-15 were never written."""
+    from kstrata.backends.registry import get_backend
+    from kstrata.verify.api import verify_candidate
+
+    task = resolve_task("gemv")
+    graph = get_backend("tvm-llvm").initial_sources(task)["graph"]
+    ev = verify_candidate(task, "tvm-llvm", {"graph": graph, "schedule": RFACTOR_UNINITIALISED},
+                          secret=SECRET, scope="full")
+    assert str(ev.verdict.value) == "incorrect" and ev.evidence["stage"] == "hidden", ev
+    probe = next(i for i in ev.feedback if i["kind"] == "public_probe")
+    assert probe["data"]["shape"] == {"M": 64, "K": 1} and probe["level"] == "schedule", ev.feedback
+    assert {"nonfinite", "race"} <= {i["kind"] for i in ev.feedback}, ev.feedback
