@@ -14,8 +14,9 @@ from kstrata.agents.prompt import api_sheet
 
 tvm = pytest.importorskip("tvm")
 
-#: the sheet's rules followed: a row-fused, parallel nest; the max rfactored in a nest of its own
-SHEET_RECIPE = '''
+#: the sheet's rules followed: a row-fused, parallel nest; the max rfactored in a nest of its own,
+#: its init decomposed last (SHEET_RECIPE below)
+UNDECOMPOSED = '''
 def schedule_softmax(sch):
     row, col = sch.get_loops(sch.get_sblock("T_softmax_norm"))
     sch.compute_at(sch.get_sblock("T_softmax_expsum"), row)
@@ -49,11 +50,11 @@ def schedule_softmax(sch):
     mx_rf = sch.rfactor(ki, factor_axis=0)
     sch.decompose_reduction(mx_rf, ko)
 '''
-VECTORIZE_AFTER_DECOMPOSE = SHEET_RECIPE.replace(
+VECTORIZE_AFTER_DECOMPOSE = UNDECOMPOSED.replace(
     "    sch.vectorize(r_lane)\n", "    sch.decompose_reduction(mx_rf, r_o)\n    sch.vectorize(r_lane)\n")
-PARALLEL_AFTER_DECOMPOSE = SHEET_RECIPE.replace(
+PARALLEL_AFTER_DECOMPOSE = UNDECOMPOSED.replace(
     "    sch.parallel(r_row)\n", "    sch.decompose_reduction(mx_rf, r_o)\n    sch.parallel(r_row)\n")
-DECOMPOSE_LAST = SHEET_RECIPE.replace(
+DECOMPOSE_LAST = SHEET_RECIPE = UNDECOMPOSED.replace(
     "    sch.vectorize(r_lane)\n", "    sch.vectorize(r_lane)\n    sch.decompose_reduction(mx_rf, r_o)\n")
 
 
@@ -116,7 +117,9 @@ def test_the_sheets_rfactor_and_compute_at_rules_hold(applied):
 @pytest.mark.slow
 def test_the_sheets_recipe_is_correct_and_its_warning_is_real():
     """Verified for real (small scope): the recipe passes; a compute_at of the
-    _rf block applies but is wrong at D=77 (the sheet's warning)."""
+    _rf block applies but is wrong at D=77 (the sheet's warning); without the
+    decompose_reduction the recipe is wrong at D < 16 (full scope: the
+    sweep's D=2), its failure located at the public probe D=1."""
     from kstrata.backends.registry import get_backend
     from kstrata.tasks.loader import resolve_task
     from kstrata.verify.api import verify_candidate
@@ -128,6 +131,13 @@ def test_the_sheets_recipe_is_correct_and_its_warning_is_real():
                 for name, text in (("recipe", SHEET_RECIPE), ("rf_compute_at", RF_COMPUTE_AT))}
     assert str(verdicts["recipe"].verdict.value) == "correct", verdicts["recipe"]
     assert str(verdicts["rf_compute_at"].verdict.value) == "incorrect", verdicts["rf_compute_at"]
+    sheet = api_sheet("tvm-llvm", "schedule")
+    assert "End with `sch.decompose_reduction(rf, r_o)`" in sheet and "NaN at K=1 on gemv and D=2" in sheet
+    ev = verify_candidate(task, "tvm-llvm", {"graph": graph, "schedule": UNDECOMPOSED}, secret="sheet",
+                          scope="full")
+    assert str(ev.verdict.value) == "incorrect" and ev.evidence["stage"] == "hidden", ev
+    probe = next(i for i in ev.feedback if i["kind"] == "public_probe")
+    assert probe["data"]["shape"] == {"B": 8, "D": 1}, ev.feedback
 
 
 def test_the_sheets_rfactor_layout_note_holds():
