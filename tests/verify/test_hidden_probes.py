@@ -21,7 +21,7 @@ from kstrata.sandbox import status
 from kstrata.tasks.loader import resolve_task
 from kstrata.verify import runner
 from kstrata.verify.feedback import probe_shapes
-from kstrata.verify.plan import perturbed_shapes
+from kstrata.verify.plan import perturbed_shapes, screening_shapes
 
 pytestmark = pytest.mark.skipif(not status().usable, reason=f"no sandbox here: {status().reason}")
 
@@ -97,16 +97,25 @@ def schedule_matmul(sch):
 '''
 
 
-def test_the_runs_rfactor_schedule_fails_at_a_public_probe_below_16():
+def test_screening_covers_the_sweeps_cheap_boundary_shapes():
+    task = resolve_task("gemv")
+    shapes = screening_shapes(task)
+    assert shapes[:2] == task.small_shapes and {"M": 3, "K": 2} in shapes and {"M": 4099, "K": 1} in shapes
+    assert {"M": 8191, "K": 4099} not in shapes and {"M": 127, "K": 1001} not in shapes  # costlier than 64x512
+
+
+@pytest.mark.parametrize("scope", ["small", "full"])
+def test_the_runs_rfactor_schedule_fails_at_a_public_probe_below_16(scope):
     """Verified for real on tvm-llvm: the schedule passes every public test
-    (K = 512 and 33) and fails at K = 1, where lanes 1-15 were never written."""
+    (K = 512 and 33) and fails at K = 1, where lanes 1-15 were never written;
+    at scope small too (the search's screening: it was ``correct`` there in the run)."""
     from kstrata.backends.registry import get_backend
     from kstrata.verify.api import verify_candidate
 
     task = resolve_task("gemv")
     graph = get_backend("tvm-llvm").initial_sources(task)["graph"]
     ev = verify_candidate(task, "tvm-llvm", {"graph": graph, "schedule": RFACTOR_UNINITIALISED},
-                          secret=SECRET, scope="full")
+                          secret=SECRET, scope=scope)
     assert str(ev.verdict.value) == "incorrect" and ev.evidence["stage"] == "hidden", ev
     probe = next(i for i in ev.feedback if i["kind"] == "public_probe")
     assert probe["data"]["shape"] == {"M": 64, "K": 1} and probe["level"] == "schedule", ev.feedback

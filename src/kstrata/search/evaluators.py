@@ -10,7 +10,8 @@ fails (the candidate built for verification, so this is rare) is reported as a
 ``runtime_error`` evaluation with check ``timing``, never raised.
 
 Cost: every candidate is screened at ``scope`` (public stage plus a hidden
-stage on secret-perturbed small shapes, seeds and distributions); a correct
+stage on secret-perturbed small shapes and the sweep's boundary shapes no
+larger than those, secret seeds and distributions); a correct
 candidate that would become the run's best is then confirmed at
 ``confirm_scope`` (the full hidden sweep of boundary shapes) before it counts,
 so the best a run reports always passed the full protocol while the many

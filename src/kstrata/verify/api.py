@@ -70,7 +70,9 @@ def verify_candidate(task: Task, backend_name: str, sources: dict[str, str], *, 
         Wall-clock limit of the whole protocol in seconds (``timeout`` verdict).
     scope:
         ``"full"`` (hidden stage on the sweep shapes) or ``"small"`` (hidden
-        stage on perturbed small shapes; for tests and quick checks).
+        stage on perturbed small shapes and the sweep's shapes no costlier
+        than those, :func:`kstrata.verify.plan.screening_shapes`; for
+        screening, tests and quick checks).
     timed_shapes:
         Shapes the candidate will be timed at; each is verified with the hidden
         protocol too.

@@ -113,6 +113,29 @@ def public_tests(task: Task) -> list[TestCase]:
     return out
 
 
+def screening_shapes(task: Task) -> list[dict[str, int]]:
+    """The hidden base shapes of scope ``"small"``: the task's small shapes,
+    then its sweep shapes that cost no more than the costliest small shape
+    (by the task's FLOP and byte formulas; none when the task has none).
+
+    The sweep's boundary shapes (a size of 1 or 2, a prime) are where tail
+    and predicate bugs show, and the cheap ones cost a screening little: a
+    gemv schedule whose rfactor partials are initialised under the tail
+    predicate reads lanes nothing wrote at K < 16, passes every small shape
+    (K = 512, 33) and was ``correct`` at scope small in the model-in-the-loop
+    run (benchmarks/results/agents_queue_tvm.txt), while the sweep's
+    M=3, K=2 fails it.
+    """
+    small = [dict(s) for s in task.small_shapes]
+    costs = [_cost(task, s) for s in small]
+    if not costs or not any(f or b for f, b in costs):
+        return small
+    most = (max(f for f, _ in costs), max(b for _, b in costs))
+    cheap = [dict(s) for s in task.sweep_shapes
+             if s not in small and all(0 < c <= m for c, m in zip(_cost(task, s), most) if m)]
+    return small + cheap
+
+
 def perturbed_shapes(task: Task, secret: str | bytes, n: int = PERTURBED_SHAPES,
                      base: list[dict[str, int]] | None = None) -> list[dict[str, int]]:
     """Secret-derived variants of sweep shapes: each variable > 8 moves by 1-7

@@ -50,7 +50,8 @@ from kstrata.verify.integrity.registry import Finding, applies, preset as get_pr
 from kstrata.verify.integrity.static import native_findings, static_findings, vendor_findings
 from kstrata.sandbox import wire
 from kstrata.sandbox.client import CandidateDied, fresh
-from kstrata.verify.plan import TestCase, hidden_tests, nominal_tests, perturbed_shapes, public_tests
+from kstrata.verify.plan import (TestCase, hidden_tests, nominal_tests, perturbed_shapes, public_tests,
+                                 screening_shapes)
 from kstrata.verify.reference import is_oom, oom_failure, preflight
 from kstrata.verify.result import Evaluation
 from kstrata.verify.tolerance import DTYPE_BOUNDS, Comparison, agree, compare, compare_native
@@ -740,7 +741,8 @@ def run_protocol(task: Task, backend_name: str, sources: dict[str, str], secret:
         Integrity preset name (``strict`` or ``warn``).
     scope:
         ``"full"``: hidden shapes are the sweep plus secret perturbations;
-        ``"small"``: the small shapes plus secret perturbations of them (fast).
+        ``"small"``: the small shapes plus secret perturbations of them and the
+        sweep's shapes no costlier than they (:func:`kstrata.verify.plan.screening_shapes`; fast).
     timed_shapes:
         Shapes the candidate will be timed at: each gets the hidden protocol
         too (several seeds and input draws), so no speedup rests on a shape
@@ -774,8 +776,9 @@ def run_protocol(task: Task, backend_name: str, sources: dict[str, str], secret:
         _static_stage(ctx)
         # -- the plan, and whether the reference can run it (before any candidate call)
         pub = public_tests(task)
-        base = task.small_shapes if scope == "small" else task.sweep_shapes
-        extra = safe_shapes(task, perturbed_shapes(task, secret, base=base))
+        base = screening_shapes(task) if scope == "small" else task.sweep_shapes
+        extra = safe_shapes(task, perturbed_shapes(task, secret, base=task.small_shapes if scope == "small"
+                                                   else base))
         for shape in timed_shapes or []:
             full = task.full_shape(shape)
             if full not in extra and full not in base:
