@@ -86,14 +86,15 @@ def test_sequential_sum_is_correct_at_a_native_shape_and_a_dropped_term_is_not(t
     assert verdict == "incorrect" and ev["check"] == "tolerance", ev
 
 
-def test_without_the_float64_oracle_the_native_bound_still_decides(tmp_path, monkeypatch):
-    """Where the float64 oracle cannot be had (here: no time left for it), a
-    failing native test stays failed: the fallback never turns a failure into a pass by default."""
+@pytest.mark.parametrize("short_of", ["ORACLE_TIME_FACTOR", "ORACLE_MEMORY_FACTOR"])
+def test_without_the_float64_oracle_the_native_bound_still_decides(tmp_path, monkeypatch, short_of):
+    """Where the float64 oracle cannot be had (no time or memory left for it),
+    a failing native test stays failed: the fallback never turns a failure into a pass by default."""
     path = tmp_path / "gemv_seq.py"
     path.write_text(GEMV)
     task = load_task(path)
     monkeypatch.setattr(plan, "ORACLE_MAX_BYTES", 1e6)
-    monkeypatch.setattr(runner.ShapeRun, "ORACLE_TIME_FACTOR", 1e9)
+    monkeypatch.setattr(runner.ShapeRun, short_of, 1e12)
     verdict, ev = _verify(task, SEQUENTIAL)
     assert verdict == "incorrect" and ev["evidence"]["stage"] == "hidden", ev
 

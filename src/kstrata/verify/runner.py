@@ -506,14 +506,21 @@ class ShapeRun:
     #: A float64 forward's time as a multiple of the task-dtype reference's
     #: (:mod:`kstrata.verify.plan`: 2-4x on a CPU), for :meth:`_exact_oracle`'s time check.
     ORACLE_TIME_FACTOR = 4.0
+    #: Available memory needed for :meth:`_exact_oracle`, in multiples of the
+    #: test's input and output bytes (float64 copies: 2x; intermediates: the rest).
+    ORACLE_MEMORY_FACTOR = 6.0
 
     def _exact_oracle(self, pristine: list[Any], refs: list[torch.Tensor], test: TestCase
                       ) -> list[torch.Tensor] | None:
         """The float64 oracle of a test planned without one (``oracle ==
         "native"``), computed once its candidate failed the derived bound of
-        :func:`compare_native`; None where it cannot be had (the model has no
-        float64 run, it runs out of memory, or the verification's time left
-        is under :data:`ORACLE_TIME_FACTOR` times the reference's call plus 5 s).
+        :func:`compare_native`; None where it cannot be had: the model has no
+        float64 run, the machine's available memory is under
+        :data:`ORACLE_MEMORY_FACTOR` times the test's input and output bytes
+        (a float64 copy is twice their size, plus the forward's
+        intermediates), the forward runs out of memory, or the verification's
+        time left is under :data:`ORACLE_TIME_FACTOR` times the reference's
+        call plus 5 s.
 
         That bound has no term for the reference's own rounding, which
         ``compare`` measures against the oracle (``k * native_err``): a long
@@ -526,9 +533,14 @@ class ShapeRun:
         forwards the plan avoids at these shapes), so a candidate wrong only
         at a large shape still fails (case 02).
         """
+        import psutil
+
         ctx = self.ctx
         if ctx.deadline is not None and \
                 ctx.deadline - time.monotonic() < self.ORACLE_TIME_FACTOR * self.ref_s + 5.0:
+            return None
+        nbytes = sum(x.numel() * x.element_size() for x in [*pristine, *refs] if isinstance(x, torch.Tensor))
+        if psutil.virtual_memory().available < self.ORACLE_MEMORY_FACTOR * nbytes:
             return None
         t0 = time.monotonic()
         try:
