@@ -119,4 +119,16 @@ def test_the_runs_rfactor_schedule_fails_at_a_public_probe_below_16(scope):
     assert str(ev.verdict.value) == "incorrect" and ev.evidence["stage"] == "hidden", ev
     probe = next(i for i in ev.feedback if i["kind"] == "public_probe")
     assert probe["data"]["shape"] == {"M": 64, "K": 1} and probe["level"] == "schedule", ev.feedback
-    assert {"nonfinite", "race"} <= {i["kind"] for i in ev.feedback}, ev.feedback
+    assert {"nonfinite", "unwritten_memory"} <= {i["kind"] for i in ev.feedback}, ev.feedback
+    assert "race" not in {i["kind"] for i in ev.feedback}  # the poison, not a race
+
+
+def test_outputs_that_follow_the_poison_are_told_from_a_race():
+    import torch
+
+    from kstrata.verify.runner import follows_poison
+
+    nan, big = torch.tensor([1.0, float("nan")]), torch.tensor([1.0, 1e30])
+    assert follows_poison([nan], [big]) and follows_poison([nan], [torch.tensor([1.0, float("inf")])])
+    assert not follows_poison([torch.tensor([1.0, 2.0])], [torch.tensor([1.0, 2.5])])  # a race's difference
+    assert not follows_poison([big], [nan])  # the other order is not the patterns' (NaN first, then 1e30)

@@ -13,6 +13,7 @@ the problem most likely belongs to (DESIGN.md). Kinds:
 ``distributions``   which input distributions fail (e.g. only ``shifted``: padding values)
 ``reduction_growth`` relative error grows with the reduction length (accumulation precision)
 ``race``            two runs on the same input differ (non-determinism)
+``unwritten_memory`` they differ as the poison patterns do: memory never written reached the output
 ``public_probe``    after a hidden failure: a public shape of the same kind (a size of 1, 3 or 13)
                     that fails too, with the items above for it, or that none does
 """
@@ -202,7 +203,14 @@ def locate(ctx: "Context", failure: "Failure", run: "ShapeRun | None", tests: li
             hint = parameter_hint(run.model, failure.outputs[i], failure.oracles[i]) if run is not None else None
             items += [hint] if hint else []
             break
-    if failure.race:
+    if failure.unwritten:
+        items.append(item("unwritten_memory", "source",
+                          "the outputs follow kstrata's poison: every buffer the candidate allocates is filled "
+                          "with NaN on one run and 1e30 on the other, and wrong outputs are NaN on the first "
+                          "and huge on the second: the kernel reads memory it never wrote (partial results, a "
+                          "cache or an accumulator written only under a tail predicate or bounds mask, e.g. "
+                          "at a size below the block or split factor)"))
+    elif failure.race:
         items.append(item("race", "source", "two runs on the same input differ beyond rounding: "
                           "non-determinism (a race, uninitialised memory or atomics order)"))
     # which distributions fail at the failing shape (seed of the failing test)

@@ -96,6 +96,8 @@ class Failure:
     oracles: list[torch.Tensor]
     comparisons: list[Comparison]
     race: bool = False
+    #: the two runs' outputs follow the poison patterns (:func:`follows_poison`)
+    unwritten: bool = False
 
 
 @dataclass
@@ -432,11 +434,12 @@ class ShapeRun:
             ctx.weak_sample = (out1, refs_cpu, self.prev[0] if self.prev else None)
             self.prev = (out1, oracles)
             return None
+        unwritten = race and follows_poison(out1, out2)
         if race and all(c.ok for c in comps):  # locate the run that is wrong
             comps2 = [cmp(c, o, r, tol) for c, o, r in zip(out2, oracles, refs_cpu)]
             if not all(c.ok for c in comps2):
                 comps, out1 = comps2, out2
-        return Failure(test, out1, oracles, comps, race)
+        return Failure(test, out1, oracles, comps, race, unwritten)
 
     def _comparer(self, test: TestCase, extra: list[torch.Tensor | None] | None = None
                   ) -> Callable[..., Comparison]:
@@ -562,6 +565,21 @@ def _native(test: TestCase) -> bool:
 def _as_oracle(refs: list[torch.Tensor]) -> list[torch.Tensor]:
     """The native reference's outputs standing in for the oracle's (float64 CPU copies)."""
     return [r.detach().cpu().double() if r.is_floating_point() else r.cpu() for r in refs]
+
+
+def follows_poison(out1: list[Any], out2: list[Any]) -> bool:
+    """Whether two runs' outputs differ the way the poison patterns do
+    (:data:`POISON_PATTERNS`: NaN in the first run's fresh buffers, 1e30 in
+    the second's): some element is NaN in the first and at least 1e29 in
+    magnitude (or infinite) in the second. Memory the candidate never wrote
+    reached its output; a race or atomics order does not make that pattern."""
+    for a, b in zip(out1, out2):
+        if not (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and a.shape == b.shape
+                and a.is_floating_point() and b.is_floating_point()):
+            continue
+        if bool((torch.isnan(a) & ~(b.double().abs() < 1e29)).any()):
+            return True
+    return False
 
 
 def oracle_model(model: torch.nn.Module) -> torch.nn.Module | None:
