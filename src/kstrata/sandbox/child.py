@@ -228,8 +228,10 @@ class Harness:
         if hasattr(self.backend, "set_poison"):
             self.backend.set_poison(int(h.get("poison", 0)))
         poisoned = set()
+        held = {x.untyped_storage().data_ptr() for x in xs if isinstance(x, T) and x.numel()}
         for t in self.last:  # poison previous outputs: a buffer returned again unwritten reads NaN
-            if isinstance(t, T) and t.is_floating_point():
+            if isinstance(t, T) and t.is_floating_point() and t.untyped_storage().data_ptr() not in held:
+                # (an output that was a view of an input buffer, reused for this call's input, is not poisoned)
                 t.fill_(float("nan"))
                 if t.numel():
                     poisoned.add(t.untyped_storage().data_ptr())
@@ -316,7 +318,7 @@ class Harness:
                 lo, hi = s.data_ptr(), s.data_ptr() + s.nbytes()
                 if any(lo < b and a < hi for a, b in spans):
                     found.append({"check": "no_output_alias", "message": f"output {i} shares memory with "
-                                  "an input", "evidence": {}})
+                                  "an input", "evidence": {"output": i}})
                 if (o.is_floating_point() and lo in poisoned and bool(torch.isnan(o).all())):
                     found.append({"check": "no_caching", "message": f"output {i} is the previous call's "
                                   "output buffer, returned without being written again (a result kept "
