@@ -80,6 +80,15 @@ def test_probes_that_all_pass_say_so():
     assert not [i for i in ev["feedback"] if i["kind"] == "wrong_share"]
 
 
+def test_no_probe_starts_when_the_verification_has_little_time_left(monkeypatch):
+    from kstrata.verify import feedback
+
+    monkeypatch.setattr(feedback, "PROBE_MIN_S", 1e9)
+    ev = runner.run_protocol(resolve_task("gemv"), "pytorch", {"source": BELOW_16}, SECRET, scope="full",
+                             timeout_s=300.0)
+    assert ev["verdict"] == "incorrect" and [i["kind"] for i in ev["feedback"]] == ["hidden_failure"], ev
+
+
 #: The run's schedule (cassettes/gemv_tvm-llvm_hierarchical_m19.jsonl, answer 0): rfactor of a split
 #: by 16 without decompose_reduction, so the partials' init runs under the tail predicate.
 RFACTOR_UNINITIALISED = '''# kstrata-tvm schedule: one `def schedule_<primfunc>(sch)` per scheduled PrimFunc

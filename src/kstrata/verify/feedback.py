@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 import re
+import time
 from typing import TYPE_CHECKING, Any
 
 import torch
@@ -259,6 +260,9 @@ def locate(ctx: "Context", failure: "Failure", run: "ShapeRun | None", tests: li
 PROBE_SIZES = (1, 3, 13)
 #: Most probe shapes run after one hidden failure (each may cost a build).
 PROBE_LIMIT = 8
+#: Seconds of the verification's time that must be left to start a probe
+#: (the verdict is decided already; a probe must not turn it into a timeout).
+PROBE_MIN_S = 20.0
 
 
 def probe_shapes(task: Any) -> list[tuple[dict[str, int], str]]:
@@ -295,7 +299,9 @@ def boundary_probes(ctx: "Context", public: list["TestCase"], level: str) -> lis
     reproducible, with its seed and input draw) and what it differs in from
     the public tests, then :func:`locate`'s items for it; or one
     ``public_probe`` saying that every probe passes. Nothing here derives
-    from the hidden tests: the probes are the same whatever failed.
+    from the hidden tests: the probes are the same whatever failed. No
+    probe starts with less than :data:`PROBE_MIN_S` of the verification's
+    time left.
 
     Parameters
     ----------
@@ -315,6 +321,8 @@ def boundary_probes(ctx: "Context", public: list["TestCase"], level: str) -> lis
     base = dict(first.shape)
     tried = []
     for shape, why in probe_shapes(ctx.task):
+        if ctx.deadline is not None and ctx.deadline - time.monotonic() < PROBE_MIN_S:
+            break
         test = TestCase(_key(shape), first.param_seed, first.seed, first.dist, True)
         tried.append(why)
         head = (f"a public probe fails too: at shape {shape} (the public shape {base} with {why}; input seed "
