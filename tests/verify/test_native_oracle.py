@@ -127,16 +127,18 @@ def schedule_matmul(sch):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("secret", ["gemv-a" * 6, "gemv-b" * 6])
+@pytest.mark.parametrize("secret", ["gemv-a" * 6])  # one secret: each costs ~60 s on two cores
 @pytest.mark.parametrize("schedule", [RFACTOR, UNROLLED], ids=["rfactor", "unrolled"])
 def test_reordered_and_unrolled_gemv_schedules_are_correct(secret, schedule):
-    """Verified for real on tvm-llvm (scope small, as the search screens: the
-    nominal 8192x8192 test runs with the native oracle)."""
+    """Verified for real on tvm-llvm at scope full, as the search confirms a
+    would-be best (the nominal 8192x8192 tests run with the native oracle;
+    screening at scope small leaves that large shape to this)."""
     from kstrata.backends.registry import get_backend
     from kstrata.verify.api import verify_candidate
 
     task = resolve_task("gemv")
-    assert [t.oracle for t in plan.nominal_tests(task, secret, quick=True)[0]] == ["native"]
+    assert plan.nominal_tests(task, secret, quick=True)[0] == []
+    assert {t.oracle for t in plan.nominal_tests(task, secret)[0]} == {"native"}
     graph = get_backend("tvm-llvm").initial_sources(task)["graph"]
-    ev = verify_candidate(task, "tvm-llvm", {"graph": graph, "schedule": schedule}, secret=secret, scope="small")
+    ev = verify_candidate(task, "tvm-llvm", {"graph": graph, "schedule": schedule}, secret=secret, scope="full")
     assert str(ev.verdict.value) == "correct", ev

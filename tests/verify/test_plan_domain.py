@@ -115,6 +115,11 @@ def test_nominal_shape_is_always_among_the_hidden_tests(monkeypatch):
     assert all(t.shape_dict == task.nominal_shape and not t.public for t in tests)
     assert len({t.seed for t in tests}) == plan.LARGE_SEEDS
     assert len(plan.nominal_tests(task, "s" * 32, "cpu", quick=True)[0]) == 1
+    # screening (quick) leaves a large nominal shape to the full-scope confirmation, and says so
+    big = resolve_task("scaled_matmul_softmax")
+    tests, why = plan.nominal_tests(big, "s" * 32, "cpu", quick=True)
+    assert tests == [] and "not verified at scope small" in why
+    assert len(plan.nominal_tests(big, "s" * 32, "cpu")[0]) == plan.LARGE_SEEDS * plan.LARGE_DRAWS
     monkeypatch.setattr(plan, "NOMINAL_MAX_CPU_FLOPS", 0.0)
     tests, why = plan.nominal_tests(task, "s" * 32, "cpu")
     assert tests == [] and "not verified" in why   # too large for a CPU: said, not silently skipped

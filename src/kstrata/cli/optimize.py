@@ -298,7 +298,7 @@ def register(app: typer.Typer) -> None:
         from kstrata.search.views import run_tree
 
         with user_errors():
-            console.print(run_tree(run_dir))
+            Console().print(run_tree(run_dir))  # made now: the width follows COLUMNS at this call
 
     @app.command("show")
     def show_cmd(
