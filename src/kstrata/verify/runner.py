@@ -447,7 +447,14 @@ class ShapeRun:
                 ctx.fire("no_caching", "new input values gave the previous call's output (result cached "
                          "across calls)", test.public, **({"test": test.describe()} if test.public else {}))
         if ok:
-            ctx.weak_sample = (out1, refs_cpu, self.prev[0] if self.prev else None)
+            # the weak-task check needs one passing test: the smallest with an earlier test of its shape
+            # (comparing a 4096x4096 output with every fake cost 0.9 s of a 2 s verification)
+            size = sum(o.numel() for o in out1 if isinstance(o, torch.Tensor))
+            have = ctx.weak_sample
+            if have is None or (have[2] is None and self.prev is not None) or (
+                    (have[2] is not None) == (self.prev is not None)
+                    and size < sum(o.numel() for o in have[0] if isinstance(o, torch.Tensor))):
+                ctx.weak_sample = (out1, refs_cpu, self.prev[0] if self.prev else None)
             self.prev = (out1, oracles)
             return None
         unwritten = race and follows_poison(out1, out2)
