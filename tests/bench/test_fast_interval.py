@@ -4,6 +4,7 @@ item 6; case 03_tie_counted_as_faster)."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -51,7 +52,8 @@ def test_case03_unchanged_gelu_is_not_fast_1(tmp_path):
     t = line["timing"]
     # the script's verdict follows the interval's lower bound, never the point estimate
     assert ("fast_1 = False" in checked.stdout) == (t["speedup_ci"][0] <= 1.0), checked.stdout
-    assert 0.8 < t["speedup"] < 1.25  # the same code on both sides: a tie within timing slop
+    if os.getloadavg()[0] <= (os.cpu_count() or 1):  # not on an oversubscribed machine (see test_cases_verify)
+        assert 0.8 < t["speedup"] < 1.25  # the same code on both sides: a tie within timing slop
     low, high = t["speedup_ci"]
     outcome = TaskOutcome("gelu", correct=True, speedup=t["speedup"], speedup_ci=(low, high))
     assert outcome.fast(1.0) == (low > 1.0)

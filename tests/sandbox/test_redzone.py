@@ -60,3 +60,27 @@ def test_pattern_zero_copies_only_and_the_buffer_is_reused():
     a = z.fill(x, 0)
     b = z.fill(y, 1)
     assert a.data_ptr() == b.data_ptr() and torch.equal(b, y)
+
+
+def test_timed_copies_have_the_checked_inputs_layout():
+    """Staged (timed) inputs sit in red-zoned buffers like the checked calls'
+    inputs, and timed calls run in the same autograd mode, so a candidate cannot
+    tell a timed call from a checked one by its input's storage or the mode."""
+    from kstrata.sandbox import wire
+    from kstrata.sandbox.child import Harness
+
+    h = Harness()
+    xs = [torch.randn(5, 77), torch.randn(8, 3)]
+    bufs: list = []
+    enc = wire.encode([xs, xs], bufs)
+    reply, _ = h.stage({"sets": enc, "flush": False, "flush_bytes": 0}, bufs)
+    assert reply["copies"] == 2
+    checked = h._same_address([x.clone() for x in xs], 1)
+    for copy in h.copies:
+        for a, b, x in zip(copy, checked, xs):
+            assert torch.equal(a, x) and a.untyped_storage().nbytes() == b.untyped_storage().nbytes()
+            assert a.untyped_storage().nbytes() == x.numel() * 4 + 2 * REDZONE_BYTES
+    seen = []
+    h.fn = lambda *a: seen.append((torch.is_grad_enabled(), torch.is_inference_mode_enabled())) or a[0] * 2
+    h.run({"i": 0}, [])
+    assert seen == [(False, False)]
