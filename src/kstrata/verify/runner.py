@@ -417,7 +417,9 @@ class ShapeRun:
         refs_cpu = [r.cpu() for r in refs]
         cmp = self._comparer(test)
         comps = [cmp(c, o, r, tol) for c, o, r in zip(out1, oracles, refs_cpu)]
-        if not all(c.ok for c in comps) and pristine is not None and _native(test) and self.model64 is not None:
+        small = sum(r.numel() for r in refs_cpu if isinstance(r, torch.Tensor)) <= NATIVE_SMALL_OUTPUT
+        if (small or not all(c.ok for c in comps)) and pristine is not None and _native(test) \
+                and self.model64 is not None:
             exact = self._exact_oracle(pristine, refs_cpu, test)
             if exact is not None:  # the test is decided against the float64 oracle after all
                 oracles = exact
@@ -984,6 +986,15 @@ def _static_stage(ctx: Context) -> None:
         first = errors[0]
         raise Stop(Verdict.REJECTED, first.check, f"{first.check}: {first.message}",
                    findings=[f.to_dict() for f in errors])
+
+
+#: A native-oracle test whose outputs hold at most this many elements gets the
+#: float64 oracle even when it passes the native bound: an output that
+#: aggregates a large input (a mean over 50M elements, case 02) moves little
+#: when part of the input is skipped (4e-4 for 4.6% of an MSE), inside the
+#: native bound's 2x dtype slack on some draws; the oracle costs one float64
+#: forward, memory and time permitting (:meth:`ShapeRun._exact_oracle`).
+NATIVE_SMALL_OUTPUT = 65536
 
 
 def aliased_outputs(outs: list[Any], ins: list[Any]) -> set[int]:
