@@ -451,11 +451,11 @@ class ShapeRun:
         if ok:
             # the weak-task check needs one passing test: the smallest with an earlier test of its shape
             # (comparing a 4096x4096 output with every fake cost 0.9 s of a 2 s verification)
-            size = sum(o.numel() for o in out1 if isinstance(o, torch.Tensor))
+            def rank(outs: list[Any], prev: Any) -> tuple[bool, int]:  # with an earlier test first, then smaller
+                return prev is None, sum(o.numel() for o in outs if isinstance(o, torch.Tensor))
+
             have = ctx.weak_sample
-            if have is None or (have[2] is None and self.prev is not None) or (
-                    (have[2] is not None) == (self.prev is not None)
-                    and size < sum(o.numel() for o in have[0] if isinstance(o, torch.Tensor))):
+            if have is None or rank(out1, self.prev) < rank(have[0], have[2]):
                 ctx.weak_sample = (out1, refs_cpu, self.prev[0] if self.prev else None)
             self.prev = (out1, oracles)
             return None
