@@ -37,7 +37,10 @@ def test_tie_is_not_fast_whatever_the_point_estimate():
 
 
 @pytest.mark.slow
-def test_case03_unchanged_gelu_is_not_fast_1(tmp_path):
+def test_case03_check_script_never_counts_a_point_estimate(tmp_path):
+    """The case's own script feeds kstrata's fast_p rule the point estimate alone:
+    with no interval, a speedup is not demonstrated, whatever it reads (the
+    interval's own verdict is tests/verify/test_cases_verify.py's case 03)."""
     kstrata = Path(sys.executable).parent / "kstrata"
     r = subprocess.run([str(kstrata), "eval", "gelu", str(CASE / "candidate.py"), "--backend", "pytorch",
                         "--json", "--scope", "small", "--budget-ms", "300"],
@@ -49,13 +52,7 @@ def test_case03_unchanged_gelu_is_not_fast_1(tmp_path):
     checked = subprocess.run([sys.executable, str(CASE / "check_fast1.py"), str(out)],
                              capture_output=True, text=True, timeout=60)
     assert checked.returncode == 0, checked.stderr
-    t = line["timing"]
-    # the script's verdict follows the interval's lower bound, never the point estimate
-    assert ("fast_1 = False" in checked.stdout) == (t["speedup_ci"][0] <= 1.0), checked.stdout
-    if os.getloadavg()[0] <= (os.cpu_count() or 1):  # not on an oversubscribed machine (see test_cases_verify)
-        assert 0.8 < t["speedup"] < 1.25  # the same code on both sides: a tie within timing slop
-    low, high = t["speedup_ci"]
-    outcome = TaskOutcome("gelu", correct=True, speedup=t["speedup"], speedup_ci=(low, high))
-    assert outcome.fast(1.0) == (low > 1.0)
-    if low <= 1.0 <= high:  # the usual case: the interval contains 1.0, a tie
-        assert not outcome.fast(1.0)
+    assert "fast_1 = False" in checked.stdout and "fast_1 = True" not in checked.stdout, checked.stdout
+    low, high = line["timing"]["speedup_ci"]
+    outcome = TaskOutcome("gelu", correct=True, speedup=line["timing"]["speedup"], speedup_ci=(low, high))
+    assert outcome.fast(1.0) == (low > 1.0)  # with the interval: its lower bound decides

@@ -93,12 +93,17 @@ def test_case03_unchanged_gelu_is_a_tie():
     assert d["verdict"] == "correct", summary(d)
     t = d["timing"]
     lo, hi = t["speedup_ci"]
-    # the same code on both sides: a tie within timing slop, on a machine that was not oversubscribed
-    # while timing (with the tests in several processes on 2 cores, a 2-thread eager baseline stalls
-    # when one thread is descheduled and the same code read 2.27x [1.85, 2.64]; the test must not depend
-    # on how quiet the machine is: benchmarks/verify_cases.py records whether the interval holds 1.0)
-    if os.getloadavg()[0] <= (os.cpu_count() or 1):
-        assert 0.8 < t["speedup"] < 1.25, summary(d)
+    contended = [s for s in t["suspicious"] if s.startswith("contended:")]
+    # the same code on both sides: a tie, its interval around 1.0, unless the judge itself says that
+    # other processes competed for the CPUs while it timed (the tests run in several processes on 2
+    # cores). Before both processes' malloc was put in one regime, this read 2.2x or 0.43x on a quiet
+    # machine in half the runs (benchmarks/results/malloc_regime.txt).
+    if not contended and os.getloadavg()[0] <= (os.cpu_count() or 1):
+        assert 0.8 < t["speedup"] < 1.25 and lo <= 1.0 <= hi, summary(d)
+    if contended:  # and then it is not counted as faster, whatever it read
+        from kstrata.bench.metrics import excluded_reason
+
+        assert excluded_reason({}, t) is not None
     outcome = TaskOutcome(task="gelu", correct=True, speedup=t["speedup"], speedup_ci=(lo, hi))
     assert outcome.fast(1.0) == (lo > 1.0)  # never on the point estimate
 

@@ -157,8 +157,11 @@ def excluded_reason(evidence: dict[str, Any] | None, measurement: Any = None) ->
     measurement:
         Its timing (``Measurement`` or dict); an overhead note among its
         ``suspicious`` reasons (:func:`kstrata.measure.overhead.overhead_notes`)
-        excludes it.
+        excludes it, and so does a contention note
+        (:class:`kstrata.measure.contention.ContentionProbe`): other processes
+        competed for the CPUs while it was timed.
     """
+    from kstrata.measure.contention import PREFIX as CONTENDED
     from kstrata.measure.overhead import PREFIX
 
     weak = (evidence or {}).get("weak_match") if isinstance(evidence, dict) else None
@@ -168,6 +171,8 @@ def excluded_reason(evidence: dict[str, Any] | None, measurement: Any = None) ->
         sus = measurement.get("suspicious") if isinstance(measurement, dict) else getattr(measurement, "suspicious", None)
         if any(str(n).startswith(PREFIX) for n in sus or ()):
             return "overhead-dominated timing"
+        if any(str(n).startswith(CONTENDED) for n in sus or ()):
+            return "contended timing (other processes competed for the CPUs)"
     return None
 
 

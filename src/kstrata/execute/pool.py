@@ -39,8 +39,22 @@ ENV_ALLOW = (
     "OMP_NUM_THREADS", "MKL_NUM_THREADS", "TRITON_CACHE_DIR", "TRITON_HOME",
     "TVM_HOME", "TVM_LIBRARY_PATH", "TVM_NUM_THREADS", "OMP_WAIT_POLICY",
     "TVM_THREAD_POOL_SPIN_COUNT", "TVM_BIND_THREADS", "OCL_ICD_VENDORS", "POCL_DEVICES",
-    "KSTRATA_UNSAFE_NO_SANDBOX", "KSTRATA_CANDIDATE_MEMORY_MB",
+    "KSTRATA_UNSAFE_NO_SANDBOX", "KSTRATA_CANDIDATE_MEMORY_MB", "GLIBC_TUNABLES",
 )
+
+#: glibc malloc settings of every worker and candidate process (``GLIBC_TUNABLES``).
+#: glibc moves its mmap threshold up to the size of the largest mmapped block
+#: freed so far (and its trim threshold to twice that), so whether a call's
+#: output of a few MB comes from reused heap memory or from fresh pages (a page
+#: fault per 4 KiB, about 1 ms for 4 MB here) depends on what that process freed
+#: before. The same GELU at 1024x1024 in the candidate and baseline processes
+#: ran 0.50 ms in one and 1.15 ms in the other, at random, so an A/A pair read
+#: 2.2x or 0.43x on a quiet machine (benchmarks/results/malloc_regime.txt).
+#: Fixed thresholds (the largest mmap threshold glibc accepts, 32 MiB; a trim
+#: threshold of 1 GiB) put both processes in the same regime: blocks under
+#: 32 MiB are reused from the heap, larger ones are mapped afresh in both.
+#: Source: glibc manual, "Memory Allocation Tunables"; mallopt(3) M_MMAP_THRESHOLD.
+MALLOC_TUNABLES = "glibc.malloc.mmap_threshold=33554432:glibc.malloc.trim_threshold=1073741824"
 
 _warned_network = False
 _warn_lock = threading.Lock()
@@ -131,6 +145,7 @@ def worker_env(extra: dict[str, str] | None = None) -> dict[str, str]:
         env.setdefault(var, str(cpus))
     env.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     env.setdefault("TVM_THREAD_POOL_SPIN_COUNT", "0")
+    env.setdefault("GLIBC_TUNABLES", MALLOC_TUNABLES)
     if allowed is not None and allowed != set(range(os.cpu_count() or 1)):
         env.setdefault("TVM_BIND_THREADS", "0")
     paths = [_kstrata_path()] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]

@@ -45,7 +45,16 @@ import torch
 
 from kstrata.measure import environment
 from kstrata.measure.cache_flush import CacheFlusher, llc_bytes
-from kstrata.measure.stats import RatioCI, Spread, paired_ratio_ci, summarize, with_placement
+from kstrata.measure.contention import ContentionProbe
+from kstrata.measure.stats import (
+    PROCESS_PLACEMENT,
+    PROCESS_PLACEMENT_CPU,
+    RatioCI,
+    Spread,
+    paired_ratio_ci,
+    summarize,
+    with_placement,
+)
 
 Thunk = Callable[[], Any]
 
@@ -491,6 +500,7 @@ def measure(
     gc_was = gc.isenabled()
     gc.collect()
     gc.disable()
+    probe = ContentionProbe(threads=1 if cuda else torch.get_num_threads())
     try:
         with torch.inference_mode():
             r = measure_thunks(a, b, timer, config)
@@ -508,8 +518,11 @@ def measure(
                                   n_resamples=config.n_resamples, seed=config.seed)
         if remote or getattr(baseline, "remote", False):
             # candidate and baseline in different processes: an A/A pair differs by a few percent
-            speedup = with_placement(speedup)
+            speedup = with_placement(speedup, PROCESS_PLACEMENT if cuda else PROCESS_PLACEMENT_CPU)
     suspicious = under_floor(cand.median, floor_ms)
+    contended = probe.note()
+    if contended:
+        suspicious.append(contended)
     return Measurement(
         method=method,
         device=environment.device_name(device),

@@ -601,7 +601,7 @@ def sandbox_env(backend: Any) -> dict[str, str]:
     keep = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "TVM_NUM_THREADS", "OMP_WAIT_POLICY",
             "TVM_THREAD_POOL_SPIN_COUNT", "TVM_BIND_THREADS", "CUDA_VISIBLE_DEVICES", "LD_LIBRARY_PATH",
             "OCL_ICD_VENDORS", "POCL_DEVICES", "TRITON_INTERPRET", "LANG", "PYTHONPATH",
-            "KSTRATA_CACHE_DIR", "CUDA_HOME", "TRITON_PTXAS_PATH")
+            "KSTRATA_CACHE_DIR", "CUDA_HOME", "TRITON_PTXAS_PATH", "GLIBC_TUNABLES")
     env = {k: v for k, v in worker_env(dict(getattr(backend, "worker_env", {}) or {})).items() if k in keep}
     return env
 

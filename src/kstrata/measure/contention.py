@@ -1,0 +1,134 @@
+"""Whether other processes competed for the CPUs while a timing ran.
+
+A paired timing alternates candidate and baseline calls, so load that is
+steady hits both alike. Load from other processes on an oversubscribed
+machine is not steady: the scheduler hands whole time slices to one process
+and not the other, and a process whose pool threads spin-wait (OpenMP,
+TVM's thread pool) stalls when one of its threads is descheduled. On this
+project's 2-core machine the same GELU code on both sides of a pair read
+0.44x with three busy loops beside it, and 2.50x [2.20, 2.77] inside a
+4-process test run. Nothing in the samples themselves tells such a timing
+from a real speedup, so it is measured from outside: the CPU time that the
+whole machine spent busy during the timing (``/proc/stat``: user, nice,
+system, irq, softirq and steal jiffies over all CPUs) minus the CPU time of
+this process and its descendants (the candidate and baseline processes;
+``psutil``). What is left was used by others. When others used more CPUs
+than the timing left free, the timing is marked with a note starting with
+:data:`PREFIX` among the measurement's ``suspicious`` reasons: a doubtful
+timing is re-timed (:mod:`kstrata.measure.retime`), and a task whose speedup
+stays contended is not counted as faster in ``fast_p``
+(:func:`kstrata.bench.metrics.excluded_reason`).
+
+Steal time (a virtual machine's CPU taken by its host) counts as others' use.
+Off Linux (no ``/proc/stat``) the probe reports nothing.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+
+#: Start of the contention note among a measurement's ``suspicious`` reasons.
+PREFIX = "contended:"
+
+#: Others' average CPU use (in CPUs) tolerated beyond the CPUs the timing left
+#: free: system daemons and the test runner's own bookkeeping stay under it
+#: on a quiet machine (measured 0.02-0.08 CPUs on this project's 2-core
+#: machine), a single busy loop is 1.0.
+SLACK_CPUS = 0.35
+
+#: Shorter timings are not judged: ``/proc/stat`` counts in jiffies (10 ms),
+#: too coarse for a fraction of a CPU over less than this.
+MIN_WALL_S = 0.3
+
+_BUSY_FIELDS = (0, 1, 2, 5, 6, 7)  # user nice system irq softirq steal (idle=3, iowait=4)
+
+
+def _machine_busy_s() -> tuple[float, int] | None:
+    """CPU seconds the whole machine has spent busy since boot, and its CPU count
+    (``/proc/stat``); ``None`` when it cannot be read."""
+    try:
+        with open("/proc/stat") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return None
+    total = lines[0].split()
+    if total[0] != "cpu":
+        return None
+    per_cpu = sum(1 for ln in lines[1:] if ln.startswith("cpu"))
+    ticks = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+    busy = sum(int(total[1 + i]) for i in _BUSY_FIELDS if 1 + i < len(total))
+    return busy / ticks, max(per_cpu, 1)
+
+
+def _own_cpu_s() -> float:
+    """CPU seconds (user + system) of this process and its descendants, living
+    ones and those that ended and were waited for."""
+    import psutil
+
+    me = psutil.Process()
+    total = 0.0
+    procs = [me]
+    try:
+        procs += me.children(recursive=True)
+    except psutil.Error:
+        pass
+    for p in procs:
+        try:
+            t = p.cpu_times()
+        except psutil.Error:
+            continue
+        # children_*: processes that ended during the span and were waited for
+        total += t.user + t.system + getattr(t, "children_user", 0.0) + getattr(t, "children_system", 0.0)
+    return total
+
+
+@dataclass
+class ContentionProbe:
+    """Take it just before a timing loop and call :meth:`note` just after.
+
+    Parameters
+    ----------
+    threads:
+        CPUs the timed calls may keep busy at once (the intra-op threads of a
+        CPU timing; 1 for a GPU timing, whose host thread launches and waits).
+
+    The probe reads two files and walks this process's children: about 1 ms,
+    outside the timed calls.
+    """
+
+    threads: int = 1
+
+    def __post_init__(self) -> None:
+        self._start = _machine_busy_s()
+        self._own = _own_cpu_s() if self._start is not None else 0.0
+        self._wall = time.perf_counter()
+
+    def others_cpus(self) -> tuple[float, float, int] | None:
+        """``(others, wall_s, cpus)``: other processes' average use in CPUs over
+        the probe's span, the span in seconds, and the machine's CPU count;
+        ``None`` when it cannot be told (no ``/proc/stat``)."""
+        end = _machine_busy_s()
+        if self._start is None or end is None:
+            return None
+        wall = time.perf_counter() - self._wall
+        own = _own_cpu_s() - self._own
+        busy = end[0] - self._start[0]
+        return max(0.0, busy - own) / max(wall, 1e-9), wall, end[1]
+
+    def note(self) -> str | None:
+        """The contention note (starting with :data:`PREFIX`) when other
+        processes used more CPUs than the timing left free plus
+        :data:`SLACK_CPUS`; ``None`` for an uncontended timing, one shorter
+        than :data:`MIN_WALL_S`, or where it cannot be told."""
+        seen = self.others_cpus()
+        if seen is None:
+            return None
+        others, wall, cpus = seen
+        free = max(0, cpus - max(1, self.threads))
+        if wall < MIN_WALL_S or others <= free + SLACK_CPUS:
+            return None
+        return (f"{PREFIX} other processes kept {others:.2f} of {cpus} CPUs busy during this timing, "
+                f"which used {self.threads} thread(s); candidate and baseline were not timed alike. "
+                "Time it again on a quiet machine (`kstrata retime RUN`) before believing the speedup")
