@@ -86,6 +86,16 @@ def test_final_trusted_accepts_a_tight_paired_interval_under_noise():
     assert not final_trusted(SimpleNamespace(noisy=True, suspicious=[], speedup=SimpleNamespace(low=1.0, high=2.0)))
     assert not final_trusted(SimpleNamespace(noisy=False, suspicious=["below the roofline floor"], speedup=ci))
     assert final_trusted(SimpleNamespace(noisy=False, suspicious=[], speedup=None))
+    # a cross-process interval widened by the placement band is judged on its bootstrap width
+    from kstrata.measure.stats import PROCESS_PLACEMENT_CPU, RatioCI, with_placement
+
+    tight = with_placement(RatioCI(2.1, 2.0, 2.0 * FINAL_MAX_CI_RATIO * 0.99, 0.95, 100), PROCESS_PLACEMENT_CPU)
+    assert tight.high / tight.low > FINAL_MAX_CI_RATIO
+    assert final_trusted(SimpleNamespace(noisy=True, suspicious=[], speedup=tight))
+    loose = with_placement(RatioCI(1.5, 1.0, 2.0, 0.95, 100), PROCESS_PLACEMENT_CPU)
+    assert not final_trusted(SimpleNamespace(noisy=True, suspicious=[], speedup=loose))
+    assert not final_trusted(SimpleNamespace(noisy=False, suspicious=["contended: others kept 1.1 of 2 CPUs"],
+                                             speedup=tight))
 
 
 def test_retime_command_rewrites_measurements_best_and_summary(tmp_path, monkeypatch):
