@@ -16,22 +16,22 @@ from kstrata.measure.contention import MIN_WALL_S, PREFIX, ContentionProbe, _own
 pytestmark = pytest.mark.skipif(not os.path.exists("/proc/stat"), reason="needs Linux /proc/stat")
 
 
-def _burner(seconds: float) -> None:
-    """A busy loop that is not this process's descendant (its shell exits at once,
-    so it is re-parented): to the probe it is another process."""
-    subprocess.run(["sh", "-c", f"timeout {seconds} {sys.executable} -c 'while True: pass' >/dev/null 2>&1 &"],
-                   check=True)
+def _burners(n: int, seconds: float) -> None:
+    """``n`` busy loops that are not this process's descendants (their shell exits
+    at once, so they are re-parented): to the probe they are other processes."""
+    loop = f"timeout {seconds} {sys.executable} -c 'while True: pass' >/dev/null 2>&1 &"
+    subprocess.run(["sh", "-c", " ".join([loop] * n)], check=True)
 
 
 def test_a_busy_loop_beside_the_timing_is_reported():
     cpus = os.cpu_count() or 1
-    _burner(1.5)
+    _burners(cpus, 1.5)  # one per CPU: others hold about all of them
     time.sleep(0.2)
     probe = ContentionProbe(threads=cpus)  # the timing uses every CPU: none is left free
     time.sleep(1.0)  # idle here, while the busy loop runs
     others, wall, n = probe.others_cpus()
     assert n == cpus and wall >= 1.0
-    assert others > 0.5, others
+    assert others > 0.4 * cpus, others
     note = probe.note()
     assert note is not None and note.startswith(PREFIX) and f"of {cpus} CPUs" in note
 
