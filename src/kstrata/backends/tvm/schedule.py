@@ -93,6 +93,22 @@ def _run_steps(sch: Any, func: str, body: list[ast.stmt], strict: bool) -> tuple
     return applied, failed
 
 
+def _merged_twin(name: str, funcs: dict[str, Any]) -> str | None:
+    """The PrimFunc that a missing numbered name (``matmul1``) was merged into.
+
+    Relax's legalization names the PrimFuncs of one operator ``matmul``,
+    ``matmul1``, ``matmul2``, ... and keeps one of those that are identical at
+    the module's shapes, so a schedule written at one shape can name a
+    numbered PrimFunc that another shape does not have. Returns ``name``'s
+    base (trailing digits removed) when that base is a PrimFunc here, else
+    ``None`` (a name that exists at no shape stays an error).
+    """
+    base = name.rstrip("0123456789")
+    if base == name or not base:
+        return None
+    return base if base in funcs else None
+
+
 def replay_schedule(
     funcs: dict[str, Any], schedule_src: str, strict: bool = False
 ) -> tuple[dict[str, Any], list[Step], list[Step]]:
@@ -114,7 +130,9 @@ def replay_schedule(
     (funcs, applied, failed)
         The scheduled PrimFuncs (same names, ``global_symbol`` kept), and the
         statements that applied / failed. A ``schedule_<name>`` for a PrimFunc
-        that no longer exists is one failed step naming it.
+        that no longer exists is one failed step naming it, unless ``name`` is
+        a numbered twin (``matmul1``) merged into its base at these shapes
+        (:func:`_merged_twin`): then it is skipped, as an applied comment step.
 
     Raises
     ------
@@ -132,6 +150,14 @@ def replay_schedule(
         if name == "":
             continue
         if name not in out:
+            twin = _merged_twin(name, out)
+            if twin is not None:
+                # legalization made one PrimFunc of two that are identical at this shape (sdpa's two
+                # GEMMs when S == D): the one left gets its own schedule_<twin>, this one has nothing to do
+                applied.append(Step(name, body[0].lineno if body else 0,
+                                    f"# schedule_{name} skipped: at this shape {name!r} is the same PrimFunc "
+                                    f"as {twin!r}"))
+                continue
             step = Step(name, body[0].lineno if body else 0, f"schedule_{name}",
                         f"no PrimFunc named {name!r}; PrimFuncs are {sorted(out)}")
             if strict:
