@@ -189,3 +189,25 @@ def test_the_tree_shows_declines_and_its_legend_names_only_the_levels_the_run_ed
     assert "level edited (source; initial: the start)" in words and "declined at LEVEL" in words
     assert "graph change" not in words and "levels take turns" not in words
     assert "levels take turns" in _text(legend(None))
+
+
+def test_unranked_line_says_other_processes_held_the_cpus():
+    """A timing the judge marked contended is named as such, with the CPUs others
+    held, not as 'noisy' (a newcomer on a busy machine must see why)."""
+    from kstrata.search.tree import UNTRUSTED_PREFIX
+    from kstrata.search.views import unranked_line
+
+    def why(held):
+        return (f"{UNTRUSTED_PREFIX} contended: other processes kept {held} of 2 CPUs busy during this timing, "
+                "which used 2 thread(s); ... after 2 re-timing(s)")
+
+    one = unranked_line([{"hash": "a", "speedup": 1.7, "why": why("1.12")}], "RUN")
+    assert "other processes kept 1.1 of the 2 CPUs busy while it was timed" in one
+    assert "read 1.7x" in one and "kstrata retime RUN" in one and "noisy" not in one
+    mixed = unranked_line([{"hash": "a", "speedup": 1.7, "why": why("0.9")},
+                           {"hash": "b", "speedup": 0.8, "why": why("1.4")},
+                           {"hash": "c", "speedup": 1.1, "why": f"{UNTRUSTED_PREFIX} the timing stayed noisy"}], "RUN")
+    assert "3 correct candidates not ranked, read 0.8x to 1.7x" in mixed
+    assert "kept 0.9-1.4 of the 2 CPUs busy while 2 of them were timed; the other timings stayed noisy" in mixed
+    plain = unranked_line([{"hash": "c", "speedup": None, "why": f"{UNTRUSTED_PREFIX} the timing stayed noisy"}], "R")
+    assert "timing stayed noisy (a busy machine)" in plain

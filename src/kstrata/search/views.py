@@ -4,6 +4,7 @@ the end-of-run table (``kstrata tree``, ``kstrata show``, ``kstrata optimize``).
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from rich.console import Group, RenderableType
@@ -11,6 +12,7 @@ from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
+from kstrata.measure.contention import PREFIX as CONTENDED
 from kstrata.search.tree import CandidateTree, unevaluated
 from kstrata.store.run_store import RunStore
 
@@ -115,13 +117,26 @@ def shape_text(shape: dict[str, int] | None) -> str:
 
 def unranked_line(unranked: list[dict], run_dir: str | Path) -> str:
     """One line for every correct candidate whose timing was not believed:
-    how many, the range of their (untrusted) readings and what to do."""
+    how many, the range of their (untrusted) readings, why (other processes on
+    the CPUs, from the judge's ``contended:`` note, or a noisy timing) and
+    what to do."""
     reads = [u["speedup"] for u in unranked if u.get("speedup") is not None]
     span = "" if not reads else (f", read {min(reads):.3g}x" if len(reads) == 1 or min(reads) == max(reads)
                                  else f", read {min(reads):.3g}x to {max(reads):.3g}x")
     n = len(unranked)
-    return (f"{n} correct candidate{'s' if n != 1 else ''} not ranked: timing stayed noisy{span} "
-            f"(a busy machine); re-time with `kstrata retime {run_dir}`")
+    busy = [float(m.group(1)) for u in unranked
+            if CONTENDED in (u.get("why") or "") and (m := re.search(r"kept ([0-9.]+) of", u["why"]))]
+    cpus = next((m.group(1) for u in unranked if (m := re.search(r" of (\d+) CPUs", u.get("why") or ""))), "?")
+    if busy:  # the judge saw other processes on the CPUs: say so, with how many
+        held = f"{busy[0]:.2g}" if min(busy) == max(busy) else f"{min(busy):.2g}-{max(busy):.2g}"
+        which = "it was" if n == 1 else f"{len(busy)} of them were"
+        why = f"other processes kept {held} of the {cpus} CPUs busy while {which} timed"
+        if len(busy) < n:
+            why += "; the other timings stayed noisy"
+    else:
+        why = "timing stayed noisy (a busy machine)"
+    return (f"{n} correct candidate{'s' if n != 1 else ''} not ranked{span}: {why}; "
+            f"re-time on a quiet machine with `kstrata retime {run_dir}`")
 
 
 def graph_header_note(graph: str) -> str:
