@@ -65,9 +65,25 @@ def test_plan_pins_and_excludes_tvm(monkeypatch):
     assert plan.torch == f"torch=={torch.__version__.split('+')[0]}"
     assert "tilelang==0.1.15" in plan.packages
     assert not any(r.startswith(("apache-tvm", "xgboost", "torch")) for r in plan.kstrata_deps)
-    assert plan.kstrata[0] == "-e" or plan.kstrata[0].startswith("kstrata==")
+    # a checkout is not installed into the shared environment (workers import it through PYTHONPATH),
+    # so the plan, and the environment, are the same for every clone
+    assert plan.kstrata == () or plan.kstrata[0].startswith("kstrata==")
     monkeypatch.setenv("KSTRATA_TORCH_SPEC", "torch>=2.4")
     assert envs.make_plan(envs.TILELANG).torch == "torch>=2.4"
+
+
+def test_plan_names_no_checkout_so_clones_share_the_environment():
+    """`kstrata setup` in a second clone must not re-point the first clone's environment:
+    the plan (and its digest, which decides a re-install) holds no path of this checkout."""
+    import json
+    from dataclasses import asdict
+    from pathlib import Path
+
+    checkout = str(Path(envs.__file__).resolve().parents[3])
+    plan = envs.make_plan(envs.TILELANG)
+    assert checkout not in json.dumps(asdict(plan))
+    # and the environment's processes import kstrata from this checkout
+    assert envs._checkout_env()["PYTHONPATH"].split(":")[0].startswith(checkout)
 
 
 def test_backend_module_does_not_import_tilelang():

@@ -200,10 +200,21 @@ def default_torch_spec() -> str:
 def kstrata_install() -> tuple[str, ...]:
     """pip arguments that install this kstrata into another environment.
 
-    ``-e <checkout>`` when kstrata is installed editable (PEP 610
-    ``direct_url.json``), else ``kstrata==<version>``; always with
+    ``()`` for a source checkout (an editable install, PEP 610
+    ``direct_url.json``, or a tree on ``PYTHONPATH``): the environment gets
+    kstrata's requirements only, and every process started in it imports
+    kstrata from the checkout through ``PYTHONPATH``
+    (:func:`kstrata.execute.pool.worker_env`). Installing the checkout there
+    (``pip install -e``) bound the shared environment to one clone, so
+    ``kstrata setup`` in a second clone re-pointed the first clone's workers
+    at the second's code. Else ``kstrata==<version>``, always with
     ``--no-deps`` added by the caller, since kstrata's own requirements
     include TVM's.
+
+    Raises
+    ------
+    EnvMissingError
+        When kstrata is neither installed nor a source tree.
     """
     try:
         dist = metadata.distribution("kstrata")
@@ -214,12 +225,12 @@ def kstrata_install() -> tuple[str, ...]:
         if raw:
             info = json.loads(raw)
             if info.get("dir_info", {}).get("editable") and info.get("url", "").startswith("file://"):
-                return ("-e", info["url"][len("file://"):])
+                return ()
         return (f"kstrata=={dist.version}",)
     # Running from a source tree that pip does not know (PYTHONPATH=src).
     here = Path(__file__).resolve().parents[3]
     if (here / "pyproject.toml").exists():
-        return ("-e", str(here))
+        return ()
     raise EnvMissingError("cannot tell how kstrata was installed; reinstall it with pip")
 
 
@@ -322,11 +333,20 @@ class SetupResult:
     message: str = ""
 
 
-def _run(cmd: list[str], log: Callable[[str], None], wheels: str | None = None) -> None:
-    """Run ``cmd``; on failure raise :class:`EnvMissingError` with pip's tail
-    and, when installing from the folder ``wheels``, which wheel it lacks."""
+def _checkout_env() -> dict[str, str]:
+    """This process's environment with ``PYTHONPATH`` as a worker gets it (kstrata first)."""
+    from kstrata.execute.pool import worker_env
+
+    return {**os.environ, "PYTHONPATH": worker_env()["PYTHONPATH"]}
+
+
+def _run(cmd: list[str], log: Callable[[str], None], wheels: str | None = None,
+         env: dict[str, str] | None = None) -> None:
+    """Run ``cmd`` (in ``env``, default this process's environment); on failure
+    raise :class:`EnvMissingError` with pip's tail and, when installing from
+    the folder ``wheels``, which wheel it lacks."""
     log("$ " + " ".join(cmd))
-    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
     if proc.returncode != 0:
         tail = "\n".join(proc.stdout.strip().splitlines()[-25:])
         head = ""
@@ -470,7 +490,8 @@ def ensure_env(spec: EnvSpec, torch_spec: str | None = None, pip_args: tuple[str
     plan for these arguments and the interpreter exists. Otherwise: ``python
     -m venv`` (no system site packages, reusing the folder), ``pip install``
     torch + the spec's packages, kstrata's non-TVM requirements, kstrata itself
-    with ``--no-deps``; an import check; then the manifest, written atomically
+    with ``--no-deps`` unless it is a source checkout (then workers import it
+    through ``PYTHONPATH``, :func:`kstrata_install`); an import check; then the manifest, written atomically
     and last, so an interrupted setup is redone next time.
 
     Parameters
@@ -530,10 +551,13 @@ def _ensure_locked(spec: EnvSpec, plan: Plan, force: bool, log: Callable[[str], 
     _run([*pip, *torch, *plan.packages], log, wheels)
     if plan.kstrata_deps:
         _run([*pip, *plan.kstrata_deps], log, wheels)
-    _run([*pip, "--no-deps", *plan.kstrata], log, wheels)
+    if plan.kstrata:
+        _run([*pip, "--no-deps", *plan.kstrata], log, wheels)
+    else:  # a checkout: imported through PYTHONPATH; drop a copy an earlier setup installed
+        _run([str(py), "-m", "pip", "uninstall", "-y", "-q", "kstrata"], log)
     # Torch and the pins must have survived the later installs.
     _run([*pip, "--no-deps", *torch, *plan.packages], log, wheels)
-    _run([str(py), "-c", f"import {spec.import_check}, kstrata"], log)
+    _run([str(py), "-c", f"import {spec.import_check}, kstrata"], log, env=_checkout_env())
     installed = _freeze(py)
     record = {
         "manifest_version": MANIFEST_VERSION,

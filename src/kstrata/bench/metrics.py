@@ -159,7 +159,8 @@ def excluded_reason(evidence: dict[str, Any] | None, measurement: Any = None) ->
         ``suspicious`` reasons (:func:`kstrata.measure.overhead.overhead_notes`)
         excludes it, and so does a contention note
         (:class:`kstrata.measure.contention.ContentionProbe`): other processes
-        competed for the CPUs while it was timed.
+        competed for the CPUs while it was timed. Any other suspicious note
+        (under the roofline floor, work outside the timed calls) excludes it too.
     """
     from kstrata.measure.contention import PREFIX as CONTENDED
     from kstrata.measure.overhead import PREFIX
@@ -173,6 +174,8 @@ def excluded_reason(evidence: dict[str, Any] | None, measurement: Any = None) ->
             return "overhead-dominated timing"
         if any(str(n).startswith(CONTENDED) for n in sus or ()):
             return "contended timing (other processes competed for the CPUs)"
+        if sus:  # under the roofline floor, work outside the timed calls, ...
+            return f"suspicious timing: {str(sus[0])[:200]}"
     return None
 
 

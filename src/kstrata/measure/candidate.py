@@ -15,6 +15,7 @@ process-wide switch such as TF32 set by a candidate cannot reach a baseline.
 from __future__ import annotations
 
 import copy
+import random
 
 from typing import Any
 
@@ -104,7 +105,10 @@ def time_candidate(
     model, inputs, init_inputs, module = task.instantiate(shape, seed)
     model = model.to(device)
     inputs = [x.to(device) if isinstance(x, torch.Tensor) else x for x in inputs]
-    sets = distinct_input_sets(task, module, inputs, n_input_copies(inputs, config), seed, device)
+    # the timed inputs come from an unpredictable draw: a candidate that rebuilds them from a known seed
+    # (and computes their outputs ahead of the timed calls) cannot (red-team case 27)
+    sets = distinct_input_sets(task, module, inputs, n_input_copies(inputs, config),
+                               random.SystemRandom().randrange(1 << 20), device, fresh_first=True)
     procs: list = []
     try:
         cand = _remote(task, b, sources, shape, init_inputs, seed, procs,
@@ -140,13 +144,14 @@ def time_candidate(
 
 
 def distinct_input_sets(task: Task, module: Any, inputs: list[Any], copies: int, seed: int,
-                        device: str) -> list[list[Any]]:
+                        device: str, fresh_first: bool = False) -> list[list[Any]]:
     """``copies`` input sets for rotation, each drawn with its own seed from the
     task's ``get_inputs()`` (different values, not clones: a memo keyed on
     values or on buffer addresses cannot serve a timed call). Non-tensor
-    arguments are shared."""
-    sets = [list(inputs)]
-    for k in range(1, copies):
+    arguments are shared. The first set is ``inputs`` unless ``fresh_first``
+    (then it is drawn like the others)."""
+    sets = [] if fresh_first else [list(inputs)]
+    for k in range(0 if fresh_first else 1, copies):
         torch.manual_seed(seed * 7919 + 1000 + k)
         xs = list(module.get_inputs())
         sets.append([x.to(device) if isinstance(x, torch.Tensor) else x for x in xs])

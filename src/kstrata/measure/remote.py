@@ -39,7 +39,7 @@ from __future__ import annotations
 import random
 import statistics
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from kstrata.sandbox import wire
@@ -51,7 +51,7 @@ CHECK_SHARE = 0.1
 
 
 #: Candidate-process findings that reject a candidate when they appear during timing.
-INTEGRITY_DURING_TIMING = ("output_type", "no_runtime_patching", "no_threads_left")
+INTEGRITY_DURING_TIMING = ("output_type", "no_runtime_patching", "no_threads_left", "output_reused")
 
 
 class TimedOutputMismatch(RuntimeError):
@@ -61,6 +61,10 @@ class TimedOutputMismatch(RuntimeError):
     def __init__(self, message: str, evidence: dict[str, Any]):
         super().__init__(message)
         self.evidence = evidence
+
+
+#: Unpredictable draws (the OS's entropy) for what a candidate must not guess.
+_DRAW = random.SystemRandom()
 
 
 class RemoteCandidate:
@@ -89,6 +93,8 @@ class RemoteCandidate:
         self.calls = 0
         self.checked = 0
         self.last_i = -1
+        self.flush_ms: list[float] = []
+        self.staged: list[list[Any]] = []
 
     def again(self, seed: int) -> RemoteCandidate:
         """A handle for another timing of the same loaded candidate: its own
@@ -98,9 +104,12 @@ class RemoteCandidate:
 
     def stage(self, sets: list[list[Any]], flush_bytes: int | None, flush: bool) -> None:
         """Send the input copies (kept resident in the candidate process)."""
+        self.staged = [list(s) for s in sets]  # what each copy must still hold after a timed call
         bufs: list[Any] = []
         enc = wire.encode([list(s) for s in sets], bufs, copy=False)
-        self.proc.ok({"op": "stage", "sets": enc, "flush_bytes": flush_bytes, "flush": flush}, bufs)
+        # a fresh unpredictable seed for torch's generator, as each checked call gets its own
+        self.proc.ok({"op": "stage", "sets": enc, "flush_bytes": flush_bytes, "flush": flush,
+                      "rng_seed": _DRAW.randrange(1 << 31)}, bufs)
 
     def calibrate(self, n: int = CALIBRATION_CALLS) -> float:
         """Median round trip of an empty ``run`` request (ms: the same path as a
@@ -116,8 +125,25 @@ class RemoteCandidate:
     def thunks(self, n: int) -> list["_RunThunk"]:
         return [_RunThunk(self, i) for i in range(n)]
 
+    def hold(self) -> None:
+        """Stop the candidate's processes while something else is timed
+        (:meth:`kstrata.sandbox.client.CandidateProcess.freeze`); a no-op when
+        already stopped or when its process cannot be stopped."""
+        if not getattr(self.proc, "frozen", None) and hasattr(self.proc, "freeze"):
+            self.proc.freeze()
+
+    def release(self) -> None:
+        """Let the candidate's processes run again (before its own calls)."""
+        if getattr(self.proc, "frozen", None) and hasattr(self.proc, "thaw"):
+            self.proc.thaw()
+
     def flush(self) -> None:
+        """The cache flush before a timed call, done by the candidate's process
+        (untimed); how long each took (ms, the judge's clock) is kept in
+        ``flush_ms`` for :func:`untimed_work_note`."""
+        t0 = time.perf_counter_ns()
         self.proc.ok({"op": "flush"})
+        self.flush_ms.append((time.perf_counter_ns() - t0) / 1e6)
 
     def after_call(self, i: int, last: bool = False) -> None:
         """Maybe check the outputs of the call just timed (untimed)."""
@@ -126,12 +152,20 @@ class RemoteCandidate:
             return
         if not (self.calls == 1 or last or self.rng.random() < CHECK_SHARE):
             return
-        h, b = self.proc.ok({"op": "fetch"})
+        h, b = self.proc.ok({"op": "fetch", "inputs_of": i})
         try:
             outs = [wire.decode(o, b) if isinstance(o, dict) and "__tensor__" in o else None
                     for o in h.get("outputs", [])]
+            ins = [wire.decode(x, b) if isinstance(x, dict) and "__tensor__" in x else None
+                   for x in h.get("inputs", [])]
         except wire.WireError as e:
             raise TimedOutputMismatch(f"a timed call's outputs were malformed: {e}", {"call": self.calls})
+        changed = _changed_inputs(self.staged[i] if i < len(self.staged) else [], ins)
+        if changed is not None:
+            raise TimedOutputMismatch(
+                f"timed call {self.calls} (input copy {i}) modified input {changed}: the candidate writes into "
+                "its inputs when timed (checked calls must leave them unchanged too)",
+                {"call": self.calls, "copy": i, "input": changed})
         self.checked += 1
         for f in h.get("findings") or []:
             if isinstance(f, dict) and f.get("check") in INTEGRITY_DURING_TIMING:
@@ -149,6 +183,52 @@ class RemoteCandidate:
         if self.last_i >= 0:
             self.calls -= 1
             self.after_call(self.last_i, last=True)
+
+
+#: How much longer (relative, and at least :data:`UNTIMED_SLACK_MS`) the
+#: candidate's process may take to answer its untimed flush requests than the
+#: baseline's process takes for the same flush, before the timing is marked.
+UNTIMED_SLACK = 0.25
+UNTIMED_SLACK_MS = 0.2
+
+
+def untimed_work_note(candidate: RemoteCandidate, baseline: RemoteCandidate) -> str | None:
+    """A ``suspicious`` note when the candidate's process answered its untimed
+    flush requests markedly slower than the baseline's process answered the
+    same flush (medians, ms): it did work outside its timed calls (a patched
+    harness that computes the next output while flushing, or work deferred
+    past a call's return). Both flush the same buffer size; ``None`` when the
+    medians agree or either has no flush."""
+    a, b = candidate.flush_ms, baseline.flush_ms
+    if len(a) < 3 or len(b) < 3:
+        return None
+    ca, cb = statistics.median(a), statistics.median(b)
+    if ca <= cb * (1 + UNTIMED_SLACK) + UNTIMED_SLACK_MS:
+        return None
+    return (f"untimed work: the candidate's process took {ca:.3g} ms (median) to answer the cache flush "
+            f"before each timed call, the baseline's {cb:.3g} ms for the same flush: work done outside the "
+            "timed calls is not in its time")
+
+
+def _changed_inputs(sent: list[Any], back: list[Any]) -> int | None:
+    """Index of the first tensor input whose values came back from a timed call
+    different from what the judge staged (NaN-aware), else ``None``; a copy
+    that came back missing or reshaped counts as changed."""
+    import torch
+
+    for k, x in enumerate(sent):
+        if not isinstance(x, torch.Tensor):
+            continue
+        y = back[k] if k < len(back) else None
+        if not isinstance(y, torch.Tensor) or y.shape != x.shape or y.dtype != x.dtype:
+            return k
+        y = y.to(x.device)
+        if x.is_floating_point() or x.is_complex():
+            if not torch.equal(torch.isnan(x), torch.isnan(y)) or not torch.equal(x.nan_to_num(), y.nan_to_num()):
+                return k
+        elif not torch.equal(x, y):
+            return k
+    return None
 
 
 class _RunThunk:
@@ -170,14 +250,32 @@ class _RunThunk:
 class RemoteTimer:
     """Times local thunks with ``local`` (a :class:`CpuTimer` or
     :class:`CudaEventTimer`) and the candidate process's thunks with the
-    judge's wall clock, minus the calibrated round trip (ms)."""
+    judge's wall clock, minus the calibrated round trip (ms).
 
-    def __init__(self, local: Callable[[Any], float], device: str):
+    ``untrusted``: the candidates (:class:`RemoteCandidate`) whose processes
+    are stopped whenever another thunk is timed (the baseline's, or a local
+    one) and let run again just before their own: a candidate cannot take the
+    CPUs from the baseline while it is timed (a spinning thread or forked
+    process made an unchanged candidate read faster), nor work ahead of its
+    next call. :meth:`release_all` lets them run again."""
+
+    def __init__(self, local: Callable[[Any], float], device: str, untrusted: Sequence[Any] = ()):
         self.local = local
         self.method = getattr(local, "method", "cpu-perf_counter")
         self.device = device
+        self.untrusted = list(untrusted)
+
+    def release_all(self) -> None:
+        for u in self.untrusted:
+            u.release()
 
     def __call__(self, thunk: Any) -> float:
+        owner = getattr(thunk, "owner", None) if getattr(thunk, "remote", False) else None
+        for u in self.untrusted:
+            if owner is None or u.proc is not owner.proc:
+                u.hold()
+        if owner is not None and any(u.proc is owner.proc for u in self.untrusted):
+            owner.release()
         if not getattr(thunk, "remote", False):
             return self.local(thunk)
         thunk.prepare()

@@ -481,7 +481,7 @@ def measure(
         candidate.stage(sets, config.flush_bytes, config.flush)
         candidate.calibrate()
         a = candidate.thunks(len(sets))
-        timer = RemoteTimer(timer, device)
+        timer = RemoteTimer(timer, device, untrusted=[candidate])
         method = "judge-clock/" + ("cuda-sync" if cuda else "perf_counter") + (
             " (candidate and baseline processes)" if getattr(baseline, "remote", False) else " (candidate process)")
     else:
@@ -490,9 +490,20 @@ def measure(
         from kstrata.measure.remote import RemoteTimer
 
         baseline.stage(sets, config.flush_bytes, config.flush)
-        baseline.calibrate()
+        if remote:
+            candidate.hold()  # the baseline's round trip is calibrated with the candidate stopped
+        try:
+            baseline.calibrate()
+        finally:
+            if remote:
+                candidate.release()
         b = baseline.thunks(len(sets))
-        if not remote:
+        if remote:
+            # The same request path in the baseline's process bounds the candidate's: a candidate that
+            # slows its own empty round trip (a thread holding the GIL during calibration) would have the
+            # inflated overhead subtracted from every timed call.
+            candidate.overhead_ms = min(candidate.overhead_ms, baseline.overhead_ms)
+        else:
             timer = RemoteTimer(timer, device)
     else:
         b = make(baseline, sets) if baseline is not None else None
@@ -505,8 +516,11 @@ def measure(
         with torch.inference_mode():
             r = measure_thunks(a, b, timer, config)
             if remote:
+                candidate.release()
                 candidate.check_last()
     finally:
+        if remote:
+            candidate.release()
         if gc_was:
             gc.enable()
 
@@ -520,6 +534,12 @@ def measure(
             # candidate and baseline in different processes: an A/A pair differs by a few percent
             speedup = with_placement(speedup, PROCESS_PLACEMENT if cuda else PROCESS_PLACEMENT_CPU)
     suspicious = under_floor(cand.median, floor_ms)
+    if remote and getattr(baseline, "remote", False):
+        from kstrata.measure.remote import untimed_work_note
+
+        untimed = untimed_work_note(candidate, baseline)
+        if untimed:
+            suspicious.append(untimed)
     contended = probe.note()
     if contended:
         suspicious.append(contended)

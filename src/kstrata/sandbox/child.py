@@ -39,12 +39,19 @@ JUDGE_MODULES = ("kstrata.verify.runner", "kstrata.verify.plan", "kstrata.verify
 JSON_CALL_ALLOWED = ("kstrata.backends.", "kstrata.agents.lowering")
 
 
-def _poisoned_allocations():
+def _poisoned_allocations(pattern: int = 1):
     """Every ``torch.empty*`` inside the block is NaN-filled (floats) or the
     dtype's maximum (integers), via PyTorch's
     ``torch.utils.deterministic.fill_uninitialized_memory`` (active only with
     ``torch.use_deterministic_algorithms(True, warn_only=True)``), so an output
-    the candidate allocates but never writes cannot read as a stale correct value."""
+    the candidate allocates but never writes cannot read as a stale correct value.
+
+    Under poison ``pattern`` 2 the allocations then hold a huge finite value
+    instead (the float dtype's largest finite value / 4, the integer dtype's
+    minimum), set by a dispatch mode on the ``empty`` operators: NaN alone is
+    neutralised by NaN-skipping code (``nansum``, ``fmax``, ``nan_to_num``) that
+    reads memory it never wrote, and a verdict must differ between the two
+    patterns for such a read (red-team case 34, the PyTorch form of case 21)."""
     import warnings
 
     import torch
@@ -56,8 +63,9 @@ def _poisoned_allocations():
         was_fill = torch.utils.deterministic.fill_uninitialized_memory
         torch.use_deterministic_algorithms(True, warn_only=True)
         torch.utils.deterministic.fill_uninitialized_memory = True
+        mode = _HugeEmpty() if pattern == 2 else nullcontext()
         try:
-            with warnings.catch_warnings():
+            with warnings.catch_warnings(), mode:
                 warnings.filterwarnings("ignore", message=".*does not have a deterministic implementation.*")
                 yield
         finally:
@@ -65,6 +73,29 @@ def _poisoned_allocations():
             torch.use_deterministic_algorithms(was_on, warn_only=was_warn)
 
     return block()
+
+
+def _HugeEmpty():  # noqa: N802 - a class made on first use (torch is imported late in this module)
+    """A dispatch mode that fills what the ``empty`` operators return with a
+    huge finite value (see :func:`_poisoned_allocations`)."""
+    import torch
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    aten = torch.ops.aten
+    empties = {aten.empty.memory_format, aten.empty_strided.default, aten.empty_like.default,
+               aten.new_empty.default, aten.new_empty_strided.default}
+
+    class HugeEmpty(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            out = func(*args, **(kwargs or {}))
+            if func in empties and isinstance(out, torch.Tensor) and out.numel():
+                if out.is_floating_point():
+                    out.fill_(torch.finfo(out.dtype).max / 4)
+                elif out.dtype != torch.bool and not out.is_complex():
+                    out.fill_(torch.iinfo(out.dtype).min)
+            return out
+
+    return HugeEmpty()
 
 
 def _rebase(value: Any, offset: int) -> Any:
@@ -155,6 +186,28 @@ class Harness:
             return {"ok": False, "kind": "compile_error", "message": f"{type(e).__name__}: {e}",
                     "traceback": traceback.format_exc(limit=-4)}, []
         return {"ok": True, "load_s": time.perf_counter() - t0, "findings": self._watch_findings()}, []
+
+    def _written_after_return(self, out: Any) -> list[dict]:
+        """Outputs as they were when the call returned, against the same outputs
+        after the grace given to threads the call left running (then settled):
+        a difference is work finished after the return, which a timed call's
+        clock never sees (``no_threads_left``)."""
+        pending = [t for t in getattr(self.watch, "pending", []) or [] if t.is_alive()]
+        if not pending:
+            self.watch.settle()
+            return []
+        T = self.Tensor
+        outs = [o for o in _flatten(out) if type(o) is T]
+        snap = [o.detach().clone() for o in outs]
+        self.watch.settle()
+        self._sync()
+        late = [k for k, (o, s) in enumerate(zip(outs, snap))
+                if not self.torch.equal(o.detach().nan_to_num(), s.nan_to_num())]
+        if not late:
+            return []
+        return [{"check": "no_threads_left", "message": f"output {late[0]} was still being written after the call "
+                 f"returned, by a thread the call left running ({', '.join(t.name for t in pending[:3])})",
+                 "evidence": {"outputs": late[:8]}}]
 
     def _watch_findings(self) -> list[dict]:
         out = []
@@ -251,16 +304,18 @@ class Harness:
         if h.get("rng_seed") is not None:
             torch.manual_seed(int(h["rng_seed"]))  # as the judge seeds the reference's call
         try:
-            with torch.no_grad(), self.watch.candidate(), recorder, counting as counter, noop, \
-                    _poisoned_allocations():
+            with torch.no_grad(), self.watch.candidate(settle=False), recorder, counting as counter, noop, \
+                    _poisoned_allocations(int(h.get("poison", 0))):
                 out = self.fn(*xs)
                 self._sync()
         except BaseException as e:  # noqa: BLE001 - a candidate bug (even SystemExit) is data
+            self.watch.settle()
             text = f"{type(e).__name__}: {e}"
             return {"ok": False, "kind": "runtime_error", "message": text,
                     "oom": isinstance(e, MemoryError) or "out of memory" in text.lower()
                     or "can't allocate memory" in text.lower(),
                     "traceback": traceback.format_exc(limit=-4), "findings": self._watch_findings()}, []
+        findings += self._written_after_return(out)
         findings += self._watch_findings()
         if h.get("record_ops") and recorder.compute_ops():
             ops = recorder.compute_ops()
@@ -340,6 +395,8 @@ class Harness:
     # -- timing: the judge times these requests from outside ----------------------
     def stage(self, h: dict, bufs: list[bytes]) -> tuple[dict, list]:
         sets = wire.decode(h["sets"], bufs)
+        if h.get("rng_seed") is not None:  # as a checked call seeds torch: no seed tells timing apart
+            self.torch.manual_seed(int(h["rng_seed"]))
         T = self.Tensor
         if h.get("index") is not None:  # new values into existing buffers (same addresses)
             i = int(h["index"])
@@ -364,10 +421,16 @@ class Harness:
                 self._sync()
             return {"ok": True}, []
         xs = self.copies[i]
+        # the previous call's outputs stay alive through this call, so an honest allocator cannot hand
+        # their memory back: an output in the same storage was kept and rewritten by the candidate
+        held = {o.untyped_storage().data_ptr() for o in self.last if isinstance(o, self.Tensor) and o.numel()}
         with self.torch.no_grad():  # the checked calls' mode: no mode tells a timed call from a checked one
             out = self.fn(*xs)
             self._sync()
         self.last = _flatten(out)
+        if any(isinstance(o, self.Tensor) and o.numel() and o.untyped_storage().data_ptr() in held
+               for o in self.last):
+            self.reused_output = True
         return {"ok": True}, []
 
     def fetch(self, h: dict, bufs: list[bytes]) -> tuple[dict, list]:
@@ -375,7 +438,19 @@ class Harness:
         run-time watch (replaced functions, threads) as of now: the watch
         covers the timed calls too."""
         findings = self._output_findings(self.last, [], set()) + self._watch_findings()
-        return self._reply_outputs(self.last, findings, {})
+        if getattr(self, "reused_output", False):
+            findings.append({"check": "output_reused", "message": "a timed call returned its output in the "
+                             "storage of the previous call's output, still held by the caller: the output "
+                             "buffer is kept and rewritten across calls, so its allocation is not in the time"})
+        extra: dict = {}
+        if h.get("inputs_of") is not None:  # the copy the call read, for the judge to compare with what it sent
+            i = int(h["inputs_of"])
+            extra["inputs"] = [x if isinstance(x, self.Tensor) else None for x in self.copies[i]]
+        reply, bufs_out = self._reply_outputs(self.last, findings, {})
+        if extra:
+            enc = [wire.encode(x, bufs_out) if x is not None else None for x in extra["inputs"]]
+            reply["inputs"] = enc
+        return reply, bufs_out
 
     def flush(self, h: dict, bufs: list[bytes]) -> tuple[dict, list]:
         if self.flusher is not None:

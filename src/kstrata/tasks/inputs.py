@@ -6,7 +6,9 @@ Each distribution replaces the selected floating-point inputs (all of them, or
 =============  ==================================================================
 normal         the task's own draw (usually ``torch.randn``), unchanged
 uniform        U(-1, 1)
-heavy_tailed   Student-t with 3 degrees of freedom (finite variance, rare huge values)
+heavy_tailed   Student-t with 3 degrees of freedom (finite variance, rare huge values),
+               its largest and smallest values moved to the tensor's last and
+               first elements (alternating by input), see :func:`_extremes_at_the_edges`
 large          the normal draw times 100 (exposes overflow in ``exp``/accumulators)
 near_zero      the normal draw times 1e-3 (exposes division and epsilon handling)
 shifted        the normal draw minus 10 (all-negative logits: exposes padding
@@ -63,7 +65,7 @@ def apply_distribution(
         elif dist == "heavy_tailed":
             z = torch.randn(x.shape, generator=gen, dtype=torch.float64)
             chi2 = sum(torch.randn(x.shape, generator=gen, dtype=torch.float64) ** 2 for _ in range(3))
-            new = z / torch.sqrt(chi2 / 3)
+            new = _extremes_at_the_edges(z / torch.sqrt(chi2 / 3), positive_last=i % 2 == 0)
         elif dist == "large":
             new = x.double() * 100
         elif dist == "near_zero":
@@ -72,3 +74,29 @@ def apply_distribution(
             new = x.double() - 10
         out[i] = new.to(x.dtype).contiguous()
     return out
+
+
+def _extremes_at_the_edges(x: torch.Tensor, positive_last: bool) -> torch.Tensor:
+    """``x`` with its largest value swapped into the last element and its
+    smallest into the first (the other way round when not ``positive_last``):
+    the same values, so the same distribution, with the draw's rare huge values
+    where a kernel that skips a buffer's tail or head misses them. Without it,
+    a reduction that skipped the last 768 of 50M elements moved a mean by about
+    1e-6 relative, inside any tolerance (red-team case 37); the extremes of
+    Student-t(3) are hundreds of times the typical value."""
+    flat = x.reshape(-1)
+    if flat.numel() < 2:
+        return x
+    hi, lo = int(torch.argmax(flat)), int(torch.argmin(flat))
+    last, first = (hi, lo) if positive_last else (lo, hi)
+    n = flat.numel() - 1
+
+    def swap(i: int, j: int) -> None:
+        a, b = flat[i].clone(), flat[j].clone()
+        flat[i], flat[j] = b, a
+
+    swap(last, n)
+    if first == n:  # the value meant for the front was at the end: it is where the other came from
+        first = last
+    swap(first, 0)
+    return flat.reshape(x.shape)

@@ -80,3 +80,32 @@ def outside_domain(refs: Sequence[torch.Tensor], oracles: Sequence[torch.Tensor]
                     "tolerance away from the float64 oracle: the inputs are outside the task's "
                     "numerical domain in this dtype")
     return None
+
+
+def in_domain(r: torch.Tensor, o: torch.Tensor, tol: Tolerance) -> torch.Tensor | None:
+    """Where one output is inside the task's numerical domain: a boolean mask of
+    ``r``'s shape, true where the reference in its dtype is what the float64
+    oracle says (finite where the oracle is finite, the same non-finite value
+    where it is not and, under ``oracle``, within ``k`` x the dtype bound plus
+    the floor, as :func:`outside_domain` judges a whole test). ``None`` for a
+    non-floating output or mismatched shapes (no mask: compare everything).
+
+    A test outside the domain at some elements still decides the verdict at
+    the others: a candidate that is wrong where the reference is right is
+    wrong (red-team case 35: one global max for the softmax shift overflowed
+    rows that the fp32 reference computed finitely, and the whole test was
+    excused).
+    """
+    if not (isinstance(r, torch.Tensor) and isinstance(o, torch.Tensor)) or not r.is_floating_point() \
+            or r.shape != o.shape:
+        return None
+    rd = r.detach().cpu().double()
+    od = o.detach().cpu().double()
+    of, rf = torch.isfinite(od), torch.isfinite(rd)
+    ok = of & rf
+    ok |= ~of & ((torch.isnan(od) & torch.isnan(rd)) | (torch.isinf(od) & (rd == od)))
+    if tol.kind == "oracle":
+        atol, rtol = dtype_bound(r.dtype, tol)
+        bound = od.abs().mul_(rtol).add_(atol).mul_(tol.k).add_(tol.floor or 0.0)
+        ok &= ~of | ((rd - od).abs() <= bound)
+    return ok

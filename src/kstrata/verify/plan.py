@@ -41,6 +41,14 @@ HIDDEN_SEEDS = 3
 PERTURBED_SHAPES = 2
 #: a perturbed size moves by 1 to this many from its sweep value (sizes above 8 only)
 PERTURB_MAX = 7
+#: (modulus, residue) each perturbed shape's sizes land on, in turn: the step
+#: within 1..PERTURB_MAX (its direction and, among several, which one come from
+#: the secret) is chosen so that a size is 2 mod 4, then 4 mod 8. The sweeps'
+#: fixed sizes are mostly odd or powers of two, so a tail bug that shows only
+#: when a size leaves 2 (of a 4-wide vector) or 4 (of an 8-wide one) was found
+#: only when a random step happened to land there (red-team case 36: softmax
+#: wrong when D % 4 == 2 read correct for about 60% of secrets).
+PERTURB_RESIDUES = ((4, 2), (8, 4))
 #: A hidden shape whose forward call needs more than this many FLOPs (or
 #: :data:`LARGE_TEST_BYTES` bytes) gets one secret seed and one distribution
 #: instead of :data:`HIDDEN_SEEDS` x all: it is there for indexing and tiling
@@ -139,20 +147,33 @@ def screening_shapes(task: Task) -> list[dict[str, int]]:
 def perturbed_shapes(task: Task, secret: str | bytes, n: int = PERTURBED_SHAPES,
                      base: list[dict[str, int]] | None = None) -> list[dict[str, int]]:
     """Secret-derived variants of sweep shapes: each variable > 8 moves by 1-7
-    (up or down), so no hidden shape is predictable from the public ones.
+    (up or down), so no hidden shape is predictable from the public ones, onto
+    the residue :data:`PERTURB_RESIDUES` gives the variant (2 mod 4, 4 mod 8).
     Whether a variant is *safe* (the reference instantiates at it) is checked
     by the caller, which drops those that are not. ``base`` replaces the sweep."""
     sweep = task.sweep_shapes if base is None else base
     if not sweep:
         return []
+    # only shapes with a size to move (above 8): a variant of softmax's (1, 2) was the sweep shape itself,
+    # and for 1 secret in 8 both variants were, leaving no perturbed shape at all
+    movable = [shape for shape in sweep if any(v > 8 for v in shape.values())]
+    if not movable:
+        return []
     out = []
     for i in range(n):
-        base = sweep[derive_int(secret, f"{task.name}/perturb/{i}/base") % len(sweep)]
+        base = movable[derive_int(secret, f"{task.name}/perturb/{i}/base") % len(movable)]
+        modulus, residue = PERTURB_RESIDUES[i % len(PERTURB_RESIDUES)]
         new = {}
         for name, value in base.items():
+            if value <= 8:
+                new[name] = value
+                continue
             r = derive_int(secret, f"{task.name}/perturb/{i}/{name}")
-            delta = 1 + r % PERTURB_MAX
-            new[name] = value + (delta if (r >> 8) & 1 or value <= 8 + delta else -delta) if value > 8 else value
+            up = bool((r >> 8) & 1) or value <= 8 + PERTURB_MAX
+            sign = 1 if up else -1
+            hits = [d for d in range(1, PERTURB_MAX + 1) if (value + sign * d) % modulus == residue]
+            delta = hits[r % len(hits)] if hits else 1 + r % PERTURB_MAX
+            new[name] = value + sign * delta
         if new not in sweep and new not in out:
             out.append(new)
     return out

@@ -89,21 +89,35 @@ class RuntimeWatch:
                 pass
 
     @contextmanager
-    def candidate(self) -> Iterator[None]:
-        """Mark candidate code running; afterwards collect threads it left running."""
+    def candidate(self, settle: bool = True) -> Iterator[None]:
+        """Mark candidate code running; afterwards collect threads it left running.
+
+        ``settle=False`` leaves the threads alive at the call's return in
+        :attr:`pending` without waiting for them: the caller reads the outputs
+        first, then calls :meth:`settle`, so that work a thread finishes after
+        the return (a deferred write into the output) is not hidden by the
+        grace period."""
         before = set(threading.enumerate())
         self.active = True
         try:
             yield
         finally:
             self.active = False
-            left = [t for t in threading.enumerate() if t not in before and t.is_alive()]
-            if left:
-                deadline = time.monotonic() + 0.05
-                for t in left:
-                    t.join(max(0.0, deadline - time.monotonic()))
-                left = [t for t in left if t.is_alive()]
-            self.new_threads = [t.name for t in left]
+            self.pending = [t for t in threading.enumerate() if t not in before and t.is_alive()]
+            self.new_threads = []
+            if settle:
+                self.settle()
+
+    def settle(self, grace_s: float = 0.05) -> None:
+        """Wait up to ``grace_s`` for the threads left at the call's return
+        (:attr:`pending`); those still alive become :attr:`new_threads`."""
+        left, self.pending = list(getattr(self, "pending", []) or []), []
+        if left:
+            deadline = time.monotonic() + grace_s
+            for t in left:
+                t.join(max(0.0, deadline - time.monotonic()))
+            left = [t for t in left if t.is_alive()]
+        self.new_threads = [t.name for t in left]
 
     def guard_reference(self, model_cls: type) -> None:
         """Wrap ``model_cls.forward`` so entering it in candidate mode is recorded."""
