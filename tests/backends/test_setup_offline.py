@@ -102,7 +102,7 @@ def test_wheel_folder_must_hold_wheels(tmp_path):
 
 def test_download_command_targets_python_and_platform(tmp_path, monkeypatch):
     calls = []
-    monkeypatch.setattr(envs, "_run", lambda cmd, log, wheels=None: calls.append(cmd))
+    monkeypatch.setattr(envs, "_run", lambda cmd, log, wheels=None, env=None: calls.append(cmd))
     envs.download_wheels(envs.TILELANG, tmp_path / "w", torch_spec=envs.SYSTEM_TORCH, python_version="3.12",
                          platforms=("manylinux_2_28_x86_64", "manylinux2014_x86_64"))
     [cmd] = calls
@@ -136,7 +136,7 @@ def test_system_torch_download_leaves_torch_and_its_libraries_out(offline, tmp_p
 def test_system_torch_makes_a_venv_that_sees_site_packages(tmp_path, monkeypatch):
     monkeypatch.setenv("KSTRATA_ENV_DIR", str(tmp_path))
     calls = []
-    monkeypatch.setattr(envs, "_run", lambda cmd, log, wheels=None: calls.append(cmd))
+    monkeypatch.setattr(envs, "_run", lambda cmd, log, wheels=None, env=None: calls.append(cmd))
     monkeypatch.setattr(envs, "_freeze", lambda py: {"tilelang": "0.1.15"})
     res = envs.ensure_env(envs.TILELANG, torch_spec=envs.SYSTEM_TORCH)
     assert res.changed

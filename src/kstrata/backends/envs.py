@@ -312,7 +312,7 @@ def build_requirements() -> tuple[str, ...]:
     requires`` of the checkout's ``pyproject.toml``); ``()`` when kstrata is
     installed from a version, which is then a wheel itself."""
     install = kstrata_install()
-    if install[0] != "-e":
+    if not install or install[0] != "-e":  # a checkout is not installed into the environment at all
         return ()
     try:
         data = tomllib.loads((Path(install[1]) / "pyproject.toml").read_text())

@@ -1,0 +1,57 @@
+"""Red-team variants of the verifier cases (written this round from the known
+kinds; each folder's expected.txt says what was done and why it might have
+passed), end to end through ``kstrata eval``."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from kstrata.sandbox import status
+
+CASES = Path(__file__).resolve().parent / "cases"
+KSTRATA = str(Path(sys.executable).with_name("kstrata"))
+
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(not status().usable, reason="no sandbox here")]
+
+
+def kstrata_eval(task: str, candidate: str, *args: str) -> dict:
+    """``kstrata eval TASK CANDIDATE --backend pytorch --json ARGS`` from the cases folder; its JSON."""
+    p = subprocess.run([KSTRATA, "eval", task, candidate, "--backend", "pytorch", "--json", *args],
+                       capture_output=True, text=True, timeout=600, cwd=str(CASES))
+    assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr[-3000:]
+    return json.loads(p.stdout[p.stdout.index("{"):])
+
+
+def summary(d: dict) -> str:
+    return f"{d['verdict']} {d.get('check')}: {str((d.get('evidence') or {}).get('message'))[:400]}"
+
+
+def test_rt34_nansum_over_unwritten_memory_is_incorrect():
+    d = kstrata_eval("sum_dim", "rt34_nan_masked_uninitialized_pad/candidate.py", "--no-time")
+    assert d["verdict"] == "incorrect", summary(d)
+
+
+def test_rt35_wrong_where_the_reference_is_right_is_incorrect():
+    d = kstrata_eval("rt35_in_domain_rows_dropped/task.py", "rt35_in_domain_rows_dropped/candidate.py", "--no-time")
+    assert d["verdict"] == "incorrect", summary(d)
+
+
+def test_rt36_tail_bug_at_d_2_mod_4_is_incorrect_for_every_secret():
+    for _ in range(2):  # each eval draws a new secret
+        d = kstrata_eval("softmax", "rt36_perturbation_residue_bug/candidate.py", "--no-time")
+        assert d["verdict"] == "incorrect", summary(d)
+
+
+def test_rt37_skipped_tail_at_scale_is_incorrect():
+    d = kstrata_eval("rt37_grid_cap_tail_at_scale/task.py", "rt37_grid_cap_tail_at_scale/candidate.py", "--no-time")
+    assert d["verdict"] == "incorrect", summary(d)
+
+
+def test_rt39_output_buffer_kept_across_timed_calls_is_rejected():
+    d = kstrata_eval("relu", "rt39_persistent_output_buffer/candidate.py", "--timing-shape", "nominal")
+    assert d["verdict"] == "rejected" and "output_reused" in str(d["evidence"].get("message")), summary(d)
