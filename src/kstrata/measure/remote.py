@@ -106,7 +106,7 @@ class RemoteCandidate:
         """Send the input copies (kept resident in the candidate process)."""
         self.staged = [list(s) for s in sets]  # what each copy must still hold after a timed call
         bufs: list[Any] = []
-        enc = wire.encode([list(s) for s in sets], bufs, copy=False)
+        enc = wire.encode(self.staged, bufs, copy=False)
         # a fresh unpredictable seed for torch's generator, as each checked call gets its own
         self.proc.ok({"op": "stage", "sets": enc, "flush_bytes": flush_bytes, "flush": flush,
                       "rng_seed": _DRAW.randrange(1 << 31)}, bufs)
@@ -216,17 +216,15 @@ def _changed_inputs(sent: list[Any], back: list[Any]) -> int | None:
     that came back missing or reshaped counts as changed."""
     import torch
 
+    from kstrata.sandbox.redzone import same_values
+
     for k, x in enumerate(sent):
         if not isinstance(x, torch.Tensor):
             continue
         y = back[k] if k < len(back) else None
         if not isinstance(y, torch.Tensor) or y.shape != x.shape or y.dtype != x.dtype:
             return k
-        y = y.to(x.device)
-        if x.is_floating_point() or x.is_complex():
-            if not torch.equal(torch.isnan(x), torch.isnan(y)) or not torch.equal(x.nan_to_num(), y.nan_to_num()):
-                return k
-        elif not torch.equal(x, y):
+        if not same_values(torch, x, y.to(x.device)):
             return k
     return None
 
@@ -257,17 +255,13 @@ class RemoteTimer:
     one) and let run again just before their own: a candidate cannot take the
     CPUs from the baseline while it is timed (a spinning thread or forked
     process made an unchanged candidate read faster), nor work ahead of its
-    next call. :meth:`release_all` lets them run again."""
+    next call."""
 
     def __init__(self, local: Callable[[Any], float], device: str, untrusted: Sequence[Any] = ()):
         self.local = local
         self.method = getattr(local, "method", "cpu-perf_counter")
         self.device = device
         self.untrusted = list(untrusted)
-
-    def release_all(self) -> None:
-        for u in self.untrusted:
-            u.release()
 
     def __call__(self, thunk: Any) -> float:
         owner = getattr(thunk, "owner", None) if getattr(thunk, "remote", False) else None

@@ -28,7 +28,7 @@ from contextlib import contextmanager, nullcontext
 from typing import Any
 
 from kstrata.sandbox import wire
-from kstrata.sandbox.redzone import REDZONE_BYTES, RedZoned
+from kstrata.sandbox.redzone import REDZONE_BYTES, RedZoned, same_values
 
 #: Modules the candidate process must never import (the judge's internals).
 JUDGE_MODULES = ("kstrata.verify.runner", "kstrata.verify.plan", "kstrata.verify.tolerance",
@@ -327,9 +327,7 @@ class Harness:
         if pristine is not None:
             findings += self._zone_findings()
             for i, (b, x) in enumerate(zip(xs, pristine)):
-                if isinstance(b, T) and not torch.equal(b.nan_to_num(), x.nan_to_num()) or (
-                        isinstance(b, T) and b.is_floating_point()
-                        and not torch.equal(torch.isnan(b), torch.isnan(x))):
+                if isinstance(b, T) and not same_values(torch, b, x):
                     changed = int((b != x).sum())
                     findings.append({"check": "inputs_unchanged", "message": f"input {i} was modified by "
                                      f"the candidate ({changed} elements changed)", "evidence": {}})
@@ -442,14 +440,10 @@ class Harness:
             findings.append({"check": "output_reused", "message": "a timed call returned its output in the "
                              "storage of the previous call's output, still held by the caller: the output "
                              "buffer is kept and rewritten across calls, so its allocation is not in the time"})
-        extra: dict = {}
-        if h.get("inputs_of") is not None:  # the copy the call read, for the judge to compare with what it sent
-            i = int(h["inputs_of"])
-            extra["inputs"] = [x if isinstance(x, self.Tensor) else None for x in self.copies[i]]
         reply, bufs_out = self._reply_outputs(self.last, findings, {})
-        if extra:
-            enc = [wire.encode(x, bufs_out) if x is not None else None for x in extra["inputs"]]
-            reply["inputs"] = enc
+        if h.get("inputs_of") is not None:  # the copy the call read, for the judge to compare with what it sent
+            reply["inputs"] = [wire.encode(x, bufs_out) if isinstance(x, self.Tensor) else None
+                               for x in self.copies[int(h["inputs_of"])]]
         return reply, bufs_out
 
     def flush(self, h: dict, bufs: list[bytes]) -> tuple[dict, list]:

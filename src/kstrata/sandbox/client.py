@@ -279,6 +279,8 @@ class CandidateProcess:
         self.start_s = 0.0
         self.oom_before = False
         self.ended: dict | None = None
+        self.host_pid = 0  # the candidate's PID outside its sandbox (found on first freeze)
+        self.frozen: list[int] = []  # what freeze() stopped
         self.watch_rss = False
         self.rss_killed = 0
 
@@ -434,7 +436,9 @@ class CandidateProcess:
         if z is None or z.proc is None:
             return []
         root = z.proc.pid
-        cand = host_pid_of(root, self.pid)
+        if not self.host_pid:  # looked up once: a process keeps its PID
+            self.host_pid = host_pid_of(root, self.pid)
+        cand = self.host_pid
         try:
             zygote = psutil.Process(cand).ppid() if cand else 0
             tree = psutil.Process(root).children(recursive=True)
@@ -478,10 +482,9 @@ class CandidateProcess:
         return len(pids)
 
     def thaw(self) -> None:
-        """Continue (SIGCONT) what :meth:`freeze` stopped, and any process the
-        candidate has now (idempotent)."""
-        pids = set(getattr(self, "frozen", []) or []) | set(self._own_processes())
-        for pid in pids:
+        """Continue (SIGCONT) what :meth:`freeze` stopped (idempotent). A stopped
+        process cannot fork, so nothing else needs it."""
+        for pid in self.frozen:
             try:
                 os.kill(pid, signal.SIGCONT)
             except OSError:
