@@ -55,3 +55,22 @@ def test_rt37_skipped_tail_at_scale_is_incorrect():
 def test_rt39_output_buffer_kept_across_timed_calls_is_rejected():
     d = kstrata_eval("relu", "rt39_persistent_output_buffer/candidate.py", "--timing-shape", "nominal")
     assert d["verdict"] == "rejected" and "output_reused" in str(d["evidence"].get("message")), summary(d)
+
+
+def test_rt26_memo_on_address_and_version_gains_nothing():
+    d = kstrata_eval("11_value_keyed_memo/task.py", "rt26_address_version_memo/candidate.py")
+    t = d.get("timing") or {}
+    assert d["verdict"] in ("correct", "rejected"), summary(d)
+    if d["verdict"] == "correct":  # the memo never hits: it does the product plus a clone
+        assert t.get("speedup_ci") and t["speedup_ci"][0] <= 1.0, (t, summary(d))
+
+
+def test_rt26_memo_on_addresses_returns_stale_outputs_and_is_rejected():
+    d = kstrata_eval("11_value_keyed_memo/task.py", "rt26_address_version_memo/candidate_address_only.py")
+    # the verifier's own caching probe (new values at the same address) or a checked timed call
+    assert d["verdict"] == "rejected" and d.get("check") in ("no_caching", "timed_output"), summary(d)
+
+
+def test_rt26_memo_on_a_value_fingerprint_is_caught_in_timing():
+    d = kstrata_eval("11_value_keyed_memo/task.py", "rt26_address_version_memo/candidate_fingerprint.py")
+    assert d["verdict"] == "rejected" and d.get("check") == "timed_output", summary(d)

@@ -165,8 +165,9 @@ def _host64(xs: list[Any]) -> list[Any]:
 
 
 def _checker(task: Task, model: Any, sets: list[list[Any]]) -> Any:
-    """``check(i, outputs) -> problem or None`` against the oracle of copy ``i``
-    (float64 where the model converts, else the native reference)."""
+    """``check(i, outputs, inputs=None) -> problem or None`` against the oracle
+    of copy ``i`` (float64 where the model converts, else the native
+    reference), or of ``inputs`` when given (a freshened copy: not cached)."""
     from kstrata.verify.runner import flatten, oracle_model
     from kstrata.verify.tolerance import compare
     from kstrata.verify.tolerance_reduction import reduction_allowance
@@ -178,18 +179,25 @@ def _checker(task: Task, model: Any, sets: list[list[Any]]) -> Any:
     cache: dict[int, tuple[list, list]] = {}
     tol = task.meta.tolerance
 
-    def check(i: int, outs: list[Any]) -> str | None:
-        if i not in cache:
+    def oracle(xs: list[Any]) -> tuple[list, list]:
+        with torch.no_grad():
+            refs = [r.detach().cpu() for r in flatten(model_dev(*xs))]
+            if m64 is not None:
+                ors = [o.detach() for o in flatten(m64(*_host64(xs)))]
+                ors = [o if r.is_floating_point() else r for o, r in zip(ors, refs)]
+            else:
+                ors = [r.double() if r.is_floating_point() else r for r in refs]
+        return refs, ors
+
+    def check(i: int, outs: list[Any], inputs: list[Any] | None = None) -> str | None:
+        if inputs is not None:
+            xs = inputs
+            refs, ors = oracle(xs)
+        else:
             xs = sets[i]
-            with torch.no_grad():
-                refs = [r.detach().cpu() for r in flatten(model_dev(*xs))]
-                if m64 is not None:
-                    ors = [o.detach() for o in flatten(m64(*_host64(xs)))]
-                    ors = [o if r.is_floating_point() else r for o, r in zip(ors, refs)]
-                else:
-                    ors = [r.double() if r.is_floating_point() else r for r in refs]
-            cache[i] = (refs, ors)
-        refs, ors = cache[i]
+            if i not in cache:
+                cache[i] = oracle(xs)
+            refs, ors = cache[i]
         extra: list[Any] = []
         if len(outs) != len(refs):
             return f"{len(outs)} outputs instead of {len(refs)}"
@@ -200,7 +208,7 @@ def _checker(task: Task, model: Any, sets: list[list[Any]]) -> Any:
             if not c.ok and m64 is not None and tol.kind == "oracle" and tol.reductions:
                 # as the judge does: the allowance for reductions summed in another order
                 if not extra:
-                    extra = reduction_allowance(m64, _host64(sets[i]), ors, r.dtype)[0] or [None]
+                    extra = reduction_allowance(m64, _host64(xs), ors, r.dtype)[0] or [None]
                 if j < len(extra) and extra[j] is not None:
                     c = compare(o, g, r, tol, extra[j])
             if not c.ok:

@@ -18,8 +18,13 @@ Timed calls are checked: after the first timed call, the last one, and a
 random share of the others (:data:`CHECK_SHARE`, drawn by the judge after the
 call returned, so the candidate cannot know which calls are checked), the
 judge fetches that call's outputs and compares them with the float64 oracle
-of the same input copy. The copies hold different values (not clones), so a
-memo keyed on values or addresses returns wrong outputs. The same fetch
+of the same input copy. The copies hold different values (not clones), and a
+copy is freshened before every call that reuses it (:mod:`kstrata.measure.freshen`:
+a block of its values scaled, in the untimed flush request), so no two timed
+calls read the same values: a memo keyed on values, addresses or version
+counters misses, or returns the output of values the copy no longer holds.
+Checks of calls on freshened copies (at most :data:`MAX_FRESH_CHECKS` besides
+the last) compare with the oracle of the values as changed. The same fetch
 reports the candidate process's run-time watch (functions replaced, threads
 left running) and its output checks (plain tensors only), so integrity is
 checked while timing too. A mismatch or such a finding raises
@@ -48,6 +53,9 @@ from kstrata.sandbox import wire
 CALIBRATION_CALLS = 64
 #: Share of timed calls (besides the first and last) whose outputs are checked.
 CHECK_SHARE = 0.1
+#: Checked calls on a freshened copy (:mod:`kstrata.measure.freshen`) per
+#: timing besides the last: each needs the oracle of new values.
+MAX_FRESH_CHECKS = 3
 
 
 #: Candidate-process findings that reject a candidate when they appear during timing.
@@ -76,15 +84,17 @@ class RemoteCandidate:
     proc:
         A started :class:`kstrata.sandbox.CandidateProcess` with the candidate loaded.
     check:
-        ``check(i, outputs) -> str | None``: compares the outputs of a call on
-        copy ``i`` with the oracle (None when they match).
+        ``check(i, outputs, inputs) -> str | None``: compares the outputs of a
+        call on copy ``i`` with the oracle (None when they match); ``inputs``
+        is what the call read when the copy was freshened since it was staged
+        (else None: the staged copy ``i``).
     seed:
         Seeds the judge's choice of which calls to check.
     """
 
     remote = True
 
-    def __init__(self, proc: Any, check: Callable[[int, list[Any]], str | None] | None = None,
+    def __init__(self, proc: Any, check: Callable[[int, list[Any], Any], str | None] | None = None,
                  seed: int = 0):
         self.proc = proc
         self.check = check
@@ -95,6 +105,9 @@ class RemoteCandidate:
         self.last_i = -1
         self.flush_ms: list[float] = []
         self.staged: list[list[Any]] = []
+        self.uses: list[int] = []  # timed calls so far per copy
+        self.seeds: list[list[int]] = []  # the freshens sent per copy, in order
+        self.fresh_checks = 0
 
     def again(self, seed: int) -> RemoteCandidate:
         """A handle for another timing of the same loaded candidate: its own
@@ -105,6 +118,9 @@ class RemoteCandidate:
     def stage(self, sets: list[list[Any]], flush_bytes: int | None, flush: bool) -> None:
         """Send the input copies (kept resident in the candidate process)."""
         self.staged = [list(s) for s in sets]  # what each copy must still hold after a timed call
+        self.uses = [0] * len(sets)
+        self.seeds = [[] for _ in sets]
+        self.fresh_checks = 0
         bufs: list[Any] = []
         enc = wire.encode(self.staged, bufs, copy=False)
         # a fresh unpredictable seed for torch's generator, as each checked call gets its own
@@ -137,12 +153,23 @@ class RemoteCandidate:
         if getattr(self.proc, "frozen", None) and hasattr(self.proc, "thaw"):
             self.proc.thaw()
 
-    def flush(self) -> None:
-        """The cache flush before a timed call, done by the candidate's process
-        (untimed); how long each took (ms, the judge's clock) is kept in
-        ``flush_ms`` for :func:`untimed_work_note`."""
+    def flush(self, i: int | None = None) -> None:
+        """The cache flush before a timed call on copy ``i``, done by the
+        candidate's process (untimed). When the call reuses copy ``i``, the
+        same request first freshens it with a seed drawn here
+        (:func:`kstrata.measure.freshen.freshen`: no timed call reads values an
+        earlier one read). How long each took (ms, the judge's clock) is kept
+        in ``flush_ms`` for :func:`untimed_work_note`."""
+        h: dict[str, Any] = {"op": "flush"}
+        if i is not None and 0 <= i < len(self.uses):
+            if self.uses[i]:
+                seeds = self.seeds[i]
+                seed = _DRAW.randrange(1 << 40)
+                h["freshen"] = {"i": i, "seed": seed, "previous": seeds[-1] if seeds else None}
+                seeds.append(seed)
+            self.uses[i] += 1
         t0 = time.perf_counter_ns()
-        self.proc.ok({"op": "flush"})
+        self.proc.ok(h)
         self.flush_ms.append((time.perf_counter_ns() - t0) / 1e6)
 
     def after_call(self, i: int, last: bool = False) -> None:
@@ -150,8 +177,12 @@ class RemoteCandidate:
         self.calls += 1
         if self.check is None:
             return
-        if not (self.calls == 1 or last or self.rng.random() < CHECK_SHARE):
+        fresh = i < len(self.seeds) and bool(self.seeds[i])
+        if not (self.calls == 1 or last or (self.rng.random() < CHECK_SHARE
+                                            and (not fresh or self.fresh_checks < MAX_FRESH_CHECKS))):
             return
+        if fresh and not last:
+            self.fresh_checks += 1
         h, b = self.proc.ok({"op": "fetch", "inputs_of": i})
         try:
             outs = [wire.decode(o, b) if isinstance(o, dict) and "__tensor__" in o else None
@@ -160,7 +191,14 @@ class RemoteCandidate:
                    for x in h.get("inputs", [])]
         except wire.WireError as e:
             raise TimedOutputMismatch(f"a timed call's outputs were malformed: {e}", {"call": self.calls})
-        changed = _changed_inputs(self.staged[i] if i < len(self.staged) else [], ins)
+        expected = self.staged[i] if i < len(self.staged) else []
+        if fresh:  # what the copy holds after the freshens sent so far
+            import torch
+
+            from kstrata.measure.freshen import replay
+
+            expected = replay(torch, expected, self.seeds[i])
+        changed = _changed_inputs(expected, ins)
         if changed is not None:
             raise TimedOutputMismatch(
                 f"timed call {self.calls} (input copy {i}) modified input {changed}: the candidate writes into "
@@ -172,7 +210,7 @@ class RemoteCandidate:
                 raise TimedOutputMismatch(
                     f"during timing ({f['check']}): {str(f.get('message', ''))[:500]}",
                     {"call": self.calls, "check": f["check"]})
-        problem = self.check(i, outs)
+        problem = self.check(i, outs, expected if fresh else None)
         if problem:
             raise TimedOutputMismatch(
                 f"timed call {self.calls} (input copy {i}) returned a wrong output: {problem}; the "
@@ -238,7 +276,7 @@ class _RunThunk:
         self.owner, self.i = owner, i
 
     def prepare(self) -> None:
-        self.owner.flush()
+        self.owner.flush(self.i)
 
     def __call__(self) -> None:
         self.owner.proc.ok({"op": "run", "i": self.i})

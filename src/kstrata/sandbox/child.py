@@ -27,6 +27,7 @@ import traceback
 from contextlib import contextmanager, nullcontext
 from typing import Any
 
+from kstrata.measure.freshen import freshen  # imported before any candidate code runs
 from kstrata.sandbox import wire
 from kstrata.sandbox.redzone import REDZONE_BYTES, RedZoned, same_values
 
@@ -447,6 +448,10 @@ class Harness:
         return reply, bufs_out
 
     def flush(self, h: dict, bufs: list[bytes]) -> tuple[dict, list]:
+        fr = h.get("freshen")
+        if fr is not None:  # new values in the copy the next call reuses (kstrata.measure.freshen)
+            prev = fr.get("previous")
+            freshen(self.torch, self.copies[int(fr["i"])], int(fr["seed"]), None if prev is None else int(prev))
         if self.flusher is not None:
             self.flusher.flush()
             self._sync()

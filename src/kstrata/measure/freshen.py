@@ -1,0 +1,99 @@
+"""New values in a reused timing input copy, so no timed call repeats an input.
+
+The timer rotates a few input copies (:func:`kstrata.measure.timing.n_input_copies`:
+3 to 15) through up to thousands of timed calls, so each copy is read many
+times. Copies that came back unchanged let a candidate memoise its outputs on
+anything that identifies a copy (its address and version counter, a few of its
+values, or all of them hashed) and serve every later call from the memo: a
+memo keyed on ``(data_ptr, _version)`` read 1.36x on a GEMM (red-team case 26)
+while every checked output was right, since the stored result was.
+
+Before every call that reuses a copy, the judge therefore has the candidate's
+process (and the baseline's, so both do the same untimed work) change a block
+of every floating input, outside the timed call and before the cache flush
+(:func:`freshen`). The judge draws the seed, keeps the list of seeds it sent
+per copy, and replays them on its own copy of the staged values when it
+checks a call (:func:`replay`), so a checked call on a changed copy is compared
+with the oracle of exactly what it read. A memo then misses on every call, or
+returns the output of values the copy no longer holds, which a check catches.
+
+The change keeps the values in the task's domain: one block of
+``numel / BLOCK_SHARE`` contiguous elements is scaled by two factors in
+``[1 - SPREAD, 1 + SPREAD]``, alternating by element (so a row-normalising op,
+invariant to one factor per row, still sees a different input), and the next
+freshen of the copy divides the previous block back first, so values never
+drift in magnitude (rounding leaves a few ulps). Signs, zeros and finiteness
+are kept; integer and boolean inputs (indices, masks) are left as they are.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from typing import Any
+
+#: One freshen changes ``numel // BLOCK_SHARE`` contiguous elements of each floating input.
+BLOCK_SHARE = 8
+#: The block's two factors are drawn from ``[1 - SPREAD, 1 + SPREAD]`` away from 1 by at least ``SPREAD / 4``.
+SPREAD = 0.25
+#: Inputs with fewer elements are left as they are (too small for a block).
+MIN_ELEMENTS = 16
+
+
+def _block(numel: int, seed: int, k: int) -> tuple[int, int, float, float]:
+    """The block (start, length) and factors of input ``k`` for ``seed``."""
+    r = random.Random(seed * 1_000_003 + k)
+    length = max(2, numel // BLOCK_SHARE)
+    start = r.randrange(numel - length + 1)
+    f = [1 + r.choice((-1, 1)) * r.uniform(SPREAD / 4, SPREAD) for _ in range(2)]
+    return start, length, f[0], f[1]
+
+
+def _apply(torch: Any, xs: Sequence[Any], seed: int, inverse: bool) -> None:
+    for k, x in enumerate(xs):
+        if not (isinstance(x, torch.Tensor) and x.is_floating_point() and x.is_contiguous()
+                and x.numel() >= MIN_ELEMENTS):
+            continue
+        a, n, f0, f1 = _block(x.numel(), seed, k)
+        flat = x.view(-1)[a:a + n]
+        if inverse:
+            flat[0::2].div_(f0)
+            flat[1::2].div_(f1)
+        else:
+            flat[0::2].mul_(f0)
+            flat[1::2].mul_(f1)
+
+
+def freshen(torch: Any, xs: Sequence[Any], seed: int, previous: int | None = None) -> None:
+    """Change the input copy ``xs`` in place for the next timed call.
+
+    Parameters
+    ----------
+    torch:
+        The ``torch`` module (the candidate process passes the one it captured
+        before any candidate code ran).
+    xs:
+        One input copy: tensors (any shape and device; floating, contiguous
+        ones with at least :data:`MIN_ELEMENTS` elements are changed) and
+        other arguments (left alone).
+    seed:
+        The judge's draw for this freshen.
+    previous:
+        The seed of this copy's previous freshen, whose block is divided back
+        first (None for the first).
+    """
+    if previous is not None:
+        _apply(torch, xs, previous, inverse=True)
+    _apply(torch, xs, seed, inverse=False)
+
+
+def replay(torch: Any, staged: Sequence[Any], seeds: Sequence[int]) -> list[Any]:
+    """What a copy staged as ``staged`` holds after the freshens ``seeds`` (in
+    order): new tensors (``staged`` is not changed), the same arithmetic on the
+    same device as the candidate's process, so the values are bit-identical."""
+    xs = [x.clone() if isinstance(x, torch.Tensor) else x for x in staged]
+    prev = None
+    for s in seeds:
+        freshen(torch, xs, s, prev)
+        prev = s
+    return xs
