@@ -1,0 +1,63 @@
+#!/bin/bash
+# One device call of benchmarks/gpu_optimize_suite.py on the lent nvidia-h200 (Python 3.12,
+# torch 2.11, triton 3.6, no network, kstrata not installed). In the repository root there,
+# carrying .gpu/gos (made here by benchmarks/gpu_optimize_suite_stage.sh):
+#   KSTRATA_COMMIT=<git sha> bash benchmarks/gpu_optimize_suite.sh [DEADLINE [STOP]]
+# 1. installs .gpu/gos (sha256-checked) into /tmp/kst-gos and bubblewrap into /tmp/kst-gos-bw,
+#    once per machine (a warm machine that has them skips this);
+# 2. runs the suite from src/ (PYTHONPATH=/tmp/kst-gos:$PWD/src), backend triton, EVALS (8)
+#    evaluations per task, skipping every task with a row in
+#    benchmarks/results/gpu_optimize_suite_rows.jsonl (rows of earlier calls, copied there by
+#    the lead; tracked or untracked, the file travels with the tree) or in
+#    /tmp/kst-gos-state/rows.jsonl (earlier calls on this warm machine). No task starts after
+#    DEADLINE s (default 450) or when it would be expected to end after STOP s (default 540:
+#    the median task time of this call, 150 s before one ended); a task still running at STOP
+#    is killed without a row (it runs in the next call). Keep STOP + ~40 s inside the call's
+#    limit (600 s): the install, the report and the copy-out follow.
+# Into $OUT (4 files): rows.jsonl (this call's rows: append them to
+# benchmarks/results/gpu_optimize_suite_rows.jsonl before the next call), report.txt (the
+# report over all rows so far), call.txt (the whole console output), logs-tail.txt (the last
+# lines of each task's log). Environment: EVALS (8), BACKEND (triton), SUITE_ARGS (more options,
+# e.g. "--tasks rmsnorm,softmax" or "--final-initial"), KSTRATA_COMMIT (printed in the header:
+# the device's copy has no .git; each row also carries a digest of src/kstrata).
+set -u
+cd "$(dirname "$0")/.."
+deadline=${1:-450}
+stop=${2:-540}
+out=${OUT:-/tmp/kst-gos-out}
+dep=/tmp/kst-gos
+mkdir -p "$out" /tmp/kst-gos-state /tmp/kst-gos-logs
+export PYTHONUNBUFFERED=1
+t0=$(date +%s)
+if ! cmp -s .gpu/gos/MANIFEST "$dep/.manifest" 2>/dev/null; then
+  if [ ! -f .gpu/gos/MANIFEST ]; then
+    echo "no .gpu/gos: run benchmarks/gpu_optimize_suite_stage.sh here and carry .gpu/gos" | tee "$out/call.txt"
+    exit 1
+  fi
+  (cd .gpu/gos && sha256sum -c --quiet MANIFEST) || { echo "bad file in .gpu/gos" | tee "$out/call.txt"; exit 1; }
+  rm -rf "$dep" "$dep-bw"
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --disable-pip-version-check \
+    --root-user-action=ignore --target "$dep" .gpu/gos/*.whl 2>&1 | grep -v "^WARNING: Target directory"
+  dpkg -x .gpu/gos/bubblewrap_*.deb "$dep-bw" || exit 1
+  cp .gpu/gos/MANIFEST "$dep/.manifest"
+fi
+# the image's own bwrap first, if it has one
+export PYTHONPATH=$dep:$PWD/src PATH=$PATH:$dep-bw/usr/bin
+skip=()
+for f in benchmarks/results/gpu_optimize_suite_rows.jsonl /tmp/kst-gos-state/rows.jsonl; do
+  [ -s "$f" ] && skip+=("$f")
+done
+args=(--backend "${BACKEND:-triton}" --evals "${EVALS:-8}" --deadline "$deadline" --stop "$stop"
+      --rows "$out/rows.jsonl" --out-dir /tmp/kst-gos-runs --log-dir /tmp/kst-gos-logs --report "$out/report.txt")
+[ ${#skip[@]} -gt 0 ] && args+=(--skip-done "${skip[@]}")
+{
+  echo "# call $(date -u '+%Y-%m-%d %H:%M:%S UTC'); install took $(( $(date +%s) - t0 ))s; rows so far: $(cat "${skip[@]}" /dev/null | wc -l) in ${skip[*]:-nothing}; nproc $(nproc)"
+  nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm --format=csv,noheader
+  bwrap --version
+  # shellcheck disable=SC2086
+  timeout -s TERM -k 20 $((stop + 30)) python3 benchmarks/gpu_optimize_suite.py "${args[@]}" ${SUITE_ARGS:-}
+  echo "# exit status $?; call took $(( $(date +%s) - t0 ))s"
+} > "$out/call.txt" 2>&1
+[ -f "$out/rows.jsonl" ] && cat "$out/rows.jsonl" >> /tmp/kst-gos-state/rows.jsonl
+for f in $(ls -tr /tmp/kst-gos-logs/*.log 2>/dev/null); do echo "== $f"; tail -n 25 "$f"; done > "$out/logs-tail.txt"
+tail -n 40 "$out/call.txt"
