@@ -105,6 +105,8 @@ class RemoteCandidate:
         self.last_i = -1
         self.flush_ms: list[float] = []
         self.staged: list[list[Any]] = []
+        self.device_ms: float | None = None  # the last timed call's CUDA-event time, from its process
+        self.clock: list[tuple[float, float]] = []  # (judge's wall ms, CUDA-event ms) per timed call
         self.uses: list[int] = []  # timed calls so far per copy
         self.seeds: list[list[int]] = []  # the freshens sent per copy, in order
         self.fresh_checks = 0
@@ -248,6 +250,41 @@ def untimed_work_note(candidate: RemoteCandidate, baseline: RemoteCandidate) -> 
             "timed calls is not in its time")
 
 
+#: On the GPU, how much larger (ms, and as a share of the candidate's median
+#: CUDA-event time) the candidate's median gap between the judge's wall clock
+#: and its reported event time may be than the baseline's before the timing
+#: is marked: both gaps are the same request round trip.
+CLOCK_SLACK_MS = 0.03
+CLOCK_SLACK_SHARE = 0.25
+
+
+def clock_note(candidate: RemoteCandidate, baseline: Any = None) -> str | None:
+    """A ``suspicious`` note when a GPU candidate's CUDA-event times (read in
+    its own process) disagree with the judge's wall clock around the same
+    requests: an event time longer than the request that contained it, or a
+    median gap (wall minus event) larger than the baseline's by more than
+    :data:`CLOCK_SLACK_MS` and :data:`CLOCK_SLACK_SHARE` of the candidate's
+    median (time hidden from the events: a patched harness or clock). None
+    when they agree or there are no event times (CPU)."""
+    pairs = candidate.clock
+    if not pairs:
+        return None
+    above = sum(1 for w, d in pairs if d > w + 0.005)
+    if above:
+        return (f"clock disagreement: {above} of {len(pairs)} timed calls reported a CUDA-event time longer than "
+                "the judge's wall clock around the whole request")
+    gap = statistics.median(w - d for w, d in pairs)
+    base = getattr(baseline, "clock", None) or []
+    if base:
+        bgap = statistics.median(w - d for w, d in base)
+        dev = statistics.median(d for _, d in pairs)
+        if gap > bgap + max(CLOCK_SLACK_MS, CLOCK_SLACK_SHARE * dev):
+            return (f"clock disagreement: the judge's wall clock exceeds the candidate's CUDA-event times by "
+                    f"{gap:.3g} ms (median), the baseline's by {bgap:.3g} ms over the same request path: "
+                    "work outside the events is not in its time")
+    return None
+
+
 def _changed_inputs(sent: list[Any], back: list[Any]) -> int | None:
     """Index of the first tensor input whose values came back from a timed call
     different from what the judge staged (NaN-aware), else ``None``; a copy
@@ -279,7 +316,9 @@ class _RunThunk:
         self.owner.flush(self.i)
 
     def __call__(self) -> None:
-        self.owner.proc.ok({"op": "run", "i": self.i})
+        h, _ = self.owner.proc.ok({"op": "run", "i": self.i})
+        dev = h.get("device_ms")
+        self.owner.device_ms = float(dev) if isinstance(dev, (int, float)) else None
         self.owner.last_i = self.i
 
 
@@ -311,8 +350,16 @@ class RemoteTimer:
         if not getattr(thunk, "remote", False):
             return self.local(thunk)
         thunk.prepare()
+        owner.device_ms = None
         t0 = time.perf_counter_ns()
         thunk()
         ms = (time.perf_counter_ns() - t0) / 1e6
-        thunk.owner.after_call(thunk.i)
-        return max(ms - thunk.owner.overhead_ms, 1e-6)
+        dev = owner.device_ms
+        owner.after_call(thunk.i)
+        if self.device.startswith("cuda"):
+            if dev is None:
+                raise TimedOutputMismatch("a timed call on the GPU answered without its CUDA-event time",
+                                          {"call": owner.calls})
+            owner.clock.append((ms, dev))
+            return max(dev, 1e-6)
+        return max(ms - owner.overhead_ms, 1e-6)

@@ -359,6 +359,17 @@ def measure_thunks(
     }
 
 
+def _gaps(candidate: Any, baseline: Any) -> dict:
+    """Median judge's wall clock minus CUDA-event time per timed request (ms),
+    candidate and (remote) baseline: the evidence behind ``remote.clock_note``."""
+    out = {}
+    for name, side in (("candidate", candidate), ("baseline", baseline)):
+        pairs = getattr(side, "clock", None)
+        if pairs:
+            out[name] = _median([w - d for w, d in pairs])
+    return out
+
+
 # -- inputs --------------------------------------------------------------------------
 def input_bytes(inputs: Sequence[Any]) -> int:
     """Bytes of the tensors in ``inputs``."""
@@ -482,7 +493,11 @@ def measure(
         candidate.calibrate()
         a = candidate.thunks(len(sets))
         timer = RemoteTimer(timer, device, untrusted=[candidate])
-        method = "judge-clock/" + ("cuda-sync" if cuda else "perf_counter") + (
+        # CPU: the judge's clock around each request, minus the calibrated round trip; GPU: CUDA events
+        # recorded in the candidate's process around the call and a device-wide sync, as CudaEventTimer
+        # does locally (a round trip of ~0.1-0.2 ms swamped kernels of tens of microseconds), held
+        # against the judge's clock around the same request (remote.clock_note)
+        method = ("cuda-event, checked by the judge's clock" if cuda else "judge-clock/perf_counter") + (
             " (candidate and baseline processes)" if getattr(baseline, "remote", False) else " (candidate process)")
     else:
         a = make(candidate, sets)
@@ -540,6 +555,12 @@ def measure(
         untimed = untimed_work_note(candidate, baseline)
         if untimed:
             suspicious.append(untimed)
+    if remote and cuda:
+        from kstrata.measure.remote import clock_note
+
+        disagree = clock_note(candidate, baseline if getattr(baseline, "remote", False) else None)
+        if disagree:
+            suspicious.append(disagree)
     contended = probe.note()
     if contended:
         suspicious.append(contended)
@@ -558,7 +579,8 @@ def measure(
         noisy=r["noisy"],
         flush={**flusher.describe(), "calls": flusher.calls,
                **({"candidate_ipc_overhead_ms": candidate.overhead_ms, "timed_calls_checked": candidate.checked}
-                  if remote else {})},
+                  if remote else {}),
+               **({"clock_gap_ms": _gaps(candidate, baseline)} if remote and cuda else {})},
         input_copies=copies,
         settings=environment.settings(device),
         versions=environment.versions(),

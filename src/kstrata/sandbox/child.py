@@ -142,6 +142,7 @@ class Harness:
         # make a timed request answer while its GPU work is still queued
         self._cuda_init = torch.cuda.init
         self._cuda_sync = getattr(torch._C, "_cuda_synchronize", None)
+        self._events: tuple | None = None  # the timed calls' CUDA events (_cuda_events)
 
     # -- set-up -------------------------------------------------------------------
     def _backend(self, name: str) -> Any:
@@ -150,6 +151,8 @@ class Harness:
 
             self.backend = get_backend(name)
             self.device = self.backend.device
+            if self.device.startswith("cuda"):
+                self._events = self._cuda_events()
             from kstrata.verify.integrity.watch import RuntimeWatch
 
             self.watch = RuntimeWatch()
@@ -222,6 +225,17 @@ class Harness:
             out.append({"check": "no_threads_left", "message": "threads still running after the call: "
                         + ", ".join(names[:5]), "evidence": {"threads": names[:20]}})
         return out
+
+    def _cuda_events(self) -> tuple:
+        """The start and end events of timed calls, created before any candidate
+        code runs, as bound methods (a later patch of ``torch.cuda.Event`` does
+        not reach them; the C methods they call cannot be replaced) and the
+        stream they are recorded on, passed explicitly (no lookup of the current
+        stream at record time)."""
+        torch = self.torch
+        self._cuda_init()
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        return start.record, end.record, end.synchronize, start.elapsed_time, end, torch.cuda.current_stream()
 
     def _sync(self) -> None:
         if self.device.startswith("cuda"):
@@ -423,14 +437,23 @@ class Harness:
         # the previous call's outputs stay alive through this call, so an honest allocator cannot hand
         # their memory back: an output in the same storage was kept and rewritten by the candidate
         held = {o.untyped_storage().data_ptr() for o in self.last if isinstance(o, self.Tensor) and o.numel()}
+        ev = self._events
         with self.torch.no_grad():  # the checked calls' mode: no mode tells a timed call from a checked one
+            if ev is not None:
+                ev[0](ev[5])
             out = self.fn(*xs)
-            self._sync()
+            self._sync()  # device-wide: the end event follows the work of every stream
+            if ev is not None:
+                ev[1](ev[5])
+                ev[2]()
+        reply: dict[str, Any] = {"ok": True}
+        if ev is not None:  # as kstrata.measure.timing.CudaEventTimer times a local call
+            reply["device_ms"] = float(ev[3](ev[4]))
         self.last = _flatten(out)
         if any(isinstance(o, self.Tensor) and o.numel() and o.untyped_storage().data_ptr() in held
                for o in self.last):
             self.reused_output = True
-        return {"ok": True}, []
+        return reply, []
 
     def fetch(self, h: dict, bufs: list[bytes]) -> tuple[dict, list]:
         """The last timed call's outputs, with the output checks and the
