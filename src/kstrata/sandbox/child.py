@@ -151,8 +151,6 @@ class Harness:
 
             self.backend = get_backend(name)
             self.device = self.backend.device
-            if self.device.startswith("cuda"):
-                self._events = self._cuda_events()
             from kstrata.verify.integrity.watch import RuntimeWatch
 
             self.watch = RuntimeWatch()
@@ -166,6 +164,10 @@ class Harness:
         from pathlib import Path
 
         backend = self._backend(h["backend"])
+        if self.device.startswith("cuda") and self._events is None:
+            # here, not in _backend: the zygote warms _backend, and CUDA initialized before the fork
+            # is unusable in the candidate process; load runs no candidate code before this line
+            self._events = self._cuda_events()
         t = h["task"]
         # the task's public source, written to this process's private tmpfs (the judge's file
         # system is not visible here)
