@@ -71,8 +71,8 @@ def test_a_frozen_candidate_uses_no_cpu_and_runs_again_when_thawed():
         proc.thaw()
         assert psutil.Process(host).status() != psutil.STATUS_STOPPED
         before = _cpu_s([host])
-        time.sleep(0.5)
-        assert _cpu_s([host]) - before > 0.2  # and spin again
+        time.sleep(1.0)
+        assert _cpu_s([host]) - before > 0.05  # and spin again (on a busy machine they get a share of a CPU)
         # the handle the timer uses stops and continues it the same way
         rc = RemoteCandidate(proc)
         rc.hold()
