@@ -253,9 +253,11 @@ def untimed_work_note(candidate: RemoteCandidate, baseline: RemoteCandidate) -> 
 #: On the GPU, how much larger (ms, and as a share of the candidate's median
 #: CUDA-event time) the candidate's median gap between the judge's wall clock
 #: and its reported event time may be than the baseline's before the timing
-#: is marked: both gaps are the same request round trip.
-CLOCK_SLACK_MS = 0.03
-CLOCK_SLACK_SHARE = 0.25
+#: is marked: both gaps are the same request round trip, but not equally long
+#: (the shipped Triton softmax's gap read 0.186 ms against eager's 0.144 ms on
+#: the H200, honestly: Triton's launcher returns later than PyTorch's).
+CLOCK_SLACK_MS = 0.1
+CLOCK_SLACK_SHARE = 0.5
 
 
 def clock_note(candidate: RemoteCandidate, baseline: Any = None) -> str | None:
