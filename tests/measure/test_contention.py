@@ -57,3 +57,12 @@ def test_a_contended_speedup_is_not_counted_as_faster():
     win = TaskOutcome("gelu", correct=True, speedup=2.5, speedup_ci=(2.2, 2.8), excluded=why)
     assert not win.fast(1.0)
     assert excluded_reason({}, {"suspicious": []}) is None
+
+
+def test_the_note_reads_back_what_it_says():
+    from kstrata.measure.contention import PREFIX, read_note
+
+    text = (f"{PREFIX} other processes kept 1.13 of 2 CPUs busy during this timing, which used 2 thread(s); "
+            "candidate and baseline were not timed alike.")
+    assert read_note(text) == (1.13, 2)
+    assert read_note("timing stayed noisy") is None and read_note(None) is None

@@ -134,3 +134,16 @@ class ContentionProbe:
         return (f"{PREFIX} other processes kept {others:.2f} of {cpus} CPUs busy during this timing, "
                 f"which used {self.threads} thread(s); candidate and baseline were not timed alike. "
                 "Time it again on a quiet machine (`kstrata retime RUN`) before believing the speedup")
+
+
+def read_note(text: str | None) -> tuple[float, int] | None:
+    """``(other processes' busy CPUs, CPUs)`` from a note that
+    :meth:`ContentionProbe.note` wrote (None for any other text): the note's
+    format and its reading live here together."""
+    import re
+
+    if not text or PREFIX not in text:
+        return None
+    m = re.search(r"other processes kept ([0-9.]+) of (\d+) CPUs", text)
+    return (float(m.group(1)), int(m.group(2))) if m else None
+

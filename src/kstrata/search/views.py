@@ -12,7 +12,7 @@ from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
-from kstrata.measure.contention import PREFIX as CONTENDED
+from kstrata.measure.contention import read_note
 from kstrata.search.tree import CandidateTree, unevaluated
 from kstrata.store.run_store import RunStore
 
@@ -124,9 +124,9 @@ def unranked_line(unranked: list[dict], run_dir: str | Path) -> str:
     span = "" if not reads else (f", read {min(reads):.3g}x" if len(reads) == 1 or min(reads) == max(reads)
                                  else f", read {min(reads):.3g}x to {max(reads):.3g}x")
     n = len(unranked)
-    busy = [float(m.group(1)) for u in unranked
-            if CONTENDED in (u.get("why") or "") and (m := re.search(r"kept ([0-9.]+) of", u["why"]))]
-    cpus = next((m.group(1) for u in unranked if (m := re.search(r" of (\d+) CPUs", u.get("why") or ""))), "?")
+    seen = [r for u in unranked if (r := read_note(u.get("why")))]
+    busy = [others for others, _ in seen]
+    cpus = seen[0][1] if seen else "?"
     if busy:  # the judge saw other processes on the CPUs: say so, with how many
         held = f"{busy[0]:.2g}" if min(busy) == max(busy) else f"{min(busy):.2g}-{max(busy):.2g}"
         which = "it was" if n == 1 else f"{len(busy)} of them were"
