@@ -23,12 +23,14 @@ from kstrata.agents.prompt import (
     TaskContract,
     api_sheet,
     build_prompt,
+    public_reference,
     retry_messages,
     toolchain,
 )
 from kstrata.agents.router import Declined, declines, editable_levels, pending_requests, text_levels
 from kstrata.agents.run_history import (
     decline_lines,
+    earlier_answers,
     failure_message,
     goal_facts,
     judge_failure,
@@ -209,10 +211,13 @@ def prompt_context(task: Any, candidate: Any, feedback: Any, level: str, *, role
         history=history, timed_shape=shape, timed_work=timed_work(task, shape),
         timing=timing, timing_note="" if timing else UNTIMED_NOTE.get(
             backend_name, f"{backend_name} does not time candidates: correctness and integrity only."),
-        api=api_sheet(backend_name, level), toolchain=toolchain(backend_name), decline=decline,
+        api=api_sheet(backend_name, level, public_reference(getattr(task, "source", "") or "") + "\n"
+                      + "\n".join(sources.values())), toolchain=toolchain(backend_name), decline=decline,
         last_failure=last_failure(tree, candidate, level, text_of) if candidate is not None else None,
         goal=goal_facts(tree, candidate),
         requests=tuple(r for r in pending_requests(tree, tree[candidate.hash]) if r["level"] == level)
+        if tree is not None and candidate is not None and candidate.hash in getattr(tree, "nodes", {}) else (),
+        earlier=tuple(earlier_answers(tree, tree[candidate.hash]))
         if tree is not None and candidate is not None and candidate.hash in getattr(tree, "nodes", {}) else (),
         other_roles=tuple(lv for lv in editable_levels(backend_name, levels, has | {"graph", "schedule"})
                           if lv != level),

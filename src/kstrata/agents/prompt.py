@@ -23,6 +23,7 @@ through which a hidden shape, seed or the run secret could reach a prompt.
 from __future__ import annotations
 
 import ast
+import re
 import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -97,13 +98,30 @@ def toolchain(backend: str) -> str:
         return label
 
 
-def api_sheet(backend: str, level: str) -> str:
+#: code that computes exponentials over rows (softmax-like): the masked-lane NaN hint applies
+_EXP_OPS = re.compile(r"\b(?:exp2?|expm1|softmax|log_softmax|logsumexp|softmin|cross_entropy|nll_loss)\b")
+#: code with a matrix product: the ``tl.dot`` hint applies (``a @ b``, not a decorator)
+_DOT_OPS = re.compile(r"\b(?:matmul|mm|bmm|addmm|baddbmm|einsum|linear|Linear|dot|conv[123]d|Conv[123]d|"
+                      r"scaled_dot_product_attention)\b|[\w)\]][ \t]*@[ \t]*[\w(]")
+
+
+def api_sheet(backend: str, level: str, code: str | None = None) -> str:
     """The short API sheet for ``level`` on ``backend`` (``api/<family>_<level>.md``
-    or ``api/<family>.md``), rendered with the toolchain version; ``""`` if none."""
+    or ``api/<family>.md``), rendered with the toolchain version; ``""`` if none.
+
+    ``code`` (the task's reference and the candidate's text): op-specific hints
+    are kept only when it uses the ops they are about (exponentials or a
+    softmax-like op: masked lanes turning into NaN; a matrix product:
+    ``tl.dot``); ``None`` keeps every hint. Interpreter backends (``*-interp``)
+    get the interpreter's pitfalls."""
     family = backend.split("-")[0]
+    uses_exp = code is None or bool(_EXP_OPS.search(code))
+    uses_dot = code is None or bool(_DOT_OPS.search(code))
     for name in (f"api/{family}_{level}.md", f"api/{family}.md"):
         if (PROMPTS / name).is_file():
-            return environment().get_template(name).render(toolchain=toolchain(backend)).strip()
+            return environment().get_template(name).render(
+                toolchain=toolchain(backend), interpreter=backend.endswith("-interp"),
+                uses_exp=uses_exp, uses_dot=uses_dot).strip()
     return ""
 
 
@@ -142,7 +160,23 @@ def public_reference(source: str) -> str:
     return "".join(lines)
 
 
-def _describe_tolerance(tol: Any) -> str:
+def _dtype_bound(dtype: str, tol: Any) -> tuple[float, float] | None:
+    """``(atol, rtol)`` the judge adds for ``dtype`` (the task's own ``atol``/``rtol``
+    where given, :data:`kstrata.verify.tolerance.DTYPE_BOUNDS` otherwise);
+    ``None`` when unknown."""
+    try:
+        import torch
+
+        from kstrata.verify.tolerance import dtype_bound
+    except ImportError:
+        return (tol.atol, tol.rtol) if tol.atol is not None and tol.rtol is not None else None
+    dt = getattr(torch, str(dtype), None)
+    if not isinstance(dt, torch.dtype):
+        return None
+    return dtype_bound(dt, tol)
+
+
+def _describe_tolerance(tol: Any, dtype: str = "") -> str:
     if tol.kind == "exact":
         return "outputs must be exactly equal to the reference"
     if tol.kind == "quant":
@@ -150,11 +184,23 @@ def _describe_tolerance(tol: Any) -> str:
             f"against the float64 oracle: cosine similarity >= {tol.cosine}, relative L1 "
             f"error <= {tol.rel_l1}, relative RMSE <= {tol.rmse}"
         )
-    extra = f" (atol {tol.atol}, rtol {tol.rtol})" if tol.atol is not None or tol.rtol is not None else ""
+    bound = _dtype_bound(dtype, tol)
+    if bound is None:
+        extra = f" (atol {tol.atol}, rtol {tol.rtol})" if tol.atol is not None or tol.rtol is not None else ""
+        return (
+            f"max error against a float64 oracle may not exceed {tol.k:g} x the reference's own "
+            f"error in its dtype, plus a dtype-based bound{extra}; NaN/Inf where the oracle is "
+            "finite always fails"
+        )
+    atol, rtol = bound
+    own = "the task's" if tol.atol is not None or tol.rtol is not None else f"the {dtype} bound"
+    floor = f"max({tol.floor:g}, {tol.k:g} x ref_err)" if tol.floor else f"{tol.k:g} x ref_err"
+    reorder = (" (a test that fails this is checked again with an allowance for the reference's sums "
+               "computed in another order added)" if tol.reductions else "")
     return (
-        f"max error against a float64 oracle may not exceed {tol.k:g} x the reference's own "
-        f"error in its dtype, plus a dtype-based bound{extra}; NaN/Inf where the oracle is "
-        "finite always fails"
+        f"elementwise |out - oracle| <= {floor} + atol + rtol x |oracle| against a float64 oracle, "
+        f"where ref_err is the reference's own max error in its dtype on the same inputs and "
+        f"atol = {atol:g}, rtol = {rtol:g} ({own}){reorder}; NaN/Inf where the oracle is finite always fails"
     )
 
 
@@ -256,7 +302,7 @@ class TaskContract:
             dtype=meta.dtype,
             nominal_shape=dict(task.nominal_shape),
             public_shapes=tuple(dict(s) for s in task.small_shapes),
-            tolerance=_describe_tolerance(meta.tolerance),
+            tolerance=_describe_tolerance(meta.tolerance, meta.dtype),
             precision=precision,
             description=meta.description,
             flops=meta.flops,
@@ -424,6 +470,11 @@ class PromptContext:
         Cross-level requests for this level that nothing has served yet
         (:func:`kstrata.agents.router.pending_requests`: ``{"level", "text",
         "role", "kind", "diagnosis"}``), shown until a change here serves them.
+    earlier:
+        What came of the earlier expansions of this candidate, when it is
+        asked about again (:func:`kstrata.agents.run_history.earlier_answers`:
+        children with their outcomes and full rationales, declines with
+        their diagnoses); the prompt asks for something different, or a decline.
 
     Raises
     ------
@@ -456,6 +507,7 @@ class PromptContext:
     last_failure: Mapping[str, Any] | None = None
     goal: Mapping[str, Any] | None = None
     requests: tuple[Mapping[str, Any], ...] = ()
+    earlier: tuple[Mapping[str, str], ...] = ()
 
     def __post_init__(self) -> None:
         if not isinstance(self.task, TaskContract):
@@ -539,6 +591,7 @@ def _variables(ctx: PromptContext) -> dict[str, Any]:
         # level that cannot be edited, e.g. TVM's generated source, would send the model nowhere)
         "editable": [ctx.level, *ctx.other_roles] if ctx.decline or ctx.other_roles else list(LEVELS),
         "current": ctx.sources.get(ctx.level, ""),
+        "tune_note": tune_note(ctx.backend, ctx.sources.get(ctx.level, "")),
         "other_levels": [
             (lvl, summarize(text, ctx.summary_lines))
             for lvl, text in ctx.sources.items()
@@ -550,12 +603,27 @@ def _variables(ctx: PromptContext) -> dict[str, Any]:
         "last_failure": dict(ctx.last_failure) if ctx.last_failure else None,
         "goal": dict(ctx.goal) if ctx.goal else None,
         "requests": [dict(r) for r in ctx.requests],
+        "earlier": [dict(e) for e in ctx.earlier],
         "hardware_name": name,
         "hardware_lines": [(k, _flat(v)) for k, v in hw.items()],
         "integrity_rules": (
             ctx.integrity_rules if ctx.integrity_rules is not None else integrity_rules(ctx.backend)
         ),
     }
+
+
+#: what a ``# kstrata-tune:`` marker in a Triton kernel is (:mod:`kstrata.backends.triton.tune_rules`)
+TUNE_NOTE = ("`# kstrata-tune: {...}` after a module-level integer constant marks it as a tunable of kstrata's "
+             "built-in Triton autotuner (`--proposer builtin`), which makes candidates that only change that value "
+             "to one of the listed choices (`... if NAME`: only while the marked constant NAME is non-zero); no "
+             "tuner runs while a model answers, and the verifier ignores the markers. You may change these "
+             "constants, and keep, edit or drop the markers.")
+
+
+def tune_note(backend: str, text: str) -> str:
+    """:data:`TUNE_NOTE` when ``text`` (a Triton candidate's source) has a
+    ``# kstrata-tune:`` marker, else ``""``."""
+    return TUNE_NOTE if backend.split("-")[0] == "triton" and "# kstrata-tune:" in text else ""
 
 
 def _flat(value: Any) -> str:

@@ -42,8 +42,17 @@ EVALUATOR_EXCEPTION = "evaluator_exception"
 def reason(text: str, limit: int = 300) -> str:
     """The agent's stated reason: the first paragraph of its rationale, on one line."""
     para = (text or "").strip().split("\n\n", 1)[0]
-    line = " ".join(para.split())
-    return line if len(line) <= limit else line[: limit - 3] + "..."
+    return clip_words(" ".join(para.split()), limit)
+
+
+def clip_words(line: str, limit: int) -> str:
+    """``line`` whole when it fits in ``limit`` characters, else cut at the
+    last word boundary before it, with `` ...`` (never mid-word)."""
+    if len(line) <= limit:
+        return line
+    head = line[: limit - 4]
+    cut = head.rsplit(" ", 1)[0] if " " in head else head
+    return cut.rstrip(" ,;:") + " ..."
 
 
 def first_line(text: str) -> str:
@@ -119,12 +128,45 @@ def tree_history(tree: Any, candidate: Any, level: str, limit: int = 10) -> list
     for n in [n for n in elsewhere if n.correct][:OTHER_CORRECT]:
         lines.append(f"elsewhere in this run ({n.hash[:8]}, from {(n.parents or ('?',))[0][:8]}): "
                      f"[{n.level}, {n.role}] {reason(n.rationale, 160) or 'an edit'} -> {outcome(n)}")
+    lines += other_decline_lines(tree, candidate)
     for n in elsewhere:
         if len(lines) >= limit:
             break
         if n.level == level and not n.correct:
             lines.append(f"elsewhere in this run: [{n.level}, {n.role}] {reason(n.rationale, 160)} -> {outcome(n)}")
     return lines[:limit]
+
+
+#: declines on other candidates of the run listed in a history (the latest)
+OTHER_DECLINES = 3
+
+
+def _asks(d: Mapping[str, Any]) -> str:
+    asks = "; ".join(f"asked {r.get('level')}: {reason(str(r.get('text') or ''), 160)}"
+                     for r in d.get("requests") or [] if isinstance(r, Mapping))
+    return f" ({asks})" if asks else ""
+
+
+def other_decline_lines(tree: Any, candidate: Any, limit: int = OTHER_DECLINES) -> list[str]:
+    """History lines for the declines of this run stored on candidates other
+    than ``candidate`` (those on its path, then the latest elsewhere, at most
+    ``limit`` of those): each marked ``DECLINED`` with its diagnosis and what
+    it asked of another level, so a later prompt sees that a branch was judged
+    finished (declines on ``candidate`` itself: :func:`decline_lines`)."""
+    records = tree.declines() if hasattr(tree, "declines") else []
+    path = {n.hash for n in tree.path_to_root(candidate.hash)[1:]}
+    on_path, other = [], []
+    for d in records:
+        c = str(d.get("candidate") or "")
+        if not c or c == candidate.hash:
+            continue
+        line = (f"[{d.get('level')}, {d.get('role')}] DECLINED (no change made): "
+                f"{reason(str(d.get('diagnosis') or ''), 240) or 'no diagnosis'}{_asks(d)}")
+        if c in path:
+            on_path.append(f"on the path to this candidate ({c[:8]}): {line}")
+        else:
+            other.append(f"elsewhere in this run ({c[:8]}): {line}")
+    return on_path + other[::-1][:limit]
 
 
 def decline_lines(records: list[Mapping[str, Any]], candidate: Any) -> list[str]:
@@ -135,9 +177,36 @@ def decline_lines(records: list[Mapping[str, Any]], candidate: Any) -> list[str]
     for d in records:
         if d.get("candidate") != getattr(candidate, "hash", None):
             continue
-        asks = "; ".join(f"asked {r['level']}: {reason(r['text'], 160)}" for r in d.get("requests") or [])
         out.append(f"from this candidate: [{d.get('level')}, {d.get('role')}] declined: "
-                   f"{reason(d.get('diagnosis') or '', 240)}" + (f" ({asks})" if asks else ""))
+                   f"{reason(d.get('diagnosis') or '', 240)}" + _asks(d))
+    return out
+
+
+#: longest rationale or diagnosis shown whole in the "asked again" section
+EARLIER_CHARS = 1200
+
+
+def earlier_answers(tree: Any, candidate: Any, limit: int = EARLIER_CHARS) -> list[dict[str, str]]:
+    """What came of the earlier expansions of ``candidate`` in this run, for a
+    prompt that asks about it again: each child made from it (``{"kind":
+    "child", "hash", "level", "role", "outcome", "text"}``, ``text`` its full
+    rationale, cut at a word boundary past ``limit`` characters) and each
+    decline on it (``{"kind": "decline", ..., "text"}``: the diagnosis and
+    what it asked of another level), children first; ``[]`` when it was
+    never expanded (or without a tree)."""
+    if tree is None or candidate is None or candidate.hash not in getattr(tree, "nodes", {}):
+        return []
+    out: list[dict[str, str]] = []
+    for c in tree.children(candidate.hash):
+        text = " ".join((c.rationale or "").split())
+        out.append({"kind": "child", "hash": c.hash[:8], "level": str(c.level), "role": str(c.role),
+                    "outcome": outcome(c), "text": clip_words(text, limit) or "(no rationale given)"})
+    for d in tree.declines() if hasattr(tree, "declines") else []:
+        if d.get("candidate") != candidate.hash:
+            continue
+        text = " ".join(str(d.get("diagnosis") or "").split())
+        out.append({"kind": "decline", "hash": "", "level": str(d.get("level")), "role": str(d.get("role")),
+                    "outcome": "declined", "text": (clip_words(text, limit) or "no diagnosis") + _asks(d)})
     return out
 
 

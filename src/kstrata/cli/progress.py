@@ -21,9 +21,20 @@ QUIET_S = 25.0
 #: What each event that starts a step is shown as.
 STEPS = {
     "evaluating": "verifying and timing {node}",
-    "proposing": "proposing {level} edits of {node} (an LLM call, or the built-in proposer's rules and MetaSchedule tuning)",
+    "proposing": "proposing {level} edits of {node} ({how})",
     "retiming": "re-timing contender {node} in the final, longer round",
 }
+
+
+def proposing_how(backend: str, proposer: str) -> str:
+    """How a ``proposing`` step makes its edits, in words: MetaSchedule tuning
+    is named only where it can run (the built-in rules on a ``tvm-*`` backend)."""
+    tuning = " and MetaSchedule tuning" if backend.startswith("tvm-") else ""
+    if proposer.startswith("llm"):
+        return "an LLM call"
+    if proposer == "builtin":
+        return f"the built-in proposer's rules{tuning}"
+    return f"an LLM call, or the built-in proposer's rules{tuning}"
 
 
 class Heartbeat:
@@ -53,7 +64,9 @@ class Heartbeat:
         def wrapped(event: str, info: dict) -> None:
             node = info.get("node")
             if event in STEPS:
-                self.step = STEPS[event].format(node=getattr(node, "hash", "?")[:8], level=info.get("level", "?"))
+                how = proposing_how(str(info.get("backend") or ""), str(info.get("proposer") or ""))
+                self.step = STEPS[event].format(node=getattr(node, "hash", "?")[:8], level=info.get("level", "?"),
+                                                how=how)
                 self.step_start = time.monotonic()
                 self._refresh(force_line=False)
                 return

@@ -272,7 +272,8 @@ class _Run:
         )
         error, calls, proposals = None, [], []
         min_calls = 1  # a propose that reports no model call (rule-based) counts as one
-        self.emit("proposing", node=node, level=level)
+        self.emit("proposing", node=node, level=level, backend=self.backend.name,
+                  proposer=str(getattr(self.proposer, "name", "")))
         try:
             out = self.proposer.propose(self.task, node, node.feedback(), level, context=ctx)
             batch = out if isinstance(out, ProposalBatch) else ProposalBatch(list(out))
