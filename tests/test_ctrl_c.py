@@ -17,7 +17,10 @@ def test_ctrl_c_during_optimize_prints_a_resume_hint_and_no_tracebacks(tmp_path)
     out = tmp_path / "run"
     proc = subprocess.Popen([KSTRATA, "optimize", "relu", "--backend", "tvm-llvm", "--budget", "evals=20",
                              "--out", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True, cwd=tmp_path)
+                            start_new_session=True, cwd=tmp_path,
+                            # as from a terminal: a test runner started in the background (nohup, &) passes
+                            # SIGINT ignored to its children, and Python then never raises KeyboardInterrupt
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         deadline = time.monotonic() + 240
         while time.monotonic() < deadline and not (out / "run.db").exists():

@@ -68,6 +68,11 @@ def main() -> None:
                                       "the model (kept as given, including the failed and the declined ones)")
     args = ap.parse_args()
     recorded = json.loads(RUN.read_text())
+    from kstrata.agents.knowledge import spec_for_backend
+
+    # the prompts name this machine's CPU spec; the replay test sets the same one (KSTRATA_CPU_SPEC)
+    cpu_spec = spec_for_backend(recorded["backend"])["name"]
+    os.environ["KSTRATA_CPU_SPEC"] = cpu_spec
     for key, value in (("evaluations", args.evals), ("proposer_calls", args.calls)):
         if value is not None:
             recorded["budget"][key] = value
@@ -89,7 +94,8 @@ def main() -> None:
         candidates.append({"hash": n.hash, "parents": list(n.parents), "level": n.level, "role": n.role,
                            "verdict": str(n.verdict), "speedup_eager": n.speedup,
                            "median_ms": m.median_ms if m is not None and n.correct else None})
-    out = {**recorded, "recorded": f"{date.today().isoformat()}, {args.note}", "candidates": candidates}
+    out = {**recorded, "recorded": f"{date.today().isoformat()}, {args.note}", "cpu_spec": cpu_spec,
+           "candidates": candidates}
     os.replace(new, CASSETTE)
     _write(RUN, json.dumps(out, indent=1) + "\n")
     print(f"recorded {len(candidates)} candidates to {CASSETTE} and {RUN} (run: {result.run_dir})")

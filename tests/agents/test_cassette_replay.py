@@ -65,8 +65,11 @@ class RecordedSpeedups(VerifyMeasureEvaluator):
 
 
 @pytest.mark.slow
-def test_replaying_the_cassette_reproduces_candidates_and_verdicts(tmp_path):
+def test_replaying_the_cassette_reproduces_candidates_and_verdicts(tmp_path, monkeypatch):
     from kstrata.measure.timing import TimingConfig
+
+    # the prompts name the CPU spec they were recorded on (x86-avx2 / x86-avx512): replay under the same one
+    monkeypatch.setenv("KSTRATA_CPU_SPEC", RECORDED["cpu_spec"])
 
     task = resolve_task(RECORDED["task"])
     backend = get_backend(RECORDED["backend"])

@@ -7,6 +7,7 @@ and device name, so prompts state the real machine, not a generic one.
 
 from __future__ import annotations
 
+import os
 import tomllib
 from functools import lru_cache
 from pathlib import Path
@@ -36,13 +37,26 @@ def spec_for_backend(backend: str, device_name: str = "") -> dict | None:
     """The spec a prompt should show for ``backend`` running on ``device_name``.
 
     CPU backends fall back to the x86 AVX2/AVX-512 or Arm NEON entry by the
-    flags of this machine; GPU backends use :func:`match_device`.
+    flags of this machine, or the entry named by ``KSTRATA_CPU_SPEC`` (e.g.
+    ``x86-avx512``: a recorded cassette replays on a CPU of another kind);
+    GPU backends use :func:`match_device`.
+
+    Raises
+    ------
+    ValueError
+        If ``KSTRATA_CPU_SPEC`` names no known entry.
     """
     if device_name:
         key = match_device(device_name)
         if key:
             return {"name": key, **hardware_specs()[key]}
     if backend.endswith(("llvm", "-c")) or backend in ("pytorch", "triton-interp"):
+        forced = os.environ.get("KSTRATA_CPU_SPEC")
+        if forced:
+            if forced not in hardware_specs():
+                raise ValueError(f"KSTRATA_CPU_SPEC={forced!r} is not a known CPU spec; use one of "
+                                 f"{', '.join(k for k in hardware_specs() if k.startswith(('x86', 'arm')))}")
+            return {"name": forced, **hardware_specs()[forced]}
         flags = ""
         try:
             flags = Path("/proc/cpuinfo").read_text()
