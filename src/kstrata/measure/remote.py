@@ -260,6 +260,18 @@ CLOCK_SLACK_MS = 0.1
 CLOCK_SLACK_SHARE = 0.5
 
 
+def clock_gaps(candidate: Any, baseline: Any = None) -> dict[str, float]:
+    """Median of the judge's wall clock minus the CUDA-event time per timed
+    request (ms), for the candidate and the (remote) baseline that have event
+    times: the evidence :func:`clock_note` judges, kept with the measurement."""
+    out = {}
+    for name, side in (("candidate", candidate), ("baseline", baseline)):
+        pairs = getattr(side, "clock", None)
+        if pairs:
+            out[name] = statistics.median(w - d for w, d in pairs)
+    return out
+
+
 def clock_note(candidate: RemoteCandidate, baseline: Any = None) -> str | None:
     """A ``suspicious`` note when a GPU candidate's CUDA-event times (read in
     its own process) disagree with the judge's wall clock around the same
@@ -275,10 +287,9 @@ def clock_note(candidate: RemoteCandidate, baseline: Any = None) -> str | None:
     if above:
         return (f"clock disagreement: {above} of {len(pairs)} timed calls reported a CUDA-event time longer than "
                 "the judge's wall clock around the whole request")
-    gap = statistics.median(w - d for w, d in pairs)
-    base = getattr(baseline, "clock", None) or []
-    if base:
-        bgap = statistics.median(w - d for w, d in base)
+    gaps = clock_gaps(candidate, baseline)
+    gap, bgap = gaps["candidate"], gaps.get("baseline")
+    if bgap is not None:
         dev = statistics.median(d for _, d in pairs)
         if gap > bgap + max(CLOCK_SLACK_MS, CLOCK_SLACK_SHARE * dev):
             return (f"clock disagreement: the judge's wall clock exceeds the candidate's CUDA-event times by "

@@ -359,17 +359,6 @@ def measure_thunks(
     }
 
 
-def _gaps(candidate: Any, baseline: Any) -> dict:
-    """Median judge's wall clock minus CUDA-event time per timed request (ms),
-    candidate and (remote) baseline: the evidence behind ``remote.clock_note``."""
-    out = {}
-    for name, side in (("candidate", candidate), ("baseline", baseline)):
-        pairs = getattr(side, "clock", None)
-        if pairs:
-            out[name] = _median([w - d for w, d in pairs])
-    return out
-
-
 # -- inputs --------------------------------------------------------------------------
 def input_bytes(inputs: Sequence[Any]) -> int:
     """Bytes of the tensors in ``inputs``."""
@@ -556,7 +545,7 @@ def measure(
         if untimed:
             suspicious.append(untimed)
     if remote and cuda:
-        from kstrata.measure.remote import clock_note
+        from kstrata.measure.remote import clock_gaps, clock_note
 
         disagree = clock_note(candidate, baseline if getattr(baseline, "remote", False) else None)
         if disagree:
@@ -580,7 +569,7 @@ def measure(
         flush={**flusher.describe(), "calls": flusher.calls,
                **({"candidate_ipc_overhead_ms": candidate.overhead_ms, "timed_calls_checked": candidate.checked}
                   if remote else {}),
-               **({"clock_gap_ms": _gaps(candidate, baseline)} if remote and cuda else {})},
+               **({"clock_gap_ms": clock_gaps(candidate, baseline)} if remote and cuda else {})},
         input_copies=copies,
         settings=environment.settings(device),
         versions=environment.versions(),
