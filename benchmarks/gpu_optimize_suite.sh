@@ -25,24 +25,10 @@ cd "$(dirname "$0")/.."
 deadline=${1:-450}
 stop=${2:-540}
 out=${OUT:-/tmp/kst-gos-out}
-dep=/tmp/kst-gos
 mkdir -p "$out" /tmp/kst-gos-state /tmp/kst-gos-logs
 export PYTHONUNBUFFERED=1
 t0=$(date +%s)
-if ! cmp -s .gpu/gos/MANIFEST "$dep/.manifest" 2>/dev/null; then
-  if [ ! -f .gpu/gos/MANIFEST ]; then
-    echo "no .gpu/gos: run benchmarks/gpu_optimize_suite_stage.sh here and carry .gpu/gos" | tee "$out/call.txt"
-    exit 1
-  fi
-  (cd .gpu/gos && sha256sum -c --quiet MANIFEST) || { echo "bad file in .gpu/gos" | tee "$out/call.txt"; exit 1; }
-  rm -rf "$dep" "$dep-bw"
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --disable-pip-version-check \
-    --root-user-action=ignore --target "$dep" .gpu/gos/*.whl 2>&1 | grep -v "^WARNING: Target directory"
-  dpkg -x .gpu/gos/bubblewrap_*.deb "$dep-bw" || exit 1
-  cp .gpu/gos/MANIFEST "$dep/.manifest"
-fi
-# the image's own bwrap first, if it has one
-export PYTHONPATH=$dep:$PWD/src PATH=$PATH:$dep-bw/usr/bin
+. benchmarks/gpu_install.sh > "$out/call.txt" 2>&1 || { cat "$out/call.txt"; exit 1; }
 skip=()
 for f in benchmarks/results/gpu_optimize_suite_rows.jsonl /tmp/kst-gos-state/rows.jsonl; do
   [ -s "$f" ] && skip+=("$f")
@@ -57,7 +43,7 @@ args=(--backend "${BACKEND:-triton}" --evals "${EVALS:-8}" --deadline "$deadline
   # shellcheck disable=SC2086
   timeout -s TERM -k 20 $((stop + 30)) python3 benchmarks/gpu_optimize_suite.py "${args[@]}" ${SUITE_ARGS:-}
   echo "# exit status $?; call took $(( $(date +%s) - t0 ))s"
-} > "$out/call.txt" 2>&1
+} >> "$out/call.txt" 2>&1
 [ -f "$out/rows.jsonl" ] && cat "$out/rows.jsonl" >> /tmp/kst-gos-state/rows.jsonl
 for f in $(ls -tr /tmp/kst-gos-logs/*.log 2>/dev/null); do echo "== $f"; tail -n 25 "$f"; done > "$out/logs-tail.txt"
 tail -n 40 "$out/call.txt"

@@ -15,7 +15,8 @@ comparison (tolerance, the two runs' agreement, the caching check), the
 dynamic probes of DSL backends and the weak-task check. Parts overlap where
 one calls another (the comparison includes the domain check); "other" is the rest.
 
-Usage: python benchmarks/verify_overhead.py [--level 1] [--scope small|full] [--breakdown]
+Usage: python benchmarks/verify_overhead.py [--level 1] [--scope small|full] [--backend NAME] [--tasks A,B]
+       [--breakdown [--profile N]]
 """
 
 from __future__ import annotations
@@ -42,6 +43,8 @@ def main() -> None:
     ap.add_argument("--backend", default="pytorch",
                     help="candidates' backend: each task's shipped start for it (pytorch, pytorch-cuda, triton, ...); "
                          "tasks without one are skipped")
+    ap.add_argument("--profile", type=int, default=0,
+                    help="with --breakdown: also print the N functions of most cumulative time (cProfile)")
     ap.add_argument("--tasks", default="", help="comma-separated task names (default: every task of --level)")
     args = ap.parse_args()
     backend = get_backend(args.backend)
@@ -54,8 +57,9 @@ def main() -> None:
           f"scope={args.scope}")
     print(f"{'task':<28}{'verdict':<10}{'tests':>7}{'protocol_s':>12}{'load_s':>9}")
     times = []
+    chosen = [t for t in suite() if (t.name in args.tasks.split(",") if args.tasks else t.level == args.level)]
     with pool_for(backend) as pool:
-        for task in [t for t in suite() if (t.name in args.tasks.split(",") if args.tasks else t.level == args.level)]:
+        for task in chosen:
             try:
                 sources = backend.initial_sources(task)
             except Exception as e:  # noqa: BLE001 - no shipped start for this backend: skipped, said
@@ -70,7 +74,7 @@ def main() -> None:
     print(f"# {len(times)} tasks: median {statistics.median(times):.3f} s, "
           f"max {max(times):.3f} s (target: median < {target} s)")
     if args.breakdown:
-        breakdown(args.level, args.scope)
+        breakdown(chosen, args.backend, args.scope, args.profile)
 
 
 #: (label, attribute of kstrata.verify.runner timed: a function, or Class.method)
@@ -87,10 +91,11 @@ PARTS = (
 )
 
 
-def breakdown(level: int, scope: str) -> None:
+def breakdown(tasks: list, backend_name: str, scope: str, profile: int = 0) -> None:
     """Where the judge's time goes: the protocol run in this process (the
-    candidate still in its own sandboxed process) with each part of
-    :data:`PARTS` wrapped in a wall-clock accumulator."""
+    candidate, ``backend_name``'s shipped start, still in its own sandboxed
+    process) over ``tasks`` with each part of :data:`PARTS` wrapped in a
+    wall-clock accumulator."""
     import functools
 
     from kstrata.verify import runner
@@ -111,15 +116,26 @@ def breakdown(level: int, scope: str) -> None:
         owner, _, name = attr.rpartition(".")
         holder = getattr(runner, owner) if owner else runner
         setattr(holder, name, timed(attr, getattr(holder, name)))
-    backend = get_backend("pytorch")
-    tasks = [t for t in suite() if t.level == level]
-    runner.run_protocol(tasks[0], "pytorch", backend.initial_sources(tasks[0]), "bench", "strict", scope)
+    backend = get_backend(backend_name)
+    tasks = [t for t in tasks if _has_start(backend, t)]
+    runner.run_protocol(tasks[0], backend_name, backend.initial_sources(tasks[0]), "bench", "strict", scope)
     spent.update({k: 0.0 for k in spent})  # the warm-up run is not counted
     total = 0.0
+    import cProfile
+    import pstats
+
+    prof = cProfile.Profile()
     for task in tasks:
         t0 = time.perf_counter()
-        runner.run_protocol(task, "pytorch", backend.initial_sources(task), "bench", "strict", scope)
+        if profile:
+            prof.enable()
+        runner.run_protocol(task, backend_name, backend.initial_sources(task), "bench", "strict", scope)
+        if profile:
+            prof.disable()
         total += time.perf_counter() - t0
+    if profile:
+        pstats.Stats(prof).sort_stats("cumulative").print_stats(profile)
+        pstats.Stats(prof).sort_stats("tottime").print_stats(profile)
     print(f"# where the judge's time goes ({len(tasks)} tasks, {total:.2f} s in all, run in one process)")
     accounted = 0.0
     for label, attr in PARTS:
@@ -128,6 +144,15 @@ def breakdown(level: int, scope: str) -> None:
         print(f"#   {label:<72}{spent[attr]:>8.2f} s {100 * spent[attr] / total:>5.1f}%")
     rest = max(0.0, total - accounted)
     print(f"#   {'other (stage bookkeeping, feedback, batching)':<72}{rest:>8.2f} s {100 * rest / total:>5.1f}%")
+
+
+def _has_start(backend, task) -> bool:
+    try:
+        backend.initial_sources(task)
+    except NotImplementedError:
+        return False
+    return True
+
 
 if __name__ == "__main__":
     main()

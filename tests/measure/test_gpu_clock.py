@@ -57,3 +57,52 @@ def test_event_times_that_disagree_with_the_judges_clock_are_marked():
     longer = clock_note(_side([(0.05, 0.10)] + [(0.30, 0.10)] * 19))
     assert longer and "longer than the judge's wall clock" in longer
     assert clock_note(_side([])) is None
+
+
+class CaptureProc(FakeProc):
+    """Answers ``stage`` as a process that could (or could not) capture graphs,
+    and keeps the ``run`` headers it received."""
+
+    def __init__(self, captures: bool):
+        super().__init__(0.01)
+        self.captures, self.runs, self.stages = captures, [], []
+
+    def ok(self, h, bufs=None):
+        if h["op"] == "stage":
+            self.stages.append(h)
+            if not h.get("graph"):
+                return {"ok": True}, []
+            return ({"ok": True, "graph": True} if self.captures else
+                    {"ok": True, "graph": False, "graph_error": "RuntimeError: operation not permitted"}), []
+        if h["op"] == "run":
+            self.runs.append(h)
+        return super().ok(h, bufs)
+
+
+def _staged(captures: bool, graph: bool = True) -> RemoteCandidate:
+    rc = RemoteCandidate(CaptureProc(captures))
+    rc.stage([[]], None, True, graph=graph)
+    return rc
+
+
+def test_both_sides_replay_graphs_or_neither_does():
+    from kstrata.measure.remote import choose_graphs
+
+    c, b = _staged(True), _staged(True)
+    assert c.proc.stages[0]["graph"] is True and c.graphed
+    assert choose_graphs(c, b) is None and c.use_graph and b.use_graph
+    RemoteTimer(lambda t: 0.0, "cuda:0")(c.thunks(1)[0])
+    assert c.proc.runs[-1]["graph"] is True
+    # the candidate could not be captured: the baseline is not replayed either, and the reason is kept
+    c, b = _staged(False), _staged(True)
+    why = choose_graphs(c, b)
+    assert why == "candidate: RuntimeError: operation not permitted" and not c.use_graph and not b.use_graph
+    RemoteTimer(lambda t: 0.0, "cuda:0")(c.thunks(1)[0])
+    assert c.proc.runs[-1]["graph"] is False
+    # nor when the baseline could not (remote, or a local one that raised)
+    assert choose_graphs(_staged(True), _staged(False)).startswith("baseline: RuntimeError")
+    c = _staged(True)
+    assert choose_graphs(c, None, "no graphs") == "baseline: no graphs" and not c.use_graph
+    # not asked: nothing captured, nothing replayed
+    c = _staged(True, graph=False)
+    assert not c.graphed and c.graph_error is None and choose_graphs(c, None).startswith("candidate")

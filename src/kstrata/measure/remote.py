@@ -110,6 +110,9 @@ class RemoteCandidate:
         self.uses: list[int] = []  # timed calls so far per copy
         self.seeds: list[list[int]] = []  # the freshens sent per copy, in order
         self.fresh_checks = 0
+        self.graphed = False  # the candidate process captured one CUDA graph per copy (stage)
+        self.graph_error: str | None = None  # why it could not, when asked to
+        self.use_graph = False  # timed calls replay the captured graphs (set by measure)
 
     def again(self, seed: int) -> RemoteCandidate:
         """A handle for another timing of the same loaded candidate: its own
@@ -117,8 +120,13 @@ class RemoteCandidate:
         of checked calls (``seed``)."""
         return RemoteCandidate(self.proc, check=self.check, seed=seed)
 
-    def stage(self, sets: list[list[Any]], flush_bytes: int | None, flush: bool) -> None:
-        """Send the input copies (kept resident in the candidate process)."""
+    def stage(self, sets: list[list[Any]], flush_bytes: int | None, flush: bool, graph: bool = False) -> None:
+        """Send the input copies (kept resident in the candidate process).
+
+        ``graph``: on a GPU, the process also captures the candidate's call on
+        each copy as a CUDA graph (``graphed`` says whether it could, and
+        ``graph_error`` why not); timed calls replay them when ``use_graph``
+        is set."""
         self.staged = [list(s) for s in sets]  # what each copy must still hold after a timed call
         self.uses = [0] * len(sets)
         self.seeds = [[] for _ in sets]
@@ -126,8 +134,11 @@ class RemoteCandidate:
         bufs: list[Any] = []
         enc = wire.encode(self.staged, bufs, copy=False)
         # a fresh unpredictable seed for torch's generator, as each checked call gets its own
-        self.proc.ok({"op": "stage", "sets": enc, "flush_bytes": flush_bytes, "flush": flush,
-                      "rng_seed": _DRAW.randrange(1 << 31)}, bufs)
+        h, _ = self.proc.ok({"op": "stage", "sets": enc, "flush_bytes": flush_bytes, "flush": flush,
+                             "rng_seed": _DRAW.randrange(1 << 31), "graph": bool(graph)}, bufs)
+        self.graphed = bool(graph) and h.get("graph") is True
+        self.graph_error = None if self.graphed or not graph else str(h.get("graph_error") or "not captured")
+        self.use_graph = False
 
     def calibrate(self, n: int = CALIBRATION_CALLS) -> float:
         """Median round trip of an empty ``run`` request (ms: the same path as a
@@ -298,6 +309,28 @@ def clock_note(candidate: RemoteCandidate, baseline: Any = None) -> str | None:
     return None
 
 
+def choose_graphs(candidate: RemoteCandidate, baseline: Any = None, baseline_error: str | None = None
+                  ) -> str | None:
+    """Replay CUDA graphs on both sides of a GPU timing, or on neither: sets
+    ``use_graph`` on the candidate and a remote baseline when each captured
+    its copies (:meth:`RemoteCandidate.stage` with ``graph``) and a local
+    baseline did too (``baseline_error`` None). Returns None when both
+    replay, else why not (``"candidate: ..."`` or ``"baseline: ..."``), for
+    the measurement's method."""
+    remote_b = getattr(baseline, "remote", False)
+    why = None
+    if not candidate.graphed:
+        why = f"candidate: {candidate.graph_error or 'not captured'}"
+    elif baseline_error:
+        why = f"baseline: {baseline_error}"
+    elif remote_b and not baseline.graphed:
+        why = f"baseline: {baseline.graph_error or 'not captured'}"
+    candidate.use_graph = why is None
+    if remote_b:
+        baseline.use_graph = why is None
+    return why
+
+
 def _changed_inputs(sent: list[Any], back: list[Any]) -> int | None:
     """Index of the first tensor input whose values came back from a timed call
     different from what the judge staged (NaN-aware), else ``None``; a copy
@@ -329,7 +362,7 @@ class _RunThunk:
         self.owner.flush(self.i)
 
     def __call__(self) -> None:
-        h, _ = self.owner.proc.ok({"op": "run", "i": self.i})
+        h, _ = self.owner.proc.ok({"op": "run", "i": self.i, "graph": self.owner.use_graph})
         dev = h.get("device_ms")
         self.owner.device_ms = float(dev) if isinstance(dev, (int, float)) else None
         self.owner.last_i = self.i

@@ -91,7 +91,13 @@ class TimingConfig:
     confidence, n_resamples, seed:
         Bootstrap interval of the speedup (see :func:`kstrata.measure.stats.paired_ratio_ci`).
     cuda_graph:
-        On CUDA, replay captured graphs instead of calling the function.
+        On CUDA, replay captured graphs (one per input copy) instead of calling
+        the function: the time is then the GPU work alone, without the host's
+        launch (Python, the kernel launcher), as ``triton.testing.do_bench_cudagraph``
+        measures. ``None`` (default): a candidate timed in its sandboxed process
+        is replayed when both it and the baseline can be captured (else neither
+        is, and ``Measurement.method`` says why); a local callable is called.
+        ``False``: never; ``True``: always where possible.
     """
 
     warmup_ms: float = 50.0
@@ -109,7 +115,7 @@ class TimingConfig:
     confidence: float = 0.95
     n_resamples: int = 2000
     seed: int = 0
-    cuda_graph: bool = False
+    cuda_graph: bool | None = None
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -475,10 +481,13 @@ def measure(
     else:
         timer, make, method = CpuTimer(flusher), _thunks, CpuTimer.method
     remote = getattr(candidate, "remote", False)
+    # sandboxed GPU timing replays CUDA graphs unless told not to (both sides, or neither)
+    want_graph = cuda and remote and config.cuda_graph is not False
+    graph_note = None
     if remote:
         from kstrata.measure.remote import RemoteTimer
 
-        candidate.stage(sets, config.flush_bytes, config.flush)
+        candidate.stage(sets, config.flush_bytes, config.flush, graph=want_graph)
         candidate.calibrate()
         a = candidate.thunks(len(sets))
         timer = RemoteTimer(timer, device, untrusted=[candidate])
@@ -493,7 +502,7 @@ def measure(
     if getattr(baseline, "remote", False):
         from kstrata.measure.remote import RemoteTimer
 
-        baseline.stage(sets, config.flush_bytes, config.flush)
+        baseline.stage(sets, config.flush_bytes, config.flush, graph=want_graph and candidate.graphed)
         if remote:
             candidate.hold()  # the baseline's round trip is calibrated with the candidate stopped
         try:
@@ -509,8 +518,23 @@ def measure(
             candidate.overhead_ms = min(candidate.overhead_ms, baseline.overhead_ms)
         else:
             timer = RemoteTimer(timer, device)
+    elif baseline is not None and want_graph and candidate.graphed:
+        try:
+            b = _graph_thunks(baseline, sets)
+        except Exception as e:  # noqa: BLE001 - the baseline cannot be captured: neither side replays
+            b, graph_note = _thunks(baseline, sets), f"{type(e).__name__}: {str(e)[:200]}"
     else:
         b = make(baseline, sets) if baseline is not None else None
+    if want_graph:
+        from kstrata.measure.remote import choose_graphs
+
+        graph_note = choose_graphs(candidate, baseline, graph_note)
+        if graph_note is None:
+            method = method.replace("cuda-event", "cuda-graph replay, cuda-event", 1)
+        else:
+            if b is not None and not getattr(baseline, "remote", False) and config.cuda_graph:
+                b = _thunks(baseline, sets)  # a local baseline is not replayed when the candidate is not
+            method += f" (no CUDA graph: {graph_note})"
 
     gc_was = gc.isenabled()
     gc.collect()

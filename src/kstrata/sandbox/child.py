@@ -31,6 +31,12 @@ from kstrata.measure.freshen import freshen  # imported before any candidate cod
 from kstrata.sandbox import wire
 from kstrata.sandbox.redzone import REDZONE_BYTES, RedZoned, same_values
 
+#: How long (ms) the GPU spins before the start event of a graph replay: longer
+#: than the host takes to launch the graph (a few microseconds), so the launch
+#: is not in the time (as ``triton.testing.do_bench`` hides it behind its cache
+#: flush); not in the time itself.
+SPIN_MS = 0.05
+
 #: Modules the candidate process must never import (the judge's internals).
 JUDGE_MODULES = ("kstrata.verify.runner", "kstrata.verify.plan", "kstrata.verify.tolerance",
                  "kstrata.verify.feedback", "kstrata.verify.domain", "kstrata.store")
@@ -142,7 +148,11 @@ class Harness:
         # make a timed request answer while its GPU work is still queued
         self._cuda_init = torch.cuda.init
         self._cuda_sync = getattr(torch._C, "_cuda_synchronize", None)
+        self._cuda_sleep = getattr(torch._C, "_cuda_sleep", None)  # the spin before a graph replay
+        self._replay = getattr(getattr(torch._C, "_CUDAGraph", None), "replay", None)
         self._events: tuple | None = None  # the timed calls' CUDA events (_cuda_events)
+        self.graphs: list[tuple[Any, list[Any]]] = []  # per copy: (captured CUDA graph, its outputs)
+        self.spin_cycles = 0  # GPU cycles of the spin that hides a replay's launch (_capture)
 
     # -- set-up -------------------------------------------------------------------
     def _backend(self, name: str) -> Any:
@@ -422,12 +432,72 @@ class Harness:
             self.copies = [[RedZoned(self.torch, x).fill(x, 1 + i % 2) if isinstance(x, T) and x.is_contiguous()
                             and x.numel() else x for x in self._to_device(s)] for i, s in enumerate(sets)]
         self._sync()
+        reply: dict[str, Any] = {"ok": True, "copies": len(self.copies)}
+        if h.get("index") is None:
+            self.graphs = []
+            if h.get("graph") and self._events is not None:
+                reply.update(self._capture())
         if self.flusher is None:
             from kstrata.measure.cache_flush import CacheFlusher
 
             self.flusher = CacheFlusher(h.get("flush_bytes"), device="cuda" if self.device.startswith("cuda")
                                         else "cpu", enabled=bool(h.get("flush", True)))
-        return {"ok": True, "copies": len(self.copies)}, []
+        return reply, []
+
+    def _capture(self) -> dict[str, Any]:
+        """One CUDA graph per input copy, captured from the candidate's call
+        after a warm-up on a side stream (as the PyTorch CUDA-graph docs
+        require), so that a timed call replays only the GPU work the call
+        launches: no Python, no launcher, no host work is in its time, and
+        work the call sends to a stream outside the capture is not replayed
+        (the outputs the judge checks would then be stale). Returns
+        ``{"graph": True, "spin_cycles": n}`` or ``{"graph": False,
+        "graph_error": why}`` (the judge then times both sides without
+        graphs)."""
+        torch = self.torch
+        if self._replay is None:
+            return {"graph": False, "graph_error": "this PyTorch build has no CUDA graphs"}
+        try:
+            with torch.no_grad():
+                side = torch.cuda.Stream()
+                side.wait_stream(torch.cuda.current_stream())
+                with torch.cuda.stream(side):
+                    for xs in self.copies:
+                        self.fn(*xs)
+                torch.cuda.current_stream().wait_stream(side)
+                self._sync()
+                graphs = []
+                for xs in self.copies:
+                    g = torch.cuda.CUDAGraph()
+                    with torch.cuda.graph(g):
+                        out = self.fn(*xs)
+                    graphs.append((g, _flatten(out)))
+            self._sync()
+        except BaseException as e:  # noqa: BLE001 - a call that cannot be captured is timed without graphs
+            self.graphs = []
+            try:
+                self._sync()
+            except BaseException:  # noqa: BLE001
+                pass
+            return {"graph": False, "graph_error": f"{type(e).__name__}: {str(e)[:300]}"}
+        self.graphs = graphs
+        if not self.spin_cycles and self._cuda_sleep is not None:
+            self.spin_cycles = self._spin_cycles()
+        return {"graph": True, "spin_cycles": self.spin_cycles}
+
+    def _spin_cycles(self, target_ms: float = SPIN_MS) -> int:
+        """GPU clock cycles of ``torch.cuda._sleep`` that last about
+        ``target_ms`` on this GPU now (measured by the timing events)."""
+        ev = self._events
+        n = 200_000
+        ms = 0.0
+        for _ in range(3):  # the clocks ramp up on the first spins
+            ev[0](ev[5])
+            self._cuda_sleep(n)
+            ev[1](ev[5])
+            ev[2]()
+            ms = float(ev[3](ev[4]))
+        return max(10_000, int(n * target_ms / max(ms, 1e-3)))
 
     def run(self, h: dict, bufs: list[bytes]) -> tuple[dict, list]:
         i = int(h["i"])
@@ -440,6 +510,19 @@ class Harness:
         # their memory back: an output in the same storage was kept and rewritten by the candidate
         held = {o.untyped_storage().data_ptr() for o in self.last if isinstance(o, self.Tensor) and o.numel()}
         ev = self._events
+        if h.get("graph") and ev is not None and self.graphs and self._replay is not None:
+            # the replay of copy i's captured call; the spin ahead of the start event keeps the GPU busy
+            # while the host launches the graph, so the events hold the GPU work only (a graph cannot
+            # leave work on another stream: what it launches is joined into it)
+            g, outs = self.graphs[i]
+            if self._cuda_sleep is not None:
+                self._cuda_sleep(self.spin_cycles)
+            ev[0](ev[5])
+            self._replay(g)
+            ev[1](ev[5])
+            self._sync()
+            self.last = outs
+            return {"ok": True, "device_ms": float(ev[3](ev[4])), "graph": True}, []
         with self.torch.no_grad():  # the checked calls' mode: no mode tells a timed call from a checked one
             if ev is not None:
                 ev[0](ev[5])
