@@ -301,7 +301,8 @@ def run_one(args: argparse.Namespace) -> dict[str, Any]:
         row["shape"] = shape
         pool = pool_for(backend)
         ev = TimedEvaluator(secret=os.urandom(16).hex(), baselines=("eager",), pool=pool, shape=shape,
-                            confirm_scope=None if args.confirm_scope == "none" else args.confirm_scope)
+                            confirm_scope=None if args.confirm_scope == "none" else args.confirm_scope,
+                            confirm_at=args.confirm_at)
         print(f"[{task.name}] search on {backend.name} at {shape}, {args.evals} evaluations", flush=True)
         t0 = time.perf_counter()
         res = optimize(task, backend, for_backend(backend), ev, policy="greedy",
@@ -721,8 +722,9 @@ def drive(args: argparse.Namespace) -> int:
             f"# backend {backend.name} ("
             + ("timings meaningful" if env["timing_meaningful"] else "INTERPRETER: timings meaningless")
             + f"); proposer builtin ({type(for_backend(backend)).__name__}), policy greedy, seed 0; per task: "
-            f"evaluations={args.evals}, search wall cap {args.task_wall:g}s; verification scope small, a would-be "
-            f"best confirmed at {args.confirm_scope}; search timing 300 ms paired against eager",
+            f"evaluations={args.evals}, search wall cap {args.task_wall:g}s; verification scope small, "
+            + ("a would-be best" if args.confirm_at == "best" else "the run's best, once at the end,")
+            + f" confirmed at {args.confirm_scope}; search timing 300 ms paired against eager",
             f"# timing shape: {args.timing_shape} (auto: the nominal shape on a GPU, a tiny one on CPU); final round "
             f"{args.final_ms:g} ms per baseline ({args.baselines}){'; the initial too' if args.final_initial else ''}",
             f"# tasks: {len(todo)} to run of {len(tasks)} with a start ({len(tasks) - len(todo)} with a row already)"
@@ -778,7 +780,7 @@ def drive(args: argparse.Namespace) -> int:
                    "--evals", str(args.evals), "--task-wall", str(args.task_wall),
                    "--timing-shape", args.timing_shape, "--final-ms", str(args.final_ms),
                    "--baselines", args.baselines, "--confirm-scope", args.confirm_scope,
-                   "--run-dir", str(run_dir), "--row-file", str(row_file)]
+                   "--confirm-at", args.confirm_at, "--run-dir", str(run_dir), "--row-file", str(row_file)]
             cmd += ["--final-initial"] if args.final_initial else []
             out(f"# [{i}/{len(todo)}] {task.name} (L{task.meta.level} {task.meta.category}) at +{elapsed:.0f}s, "
                 f"killed after {limit:.0f}s")
@@ -851,6 +853,9 @@ def main() -> int:
     ap.add_argument("--final-initial", action="store_true", help="time the initial kernel in the final round too")
     ap.add_argument("--confirm-scope", default="full", choices=("full", "small", "none"),
                     help="scope a would-be best is verified at before it counts (default full)")
+    ap.add_argument("--confirm-at", default="best", choices=("best", "end"),
+                    help="best: each would-be best is confirmed before it counts; end: the run's best, once, "
+                         "when its search stops (kstrata optimize --confirm end)")
     ap.add_argument("--rows", default="",
                     help="JSON-lines file the rows are appended to (default OUT-DIR/rows.jsonl)")
     ap.add_argument("--skip-done", nargs="+", default=[], metavar="ROWS",

@@ -272,7 +272,7 @@ def evaluate(task: Any, candidate: str | Path | dict[str, str], backend: str | N
 
 def optimize(task: Any, backend: str = "tvm-llvm", *, budget: str = "evals=40", proposer: str = "builtin",
              policy: str = "greedy", out: str | Path | None = None, baselines: tuple[str, ...] = ("eager",),
-             timing_shape: str = "auto", seed: int = 0, llm: str | None = None) -> Any:
+             timing_shape: str = "auto", seed: int = 0, llm: str | None = None, confirm: str = "best") -> Any:
     """Grow a candidate tree for ``task`` on ``backend`` under ``budget`` (as
     ``kstrata optimize``, without the live display) and write the best to
     ``OUT/best/``.
@@ -289,6 +289,9 @@ def optimize(task: Any, backend: str = "tvm-llvm", *, budget: str = "evals=40", 
         Run directory (default ``runs/<task>-<backend>-<random>``).
     timing_shape:
         ``auto``, ``nominal``, ``fit`` or ``NAME=INT,...``.
+    confirm:
+        ``best`` (the full protocol verifies each would-be best) or ``end``
+        (the run's best, once, when the search stops).
 
     Returns
     -------
@@ -311,6 +314,8 @@ def optimize(task: Any, backend: str = "tvm-llvm", *, budget: str = "evals=40", 
     from kstrata.search.loop import optimize as search
     from kstrata.store.secret import run_secret
 
+    if confirm not in ("best", "end"):
+        raise OptionError(f"confirm={confirm!r}: choose 'best' or 'end'")
     t = task if hasattr(task, "digest") else load_task(task)
     b = get_backend(backend)
     av = b.availability()
@@ -324,7 +329,7 @@ def optimize(task: Any, backend: str = "tvm-llvm", *, budget: str = "evals=40", 
     pool = pool_for(b)
     try:
         evaluator = VerifyMeasureEvaluator(secret=run_secret(run_dir), baselines=tuple(baselines), shape=shape,
-                                           pool=pool)
+                                           pool=pool, confirm_at=confirm)
         return search(t, b, prop, evaluator, policy=policy, budget=budget_obj, run_dir=run_dir,
                       settings=SearchSettings(seed=seed),
                       extra_config={"cli": {"baselines": list(baselines), "proposer": proposer, "llm": llm,

@@ -194,6 +194,7 @@ def register(app: typer.Typer) -> None:
         lookahead: int = typer.Option(2, "--lookahead", help="Schedule-level expansions granted to a slower graph-level change before it is judged (0 = off)."),
         timing_shape: str = typer.Option("auto", "--timing-shape", help="Shape candidates and baselines are timed at: auto (fit on CPU backends, nominal on GPUs), nominal, fit (the nominal shape halved until one call is at most 0.25 GFLOP and 16 MB), or NAME=INT,... Verification always covers the task's own shapes."),
         initial: Path | None = typer.Option(None, "--initial", help="Start from this kernel: a Triton/TileLang file defining ModelNew, a `kstrata import` candidate directory, or a JSON {level: text} file (default: the backend's shipped kernel for the task)."),
+        confirm: str = typer.Option("best", "--confirm", help="When the full hidden protocol verifies the best: best (each would-be best, before it counts) or end (the run's best, once, when the search stops; cheaper where that verification is long, e.g. 4096x4096 tasks on a GPU)."),
         executor: str = typer.Option("local", "--executor", help="Where candidates are verified and timed: local (a worker process here) or ray[:ADDRESS] (Ray tasks, one candidate per GPU; ADDRESS host:port, ray://host:port or auto)."),
     ) -> None:
         """Grow a tree of candidates for TASK on BACKEND under a budget; write the best."""
@@ -208,6 +209,8 @@ def register(app: typer.Typer) -> None:
 
         with user_errors():
             check_number("--lookahead", lookahead, strict=False)
+            if confirm not in ("best", "end"):
+                raise OptionError(f"--confirm {confirm!r}: choose best or end")
             t = resolve_task(task)
             b = get_backend(backend)
             av = b.availability()
@@ -243,7 +246,8 @@ def register(app: typer.Typer) -> None:
             except ExecutorSpecError as e:
                 raise OptionError(str(e)) from None
             where = {"pool": pool} if kind == "local" else {"executor": pool}
-            evaluator = VerifyMeasureEvaluator(secret=run_secret(run_dir), baselines=names, shape=shape, **where)
+            evaluator = VerifyMeasureEvaluator(secret=run_secret(run_dir), baselines=names, shape=shape,
+                                               confirm_at=confirm, **where)
             status = Text("starting")
 
             def progress(event: str, info: dict) -> None:

@@ -1,7 +1,7 @@
 """A heartbeat for long CLI jobs: progress never goes silent for more than 30 s.
 
 The search loop reports events (``evaluating``, ``proposing``, ``evaluated``,
-``expanded``, ``retiming``, ``stopped``); a step such as a MetaSchedule tuning
+``expanded``, ``retiming``, ``confirming``, ``stopped``); a step such as a MetaSchedule tuning
 inside an expansion can take minutes between two of them. :class:`Heartbeat`
 keeps a live status line on a terminal (the step and how long it has run,
 redrawn every second) and, off a terminal (a pipe, a CI log), prints a line
@@ -23,6 +23,7 @@ STEPS = {
     "evaluating": "verifying and timing {node}",
     "proposing": "proposing {level} edits of {node} ({how})",
     "retiming": "re-timing contender {node} in the final, longer round",
+    "confirming": "verifying the best, {node}, at the full scope",
 }
 
 

@@ -148,6 +148,7 @@ class _Run:
         self.task, self.backend, self.proposer = task, backend, proposer
         self.evaluate = getattr(evaluator, "evaluate", evaluator)
         self.final_round = getattr(evaluator, "final_round", None)
+        self.confirm = getattr(evaluator, "confirm", None)
         self.policy, self.budget, self.settings = policy, budget, settings
         self.store, self.router, self.progress = store, router, progress
         self.levels = tuple(backend.levels)
@@ -345,14 +346,57 @@ class _Run:
         if contenders:
             self.reload()
 
+    def confirm_best(self) -> None:
+        """The end-of-run confirmation (an evaluator whose ``confirm`` returns
+        an evaluation, e.g. ``VerifyMeasureEvaluator(confirm_at="end")``):
+        verify the run's best at the full scope; when it fails there, store
+        that verdict in place of its screening one and confirm the next best,
+        at most :data:`MAX_CONFIRMATIONS` times. A confirmed best is marked
+        (``evidence["confirmed"]``) and not verified again on ``--resume``."""
+        if self.confirm is None:
+            return
+        for _ in range(MAX_CONFIRMATIONS):
+            best = self.tree.best_correct()
+            evidence = getattr(best.record.evaluation, "evidence", None) if best is not None else None
+            if best is None or (isinstance(evidence, dict) and evidence.get("confirmed")):
+                return
+            self.emit("confirming", node=best)
+            try:
+                ev = self.confirm(self.task, self.backend, self.store.sources(best.hash))
+                if ev is None:
+                    return
+                rec = to_evaluation_record(ev)
+            except Exception as e:  # noqa: BLE001 - errors are data
+                rec = EvaluationRecord(
+                    verdict="runtime_error", check="evaluator_exception",
+                    evidence={"error": f"{type(e).__name__}: {e}", "traceback": traceback.format_exc()},
+                    feedback=[{"level": None, "message": f"confirmation failed: {type(e).__name__}: {e}"}])
+            rec.evidence = {**(rec.evidence if isinstance(rec.evidence, dict) else {"screening": rec.evidence}),
+                            "confirmed": rec.verdict == "correct", "confirmation": "end of run"}
+            self.store.replace_evaluation(best.hash, rec)
+            self.reload()
+            if rec.verdict == "correct":
+                return
+
     def finish(self, reason: str) -> RunResult:
         self.policy.post_search(self.tree)
         self.retime_contenders()
+        self.confirm_best()
         self.store.charge("wall_s", self.elapsed(), "finish")
         best = write_outcome(self.store, self.tree, reason, self.extensions)
         spent = self.store.spent()
         self.emit("stopped", reason=reason)
         return RunResult(self.store.run_dir, best, reason, spent, self.tree)
+
+
+#: How many bests in a row the end-of-run confirmation verifies before it
+#: stops (each failure hands the title to the next best).
+MAX_CONFIRMATIONS = 3
+
+
+def _confirmed(node: Node) -> bool | None:
+    evidence = getattr(node.record.evaluation, "evidence", None)
+    return evidence.get("confirmed") if isinstance(evidence, dict) and "confirmation" in evidence else None
 
 
 def timing_shape_of(config: dict[str, Any]) -> dict[str, int] | None:
@@ -379,6 +423,10 @@ def write_outcome(store: RunStore, tree: CandidateTree, stop_reason: str,
         "best": None if best is None else {  # an unranked best (every timing untrusted) claims no speedup
             "hash": best.hash, "speedup": best.speedup if best.timing_trusted else None,
             "roofline_fraction": best.roofline_fraction,
+            # verified by the full protocol at the end of the run (False: it failed or was not reached;
+            # None: confirmed as a would-be best during the search, or no confirmation asked for)
+            "confirmed": _confirmed(best) if _confirmed(best) is not None else (
+                False if any(_confirmed(n) is not None for n in tree) else None),
             "speedups": [s.__dict__ for s in best.measurement.speedups]
             if best.measurement and best.timing_trusted else [],
         },

@@ -411,6 +411,26 @@ class RunStore:
             self.charge("evaluations", 1, digest)
             self.charge("wall_s", wall_s, digest)
 
+    def replace_evaluation(self, digest: str, evaluation: EvaluationRecord) -> None:
+        """Replace the evaluation of an evaluated candidate (the end-of-run
+        confirmation of a run's best at the full scope), in one transaction;
+        no evaluation is charged. A verdict other than ``correct`` also
+        removes its measurement and speedups: only correct candidates are timed.
+        Raises :class:`StoreError` if the candidate is unknown or not evaluated.
+        """
+        with self.transaction() as c:
+            _require_evaluated(c, digest)
+            e = evaluation
+            c.execute(
+                "UPDATE evaluations SET verdict = ?, check_name = ?, evidence_json = ?, feedback_json = ?,"
+                " n_public = ?, n_hidden = ?, wall_s = ? WHERE candidate = ?",
+                (str(e.verdict), e.check, dumps(e.evidence), dumps(e.feedback), e.n_public, e.n_hidden,
+                 e.wall_s, digest),
+            )
+            if str(e.verdict) != "correct":
+                c.execute("DELETE FROM speedups WHERE candidate = ?", (digest,))
+                c.execute("DELETE FROM measurements WHERE candidate = ?", (digest,))
+
     def replace_measurement(self, digest: str, measurement: MeasurementRecord) -> None:
         """Replace the measurement of an evaluated, correct candidate (a
         re-timing: ``kstrata retime`` or the end-of-run round), in one
@@ -422,9 +442,7 @@ class RunStore:
             If the candidate is unknown or not evaluated.
         """
         with self.transaction() as c:
-            row = c.execute("SELECT status FROM candidates WHERE hash = ?", (digest,)).fetchone()
-            if row is None or row[0] != "evaluated":
-                raise StoreError(f"candidate {digest[:12]} is {row[0] if row else 'unknown'}, not evaluated")
+            _require_evaluated(c, digest)
             m = measurement
             c.execute("DELETE FROM speedups WHERE candidate = ?", (digest,))
             c.execute(
@@ -535,3 +553,10 @@ class RunStore:
 
     def proposer_calls(self) -> list[dict[str, Any]]:
         return [dict(r) for r in self.conn.execute("SELECT * FROM proposer_calls ORDER BY id")]
+
+
+def _require_evaluated(c: Any, digest: str) -> None:
+    """Raise :class:`StoreError` unless candidate ``digest`` is evaluated (in transaction ``c``)."""
+    row = c.execute("SELECT status FROM candidates WHERE hash = ?", (digest,)).fetchone()
+    if row is None or row[0] != "evaluated":
+        raise StoreError(f"candidate {digest[:12]} is {row[0] if row else 'unknown'}, not evaluated")
