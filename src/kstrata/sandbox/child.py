@@ -665,6 +665,8 @@ def zygote_main(ctrl_fd: int, memory_mb: int, backend: str, sandboxed: bool) -> 
     import signal
     import socket
 
+    from kstrata.sandbox.scrub import scrub
+
     os.dup2(2, 1)
     sock = socket.socket(fileno=ctrl_fd)
     harness = Harness()
@@ -718,6 +720,8 @@ def zygote_main(ctrl_fd: int, memory_mb: int, backend: str, sandboxed: bool) -> 
             statuses[pid] = status
             children.discard(pid)
         collect()
+        if sandboxed:  # the sandbox's own /tmp, /dev/shm and IPC objects: nothing passes to the next candidate
+            scrub()
 
     sock.sendall(json.dumps({"op": "hello", "pid": os.getpid()}).encode() + b"\n")
     while True:

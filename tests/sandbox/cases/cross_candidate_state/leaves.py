@@ -1,0 +1,29 @@
+"""A correct softmax that leaves state where a later candidate's process could
+find it: a file in /tmp (also a Triton cache entry, a module), one in
+/dev/shm, a directory it made unwritable, and a System V shared memory segment."""
+
+import torch
+import torch.nn as nn
+
+# past the static checks (as preset "warn" lets through): the sandbox must hold by itself
+_imp = __builtins__["__import__"] if isinstance(__builtins__, dict) else getattr(__builtins__, "__import__")
+os, ctypes = _imp("o" + "s"), _imp("ct" + "ypes")
+
+with getattr(_imp("buil" + "tins"), "op" + "en")("/tmp/left_by_an_earlier_candidate", "w") as f:
+    f.write("A was here")
+os.makedirs("/tmp/.triton/cache/planted", exist_ok=True)
+with getattr(_imp("buil" + "tins"), "op" + "en")("/tmp/kstrata_task/torch_helpers.py", "w") as f:
+    f.write("PLANTED = True\n")
+if os.path.isdir("/dev/shm"):
+    with getattr(_imp("buil" + "tins"), "op" + "en")("/dev/shm/left_by_an_earlier_candidate", "w") as f:
+        f.write("A was here")
+if not os.path.lexists("/tmp/locked"):  # a process may load the candidate more than once
+    os.makedirs("/tmp/locked/inner")
+    os.chmod("/tmp/locked", 0)
+libc = ctypes.CDLL(None, use_errno=True)
+libc.shmget(0x4B53, 4096, 0o1600)  # IPC_CREAT | 0600
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        return torch.softmax(x, dim=-1)

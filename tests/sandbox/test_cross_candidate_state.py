@@ -1,0 +1,49 @@
+"""Nothing one candidate leaves in its sandbox reaches a later candidate that
+the same zygote serves: files in /tmp (caches, modules, its sources) and
+/dev/shm, a directory it made unwritable, System V IPC objects
+(:mod:`kstrata.sandbox.scrub`). The static checks are off (preset ``warn``):
+the sandbox must hold without them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kstrata.sandbox import status
+
+CASE = Path(__file__).resolve().parent / "cases" / "cross_candidate_state"
+
+pytestmark = pytest.mark.skipif(not status().usable, reason=f"no sandbox here: {status().reason}")
+
+
+def test_a_later_candidate_finds_nothing_an_earlier_one_left():
+    from kstrata.backends.registry import get_backend
+    from kstrata.backends.workers import pool_for
+    from kstrata.tasks.loader import resolve_task
+    from kstrata.verify import verify_candidate
+
+    task = resolve_task("softmax")
+    pool = pool_for(get_backend("pytorch"))
+    got = {}
+    try:
+        for name in ("leaves.py", "finds.py"):
+            ev = verify_candidate(task, "pytorch", {"source": (CASE / name).read_text()}, secret="5eed" * 4,
+                                  pool=pool, scope="small", preset="warn")
+            got[name] = (ev.verdict.value, str(ev.evidence.get("message"))[:500])
+    finally:
+        pool.close()
+    assert got["leaves.py"][0] == "correct", got
+    assert got["finds.py"][0] == "correct", got  # it raises (compile_error) when it finds anything
+
+
+def test_scrub_empties_a_directory_even_one_made_unwritable(tmp_path):
+    from kstrata.sandbox.scrub import scrub
+
+    (tmp_path / "locked" / "inner").mkdir(parents=True)
+    (tmp_path / "locked" / "inner" / "f").write_text("x")
+    (tmp_path / "locked").chmod(0)
+    (tmp_path / "plain").write_text("x")
+    (tmp_path / "link").symlink_to("/etc/passwd")
+    assert scrub((str(tmp_path),)) == []
+    assert list(tmp_path.iterdir()) == [] and Path("/etc/passwd").exists()
