@@ -12,7 +12,7 @@ CHUNK = 2048  # kstrata-tune: {512, 1024, 2048, 4096, 8192} if TWO_PASS
 
 
 @triton.jit
-def _kernel(x_ptr, w_ptr, b_ptr, y_ptr, D, eps, BLOCK_D: tl.constexpr):
+def _kernel(x_ptr, w_ptr, y_ptr, D, eps, BLOCK_D: tl.constexpr):
     row = tl.program_id(0).to(tl.int64)
     cols = tl.arange(0, BLOCK_D)
     mask = cols < D
@@ -24,7 +24,7 @@ def _kernel(x_ptr, w_ptr, b_ptr, y_ptr, D, eps, BLOCK_D: tl.constexpr):
 
 
 @triton.jit
-def _kernel_two_pass(x_ptr, w_ptr, b_ptr, y_ptr, D, eps, CHUNK: tl.constexpr):
+def _kernel_two_pass(x_ptr, w_ptr, y_ptr, D, eps, CHUNK: tl.constexpr):
     # pass 1: sum of squares over chunks; pass 2: normalize
     row = tl.program_id(0).to(tl.int64)
     cols = tl.arange(0, CHUNK)
@@ -53,8 +53,8 @@ class ModelNew(nn.Module):
         y = torch.empty_like(x)
         if rows and D:
             if TWO_PASS:
-                _kernel_two_pass[(rows,)](x, self.weight, self.weight, y, D, self.eps, CHUNK=min(CHUNK, triton.next_power_of_2(D)),
+                _kernel_two_pass[(rows,)](x, self.weight, y, D, self.eps, CHUNK=min(CHUNK, triton.next_power_of_2(D)),
                                           num_warps=NUM_WARPS)
             else:
-                _kernel[(rows,)](x, self.weight, self.weight, y, D, self.eps, BLOCK_D=triton.next_power_of_2(D), num_warps=NUM_WARPS)
+                _kernel[(rows,)](x, self.weight, y, D, self.eps, BLOCK_D=triton.next_power_of_2(D), num_warps=NUM_WARPS)
         return y
