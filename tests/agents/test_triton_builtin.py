@@ -63,35 +63,43 @@ def test_builtin_search_from_the_shipped_kernel(tmp_path):
     assert {c.role for c in evaluated} >= {"initial", "triton-structural", "triton-tune"}
 
 
-def test_initial_file_is_the_root(tmp_path):
+@pytest.fixture
+def root_only(monkeypatch):
+    """The run stores its root and evaluates nothing (the CLI refuses --budget evals=0)."""
+    from kstrata.cli import optimize as cli_optimize
+
+    monkeypatch.setattr(cli_optimize, "_budget", lambda option, resume: Budget(evaluations=0))
+
+
+def test_initial_file_is_the_root(tmp_path, root_only):
     user = tmp_path / "my_softmax.py"
     user.write_text(USER_SOFTMAX)
     out = tmp_path / "run"
     r = CliRunner().invoke(app, ["optimize", "softmax", "--backend", "triton-interp", "--initial", str(user),
-                                 "--budget", "evals=0", "--out", str(out)])
+                                 "--budget", "evals=1", "--out", str(out)])
     assert r.exit_code == 0, r.output
     with RunStore.open(out) as store:
         [root] = [c for c in store.candidates(with_sources=True) if c.role == "initial"]
     assert root.sources == {"source": normalize_source(USER_SOFTMAX)}
 
 
-def test_initial_json_sources_and_bad_levels(tmp_path):
+def test_initial_json_sources_and_bad_levels(tmp_path, root_only):
     good = tmp_path / "cand.json"
     good.write_text(json.dumps({"source": USER_SOFTMAX}))
     out = tmp_path / "run"
     r = CliRunner().invoke(app, ["optimize", "softmax", "-b", "triton-interp", "--initial", str(good),
-                                 "--budget", "evals=0", "--out", str(out)])
+                                 "--budget", "evals=1", "--out", str(out)])
     assert r.exit_code == 0, r.output
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps({"schedule": "{}"}))
     r = CliRunner().invoke(app, ["optimize", "softmax", "-b", "triton-interp", "--initial", str(bad),
-                                 "--budget", "evals=0", "--out", str(tmp_path / "run2")])
+                                 "--budget", "evals=1", "--out", str(tmp_path / "run2")])
     assert r.exit_code == 2 and "error:" in r.output and "schedule" in r.output
 
 
 def test_no_shipped_start_and_no_initial_is_a_clear_error(tmp_path):
     assert kernels.initial_source("triton", "argmax_dim") is None
-    r = CliRunner().invoke(app, ["optimize", "argmax_dim", "--backend", "triton-interp", "--budget", "evals=0",
+    r = CliRunner().invoke(app, ["optimize", "argmax_dim", "--backend", "triton-interp", "--budget", "evals=1",
                                  "--out", str(tmp_path / "run")])
     assert r.exit_code == 2, r.output
     assert "error:" in r.output and "--initial" in r.output

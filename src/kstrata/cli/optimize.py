@@ -307,9 +307,10 @@ def register(app: typer.Typer) -> None:
     @app.command("show")
     def show_cmd(
         run_dir: Path = typer.Argument(..., help="A run directory."),
-        candidate: str = typer.Argument(..., help="A candidate hash or unique prefix."),
+        candidate: str | None = typer.Argument(None, help="A candidate hash or unique prefix (default: the "
+                                               "run's best, what best/ holds)."),
     ) -> None:
-        """One candidate's sources, verdict, timings and feedback."""
+        """One candidate's sources, verdict, timings and feedback (default: the run's best)."""
         from kstrata.search.views import candidate_view
 
         with user_errors():

@@ -36,6 +36,10 @@ BUDGET_ALIASES = {
 }
 #: Budget fields that hold real numbers (the others are whole counts)
 REAL_FIELDS = ("wall_clock_s", "cost_usd", "target_roofline")
+#: Budget fields whose limit 0 lets a run do nothing at all (no evaluation
+#: starts, not even the initial candidate's), with the word for what is counted;
+#: ``calls=0`` and the token and cost limits still evaluate the initial candidate
+NOTHING_AT_ZERO = {"evaluations": "evaluations", "wall_clock_s": "seconds"}
 
 
 class BudgetError(ValueError):
@@ -56,8 +60,9 @@ def parse_budget(text: str) -> dict[str, float | int]:
     BudgetError
         For an item that is not ``KEY=VALUE``, an unknown key, a key given twice
         (also under two aliases), a value that is not a finite number, a
-        negative limit, a fractional count, ``patience`` below 1 or ``roofline``
-        outside (0, 1].
+        negative limit, a zero limit that lets the run do nothing
+        (:data:`NOTHING_AT_ZERO`: ``evals=0``, ``wall=0``), a fractional count,
+        ``patience`` below 1 or ``roofline`` outside (0, 1].
     """
     out: dict[str, float | int] = {}
     given: dict[str, str] = {}
@@ -79,6 +84,10 @@ def parse_budget(text: str) -> dict[str, float | int]:
                               "(leave the key out for no limit)")
         if num < 0:
             raise BudgetError(f"--budget {key}={value}: a limit cannot be negative")
+        if num == 0 and field in NOTHING_AT_ZERO:
+            raise BudgetError(f"--budget {key}={value}: a run with 0 {NOTHING_AT_ZERO[field]} would evaluate "
+                              "nothing, not even the initial candidate; give a positive limit "
+                              "(or leave the key out for no limit)")
         if field == "target_roofline" and not 0 < num <= 1:
             raise BudgetError(f"--budget {key}={value}: a roofline fraction is in (0, 1], e.g. 0.8")
         if field == "patience" and num < 1:

@@ -13,8 +13,8 @@ from rich.table import Table
 from rich.text import Text
 
 from kstrata.measure.contention import read_note
-from kstrata.search.tree import CandidateTree, unevaluated
-from kstrata.store.run_store import RunStore
+from kstrata.search.tree import CandidateTree, Node, unevaluated
+from kstrata.store.run_store import RunStore, StoreError
 
 
 def legend(levels: set[str] | None = None) -> Text:
@@ -70,17 +70,43 @@ def run_tree(run_dir: str | Path) -> RenderableType:
     return Group(tree.render(title, finished=(Path(run_dir) / "summary.json").is_file()), legend(_levels(tree)))
 
 
-def candidate_view(run_dir: str | Path, prefix: str) -> RenderableType:
-    """One candidate: lineage, verdict, speedups, feedback and its sources.
+def best_note(node: Node, run_dir: str | Path) -> str:
+    """What ``kstrata show RUN`` says of the candidate it shows by default,
+    the run's best ``node`` (what ``best/`` holds): ranked with its speedup,
+    unranked (its timing not trusted: no speedup claimed), or correct but not
+    timed; then how to see another."""
+    if not node.timing_trusted:
+        rank = "none ranked: its timing was not trusted, so no speedup is claimed"
+    elif node.speedup is None:
+        rank = "correct, not timed"
+    else:
+        rank = f"ranked, {node.speedup:.3g}x"
+    return (f"the run's best, {node.hash[:12]} ({rank}); `kstrata show {run_dir} CAND` shows another "
+            f"(`kstrata tree {run_dir}` lists them)")
+
+
+def candidate_view(run_dir: str | Path, prefix: str | None = None) -> RenderableType:
+    """One candidate: lineage, verdict, speedups, feedback and its sources;
+    without ``prefix``, the run's best (:meth:`CandidateTree.best_correct`,
+    what ``best/`` holds), under a line that says so.
 
     Raises
     ------
     kstrata.store.StoreError
-        If ``run_dir`` is not a run or ``prefix`` matches no candidate or several.
+        If ``run_dir`` is not a run, ``prefix`` matches no candidate or
+        several, or no ``prefix`` is given and no candidate is correct.
     """
     with RunStore.open(run_dir) as store:
-        digest = store.resolve(prefix)
         tree = CandidateTree.from_store(store)
+        digest = None if prefix is None else store.resolve(prefix)
+    parts: list[RenderableType] = []
+    if digest is None:
+        best = tree.best_correct()
+        if best is None:
+            raise StoreError(f"{run_dir} has no correct candidate, so no best to show; name one: "
+                             f"`kstrata show {run_dir} CAND` (`kstrata tree {run_dir}` lists them)")
+        digest = best.hash
+        parts.append(Text(f"showing {best_note(best, run_dir)}", style="bold"))
     node = tree[digest]
     head = Table.grid(padding=(0, 2))
     head.add_row("hash", node.hash)
@@ -100,7 +126,7 @@ def candidate_view(run_dir: str | Path, prefix: str) -> RenderableType:
     note = graph_header_note(node.sources.get("graph", ""))
     if note:
         head.add_row("graph header", note)
-    parts: list[RenderableType] = [head]
+    parts.append(head)
     feedback = node.feedback()
     if feedback.get("evaluation") or feedback.get("measurement"):
         parts += [Text("feedback", style="bold"), Text(json.dumps(feedback, indent=2, default=str))]
