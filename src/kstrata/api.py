@@ -338,11 +338,14 @@ def optimize(task: Any, backend: str = "tvm-llvm", *, budget: str = "evals=40", 
         pool.close()
 
 
-def export(run_dir: str | Path, to: str | Path, candidate: str | None = None, shape: str = "timed") -> Path:
+def export(run_dir: str | Path, to: str | Path, candidate: str | None = None, shape: str = "timed",
+           unranked: bool = False) -> Path:
     """Write a run's best candidate (or ``candidate``) as an importable module
     in ``to``, a static TVM build at ``shape`` (``timed``: the run's timing
     shape, where its speedup was measured; ``nominal``; ``NAME=INT,...``);
-    see :func:`kstrata.cli.export.export_run`. Returns ``to``."""
+    ``unranked`` exports a best that nothing ranked (every timing untrusted),
+    which is refused otherwise; see :func:`kstrata.cli.export.export_run`.
+    Returns ``to``."""
     from kstrata.cli.export import export_run
 
-    return export_run(run_dir, to, candidate, shape)
+    return export_run(run_dir, to, candidate, shape, unranked)

@@ -42,6 +42,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shlex
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -246,7 +247,8 @@ def _summary_digest(run_dir: Path) -> str | None:
     return hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else None
 
 
-def export_run(run_dir: str | Path, to: str | Path, candidate: str | None = None, shape: str = "timed") -> Path:
+def export_run(run_dir: str | Path, to: str | Path, candidate: str | None = None, shape: str = "timed",
+               unranked: bool = False) -> Path:
     """Write the best candidate of ``run_dir`` (or ``candidate``, a hash prefix)
     into ``to`` as an importable package (see the module docstring).
 
@@ -257,6 +259,12 @@ def export_run(run_dir: str | Path, to: str | Path, candidate: str | None = None
         where ``export.json``'s speedup was measured), ``nominal``, ``fit``
         or ``NAME=INT,...``. A shape-generic build and a Python candidate run
         at every shape; ``shape`` then only sets the task module's globals.
+    unranked:
+        Export the run's best even when nothing was ranked (every timing
+        untrusted: the best is only a correct fallback, not known to be
+        faster than the baseline). Without it such a run is refused, naming
+        ``kstrata retime``. A named ``candidate`` is exported either way;
+        ``export.json`` and the usage hint say when its timing was not trusted.
 
     Returns
     -------
@@ -269,7 +277,8 @@ def export_run(run_dir: str | Path, to: str | Path, candidate: str | None = None
         If ``run_dir`` holds no run or ``candidate`` matches none or several.
     OptionError
         If the run has no correct candidate, the named one is not correct,
-        ``to`` is a non-empty directory that is not an earlier export, the
+        nothing was ranked and ``unranked`` is not set, ``to`` is a non-empty
+        directory that is not an earlier export, the
         shape is malformed, or the backend has nothing to export.
     kstrata.sandbox.IsolatedCallError
         If the sandboxed TVM build fails.
@@ -294,6 +303,12 @@ def export_run(run_dir: str | Path, to: str | Path, candidate: str | None = None
             node = tree.best_correct()
             if node is None:
                 raise OptionError(f"{info.run_dir} has no correct candidate to export")
+            if not node.timing_trusted and not unranked:
+                raise OptionError(
+                    f"{info.run_dir}: nothing was ranked (no correct candidate's timing could be trusted), so its "
+                    f"best, {node.hash[:12]}, is not known to be faster than {info.baselines[0]}; re-time the run on "
+                    f"a quieter machine first (kstrata retime {info.run_dir}), then export; --unranked exports "
+                    f"{node.hash[:12]} anyway")
         sources = store.sources(node.hash)
     full = _export_shape(shape, info)
     timed = info.task.full_shape(info.shape)
@@ -405,6 +420,10 @@ def usage_hint(to: Path) -> str:
     meta = json.loads((to / "export.json").read_text())
     lines = [f"exported candidate {meta['candidate'][:12]} of {meta['task']} ({meta['backend']}) to {to}",
              f"runs at: {meta['runs_at']}"]
+    if not meta.get("timing_trusted", True):
+        lines.insert(0, f"warning: {meta['candidate'][:12]} is not ranked: its timing was not trusted, so it is "
+                        f"not known to be faster than the baseline; `kstrata retime {meta['run']}` on a quieter "
+                        "machine re-times it")
     for s in meta.get("speedups", []):
         ci = f" [{s['ci_low']:.3g}, {s['ci_high']:.3g}]" if s.get("ci_low") is not None else ""
         lines.append(f"speedup vs {s['baseline']}: {s['value']:.3g}x{ci}, measured at {shape_text(s['shape'])}"
@@ -412,8 +431,10 @@ def usage_hint(to: Path) -> str:
     if meta.get("speedup_note"):
         lines.append(f"note: the speedup was {meta['speedup_note']}")
     init = "*task_module().get_init_inputs()" if meta.get("init_inputs") is None else ", ".join(meta["init_inputs"])
-    lines += ["use it:",
-              f"  import sys; sys.path.insert(0, {str(to.resolve().parent)!r})",
+    parent = str(to.resolve().parent)
+    lines += [f"use it (a script elsewhere finds {to.name} through this sys.path line, or run it as "
+              f"PYTHONPATH={shlex.quote(parent)} python SCRIPT.py):",
+              f"  import sys; sys.path.insert(0, {parent!r})",
               f"  from {to.name} import KernelModule, task_module",
               f"  layer = KernelModule({init})  # the task Model's init inputs at {meta['shape_text']}",
               f"  y = layer(*task_module().get_inputs())  # inputs of the task at {meta['shape_text']}"]
@@ -429,13 +450,14 @@ def register(app: typer.Typer) -> None:
         to: Path = typer.Option(..., "--to", help="Directory to write the package into (created)."),
         candidate: str | None = typer.Option(None, "--candidate", help="A candidate hash or prefix (default: the best)."),
         shape: str = typer.Option("timed", "--shape", help="Shape a static TVM build is built for: timed (the run's timing shape, where the speedup was measured), nominal, fit, or NAME=INT,..."),
+        unranked: bool = typer.Option(False, "--unranked", help="Export the run's best even when nothing was ranked (every timing untrusted: not known to be faster; `kstrata retime RUN` on a quieter machine first is better)."),
     ) -> None:
         """Write the run's best kernel as an importable module (KernelModule, a torch.nn.Module)."""
         from kstrata.sandbox import IsolatedCallError
 
         with user_errors():
             try:
-                out = export_run(run_dir, to, candidate, shape)
+                out = export_run(run_dir, to, candidate, shape, unranked)
             except IsolatedCallError as e:
                 raise OptionError(f"export failed: {e}") from None
         console.print(usage_hint(out), highlight=False, markup=False, soft_wrap=True)

@@ -204,7 +204,7 @@ def register(app: typer.Typer) -> None:
         from kstrata.execute.select import ExecutorSpecError, make_executor, parse_executor
         from kstrata.search.evaluators import VerifyMeasureEvaluator
         from kstrata.search.loop import SearchSettings, optimize
-        from kstrata.search.views import result_table
+        from kstrata.search.views import next_steps, result_table
         from kstrata.tasks.loader import resolve_task
 
         with user_errors():
@@ -264,7 +264,7 @@ def register(app: typer.Typer) -> None:
             console.print(device_line(b), markup=False, highlight=False)
             from kstrata.cli.progress import Heartbeat
 
-            console.print(f"run directory: {run_dir}", highlight=False)
+            console.print(f"run directory: {run_dir}", highlight=False, soft_wrap=True)
             beat = Heartbeat(status, None if console.is_terminal else (lambda line: print(line, flush=True)))
             progress = beat.wrap(progress)
             try:
@@ -290,11 +290,12 @@ def register(app: typer.Typer) -> None:
             console.line()  # the live status line ends without a newline off a terminal
         console.print(result_table(result.run_dir, nominal=t.nominal_shape))
         _report_proposer_errors(result.run_dir)
-        console.print(f"stopped: {result.stop_reason}; run directory: {result.run_dir}")
-        if result.best is not None:
-            console.print(f"best candidate's sources: {Path(result.run_dir) / 'best'}\n"
-                          f"use it from Python: kstrata export {result.run_dir} --to DIR (prints how to call it)",
-                          highlight=False, soft_wrap=True)
+        # soft_wrap: off a terminal (80 columns) the path would be wrapped onto a line of its own
+        console.print(f"stopped: {result.stop_reason}; run directory: {result.run_dir}", highlight=False,
+                      soft_wrap=True)
+        steps = next_steps(result.run_dir)
+        if steps:
+            console.print(steps, highlight=False, markup=False, soft_wrap=True)
 
     @app.command("tree")
     def tree_cmd(run_dir: Path = typer.Argument(..., help="A run directory.")) -> None:

@@ -145,6 +145,34 @@ def retime_run(run_dir: str | Path, candidate: str | None = None, *, evaluator: 
     return out
 
 
+def unranked_reasons(rows: list[dict[str, Any]], run_dir: str | Path) -> list[str]:
+    """Why the rows of :func:`retime_run` that stayed unranked did, once per
+    reason with the candidates it applies to: every timing the judge saw
+    contended (other processes on the CPUs; its note differs per timing only
+    in the numbers) in one line with the range of busy CPUs, any other reason
+    once with its candidates."""
+    from kstrata.search.tree import UNTRUSTED_PREFIX
+    from kstrata.search.views import busy_span
+
+    left = [r for r in rows if not r["trusted"] and r["why"]]
+    busy = busy_span([r["why"] for r in left])
+    contended = [r for r in left if busy_span([r["why"]])]
+    out = []
+    if busy:
+        held, cpus, n = busy
+        them, were = ("it", "it was") if n == 1 else ("them", "they were")
+        out.append(f"still unranked, {n} candidate{'s' if n != 1 else ''} "
+                   f"({', '.join(r['hash'][:12] for r in contended)}): other processes kept {held} of the "
+                   f"{cpus} CPUs busy while {were} timed; time {them} again on a quieter machine "
+                   f"(kstrata retime {run_dir})")
+    others: dict[str, list[str]] = {}
+    for r in left:
+        if r not in contended:
+            others.setdefault(r["why"].removeprefix(UNTRUSTED_PREFIX).strip(), []).append(r["hash"][:12])
+    out += [f"still unranked ({', '.join(hashes)}): {why}" for why, hashes in others.items()]
+    return out
+
+
 def register(app: typer.Typer) -> None:
     """Add the ``retime`` command to ``app``."""
 
@@ -156,7 +184,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Re-time candidates of a run in a longer round (the judge's timing path); update best/ and the summary."""
         from kstrata.sandbox.policy import require
-        from kstrata.search.views import result_table
+        from kstrata.search.views import next_steps, result_table
 
         def progress(digest: str) -> None:
             console.print(f"re-timing {digest[:12]} ...", highlight=False)
@@ -168,9 +196,8 @@ def register(app: typer.Typer) -> None:
             fmt = (lambda x: "untimed" if x is None else f"{x:.3g}x")
             state = "ranked" if r["trusted"] else "still unranked"
             console.print(f"{r['hash'][:12]}: {fmt(r['before'])} -> {fmt(r['after'])}, {state}", highlight=False)
-        whys = sorted({r["why"] for r in rows if not r["trusted"] and r["why"]})
-        if whys:  # once, not per row: on a busy machine every row says the same
-            console.print(f"still unranked because: {'; '.join(whys)}", highlight=False)
+        for line in unranked_reasons(rows, run_dir):  # once per reason, not per row
+            console.print(line, highlight=False, markup=False, soft_wrap=True)
         if not rows:
             console.print("no correct candidate to re-time")
         console.print(result_table(run_dir))
@@ -178,3 +205,5 @@ def register(app: typer.Typer) -> None:
 
         for line in stale_exports(run_dir):
             console.print(f"[yellow]stale export:[/] {line}; run kstrata export again", highlight=False)
+        if rows:
+            console.print(next_steps(run_dir), highlight=False, markup=False, soft_wrap=True)

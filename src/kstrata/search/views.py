@@ -150,19 +150,65 @@ def unranked_line(unranked: list[dict], run_dir: str | Path) -> str:
     span = "" if not reads else (f", read {min(reads):.3g}x" if len(reads) == 1 or min(reads) == max(reads)
                                  else f", read {min(reads):.3g}x to {max(reads):.3g}x")
     n = len(unranked)
-    seen = [r for u in unranked if (r := read_note(u.get("why")))]
-    busy = [others for others, _ in seen]
-    cpus = seen[0][1] if seen else "?"
+    busy = busy_span([u.get("why") for u in unranked])
     if busy:  # the judge saw other processes on the CPUs: say so, with how many
-        held = f"{busy[0]:.2g}" if min(busy) == max(busy) else f"{min(busy):.2g}-{max(busy):.2g}"
-        which = "it was" if n == 1 else f"{len(busy)} of them were"
+        held, cpus, count = busy
+        which = "it was" if n == 1 else f"{count} of them were"
         why = f"other processes kept {held} of the {cpus} CPUs busy while {which} timed"
-        if len(busy) < n:
+        if count < n:
             why += "; the other timings stayed noisy"
     else:
         why = "timing stayed noisy (a busy machine)"
     return (f"{n} correct candidate{'s' if n != 1 else ''} not ranked{span}: {why}; "
             f"re-time on a quiet machine with `kstrata retime {run_dir}`")
+
+
+def busy_span(whys: list[str | None]) -> tuple[str, int, int] | None:
+    """From untrusted-timing findings, those with the judge's ``contended:``
+    note (:func:`kstrata.measure.contention.read_note`): how many CPUs other
+    processes kept busy (``"1.3"`` or a range ``"1.3-1.4"``), of how many,
+    and in how many of the findings; ``None`` when none has the note."""
+    seen = [r for w in whys if (r := read_note(w))]
+    if not seen:
+        return None
+    busy = [others for others, _ in seen]
+    held = f"{busy[0]:.2g}" if min(busy) == max(busy) else f"{min(busy):.2g}-{max(busy):.2g}"
+    return held, seen[0][1], len(seen)
+
+
+def none_ranked(summary: dict) -> bool:
+    """Whether a run's ``summary.json`` names a best (a correct candidate) but
+    ranks nothing: candidates were timed and no timing was trusted, so no
+    speedup is claimed. (A run that timed nothing, e.g. on an interpreter
+    backend that checks correctness only, is not this case.)"""
+    best = summary.get("best")
+    return best is not None and summary.get("timed") is not False and not best.get("speedups")
+
+
+def next_steps(run_dir: str | Path) -> str:
+    """What to do with a finished run, printed under its table by ``kstrata
+    optimize`` and ``kstrata retime`` ("" when nothing is correct): where the
+    best's sources are and how to export them; or, when nothing was ranked
+    (:func:`none_ranked`), that ``best/`` is only a correct fallback, not a
+    result, and that ``kstrata retime`` on a quieter machine comes first
+    (``kstrata export`` refuses such a best without ``--unranked``)."""
+    run_dir = Path(run_dir)
+    summary = json.loads((run_dir / "summary.json").read_text())
+    best = summary.get("best")
+    if best is None:
+        return ""
+    if none_ranked(summary):
+        with RunStore.open(run_dir) as store:
+            baseline = ((store.config.get("cli") or {}).get("baselines") or ["eager"])[0]
+            node = CandidateTree.from_store(store, with_sources=False)[best["hash"]]
+        what = "the initial candidate" if not node.parents else f"a {node.level or 'initial'}-level edit"
+        return (f"nothing was ranked: no correct candidate's timing could be trusted, so none is known to be "
+                f"faster than {baseline}. best/ holds {best['hash'][:12]} ({what}) only as a correct fallback, "
+                f"not as a result.\nnext: re-time on a quieter machine first: kstrata retime {run_dir}\n"
+                f"then export what ranks: kstrata export {run_dir} --to DIR (--unranked exports the fallback "
+                "anyway)")
+    return (f"best candidate's sources: {run_dir / 'best'}\n"
+            f"use it from Python: kstrata export {run_dir} --to DIR (prints how to call it)")
 
 
 def graph_header_note(graph: str) -> str:
@@ -204,7 +250,7 @@ def result_table(run_dir: str | Path, nominal: dict[str, int] | None = None) -> 
     elif untimed:
         table.add_row("best", f"none ranked: nothing was timed in this run (the backend checks correctness "
                               f"only; best/ holds {best['hash'][:12]}, the first correct candidate)")
-    elif not speedups:  # every correct candidate's timing stayed untrusted: no speedup is claimed
+    elif none_ranked(summary):  # every correct candidate's timing stayed untrusted: no speedup is claimed
         table.add_row("best", f"none ranked: no speedup is claimed, since the best's timing was not trusted "
                               f"(best/ holds {best['hash'][:12]})")
     else:

@@ -1,0 +1,148 @@
+"""A run that ranked nothing (every correct candidate's timing untrusted) is not
+handed over as a result: the end-of-run lines say that nothing was ranked and
+that ``kstrata retime`` on a quieter machine comes first, ``kstrata export``
+refuses its best without ``--unranked`` (and warns with it), and ``kstrata
+retime`` gives each reason a candidate stayed unranked once, with the
+candidates it applies to."""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from search_fakes import FakeBackend, FakeEvaluator, FakeProposer, FakeTask
+from typer.testing import CliRunner
+
+import kstrata
+from kstrata.backends.registry import get_backend
+from kstrata.cli import retime as R
+from kstrata.cli.main import app
+from kstrata.search import Budget, SearchSettings, optimize
+from kstrata.search.tree import UNTRUSTED_PREFIX
+from kstrata.search.views import next_steps
+
+WIDE = {"COLUMNS": "400"}
+
+
+class Timed:
+    """Every candidate correct at 1.5x; its timing untrusted when ``trusted`` is false."""
+
+    def __init__(self, trusted: bool):
+        self.trusted = trusted
+
+    def evaluate(self, task, backend, sources):
+        findings = [] if self.trusted else [f"{UNTRUSTED_PREFIX} the timing stayed noisy after 2 re-timing(s)"]
+        return ({"verdict": "correct", "feedback": []},
+                {"median_ms": 1.0, "speedups": {"eager": {"value": 1.5, "ci": [1.4, 1.6]}}, "findings": findings})
+
+
+class _NoProposer:
+    name = "none"
+
+    def propose(self, *a, **k):
+        return []
+
+
+def _relu_run(tmp_path, trusted: bool):
+    """A finished relu run on the pytorch backend: its initial candidate, correct."""
+    return optimize(kstrata.load_task("relu"), get_backend("pytorch"), _NoProposer(), Timed(trusted), "greedy",
+                    Budget(evaluations=1), tmp_path / "run").run_dir
+
+
+def test_end_of_run_lines_of_a_run_that_ranked_nothing_put_retime_first(tmp_path):
+    run = _relu_run(tmp_path, trusted=False)
+    text = next_steps(run)
+    assert "nothing was ranked" in text and "none is known to be faster than eager" in text
+    assert "(the initial candidate) only as a correct fallback" in text
+    assert text.index(f"kstrata retime {run}") < text.index(f"kstrata export {run}")
+    assert "use it from Python" not in text
+
+
+def test_end_of_run_lines_of_a_ranked_run_lead_to_export(tmp_path):
+    run = _relu_run(tmp_path, trusted=True)
+    text = next_steps(run)
+    assert f"kstrata export {run} --to DIR" in text and "nothing was ranked" not in text
+
+
+def test_export_refuses_an_unranked_best_unless_asked_and_then_warns(tmp_path):
+    run = _relu_run(tmp_path, trusted=False)
+    to = tmp_path / "relu_kernel"
+    r = CliRunner().invoke(app, ["export", str(run), "--to", str(to)], env=WIDE)
+    assert r.exit_code == 2 and "Traceback" not in r.output, r.output
+    assert "nothing was ranked" in r.output and f"kstrata retime {run}" in r.output and "--unranked" in r.output
+    assert not to.exists()
+    with pytest.raises(Exception, match="nothing was ranked"):
+        kstrata.export(run, to)
+    r = CliRunner().invoke(app, ["export", str(run), "--to", str(to), "--unranked"], env=WIDE)
+    assert r.exit_code == 0, r.output
+    assert r.output.startswith("warning: ") and "is not ranked: its timing was not trusted" in r.output
+    assert json.loads((to / "export.json").read_text())["timing_trusted"] is False
+
+
+def test_export_says_how_a_script_elsewhere_imports_it_and_that_works(tmp_path):
+    run = _relu_run(tmp_path, trusted=True)
+    to = tmp_path / "out" / "relu_kernel"
+    r = CliRunner().invoke(app, ["export", str(run), "--to", str(to)], env=WIDE)
+    assert r.exit_code == 0, r.output
+    assert "warning" not in r.output
+    line = next(ln for ln in r.output.splitlines() if "PYTHONPATH=" in ln)
+    assert f"PYTHONPATH={to.parent} python SCRIPT.py" in line
+    script = tmp_path / "elsewhere" / "use.py"
+    script.parent.mkdir()
+    script.write_text("from relu_kernel import KernelModule, task_module\n"
+                      "x = task_module().get_inputs()[0]\n"
+                      "print('ok', bool((KernelModule()(x) == x.clamp_min(0)).all()))\n")
+    env = {**os.environ, "PYTHONPATH": str(to.parent)}
+    out = subprocess.run([sys.executable, str(script)], cwd=script.parent, env=env, capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0 and out.stdout.strip() == "ok True", out.stderr[-2000:]
+
+
+def _contended(cpus_busy: float) -> str:
+    """An untrusted-timing finding as the final round writes it for a contended timing."""
+    return (f"{UNTRUSTED_PREFIX} contended: other processes kept {cpus_busy:.2f} of 2 CPUs busy during this timing, "
+            "which used 2 thread(s); candidate and baseline were not timed alike. Time it again on a quiet machine "
+            "(`kstrata retime RUN`) before believing the speedup in the final, longer timing round; not ranked as "
+            "a speedup (`kstrata retime` re-times it on a quieter machine)")
+
+
+class Contended(FakeEvaluator):
+    """A busy machine: every timing of the final round is contended, each with its own reading."""
+
+    def __init__(self):
+        super().__init__()
+        self.busy = 1.30
+
+    def final_round(self, task, backend, srcs):
+        _, m = super().evaluate(task, backend, srcs)
+        self.busy += 0.02
+        return {**m, "findings": [_contended(self.busy)]}
+
+
+def test_retime_on_a_busy_machine_says_why_once_with_the_candidates(tmp_path, monkeypatch):
+    class AllNoisy(FakeEvaluator):
+        def evaluate(self, task, backend, srcs):
+            ev, m = super().evaluate(task, backend, srcs)
+            if m is not None:
+                m["findings"] = [f"{UNTRUSTED_PREFIX} the timing stayed noisy after 2 re-timing(s)"]
+            return ev, m
+
+    res = optimize(FakeTask(), FakeBackend(), FakeProposer(), AllNoisy(), "greedy", Budget(evaluations=5),
+                   tmp_path / "run", settings=SearchSettings(final_contenders=0))
+    stop = json.loads((res.run_dir / "summary.json").read_text())["stop_reason"]
+    monkeypatch.setattr(R, "open_run", lambda run_dir: R.RunInfo(res.run_dir, FakeTask(), FakeBackend(), None,
+                                                                ("eager",), stop))
+    monkeypatch.setattr(R, "retime_run", functools.partial(R.retime_run, evaluator=Contended()))
+    r = CliRunner().invoke(app, ["retime", str(res.run_dir)], env=WIDE)
+    assert r.exit_code == 0, r.output
+    retimed = [ln.split(":")[0] for ln in r.output.splitlines() if ln.endswith("still unranked")]
+    assert len(retimed) == 5
+    (why,) = [ln for ln in r.output.splitlines() if ln.startswith("still unranked")]
+    assert why.startswith(f"still unranked, 5 candidates ({', '.join(retimed)}): other processes kept 1.3-1.4 of "
+                          "the 2 CPUs busy while they were timed; time them again on a quieter machine")
+    assert "Time it again on a quiet machine" not in r.output  # the judge's note, once per timing, is not repeated
+    assert "nothing was ranked" in r.output and f"kstrata retime {res.run_dir}" in r.output
