@@ -4,8 +4,13 @@ The search loop reports events (``evaluating``, ``proposing``, ``evaluated``,
 ``expanded``, ``retiming``, ``confirming``, ``stopped``); a step such as a MetaSchedule tuning
 inside an expansion can take minutes between two of them. :class:`Heartbeat`
 keeps a live status line on a terminal (the step and how long it has run,
-redrawn every second) and, off a terminal (a pipe, a CI log), prints a line
-at every event that ends a step and at least every :data:`QUIET_S` seconds.
+redrawn every second, so it is never silent for more than a second) and,
+off a terminal (a pipe, a CI log), prints a line at every event that ends a
+step (the caller's progress callback does) and, while nothing changes, a
+heartbeat line with the running time in it: :data:`QUIET_S` seconds after
+the last line, then at gaps that double up to :data:`MAX_QUIET_S` (30 s,
+1 min, 2 min, 4 min, then every 5 min), so a 12-minute MetaSchedule step
+adds 6 lines to a log, not 30 identical ones.
 """
 
 from __future__ import annotations
@@ -15,8 +20,10 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-#: Longest silence off a terminal, in seconds.
-QUIET_S = 25.0
+#: Off a terminal: seconds from the last line to the first heartbeat line of an unchanged state.
+QUIET_S = 30.0
+#: Off a terminal: the longest gap between heartbeat lines of one unchanged state, in seconds.
+MAX_QUIET_S = 300.0
 
 #: What each event that starts a step is shown as.
 STEPS = {
@@ -25,6 +32,16 @@ STEPS = {
     "retiming": "re-timing contender {node} in the final, longer round",
     "confirming": "verifying the best, {node}, at the full scope",
 }
+
+
+def duration_text(seconds: float) -> str:
+    """``"42 s"``, ``"3 min 5 s"`` or ``"1 h 2 min"`` (whole seconds)."""
+    sec = int(seconds)
+    if sec < 60:
+        return f"{sec} s"
+    if sec < 3600:
+        return f"{sec // 60} min {sec % 60} s"
+    return f"{sec // 3600} h {sec % 3600 // 60} min"
 
 
 def proposing_how(backend: str, proposer: str) -> str:
@@ -49,13 +66,23 @@ class Heartbeat:
     emit_line:
         Prints one line off a terminal (``None`` on a terminal: the live
         display redraws ``status`` itself).
+    quiet_s, max_quiet_s:
+        Off a terminal, the first heartbeat line of an unchanged state comes
+        ``quiet_s`` after the last line; each next one after twice the gap
+        before, at most ``max_quiet_s``. A step starting or an event resets
+        the gap to ``quiet_s``.
+    clock:
+        Seconds, monotonic (a test passes its own).
     """
 
-    def __init__(self, status: Any, emit_line: Callable[[str], None] | None, quiet_s: float = QUIET_S):
-        self.status, self.emit_line, self.quiet_s = status, emit_line, quiet_s
+    def __init__(self, status: Any, emit_line: Callable[[str], None] | None, quiet_s: float = QUIET_S,
+                 max_quiet_s: float = MAX_QUIET_S, clock: Callable[[], float] = time.monotonic):
+        self.status, self.emit_line, self.clock = status, emit_line, clock
+        self.quiet_s, self.max_quiet_s = quiet_s, max(quiet_s, max_quiet_s)
         self.base = ""
         self.step: str | None = None
-        self.step_start = self.last_line = time.monotonic()
+        self.step_start = self.last_line = self.changed = clock()
+        self.beats = 0  # heartbeat lines printed since the last change
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -68,29 +95,42 @@ class Heartbeat:
                 how = proposing_how(str(info.get("backend") or ""), str(info.get("proposer") or ""))
                 self.step = STEPS[event].format(node=getattr(node, "hash", "?")[:8], level=info.get("level", "?"),
                                                 how=how)
-                self.step_start = time.monotonic()
-                self._refresh(force_line=False)
+                self.step_start = self.changed = self.clock()
+                self.beats = 0
+                self.tick()
                 return
             self.step = None
             progress(event, info)
             self.base = self.status.plain
-            self.last_line = time.monotonic()
+            self.last_line = self.changed = self.clock()
+            self.beats = 0
 
         return wrapped
 
-    def _refresh(self, force_line: bool) -> None:
-        now = time.monotonic()
-        line = self.base
+    def gap(self) -> float:
+        """Seconds of silence after which the next heartbeat line is printed off a terminal."""
+        return min(self.quiet_s * 2 ** self.beats, self.max_quiet_s)
+
+    def tick(self) -> None:
+        """Redraw the status line (the running step and its time, or the time
+        since the last event once it passes ``quiet_s``); off a terminal,
+        print it when the silence has lasted :meth:`gap`. A line printed that
+        way always holds a running time, so no two are alike."""
+        now = self.clock()
+        line, sep = self.base, " · " if self.base else ""
         if self.step:
-            line = (line + " · " if line else "") + f"{self.step} ({now - self.step_start:.0f} s)"
+            line += f"{sep}{self.step} ({duration_text(now - self.step_start)})"
+        elif now - self.changed >= self.quiet_s:  # between steps: the time since the last event
+            line += f"{sep}no change for {duration_text(now - self.changed)}"
         self.status.plain = line
-        if self.emit_line is not None and (force_line or now - self.last_line >= self.quiet_s):
+        if self.emit_line is not None and now - self.last_line >= self.gap():
             self.emit_line(line)
             self.last_line = now
+            self.beats += 1
 
     def _run(self) -> None:
         while not self._stop.wait(min(1.0, self.quiet_s / 3)):
-            self._refresh(force_line=False)
+            self.tick()
 
     def __enter__(self) -> Heartbeat:
         self._thread = threading.Thread(target=self._run, name="kstrata-heartbeat", daemon=True)
