@@ -137,6 +137,12 @@ def test_retime_on_a_busy_machine_says_why_once_with_the_candidates(tmp_path, mo
     monkeypatch.setattr(R, "open_run", lambda run_dir: R.RunInfo(res.run_dir, FakeTask(), FakeBackend(), None,
                                                                 ("eager",), stop))
     monkeypatch.setattr(R, "retime_run", functools.partial(R.retime_run, evaluator=Contended()))
+    best = json.loads((res.run_dir / "summary.json").read_text())["best"]["hash"]
+    exported = tmp_path / "exported"  # an earlier export of the unranked best (export.json as export writes it)
+    exported.mkdir()
+    (exported / "export.json").write_text(json.dumps({"candidate": best, "run": str(res.run_dir.resolve()),
+                                                      "chosen": "best", "summary_sha256": "before"}))
+    (res.run_dir / "exports.json").write_text(json.dumps({str(exported.resolve()): best}))
     r = CliRunner().invoke(app, ["retime", str(res.run_dir)], env=WIDE)
     assert r.exit_code == 0, r.output
     retimed = [ln.split(":")[0] for ln in r.output.splitlines() if ln.endswith("still unranked")]
@@ -146,3 +152,6 @@ def test_retime_on_a_busy_machine_says_why_once_with_the_candidates(tmp_path, mo
                           "the 2 CPUs busy while they were timed; time them again on a quieter machine")
     assert "Time it again on a quiet machine" not in r.output  # the judge's note, once per timing, is not repeated
     assert "nothing was ranked" in r.output and f"kstrata retime {res.run_dir}" in r.output
+    # the stale export is not to be exported again while nothing ranks
+    assert f"stale export: {exported.resolve()}" in r.output and "export again once a candidate ranks" in r.output
+    assert "run kstrata export again" not in r.output

@@ -184,7 +184,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Re-time candidates of a run in a longer round (the judge's timing path); update best/ and the summary."""
         from kstrata.sandbox.policy import require
-        from kstrata.search.views import next_steps, result_table
+        from kstrata.search.views import next_steps, none_ranked, result_table
 
         def progress(digest: str) -> None:
             console.print(f"re-timing {digest[:12]} ...", highlight=False)
@@ -203,7 +203,9 @@ def register(app: typer.Typer) -> None:
         console.print(result_table(run_dir))
         from kstrata.cli.export import stale_exports
 
+        ranked = not none_ranked(json.loads((Path(run_dir) / "summary.json").read_text()))
         for line in stale_exports(run_dir):
-            console.print(f"[yellow]stale export:[/] {line}; run kstrata export again", highlight=False)
+            again = "run kstrata export again" if ranked else "export again once a candidate ranks"
+            console.print(f"[yellow]stale export:[/] {line}; {again}", highlight=False)
         if rows:
             console.print(next_steps(run_dir), highlight=False, markup=False, soft_wrap=True)
