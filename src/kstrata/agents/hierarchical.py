@@ -290,8 +290,8 @@ class HierarchicalProposer:
             pol = LinearPolicy(pol.max_per_level)
         if isinstance(policy, str) and any(isinstance(a, LevelAgent) for a in self.agents.values()):
             pol.max_per_level = max(pol.max_per_level, LLM_MAX_PER_LEVEL)
-        return editable_only(pol, lambda node: editable_on(node, self.backend.name, self.levels, self._text,
-                                                           self._declined))
+        return editable_only(pol, lambda node, tree: editable_on(node, self.backend.name, self.levels, self._text,
+                                                                 self._declined, tree))
 
     def settings(self, settings: Any) -> Any:
         """``settings`` (:class:`kstrata.search.loop.SearchSettings`) with lookahead off when ablated."""
