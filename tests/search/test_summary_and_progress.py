@@ -100,8 +100,9 @@ def test_a_stopped_runs_tree_and_report_say_not_evaluated_and_define_their_words
     assert len(tree.pending()) == 2  # proposed, never evaluated: the budget ran out
     text = " ".join(_text(run_tree(res.run_dir)).split())
     assert "not evaluated (the run stopped first)" in text and " pending" not in text
-    assert "levels take turns: graph edits asked of this node for the first time" in text or \
-        "levels take turns: schedule edits asked of this node for the first time" in text
+    root = tree.root.hash[:8]  # the reason beside a child names the candidate that was asked, its parent
+    assert f"levels take turns: graph edits asked of {root} for the first time" in text or \
+        f"levels take turns: schedule edits asked of {root} for the first time" in text
     assert "round-robin:" not in text and "slower at creation" not in text
     assert "unranked (untrusted timing): correct, but its timing stayed too noisy to rank" in text  # the legend
     from kstrata.search.views import candidate_view

@@ -91,5 +91,7 @@ def default_router(
     order = {lv: i for i, lv in enumerate(preference)}
     level = min(levels, key=lambda lv: (node.expansions[lv], order.get(lv, len(order))))
     n = node.expansions[level]
-    return level, (f"levels take turns: {level} edits asked of this node "
+    # the reason is stored on the children this expansion makes and shown beside them (kstrata tree):
+    # it names the candidate that was asked, not "this node"
+    return level, (f"levels take turns: {level} edits asked of {node.hash[:8]} "
                    + ("for the first time" if n == 0 else f"again (asked {n}x before)"))
