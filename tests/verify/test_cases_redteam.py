@@ -1,63 +1,48 @@
 """Red-team variants of the verifier cases (written this round from the known
 kinds; each folder's expected.txt says what was done and why it might have
-passed), end to end through ``kstrata eval``."""
+passed), end to end through ``kstrata eval`` (run in this process with the
+session's judge pools: ``conftest.py``)."""
 
 from __future__ import annotations
-
-import json
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
 from kstrata.sandbox import status
 
-CASES = Path(__file__).resolve().parent / "cases"
-KSTRATA = str(Path(sys.executable).with_name("kstrata"))
-
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(not status().usable, reason="no sandbox here")]
-
-
-def kstrata_eval(task: str, candidate: str, *args: str) -> dict:
-    """``kstrata eval TASK CANDIDATE --backend pytorch --json ARGS`` from the cases folder; its JSON."""
-    p = subprocess.run([KSTRATA, "eval", task, candidate, "--backend", "pytorch", "--json", *args],
-                       capture_output=True, text=True, timeout=600, cwd=str(CASES))
-    assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr[-3000:]
-    return json.loads(p.stdout[p.stdout.index("{"):])
 
 
 def summary(d: dict) -> str:
     return f"{d['verdict']} {d.get('check')}: {str((d.get('evidence') or {}).get('message'))[:400]}"
 
 
-def test_rt34_nansum_over_unwritten_memory_is_incorrect():
+def test_rt34_nansum_over_unwritten_memory_is_incorrect(kstrata_eval):
     d = kstrata_eval("sum_dim", "rt34_nan_masked_uninitialized_pad/candidate.py", "--no-time")
     assert d["verdict"] == "incorrect", summary(d)
 
 
-def test_rt35_wrong_where_the_reference_is_right_is_incorrect():
+def test_rt35_wrong_where_the_reference_is_right_is_incorrect(kstrata_eval):
     d = kstrata_eval("rt35_in_domain_rows_dropped/task.py", "rt35_in_domain_rows_dropped/candidate.py", "--no-time")
     assert d["verdict"] == "incorrect", summary(d)
 
 
-def test_rt36_tail_bug_at_d_2_mod_4_is_incorrect_for_every_secret():
+def test_rt36_tail_bug_at_d_2_mod_4_is_incorrect_for_every_secret(kstrata_eval):
     for _ in range(2):  # each eval draws a new secret
         d = kstrata_eval("softmax", "rt36_perturbation_residue_bug/candidate.py", "--no-time")
         assert d["verdict"] == "incorrect", summary(d)
 
 
-def test_rt37_skipped_tail_at_scale_is_incorrect():
+def test_rt37_skipped_tail_at_scale_is_incorrect(kstrata_eval):
     d = kstrata_eval("rt37_grid_cap_tail_at_scale/task.py", "rt37_grid_cap_tail_at_scale/candidate.py", "--no-time")
     assert d["verdict"] == "incorrect", summary(d)
 
 
-def test_rt39_output_buffer_kept_across_timed_calls_is_rejected():
+def test_rt39_output_buffer_kept_across_timed_calls_is_rejected(kstrata_eval):
     d = kstrata_eval("relu", "rt39_persistent_output_buffer/candidate.py", "--timing-shape", "nominal")
     assert d["verdict"] == "rejected" and "output_reused" in str(d["evidence"].get("message")), summary(d)
 
 
-def test_rt26_memo_on_address_and_version_gains_nothing():
+def test_rt26_memo_on_address_and_version_gains_nothing(kstrata_eval):
     d = kstrata_eval("11_value_keyed_memo/task.py", "rt26_address_version_memo/candidate.py")
     t = d.get("timing") or {}
     assert d["verdict"] in ("correct", "rejected"), summary(d)
@@ -65,12 +50,12 @@ def test_rt26_memo_on_address_and_version_gains_nothing():
         assert t.get("speedup_ci") and t["speedup_ci"][0] <= 1.0, (t, summary(d))
 
 
-def test_rt26_memo_on_addresses_returns_stale_outputs_and_is_rejected():
+def test_rt26_memo_on_addresses_returns_stale_outputs_and_is_rejected(kstrata_eval):
     d = kstrata_eval("11_value_keyed_memo/task.py", "rt26_address_version_memo/candidate_address_only.py")
     # the verifier's own caching probe (new values at the same address) or a checked timed call
     assert d["verdict"] == "rejected" and d.get("check") in ("no_caching", "timed_output"), summary(d)
 
 
-def test_rt26_memo_on_a_value_fingerprint_is_caught_in_timing():
+def test_rt26_memo_on_a_value_fingerprint_is_caught_in_timing(kstrata_eval):
     d = kstrata_eval("11_value_keyed_memo/task.py", "rt26_address_version_memo/candidate_fingerprint.py")
     assert d["verdict"] == "rejected" and d.get("check") == "timed_output", summary(d)
