@@ -206,6 +206,6 @@ def register(app: typer.Typer) -> None:
         ranked = not none_ranked(json.loads((Path(run_dir) / "summary.json").read_text()))
         for line in stale_exports(run_dir):
             again = "run kstrata export again" if ranked else "export again once a candidate ranks"
-            console.print(f"[yellow]stale export:[/] {line}; {again}", highlight=False)
+            console.print(f"[yellow]stale export:[/] {line}; {again}", highlight=False, soft_wrap=True)
         if rows:
             console.print(next_steps(run_dir), highlight=False, markup=False, soft_wrap=True)

@@ -109,6 +109,8 @@ def candidate_view(run_dir: str | Path, prefix: str | None = None) -> Renderable
         parts.append(Text(f"showing {best_note(best, run_dir)}", style="bold"))
     node = tree[digest]
     head = Table.grid(padding=(0, 2))
+    head.add_column(no_wrap=True)
+    head.add_column(overflow="fold")  # a narrow terminal folds a hash or a rationale; it never cuts one
     head.add_row("hash", node.hash)
     head.add_row("level / role", f"{node.level or 'initial'} / {node.role} ({node.proposer})")
     head.add_row("parents", ", ".join(p[:12] for p in node.parents) or "-")
