@@ -38,11 +38,22 @@ def test_initial_candidate_matches_reference(pool, name):
         assert r.value["ok"], f"{name} {shape}: {r.value}"
 
 
+@pytest.fixture(scope="module")
+def judge():
+    """One judge worker for the verifier tests (as ``kstrata optimize`` keeps one)."""
+    from kstrata.backends.registry import get_backend
+    from kstrata.backends.workers import pool_for
+
+    p = pool_for(get_backend("triton-interp"))
+    yield p
+    p.close()
+
+
 @pytest.mark.parametrize("name", ["relu", "softmax", "layernorm", "matmul_bias_relu", "sdpa"])
-def test_initial_candidate_passes_the_verifier(name):
+def test_initial_candidate_passes_the_verifier(judge, name):
     verify = pytest.importorskip("kstrata.verify.api")
     task = resolve_task(name)
     ev = verify.verify_candidate(task, "triton-interp",
                                  {"source": kernels.initial_source("triton", name)},
-                                 secret="test-initial-triton", scope="small", timeout_s=600)
+                                 secret="test-initial-triton", scope="small", timeout_s=600, pool=judge)
     assert ev.verdict.value == "correct", ev

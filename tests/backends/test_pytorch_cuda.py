@@ -65,20 +65,27 @@ def test_eval_refuses_with_the_reason(tmp_path: Path) -> None:
     assert "pytorch-cuda is not usable here" in r.output and "CUDA" in r.output
 
 
-def test_eval_prints_the_device(tmp_path: Path) -> None:
+def test_eval_prints_the_device(tmp_path: Path, monkeypatch) -> None:
+    from kstrata.cli import eval as eval_cli
+
     cand = tmp_path / "c.py"
     cand.write_text("import torch\nclass ModelNew(torch.nn.Module):\n    def forward(self, x):\n"
                     "        return torch.relu(x)\n")
     runner = CliRunner()
+    done = []
+    real = eval_cli.evaluate_sources
+    monkeypatch.setattr(eval_cli, "evaluate_sources", lambda *a, **k: done.append(real(*a, **k)) or done[-1])
     r = runner.invoke(app, ["eval", "relu", str(cand), "--backend", "pytorch", "--json", "--no-time",
                             "--scope", "small", "--timeout", "300"])
     assert r.exit_code == 0, r.output
     d = json.loads(r.output[r.output.index("{"):])
     assert d["verdict"] == "correct"
     assert d["device"].startswith("cpu: ") and d["device"].endswith("(backend pytorch)")
+    # the same evaluation printed for a person (not verified a second time)
+    monkeypatch.setattr(eval_cli, "evaluate_sources", lambda *a, **k: done[0])
     r = runner.invoke(app, ["eval", "relu", str(cand), "--backend", "pytorch", "--no-time",
                             "--scope", "small", "--timeout", "300"])
-    assert r.exit_code == 0 and "device: cpu: " in r.output
+    assert r.exit_code == 0 and "device: cpu: " in r.output and "correct" in r.output, r.output
 
 
 def test_gpu_case_rows_point_at_files() -> None:

@@ -175,29 +175,24 @@ def test_patching_the_judge_from_the_candidate_leaves_zeros_incorrect(pool, case
 
 # -- 04: contamination across candidates ----------------------------------------------------
 @pytest.mark.slow
-def test_case04_patcher_does_not_contaminate_later_candidates():
+def test_case04_patcher_does_not_contaminate_later_candidates(pool):
     """As the case's contaminate.py (``kstrata optimize``'s pool and evaluator):
-    zeros, the patchers, zeros again through one pool; zeros incorrect both times."""
+    zeros, the patchers, zeros again through one pool (the module's judge pool,
+    which other candidates used before); zeros incorrect both times."""
     from kstrata.backends.registry import get_backend
-    from kstrata.backends.workers import pool_for
+    from kstrata.measure.timing import TimingConfig
     from kstrata.search.evaluators import VerifyMeasureEvaluator
     from kstrata.tasks.loader import resolve_task
 
     d = CASES / "04_worker_contamination_across_candidates"
     t, b = resolve_task("softmax"), get_backend("pytorch")
-    pool = pool_for(b)
-    from kstrata.measure.timing import TimingConfig
-
     ev = VerifyMeasureEvaluator(secret="0123456789abcdef", pool=pool, shape={"B": 64, "D": 128},
                                 timing_config=TimingConfig(warmup_ms=10.0, budget_ms=50.0, max_remeasure=0),
                                 confirm_scope=None, retimes=0)
     got = []
-    try:
-        for name in ("zeros.py", "patcher.py", "patcher_import.py", "zeros.py"):
-            e, m = ev.evaluate(t, b, {"source": (d / name).read_text()})
-            got.append((name, e.verdict.value, e.check, str(e.evidence.get("message"))[:200]))
-    finally:
-        pool.close()
+    for name in ("zeros.py", "patcher.py", "patcher_import.py", "zeros.py"):
+        e, m = ev.evaluate(t, b, {"source": (d / name).read_text()})
+        got.append((name, e.verdict.value, e.check, str(e.evidence.get("message"))[:200]))
     assert got[0][1] == "incorrect", got
     assert got[3][1] == "incorrect", got
     assert got[0][2] == got[3][2], got
@@ -302,3 +297,4 @@ def test_case21_no_candidate_source_left_in_tmp(tmp_path):
         except OSError:
             continue
     assert not left, f"candidate source left behind: {left}"
+    assert list(tmpdir.iterdir()) == []  # the judge pool's directory went with it

@@ -89,6 +89,18 @@ def test_wire_refuses_objects_that_are_not_data():
 
 
 # -- the candidate process -----------------------------------------------------------
+@pytest.fixture(scope="module")
+def judge():
+    """One judge worker for the verifications that need nothing of this process's
+    environment (as ``kstrata optimize`` keeps one)."""
+    from kstrata.backends.registry import get_backend
+    from kstrata.backends.workers import pool_for
+
+    p = pool_for(get_backend("pytorch"))
+    yield p
+    p.close()
+
+
 LEAK = '''
 import torch, torch.nn as nn, typing
 _os, _b, _s = torch.os, print.__self__, typing.sys
@@ -147,11 +159,12 @@ def test_each_candidate_gets_its_own_process():
 
 
 @needs_sandbox
-def test_process_death_names_the_cause():
+def test_process_death_names_the_cause(judge):
     task = resolve_task("relu")
     kill = ("import torch, torch.nn as nn\n_os = torch.os\nclass ModelNew(nn.Module):\n"
             "    def forward(self, x):\n        _os.kill(_os.getpid(), 11)\n")
-    ev = verify_candidate(task, "pytorch", {"source": kill}, secret="s" * 32, scope="small", preset="warn")
+    ev = verify_candidate(task, "pytorch", {"source": kill}, secret="s" * 32, scope="small", preset="warn",
+                          pool=judge)
     assert ev.verdict.value == "runtime_error" and ev.check == "crash"
     assert "SIGSEGV" in ev.evidence["message"]
     hang = ("import time, torch.nn as nn\nclass ModelNew(nn.Module):\n"
@@ -206,14 +219,14 @@ raise RuntimeError("R=" + repr(R))
 
 
 @needs_sandbox
-def test_seccomp_refuses_escape_system_calls():
+def test_seccomp_refuses_escape_system_calls(judge):
     """ptrace (even PTRACE_TRACEME, which needs no privilege), setns and mount fail with EPERM."""
     from kstrata.sandbox.policy import seccomp_program
 
     if seccomp_program() is None:
         pytest.skip("seccomp filter is built for x86-64 only")
     ev = verify_candidate(resolve_task("relu"), "pytorch", {"source": SECCOMP}, secret="s" * 32, scope="small",
-                          preset="warn")
+                          preset="warn", pool=judge)
     r = ast.literal_eval(ev.evidence["message"].split("R=", 1)[1])
     assert r == {"ptrace": (-1, 1), "setns": (-1, 1), "mount": (-1, 1)}
 
