@@ -78,6 +78,9 @@ class Declined(RuntimeError):
     :func:`declines` reads it back. ``calls`` are the model calls it cost.
     """
 
+    #: the loop stores a decline without a traceback (it is an answer, not a failure)
+    is_decline = True
+
     def __init__(self, level: str, role: str, diagnosis: str, requests: Iterable[Mapping[str, str]],
                  calls: list[Any] | None = None):
         self.record = {"level": level, "role": role, "diagnosis": diagnosis[:1000],

@@ -280,7 +280,9 @@ class _Run:
             batch = out if isinstance(out, ProposalBatch) else ProposalBatch(list(out))
             proposals, calls = list(batch.proposals), list(batch.calls)
         except Exception as e:  # noqa: BLE001 - errors are data
-            error = f"{type(e).__name__}: {e}\n{traceback.format_exc(limit=5)}"
+            # a decline is an answer, not a crash: its record without a traceback
+            error = f"{type(e).__name__}: {e}" + ("" if getattr(e, "is_decline", False)
+                                                  else f"\n{traceback.format_exc(limit=5)}")
             calls = list(getattr(e, "calls", []) or [])
             # failed before reaching a model (e.g. a prompt template error): no call is charged,
             # the expansion still is (and the policy's per-level limit still ends a repeating failure)
