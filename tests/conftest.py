@@ -2,19 +2,22 @@
 
 CI runs ``pytest -n auto`` on a 2-core machine (two xdist workers). With
 pytest's file order, a test of several minutes that starts near the end sets
-the wall time while the other worker sits idle. So the tests listed in
-``slow_tests.txt`` (measured seconds, longest first) run first, in that order,
-and every other test keeps its file order after them; and under xdist's
-``load`` distribution each worker is handed one test at a time (``--maxschedchunk
-1``, unless given), so the list is run longest-first across both workers and
-the short tests fill in at the end.
+the wall time while the other worker sits idle. So the test files that hold
+the tests listed in ``slow_tests.txt`` run first, the file with the longest
+listed test first, its listed tests longest first and then its other tests;
+every other file keeps its place after them. A file's tests stay together, so
+a module-scoped fixture (a judge pool, a Ray instance) is set up once per
+worker. Under xdist's ``load`` distribution each worker is handed one test at
+a time (``--maxschedchunk 1``, unless given): the long tests spread over both
+workers and the short ones fill in at the end.
 
-Refresh the list from a full run: ``python -m pytest -n auto --durations=40``,
-then keep the tests over about 20 s (the order matters, the seconds are notes).
+Refresh the list from a full run: ``python -m pytest -n auto --durations=60``,
+keeping the tests over about 10 s (lines ``SECONDS NODE_ID``).
 """
 
 from __future__ import annotations
 
+from collections import defaultdict
 from pathlib import Path
 
 import pytest
@@ -22,21 +25,34 @@ import pytest
 SLOW_TESTS = Path(__file__).with_name("slow_tests.txt")
 
 
-def known_slow(path: Path = SLOW_TESTS) -> dict[str, int]:
-    """``{node id: rank}`` from ``path`` (lines ``SECONDS NODE_ID``, longest first;
-    ``#`` starts a comment)."""
-    ranks: dict[str, int] = {}
+def known_slow(path: Path = SLOW_TESTS) -> dict[str, float]:
+    """``{node id: seconds}`` from ``path`` (lines ``SECONDS NODE_ID``; ``#`` starts a comment)."""
+    seconds: dict[str, float] = {}
     for line in path.read_text().splitlines() if path.exists() else []:
         fields = line.split("#", 1)[0].split()
         if len(fields) == 2:
-            ranks.setdefault(fields[1], len(ranks))
-    return ranks
+            seconds[fields[1]] = float(fields[0])
+    return seconds
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    ranks = known_slow()
-    last = len(ranks)
-    items.sort(key=lambda item: ranks.get(item.nodeid, last))  # stable: the rest keep their order
+    seconds = known_slow()
+    per_file: dict[str, float] = defaultdict(float)  # a file's longest listed test
+    for nodeid, s in seconds.items():
+        file = nodeid.split("::")[0]
+        per_file[file] = max(per_file[file], s)
+
+    first: dict[str, int] = {}  # a file's place in collection order
+    for i, item in enumerate(items):
+        first.setdefault(item.nodeid.split("::")[0], i)
+
+    def key(item: pytest.Item) -> tuple[float, int, float]:
+        file = item.nodeid.split("::")[0]
+        if file not in per_file:
+            return (0.0, 0, 0.0)
+        return (-per_file[file], first[file], -seconds.get(item.nodeid, 0.0))
+
+    items.sort(key=key)  # stable: files and tests not listed keep their order
 
 
 @pytest.hookimpl(optionalhook=True)

@@ -19,8 +19,10 @@ from kstrata.tasks.loader import resolve_task
 
 CHECK = "kstrata.backends.tilelang.check:check_candidate"
 ROW_TASKS = ("softmax", "rmsnorm", "layernorm", "log_softmax", "cross_entropy")
-#: the largest sweep shape (product of its sizes) run under the interpreter
-MAX_ELEMENTS = 300_000
+#: the largest sweep shape (product of its sizes) run under the interpreter: the sweep's
+#: 3 x 4099 (a row of several chunks and a ragged last one) runs, its 127 x 1001 (ten times the
+#: interpreter's time, and nothing the 3- and 5-row shapes leave untested) does not
+MAX_ELEMENTS = 20_000
 
 
 @pytest.fixture(scope="module")
@@ -54,16 +56,6 @@ def _check(pool, task, text, shape):
                   timeout_s=600)
     assert r.ok, f"{r.kind}: {r.error}\n{r.traceback}"
     return r.value
-
-
-@pytest.mark.parametrize("name", ["cross_entropy"])
-def test_row_variants_at_small_shapes(pool, name):
-    task = resolve_task(name)
-    for label, text in cases(kernels.initial_source("triton", name)).items():
-        assert text is not None, label
-        for shape in task.small_shapes:
-            got = _check(pool, task, text, shape)
-            assert got["ok"], (name, label, shape, got)
 
 
 @pytest.mark.slow

@@ -180,15 +180,24 @@ def test_rules_produce_correct_variants(llvm):
     assert ok, why
 
 
+@pytest.fixture(scope="module")
+def judge(llvm):
+    """One judge worker for the verifier tests (as ``kstrata optimize`` keeps one)."""
+    from kstrata.backends.workers import pool_for
+
+    p = pool_for(llvm)
+    yield p
+    p.close()
+
+
 @pytest.mark.parametrize("name", ["cumsum", "w4a16_gemv", "softmax_fp16", "scaled_matmul_softmax"])
-def test_frontend_additions_pass_the_verifier(name):
+def test_frontend_additions_pass_the_verifier(llvm, judge, name):
     """Tasks that need kstrata's converters (cumsum as TE, rshift, fp16 softmax in
     fp32) or the shape-dependent-constant check (scaled_matmul_softmax)."""
     from kstrata.verify import verify_candidate
 
     task = resolve_task(name)
-    ev = verify_candidate(task, "tvm-llvm", get_backend("tvm-llvm").initial_sources(task), secret="x",
-                          scope="small")
+    ev = verify_candidate(task, "tvm-llvm", llvm.initial_sources(task), secret="x", scope="small", pool=judge)
     assert ev.correct, (ev.verdict, ev.evidence)
 
 
