@@ -201,12 +201,7 @@ class _Run:
                 if m is not None and evaluation.verdict == "correct":
                     measurement = to_measurement_record(m, self.settings.primary_baseline)
             except Exception as e:  # noqa: BLE001 - errors are data
-                evaluation = EvaluationRecord(
-                    verdict="runtime_error", check="evaluator_exception",
-                    evidence={"error": f"{type(e).__name__}: {e}", "traceback": traceback.format_exc()},
-                    feedback=[{"level": None, "message": f"evaluation failed: {type(e).__name__}: {e}"}],
-                )
-                measurement = None
+                evaluation, measurement = _evaluator_error(e, "evaluation"), None
             node.record.evaluation, node.record.measurement = evaluation, measurement
             node.record.status = "evaluated"
             slower = _slower(self.tree, node)
@@ -359,8 +354,7 @@ class _Run:
             return
         for _ in range(MAX_CONFIRMATIONS):
             best = self.tree.best_correct()
-            evidence = getattr(best.record.evaluation, "evidence", None) if best is not None else None
-            if best is None or (isinstance(evidence, dict) and evidence.get("confirmed")):
+            if best is None or _confirmed(best):
                 return
             self.emit("confirming", node=best)
             try:
@@ -369,10 +363,7 @@ class _Run:
                     return
                 rec = to_evaluation_record(ev)
             except Exception as e:  # noqa: BLE001 - errors are data
-                rec = EvaluationRecord(
-                    verdict="runtime_error", check="evaluator_exception",
-                    evidence={"error": f"{type(e).__name__}: {e}", "traceback": traceback.format_exc()},
-                    feedback=[{"level": None, "message": f"confirmation failed: {type(e).__name__}: {e}"}])
+                rec = _evaluator_error(e, "confirmation")
             rec.evidence = {**(rec.evidence if isinstance(rec.evidence, dict) else {"screening": rec.evidence}),
                             "confirmed": rec.verdict == "correct", "confirmation": "end of run"}
             self.store.replace_evaluation(best.hash, rec)
@@ -396,9 +387,28 @@ class _Run:
 MAX_CONFIRMATIONS = 3
 
 
+def _evaluator_error(e: Exception, what: str) -> EvaluationRecord:
+    """The ``runtime_error`` evaluation stored when the evaluator raised
+    (``what``: ``"evaluation"`` or ``"confirmation"``); call inside the ``except``."""
+    return EvaluationRecord(
+        verdict="runtime_error", check="evaluator_exception",
+        evidence={"error": f"{type(e).__name__}: {e}", "traceback": traceback.format_exc()},
+        feedback=[{"level": None, "message": f"{what} failed: {type(e).__name__}: {e}"}],
+    )
+
+
 def _confirmed(node: Node) -> bool | None:
     evidence = getattr(node.record.evaluation, "evidence", None)
     return evidence.get("confirmed") if isinstance(evidence, dict) and "confirmation" in evidence else None
+
+
+def _best_confirmed(best: Node, tree: CandidateTree) -> bool | None:
+    """:func:`_confirmed` of the best; in a run that confirmed at its end, a best
+    never reached by the confirmation is ``False``, not unknown."""
+    mark = _confirmed(best)
+    if mark is None and any(_confirmed(n) is not None for n in tree):
+        return False
+    return mark
 
 
 def timing_shape_of(config: dict[str, Any]) -> dict[str, int] | None:
@@ -427,8 +437,7 @@ def write_outcome(store: RunStore, tree: CandidateTree, stop_reason: str,
             "roofline_fraction": best.roofline_fraction,
             # verified by the full protocol at the end of the run (False: it failed or was not reached;
             # None: confirmed as a would-be best during the search, or no confirmation asked for)
-            "confirmed": _confirmed(best) if _confirmed(best) is not None else (
-                False if any(_confirmed(n) is not None for n in tree) else None),
+            "confirmed": _best_confirmed(best, tree),
             "speedups": [s.__dict__ for s in best.measurement.speedups]
             if best.measurement and best.timing_trusted else [],
         },
