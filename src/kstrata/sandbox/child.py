@@ -123,15 +123,43 @@ def _flatten(out: Any) -> list[Any]:
     return [out]
 
 
+#: Backends whose zygote does not import ``torch._dynamo`` before forking: their
+#: candidates' loads do not use it (the TVM and TileLang loads can export a
+#: model with ``torch.export``, and ``pytorch-cuda`` candidates are expected to use
+#: ``torch.compile``, which import it; their zygotes import it once
+#: so that no candidate process pays it). A candidate of these backends that
+#: uses ``torch.compile`` imports it in its own process, during its load.
+NO_DYNAMO_PRELOAD = ("pytorch", "triton", "triton-interp")
+
+
+def _wrap_manual_seed_as_dynamo(torch: Any) -> None:
+    """Make ``torch.manual_seed`` what importing ``torch._dynamo`` makes it,
+    before the watch snapshots torch: dynamo's import replaces it with
+    ``torch._disable_dynamo(torch.manual_seed)`` (registered as the
+    ``aten::manual_seed`` builtin) unless it was replaced already
+    (``torch/_dynamo/__init__.py``). A backend or candidate that imports
+    dynamo later (``torch.export``, ``torch.compile``) then leaves it as the
+    watch recorded it and is not taken for a patcher. The same wrapping as
+    dynamo's, without importing dynamo: importing it here cost 2.7 of the
+    zygote's 4.4 CPU seconds of start-up, paid by every ``kstrata eval``
+    (``benchmarks/results/verify_profile.txt``), where the backend's
+    candidates do not need it (:data:`NO_DYNAMO_PRELOAD`); the wrapper
+    imports dynamo itself on its first call."""
+    if torch.manual_seed is torch.random.manual_seed and hasattr(torch, "_disable_dynamo"):
+        import torch.jit._builtins
+
+        torch.manual_seed = torch._disable_dynamo(torch.manual_seed)
+        torch.jit._builtins._register_builtin(torch.manual_seed, "aten::manual_seed")
+
+
 class Harness:
     """The candidate process's state: the backend, the loaded candidate and its
     timing input copies."""
 
     def __init__(self) -> None:
         import torch
-        import torch._dynamo  # noqa: F401 - dynamo wraps torch.manual_seed on import: do it before the
-        # watch snapshots torch, so a backend importing torch.export is not taken for a patcher
 
+        _wrap_manual_seed_as_dynamo(torch)
         self.torch = torch
         self.Tensor = torch.Tensor          # captured before any candidate code runs
         self.tensor_dict = torch.Tensor.__dict__
@@ -151,6 +179,7 @@ class Harness:
         self._cuda_sleep = getattr(torch._C, "_cuda_sleep", None)  # the spin before a graph replay
         self._replay = getattr(getattr(torch._C, "_CUDAGraph", None), "replay", None)
         self._events: tuple | None = None  # the timed calls' CUDA events (_cuda_events)
+        self._cpu_seed = torch.default_generator.manual_seed  # (see _seed)
         self.graphs: list[tuple[Any, list[Any]]] = []  # per copy: (captured CUDA graph, its outputs)
         self.spin_cycles = 0  # GPU cycles of the spin that hides a replay's launch (_capture)
 
@@ -192,7 +221,7 @@ class Harness:
         if hasattr(backend, "set_poison"):
             backend.set_poison(int(h.get("poison", 0)))
         t0 = time.perf_counter()
-        self.torch.manual_seed(int(h["seed"]))
+        self._seed(int(h["seed"]))
         try:
             with self.watch.candidate():
                 self.fn = backend.load(task, h["sources"], shape, init)
@@ -248,6 +277,19 @@ class Harness:
         self._cuda_init()
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         return start.record, end.record, end.synchronize, start.elapsed_time, end, torch.cuda.current_stream()
+
+    def _seed(self, seed: int) -> None:
+        """Seed torch as ``torch.manual_seed(seed)`` does (the judge seeds its
+        reference's call alike, :func:`kstrata.tasks.inputs.seed_all`), without
+        its cost on a machine without CUDA: 5-8 ms per call formatting the stack
+        for accelerator runtimes that are never initialized."""
+        torch = self.torch
+        if torch.cuda.is_initialized():
+            torch.cuda.manual_seed_all(seed)
+        elif torch.cuda.is_available():
+            torch.manual_seed(seed)
+            return
+        self._cpu_seed(seed)
 
     def _sync(self) -> None:
         if self.device.startswith("cuda"):
@@ -329,7 +371,7 @@ class Harness:
         counting = hooks.count() if (hooks is not None and h.get("count_launches")) else nullcontext()
         noop = hooks.noop() if (hooks is not None and h.get("noop")) else nullcontext()
         if h.get("rng_seed") is not None:
-            torch.manual_seed(int(h["rng_seed"]))  # as the judge seeds the reference's call
+            self._seed(int(h["rng_seed"]))  # as the judge seeds the reference's call
         try:
             with torch.no_grad(), self.watch.candidate(settle=False), recorder, counting as counter, noop, \
                     _poisoned_allocations(int(h.get("poison", 0))):
@@ -421,7 +463,7 @@ class Harness:
     def stage(self, h: dict, bufs: list[bytes]) -> tuple[dict, list]:
         sets = wire.decode(h["sets"], bufs)
         if h.get("rng_seed") is not None:  # as a checked call seeds torch: no seed tells timing apart
-            self.torch.manual_seed(int(h["rng_seed"]))
+            self._seed(int(h["rng_seed"]))
         T = self.Tensor
         if h.get("index") is not None:  # new values into existing buffers (same addresses)
             i = int(h["index"])
@@ -670,6 +712,9 @@ def zygote_main(ctrl_fd: int, memory_mb: int, backend: str, sandboxed: bool) -> 
     os.dup2(2, 1)
     sock = socket.socket(fileno=ctrl_fd)
     harness = Harness()
+    if backend not in NO_DYNAMO_PRELOAD:
+        import torch._dynamo  # noqa: F401 - imported once here, not by every candidate process's load
+
     harness._backend(backend)
     _prctl(PR_SET_DUMPABLE, 0)
     _prctl(PR_SET_CHILD_SUBREAPER, 1)

@@ -60,20 +60,50 @@ def apply_distribution(
             continue
         if dist == "normal":
             continue
+        # drawn and scaled in float64, then rounded once to the input's dtype; in-place steps
+        # compute the same values as the expressions they stand for, in one buffer
         if dist == "uniform":
-            new = torch.rand(x.shape, generator=gen, dtype=torch.float64) * 2 - 1
+            new = torch.rand(x.shape, generator=gen, dtype=torch.float64).mul_(2).sub_(1)
         elif dist == "heavy_tailed":
             z = torch.randn(x.shape, generator=gen, dtype=torch.float64)
-            chi2 = sum(torch.randn(x.shape, generator=gen, dtype=torch.float64) ** 2 for _ in range(3))
-            new = _extremes_at_the_edges(z / torch.sqrt(chi2 / 3), positive_last=i % 2 == 0)
+            chi2 = torch.randn(x.shape, generator=gen, dtype=torch.float64).square_()
+            for _ in range(2):
+                chi2.add_(torch.randn(x.shape, generator=gen, dtype=torch.float64).square_())
+            new = _extremes_at_the_edges(z.div_(chi2.div_(3).sqrt_()), positive_last=i % 2 == 0)
         elif dist == "large":
-            new = x.double() * 100
+            new = x.to(torch.float64, copy=True).mul_(100)
         elif dist == "near_zero":
-            new = x.double() * 1e-3
+            new = x.to(torch.float64, copy=True).mul_(1e-3)
         else:  # shifted
-            new = x.double() - 10
+            new = x.to(torch.float64, copy=True).sub_(10)
         out[i] = new.to(x.dtype).contiguous()
     return out
+
+
+def seed_all(seed: int) -> None:
+    """Seed torch's generators as :func:`torch.manual_seed` does, at a fraction
+    of its cost where it would do nothing more.
+
+    ``torch.manual_seed`` also queues a seed for every accelerator runtime not
+    yet initialized (CUDA, XPU, MTIA), formatting the caller's stack each time
+    (``traceback.format_stack``): 5-8 ms per call on a 2-core CPU, 54% of the
+    judge's CPU time verifying a 257x257 matmul (``benchmarks/results/verify_profile.txt``).
+    Here the CPU generator is seeded, and CUDA's generators when CUDA is
+    initialized; where CUDA is available but not yet initialized (its queued
+    seed would apply once it is), this is ``torch.manual_seed`` itself. The
+    draws after it are the same as after ``torch.manual_seed(seed)``.
+
+    Parameters
+    ----------
+    seed:
+        The seed (an int in ``torch.manual_seed``'s range).
+    """
+    if torch.cuda.is_initialized():
+        torch.cuda.manual_seed_all(seed)
+    elif torch.cuda.is_available():
+        torch.manual_seed(seed)
+        return
+    torch.default_generator.manual_seed(seed)
 
 
 def _extremes_at_the_edges(x: torch.Tensor, positive_last: bool) -> torch.Tensor:

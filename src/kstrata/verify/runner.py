@@ -43,7 +43,7 @@ import torch
 from kstrata.backends.base import Backend
 from kstrata.backends.registry import get_backend
 from kstrata.tasks.base import ReferenceFailure, Task, TaskError
-from kstrata.tasks.inputs import apply_distribution
+from kstrata.tasks.inputs import apply_distribution, seed_all
 from kstrata.verdict import Verdict
 from kstrata.verify import feedback as fb
 from kstrata.verify.integrity.registry import Finding, applies, preset as get_preset
@@ -79,6 +79,13 @@ def _to(x: Any, device: str) -> Any:
 
 def _clone(xs: list[Any]) -> list[Any]:
     return [x.clone() if isinstance(x, torch.Tensor) else x for x in xs]
+
+
+def _as_float64(xs: list[Any]) -> list[Any]:
+    """Fresh copies of ``xs`` for the float64 oracle: floating tensors converted
+    to float64 (one copy, not a clone and then a conversion), other tensors cloned."""
+    return [(x.to(torch.float64, copy=True) if x.is_floating_point() else x.clone())
+            if isinstance(x, torch.Tensor) else x for x in xs]
 
 
 #: The two poison patterns each test's candidate calls run under (see
@@ -253,8 +260,17 @@ class ShapeRun:
         #: per test, the reference's outputs that are views of its inputs (:func:`aliased_outputs`)
         self.ref_alias: dict[TestCase, set[int]] = {}
 
+    #: the last test drawn and its inputs (:meth:`inputs`)
+    _drawn: tuple[TestCase, list[Any]] | None = None
+
     def inputs(self, test: TestCase) -> list[Any]:
-        return _seed_inputs(self.ctx.task)(self.module, test)
+        """The test's inputs, drawn once per test: the batch sizing of
+        :func:`_run_stage`, the dynamic probes and :meth:`prepare` ask for the
+        same test's inputs in turn and get the same draw (the values a second
+        draw would give). Callers never modify them (they copy first)."""
+        if self._drawn is None or self._drawn[0] != test:
+            self._drawn = (test, _seed_inputs(self.ctx.task)(self.module, test))
+        return list(self._drawn[1])
 
     _rng = 0
     #: seconds of the last test's reference call (:meth:`prepare`)
@@ -359,8 +375,9 @@ class ShapeRun:
         t0 = time.monotonic()
         pristine = self.inputs(test)
         with torch.no_grad():
-            torch.manual_seed(rng_seed(test))  # a forward that draws (an RNN's initial state) draws alike
-            ins = [_to(x, self.device) for x in _clone(pristine)]
+            seed_all(rng_seed(test))  # a forward that draws (an RNN's initial state) draws alike
+            # a fresh copy on the device (the reference may modify its inputs): one copy, not a clone and a move
+            ins = [x.to(self.device, copy=True) if isinstance(x, torch.Tensor) else x for x in pristine]
             refs = [r.detach() for r in flatten(self.model_dev(*ins))]
             self.ref_alias[test] = aliased_outputs(refs, ins)
             self.ref_s = time.monotonic() - t0
@@ -515,8 +532,7 @@ class ShapeRun:
         dtype = next((r.dtype for r in refs if r.is_floating_point()), None)
         if dtype is None:
             return []
-        x64 = [x.double() if isinstance(x, torch.Tensor) and x.is_floating_point() else x
-               for x in _clone(pristine)]
+        x64 = _as_float64(pristine)
         t0 = time.monotonic()
         extra, _ = reduction_allowance(self.model64, x64, oracles, dtype, seed=test.seed,
                                        torch_seed=rng_seed(test))
@@ -543,12 +559,11 @@ class ShapeRun:
     def _float64(self, pristine: list[Any], test: TestCase) -> list[torch.Tensor]:
         """The float64 model's outputs on ``pristine``, as the oracle computes
         them (raises what the forward raises)."""
-        x64 = [x.double() if isinstance(x, torch.Tensor) and x.is_floating_point() else x
-               for x in _clone(pristine)]
+        x64 = _as_float64(pristine)
         was = torch.get_default_dtype()
         try:
             torch.set_default_dtype(torch.float64)  # tensors the forward creates itself are float64 too
-            torch.manual_seed(rng_seed(test))
+            seed_all(rng_seed(test))
             with torch.no_grad():
                 return [o.detach() for o in flatten(self.model64(*x64))]
         finally:
@@ -793,7 +808,7 @@ def _seed_inputs(task: Task) -> Callable[[Any, TestCase], list[Any]]:
     """The judge's input draw for a test (as :meth:`ShapeRun.inputs`), for a
     module instantiated elsewhere (:func:`kstrata.verify.reference.preflight`)."""
     def draw(module: Any, test: TestCase) -> list[Any]:
-        torch.manual_seed(test.seed + 1)
+        seed_all(test.seed + 1)
         return apply_distribution(list(module.get_inputs()), test.dist, test.seed, task.meta.dist_inputs)
 
     return draw

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 import torch
 
 from kstrata.tasks.base import Task
-from kstrata.tasks.inputs import apply_distribution
+from kstrata.tasks.inputs import apply_distribution, seed_all
 from kstrata.tasks.meta import DISTRIBUTIONS, Tolerance
 from kstrata.verify.plan import hidden_tests, public_tests
 from kstrata.verify.runner import flatten
@@ -44,7 +44,7 @@ def weak_fakes(task: Task, secret: str = "weak-test-guard", scope: str = "small"
             model, _, _, module = task.instantiate(t.shape_dict, t.param_seed)
             groups = {key: (model, copy.deepcopy(model).double(), module)}
         model, model64, module = groups[key]
-        torch.manual_seed(t.seed + 1)
+        seed_all(t.seed + 1)
         xs = apply_distribution(list(module.get_inputs()), t.dist, t.seed, task.meta.dist_inputs)
         with torch.no_grad():
             refs = flatten(model(*[x.clone() if isinstance(x, torch.Tensor) else x for x in xs]))
@@ -150,7 +150,7 @@ def strengthening_draws(task: Task, secret: str = "weak-test-guard", scope: str 
             continue
         shape = (task.small_shapes if scope == "small" else task.sweep_shapes)[0]
         model, _, _, module = task.instantiate(shape, 0)
-        torch.manual_seed(1)
+        seed_all(1)
         xs = apply_distribution(list(module.get_inputs()), dist, 0, task.meta.dist_inputs)
         with torch.no_grad():
             refs = flatten(model(*xs))

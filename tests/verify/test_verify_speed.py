@@ -1,0 +1,132 @@
+"""A faster verification checks the same thing (issue #23): the same draws,
+the same seeds, copies where the judge needs them, and no false integrity
+finding from a sandbox that no longer imports dynamo up front."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import pytest
+import torch
+
+from kstrata.tasks.inputs import apply_distribution, seed_all
+from kstrata.tasks.meta import DISTRIBUTIONS
+
+
+def _formula(x: torch.Tensor, dist: str, gen: torch.Generator, i: int) -> torch.Tensor:
+    """Each distribution as the expressions that define it (the module's
+    docstring), evaluated in float64 and rounded once to ``x``'s dtype."""
+    from kstrata.tasks.inputs import _extremes_at_the_edges
+
+    if dist == "uniform":
+        new = torch.rand(x.shape, generator=gen, dtype=torch.float64) * 2 - 1
+    elif dist == "heavy_tailed":
+        z = torch.randn(x.shape, generator=gen, dtype=torch.float64)
+        chi2 = sum(torch.randn(x.shape, generator=gen, dtype=torch.float64) ** 2 for _ in range(3))
+        new = _extremes_at_the_edges(z / torch.sqrt(chi2 / 3), positive_last=i % 2 == 0)
+    elif dist == "large":
+        new = x.double() * 100
+    elif dist == "near_zero":
+        new = x.double() * 1e-3
+    else:
+        new = x.double() - 10
+    return new.to(x.dtype)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16, torch.float64])
+def test_draws_are_bit_identical_to_the_defining_expressions(dtype):
+    xs = [torch.randn(37, 129).to(dtype), torch.arange(5), torch.randn(1).to(dtype), 3.5, torch.randn(0, 3).to(dtype)]
+    for dist in DISTRIBUTIONS:
+        for seed in (0, 11):
+            got = apply_distribution(xs, dist, seed)
+            gen = torch.Generator().manual_seed(seed)
+            for i, (x, g) in enumerate(zip(xs, got)):
+                if not (isinstance(x, torch.Tensor) and x.is_floating_point()) or dist == "normal":
+                    assert g is x
+                    continue
+                want = _formula(x, dist, gen, i)
+                assert g.dtype == x.dtype and g.is_contiguous()
+                assert torch.equal(g.view(torch.uint8) if g.numel() else g,
+                                   want.view(torch.uint8) if want.numel() else want), (dtype, dist, seed, i)
+    x = xs[0]
+    assert torch.equal(apply_distribution([x], "large", 3)[0], apply_distribution([x], "large", 3)[0])
+    assert torch.equal(x, xs[0])  # the inputs themselves are left alone
+
+
+def test_seed_all_gives_the_draws_of_manual_seed():
+    torch.manual_seed(123)
+    a = (torch.randn(1000), torch.rand(7, dtype=torch.float64), torch.randint(0, 9, (20,)))
+    torch.rand(5)  # moves the generator on
+    seed_all(123)
+    b = (torch.randn(1000), torch.rand(7, dtype=torch.float64), torch.randint(0, 9, (20,)))
+    assert all(torch.equal(u, v) for u, v in zip(a, b))
+
+
+def test_a_test_is_drawn_once_and_the_oracle_copies_its_inputs():
+    """Batch sizing, the dynamic probes and ``prepare`` ask for one test's
+    inputs in turn: ``get_inputs`` runs once for them, each gets the same
+    values, and the float64 copies never share memory with the draw."""
+    from kstrata.verify import runner
+    from kstrata.verify.plan import TestCase
+
+    calls = []
+
+    class Module:
+        @staticmethod
+        def get_inputs():
+            calls.append(1)
+            return [torch.randn(4, 6), torch.randn(3).double(), torch.arange(3)]
+
+    class Meta:
+        dist_inputs = None
+
+    class Task:
+        meta = Meta()
+
+    class Ctx:
+        task = Task()
+
+    run = object.__new__(runner.ShapeRun)
+    run.ctx, run.module = Ctx(), Module()
+    t1 = TestCase((("N", 4),), 0, 5, "uniform", True)
+    t2 = TestCase((("N", 4),), 0, 6, "uniform", True)
+    a, b = run.inputs(t1), run.inputs(t1)
+    assert len(calls) == 1 and all(torch.equal(x, y) for x, y in zip(a, b))
+    fresh = runner._seed_inputs(Task())(Module(), t1)  # what a second draw would give
+    assert all(torch.equal(x, y) for x, y in zip(a, fresh))
+    c = run.inputs(t2)
+    assert len(calls) == 3 and not torch.equal(a[0], c[0])
+    x64 = runner._as_float64(a)
+    assert [x.dtype for x in x64] == [torch.float64, torch.float64, torch.int64]
+    for x, y in zip(a, x64):
+        assert x.untyped_storage().data_ptr() != y.untyped_storage().data_ptr()
+        y.add_(1)  # the oracle's forward may modify its inputs: the draw stays as drawn
+    assert torch.equal(a[0], fresh[0]) and torch.equal(a[1], fresh[1]) and torch.equal(a[2], fresh[2])
+
+
+def test_sandbox_without_dynamo_preload_sees_no_patch_when_dynamo_loads_later():
+    """The zygote of a backend in ``NO_DYNAMO_PRELOAD`` does not import
+    ``torch._dynamo`` (2.7 s of its start-up); ``torch.manual_seed`` is wrapped
+    as dynamo wraps it, so a candidate that imports dynamo (``torch.compile``,
+    ``torch.export``) is not reported as replacing it, while a real
+    replacement still is."""
+    code = textwrap.dedent("""
+        import sys
+        from kstrata.sandbox.child import Harness
+        h = Harness()
+        h._backend("pytorch")
+        assert "torch._dynamo" not in sys.modules, "dynamo imported before any candidate"
+        import torch, torch._dynamo, torch.export
+        assert h.watch.changed() == [], h.watch.changed()
+        torch.manual_seed(3)
+        a = torch.randn(4)
+        h._seed(3)
+        assert torch.equal(a, torch.randn(4))
+        torch.manual_seed = lambda s: None
+        assert h.watch.changed() == ["torch.manual_seed"], h.watch.changed()
+        print("ok")
+    """)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr[-2000:]
