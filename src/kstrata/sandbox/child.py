@@ -179,7 +179,9 @@ class Harness:
         self._cuda_sleep = getattr(torch._C, "_cuda_sleep", None)  # the spin before a graph replay
         self._replay = getattr(getattr(torch._C, "_CUDAGraph", None), "replay", None)
         self._events: tuple | None = None  # the timed calls' CUDA events (_cuda_events)
-        self._cpu_seed = torch.default_generator.manual_seed  # (see _seed)
+        # (see _seed; torch.random.manual_seed is torch.manual_seed before dynamo's wrapper, which
+        # would import dynamo on its first call)
+        self._cpu_seed, self._all_seed = torch.default_generator.manual_seed, torch.random.manual_seed
         self.graphs: list[tuple[Any, list[Any]]] = []  # per copy: (captured CUDA graph, its outputs)
         self.spin_cycles = 0  # GPU cycles of the spin that hides a replay's launch (_capture)
 
@@ -287,7 +289,7 @@ class Harness:
         if torch.cuda.is_initialized():
             torch.cuda.manual_seed_all(seed)
         elif torch.cuda.is_available():
-            torch.manual_seed(seed)
+            self._all_seed(seed)
             return
         self._cpu_seed(seed)
 

@@ -101,7 +101,7 @@ def seed_all(seed: int) -> None:
     if torch.cuda.is_initialized():
         torch.cuda.manual_seed_all(seed)
     elif torch.cuda.is_available():
-        torch.manual_seed(seed)
+        torch.random.manual_seed(seed)  # torch.manual_seed without dynamo's wrapper
         return
     torch.default_generator.manual_seed(seed)
 
