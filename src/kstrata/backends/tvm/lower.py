@@ -190,6 +190,36 @@ def export_timeout_s() -> float:
     return v if v > 0 else EXPORT_TIMEOUT_S
 
 
+def _release_frames(e: BaseException) -> None:
+    """Free what the failed frontend's frames hold, now and quietly.
+
+    A Relax ``BlockBuilder`` left mid-block by a converter that raised lives
+    on in the traceback's frames; destroyed at interpreter exit, it logged
+    "BlockBuilder destroyed with remaining blocks!" after kstrata's one-line
+    error. The frames are cleared and collected here with file descriptor 2
+    pointed at /dev/null (TVM logs from C++, past ``sys.stderr``)."""
+    import gc
+    import os
+    import traceback
+
+    tb = e.__traceback__
+    if tb is not None:
+        traceback.clear_frames(tb)
+    e.__traceback__ = None
+    try:
+        saved, null = os.dup(2), os.open(os.devnull, os.O_WRONLY)
+    except OSError:
+        gc.collect()
+        return
+    try:
+        os.dup2(null, 2)
+        gc.collect()
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(null)
+
+
 class _time_limit:
     """Raise :class:`ExportTimeout` in the main thread after ``seconds``
     (``SIGALRM``; the exporters are Python loops, so the signal lands between
@@ -319,6 +349,7 @@ def export_graph(task: Task, shape: dict[str, int] | None = None, symbolic: bool
     except ExportTimeout:
         raise
     except Exception as e:  # noqa: BLE001 - the exporter's reason is the report
+        _release_frames(e)
         raise LoweringError(f"torch.export/Relax frontend failed: {type(e).__name__}: {_first_line(e)}") from e
     try:
         body = printable_script(mod)
