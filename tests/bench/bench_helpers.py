@@ -5,7 +5,10 @@ ModelNew(Model)``) in fixed ways: a correct edit (an equivalent ``forward``
 that calls the reference), an incorrect one (adds 1 to the output) and one
 that does not parse. ``QuickEvaluator`` is the real verifier (small hidden
 scope, a shared worker pool) followed by the real paired timer with a short
-timing budget.
+timing budget, at the bench's timing shape: :func:`make_bench` times at
+:data:`TIMING_SHAPE` (relu's and sigmoid's nominal 4096 x 4096 costs about a
+minute per evaluation on a busy 2-core machine; what these tests check does
+not depend on the size).
 """
 
 from __future__ import annotations
@@ -54,6 +57,7 @@ class QuickEvaluator:
     secret: str
     pool: Any = None
     baselines: tuple[str, ...] = ("eager",)
+    shape: dict[str, int] | None = None
 
     def evaluate(self, task: Any, backend: Any, sources: dict[str, str]) -> tuple[Any, Any]:
         from kstrata.measure.candidate import time_candidate
@@ -65,7 +69,7 @@ class QuickEvaluator:
             return ev, None
         speedups, first = {}, None
         for b in self.baselines:
-            m = time_candidate(backend.name, task, sources, baseline=b, config=QUICK_TIMING)
+            m = time_candidate(backend.name, task, sources, self.shape, baseline=b, config=QUICK_TIMING)
             first = first or m
             speedups[b] = m.speedup
         pos = (first.roofline or {}).get("candidate") or {}
@@ -74,8 +78,12 @@ class QuickEvaluator:
                     "raw": {self.baselines[0]: first.to_dict()}}
 
 
-def quick_evaluator(spec, backend, secret, pool):
-    return QuickEvaluator(secret=secret, pool=pool, baselines=tuple(spec.baselines))
+def quick_evaluator(spec, backend, secret, pool, shape=None):
+    return QuickEvaluator(secret=secret, pool=pool, baselines=tuple(spec.baselines), shape=shape)
+
+
+#: the bench's ``timing_shape`` in :func:`make_bench` (relu's and sigmoid's variables)
+TIMING_SHAPE = "B=64,D=512"
 
 
 PROPOSERS = {
@@ -90,7 +98,8 @@ def make_bench(path, tasks=("relu", "sigmoid"), proposers=("edits", "broken"), e
     from kstrata.bench.harness import BenchSpec, parse_budget, run_bench
 
     spec = BenchSpec(suite="all", backends=("pytorch",), proposers=tuple(proposers),
-                     budget=parse_budget(f"evals={evals}").to_dict(), tasks=tuple(tasks))
+                     budget=parse_budget(f"evals={evals}").to_dict(), tasks=tuple(tasks),
+                     timing_shape=TIMING_SHAPE)
     return run_bench(spec, path, resume=resume, proposers=PROPOSERS,
                      evaluator_factory=evaluator_factory, progress=progress)
 

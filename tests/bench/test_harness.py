@@ -54,7 +54,12 @@ def test_bench_end_to_end_and_resume_repeats_nothing(small_bench):
         assert o.spent["evaluations"] == 3 and o.spent["tokens_in"] == 10
         b = by[task, "broken"]
         assert not b.compiled and not b.correct and b.verdicts == {"compile_error": 1}
-    assert json.loads((path / "bench.json").read_text())["environment"]["versions"]["torch"]
+    bench_json = json.loads((path / "bench.json").read_text())
+    assert bench_json["environment"]["versions"]["torch"]
+    assert bench_json["spec"]["timing_shape"] == "B=64,D=512"
+    # each cell timed at the bench's timing shape, recorded where retime and show look for it
+    with RunStore.open(path / cells["relu", "edits"]["run_dir"]) as store:
+        assert store.config["cli"]["timing_shape"] == {"B": 64, "D": 512}
     before = {c: _evaluated(path / cells[c]["run_dir"]) for c in cells}
     again = make_bench(path, resume=True)
     assert not again.ran and len(again.skipped) == 4
@@ -75,8 +80,8 @@ def test_interrupted_bench_resumes_where_it_stopped(tmp_path):
                 raise KeyboardInterrupt
             return super().evaluate(task, backend, sources)
 
-    def factory(spec, backend, secret, pool):
-        return Interrupting(secret=secret, pool=pool)
+    def factory(spec, backend, secret, pool, shape=None):
+        return Interrupting(secret=secret, pool=pool, shape=shape)
 
     with pytest.raises(KeyboardInterrupt):
         make_bench(tmp_path / "b", tasks=("relu",), proposers=("edits",), evaluator_factory=factory)
@@ -95,6 +100,24 @@ def test_interrupted_bench_resumes_where_it_stopped(tmp_path):
     # the budget grows: the done cell continues its run, evaluating only new candidates
     more = make_bench(tmp_path / "b", tasks=("relu",), proposers=("edits",), resume=True, evals=4)
     assert more.ran and _evaluated(run_dir)[1]["evaluations"] == 4
+
+
+def test_timing_shape_is_checked_before_anything_is_written(tmp_path):
+    from dataclasses import replace
+
+    from kstrata.backends.registry import get_backend
+    from kstrata.bench.harness import BenchSpec, run_bench, timing_shape
+    from kstrata.tasks.scaling import fitted_shape
+
+    spec = BenchSpec(suite="all", backends=("pytorch",), proposers=("edits",), budget={"evaluations": 1},
+                     tasks=("relu",), timing_shape="N=3")
+    with pytest.raises(BenchError, match="timing shape 'N=3' for relu: .*no shape variable 'N'"):
+        run_bench(spec, tmp_path / "b", proposers=PROPOSERS)
+    assert not (tmp_path / "b").exists()
+    relu, cpu = resolve_suite("level1", ["relu"])[0], get_backend("pytorch")
+    assert timing_shape(replace(spec, timing_shape="auto"), relu, cpu) == fitted_shape(relu)  # fit on a CPU
+    assert timing_shape(replace(spec, timing_shape="nominal"), relu, cpu) == {"B": 4096, "D": 4096}
+    assert timing_shape(replace(spec, timing_shape="D=77"), relu, cpu) == {"B": 4096, "D": 77}
 
 
 def test_compare_and_cli(small_bench, tmp_path):

@@ -240,6 +240,15 @@ class BenchSpec:
         primary (the one searched on and used by fast_p).
     preset:
         Integrity preset of the verifier.
+    timing_shape:
+        The shape each cell times candidates and baselines at, as
+        ``kstrata optimize --timing-shape`` reads it
+        (:func:`kstrata.tasks.scaling.parse_shape_option`): ``nominal``
+        (default, the task's nominal shape), ``fit`` (the nominal shape halved
+        until one call is at most 0.25 GFLOP and 16 MB: a GPU-sized nominal
+        shape costs seconds per call on a CPU) or ``NAME=INT,...``; ``auto`` is
+        ``fit`` on CPU backends and ``nominal`` on GPUs. Verification always
+        covers the task's own shapes, and the timed shape too.
     """
 
     suite: str
@@ -252,6 +261,7 @@ class BenchSpec:
     policy: str = "greedy"
     baselines: tuple[str, ...] = ("eager",)
     preset: str = "strict"
+    timing_shape: str = "nominal"
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -316,18 +326,49 @@ def environment_info(backends: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def default_evaluator(spec: BenchSpec, backend: Any, secret: str, pool: Any) -> Any:
+def timing_shape(spec: BenchSpec, task: Task, backend: Any) -> dict[str, int]:
+    """The full shape ``task``'s cell on ``backend`` times at (``spec.timing_shape``).
+
+    Raises
+    ------
+    BenchError
+        On a malformed value, an unknown shape variable, or ``fit`` for a task
+        without the FLOP/byte formulas to fit by.
+    """
+    from kstrata.tasks.scaling import ShapeFitError, auto_shape_option, parse_shape_option
+
+    option = spec.timing_shape
+    if option.strip() == "auto":
+        option = auto_shape_option(getattr(backend, "device", "cpu"))
+    try:
+        return parse_shape_option(option, task)
+    except (ValueError, ShapeFitError) as e:
+        raise BenchError(f"timing shape {spec.timing_shape!r} for {task.name}: {e}") from None
+
+
+def default_evaluator(spec: BenchSpec, backend: Any, secret: str, pool: Any,
+                      shape: dict[str, int] | None = None) -> Any:
     """:class:`~kstrata.search.evaluators.VerifyMeasureEvaluator` with the spec's
-    baselines and preset; ``pool`` is a worker pool or an
+    baselines and preset, timing at ``shape`` (default nominal; :func:`run_bench`
+    passes the cell's :func:`timing_shape`); ``pool`` is a worker pool or an
     :class:`~kstrata.execute.Executor` (``--executor ray``)."""
     from kstrata.execute import Executor
     from kstrata.search.evaluators import VerifyMeasureEvaluator
 
-    if isinstance(pool, Executor):
-        return VerifyMeasureEvaluator(secret=secret, baselines=spec.baselines, executor=pool,
-                                      preset=spec.preset)
-    return VerifyMeasureEvaluator(secret=secret, baselines=spec.baselines, pool=pool,
-                                  preset=spec.preset)
+    where = {"executor": pool} if isinstance(pool, Executor) else {"pool": pool}
+    return VerifyMeasureEvaluator(secret=secret, baselines=spec.baselines, preset=spec.preset,
+                                  shape=shape, **where)
+
+
+def _make_evaluator(factory: Callable[..., Any], spec: BenchSpec, backend: Any, secret: str, pool: Any,
+                    shape: dict[str, int]) -> Any:
+    """``factory(spec, backend, secret, pool)``, with ``shape=`` when it takes one."""
+    try:
+        params = inspect.signature(factory).parameters
+    except (TypeError, ValueError):
+        params = {}
+    extra = {"shape": shape} if "shape" in params else {}
+    return factory(spec, backend, secret, pool, **extra)
 
 
 class _Serialized:
@@ -360,7 +401,7 @@ def _check_resume(bench_dir: Path, spec: BenchSpec) -> None:
     if diff:
         raise BenchError(
             f"{bench_dir} was run with other settings ({', '.join(diff)}); resume with the same "
-            "suite, tasks, backends, proposers, sample, seed, policy, baselines and preset "
+            "suite, tasks, backends, proposers, sample, seed, policy, baselines, preset and timing shape "
             "(only the budget may change), or choose another --out")
 
 
@@ -391,7 +432,8 @@ def run_bench(
         :func:`get_proposer`; one proposer per (proposer, backend) serves all tasks.
     evaluator_factory:
         ``(spec, backend, secret, pool) -> Evaluator`` (default
-        :func:`default_evaluator`); one per cell.
+        :func:`default_evaluator`); one per cell. A factory with a ``shape``
+        parameter is also given the cell's :func:`timing_shape`.
     progress:
         Called as ``progress(event, info)`` with event ``cell_start``,
         ``cell_done``, ``cell_skip`` or ``cell_failed`` and the cell's row.
@@ -446,6 +488,9 @@ def run_bench(
     if not resume and exists:
         raise BenchError(f"{bench_dir} already holds a bench; pass --resume or choose another --out")
     tasks = resolve_suite(spec.suite, spec.tasks)
+    # a bad timing shape fails before anything is written
+    shapes = {(t.name, b): timing_shape(spec, t, backend)
+              for b, backend in backends.items() for t in tasks if _supports(backend, t)}
     if resume:
         _check_resume(bench_dir, spec)
     else:
@@ -473,13 +518,16 @@ def run_bench(
             _emit(progress, "cell_start", cell)
         try:
             proposer = built[cell["proposer"], cell["backend"]]
-            evaluator = make_eval(spec, backend, secret, pools[cell["backend"]])
+            shape = shapes[cell["task"], cell["backend"]]
+            evaluator = _make_evaluator(make_eval, spec, backend, secret, pools[cell["backend"]], shape)
             run = optimize(
                 by_name[cell["task"]], backend, proposer, evaluator, spec.policy, budget,
                 run_dir, resume=RunStore.exists(run_dir),
                 settings=SearchSettings(seed=spec.seed, primary_baseline=spec.baselines[0]),
+                # cli.timing_shape is where a run records its timing shape (retime and show read it)
                 extra_config={"bench": {"dir": str(bench_dir.resolve()),
-                                        "baselines": list(spec.baselines)}},
+                                        "baselines": list(spec.baselines)},
+                              "cli": {"timing_shape": shape}},
             )
         except Exception as e:  # noqa: BLE001 - one broken cell never ends the bench
             error = f"{type(e).__name__}: {e}\n{traceback.format_exc(limit=8)}"

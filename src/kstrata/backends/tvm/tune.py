@@ -18,6 +18,7 @@ atomically, so each baseline is tuned once.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import re
@@ -111,9 +112,12 @@ def popen_workers_die_with_parent() -> bool:
     return True
 
 
+@functools.cache
 def json_serialization_works() -> bool:
     """Whether ``tvm.ir.save_json`` works (MetaSchedule needs it); probed in a
-    subprocess because the failure is a segfault."""
+    subprocess because the failure is a segfault. The answer depends only on
+    the installed TVM, so it is probed once per process (the probe imports TVM
+    in a fresh interpreter: seconds, a minute on a loaded host)."""
     import subprocess
     import sys
 
