@@ -1,6 +1,6 @@
 """A faster verification checks the same thing (issue #23): the same draws,
-the same seeds, copies where the judge needs them, and no false integrity
-finding from a sandbox that no longer imports dynamo up front."""
+the same seeds, copies where the judge needs them, and a sandbox that
+imports up front what every candidate call needs."""
 
 from __future__ import annotations
 
@@ -89,7 +89,7 @@ def test_a_test_is_drawn_once_and_the_oracle_copies_its_inputs():
         task = Task()
 
     run = object.__new__(runner.ShapeRun)
-    run.ctx, run.module = Ctx(), Module()
+    run.ctx, run.module, run.device = Ctx(), Module(), "cpu"
     t1 = TestCase((("N", 4),), 0, 5, "uniform", True)
     t2 = TestCase((("N", 4),), 0, 6, "uniform", True)
     a, b = run.inputs(t1), run.inputs(t1)
@@ -106,19 +106,24 @@ def test_a_test_is_drawn_once_and_the_oracle_copies_its_inputs():
     assert torch.equal(a[0], fresh[0]) and torch.equal(a[1], fresh[1]) and torch.equal(a[2], fresh[2])
 
 
-def test_sandbox_without_dynamo_preload_sees_no_patch_when_dynamo_loads_later():
-    """The zygote of a backend in ``NO_DYNAMO_PRELOAD`` does not import
-    ``torch._dynamo`` (2.7 s of its start-up); ``torch.manual_seed`` is wrapped
-    as dynamo wraps it, so a candidate that imports dynamo (``torch.compile``,
-    ``torch.export``) is not reported as replacing it, while a real
-    replacement still is."""
+def test_the_zygote_imports_what_each_checked_call_needs():
+    """The candidate process's checked call enables deterministic algorithms,
+    whose setter imports inductor's config (and dynamo): the zygote imports
+    them before forking, so no candidate process pays them, and before the
+    watch's snapshot, so a later ``torch.export`` is no patch, while a real
+    replacement of ``torch.manual_seed`` still is; the harness's seeding gives
+    the draws of ``torch.manual_seed``."""
     code = textwrap.dedent("""
         import sys
-        from kstrata.sandbox.child import Harness
+        from kstrata.sandbox.child import Harness, _poisoned_allocations
         h = Harness()
         h._backend("pytorch")
-        assert "torch._dynamo" not in sys.modules, "dynamo imported before any candidate"
-        import torch, torch._dynamo, torch.export
+        before = set(sys.modules)
+        with _poisoned_allocations(2):
+            pass
+        new = sorted(m for m in set(sys.modules) - before if m.startswith("torch._"))
+        assert not new, new[:10]
+        import torch, torch.export
         assert h.watch.changed() == [], h.watch.changed()
         torch.manual_seed(3)
         a = torch.randn(4)
@@ -130,3 +135,25 @@ def test_sandbox_without_dynamo_preload_sees_no_patch_when_dynamo_loads_later():
     """)
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr[-2000:]
+
+
+def test_a_cpu_device_draws_what_no_device_draws():
+    xs = [torch.randn(33, 17), torch.randn(5).half()]
+    for dist in DISTRIBUTIONS:
+        a, b = apply_distribution(xs, dist, 4), apply_distribution(xs, dist, 4, device="cpu")
+        assert all(torch.equal(u, v) for u, v in zip(a, b))
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_a_cuda_draw_is_reproducible_and_comes_back_to_the_inputs_device():
+    xs = [torch.randn(513, 1025), torch.randn(4097).half()]
+    for dist in ("uniform", "heavy_tailed"):
+        a, b = apply_distribution(xs, dist, 9, device="cuda"), apply_distribution(xs, dist, 9, device="cuda")
+        other = apply_distribution(xs, dist, 10, device="cuda")
+        for x, u, v, w in zip(xs, a, b, other):
+            assert u.device == x.device and u.dtype == x.dtype and torch.equal(u, v) and not torch.equal(u, w)
+            assert bool(torch.isfinite(u).all())
+        if dist == "uniform":
+            assert all(float(u.abs().max()) <= 1 for u in a)
+        else:  # the extremes at the edges, as on the CPU
+            assert float(a[0].reshape(-1)[-1]) == float(a[0].max()) and float(a[0].reshape(-1)[0]) == float(a[0].min())

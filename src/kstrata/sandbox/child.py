@@ -123,43 +123,17 @@ def _flatten(out: Any) -> list[Any]:
     return [out]
 
 
-#: Backends whose zygote does not import ``torch._dynamo`` before forking: their
-#: candidates' loads do not use it (the TVM and TileLang loads can export a
-#: model with ``torch.export``, and ``pytorch-cuda`` candidates are expected to use
-#: ``torch.compile``, which import it; their zygotes import it once
-#: so that no candidate process pays it). A candidate of these backends that
-#: uses ``torch.compile`` imports it in its own process, during its load.
-NO_DYNAMO_PRELOAD = ("pytorch", "triton", "triton-interp")
-
-
-def _wrap_manual_seed_as_dynamo(torch: Any) -> None:
-    """Make ``torch.manual_seed`` what importing ``torch._dynamo`` makes it,
-    before the watch snapshots torch: dynamo's import replaces it with
-    ``torch._disable_dynamo(torch.manual_seed)`` (registered as the
-    ``aten::manual_seed`` builtin) unless it was replaced already
-    (``torch/_dynamo/__init__.py``). A backend or candidate that imports
-    dynamo later (``torch.export``, ``torch.compile``) then leaves it as the
-    watch recorded it and is not taken for a patcher. The same wrapping as
-    dynamo's, without importing dynamo: importing it here cost 2.7 of the
-    zygote's 4.4 CPU seconds of start-up, paid by every ``kstrata eval``
-    (``benchmarks/results/verify_profile.txt``), where the backend's
-    candidates do not need it (:data:`NO_DYNAMO_PRELOAD`); the wrapper
-    imports dynamo itself on its first call."""
-    if torch.manual_seed is torch.random.manual_seed and hasattr(torch, "_disable_dynamo"):
-        import torch.jit._builtins
-
-        torch.manual_seed = torch._disable_dynamo(torch.manual_seed)
-        torch.jit._builtins._register_builtin(torch.manual_seed, "aten::manual_seed")
-
-
 class Harness:
     """The candidate process's state: the backend, the loaded candidate and its
     timing input copies."""
 
     def __init__(self) -> None:
         import torch
-
-        _wrap_manual_seed_as_dynamo(torch)
+        # every checked call enables deterministic algorithms (_poisoned_allocations), whose setter imports
+        # inductor's config and with it dynamo, which wraps torch.manual_seed: imported here, once per
+        # zygote, before the watch snapshots torch (a backend importing torch.export is then not taken for
+        # a patcher) and not by each candidate process's first call (0.3-0.5 CPU s more there)
+        import torch._inductor.config  # noqa: F401
         self.torch = torch
         self.Tensor = torch.Tensor          # captured before any candidate code runs
         self.tensor_dict = torch.Tensor.__dict__
@@ -179,8 +153,7 @@ class Harness:
         self._cuda_sleep = getattr(torch._C, "_cuda_sleep", None)  # the spin before a graph replay
         self._replay = getattr(getattr(torch._C, "_CUDAGraph", None), "replay", None)
         self._events: tuple | None = None  # the timed calls' CUDA events (_cuda_events)
-        # (see _seed; torch.random.manual_seed is torch.manual_seed before dynamo's wrapper, which
-        # would import dynamo on its first call)
+        # (see _seed; torch.random.manual_seed is torch.manual_seed without dynamo's wrapper)
         self._cpu_seed, self._all_seed = torch.default_generator.manual_seed, torch.random.manual_seed
         self.graphs: list[tuple[Any, list[Any]]] = []  # per copy: (captured CUDA graph, its outputs)
         self.spin_cycles = 0  # GPU cycles of the spin that hides a replay's launch (_capture)
@@ -714,9 +687,6 @@ def zygote_main(ctrl_fd: int, memory_mb: int, backend: str, sandboxed: bool) -> 
     os.dup2(2, 1)
     sock = socket.socket(fileno=ctrl_fd)
     harness = Harness()
-    if backend not in NO_DYNAMO_PRELOAD:
-        import torch._dynamo  # noqa: F401 - imported once here, not by every candidate process's load
-
     harness._backend(backend)
     _prctl(PR_SET_DUMPABLE, 0)
     _prctl(PR_SET_CHILD_SUBREAPER, 1)

@@ -31,6 +31,7 @@ overflowing ``exp``) does not decide the verdict and is recorded.
 
 from __future__ import annotations
 
+import builtins
 import copy
 import platform
 import time
@@ -46,7 +47,7 @@ from kstrata.tasks.base import ReferenceFailure, Task, TaskError
 from kstrata.tasks.inputs import apply_distribution, seed_all
 from kstrata.verdict import Verdict
 from kstrata.verify import feedback as fb
-from kstrata.verify.integrity.registry import Finding, applies, preset as get_preset
+from kstrata.verify.integrity.registry import CHECKS, Finding, applies, preset as get_preset
 from kstrata.verify.integrity.static import native_findings, static_findings, vendor_findings
 from kstrata.sandbox import wire
 from kstrata.sandbox.client import CandidateDied, fresh
@@ -107,6 +108,52 @@ class Failure:
     unwritten: bool = False
 
 
+def _exception_kind(message: str) -> str:
+    """What a hidden test's failure may say of the candidate's exception: the
+    type's name where it is a Python built-in exception or one of PyTorch's
+    (``RuntimeError``, ``torch.OutOfMemoryError``), else ``an exception``. The
+    name and the message are the candidate's to choose (a class named after
+    the hidden shape would leak it), so nothing else of them is echoed."""
+    name = message.split(":", 1)[0].strip()
+    base = name.rsplit(".", 1)[-1]
+    builtin = getattr(builtins, base, None)
+    if isinstance(builtin, type) and issubclass(builtin, BaseException) and name in (base, "builtins." + base):
+        return base
+    if name in _TORCH_EXCEPTIONS:
+        return name
+    return "an exception"
+
+
+#: PyTorch's exception types a hidden-test failure may name
+_TORCH_EXCEPTIONS = frozenset({"torch.OutOfMemoryError", "torch.cuda.OutOfMemoryError", "OutOfMemoryError",
+                               "torch.AcceleratorError", "AcceleratorError"})
+
+
+#: evidence keys the judge sets itself (a candidate's finding cannot supply them)
+_JUDGE_KEYS = frozenset({"check", "message", "stage_public", "stage", "test", "shape", "seed"})
+
+
+def _evidence(raw: Any) -> dict[str, Any]:
+    """A finding's evidence as the candidate process sent it, made safe to
+    store: string keys other than the judge's own, plain values (strings cut
+    to 500 characters, numbers, booleans), at most 20 entries; anything else
+    is dropped. The findings come from the candidate's process, so they are
+    untrusted input."""
+    if not isinstance(raw, dict):
+        return {}
+    out: dict[str, Any] = {}
+    for k, v in list(raw.items())[:20]:
+        if not isinstance(k, str) or k in _JUDGE_KEYS or not k.isidentifier():
+            continue
+        if isinstance(v, str):
+            out[k] = v[:500]
+        elif isinstance(v, (bool, int, float)) or v is None:
+            out[k] = v
+        elif isinstance(v, (list, tuple)) and all(isinstance(x, (str, int, float, bool)) for x in v):
+            out[k] = [x[:200] if isinstance(x, str) else x for x in v[:20]]
+    return out
+
+
 @dataclass
 class Context:
     """The judge's state for one verification. ``proc`` is the candidate
@@ -147,13 +194,23 @@ class Context:
     def fire_all(self, findings: list[dict], public: bool, test: TestCase | None = None) -> None:
         """Fire the candidate process's run-time findings (replaced functions,
         threads, PyTorch compute, output types, ...)."""
-        for f in findings or []:
-            if not isinstance(f, dict) or not isinstance(f.get("check"), str):
-                continue
-            ev = dict(f.get("evidence") or {}) if isinstance(f.get("evidence"), dict) else {}
+        if findings is None:
+            return
+        if not isinstance(findings, list):
+            raise Stop(Verdict.REJECTED, "protocol", "the candidate process sent malformed findings "
+                       "(the candidate tampered with its process's harness)")
+        for f in findings:
+            check = f.get("check") if isinstance(f, dict) else None
+            if not isinstance(check, str) or check not in CHECKS:
+                # an honest harness reports only the registry's checks: anything
+                # else was written by the candidate, and its text is not echoed
+                raise Stop(Verdict.REJECTED, "protocol", "the candidate process reported a finding "
+                           "that its harness never makes (the candidate tampered with its process's "
+                           "harness)")
+            ev = _evidence(f.get("evidence"))
             if public and test is not None:
                 ev["test"] = test.describe()
-            self.fire(f["check"], str(f.get("message", f["check"]))[:2000], public, **ev)
+            self.fire(check, str(f.get("message", check))[:2000], public, **ev)
 
     def request(self, header: dict, buffers: list[Any], public: bool, limit: int | None = None
                 ) -> tuple[dict, list[bytes]]:
@@ -253,7 +310,9 @@ class ShapeRun:
                             "init": init, "poison": POISON_PATTERNS[0]}, bufs, public)
         if not h.get("ok"):
             ev = {"traceback": str(h.get("traceback", ""))[-3000:]} if h.get("traceback") and public else {}
-            raise Stop(Verdict.COMPILE_ERROR, "load", str(h.get("message", "did not load"))[:4000], **ev)
+            msg = str(h.get("message", "did not load"))
+            raise Stop(Verdict.COMPILE_ERROR, "load", msg[:4000] if public else
+                       f"the candidate did not load at a hidden test's shape ({_exception_kind(msg)})", **ev)
         ctx.load_seconds += float(h.get("load_s", 0.0))
         ctx.fire_all(h.get("findings"), public)
         self.prev: tuple[list[torch.Tensor], list[torch.Tensor]] | None = None
@@ -269,7 +328,7 @@ class ShapeRun:
         same test's inputs in turn and get the same draw (the values a second
         draw would give). Callers never modify them (they copy first)."""
         if self._drawn is None or self._drawn[0] != test:
-            self._drawn = (test, _seed_inputs(self.ctx.task)(self.module, test))
+            self._drawn = (test, _seed_inputs(self.ctx.task, self.device)(self.module, test))
         return list(self._drawn[1])
 
     _rng = 0
@@ -321,7 +380,7 @@ class ShapeRun:
                               if limit else "")
                            + (f": {msg}" if public else " on a hidden test"))
             raise Stop(Verdict.RUNTIME_ERROR, "run", "candidate raised " + (msg if public else
-                       msg.split(":")[0] + " on a hidden test"),
+                       _exception_kind(msg) + " on a hidden test"),
                        **({"test": test.describe(), "traceback": str(h.get("traceback", ""))[-3000:]}
                           if public else {}))
         if noop:
@@ -804,12 +863,17 @@ def tolerance_record(task: Task) -> dict[str, Any]:
 SCOPES = ("full", "small")
 
 
-def _seed_inputs(task: Task) -> Callable[[Any, TestCase], list[Any]]:
+def _seed_inputs(task: Task, device: str = "cpu") -> Callable[[Any, TestCase], list[Any]]:
     """The judge's input draw for a test (as :meth:`ShapeRun.inputs`), for a
-    module instantiated elsewhere (:func:`kstrata.verify.reference.preflight`)."""
+    module instantiated elsewhere (:func:`kstrata.verify.reference.preflight`):
+    ``get_inputs()`` after seeding torch with the test's seed, then the test's
+    distribution, whose new values are drawn on ``device`` (the backend's:
+    a GPU draws there, :func:`kstrata.tasks.inputs.apply_distribution`); the
+    inputs are on the CPU either way."""
     def draw(module: Any, test: TestCase) -> list[Any]:
         seed_all(test.seed + 1)
-        return apply_distribution(list(module.get_inputs()), test.dist, test.seed, task.meta.dist_inputs)
+        return apply_distribution(list(module.get_inputs()), test.dist, test.seed, task.meta.dist_inputs,
+                                  device=device)
 
     return draw
 
@@ -886,7 +950,7 @@ def run_protocol(task: Task, backend_name: str, sources: dict[str, str], secret:
                 ctx.not_verified = (f"the nominal shape {task.nominal_shape} was not verified: {backend_name} "
                                     "interprets the kernel (correctness only); the compiled backend verifies it")
         ctx.started = time.monotonic()
-        pre = preflight(task, pub + hid, timeout_s, backend.device, oracle_model, _seed_inputs(task))
+        pre = preflight(task, pub + hid, timeout_s, backend.device, oracle_model, _seed_inputs(task, backend.device))
         ctx.judge_s += time.monotonic() - ctx.started
         try:  # the sandbox's start counts against the verification's time limit too
             ctx.proc = fresh(spec, timeout_s=300.0 if ctx.deadline is None
