@@ -92,7 +92,7 @@ def test_a_test_is_drawn_once_and_the_oracle_copies_its_inputs():
     run.ctx, run.module, run.device = Ctx(), Module(), "cpu"
     t1 = TestCase((("N", 4),), 0, 5, "uniform", True)
     t2 = TestCase((("N", 4),), 0, 6, "uniform", True)
-    a, b = run.inputs(t1), run.inputs(t1)
+    a, b = run.inputs(t1), run.inputs(t1)  # (prepare drops the draw: a later ask draws again)
     assert len(calls) == 1 and all(torch.equal(x, y) for x, y in zip(a, b))
     fresh = runner._seed_inputs(Task())(Module(), t1)  # what a second draw would give
     assert all(torch.equal(x, y) for x, y in zip(a, fresh))

@@ -326,7 +326,8 @@ class ShapeRun:
         """The test's inputs, drawn once per test: the batch sizing of
         :func:`_run_stage`, the dynamic probes and :meth:`prepare` ask for the
         same test's inputs in turn and get the same draw (the values a second
-        draw would give). Callers never modify them (they copy first)."""
+        draw would give; :meth:`prepare`, the last, drops it). Callers never
+        modify them (they copy first)."""
         if self._drawn is None or self._drawn[0] != test:
             self._drawn = (test, _seed_inputs(self.ctx.task, self.device)(self.module, test))
         return list(self._drawn[1])
@@ -433,6 +434,7 @@ class ShapeRun:
         """The test's inputs, the reference's outputs (on the device) and the oracle's."""
         t0 = time.monotonic()
         pristine = self.inputs(test)
+        self._drawn = None  # its last use: the judge holds no more inputs than before the cache
         with torch.no_grad():
             seed_all(rng_seed(test))  # a forward that draws (an RNN's initial state) draws alike
             # a fresh copy on the device (the reference may modify its inputs): one copy, not a clone and a move
