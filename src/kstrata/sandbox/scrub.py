@@ -28,14 +28,35 @@ SHARED_DIRS = ("/tmp", "/dev/shm")
 _IPC = (("shm", "shmctl"), ("msg", "msgctl"), ("sem", "semctl"))
 
 
+def _modes(dirs: tuple[str, ...]) -> dict[str, int]:
+    out = {}
+    for d in dirs:
+        try:
+            out[d] = stat.S_IMODE(os.stat(d).st_mode)
+        except OSError:
+            pass
+    return out
+
+
+#: The shared directories' own modes as the sandbox made them, taken when the
+#: zygote imports this module (before it forks its first candidate): a
+#: candidate that ``chmod``s ``/tmp`` (0333: nothing can list it) must not hide
+#: its files from :func:`scrub`, nor pass the mode on as a signal.
+PRISTINE_MODES = _modes(SHARED_DIRS)
+
+
 def scrub(dirs: tuple[str, ...] = SHARED_DIRS) -> list[str]:
-    """Empty ``dirs`` and remove the IPC namespace's System V objects.
+    """Give ``dirs`` back their modes (:data:`PRISTINE_MODES`) and extended
+    attributes, empty them, and remove the IPC namespace's System V objects.
     Returns what could not be removed (``[]`` normally); never raises.
+    (POSIX message queues need no removal: ``mq_open`` is refused by the
+    sandbox's seccomp filter, :data:`kstrata.sandbox.policy.DENIED_SYSCALLS_X86_64`.)
 
     Only for a sandbox's own ``/tmp`` and ``/dev/shm``: called outside a
     sandbox it would empty the host's."""
     left: list[str] = []
     for d in dirs:
+        _restore(d, PRISTINE_MODES.get(d))
         try:
             names = os.listdir(d)
         except OSError:
@@ -55,6 +76,24 @@ def scrub(dirs: tuple[str, ...] = SHARED_DIRS) -> list[str]:
                     left.append(path)
     left += _remove_ipc()
     return left
+
+
+def _restore(d: str, mode: int | None) -> None:
+    """The directory ``d`` itself back to ``mode``, without the extended
+    attributes a candidate may have set on it (same uid: both are allowed)."""
+    try:
+        if mode is not None and stat.S_IMODE(os.stat(d).st_mode) != mode:
+            os.chmod(d, mode)
+    except OSError:
+        pass
+    try:
+        for name in os.listxattr(d):
+            try:
+                os.removexattr(d, name)
+            except OSError:
+                pass
+    except OSError:
+        pass
 
 
 def _writable_and_retry(fn, path, _exc) -> None:

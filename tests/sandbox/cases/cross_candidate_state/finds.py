@@ -11,8 +11,18 @@ os, ctypes = _imp("o" + "s"), _imp("ct" + "ypes")
 found = [p for p in ("/tmp/left_by_an_earlier_candidate", "/tmp/.triton/cache/planted",
                      "/tmp/kstrata_task/torch_helpers.py", "/dev/shm/left_by_an_earlier_candidate", "/tmp/locked")
          if os.path.lexists(p)]
-if ctypes.CDLL(None, use_errno=True).shmget(0x4B53, 0, 0) != -1:
+libc = ctypes.CDLL(None, use_errno=True)
+if libc.shmget(0x4B53, 0, 0) != -1:
     found.append("System V shared memory segment 0x4B53")
+if libc.mq_open(b"/kstrata_left", 0, 0, None) >= 0:  # O_RDONLY, no O_CREAT
+    found.append("POSIX message queue /kstrata_left")
+if not os.stat("/tmp").st_mode & 0o400:
+    found.append("/tmp made unlistable")
+try:
+    if "user.left_by" in os.listxattr("/tmp"):
+        found.append("an xattr on /tmp")
+except OSError:
+    pass
 if found:
     raise RuntimeError(f"PROBE left by an earlier candidate: {found}")
 

@@ -1,6 +1,8 @@
 """A correct softmax that leaves state where a later candidate's process could
 find it: a file in /tmp (also a Triton cache entry, a module), one in
-/dev/shm, a directory it made unwritable, and a System V shared memory segment."""
+/dev/shm, a directory it made unwritable, a System V shared memory segment,
+a POSIX message queue, an extended attribute on /tmp, and /tmp itself made
+unlistable (mode 0333), which hid every file in it from the scrub."""
 
 import torch
 import torch.nn as nn
@@ -22,6 +24,14 @@ if not os.path.lexists("/tmp/locked"):  # a process may load the candidate more 
     os.chmod("/tmp/locked", 0)
 libc = ctypes.CDLL(None, use_errno=True)
 libc.shmget(0x4B53, 4096, 0o1600)  # IPC_CREAT | 0600
+q = libc.mq_open(b"/kstrata_left", 2 | 64, 0o600, None)  # O_RDWR | O_CREAT (refused by seccomp: -1)
+if q >= 0:
+    libc.mq_send(q, b"A was here", 10, 0)
+try:
+    os.setxattr("/tmp", "user.left_by", b"A")
+except OSError:
+    pass  # a tmpfs without user xattrs
+os.chmod("/tmp", 0o333)
 
 
 class ModelNew(nn.Module):
