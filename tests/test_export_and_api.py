@@ -69,6 +69,14 @@ def _run(tmp_path, backend, initial=None):
                     tmp_path / f"run-{backend}", initial_sources=initial)
 
 
+@pytest.fixture(scope="module")
+def tvm_run(tmp_path_factory):
+    """One tvm-llvm run of rmsnorm for the tests that export or read it (each built the
+    same run; the graph's export through torch.export and Relax is most of a run's time).
+    The tests only read it, and write their exports elsewhere."""
+    return _run(tmp_path_factory.mktemp("tvm_run"), "tvm-llvm")
+
+
 def _use(export_dir: Path, shape: dict) -> float:
     code = USE.format(parent=str(export_dir.parent), name=export_dir.name, shape=shape)
     out = subprocess.run([PY, "-c", code], capture_output=True, text=True, timeout=300)
@@ -76,8 +84,8 @@ def _use(export_dir: Path, shape: dict) -> float:
     return float(out.stdout.split("maxdiff")[-1])
 
 
-def test_export_tvm_writes_a_compiled_library_a_model_can_call(tmp_path):
-    res = _run(tmp_path, "tvm-llvm")
+def test_export_tvm_writes_a_compiled_library_a_model_can_call(tmp_path, tvm_run):
+    res = tvm_run
     r = CliRunner().invoke(app, ["export", str(res.run_dir), "--to", str(tmp_path / "rms_tvm")])
     assert r.exit_code == 0, r.output
     out = tmp_path / "rms_tvm"
@@ -101,8 +109,8 @@ def test_export_pytorch_copies_the_candidate_and_wraps_it(tmp_path):
     assert kstrata.export(res.run_dir, out) == out
 
 
-def test_read_candidate_takes_a_runs_best_dir_or_one_level_file(tmp_path):
-    res = _run(tmp_path, "tvm-llvm")
+def test_read_candidate_takes_a_runs_best_dir_or_one_level_file(tmp_path, tvm_run):
+    res = tvm_run
     best = res.run_dir / "best"
     for path in (best, best / "graph.py", res.run_dir / "candidates" / res.best.hash):
         sources, backend = read_candidate(path)
@@ -114,8 +122,8 @@ def test_read_candidate_takes_a_runs_best_dir_or_one_level_file(tmp_path):
         read_candidate(tmp_path / "missing")
 
 
-def test_eval_accepts_a_runs_best_directory(tmp_path):
-    res = _run(tmp_path, "tvm-llvm")
+def test_eval_accepts_a_runs_best_directory(tmp_path, tvm_run):
+    res = tvm_run
     r = CliRunner().invoke(app, ["eval", "rmsnorm", str(res.run_dir / "best" / "graph.py"), "--scope", "small",
                                  "--no-time", "--json"])
     assert r.exit_code == 0, r.output

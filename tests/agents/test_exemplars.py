@@ -30,9 +30,27 @@ def test_exemplars_stay_on_their_backend_family():
     assert [e.name for e in exemplars_for("norm", "triton-interp", "source")] == ["softmax_online_triton"]
 
 
+@pytest.fixture(scope="module")
+def judges():
+    """``judges(backend) -> pool``: one judge worker per backend for the exemplars' checks
+    (several exemplars check on the same backend; as ``kstrata optimize`` keeps one)."""
+    from kstrata.backends.workers import pool_for
+
+    pools = {}
+
+    def get(backend):
+        if backend.name not in pools:
+            pools[backend.name] = pool_for(backend)
+        return pools[backend.name]
+
+    yield get
+    for p in pools.values():
+        p.close()
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("exemplar", EXEMPLARS, ids=[e.name for e in EXEMPLARS])
-def test_every_exemplar_passes_the_verifier_at_every_sweep_shape(exemplar):
+def test_every_exemplar_passes_the_verifier_at_every_sweep_shape(exemplar, judges):
     from kstrata.backends.registry import get_backend
     from kstrata.tasks.loader import resolve_task
     from kstrata.verdict import Verdict
@@ -42,7 +60,7 @@ def test_every_exemplar_passes_the_verifier_at_every_sweep_shape(exemplar):
     task, backend = resolve_task(check["task"]), get_backend(check["backend"])
     initial = {} if "candidate" in check else backend.initial_sources(task)
     ev = verify_candidate(task, backend.name, exemplar.check_sources(initial), secret="exemplar-check" * 4,
-                          scope="full", timeout_s=600)
+                          scope="full", timeout_s=600, pool=judges(backend))
     assert ev.verdict is Verdict.CORRECT, (ev.verdict, ev.check, ev.evidence)
     assert ev.hidden_tests >= len(task.sweep_shapes)
 

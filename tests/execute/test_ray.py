@@ -127,7 +127,8 @@ def test_evaluate_many_through_ray(ray_local):
     batch = [{"source": (CORPUS / name).read_text()}
              for name in ("good/relu_torch.py", "bad/relu_all_zero.py", "good/relu_clamp.py")]
     with make_executor("ray", backend=backend) as ex:
-        ev = VerifyMeasureEvaluator(secret="s", executor=ex, confirm_scope=None)
+        # timed (and its timed shape verified) at a small shape, not relu's nominal 4096 x 4096
+        ev = VerifyMeasureEvaluator(secret="s", executor=ex, confirm_scope=None, shape={"B": 64, "D": 512})
         out = ev.evaluate_many(task, backend, batch)
     assert [e.verdict.value for e, _ in out] == ["correct", "incorrect", "correct"]
     assert out[1][1] is None
@@ -175,14 +176,15 @@ class _SameEdit:
                                             rationale="equivalent edit")])
 
 
-@pytest.mark.slow  # ~40-80 s: two optimize runs with full-scope confirmations
+@pytest.mark.slow  # two optimize runs with full-scope confirmations
 def test_bench_cells_spread_over_ray(ray_local, tmp_path):
     import json
 
     from kstrata.bench.harness import BenchSpec, run_bench
 
+    # timed at a small shape (the nominal 4096 x 4096 took minutes per cell on a busy 2-core machine)
     spec = BenchSpec(suite="level1", backends=("pytorch",), proposers=("same-edit",),
-                     budget={"evaluations": 2}, tasks=("relu", "sigmoid"))
+                     budget={"evaluations": 2}, tasks=("relu", "sigmoid"), timing_shape="B=64,D=512")
     res = run_bench(spec, tmp_path / "bench", proposers={"same-edit": _SameEdit},
                     executor="ray")
     cells = {c["task"]: c for c in res.cells}

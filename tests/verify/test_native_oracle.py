@@ -126,10 +126,20 @@ def schedule_matmul(sch):
 '''
 
 
+@pytest.fixture(scope="module")
+def llvm_judge():
+    """One tvm-llvm judge worker for both schedules (as ``kstrata optimize`` keeps one)."""
+    from kstrata.backends.registry import get_backend
+    from kstrata.backends.workers import pool_for
+
+    with pool_for(get_backend("tvm-llvm")) as p:
+        yield p
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("secret", ["gemv-a" * 6])  # one secret: each costs ~60 s on two cores
 @pytest.mark.parametrize("schedule", [RFACTOR, UNROLLED], ids=["rfactor", "unrolled"])
-def test_reordered_and_unrolled_gemv_schedules_are_correct(secret, schedule):
+def test_reordered_and_unrolled_gemv_schedules_are_correct(secret, schedule, llvm_judge):
     """Verified for real on tvm-llvm at scope full, as the search confirms a
     would-be best (the nominal 8192x8192 tests run with the native oracle;
     screening at scope small leaves that large shape to this)."""
@@ -140,5 +150,6 @@ def test_reordered_and_unrolled_gemv_schedules_are_correct(secret, schedule):
     assert plan.nominal_tests(task, secret, quick=True)[0] == []
     assert {t.oracle for t in plan.nominal_tests(task, secret)[0]} == {"native"}
     graph = get_backend("tvm-llvm").initial_sources(task)["graph"]
-    ev = verify_candidate(task, "tvm-llvm", {"graph": graph, "schedule": schedule}, secret=secret, scope="full")
+    ev = verify_candidate(task, "tvm-llvm", {"graph": graph, "schedule": schedule}, secret=secret, scope="full",
+                          pool=llvm_judge)
     assert str(ev.verdict.value) == "correct", ev
