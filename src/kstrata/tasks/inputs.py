@@ -13,6 +13,16 @@ large          the normal draw times 100 (exposes overflow in ``exp``/accumulato
 near_zero      the normal draw times 1e-3 (exposes division and epsilon handling)
 shifted        the normal draw minus 10 (all-negative logits: exposes padding
                values such as ``other=0.0`` that dominate a max or a sum of ``exp``)
+grid           uniform on the multiples of 1/64 in [-1, 1] (:data:`GRID_STEPS`):
+               exact in every float dtype, and so are their products and any sum
+               of them, in any order, while the partial sums stay below
+               2^t / 64 (t the dtype's significand bits). A correct reduction
+               then has no rounding error at all, so the reordered-reduction
+               allowance is zero there and a term dropped at scale (a tile
+               boundary's off-by-one in a 65537-long sum) cannot hide in it
+               (:mod:`kstrata.verify.tolerance_reduction`). Few distinct values:
+               ties are common, so it is not in the default draws of the
+               ``exact`` and ``quant`` tolerance policies (argmax, rounding).
 =============  ==================================================================
 
 Integer inputs (indices, labels, quantized weights) are never changed.
@@ -26,6 +36,10 @@ from typing import Any
 import torch
 
 from kstrata.tasks.meta import DISTRIBUTIONS
+
+#: ``grid`` draws ``k / GRID_STEPS`` for integer ``k`` in ``[-GRID_STEPS, GRID_STEPS]``
+#: (a power of two, so every value is exact in binary floating point).
+GRID_STEPS = 64
 
 
 def apply_distribution(
@@ -88,6 +102,9 @@ def apply_distribution(
             new = x.to(torch.float64, copy=True).mul_(100)
         elif dist == "near_zero":
             new = x.to(torch.float64, copy=True).mul_(1e-3)
+        elif dist == "grid":
+            new = torch.randint(-GRID_STEPS, GRID_STEPS + 1, x.shape, generator=gen, device=where,
+                                dtype=torch.int64).to(torch.float64).div_(GRID_STEPS)
         else:  # shifted
             new = x.to(torch.float64, copy=True).sub_(10)
         out[i] = new.to(device=x.device, dtype=x.dtype).contiguous()

@@ -34,6 +34,7 @@ DISTRIBUTIONS = (
     "large",
     "near_zero",
     "shifted",
+    "grid",
 )
 
 Dtype = Literal["float32", "float16", "bfloat16", "float64", "int8", "int32", "int64"]
@@ -141,6 +142,15 @@ class TaskMeta(_Strict):
         if "normal" not in v:
             raise ValueError("distributions must include 'normal' (the task's own draw)")
         return v
+
+    @model_validator(mode="after")
+    def _grid_only_where_ties_are_harmless(self) -> "TaskMeta":
+        # "grid" draws few distinct values, so ties are common: an argmax or a rounding to
+        # integers (policies exact and quant) may break them either way and stay correct.
+        # The default list leaves it out there; a task that lists it keeps it.
+        if "distributions" not in self.model_fields_set and self.tolerance.kind != "oracle":
+            object.__setattr__(self, "distributions", tuple(d for d in self.distributions if d != "grid"))
+        return self
 
     @field_validator("flops", "bytes")
     @classmethod

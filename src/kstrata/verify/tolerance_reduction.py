@@ -144,6 +144,63 @@ _SUMS = {
 _SCANS = {_aten.cumsum.default}
 
 
+#: Finest grid :func:`grid_bits` looks for (multiples of ``2^-MAX_GRID_BITS``).
+MAX_GRID_BITS = 24
+
+
+def grid_bits(x: torch.Tensor) -> int | None:
+    """The least ``q`` in ``[0, MAX_GRID_BITS]`` with every element of ``x`` a
+    multiple of ``2^-q`` (an integer times ``2^-q``), or None (a finer
+    value, NaN or Inf). ``x`` is a floating tensor, float64 here."""
+    if not x.numel():
+        return 0
+    if not torch.isfinite(x).all():
+        return None
+
+    def on(q: int) -> bool:
+        return bool((torch.ldexp(x, torch.tensor(float(q), dtype=x.dtype)).frac() == 0).all())
+
+    if not on(MAX_GRID_BITS):
+        return None
+    lo, hi = 0, MAX_GRID_BITS  # on(hi) holds; find the least q that does
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if on(mid):
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
+def exact_in_any_order(func: Any, args: tuple, scale: torch.Tensor, u: float) -> bool:
+    """Whether every order of summing ``func(*args)`` is exact in a dtype of
+    unit roundoff ``u`` (``t = -log2(u)`` significand bits): each floating
+    operand is a multiple of ``2^-q_i``, so each product (or term) is a
+    multiple of ``2^-Q``, ``Q`` the sum of the ``q_i`` of a product's factors,
+    and every partial sum, in any order, is at most ``max(scale)`` (the op on
+    the operands' absolute values) in magnitude. While ``max(scale) * 2^Q <=
+    2^t`` all of them are integers times ``2^-Q`` below ``2^t * 2^-Q``, hence
+    representable: no addition or product rounds (Higham, sec. 2.1: ``fl(x op
+    y) = x op y`` when the result is representable). The ``grid`` input draw
+    (:mod:`kstrata.tasks.inputs`) makes this hold for sums and products of
+    inputs; a mean's division and the ops after a sum still round, and the
+    task's plain bound covers those."""
+    floats = [a for a in args if isinstance(a, torch.Tensor) and a.is_floating_point()]
+    if not floats or func in _SCANS and len(floats) != 1:
+        return False
+    bits = [grid_bits(a) for a in floats]
+    if any(b is None for b in bits):
+        return False
+    if func in (_aten.addmm.default, _aten.baddbmm.default, _aten.addmv.default):
+        total = max(bits[0], bits[1] + bits[2]) if len(bits) == 3 else sum(bits)
+    elif func is _aten.convolution.default:
+        total = max(bits[0] + bits[1], bits[2]) if len(bits) == 3 else sum(bits)
+    else:
+        total = sum(bits)  # a sum/mean/scan: one operand; a product: its two factors
+    t = round(-math.log2(u))
+    return float(scale.max()) * 2.0 ** total <= 2.0 ** t
+
+
 def _absolute(x: Any) -> Any:
     return x.abs() if isinstance(x, torch.Tensor) and x.is_floating_point() else x
 
@@ -182,6 +239,8 @@ class _Perturb(TorchDispatchMode):
                 n = _terms(func, args, out)
                 scale = func(*[_absolute(a) for a in args], **kwargs)
             self.max_terms = max(self.max_terms, n)
+            if scale.numel() and exact_in_any_order(func, args, scale, self.u):
+                return out  # no order rounds: nothing to allow for (the grid draw)
             sign = torch.randint(0, 2, out.shape, generator=self.gen, dtype=out.dtype).mul_(2).sub_(1)
             move = (LAMBDA * math.sqrt(n) * self.u) * scale
             if func in _PLAIN and n > 1 and args[0].dim():
