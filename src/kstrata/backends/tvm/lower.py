@@ -255,17 +255,30 @@ class _time_limit:
             signal.signal(signal.SIGALRM, self.old if self.old is not None else signal.SIG_DFL)
 
 
+def _unrolls(task: Task) -> bool:
+    """Whether the task's model is recurrent (``rnn`` among the ops its source
+    uses, :data:`kstrata.tasks.meta`'s op kinds): torch.export and the Relax
+    frontend unroll it over its sequence and layers."""
+    return "rnn" in (task.meta.tags or ()) or task.meta.category == "rnn"
+
+
 def _export_shape(task: Task) -> dict[str, int]:
     """A task shape to export at: every input dim >= 2, as many distinct sizes as possible.
 
     torch.export specializes dims of size 0/1 and may merge equal sizes, so the
     symbolic graph is traced where neither happens when the task allows it.
-    Only shapes within :data:`EXPORT_ELEMENTS` are considered.
+    Only shapes within :data:`EXPORT_ELEMENTS` are considered. A recurrent
+    model (:func:`_unrolls`) is exported at its smallest such shape instead:
+    its export unrolls the recurrence, so its time grows with the sizes (35_LSTM
+    at KernelBench's 512 steps x 6 layers ran for 20 minutes) and a
+    shape-generic graph is out of reach anyway.
     """
     best, best_key = task.nominal_shape, None
     for s in _exportable(task, [*task.small_shapes, task.nominal_shape, *task.sweep_shapes]):
         dims = [d for shp in _input_shapes(task, s, ("*",)) for d in shp]
         key = (all(d >= 2 for d in dims), len(set(dims)), -sum(dims))
+        if _unrolls(task):
+            key = (key[0], key[2], key[1])
         if best_key is None or key > best_key:
             best, best_key = s, key
     return best
@@ -475,6 +488,8 @@ def _probe_shape(task: Task, first: dict[str, int]) -> dict[str, int] | None:
     for s in _exportable(task, [*task.small_shapes, task.nominal_shape, *task.sweep_shapes]):
         dims = [d for shp in _input_shapes(task, s, ("*",)) for d in shp]
         key = (all(d >= 2 for d in dims), sum(s.get(k) != v for k, v in first.items()), -sum(dims))
+        if _unrolls(task):  # the cheapest other shape (see _export_shape)
+            key = (key[0], bool(key[1]), key[2], key[1])
         if key[1] and (best_key is None or key > best_key):
             best, best_key = s, key
     return best
