@@ -256,8 +256,8 @@ class Harness:
     def _seed(self, seed: int) -> None:
         """Seed torch as ``torch.manual_seed(seed)`` does (the judge seeds its
         reference's call alike, :func:`kstrata.tasks.inputs.seed_all`), without
-        its cost on a machine without CUDA: 5-8 ms per call formatting the stack
-        for accelerator runtimes that are never initialized."""
+        formatting the stack for accelerator runtimes that are never
+        initialized, through generators captured before any candidate code ran."""
         torch = self.torch
         if torch.cuda.is_initialized():
             torch.cuda.manual_seed_all(seed)
