@@ -24,12 +24,12 @@ LEVELS = ["graph", "schedule", "source"]
 PREF = ("source", "schedule", "graph")
 HIDDEN = {"kind": "hidden_failure", "level": "schedule",  # runner.failing_level: the placeholder schedule
           "text": "all public tests pass but a hidden test fails"}
-DECLINE = """The variance is computed in one pass by the graph's layer_norm; no schedule can fix that.
+DECLINE = """x is read three times by the graph's layer_norm; no schedule can fix that.
 
 DECLINE
-DIAGNOSIS: R.nn.layer_norm legalizes to E[x^2] - E[x]^2, which cancels on shifted inputs;
+DIAGNOSIS: R.nn.layer_norm legalizes to three passes over x (mean, squared deviations, normalize), one nest each;
 the schedule only reorders those loops.
-CROSS-LEVEL REQUEST: graph: compute the variance in two passes (mean first, then mean of squares of x - mean)
+CROSS-LEVEL REQUEST: graph: one row-loop PrimFunc that reads x once per pass over a row in cache
 CROSS-LEVEL REQUEST: schedule: ignored, that is my own level
 """
 
@@ -37,8 +37,8 @@ CROSS-LEVEL REQUEST: schedule: ignored, that is my own level
 def test_decline_is_parsed_without_code_and_only_then():
     d = parse_decline(DECLINE, "schedule")
     assert d is not None and d.diagnosis.startswith("R.nn.layer_norm legalizes") and "reorders" in d.diagnosis
-    assert d.requests == ({"level": "graph", "text": "compute the variance in two passes (mean first, then "
-                                                     "mean of squares of x - mean)"},)
+    assert d.requests == ({"level": "graph", "text": "one row-loop PrimFunc that reads x once per pass over a "
+                                                     "row in cache"},)
     assert parse_decline("DECLINE\nthe graph is at fault", "schedule").diagnosis == "the graph is at fault"
     assert parse_decline(DECLINE + "```python\ndef schedule(sch):\n    pass\n```\n") is None  # code: a change
     assert parse_decline("Parallelize.\n```python\nx = 1\n```\n") is None
@@ -96,8 +96,8 @@ def test_a_decline_is_stored_routed_and_shown_until_served(tmp_path):
     assert len(provider.prompts) == 1  # no retry asking for code again
     system = provider.prompts[0][0]["content"]
     assert "DECLINE\nDIAGNOSIS:" in system and "CROSS-LEVEL REQUEST: <graph>:" in system
-    assert e.value.record["requests"] == [{"level": "graph", "text": "compute the variance in two passes "
-                                                                     "(mean first, then mean of squares of x - mean)"}]
+    assert e.value.record["requests"] == [{"level": "graph", "text": "one row-loop PrimFunc that reads x once "
+                                                                     "per pass over a row in cache"}]
     key = prop.run_key(task, ctx)
     (a,) = memory.attempts(key)
     assert a.outcome == "declined" and a.summary.startswith("R.nn.layer_norm") and "asks graph" in a.reason
@@ -116,7 +116,7 @@ def test_a_decline_is_stored_routed_and_shown_until_served(tmp_path):
     batch = prop.propose(task, tree["a" * 8], {}, "graph", context=ctx)
     shown = graph_agent_provider.prompts[0][1]["content"]
     assert "# Requests from other agents for this level" in shown
-    assert "declined its level (R.nn.layer_norm legalizes" in shown and "two passes" in shown
+    assert "declined its level (R.nn.layer_norm legalizes" in shown and "one row-loop PrimFunc" in shown
     assert batch.proposals and batch.proposals[0].metadata["text_levels"] == ["graph", "schedule"]
 
     # served: a graph candidate made from the root after the decline; its sibling no longer sees it
@@ -177,3 +177,42 @@ def test_a_request_line_that_asks_for_nothing_is_no_request_and_routes_nowhere(t
     # a real request whose text starts with "no ..." is still one
     assert parse_cross_level_requests("CROSS-LEVEL REQUEST: graph: no rfactor; fuse the two passes") == [
         {"level": "graph", "text": "no rfactor; fuse the two passes"}]
+
+
+def test_a_graph_request_served_on_the_ancestor_says_the_requesters_schedule_is_not_carried_over(tmp_path):
+    """m21 (layernorm #3): the schedule agent declined on its child ``b`` and
+    asked the graph level for a fused PrimFunc; the policy expanded the root
+    ``a`` at graph, whose schedule is empty. The graph prompt says that the
+    request came from ``b``, that ``b``'s schedule is not carried over (``a``'s
+    is replayed, the schedule level rebuilds), and shows ``b``'s schedule."""
+    task = resolve_task("layernorm")
+    b_schedule = "def schedule_layer_norm(sch):\n    sch.parallel(sch.get_loops(sch.get_sblock(\"x_sum\"))[0])\n"
+    root = rec("a", sources={"graph": "# kstrata-tvm graph\n", "schedule": "def schedule(sch):\n    pass\n"})
+    tree = CandidateTree([root, rec("b", "schedule", ("a",), expansion_id=1)],
+                         [declined_expansion("b", "schedule", "schedule", "three nests cannot be fused here",
+                                             [{"level": "graph", "text": "one row-loop PrimFunc via call_tir"}],
+                                             exp_id=2)])
+    provider = ScriptedProvider(["Fused.\n```python\n# kstrata-tvm graph\n# fused\n```\n"])
+    prop = HierarchicalProposer(StubBackend(), agents={"graph": LevelAgent(provider, NoLog(), "graph")},
+                                memory=MemoryStore(tmp_path / "m.db"))
+    prop._proposed["b" * 8] = b_schedule  # what b's schedule role wrote
+    prop._replay = lambda task, parent, sources: (sources, {"applied": 0, "funcs": [], "failed": []})
+    ctx = ProposeContext(backend="tvm-llvm", levels=StubBackend.levels, tree=tree)
+    assert prop.router(tree, tree["a" * 8], LEVELS, PREF)[0] == "graph"
+    prop.propose(task, tree["a" * 8], {}, "graph", context=ctx)
+    shown = provider.prompts[0][1]["content"]
+    assert "one row-loop PrimFunc via call_tir" in shown
+    assert f"It was asked on candidate {'b' * 8}, below this one (its schedule level changed" in shown
+    assert f"{'b' * 8}'s schedule is not carried over: this candidate's own schedule is replayed" in shown
+    assert "the schedule level is asked first, to rebuild the schedule for your PrimFuncs" in shown
+    assert b_schedule.strip() in shown
+    # asked on the requester itself (or one of its descendants), nothing of this is said
+    tree2 = CandidateTree([root, rec("b", "schedule", ("a",), expansion_id=1)],
+                          [declined_expansion("a", "schedule", "schedule", "needs fusion",
+                                              [{"level": "graph", "text": "fuse"}], exp_id=2)])
+    from kstrata.agents.llm_agent import placed_requests
+
+    (r,) = placed_requests(tree2, tree2["a" * 8], "graph", "tvm-llvm")
+    assert "origin" not in r
+    (r,) = placed_requests(tree, tree["a" * 8], "graph", "tvm-llvm", text_of=lambda h: None)
+    assert r["origin"] == {"by": "b" * 8, "levels": ["schedule"], "level": "schedule", "rebuilt": True}

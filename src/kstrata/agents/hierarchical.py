@@ -26,7 +26,12 @@ Then, for every proposal:
   :func:`kstrata.agents.parse.parse_decline`) raises
   :class:`~kstrata.agents.router.Declined`, which the loop stores with the
   expansion. The router acts on both (rule 2) and the requested role sees
-  them in its prompt until a change at that level serves them.
+  them in its prompt until a change at that level serves them. A request
+  made on a candidate below the one expanded is served on the expanded one:
+  its prompt says that the requester's own edits are not in the text (on
+  TVM, that the requester's schedule is not carried over and is rebuilt
+  after the graph change, with that schedule shown:
+  :func:`~kstrata.agents.llm_agent.placed_requests`).
 - **Memory.** Prompts get this run's history (the edits on the path, what was
   tried from this candidate, declines and unusable answers, with the agents'
   own reasons; keyed by run, task and backend, so a new run starts empty) and

@@ -27,7 +27,8 @@ from kstrata.agents.prompt import (
     retry_messages,
     toolchain,
 )
-from kstrata.agents.router import Declined, declines, editable_levels, pending_requests, text_levels
+from kstrata.agents.router import (Declined, declines, editable_levels, pending_requests, request_origin,
+                                   text_levels)
 from kstrata.agents.run_history import (
     decline_lines,
     earlier_answers,
@@ -180,6 +181,34 @@ def level_notes(task: Any, backend: Any, sources: Mapping[str, str], level: str)
     return notes
 
 
+def placed_requests(tree: Any, node: Any, level: str, backend_name: str,
+                    text_of: Callable[[str], str | None] | None = None) -> tuple[dict[str, Any], ...]:
+    """The pending requests for ``level`` on ``node`` (:func:`~kstrata.agents.router.pending_requests`),
+    each made below ``node`` with its ``origin`` (:func:`~kstrata.agents.router.request_origin`).
+
+    On TVM, a graph request made on a candidate below ``node`` whose schedule
+    differs is served on ``node``: ``node``'s own schedule is replayed on the
+    new graph, the requester's is not carried over. The origin then says so
+    (``rebuilt``) and holds the requester's schedule text (``schedule``,
+    from ``text_of`` when its role wrote it) for the graph role to plan for.
+    """
+    out = []
+    for r in pending_requests(tree, node):
+        if r["level"] != level:
+            continue
+        origin = request_origin(tree, node, r)
+        if origin is not None:
+            origin["rebuilt"] = level == "graph" and backend_name.startswith("tvm-") \
+                and "schedule" in origin["levels"]
+            text = (text_of(r["by"]) or "").strip() if origin["rebuilt"] and origin["level"] == "schedule" \
+                and text_of is not None else ""
+            if text:
+                origin["schedule"] = text
+            r = {**r, "origin": origin}
+        out.append(r)
+    return tuple(out)
+
+
 def prompt_context(task: Any, candidate: Any, feedback: Any, level: str, *, role: str, backend_name: str,
                    backend: Any = None, tree: Any = None, history: tuple[str, ...] = (),
                    decline: bool = False, sources: Mapping[str, str] | None = None,
@@ -237,7 +266,7 @@ def prompt_context(task: Any, candidate: Any, feedback: Any, level: str, *, role
                       + "\n".join(sources.values())), toolchain=toolchain(backend_name), decline=decline,
         last_failure=last_failure(tree, candidate, level, text_of) if candidate is not None else None,
         goal=goal_facts(tree, candidate),
-        requests=tuple(r for r in pending_requests(tree, tree[candidate.hash]) if r["level"] == level)
+        requests=placed_requests(tree, tree[candidate.hash], level, backend_name, text_of)
         if tree is not None and candidate is not None and candidate.hash in getattr(tree, "nodes", {}) else (),
         earlier=tuple(earlier_answers(tree, tree[candidate.hash]))
         if tree is not None and candidate is not None and candidate.hash in getattr(tree, "nodes", {}) else (),

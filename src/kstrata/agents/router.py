@@ -65,6 +65,7 @@ __all__ = [
     "editable_levels",
     "parse_cross_level_requests",
     "pending_requests",
+    "request_origin",
     "signals",
     "text_levels",
 ]
@@ -236,6 +237,29 @@ def pending_requests(tree: Any, node: Any) -> list[dict[str, Any]]:
         seen.add(key)
         out.append({**req, "by": at.hash, "role": req.get("role") or at.role, "kind": kind})
     return out
+
+
+def request_origin(tree: Any, node: Any, req: Mapping[str, Any]) -> dict[str, Any] | None:
+    """Where a pending request (:func:`pending_requests`) of ``node`` was made,
+    when not on ``node`` itself but on a candidate below it:
+    ``{"by": short hash, "levels": [levels edited between node and there],
+    "level": the requester's own level}``; ``None`` for a request made on
+    ``node`` or on one of its ancestors (``node`` already has what they had).
+
+    A request made below ``node`` is served on ``node`` when the policy
+    expands it (the requester's own edits are not in ``node``'s text): the
+    prompt says so, so the role does not assume the requester's schedule.
+    """
+    by = req.get("by")
+    if not by or by == node.hash or by not in getattr(tree, "nodes", {}):
+        return None
+    path = tree.path_to_root(by)  # requester, its parent, ..., root
+    hashes = [n.hash for n in path]
+    if node.hash not in hashes:
+        return None
+    between = path[:hashes.index(node.hash)]
+    levels = [lv for lv in LEVELS if any(n.level == lv for n in between)]
+    return {"by": by[:8], "levels": levels, "level": path[0].level}
 
 
 def _served(tree: Any, at: Any, level: str, made: int | None) -> bool:
