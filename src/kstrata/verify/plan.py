@@ -179,6 +179,59 @@ def perturbed_shapes(task: Task, secret: str | bytes, n: int = PERTURBED_SHAPES,
     return out
 
 
+#: Most octave probes (:func:`octave_tests`) one verification adds.
+OCTAVE_PROBES = 8
+
+
+def octave_tests(task: Task, secret: str | bytes, base: list[dict[str, int]],
+                 known: list[dict[str, int]] | None = None) -> list[TestCase]:
+    """One hidden test (the task's first distribution, a secret seed) at each
+    of up to :data:`OCTAVE_PROBES` shapes whose size of one variable lies in
+    a power-of-two octave ``(2^k, 2^(k+1)]`` that no shape of ``base``,
+    ``known`` or the public set reaches, between 16 and the variable's
+    largest size in ``base``.
+
+    A kernel's tile count changes at powers of two: a softmax that
+    normalised each 1024-wide tile on its own when the row held exactly two
+    tiles was correct at every sweep width (77, 512, 1001, 4099, 65537, each
+    moved by at most 7) and wrong on (1024, 2048], which nothing tested
+    (red-team round of 2026-12-02). The other variables keep the values of
+    the cheapest ``base`` shape where this variable is above 8, and a probe
+    costs at most the costliest ``base`` shape (:func:`_cost`), so the
+    probes are cheap next to the sweep; where more octaves are empty than
+    :data:`OCTAVE_PROBES`, the secret picks which (the variable's widest
+    gaps are not favoured: a kernel cannot know which are probed). The size
+    within an octave also comes from the secret. Shapes at which the
+    reference does not run are dropped by the caller."""
+    base = [b for b in base if b]
+    if not base:
+        return []
+    shapes = [*base, *(known or []), *task.small_shapes]
+    top = max(_cost(task, b) for b in base)
+    candidates: list[tuple[int, dict[str, int]]] = []
+    for name in sorted({n for b in base for n, v in b.items() if isinstance(v, int) and v > 8}):
+        hosts = sorted((b for b in base if isinstance(b.get(name), int) and b[name] > 8),
+                       key=lambda b: _cost(task, b))
+        largest = max(b[name] for b in hosts)
+        seen = {(v - 1).bit_length() for sh in shapes for v in [sh.get(name)] if isinstance(v, int) and v > 1}
+        for k in range(4, max(4, (largest - 1).bit_length())):
+            if k + 1 in seen:  # (2^k, 2^(k+1)] holds a size already
+                continue
+            lo, hi = 2 ** k + 1, min(2 ** (k + 1), largest)
+            if hi < lo:
+                continue
+            r = derive_int(secret, f"{task.name}/octave/{name}/{k}")
+            shape = dict(hosts[0])
+            shape[name] = lo + r % (hi - lo + 1)
+            if _cost(task, shape) <= top and shape not in shapes:
+                candidates.append((derive_int(secret, f"{task.name}/octave-order/{name}/{k}"), shape))
+    picked = [sh for _, sh in sorted(candidates, key=lambda p: p[0])[:OCTAVE_PROBES]]
+    param_seed = derive_int(secret, f"{task.name}/params")
+    first = task.meta.distributions[0]
+    return [TestCase(_key(sh), param_seed, derive_int(secret, f"{task.name}/octave/seed/{_key(sh)}"), first,
+                     False, oracle_kind(task, sh)) for sh in sorted(picked, key=lambda sh: _cost(task, sh))]
+
+
 def size_bounds(task: Task) -> dict[str, tuple[int, int]]:
     """``{variable: (least, largest)}``: the sizes hidden tests may take per
     shape variable, whatever the secret: the sweep shapes widened by the

@@ -51,7 +51,7 @@ from kstrata.verify.integrity.registry import CHECKS, Finding, applies, preset a
 from kstrata.verify.integrity.static import native_findings, static_findings, vendor_findings
 from kstrata.sandbox import wire
 from kstrata.sandbox.client import CandidateDied, fresh
-from kstrata.verify.plan import (TestCase, hidden_tests, nominal_tests, perturbed_shapes, public_tests,
+from kstrata.verify.plan import (TestCase, hidden_tests, nominal_tests, octave_tests, perturbed_shapes, public_tests,
                                  screening_shapes)
 from kstrata.verify.reference import is_oom, oom_failure, preflight
 from kstrata.verify.result import Evaluation
@@ -943,6 +943,9 @@ def run_protocol(task: Task, backend_name: str, sources: dict[str, str], secret:
             if full not in extra and full not in base:
                 extra.append(full)
         hid = hidden_tests(task, secret, extra, base=base)
+        octaves = octave_tests(task, secret, base, extra)
+        safe = safe_shapes(task, [t.shape_dict for t in octaves])
+        hid = [t for t in octaves if t.shape_dict in safe] + hid  # cheap: they run first
         if task.nominal_shape not in base and task.nominal_shape not in extra:
             if getattr(backend, "timing_meaningful", True):
                 more, why_not = nominal_tests(task, secret, backend.device, quick=scope == "small")
