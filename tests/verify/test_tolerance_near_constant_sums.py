@@ -113,3 +113,21 @@ def test_a_left_to_right_layer_norm_over_four_million_shifted_terms_still_fails(
     extra, n = _allowance(model.double(), [x], oracle)
     assert n == 1 << 22 and err > 0.1 and err > 3 * float(extra.max())
     assert not compare(cand, oracle, native, TOL, extra).ok
+
+
+def test_a_mean_over_float32_values_far_from_zero_is_not_taken_as_exact():
+    """float32 values near -9.5 lie on a 2^-20 grid and their mean |x| is
+    below 2^4, but the mean's partial sums reach n * 9.5 and round: the
+    grid draw's exactness test must weigh a mean's partial sums, not its
+    result, or the allowance vanishes and the left-to-right LayerNorm over
+    33^3 terms (the plain TVM import of 40_LayerNorm at its scaled shape, on
+    the shifted draw) fails."""
+    torch.manual_seed(0)
+    x = (torch.rand(4, 33 ** 3).double() - 10).float()
+    model = torch.nn.LayerNorm(33 ** 3, elementwise_affine=False)
+    native = model(x).detach()
+    oracle = model.double()(x.double()).detach()
+    cand = _layer_norm_seq(x)
+    assert not compare(cand, oracle, native, TOL).ok
+    extra, _ = _allowance(model, [x], oracle)
+    assert compare(cand, oracle, native, TOL, extra).ok

@@ -178,7 +178,8 @@ def exact_in_any_order(func: Any, args: tuple, scale: torch.Tensor, u: float) ->
     operand is a multiple of ``2^-q_i``, so each product (or term) is a
     multiple of ``2^-Q``, ``Q`` the sum of the ``q_i`` of a product's factors,
     and every partial sum, in any order, is at most ``max(scale)`` (the op on
-    the operands' absolute values) in magnitude. While ``max(scale) * 2^Q <=
+    the operands' absolute values; the caller passes ``n`` times a mean's) in
+    magnitude. While ``max(scale) * 2^Q <=
     2^t`` all of them are integers times ``2^-Q`` below ``2^t * 2^-Q``, hence
     representable: no addition or product rounds (Higham, sec. 2.1: ``fl(x op
     y) = x op y`` when the result is representable). The ``grid`` input draw
@@ -239,7 +240,9 @@ class _Perturb(TorchDispatchMode):
                 n = _terms(func, args, out)
                 scale = func(*[_absolute(a) for a in args], **kwargs)
             self.max_terms = max(self.max_terms, n)
-            if scale.numel() and exact_in_any_order(func, args, scale, self.u):
+            # a mean's partial sums reach n times its scale (the mean of |x|)
+            partial = scale * n if func in (_aten.mean.default, _aten.mean.dim) else scale
+            if scale.numel() and exact_in_any_order(func, args, partial, self.u):
                 return out  # no order rounds: nothing to allow for (the grid draw)
             sign = torch.randint(0, 2, out.shape, generator=self.gen, dtype=out.dtype).mul_(2).sub_(1)
             move = (LAMBDA * math.sqrt(n) * self.u) * scale
