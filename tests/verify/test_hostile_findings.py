@@ -114,3 +114,33 @@ def test_evidence_drops_the_judges_keys_and_nested_values():
                     "name": "n" * 900, "ids": [1, "a"], "nested": {"a": 1}, 7: "x", "not id": 1})
     assert ev == {"name": "n" * 500, "ids": [1, "a"]}
     assert _evidence(["not", "a", "dict"]) == {}
+
+
+#: A correct relu whose harness answers the judge's timed-output check with a forged reply.
+FORGED_FETCH = '''
+import torch
+import torch.nn as nn
+import typing
+
+_gc = getattr(typing.sys, "modules")["gc"]
+for _o in _gc.get_objects():
+    if type(_o).__name__ == "Harness":
+        _o.fetch = lambda h, bufs: ({"ok": True, "outputs": 5, "findings": []}, [])
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        return torch.relu(x)
+'''
+
+
+@needs_sandbox
+def test_a_forged_timed_output_reply_is_a_rejection(pool):
+    from kstrata.api import evaluate_sources
+    from kstrata.backends.registry import get_backend
+
+    task = resolve_task("relu")
+    ev, timing = evaluate_sources(task, get_backend("pytorch"), {"source": FORGED_FETCH}, pool, preset="warn",
+                                  scope="small", secret=SECRET, budget_ms=50.0,
+                                  timing_shape=dict(task.small_shapes[0]))
+    assert (ev.verdict.value, ev.check) == ("rejected", "timed_output"), (ev.to_dict(), timing)

@@ -204,6 +204,10 @@ class RemoteCandidate:
                    for x in h.get("inputs", [])]
         except wire.WireError as e:
             raise TimedOutputMismatch(f"a timed call's outputs were malformed: {e}", {"call": self.calls})
+        except (TypeError, AttributeError, KeyError, IndexError, ValueError):
+            # an honest harness always answers lists of encoded tensors: the reply was forged
+            raise TimedOutputMismatch("a timed call's outputs were malformed (not the harness's reply: the "
+                                      "candidate tampered with its process's harness)", {"call": self.calls})
         expected = self.staged[i] if i < len(self.staged) else []
         if fresh:  # what the copy holds after the freshens sent so far
             import torch
