@@ -21,10 +21,10 @@ For each case, two measurements:
 ``parts``
     :func:`kstrata.verify.runner.run_protocol` run in this process (the judge's
     side; the candidate still runs in its own sandboxed process) once to warm
-    the sandbox's zygote, then again under cProfile with a CPU-time clock:
-    the judge's CPU seconds by part (cumulative, so "of which" lines are
-    inside the line above them), and the candidate process's own CPU seconds
-    (psutil, read before it is closed).
+    the sandbox's zygote, once timed (the judge's CPU seconds, and the
+    candidate process's own, read with psutil before it is closed), then once
+    more with its parts wrapped in CPU-time accumulators (:data:`PARTS`;
+    inclusive, so "of which" lines are inside the line above them).
 
 Usage::
 
@@ -37,12 +37,10 @@ machine, load averages, commit and versions.
 from __future__ import annotations
 
 import argparse
-import cProfile
 import datetime
 import json
 import os
 import platform
-import pstats
 import statistics
 import subprocess
 import sys
@@ -57,27 +55,32 @@ DEFAULT_CASES = ("kb:level1/5_Matrix_scalar_multiplication,kb:level1/1_Square_ma
                  "kb:level1/33_BatchNorm,suite:rmsnorm:triton-interp")
 KSTRATA = str(Path(sys.executable).with_name("kstrata"))
 
-#: (label, [(file suffix, function name), ...], [labels subtracted]): cumulative
-#: CPU seconds of the judge summed over the listed functions, less the parts
-#: named (a label with a leading space is a part of the line above it).
+#: (label, [(holder, attribute), ...], [labels subtracted]): the judge's CPU
+#: seconds (``time.process_time``, inclusive) in the listed functions, less the
+#: parts named (a label with a leading space is a part of the line above it).
+#: Holders are ``kstrata.verify.runner`` (``runner``, where the functions it
+#: calls are looked up: ``runner.preflight`` is reference.preflight as the
+#: protocol calls it), ``runner.ShapeRun`` and ``torch``. Measured by wrapping
+#: each function with a CPU-time accumulator, not cProfile: cProfile's
+#: per-call cost made ``torch.manual_seed``'s stack formatting (thousands of
+#: small Python calls) look 50 times costlier than it is.
 PARTS = (
-    ("judge total (run_protocol)", [("verify/runner.py", "run_protocol")], []),
-    ("plan: perturbed shapes run once, reference preflight", [("verify/runner.py", "safe_shapes"),
-                                                              ("verify/reference.py", "preflight")], []),
-    ("candidate process start (fork from the zygote)", [("sandbox/client.py", "fresh")], []),
-    ("per shape: instantiate, float64 copy, candidate load", [("verify/runner.py", "__init__")], []),
-    ("test inputs (seed, get_inputs, distribution)", [("verify/runner.py", "draw")], []),
-    (" of which apply_distribution", [("tasks/inputs.py", "apply_distribution")], []),
-    ("reference forward + float64 oracle (prepare less its inputs)", [("verify/runner.py", "prepare")],
+    ("judge total (run_protocol)", [("runner", "run_protocol")], []),
+    ("plan: perturbed shapes run once, reference preflight", [("runner", "safe_shapes"),
+                                                              ("runner", "preflight")], []),
+    ("candidate process start (fork from the zygote)", [("runner", "fresh")], []),
+    ("per shape: instantiate, float64 copy, candidate load", [("runner.ShapeRun", "__init__")], []),
+    ("test inputs (seed, get_inputs, distribution)", [("runner.ShapeRun", "inputs")], []),
+    (" of which apply_distribution", [("runner", "apply_distribution")], []),
+    ("reference forward + float64 oracle (prepare less its inputs)", [("runner.ShapeRun", "prepare")],
      ["test inputs (seed, get_inputs, distribution)"]),
-    (" of which float64 oracle", [("verify/runner.py", "_oracle")], []),
-    ("candidate requests (encode, send, wait, receive)", [("verify/runner.py", "request")], []),
-    (" of which wire decode", [("sandbox/wire.py", "decode")], []),
-    ("comparison (judge: tolerance, agreement, caching)", [("verify/runner.py", "judge")], []),
-    (" of which tolerance.compare", [("verify/tolerance.py", "compare")], []),
-    ("dynamic probes (DSL backends)", [("verify/runner.py", "_dynamic_probes")], []),
-    ("weak-task check", [("verify/runner.py", "weak_check")], []),
-    ("torch.manual_seed, every call (inputs, reference, oracle, models)", [("torch/random.py", "manual_seed")], []),
+    (" of which float64 oracle", [("runner.ShapeRun", "_oracle")], []),
+    ("candidate requests (encode, send, wait, receive)", [("runner.Context", "request")], []),
+    ("comparison (judge: tolerance, agreement, caching)", [("runner.ShapeRun", "judge")], []),
+    (" of which tolerance.compare", [("runner", "compare")], []),
+    ("dynamic probes (DSL backends)", [("runner", "_dynamic_probes")], []),
+    ("weak-task check", [("runner", "weak_check")], []),
+    ("seeding, every call (torch.manual_seed, seed_all)", [("torch", "manual_seed"), ("runner", "seed_all")], []),
 )
 
 
@@ -202,6 +205,22 @@ def parts(task_arg: str, cand: Path, backend_name: str) -> tuple[dict[str, float
         close(self)
 
     client.CandidateProcess.close = measured_close
+    import torch
+
+    holders = {"runner": runner, "runner.ShapeRun": runner.ShapeRun, "runner.Context": runner.Context,
+               "torch": torch}
+    spent: dict[tuple[str, str], float] = {}
+    saved = []
+
+    def timed(key: tuple[str, str], fn):
+        def wrapper(*a, **k):
+            c0 = time.process_time()
+            try:
+                return fn(*a, **k)
+            finally:
+                spent[key] = spent.get(key, 0.0) + time.process_time() - c0
+        return wrapper
+
     try:
         runner.run_protocol(task, backend, sources, "bench", "strict", "full", timeout_s=600)  # zygote warm-up
         cand_cpu.clear()
@@ -209,19 +228,20 @@ def parts(task_arg: str, cand: Path, backend_name: str) -> tuple[dict[str, float
         ev = runner.run_protocol(task, backend, sources, "bench", "strict", "full", timeout_s=600)
         judge_cpu, judge_wall = time.process_time() - c0, time.perf_counter() - w0
         cand_plain = sum(cand_cpu)
-        cand_cpu.clear()
-        prof = cProfile.Profile(time.process_time)
-        prof.enable()
+        for _, keys, _ in PARTS:
+            for holder, attr in keys:
+                owner = holders[holder]
+                if (holder, attr) not in [k for k, _, _ in saved] and hasattr(owner, attr):
+                    saved.append(((holder, attr), owner, getattr(owner, attr)))
+                    setattr(owner, attr, timed((holder, attr), getattr(owner, attr)))
         runner.run_protocol(task, backend, sources, "bench", "strict", "full", timeout_s=600)
-        prof.disable()
     finally:
         client.CandidateProcess.close = close
-    stats = pstats.Stats(prof).stats  # type: ignore[attr-defined]
+        for (_, attr), owner, fn in saved:
+            setattr(owner, attr, fn)
     out: dict[str, float] = {}
     for label, keys, less in PARTS:
-        out[label] = sum(ct for (file, _, fn), (_, _, _, ct, _) in stats.items()
-                         if any(file.endswith(suffix) and fn == name for suffix, name in keys))
-        out[label] -= sum(out[x] for x in less)
+        out[label] = sum(spent.get(k, 0.0) for k in keys) - sum(out[x] for x in less)
     return out, cand_plain, judge_wall, judge_cpu, ev
 
 
@@ -256,7 +276,7 @@ def main() -> None:
                 spent, cand_cpu, jwall, jcpu, ev = parts(task, cand, backend)
                 total = spent[PARTS[0][0]] or 1.0
                 print(f"#   judge in this process (warm zygote): {jcpu:.2f} CPU s ({jwall:.1f} s wall); "
-                      f"candidate process {cand_cpu:.2f} CPU s; profiled run below (CPU s, cProfile adds overhead)")
+                      f"candidate process {cand_cpu:.2f} CPU s; parts of a third run (CPU s)")
                 for label, _, _ in PARTS:
                     print(f"#     {label:<62}{spent[label]:>8.2f} s {100 * spent[label] / total:>5.1f}%")
                 row.update(judge_cpu=jcpu, cand_cpu=cand_cpu)
