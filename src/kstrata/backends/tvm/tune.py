@@ -126,6 +126,39 @@ def json_serialization_works() -> bool:
     return r.returncode == 0
 
 
+def build_for_measurement(mod: Any, target: Any, _params: Any = None) -> Any:
+    """MetaSchedule's build function here (``LocalBuilder(f_build=...)``): what
+    TVM's ``default_build`` does, without its ``import tvm.s_tir.tensor_intrin``.
+
+    That import parses every tensor intrinsic TVM ships (CUDA, x86, ARM, ...),
+    hundreds of TVMScript functions, each calling ``inspect.stack()``: over 70 s
+    of CPU in a fresh process (apache-tvm 0.27), and ``LocalBuilder`` starts a
+    new builder process for every search iteration. The builder needs none of
+    them: a tensorized candidate arrives with the intrinsic's body already in
+    place (``sch.tensorize`` substitutes it in the tuning process, whose
+    ``TuneContext`` registered them).
+
+    Parameters
+    ----------
+    mod:
+        The scheduled ``IRModule`` to build.
+    target:
+        The ``tvm.target.Target``.
+    _params:
+        Must be None (as for ``default_build``).
+
+    Returns
+    -------
+    tvm.runtime.Module
+        The built module (MetaSchedule exports it for its runner).
+    """
+    from tvm.driver import build as tvm_build
+    from tvm.s_tir.transform import RemoveWeightLayoutRewriteBlock
+
+    mod = RemoveWeightLayoutRewriteBlock(skip_tensor_rewrite=True)(mod)
+    return tvm_build(mod, target=target)
+
+
 def default_cache_dir() -> Path:
     """``$KSTRATA_CACHE/tvm_tune`` or ``~/.cache/kstrata/tvm_tune``."""
     root = os.environ.get("KSTRATA_CACHE") or os.path.join(Path.home(), ".cache", "kstrata")
@@ -256,7 +289,8 @@ def tune(
             mod = tvm.IRModule({"main": func})
             fwd = os.path.join(wd, name)
             budget = max(trials // n, 1)
-            builder = ms.builder.LocalBuilder(max_workers=1, timeout_sec=600)  # slow on a loaded host
+            builder = ms.builder.LocalBuilder(max_workers=1, timeout_sec=600,  # slow on a loaded host
+                                              f_build=build_for_measurement)
             with _output_to(os.path.join(wd, f"{name}.tune.log")):
                 db = ms.tune_tir(mod, target, fwd, max_trials_global=budget,
                                  num_trials_per_iter=min(budget, 16), num_tuning_cores=1, seed=0,
