@@ -113,6 +113,12 @@ class RemoteCandidate:
         self.graphed = False  # the candidate process captured one CUDA graph per copy (stage)
         self.graph_error: str | None = None  # why it could not, when asked to
         self.use_graph = False  # timed calls replay the captured graphs (set by measure)
+        #: CPU ms the candidate's processes used between the end of each timed call and the start of
+        #: the next (its untimed requests, and any work it left running): :func:`deferred_work_note`
+        self.gap_cpu_ms: list[float] = []
+        self._cpu_after: float | None = None
+        self._cpu_pids: list[int] = []
+        self._cpu_reads = 0
 
     def again(self, seed: int) -> RemoteCandidate:
         """A handle for another timing of the same loaded candidate: its own
@@ -150,6 +156,29 @@ class RemoteCandidate:
             samples.append((time.perf_counter_ns() - t0) / 1e6)
         self.overhead_ms = statistics.median(samples)
         return self.overhead_ms
+
+    def cpu_ms(self) -> float | None:
+        """CPU time (user + system, ms) used so far by the candidate's
+        processes, every thread included, read from outside them
+        (``/proc/PID/stat`` through psutil: in clock ticks, 10 ms on Linux);
+        None where the process cannot be observed (no sandbox client). The
+        process list is refreshed every 32 reads."""
+        import psutil
+
+        own = getattr(self.proc, "_own_processes", None)
+        if own is None:
+            return None
+        if not self._cpu_pids or self._cpu_reads % 32 == 0:
+            self._cpu_pids = own()
+        self._cpu_reads += 1
+        total = 0.0
+        for pid in self._cpu_pids:
+            try:
+                t = psutil.Process(pid).cpu_times()
+            except psutil.Error:
+                continue
+            total += (t.user + t.system) * 1e3
+        return total
 
     def thunks(self, n: int) -> list["_RunThunk"]:
         return [_RunThunk(self, i) for i in range(n)]
@@ -263,6 +292,41 @@ def untimed_work_note(candidate: RemoteCandidate, baseline: RemoteCandidate) -> 
     return (f"untimed work: the candidate's process took {ca:.3g} ms (median) to answer the cache flush "
             f"before each timed call, the baseline's {cb:.3g} ms for the same flush: work done outside the "
             "timed calls is not in its time")
+
+
+#: Least excess of CPU time (ms, over the whole timing) outside the candidate's
+#: timed calls that :func:`deferred_work_note` reports: three clock ticks.
+DEFERRED_MIN_MS = 30.0
+#: ... and as a share of the candidate's total timed time,
+DEFERRED_SHARE = 0.25
+#: ... and of the baseline's own CPU between calls (the flush's cost varies with the load).
+DEFERRED_NOISE = 0.15
+
+
+def deferred_work_note(candidate: RemoteCandidate, baseline: RemoteCandidate, timed_ms: float) -> str | None:
+    """A ``suspicious`` note when the candidate's processes used markedly more
+    CPU between their timed calls than the baseline's processes did between
+    theirs (totals, ms, from :meth:`RemoteCandidate.cpu_ms`): work left
+    running when a call returned (a thread that finishes the output while the
+    judge flushes the cache made an unchanged softmax read 5x faster;
+    red-team round of 2026-12-02). Both processes answer the same untimed
+    requests (flush, the occasional output check), so the baseline's CPU
+    there is the honest cost. Read from outside the candidate's processes,
+    so a patched harness cannot hide it. The excess must pass
+    :data:`DEFERRED_MIN_MS`, :data:`DEFERRED_SHARE` of ``timed_ms`` (the
+    candidate's timed calls, summed) and :data:`DEFERRED_NOISE` of the
+    baseline's; ``None`` otherwise or when either side could not be observed."""
+    a, b = candidate.gap_cpu_ms, baseline.gap_cpu_ms
+    if len(a) < 3 or len(b) < 3:
+        return None
+    ca = sum(a)
+    cb = sum(b) * len(a) / len(b)  # the baseline's gaps, per as many calls as the candidate's
+    excess = ca - cb
+    if excess <= max(DEFERRED_MIN_MS, DEFERRED_SHARE * timed_ms, DEFERRED_NOISE * cb):
+        return None
+    return (f"deferred work: the candidate's processes used {ca:.0f} ms of CPU between their {len(a) + 1} timed "
+            f"calls, the baseline's {cb:.0f} ms for the same untimed requests, against {timed_ms:.0f} ms in the "
+            "timed calls: work left running after a call returned is not in its time")
 
 
 #: On the GPU, how much larger (ms, and as a share of the candidate's median
@@ -401,9 +465,13 @@ class RemoteTimer:
             return self.local(thunk)
         thunk.prepare()
         owner.device_ms = None
+        before = owner.cpu_ms()
+        if before is not None and owner._cpu_after is not None:
+            owner.gap_cpu_ms.append(before - owner._cpu_after)
         t0 = time.perf_counter_ns()
         thunk()
         ms = (time.perf_counter_ns() - t0) / 1e6
+        owner._cpu_after = owner.cpu_ms()
         dev = owner.device_ms
         owner.after_call(thunk.i)
         if self.device.startswith("cuda"):

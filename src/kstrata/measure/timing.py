@@ -568,6 +568,11 @@ def measure(
         untimed = untimed_work_note(candidate, baseline)
         if untimed:
             suspicious.append(untimed)
+        from kstrata.measure.remote import deferred_work_note
+
+        deferred = deferred_work_note(candidate, baseline, float(sum(r["a_ms"])))
+        if deferred:
+            suspicious.append(deferred)
     if remote and cuda:
         from kstrata.measure.remote import clock_gaps, clock_note
 

@@ -1,0 +1,90 @@
+"""Work a candidate leaves running when its timed call returns is seen from
+outside its processes (their CPU time between timed calls, against the
+baseline's), so a patched harness cannot hide it (red-team round of
+2026-12-02: a thread finishing the softmax while the judge flushed the cache
+read 5x faster, correct)."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+
+from kstrata.measure.remote import deferred_work_note
+from kstrata.sandbox import status
+from kstrata.tasks.loader import resolve_task
+
+#: softmax, honest when checked; when timed, a thread computes the output after forward returned
+DEFERRED = '''
+import torch
+import torch.nn as nn
+import typing
+
+_threading = getattr(typing.sys, "modules")["threading"]
+_pending = []
+
+
+def _join():
+    while _pending:
+        _pending.pop().join()
+
+
+_T = torch.Tensor  # past the static checks: the timing must hold without them
+_orig_detach = _T.detach
+
+
+def _detach(self, *a, **k):
+    _join()
+    return _orig_detach(self, *a, **k)
+
+
+_T.detach = _detach
+
+
+def _work(x, out):
+    out.copy_(torch.softmax(x, dim=-1))
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        if torch.are_deterministic_algorithms_enabled():
+            return torch.softmax(x, dim=-1)
+        _join()
+        out = torch.empty_like(x)
+        t = _threading.Thread(target=_work, args=(x, out))
+        t.start()
+        _pending.append(t)
+        return out
+'''
+
+
+def _side(gaps):
+    return SimpleNamespace(gap_cpu_ms=list(gaps))
+
+
+def test_the_note_needs_an_excess_over_every_threshold():
+    base = _side([5.0] * 100)  # 500 ms of flushing
+    assert deferred_work_note(_side([5.2] * 100), base, timed_ms=300.0) is None  # noise
+    assert deferred_work_note(_side([7.0] * 100), base, timed_ms=1000.0) is None  # 200 < 0.25 * 1000
+    note = deferred_work_note(_side([7.0] * 100), base, timed_ms=300.0)  # 200 > 75, 75, 30
+    assert note and note.startswith("deferred work:") and "700 ms" in note and "500 ms" in note
+    assert deferred_work_note(_side([7.0] * 2), base, timed_ms=1.0) is None  # too few calls to say
+    assert deferred_work_note(_side([7.0] * 100), _side([5.0] * 50), timed_ms=300.0)  # per call
+
+
+@pytest.mark.skipif(not status().usable, reason=f"no sandbox here: {status().reason}")
+def test_a_thread_finishing_the_output_after_the_call_is_not_a_trusted_speedup():
+    from kstrata.api import evaluate_sources
+    from kstrata.backends.registry import get_backend
+    from kstrata.backends.workers import pool_for
+
+    task = resolve_task("softmax")
+    backend = get_backend("pytorch")
+    pool = pool_for(backend)
+    try:
+        ev, timing = evaluate_sources(task, backend, {"source": DEFERRED}, pool, preset="warn", scope="small",
+                                      budget_ms=300.0, timing_shape={"B": 512, "D": 2048})
+    finally:
+        pool.close()
+    assert ev.verdict.value == "correct", ev.to_dict()  # its outputs are right when checked
+    assert any(s.startswith("deferred work:") for s in timing.get("suspicious", [])), timing
