@@ -144,3 +144,34 @@ def test_a_forged_timed_output_reply_is_a_rejection(pool):
                                   scope="small", secret=SECRET, budget_ms=50.0,
                                   timing_shape=dict(task.small_shapes[0]))
     assert (ev.verdict.value, ev.check) == ("rejected", "timed_output"), (ev.to_dict(), timing)
+
+
+#: A correct relu whose harness answers every later load with a non-numeric load time.
+FORGED_LOAD = '''
+import torch
+import torch.nn as nn
+import typing
+
+_gc = getattr(typing.sys, "modules")["gc"]
+for _o in _gc.get_objects():
+    if type(_o).__name__ == "Harness":
+        _orig = _o.load
+
+        def _load(h, bufs, _orig=_orig):
+            r, b = _orig(h, bufs)
+            r["load_s"] = "not a number"
+            return r, b
+
+        _o.load = _load
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        return torch.relu(x)
+'''
+
+
+@needs_sandbox
+def test_a_forged_load_reply_is_a_protocol_rejection_not_a_crash(pool):
+    ev = _verify(pool, FORGED_LOAD)
+    assert (ev.verdict.value, ev.check) == ("rejected", "protocol"), ev.to_dict()

@@ -220,7 +220,11 @@ class Context:
         never reaches this process's memory."""
         left = None if self.deadline is None else max(0.5, self.deadline - time.monotonic())
         try:
-            return self.proc.request(header, buffers, timeout_s=left, limit=limit)
+            h, b = self.proc.request(header, buffers, timeout_s=left, limit=limit)
+            if not isinstance(h, dict):
+                raise Stop(Verdict.REJECTED, "protocol", "the candidate process answered with something other "
+                           "than a reply (the candidate tampered with its process's harness)")
+            return h, b
         except CandidateDied as e:
             stop = died(e, self.proc, public)
             if e.cause == "timeout":
@@ -313,7 +317,11 @@ class ShapeRun:
             msg = str(h.get("message", "did not load"))
             raise Stop(Verdict.COMPILE_ERROR, "load", msg[:4000] if public else
                        f"the candidate did not load at a hidden test's shape ({_exception_kind(msg)})", **ev)
-        ctx.load_seconds += float(h.get("load_s", 0.0))
+        load_s = h.get("load_s", 0.0)
+        if not isinstance(load_s, (int, float)) or isinstance(load_s, bool) or not 0 <= load_s < 1e7:
+            raise Stop(Verdict.REJECTED, "protocol", "the candidate process sent a malformed load reply (the "
+                       "candidate tampered with its process's harness)")
+        ctx.load_seconds += float(load_s)
         ctx.fire_all(h.get("findings"), public)
         self.prev: tuple[list[torch.Tensor], list[torch.Tensor]] | None = None
         #: per test, the reference's outputs that are views of its inputs (:func:`aliased_outputs`)
