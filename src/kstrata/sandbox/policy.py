@@ -216,6 +216,10 @@ def command(argv: list[str], *, python: str | None = None, read_only: list[str] 
     if gpu:
         for node in sorted(glob.glob("/dev/nvidia*")) + sorted(glob.glob("/dev/dri/*")):
             args += ["--dev-bind", node, node]
+    # the root tmpfs bubblewrap builds the mount points in was writable: a file a candidate left in
+    # /etc or / outlived it in a zygote's sandbox (red-team round of 2026-12-02). Not recursive:
+    # /tmp and /dev stay the writable mounts they are
+    args += ["--remount-ro", "/"]
     args += ["--clearenv"]
     full_env = {"HOME": "/tmp", "TMPDIR": "/tmp", "PATH": "/usr/local/bin:/usr/bin:/bin",
                 **(env or {})}
@@ -245,6 +249,10 @@ DENIED_SYSCALLS_X86_64 = {
     # POSIX message queues live in the IPC namespace, which outlives a candidate in a
     # zygote's sandbox, and cannot be listed without an mqueue mount: refused
     "mq_open": 240, "mq_unlink": 241,
+    # priorities and scheduling policies: a candidate reniced its zygote, and every later
+    # candidate forked from it ran at nice 19 (red-team round of 2026-12-02)
+    "setpriority": 141, "sched_setparam": 142, "sched_setscheduler": 144, "ioprio_set": 251,
+    "sched_setattr": 314,
 }
 
 

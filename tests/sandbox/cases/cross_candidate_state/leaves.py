@@ -1,8 +1,9 @@
 """A correct softmax that leaves state where a later candidate's process could
 find it: a file in /tmp (also a Triton cache entry, a module), one in
 /dev/shm, a directory it made unwritable, a System V shared memory segment,
-a POSIX message queue, an extended attribute on /tmp, and /tmp itself made
-unlistable (mode 0333), which hid every file in it from the scrub."""
+a POSIX message queue, an extended attribute on /tmp, files in /etc and /,
+its zygote reniced to 19, and /tmp itself made unlistable (mode 0333), which
+hid every file in it from the scrub."""
 
 import torch
 import torch.nn as nn
@@ -31,6 +32,13 @@ try:
     os.setxattr("/tmp", "user.left_by", b"A")
 except OSError:
     pass  # a tmpfs without user xattrs
+for path in ("/etc/left_by_an_earlier_candidate", "/left_by_an_earlier_candidate"):
+    try:  # the sandbox's root (read-only since 2026-12-02)
+        with getattr(_imp("buil" + "tins"), "op" + "en")(path, "w") as f:
+            f.write("A was here")
+    except OSError:
+        pass
+libc.setpriority(0, os.getppid(), 19)  # renice the zygote (refused by seccomp: -1)
 os.chmod("/tmp", 0o333)
 
 
