@@ -39,6 +39,10 @@ def _variants(cuda, name, schedule=None):
     return task, sources, schedule_variants(funcs, sources["schedule"], gpu=True, target="cuda")
 
 
+#: tasks whose every variant test_every_variant_builds_at_an_odd_shape builds at the odd small shape
+ODD_SHAPE_TASKS = ["softmax", "layernorm", "matmul_bias_relu", "sum_dim"]
+
+
 @pytest.mark.parametrize("name, recipe", [("softmax", "gpu_rows"), ("rmsnorm", "gpu_rows"),
                                           ("relu", "gpu_elementwise"), ("sum_dim", "gpu_reduce"),
                                           ("matmul_bias_relu", "gpu_gemm"), ("matmul_batched", "gpu_gemm")])
@@ -51,17 +55,21 @@ def test_every_variant_is_a_gpu_schedule_that_builds_at_every_shape(cuda, name, 
         assert not CPU_ONLY.search(v.text), (v.rule, v.description)
         assert "threadIdx" in "\n".join(schedule_lines(v.text)[v.func]) or v.rule == "dlight"
     # one variant per recipe, replayed by the backend (dlight for the PrimFuncs it does not
-    # name) at the nominal shape and at every small shape the verifier runs
+    # name) at the nominal shape and at every small shape the verifier runs (the odd last one
+    # is left to test_every_variant_builds_at_an_odd_shape where it builds every variant there)
+    shapes = [task.nominal_shape, *task.small_shapes]
+    if name in ODD_SHAPE_TASKS and len(shapes) > 2:
+        shapes = shapes[:-1]
     for rule in sorted({v.rule for v in variants}):
         v = next(v for v in variants if v.rule == rule)
-        for shape in [task.nominal_shape, *task.small_shapes]:
+        for shape in shapes:
             _, funcs, _, failed = cuda.scheduled_funcs(task, {**sources, "schedule": v.text}, shape)
             assert not failed
             tb.build_module(funcs, cuda.target())
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["softmax", "layernorm", "matmul_bias_relu", "sum_dim"])
+@pytest.mark.parametrize("name", ODD_SHAPE_TASKS)
 def test_every_variant_builds_at_an_odd_shape(cuda, name):
     """Variants are made at the nominal shape and replayed at the verifier's:
     each one must build at the small shape whose sizes divide nothing."""

@@ -88,10 +88,16 @@ def test_eval_cli_json_and_errors():
              "--json", "--scope", "small")
     out = json.loads(r.stdout)
     assert out["verdict"] == "rejected" and out["check"] == "no_monkey_patching"
+    # the bad inputs through the CLI in this process (the script itself ran above; each
+    # run of it imports torch in a new interpreter): exit 2, the error on stderr
+    from typer.testing import CliRunner
+
+    from kstrata.cli.main import app
+
     for bad in (("eval", "nope_task", __file__), ("eval", "relu", "/no/such.py"),
                 ("eval", "relu", __file__, "--backend", "nope")):
-        r = _cli(*bad)
-        assert r.returncode == 2 and "error:" in r.stderr
+        r = CliRunner().invoke(app, list(bad))
+        assert r.exit_code == 2 and "error:" in r.stderr and "error:" not in r.stdout, (bad, r.output)
 
 
 def test_large_hidden_shapes_get_two_seeds_two_draws_and_run_last():
