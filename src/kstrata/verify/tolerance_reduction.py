@@ -282,9 +282,18 @@ _DECOMPOSED = {
 }
 
 
+#: The accumulation dtype a reduction over a task dtype must use at least, as
+#: PyTorch's own reductions and matrix products do (float32 accumulators for
+#: float16 and bfloat16 on CPU and CUDA, tensor cores included). Summing in
+#: the narrow dtype itself gets no allowance for it (``precision.allow_reduced_precision``
+#: is about casts a kernel may make, not about its accumulators); a caller
+#: that accepts such sums passes ``reduced_accumulation=True``.
+ACCUMULATION = {torch.float16: torch.float32, torch.bfloat16: torch.float32}
+
+
 def reduction_allowance(model64: torch.nn.Module, inputs64: list[Any], oracles: list[torch.Tensor],
-                        dtype: torch.dtype, seed: int = 0, torch_seed: int | None = None
-                        ) -> tuple[list[torch.Tensor | None], int]:
+                        dtype: torch.dtype, seed: int = 0, torch_seed: int | None = None,
+                        reduced_accumulation: bool = False) -> tuple[list[torch.Tensor | None], int]:
     """Elementwise allowance per output for reductions computed in another order.
 
     Parameters
@@ -296,7 +305,13 @@ def reduction_allowance(model64: torch.nn.Module, inputs64: list[Any], oracles: 
     oracles:
         The oracle's outputs on them (float64, CPU).
     dtype:
-        The task dtype whose unit roundoff ``u`` applies (:data:`UNIT_ROUNDOFF`).
+        The task dtype. The unit roundoff ``u`` (:data:`UNIT_ROUNDOFF`) is
+        that of its accumulation dtype (:data:`ACCUMULATION`: float32 for
+        float16 and bfloat16), so a float16 softmax's sum is allowed a
+        float32 sum's error, not a float16 one's (which let a softmax 5% too
+        large pass at rows of 512; red-team round of 2026-12-02).
+    reduced_accumulation:
+        The task allows accumulating in ``dtype`` itself: its own ``u`` applies.
     seed:
         Seed of the sign draws (the allowance does not depend on it beyond
         the draws' spread).
@@ -312,7 +327,7 @@ def reduction_allowance(model64: torch.nn.Module, inputs64: list[Any], oracles: 
         number of terms any reduction of the forward summed (1: none).
         Empty allowances when the oracle cannot be run again.
     """
-    u = UNIT_ROUNDOFF.get(dtype)
+    u = UNIT_ROUNDOFF.get(dtype if reduced_accumulation else ACCUMULATION.get(dtype, dtype))
     if u is None:
         return [], 1
     gen = torch.Generator().manual_seed(seed)

@@ -67,6 +67,31 @@ def weak_fakes(task: Task, secret: str = "weak-test-guard", scope: str = "small"
     return [f for f, ok in passing.items() if ok]
 
 
+def fakes_under_dtype_atol(task: Task, secret: str = "weak-test-guard", scope: str = "small") -> list[str]:
+    """The fakes (:data:`FAKES`) that would pass every test of ``task`` under
+    its dtype's *fixed* absolute tolerance
+    (:data:`kstrata.verify.tolerance.DTYPE_BOUNDS`), as evaluators with a
+    plain ``atol`` compare: its draws give only outputs near or below that
+    ``atol`` (case 01's narrow task: a softmax over 262144 columns of
+    ``torch.rand``, where the row mean everywhere passed). kstrata's own
+    comparison scales the ``atol`` to the outputs
+    (:func:`kstrata.verify.tolerance.output_scale`) and rejects them, but the
+    task still tests only tiny outputs; its author should add a draw with
+    outputs of order one. Empty for a task that sets its own ``atol`` (used
+    as given) or has no such bound."""
+    from kstrata.verify.tolerance import DTYPE_BOUNDS
+
+    tol = task.meta.tolerance
+    if tol.kind != "oracle" or tol.atol is not None:
+        return []
+    bound = DTYPE_BOUNDS.get(getattr(torch, task.meta.dtype, None))
+    if bound is None:
+        return []
+    fixed = tol.model_copy(update={"atol": bound[0]})
+    trial = dataclasses.replace(task, meta=task.meta.model_copy(update={"tolerance": fixed}))
+    return weak_fakes(trial, secret, scope)
+
+
 def weak_match(fakes: Sequence[str], outputs: Sequence[torch.Tensor], refs: Sequence[torch.Tensor],
                tol: Tolerance, prev_outputs: Sequence[torch.Tensor] | None = None) -> str | None:
     """Which fake a candidate's outputs match, on a task whose tests that fake passes.
