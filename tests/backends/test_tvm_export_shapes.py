@@ -7,6 +7,8 @@ The task files are small KernelBench-format files written by the tests."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 pytest.importorskip("tvm")
@@ -123,31 +125,7 @@ def test_an_export_that_does_not_finish_is_cut_off_with_one_message(tmp_path, mo
     assert isinstance(e.value.__cause__, lower.ExportTimeout)
 
 
-TRANSPOSED_CONV_3D = '''import torch
-import torch.nn as nn
-
-class Model(nn.Module):
-    def __init__(self, cin, cout, k):
-        super().__init__()
-        self.conv = nn.ConvTranspose3d(cin, cout, k)
-
-    def forward(self, x):
-        return self.conv(x)
-
-batch_size = 2
-cin = 3
-cout = 4
-k = 3
-depth = 5
-height = 6
-width = 7
-
-def get_inputs():
-    return [torch.randn(batch_size, cin, depth, height, width)]
-
-def get_init_inputs():
-    return [cin, cout, k]
-'''
+TRANSPOSED_CONV_3D = (Path(__file__).parent / "data" / "transposed_conv3d.py").read_text()
 
 
 @pytest.mark.slow

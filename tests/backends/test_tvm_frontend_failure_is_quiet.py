@@ -10,34 +10,13 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
 pytest.importorskip("tvm")
 
-TRANSPOSED_CONV_3D = '''import torch
-import torch.nn as nn
-
-class Model(nn.Module):
-    def __init__(self, cin, cout, k):
-        super().__init__()
-        self.conv = nn.ConvTranspose3d(cin, cout, k)
-
-    def forward(self, x):
-        return self.conv(x)
-
-batch_size = 2
-cin = 3
-cout = 4
-k = 3
-depth = 5
-
-def get_inputs():
-    return [torch.randn(batch_size, cin, depth, depth + 1, depth + 2)]
-
-def get_init_inputs():
-    return [cin, cout, k]
-'''
+TRANSPOSED_CONV_3D = (Path(__file__).parent / "data" / "transposed_conv3d.py").read_text()
 
 
 @pytest.mark.slow
