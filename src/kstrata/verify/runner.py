@@ -129,6 +129,12 @@ _TORCH_EXCEPTIONS = frozenset({"torch.OutOfMemoryError", "torch.cuda.OutOfMemory
                                "torch.AcceleratorError", "AcceleratorError"})
 
 
+def tampered(what: str) -> "Stop":
+    """The ``protocol`` rejection for a reply no honest harness sends:
+    ``what`` it was, and that the candidate tampered with its process's harness."""
+    return Stop(Verdict.REJECTED, "protocol", f"{what} (the candidate tampered with its process's harness)")
+
+
 #: evidence keys the judge sets itself (a candidate's finding cannot supply them)
 _JUDGE_KEYS = frozenset({"check", "message", "stage_public", "stage", "test", "shape", "seed"})
 
@@ -197,16 +203,13 @@ class Context:
         if findings is None:
             return
         if not isinstance(findings, list):
-            raise Stop(Verdict.REJECTED, "protocol", "the candidate process sent malformed findings "
-                       "(the candidate tampered with its process's harness)")
+            raise tampered("the candidate process sent malformed findings")
         for f in findings:
             check = f.get("check") if isinstance(f, dict) else None
             if not isinstance(check, str) or check not in CHECKS:
                 # an honest harness reports only the registry's checks: anything
                 # else was written by the candidate, and its text is not echoed
-                raise Stop(Verdict.REJECTED, "protocol", "the candidate process reported a finding "
-                           "that its harness never makes (the candidate tampered with its process's "
-                           "harness)")
+                raise tampered("the candidate process reported a finding that its harness never makes")
             ev = _evidence(f.get("evidence"))
             if public and test is not None:
                 ev["test"] = test.describe()
@@ -222,8 +225,7 @@ class Context:
         try:
             h, b = self.proc.request(header, buffers, timeout_s=left, limit=limit)
             if not isinstance(h, dict):
-                raise Stop(Verdict.REJECTED, "protocol", "the candidate process answered with something other "
-                           "than a reply (the candidate tampered with its process's harness)")
+                raise tampered("the candidate process answered with something other than a reply")
             return h, b
         except CandidateDied as e:
             stop = died(e, self.proc, public)
@@ -263,8 +265,7 @@ def died(e: CandidateDied, proc: Any, public: bool) -> Stop:
     if e.cause == "memory":
         return Stop(Verdict.RUNTIME_ERROR, "oom", str(e))
     if e.cause == "protocol":
-        return Stop(Verdict.REJECTED, "protocol", str(e) + " (the candidate tampered with its process's "
-                    "harness)")
+        return tampered(str(e))
     ev = {"output_tail": proc.output_tail()[-2000:]} if public else {}
     return Stop(Verdict.RUNTIME_ERROR, "crash", str(e), **ev)
 
@@ -319,8 +320,7 @@ class ShapeRun:
                        f"the candidate did not load at a hidden test's shape ({_exception_kind(msg)})", **ev)
         load_s = h.get("load_s", 0.0)
         if not isinstance(load_s, (int, float)) or isinstance(load_s, bool) or not 0 <= load_s < 1e7:
-            raise Stop(Verdict.REJECTED, "protocol", "the candidate process sent a malformed load reply (the "
-                       "candidate tampered with its process's harness)")
+            raise tampered("the candidate process sent a malformed load reply")
         ctx.load_seconds += float(load_s)
         ctx.fire_all(h.get("findings"), public)
         self.prev: tuple[list[torch.Tensor], list[torch.Tensor]] | None = None
@@ -480,8 +480,7 @@ class ShapeRun:
                                 limit=len(headers) * reply_limit(prepared[0][2]))
         replies = h.get("replies") if h.get("ok") and isinstance(h.get("replies"), list) else None
         if replies is None:
-            raise Stop(Verdict.REJECTED, "protocol", "the candidate process answered a batch of calls "
-                       "malformed (the candidate tampered with its process's harness)")
+            raise tampered("the candidate process answered a batch of calls malformed")
         k = len(POISON_PATTERNS)
         for n, (t, pristine, refs, oracles) in enumerate(prepared, start=1):
             mine = replies[(n - 1) * k:n * k]
