@@ -55,6 +55,7 @@ from kstrata.verify.plan import (TestCase, hidden_tests, nominal_tests, octave_t
                                  screening_shapes)
 from kstrata.verify.reference import is_oom, oom_failure, preflight
 from kstrata.verify.result import Evaluation
+from kstrata.verify.ties import tie_equivalent, tie_prone_draw
 from kstrata.verify.tolerance import DTYPE_BOUNDS, Comparison, agree, compare, compare_native
 
 
@@ -520,7 +521,8 @@ class ShapeRun:
         ctx, tol = self.ctx, self.ctx.task.meta.tolerance
         refs_cpu = [r.cpu() for r in refs]
         cmp = self._comparer(test)
-        comps = [cmp(c, o, r, tol) for c, o, r in zip(out1, oracles, refs_cpu)]
+        comps = self._tie_aware(test, [cmp(c, o, r, tol) for c, o, r in zip(out1, oracles, refs_cpu)],
+                                out1, refs_cpu, pristine)
         small = sum(r.numel() for r in refs_cpu if isinstance(r, torch.Tensor)) <= NATIVE_SMALL_OUTPUT
         if (small or not all(c.ok for c in comps)) and pristine is not None and _native(test) \
                 and self.model64 is not None:
@@ -545,7 +547,8 @@ class ShapeRun:
                     ctx.dropped.append(reason if test.public else "a hidden test: " + reason.split(":")[0])
                     return None
                 comps = inside
-        race = not all(agree(a, b, r.dtype, tol) for a, b, r in zip(out1, out2, refs_cpu))
+        race = not all(agree(a, b, r.dtype, tol) or (pristine is not None and tie_equivalent(a, b, pristine))
+                       for a, b, r in zip(out1, out2, refs_cpu))
         ok = all(c.ok for c in comps) and not race
         if not ok and self.prev is not None and not all(c.ok for c in comps) and not _constant(out1):
             prev_out, prev_oracle = self.prev
@@ -573,6 +576,32 @@ class ShapeRun:
             if not all(c.ok for c in comps2):
                 comps, out1 = comps2, out2
         return Failure(test, out1, oracles, comps, race, unwritten)
+
+    def _tie_aware(self, test: TestCase, comps: list[Comparison], out1: list[Any], refs: list[torch.Tensor],
+                   pristine: list[Any] | None) -> list[Comparison]:
+        """``comps`` with each failing integer output that differs from the
+        reference's only among equal input values passed
+        (:func:`kstrata.verify.ties.tie_equivalent`), and on a tie-prone draw
+        (:func:`kstrata.verify.ties.tie_prone_draw`) every failing integer
+        output of floating inputs excused, the reason recorded: an index into
+        a tensor the forward computes ties there, and the other draws decide it."""
+        if pristine is None or all(c.ok for c in comps):
+            return comps
+        floats = any(isinstance(x, torch.Tensor) and x.is_floating_point() for x in pristine)
+        out = []
+        for k, c, r in zip(comps, out1, refs):
+            integer = isinstance(c, torch.Tensor) and isinstance(r, torch.Tensor) and not r.is_floating_point()
+            if k.ok or not integer or not floats:
+                out.append(k)
+            elif tie_equivalent(c, r, pristine):
+                out.append(Comparison(True, None, {**k.stats, "wrong": 0, "ties": int(k.stats.get("wrong", 0))}))
+            elif tie_prone_draw(test.dist):
+                reason = f"integer outputs on the {test.dist} draw: ties among its few values decide nothing"
+                self.ctx.dropped.append(reason if test.public else "a hidden test: " + reason)
+                out.append(Comparison(True, None, {**k.stats, "wrong": 0, "excused": "ties"}))
+            else:
+                out.append(k)
+        return out
 
     def _comparer(self, test: TestCase, extra: list[torch.Tensor | None] | None = None
                   ) -> Callable[..., Comparison]:

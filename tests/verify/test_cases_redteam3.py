@@ -1,0 +1,34 @@
+"""Red-team round 3 on the verifier and timing: new variants of the known
+kinds, and the open items of round 2, end to end through ``kstrata eval``
+(run in this process with the session's judge pools: ``conftest.py``). Each
+case folder's expected.txt says what was done and why it might have passed.
+
+Each row: case folder, task (a suite name or a file in the folder), candidate
+file, extra ``kstrata eval`` arguments, the verdicts allowed and, for a
+rejection, the check that must have fired."""
+
+from __future__ import annotations
+
+import pytest
+
+from kstrata.sandbox import status
+
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(not status().usable, reason="no sandbox here")]
+
+NO_TIME = ("--no-time",)
+ROWS = [
+    # index outputs among ties (round 2 open item 4): a correct argmax that picks another of equal maxima
+    ("rt3_argmax_ties", "task.py", "candidate.py", NO_TIME, ("correct",), None),
+    ("rt3_argmax_ties", "task.py", "candidate_wrong.py", NO_TIME, ("incorrect",), None),
+]
+
+
+@pytest.mark.parametrize("case,task,candidate,args,verdicts,check", ROWS,
+                         ids=[f"{r[0]}/{r[2].removesuffix('.py')}" for r in ROWS])
+def test_case(kstrata_eval, case, task, candidate, args, verdicts, check):
+    task = f"{case}/{task}" if task.endswith(".py") else task
+    d = kstrata_eval(task, f"{case}/{candidate}", *args)
+    said = f"{d['verdict']} {d.get('check')}: {str((d.get('evidence') or {}).get('message'))[:400]}"
+    assert d["verdict"] in verdicts, said
+    if check is not None:
+        assert check == d.get("check") or check in said, said
