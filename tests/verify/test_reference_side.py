@@ -135,3 +135,13 @@ def test_is_oom_reads_the_allocators_errors():
         torch.empty(1 << 52)
     assert reference.is_oom(e.value) and reference.is_oom(MemoryError())
     assert not reference.is_oom(RuntimeError("shape mismatch"))
+
+
+def test_an_allocation_failure_in_the_harness_reads_as_oom():
+    # KSTRATA_CANDIDATE_MEMORY_MB=1500, relu at 4096 x 4096: the harness's comparison of the input with its
+    # pristine copy failed after the call; the reply had no oom flag and the verdict read "candidate raised"
+    msg = ("RuntimeError: [enforce fail at alloc_cpu.cpp:127] err == 0. DefaultCPUAllocator: can't allocate "
+           "memory: you tried to allocate 67108864 bytes. Error code 12 (Cannot allocate memory)")
+    assert reference.says_oom(msg) and reference.says_oom("MemoryError: ")
+    assert reference.says_oom("CUDA out of memory. Tried to allocate 2.00 GiB")
+    assert not reference.says_oom("RuntimeError: shape '[4, 4]' is invalid for input of size 15")

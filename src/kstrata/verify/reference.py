@@ -44,9 +44,15 @@ def is_oom(exc: BaseException) -> bool:
     ``RuntimeError`` from its CPU/CUDA allocators)."""
     if isinstance(exc, MemoryError):
         return True
-    text = str(exc).lower()
-    return isinstance(exc, RuntimeError) and any(
-        k in text for k in ("can't allocate memory", "out of memory", "std::bad_alloc", "not enough memory"))
+    return isinstance(exc, RuntimeError) and says_oom(str(exc))
+
+
+def says_oom(text: str) -> bool:
+    """Whether an error message is an allocator's (PyTorch's CPU or CUDA
+    allocator, ``std::bad_alloc``, Python's ``MemoryError``)."""
+    text = text.lower()
+    return any(k in text for k in ("can't allocate memory", "out of memory", "std::bad_alloc",
+                                   "not enough memory", "memoryerror", "cannot allocate memory"))
 
 
 def oom_failure(task: Task, where: str, exc: BaseException | str) -> ReferenceFailure:

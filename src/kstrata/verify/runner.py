@@ -53,7 +53,7 @@ from kstrata.sandbox import wire
 from kstrata.sandbox.client import CandidateDied, fresh
 from kstrata.verify.plan import (TestCase, hidden_tests, nominal_tests, octave_tests, perturbed_shapes, public_tests,
                                  screening_shapes)
-from kstrata.verify.reference import is_oom, oom_failure, preflight
+from kstrata.verify.reference import is_oom, oom_failure, preflight, says_oom
 from kstrata.verify.result import Evaluation
 from kstrata.verify.ties import tie_equivalent, tie_prone_draw
 from kstrata.verify.tolerance import DTYPE_BOUNDS, Comparison, agree, compare, compare_native
@@ -383,11 +383,12 @@ class ShapeRun:
                 return [], h
             ctx.fire_all(self._own_findings(h, test), public, test)
             msg = str(h.get("message", "failed"))[:2000]
-            if h.get("oom"):
+            if h.get("oom") or says_oom(msg):  # also an allocation the harness made for the call (its copies)
                 limit = getattr(ctx.proc, "memory_mb", None)
                 raise Stop(Verdict.RUNTIME_ERROR, "oom", "candidate ran out of memory"
-                           + (f" (memory limit {limit} MiB per candidate; KSTRATA_CANDIDATE_MEMORY_MB sets it)"
-                              if limit else "")
+                           + (f" (memory limit {limit} MiB of address space per candidate process, the "
+                              "interpreter's and the harness's copies of the inputs included; "
+                              "KSTRATA_CANDIDATE_MEMORY_MB sets it)" if limit else "")
                            + (f": {msg}" if public else " on a hidden test"))
             raise Stop(Verdict.RUNTIME_ERROR, "run", "candidate raised " + (msg if public else
                        _exception_kind(msg) + " on a hidden test"),
