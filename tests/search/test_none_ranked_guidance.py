@@ -14,7 +14,7 @@ import subprocess
 import sys
 
 import pytest
-from search_fakes import FakeBackend, FakeEvaluator, FakeProposer, FakeTask
+from search_fakes import FakeBackend, FakeEvaluator, FakeProposer, FakeTask, contended_finding
 from typer.testing import CliRunner
 
 import kstrata
@@ -102,14 +102,6 @@ def test_export_says_how_a_script_elsewhere_imports_it_and_that_works(tmp_path):
     assert out.returncode == 0 and out.stdout.strip() == "ok True", out.stderr[-2000:]
 
 
-def _contended(cpus_busy: float) -> str:
-    """An untrusted-timing finding as the final round writes it for a contended timing."""
-    return (f"{UNTRUSTED_PREFIX} contended: other processes kept {cpus_busy:.2f} of 2 CPUs busy during this timing, "
-            "which used 2 thread(s); candidate and baseline were not timed alike. Time it again on a quiet machine "
-            "(`kstrata retime RUN`) before believing the speedup in the final, longer timing round; not ranked as "
-            "a speedup (`kstrata retime` re-times it on a quieter machine)")
-
-
 class Contended(FakeEvaluator):
     """A busy machine: every timing of the final round is contended, each with its own reading."""
 
@@ -120,7 +112,7 @@ class Contended(FakeEvaluator):
     def final_round(self, task, backend, srcs):
         _, m = super().evaluate(task, backend, srcs)
         self.busy += 0.02
-        return {**m, "findings": [_contended(self.busy)]}
+        return {**m, "findings": [contended_finding(self.busy)]}
 
 
 def test_retime_on_a_busy_machine_says_why_once_with_the_candidates(tmp_path, monkeypatch):

@@ -315,4 +315,4 @@ def register(app: typer.Typer) -> None:
         from kstrata.search.views import candidate_view
 
         with user_errors():
-            console.print(candidate_view(run_dir, candidate))
+            console.print(candidate_view(run_dir, candidate), crop=False)  # the hash line is never cut

@@ -20,6 +20,7 @@ from kstrata.bench import metrics as M
 from kstrata.bench.results import Results, RunView, load_results
 from kstrata.report.plots import VERDICT_COLOURS, speedup_strips, tree_svg
 from kstrata.search.tree import unevaluated
+from kstrata.search.views import reading, unranked_why
 from kstrata.store.artifacts import unified_diff, write_atomic
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -55,15 +56,18 @@ def _node_data(view: RunView) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     nodes, details = [], {}
     for n in tree:
         parent = n.parents[0] if n.parents else None
+        r = reading(n)  # the reading the tree, show and the summary show
         nodes.append({"hash": n.hash, "parent": parent, "level": n.level, "role": n.role,
-                      "verdict": n.verdict, "speedup": n.speedup, "unranked": n.correct and not n.timing_trusted,
+                      "verdict": n.verdict, "speedup": None if r is None else r.value,
+                      "retimed": r is not None and r.retimed, "unranked": n.correct and not n.timing_trusted,
                       "best": best is not None and n.hash == best.hash})
         diff = unified_diff(tree[parent].sources, n.sources) if parent else ""
         details[n.hash] = {
             "hash": n.hash, "level": n.level or "initial", "role": n.role,
             "proposer": n.proposer, "verdict": n.verdict or unevaluated(view.summary is not None),
             "check": n.evaluation.check if n.evaluation else None,
-            "speedup": n.speedup, "parents": list(n.parents),
+            "speedup": None if r is None else r.value, "reading": None if r is None else r.which,
+            "parents": list(n.parents),
             "rationale": n.rationale, "router_reason": n.router_reason,
             "sources": n.sources, "diff": diff, "feedback": n.feedback(),
         }
@@ -100,6 +104,20 @@ def _json_script(data: Any) -> str:
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
+def unranked_note(view: RunView | None, outcome: M.TaskOutcome) -> str | None:
+    """What the report says of a task whose best is correct but has no ranked
+    speedup: ``"correct, unranked: ..."`` with why (said once for the run,
+    :func:`kstrata.search.views.unranked_why`), or ``"correct, not timed"``;
+    ``None`` when the task has a ranked speedup or no correct candidate."""
+    if not outcome.correct or outcome.speedup is not None:
+        return None
+    best = view.tree.best_correct() if view is not None else None
+    if best is None or best.timing_trusted:
+        return "correct, not timed (no speedup measured)"
+    unranked = view.tree.unranked()
+    return f"correct, unranked (timing not trusted): {unranked_why(unranked)}"
+
+
 def build_context(results: Results, **metric_kw: Any) -> dict[str, Any]:
     """Everything the template renders, from :func:`kstrata.bench.results.load_results`."""
     outs = results.outcomes
@@ -107,10 +125,12 @@ def build_context(results: Results, **metric_kw: Any) -> dict[str, Any]:
     breakdowns = {dim: {str(v): [_row(r) for r in rows]
                         for v, rows in M.breakdown(outs, dim, **metric_kw).items()}
                   for dim in ("level", "category", "backend")}
+    views = {str(v.run_dir): v for v in results.runs}
+    notes = [unranked_note(views.get(str(o.run_dir)), o) for o in outs]
     strips = speedup_strips([
         (" / ".join(str(v) for v in r.key.values()),
-         [(o.task, o.speedup if o.correct else None)
-          for o in outs if o.status != "unsupported"
+         [(o.task, o.speedup if o.correct else None, note)
+          for o, note in zip(outs, notes) if o.status != "unsupported"
           and all(getattr(o, k) == v for k, v in r.key.items())])
         for r in board
     ])
@@ -120,28 +140,31 @@ def build_context(results: Results, **metric_kw: Any) -> dict[str, Any]:
         nodes, node_details = _node_data(view)
         details[run_id] = node_details
         best = view.tree.best_correct()
+        r = None if best is None else reading(best)
         runs.append({
             "id": run_id, "task": view.task, "backend": view.backend, "proposer": view.proposer,
             "svg": tree_svg(nodes, run_id), "n": len(nodes),
             "stop": (view.summary or {}).get("stop_reason", "not finished"),
             # as the CLI's summary: an untrusted timing claims no speedup
-            "best": None if best is None or best.speedup is None else f"{best.speedup:.3g}x"
-            if best.timing_trusted else "none ranked (timing not trusted)",
+            "best": None if best is None else "correct, not timed" if r is None
+            else f"{r.text(interval=True)} ({r.which})" if r.trusted else "none ranked (timing not trusted)",
             "verdicts": view.tree.verdict_counts(),
             "unranked": view.tree.unranked(),
+            # why, once for the run (every contended timing in one line), as the CLI's summary says it
+            "unranked_why": unranked_why(view.tree.unranked()),
             "spent": {k: f"{view.spent.get(k, 0):.4g}" for k in SPENT_KINDS},
         })
     cells = [{
         "task": o.task, "level": o.level, "category": o.category, "backend": o.backend,
         "proposer": o.proposer, "status": o.status, "correct": o.correct,
-        "speedup": "–" if o.speedup is None else M.format_speedup(o.speedup, o.interval())
+        "speedup": (note or "–") if o.speedup is None else M.format_speedup(o.speedup, o.interval())
         + (" (not counted faster: no interval above 1)" if o.correct and o.speedup > 1 and not o.fast(1.0)
            else "")
         + (f" excluded: {o.excluded}" if o.excluded else ""),
         "speedups": ", ".join(f"{b} {M.format_speedup(s, o.interval(b))}" for b, s in sorted(o.speedups.items())),
         "roofline": "–" if o.roofline_fraction is None else f"{100 * o.roofline_fraction:.1f}%",
         "verdicts": ", ".join(f"{k} {v}" for k, v in sorted(o.verdicts.items())),
-    } for o in outs]
+    } for o, note in zip(outs, notes)]
     taxonomy = {
         " / ".join(str(v) for v in key): M.failure_taxonomy(group)
         for key, group in M.group_by(outs, "backend", "proposer").items()

@@ -31,24 +31,32 @@ def _fmt_speedup(x: float | None) -> str:
     return "" if x is None else f"{x:.3g}x"
 
 
-def speedup_strips(rows: Sequence[tuple[str, Sequence[tuple[str, float | None]]]],
+def speedup_strips(rows: Sequence[tuple[str, Sequence[tuple[str, float | None, str | None]]]],
                    width: int = 760) -> str:
     """Per row, each task's best speedup as a dot on a log2 axis (a line at 1x);
-    tasks with no correct candidate are red crosses left of the axis.
+    a task whose best is correct but has no ranked speedup (its timing not
+    trusted, or not timed) is a hollow circle in an ``unranked`` column left
+    of the axis, titled with why; a task with no correct candidate is a red
+    cross further left.
 
     Parameters
     ----------
     rows:
-        ``(label, [(task, speedup or None), ...])`` per row.
+        ``(label, [(task, speedup, note), ...])`` per row: ``speedup`` the
+        ranked speedup (a ratio) or ``None``; ``note`` why a correct task has
+        none (e.g. ``"correct, unranked (timing not trusted): ..."``), ``None``
+        for a task with no correct candidate. A 2-tuple ``(task, speedup)``
+        means ``note=None``.
     width:
         Pixels.
     """
-    values = [s for _, pts in rows for _, s in pts if s is not None and s > 0]
+    rows = [(label, [(p[0], p[1], p[2] if len(p) > 2 else None) for p in pts]) for label, pts in rows]
+    values = [s for _, pts in rows for _, s, _ in pts if s is not None and s > 0]
     lo = min([0.25, *values]) if values else 0.25
     hi = max([4.0, *values]) if values else 4.0
     lo2, hi2 = math.floor(math.log2(lo)), math.ceil(math.log2(hi))
-    left, right, row_h, top = 200, 20, 34, 24
-    fail_x = left - 40
+    left, right, row_h, top = 230, 20, 34, 24
+    fail_x, unranked_x = left - 95, left - 40
     plot_w = width - left - right
     height = top + row_h * max(1, len(rows)) + 30
 
@@ -67,12 +75,18 @@ def speedup_strips(rows: Sequence[tuple[str, Sequence[tuple[str, float | None]]]
                    f'{2.0 ** e:g}x</text>')
     out.append(f'<text x="{fail_x}" y="{height - 8}" font-size="11" text-anchor="middle" '
                f'fill="#c0392b">fail</text>')
+    out.append(f'<text x="{unranked_x}" y="{height - 8}" font-size="11" text-anchor="middle" '
+               f'fill="#555">unranked</text>')
     for i, (label, pts) in enumerate(rows):
         y = top + i * row_h + row_h / 2
         out.append(f'<text x="4" y="{y + 4:.1f}" font-size="12">{escape(label)}</text>')
-        for j, (task, s) in enumerate(pts):
+        for j, (task, s, note) in enumerate(pts):
             jitter = ((j * 7919) % 11 - 5) * 1.6  # deterministic spread of ties
-            if s is None or s <= 0:
+            if (s is None or s <= 0) and note:
+                out.append(f'<circle class="unranked" cx="{unranked_x + jitter / 2:.1f}" cy="{y + jitter:.1f}" '
+                           f'r="5" fill="none" stroke="#2e86c1" stroke-width="2"><title>{escape(task)}: '
+                           f'{escape(note)}</title></circle>')
+            elif s is None or s <= 0:
                 cx, cy = fail_x + jitter / 2, y + jitter
                 out.append(f'<g class="fail"><title>{escape(task)}: not correct</title>'
                            f'<path d="M{cx - 4:.1f},{cy - 4:.1f}L{cx + 4:.1f},{cy + 4:.1f}'
@@ -123,7 +137,8 @@ def tree_svg(nodes: Sequence[dict[str, Any]], run_id: str) -> str:
     ----------
     nodes:
         Dicts with ``hash``, ``parent`` (first parent or ``None``), ``level``,
-        ``role``, ``verdict``, ``speedup``, ``best`` (bool), in creation order.
+        ``role``, ``verdict``, ``speedup``, ``best`` (bool), and optionally
+        ``retimed`` and ``unranked`` (bools), in creation order.
     run_id:
         Id of the run in the page (``data-run``).
     """
@@ -151,6 +166,8 @@ def tree_svg(nodes: Sequence[dict[str, Any]], run_id: str) -> str:
         stroke = ' stroke="#f1c40f" stroke-width="4"' if n.get("best") else ' stroke="#fff" stroke-width="1.5"'
         line1 = f'{n.get("level") or "initial"} · {n.get("role")}'
         line2 = f'{verdict or "not evaluated"} {_fmt_speedup(n.get("speedup"))}'.strip()
+        if n.get("retimed"):
+            line2 += " re-timed"
         if n.get("unranked"):
             line2 += " unranked"
         out.append(

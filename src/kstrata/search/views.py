@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
 from rich.console import Group, RenderableType
@@ -13,8 +14,98 @@ from rich.table import Table
 from rich.text import Text
 
 from kstrata.measure.contention import read_note
-from kstrata.search.tree import CandidateTree, Node, unevaluated
+from kstrata.search.tree import UNTRUSTED_PREFIX, CandidateTree, Node, unevaluated
 from kstrata.store.run_store import RunStore, StoreError
+
+
+@dataclass(frozen=True)
+class Reading:
+    """A correct candidate's speedup as every view of a run shows it (the
+    tree, ``show``, the end-of-run table, the HTML report): the run's latest
+    timing of it, which a re-timing (the end-of-run round or ``kstrata
+    retime``) replaces, and which timing that was.
+
+    ``value``, ``low`` and ``high`` are ratios (baseline time / candidate
+    time; the interval is 95%, ``None`` where none was measured) against
+    ``baseline``, the run's primary one; ``trusted`` is false when the timing
+    was not believed (the candidate is unranked); ``retimed`` is true when
+    the reading comes from the final, longer timing round rather than the
+    search's first timing."""
+
+    value: float
+    baseline: str
+    low: float | None
+    high: float | None
+    trusted: bool
+    retimed: bool
+
+    @property
+    def which(self) -> str:
+        """``"re-timed"`` or ``"first timing"``: which timing of the run this is."""
+        return "re-timed" if self.retimed else "first timing"
+
+    def text(self, interval: bool = False) -> str:
+        """``"2.1x"`` (with ``interval``: ``"2.1x [1.45, 2.74]"`` where one was measured)."""
+        ci = f" [{self.low:.3g}, {self.high:.3g}]" if interval and self.low is not None \
+            and self.high is not None else ""
+        return f"{self.value:.3g}x{ci}"
+
+
+def reading(node: Node) -> Reading | None:
+    """The one speedup reading of ``node`` that the views show
+    (:class:`Reading`); ``None`` unless the node is correct and timed.
+
+    A measurement stored by the final round carries ``final_round`` in its
+    raw record (:meth:`kstrata.search.evaluators.VerifyMeasureEvaluator.final_round`),
+    which marks the reading as re-timed."""
+    m = node.measurement if node.correct else None
+    if m is None or m.speedup is None:
+        return None
+    primary = next((s for s in m.speedups if s.value == m.speedup), None)
+    raw = m.raw if isinstance(m.raw, dict) else {}
+    inner = raw.get("raw") if isinstance(raw.get("raw"), dict) else {}
+    return Reading(value=m.speedup, baseline=primary.baseline if primary else "baseline",
+                   low=primary.ci_low if primary else None, high=primary.ci_high if primary else None,
+                   trusted=node.timing_trusted, retimed=bool(raw.get("final_round") or inner.get("final_round")))
+
+
+def node_label(tree: CandidateTree, node: Node, finished: bool = False) -> Text:
+    """``hash8 level role verdict speedup [router reason]`` for one node of
+    ``kstrata tree``, its speedup from :func:`reading` with which timing it
+    is; "slower than its parent" compares the two readings shown, and a node
+    that read slower only at its first timing (the search acted on that,
+    e.g. a lookahead) says so (``finished``: the run has stopped, so an
+    unevaluated node never will be)."""
+    colour = {"correct": "green", None: "dim"}.get(node.verdict, "red")
+    parts: list[tuple[str, str]] = [(node.hash[:8], "bold"), (f" {node.level or 'initial'} {node.role} ", ""),
+                                    (node.verdict or unevaluated(finished), colour)]
+    r = reading(node)
+    if r is not None:
+        shown = f" {r.text()}" + (" re-timed" if r.retimed else "")
+        parts.append((shown, "cyan") if r.trusted else (f"{shown} unranked (untrusted timing)", "yellow"))
+    parent = reading(tree[node.parents[0]]) if node.parents else None
+    if r is not None and parent is not None and r.value < parent.value:
+        parts.append((" (slower than its parent)", "yellow"))
+    elif node.slower_at_creation:  # what the search acted on (a lookahead), not what the readings shown say
+        parts.append((" (slower than its parent at their first timings)", "yellow"))
+    if len(node.parents) > 1:
+        parts.append((f" +{len(node.parents) - 1} parent(s)", "magenta"))
+    if node.router_reason:
+        parts.append((f" — {node.router_reason}", "italic dim"))
+    return Text.assemble(*parts)
+
+
+class _ReadingTree(CandidateTree):
+    """A tree whose rendered node lines are :func:`node_label`'s."""
+
+    def label(self, node: Node, finished: bool = False) -> Text:
+        return node_label(self, node, finished)
+
+
+def tree_view(tree: CandidateTree, title: str, finished: bool = False) -> RenderableType:
+    """``tree`` drawn as ``kstrata tree`` shows it: each node under its first
+    parent, labelled by :func:`node_label`, declines under the node."""
+    return _ReadingTree([n.record for n in tree], tree.expansion_log).render(title, finished)
 
 
 def legend(levels: set[str] | None = None) -> Text:
@@ -25,6 +116,8 @@ def legend(levels: set[str] | None = None) -> Text:
     lines = [
         (f"Each line: hash, level edited ({', '.join(named) or 'none yet'}; initial: the start), who proposed it, "
          "verdict, speedup vs the first baseline, then why this node was expanded."),
+        ("  speedup: the run's latest timing of the candidate; re-timed: from the final, longer round (end of "
+         "the run or `kstrata retime`), which replaced its first timing."),
         ("  unranked (untrusted timing): correct, but its timing stayed too noisy to rank; `kstrata retime RUN` "
          "re-times it."),
         ("  declined at LEVEL: an agent asked to edit that level of this node made no change; its diagnosis, and "
@@ -33,6 +126,8 @@ def legend(levels: set[str] | None = None) -> Text:
     if levels is None or {"graph", "schedule"} & levels:
         lines += [
             "  slower than its parent: kept anyway, since a graph change often pays off only after schedule edits.",
+            ("  slower than its parent at their first timings: read slower when the search timed it (and acted on "
+             "that), but not in the readings shown."),
             "  lookahead i/n: the i-th of n schedule edits granted to such a slower graph change before it is judged.",
             ("  levels take turns (older runs: round-robin): the built-in policy asks for graph and schedule edits "
              "in turn."),
@@ -60,14 +155,14 @@ def run_tree(run_dir: str | Path) -> RenderableType:
 
     if is_bench_dir(Path(run_dir)):
         views = load_results(run_dir).runs
-        return Group(*(v.tree.render(f"{v.task} on {v.backend} · {v.proposer}", v.summary is not None)
+        return Group(*(tree_view(v.tree, f"{v.task} on {v.backend} · {v.proposer}", v.summary is not None)
                        for v in views), legend(_levels(*(v.tree for v in views)))) if views \
             else Text(f"{run_dir}: a bench with no runs yet")
     with RunStore.open(run_dir) as store:
         tree = CandidateTree.from_store(store, with_sources=False)
         config = store.config
     title = f"{config.get('task', {}).get('name', '?')} on {config.get('backend', '?')}"
-    return Group(tree.render(title, finished=(Path(run_dir) / "summary.json").is_file()), legend(_levels(tree)))
+    return Group(tree_view(tree, title, finished=(Path(run_dir) / "summary.json").is_file()), legend(_levels(tree)))
 
 
 def best_note(node: Node, run_dir: str | Path) -> str:
@@ -75,12 +170,13 @@ def best_note(node: Node, run_dir: str | Path) -> str:
     the run's best ``node`` (what ``best/`` holds): ranked with its speedup,
     unranked (its timing not trusted: no speedup claimed), or correct but not
     timed; then how to see another."""
+    r = reading(node)
     if not node.timing_trusted:
         rank = "none ranked: its timing was not trusted, so no speedup is claimed"
-    elif node.speedup is None:
+    elif r is None:
         rank = "correct, not timed"
     else:
-        rank = f"ranked, {node.speedup:.3g}x"
+        rank = f"ranked, {r.text()}" + (" re-timed" if r.retimed else "")
     return (f"the run's best, {node.hash[:12]} ({rank}); `kstrata show {run_dir} CAND` shows another "
             f"(`kstrata tree {run_dir}` lists them)")
 
@@ -108,10 +204,12 @@ def candidate_view(run_dir: str | Path, prefix: str | None = None) -> Renderable
         digest = best.hash
         parts.append(Text(f"showing {best_note(best, run_dir)}", style="bold"))
     node = tree[digest]
+    # the full hash on a line of its own that is never wrapped (print the view with crop=False); a grid
+    # cell would fold it at the column's width
+    parts.append(Text(f"hash          {node.hash}", no_wrap=True, overflow="ignore"))
     head = Table.grid(padding=(0, 2))
-    head.add_column(no_wrap=True)
-    head.add_column(overflow="fold")  # a narrow terminal folds a hash or a rationale; it never cuts one
-    head.add_row("hash", node.hash)
+    head.add_column(no_wrap=True, min_width=12)
+    head.add_column(overflow="fold")  # a narrow terminal folds a rationale; it never cuts one
     head.add_row("level / role", f"{node.level or 'initial'} / {node.role} ({node.proposer})")
     head.add_row("parents", ", ".join(p[:12] for p in node.parents) or "-")
     head.add_row("path to root", " ← ".join(n.hash[:8] for n in tree.path_to_root(digest)))
@@ -119,10 +217,12 @@ def candidate_view(run_dir: str | Path, prefix: str | None = None) -> Renderable
     head.add_row("router reason", node.router_reason or "-")
     head.add_row("verdict", f"{node.verdict or unevaluated((Path(run_dir) / 'summary.json').is_file())}"
                  + (f" ({node.evaluation.check})" if node.evaluation and node.evaluation.check else ""))
+    r = reading(node)
     if node.measurement is not None:
+        which = "" if r is None else f" ({r.which}" + ("" if r.trusted else "; timing not trusted: unranked") + ")"
         for s in node.measurement.speedups:
             ci = f" [{s.ci_low:.3g}, {s.ci_high:.3g}]" if s.ci_low is not None else ""
-            head.add_row(f"speedup vs {s.baseline}", f"{s.value:.3g}x{ci}")
+            head.add_row(f"speedup vs {s.baseline}", f"{s.value:.3g}x{ci}{which}")
         if node.roofline_fraction is not None:
             head.add_row("roofline", f"{node.roofline_fraction:.1%} ({node.bound})")
     note = graph_header_note(node.sources.get("graph", ""))
@@ -130,6 +230,11 @@ def candidate_view(run_dir: str | Path, prefix: str | None = None) -> Renderable
         head.add_row("graph header", note)
     parts.append(head)
     feedback = node.feedback()
+    if isinstance(feedback.get("measurement"), dict):  # a finding another one already holds is shown once
+        found = feedback["measurement"]["findings"]
+        feedback["measurement"]["findings"] = [f for i, f in enumerate(found) if not any(
+            j != i and isinstance(f, str) and isinstance(g, str) and f in g and (f != g or j < i)
+            for j, g in enumerate(found))]
     if feedback.get("evaluation") or feedback.get("measurement"):
         parts += [Text("feedback", style="bold"), Text(json.dumps(feedback, indent=2, default=str))]
     for level, text in sorted(node.sources.items()):
@@ -145,24 +250,59 @@ def shape_text(shape: dict[str, int] | None) -> str:
 
 def unranked_line(unranked: list[dict], run_dir: str | Path) -> str:
     """One line for every correct candidate whose timing was not believed:
-    how many, the range of their (untrusted) readings, why (other processes on
-    the CPUs, from the judge's ``contended:`` note, or a noisy timing) and
-    what to do."""
+    how many, the range of their (untrusted) readings, why
+    (:func:`unranked_why`) and what to do."""
     reads = [u["speedup"] for u in unranked if u.get("speedup") is not None]
     span = "" if not reads else (f", read {min(reads):.3g}x" if len(reads) == 1 or min(reads) == max(reads)
                                  else f", read {min(reads):.3g}x to {max(reads):.3g}x")
     n = len(unranked)
-    busy = busy_span([u.get("why") for u in unranked])
+    return (f"{n} correct candidate{'s' if n != 1 else ''} not ranked{span}: {unranked_why(unranked)}; "
+            f"re-time on a quiet machine with `kstrata retime {run_dir}`")
+
+
+def unranked_why(unranked: list[dict]) -> str:
+    """Why the correct candidates ``unranked`` (``[{"why": finding, ...}]``,
+    as :meth:`CandidateTree.unranked` lists them) were not ranked, said once
+    for all of them: other processes on the CPUs (from the judge's
+    ``contended:`` note, with the range of busy CPUs and how many timings it
+    covers), or a noisy timing; any other reason once each, without the
+    advice the finding carries (:func:`timing_reason`), which the caller
+    gives once for its context."""
+    n = len(unranked)
+    whys = [u.get("why") for u in unranked]
+    busy = busy_span(whys)
     if busy:  # the judge saw other processes on the CPUs: say so, with how many
         held, cpus, count = busy
         which = "it was" if n == 1 else f"{count} of them were"
-        why = f"other processes kept {held} of the {cpus} CPUs busy while {which} timed"
+        out = [f"other processes kept {held} of the {cpus} CPUs busy while {which} timed"]
         if count < n:
-            why += "; the other timings stayed noisy"
-    else:
-        why = "timing stayed noisy (a busy machine)"
-    return (f"{n} correct candidate{'s' if n != 1 else ''} not ranked{span}: {why}; "
-            f"re-time on a quiet machine with `kstrata retime {run_dir}`")
+            out.append("the other timings stayed noisy")
+        return "; ".join(out)
+    reasons = list(dict.fromkeys(timing_reason(w) for w in whys if w))
+    plain = [r for r in reasons if not _NOISY.search(r)]
+    if not plain:
+        return "timing stayed noisy (a busy machine)"
+    return "; ".join(plain + (["the other timings stayed noisy"] if len(plain) < len(reasons) else []))
+
+
+#: A finding that only says the timing was noisy (no other reason in it).
+_NOISY = re.compile(r"^(the )?timing stayed noisy", re.I)
+#: Clauses of a timing finding that say what to do about it (which command, where):
+#: advice that depends on where the finding is shown, so the views give it themselves.
+_ADVICE = re.compile(r"kstrata retime|re-times? it|quiet(er)? machine|not ranked as a speedup", re.I)
+
+
+def timing_reason(finding: str | None) -> str:
+    """What an untrusted-timing finding or a judge's timing note says went
+    wrong, without the untrusted-timing prefix and without its advice
+    (which command re-times it: ``kstrata retime RUN`` applies to a run,
+    not to a plain ``kstrata eval``), e.g. ``contended: other processes
+    kept 1.84 of 2 CPUs busy during this timing, which used 2 thread(s);
+    candidate and baseline were not timed alike`` ("" for ``None``)."""
+    text = (finding or "").removeprefix(UNTRUSTED_PREFIX).strip()
+    clauses = re.split(r"(?<=[;.])\s+", text)
+    kept = [c for c in clauses if not _ADVICE.search(c)]
+    return " ".join(kept).rstrip(" ;.")
 
 
 def busy_span(whys: list[str | None]) -> tuple[str, int, int] | None:
@@ -262,8 +402,14 @@ def result_table(run_dir: str | Path, nominal: dict[str, int] | None = None) -> 
         from kstrata.search.loop import timing_shape_of
 
         shape = timing_shape_of(json.loads((run_dir / "config.json").read_text()))
+    which = ""
+    if speedups and (run_dir / "run.db").is_file():  # which timing the best's reading is (as tree and show say)
+        with RunStore.open(run_dir) as store:
+            r = reading(CandidateTree.from_store(store, with_sources=False)[best["hash"]])
+        which = "" if r is None else f", {r.which}"
     for s in speedups:
-        ci = f" [{s['ci_low']:.3g}, {s['ci_high']:.3g}] (95% interval)" if s.get("ci_low") is not None else ""
+        ci = f" [{s['ci_low']:.3g}, {s['ci_high']:.3g}] (95% interval{which})" if s.get("ci_low") is not None \
+            else (f" ({which[2:]})" if which else "")
         table.add_row(f"speedup vs {s['baseline']}", f"{s['value']:.3g}x{ci}")
     if shape and not untimed:
         note = "" if nominal is None or nominal == shape else \

@@ -27,7 +27,7 @@
     detail.innerHTML = "";
     detail.appendChild(el("h3", hash.slice(0, 12) + " · " + d.level + " · " + d.role));
     var facts = [["verdict", d.verdict + (d.check ? " (" + d.check + ")" : "")],
-                 ["speedup", d.speedup === null ? "–" : d.speedup.toPrecision(3) + "x"],
+                 ["speedup", d.speedup === null ? "–" : d.speedup.toPrecision(3) + "x (" + d.reading + ")"],
                  ["proposer", d.proposer], ["parents", d.parents.map(function (p) { return p.slice(0, 12); }).join(", ") || "–"],
                  ["rationale", d.rationale || "–"], ["router reason", d.router_reason || "–"]];
     var table = el("table");
