@@ -20,6 +20,10 @@ ROWS = [
     # index outputs among ties (round 2 open item 4): a correct argmax that picks another of equal maxima
     ("rt3_argmax_ties", "task.py", "candidate.py", NO_TIME, ("correct",), None),
     ("rt3_argmax_ties", "task.py", "candidate_wrong.py", NO_TIME, ("incorrect",), None),
+    # NaN/Inf propagation (round 2 open item 2): a task that opts in to the nonfinite draw
+    ("rt3_nonfinite_relu", "task.py", "candidate.py", NO_TIME, ("correct",), None),
+    ("rt3_nonfinite_relu", "task.py", "candidate_where.py", NO_TIME, ("incorrect",), None),
+    ("rt3_nonfinite_relu", "task.py", "candidate_mask.py", NO_TIME, ("incorrect",), None),
 ]
 
 

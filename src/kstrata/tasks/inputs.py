@@ -23,6 +23,15 @@ grid           uniform on the multiples of 1/64 in [-1, 1] (:data:`GRID_STEPS`):
                (:mod:`kstrata.verify.tolerance_reduction`). Few distinct values:
                ties are common, so it is not in the default draws of the
                ``exact`` and ``quant`` tolerance policies (argmax, rounding).
+nonfinite      opt-in (not in :data:`kstrata.tasks.meta.DEFAULT_DISTRIBUTIONS`): the
+               normal draw with one element in :data:`NONFINITE_EVERY` (at least
+               three), at seeded positions, replaced by NaN, +inf and -inf in
+               turn, for a task whose contract includes NaN/Inf propagation
+               (a ``where``-based relu maps NaN to 0 where PyTorch's relu keeps
+               NaN). The comparison matches non-finite values position by position
+               (:mod:`kstrata.verify.tolerance`); where the task's own reference
+               differs from its float64 oracle there, the test is outside the
+               domain (:mod:`kstrata.verify.domain`).
 =============  ==================================================================
 
 Integer inputs (indices, labels, quantized weights) are never changed.
@@ -40,6 +49,8 @@ from kstrata.tasks.meta import DISTRIBUTIONS
 #: ``grid`` draws ``k / GRID_STEPS`` for integer ``k`` in ``[-GRID_STEPS, GRID_STEPS]``
 #: (a power of two, so every value is exact in binary floating point).
 GRID_STEPS = 64
+#: ``nonfinite`` replaces about one element in this many by NaN, +inf or -inf.
+NONFINITE_EVERY = 64
 
 
 def apply_distribution(
@@ -105,6 +116,8 @@ def apply_distribution(
         elif dist == "grid":
             new = torch.randint(-GRID_STEPS, GRID_STEPS + 1, x.shape, generator=gen, device=where,
                                 dtype=torch.int64).to(torch.float64).div_(GRID_STEPS)
+        elif dist == "nonfinite":
+            new = _nonfinite(x.to(torch.float64, copy=True), gen, where)
         else:  # shifted
             new = x.to(torch.float64, copy=True).sub_(10)
         out[i] = new.to(device=x.device, dtype=x.dtype).contiguous()
@@ -136,6 +149,26 @@ def seed_all(seed: int) -> None:
         torch.random.manual_seed(seed)  # torch.manual_seed without dynamo's wrapper
         return
     torch.default_generator.manual_seed(seed)
+
+
+def _nonfinite(x: torch.Tensor, gen: torch.Generator, where: torch.device | None) -> torch.Tensor:
+    """``x`` (float64) with ``min(numel, max(3, numel // NONFINITE_EVERY))``
+    elements at positions drawn from ``gen`` (on ``where``) set to NaN, +inf
+    and -inf in turn: distinct positions up to 4096 elements (so a small
+    tensor holds each of the three), independent ones above."""
+    flat = x.view(-1)
+    n = flat.numel()
+    k = min(n, max(3, n // NONFINITE_EVERY))
+    if not k:
+        return x
+    if n <= 4096:
+        at = torch.randperm(n, generator=gen, device=where)[:k]
+    else:
+        at = torch.randint(0, n, (k,), generator=gen, device=where)
+    at = at.to(flat.device)
+    kinds = torch.tensor([float("nan"), float("inf"), float("-inf")], dtype=torch.float64, device=flat.device)
+    flat[at] = kinds[torch.arange(k, device=flat.device) % 3]
+    return x
 
 
 def _extremes_at_the_edges(x: torch.Tensor, positive_last: bool) -> torch.Tensor:

@@ -25,9 +25,10 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from kstrata.tasks.formula import check_formula
 
-#: Input distributions known to the verifier (see ``kstrata.verify`` for their
-#: exact definitions). "normal" is the task's own ``get_inputs()`` draw.
-DISTRIBUTIONS = (
+#: The input distributions a task gets when its metadata lists none (see
+#: :mod:`kstrata.tasks.inputs` for their exact definitions). "normal" is the
+#: task's own ``get_inputs()`` draw.
+DEFAULT_DISTRIBUTIONS = (
     "normal",
     "uniform",
     "heavy_tailed",
@@ -36,6 +37,12 @@ DISTRIBUTIONS = (
     "shifted",
     "grid",
 )
+#: Every input distribution known to the verifier: the defaults and the
+#: opt-in ``nonfinite`` (NaN and infinities among the normal draw), which a
+#: task lists when NaN/Inf propagation is part of its contract (PyTorch's
+#: ``relu`` returns NaN for NaN; a kernel using IEEE ``max(x, 0)`` returns 0,
+#: so it is not a default: the shipped relu kernels would read incorrect).
+DISTRIBUTIONS = (*DEFAULT_DISTRIBUTIONS, "nonfinite")
 
 Dtype = Literal["float32", "float16", "bfloat16", "float64", "int8", "int32", "int64"]
 
@@ -121,7 +128,7 @@ class TaskMeta(_Strict):
     dtype: Dtype = "float32"
     description: str = ""
     shapes: Shapes = Field(default_factory=Shapes)
-    distributions: tuple[str, ...] = DISTRIBUTIONS
+    distributions: tuple[str, ...] = DEFAULT_DISTRIBUTIONS
     #: indices into ``get_inputs()`` that distributions apply to; None = every
     #: floating-point input.
     dist_inputs: tuple[int, ...] | None = None

@@ -1164,7 +1164,13 @@ def _incorrect(failure: Failure, public: bool) -> Stop:
     else:
         nonfinite, wrong, total = stats.get("nonfinite_wrong") or 0, stats.get("wrong", "?"), stats.get("total", "?")
         max_err = f"{stats.get('max_err', float('nan')):.3g}"
-        if not nonfinite:
+        missed = stats.get("oracle_nonfinite_wrong") or 0
+        if stats.get("policy") == "exact":
+            msg = f"{wrong} of {total} elements differ from the reference's (compared exactly)"
+        elif missed:  # "max error" covers finite elements only: NaN/Inf the candidate did not propagate
+            msg = (f"{wrong} of {total} elements outside tolerance: {missed} where the oracle is NaN/Inf and "
+                   f"the candidate's value is not the same NaN/Inf, max error {max_err} over the rest")
+        elif not nonfinite:
             msg = f"{wrong} of {total} elements outside tolerance (max error {max_err})"
         elif nonfinite == wrong:  # "max error" covers finite elements only: 1e-70 would hide the NaNs
             msg = f"{wrong} of {total} elements outside tolerance, all NaN/Inf where the oracle is finite"

@@ -256,7 +256,8 @@ def compare(cand: torch.Tensor, oracle: torch.Tensor, native: torch.Tensor, tol:
         bad = c != n if c.dtype == n.dtype else torch.ones_like(n, dtype=torch.bool)
         if n.is_floating_point():
             bad = bad & ~(torch.isnan(c) & torch.isnan(n))
-        return Comparison(not bool(bad.any()), bad, {"policy": "exact", "wrong": int(bad.sum())})
+        return Comparison(not bool(bad.any()), bad, {"policy": "exact", "wrong": int(bad.sum()),
+                                                     "total": int(n.numel())})
     o = oracle.detach().cpu().double()
     cd = c.double()
     native_err = _max_abs_diff(n.double(), o)
@@ -277,6 +278,7 @@ def compare(cand: torch.Tensor, oracle: torch.Tensor, native: torch.Tensor, tol:
     if not _all_finite(o):
         nf = ~torch.isfinite(o)
         bad = torch.where(nf, _nonfinite_mismatch(cd, o), bad)
+        stats["oracle_nonfinite_wrong"] = int((nf & bad).sum())
     nbad = int(bad.sum())
     stats.update(allowance=allowance, atol=atol, rtol=rtol, wrong=nbad, total=int(o.numel()))
     if nbad:

@@ -17,7 +17,7 @@ import torch
 
 from kstrata.tasks.base import Task
 from kstrata.tasks.inputs import apply_distribution, seed_all
-from kstrata.tasks.meta import DISTRIBUTIONS, Tolerance
+from kstrata.tasks.meta import DEFAULT_DISTRIBUTIONS, Tolerance
 from kstrata.verify.plan import hidden_tests, public_tests
 from kstrata.verify.runner import flatten
 from kstrata.verify.tolerance import agree, compare
@@ -151,7 +151,7 @@ def strengthening_draws(task: Task, secret: str = "weak-test-guard", scope: str 
     reject a fake that passes them now (issue #17 item 6: "strengthen such
     tasks with input draws that make the output depend on the inputs").
 
-    For each distribution of :data:`kstrata.tasks.meta.DISTRIBUTIONS` missing
+    For each distribution of :data:`kstrata.tasks.meta.DEFAULT_DISTRIBUTIONS` missing
     from ``task.meta.distributions``, the weak guard is re-run with the
     task's first distribution plus that one; a distribution is returned when
     fewer fakes pass with it and the reference stays inside the task's
@@ -167,7 +167,7 @@ def strengthening_draws(task: Task, secret: str = "weak-test-guard", scope: str 
         return []
     out = []
     first = task.meta.distributions[0]
-    for dist in DISTRIBUTIONS:
+    for dist in DEFAULT_DISTRIBUTIONS:  # not the opt-in nonfinite: a contract the task chooses
         if dist in task.meta.distributions:
             continue
         trial = dataclasses.replace(task, meta=task.meta.model_copy(update={"distributions": (first, dist)}))
