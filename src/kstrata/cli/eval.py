@@ -22,7 +22,17 @@ from kstrata.verify.integrity.registry import UnknownPresetError
 console = Console()
 
 
-def _timing_line(t: dict) -> str:
+def timing_line(t: dict, budget_ms: float = 1000.0) -> str:
+    """``kstrata eval``'s timing line from :func:`kstrata.api.evaluate_sources`'s
+    timing dict ``t``: both medians (ms), the speedup with its interval, the
+    roofline position, what made the timing suspicious, the method and the
+    shape. A suspicious note is given without the advice it carries for a
+    run (``kstrata retime RUN``: a plain eval has no run); where the machine
+    was busy or the timing noisy, the advice that applies here follows once:
+    eval again on a quieter machine, or with more than ``budget_ms``
+    (``--budget-ms``, ms)."""
+    from kstrata.search.views import timing_reason
+
     if "skipped" in t or "error" in t:
         return t.get("skipped") or t["error"]
     line = f"{t['candidate_ms']:.4f} ms vs eager {t['baseline_ms']:.4f} ms"
@@ -31,10 +41,42 @@ def _timing_line(t: dict) -> str:
         line += f"; speedup {t['speedup']:.3f}x [{lo:.3f}, {hi:.3f}] ({t['confidence']:.0%} CI)"
     if t.get("roofline_fraction") is not None:
         line += f"; {t['bound']}-bound at {100 * t['roofline_fraction']:.1f}% of the roofline"
-    if t.get("suspicious"):
-        line += "; SUSPICIOUS: " + "; ".join(map(str, t["suspicious"]))
+    notes = [str(n) for n in t.get("suspicious") or ()]
+    if notes:
+        reasons = list(dict.fromkeys(timing_reason(n) for n in notes))
+        line += "; SUSPICIOUS: " + "; ".join(reasons)
+        if any(timing_reason(n) != n.rstrip(" ;.") for n in notes):  # a note that gave a run's advice
+            line += (f"; run kstrata eval again on a quieter machine, or with a longer timing (--budget-ms, now "
+                     f"{budget_ms:g}), before believing the speedup")
     line += f" ({t['method']}, {t['pairs']} pairs)"
     return line + (f"; timed at {', '.join(f'{k}={v}' for k, v in t['shape'].items())}" if t.get("shape") else "")
+
+
+def run_reading_line(candidate: Path, sources: dict[str, str], backend: str) -> str | None:
+    """When ``candidate`` is a run's ``best/`` or ``candidates/<hash>``
+    (or a file in one) and the run holds these ``sources``: the run's own
+    reading of that candidate (:func:`kstrata.search.views.reading`), said
+    as the run's, so that it is not taken for this eval's timing; else ``None``."""
+    from kstrata.search.candidate import content_hash
+    from kstrata.search.tree import CandidateTree
+    from kstrata.search.views import reading
+    from kstrata.store.run_store import RunStore
+
+    here = candidate if candidate.is_dir() else candidate.parent
+    run = next((d for d in (here.parent, here.parent.parent) if (d / "run.db").is_file()), None)
+    if run is None:
+        return None
+    with RunStore.open(run) as store:
+        digest = content_hash(sources, backend, (store.config.get("task") or {}).get("digest", ""))
+        if not store.has_candidate(digest):
+            return None
+        node = CandidateTree.from_store(store, with_sources=False)[digest]
+    r = reading(node)
+    if r is None:
+        return f"run {run} holds this candidate ({digest[:12]}) with no timing"
+    trust = "" if r.trusted else ", not trusted"
+    return (f"run {run} reads this candidate ({digest[:12]}) at {r.text(interval=True)} vs {r.baseline} "
+            f"({r.which}{trust}); the timing above is this eval's own, now, on this machine")
 
 
 def headline(ev: Any) -> str:
@@ -123,4 +165,7 @@ def register(app: typer.Typer) -> None:
             for f in ev.feedback:
                 console.print(f"  - [{f['kind']}/{f['level']}] {f['text']}", markup=False, highlight=False)
             if timing is not None:
-                console.print("  timing: " + _timing_line(timing), markup=False, highlight=False)
+                console.print("  timing: " + timing_line(timing, budget_ms), markup=False, highlight=False)
+                run_line = run_reading_line(candidate, sources, backend) if "speedup" in timing else None
+                if run_line:
+                    console.print("  " + run_line, markup=False, highlight=False)
