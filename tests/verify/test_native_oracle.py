@@ -137,19 +137,25 @@ def llvm_judge():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("secret", ["gemv-a" * 6])  # one secret: each costs ~60 s on two cores
 @pytest.mark.parametrize("schedule", [RFACTOR, UNROLLED], ids=["rfactor", "unrolled"])
-def test_reordered_and_unrolled_gemv_schedules_are_correct(secret, schedule, llvm_judge):
-    """Verified for real on tvm-llvm at scope full, as the search confirms a
-    would-be best (the nominal 8192x8192 tests run with the native oracle;
-    screening at scope small leaves that large shape to this)."""
+def test_reordered_and_unrolled_gemv_schedules_are_correct(schedule, llvm_judge):
+    """Verified for real on tvm-llvm at the nominal 8192x8192, where the run
+    judged them: the shape is timed, so its hidden tests run (with the native
+    oracle) as for a candidate timed there. Scope ``small`` for the rest: the
+    full scope's sweep adds 8191x4099 under the float64 oracle at every seed
+    and draw (minutes on two cores), a path the scaled-atol tests cover
+    (test_tolerance_scale.py); the fault here was in ``compare_native``."""
     from kstrata.backends.registry import get_backend
     from kstrata.verify.api import verify_candidate
 
+    secret = "gemv-a" * 6
     task = resolve_task("gemv")
-    assert plan.nominal_tests(task, secret, quick=True)[0] == []
-    assert {t.oracle for t in plan.nominal_tests(task, secret)[0]} == {"native"}
+    nominal = task.nominal_shape
+    assert plan.oracle_kind(task, nominal) == "native"
+    timed = plan.timed_shape_tests(task, secret, nominal)
+    assert len(timed) >= 4 and {t.oracle for t in timed} == {"native"}
     graph = get_backend("tvm-llvm").initial_sources(task)["graph"]
-    ev = verify_candidate(task, "tvm-llvm", {"graph": graph, "schedule": schedule}, secret=secret, scope="full",
-                          pool=llvm_judge)
+    ev = verify_candidate(task, "tvm-llvm", {"graph": graph, "schedule": schedule}, secret=secret, scope="small",
+                          timed_shapes=[nominal], pool=llvm_judge)
     assert str(ev.verdict.value) == "correct", ev
+    assert ev.hidden_tests >= len(timed) and "nominal_shape" not in ev.evidence, ev
