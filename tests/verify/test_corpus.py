@@ -55,6 +55,8 @@ def test_bad_candidate_is_caught(path: Path, pool: WorkerPool):
         assert ev.check == h["check"], (ev.check, ev.evidence)
     if ev.verdict.value == "rejected":
         assert ev.evidence.get("message")
+    if h["expect"] == "timeout":  # the candidate's call ran out of time, not the sandbox's start
+        assert "the candidate did not answer" in ev.evidence.get("message", ""), ev.evidence
 
 
 @pytest.mark.parametrize("path", cases("good"), ids=lambda p: p.stem)
