@@ -667,6 +667,17 @@ def _prctl(option: int, value: int) -> None:
         pass
 
 
+def last_pid() -> int | None:
+    """The last process ID handed out in this process's PID namespace
+    (``/proc/sys/kernel/ns_last_pid``: every thread and process takes one), or
+    None where it cannot be read."""
+    try:
+        with open("/proc/sys/kernel/ns_last_pid") as f:
+            return int(f.read())
+    except (OSError, ValueError):
+        return None
+
+
 def zygote_main(ctrl_fd: int, memory_mb: int, backend: str, sandboxed: bool) -> None:
     """Run as a zygote: import torch and the backend once (no candidate code),
     then fork one candidate process per ``fork`` request on the control socket.
@@ -675,7 +686,9 @@ def zygote_main(ctrl_fd: int, memory_mb: int, backend: str, sandboxed: bool) -> 
     a ``reap`` request ends every process but this one (inside the sandbox's
     PID namespace: ``kill(-1)``; without a sandbox: the forked children's
     process groups and every orphan reparented here, as subreaper) and
-    answers how the candidate ended. The zygote is not dumpable, so its
+    answers how the candidate ended; a ``pids`` request answers the
+    sandbox's last process ID (:func:`last_pid`), which the judge reads
+    around each checked call. The zygote is not dumpable, so its
     children (same uid) cannot ptrace it or read its memory.
     """
     import json
@@ -763,6 +776,8 @@ def zygote_main(ctrl_fd: int, memory_mb: int, backend: str, sandboxed: bool) -> 
             for fd in fds:
                 os.close(fd)
             sock.sendall(json.dumps({"pid": pid}).encode() + b"\n")
+        elif req.get("op") == "pids":  # the sandbox's last process ID (kstrata.sandbox.client.Churn)
+            sock.sendall(json.dumps({"ok": True, "last": last_pid() if sandboxed else None}).encode() + b"\n")
         elif req.get("op") == "reap":
             end_all()
             status = statuses.pop(int(req.get("pid", -1)), None)

@@ -388,11 +388,15 @@ class CandidateProcess:
         """
         if self.wfd < 0:
             raise CandidateDied("exit", "the candidate process is not running")
+        churn = Churn.mark(self) if header.get("op") in CHECKED_OPS else None
         try:
             wire.send(self.wfd, header, list(buffers))
         except (BrokenPipeError, OSError):
             raise self._died() from None
-        return self._recv(timeout_s, limit)
+        h, b = self._recv(timeout_s, limit)
+        if churn is not None:
+            churn.report(h)
+        return h, b
 
     zygote_oom = False
 
@@ -538,6 +542,130 @@ class CandidateProcess:
         return h.get("value")
 
 
+#: The requests that run the candidate's code under the checks of a checked call.
+CHECKED_OPS = ("call", "call_many")
+
+#: Backends whose honest checked calls start no thread or process that ends
+#: before the call returns (their kernels run in the calling thread or in a
+#: thread pool that stays): :class:`Churn` holds them to it. Not the others:
+#: compiled Triton runs ``ptxas`` at a kernel's first launch and PyTorch's
+#: compiler its own workers, inside a call.
+CHURN_CHECKED = frozenset({"triton-interp", "tvm-llvm"})
+
+
+class Churn:
+    """Threads and processes that a checked call started and that ended before
+    it returned, counted from OUTSIDE the candidate's process: the sandbox's
+    PID namespace hands every new thread and process the next ID
+    (:func:`kstrata.sandbox.child.last_pid`, read by the zygote, which runs
+    no candidate code), so the IDs handed out during the call, less those of
+    its threads and processes still alive, are the ones that came and went.
+
+    Such a thread escapes every check made inside the candidate's process
+    (PyTorch compute in a thread the call joins is invisible to the
+    thread-local operator record; a thread joined before the return is not
+    "left running"), and its count cannot be forged there. An honest call of
+    a :data:`CHURN_CHECKED` backend starts none."""
+
+    def __init__(self, proc: "CandidateProcess", last: int):
+        self.proc, self.last = proc, last
+
+    @classmethod
+    def mark(cls, proc: "CandidateProcess") -> "Churn | None":
+        """The count's start before a request, or None where it is not kept
+        (no sandbox, another backend, no readable ID)."""
+        z = proc.zygote
+        if not proc.sandbox or proc.backend not in CHURN_CHECKED or z is None or z.proc is None:
+            return None
+        try:
+            last = z.ask({"op": "pids"}, timeout_s=30).get("last")
+        except CandidateDied:
+            return None
+        return cls(proc, last) if type(last) is int else None
+
+    def ended(self) -> int:
+        """IDs handed out since :meth:`mark` whose thread or process is gone."""
+        z = self.proc.zygote
+        if z is None or z.proc is None:
+            return 0
+        try:
+            last = z.ask({"op": "pids"}, timeout_s=30).get("last")
+        except CandidateDied:
+            return 0
+        if type(last) is not int or last <= self.last:
+            return 0  # none handed out (or the IDs wrapped round: not counted)
+        return max(0, (last - self.last) - len(live_ns_ids(z.proc.pid, above=self.last)))
+
+    def others(self) -> int:
+        """Processes of the sandbox other than the candidate's, the zygote and
+        bubblewrap's (alive, or exited and not yet waited for)."""
+        proc = self.proc
+        own = proc._own_processes()
+        return len([p for p in own if p != proc.host_pid])
+
+    def report(self, reply: dict) -> None:
+        """Put the judge's findings first in the reply's findings (the first
+        call's, for a batch): ``no_threads`` when the call started threads or
+        processes that ended before it returned, ``no_subprocess`` when a
+        process the candidate started is still there. They are added here,
+        in the judge's process, after the reply arrived."""
+        if not isinstance(reply, dict):
+            return
+        n, others = self.ended(), self.others()
+        found = []
+        if n:
+            found.append({"check": "no_threads", "message": f"the candidate's call started {n} thread(s) or "
+                          "process(es) that ended before it returned (counted by the judge outside the "
+                          "candidate's process, from the sandbox's process IDs): work in them is not seen by the "
+                          "checks inside the candidate's process (PyTorch compute, kernel launches)",
+                          "evidence": {"ended": n}})
+        if others:
+            found.append({"check": "no_subprocess", "message": f"{others} process(es) started by the candidate "
+                          "are still there after its call (seen by the judge outside the candidate's process)",
+                          "evidence": {"processes": others}})
+        if not found:
+            return
+        target = reply
+        if isinstance(reply.get("replies"), list) and reply["replies"] and isinstance(reply["replies"][0], dict):
+            target = reply["replies"][0]
+        findings = target.get("findings")
+        target["findings"] = found + (findings if isinstance(findings, list) else [])
+
+
+def live_ns_ids(root: int, above: int = 0) -> list[int]:
+    """PID-namespace IDs above ``above`` of every live thread of every process
+    under host process ``root`` (a sandbox; :func:`ns_id`)."""
+    import psutil
+
+    try:
+        pids = [p.pid for p in psutil.Process(root).children(recursive=True)]
+    except psutil.Error:
+        return []
+    out = []
+    for pid in pids:
+        try:
+            tids = os.listdir(f"/proc/{pid}/task")
+        except OSError:
+            continue
+        for tid in tids:
+            ns = ns_id(f"/proc/{pid}/task/{tid}")
+            if ns is not None and ns > above:
+                out.append(ns)
+    return out
+
+
+def ns_id(proc_dir: str) -> int | None:
+    """The innermost PID-namespace ID of the process or thread at ``proc_dir``
+    (``/proc/PID`` or ``/proc/PID/task/TID``), from ``NSpid`` in its ``status``
+    (which psutil does not expose); None if it is gone."""
+    try:
+        with open(f"{proc_dir}/status") as f:
+            nspid = next((line.split()[1:] for line in f if line.startswith("NSpid:")), [])
+    except OSError:
+        return None
+    return int(nspid[-1]) if nspid and nspid[-1].isdigit() else None
+
+
 #: Seconds between two looks at a watched candidate's resident memory (see ``memory_mb``).
 RSS_POLL_S = 0.1
 
@@ -545,8 +673,7 @@ RSS_POLL_S = 0.1
 def host_pid_of(root: int, ns_pid: int) -> int:
     """The host PID of the process that is ``ns_pid`` in its own (innermost) PID
     namespace, searched among the descendants of host process ``root`` (the
-    sandbox); 0 if it is gone. Read from ``NSpid`` in ``/proc/PID/status``
-    (which psutil does not expose)."""
+    sandbox); 0 if it is gone (:func:`ns_id`)."""
     import psutil
 
     try:
@@ -554,12 +681,7 @@ def host_pid_of(root: int, ns_pid: int) -> int:
     except psutil.Error:
         return 0
     for kid in kids:
-        try:
-            with open(f"/proc/{kid.pid}/status") as f:
-                nspid = next((line.split()[1:] for line in f if line.startswith("NSpid:")), [])
-        except OSError:
-            continue
-        if nspid and nspid[-1] == str(ns_pid):
+        if ns_id(f"/proc/{kid.pid}") == ns_pid:
             return kid.pid
     return 0
 

@@ -1,0 +1,70 @@
+"""Evidence the judge takes from outside the candidate's process, and the
+verdict's note on what it takes from inside (red-team round 3, sandbox).
+
+A triton-interp candidate with no kernel forged the harness's launch record
+through ``gc``, answered the no-op probe with garbage and computed the relu
+with PyTorch where the in-process operator record does not look: in a thread
+the call joins, or in a forked child. The judge now counts, from the
+sandbox's process IDs, the threads and processes a call started and ended,
+and sees processes the candidate left (:class:`kstrata.sandbox.client.Churn`);
+a correct verdict lists the checks that passed on the candidate process's
+own report (:mod:`kstrata.sandbox.reported`). The static checks are at
+preset ``warn``'s level for introspection: the judge must hold without them.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kstrata.sandbox import status
+
+CASE = Path(__file__).resolve().parent / "cases" / "judge_side_churn"
+CORPUS = Path(__file__).resolve().parents[1] / "corpus" / "good"
+
+pytestmark = pytest.mark.skipif(not status().usable, reason=f"no sandbox here: {status().reason}")
+
+
+@pytest.fixture(scope="module")
+def judge():
+    from kstrata.backends.registry import get_backend
+    from kstrata.backends.workers import pool_for
+
+    pool = pool_for(get_backend("triton-interp"))
+    yield pool
+    pool.close()
+
+
+def verify(judge, source: str):
+    from kstrata.tasks.loader import resolve_task
+    from kstrata.verify import verify_candidate
+
+    return verify_candidate(resolve_task("relu"), "triton-interp", {"source": source}, secret="5eed" * 4,
+                            pool=judge, scope="small", preset="warn")
+
+
+@pytest.mark.parametrize("mode, check", [("thread", "no_threads"), ("fork", "no_threads"), ("keep", "no_subprocess")])
+def test_compute_outside_the_calling_thread_is_seen_from_outside(judge, mode, check):
+    source = (CASE / "no_kernel.py").read_text().replace('MODE = "thread"', f"MODE = {mode!r}")
+    ev = verify(judge, source)
+    assert (ev.verdict.value, ev.check) == ("rejected", check), (ev.verdict, ev.check, ev.evidence)
+    assert "outside the candidate's process" in ev.evidence["message"]
+
+
+def test_self_reported_checks_follow_the_backend_and_preset():
+    from kstrata.sandbox.reported import self_reported
+    from kstrata.verify.integrity.registry import preset
+
+    torch_side = self_reported("pytorch", preset("strict"))
+    assert "kernel_launched" not in torch_side["checks"] and "no_runtime_patching" in torch_side["checks"]
+    assert not any("threads" in x for x in torch_side["judged_outside"])  # pytorch's calls may compile
+    off = {**preset("strict"), "no_torch_compute": "off"}
+    assert "no_torch_compute" not in self_reported("tvm-llvm", off)["checks"]
+
+
+def test_no_count_where_it_is_not_kept():
+    from kstrata.sandbox.client import CandidateProcess, Churn
+
+    assert Churn.mark(CandidateProcess("pytorch")) is None  # not a checked backend
+    assert Churn.mark(CandidateProcess("triton-interp", sandbox=False)) is None
