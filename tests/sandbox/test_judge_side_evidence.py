@@ -52,6 +52,14 @@ def test_compute_outside_the_calling_thread_is_seen_from_outside(judge, mode, ch
     assert "outside the candidate's process" in ev.evidence["message"]
 
 
+def test_a_correct_verdict_names_the_self_reported_checks(judge):
+    ev = verify(judge, (CORPUS / "relu_triton.py").read_text())
+    assert ev.verdict.value == "correct", ev.evidence
+    reported = ev.evidence["self_reported"]
+    assert {"kernel_launched", "kernel_does_work", "no_torch_compute"} <= set(reported["checks"])
+    assert any("threads and processes" in x for x in reported["judged_outside"])
+
+
 def test_self_reported_checks_follow_the_backend_and_preset():
     from kstrata.sandbox.reported import self_reported
     from kstrata.verify.integrity.registry import preset

@@ -51,6 +51,7 @@ from kstrata.verify.integrity.registry import CHECKS, Finding, applies, preset a
 from kstrata.verify.integrity.static import native_findings, static_findings, vendor_findings
 from kstrata.sandbox import wire
 from kstrata.sandbox.client import CandidateDied, fresh
+from kstrata.sandbox.reported import self_reported
 from kstrata.verify.plan import (TestCase, hidden_tests, nominal_tests, octave_tests, perturbed_shapes, public_tests,
                                  screening_shapes)
 from kstrata.verify.reference import is_oom, oom_failure, preflight, says_oom
@@ -1023,6 +1024,9 @@ def run_protocol(task: Task, backend_name: str, sources: dict[str, str], secret:
                                    "block size) and all input distributions")] + fb.boundary_probes(ctx, pub, level)
             raise _incorrect(failure, public=False)
         ev.evidence = {"message": f"{ev.public_tests} public and {ev.hidden_tests} hidden tests pass"}
+        reported = self_reported(backend_name, ctx.actions)
+        if reported["checks"]:  # what rests on the candidate process's word (kstrata.sandbox.reported)
+            ev.evidence["self_reported"] = reported
         if pre.get("estimate_s") is not None:
             ev.evidence["reference_check"] = pre
         if ctx.dropped:
