@@ -13,6 +13,7 @@ from rich.console import Console
 from search_fakes import FakeBackend, FakeTask, parse
 
 from kstrata.cli import retime as R
+from kstrata.cli.optimize import progress_best
 from kstrata.report.html import build_context
 from kstrata.bench.results import load_results
 from kstrata.search import Budget, SearchSettings, optimize
@@ -92,6 +93,7 @@ def test_every_view_shows_the_retimed_reading_and_says_which_it_is(tmp_path, mon
     assert summary["best"]["hash"] == child.hash and summary["best"]["speedup"] == r.value
     table = _text(result_table(res.run_dir))
     assert "2x [1.8, 2.2] (95% interval, re-timed)" in table
+    assert progress_best(tree) == f"best 2.00x ({child.hash[:8]}, schedule, re-timed)"  # optimize's progress line
     # the report: the node's speedup and its reading, the run's best
     ctx = build_context(load_results(res.run_dir, count_initial=True))
     details = ctx["details_json"]

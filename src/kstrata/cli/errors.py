@@ -9,8 +9,6 @@ from contextlib import contextmanager
 import typer
 from rich.console import Console
 
-from kstrata.backends.registry import UnknownBackendError
-from kstrata.tasks.base import TaskError
 
 err_console = Console(stderr=True, soft_wrap=True)  # one line per error, never wrapped
 
@@ -48,13 +46,16 @@ def check_number(option: str, value: float | None, *, minimum: float = 0.0, stri
 
 
 def _user_errors() -> tuple[type[Exception], ...]:
-    """Exceptions that mean "the user's input is wrong", not "kstrata has a bug"."""
+    """Exceptions that mean "the user's input is wrong", not "kstrata has a bug"
+    (imported when one is raised: ``kstrata tree`` imports no backend or torch)."""
     from kstrata.backends.envs import EnvMissingError
+    from kstrata.backends.registry import UnknownBackendError
     from kstrata.config import ConfigError
     from kstrata.llm import ProviderError
     from kstrata.search.budget import BudgetError
     from kstrata.sandbox.policy import SandboxUnavailable
     from kstrata.store.run_store import StoreError
+    from kstrata.tasks.base import TaskError
 
     return (TaskError, UnknownBackendError, FileNotFoundError, OptionError, StoreError,
             ProviderError, ConfigError, EnvMissingError, BudgetError, SandboxUnavailable)

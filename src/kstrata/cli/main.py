@@ -5,21 +5,97 @@ from __future__ import annotations
 
 import typer
 
+import importlib
+from typing import Any
+
+import click
+import typer
+import typer.main
+
 from kstrata import __version__
-from kstrata.cli import baseline as baseline_cmd
-from kstrata.cli import bench as bench_cmd
-from kstrata.cli import compare as compare_cmd
-from kstrata.cli import env as env_cmd
-from kstrata.cli import eval as eval_cmd
-from kstrata.cli import export as export_cmd
-from kstrata.cli import mcp as mcp_cmd
-from kstrata.cli import memory as memory_cmd
-from kstrata.cli import report as report_cmd
-from kstrata.cli import retime as retime_cmd
-from kstrata.cli import optimize as optimize_cmd
-from kstrata.cli import import_ as import_cmd
-from kstrata.cli import setup as setup_cmd
-from kstrata.cli import tasks as tasks_cmd
+
+#: Every subcommand, in the order ``kstrata --help`` lists them: the module of
+#: :mod:`kstrata.cli` that registers it (``register(app)``, or its sub-app
+#: ``app`` for a group) and its one-line help. A module is imported only when
+#: one of its commands is run or asked for its own help, so ``kstrata --help``
+#: and the light commands (``tree``, ``show``) do not import torch or a
+#: backend (tests/cli/test_cli_start.py keeps the lines equal to the commands' own).
+COMMANDS: dict[str, tuple[str, str]] = {
+    "env": ("env", "Versions of Python, torch and each backend library; devices; usable backends."),
+    "eval": ("eval", "Verify CANDIDATE_FILE for TASK: prints the verdict, evidence and feedback."),
+    "setup": ("setup", "Create the TileLang environment (under $KSTRATA_ENV_DIR or ~/.cache/kstrata/envs) and "
+                       "check that the main environment imports TVM."),
+    "import": ("import_", "Import an existing kernel file as a candidate for TASK on BACKEND."),
+    "mcp": ("mcp", "Start an MCP server: list/show tasks, evaluate, profile and submit candidates, get the best, "
+                   "and the budget left; every call is recorded in the run store."),
+    "baseline": ("baseline", "Time eager PyTorch, torch.compile and (TVM) the MetaSchedule-tuned baseline."),
+    "optimize": ("optimize", "Grow a tree of candidates for TASK on BACKEND under a budget; write the best."),
+    "tree": ("optimize", "The candidate lineage of a run: level, role, verdict, speedup, router reason."),
+    "show": ("optimize", "One candidate's sources, verdict, timings and feedback (default: the run's best)."),
+    "bench": ("bench", "Run a benchmark into OUT (one optimize run per task, backend and proposer)."),
+    "report": ("report", "Write one self-contained HTML report of a bench or run directory."),
+    "retime": ("retime", "Re-time candidates of a run in a longer round (the judge's timing path); update best/ "
+                         "and the summary."),
+    "export": ("export", "Write the run's best kernel as an importable module (KernelModule, a torch.nn.Module)."),
+    "compare": ("compare", "Print the metrics of A and B with 95% intervals, B - A and whether the intervals "
+                           "overlap."),
+    "tasks": ("tasks", "List and inspect tasks (the shipped suite or a directory)."),
+    "memory": ("memory", "The agents' memory of transformations that worked."),
+}
+
+
+class _Listed(click.Command):
+    """A subcommand as ``kstrata --help`` lists it before its module is imported."""
+
+
+def load_commands(name: str) -> dict[str, click.Command]:
+    """The click commands that :data:`COMMANDS`' module for ``name``
+    registers (importing it), by name; e.g. ``optimize`` gives ``optimize``,
+    ``tree`` and ``show``.
+
+    Raises
+    ------
+    KeyError
+        If ``name`` is not a kstrata subcommand.
+    """
+    module = importlib.import_module(f"kstrata.cli.{COMMANDS[name][0]}")
+    holder = typer.Typer()
+    holder.callback()(lambda: None)  # a group even when the module registers one command
+    if hasattr(module, "register"):
+        module.register(holder)
+    else:
+        holder.add_typer(module.app, name=name)
+    return dict(typer.main.get_command(holder).commands)
+
+
+class _Commands(dict):
+    """The group's commands: :class:`_Listed` stand-ins until one is looked
+    up by name (``commands[name]``) or resolved to run; then its module's."""
+
+    def load(self, name: str) -> None:
+        if isinstance(dict.get(self, name), _Listed):
+            for n, cmd in load_commands(name).items():
+                if isinstance(dict.get(self, n), _Listed):
+                    dict.__setitem__(self, n, cmd)
+
+    def __getitem__(self, name: str) -> click.Command:
+        self.load(name)
+        return dict.__getitem__(self, name)
+
+
+class LazyGroup(typer.core.TyperGroup):
+    """kstrata's top-level group: lists :data:`COMMANDS` from their one-line
+    help and imports a command's module only when that command is resolved."""
+
+    def __init__(self, **kw: Any) -> None:
+        super().__init__(**kw)
+        self.commands = _Commands({n: _Listed(n, help=text) for n, (_, text) in COMMANDS.items()})
+
+    def resolve_command(self, ctx: click.Context, args: list[str]) -> Any:
+        if args and args[0] in self.commands:
+            self.commands.load(args[0])
+        return super().resolve_command(ctx, args)
+
 
 def _hide_flag_types() -> None:
     """Show no ``<bool>`` type after on/off flags in ``--help`` (typer's rich
@@ -39,7 +115,7 @@ def _hide_flag_types() -> None:
 _hide_flag_types()
 
 app = typer.Typer(
-    name="kstrata",
+    name="kstrata", cls=LazyGroup,
     help="LLM-driven kernel optimization with a verifier and timer you can trust.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
@@ -69,19 +145,3 @@ def _root(
         from kstrata.sandbox.policy import UNSAFE_ENV
 
         os.environ[UNSAFE_ENV] = "1"
-
-
-app.add_typer(tasks_cmd.app, name="tasks")
-app.add_typer(memory_cmd.app, name="memory")
-env_cmd.register(app)
-eval_cmd.register(app)
-setup_cmd.register(app)
-import_cmd.register(app)
-mcp_cmd.register(app)
-baseline_cmd.register(app)
-optimize_cmd.register(app)
-bench_cmd.register(app)
-report_cmd.register(app)
-retime_cmd.register(app)
-export_cmd.register(app)
-compare_cmd.register(app)

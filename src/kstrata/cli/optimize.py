@@ -13,9 +13,6 @@ from rich.live import Live
 from rich.text import Text
 
 from kstrata.cli.errors import OptionError, check_number, user_errors
-from kstrata.search import budget as _budget_mod
-from kstrata.store.secret import run_secret
-from kstrata.tasks.base import TaskError
 
 console = Console()
 
@@ -70,6 +67,8 @@ def parse_budget(text: str) -> dict[str, float | int]:
         For a malformed item, an unknown or repeated key, or a value that is
         not a finite, non-negative number (a whole one for counts).
     """
+    from kstrata.search import budget as _budget_mod
+
     try:
         return _budget_mod.parse_budget(text)
     except _budget_mod.BudgetError as e:
@@ -129,6 +128,8 @@ def _initial(option: Path | None, task: Any, backend: Any, resume: Path | None) 
         if not isinstance(sources, dict) or not all(isinstance(v, str) for v in sources.values()):
             raise OptionError(f"--initial {option}: expected a JSON object {{level: source text}}")
     elif backend.name in DSL_MODULE:
+        from kstrata.tasks.base import TaskError
+
         try:
             sources = {"source": read_kernel_file(option, backend.name)}
         except TaskError as e:
@@ -149,15 +150,18 @@ def progress_best(tree: Any) -> str:
     else ``no ranked candidate yet``: a candidate whose timing was not
     believed is never shown as the best (the final round re-times those at
     the end of the run). ``no correct candidate yet`` before any is correct."""
+    from kstrata.search.views import reading
+
     best = tree.best_correct() if tree is not None else None
     if best is None:
         return "no correct candidate yet"
     if not best.timing_trusted:
         unranked = sum(1 for n in tree if n.correct and not n.timing_trusted)
         return f"no ranked candidate yet ({unranked} correct, timing not trusted yet)"
-    if best.speedup is None:  # e.g. triton-interp: correctness only, no timing
+    r = reading(best)  # the reading tree, show and the summary show
+    if r is None:  # e.g. triton-interp: correctness only, no timing
         return f"best {best.hash[:8]} ({best.level or 'initial'}; correct, not timed)"
-    return f"best {best.speedup:.2f}x ({best.hash[:8]}, {best.level or 'initial'})"
+    return f"best {r.value:.2f}x ({best.hash[:8]}, {best.level or 'initial'}" + (", re-timed)" if r.retimed else ")")
 
 
 def _report_proposer_errors(run_dir: Path) -> None:
@@ -205,6 +209,7 @@ def register(app: typer.Typer) -> None:
         from kstrata.search.evaluators import VerifyMeasureEvaluator
         from kstrata.search.loop import SearchSettings, optimize
         from kstrata.search.views import next_steps, result_table
+        from kstrata.store.secret import run_secret
         from kstrata.tasks.loader import resolve_task
 
         with user_errors():

@@ -151,9 +151,9 @@ def run_tree(run_dir: str | Path) -> RenderableType:
     kstrata.store.StoreError
         If ``run_dir`` is neither a run nor a bench directory.
     """
-    from kstrata.bench.results import is_bench_dir, load_results
+    if not (Path(run_dir) / "run.db").is_file() and _is_bench(run_dir):
+        from kstrata.bench.results import load_results
 
-    if is_bench_dir(Path(run_dir)):
         views = load_results(run_dir).runs
         return Group(*(tree_view(v.tree, f"{v.task} on {v.backend} · {v.proposer}", v.summary is not None)
                        for v in views), legend(_levels(*(v.tree for v in views)))) if views \
@@ -163,6 +163,14 @@ def run_tree(run_dir: str | Path) -> RenderableType:
         config = store.config
     title = f"{config.get('task', {}).get('name', '?')} on {config.get('backend', '?')}"
     return Group(tree_view(tree, title, finished=(Path(run_dir) / "summary.json").is_file()), legend(_levels(tree)))
+
+
+def _is_bench(path: str | Path) -> bool:
+    """Whether ``path`` is a bench directory (imports the bench package, and with it torch: asked only of a
+    directory that holds no run)."""
+    from kstrata.bench.results import is_bench_dir
+
+    return is_bench_dir(Path(path))
 
 
 def best_note(node: Node, run_dir: str | Path) -> str:
@@ -382,6 +390,8 @@ def result_table(run_dir: str | Path, nominal: dict[str, int] | None = None) -> 
     run_dir = Path(run_dir)
     summary = json.loads((run_dir / "summary.json").read_text())
     table = Table(title=f"run {run_dir}", show_header=False)
+    table.add_column(no_wrap=True)
+    table.add_column()  # words wrap; a 12-character hash prefix in them is one word
     best = summary.get("best")
     unranked = summary.get("unranked", [])
     table.add_row("stopped", summary["stop_reason"])
@@ -445,7 +455,9 @@ def bench_table(bench_dir: str | Path) -> Table:
     from kstrata.bench.results import load_results
 
     table = Table(title=f"bench {bench_dir}")
-    for col in ("task", "backend", "proposer", "status", "speedup", "verdicts"):
+    for col in ("task", "backend", "proposer", "status"):  # names: never wrapped mid-name
+        table.add_column(col, no_wrap=True)
+    for col in ("speedup", "verdicts"):
         table.add_column(col)
     for o in load_results(bench_dir).outcomes:
         speedup = format_speedup(o.speedup, o.speedup_ci) if o.correct else "none correct"
