@@ -80,6 +80,8 @@ def test_export_refuses_an_unranked_best_unless_asked_and_then_warns(tmp_path):
     r = CliRunner().invoke(app, ["export", str(run), "--to", str(to), "--unranked"], env=WIDE)
     assert r.exit_code == 0, r.output
     assert r.output.startswith("warning: ") and "is not ranked: its timing was not trusted" in r.output
+    assert "1.5x [1.4, 1.6], measured at" in r.output  # the reading every view shows, and which it is
+    assert "(the run's first timing; timing not trusted; see kstrata retime)" in r.output
     assert json.loads((to / "export.json").read_text())["timing_trusted"] is False
 
 

@@ -137,11 +137,14 @@ def test_retime_prints_one_row_per_candidate_and_the_reason_once(tmp_path, monke
 
     res = _run(tmp_path, limit=0.5)
     why = f"{UNTRUSTED_PREFIX} the timing stayed noisy in the final round"
-    rows = [{"hash": h * 64, "before": 1.0, "after": 2.0, "trusted": False, "why": why} for h in "ab"]
+    rows = [{"hash": h * 64, "before": 1.0, "before_was": "first timing", "after": 2.0, "trusted": False, "why": why}
+            for h in "ab"]
     monkeypatch.setattr(R, "retime_run", lambda run_dir, candidate=None, progress=None: rows)
     r = CliRunner().invoke(app, ["retime", str(res.run_dir)])
     assert r.exit_code == 0, r.output
-    assert "aaaaaaaaaaaa: 1x -> 2x, still unranked" in r.output and "bbbbbbbbbbbb: 1x -> 2x" in r.output
+    # each reading says which timing it is (the newcomer saw 1.04x -> 2.1x, then 1.32x from eval, unexplained)
+    assert "aaaaaaaaaaaa: 1x (first timing) -> 2x (re-timed now), still unranked" in r.output
+    assert "bbbbbbbbbbbb: 1x (first timing) -> 2x (re-timed now)" in r.output
     assert " ".join(r.output.split()).count("the timing stayed noisy in the final round") == 1
 
 

@@ -51,7 +51,7 @@ import typer
 from rich.console import Console
 
 from kstrata.cli.errors import OptionError, user_errors
-from kstrata.search.views import shape_text
+from kstrata.search.views import reading, shape_text
 
 console = Console()
 
@@ -322,6 +322,8 @@ def export_run(run_dir: str | Path, to: str | Path, candidate: str | None = None
         "chosen": "best" if candidate is None else "named", "device": b.device,
         "shape": full, "shape_text": shape_text(full), "timed_shape": timed,
         "speedups": speedups, "timing_trusted": node.timing_trusted,
+        # which of the run's timings the speedups are (as tree, show and the summary say it)
+        "reading": None if reading(node) is None else reading(node).which,
         # literal constructor arguments for the usage hint (None: not literals, e.g. tensors)
         "init_inputs": [repr(x) for x in init] if all(isinstance(x, (bool, int, float, str)) for x in init)
         else None,
@@ -426,8 +428,11 @@ def usage_hint(to: Path) -> str:
                         "machine re-times it")
     for s in meta.get("speedups", []):
         ci = f" [{s['ci_low']:.3g}, {s['ci_high']:.3g}]" if s.get("ci_low") is not None else ""
+        which = meta.get("reading")
+        said = [f"the run's {which}" + (" reading" if which == "re-timed" else "")] if which else []
+        said += [] if meta.get("timing_trusted", True) else ["timing not trusted; see kstrata retime"]
         lines.append(f"speedup vs {s['baseline']}: {s['value']:.3g}x{ci}, measured at {shape_text(s['shape'])}"
-                     + ("" if meta.get("timing_trusted", True) else " (timing not trusted; see kstrata retime)"))
+                     + (f" ({'; '.join(said)})" if said else ""))
     if meta.get("speedup_note"):
         lines.append(f"note: the speedup was {meta['speedup_note']}")
     init = "*task_module().get_init_inputs()" if meta.get("init_inputs") is None else ", ".join(meta["init_inputs"])

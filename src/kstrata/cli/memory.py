@@ -48,7 +48,10 @@ def list_cmd(
     with user_errors():
         with _open(db) as store:
             skills = store.skills(category, backend)
-    table = Table("id", "speedup", "level", "backend", "category", "task", "role", "description")
+    table = Table()
+    for col in ("id", "speedup", "level", "backend", "category", "task", "role"):  # never wrapped mid-name
+        table.add_column(col, no_wrap=True)
+    table.add_column("description")
     for s in skills:
         table.add_row(str(s.id), f"{s.speedup:.3g}x", s.level, s.backend, s.category, s.task, s.role,
                       s.description[:80])

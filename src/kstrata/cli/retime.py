@@ -85,7 +85,9 @@ def retime_run(run_dir: str | Path, candidate: str | None = None, *, evaluator: 
     -------
     list of dict
         Per candidate: ``hash``, ``before`` and ``after`` (primary speedups,
-        ``None`` where untimed), ``trusted`` (the new timing ranks), ``why``.
+        ``None`` where untimed), ``before_was`` (which timing ``before`` was:
+        ``"first timing"`` or ``"re-timed"``, :func:`kstrata.search.views.reading`),
+        ``trusted`` (the new timing ranks), ``why``.
 
     Raises
     ------
@@ -97,6 +99,7 @@ def retime_run(run_dir: str | Path, candidate: str | None = None, *, evaluator: 
     from kstrata.search.candidate import to_measurement_record
     from kstrata.search.loop import write_outcome
     from kstrata.search.tree import UNTRUSTED_PREFIX, CandidateTree
+    from kstrata.search.views import reading
     from kstrata.store.run_store import RunStore
 
     info = open_run(run_dir)
@@ -127,14 +130,16 @@ def retime_run(run_dir: str | Path, candidate: str | None = None, *, evaluator: 
                 if progress is not None:
                     progress(node.hash)
                 m = evaluator.final_round(info.task, info.backend, store.sources(node.hash))
+                earlier = reading(node)
+                was = None if earlier is None else earlier.which
                 if m is None:
-                    out.append({"hash": node.hash, "before": node.speedup, "after": None, "trusted": False,
-                                "why": "the timing failed; the earlier one stands"})
+                    out.append({"hash": node.hash, "before": node.speedup, "before_was": was, "after": None,
+                                "trusted": False, "why": "the timing failed; the earlier one stands"})
                     continue
                 rec = to_measurement_record(m, info.baselines[0])
                 store.replace_measurement(node.hash, rec)
                 why = next((f for f in rec.findings if isinstance(f, str) and f.startswith(UNTRUSTED_PREFIX)), "")
-                out.append({"hash": node.hash, "before": node.speedup, "after": rec.speedup,
+                out.append({"hash": node.hash, "before": node.speedup, "before_was": was, "after": rec.speedup,
                             "trusted": not why, "why": why})
             tree = CandidateTree.from_store(store, with_sources=False)
             write_outcome(store, tree, info.stop_reason,
@@ -195,7 +200,10 @@ def register(app: typer.Typer) -> None:
         for r in rows:
             fmt = (lambda x: "untimed" if x is None else f"{x:.3g}x")
             state = "ranked" if r["trusted"] else "still unranked"
-            console.print(f"{r['hash'][:12]}: {fmt(r['before'])} -> {fmt(r['after'])}, {state}", highlight=False)
+            was = f" ({r['before_was']})" if r.get("before_was") else ""
+            now = " (re-timed now)" if r["after"] is not None else ""
+            console.print(f"{r['hash'][:12]}: {fmt(r['before'])}{was} -> {fmt(r['after'])}{now}, {state}",
+                          highlight=False)
         for line in unranked_reasons(rows, run_dir):  # once per reason, not per row
             console.print(line, highlight=False, markup=False, soft_wrap=True)
         if not rows:
