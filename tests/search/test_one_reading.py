@@ -108,3 +108,17 @@ def test_show_prints_the_whole_hash_on_one_line_in_a_narrow_terminal(tmp_path):
     digest = json.loads((res.run_dir / "summary.json").read_text())["best"]["hash"]
     lines = _text(candidate_view(res.run_dir), width=60).splitlines()
     assert any(ln.split() == ["hash", digest] for ln in lines)  # never folded over two lines
+
+
+def test_show_of_an_untimed_candidate_aligns_the_hash_with_the_rows(tmp_path):
+    class Untimed(Evaluator):
+        def evaluate(self, task, backend, srcs):
+            return {"verdict": "correct"}, None
+
+    res = optimize(FakeTask(), FakeBackend(), Proposer(), Untimed(), "greedy", Budget(evaluations=1),
+                   tmp_path / "run", settings=SearchSettings(final_contenders=0, lookahead_expansions=0))
+    lines = _text(candidate_view(res.run_dir), width=60).splitlines()
+    hash_line = next(ln for ln in lines if ln.startswith("hash "))
+    verdict = next(ln for ln in lines if ln.startswith("verdict "))
+    assert len(hash_line) - len(hash_line[4:].lstrip()) == len(verdict) - len(verdict[7:].lstrip())
+    assert "speedup" not in "\n".join(lines)

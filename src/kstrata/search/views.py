@@ -212,11 +212,13 @@ def candidate_view(run_dir: str | Path, prefix: str | None = None) -> Renderable
         digest = best.hash
         parts.append(Text(f"showing {best_note(best, run_dir)}", style="bold"))
     node = tree[digest]
-    # the full hash on a line of its own that is never wrapped (print the view with crop=False); a grid
-    # cell would fold it at the column's width
-    parts.append(Text(f"hash          {node.hash}", no_wrap=True, overflow="ignore"))
+    speedups = node.measurement.speedups if node.measurement is not None else ()
+    width = max([len("router reason"), *(len(f"speedup vs {s.baseline}") for s in speedups)])
+    # the full hash on a line of its own that is never wrapped (print the view with crop=False), aligned
+    # with the rows below; a grid cell would fold it at the column's width
+    parts.append(Text("hash".ljust(width + 2) + node.hash, no_wrap=True, overflow="ignore"))
     head = Table.grid(padding=(0, 2))
-    head.add_column(no_wrap=True, min_width=12)
+    head.add_column(no_wrap=True, width=width)
     head.add_column(overflow="fold")  # a narrow terminal folds a rationale; it never cuts one
     head.add_row("level / role", f"{node.level or 'initial'} / {node.role} ({node.proposer})")
     head.add_row("parents", ", ".join(p[:12] for p in node.parents) or "-")
