@@ -53,6 +53,7 @@ class Zygote:
         self.cgroup: policy.Cgroup | None = None
         self._buf = b""
         self._stderr = bytearray()
+        self._written = 0  # bytes of stderr read so far (the tail keeps the last 64 KiB)
         self.forks = 0
 
     def start(self, timeout_s: float = 300.0) -> "Zygote":
@@ -136,13 +137,38 @@ class Zygote:
                     return
                 with self._lock:
                     self._stderr += chunk
+                    self._written += len(chunk)
                     del self._stderr[:-65536]
         except (OSError, ValueError):
             return
 
-    def tail(self, n: int) -> str:
+    def tail(self, n: int, since: int = 0) -> str:
+        """The last ``n`` characters of the sandbox's stderr, of those written
+        after byte ``since`` (a :meth:`mark`)."""
         with self._lock:
-            return bytes(self._stderr[-n:]).decode(errors="replace")
+            k = min(n, max(0, self._written - since))
+            return bytes(self._stderr[len(self._stderr) - k:] if k else b"").decode(errors="replace")
+
+    def mark(self, wait_s: float = 1.0) -> int:
+        """The position in the sandbox's stderr where the next candidate's
+        output starts, once what earlier candidates wrote has been read
+        (waits up to ``wait_s`` for the pipe to empty): one candidate's prints
+        never show in another's ``output_tail``."""
+        import termios
+
+        deadline = time.monotonic() + wait_s
+        stream = self.proc.stderr if self.proc is not None else None
+        while stream is not None and time.monotonic() < deadline:
+            try:
+                left = fcntl.ioctl(stream.fileno(), termios.FIONREAD, b"\0\0\0\0")
+            except (OSError, ValueError):
+                break
+            if int.from_bytes(left, sys.byteorder) == 0:
+                break
+            time.sleep(0.005)
+        time.sleep(0.002)  # the drain thread's last chunk: read, not yet counted
+        with self._lock:
+            return self._written
 
     def _line(self, timeout_s: float | None) -> dict:
         import json
@@ -283,6 +309,7 @@ class CandidateProcess:
         self.frozen: list[int] = []  # what freeze() stopped
         self.watch_rss = False
         self.rss_killed = 0
+        self.tail_from = 0  # where this candidate's output starts in the sandbox's stderr (Zygote.mark)
 
     # -- life cycle -------------------------------------------------------------------
     def start(self, timeout_s: float = 300.0) -> "CandidateProcess":
@@ -299,6 +326,7 @@ class CandidateProcess:
         if not self.sandbox and not policy.unsafe_requested():
             policy.require()
         z = _take_zygote(self, timeout_s)
+        self.tail_from = z.mark()
         c_r, p_w = os.pipe()   # judge -> child
         p_r, c_w = os.pipe()   # child -> judge
         _widen(p_w)
@@ -320,9 +348,10 @@ class CandidateProcess:
         return self
 
     def output_tail(self, n: int = 2000) -> str:
-        """The last ``n`` characters the sandbox wrote to stderr (candidate prints included)."""
+        """The last ``n`` characters this candidate's processes wrote to stderr
+        (its prints included; nothing an earlier candidate of the same sandbox wrote)."""
         z = self.zygote or getattr(self, "_last_zygote", None)
-        return z.tail(n) if z is not None else ""
+        return z.tail(n, self.tail_from) if z is not None else ""
 
     def _recv(self, timeout_s: float | None, limit: int | None = None) -> tuple[dict, list[bytes]]:
         deadline = None if timeout_s is None else time.monotonic() + timeout_s
