@@ -122,3 +122,20 @@ def test_show_of_an_untimed_candidate_aligns_the_hash_with_the_rows(tmp_path):
     verdict = next(ln for ln in lines if ln.startswith("verdict "))
     assert len(hash_line) - len(hash_line[4:].lstrip()) == len(verdict) - len(verdict[7:].lstrip())
     assert "speedup" not in "\n".join(lines)
+
+
+def test_show_gives_a_finding_that_another_holds_once(tmp_path):
+    from search_fakes import contended_finding
+
+    untrusted = contended_finding(1.5)  # holds the judge's note, as the final round writes it
+    note = untrusted.split("timing: ", 1)[1].split(" in the final", 1)[0]
+
+    class Contended(Evaluator):
+        def evaluate(self, task, backend, srcs):
+            ev, m = super().evaluate(task, backend, srcs)
+            return ev, {**m, "findings": [untrusted, note]}
+
+    res = optimize(FakeTask(), FakeBackend(), Proposer(), Contended(), "greedy", Budget(evaluations=1),
+                   tmp_path / "run", settings=SearchSettings(final_contenders=0, lookahead_expansions=0))
+    text = " ".join(_text(candidate_view(res.run_dir)).split())
+    assert text.count("other processes kept 1.50 of 2 CPUs busy") == 1
