@@ -297,3 +297,23 @@ def test_the_timing_shape_fit_keeps_a_size_another_global_was_derived_from(tmp_p
     shape = fitted_shape(task, max_flops=1e9, max_bytes=64e6, check=False)
     assert shape["out_channels"] == 256 and shape["batch_size"] * shape["size"] < 64 * 128
     assert reference_runs(task, shape)
+
+
+def test_a_scaled_files_gpu_sized_nominal_shape_is_not_verified_on_a_cpu(tmp_path, monkeypatch):
+    """75_conv_transposed_2D's nominal tests (8 GFLOP, 0.87 GB a call, under the
+    CPU's size limits) took the judge to 15 GB, out of memory, after every scaled
+    test passed: a scaled file's nominal shape is verified on a GPU or on request."""
+    from kstrata.verify import plan
+
+    p = tmp_path / "23_Softmax.py"
+    p.write_text(SOFTMAX)
+    monkeypatch.setattr(plan, "NOMINAL_MAX_CPU_BYTES", 1e15)  # the size limit is not what decides
+    monkeypatch.setattr(plan, "NOMINAL_MAX_CPU_FLOPS", 1e18)
+    t = load_task(p)
+    tests, why = plan.nominal_tests(t, "s" * 32, "cpu")
+    assert tests == [] and "scaled down for a CPU" in why and "KSTRATA_SHAPES=nominal" in why
+    assert len(plan.nominal_tests(t, "s" * 32, "cuda")[0]) == plan.LARGE_SEEDS * plan.LARGE_DRAWS
+    monkeypatch.setenv("KSTRATA_SHAPES", "nominal")
+    t = load_task(p)
+    tests, why = plan.nominal_tests(t, "s" * 32, "cpu")
+    assert why is None and all(x.shape_dict == t.nominal_shape for x in tests) and tests
