@@ -423,6 +423,11 @@ class CandidateProcess:
         except (BrokenPipeError, OSError):
             raise self._died() from None
         h, b = self._recv(timeout_s, limit)
+        problem = malformed(h) if header.get("op") in CHECKED_OPS + ("load",) else None
+        if problem:  # (timing's replies are judged by kstrata.measure.remote, a forged one as timed_output)
+            self.kill()
+            raise CandidateDied("protocol", f"the candidate process sent a malformed {header.get('op')} reply "
+                                f"({problem})")
         if churn is not None:
             churn.report(h)
         return h, b
@@ -569,6 +574,32 @@ class CandidateProcess:
         if not h.get("ok"):
             raise IsolatedCallError(str(h.get("message", "failed")))
         return h.get("value")
+
+
+#: Reply fields that an honest harness always sends as lists (or leaves out).
+LIST_FIELDS = ("outputs", "inputs", "findings", "replies")
+
+
+def malformed(reply: Any, depth: int = 0) -> str | None:
+    """What is wrong with the shape of a reply from the candidate process
+    (:mod:`kstrata.sandbox.child`), or None: it is not a dict, or a field of
+    :data:`LIST_FIELDS` holds something other than a list (``None`` allowed),
+    or a batch's ``replies`` hold a malformed reply. The harness that sends
+    replies runs in the candidate's process and is the candidate's to patch,
+    so the judge must not take any shape for granted (an ``outputs`` that was
+    an int ended the verification in a traceback)."""
+    if not isinstance(reply, dict):
+        return f"a {type(reply).__name__}, not a dict"
+    for key in LIST_FIELDS:
+        value = reply.get(key)
+        if value is not None and not isinstance(value, list):
+            return f"{key} is a {type(value).__name__}, not a list"
+    if depth == 0:
+        for sub in reply.get("replies") or []:
+            problem = malformed(sub, depth + 1)
+            if problem:
+                return "in a batch: " + problem
+    return None
 
 
 #: The requests that run the candidate's code under the checks of a checked call.

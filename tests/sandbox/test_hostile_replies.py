@@ -1,0 +1,68 @@
+"""Replies of a harness the candidate patched: the judge rejects their
+shape, it does not end in a traceback (red-team round 3, sandbox: a
+candidate that found the harness through ``gc`` and sent ``outputs: 5``
+crashed the verifier with a TypeError)."""
+
+from __future__ import annotations
+
+import pytest
+
+from kstrata.sandbox import status
+from kstrata.sandbox.client import malformed
+
+PATCHES_REPLY = '''
+import torch
+import torch.nn as nn
+import torch._dynamo.utils
+
+_gc = torch._dynamo.utils.gc
+
+
+def _patch():
+    for o in _gc.get_objects():
+        if type(o).__name__ == "Harness":
+            orig = o._reply_outputs
+
+            def fake(outs, findings, extra, orig=orig):
+                h, b = orig(outs, findings, extra)
+                h["outputs"] = 5
+                return h, b
+            o._reply_outputs = fake
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        _patch()
+        return torch.relu(x)
+'''
+
+
+@pytest.mark.skipif(not status().usable, reason=f"no sandbox here: {status().reason}")
+def test_a_forged_reply_shape_is_a_protocol_rejection():
+    from kstrata.backends.registry import get_backend
+    from kstrata.backends.workers import pool_for
+    from kstrata.tasks.loader import resolve_task
+    from kstrata.verify import verify_candidate
+
+    pool = pool_for(get_backend("pytorch"))
+    try:
+        ev = verify_candidate(resolve_task("relu"), "pytorch", {"source": PATCHES_REPLY}, secret="5eed" * 4,
+                              pool=pool, scope="small", preset="warn")
+    finally:
+        pool.close()
+    assert (ev.verdict.value, ev.check) == ("rejected", "protocol"), ev.evidence
+    assert "outputs is a int" in ev.evidence["message"]
+
+
+@pytest.mark.parametrize("reply, problem", [
+    ({"ok": True, "outputs": [], "findings": []}, None),
+    ({"ok": True, "findings": None}, None),
+    ([1], "a list, not a dict"),
+    ({"ok": True, "outputs": 5}, "outputs is a int"),
+    ({"ok": True, "inputs": {"a": 1}}, "inputs is a dict"),
+    ({"ok": True, "replies": [{"ok": True, "findings": "x"}]}, "in a batch: findings is a str"),
+    ({"ok": True, "replies": [3]}, "in a batch: a int"),
+])
+def test_malformed_names_what_is_wrong(reply, problem):
+    got = malformed(reply)
+    assert (got is None) if problem is None else (got is not None and got.startswith(problem)), got
