@@ -84,10 +84,13 @@ def register(app: typer.Typer) -> None:
             where = f"{cell['task']} · {cell['backend']} · {cell['proposer']}"
             if event == "cell_start":
                 console.print(f"[bold]▶[/] {where}", highlight=False)
-            elif event == "cell_done":
-                best = cell.get("speedup")
-                console.print(f"  [green]done[/] {cell['stop_reason']}; best "
-                              + ("none correct" if best is None else f"{best:.3g}x"), highlight=False)
+            elif event == "cell_done":  # the best as the run's summary gives it (an unranked one is no speedup)
+                import json
+
+                from kstrata.search.views import best_phrase
+
+                summary = json.loads((out / cell["run_dir"] / "summary.json").read_text())
+                console.print(f"  [green]done[/] {cell['stop_reason']}; best {best_phrase(summary)}", highlight=False)
             elif event == "cell_skip":
                 console.print(f"[dim]skip {where} (done)[/]", highlight=False)
             else:

@@ -20,7 +20,7 @@ from kstrata.bench import metrics as M
 from kstrata.bench.results import Results, RunView, load_results
 from kstrata.report.plots import VERDICT_COLOURS, speedup_strips, tree_svg
 from kstrata.search.tree import unevaluated
-from kstrata.search.views import reading, unranked_why
+from kstrata.search.views import no_speedup_note, reading, unranked_why
 from kstrata.store.artifacts import unified_diff, write_atomic
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -104,20 +104,6 @@ def _json_script(data: Any) -> str:
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
-def unranked_note(view: RunView | None, outcome: M.TaskOutcome) -> str | None:
-    """What the report says of a task whose best is correct but has no ranked
-    speedup: ``"correct, unranked: ..."`` with why (said once for the run,
-    :func:`kstrata.search.views.unranked_why`), or ``"correct, not timed"``;
-    ``None`` when the task has a ranked speedup or no correct candidate."""
-    if not outcome.correct or outcome.speedup is not None:
-        return None
-    best = view.tree.best_correct() if view is not None else None
-    if best is None or best.timing_trusted:
-        return "correct, not timed (no speedup measured)"
-    unranked = view.tree.unranked()
-    return f"correct, unranked (timing not trusted): {unranked_why(unranked)}"
-
-
 def build_context(results: Results, **metric_kw: Any) -> dict[str, Any]:
     """Everything the template renders, from :func:`kstrata.bench.results.load_results`."""
     outs = results.outcomes
@@ -126,7 +112,8 @@ def build_context(results: Results, **metric_kw: Any) -> dict[str, Any]:
                         for v, rows in M.breakdown(outs, dim, **metric_kw).items()}
                   for dim in ("level", "category", "backend")}
     views = {str(v.run_dir): v for v in results.runs}
-    notes = [unranked_note(views.get(str(o.run_dir)), o) for o in outs]
+    notes = [no_speedup_note(getattr(views.get(str(o.run_dir)), "tree", None))
+             if o.correct and o.speedup is None else None for o in outs]
     strips = speedup_strips([
         (" / ".join(str(v) for v in r.key.values()),
          [(o.task, o.speedup if o.correct else None, note)

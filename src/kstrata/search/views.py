@@ -302,6 +302,33 @@ _NOISY = re.compile(r"^(the )?timing stayed noisy", re.I)
 _ADVICE = re.compile(r"kstrata retime|re-times? it|quiet(er)? machine|not ranked as a speedup", re.I)
 
 
+def no_speedup_note(tree: CandidateTree | None) -> str:
+    """What is said of a task or run whose candidates include a correct one
+    but no ranked speedup (the report's strips and Tasks row, ``kstrata
+    bench``'s table): ``"correct, unranked (timing not trusted): WHY"`` (why
+    once, :func:`unranked_why`) when correct candidates of ``tree`` were
+    timed but not believed, else ``"correct, not timed (no speedup measured)"``
+    (e.g. an interpreter backend); never "not correct"."""
+    unranked = tree.unranked() if tree is not None else []
+    if unranked:
+        return f"correct, unranked (timing not trusted): {unranked_why(unranked)}"
+    return "correct, not timed (no speedup measured)"
+
+
+def best_phrase(summary: dict) -> str:
+    """The run's best in a few words, from its ``summary.json``: ``"1.2x"``
+    (ranked), ``"none ranked (correct, timing not trusted)"``, ``"correct,
+    not timed"`` or ``"none correct"`` (``kstrata bench``'s line per run)."""
+    best = summary.get("best")
+    if best is None:
+        return "none correct"
+    if summary.get("timed") is False:
+        return "correct, not timed"
+    if none_ranked(summary):
+        return "none ranked (correct, timing not trusted)"
+    return f"{best['speedups'][0]['value']:.3g}x" if best.get("speedups") else "correct, not timed"
+
+
 def timing_reason(finding: str | None) -> str:
     """What an untrusted-timing finding or a judge's timing note says went
     wrong, without the untrusted-timing prefix and without its advice
@@ -461,8 +488,11 @@ def bench_table(bench_dir: str | Path) -> Table:
         table.add_column(col, no_wrap=True)
     for col in ("speedup", "verdicts"):
         table.add_column(col)
-    for o in load_results(bench_dir).outcomes:
-        speedup = format_speedup(o.speedup, o.speedup_ci) if o.correct else "none correct"
+    results = load_results(bench_dir)
+    trees = {str(v.run_dir): v.tree for v in results.runs}
+    for o in results.outcomes:
+        speedup = "none correct" if not o.correct else format_speedup(o.speedup, o.speedup_ci) \
+            if o.speedup is not None else no_speedup_note(trees.get(str(o.run_dir)))
         table.add_row(o.task, o.backend, o.proposer, o.status, speedup + (f" (excluded: {o.excluded})"
                                                                            if o.excluded else ""),
                       ", ".join(f"{k} {v}" for k, v in sorted(o.verdicts.items())))
