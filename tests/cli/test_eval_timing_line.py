@@ -15,7 +15,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "search"))
 
 from search_fakes import FakeBackend, FakeEvaluator, FakeProposer, FakeTask  # noqa: E402
 
-from kstrata.cli.eval import run_reading_line, timing_line  # noqa: E402
+from kstrata.cli.eval import evidence_text, run_reading_line, timing_line  # noqa: E402
 from kstrata.search import Budget, SearchSettings, optimize  # noqa: E402
 from kstrata.store.run_store import RunStore  # noqa: E402
 
@@ -58,3 +58,9 @@ def test_an_eval_of_a_runs_candidate_names_the_runs_reading_as_the_runs(tmp_path
                     "eval's own, now, on this machine")
     assert run_reading_line(tmp_path / "elsewhere.py", sources, FakeBackend.name) is None  # a plain file: no run
     assert run_reading_line(res.run_dir / "best", {"schedule": "tile=99\n"}, FakeBackend.name) is None
+
+
+def test_evidence_values_are_printed_as_words_not_python_reprs():
+    pre = {"estimate_s": 12.3456, "shapes": [{"B": 8, "D": 512}, {"B": 5, "D": 77}], "ok": True}
+    assert evidence_text(pre) == "estimate_s=12.3, shapes=((B=8, D=512), (B=5, D=77)), ok=True"
+    assert "{" not in evidence_text({"a": {"b": 1}}) and evidence_text("plain") == "plain"

@@ -122,6 +122,8 @@ def test_show_of_an_untimed_candidate_aligns_the_hash_with_the_rows(tmp_path):
     verdict = next(ln for ln in lines if ln.startswith("verdict "))
     assert len(hash_line) - len(hash_line[4:].lstrip()) == len(verdict) - len(verdict[7:].lstrip())
     assert "speedup" not in "\n".join(lines)
+    # not 'initial / initial (initial)'
+    assert "level / role initial (the run's starting point, not an edit)" in " ".join(" ".join(lines).split())
 
 
 def test_show_gives_a_finding_that_another_holds_once(tmp_path):

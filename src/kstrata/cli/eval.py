@@ -79,6 +79,23 @@ def run_reading_line(candidate: Path, sources: dict[str, str], backend: str) -> 
             f"({r.which}{trust}); the timing above is this eval's own, now, on this machine")
 
 
+def evidence_text(value: Any) -> str:
+    """One evidence value as ``kstrata eval`` prints it: a mapping as
+    ``key=value, ...`` (nested ones in parentheses), a list comma-separated,
+    a float to 3 significant digits, anything else as ``str``; never a raw
+    Python ``repr`` of a dict."""
+    def part(v: Any) -> str:  # a nested mapping or list in parentheses
+        return f"({evidence_text(v)})" if isinstance(v, (dict, list, tuple)) and v else evidence_text(v)
+
+    if isinstance(value, dict):
+        return ", ".join(f"{k}={part(v)}" for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return ", ".join(part(v) for v in value)
+    if isinstance(value, float):
+        return f"{value:.3g}"
+    return str(value)
+
+
 def headline(ev: Any) -> str:
     """The verdict's one-line message (``evidence["message"]``), saying how many
     wrong outputs are NaN/Inf where the oracle is finite: the judge's "max
@@ -159,7 +176,7 @@ def register(app: typer.Typer) -> None:
                 console.print(f"  message: {headline(ev)}", markup=False, highlight=False)
             for k, v in ev.evidence.items():
                 if k != "message":
-                    console.print(f"  {k}: {v}", markup=False, highlight=False)
+                    console.print(f"  {k}: {evidence_text(v)}", markup=False, highlight=False)
             for w in ev.warnings:
                 console.print(f"  warning [{w['check']}]: {w['message']}", markup=False, highlight=False)
             for f in ev.feedback:

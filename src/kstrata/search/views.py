@@ -220,7 +220,8 @@ def candidate_view(run_dir: str | Path, prefix: str | None = None) -> Renderable
     head = Table.grid(padding=(0, 2))
     head.add_column(no_wrap=True, width=width)
     head.add_column(overflow="fold")  # a narrow terminal folds a rationale; it never cuts one
-    head.add_row("level / role", f"{node.level or 'initial'} / {node.role} ({node.proposer})")
+    head.add_row("level / role", f"{node.level} / {node.role} ({node.proposer})" if node.parents or node.level
+                 else "initial (the run's starting point, not an edit)")
     head.add_row("parents", ", ".join(p[:12] for p in node.parents) or "-")
     head.add_row("path to root", " ← ".join(n.hash[:8] for n in tree.path_to_root(digest)))
     head.add_row("rationale", node.rationale or "-")
