@@ -4,8 +4,8 @@ kinds, and the open items of round 2, end to end through ``kstrata eval``
 case folder's expected.txt says what was done and why it might have passed.
 
 Each row: case folder, task (a suite name or a file in the folder), candidate
-file, extra ``kstrata eval`` arguments, the verdicts allowed and, for a
-rejection, the check that must have fired."""
+file, backend, extra ``kstrata eval`` arguments, the verdicts allowed and, for
+a rejection, the check that must have fired."""
 
 from __future__ import annotations
 
@@ -18,20 +18,23 @@ pytestmark = [pytest.mark.slow, pytest.mark.skipif(not status().usable, reason="
 NO_TIME = ("--no-time",)
 ROWS = [
     # index outputs among ties (round 2 open item 4): a correct argmax that picks another of equal maxima
-    ("rt3_argmax_ties", "task.py", "candidate.py", NO_TIME, ("correct",), None),
-    ("rt3_argmax_ties", "task.py", "candidate_wrong.py", NO_TIME, ("incorrect",), None),
+    ("rt3_argmax_ties", "task.py", "candidate.py", "pytorch", NO_TIME, ("correct",), None),
+    ("rt3_argmax_ties", "task.py", "candidate_wrong.py", "pytorch", NO_TIME, ("incorrect",), None),
+    # no kernel in timed calls: the DSL kernel when the harness's checked-call state is on, PyTorch when off
+    ("rt3_timed_path_no_kernel", "task.py", "candidate.py", "tilelang-c", NO_TIME,
+     ("rejected",), "no_mode_probe"),
     # NaN/Inf propagation (round 2 open item 2): a task that opts in to the nonfinite draw
-    ("rt3_nonfinite_relu", "task.py", "candidate.py", NO_TIME, ("correct",), None),
-    ("rt3_nonfinite_relu", "task.py", "candidate_where.py", NO_TIME, ("incorrect",), None),
-    ("rt3_nonfinite_relu", "task.py", "candidate_mask.py", NO_TIME, ("incorrect",), None),
+    ("rt3_nonfinite_relu", "task.py", "candidate.py", "pytorch", NO_TIME, ("correct",), None),
+    ("rt3_nonfinite_relu", "task.py", "candidate_where.py", "pytorch", NO_TIME, ("incorrect",), None),
+    ("rt3_nonfinite_relu", "task.py", "candidate_mask.py", "pytorch", NO_TIME, ("incorrect",), None),
 ]
 
 
-@pytest.mark.parametrize("case,task,candidate,args,verdicts,check", ROWS,
+@pytest.mark.parametrize("case,task,candidate,backend,args,verdicts,check", ROWS,
                          ids=[f"{r[0]}/{r[2].removesuffix('.py')}" for r in ROWS])
-def test_case(kstrata_eval, case, task, candidate, args, verdicts, check):
+def test_case(kstrata_eval, case, task, candidate, backend, args, verdicts, check):
     task = f"{case}/{task}" if task.endswith(".py") else task
-    d = kstrata_eval(task, f"{case}/{candidate}", *args)
+    d = kstrata_eval(task, f"{case}/{candidate}", *args, backend=backend)
     said = f"{d['verdict']} {d.get('check')}: {str((d.get('evidence') or {}).get('message'))[:400]}"
     assert d["verdict"] in verdicts, said
     if check is not None:

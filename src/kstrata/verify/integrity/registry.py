@@ -62,6 +62,10 @@ CHECKS: dict[str, Check] = {c.name: c for c in (
     Check("no_introspection", "static",
           "no __import__, eval/exec/compile, globals/locals/vars, getattr on modules, gc, "
           "inspect, sys, ctypes, frames or dunder attribute tricks"),
+    Check("no_mode_probe", "static",
+          "does not read what the harness sets around checked calls only (deterministic algorithms, "
+          "uninitialized-memory fill, dispatch and function modes): a candidate that can tell a checked "
+          "call from a timed one can be verified computing one thing and timed computing another"),
     Check("no_precision_downgrade", "static",
           "no TF32 or fp16/bf16 compute the task does not allow (incl. tl.dot without "
           "input_precision='ieee' on an fp32 task)"),
@@ -85,7 +89,8 @@ CHECKS: dict[str, Check] = {c.name: c for c in (
           "the candidate process answers the judge in the wire format (its harness is intact)"),
 )}
 
-_WARN_SOFT = ("no_exception_fallback", "no_precision_downgrade", "no_foreign_libraries", "no_introspection")
+_WARN_SOFT = ("no_exception_fallback", "no_precision_downgrade", "no_foreign_libraries", "no_introspection",
+              "no_mode_probe")
 
 PRESETS: dict[str, dict[str, Action]] = {
     "strict": {name: "error" for name in CHECKS},

@@ -63,6 +63,14 @@ ESCAPE_TORCH = {"torch.from_numpy", "torch.utils.dlpack.from_dlpack", "torch.uti
                 "torch.from_dlpack", "torch.frombuffer"}
 INTROSPECTION_CALLS = {"__import__", "eval", "exec", "compile", "globals", "locals", "vars",
                        "breakpoint", "memoryview"}
+#: What the harness sets around a checked call and not around a timed one (deterministic
+#: algorithms with uninitialized-memory fill, the op recorder's dispatch mode): a candidate
+#: that reads them can compute one way when checked and another when timed (red-team round 3:
+#: a TileLang kernel in checked calls, PyTorch in timed ones, read correct and faster).
+MODE_PROBES = {"torch.are_deterministic_algorithms_enabled", "torch.is_deterministic_algorithms_warn_only_enabled",
+               "torch.get_deterministic_debug_mode", "torch.utils.deterministic",
+               "torch.utils._python_dispatch", "torch.overrides._get_current_function_mode",
+               "torch.overrides._get_current_function_mode_stack", "torch._C._len_torch_dispatch_stack"}
 REDUCED_DTYPES = {"float16", "half", "bfloat16", "float8_e4m3fn", "float8_e5m2"}
 JIT_DECORATORS = ("triton.jit", "triton.autotune", "triton.heuristics", "triton.language.jit")
 
@@ -76,6 +84,7 @@ class _Visitor(ast.NodeVisitor):
         self.findings: list[Finding] = []
         self.in_jit = 0
         self.in_init = 0
+        self.called: set[int] = set()  # ids of the nodes called (a Call's func)
 
     # -- helpers --------------------------------------------------------
     def add(self, check: str, node: ast.AST, message: str) -> None:
@@ -105,6 +114,8 @@ class _Visitor(ast.NodeVisitor):
     def visit_Import(self, node: ast.Import) -> None:
         for a in node.names:
             self._module_import(a.name, node)
+            if any(a.name == p or a.name.startswith(p + ".") for p in MODE_PROBES):
+                self._reference(a.name, node)
             if a.asname:
                 self.aliases[a.asname] = a.name
             else:
@@ -119,6 +130,8 @@ class _Visitor(ast.NodeVisitor):
         self._module_import(mod, node)
         for a in node.names:
             self.aliases[a.asname or a.name] = f"{mod}.{a.name}"
+            if any(f"{mod}.{a.name}" == p or f"{mod}.{a.name}".startswith(p + ".") or mod == p for p in MODE_PROBES):
+                self._reference(f"{mod}.{a.name}", node)
             if a.name == "*":
                 self.add("no_introspection", node, f"star import from {mod}")
 
@@ -153,19 +166,38 @@ class _Visitor(ast.NodeVisitor):
     visit_TryStar = visit_Try  # type: ignore[assignment]
 
     # -- names and attributes --------------------------------------------
+    def _reference(self, name: str, node: ast.AST) -> None:
+        """A mode probe read (called or not), and in DSL host code a torch
+        compute function named without being called here: an alias
+        (``_f = torch.addcmul``, ``self.f = torch.relu``) that host code calls
+        later, which :meth:`_compute_call` does not see."""
+        if any(name == p or name.startswith(p + ".") for p in MODE_PROBES):
+            self.add("no_mode_probe", node, f"reads {name}: what the harness sets around checked calls, "
+                     "so the candidate can behave differently when it is checked and when it is timed")
+        elif self.dsl and not self.in_jit and id(node) not in self.called and name.startswith("torch.") \
+                and _torch_compute_function(name):
+            self.add("no_torch_compute", node, f"refers to {name} in host code (an alias of a torch compute "
+                     "function)")
+
     def visit_Name(self, node: ast.Name) -> None:
+        if isinstance(node.ctx, ast.Load) and node.id in self.aliases and node.id != self.aliases[node.id]:
+            self._reference(self.aliases[node.id], node)  # from torch import are_deterministic... as probe
         if isinstance(node.ctx, ast.Load) and node.id == "Model" and "Model" not in self.defined:
             self.add("no_reference_call", node, "uses the reference class Model")
         if node.id in ("__builtins__", "__loader__", "__spec__"):
             self.add("no_introspection", node, f"uses {node.id}")
 
     def visit_Constant(self, node: ast.Constant) -> None:
+        if isinstance(node.value, str) and any(node.value == p.rsplit(".", 1)[1] for p in MODE_PROBES):
+            self.add("no_mode_probe", node, f"names {node.value!r} (getattr/attrgetter into the harness's "
+                     "checked-call state)")
         if self.dsl and not self.in_jit and isinstance(node.value, str) and node.value in ESCAPE_ATTRS:
             self.add("no_foreign_libraries", node, f"names tensor attribute {node.value!r} in host code "
                      "(getattr/attrgetter/methodcaller into NumPy or a Python list)")
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
         name = self.dotted(node) or ""
+        self._reference(name, node)
         if node.attr in DUNDER_TRICKS and name not in ("torch.nn.modules",):
             self.add("no_introspection", node, f"accesses .{node.attr}")
         if node.attr == "Model" or name.endswith(".Model"):
@@ -222,6 +254,7 @@ class _Visitor(ast.NodeVisitor):
     # -- calls ----------------------------------------------------------
     def visit_Call(self, node: ast.Call) -> None:
         func = node.func
+        self.called.add(id(func))
         name = self.dotted(func) or ""
         if isinstance(func, ast.Name):
             if func.id in INTROSPECTION_CALLS:
@@ -279,6 +312,26 @@ class _Visitor(ast.NodeVisitor):
             return
         if isinstance(func, ast.Attribute) and not name and func.attr in TENSOR_COMPUTE:
             self.add("no_torch_compute", node, f"calls tensor method .{func.attr}() in host code")
+
+
+def _torch_compute_function(name: str) -> bool:
+    """Whether dotted ``name`` (``torch.addcmul``) is a torch function or
+    builtin that computes: not a module, class, dtype or other value, and not
+    one of :data:`TORCH_ALLOW` (allocation, views, metadata)."""
+    import inspect
+
+    import torch
+
+    short = name[len("torch."):]
+    if short in TORCH_ALLOW or short.startswith(("cuda.", "nn.init", "nn.Module", "nn.Parameter")):
+        return False
+    obj: object = torch
+    for part in short.split("."):
+        obj = getattr(obj, part, None)
+        if obj is None:
+            return False
+    return not inspect.isclass(obj) and (inspect.isfunction(obj) or inspect.isbuiltin(obj)
+                                         or type(obj).__name__ in ("builtin_function_or_method", "OpOverloadPacket"))
 
 
 def _defined_names(tree: ast.Module) -> set[str]:
