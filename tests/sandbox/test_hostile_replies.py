@@ -66,3 +66,37 @@ def test_a_forged_reply_shape_is_a_protocol_rejection():
 def test_malformed_names_what_is_wrong(reply, problem):
     got = malformed(reply)
     assert (got is None) if problem is None else (got is not None and got.startswith(problem)), got
+
+
+@pytest.mark.parametrize("body", [b"[" * 200000 + b"]" * 200000, b'{"ok": true, "x": ' + b"7" * 20000 + b"}",
+                                  b"\xff\xfe"])
+def test_an_unreadable_header_is_a_wire_error(body):
+    """A header nested too deep for the JSON reader, or holding an integer
+    past Python's digit limit, raised RecursionError / ValueError out of the
+    judge (red-team round 3: the candidate replaced ``wire.send`` in its process)."""
+    import os
+
+    from kstrata.sandbox import wire
+
+    r, w = os.pipe()
+    try:
+        os.write(w, wire._LEN.pack(len(body)))
+        with os.fdopen(w, "wb", closefd=False) as f:  # more than a pipe holds: written by a thread
+            import threading
+
+            t = threading.Thread(target=lambda: (f.write(body), f.flush()), daemon=True)
+            t.start()
+            with pytest.raises(wire.WireError):
+                wire.recv(r)
+            t.join(10)
+    finally:
+        os.close(r)
+        os.close(w)
+
+
+@pytest.mark.parametrize("shape", [[0, 2**70], [0, 2**62, 2**62], [0] * 65])
+def test_an_impossible_tensor_shape_is_a_wire_error(shape):
+    from kstrata.sandbox import wire
+
+    with pytest.raises(wire.WireError):
+        wire.decode({"__tensor__": 0, "dtype": "float32", "shape": shape}, [b""])

@@ -133,8 +133,8 @@ def recv(fd: int, limit: int | None = None) -> tuple[dict[str, Any], list[Any]]:
         raise WireError(f"header of {n} bytes exceeds the {MAX_HEADER}-byte limit")
     try:
         header = json.loads(_read_exact(fd, n))
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise WireError(f"header is not JSON: {e}") from None
+    except (ValueError, RecursionError) as e:  # not JSON, not UTF-8, nested too deep, an int of 5000 digits
+        raise WireError(f"header is not JSON that can be read: {type(e).__name__}: {str(e)[:200]}") from None
     if not isinstance(header, dict):
         raise WireError("header is not a JSON object")
     sizes = header.get("buffers", [])
@@ -208,11 +208,13 @@ def decode(value: Any, buffers: list[Any], device: str = "cpu") -> Any:
             i, name, shape = value.get("__tensor__"), value.get("dtype"), value.get("shape")
             if type(i) is not int or not 0 <= i < len(buffers) or name not in DTYPES:
                 raise WireError("bad tensor reference")
-            if not isinstance(shape, list) or not all(type(s) is int and s >= 0 for s in shape):
+            if not isinstance(shape, list) or len(shape) > 64 or not all(type(s) is int and s >= 0 for s in shape):
                 raise WireError("bad tensor shape")
-            numel = 1
+            numel, span = 1, 1
             for s in shape:
-                numel *= s
+                numel, span = numel * s, span * max(s, 1)
+            if span > MAX_BUFFER:  # an empty tensor of size [0, 2**70] overflows torch's strides
+                raise WireError(f"tensor shape {shape[:8]} is too large")
             raw = buffers[i]
             nbytes = raw.numel() if isinstance(raw, torch.Tensor) else memoryview(raw).nbytes
             if numel * DTYPES[name] != nbytes:
