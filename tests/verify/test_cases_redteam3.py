@@ -23,6 +23,10 @@ ROWS = [
     # no kernel in timed calls: the DSL kernel when the harness's checked-call state is on, PyTorch when off
     ("rt3_timed_path_no_kernel", "task.py", "candidate.py", "tilelang-c", NO_TIME,
      ("rejected",), "no_mode_probe"),
+    # output buffers kept across timed calls, two in turn (round 2 open item 1); the check is the harness's
+    pytest.param("rt3_output_ring", "relu", "candidate.py", "pytorch", ("--budget-ms", "200"), ("rejected",),
+                 "output_reused", marks=pytest.mark.xfail(strict=True, reason="sandbox.child keeps only the "
+                 "previous call's outputs: fix proposed to the sandbox's owner (case expected.txt)")),
     # NaN/Inf propagation (round 2 open item 2): a task that opts in to the nonfinite draw
     ("rt3_nonfinite_relu", "task.py", "candidate.py", "pytorch", NO_TIME, ("correct",), None),
     ("rt3_nonfinite_relu", "task.py", "candidate_where.py", "pytorch", NO_TIME, ("incorrect",), None),
@@ -31,7 +35,7 @@ ROWS = [
 
 
 @pytest.mark.parametrize("case,task,candidate,backend,args,verdicts,check", ROWS,
-                         ids=[f"{r[0]}/{r[2].removesuffix('.py')}" for r in ROWS])
+                         ids=[f"{r[0]}/{r[2].removesuffix('.py')}" for r in (getattr(r, "values", r) for r in ROWS)])
 def test_case(kstrata_eval, case, task, candidate, backend, args, verdicts, check):
     task = f"{case}/{task}" if task.endswith(".py") else task
     d = kstrata_eval(task, f"{case}/{candidate}", *args, backend=backend)
