@@ -96,3 +96,74 @@ def test_a_crash_shows_only_its_own_output():
     assert (crash.verdict.value, crash.check) == ("runtime_error", "crash"), crash.evidence
     assert "Segmentation fault" in crash.evidence["output_tail"]
     assert "EARLIER-CANDIDATE-SAYS" not in crash.evidence["output_tail"]
+
+
+ALTERS_ZYGOTE = '''
+import torch
+import torch.nn as nn
+import torch._dynamo.utils
+
+_sys = torch._dynamo.utils.sys
+_os, _res = _sys.modules["os"], _sys.modules["resource"]
+_zygote = _os.getppid()
+_res.prlimit(_zygote, _res.RLIMIT_NOFILE, (12, 12))
+_os.sched_setaffinity(_zygote, {min(_os.sched_getaffinity(_zygote))})
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        return torch.relu(x)
+'''
+
+INHERITS = '''
+import torch
+import torch.nn as nn
+import torch._dynamo.utils
+
+_sys = torch._dynamo.utils.sys
+_os, _res = _sys.modules["os"], _sys.modules["resource"]
+if _res.getrlimit(_res.RLIMIT_NOFILE)[1] == 12 or len(_os.sched_getaffinity(0)) < CPUS:
+    raise RuntimeError("INHERITED the earlier candidate's limits or CPUs")
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        return torch.relu(x)
+'''
+
+
+def test_what_a_candidate_changes_in_its_zygote_is_not_inherited():
+    """A candidate lowered its zygote's resource limits (``prlimit``) and CPU
+    affinity from outside, and every later candidate forked from it inherited
+    them: the next honest candidate died at its start (red-team round 3). The
+    zygote now refuses to fork once changed, and a fresh sandbox serves."""
+    import os
+
+    from kstrata.backends.registry import get_backend
+    from kstrata.backends.workers import pool_for
+    from kstrata.tasks.loader import resolve_task
+    from kstrata.verify import verify_candidate
+
+    task = resolve_task("relu")
+    pool = pool_for(get_backend("pytorch"))
+    later = INHERITS.replace("CPUS", str(len(os.sched_getaffinity(0))))
+    try:
+        got = [verify_candidate(task, "pytorch", {"source": src}, secret="5eed" * 4, pool=pool, scope="small",
+                                preset="warn") for src in (ALTERS_ZYGOTE, later)]
+    finally:
+        pool.close()
+    assert [ev.verdict.value for ev in got] == ["correct", "correct"], [ev.evidence for ev in got]
+
+
+def test_inherited_state_sees_a_lowered_limit():
+    import resource
+
+    from kstrata.sandbox.child import altered, inherited_state
+
+    before = inherited_state()
+    soft, hard = resource.getrlimit(resource.RLIMIT_CORE)
+    resource.setrlimit(resource.RLIMIT_CORE, (0, hard))
+    try:
+        assert altered(before) == ([] if soft == 0 else ["RLIMIT_CORE"])
+    finally:
+        resource.setrlimit(resource.RLIMIT_CORE, (soft, hard))

@@ -667,6 +667,34 @@ def _prctl(option: int, value: int) -> None:
         pass
 
 
+def inherited_state() -> dict[str, str]:
+    """What a forked candidate process inherits from this one and another
+    process of the same user may change from outside: resource limits
+    (``prlimit``), the CPU affinity (``sched_setaffinity``), the nice value
+    and the scheduling policy (both refused by the sandbox's seccomp filter,
+    read here as well)."""
+    out = {}
+    for name in sorted(n for n in dir(resource) if n.startswith("RLIMIT_")):
+        try:
+            out[name] = repr(resource.getrlimit(getattr(resource, name)))
+        except (OSError, ValueError):
+            continue
+    for name, read in (("affinity", lambda: sorted(os.sched_getaffinity(0))),
+                       ("nice", lambda: os.getpriority(os.PRIO_PROCESS, 0)),
+                       ("scheduler", lambda: os.sched_getscheduler(0))):
+        try:
+            out[name] = repr(read())
+        except (OSError, AttributeError):
+            continue
+    return out
+
+
+def altered(pristine: dict[str, str]) -> list[str]:
+    """The entries of :func:`inherited_state` that differ from ``pristine``."""
+    now = inherited_state()
+    return sorted(k for k in set(now) | set(pristine) if now.get(k) != pristine.get(k))
+
+
 def last_pid() -> int | None:
     """The last process ID handed out in this process's PID namespace
     (``/proc/sys/kernel/ns_last_pid``: every thread and process takes one), or
@@ -686,7 +714,11 @@ def zygote_main(ctrl_fd: int, memory_mb: int, backend: str, sandboxed: bool) -> 
     a ``reap`` request ends every process but this one (inside the sandbox's
     PID namespace: ``kill(-1)``; without a sandbox: the forked children's
     process groups and every orphan reparented here, as subreaper) and
-    answers how the candidate ended; a ``pids`` request answers the
+    answers how the candidate ended; a ``fork`` is refused (``altered``)
+    once a candidate changed what the next would inherit from this process
+    (:func:`inherited_state`: a candidate lowered the zygote's resource
+    limits with ``prlimit``, and the next candidate died at its start); a
+    ``pids`` request answers the
     sandbox's last process ID (:func:`last_pid`), which the judge reads
     around each checked call. The zygote is not dumpable, so its
     children (same uid) cannot ptrace it or read its memory.
@@ -753,6 +785,7 @@ def zygote_main(ctrl_fd: int, memory_mb: int, backend: str, sandboxed: bool) -> 
         if sandboxed:  # the sandbox's own /tmp, /dev/shm and IPC objects: nothing passes to the next candidate
             scrub()
 
+    pristine = inherited_state()
     sock.sendall(json.dumps({"op": "hello", "pid": os.getpid()}).encode() + b"\n")
     while True:
         try:
@@ -763,7 +796,12 @@ def zygote_main(ctrl_fd: int, memory_mb: int, backend: str, sandboxed: bool) -> 
             end_all()
             os._exit(0)
         req = json.loads(msg)
-        if req.get("op") == "fork" and len(fds) == 2:
+        changed = altered(pristine) if req.get("op") == "fork" else None
+        if changed:  # a candidate changed this process from outside: no later candidate may inherit it
+            for fd in fds:
+                os.close(fd)
+            sock.sendall(json.dumps({"ok": False, "altered": changed}).encode() + b"\n")
+        elif req.get("op") == "fork" and len(fds) == 2:
             collect()
             pid = os.fork()
             if pid == 0:

@@ -326,16 +326,24 @@ class CandidateProcess:
         if not self.sandbox and not policy.unsafe_requested():
             policy.require()
         z = _take_zygote(self, timeout_s)
-        self.tail_from = z.mark()
-        c_r, p_w = os.pipe()   # judge -> child
-        p_r, c_w = os.pipe()   # child -> judge
-        _widen(p_w)
-        _widen(p_r)
-        try:
-            reply = z.ask({"op": "fork"}, (c_r, c_w), timeout_s)
-        finally:
-            os.close(c_r)
-            os.close(c_w)
+        for attempt in range(2):
+            self.tail_from = z.mark()
+            c_r, p_w = os.pipe()   # judge -> child
+            p_r, c_w = os.pipe()   # child -> judge
+            _widen(p_w)
+            _widen(p_r)
+            try:
+                reply = z.ask({"op": "fork"}, (c_r, c_w), timeout_s)
+            finally:
+                os.close(c_r)
+                os.close(c_w)
+            if not reply.get("altered") or attempt:
+                break
+            # an earlier candidate changed the zygote from outside (its limits, its CPUs): a fresh sandbox
+            for fd in (p_r, p_w):
+                os.close(fd)
+            z.kill()
+            z = Zygote(self).start(timeout_s)
         self.zygote, self.pid = z, int(reply.get("pid", 0))
         self.rfd, self.wfd = p_r, p_w
         self.oom_before = z.oom_count()
