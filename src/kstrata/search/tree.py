@@ -287,23 +287,12 @@ class CandidateTree:
     # -- rendering ---------------------------------------------------------
     def label(self, node: Node, finished: bool = False) -> Text:
         """``hash8 level role verdict speedup [router reason]`` for one node
-        (``finished``: the run has stopped, so an unevaluated node never will be)."""
-        colour = {"correct": "green", None: "dim"}.get(node.verdict, "red")
-        t = Text()
-        t.append(node.hash[:8], style="bold")
-        t.append(f" {node.level or 'initial'} {node.role} ")
-        t.append(node.verdict or unevaluated(finished), style=colour)
-        if node.speedup is not None and not node.timing_trusted:
-            t.append(f" {node.speedup:.3g}x unranked (untrusted timing)", style="yellow")
-        elif node.speedup is not None:
-            t.append(f" {node.speedup:.3g}x", style="cyan")
-        if node.slower_at_creation:
-            t.append(" (slower than its parent)", style="yellow")
-        if len(node.parents) > 1:
-            t.append(f" +{len(node.parents) - 1} parent(s)", style="magenta")
-        if node.router_reason:
-            t.append(f" — {node.router_reason}", style="italic dim")
-        return t
+        (``finished``: the run has stopped, so an unevaluated node never will
+        be): :func:`kstrata.search.views.node_label`, the one place a node's
+        speedup reading and "slower than its parent" are decided."""
+        from kstrata.search.views import node_label
+
+        return node_label(self, node, finished)
 
     def render(self, title: str = "candidates", finished: bool = False) -> Tree:
         """A :class:`rich.tree.Tree` of the lineage (each node under its first

@@ -95,17 +95,10 @@ def node_label(tree: CandidateTree, node: Node, finished: bool = False) -> Text:
     return Text.assemble(*parts)
 
 
-class _ReadingTree(CandidateTree):
-    """A tree whose rendered node lines are :func:`node_label`'s."""
-
-    def label(self, node: Node, finished: bool = False) -> Text:
-        return node_label(self, node, finished)
-
-
 def tree_view(tree: CandidateTree, title: str, finished: bool = False) -> RenderableType:
     """``tree`` drawn as ``kstrata tree`` shows it: each node under its first
     parent, labelled by :func:`node_label`, declines under the node."""
-    return _ReadingTree([n.record for n in tree], tree.expansion_log).render(title, finished)
+    return tree.render(title, finished)
 
 
 def legend(levels: set[str] | None = None) -> Text:
