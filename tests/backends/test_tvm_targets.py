@@ -58,6 +58,41 @@ def test_cuda_availability_says_why():
         assert "GPU" in av.reason
 
 
+INTRINSICS_FOR = """
+import sys, time
+import tvm
+from kstrata.backends.registry import get_backend
+from kstrata.backends.tvm.tune import register_tensor_intrinsics
+from tvm.s_tir import TensorIntrin
+target = get_backend(sys.argv[1]).target()
+t = time.process_time()
+register_tensor_intrinsics(target)
+cpu_s = time.process_time() - t
+from tvm.s_tir.meta_schedule import TuneContext
+TuneContext(target=target)  # its own import of the package is a no-op now
+got = [n for n in ("dot_16x4_vnni", "dot_4x4_i8i8s32_sdot", "wmma_load_16x16x16_f16_a_shared")
+       if TensorIntrin.get(n, allow_missing=True) is not None]
+print(" ".join(got), "cuda" if "tvm.s_tir.tensor_intrin.cuda" in sys.modules else "-", round(cpu_s, 1))
+"""
+
+
+def test_tuning_for_llvm_registers_the_cpu_tensor_intrinsics_only(tmp_path):
+    """MetaSchedule's tuning process registers the x86/ARM intrinsics an llvm
+    target can tensorize with, not the CUDA/ROCm/Hexagon ones TVM's package
+    import parses (70-100 s of CPU in each tuning process). A fresh interpreter:
+    the registry is per process."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "intrinsics.py"
+    script.write_text(INTRINSICS_FOR)
+
+    p = subprocess.run([sys.executable, str(script), "tvm-llvm"], capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stderr[-3000:]
+    *names, cuda, _ = p.stdout.split()
+    assert names == ["dot_16x4_vnni", "dot_4x4_i8i8s32_sdot"] and cuda == "-"
+
+
 @pytest.mark.slow
 def test_metaschedule_tune_is_correct_and_cached(tmp_path):
     from kstrata.backends.tvm.tune import json_serialization_works, tune

@@ -135,8 +135,8 @@ def build_for_measurement(mod: Any, target: Any, _params: Any = None) -> Any:
     of CPU in a fresh process (apache-tvm 0.27), and ``LocalBuilder`` starts a
     new builder process for every search iteration. The builder needs none of
     them: a tensorized candidate arrives with the intrinsic's body already in
-    place (``sch.tensorize`` substitutes it in the tuning process, whose
-    ``TuneContext`` registered them).
+    place (``sch.tensorize`` substitutes it in the tuning process, where
+    :func:`register_tensor_intrinsics` registered them).
 
     Parameters
     ----------
@@ -157,6 +157,56 @@ def build_for_measurement(mod: Any, target: Any, _params: Any = None) -> Any:
 
     mod = RemoveWeightLayoutRewriteBlock(skip_tensor_rewrite=True)(mod)
     return tvm_build(mod, target=target)
+
+
+#: The tensor-intrinsic modules of ``tvm.s_tir.tensor_intrin`` that MetaSchedule's
+#: rules can tensorize with per target kind (llvm: x86 VNNI/AVX-512, ARM dot
+#: products, RISC-V vectors); other kinds import the whole package, as TVM does.
+CPU_TENSOR_INTRINSICS = ("dot_product_common", "x86", "arm_cpu", "riscv_cpu")
+_INTRIN = "tvm.s_tir.tensor_intrin"
+
+
+def register_tensor_intrinsics(target: Any) -> None:
+    """Register the tensor intrinsics MetaSchedule can use for ``target``
+    before a ``TuneContext`` is made, without TVM's import of all of them.
+
+    ``TuneContext.__init__`` imports ``tvm.s_tir.tensor_intrin``, whose
+    ``__init__`` parses every intrinsic TVM ships (CUDA WMMA/MMA, ROCm MFMA,
+    Hexagon, ...), hundreds of TVMScript functions each calling
+    ``inspect.stack()``: 70-100 s of CPU in a fresh process on a busy 2-core
+    machine (apache-tvm 0.27), against about 1.2 s for the CPU ones an
+    ``llvm`` target can use. For an ``llvm`` target the package is entered in
+    ``sys.modules`` without running its ``__init__`` (so ``TuneContext``'s
+    import finds it) and :data:`CPU_TENSOR_INTRINSICS` are imported from it;
+    for another kind, or where the full package was imported already, the
+    package is imported whole. A later import of another submodule (dlight's
+    ``tensor_intrin.cuda``) still works and registers its intrinsics then.
+
+    Parameters
+    ----------
+    target:
+        The ``tvm.target.Target`` being tuned for.
+    """
+    import importlib
+    import importlib.util
+    import sys
+
+    have = sys.modules.get(_INTRIN)
+    if have is not None and not getattr(have, "_kstrata_partial", False):
+        return  # TVM's own import ran: everything is registered
+    if target.kind.name != "llvm":
+        if have is not None:  # the whole package now; submodules imported already are not run again
+            del sys.modules[_INTRIN]
+        importlib.import_module(_INTRIN)
+        return
+    if have is None:
+        spec = importlib.util.find_spec(_INTRIN)
+        pkg = importlib.util.module_from_spec(spec)  # a package (its __path__ set), __init__ not run
+        pkg._kstrata_partial = True
+        sys.modules[_INTRIN] = pkg
+        setattr(importlib.import_module("tvm.s_tir"), "tensor_intrin", pkg)
+    for sub in CPU_TENSOR_INTRINSICS:
+        importlib.import_module(f"{_INTRIN}.{sub}")
 
 
 def default_cache_dir() -> Path:
@@ -283,6 +333,7 @@ def tune(
     with tempfile.TemporaryDirectory(prefix="kstrata_ms_") as tmp:
         wd = str(work_dir or tmp)
         os.makedirs(wd, exist_ok=True)
+        register_tensor_intrinsics(target)
         for name, func in lowered.funcs.items():
             import tvm
 
