@@ -84,7 +84,7 @@ class Zygote:
                 os.write(seccomp_fd, program)
                 os.lseek(seccomp_fd, 0, os.SEEK_SET)
             cmd = policy.command(argv, python=spec.python, read_only=spec.read_only, env=env, gpu=spec.gpu,
-                                 seccomp_fd=seccomp_fd)
+                                 seccomp_fd=seccomp_fd, memory_mb=spec.memory_mb)
             full_env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
         else:
             cmd = argv

@@ -142,11 +142,34 @@ def require() -> SandboxStatus:
     return s
 
 
-def base_args(exe: str = "bwrap") -> list[str]:
-    """The namespace and privilege options every sandbox gets."""
+def base_args(exe: str = "bwrap", tmpfs_bytes: int | None = None) -> list[str]:
+    """The namespace and privilege options every sandbox gets; with
+    ``tmpfs_bytes``, its writable ``/tmp`` and ``/dev/shm`` hold at most that
+    many bytes each (where bubblewrap has ``--size``)."""
+    size = ["--size", str(int(tmpfs_bytes))] if tmpfs_bytes and _has_size(exe) else []
     return [exe, "--unshare-all", "--unshare-user", "--disable-userns", "--uid", str(SANDBOX_UID),
             "--gid", str(SANDBOX_UID), "--cap-drop", "ALL", "--die-with-parent", "--new-session",
-            "--hostname", "kstrata-sandbox", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+            "--hostname", "kstrata-sandbox", "--dev", "/dev", "--proc", "/proc", *size, "--tmpfs", "/tmp",
+            *([*size, "--tmpfs", "/dev/shm"] if size else [])]
+
+
+#: The share of a candidate's memory limit that its sandbox's ``/tmp`` and its
+#: ``/dev/shm`` may each hold. Files there are memory: without a cgroup
+#: (``RLIMIT_AS`` counts no tmpfs page) each was half the machine's RAM, so a
+#: candidate writing to both could take more memory than the machine has and
+#: the kernel's OOM killer would pick a process outside the sandbox (the
+#: judge). Under a cgroup the pages count against the limit anyway.
+TMPFS_SHARE = 0.25
+
+
+@functools.lru_cache(maxsize=4)
+def _has_size(exe: str) -> bool:
+    """Whether this bubblewrap knows ``--size`` (0.5 and later)."""
+    try:
+        out = subprocess.run([exe, "--help"], capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return "--size" in (out.stdout + out.stderr)
 
 
 _SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc/alternatives",
@@ -186,7 +209,8 @@ def _minimal(paths: set[str]) -> list[str]:
 
 
 def command(argv: list[str], *, python: str | None = None, read_only: list[str] = (),
-            env: dict[str, str] | None = None, gpu: bool = False, seccomp_fd: int | None = None) -> list[str]:
+            env: dict[str, str] | None = None, gpu: bool = False, seccomp_fd: int | None = None,
+            memory_mb: int | None = None) -> list[str]:
     """The bubblewrap command line that runs ``argv`` sandboxed.
 
     Parameters
@@ -203,9 +227,12 @@ def command(argv: list[str], *, python: str | None = None, read_only: list[str] 
         Bind the NVIDIA device nodes (GPU backends only).
     seccomp_fd:
         A file descriptor holding :func:`seccomp_program` (inherited by bubblewrap).
+    memory_mb:
+        The candidate's memory limit (MiB): ``/tmp`` and ``/dev/shm`` hold at
+        most :data:`TMPFS_SHARE` of it each (at least 64 MiB).
     """
     exe = shutil.which("bwrap") or "bwrap"
-    args = base_args(exe)
+    args = base_args(exe, max(64 << 20, int((memory_mb << 20) * TMPFS_SHARE)) if memory_mb else None)
     if seccomp_fd is not None:
         args += ["--seccomp", str(seccomp_fd)]
     binds = [p for p in _SYSTEM_DIRS if os.path.exists(p)]
