@@ -27,6 +27,9 @@ ROWS = [
     pytest.param("rt3_output_ring", "relu", "candidate.py", "pytorch", ("--budget-ms", "200"), ("rejected",),
                  "output_reused", marks=pytest.mark.xfail(strict=True, reason="sandbox.child keeps only the "
                  "previous call's outputs: fix proposed to the sandbox's owner (case expected.txt)")),
+    # constant weights (the kind of case 18): a row sum for the matrix product is correct, never ranked
+    ("rt3_constant_weights", "task.py", "candidate.py", "pytorch", ("--budget-ms", "100"), ("correct",),
+     "weak_task"),
     # NaN/Inf propagation (round 2 open item 2): a task that opts in to the nonfinite draw
     ("rt3_nonfinite_relu", "task.py", "candidate.py", "pytorch", NO_TIME, ("correct",), None),
     ("rt3_nonfinite_relu", "task.py", "candidate_where.py", "pytorch", NO_TIME, ("incorrect",), None),

@@ -11,7 +11,8 @@ import torch
 from kstrata.tasks.base import import_module_from_path
 from kstrata.tasks.loader import load_task, resolve_task
 from kstrata.verify.tolerance import DTYPE_BOUNDS, compare
-from kstrata.verify.weak import fakes_under_dtype_atol, strengthening_draws, weak_fakes, weak_match
+from kstrata.verify.weak import (CONSTANT_WEIGHTS, constant_weights, fakes_under_dtype_atol, strengthening_draws,
+                                 weak_fakes, weak_match)
 
 CASES = Path(__file__).resolve().parent / "cases"
 
@@ -60,3 +61,21 @@ def test_strong_task_never_matches():
     assert weak_match([], z, z, task.meta.tolerance) is None
     real = [torch.randn(4, 7)]
     assert weak_match(["zeros", "constant"], real, real, task.meta.tolerance) is None
+
+
+def test_constant_weights_make_a_task_weak_whatever_the_output():
+    # red-team round 3: every weight 0.01, so 0.01 * row sum + bias passes for the matrix product (2.3x)
+    task = load_task(CASES / "rt3_constant_weights" / "task.py")
+    assert constant_weights(task) == ["fc.weight"]
+    assert weak_fakes(task) == [CONSTANT_WEIGHTS]  # no output fake passes: the outputs depend on the inputs
+    model, inputs, _, _ = task.instantiate(task.small_shapes[0], 0)
+    with torch.no_grad():
+        ref = model(*inputs)
+        shortcut = inputs[0].sum(-1, keepdim=True) * 0.01 + model.fc.bias
+    assert torch.allclose(shortcut, ref, atol=1e-5)
+    assert weak_match(weak_fakes(task), [shortcut], [ref], task.meta.tolerance) == CONSTANT_WEIGHTS
+    # the zero-weight task of case 18 still names the fake its no-op is
+    zero = load_task(CASES / "18_zero_init_weights" / "task.py")
+    assert constant_weights(zero) == ["fc.weight"]
+    for name in ("softmax", "matmul_square", "layernorm"):  # random or one-dimensional weights: strong
+        assert constant_weights(resolve_task(name)) == []

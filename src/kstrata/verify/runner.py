@@ -1037,7 +1037,10 @@ def run_protocol(task: Task, backend_name: str, sources: dict[str, str], secret:
         if weak:
             ev.check = "weak_task"
             ev.evidence["weak_match"] = weak
-            ev.evidence["message"] += (f"; but the output is the '{weak}' fake, which this task's tests cannot "
+            ev.evidence["message"] += ("; but a weight of the task is one value throughout, so its tests "
+                                       "cannot tell the weights' work from a shortcut (`kstrata tasks "
+                                       "check`): correct, not ranked" if weak == "constant_weights" else
+                                       f"; but the output is the '{weak}' fake, which this task's tests cannot "
                                        "tell from a real result (`kstrata tasks check`): correct, not ranked")
     except Stop as s:
         ev.verdict, ev.check, ev.evidence = s.verdict, s.check, s.evidence
@@ -1059,22 +1062,27 @@ def run_protocol(task: Task, backend_name: str, sources: dict[str, str], secret:
 
 
 _WEAK_FAKES: dict[str, list[str]] = {}
+_CONSTANT_WEIGHTS: dict[str, list[str]] = {}
 
 
 def weak_check(ctx: Context) -> str | None:
     """The fake (zeros, constant, other-seed output) that a passing candidate's
     outputs are, on a task whose tests that fake passes (``kstrata tasks
-    check`` says WEAK), or None. Such a verdict stays ``correct`` but its
+    check`` says WEAK), ``"constant_weights"`` for any candidate on a task
+    whose weights are degenerate (:func:`kstrata.verify.weak.constant_weights`),
+    or None. Such a verdict stays ``correct`` but its
     speedup counts in no metric (:func:`kstrata.bench.metrics.excluded_reason`)."""
-    from kstrata.verify.weak import FAKES, weak_fakes, weak_match
+    from kstrata.verify.weak import CONSTANT_WEIGHTS, FAKES, constant_weights, weak_fakes, weak_match
 
     if ctx.weak_sample is None:
         return None
     outs, refs, prev = ctx.weak_sample
     tol = ctx.task.meta.tolerance
-    if weak_match(FAKES, outs, refs, tol, prev) is None:  # cheap: not fake-like at all
-        return None
     digest = ctx.task.digest
+    if digest not in _CONSTANT_WEIGHTS:
+        _CONSTANT_WEIGHTS[digest] = constant_weights(ctx.task)
+    if weak_match(FAKES, outs, refs, tol, prev) is None:  # cheap: not fake-like at all
+        return CONSTANT_WEIGHTS if _CONSTANT_WEIGHTS[digest] else None
     if digest not in _WEAK_FAKES:
         _WEAK_FAKES[digest] = weak_fakes(ctx.task)
     return weak_match(_WEAK_FAKES[digest], outs, refs, tol, prev)

@@ -23,6 +23,32 @@ from kstrata.verify.runner import flatten
 from kstrata.verify.tolerance import agree, compare
 
 FAKES = ("zeros", "constant", "other_seed")
+#: Not an output but a property of the task: a weight of two or more dimensions
+#: whose elements are all equal whatever the parameter seed (:func:`constant_weights`).
+CONSTANT_WEIGHTS = "constant_weights"
+
+
+def constant_weights(task: Task) -> list[str]:
+    """Names of the reference's floating parameters and buffers with two or
+    more dimensions whose elements are all one value, at two parameter seeds
+    (``nn.init.constant_(fc.weight, 0.01)``, ``zeros_``): a kernel may use
+    that value instead of the weights (a row sum for the matrix product read
+    correct and 2.3x faster, red-team round 3), and no input draw tells it
+    apart. One-dimensional ones (a norm's default affine, a zero bias) are
+    left out: common, and cheap next to the op they scale. Empty when the
+    task cannot be built at its first small (else nominal) shape."""
+    shape = task.small_shapes[0] if task.small_shapes else task.nominal_shape
+    found: set[str] | None = None
+    for seed in (0, 1):
+        try:
+            model = task.instantiate(shape, seed)[0]
+        except Exception:  # noqa: BLE001 - a task that does not build is reported elsewhere
+            return []
+        named = [*model.named_parameters(), *model.named_buffers()]
+        const = {n for n, p in named if p.dim() >= 2 and p.numel() > 1 and p.is_floating_point()
+                 and bool((p == p.reshape(-1)[0]).all())}
+        found = const if found is None else found & const
+    return sorted(found or ())
 
 
 def weak_fakes(task: Task, secret: str = "weak-test-guard", scope: str = "small") -> list[str]:
@@ -31,7 +57,10 @@ def weak_fakes(task: Task, secret: str = "weak-test-guard", scope: str = "small"
     ``zeros``: all-zero output; ``constant``: the oracle's mean everywhere;
     ``other_seed``: the correct output for another seed's inputs (an
     input-independent answer). An empty list means the tests are strong.
+    :data:`CONSTANT_WEIGHTS` is added when the task's weights are degenerate
+    (:func:`constant_weights`), whatever the fakes do.
     """
+    degenerate = [CONSTANT_WEIGHTS] if constant_weights(task) else []
     base = task.small_shapes if scope == "small" else task.sweep_shapes
     tests = public_tests(task) + hidden_tests(task, secret, base=base)
     passing = {f: True for f in FAKES}
@@ -64,7 +93,7 @@ def weak_fakes(task: Task, secret: str = "weak-test-guard", scope: str = "small"
                 passing[name] = False
         if not any(passing.values()):
             break
-    return [f for f, ok in passing.items() if ok]
+    return [f for f, ok in passing.items() if ok] + degenerate
 
 
 def fakes_under_dtype_atol(task: Task, secret: str = "weak-test-guard", scope: str = "small") -> list[str]:
@@ -124,7 +153,8 @@ def weak_match(fakes: Sequence[str], outputs: Sequence[torch.Tensor], refs: Sequ
         ``"zeros"`` (every output is ~0), ``"constant"`` (every output is one
         value throughout), ``"other_seed"`` (same outputs as for other
         inputs: input-independent), checked in that order, only among
-        ``fakes``; ``None`` when the output matches none of them or the task
+        ``fakes``, then :data:`CONSTANT_WEIGHTS` for any other output when
+        ``fakes`` holds it; ``None`` when the output matches none of them or the task
         is strong.
     """
     if not fakes:
@@ -143,7 +173,8 @@ def weak_match(fakes: Sequence[str], outputs: Sequence[torch.Tensor], refs: Sequ
             p.shape == o.shape and agree(o, p.detach().cpu(), r.dtype, tol)
             for (o, r), p in zip(pairs, prev_outputs)):
         return "other_seed"
-    return None
+    # any other output: the tests cannot tell the weights' work from a shortcut that uses their one value
+    return CONSTANT_WEIGHTS if CONSTANT_WEIGHTS in fakes else None
 
 
 def strengthening_draws(task: Task, secret: str = "weak-test-guard", scope: str = "small") -> list[str]:
