@@ -30,6 +30,9 @@ ROWS = [
     # constant weights (the kind of case 18): a row sum for the matrix product is correct, never ranked
     ("rt3_constant_weights", "task.py", "candidate.py", "pytorch", ("--budget-ms", "100"), ("correct",),
      "weak_task"),
+    # a memo on integer inputs (token ids), which the timer's freshen left unchanged (the kind of case 11)
+    ("rt3_int_input_memo", "task.py", "candidate.py", "pytorch", ("--budget-ms", "200"), ("rejected",),
+     "timed_output"),
     # NaN/Inf propagation (round 2 open item 2): a task that opts in to the nonfinite draw
     ("rt3_nonfinite_relu", "task.py", "candidate.py", "pytorch", NO_TIME, ("correct",), None),
     ("rt3_nonfinite_relu", "task.py", "candidate_where.py", "pytorch", NO_TIME, ("incorrect",), None),

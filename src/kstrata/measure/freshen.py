@@ -23,7 +23,12 @@ The change keeps the values in the task's domain: one block of
 invariant to one factor per row, still sees a different input), and the next
 freshen of the copy divides the previous block back first, so values never
 drift in magnitude (rounding leaves a few ulps). Signs, zeros and finiteness
-are kept; integer and boolean inputs (indices, masks) are left as they are.
+are kept. Integer and boolean inputs (token ids, indices, labels, masks) get
+one block rotated by a secret offset instead: the same values, so every
+index stays valid, at other positions. A memo keyed on unchanged token ids
+served an embedding-and-MLP model's timed calls and read 3.2x, correct
+(red-team round 3). One that is sorted along its last dimension (offsets,
+lengths as a cumulative sum) is left as it is: a rotation would unsort it.
 """
 
 from __future__ import annotations
@@ -49,13 +54,24 @@ def _block(numel: int, seed: int, k: int) -> tuple[int, int, float, float]:
     return start, length, f[0], f[1]
 
 
+def _sorted(torch: Any, x: Any) -> bool:
+    """Whether integer tensor ``x`` is non-decreasing along its last dimension."""
+    return x.dim() == 0 or x.shape[-1] < 2 or bool((x[..., 1:] >= x[..., :-1]).all())
+
+
 def _apply(torch: Any, xs: Sequence[Any], seed: int, inverse: bool) -> None:
     for k, x in enumerate(xs):
-        if not (isinstance(x, torch.Tensor) and x.is_floating_point() and x.is_contiguous()
-                and x.numel() >= MIN_ELEMENTS):
+        if not (isinstance(x, torch.Tensor) and x.is_contiguous() and x.numel() >= MIN_ELEMENTS
+                and not x.is_complex()):
             continue
         a, n, f0, f1 = _block(x.numel(), seed, k)
         flat = x.view(-1)[a:a + n]
+        if not x.is_floating_point():  # integers and booleans: the block rotated, values kept
+            if x.dtype != torch.bool and _sorted(torch, x):
+                continue
+            shift = 1 + random.Random(seed * 1_000_003 + k + 1).randrange(n - 1)
+            flat.copy_(torch.roll(flat, -shift if inverse else shift))
+            continue
         if inverse:
             flat[0::2].div_(f0)
             flat[1::2].div_(f1)
@@ -73,14 +89,15 @@ def freshen(torch: Any, xs: Sequence[Any], seed: int, previous: int | None = Non
         The ``torch`` module (the candidate process passes the one it captured
         before any candidate code ran).
     xs:
-        One input copy: tensors (any shape and device; floating, contiguous
-        ones with at least :data:`MIN_ELEMENTS` elements are changed) and
-        other arguments (left alone).
+        One input copy: tensors (any shape and device; contiguous ones with
+        at least :data:`MIN_ELEMENTS` elements are changed: floating ones
+        scaled, integer and boolean ones rotated, except integer ones sorted
+        along their last dimension) and other arguments (left alone).
     seed:
         The judge's draw for this freshen.
     previous:
-        The seed of this copy's previous freshen, whose block is divided back
-        first (None for the first).
+        The seed of this copy's previous freshen, whose block is divided (or
+        rotated) back first (None for the first).
     """
     if previous is not None:
         _apply(torch, xs, previous, inverse=True)
