@@ -41,14 +41,16 @@ from typing import Any
 BLOCK_SHARE = 8
 #: The block's two factors are drawn from ``[1 - SPREAD, 1 + SPREAD]`` away from 1 by at least ``SPREAD / 4``.
 SPREAD = 0.25
-#: Inputs with fewer elements are left as they are (too small for a block).
+#: Inputs with fewer elements are changed whole (the block is the tensor): left
+#: as they were, a vector of 8 times memoised by value skipped a sinusoidal
+#: feature map's work on every timed call (red-team round 3).
 MIN_ELEMENTS = 16
 
 
 def _block(numel: int, seed: int, k: int) -> tuple[int, int, float, float]:
     """The block (start, length) and factors of input ``k`` for ``seed``."""
     r = random.Random(seed * 1_000_003 + k)
-    length = max(2, numel // BLOCK_SHARE)
+    length = max(2, numel // BLOCK_SHARE) if numel >= MIN_ELEMENTS else numel
     start = r.randrange(numel - length + 1)
     f = [1 + r.choice((-1, 1)) * r.uniform(SPREAD / 4, SPREAD) for _ in range(2)]
     return start, length, f[0], f[1]
@@ -61,13 +63,12 @@ def _sorted(torch: Any, x: Any) -> bool:
 
 def _apply(torch: Any, xs: Sequence[Any], seed: int, inverse: bool) -> None:
     for k, x in enumerate(xs):
-        if not (isinstance(x, torch.Tensor) and x.is_contiguous() and x.numel() >= MIN_ELEMENTS
-                and not x.is_complex()):
+        if not (isinstance(x, torch.Tensor) and x.is_contiguous() and x.numel() and not x.is_complex()):
             continue
         a, n, f0, f1 = _block(x.numel(), seed, k)
         flat = x.view(-1)[a:a + n]
         if not x.is_floating_point():  # integers and booleans: the block rotated, values kept
-            if x.dtype != torch.bool and _sorted(torch, x):
+            if n < 2 or x.dtype != torch.bool and _sorted(torch, x):
                 continue
             shift = 1 + random.Random(seed * 1_000_003 + k + 1).randrange(n - 1)
             flat.copy_(torch.roll(flat, -shift if inverse else shift))
@@ -89,10 +90,11 @@ def freshen(torch: Any, xs: Sequence[Any], seed: int, previous: int | None = Non
         The ``torch`` module (the candidate process passes the one it captured
         before any candidate code ran).
     xs:
-        One input copy: tensors (any shape and device; contiguous ones with
-        at least :data:`MIN_ELEMENTS` elements are changed: floating ones
-        scaled, integer and boolean ones rotated, except integer ones sorted
-        along their last dimension) and other arguments (left alone).
+        One input copy: tensors (any shape and device; contiguous ones are
+        changed, one block of them or, under :data:`MIN_ELEMENTS` elements,
+        all: floating ones scaled, integer and boolean ones rotated, except
+        integer ones sorted along their last dimension) and other arguments
+        (left alone).
     seed:
         The judge's draw for this freshen.
     previous:
