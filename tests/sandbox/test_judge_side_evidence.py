@@ -76,3 +76,16 @@ def test_no_count_where_it_is_not_kept():
 
     assert Churn.mark(CandidateProcess("pytorch")) is None  # not a checked backend
     assert Churn.mark(CandidateProcess("triton-interp", sandbox=False)) is None
+
+
+@pytest.mark.parametrize("mark, last, live, host_new, want", [
+    (10, 10, 0, 0, 0),          # nothing started
+    (10, 13, 1, 3, 2),          # three started, one still alive
+    (32700, 20, 0, 400, 32468),  # the IDs wrapped round: the candidate ran the counter up at its load
+    (10, 10, 0, 40000, 32468),  # a whole cycle of threads in one call brought the counter back
+    (10, 13, 0, None, 3),       # the host's count unknown
+])
+def test_churned_counts_a_wrap_of_the_ids(mark, last, live, host_new, want):
+    from kstrata.sandbox.client import churned
+
+    assert churned(mark, last, live, host_new, cycle=32768 - 300) == want

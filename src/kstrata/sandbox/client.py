@@ -637,6 +637,7 @@ class Churn:
 
     def __init__(self, proc: "CandidateProcess", last: int):
         self.proc, self.last = proc, last
+        self.forks = host_forks()
 
     @classmethod
     def mark(cls, proc: "CandidateProcess") -> "Churn | None":
@@ -660,9 +661,12 @@ class Churn:
             last = z.ask({"op": "pids"}, timeout_s=30).get("last")
         except CandidateDied:
             return 0
-        if type(last) is not int or last <= self.last:
-            return 0  # none handed out (or the IDs wrapped round: not counted)
-        return max(0, (last - self.last) - len(live_ns_ids(z.proc.pid, above=self.last)))
+        if type(last) is not int:
+            return 0
+        forks = host_forks()
+        host_new = None if forks is None or self.forks is None else forks - self.forks
+        live = 0 if last < self.last else len(live_ns_ids(z.proc.pid, above=self.last))
+        return churned(self.last, last, live, host_new, pid_max() - WRAP_START)
 
     def others(self) -> int:
         """Processes of the sandbox other than the candidate's, the zygote and
@@ -698,6 +702,46 @@ class Churn:
             target = reply["replies"][0]
         findings = target.get("findings")
         target["findings"] = found + (findings if isinstance(findings, list) else [])
+
+
+#: Where a PID namespace's IDs start again after ``pid_max`` (Linux's ``RESERVED_PIDS``).
+WRAP_START = 300
+
+
+def pid_max() -> int:
+    """``/proc/sys/kernel/pid_max`` (32768 where it cannot be read)."""
+    try:
+        with open("/proc/sys/kernel/pid_max") as f:
+            return int(f.read())
+    except (OSError, ValueError):
+        return 32768
+
+
+def host_forks() -> int | None:
+    """Tasks (processes and threads) created on this host since boot: the
+    ``processes`` line of ``/proc/stat``; None where it cannot be read."""
+    try:
+        with open("/proc/stat") as f:
+            for line in f:
+                if line.startswith("processes "):
+                    return int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def churned(mark: int, last: int, live: int, host_new: int | None, cycle: int) -> int:
+    """Threads and processes started and ended between two reads of a PID
+    namespace's last ID, ``mark`` then ``last``, with ``live`` of the IDs
+    handed out in between still alive and ``host_new`` tasks created on the
+    whole host meanwhile (None: unknown). The IDs wrap round after ``cycle``
+    of them (``pid_max``, 32768 on many hosts, less :data:`WRAP_START`): a
+    candidate that used up the range at its load, or started a whole cycle of
+    threads in a call, would read as none; a wrap is reported as ``cycle``
+    (it needs that many new tasks, which no honest call makes)."""
+    if last < mark or (host_new is not None and host_new >= cycle):
+        return cycle
+    return max(0, last - mark - live)
 
 
 def live_ns_ids(root: int, above: int = 0) -> list[int]:
