@@ -38,3 +38,22 @@ def test_a_candidate_cannot_fill_tmp_past_its_share(monkeypatch):
     message = ev["evidence"]["message"]
     got = {d: int(n) for d, n in re.findall(r"(/tmp|/dev/shm): (\d+) MiB", message)}
     assert got and all(n <= 256 for n in got.values()) and len(got) == 2, message
+
+
+@pytest.mark.parametrize("value, expect", [("0", "default"), ("-5", "default"), ("lots", "default"),
+                                           ("512", 512), ("99999999999", "cap")])
+def test_the_memory_limit_setting_never_means_no_limit(monkeypatch, value, expect):
+    """``KSTRATA_CANDIDATE_MEMORY_MB=0`` gave candidates no memory limit at all
+    (no cgroup limit, no ``RLIMIT_AS``, unsized tmpfs), and a value above the
+    machine's memory limited nothing (red-team round 3, bad options)."""
+    import os
+
+    from kstrata.sandbox.client import default_memory_mb
+
+    total_mb = (os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")) >> 20
+    monkeypatch.delenv("KSTRATA_CANDIDATE_MEMORY_MB", raising=False)
+    default = default_memory_mb()
+    monkeypatch.setenv("KSTRATA_CANDIDATE_MEMORY_MB", value)
+    got = default_memory_mb()
+    want = {"default": default, "cap": int(total_mb * 0.9)}.get(expect, expect)
+    assert abs(got - want) <= 1 and 0 < got < total_mb

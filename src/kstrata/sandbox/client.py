@@ -910,13 +910,17 @@ def sandbox_env(backend: Any) -> dict[str, str]:
 
 
 def default_memory_mb() -> int:
-    """Memory limit of one candidate process (MiB): ``KSTRATA_CANDIDATE_MEMORY_MB``,
-    else 60% of physical memory (at least 2 GiB)."""
-    v = os.environ.get("KSTRATA_CANDIDATE_MEMORY_MB")
-    if v and v.isdigit():
-        return int(v)
+    """Memory limit of one candidate process (MiB): ``KSTRATA_CANDIDATE_MEMORY_MB``
+    (a positive whole number, at most 90% of physical memory), else 60% of
+    physical memory (at least 2 GiB). A value that is not a positive number
+    (``0`` read as no limit at all) gets the default, and one above 90% of
+    the machine's memory is cut to that: a limit the machine cannot reach
+    limits nothing, and the kernel's OOM killer would pick the judge."""
     try:
         total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     except (ValueError, OSError):
         total = 8 << 30
+    v = os.environ.get("KSTRATA_CANDIDATE_MEMORY_MB", "").strip()
+    if v.isdigit() and int(v) > 0:
+        return min(int(v), int(total * 0.9) >> 20)
     return max(2048, int(total * 0.6) >> 20)
