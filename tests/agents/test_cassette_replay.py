@@ -50,7 +50,8 @@ class RecordedSpeedups(VerifyMeasureEvaluator):
     search take by timing sees the recorded run: each timing's speedup is the
     recorded one, and it is never noisy or suspicious (so no re-timing, no
     untrusted-timing mark, and the would-be-best confirmations follow the
-    recorded speedups). The measured time, roofline and profiler findings stay
+    recorded speedups; ``retimes=0`` below, so no re-timing inside a timing
+    call). The measured time, roofline and profiler findings stay
     real: they reach the prompts, where replay masks them."""
 
     def evaluate(self, task, backend, sources):
@@ -74,8 +75,10 @@ def test_replaying_the_cassette_reproduces_candidates_and_verdicts(tmp_path, mon
     task = resolve_task(RECORDED["task"])
     backend = get_backend(RECORDED["backend"])
     proposer = make_proposer("llm", backend=backend, llm=f"replay:{CASSETTE}")
+    # retimes=0: a doubtful timing is not re-timed inside the timing call either (under load each
+    # would-be best was timed up to three times, for a speedup the recorded one replaces)
     evaluator = RecordedSpeedups(secret="replay-test", timing_config=TimingConfig(budget_ms=50, max_remeasure=0),
-                                 shape=fitted_shape(task), confirm_scope=None)
+                                 shape=fitted_shape(task), confirm_scope=None, retimes=0)
     # policy and router as `kstrata optimize --proposer llm` takes them
     result = optimize(task, backend, proposer, evaluator, policy=proposer.policy("greedy"), router=proposer.router,
                       budget=Budget(**RECORDED["budget"]), run_dir=tmp_path / "run",
