@@ -4,9 +4,11 @@ verdict's note on what it takes from inside (red-team round 3, sandbox).
 A triton-interp candidate with no kernel forged the harness's launch record
 through ``gc``, answered the no-op probe with garbage and computed the relu
 with PyTorch where the in-process operator record does not look: in a thread
-the call joins, or in a forked child. The judge now counts, from the
-sandbox's process IDs, the threads and processes a call started and ended,
-and sees processes the candidate left (:class:`kstrata.sandbox.client.Churn`);
+the call joins, in a forked child, or in a thread kept across calls and
+hidden from ``threading``. The judge now counts, from the sandbox's process
+IDs, the threads and processes a call started and ended, sees processes the
+candidate left and, for triton-interp (one thread when honest), threads it
+keeps (:class:`kstrata.sandbox.client.Churn`);
 a correct verdict lists the checks that passed on the candidate process's
 own report (:mod:`kstrata.sandbox.reported`). The static checks are at
 preset ``warn``'s level for introspection: the judge must hold without them.
@@ -44,7 +46,8 @@ def verify(judge, source: str):
                             pool=judge, scope="small", preset="warn")
 
 
-@pytest.mark.parametrize("mode, check", [("thread", "no_threads"), ("fork", "no_threads"), ("keep", "no_subprocess")])
+@pytest.mark.parametrize("mode, check", [("thread", "no_threads"), ("fork", "no_threads"), ("keep", "no_subprocess"),
+                                         ("hidden", "no_threads_left")])
 def test_compute_outside_the_calling_thread_is_seen_from_outside(judge, mode, check):
     source = (CASE / "no_kernel.py").read_text().replace('MODE = "thread"', f"MODE = {mode!r}")
     ev = verify(judge, source)
@@ -89,3 +92,11 @@ def test_churned_counts_a_wrap_of_the_ids(mark, last, live, host_new, want):
     from kstrata.sandbox.client import churned
 
     assert churned(mark, last, live, host_new, cycle=32768 - 300) == want
+
+
+def test_triton_interp_runs_one_thread_in_every_pool():
+    from kstrata.backends.registry import get_backend
+    from kstrata.sandbox import sandbox_env
+
+    env = sandbox_env(get_backend("triton-interp"))
+    assert all(env[k] == "1" for k in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")), env

@@ -310,6 +310,7 @@ class CandidateProcess:
         self.watch_rss = False
         self.rss_killed = 0
         self.tail_from = 0  # where this candidate's output starts in the sandbox's stderr (Zygote.mark)
+        self.own_threads: set[int] | None = None  # its threads after hello (SINGLE_THREADED backends)
 
     # -- life cycle -------------------------------------------------------------------
     def start(self, timeout_s: float = 300.0) -> "CandidateProcess":
@@ -352,6 +353,9 @@ class CandidateProcess:
         if h.get("op") != "hello":
             self.kill()
             raise CandidateDied("protocol", "the candidate process did not say hello")
+        if self.sandbox and self.backend in SINGLE_THREADED:  # its harness's threads: the main one and its watch
+            self.host_pid = self.host_pid or host_pid_of(z.proc.pid, self.pid)
+            self.own_threads = set(thread_ids(self.host_pid))
         self.start_s = time.perf_counter() - t0
         return self
 
@@ -613,6 +617,13 @@ def malformed(reply: Any, depth: int = 0) -> str | None:
 #: The requests that run the candidate's code under the checks of a checked call.
 CHECKED_OPS = ("call", "call_many")
 
+#: Backends whose honest candidate process runs its harness's two threads and
+#: no other (:func:`sandbox_env` gives them one thread in every pool): a
+#: thread the candidate keeps for itself, even one hidden from ``threading``,
+#: is seen from outside (:meth:`Churn.threads`). Triton's interpreter is
+#: never timed, so its pools' threads buy nothing.
+SINGLE_THREADED = frozenset({"triton-interp"})
+
 #: Backends whose honest checked calls start no thread or process that ends
 #: before the call returns (their kernels run in the calling thread or in a
 #: thread pool that stays): :class:`Churn` holds them to it. Not the others:
@@ -675,6 +686,14 @@ class Churn:
         own = proc._own_processes()
         return len([p for p in own if p != proc.host_pid])
 
+    def threads(self) -> int:
+        """Threads of the candidate's process beyond its harness's own (for a
+        :data:`SINGLE_THREADED` backend; 0 for others)."""
+        proc = self.proc
+        if proc.own_threads is None or not proc.host_pid:
+            return 0
+        return len(set(thread_ids(proc.host_pid)) - proc.own_threads)
+
     def report(self, reply: dict) -> None:
         """Put the judge's findings first in the reply's findings (the first
         call's, for a batch): ``no_threads`` when the call started threads or
@@ -683,8 +702,13 @@ class Churn:
         in the judge's process, after the reply arrived."""
         if not isinstance(reply, dict):
             return
-        n, others = self.ended(), self.others()
+        n, others, threads = self.ended(), self.others(), self.threads()
         found = []
+        if threads:
+            found.append({"check": "no_threads_left", "message": f"{threads} thread(s) started by the candidate "
+                          "are running in its process after the call (seen by the judge outside the candidate's "
+                          "process; this backend's honest processes run one thread)",
+                          "evidence": {"threads": threads}})
         if n:
             found.append({"check": "no_threads", "message": f"the candidate's call started {n} thread(s) or "
                           "process(es) that ended before it returned (counted by the judge outside the "
@@ -742,6 +766,14 @@ def churned(mark: int, last: int, live: int, host_new: int | None, cycle: int) -
     if last < mark or (host_new is not None and host_new >= cycle):
         return cycle
     return max(0, last - mark - live)
+
+
+def thread_ids(pid: int) -> list[int]:
+    """Host IDs of the threads of host process ``pid`` (``/proc/PID/task``; [] if it is gone)."""
+    try:
+        return [int(t) for t in os.listdir(f"/proc/{pid}/task")]
+    except (OSError, ValueError):
+        return []
 
 
 def live_ns_ids(root: int, above: int = 0) -> list[int]:
@@ -906,6 +938,8 @@ def sandbox_env(backend: Any) -> dict[str, str]:
             "OCL_ICD_VENDORS", "POCL_DEVICES", "TRITON_INTERPRET", "LANG", "PYTHONPATH",
             "KSTRATA_CACHE_DIR", "CUDA_HOME", "TRITON_PTXAS_PATH", "GLIBC_TUNABLES")
     env = {k: v for k, v in worker_env(dict(getattr(backend, "worker_env", {}) or {})).items() if k in keep}
+    if getattr(backend, "name", "") in SINGLE_THREADED:
+        env.update({k: "1" for k in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")})
     return env
 
 

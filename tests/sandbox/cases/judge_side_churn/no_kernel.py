@@ -2,7 +2,8 @@
 # is forged through gc, the no-op probe is answered with garbage, and PyTorch computes the relu
 # where the operator record inside the candidate's process (thread-local) does not look. MODE:
 # "thread": in a thread the call joins; "fork": in a child process that exits before the call
-# returns; "keep": in a child process that stays. The test sets MODE.
+# returns; "keep": in a child process that stays; "hidden": in a thread kept across calls and taken
+# out of threading's list (so the harness's own thread watch does not see it). The test sets MODE.
 import torch
 import torch.nn as nn
 import torch.cuda
@@ -13,6 +14,30 @@ MODE = "thread"
 _gc = torch._dynamo.utils.gc
 _os = torch.cuda.os
 _th = torch.cuda.threading
+_jobs, _go, _done = [], _th.Event(), _th.Event()
+
+
+def _serve():
+    while True:
+        _go.wait()
+        _go.clear()
+        x, act, box = _jobs.pop()
+        box["y"] = act(x)
+        _done.set()
+
+
+def _hidden(x, act):
+    if not _jobs and not getattr(_serve, "started", False):
+        t = _th.Thread(target=_serve, daemon=True)
+        t.start()
+        _th._active.pop(t.ident, None)
+        _serve.started = True
+    box = {}
+    _jobs.append((x, act, box))
+    _done.clear()
+    _go.set()
+    _done.wait()
+    return box["y"]
 
 
 class ModelNew(nn.Module):
@@ -26,6 +51,8 @@ class ModelNew(nn.Module):
                 o.launches += 1
         if "noop" in triton.runtime.interpreter.InterpretedFunction.run.__qualname__:
             return torch.empty_like(x)
+        if MODE == "hidden":
+            return _hidden(x, self.act)
         if MODE == "thread":
             box = {}
             t = _th.Thread(target=lambda: box.setdefault("y", self.act(x)))
