@@ -61,6 +61,7 @@ def test_a_correct_verdict_names_the_self_reported_checks(judge):
     reported = ev.evidence["self_reported"]
     assert {"kernel_launched", "kernel_does_work", "no_torch_compute"} <= set(reported["checks"])
     assert any("threads and processes" in x for x in reported["judged_outside"])
+    assert any("threads the candidate keeps" in x for x in reported["judged_outside"])
 
 
 def test_self_reported_checks_follow_the_backend_and_preset():

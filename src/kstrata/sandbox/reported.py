@@ -11,8 +11,9 @@ findings, so a verdict says which of its checks passed on such a report
 is not on that list: the outputs against the float64 oracle, two poison
 patterns and the previous test's outputs, output dtypes and shapes as the
 bytes arrived, timed calls' outputs, and, for :data:`CHURN_CHECKED`
-backends, threads and processes that a call started and ended
-(:class:`kstrata.sandbox.client.Churn`).
+backends, threads and processes that a call started and ended, and for
+:data:`~kstrata.sandbox.client.SINGLE_THREADED` ones the threads a candidate
+keeps (:class:`kstrata.sandbox.client.Churn`).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from kstrata.sandbox.client import CHURN_CHECKED
+from kstrata.sandbox.client import CHURN_CHECKED, SINGLE_THREADED
 
 #: Checks whose passing rests on findings the candidate process sends.
 REPORTED_CHECKS = ("kernel_launched", "kernel_does_work", "no_torch_compute", "no_runtime_patching",
@@ -51,6 +52,8 @@ def self_reported(backend_name: str, actions: Mapping[str, str]) -> dict[str, An
     outside = ["outputs against the float64 oracle"]
     if backend_name in CHURN_CHECKED:
         outside.append("threads and processes started and ended within a call")
+    if backend_name in SINGLE_THREADED:
+        outside.append("threads the candidate keeps in its process")
     return {"checks": checks, "judged_outside": outside,
             "message": ("these checks passed on findings sent by the candidate's own process, which code "
                         "running there can forge: " + ", ".join(checks)) if checks else ""}
