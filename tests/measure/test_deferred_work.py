@@ -87,4 +87,9 @@ def test_a_thread_finishing_the_output_after_the_call_is_not_a_trusted_speedup()
     finally:
         pool.close()
     assert ev.verdict.value == "correct", ev.to_dict()  # its outputs are right when checked
-    assert any(s.startswith("deferred work:") for s in timing.get("suspicious", [])), timing
+    notes = timing.get("suspicious", [])
+    # never a trusted speedup; on a busy machine the contention note alone may unrank it (the baseline's
+    # own CPU between calls then varies more than the thread's work), on a quiet one deferred work must
+    assert notes, timing
+    if not any(s.startswith("contended:") for s in notes):
+        assert any(s.startswith("deferred work:") for s in notes), timing
