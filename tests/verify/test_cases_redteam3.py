@@ -23,10 +23,10 @@ ROWS = [
     # no kernel in timed calls: the DSL kernel when the harness's checked-call state is on, PyTorch when off
     ("rt3_timed_path_no_kernel", "task.py", "candidate.py", "tilelang-c", NO_TIME,
      ("rejected",), "no_mode_probe"),
-    # output buffers kept across timed calls, two in turn (round 2 open item 1); the check is the harness's
-    pytest.param("rt3_output_ring", "relu", "candidate.py", "pytorch", ("--budget-ms", "200"), ("rejected",),
-                 "output_reused", marks=pytest.mark.xfail(strict=True, reason="sandbox.child keeps only the "
-                 "previous call's outputs: fix proposed to the sandbox's owner (case expected.txt)")),
+    # output buffers kept across timed calls, two in turn (round 2 open item 1): an earlier call's output
+    # storage still alive after the harness dropped it
+    ("rt3_output_ring", "relu", "candidate.py", "pytorch", ("--budget-ms", "200"), ("rejected",),
+     "output_reused"),
     # constant weights (the kind of case 18): a row sum for the matrix product is correct, never ranked
     ("rt3_constant_weights", "task.py", "candidate.py", "pytorch", ("--budget-ms", "100"), ("correct",),
      "weak_task"),
