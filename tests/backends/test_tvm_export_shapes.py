@@ -144,3 +144,28 @@ def test_optimize_on_an_op_tvm_cannot_import_ends_with_one_line(tmp_path):
     assert "Traceback" not in r.output
     errors = [ln for ln in r.output.splitlines() if ln.lower().startswith("error")]
     assert len(errors) == 1 and "does not lower" in errors[0] and "transposed convolution" in errors[0]
+
+
+def test_the_shape_solvers_logged_tracebacks_are_held_back_during_export(monkeypatch):
+    """torch.export's symbolic-shape solver logs a whole traceback as a warning
+    when it cannot print a constraint (KernelBench's 92_cumsum_exclusive): the
+    export holds that logger at ERROR, and gives it back afterwards."""
+    import logging
+
+    import torch
+
+    from kstrata.backends.tvm.lower import LoweringError, export_graph
+    from kstrata.tasks.loader import resolve_task
+
+    log = logging.getLogger("torch.fx.experimental.symbolic_shapes")
+    before = log.level
+    seen = []
+
+    def fake_export(*a, **k):
+        seen.append(log.getEffectiveLevel())
+        raise RuntimeError("stop here")
+
+    monkeypatch.setattr(torch.export, "export", fake_export)
+    with pytest.raises(LoweringError):
+        export_graph(resolve_task("relu"))
+    assert seen == [logging.ERROR] and log.level == before

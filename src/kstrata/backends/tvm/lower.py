@@ -23,10 +23,12 @@ says in which order the kernels run on which buffers.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 import json
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -354,7 +356,7 @@ def export_graph(task: Task, shape: dict[str, int] | None = None, symbolic: bool
     dyn = ({i: Dim.AUTO for i in range(a.dim())} for a in args) if symbolic else None
     try:
         with _time_limit(export_timeout_s(), f"exporting {task.name} to TVM at {shape}"):
-            with torch.no_grad():
+            with torch.no_grad(), _quiet_shape_solver():
                 ep = torch.export.export(wrapper, args, dynamic_shapes=tuple(dyn) if symbolic else None)
             single = isinstance(model(*inputs), torch.Tensor)
             mod = from_exported_program(ep, keep_params_as_input=False, unwrap_unit_return_tuple=False,
@@ -371,6 +373,23 @@ def export_graph(task: Task, shape: dict[str, int] | None = None, symbolic: bool
     header = GraphHeader(len(inputs), tuple(names), single, "ops+tir",
                          None if symbolic else dict(shape))
     return header.render() + "\n" + body
+
+
+@contextlib.contextmanager
+def _quiet_shape_solver() -> Iterator[None]:
+    """torch.export's symbolic-shape solver logs a full Python traceback as a
+    warning when it cannot print a constraint it found (92_cumsum_exclusive of
+    KernelBench, ``Dim.AUTO``), which reads like kstrata crashing; the export's
+    result does not depend on it, so its logger is held at ERROR meanwhile."""
+    import logging
+
+    log = logging.getLogger("torch.fx.experimental.symbolic_shapes")
+    was = log.level
+    log.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        log.setLevel(was)
 
 
 def printable_script(mod: Any) -> str:
