@@ -203,7 +203,7 @@ def register(app: typer.Typer) -> None:
             was = f" ({r['before_was']})" if r.get("before_was") else ""
             now = " (re-timed now)" if r["after"] is not None else ""
             console.print(f"{r['hash'][:12]}: {fmt(r['before'])}{was} -> {fmt(r['after'])}{now}, {state}",
-                          highlight=False)
+                          highlight=False, soft_wrap=True)  # one line per candidate, never wrapped
         for line in unranked_reasons(rows, run_dir):  # once per reason, not per row
             console.print(line, highlight=False, markup=False, soft_wrap=True)
         if not rows:
