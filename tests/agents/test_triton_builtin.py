@@ -60,7 +60,9 @@ def test_builtin_search_from_the_shipped_kernel(tmp_path):
     assert root.sources["source"] == normalize_source(kernels.initial_source("triton", "softmax"))
     settings = {_params(c.sources["source"]) for c in evaluated}
     assert len(settings) == 5  # five different tunable settings, not five copies
-    assert {c.role for c in evaluated} >= {"initial", "triton-structural", "triton-tune"}
+    # at softmax's nominal 4096 x 4096 the shape ranking puts more warps and the two-pass split before
+    # rows per program (tests/backends/test_triton_tune_rules.py checks the order for short rows)
+    assert {c.role for c in evaluated} >= {"initial", "triton-tune"}
 
 
 @pytest.fixture

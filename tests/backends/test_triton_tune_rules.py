@@ -146,3 +146,45 @@ def test_proposer_skips_texts_the_run_already_has():
     proposed = {p.sources["source"] for p in batch.proposals}
     assert len(batch.proposals) == proposer.per_expansion
     assert not proposed & {v.text for v in first[:3]}
+
+
+def _first_params(task_name: str, shape: tuple[int, int], n: int = 3) -> list[dict]:
+    text = kernels.initial_source("triton", task_name)
+    return [tr._config(v) for v in tr.variants(text, limit=n, shape=shape)]
+
+
+def test_long_rows_try_two_passes_or_more_warps_first():
+    # cross_entropy's timing shape on a GPU: 4096 rows of 32000 classes; one pass over a 32768-wide block
+    # at 4 warps holds 256 floats per thread (spills): the first proposals split the row or add warps
+    for config in _first_params("cross_entropy", (4096, 32000)):
+        per_thread = (config.get("CHUNK") if config.get("TWO_PASS") else 32768) / (32 * config["NUM_WARPS"])
+        assert per_thread <= 64, config
+        assert config.get("ROWS_PER_PROG", 1) == 1
+
+
+def test_short_rows_try_several_rows_per_program_or_fewer_warps_first():
+    # 262144 rows of 64: one row is 0.5 element per thread at 4 warps
+    for config in _first_params("softmax", (262144, 64)):
+        assert config.get("ROWS_PER_PROG", 1) > 1 or config["NUM_WARPS"] < 4, config
+        assert not config.get("TWO_PASS"), config
+
+
+def test_ranking_keeps_every_variant():
+    text = kernels.initial_source("triton", "softmax")
+    plain = tr.variants(text)
+    ranked = tr.variants(text, shape=(4096, 4096))
+    assert sorted(v.text for v in plain) == sorted(v.text for v in ranked)
+    assert [v.text for v in plain] != [v.text for v in ranked]
+
+
+def test_builtin_proposer_ranks_for_the_runs_timing_shape():
+    from kstrata.agents.base import ProposeContext
+    from kstrata.agents.builtin import TritonTuneProposer
+    from kstrata.backends.registry import get_backend
+    from kstrata.tasks.loader import resolve_task
+
+    proposer = TritonTuneProposer(get_backend("triton-interp"), per_expansion=3)
+    task = resolve_task("cross_entropy")
+    assert proposer._geometry(task, ProposeContext("triton-interp", ("source",))) == (4096, 32000)
+    small = ProposeContext("triton-interp", ("source",), timing_shape={"B": 8, "C": 512})
+    assert proposer._geometry(task, small) == (8, 512)

@@ -203,18 +203,23 @@ class _TuneProposer:
                           metadata={"rule": rule, "params": params,
                                     "tiling_class": rule if rule != "tune" else "tune:" + next(iter(params))})
             for text, rule, why, params, role in self._moves(sources, _rng(context, candidate),
-                                                             self._seen(context))
+                                                             self._seen(context),
+                                                             geometry=self._geometry(task, context))
         ])
+
+    def _geometry(self, task: Any, context: ProposeContext) -> tuple[int, int] | None:
+        """The problem size the proposals are ranked for (``None``: not ranked)."""
+        return None
 
     def _seen(self, context: ProposeContext) -> frozenset[str]:
         """This level's texts of the run's candidates (so a sweep's absolute
         settings, proposed again from another node, take no slot)."""
         return frozenset(t for (t,) in _run_texts(context, (self.level,)))
 
-    def _moves(self, sources: dict[str, str], rng: random.Random,
-               seen: frozenset[str] = frozenset()) -> list[tuple[str, str, str, dict, str]]:
+    def _moves(self, sources: dict[str, str], rng: random.Random, seen: frozenset[str] = frozenset(),
+               geometry: tuple[int, int] | None = None) -> list[tuple[str, str, str, dict, str]]:
         """``(new text of the level, rule, rationale, {param: value}, role)`` per
-        proposal, none whose text is in ``seen``."""
+        proposal, none whose text is in ``seen``; ``geometry`` as :meth:`_geometry`."""
         raise NotImplementedError
 
 
@@ -227,7 +232,10 @@ class TritonTuneProposer(_TuneProposer):
     configurations (several tunables at once), then one-parameter moves of
     the candidate's tunables (marked ``# kstrata-tune:`` constants, or
     literal block sizes / ``num_warps`` / ``num_stages`` detected at launch
-    sites), nearest moves first, interleaved across parameters; the greedy
+    sites), nearest moves first, interleaved across parameters, all ranked
+    for the problem size the run times at
+    (:func:`kstrata.backends.triton.tune_rules.rank_for_shape`: two passes or
+    more warps for long rows, several rows per program for short ones); the greedy
     policy expanding the best node then climbs coordinate by coordinate. A
     text some candidate of the run already has is not proposed again. The
     candidate's text is never imported, executed or parsed here.
@@ -242,13 +250,31 @@ class TritonTuneProposer(_TuneProposer):
 
     level = "source"
 
-    def _moves(self, sources: dict[str, str], rng: random.Random,
-               seen: frozenset[str] = frozenset()) -> list[tuple[str, str, str, dict, str]]:
+    def _geometry(self, task: Any, context: ProposeContext) -> tuple[int, int] | None:
+        """``(rows, row_len)``: the task's first tensor input at the run's timing
+        shape (the nominal shape when none was recorded), folded to 2-D; shapes
+        are read with tensors on PyTorch's ``meta`` device (no memory, no data;
+        the task file is trusted, the candidate is not involved). ``None`` when
+        the task has no tensor input or its inputs cannot be built that way."""
+        import torch
+
+        try:
+            module = task.load_module(dict(context.timing_shape) if context.timing_shape else None)
+            with torch.device("meta"):
+                first = next((x for x in module.get_inputs() if isinstance(x, torch.Tensor)), None)
+        except Exception:  # noqa: BLE001 - a task whose get_inputs needs real data is not ranked
+            return None
+        if first is None or first.dim() == 0:
+            return None
+        return max(1, first.numel() // max(1, first.shape[-1])), int(first.shape[-1])
+
+    def _moves(self, sources: dict[str, str], rng: random.Random, seen: frozenset[str] = frozenset(),
+               geometry: tuple[int, int] | None = None) -> list[tuple[str, str, str, dict, str]]:
         from kstrata.backends.triton.tune_rules import variants
 
         tuning = ("tune", "sweep")
         return [(v.text, v.rule, v.description, v.params, "triton-tune" if v.rule in tuning else "triton-structural")
-                for v in variants(sources["source"], rng, self.per_expansion, exclude=seen)]
+                for v in variants(sources["source"], rng, self.per_expansion, exclude=seen, shape=geometry)]
 
 
 class TileLangTuneProposer(_TuneProposer):
@@ -268,8 +294,8 @@ class TileLangTuneProposer(_TuneProposer):
 
     level = "schedule"
 
-    def _moves(self, sources: dict[str, str], rng: random.Random,
-               seen: frozenset[str] = frozenset()) -> list[tuple[str, str, str, dict, str]]:
+    def _moves(self, sources: dict[str, str], rng: random.Random, seen: frozenset[str] = frozenset(),
+               geometry: tuple[int, int] | None = None) -> list[tuple[str, str, str, dict, str]]:
         from kstrata.backends.tilelang.tune_rules import schedule_variants
 
         target = getattr(self.backend, "target", "")

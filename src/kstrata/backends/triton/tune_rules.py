@@ -455,12 +455,15 @@ def structural_variants(text: str) -> list[Variant]:
 
 
 def variants(text: str, rng: random.Random | None = None, limit: int | None = None,
-             exclude: frozenset[str] | set[str] = frozenset()) -> list[Variant]:
+             exclude: frozenset[str] | set[str] = frozenset(),
+             shape: tuple[int, int] | None = None) -> list[Variant]:
     """Structural variants first, then the sweep's configurations, then
     one-parameter moves by distance (each distance shuffled by ``rng``, then
     interleaved across tunables so the first few cover different parameters);
     distinct texts not in ``exclude`` (e.g. the run's candidates) only, at
-    most ``limit``."""
+    most ``limit``. With ``shape`` = ``(rows, row_len)`` (the first input
+    folded to 2-D at the timing shape) they are ranked by :func:`rank_for_shape`
+    before the cut."""
     rng = rng or random.Random(0)
     ordered = structural_variants(text) + sweep_variants(text)
     for moves in parameter_variants(text):
@@ -477,4 +480,66 @@ def variants(text: str, rng: random.Random | None = None, limit: int | None = No
         if v.text not in seen:
             seen.add(v.text)
             out.append(v)
+    if shape is not None:
+        out = rank_for_shape(out, *shape)
     return out[:limit] if limit is not None else out
+
+
+#: fp32 elements per thread per program that a row or elementwise kernel is ranked towards: 16 keeps
+#: a block in registers at 4-16 warps with room for the reduction temporaries (Triton's softmax and
+#: layer-norm tutorials size BLOCK / (32 * num_warps) to 8-32); above 64 the compiler spills
+ELEMENTS_PER_THREAD = 16
+#: programs a launch should have at least to fill a GPU (4 per SM on a 132-SM H100/H200)
+MIN_PROGRAMS = 512
+
+
+def _config(v: Variant) -> dict[str, int]:
+    """Every tunable's value in the variant's text, structural parameters included."""
+    config = {t.name: t.value for t in find_tunables(v.text)}
+    config.update({k: int(x) for k, x in v.params.items() if isinstance(x, int)})
+    return config
+
+
+def shape_cost(config: dict[str, int], rows: int, row_len: int) -> float:
+    """A model-free cost of one configuration at one problem size (lower is better).
+
+    ``rows`` x ``row_len`` is the first input's shape folded to 2-D (rows = the
+    leading dimensions' product, ``row_len`` = the last dimension). The cost is
+    the distance, in powers of two, of the elements each thread holds per
+    program from :data:`ELEMENTS_PER_THREAD` (spills above 64), plus the
+    shortfall of programs below :data:`MIN_PROGRAMS`, plus one for a two-pass
+    split where the whole row fits a program in one pass (the split adds a
+    loop and, for normalizations, a second read). A 1-D ``BLOCK`` kernel
+    (elementwise) counts ``rows * row_len`` elements in blocks of ``BLOCK``.
+    It orders proposals only; every variant is still verified and timed.
+    """
+    import math
+
+    warps = config.get("NUM_WARPS", config.get("num_warps", 4)) or 4
+    threads = 32 * warps
+    p2 = 1 << max(0, (max(1, row_len) - 1).bit_length())
+    if "BLOCK" in config and "TWO_PASS" not in config:
+        span, programs = config["BLOCK"], math.ceil(rows * row_len / max(1, config["BLOCK"]))
+        extra = 0.0
+    else:
+        per_prog = max(1, config.get("ROWS_PER_PROG", 1))
+        two_pass = bool(config.get("TWO_PASS", 0))
+        span = (min(config.get("CHUNK", p2), p2) if two_pass else p2) * per_prog
+        programs = math.ceil(rows / per_prog)
+        extra = 1.0 if two_pass and p2 <= 2 * ELEMENTS_PER_THREAD * 32 * 16 else 0.0
+    per_thread = span / threads
+    cost = abs(math.log2(per_thread / ELEMENTS_PER_THREAD)) + extra
+    if per_thread > 64:
+        cost += math.log2(per_thread / 64)
+    if programs < MIN_PROGRAMS:
+        cost += math.log2(MIN_PROGRAMS / max(1, programs))
+    return cost
+
+
+def rank_for_shape(found: list[Variant], rows: int, row_len: int) -> list[Variant]:
+    """``found`` reordered by :func:`shape_cost` at ``rows`` x ``row_len``,
+    stable (equal costs keep the structural-sweep-moves order of
+    :func:`variants`), so the first evaluations go to the configurations that
+    fit the problem: several rows per program for short rows, a two-pass
+    split or more warps for long ones."""
+    return sorted(found, key=lambda v: shape_cost(_config(v), rows, row_len))
