@@ -149,3 +149,20 @@ def test_retime_on_a_busy_machine_says_why_once_with_the_candidates(tmp_path, mo
     # the stale export is not to be exported again while nothing ranks
     assert f"stale export: {exported.resolve()}" in r.output and "export again once a candidate ranks" in r.output
     assert "run kstrata export again" not in r.output
+
+
+class TimedWithRoofline(Timed):
+    def evaluate(self, task, backend, sources):
+        ev, m = super().evaluate(task, backend, sources)
+        return ev, {**m, "roofline_fraction": 0.42, "bound": "memory"}
+
+
+@pytest.mark.parametrize("trusted", [False, True])
+def test_show_marks_a_roofline_from_an_untrusted_timing(tmp_path, trusted):
+    run = optimize(kstrata.load_task("relu"), get_backend("pytorch"), _NoProposer(), TimedWithRoofline(trusted),
+                   "greedy", Budget(evaluations=1), tmp_path / "run").run_dir
+    r = CliRunner().invoke(app, ["show", str(run)], env=WIDE)
+    assert r.exit_code == 0, r.output
+    line = next(ln for ln in r.output.splitlines() if ln.strip().startswith("roofline"))
+    assert "42.0%" in line
+    assert ("untrusted" in line) is (not trusted)

@@ -228,7 +228,8 @@ def candidate_view(run_dir: str | Path, prefix: str | None = None) -> Renderable
             ci = f" [{s.ci_low:.3g}, {s.ci_high:.3g}]" if s.ci_low is not None else ""
             head.add_row(f"speedup vs {s.baseline}", f"{s.value:.3g}x{ci}{which}")
         if node.roofline_fraction is not None:
-            head.add_row("roofline", f"{node.roofline_fraction:.1%} ({node.bound})")
+            head.add_row("roofline", f"{node.roofline_fraction:.1%} ({node.bound})"
+                         + ("" if r is None or r.trusted else "; from an untrusted timing"))
     note = graph_header_note(node.sources.get("graph", ""))
     if note:
         head.add_row("graph header", note)
