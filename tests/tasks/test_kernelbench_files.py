@@ -285,17 +285,20 @@ def get_init_inputs():
 '''
 
 
-def test_the_timing_shape_fit_keeps_a_size_another_global_was_derived_from(tmp_path):
-    """``bias_shape = (out_channels, 1, 1)`` is computed once, at import: halving
-    out_channels breaks the reference, so the fit leaves it and halves the rest
-    (it used to raise from the measurement)."""
+def test_the_timing_shape_fit_scales_a_size_another_global_was_derived_from(tmp_path):
+    """``bias_shape = (out_channels, 1, 1)`` is computed at import: it used to
+    keep the nominal size, so halving out_channels broke the reference and
+    the fit froze out_channels (before that, a WorkError traceback). Now a
+    global derived from a size is evaluated again when the size is rebound
+    (:func:`kstrata.tasks.base.rebind_globals`), so out_channels scales too."""
     from kstrata.tasks.scaling import fitted_shape, reference_runs
 
     p = tmp_path / "derived_global.py"
     p.write_text(DERIVED_GLOBAL)
     task = load_task(p)
     shape = fitted_shape(task, max_flops=1e9, max_bytes=64e6, check=False)
-    assert shape["out_channels"] == 256 and shape["batch_size"] * shape["size"] < 64 * 128
+    assert shape["out_channels"] < 256 and shape["batch_size"] * shape["size"] < 64 * 128
+    assert task.load_module(shape).bias_shape == (shape["out_channels"], 1, 1)
     assert reference_runs(task, shape)
 
 

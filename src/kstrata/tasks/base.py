@@ -11,6 +11,7 @@ import ast
 import hashlib
 import importlib.util
 import itertools
+import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -64,30 +65,155 @@ def import_module_from_path(path: Path, prefix: str = "kstrata_task") -> ModuleT
     return module
 
 
-def int_globals(source: str) -> dict[str, int]:
-    """Module-level ``NAME = <int literal>`` assignments in ``source``, in order.
+#: Elements of a tuple or list global below this are parameters of an
+#: operation (kernel sizes, strides, paddings: ``kernel_size = (3, 5, 7)``),
+#: never size variables; larger ones are (``input_shape = (32768,)``).
+MIN_SEQUENCE_SIZE = 16
+_ELEMENT_KEY = re.compile(r"([A-Za-z_]\w*)\[(\d+)\]")
 
-    These are a KernelBench file's size variables (``batch_size = 16``).
+
+def _names(node: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+
+
+def _int_value(node: ast.AST, known: dict[str, int]) -> int | None:
+    """An int literal, or an arithmetic expression of literals and known size
+    variables (``1024 * 4``), else None."""
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return node.value
+    if isinstance(node, ast.BinOp):
+        try:
+            v = eval_formula(ast.unparse(node), dict(known))
+        except Exception:  # noqa: BLE001 - not a size expression
+            return None
+        if float(v).is_integer():
+            return int(v)
+    return None
+
+
+def _int_sequence(node: ast.AST) -> tuple[int, ...] | list[int] | None:
+    """The value of a tuple or list of ints written with literals only
+    (``(32768,)``, ``[16384, 16384]``, ``[1024] * 16``, ``(8192 * 2,)``), else
+    None (one naming another global, ``(out_channels, 1, 1)``, is derived)."""
+    if not isinstance(node, (ast.Tuple, ast.List, ast.BinOp)) or _names(node):
+        return None
+    try:  # literals and operators only (no name, so no call): the file runs these at import anyway
+        value = eval(compile(ast.Expression(node), "<size>", "eval"), {"__builtins__": {}})  # noqa: S307
+    except Exception:  # noqa: BLE001
+        return None
+    if isinstance(value, (tuple, list)) and value and all(type(x) is int for x in value):
+        return value
+    return None
+
+
+def element_key(name: str, index: int) -> str:
+    """The size variable of element ``index`` of the tuple or list global
+    ``name``: ``"input_shape[0]"``."""
+    return f"{name}[{index}]"
+
+
+def int_globals(source: str) -> dict[str, int]:
+    """A KernelBench file's size variables, in order: module-level ``NAME =
+    <int>`` assignments (``batch_size = 16``, ``a = b = 128``, ``dim = 1024 * 4``),
+    each name of a tuple assignment of ints (``D, H, W = 16, 32, 32``), and
+    each element of at least :data:`MIN_SEQUENCE_SIZE` of a tuple or list of
+    int literals (``input_shape = (32768,)`` gives ``"input_shape[0]"``: 32768,
+    see :func:`element_key`). :meth:`Task.load_module` rebinds all of them.
     """
     out: dict[str, int] = {}
     for node in ast.parse(source).body:
-        if (
-            isinstance(node, ast.Assign)
-            and all(isinstance(t, ast.Name) for t in node.targets)
-        ):  # ``height = width = 128`` binds two size variables
-            value = node.value
-            if isinstance(value, ast.Constant) and type(value.value) is int:
-                for t in node.targets:
-                    out[t.id] = value.value
-            elif isinstance(value, ast.BinOp):  # e.g. 1024 * 4
-                try:
-                    v = eval_formula(ast.unparse(value), dict(out))
-                except Exception:  # noqa: BLE001 - not a size expression
+        if not isinstance(node, ast.Assign):
+            continue
+        for target in node.targets:
+            if isinstance(target, ast.Name):  # ``height = width = 128`` binds two size variables
+                v = _int_value(node.value, out)
+                if v is not None:
+                    out[target.id] = v
                     continue
-                if float(v).is_integer():
-                    for t in node.targets:
-                        out[t.id] = int(v)
+                seq = _int_sequence(node.value)
+                for i, x in enumerate(seq or ()):
+                    if x >= MIN_SEQUENCE_SIZE:
+                        out[element_key(target.id, i)] = x
+            elif (isinstance(target, (ast.Tuple, ast.List)) and isinstance(node.value, (ast.Tuple, ast.List))
+                  and len(target.elts) == len(node.value.elts)
+                  and all(isinstance(t, ast.Name) for t in target.elts)):
+                for t, e in zip(target.elts, node.value.elts):
+                    v = _int_value(e, out)
+                    if v is not None:
+                        out[t.id] = v
     return out
+
+
+def rebind_globals(module: ModuleType, source: str, shape: dict[str, int], where: Any = "task") -> None:
+    """Bind ``shape`` into an imported task ``module`` (``source``: its text).
+
+    Plain keys set the global of that name; ``"name[i]"`` keys set element
+    ``i`` of the tuple or list global ``name`` (same type, other elements
+    kept). Then every other module-level assignment whose expression names a
+    global that changed is evaluated again, in file order, so a global
+    derived at import follows its sizes (``bias_shape = (out_channels, 1, 1)``,
+    ``input_shape = (batch_size, 3, 224, 224)``); one whose evaluation fails
+    keeps its value. Keys of ``shape`` are never overwritten by that.
+
+    Raises
+    ------
+    TaskError
+        If a key names no module global, or no element of a tuple or list global.
+    """
+    plain: dict[str, int] = {}
+    elements: dict[str, dict[int, int]] = {}
+    for key, value in shape.items():
+        m = _ELEMENT_KEY.fullmatch(key)
+        if m:
+            elements.setdefault(m[1], {})[int(m[2])] = value
+        else:
+            plain[key] = value
+    for name in plain:
+        if not hasattr(module, name):
+            raise TaskError(f"{where}: shape variable {name!r} is not a module global")
+    for name, idx in elements.items():
+        cur = getattr(module, name, None)
+        if not isinstance(cur, (tuple, list)) or max(idx) >= len(cur):
+            raise TaskError(f"{where}: shape variable {element_key(name, max(idx))!r} is not an element "
+                            "of a tuple or list module global")
+    changed: set[str] = set()
+    for name, value in plain.items():
+        if getattr(module, name) != value:
+            changed.add(name)
+        setattr(module, name, value)
+    for name, idx in elements.items():
+        cur = getattr(module, name)
+        new = list(cur)
+        for i, value in idx.items():
+            new[i] = value
+        if new != list(cur):
+            changed.add(name)
+            setattr(module, name, type(cur)(new))
+    if not changed:
+        return
+    bound = set(plain) | set(elements)
+    for node in ast.parse(source).body:
+        if not isinstance(node, ast.Assign) or not (_names(node.value) & changed):
+            continue
+        try:
+            value = eval(compile(ast.Expression(node.value), str(where), "eval"), module.__dict__)  # noqa: S307
+        except Exception:  # noqa: BLE001 - keeps its import-time value
+            continue
+        for target in node.targets:
+            if isinstance(target, ast.Name) and target.id not in bound:
+                setattr(module, target.id, value)
+                changed.add(target.id)
+            elif isinstance(target, (ast.Tuple, ast.List)) and all(isinstance(t, ast.Name) for t in target.elts):
+                try:
+                    values = list(value)
+                except TypeError:
+                    continue
+                if len(values) != len(target.elts):
+                    continue
+                for t, v in zip(target.elts, values):
+                    if t.id not in bound:
+                        setattr(module, t.id, v)
+                        changed.add(t.id)
 
 
 @dataclass(frozen=True)
@@ -172,10 +298,7 @@ class Task:
         """
         module = import_module_from_path(self.path)
         plain, resized = dims.split_shape(shape)
-        for name, value in plain.items():
-            if not hasattr(module, name):
-                raise TaskError(f"{self.path}: shape variable {name!r} is not a module global")
-            setattr(module, name, value)
+        rebind_globals(module, self.source, plain, self.path)  # sizes, tuple elements, globals derived from them
         dims.wrap_get_inputs(module, resized)  # inferred dims ("@512": 33) resize get_inputs()
         return module
 

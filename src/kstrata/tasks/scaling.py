@@ -17,6 +17,8 @@ from typing import Any
 
 import torch
 
+from kstrata.tasks.scaled import halve_tied
+
 #: Default limits of :func:`fitted_shape` on CPU: one forward call does at most
 #: this many FLOPs and moves at most this many bytes (about 5 ms of eager
 #: PyTorch on 2 cores of a current x86 server CPU).
@@ -71,8 +73,12 @@ def fitted_shape(task: Any, max_flops: float = CPU_MAX_FLOPS, max_bytes: float =
     halving is redone running the reference at every step, undoing a step
     that breaks it and freezing that variable. Where the work is measured
     (no formulas), a step at which the measurement fails is undone and its
-    variable frozen too (a global derived from it at import, such as
-    ``bias_shape = (out_channels, 1, 1)``, keeps the nominal size). Stops when ``task.flops(shape) <= max_flops`` and
+    variable frozen too. A step that breaks the reference is first tried
+    again with the variables the halved one is tied to
+    (:func:`kstrata.tasks.scaled.halve_tied`: HingeLoss's ``batch_size``
+    with ``input_shape[0]``); a global derived from a size at import
+    (``bias_shape = (out_channels, 1, 1)``) follows it
+    (:func:`kstrata.tasks.base.rebind_globals`). Stops when ``task.flops(shape) <= max_flops`` and
     ``task.bytes(shape) <= max_bytes`` or nothing is left to halve.
 
     Parameters
@@ -125,17 +131,20 @@ def _halve(task: Any, max_flops: float, max_bytes: float, check: bool, work: Any
         if not cands:
             break
         var = max(cands, key=lambda k: (shape[k], k))
-        trial = {**shape, var: shape[var] // 2}
-        if check and not reference_runs(task, trial):
+
+        def works(trial: dict[str, int]) -> bool | None:
+            if check and not reference_runs(task, trial):
+                return None
+            if work is not None:
+                work(trial)  # raises where the reference does not run there
+            return True
+
+        # alone, else with the variables it is tied to (HingeLoss: batch_size with input_shape[0])
+        done = halve_tied(shape, var, cands, works, pairs=work is not None)
+        if done is None:
             frozen.add(var)
             continue
-        if work is not None:
-            try:
-                work(trial)
-            except Exception:  # noqa: BLE001 - the reference does not run there (a size derived from
-                frozen.add(var)  # this one at import, e.g. bias_shape = (out_channels, 1, 1), broke)
-                continue
-        shape = trial
+        shape = done[0]
     return shape
 
 

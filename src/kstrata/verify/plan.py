@@ -150,7 +150,10 @@ def perturbed_shapes(task: Task, secret: str | bytes, n: int = PERTURBED_SHAPES,
     (up or down), so no hidden shape is predictable from the public ones, onto
     the residue :data:`PERTURB_RESIDUES` gives the variant (2 mod 4, 4 mod 8).
     Whether a variant is *safe* (the reference instantiates at it) is checked
-    by the caller, which drops those that are not. ``base`` replaces the sweep."""
+    by the caller, which drops those that are not. ``base`` replaces the sweep.
+    Variables the scaled fit found tied (:func:`kstrata.tasks.scaled.ties`)
+    move by one step where they are equal, and keep their values where they
+    differ, so the variant still runs."""
     sweep = task.sweep_shapes if base is None else base
     if not sweep:
         return []
@@ -159,16 +162,19 @@ def perturbed_shapes(task: Task, secret: str | bytes, n: int = PERTURBED_SHAPES,
     movable = [shape for shape in sweep if any(v > 8 for v in shape.values())]
     if not movable:
         return []
+    tied = _tied(task)
     out = []
     for i in range(n):
         base = movable[derive_int(secret, f"{task.name}/perturb/{i}/base") % len(movable)]
         modulus, residue = PERTURB_RESIDUES[i % len(PERTURB_RESIDUES)]
         new = {}
         for name, value in base.items():
-            if value <= 8:
-                new[name] = value
+            group = tied.get(name)
+            if value <= 8 or (group and any(base.get(k) != value for k in group)):
+                new[name] = value  # tied sizes that differ (out_channels = 2 W) keep their sweep values
                 continue
-            r = derive_int(secret, f"{task.name}/perturb/{i}/{name}")
+            # tied equal sizes (HingeLoss: batch_size = input_shape[0]) move by one step
+            r = derive_int(secret, f"{task.name}/perturb/{i}/{group[0] if group else name}")
             up = bool((r >> 8) & 1) or value <= 8 + PERTURB_MAX
             sign = 1 if up else -1
             hits = [d for d in range(1, PERTURB_MAX + 1) if (value + sign * d) % modulus == residue]
@@ -208,6 +214,7 @@ def octave_tests(task: Task, secret: str | bytes, base: list[dict[str, int]],
         return []
     shapes = [*base, *(known or []), *task.small_shapes]
     top = max(_cost(task, b) for b in base)
+    tied = _tied(task)
     candidates: list[tuple[int, dict[str, int]]] = []
     for name in sorted({n for b in base for n, v in b.items() if isinstance(v, int) and v > 8}):
         hosts = sorted((b for b in base if isinstance(b.get(name), int) and b[name] > 8),
@@ -222,7 +229,11 @@ def octave_tests(task: Task, secret: str | bytes, base: list[dict[str, int]],
                 continue
             r = derive_int(secret, f"{task.name}/octave/{name}/{k}")
             shape = dict(hosts[0])
-            shape[name] = lo + r % (hi - lo + 1)
+            group = tied.get(name, (name,))
+            if any(shape.get(g) != shape[name] for g in group):
+                continue  # tied sizes that differ: no one-variable probe runs
+            for g in group:  # tied equal sizes move together
+                shape[g] = lo + r % (hi - lo + 1)
             if _cost(task, shape) <= top and shape not in shapes:
                 candidates.append((derive_int(secret, f"{task.name}/octave-order/{name}/{k}"), shape))
     picked = [sh for _, sh in sorted(candidates, key=lambda p: p[0])[:OCTAVE_PROBES]]
@@ -230,6 +241,17 @@ def octave_tests(task: Task, secret: str | bytes, base: list[dict[str, int]],
     first = task.meta.distributions[0]
     return [TestCase(_key(sh), param_seed, derive_int(secret, f"{task.name}/octave/seed/{_key(sh)}"), first,
                      False, oracle_kind(task, sh)) for sh in sorted(picked, key=lambda sh: _cost(task, sh))]
+
+
+def _tied(task: Task) -> dict[str, tuple[str, ...]]:
+    """Variable -> its group of tied variables (sorted), from the scaled fit."""
+    try:
+        from kstrata.tasks import scaled
+
+        groups = scaled.ties(task) if scaled.applies(task) else []
+    except Exception:  # noqa: BLE001 - a task whose shapes cannot be fitted has no ties
+        groups = []
+    return {name: tuple(sorted(g)) for g in groups for name in g}
 
 
 def size_bounds(task: Task) -> dict[str, tuple[int, int]]:

@@ -182,6 +182,8 @@ class Context:
     not_verified: str | None = None
     #: seconds the judge spent in the reference and the oracle (:meth:`ShapeRun.prepare`)
     judge_s: float = 0.0
+    #: seconds of those in the reference's own (task-dtype) calls, oracle excluded
+    reference_s: float = 0.0
     started: float = field(default_factory=time.monotonic)
 
     def fire(self, check: str, message: str, stage_public: bool, **evidence: Any) -> None:
@@ -235,12 +237,22 @@ class Context:
                 self.blame_time(stop)
             raise stop from None
 
+    #: A candidate whose calls took at most this many times the reference's own
+    #: calls (on the tests run so far) is not the slow side of a timeout: the
+    #: candidate is called more than once a test (integrity re-runs) and from
+    #: another process, so the file's own Model as the candidate takes ~2x.
+    REFERENCE_PACE = 3.0
+
     def blame_time(self, stop: "Stop") -> None:
         """Say on a timeout which side used the time: the judge's reference and
-        float64 oracle, or the candidate's calls (the rest of the elapsed time)."""
+        float64 oracle, or the candidate's calls (the rest of the elapsed
+        time); a candidate no slower than :data:`REFERENCE_PACE` times the
+        reference's own calls leaves the blame with the reference's shapes
+        (check ``reference_time``)."""
         total = time.monotonic() - self.started
         cand = max(0.0, total - self.judge_s)
         stop.evidence.update(judge_s=round(self.judge_s, 2), candidate_s=round(cand, 2))
+        stop.evidence.update(reference_s=round(self.reference_s, 2))
         if self.judge_s > cand:
             stop.check = "reference_time"
             stop.evidence["message"] = (
@@ -248,6 +260,15 @@ class Context:
                 f"and float64 oracle took {self.judge_s:.1f} s and the candidate's calls {cand:.1f} s of the "
                 f"{total:.1f} s used; the reference is too slow at these shapes for this limit (give a "
                 "larger --timeout or smaller shapes)")
+        elif cand <= self.REFERENCE_PACE * self.reference_s:
+            # no slower than the reference's own calls (ModelNew = Model): the shapes, not the candidate
+            stop.check = "reference_time"
+            stop.evidence["message"] = (
+                f"the verification ran out of time at shapes too large for this limit, not for a slow "
+                f"candidate: its calls took {cand:.1f} s, within {self.REFERENCE_PACE:g}x the task's reference "
+                f"calls on the same tests ({self.reference_s:.1f} s; with the float64 oracle the judge took "
+                f"{self.judge_s:.1f} s) of the {total:.1f} s used; the reference is too slow at these shapes "
+                "for this limit (give a larger --timeout or smaller shapes)")
         else:
             stop.evidence["message"] += (f" (the candidate's calls took {cand:.1f} s, the judge's reference "
                                          f"and oracle {self.judge_s:.1f} s)")
@@ -453,6 +474,7 @@ class ShapeRun:
             refs = [r.detach() for r in flatten(self.model_dev(*ins))]
             self.ref_alias[test] = aliased_outputs(refs, ins)
             self.ref_s = time.monotonic() - t0
+            self.ctx.reference_s += self.ref_s
             oracles = self._oracle(pristine, refs, test)
         self.ctx.judge_s += time.monotonic() - t0
         return pristine, refs, oracles
