@@ -40,6 +40,8 @@ ENV_ALLOW = (
     "TVM_HOME", "TVM_LIBRARY_PATH", "TVM_NUM_THREADS", "OMP_WAIT_POLICY",
     "TVM_THREAD_POOL_SPIN_COUNT", "TVM_BIND_THREADS", "OCL_ICD_VENDORS", "POCL_DEVICES",
     "KSTRATA_UNSAFE_NO_SANDBOX", "KSTRATA_CANDIDATE_MEMORY_MB", "GLIBC_TUNABLES",
+    # where a candidate's kernel cache is kept between its processes (kstrata.sandbox.kernel_cache)
+    "KSTRATA_CACHE_DIR", "KSTRATA_KERNEL_CACHE_MB",
 )
 
 #: glibc malloc settings of every worker and candidate process (``GLIBC_TUNABLES``).

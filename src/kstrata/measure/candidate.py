@@ -119,7 +119,7 @@ def time_candidate(
             # both sides alike; no candidate ever ran there
             ref = get_backend("pytorch-cuda" if device.startswith("cuda") else "pytorch")
             base = _remote(task, ref, get_backend("pytorch").initial_sources(task), shape, init_inputs, seed,
-                           procs)
+                           procs, kernel_cache=False)
         elif baseline == "compile":
             base = compiled(model, inputs)
         elif baseline == "metaschedule":
@@ -128,7 +128,7 @@ def time_candidate(
         elif baseline == "sources":
             if baseline_sources is None:
                 raise ValueError("baseline='sources' needs baseline_sources")
-            base = _remote(task, b, baseline_sources, shape, init_inputs, seed, procs)
+            base = _remote(task, b, baseline_sources, shape, init_inputs, seed, procs, kernel_cache=False)
         else:
             raise ValueError(f"unknown baseline {baseline!r}")
         def timing(k: int) -> Measurement:
@@ -228,8 +228,11 @@ def measured_work(task: Task, shape: dict[str, int], seed: int = 0) -> tuple[flo
 
 
 def _remote(task: Task, b: Any, sources: dict[str, str], shape: dict[str, int], init_inputs: list[Any],
-            seed: int, procs: list, check: Any = None, check_seed: int = 0) -> Any:
+            seed: int, procs: list, check: Any = None, check_seed: int = 0, kernel_cache: bool = True) -> Any:
     """Load ``sources`` in a fresh candidate process; a :class:`RemoteCandidate`.
+    ``kernel_cache``: the process shares its compiler caches with the other
+    processes of the same sources (a candidate's; never a baseline's,
+    :mod:`kstrata.sandbox.kernel_cache`).
 
     Raises
     ------
@@ -242,7 +245,7 @@ def _remote(task: Task, b: Any, sources: dict[str, str], shape: dict[str, int], 
 
     from kstrata.sandbox.policy import unsafe_requested
 
-    spec = candidate_process(task, b, unsafe_requested())
+    spec = candidate_process(task, b, unsafe_requested(), sources if kernel_cache else None)
     try:
         proc = fresh(spec)
         procs.append(proc)

@@ -763,7 +763,12 @@ def zygote_main(ctrl_fd: int, memory_mb: int, backend: str, sandboxed: bool) -> 
     """Run as a zygote: import torch and the backend once (no candidate code),
     then fork one candidate process per ``fork`` request on the control socket.
 
-    A ``fork`` request carries the new process's two pipe ends (SCM_RIGHTS);
+    A ``fork`` request carries the new process's two pipe ends (SCM_RIGHTS)
+    and, for a candidate with a kernel cache, a third descriptor with its
+    archive, unpacked into the sandbox's ``/tmp`` before the fork; a ``reap``
+    request may carry a memfd into which that cache is packed once the
+    candidate's processes are gone and before ``/tmp`` is emptied
+    (:mod:`kstrata.sandbox.kernel_cache`);
     a ``reap`` request ends every process but this one (inside the sandbox's
     PID namespace: ``kill(-1)``; without a sandbox: the forked children's
     process groups and every orphan reparented here, as subreaper) and
@@ -780,6 +785,7 @@ def zygote_main(ctrl_fd: int, memory_mb: int, backend: str, sandboxed: bool) -> 
     import signal
     import socket
 
+    from kstrata.sandbox import kernel_cache
     from kstrata.sandbox.scrub import scrub
 
     os.dup2(2, 1)
@@ -802,7 +808,9 @@ def zygote_main(ctrl_fd: int, memory_mb: int, backend: str, sandboxed: bool) -> 
             statuses[pid] = status
             children.discard(pid)
 
-    def end_all() -> None:
+    restored: dict[str, tuple[int, int]] = {}  # the kernel cache unpacked for the candidate now served
+
+    def end_all(pack_fd: int | None = None) -> dict | None:
         if sandboxed:
             try:
                 os.kill(-1, signal.SIGKILL)  # every process of the sandbox but init and this one
@@ -835,14 +843,22 @@ def zygote_main(ctrl_fd: int, memory_mb: int, backend: str, sandboxed: bool) -> 
             statuses[pid] = status
             children.discard(pid)
         collect()
+        report = None
+        if sandboxed and pack_fd is not None:  # its processes are gone: their kernel cache, for the judge
+            try:
+                report = kernel_cache.pack(pack_fd, restored=restored)
+            except OSError:
+                report = None
+        restored.clear()
         if sandboxed:  # the sandbox's own /tmp, /dev/shm and IPC objects: nothing passes to the next candidate
             scrub()
+        return report
 
     pristine = inherited_state()
     sock.sendall(json.dumps({"op": "hello", "pid": os.getpid()}).encode() + b"\n")
     while True:
         try:
-            msg, fds, _, _ = socket.recv_fds(sock, 65536, 2)
+            msg, fds, _, _ = socket.recv_fds(sock, 65536, 3)
         except OSError:
             msg, fds = b"", []
         if not msg:
@@ -854,7 +870,16 @@ def zygote_main(ctrl_fd: int, memory_mb: int, backend: str, sandboxed: bool) -> 
             for fd in fds:
                 os.close(fd)
             sock.sendall(json.dumps({"ok": False, "altered": changed}).encode() + b"\n")
-        elif req.get("op") == "fork" and len(fds) == 2:
+        elif req.get("op") == "fork" and len(fds) in (2, 3):
+            if len(fds) == 3:  # the candidate's kernel cache from its earlier processes (kernel_cache)
+                cache_fd = fds.pop()
+                try:
+                    if sandboxed:
+                        restored.update(kernel_cache.unpack(cache_fd))
+                except (OSError, ValueError):
+                    pass
+                finally:
+                    os.close(cache_fd)
             collect()
             pid = os.fork()
             if pid == 0:
@@ -873,10 +898,14 @@ def zygote_main(ctrl_fd: int, memory_mb: int, backend: str, sandboxed: bool) -> 
         elif req.get("op") == "pids":  # the sandbox's last process ID (kstrata.sandbox.client.Churn)
             sock.sendall(json.dumps({"ok": True, "last": last_pid() if sandboxed else None}).encode() + b"\n")
         elif req.get("op") == "reap":
-            end_all()
+            report = end_all(fds[0] if fds else None)
+            for fd in fds:
+                os.close(fd)
             status = statuses.pop(int(req.get("pid", -1)), None)
             statuses.clear()
             reply: dict = {"ok": True}
+            if report is not None:
+                reply["cache"] = report
             if status is not None:
                 if os.WIFSIGNALED(status):
                     reply["signal"] = os.WTERMSIG(status)

@@ -21,7 +21,7 @@ import threading
 import time
 from typing import Any
 
-from kstrata.sandbox import policy, wire
+from kstrata.sandbox import kernel_cache, policy, wire
 
 
 class CandidateDied(RuntimeError):
@@ -285,11 +285,17 @@ class CandidateProcess:
         Bind GPU device nodes.
     sandbox:
         False only under ``--unsafe-no-sandbox`` (see :func:`policy.require`).
+    kernel_cache:
+        The candidate's :func:`kstrata.sandbox.kernel_cache.candidate_key`:
+        its compiler caches (Triton's, ...) from its earlier processes are
+        unpacked into this one's sandbox before it is forked, and kept again
+        when it ends (:mod:`kstrata.sandbox.kernel_cache`). None (baselines,
+        isolated calls, no sandbox): every process starts without one.
     """
 
     def __init__(self, backend: str, *, python: str | None = None, env: dict[str, str] | None = None,
                  memory_mb: int | None = None, read_only: list[str] = (), gpu: bool = False,
-                 sandbox: bool | None = None):
+                 sandbox: bool | None = None, kernel_cache: str | None = None):
         self.backend = backend
         self.python = python or sys.executable
         self.env = dict(env or {})
@@ -299,6 +305,7 @@ class CandidateProcess:
         if sandbox is None:
             sandbox = policy.status().usable and not policy.unsafe_requested()
         self.sandbox = sandbox
+        self.kernel_cache = kernel_cache if sandbox else None
         self.zygote: Zygote | None = None
         self.pid = 0
         self.rfd = self.wfd = -1
@@ -333,11 +340,13 @@ class CandidateProcess:
             p_r, c_w = os.pipe()   # child -> judge
             _widen(p_w)
             _widen(p_r)
+            cache_fd = kernel_cache.open_archive(self.kernel_cache) if self.kernel_cache else None
             try:
-                reply = z.ask({"op": "fork"}, (c_r, c_w), timeout_s)
+                reply = z.ask({"op": "fork"}, (c_r, c_w) + ((cache_fd,) if cache_fd is not None else ()),
+                              timeout_s)
             finally:
-                os.close(c_r)
-                os.close(c_w)
+                for fd in (c_r, c_w) + ((cache_fd,) if cache_fd is not None else ()):
+                    os.close(fd)
             if not reply.get("altered") or attempt:
                 break
             # an earlier candidate changed the zygote from outside (its limits, its CPUs): a fresh sandbox
@@ -460,13 +469,20 @@ class CandidateProcess:
         z, self.zygote = self.zygote, None
         if z is None:
             return
+        pack_fd = os.memfd_create("kstrata-kernel-cache", os.MFD_CLOEXEC) if self.kernel_cache else None
         try:
-            self.ended = z.ask({"op": "reap", "pid": self.pid}, timeout_s=30)
+            self.ended = z.ask({"op": "reap", "pid": self.pid}, (pack_fd,) if pack_fd is not None else (),
+                               timeout_s=30)
             self.zygote_oom = z.oom_count() and not self.oom_before
+            if pack_fd is not None and isinstance(self.ended, dict) and isinstance(self.ended.get("cache"), dict):
+                kernel_cache.store(self.kernel_cache, pack_fd, self.ended["cache"])
         except CandidateDied:
             self.zygote_oom = z.oom_count() and not self.oom_before
             z.kill()
             return
+        finally:
+            if pack_fd is not None:
+                os.close(pack_fd)
         if self.zygote_oom:  # a sandbox whose cgroup has seen an OOM kill is not reused
             z.kill()
         else:

@@ -222,7 +222,8 @@ def command(argv: list[str], *, python: str | None = None, read_only: list[str] 
     read_only:
         Extra files or directories bound read-only at the same path (task files).
     env:
-        The whole environment inside (``HOME`` and ``TMPDIR`` are ``/tmp``).
+        The whole environment inside (``HOME`` and ``TMPDIR`` are ``/tmp``;
+        the compiler cache variables are :data:`kstrata.sandbox.kernel_cache.ENV`).
     gpu:
         Bind the NVIDIA device nodes (GPU backends only).
     seccomp_fd:
@@ -248,9 +249,12 @@ def command(argv: list[str], *, python: str | None = None, read_only: list[str] 
     # /tmp and /dev stay the writable mounts they are
     args += ["--remount-ro", "/"]
     args += ["--clearenv"]
+    from kstrata.sandbox.kernel_cache import ENV as KERNEL_CACHE_ENV
+
     full_env = {"HOME": "/tmp", "TMPDIR": "/tmp", "PATH": "/usr/local/bin:/usr/bin:/bin",
                 **(env or {})}
     full_env["HOME"] = full_env["TMPDIR"] = "/tmp"
+    full_env.update(KERNEL_CACHE_ENV)  # compiler caches where the zygote packs them (kernel_cache)
     for k, v in sorted(full_env.items()):
         args += ["--setenv", k, v]
     args += ["--chdir", "/tmp", "--"]

@@ -39,7 +39,7 @@ Integer inputs (indices, labels, quantized weights) are never changed.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import torch
@@ -122,6 +122,57 @@ def apply_distribution(
             new = x.to(torch.float64, copy=True).sub_(10)
         out[i] = new.to(device=x.device, dtype=x.dtype).contiguous()
     return out
+
+
+def draw_inputs(get_inputs: Callable[[], Sequence[Any]], seed: int, dist: str, only: Sequence[int] | None = None,
+                device: str | torch.device | None = None) -> tuple[list[Any], list[Any] | None]:
+    """One test's inputs as the judge draws them: ``get_inputs()`` after
+    :func:`seed_all` with ``seed + 1``, then :func:`apply_distribution` with ``seed``.
+
+    Parameters
+    ----------
+    get_inputs:
+        The task module's ``get_inputs``.
+    seed, dist, only:
+        As :func:`apply_distribution` (``dist`` one of :data:`DISTRIBUTIONS`).
+    device:
+        Where the values are drawn. None or a CPU device: on the CPU, the
+        values every CPU draws (the same as before this function existed). A
+        CUDA device: ``get_inputs()`` runs with it as torch's default device,
+        so its factory calls (``torch.randn(B, D)``) draw there from the
+        device's default generator, seeded with ``seed + 1`` by
+        :func:`seed_all`, and the distribution's draws come from a generator
+        on the device too (:func:`apply_distribution`). The values are then
+        the same per (seed, shape, distribution) on every run on the same GPU
+        model with the same PyTorch version (CUDA's Philox streams follow
+        PyTorch's launch configuration), and not the CPU's. On an H200 the
+        host's ``torch.randn`` of the judge's draws was half a full-scope
+        softmax verification (``benchmarks/results/verify_breakdown_gpu.txt``).
+
+    Returns
+    -------
+    (host, on_device):
+        ``host``: the inputs on the CPU (tensors with the dtypes and shapes
+        ``get_inputs()`` gives, contiguous; other values as they are), what
+        goes to the candidate's process and to the float64 oracle.
+        ``on_device``: for a CUDA ``device``, the same values where they were
+        drawn (the reference's copies are made from them, without a copy back
+        to the GPU); None otherwise.
+
+    Raises
+    ------
+    ValueError
+        For an unknown distribution name; what ``get_inputs`` raises.
+    """
+    on = torch.device(device) if device is not None else torch.device("cpu")
+    if on.type == "cuda" and on.index is None:
+        on = torch.device("cuda", torch.cuda.current_device())
+    seed_all(seed + 1)
+    with torch.device(on):  # on the CPU: what the factory calls do anyway, the same values
+        xs = apply_distribution(list(get_inputs()), dist, seed, only, device=on)
+    if on.type == "cpu":
+        return xs, None
+    return [x.cpu() if isinstance(x, torch.Tensor) else x for x in xs], xs
 
 
 def seed_all(seed: int) -> None:

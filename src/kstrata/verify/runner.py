@@ -44,7 +44,7 @@ import torch
 from kstrata.backends.base import Backend
 from kstrata.backends.registry import get_backend
 from kstrata.tasks.base import ReferenceFailure, Task, TaskError
-from kstrata.tasks.inputs import apply_distribution, seed_all
+from kstrata.tasks.inputs import draw_inputs, seed_all
 from kstrata.verdict import Verdict
 from kstrata.verify import feedback as fb
 from kstrata.verify.integrity.registry import CHECKS, Finding, applies, preset as get_preset
@@ -350,17 +350,17 @@ class ShapeRun:
         #: per test, the reference's outputs that are views of its inputs (:func:`aliased_outputs`)
         self.ref_alias: dict[TestCase, set[int]] = {}
 
-    #: the last test drawn and its inputs (:meth:`inputs`)
-    _drawn: tuple[TestCase, list[Any]] | None = None
+    #: the last test drawn, its inputs on the CPU and, drawn on a GPU, there (:meth:`inputs`)
+    _drawn: tuple[TestCase, list[Any], list[Any] | None] | None = None
 
     def inputs(self, test: TestCase) -> list[Any]:
-        """The test's inputs, drawn once per test: the batch sizing of
+        """The test's inputs (on the CPU), drawn once per test: the batch sizing of
         :func:`_run_stage`, the dynamic probes and :meth:`prepare` ask for the
         same test's inputs in turn and get the same draw (the values a second
         draw would give; :meth:`prepare`, the last, drops it). Callers never
         modify them (they copy first)."""
         if self._drawn is None or self._drawn[0] != test:
-            self._drawn = (test, _seed_inputs(self.ctx.task, self.device)(self.module, test))
+            self._drawn = (test, *_draw(self.ctx.task, self.device, self.module, test))
         return list(self._drawn[1])
 
     _rng = 0
@@ -466,11 +466,15 @@ class ShapeRun:
         """The test's inputs, the reference's outputs (on the device) and the oracle's."""
         t0 = time.monotonic()
         pristine = self.inputs(test)
+        on_device = self._drawn[2] if self._drawn is not None else None
         self._drawn = None  # its last use: the judge holds no more inputs than before the cache
         with torch.no_grad():
             seed_all(rng_seed(test))  # a forward that draws (an RNN's initial state) draws alike
-            # a fresh copy on the device (the reference may modify its inputs): one copy, not a clone and a move
-            ins = [x.to(self.device, copy=True) if isinstance(x, torch.Tensor) else x for x in pristine]
+            # a fresh copy on the device (the reference may modify its inputs): one copy, not a clone and a
+            # move; from the values drawn there when they were (no copy back from the host)
+            ins = [x.to(self.device, copy=True) if isinstance(x, torch.Tensor) else x
+                   for x in (on_device if on_device is not None else pristine)]
+            del on_device
             refs = [r.detach() for r in flatten(self.model_dev(*ins))]
             self.ref_alias[test] = aliased_outputs(refs, ins)
             self.ref_s = time.monotonic() - t0
@@ -925,17 +929,21 @@ def tolerance_record(task: Task) -> dict[str, Any]:
 SCOPES = ("full", "small")
 
 
+def _draw(task: Task, device: str, module: Any, test: TestCase) -> tuple[list[Any], list[Any] | None]:
+    """The judge's input draw for ``test``: :func:`kstrata.tasks.inputs.draw_inputs`
+    on ``device`` (the backend's: a CUDA device draws there); (inputs on the
+    CPU, the same on the device or None)."""
+    return draw_inputs(module.get_inputs, test.seed, test.dist, task.meta.dist_inputs, device=device)
+
+
 def _seed_inputs(task: Task, device: str = "cpu") -> Callable[[Any, TestCase], list[Any]]:
     """The judge's input draw for a test (as :meth:`ShapeRun.inputs`), for a
     module instantiated elsewhere (:func:`kstrata.verify.reference.preflight`):
     ``get_inputs()`` after seeding torch with the test's seed, then the test's
-    distribution, whose new values are drawn on ``device`` (the backend's:
-    a GPU draws there, :func:`kstrata.tasks.inputs.apply_distribution`); the
-    inputs are on the CPU either way."""
+    distribution, drawn on ``device`` (the backend's: a GPU draws there,
+    :func:`kstrata.tasks.inputs.draw_inputs`); the inputs are on the CPU either way."""
     def draw(module: Any, test: TestCase) -> list[Any]:
-        seed_all(test.seed + 1)
-        return apply_distribution(list(module.get_inputs()), test.dist, test.seed, task.meta.dist_inputs,
-                                  device=device)
+        return _draw(task, device, module, test)[0]
 
     return draw
 
@@ -985,7 +993,7 @@ def run_protocol(task: Task, backend_name: str, sources: dict[str, str], secret:
     backend = get_backend(backend_name)
     ev = Evaluation(Verdict.CORRECT, task=task.name, backend=backend_name, preset=preset,
                     versions=versions(backend), tolerance=tolerance_record(task))
-    spec = candidate_process(task, backend, unsafe_no_sandbox)
+    spec = candidate_process(task, backend, unsafe_no_sandbox, sources)
     ctx = Context(task, backend, backend_name, sources, get_preset(preset), spec, ev)
     if timeout_s:
         ctx.deadline = time.monotonic() + max(1.0, timeout_s - 5.0)
@@ -1110,19 +1118,24 @@ def weak_check(ctx: Context) -> str | None:
     return weak_match(_WEAK_FAKES[digest], outs, refs, tol, prev)
 
 
-def candidate_process(task: Task, backend: Backend, unsafe_no_sandbox: bool = False) -> Any:
+def candidate_process(task: Task, backend: Backend, unsafe_no_sandbox: bool = False,
+                      sources: dict[str, str] | None = None) -> Any:
     """A (not yet started) candidate process for ``backend``: its interpreter,
     its environment variables, GPU nodes for GPU backends, and the memory
     limit. The task's source reaches it in the ``load`` request; start it
-    with :func:`kstrata.sandbox.client.fresh`."""
+    with :func:`kstrata.sandbox.client.fresh`. With the candidate's
+    ``sources``, its processes share its compiler caches (Triton's JIT cache,
+    ...) and no one else's (:mod:`kstrata.sandbox.kernel_cache`)."""
     from kstrata.backends import envs
     from kstrata.sandbox import CandidateProcess, default_memory_mb, sandbox_env
+    from kstrata.sandbox.kernel_cache import candidate_key
 
     python = envs.python_for(backend.name)
     return CandidateProcess(backend.name, python=str(python) if python else None, env=sandbox_env(backend),
                             memory_mb=default_memory_mb(),
                             gpu=backend.device.startswith("cuda"),
-                            sandbox=False if unsafe_no_sandbox else None)
+                            sandbox=False if unsafe_no_sandbox else None,
+                            kernel_cache=candidate_key(backend.name, sources) if sources else None)
 
 
 def failing_level(backend: Backend, sources: dict[str, str]) -> str:

@@ -1,0 +1,304 @@
+"""One candidate's compiler caches, kept across its own processes and no one else's (issue #18).
+
+A zygote's sandbox empties its ``/tmp`` after every candidate process
+(:mod:`kstrata.sandbox.scrub`), so Triton's on-disk cache started empty in
+each of them and every shape was JIT-compiled again in every process of the
+same candidate: screening, full scope, timing, the final round, re-times
+(about 1 s per specialization on the H200 host; a full-scope softmax
+verification took 58 s cold and 15.6 s warm).
+
+Here the caches live in the sandbox's private ``/tmp`` under :data:`ROOT`
+(``TRITON_CACHE_DIR``, ``TILELANG_CACHE_DIR`` and ``TORCHINDUCTOR_CACHE_DIR``
+point there, :data:`ENV`), and they are carried from one process of a
+candidate to the next by trusted code only:
+
+* when a candidate process ends, its zygote (which runs no candidate code)
+  kills the sandbox's processes, then packs :data:`ROOT` (:func:`pack`: regular
+  files only, no links, at most :data:`PACK_LIMIT` bytes and
+  :data:`MAX_FILES` files) into a memfd the judge passed with the ``reap``
+  request, and only then empties ``/tmp``;
+* the judge keeps that archive as one file per candidate under
+  ``<kstrata cache dir>/kernel-cache/<key>.kc`` (:func:`store`), the key a
+  hash of the backend and the candidate's sources (:func:`candidate_key`);
+  the whole folder is held under :func:`total_limit` bytes, least recently
+  used first out (:func:`evict`);
+* when the next process of the same key is forked, the judge passes that
+  file (opened read-only) with the ``fork`` request, and the zygote unpacks
+  it into :data:`ROOT` before it forks (:func:`unpack`: relative paths only).
+
+The candidate never gets a host path, writable or not: candidate A cannot
+read or write candidate B's archive, a process without a key (a baseline,
+an isolated call) gets none, and what a candidate can put in the host's
+cache folder is bounded by :data:`PACK_LIMIT` per candidate. What a
+candidate's archive holds is its own processes' output, loaded by its own
+later processes only (as its source is).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import stat
+import struct
+from pathlib import Path
+
+#: Where the caches live inside a sandbox (its private ``/tmp``).
+ROOT = "/tmp/kstrata-kernel-cache"
+#: The compiler cache variables every sandboxed process gets (:func:`kstrata.sandbox.policy.command`).
+ENV = {"TRITON_CACHE_DIR": f"{ROOT}/triton", "TILELANG_CACHE_DIR": f"{ROOT}/tilelang",
+       "TORCHINDUCTOR_CACHE_DIR": f"{ROOT}/inductor"}
+#: Most bytes of one candidate's archive (larger caches are not kept at all).
+PACK_LIMIT = 128 << 20
+#: Most files of one candidate's archive.
+MAX_FILES = 20000
+#: Default cap of the whole host folder (``KSTRATA_KERNEL_CACHE_MB`` sets it).
+DEFAULT_TOTAL_MB = 4096
+_MAGIC = b"KSKC1\n"
+
+
+def candidate_key(backend: str, sources: dict[str, str]) -> str:
+    """The cache key of one candidate: sha256 (hex, 64 characters) of its
+    backend's name and its sources (``{level: text}``), as JSON with sorted keys."""
+    text = json.dumps({"backend": backend, "sources": {str(k): str(v) for k, v in sources.items()}},
+                      sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def folder() -> Path:
+    """The host folder of the archives: ``<kstrata cache dir>/kernel-cache``
+    (:func:`kstrata.measure.roofline.cache_dir`, ``$KSTRATA_CACHE_DIR``)."""
+    from kstrata.measure.roofline import cache_dir
+
+    return cache_dir() / "kernel-cache"
+
+
+def archive_path(key: str) -> Path:
+    """The archive of ``key`` (a :func:`candidate_key`).
+
+    Raises
+    ------
+    ValueError
+        When ``key`` is not 64 hex digits.
+    """
+    if len(key) != 64 or any(c not in "0123456789abcdef" for c in key):
+        raise ValueError(f"not a candidate key: {key!r}")
+    return folder() / f"{key}.kc"
+
+
+def total_limit() -> int:
+    """Bytes the host folder may hold: ``KSTRATA_KERNEL_CACHE_MB`` (MiB, a
+    whole number; 0 turns the cache off) or :data:`DEFAULT_TOTAL_MB`."""
+    v = os.environ.get("KSTRATA_KERNEL_CACHE_MB", "").strip()
+    return (int(v) if v.isdigit() else DEFAULT_TOTAL_MB) << 20
+
+
+def open_archive(key: str) -> int | None:
+    """A read-only file descriptor of ``key``'s archive (the caller closes
+    it), or None when there is none or the cache is off."""
+    if total_limit() <= 0:
+        return None
+    path = archive_path(key)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW)
+    except OSError:
+        return None
+    try:
+        os.utime(path)  # recently used: evicted last
+    except OSError:
+        pass
+    return fd
+
+
+#: What :func:`store` did, newest last (at most 100 entries): dicts with
+#: ``key``, ``files`` (in the archive), ``new`` (files the process wrote or
+#: rewrote, none restored unchanged), ``bytes`` and ``new_names`` (the first
+#: 10 new files), as the zygote reported them.
+HISTORY: list[dict] = []
+
+
+def store(key: str, fd: int, report: dict | None = None) -> bool:
+    """Keep the archive a zygote wrote into ``fd`` (a memfd, read from its
+    start; at most :data:`PACK_LIMIT` bytes plus its index) as ``key``'s,
+    replacing the last one, then :func:`evict` beyond :func:`total_limit`.
+    An empty or malformed archive, or one where nothing changed
+    (``report["new"] == 0`` and an archive exists), is not written. Returns
+    whether a file was written. Never raises for a bad archive (it is the
+    candidate's data)."""
+    try:
+        return _store(key, fd, report)
+    except (OSError, ValueError):
+        return False
+
+
+def _store(key: str, fd: int, report: dict | None) -> bool:
+    rep = report if isinstance(report, dict) else {}
+    entry = {k: rep.get(k) for k in ("files", "new", "bytes") if isinstance(rep.get(k), int)}
+    names = rep.get("new_names")
+    if isinstance(names, list):
+        entry["new_names"] = [str(n)[:200] for n in names[:10]]
+    HISTORY.append({"key": key, **entry})
+    del HISTORY[:-100]
+    if total_limit() <= 0:
+        return False
+    path = archive_path(key)
+    if entry.get("new") == 0 and path.exists():
+        return False
+    size = os.fstat(fd).st_size
+    if size <= len(_MAGIC) or size > PACK_LIMIT + (8 << 20):
+        return False
+    os.lseek(fd, 0, os.SEEK_SET)
+    with os.fdopen(os.dup(fd), "rb") as f:
+        data = f.read(size)
+    if not data.startswith(_MAGIC):
+        return False
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(f".{os.getpid()}.tmp")
+    try:
+        tmp.write_bytes(data)
+        os.replace(tmp, path)
+    except OSError:
+        tmp.unlink(missing_ok=True)
+        return False
+    evict(total_limit(), keep=path)
+    return True
+
+
+def evict(limit: int, keep: Path | None = None) -> list[Path]:
+    """Delete the least recently used archives until the folder holds at
+    most ``limit`` bytes (``keep`` last of all); returns what was deleted."""
+    d = folder()
+    try:
+        files = [(p.stat().st_mtime, p.stat().st_size, p) for p in d.glob("*.kc")]
+    except OSError:
+        return []
+    total = sum(s for _, s, _ in files)
+    gone = []
+    for _, size, p in sorted(files, key=lambda t: (t[2] == keep, t[0])):
+        if total <= limit:
+            break
+        try:
+            p.unlink()
+        except OSError:
+            continue
+        total -= size
+        gone.append(p)
+    return gone
+
+
+# -- inside the sandbox (the zygote; no candidate code runs there) ------------------------------------
+def pack(fd: int, root: str = ROOT, restored: dict[str, tuple[int, int]] | None = None,
+         limit: int = PACK_LIMIT, max_files: int = MAX_FILES) -> dict:
+    """Write ``root``'s regular files into ``fd`` as an archive: :data:`_MAGIC`,
+    an 8-byte little-endian index length, the JSON index ``[[relative path,
+    size], ...]``, then the files' bytes in order. Links, devices, FIFOs and
+    sockets are skipped (never followed or opened blocking); nothing is
+    written when the files exceed ``limit`` bytes or ``max_files``.
+    ``restored``: what :func:`unpack` wrote (path -> (size, mtime_ns)), to
+    count the files the processes wrote since. Returns ``{"files", "new",
+    "bytes", "new_names"}`` (``files`` 0 when nothing was written;
+    ``new_names``: the first 10 new files' paths)."""
+    entries: list[tuple[str, bytes]] = []
+    new_names: list[str] = []
+    total = new = 0
+    base = Path(root)
+    if not base.is_dir() or base.is_symlink():
+        return {"files": 0, "new": 0, "bytes": 0}
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        for name in sorted(filenames):
+            path = os.path.join(dirpath, name)
+            try:
+                fh = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+            except OSError:
+                continue
+            try:
+                st = os.fstat(fh)
+                if not stat.S_ISREG(st.st_mode):
+                    continue
+                total += st.st_size
+                if total > limit or len(entries) >= max_files:
+                    return {"files": 0, "new": 0, "bytes": 0, "over": True}
+                chunks, left = [], st.st_size
+                while left > 0:
+                    b = os.read(fh, min(left, 1 << 20))
+                    if not b:
+                        break
+                    chunks.append(b)
+                    left -= len(b)
+                data = b"".join(chunks)
+            finally:
+                os.close(fh)
+            rel = os.path.relpath(path, root)
+            if (restored or {}).get(rel) != (st.st_size, st.st_mtime_ns):
+                new += 1
+                if len(new_names) < 10:
+                    new_names.append(rel[:200])
+            entries.append((rel, data))
+    if not entries:
+        return {"files": 0, "new": 0, "bytes": 0}
+    index = json.dumps([[rel, len(data)] for rel, data in entries]).encode()
+    os.ftruncate(fd, 0)
+    os.lseek(fd, 0, os.SEEK_SET)
+    out = [_MAGIC, struct.pack("<Q", len(index)), index] + [data for _, data in entries]
+    for part in out:
+        view = memoryview(part)
+        while view:
+            view = view[os.write(fd, view):]
+    return {"files": len(entries), "new": new, "bytes": sum(len(d) for _, d in entries), "new_names": new_names}
+
+
+def _safe(rel: object) -> bool:
+    if not isinstance(rel, str) or not rel or rel.startswith("/") or "\0" in rel or len(rel) > 1024:
+        return False
+    return all(part not in ("", ".", "..") for part in rel.split("/"))
+
+
+def unpack(fd: int, root: str = ROOT, limit: int = PACK_LIMIT) -> dict[str, tuple[int, int]]:
+    """Write the archive in ``fd`` (as :func:`pack` made it) under ``root``;
+    entries with an absolute path, ``..``, or beyond ``limit`` bytes end the
+    unpacking (what was written stays). Returns path -> (size, mtime_ns) of
+    the files written (for :func:`pack`'s count of new files)."""
+    written: dict[str, tuple[int, int]] = {}
+    with os.fdopen(os.dup(fd), "rb") as f:
+        f.seek(0)
+        if f.read(len(_MAGIC)) != _MAGIC:
+            return written
+        head = f.read(8)
+        if len(head) != 8:
+            return written
+        (n,) = struct.unpack("<Q", head)
+        if n > (64 << 20):
+            return written
+        try:
+            index = json.loads(f.read(n))
+        except ValueError:
+            return written
+        if not isinstance(index, list):
+            return written
+        total = 0
+        for item in index[:MAX_FILES]:
+            if not (isinstance(item, list) and len(item) == 2 and _safe(item[0]) and type(item[1]) is int
+                    and item[1] >= 0):
+                break
+            rel, size = item
+            total += size
+            if total > limit:
+                break
+            data = f.read(size)
+            if len(data) != size:
+                break
+            path = os.path.join(root, rel)
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            try:
+                fh = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+            except OSError:
+                continue
+            try:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fh, view):]
+                st = os.fstat(fh)
+            finally:
+                os.close(fh)
+            written[rel] = (st.st_size, st.st_mtime_ns)
+    return written
