@@ -99,9 +99,15 @@ def task_module():
     module = _load(f"{{__name__}}._task", HERE / "task.py")
     if fresh:
         shape = META.get("shape") or {{}}
-        for name, value in shape.items():
-            if name.isidentifier() and hasattr(module, name):
-                setattr(module, name, value)
+        try:  # kstrata's rebinding: tuple elements ("input_shape[0]") and globals derived from sizes too
+            from kstrata.tasks.base import rebind_globals
+
+            rebind_globals(module, (HERE / "task.py").read_text(),
+                           {{k: v for k, v in shape.items() if not k.startswith("@")}}, HERE / "task.py")
+        except ImportError:
+            for name, value in shape.items():
+                if name.isidentifier() and hasattr(module, name):
+                    setattr(module, name, value)
         if any(name.startswith("@") for name in shape):  # a task with literal sizes, resized by kstrata
             from kstrata.tasks import dims
 
