@@ -7,8 +7,12 @@ load time. Target (issue #3): median < 2 s per level-1 task on a 2-core CPU.
 
 With ``--breakdown``, the same protocol is also run in this process (the
 judge's side; the candidate still runs in its own sandboxed process) with its
-parts timed, and the judge's time is split by what it was spent on, summed
-over the tasks: the static checks, the candidate process (start, load, and
+parts timed, twice per task: cold (the candidate's kernel cache removed
+first, as for a new candidate) and warm (its second verification, which
+finds the first one's Triton JIT cache, :mod:`kstrata.sandbox.kernel_cache`);
+each candidate's two times and its cache files (kept, and compiled in that
+run) are printed, and the judge's time is split by what it was spent on,
+summed over the tasks, for each of the two: the static checks, the candidate process (start, load, and
 the waits for its replies: both poison-pattern calls of every test, with the
 run-time watch), test inputs, the reference, the float64 oracle, the
 comparison (tolerance, the two runs' agreement, the caching check), the
@@ -116,34 +120,58 @@ def breakdown(tasks: list, backend_name: str, scope: str, profile: int = 0) -> N
         owner, _, name = attr.rpartition(".")
         holder = getattr(runner, owner) if owner else runner
         setattr(holder, name, timed(attr, getattr(holder, name)))
+    from kstrata.sandbox import kernel_cache
+
     backend = get_backend(backend_name)
     tasks = [t for t in tasks if _has_start(backend, t)]
-    runner.run_protocol(tasks[0], backend_name, backend.initial_sources(tasks[0]), "bench", "strict", scope)
-    spent.update({k: 0.0 for k in spent})  # the warm-up run is not counted
-    total = 0.0
+    # the judge's own warm-up (imports, CUDA): another text, so another candidate with a cache of its own
+    warmup = {k: v + "\n# verify_overhead warm-up\n" for k, v in backend.initial_sources(tasks[0]).items()}
+    runner.run_protocol(tasks[0], backend_name, warmup, "bench", "strict", scope)
     import cProfile
     import pstats
 
     prof = cProfile.Profile()
-    for task in tasks:
-        t0 = time.perf_counter()
-        if profile:
-            prof.enable()
-        runner.run_protocol(task, backend_name, backend.initial_sources(task), "bench", "strict", scope)
-        if profile:
-            prof.disable()
-        total += time.perf_counter() - t0
+    totals = {"cold": 0.0, "warm": 0.0}
+    parts = {}
+    rows = []
+    for run in ("cold", "warm"):
+        spent.update({k: 0.0 for k in spent})  # the warm-up run is not counted
+        for task in tasks:
+            sources = backend.initial_sources(task)
+            key = kernel_cache.candidate_key(backend_name, sources)
+            if run == "cold":  # the candidate's first process: no kernel cache of its own yet
+                kernel_cache.archive_path(key).unlink(missing_ok=True)
+            n = len(kernel_cache.HISTORY)
+            t0 = time.perf_counter()
+            if profile and run == "warm":
+                prof.enable()
+            runner.run_protocol(task, backend_name, sources, "bench", "strict", scope)
+            if profile and run == "warm":
+                prof.disable()
+            dt = time.perf_counter() - t0
+            totals[run] += dt
+            mine = [h for h in kernel_cache.HISTORY[n:] if h["key"] == key]
+            rows.append((task.name, run, dt, sum(h.get("files", 0) for h in mine),
+                         sum(h.get("new", 0) for h in mine)))
+        parts[run] = dict(spent)
     if profile:
         pstats.Stats(prof).sort_stats("cumulative").print_stats(profile)
         pstats.Stats(prof).sort_stats("tottime").print_stats(profile)
-    print(f"# where the judge's time goes ({len(tasks)} tasks, {total:.2f} s in all, run in one process)")
-    accounted = 0.0
-    for label, attr in PARTS:
-        if not label.startswith(" "):
-            accounted += spent[attr]
-        print(f"#   {label:<72}{spent[attr]:>8.2f} s {100 * spent[attr] / total:>5.1f}%")
-    rest = max(0.0, total - accounted)
-    print(f"#   {'other (stage bookkeeping, feedback, batching)':<72}{rest:>8.2f} s {100 * rest / total:>5.1f}%")
+    print("# per candidate: its first verification (cold: no kernel cache of its own) and its second (warm: the "
+          "first one's compiler cache restored into its fresh sandboxed process, kstrata.sandbox.kernel_cache)")
+    print(f"# {'task':<26}{'run':<6}{'protocol_s':>11}{'cache files':>13}{'compiled (new files)':>22}")
+    for name, run, dt, files, new in rows:
+        print(f"# {name:<26}{run:<6}{dt:>11.2f}{files:>13}{new:>22}")
+    for run in ("cold", "warm"):
+        total = totals[run] or 1e-9
+        print(f"# where the judge's time goes, {run} ({len(tasks)} tasks, {total:.2f} s in all, run in one process)")
+        accounted = 0.0
+        for label, attr in PARTS:
+            if not label.startswith(" "):
+                accounted += parts[run][attr]
+            print(f"#   {label:<72}{parts[run][attr]:>8.2f} s {100 * parts[run][attr] / total:>5.1f}%")
+        rest = max(0.0, total - accounted)
+        print(f"#   {'other (stage bookkeeping, feedback, batching)':<72}{rest:>8.2f} s {100 * rest / total:>5.1f}%")
 
 
 def _has_start(backend, task) -> bool:

@@ -218,7 +218,13 @@ def _nonfinite(x: torch.Tensor, gen: torch.Generator, where: torch.device | None
         at = torch.randint(0, n, (k,), generator=gen, device=where)
     at = at.to(flat.device)
     kinds = torch.tensor([float("nan"), float("inf"), float("-inf")], dtype=torch.float64, device=flat.device)
-    flat[at] = kinds[torch.arange(k, device=flat.device) % 3]
+    values = kinds[torch.arange(k, device=flat.device) % 3]
+    # positions drawn twice: the later value, as a sequential store leaves it (an index_put with repeated
+    # indices keeps either on a GPU, or on several CPU threads: the draw was not reproducible on an H200)
+    order, perm = torch.sort(at, stable=True)
+    last = torch.ones_like(order, dtype=torch.bool)
+    last[:-1] = order[1:] != order[:-1]
+    flat[order[last]] = values[perm[last]]
     return x
 
 
