@@ -178,3 +178,40 @@ def test_keys_differ_by_backend_and_source_and_are_checked():
     assert k != kernel_cache.candidate_key("triton-interp", {"source": "a"})
     with pytest.raises(ValueError):
         kernel_cache.archive_path("../" + k[:61])
+
+
+#: a candidate that leaves links, a FIFO and a deep tree in its cache, then reports what it found (as SNOOP)
+PLANTS = '''
+import json, os
+import torch
+import torch.nn as nn
+
+d = os.environ["TRITON_CACHE_DIR"]
+found = sorted(os.path.relpath(os.path.join(p, f), d) for p, _, fs in os.walk(d) for f in fs)
+os.makedirs(d, exist_ok=True)
+if not found:
+    os.symlink("/etc/passwd", os.path.join(d, "link"))
+    os.symlink("/", os.path.join(d, "rootlink"))
+    os.mkfifo(os.path.join(d, "fifo"))
+    deep = os.path.join(d, *["x"] * 100)
+    os.makedirs(deep)
+    with open(os.path.join(deep, "f"), "w") as f:
+        f.write("deep")
+    with open(os.path.join(d, "plain"), "w") as f:
+        f.write("plain")
+raise RuntimeError("FOUND " + json.dumps(found))
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        return torch.softmax(x, dim=-1)
+'''
+
+
+def test_links_and_special_files_do_not_come_back(cache_home):
+    from kstrata.tasks.loader import resolve_task
+
+    task = resolve_task("softmax")
+    a = {"source": PLANTS}
+    assert _found(task, a) == []
+    assert _found(task, a) == ["plain", "/".join(["x"] * 100 + ["f"])]  # regular files only

@@ -157,6 +157,12 @@ class Harness:
         self._cpu_seed, self._all_seed = torch.default_generator.manual_seed, torch.random.manual_seed
         self.graphs: list[tuple[Any, list[Any]]] = []  # per copy: (captured CUDA graph, its outputs)
         self.spin_cycles = 0  # GPU cycles of the spin that hides a replay's launch (_capture)
+        # DSL kernel launches of every call, checked and timed alike (_launches): the fewest of the
+        # checked calls and of the timed calls per input signature, and per copy those its graph holds
+        self.launches: Any = None
+        self.checked_launches: dict[tuple, int] = {}
+        self.timed_launches: dict[tuple, int] = {}
+        self.graph_launches: list[int] = []
 
     # -- set-up -------------------------------------------------------------------
     def _backend(self, name: str) -> Any:
@@ -197,6 +203,7 @@ class Harness:
             backend.set_poison(int(h.get("poison", 0)))
         t0 = time.perf_counter()
         self._seed(int(h["seed"]))
+        self._count_launches(backend)
         try:
             with self.watch.candidate():
                 self.fn = backend.load(task, h["sources"], shape, init)
@@ -206,6 +213,51 @@ class Harness:
             return {"ok": False, "kind": "compile_error", "message": f"{type(e).__name__}: {e}",
                     "traceback": traceback.format_exc(limit=-4)}, []
         return {"ok": True, "load_s": time.perf_counter() - t0, "findings": self._watch_findings()}, []
+
+    def _count_launches(self, backend: Any) -> None:
+        """Count the DSL's kernel launches in every call from now on, checked
+        and timed alike (the backend's ``launch_hooks.count``, entered once
+        before any candidate code runs and never left: the launcher a checked
+        call runs is the one a timed call runs, so it tells nothing apart). A
+        timed call that launches fewer kernels than the checked calls on
+        inputs of the same signature did its work some other way when timed
+        (:meth:`_launch_findings`; red-team round 4)."""
+        hooks = getattr(backend, "launch_hooks", None)
+        if hooks is None or self.launches is not None:
+            return
+        self._launch_block = hooks.count()
+        self.launches = self._launch_block.__enter__()
+
+    def _launched(self) -> int | None:
+        """Launches counted so far (None: this backend has no launch hooks)."""
+        counter = self.launches
+        return None if counter is None else int(counter.launches)
+
+    def _signature(self, xs: list[Any]) -> tuple:
+        T = self.Tensor
+        return tuple((tuple(x.shape), str(x.dtype)) if isinstance(x, T) else repr(x)[:64] for x in xs)
+
+    @staticmethod
+    def _fewest(record: dict[tuple, int], key: tuple, n: int) -> None:
+        record[key] = min(n, record.get(key, n))
+
+    def _launch_findings(self) -> list[dict]:
+        """``kernel_launched`` when a timed call launched fewer DSL kernels than
+        the checked calls on inputs of its signature (the fewest of each: a
+        first call may autotune), or none where the checked calls launched
+        some."""
+        out = []
+        for key, timed in self.timed_launches.items():
+            checked = self.checked_launches.get(key)
+            if checked is None and timed == 0 and any(self.checked_launches.values()):
+                checked = min(v for v in self.checked_launches.values() if v)
+            if checked is not None and timed < checked:
+                out.append({"check": "kernel_launched", "message": f"a timed call launched {timed} DSL kernel(s) "
+                            f"where the checked calls on inputs of the same shapes launched {checked}: its "
+                            "timed calls do their work some other way (counted on the DSL's launcher in "
+                            "every call)", "evidence": {"timed": timed, "checked": checked}})
+                break
+        return out
 
     def _written_after_return(self, out: Any) -> list[dict]:
         """Outputs as they were when the call returned, against the same outputs
@@ -338,15 +390,16 @@ class Harness:
         del blocks
         findings: list[dict] = []
         recorder: Any = nullcontext()
-        if h.get("record_ops"):
-            from kstrata.verify.integrity.ops import OpRecorder
+        if h.get("record_ops"):  # dispatch and function modes: one switch turns off only one of them
+            from kstrata.verify.integrity.ops import Recorders
 
-            recorder = OpRecorder()
+            recorder = Recorders()
         hooks = getattr(self.backend, "launch_hooks", None)
         counting = hooks.count() if (hooks is not None and h.get("count_launches")) else nullcontext()
         noop = hooks.noop() if (hooks is not None and h.get("noop")) else nullcontext()
         if h.get("rng_seed") is not None:
             self._seed(int(h["rng_seed"]))  # as the judge seeds the reference's call
+        launched = self._launched()
         try:
             with torch.no_grad(), self.watch.candidate(settle=False), recorder, counting as counter, noop, \
                     _poisoned_allocations(int(h.get("poison", 0))):
@@ -359,6 +412,8 @@ class Harness:
                     "oom": isinstance(e, MemoryError) or "out of memory" in text.lower()
                     or "can't allocate memory" in text.lower(),
                     "traceback": traceback.format_exc(limit=-4), "findings": self._watch_findings()}, []
+        if launched is not None and not h.get("noop"):
+            self._fewest(self.checked_launches, self._signature(xs), self._launched() - launched)
         findings += self._written_after_return(out)
         findings += self._watch_findings()
         if h.get("record_ops") and recorder.compute_ops():
@@ -483,12 +538,15 @@ class Harness:
                         self.fn(*xs)
                 torch.cuda.current_stream().wait_stream(side)
                 self._sync()
-                graphs = []
+                graphs, self.graph_launches = [], []
                 for xs in self.copies:
                     g = torch.cuda.CUDAGraph()
+                    launched = self._launched()
                     with torch.cuda.graph(g):
                         out = self.fn(*xs)
                     graphs.append((g, _flatten(out)))
+                    if launched is not None:  # what each replay of this graph launches
+                        self.graph_launches.append(self._launched() - launched)
             self._sync()
         except BaseException as e:  # noqa: BLE001 - a call that cannot be captured is timed without graphs
             self.graphs = []
@@ -539,7 +597,10 @@ class Harness:
             ev[1](ev[5])
             self._sync()
             self.last = outs
+            if i < len(self.graph_launches):
+                self._fewest(self.timed_launches, self._signature(xs), self.graph_launches[i])
             return {"ok": True, "device_ms": float(ev[3](ev[4])), "graph": True}, []
+        launched = self._launched()
         with self.torch.no_grad():  # the checked calls' mode: no mode tells a timed call from a checked one
             if ev is not None:
                 ev[0](ev[5])
@@ -552,6 +613,8 @@ class Harness:
         if ev is not None:  # as kstrata.measure.timing.CudaEventTimer times a local call
             reply["device_ms"] = float(ev[3](ev[4]))
         self.last = _flatten(out)
+        if launched is not None:
+            self._fewest(self.timed_launches, self._signature(xs), self._launched() - launched)
         if any(isinstance(o, self.Tensor) and o.numel() and o.untyped_storage().data_ptr() in held
                for o in self.last) or self._kept_outputs(self.last):
             self.reused_output = True
@@ -595,7 +658,7 @@ class Harness:
         """The last timed call's outputs, with the output checks and the
         run-time watch (replaced functions, threads) as of now: the watch
         covers the timed calls too."""
-        findings = self._output_findings(self.last, [], set()) + self._watch_findings()
+        findings = self._output_findings(self.last, [], set()) + self._watch_findings() + self._launch_findings()
         if getattr(self, "reused_output", False):
             findings.append({"check": "output_reused", "message": "a timed call returned its output in the "
                              "storage of the previous call's output, still held by the caller: the output "
@@ -847,7 +910,7 @@ def zygote_main(ctrl_fd: int, memory_mb: int, backend: str, sandboxed: bool) -> 
         if sandboxed and pack_fd is not None:  # its processes are gone: their kernel cache, for the judge
             try:
                 report = kernel_cache.pack(pack_fd, restored=restored)
-            except OSError:
+            except Exception:  # noqa: BLE001 - the candidate's files (a tree too deep to walk): not kept
                 report = None
         restored.clear()
         if sandboxed:  # the sandbox's own /tmp, /dev/shm and IPC objects: nothing passes to the next candidate
@@ -876,7 +939,7 @@ def zygote_main(ctrl_fd: int, memory_mb: int, backend: str, sandboxed: bool) -> 
                 try:
                     if sandboxed:
                         restored.update(kernel_cache.unpack(cache_fd))
-                except (OSError, ValueError):
+                except Exception:  # noqa: BLE001 - an archive that does not unpack: the process starts cold
                     pass
                 finally:
                     os.close(cache_fd)

@@ -193,7 +193,8 @@ def pack(fd: int, root: str = ROOT, restored: dict[str, tuple[int, int]] | None 
     an 8-byte little-endian index length, the JSON index ``[[relative path,
     size], ...]``, then the files' bytes in order. Links, devices, FIFOs and
     sockets are skipped (never followed or opened blocking); nothing is
-    written when the files exceed ``limit`` bytes or ``max_files``.
+    written when the files exceed ``limit`` bytes or ``max_files``, or the
+    tree holds more than four times ``max_files`` entries of any kind.
     ``restored``: what :func:`unpack` wrote (path -> (size, mtime_ns)), to
     count the files the processes wrote since. Returns ``{"files", "new",
     "bytes", "new_names"}`` (``files`` 0 when nothing was written;
@@ -204,7 +205,11 @@ def pack(fd: int, root: str = ROOT, restored: dict[str, tuple[int, int]] | None 
     base = Path(root)
     if not base.is_dir() or base.is_symlink():
         return {"files": 0, "new": 0, "bytes": 0}
+    seen = 0
     for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        seen += 1 + len(dirnames) + len(filenames)  # empty directories and links cost a walk too
+        if seen > 4 * max_files:
+            return {"files": 0, "new": 0, "bytes": 0, "over": True}
         for name in sorted(filenames):
             path = os.path.join(dirpath, name)
             try:
