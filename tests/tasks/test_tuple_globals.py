@@ -221,3 +221,47 @@ def test_a_timeout_with_a_candidate_as_fast_as_the_reference_blames_the_referenc
     assert slow.check == "wall_clock" and "hanging or very slow candidate" in slow.evidence["message"]
     judge = blame(judge_s=200.0, reference_s=60.0, total=292.0)
     assert judge.check == "reference_time" and "mostly in the task's reference" in judge.evidence["message"]
+
+
+# a size fixed by the layers (Linear(64 * 32 * 32, ...) needs 32 x 32 images): only the batch scales
+FIXED_IMAGE = '''import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    def __init__(self, num_classes):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 64, 3, padding=1)
+        self.fc = nn.Linear(64 * 32 * 32, num_classes)
+
+    def forward(self, x):
+        return self.fc(torch.relu(self.conv(x)).flatten(1))
+
+batch_size = 10
+num_classes = 10
+
+def get_inputs():
+    return [torch.rand(batch_size, 3, 32, 32)]
+
+def get_init_inputs():
+    return [num_classes]
+'''
+
+
+def test_a_large_public_shape_gets_the_large_shapes_tests(tmp_path, monkeypatch):
+    """VGG16's sizes are literals in its layers: its smallest shape (batch 1-2)
+    still costs 15 GFLOP a call, and its 18 public float64-oracle tests of 9 s
+    each outlasted a 300 s verification; a large public shape gets the large
+    hidden shape's seeds, draws and oracle."""
+    from kstrata.verify import plan
+
+    t = _task(tmp_path, "fixed_image", FIXED_IMAGE)
+    small = plan.public_tests(t)
+    assert len(small) == len(plan.PUBLIC_SEEDS) * len(t.meta.distributions) * len(t.small_shapes)
+    assert all(x.oracle == "fp64" for x in small)
+    monkeypatch.setattr(plan, "LARGE_TEST_FLOPS", 1.0)  # every shape counts as large
+    monkeypatch.setattr(plan, "ORACLE_MAX_FLOPS", 1.0)
+    large = plan.public_tests(t)
+    per_shape = plan.LARGE_SEEDS * plan.LARGE_DRAWS
+    assert len(large) == per_shape * len(t.small_shapes) < len(small)
+    assert all(x.public and x.oracle == "native" and x.param_seed == plan.PUBLIC_SEEDS[0] for x in large)
+    assert len({(x.seed, x.dist) for x in large}) == per_shape
