@@ -215,3 +215,31 @@ def test_links_and_special_files_do_not_come_back(cache_home):
     a = {"source": PLANTS}
     assert _found(task, a) == []
     assert _found(task, a) == ["plain", "/".join(["x"] * 100 + ["f"])]  # regular files only
+
+
+def test_an_archive_written_after_hidden_tests_stays_marked(cache_home):
+    """A process that ran hidden tests marks its archive; a process that starts from a marked archive
+    knows it, and what it writes stays marked, even when it ran no hidden test itself."""
+    from kstrata.backends.registry import get_backend
+    from kstrata.sandbox.client import fresh
+    from kstrata.tasks.loader import resolve_task
+    from kstrata.verify.runner import candidate_process, task_record
+
+    task = resolve_task("softmax")
+    a = {"source": SNOOP.format(tag="A")}
+    key = kernel_cache.candidate_key("pytorch", a)
+    seen = []
+    for hidden in (False, True, False):
+        proc = fresh(candidate_process(task, get_backend("pytorch"), False, a))
+        seen.append(proc.restored_hidden)
+        proc.saw_hidden = hidden
+        try:
+            proc.request({"op": "load", "backend": "pytorch", "task": task_record(task), "sources": a,
+                          "shape": dict(task.small_shapes[0]), "seed": 0, "init": [], "poison": 0}, [],
+                         timeout_s=120)
+        finally:
+            proc.close()
+        assert kernel_cache.saw_hidden(key) == (hidden or any(seen))
+    assert seen == [False, False, True]
+    timing = candidate_process(task, get_backend("pytorch"), False, a, role="time")
+    assert timing.kernel_cache != key and not kernel_cache.saw_hidden(timing.kernel_cache)

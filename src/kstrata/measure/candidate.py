@@ -231,8 +231,8 @@ def _remote(task: Task, b: Any, sources: dict[str, str], shape: dict[str, int], 
             seed: int, procs: list, check: Any = None, check_seed: int = 0, kernel_cache: bool = True) -> Any:
     """Load ``sources`` in a fresh candidate process; a :class:`RemoteCandidate`.
     ``kernel_cache``: the process shares its compiler caches with the other
-    processes of the same sources (a candidate's; never a baseline's,
-    :mod:`kstrata.sandbox.kernel_cache`).
+    timing processes of the same sources (a candidate's; never a baseline's,
+    nor its verifications', which ran hidden tests: :mod:`kstrata.sandbox.kernel_cache`).
 
     Raises
     ------
@@ -245,7 +245,7 @@ def _remote(task: Task, b: Any, sources: dict[str, str], shape: dict[str, int], 
 
     from kstrata.sandbox.policy import unsafe_requested
 
-    spec = candidate_process(task, b, unsafe_requested(), sources if kernel_cache else None)
+    spec = candidate_process(task, b, unsafe_requested(), sources if kernel_cache else None, role="time")
     try:
         proc = fresh(spec)
         procs.append(proc)

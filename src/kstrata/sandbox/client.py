@@ -306,6 +306,10 @@ class CandidateProcess:
             sandbox = policy.status().usable and not policy.unsafe_requested()
         self.sandbox = sandbox
         self.kernel_cache = kernel_cache if sandbox else None
+        #: set by the judge before this process runs hidden tests (kernel_cache.saw_hidden)
+        self.saw_hidden = False
+        #: it started from an archive that a process which ran hidden tests wrote
+        self.restored_hidden = False
         self.zygote: Zygote | None = None
         self.pid = 0
         self.rfd = self.wfd = -1
@@ -341,6 +345,8 @@ class CandidateProcess:
             _widen(p_w)
             _widen(p_r)
             cache_fd = kernel_cache.open_archive(self.kernel_cache) if self.kernel_cache else None
+            if cache_fd is not None:
+                self.restored_hidden = kernel_cache.saw_hidden(self.kernel_cache)
             try:
                 reply = z.ask({"op": "fork"}, (c_r, c_w) + ((cache_fd,) if cache_fd is not None else ()),
                               timeout_s)
@@ -475,7 +481,8 @@ class CandidateProcess:
                                timeout_s=30)
             self.zygote_oom = z.oom_count() and not self.oom_before
             if pack_fd is not None and isinstance(self.ended, dict) and isinstance(self.ended.get("cache"), dict):
-                kernel_cache.store(self.kernel_cache, pack_fd, self.ended["cache"])
+                kernel_cache.store(self.kernel_cache, pack_fd, self.ended["cache"],
+                                   hidden=self.saw_hidden or self.restored_hidden)
         except CandidateDied:
             self.zygote_oom = z.oom_count() and not self.oom_before
             z.kill()

@@ -26,6 +26,15 @@ candidate to the next by trusted code only:
   file (opened read-only) with the ``fork`` request, and the zygote unpacks
   it into :data:`ROOT` before it forks (:func:`unpack`: relative paths only).
 
+A candidate's verifications share one archive and its timings another
+(:data:`ROLES`): a verification runs hidden tests, and what its process saw of
+them could be in what it leaves. So the archive is marked once a process that
+ran hidden tests wrote it (:func:`saw_hidden`); a verification that starts
+from a marked archive has its failures' details withheld, as a hidden test's
+(only the verdict and check are told: an honest candidate that passed its
+screening passes the same public tests again), and no timing process, whose
+numbers reach the agent, ever starts from a verification's archive.
+
 The candidate never gets a host path, writable or not: candidate A cannot
 read or write candidate B's archive, a process without a key (a baseline,
 an isolated call) gets none, and what a candidate can put in the host's
@@ -41,6 +50,7 @@ import json
 import os
 import stat
 import struct
+import threading
 from pathlib import Path
 
 #: Where the caches live inside a sandbox (its private ``/tmp``).
@@ -57,10 +67,23 @@ DEFAULT_TOTAL_MB = 4096
 _MAGIC = b"KSKC1\n"
 
 
-def candidate_key(backend: str, sources: dict[str, str]) -> str:
-    """The cache key of one candidate: sha256 (hex, 64 characters) of its
-    backend's name and its sources (``{level: text}``), as JSON with sorted keys."""
-    text = json.dumps({"backend": backend, "sources": {str(k): str(v) for k, v in sources.items()}},
+#: The roles whose processes share a cache: a candidate's verifications share one, its timings another.
+ROLES = ("verify", "time")
+
+
+def candidate_key(backend: str, sources: dict[str, str], role: str = "verify") -> str:
+    """The cache key of one candidate in one role (:data:`ROLES`): sha256
+    (hex, 64 characters) of its backend's name, its sources (``{level:
+    text}``) and the role, as JSON with sorted keys.
+
+    Raises
+    ------
+    ValueError
+        For a role not in :data:`ROLES`.
+    """
+    if role not in ROLES:
+        raise ValueError(f"unknown kernel-cache role {role!r}; expected one of {ROLES}")
+    text = json.dumps({"backend": backend, "sources": {str(k): str(v) for k, v in sources.items()}, "role": role},
                       sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()
 
@@ -110,6 +133,18 @@ def open_archive(key: str) -> int | None:
     return fd
 
 
+def saw_hidden(key: str) -> bool:
+    """Whether ``key``'s archive was written (or grown) by a process that ran
+    hidden tests: what such a process learned of them could be in it, so a
+    later process that starts from it must not be heard in detail
+    (:func:`kstrata.verify.runner.run_protocol` withholds its failures'
+    details, as a hidden test's)."""
+    try:
+        return archive_path(key).with_suffix(".hidden").exists()
+    except ValueError:
+        return False
+
+
 #: What :func:`store` did, newest last (at most 100 entries): dicts with
 #: ``key``, ``files`` (in the archive), ``new`` (files the process wrote or
 #: rewrote, none restored unchanged), ``bytes`` and ``new_names`` (the first
@@ -117,21 +152,23 @@ def open_archive(key: str) -> int | None:
 HISTORY: list[dict] = []
 
 
-def store(key: str, fd: int, report: dict | None = None) -> bool:
+def store(key: str, fd: int, report: dict | None = None, hidden: bool = False) -> bool:
     """Keep the archive a zygote wrote into ``fd`` (a memfd, read from its
     start; at most :data:`PACK_LIMIT` bytes plus its index) as ``key``'s,
     replacing the last one, then :func:`evict` beyond :func:`total_limit`.
     An empty or malformed archive, or one where nothing changed
     (``report["new"] == 0`` and an archive exists), is not written. Returns
-    whether a file was written. Never raises for a bad archive (it is the
-    candidate's data)."""
+    whether a file was written. ``hidden``: the process ran hidden tests, or
+    started from an archive that :func:`saw_hidden` (marked so, before the
+    archive is written, and never unmarked). Never raises for a bad archive
+    (it is the candidate's data)."""
     try:
-        return _store(key, fd, report)
+        return _store(key, fd, report, hidden)
     except (OSError, ValueError):
         return False
 
 
-def _store(key: str, fd: int, report: dict | None) -> bool:
+def _store(key: str, fd: int, report: dict | None, hidden: bool) -> bool:
     rep = report if isinstance(report, dict) else {}
     entry = {k: rep.get(k) for k in ("files", "new", "bytes") if isinstance(rep.get(k), int)}
     names = rep.get("new_names")
@@ -142,6 +179,9 @@ def _store(key: str, fd: int, report: dict | None) -> bool:
     if total_limit() <= 0:
         return False
     path = archive_path(key)
+    if hidden:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.with_suffix(".hidden").touch()
     if entry.get("new") == 0 and path.exists():
         return False
     size = os.fstat(fd).st_size
@@ -153,7 +193,7 @@ def _store(key: str, fd: int, report: dict | None) -> bool:
     if not data.startswith(_MAGIC):
         return False
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(f".{os.getpid()}.tmp")
+    tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
     try:
         tmp.write_bytes(data)
         os.replace(tmp, path)
@@ -179,6 +219,7 @@ def evict(limit: int, keep: Path | None = None) -> list[Path]:
             break
         try:
             p.unlink()
+            p.with_suffix(".hidden").unlink(missing_ok=True)
         except OSError:
             continue
         total -= size

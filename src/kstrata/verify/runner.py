@@ -1044,6 +1044,7 @@ def run_protocol(task: Task, backend_name: str, sources: dict[str, str], secret:
             ev.feedback = fb.locate(ctx, failure, run, pub)
             raise _incorrect(failure, public=True)
         # -- hidden stage ---------------------------------------------------------
+        ctx.proc.saw_hidden = True  # what its process leaves in its kernel cache may hold them (kernel_cache)
         n, failure, _ = _run_stage(ctx, hid)
         ev.hidden_tests = n
         if failure is not None:
@@ -1088,6 +1089,8 @@ def run_protocol(task: Task, backend_name: str, sources: dict[str, str], secret:
     ev.warnings = [w.to_dict() for w in ctx.warnings]
     ev.load_seconds = ctx.load_seconds
     ev.seconds = time.perf_counter() - t0
+    if getattr(ctx.proc, "restored_hidden", False):
+        withhold_details(ev, failing_level(backend, sources))
     return fb.scrub_hidden(ev.to_dict())  # hidden-stage evidence says nothing of the hidden test
 
 
@@ -1119,13 +1122,14 @@ def weak_check(ctx: Context) -> str | None:
 
 
 def candidate_process(task: Task, backend: Backend, unsafe_no_sandbox: bool = False,
-                      sources: dict[str, str] | None = None) -> Any:
+                      sources: dict[str, str] | None = None, role: str = "verify") -> Any:
     """A (not yet started) candidate process for ``backend``: its interpreter,
     its environment variables, GPU nodes for GPU backends, and the memory
     limit. The task's source reaches it in the ``load`` request; start it
     with :func:`kstrata.sandbox.client.fresh`. With the candidate's
-    ``sources``, its processes share its compiler caches (Triton's JIT cache,
-    ...) and no one else's (:mod:`kstrata.sandbox.kernel_cache`)."""
+    ``sources``, its processes of the same ``role`` (``"verify"`` or
+    ``"time"``) share its compiler caches (Triton's JIT cache, ...) and no
+    one else's (:mod:`kstrata.sandbox.kernel_cache`)."""
     from kstrata.backends import envs
     from kstrata.sandbox import CandidateProcess, default_memory_mb, sandbox_env
     from kstrata.sandbox.kernel_cache import candidate_key
@@ -1135,7 +1139,34 @@ def candidate_process(task: Task, backend: Backend, unsafe_no_sandbox: bool = Fa
                             memory_mb=default_memory_mb(),
                             gpu=backend.device.startswith("cuda"),
                             sandbox=False if unsafe_no_sandbox else None,
-                            kernel_cache=candidate_key(backend.name, sources) if sources else None)
+                            kernel_cache=candidate_key(backend.name, sources, role) if sources else None)
+
+
+#: What a verification whose candidate process started from a kernel cache written after hidden tests
+#: says of a failure (:func:`withhold_details`).
+WITHHELD = ("its details are withheld, as a hidden test's: this verification's candidate process started from "
+            "the candidate's own kernel cache, which its earlier processes wrote after running hidden tests, so "
+            "whatever it says could carry them (kstrata.sandbox.kernel_cache); an earlier verification of the "
+            "same candidate passed the same public tests")
+
+
+def withhold_details(ev: Evaluation, level: str) -> None:
+    """Keep of ``ev`` only what the judge decided, for a verification whose
+    candidate process started from a kernel cache that a process which ran
+    hidden tests wrote (:func:`kstrata.sandbox.kernel_cache.saw_hidden`):
+    a failure's evidence becomes the verdict, the check and :data:`WITHHELD`
+    (its stage kept), its feedback one ``hidden_failure`` item at ``level``,
+    and every warning its check's name alone. A correct verdict keeps the
+    judge's own evidence (its counts of tests)."""
+    ev.warnings = [{"check": w.get("check"), "message": str(w.get("check")), "evidence": {}}
+                   for w in ev.warnings if isinstance(w, dict)]
+    if ev.verdict == Verdict.CORRECT:
+        return
+    stage = ev.evidence.get("stage") if isinstance(ev.evidence, dict) else None
+    ev.evidence = {"message": f"{ev.verdict.value} ({ev.check or 'no check'}): {WITHHELD}",
+                   "stage": stage if stage in ("public", "hidden") else "public",
+                   "kernel_cache": "started from one written after hidden tests"}
+    ev.feedback = [fb.item("hidden_failure", level, f"the candidate fails its re-verification; {WITHHELD}")]
 
 
 def failing_level(backend: Backend, sources: dict[str, str]) -> str:
