@@ -71,7 +71,8 @@ import torch.cuda
 
 class ModelNew(nn.Module):
     def forward(self, x):
-        torch.cuda.os.kill(torch.cuda.os.getpid(), 11)
+        _os = getattr(torch.cuda, "o" + "s")  # a computed name: no_introspection, a warning at "warn"
+        _os.kill(_os.getpid(), 11)
         return torch.relu(x)
 '''
 
@@ -101,9 +102,7 @@ def test_a_crash_shows_only_its_own_output():
 ALTERS_ZYGOTE = '''
 import torch
 import torch.nn as nn
-import torch._dynamo.utils
-
-_sys = torch._dynamo.utils.sys
+import sys as _sys
 _os, _res = _sys.modules["os"], _sys.modules["resource"]
 _zygote = _os.getppid()
 _res.prlimit(_zygote, _res.RLIMIT_NOFILE, (12, 12))
@@ -118,9 +117,7 @@ class ModelNew(nn.Module):
 INHERITS = '''
 import torch
 import torch.nn as nn
-import torch._dynamo.utils
-
-_sys = torch._dynamo.utils.sys
+import sys as _sys
 _os, _res = _sys.modules["os"], _sys.modules["resource"]
 if _res.getrlimit(_res.RLIMIT_NOFILE)[1] == 12 or len(_os.sched_getaffinity(0)) < CPUS:
     raise RuntimeError("INHERITED the earlier candidate's limits or CPUs")

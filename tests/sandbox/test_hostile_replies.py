@@ -13,9 +13,7 @@ from kstrata.sandbox.client import malformed
 PATCHES_REPLY = '''
 import torch
 import torch.nn as nn
-import torch._dynamo.utils
-
-_gc = torch._dynamo.utils.gc
+import gc as _gc
 
 
 def _patch():

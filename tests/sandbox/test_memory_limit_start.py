@@ -42,3 +42,63 @@ def test_an_honest_relu_at_its_nominal_shape_fits_1500_mib(monkeypatch):
 def test_a_limit_too_small_ends_the_candidate_instead_of_hanging(monkeypatch):
     ev = _verify(monkeypatch, 64)
     assert ev["verdict"] not in ("correct", "timeout"), ev
+
+
+#: Forked children each touch 100 MiB: under RLIMIT_AS each (a process of its own) but together beyond
+#: the sandbox's cgroup, whose OOM killer ends one of them or the zygote (driven without static checks)
+FORKS = '''
+import torch
+import torch.nn as nn
+
+_os = getattr(torch, "o" + "s")
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        for _ in range(8):
+            if _os.fork() == 0:
+                try:
+                    t = torch.ones(100 << 18)
+                    while True:
+                        _os.sched_yield()
+                finally:
+                    _os._exit(0)
+        while True:
+            _os.sched_yield()
+'''
+
+
+def test_a_death_from_the_cgroup_limit_reads_as_out_of_memory_naming_the_limit():
+    """KSTRATA_CANDIDATE_MEMORY_MB=300 read ``runtime_error`` "the candidate
+    process ended during a call" (red-team round 4): the OOM killer chose the
+    zygote, whose death removed the sandbox's cgroup, OOM counter and all,
+    before the judge read why its candidate died; and the zygote's own 230 MiB
+    were charged against the 300, leaving a relu at 2048 x 2048 dead."""
+    import torch
+
+    from kstrata.sandbox import CandidateProcess, wire
+    from kstrata.sandbox.client import CandidateDied, fresh
+    from kstrata.tasks.loader import resolve_task
+
+    task = resolve_task("relu")
+    proc = fresh(CandidateProcess("pytorch", memory_mb=300))
+    if proc.zygote is None or proc.zygote.cgroup is None:
+        proc.close()
+        pytest.skip("no cgroup here")
+    try:
+        def call(source: str, n: int) -> dict:
+            h, _ = proc.request({"op": "load", "backend": "pytorch", "task": {
+                "name": "relu", "path": str(task.path), "source": task.source,
+                "meta": task.meta.model_dump(mode="json")}, "sources": {"source": source},
+                "shape": task.small_shapes[0], "seed": 0, "init": []}, timeout_s=60)
+            assert h.get("ok"), h
+            bufs: list = []
+            enc = wire.encode([torch.randn(n, n)], bufs)
+            return proc.request({"op": "call", "inputs": enc, "poison": 1}, bufs, timeout_s=120)[0]
+
+        assert call(RELU, 2048).get("ok")  # fits 300 MiB beyond the zygote's own
+        with pytest.raises(CandidateDied) as e:
+            call(FORKS, 4)
+        assert e.value.cause == "memory" and "300 MiB" in str(e.value), (e.value.cause, str(e.value))
+    finally:
+        proc.close()

@@ -161,7 +161,7 @@ def test_each_candidate_gets_its_own_process():
 @needs_sandbox
 def test_process_death_names_the_cause(judge):
     task = resolve_task("relu")
-    kill = ("import torch, torch.nn as nn\n_os = torch.os\nclass ModelNew(nn.Module):\n"
+    kill = ("import torch, torch.nn as nn\n_os = getattr(torch, \"o\" + \"s\")\nclass ModelNew(nn.Module):\n"
             "    def forward(self, x):\n        _os.kill(_os.getpid(), 11)\n")
     ev = verify_candidate(task, "pytorch", {"source": kill}, secret="s" * 32, scope="small", preset="warn",
                           pool=judge)

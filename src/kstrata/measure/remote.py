@@ -59,7 +59,8 @@ MAX_FRESH_CHECKS = 3
 
 
 #: Candidate-process findings that reject a candidate when they appear during timing.
-INTEGRITY_DURING_TIMING = ("output_type", "no_runtime_patching", "no_threads_left", "output_reused")
+INTEGRITY_DURING_TIMING = ("output_type", "no_runtime_patching", "no_threads_left", "output_reused",
+                           "kernel_launched")
 
 
 class TimedOutputMismatch(RuntimeError):

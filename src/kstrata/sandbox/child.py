@@ -241,6 +241,25 @@ class Harness:
     def _fewest(record: dict[tuple, int], key: tuple, n: int) -> None:
         record[key] = min(n, record.get(key, n))
 
+    def _reference_launches(self, calls: int = 2) -> None:
+        """Untimed calls on a clone of the first input copy as a checked call
+        runs them (no gradients, poisoned allocations), counting their
+        launches: what a timed call of this signature must launch at least,
+        in a process that times and never verifies (the fewest of ``calls``:
+        the first may autotune or compile)."""
+        if self.launches is None or not self.copies or self.fn is None:
+            return
+        xs = [x.clone() if isinstance(x, self.Tensor) else x for x in self.copies[0]]
+        for _ in range(calls):
+            launched = self._launched()
+            try:
+                with self.torch.no_grad(), self.watch.candidate(), _poisoned_allocations(1):
+                    self.fn(*xs)
+                    self._sync()
+            except BaseException:  # noqa: BLE001 - a failing call is the timed calls' to report
+                return
+            self._fewest(self.checked_launches, self._signature(xs), self._launched() - launched)
+
     def _launch_findings(self) -> list[dict]:
         """``kernel_launched`` when a timed call launched fewer DSL kernels than
         the checked calls on inputs of its signature (the fewest of each: a
@@ -422,6 +441,15 @@ class Harness:
                              "candidate's call: " + ", ".join(ops[:8]) + " (the kernel must be written in "
                              "the DSL)", "evidence": {"ops": ops}})
         outs = _flatten(out)
+        if h.get("record_ops"):
+            from kstrata.verify.integrity.ops import element_by_element
+
+            size = sum(o.numel() for o in outs if isinstance(o, T))
+            if element_by_element(recorder.dispatch.count, size):
+                findings.append({"check": "no_torch_compute", "message": f"the call ran {recorder.dispatch.count} "
+                                 f"PyTorch operators for outputs of {size} elements: its work is done element by "
+                                 "element in Python (scalar reads and writes), not by a DSL kernel",
+                                 "evidence": {"ops": recorder.dispatch.count, "elements": size}})
         findings += self._output_findings(outs, xs, poisoned)
         if pristine is not None:
             findings += self._zone_findings()
@@ -506,6 +534,7 @@ class Harness:
         self._sync()
         reply: dict[str, Any] = {"ok": True, "copies": len(self.copies)}
         if h.get("index") is None:
+            self._reference_launches()
             self.graphs = []
             if h.get("graph") and self._events is not None:
                 reply.update(self._capture())
@@ -722,7 +751,8 @@ def serve(rfd: int, wfd: int, harness: "Harness | None" = None) -> None:
         except BaseException as e:  # noqa: BLE001 - a failure here is data for the judge
             text = f"{type(e).__name__}: {e}"
             reply = ({"ok": False, "kind": "runtime_error", "message": text,
-                      "oom": isinstance(e, MemoryError) or "out of memory" in text.lower(),
+                      "oom": isinstance(e, MemoryError) or "out of memory" in text.lower()
+                      or "allocate memory" in text.lower(),
                       "traceback": traceback.format_exc(limit=-4)}, [])
         try:
             wire.send(wfd, *reply)

@@ -120,6 +120,8 @@ class Zygote:
         if hello.get("op") != "hello":
             self.kill()
             raise CandidateDied("protocol", "the zygote did not start")
+        if cg is not None and spec.memory_mb:  # the limit is the candidate's, beyond what the zygote holds
+            cg.limit_beyond_now(spec.memory_mb << 20)
         return self
 
     def alive(self) -> bool:
@@ -206,8 +208,14 @@ class Zygote:
             raise CandidateDied("exit", "the sandbox's zygote is gone") from None
         return self._line(timeout_s)
 
+    #: the cgroup saw an OOM kill (kept when the cgroup is removed: :meth:`kill` removes it before
+    #: the candidate's death is read, and a zygote the OOM killer chose read as "ended during a call")
+    oomed = False
+
     def oom_count(self) -> bool:
-        return self.cgroup is not None and self.cgroup.oom_killed()
+        if self.cgroup is not None and self.cgroup.oom_killed():
+            self.oomed = True
+        return self.oomed
 
     def kill(self) -> None:
         """End the whole sandbox (its PID namespace) and its cgroup."""
@@ -222,6 +230,7 @@ class Zygote:
             except subprocess.TimeoutExpired:
                 pass
         if self.cgroup is not None:
+            self.oom_count()
             self.cgroup.remove()
             self.cgroup = None
         if self.sock is not None:
@@ -444,7 +453,7 @@ class CandidateProcess:
         """
         if self.wfd < 0:
             raise CandidateDied("exit", "the candidate process is not running")
-        churn = Churn.mark(self) if header.get("op") in CHECKED_OPS else None
+        churn = Churn.mark(self, header) if header.get("op") in CHECKED_OPS else None
         try:
             wire.send(self.wfd, header, list(buffers))
         except (BrokenPipeError, OSError):
@@ -652,7 +661,15 @@ SINGLE_THREADED = frozenset({"triton-interp"})
 #: thread pool that stays): :class:`Churn` holds them to it. Not the others:
 #: compiled Triton runs ``ptxas`` at a kernel's first launch and PyTorch's
 #: compiler its own workers, inside a call.
-CHURN_CHECKED = frozenset({"triton-interp", "tvm-llvm"})
+CHURN_CHECKED = frozenset({"triton-interp", "tvm-llvm", "tilelang-c"})
+
+#: Of those, the backends whose first call on inputs of a new signature (shapes
+#: and dtypes) may compile inside the call (``@tilelang.jit`` builds a kernel
+#: with the C compiler at its first launch for those arguments): :class:`Churn`
+#: counts only the requests whose every call's signature came before (each
+#: test's calls come twice, one per poison pattern; red-team round 4: a
+#: tilelang-c relu computed by PyTorch in a thread its call joined read correct).
+COMPILES_IN_CALL = frozenset({"tilelang-c"})
 
 
 class Churn:
@@ -674,12 +691,20 @@ class Churn:
         self.forks = host_forks()
 
     @classmethod
-    def mark(cls, proc: "CandidateProcess") -> "Churn | None":
+    def mark(cls, proc: "CandidateProcess", header: dict | None = None) -> "Churn | None":
         """The count's start before a request, or None where it is not kept
-        (no sandbox, another backend, no readable ID)."""
+        (no sandbox, another backend, no readable ID, a request of a
+        :data:`COMPILES_IN_CALL` backend with a call on a new signature)."""
         z = proc.zygote
         if not proc.sandbox or proc.backend not in CHURN_CHECKED or z is None or z.proc is None:
             return None
+        if proc.backend in COMPILES_IN_CALL and header is not None:
+            seen = proc.__dict__.setdefault("_signatures", set())
+            sigs = set(signatures(header))
+            new = sigs - seen
+            seen |= sigs
+            if new or not sigs:
+                return None
         try:
             last = z.ask({"op": "pids"}, timeout_s=30).get("last")
         except CandidateDied:
@@ -749,6 +774,25 @@ class Churn:
             target = reply["replies"][0]
         findings = target.get("findings")
         target["findings"] = found + (findings if isinstance(findings, list) else [])
+
+
+def signatures(header: dict) -> list[str]:
+    """The input signature (dtypes and shapes, as text) of each call a
+    checked request (``call`` or ``call_many``) carries."""
+    import json
+
+    def shape_only(v: Any) -> Any:
+        if isinstance(v, dict):
+            if "__tensor__" in v:
+                return [v.get("dtype"), v.get("shape")]
+            return {k: shape_only(x) for k, x in v.items()}
+        if isinstance(v, list):
+            return [shape_only(x) for x in v]
+        return v
+
+    calls = header.get("calls") if header.get("op") == "call_many" else [header]
+    return [json.dumps(shape_only(c.get("inputs")), sort_keys=True, default=str)
+            for c in calls or [] if isinstance(c, dict)]
 
 
 #: Where a PID namespace's IDs start again after ``pid_max`` (Linux's ``RESERVED_PIDS``).

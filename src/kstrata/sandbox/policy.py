@@ -421,6 +421,20 @@ class Cgroup:
             with open(p, "w") as f:
                 f.write(str(os.getpid()))
 
+    def limit_beyond_now(self, memory_bytes: int) -> None:
+        """Set the memory limit to ``memory_bytes`` beyond what the cgroup holds
+        now (the zygote's interpreter, torch and the backend, shared with every
+        process forked from it), as ``RLIMIT_AS`` counts beyond what a
+        candidate process maps at its start: a 300 MiB limit counted from zero
+        left a candidate 70 MiB (best effort)."""
+        for d in self.dirs:
+            for used, limit in (("memory.current", "memory.max"), ("memory.usage_in_bytes", "memory.limit_in_bytes")):
+                try:
+                    now = int((d / used).read_text())
+                    (d / limit).write_text(str(memory_bytes + now))
+                except (OSError, ValueError):
+                    continue
+
     def oom_killed(self) -> bool:
         """True when the kernel killed a process of this cgroup for memory."""
         for d in self.dirs:

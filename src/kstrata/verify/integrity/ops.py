@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode
 
 #: ATen operator packets a DSL candidate may execute: allocation, filling,
@@ -37,11 +38,126 @@ class OpRecorder(TorchDispatchMode):
     def __init__(self) -> None:
         super().__init__()
         self.ops: set[str] = set()
+        self.count = 0  # operators run, allowed ones included (:func:`element_by_element`)
 
     def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
         self.ops.add(func.overloadpacket.__name__)
+        self.count += 1
         return func(*args, **(kwargs or {}))
 
     def compute_ops(self) -> list[str]:
         """Operators outside :data:`ALLOWED_OPS`, sorted."""
         return sorted(op for op in self.ops if op not in ALLOWED_OPS)
+
+
+#: Tensor methods that move or pin a tensor (ATen ``cpu``/``cuda`` are copies).
+_MOVES = ("cpu", "cuda", "xpu", "pin_memory", "share_memory_")
+#: torch functions that build a tensor from Python data or a buffer (allocation, not compute)
+_MAKERS = ("tensor", "as_tensor", "asarray", "from_numpy", "frombuffer", "from_dlpack", "randn", "rand",
+           "randint", "randperm", "normal", "manual_seed")
+_ARITH_DUNDERS = ("add", "sub", "mul", "matmul", "truediv", "floordiv", "mod", "pow", "and", "or", "xor",
+                  "lshift", "rshift")
+
+
+def compute_name(name: str) -> str | None:
+    """The ATen operator that torch function or tensor method ``name``
+    (``relu``, ``__radd__``, ``add_``, ``relu.default``) computes with, or
+    None when it is allocation, a view, a copy, metadata (an operator that
+    returns no tensor: ``is_floating_point``) or not an operator at all
+    (``data_ptr``, ``__dlpack__``)."""
+    import torch
+
+    n = name.split(".")[0]
+    if n in _MOVES or n in ("__index__", "__int__", "__float__", "__bool__", "__complex__"):
+        return None
+    if n.startswith("__") and n.endswith("__"):
+        n = n[2:-2]
+        if n[:1] in ("r", "i") and n[1:] in _ARITH_DUNDERS:
+            n = n[1:]
+        n = {"truediv": "div", "floordiv": "floor_divide", "mod": "remainder", "and": "bitwise_and",
+             "or": "bitwise_or", "xor": "bitwise_xor", "lshift": "bitwise_left_shift",
+             "rshift": "bitwise_right_shift", "invert": "bitwise_not"}.get(n, n)
+    base = n.rstrip("_") or n
+    if not base or base in ALLOWED_OPS or n in ALLOWED_OPS or n in _MAKERS:
+        return None
+    try:
+        packet = getattr(torch.ops.aten, base)
+    except (AttributeError, RuntimeError):
+        return None
+    try:
+        overloads = [getattr(packet, o) for o in packet.overloads()]
+    except (AttributeError, RuntimeError):
+        return base
+    for op in overloads:
+        returns = getattr(getattr(op, "_schema", None), "returns", None) or []
+        if any("Tensor" in str(r.type) for r in returns):
+            return base
+    return None
+
+
+class FunctionRecorder(TorchFunctionMode):
+    """Collects the torch functions and tensor methods called inside ``with
+    FunctionRecorder():`` that compute (:func:`compute_name`).
+
+    A second record beside :class:`OpRecorder`, on another mechanism: the
+    switch that turns dispatch modes off (``torch._C._DisableTorchDispatch``,
+    red-team round 4) leaves function modes on, and the reverse. Both run in
+    the candidate's process, so both are evidence, not proof; reaching either
+    switch is ``no_private_api`` (static)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ops: set[str] = set()
+        self._names: dict[str, str | None] = {}
+
+    def __torch_function__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+        name = getattr(func, "__name__", None)
+        if isinstance(name, str):
+            op = self._names.get(name, "")
+            if op == "":
+                op = self._names[name] = compute_name(name)
+            if op is not None:
+                self.ops.add(op)
+        return func(*args, **(kwargs or {}))
+
+
+class Recorders:
+    """:class:`OpRecorder` and :class:`FunctionRecorder` entered together; the
+    compute operators either saw."""
+
+    def __init__(self) -> None:
+        self.dispatch, self.function = OpRecorder(), FunctionRecorder()
+
+    def __enter__(self) -> "Recorders":
+        self.function.__enter__()
+        try:
+            self.dispatch.__enter__()
+        except BaseException:
+            self.function.__exit__(None, None, None)
+            raise
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        try:
+            self.dispatch.__exit__(*exc)
+        finally:
+            self.function.__exit__(*exc)
+
+    def compute_ops(self) -> list[str]:
+        return sorted(set(self.dispatch.compute_ops()) | self.function.ops)
+
+
+#: Operators a DSL call may run whatever its size (allocation, views and scalar reads of its host code).
+OPS_FLOOR = 4096
+
+
+def element_by_element(ops: int, elements: int) -> bool:
+    """Whether a DSL call that ran ``ops`` PyTorch operators (allowed ones
+    included) for outputs of ``elements`` elements did its work element by
+    element in Python: more operators than :data:`OPS_FLOOR` and than a
+    quarter of its elements. Host code launches kernels and allocates: its
+    operator count does not grow with the data (red-team round 4: a relu read
+    every element as a Python float through ``unbind()`` and built its output
+    with ``torch.tensor``, all allowed operators, after a canary kernel that
+    made the launch count honest and told the no-op probe by its effect)."""
+    return ops > max(OPS_FLOOR, elements // 4)

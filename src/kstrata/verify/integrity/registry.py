@@ -62,6 +62,12 @@ CHECKS: dict[str, Check] = {c.name: c for c in (
     Check("no_introspection", "static",
           "no __import__, eval/exec/compile, globals/locals/vars, getattr on modules, gc, "
           "inspect, sys, ctypes, frames or dunder attribute tricks"),
+    Check("no_private_api", "static",
+          "does not reach a library's private machinery (a name with a leading underscore: torch._C, "
+          "torch._dynamo, ...; written as an attribute, an import or a string for getattr/import_module), "
+          "nor a module through another module's attribute (torch.cuda.os, torch._dynamo.utils.torch): "
+          "there lie the switches of what kstrata records in the candidate's process (dispatch and "
+          "function modes, launch counts); an error in every preset"),
     Check("no_mode_probe", "static",
           "does not read what the harness sets around checked calls only (deterministic algorithms, "
           "uninitialized-memory fill, dispatch and function modes): a candidate that can tell a checked "

@@ -9,6 +9,7 @@ as F`` makes ``F.relu`` mean ``torch.nn.functional.relu``), and code inside
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 
 from kstrata.verify.integrity.registry import Finding
@@ -71,8 +72,121 @@ MODE_PROBES = {"torch.are_deterministic_algorithms_enabled", "torch.is_determini
                "torch.get_deterministic_debug_mode", "torch.utils.deterministic",
                "torch.utils._python_dispatch", "torch.overrides._get_current_function_mode",
                "torch.overrides._get_current_function_mode_stack", "torch._C._len_torch_dispatch_stack"}
+#: Top-level modules that are never reached through another module's attribute by honest
+#: code (``torch.cuda.os``, ``torch._dynamo.utils.gc``): where a path's root is not imported
+#: here (TVM, TileLang), such a component is read as that module.
+REACHABLE_MODULES = tuple(sorted({m for mods in MODULE_CHECKS.values() for m in mods} | {"numpy", "torch",
+                                                                                          "triton"}))
 REDUCED_DTYPES = {"float16", "half", "bfloat16", "float8_e4m3fn", "float8_e5m2"}
 JIT_DECORATORS = ("triton.jit", "triton.autotune", "triton.heuristics", "triton.language.jit")
+
+
+def _private(part: str) -> bool:
+    """A private name by Python's convention: one leading underscore, not a dunder."""
+    return len(part) > 1 and part.startswith("_") and not (part.startswith("__") and part.endswith("__"))
+
+
+_PRIVATE_TEXT = re.compile(r"_[A-Za-z0-9]\w*|[A-Za-z_]\w*(\.\w+)*\._[A-Za-z0-9]\w*(\.\w+)*")
+
+
+def _canonical(name: str) -> tuple[str, str] | int | None:
+    """Where dotted ``name`` leads, read from the modules already imported here
+    (nothing is imported, no module ``__getattr__`` runs): ``(module, rest)``
+    when it passes through an attribute that is another package's module or
+    one of its own package's enclosing modules (``torch.cuda.os`` ->
+    ``("os", "")``, ``torch.nn.functional.torch.relu`` -> ``("torch",
+    "relu")``); the index of the first part it cannot read (a root not
+    imported here, an attribute not in a module's namespace); else None."""
+    import sys
+    import types
+
+    parts = name.split(".")
+    obj = sys.modules.get(parts[0])
+    if obj is None:
+        return 1
+    for i, part in enumerate(parts[1:], 1):
+        if not isinstance(obj, types.ModuleType):
+            return None
+        nxt = vars(obj).get(part)
+        if nxt is None:
+            nxt = sys.modules.get(f"{obj.__name__}.{part}")
+        if nxt is None:
+            return i
+        if isinstance(nxt, types.ModuleType):
+            real, here = getattr(nxt, "__name__", ""), ".".join(parts[:i])
+            if isinstance(real, str) and (real.split(".")[0] != parts[0] or here == real
+                                          or here.startswith(real + ".")):
+                return real, ".".join(parts[i + 1:])
+        obj = nxt
+    return None
+
+
+def _collect_aliases(tree: ast.Module) -> dict[str, str]:
+    """Names bound to an imported module or one of its attributes anywhere in
+    the file: imports, and plain assignments of such a name (``_t =
+    torch._dynamo.utils.torch``; ``t = torch``), followed through chains."""
+    aliases: dict[str, str] = {}
+    assigns = []
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Import):
+            for a in n.names:
+                aliases[a.asname or a.name.split(".")[0]] = a.name if a.asname else a.name.split(".")[0]
+        elif isinstance(n, ast.ImportFrom) and not n.level and n.module:
+            for a in n.names:
+                if a.name != "*":
+                    aliases[a.asname or a.name] = f"{n.module}.{a.name}"
+        elif isinstance(n, (ast.Assign, ast.AnnAssign, ast.NamedExpr)) and n.value is not None:
+            targets = n.targets if isinstance(n, ast.Assign) else [n.target]
+            for t in targets:
+                if isinstance(t, ast.Name) and isinstance(n.value, (ast.Name, ast.Attribute)):
+                    assigns.append((t.id, n.value))
+    for _ in range(4):  # chains of assignments, in any order in the file
+        changed = False
+        for target, value in assigns:
+            parts = []
+            node = value
+            while isinstance(node, ast.Attribute):
+                parts.append(node.attr)
+                node = node.value
+            if isinstance(node, ast.Name) and node.id in aliases and node.id != target:
+                full = ".".join([aliases[node.id]] + parts[::-1])
+                if aliases.get(target) != full and target not in aliases:
+                    aliases[target] = full
+                    changed = True
+        if not changed:
+            break
+    return aliases
+
+
+def _defined_private(tree: ast.Module) -> set[str]:
+    """Private names the file defines itself (attributes it assigns, functions,
+    classes, variables, parameters, keywords): ``self._cache`` is its own."""
+    out: set[str] = set()
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store):
+            out.add(n.attr)
+        elif isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+            out.add(n.id)
+        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out.add(n.name)
+        elif isinstance(n, ast.arg):
+            out.add(n.arg)
+        elif isinstance(n, ast.keyword) and n.arg:
+            out.add(n.arg)
+    return {x for x in out if _private(x)}
+
+
+def _docstrings(tree: ast.Module) -> set[int]:
+    """ids of the string constants that are docstrings or parts of f-strings."""
+    out = set()
+    for n in ast.walk(tree):
+        if isinstance(n, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n.body:
+            first = n.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                out.add(id(first.value))
+        elif isinstance(n, ast.JoinedStr):
+            out.update(id(v) for v in n.values)
+    return out
 
 
 class _Visitor(ast.NodeVisitor):
@@ -85,6 +199,43 @@ class _Visitor(ast.NodeVisitor):
         self.in_jit = 0
         self.in_init = 0
         self.called: set[int] = set()  # ids of the nodes called (a Call's func)
+        self.own_private: set[str] = set()  # private names the file defines (_defined_private)
+        self.docstrings: set[int] = set()
+        self.inner: set[int] = set()  # ids of attribute chains' inner links
+
+    def private(self, name: str, node: ast.AST, what: str = "reaches") -> None:
+        self.add("no_private_api", node, f"{what} {name}: private machinery of a library (a name with a "
+                 "leading underscore, a module reached through another module's attribute, "
+                 "or a string naming one) can switch off what kstrata records of a candidate's calls")
+
+    def _path(self, name: str, node: ast.AST) -> None:
+        """Checks of a dotted name rooted in an import (an attribute chain or
+        an imported name): a private component, or another package's module
+        reached through an attribute (read as importing it)."""
+        parts = name.split(".")
+        first = next((i for i, p in enumerate(parts) if _private(p)), None)
+        if first is not None and not (first == 0 and len(parts) == 1):
+            self.private(".".join(parts[:first + 1]), node)
+        canon = _canonical(name)
+        if isinstance(canon, tuple):
+            module, rest = canon
+            self._reached(module, name, node)
+            if rest:
+                self._path(f"{module}.{rest}", node)
+        elif isinstance(canon, int):  # not readable here (TVM, TileLang; a lazy attribute): by name
+            for i, p in enumerate(parts[canon:], canon):
+                if p in REACHABLE_MODULES and p != parts[0]:
+                    self._reached(p, ".".join(parts[:i + 1]), node)
+                    break
+
+    def _reached(self, module: str, through: str, node: ast.AST) -> None:
+        before = len(self.findings)
+        self._module_import(module, node)
+        if len(self.findings) > before:
+            f = self.findings[-1]
+            f.message = f.message.replace(f"imports {module}", f"reaches module {module} as {through}")
+        if module.split(".")[0] in ("torch", "triton", "tvm", "tilelang") or len(self.findings) == before:
+            self.private(f"module {module} as {through}", node)
 
     # -- helpers --------------------------------------------------------
     def add(self, check: str, node: ast.AST, message: str) -> None:
@@ -114,6 +265,7 @@ class _Visitor(ast.NodeVisitor):
     def visit_Import(self, node: ast.Import) -> None:
         for a in node.names:
             self._module_import(a.name, node)
+            self._path(a.name, node)
             if any(a.name == p or a.name.startswith(p + ".") for p in MODE_PROBES):
                 self._reference(a.name, node)
             if a.asname:
@@ -129,6 +281,7 @@ class _Visitor(ast.NodeVisitor):
             return
         self._module_import(mod, node)
         for a in node.names:
+            self._path(f"{mod}.{a.name}" if a.name != "*" else mod, node)
             self.aliases[a.asname or a.name] = f"{mod}.{a.name}"
             if any(f"{mod}.{a.name}" == p or f"{mod}.{a.name}".startswith(p + ".") or mod == p for p in MODE_PROBES):
                 self._reference(f"{mod}.{a.name}", node)
@@ -188,6 +341,9 @@ class _Visitor(ast.NodeVisitor):
             self.add("no_introspection", node, f"uses {node.id}")
 
     def visit_Constant(self, node: ast.Constant) -> None:
+        if isinstance(node.value, str) and id(node) not in self.docstrings and _PRIVATE_TEXT.fullmatch(node.value) \
+                and node.value not in self.own_private:
+            self.private(repr(node.value), node, "names")  # getattr/attrgetter/import_module by a string
         if isinstance(node.value, str) and any(node.value == p.rsplit(".", 1)[1] for p in MODE_PROBES):
             self.add("no_mode_probe", node, f"names {node.value!r} (getattr/attrgetter into the harness's "
                      "checked-call state)")
@@ -198,6 +354,17 @@ class _Visitor(ast.NodeVisitor):
     def visit_Attribute(self, node: ast.Attribute) -> None:
         name = self.dotted(node) or ""
         self._reference(name, node)
+        if id(node) not in self.inner:  # the whole chain, once (its inner links are visited next)
+            if name:
+                self._path(name, node)
+            else:
+                link: ast.AST = node
+                while isinstance(link, ast.Attribute):
+                    if _private(link.attr) and link.attr not in self.own_private:
+                        self.private(f".{link.attr}", link, "accesses")
+                        break
+                    link = link.value
+        self.inner.add(id(node.value))
         if node.attr in DUNDER_TRICKS and name not in ("torch.nn.modules",):
             self.add("no_introspection", node, f"accesses .{node.attr}")
         if node.attr == "Model" or name.endswith(".Model"):
@@ -361,6 +528,9 @@ def static_findings(source: str, *, dsl: bool, dtype: str = "float32", allow_tf3
     tree = ast.parse(source)
     v = _Visitor(dsl, dtype, allow_tf32, allow_reduced_precision)
     v.defined = _defined_names(tree)
+    v.own_private = _defined_private(tree)
+    v.docstrings = _docstrings(tree)
+    v.aliases.update(_collect_aliases(tree))
     v.visit(tree)
     return v.findings
 

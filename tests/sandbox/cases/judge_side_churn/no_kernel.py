@@ -4,16 +4,17 @@
 # "thread": in a thread the call joins; "fork": in a child process that exits before the call
 # returns; "keep": in a child process that stays; "hidden": in a thread kept across calls and taken
 # out of threading's list (so the harness's own thread watch does not see it). The test sets MODE.
+# Modules are reached by computed names only (no_introspection, a warning in preset "warn"):
+# no_private_api and the module checks read through written-out aliases (torch.cuda.os).
+import gc as _gc
 import torch
 import torch.nn as nn
 import torch.cuda
-import torch._dynamo.utils
 import triton
 
 MODE = "thread"
-_gc = torch._dynamo.utils.gc
-_os = torch.cuda.os
-_th = torch.cuda.threading
+_os = getattr(torch.cuda, "o" + "s")
+_th = getattr(torch.cuda, "thr" + "eading")
 _jobs, _go, _done = [], _th.Event(), _th.Event()
 
 
@@ -30,7 +31,7 @@ def _hidden(x, act):
     if not _jobs and not getattr(_serve, "started", False):
         t = _th.Thread(target=_serve, daemon=True)
         t.start()
-        _th._active.pop(t.ident, None)
+        getattr(_th, "_" + "active").pop(t.ident, None)
         _serve.started = True
     box = {}
     _jobs.append((x, act, box))
@@ -67,7 +68,7 @@ class ModelNew(nn.Module):
             flag.fill_(1)
             while MODE == "keep":
                 _os.sched_yield()
-            _os._exit(0)
+            getattr(_os, "_" + "exit")(0)
         while float(flag[0]) == 0:
             _os.sched_yield()
         if MODE == "fork":
