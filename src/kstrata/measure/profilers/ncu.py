@@ -1,10 +1,9 @@
-"""Nsight Compute (``ncu``) adapter: build the command line, run it, parse its CSV.
+"""Nsight Compute (``ncu``) adapter: build the command line and parse its CSV.
 
-The profiled process is ``python -m kstrata.measure.profilers.target SPEC``,
-which builds the candidate, warms it up outside any profiled range, then calls
-it ``calls`` times inside an NVTX range ``kstrata_profile``; ``ncu`` is told to
-profile only kernels inside that range (``--nvtx --nvtx-include``), so
-compilation, autotuning and warm-up are never profiled.
+A command from :func:`ncu_command` profiles only kernels inside the NVTX range
+``kstrata_profile`` (``--nvtx --nvtx-include``), so compilation, autotuning
+and warm-up are never profiled. Nothing here runs a candidate: candidates run
+only in their sandboxed process, which ``ncu`` cannot reach (:func:`profile`).
 
 CSV formats (Nsight Compute CLI docs, "Command Line Options" / "--csv",
 "--page"): with ``--page raw`` one row per kernel launch, metric names as
@@ -17,10 +16,7 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import shutil
-import subprocess
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -179,31 +175,19 @@ class NcuResult:
 def profile(backend: str, task: str, sources: dict[str, str], shape: dict[str, int],
             work_dir: Path, calls: int = 3, timeout_s: float = 600.0,
             ncu: str = "ncu") -> NcuResult:
-    """Profile a candidate under ``ncu``; failures come back as ``ok=False``.
+    """Profile a candidate under ``ncu``: not available; the reason comes back
+    as ``ok=False`` (errors are data).
 
-    ``task`` is a name or path (``resolve_task``). Needs ``ncu`` on PATH and
-    permission to read GPU counters (``NVreg_RestrictProfilingToAdminUsers=0``
-    or root).
+    A candidate runs only in its sandboxed candidate process
+    (:mod:`kstrata.sandbox`), and ``ncu`` cannot reach a kernel there: it
+    injects its collector through environment variables and talks to it
+    through the file system and the network, which the sandbox clears,
+    makes private and cuts. The former implementation built and ran the
+    candidate in a plain process outside the sandbox (red-team round 4) and
+    was removed; the parsers above stay for captured CSV. The parameters are
+    kept for callers written against it.
     """
     if shutil.which(ncu) is None:
         return NcuResult(False, f"{ncu} not found on PATH")
-    work_dir.mkdir(parents=True, exist_ok=True)
-    spec = work_dir / "profile_spec.json"
-    spec.write_text(json.dumps({"backend": backend, "task": task, "sources": sources,
-                                "shape": shape, "calls": calls}))
-    cmd = ncu_command([sys.executable, "-m", "kstrata.measure.profilers.target", str(spec)], ncu=ncu)
-    try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s)
-    except subprocess.TimeoutExpired:
-        return NcuResult(False, f"ncu timed out after {timeout_s:.0f} s", command=cmd)
-    if "ERR_NVGPUCTRPERM" in proc.stdout + proc.stderr:
-        return NcuResult(False, "no permission to read GPU performance counters "
-                         "(ERR_NVGPUCTRPERM)", command=cmd)
-    try:
-        kernels = parse_csv(proc.stdout)
-    except ValueError as e:
-        tail = (proc.stderr or proc.stdout)[-500:]
-        return NcuResult(False, f"{e}; ncu exit {proc.returncode}: {tail}", command=cmd)
-    if not kernels:
-        return NcuResult(False, "ncu profiled no kernel inside the NVTX range", command=cmd)
-    return NcuResult(True, "", aggregate(kernels, calls), [k.name for k in kernels], cmd)
+    return NcuResult(False, "ncu cannot profile a candidate: candidates run only in their sandboxed process, "
+                     "which ncu's collector cannot reach; use the roofline findings")
