@@ -265,3 +265,44 @@ def test_a_large_public_shape_gets_the_large_shapes_tests(tmp_path, monkeypatch)
     assert len(large) == per_shape * len(t.small_shapes) < len(small)
     assert all(x.public and x.oracle == "native" and x.param_seed == plan.PUBLIC_SEEDS[0] for x in large)
     assert len({(x.seed, x.dist) for x in large}) == per_shape
+
+
+# size variables for the channels, but the image size is a literal of get_inputs()
+LITERAL_IMAGE = '''import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    def __init__(self, in_channels, out_channels):
+        super().__init__()
+        self.conv = nn.Conv2d(in_channels, out_channels, 5, stride=2, padding=2)
+
+    def forward(self, x):
+        return torch.relu(self.conv(x)).mean(dim=(2, 3))
+
+batch_size = 10
+in_channels = 112
+out_channels = 192
+
+def get_inputs():
+    return [torch.rand(batch_size, in_channels, 224, 224)]
+
+def get_init_inputs():
+    return [in_channels, out_channels]
+'''
+
+
+def test_literal_input_extents_of_a_file_with_size_variables_scale(tmp_path):
+    """EfficientNetMBConv draws torch.rand(batch_size, in_channels, 224, 224):
+    its variables alone could not reach the limits, and its verification
+    outlasted 300 s; the literal 224 scales too (a "@224" key resizing the input)."""
+    t = _task(tmp_path, "mbconv", LITERAL_IMAGE)
+    assert scaled.literal_extents(t, t.nominal_shape) == {"@224": 224}
+    fit = t.sweep_shapes[0]
+    assert fit["@224"] < 224 and work.measured_work(t, fit)[0] <= scaled.VERIFY_MAX_FLOPS
+    for s in t.small_shapes + t.sweep_shapes:
+        model, inputs, _, _ = t.instantiate(s, 0)
+        assert inputs[0].shape[2:] == (s.get("@224", 224),) * 2 and reference_runs(t, s)
+    assert "the input extent 224=" in scaled.describe(t)
+    # a literal the layers fix (FIXED_IMAGE's Linear(64 * 32 * 32, ...)) stays as it is
+    f = _task(tmp_path, "fixed_image", FIXED_IMAGE)
+    assert all("@32" not in s for s in f.small_shapes + f.sweep_shapes)

@@ -65,6 +65,8 @@ def split_shape(shape: dict[str, int] | None) -> tuple[dict[str, int], dict[int,
 
 
 def _redraw(x: torch.Tensor, shape: tuple[int, ...]) -> torch.Tensor:
+    if x.device.type == "meta":  # shapes only (kstrata.tasks.work measures work on meta)
+        return torch.empty(shape, dtype=x.dtype, device="meta")
     if x.dtype == torch.bool:
         return torch.rand(shape) < 0.5
     if x.is_floating_point():

@@ -24,7 +24,11 @@ shapes are derived from its nominal shape:
    the same size, then each other one; HingeLoss multiplies ``(batch_size,
    *input_shape)`` by ``(batch_size,)``, so ``batch_size`` and
    ``input_shape[0]`` halve together), and where none works (a divisibility
-   or layer-size constraint) it is undone and that variable frozen;
+   or layer-size constraint) it is undone and that variable frozen. Extents
+   written as literals in ``get_inputs()`` (``torch.rand(batch_size, 112,
+   224, 224)``) are variables too (:func:`literal_extents`, the reserved
+   ``"@224"`` keys of :mod:`kstrata.tasks.dims`), halved after a variable of
+   the same size;
 2. *real cost*: one fp32 reference call and its float64 oracle are run at
    the fitted shape (:func:`call_cost`); where they take more than
    :data:`VERIFY_MAX_CALL_CPU_S` CPU seconds (a float64 3-D convolution is
@@ -75,9 +79,9 @@ ENV = "KSTRATA_SHAPES"
 
 #: Bumped when the fit changes what it returns for the same file (2: tuple and
 #: list size globals, tuple assignments, tied variables; 3: limits cut by the
-#: reference's measured cost), so disk caches of an
+#: reference's measured cost; 4: literal input extents), so disk caches of an
 #: older fit are not reused.
-CACHE_VERSION = "fit3"
+CACHE_VERSION = "fit4"
 
 _MEM: dict[tuple, tuple[list[dict[str, int]], list[dict[str, int]]] | None] = {}
 _TIES: dict[tuple, list[list[str]]] = {}
@@ -189,10 +193,37 @@ def halve_tied(shape: dict[str, int], var: str, cands: list[str],
     return None
 
 
+def literal_extents(task: Any, shape: dict[str, int]) -> dict[str, int]:
+    """Extents of the tensors ``get_inputs()`` returns at ``shape`` that no
+    size variable gives: literals such as the ``224, 224`` of
+    ``torch.rand(batch_size, in_channels, 224, 224)``, as the reserved keys of
+    :mod:`kstrata.tasks.dims` (``{"@224": 224}``), which resize those inputs.
+    Only extents of at least :data:`kstrata.tasks.dims.MIN_VARIED` that equal
+    no size variable's value (an extent equal to one may come from it). The
+    inputs are drawn on the ``meta`` device (no memory). ``{}`` where they
+    cannot be drawn there."""
+    from kstrata.tasks import dims
+
+    try:
+        with torch.random.fork_rng(devices=[]):
+            module = task.load_module(shape)
+            with torch.device("meta"):
+                xs = list(module.get_inputs())
+    except Exception:  # noqa: BLE001 - inputs that cannot be drawn on meta: no literal extents
+        return {}
+    values = set(shape.values())
+    extents = sorted({int(e) for x in xs if isinstance(x, torch.Tensor) for e in x.shape
+                      if e >= dims.MIN_VARIED and e not in values})
+    return {f"{dims.PREFIX}{e}": e for e in extents}
+
+
 def _fit(task: Any, max_flops: float, max_bytes: float) -> tuple[dict[str, int], list[list[str]]] | None:
     from kstrata.tasks.work import _static_bytes, measured_work
 
     nominal = task.full_shape(None)
+    # literal input extents (an image size written in get_inputs()) scale too, after the variables at
+    # the same size: they are the last resort of a file whose variables alone cannot reach the limits
+    literal = literal_extents(task, nominal)
     try:
         measured_work(task, nominal, real_run=False)
         on_meta = True
@@ -216,7 +247,7 @@ def _fit(task: Any, max_flops: float, max_bytes: float) -> tuple[dict[str, int],
         except Exception:  # noqa: BLE001
             return None
 
-    shape = dict(nominal)
+    shape = {**nominal, **literal}
     w = work(shape)
     if w is None:
         return None
@@ -226,7 +257,7 @@ def _fit(task: Any, max_flops: float, max_bytes: float) -> tuple[dict[str, int],
         cands = [k for k, v in shape.items() if v >= _min_scaled(k) and k not in frozen]
         if not cands:
             break
-        var = max(cands, key=lambda k: (shape[k], k))
+        var = max(cands, key=lambda k: (shape[k], not k.startswith("@"), k))
         # pairs only where the work is measured on the meta device (a real run per pair costs too much)
         done = halve_tied(shape, var, cands, work, pairs=on_meta)
         if done is None:
@@ -235,7 +266,7 @@ def _fit(task: Any, max_flops: float, max_bytes: float) -> tuple[dict[str, int],
         shape, w, group = done
         if len(group) > 1 and sorted(group) not in ties:
             ties.append(sorted(group))
-    return shape, ties
+    return {k: v for k, v in shape.items() if k not in literal or v != literal[k]}, ties
 
 
 def scaled_shapes(task: Any, max_flops: float = VERIFY_MAX_FLOPS,
@@ -316,7 +347,7 @@ def _compute(task: Any, max_flops: float,
             tied = [list(g) for g in tied]
     if fitted is None or fitted == nominal or not _runs(task, fitted):
         return None, []
-    scaled = [k for k in fitted if fitted[k] != nominal[k]]
+    scaled = [k for k in fitted if fitted[k] != _nominal_value(nominal, k)]
 
     def variant(value_of: Any) -> dict[str, int]:
         whole = {**fitted, **{k: value_of(fitted[k]) for k in scaled}}
@@ -405,6 +436,19 @@ def ties(task: Any, max_flops: float = VERIFY_MAX_FLOPS, max_bytes: float = VERI
     return [list(g) for g in _TIES.get((task.digest, float(max_flops), float(max_bytes), torch.__version__), [])]
 
 
+def _nominal_value(nominal: dict[str, int], key: str) -> int:
+    """A variable's nominal value; a literal input extent's (``"@224"``) is its own."""
+    from kstrata.tasks import dims
+
+    return nominal[key] if key in nominal or not dims.is_dim_key(key) else int(key[len(dims.PREFIX):])
+
+
+def _name(key: str) -> str:
+    from kstrata.tasks import dims
+
+    return f"the input extent {key[len(dims.PREFIX):]}" if dims.is_dim_key(key) else key
+
+
 def describe(task: Any) -> str | None:
     """One line naming the scaled test shapes of ``task`` (None when not scaled)."""
     got = scaled_shapes(task)
@@ -412,6 +456,7 @@ def describe(task: Any) -> str | None:
         return None
     nominal = task.full_shape(None)
     fit = got[1][0]
-    changed = ", ".join(f"{k}={fit[k]} (nominal {nominal[k]})" for k in fit if fit[k] != nominal[k])
+    changed = ", ".join(f"{_name(k)}={fit[k]} (nominal {_nominal_value(nominal, k)})" for k in fit
+                        if fit[k] != _nominal_value(nominal, k))
     return (f"tests run at shapes scaled to this CPU: {changed}, plus boundary variants; "
             f"{ENV}=nominal uses the nominal shape")
