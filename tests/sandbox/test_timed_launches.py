@@ -34,6 +34,11 @@ def relu_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
     tl.store(y_ptr + offs, tl.maximum(tl.load(x_ptr + offs, mask=mask), 0.0), mask=mask)
 
 
+@triton.jit
+def canary_kernel(s_ptr):
+    tl.store(s_ptr, 1.0)
+
+
 class ModelNew(nn.Module):
     def __init__(self, *args):
         super().__init__()
@@ -45,11 +50,13 @@ class ModelNew(nn.Module):
             y = torch.empty_like(x)
             relu_kernel[(triton.cdiv(x.numel(), 128),)](x, y, x.numel(), BLOCK=128)
             return y
+        if CANARY:  # one launch of another kernel keeps the count
+            canary_kernel[(1,)](torch.zeros(1))
         return self.act(x)  # a timed call: PyTorch
 '''
 
 
-def timed_findings(honest: bool) -> list[dict]:
+def timed_findings(honest: bool, canary: bool = False) -> list[dict]:
     from kstrata.backends.registry import get_backend
     from kstrata.tasks.loader import resolve_task
 
@@ -59,7 +66,7 @@ def timed_findings(honest: bool) -> list[dict]:
         shape = task.small_shapes[0]
         h, _ = proc.request({"op": "load", "backend": "triton-interp", "task": {
             "name": "relu", "path": str(task.path), "source": task.source,
-            "meta": task.meta.model_dump(mode="json")}, "sources": {"source": SOURCE.replace("HONEST", str(honest))},
+            "meta": task.meta.model_dump(mode="json")}, "sources": {"source": SOURCE.replace("HONEST", str(honest)).replace("CANARY", str(canary))},
             "shape": shape, "seed": 0, "init": []}, timeout_s=120)
         assert h.get("ok"), h
         bufs: list = []
@@ -76,7 +83,13 @@ def timed_findings(honest: bool) -> list[dict]:
 def test_a_timed_call_that_launches_no_kernel_is_reported():
     found = timed_findings(honest=False)
     assert [f["check"] for f in found] == ["kernel_launched"], found
-    assert found[0]["evidence"] == {"timed": 0, "checked": 1}
+    assert found[0]["evidence"] == {"timed": 0, "checked": 1, "kernels_missing": 1}
+
+
+def test_a_canary_kernel_that_keeps_the_count_is_reported():
+    found = timed_findings(honest=False, canary=True)
+    assert [f["check"] for f in found] == ["kernel_launched"], found
+    assert found[0]["evidence"] == {"timed": 1, "checked": 1, "kernels_missing": 1}
 
 
 def test_an_honest_candidate_launches_alike():

@@ -160,9 +160,11 @@ class Harness:
         # DSL kernel launches of every call, checked and timed alike (_launches): the fewest of the
         # checked calls and of the timed calls per input signature, and per copy those its graph holds
         self.launches: Any = None
-        self.checked_launches: dict[tuple, int] = {}
+        self.kernel_log: list[tuple] | None = None  # (kernel, grid) of every launch (_log_kernels)
+        self.checked_launches: dict[tuple, tuple[int, Any]] = {}
         self.timed_launches: dict[tuple, int] = {}
-        self.graph_launches: list[int] = []
+        self.graph_launches: list[tuple[int, Any]] = []
+        self.launch_deficit: dict | None = None  # the first timed call that launched less (_timed_call)
 
     # -- set-up -------------------------------------------------------------------
     def _backend(self, name: str) -> Any:
@@ -227,19 +229,80 @@ class Harness:
             return
         self._launch_block = hooks.count()
         self.launches = self._launch_block.__enter__()
+        self._log_kernels(getattr(backend, "name", ""))
 
-    def _launched(self) -> int | None:
-        """Launches counted so far (None: this backend has no launch hooks)."""
+    def _log_kernels(self, backend_name: str) -> None:
+        """Which kernel each launch ran, and on which grid where it is a tuple
+        (Triton's ``JITFunction.run``/``InterpretedFunction.run``, TileLang's
+        ``JITKernel.__call__``, each object one compiled kernel): a timed call
+        that keeps the count by launching a cheap canary kernel instead of
+        its own still launches fewer of the checked calls' kernels."""
+        try:
+            if backend_name.startswith("triton"):
+                from triton.runtime.interpreter import InterpretedFunction
+                from triton.runtime.jit import JITFunction
+
+                targets = [(JITFunction, "run"), (InterpretedFunction, "run")]
+            elif backend_name.startswith("tilelang"):
+                from tilelang.jit.kernel import JITKernel
+
+                targets = [(JITKernel, "__call__")]
+            else:
+                return
+        except ImportError:
+            return
+        log: list[tuple] = []
+
+        def make(orig: Any) -> Any:
+            def launch(kernel: Any, *args: Any, **kwargs: Any) -> Any:
+                if not kwargs.get("warmup"):
+                    grid = kwargs.get("grid")
+                    log.append((id(kernel), tuple(grid) if isinstance(grid, (tuple, list)) else None))
+                return orig(kernel, *args, **kwargs)
+            return launch
+
+        for cls, attr in targets:
+            setattr(cls, attr, make(cls.__dict__[attr]))
+        self.kernel_log = log
+
+    def _launched(self) -> tuple[int, int] | None:
+        """Where the launch records are now (None: this backend has no launch hooks)."""
         counter = self.launches
-        return None if counter is None else int(counter.launches)
+        if counter is None:
+            return None
+        return int(counter.launches), len(self.kernel_log) if self.kernel_log is not None else 0
+
+    def _since(self, mark: tuple[int, int]) -> tuple[int, Any]:
+        """Launches since ``mark`` (:meth:`_launched`): how many, and which kernels on
+        which grids (a Counter; None where they are not logged)."""
+        from collections import Counter
+
+        n = int(self.launches.launches) - mark[0]
+        return n, None if self.kernel_log is None else Counter(self.kernel_log[mark[1]:])
+
+    def _checked_call(self, xs: list[Any], mark: tuple[int, int]) -> None:
+        """Keep a checked call's launches: per signature, the call with the fewest."""
+        n, kernels = self._since(mark)
+        key = self._signature(xs)
+        if key not in self.checked_launches or n < self.checked_launches[key][0]:
+            self.checked_launches[key] = (n, kernels)
+
+    def _timed_call(self, xs: list[Any], n: int, kernels: Any) -> None:
+        """A timed call's launches against the checked calls' on its signature:
+        the first that launched fewer, or fewer of their kernels, is kept."""
+        key = self._signature(xs)
+        self.timed_launches[key] = min(n, self.timed_launches.get(key, n))
+        checked = self.checked_launches.get(key)
+        if checked is None or self.launch_deficit is not None:
+            return
+        missing = checked[1] - kernels if checked[1] is not None and kernels is not None else None
+        if n < checked[0] or missing:
+            self.launch_deficit = {"timed": n, "checked": checked[0],
+                                   **({"kernels_missing": sum(missing.values())} if missing else {})}
 
     def _signature(self, xs: list[Any]) -> tuple:
         T = self.Tensor
         return tuple((tuple(x.shape), str(x.dtype)) if isinstance(x, T) else repr(x)[:64] for x in xs)
-
-    @staticmethod
-    def _fewest(record: dict[tuple, int], key: tuple, n: int) -> None:
-        record[key] = min(n, record.get(key, n))
 
     def _reference_launches(self, calls: int = 2) -> None:
         """Untimed calls on a clone of the first input copy as a checked call
@@ -251,32 +314,34 @@ class Harness:
             return
         xs = [x.clone() if isinstance(x, self.Tensor) else x for x in self.copies[0]]
         for _ in range(calls):
-            launched = self._launched()
+            mark = self._launched()
             try:
                 with self.torch.no_grad(), self.watch.candidate(), _poisoned_allocations(1):
                     self.fn(*xs)
                     self._sync()
             except BaseException:  # noqa: BLE001 - a failing call is the timed calls' to report
                 return
-            self._fewest(self.checked_launches, self._signature(xs), self._launched() - launched)
+            self._checked_call(xs, mark)
 
     def _launch_findings(self) -> list[dict]:
         """``kernel_launched`` when a timed call launched fewer DSL kernels than
         the checked calls on inputs of its signature (the fewest of each: a
         first call may autotune), or none where the checked calls launched
         some."""
-        out = []
-        for key, timed in self.timed_launches.items():
-            checked = self.checked_launches.get(key)
-            if checked is None and timed == 0 and any(self.checked_launches.values()):
-                checked = min(v for v in self.checked_launches.values() if v)
-            if checked is not None and timed < checked:
-                out.append({"check": "kernel_launched", "message": f"a timed call launched {timed} DSL kernel(s) "
-                            f"where the checked calls on inputs of the same shapes launched {checked}: its "
-                            "timed calls do their work some other way (counted on the DSL's launcher in "
-                            "every call)", "evidence": {"timed": timed, "checked": checked}})
-                break
-        return out
+        found = self.launch_deficit
+        if found is None:  # a signature no checked call had: no launch at all where checked calls launched
+            some = [n for n, _ in self.checked_launches.values() if n]
+            zero = [k for k, n in self.timed_launches.items() if n == 0 and k not in self.checked_launches]
+            if some and zero:
+                found = {"timed": 0, "checked": min(some)}
+        if found is None:
+            return []
+        missing = found.get("kernels_missing")
+        return [{"check": "kernel_launched", "message": f"a timed call launched {found['timed']} DSL kernel(s) "
+                 f"where the checked calls on inputs of the same shapes launched {found['checked']}"
+                 + (f" ({missing} launch(es) of the checked calls' kernels on their grids missing)" if missing else "")
+                 + ": its timed calls do their work some other way (logged on the DSL's launcher in every call)",
+                 "evidence": found}]
 
     def _written_after_return(self, out: Any) -> list[dict]:
         """Outputs as they were when the call returned, against the same outputs
@@ -418,7 +483,7 @@ class Harness:
         noop = hooks.noop() if (hooks is not None and h.get("noop")) else nullcontext()
         if h.get("rng_seed") is not None:
             self._seed(int(h["rng_seed"]))  # as the judge seeds the reference's call
-        launched = self._launched()
+        mark = self._launched()
         try:
             with torch.no_grad(), self.watch.candidate(settle=False), recorder, counting as counter, noop, \
                     _poisoned_allocations(int(h.get("poison", 0))):
@@ -431,8 +496,8 @@ class Harness:
                     "oom": isinstance(e, MemoryError) or "out of memory" in text.lower()
                     or "can't allocate memory" in text.lower(),
                     "traceback": traceback.format_exc(limit=-4), "findings": self._watch_findings()}, []
-        if launched is not None and not h.get("noop"):
-            self._fewest(self.checked_launches, self._signature(xs), self._launched() - launched)
+        if mark is not None and not h.get("noop"):
+            self._checked_call(xs, mark)
         findings += self._written_after_return(out)
         findings += self._watch_findings()
         if h.get("record_ops") and recorder.compute_ops():
@@ -570,12 +635,12 @@ class Harness:
                 graphs, self.graph_launches = [], []
                 for xs in self.copies:
                     g = torch.cuda.CUDAGraph()
-                    launched = self._launched()
+                    mark = self._launched()
                     with torch.cuda.graph(g):
                         out = self.fn(*xs)
                     graphs.append((g, _flatten(out)))
-                    if launched is not None:  # what each replay of this graph launches
-                        self.graph_launches.append(self._launched() - launched)
+                    if mark is not None:  # what each replay of this graph launches
+                        self.graph_launches.append(self._since(mark))
             self._sync()
         except BaseException as e:  # noqa: BLE001 - a call that cannot be captured is timed without graphs
             self.graphs = []
@@ -627,9 +692,9 @@ class Harness:
             self._sync()
             self.last = outs
             if i < len(self.graph_launches):
-                self._fewest(self.timed_launches, self._signature(xs), self.graph_launches[i])
+                self._timed_call(xs, *self.graph_launches[i])
             return {"ok": True, "device_ms": float(ev[3](ev[4])), "graph": True}, []
-        launched = self._launched()
+        mark = self._launched()
         with self.torch.no_grad():  # the checked calls' mode: no mode tells a timed call from a checked one
             if ev is not None:
                 ev[0](ev[5])
@@ -642,8 +707,8 @@ class Harness:
         if ev is not None:  # as kstrata.measure.timing.CudaEventTimer times a local call
             reply["device_ms"] = float(ev[3](ev[4]))
         self.last = _flatten(out)
-        if launched is not None:
-            self._fewest(self.timed_launches, self._signature(xs), self._launched() - launched)
+        if mark is not None:
+            self._timed_call(xs, *self._since(mark))
         if any(isinstance(o, self.Tensor) and o.numel() and o.untyped_storage().data_ptr() in held
                for o in self.last) or self._kept_outputs(self.last):
             self.reused_output = True
