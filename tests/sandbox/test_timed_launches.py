@@ -46,7 +46,7 @@ class ModelNew(nn.Module):
 
     def forward(self, x):
         probe = torch.empty(1).item()
-        if HONEST or probe != probe or abs(probe) > 1e37:  # a checked call: the kernel
+        if not TIMING_PROCESS and (HONEST or probe != probe or abs(probe) > 1e37):  # a checked call: the kernel
             y = torch.empty_like(x)
             relu_kernel[(triton.cdiv(x.numel(), 128),)](x, y, x.numel(), BLOCK=128)
             return y
@@ -56,7 +56,7 @@ class ModelNew(nn.Module):
 '''
 
 
-def timed_findings(honest: bool, canary: bool = False) -> list[dict]:
+def timed_findings(honest: bool, canary: bool = False, timing_process: bool = False) -> list[dict]:
     from kstrata.backends.registry import get_backend
     from kstrata.tasks.loader import resolve_task
 
@@ -66,7 +66,8 @@ def timed_findings(honest: bool, canary: bool = False) -> list[dict]:
         shape = task.small_shapes[0]
         h, _ = proc.request({"op": "load", "backend": "triton-interp", "task": {
             "name": "relu", "path": str(task.path), "source": task.source,
-            "meta": task.meta.model_dump(mode="json")}, "sources": {"source": SOURCE.replace("HONEST", str(honest)).replace("CANARY", str(canary))},
+            "meta": task.meta.model_dump(mode="json")}, "sources": {"source": SOURCE.replace("HONEST", str(honest)).replace("CANARY", str(canary))
+                                              .replace("TIMING_PROCESS", str(timing_process))},
             "shape": shape, "seed": 0, "init": []}, timeout_s=120)
         assert h.get("ok"), h
         bufs: list = []
@@ -90,6 +91,15 @@ def test_a_canary_kernel_that_keeps_the_count_is_reported():
     found = timed_findings(honest=False, canary=True)
     assert [f["check"] for f in found] == ["kernel_launched"], found
     assert found[0]["evidence"] == {"timed": 1, "checked": 1, "kernels_missing": 1}
+
+
+def test_a_candidate_that_knows_it_is_only_timed_is_reported():
+    """In a process that only times, the candidate may know it (its first call
+    is at the timing shape) and skip its kernel in every call, the untimed
+    reference calls included: their operator records see the PyTorch work."""
+    found = timed_findings(honest=False, canary=True, timing_process=True)
+    assert [f["check"] for f in found] == ["kernel_launched"], found
+    assert found[0]["evidence"]["compute"] == ["relu"], found
 
 
 def test_an_honest_candidate_launches_alike():

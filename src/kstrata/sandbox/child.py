@@ -312,16 +312,25 @@ class Harness:
         the first may autotune or compile)."""
         if self.launches is None or not self.copies or self.fn is None:
             return
+        from kstrata.verify.integrity.ops import Recorders, element_by_element
+
         xs = [x.clone() if isinstance(x, self.Tensor) else x for x in self.copies[0]]
         for _ in range(calls):
             mark = self._launched()
-            try:
-                with self.torch.no_grad(), self.watch.candidate(), _poisoned_allocations(1):
-                    self.fn(*xs)
+            try:  # the operator records too: a candidate that knows this process only times (its first
+                # call is at the timing shape) may compute with PyTorch in these calls as well
+                with self.torch.no_grad(), self.watch.candidate(), Recorders() as rec, _poisoned_allocations(1):
+                    out = self.fn(*xs)
                     self._sync()
             except BaseException:  # noqa: BLE001 - a failing call is the timed calls' to report
                 return
             self._checked_call(xs, mark)
+            size = sum(o.numel() for o in _flatten(out) if isinstance(o, self.Tensor))
+            ops = rec.compute_ops()
+            if (ops or element_by_element(rec.dispatch.count, size)) and self.launch_deficit is None:
+                self.launch_deficit = {"timed": 0, "checked": 0, "compute": ops[:8] or ["element by element"]}
+            if not self._since(mark)[0] and self.launch_deficit is None:
+                self.launch_deficit = {"timed": 0, "checked": 0}
 
     def _launch_findings(self) -> list[dict]:
         """``kernel_launched`` when a timed call launched fewer DSL kernels than
@@ -337,6 +346,11 @@ class Harness:
         if found is None:
             return []
         missing = found.get("kernels_missing")
+        if "compute" in found or not found["checked"]:
+            return [{"check": "kernel_launched", "message": "in this timing process the candidate's calls, "
+                     "checked-call conditions and all, " + (f"computed with PyTorch ({', '.join(found['compute'])})"
+                                                            if "compute" in found else "launched no DSL kernel")
+                     + ": its work is not the kernel's", "evidence": found}]
         return [{"check": "kernel_launched", "message": f"a timed call launched {found['timed']} DSL kernel(s) "
                  f"where the checked calls on inputs of the same shapes launched {found['checked']}"
                  + (f" ({missing} launch(es) of the checked calls' kernels on their grids missing)" if missing else "")
