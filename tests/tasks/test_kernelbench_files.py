@@ -320,3 +320,20 @@ def test_a_scaled_files_gpu_sized_nominal_shape_is_not_verified_on_a_cpu(tmp_pat
     t = load_task(p)
     tests, why = plan.nominal_tests(t, "s" * 32, "cpu")
     assert why is None and all(x.shape_dict == t.nominal_shape for x in tests) and tests
+
+
+def test_a_references_own_module_walk_is_no_introspection():
+    """L3 20_MobileNetV2 initialises its weights with ``for m in self.modules()``:
+    the file's own Model as the candidate was rejected (no_introspection:
+    accesses .modules). nn.Module.modules() is honest; sys.modules is not."""
+    from kstrata.verify.integrity.static import static_findings
+
+    def checks(src: str) -> set[str]:
+        return {f.check for f in static_findings(src, dsl=False)}
+
+    walk = ("import torch.nn as nn\nclass ModelNew(nn.Module):\n    def __init__(self):\n"
+            "        super().__init__()\n        for m in self.modules():\n            pass\n")
+    assert "no_introspection" not in checks(walk)
+    assert "no_introspection" in checks("import sys\nx = sys.modules\n")
+    assert "no_introspection" in checks("import sys\nx = sys.modules.get('torch')\n")
+    assert "no_introspection" in checks("import torch\nx = torch.nn.Module\ny = x.modules\n")

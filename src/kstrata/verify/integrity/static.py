@@ -365,7 +365,9 @@ class _Visitor(ast.NodeVisitor):
                         break
                     link = link.value
         self.inner.add(id(node.value))
-        if node.attr in DUNDER_TRICKS and name not in ("torch.nn.modules",):
+        # obj.modules() on no module path is nn.Module.modules() (KernelBench's weight init loops), not sys.modules
+        module_method = node.attr == "modules" and id(node) in self.called and not name
+        if node.attr in DUNDER_TRICKS and name not in ("torch.nn.modules",) and not module_method:
             self.add("no_introspection", node, f"accesses .{node.attr}")
         if node.attr == "Model" or name.endswith(".Model"):
             self.add("no_reference_call", node, "uses the reference class Model")
