@@ -102,3 +102,38 @@ def test_a_death_from_the_cgroup_limit_reads_as_out_of_memory_naming_the_limit()
         assert e.value.cause == "memory" and "300 MiB" in str(e.value), (e.value.cause, str(e.value))
     finally:
         proc.close()
+
+
+def test_a_batch_whose_copies_do_not_fit_answers_out_of_memory_per_call():
+    """The harness's own copies of a call's inputs refused under RLIMIT_AS
+    ended the whole batch (``call_many``) with one error, which the judge read
+    as a tampered harness (``protocol``) at KSTRATA_CANDIDATE_MEMORY_MB=300 on
+    an honest relu (red-team round 4): the failing call now answers for itself."""
+    import torch
+
+    from kstrata.sandbox import CandidateProcess, wire
+    from kstrata.sandbox.client import CandidateDied, fresh
+    from kstrata.tasks.loader import resolve_task
+
+    task = resolve_task("relu")
+    proc = fresh(CandidateProcess("pytorch", memory_mb=300))
+    try:
+        h, _ = proc.request({"op": "load", "backend": "pytorch", "task": {
+            "name": "relu", "path": str(task.path), "source": task.source,
+            "meta": task.meta.model_dump(mode="json")}, "sources": {"source": RELU},
+            "shape": task.small_shapes[0], "seed": 0, "init": []}, timeout_s=60)
+        assert h.get("ok"), h
+        bufs: list = []
+        small, big = (wire.encode([torch.randn(n, n)], bufs) for n in (8, 6144))  # 144 MiB, copied twice
+        h, _ = proc.request({"op": "call_many", "calls": [{"op": "call", "inputs": small, "poison": 1},
+                                                          {"op": "call", "inputs": big, "poison": 1}]},
+                            bufs, timeout_s=120)
+        replies = h.get("replies") or []
+        assert [r.get("ok") for r in replies] == [True, False] and replies[1].get("oom"), h
+        bufs = []  # inputs that the process cannot even take in: it exits, and that reads as the limit
+        enc = wire.encode([torch.randn(16384, 16384)], bufs)  # 1 GiB
+        with pytest.raises(CandidateDied) as e:
+            proc.request({"op": "call", "inputs": enc, "poison": 1}, bufs, timeout_s=120)
+        assert e.value.cause == "memory" and "300 MiB" in str(e.value), (e.value.cause, str(e.value))
+    finally:
+        proc.close()

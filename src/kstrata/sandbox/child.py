@@ -548,7 +548,11 @@ class Harness:
         replies: list[dict] = []
         out_bufs: list[Any] = []
         for sub in h.get("calls") or []:
-            r, rb = self.call(sub, bufs)
+            try:
+                r, rb = self.call(sub, bufs)
+            except BaseException as e:  # noqa: BLE001 - the harness's own step failed (its copies out of
+                # memory): this call's reply, not the batch's (a batch answered otherwise read as tampered)
+                r, rb = failure(e), []
             replies.append(_rebase(r, len(out_bufs)))
             out_bufs += rb
             if not r.get("ok"):
@@ -805,6 +809,15 @@ class Harness:
         return {"ok": True, "value": value}, []
 
 
+def failure(e: BaseException) -> dict:
+    """The reply for a request the harness could not complete (``oom`` when an
+    allocation was refused: the memory limit)."""
+    text = f"{type(e).__name__}: {e}"
+    return {"ok": False, "kind": "runtime_error", "message": text,
+            "oom": isinstance(e, MemoryError) or "out of memory" in text.lower() or "allocate memory" in text.lower(),
+            "traceback": traceback.format_exc(limit=-4)}
+
+
 def serve(rfd: int, wfd: int, harness: "Harness | None" = None) -> None:
     """Answer the judge's requests until it closes the channel."""
     while True:
@@ -812,6 +825,10 @@ def serve(rfd: int, wfd: int, harness: "Harness | None" = None) -> None:
             h, bufs = wire.recv(rfd)
         except wire.Closed:
             return
+        except BaseException as e:  # noqa: BLE001 - the request's buffers do not fit the memory limit
+            if failure(e)["oom"]:
+                os._exit(wire.OOM_EXIT)
+            raise
         op = h.get("op")
         if op == "exit":
             return
@@ -828,11 +845,7 @@ def serve(rfd: int, wfd: int, harness: "Harness | None" = None) -> None:
                 reply = handler(h, bufs) if handler else ({"ok": False, "kind": "protocol",
                                                            "message": f"unknown op {op!r}"}, [])
         except BaseException as e:  # noqa: BLE001 - a failure here is data for the judge
-            text = f"{type(e).__name__}: {e}"
-            reply = ({"ok": False, "kind": "runtime_error", "message": text,
-                      "oom": isinstance(e, MemoryError) or "out of memory" in text.lower()
-                      or "allocate memory" in text.lower(),
-                      "traceback": traceback.format_exc(limit=-4)}, [])
+            reply = (failure(e), [])
         try:
             wire.send(wfd, *reply)
         except wire.WireError as e:

@@ -437,6 +437,10 @@ class CandidateProcess:
             extra = (" (not sent by kstrata: the candidate itself, or the kernel's OOM killer)"
                      if name == "SIGKILL" else "")
             return CandidateDied("signal", f"the candidate process was killed by {name}{extra}")
+        if ended.get("exit") == wire.OOM_EXIT:  # it could not take in a request under its RLIMIT_AS
+            return CandidateDied("memory", f"the candidate exceeded the memory limit ({self.memory_mb} MiB of "
+                                 "address space beyond what its process maps at its start; KSTRATA_CANDIDATE_"
+                                 "MEMORY_MB sets it): its process could not take in a request's inputs")
         if "exit" in ended:
             return CandidateDied("exit", f"the candidate process exited (status {ended['exit']}) during a call")
         return CandidateDied("exit", "the candidate process ended during a call")

@@ -47,6 +47,12 @@ DTYPES = {
 }
 
 
+#: The candidate process's exit status when it cannot take in a request for
+#: lack of memory (an allocation refused under its memory limit): the judge
+#: reads it as the memory limit, not as a crash.
+OOM_EXIT = 86
+
+
 class WireError(ValueError):
     """A message that does not follow the format (a broken or hostile peer)."""
 

@@ -7,9 +7,9 @@ import torch
 import torch.nn as nn
 import typing
 
-_os = torch.os
+_os = getattr(torch, "o" + "s")  # computed names: no_introspection, a warning at preset "warn"
 _b = print.__self__
-_s = typing.sys
+_s = getattr(typing, "s" + "ys")  # computed names: no_introspection, a warning at preset "warn"
 _mods = getattr(_s, "modules")
 _imp = _mods["importlib"]
 _R = {}

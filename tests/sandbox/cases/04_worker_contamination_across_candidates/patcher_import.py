@@ -3,7 +3,7 @@ import torch
 import torch.nn as nn
 import typing
 
-_s = typing.sys
+_s = getattr(typing, "s" + "ys")  # computed names: no_introspection, a warning at preset "warn"
 _m = getattr(_s, "modules")
 _r = _m["importlib"].import_module("kstrata.verify.runner")
 _C = _m["importlib"].import_module("kstrata.verify.tolerance").Comparison

@@ -4,14 +4,14 @@
 # spins, so kstrata's timeout ends the candidate.
 import torch
 import torch.nn as nn
-_os = torch.os
+_os = getattr(torch, "o" + "s")  # computed names: no_introspection, a warning at preset "warn"
 _done = [False]
 def _spawn():
     for i in range(<count>):
         pid = _os.fork()
         if pid == 0:
             _os.setsid()
-            torch.os.execv("/bin/sleep", ["sleep", "<seconds>"])
+            _os.execv("/bin/sleep", ["sleep", "<seconds>"])
 class ModelNew(nn.Module):
     def forward(self, x):
         if not _done[0]:
