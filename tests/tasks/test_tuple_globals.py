@@ -306,3 +306,45 @@ def test_literal_input_extents_of_a_file_with_size_variables_scale(tmp_path):
     # a literal the layers fix (FIXED_IMAGE's Linear(64 * 32 * 32, ...)) stays as it is
     f = _task(tmp_path, "fixed_image", FIXED_IMAGE)
     assert all("@32" not in s for s in f.small_shapes + f.sweep_shapes)
+
+
+# the constructor reads a size global (KernelBench's 33_VanillaRNN keeps its hidden state)
+GLOBAL_IN_INIT = '''import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    def __init__(self, input_size, hidden_size):
+        super().__init__()
+        self.hidden = torch.randn((batch_size, hidden_size))
+        self.i2h = nn.Linear(input_size + hidden_size, hidden_size)
+
+    def forward(self, x):
+        return torch.tanh(self.i2h(torch.cat((x, self.hidden), dim=1)))
+
+batch_size = 256
+input_size = 64
+hidden_size = 32
+
+def get_inputs():
+    return [torch.rand(batch_size, input_size)]
+
+def get_init_inputs():
+    return [input_size, hidden_size]
+'''
+
+
+def test_the_candidates_size_globals_are_rebound_to_the_tests_shape(tmp_path):
+    """33_VanillaRNN's own Model as the candidate raised on a hidden test: the
+    reference's module was rebound to the test's batch_size, the candidate's
+    kept the nominal one its constructor read."""
+    from kstrata.backends.pytorch import load_model_new
+
+    t = _task(tmp_path, "vanilla_rnn", GLOBAL_IN_INIT)
+    shape = {**t.nominal_shape, "batch_size": 7}
+    model, inputs, init, _ = t.instantiate(shape, 0)
+    cand = load_model_new(GLOBAL_IN_INIT + "\n\nModelNew = Model\n", init, shape=shape)
+    assert cand.hidden.shape == (7, 32) and cand(*inputs).shape == (7, 32)
+    # a candidate without the task's globals loads as before
+    other = load_model_new("import torch\nclass ModelNew(torch.nn.Module):\n    def forward(self, x):\n"
+                           "        return x\n", [], shape={**shape, "input_shape[0]": 3})
+    assert other(inputs[0]) is inputs[0]

@@ -46,8 +46,15 @@ def _remove_dir(path: str) -> None:
         pass
 
 
-def load_model_new(source: str, init_inputs: list[Any], device: str = "cpu") -> torch.nn.Module:
+def load_model_new(source: str, init_inputs: list[Any], device: str = "cpu",
+                   shape: dict[str, int] | None = None) -> torch.nn.Module:
     """Import ``source`` from a temporary file and construct ``ModelNew(*init_inputs)``.
+
+    With ``shape`` (the test's sizes), the module's globals of those names
+    are rebound first, as the reference's are
+    (:func:`kstrata.tasks.base.rebind_globals`, leniently): a constructor that
+    reads a size global (KernelBench's VanillaRNN keeps ``torch.randn(
+    (batch_size, hidden_size))``) sees the test's size, not the nominal one.
 
     The caller seeds torch's RNG beforehand so the candidate's parameters match
     the reference's (same seed, same construction order, as in KernelBench).
@@ -77,6 +84,14 @@ def load_model_new(source: str, init_inputs: list[Any], device: str = "cpu") -> 
     finally:
         with contextlib.suppress(FileNotFoundError):  # the candidate may have removed it
             os.unlink(name)
+    if shape:
+        from kstrata.tasks.base import rebind_globals
+        from kstrata.tasks.dims import split_shape
+
+        try:
+            rebind_globals(module, source, split_shape(shape)[0], "<candidate>", lenient=True)
+        except Exception as e:  # noqa: BLE001 - a candidate bug is data
+            raise CandidateLoadError(f"rebinding the candidate's size globals raised {type(e).__name__}: {e}") from e
     if not hasattr(module, "ModelNew"):
         raise CandidateLoadError("candidate defines no ModelNew(torch.nn.Module)")
     try:
@@ -104,7 +119,7 @@ class PyTorchBackend(Backend):
     ) -> Callable[..., Any]:
         if "source" not in sources:
             raise CandidateLoadError("pytorch candidate needs a 'source' level")
-        return load_model_new(sources["source"], init_inputs, self.device)
+        return load_model_new(sources["source"], init_inputs, self.device, shape)
 
     def initial_sources(self, task: Task) -> dict[str, str]:
         """The reference itself, renamed: ``class ModelNew(Model)``."""

@@ -144,7 +144,8 @@ def int_globals(source: str) -> dict[str, int]:
     return out
 
 
-def rebind_globals(module: ModuleType, source: str, shape: dict[str, int], where: Any = "task") -> None:
+def rebind_globals(module: ModuleType, source: str, shape: dict[str, int], where: Any = "task",
+                   lenient: bool = False) -> None:
     """Bind ``shape`` into an imported task ``module`` (``source``: its text).
 
     Plain keys set the global of that name; ``"name[i]"`` keys set element
@@ -155,6 +156,9 @@ def rebind_globals(module: ModuleType, source: str, shape: dict[str, int], where
     ``input_shape = (batch_size, 3, 224, 224)``); one whose evaluation fails
     keeps its value. Keys of ``shape`` are never overwritten by that.
 
+    With ``lenient`` (a candidate's module, which need not define the task's
+    globals), keys it has no global for are left out instead.
+
     Raises
     ------
     TaskError
@@ -164,6 +168,11 @@ def rebind_globals(module: ModuleType, source: str, shape: dict[str, int], where
     elements: dict[str, dict[int, int]] = {}
     for key, value in shape.items():
         m = _ELEMENT_KEY.fullmatch(key)
+        if lenient and not hasattr(module, m[1] if m else key):
+            continue
+        if lenient and m and (not isinstance(getattr(module, m[1]), (tuple, list))
+                              or int(m[2]) >= len(getattr(module, m[1]))):
+            continue
         if m:
             elements.setdefault(m[1], {})[int(m[2])] = value
         else:

@@ -57,7 +57,7 @@ class TritonBackend(Backend):
         if _triton_version() is None:
             raise CandidateLoadError("triton is not installed")
         self._prepare()
-        return load_model_new(sources["source"], init_inputs, self.device)
+        return load_model_new(sources["source"], init_inputs, self.device, shape)
 
     def _prepare(self) -> None:
         """Set up the process before the candidate module is imported."""
