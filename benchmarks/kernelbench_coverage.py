@@ -132,8 +132,12 @@ def last_json(text: str) -> dict | None:
 
 
 def step_load(path: Path, timeout: float) -> dict:
+    # a TaskError (a file kstrata cannot use, e.g. an import it lacks) is kstrata's worded answer, as the
+    # CLI prints it: a failed load, not a traceback
     code = ("import json,sys\nfrom kstrata.tasks.loader import load_task, check_reference\n"
-            "t = load_task(sys.argv[1]); check_reference(t)\n"
+            "from kstrata.tasks.base import TaskError\n"
+            "try:\n    t = load_task(sys.argv[1]); check_reference(t)\n"
+            "except TaskError as e:\n    print('error:', e); sys.exit(2)\n"
             "print(json.dumps({'level': t.level, 'category': t.category, 'flops': t.flops(), "
             "'bytes': t.bytes(), 'small': t.small_shapes, 'sweep': t.sweep_shapes}))\n")
     rc, out, s = run([PY, "-c", code, str(path)], timeout)
