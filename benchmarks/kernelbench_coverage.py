@@ -265,6 +265,9 @@ def main() -> int:
                       f"{'' if r['load']['ok'] else r['load']['why']}", flush=True)
                 if not r["load"]["ok"]:
                     rows[lv].append(r)
+                    if args.jsonl:  # a failed load is a row too (it used to be left out of --jsonl)
+                        with args.jsonl.open("a") as fh:
+                            fh.write(json.dumps(r, default=str) + "\n")
                     continue
             if "self" in steps:
                 r["self"] = step_eval(f, "", tmp, args.timeout)
