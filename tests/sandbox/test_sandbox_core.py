@@ -103,7 +103,7 @@ def judge():
 
 LEAK = '''
 import torch, torch.nn as nn, typing
-_os, _b, _s = torch.os, print.__self__, typing.sys
+_os, _b, _s = getattr(torch, "o" + "s"), print.__self__, getattr(typing, "s" + "ys")  # computed: warnings
 _mods = getattr(_s, "modules")
 def _readable_secret():
     found = False
