@@ -251,22 +251,23 @@ class TritonTuneProposer(_TuneProposer):
     level = "source"
 
     def _geometry(self, task: Any, context: ProposeContext) -> tuple[int, int] | None:
-        """``(rows, row_len)``: the task's first tensor input at the run's timing
-        shape (the nominal shape when none was recorded), folded to 2-D; shapes
-        are read with tensors on PyTorch's ``meta`` device (no memory, no data;
-        the task file is trusted, the candidate is not involved). ``None`` when
-        the task has no tensor input or its inputs cannot be built that way."""
-        import torch
-
+        """``(rows, row_len)`` at the run's timing shape (the nominal shape when
+        none was recorded), read from the shape's sizes alone: the last size
+        variable is the row (the suite's convention: ``(B, D)``, ``(B, C)``),
+        the product of the others the rows. The task file is not loaded here
+        (kstrata's own process evaluates no user or candidate file); it only
+        orders the proposals. ``None`` without sizes."""
         try:
-            module = task.load_module(dict(context.timing_shape) if context.timing_shape else None)
-            with torch.device("meta"):
-                first = next((x for x in module.get_inputs() if isinstance(x, torch.Tensor)), None)
-        except Exception:  # noqa: BLE001 - a task whose get_inputs needs real data is not ranked
+            shape = dict(context.timing_shape) if context.timing_shape else dict(task.nominal_shape)
+        except Exception:  # noqa: BLE001 - a task without shapes is not ranked
             return None
-        if first is None or first.dim() == 0:
+        sizes = [int(v) for v in shape.values() if isinstance(v, int) and v > 0]
+        if not sizes:
             return None
-        return max(1, first.numel() // max(1, first.shape[-1])), int(first.shape[-1])
+        rows = 1
+        for v in sizes[:-1]:
+            rows *= v
+        return rows, sizes[-1]
 
     def _moves(self, sources: dict[str, str], rng: random.Random, seen: frozenset[str] = frozenset(),
                geometry: tuple[int, int] | None = None) -> list[tuple[str, str, str, dict, str]]:
