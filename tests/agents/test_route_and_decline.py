@@ -216,3 +216,16 @@ def test_a_graph_request_served_on_the_ancestor_says_the_requesters_schedule_is_
     assert "origin" not in r
     (r,) = placed_requests(tree, tree["a" * 8], "graph", "tvm-llvm", text_of=lambda h: None)
     assert r["origin"] == {"by": "b" * 8, "levels": ["schedule"], "level": "schedule", "rebuilt": True}
+
+
+def test_a_formatted_decline_without_a_request_line_makes_no_request():
+    """m22: a decline in the answer format whose diagnosis names a level in
+    passing was stored as a request to that level and routed there twice."""
+    answer = ("DECLINE\nDIAGNOSIS: the three nests need one read of x; I asked the graph level for that "
+              "and it was served: child e9196817 fuses them. Nothing is left at the schedule level here.")
+    d = parse_decline(answer, "schedule")
+    assert d.requests == ()
+    assert "e9196817" in d.diagnosis
+    # free prose without the format still gets its one named level as a request (models that ignore it)
+    prose = parse_decline("DECLINE\nThe graph level should fuse the three passes into one row loop.", "schedule")
+    assert [r["level"] for r in prose.requests] == ["graph"]

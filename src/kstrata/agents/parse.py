@@ -499,9 +499,9 @@ def parse_decline(text: str, level: str | None = None) -> Decline | None:
 def as_decline(text: str, level: str | None = None) -> Decline:
     """``text`` read as a decline, whatever its form: the ``DIAGNOSIS:`` text
     (else the prose, ``DECLINE`` and request lines left out) and the
-    ``CROSS-LEVEL REQUEST`` lines; without such lines, a request to the one
-    other level the prose names ("the schedule level ...": the sentence that
-    names it). Used for explicit declines and for answers that make no change
+    ``CROSS-LEVEL REQUEST`` lines; without such lines, and only in free prose
+    without a ``DIAGNOSIS:`` line, a request to the one other level the prose
+    names ("the schedule level ...": the sentence that names it). Used for explicit declines and for answers that make no change
     (code identical to the current text, prose without code).
 
     Parameters
@@ -533,9 +533,13 @@ def as_decline(text: str, level: str | None = None) -> Decline:
             diagnosis.insert(0, head.group(1).strip())
     joined = " ".join(d for d in diagnosis if d)
     requests = tuple(r for r in parse_cross_level_requests(text) if r["level"] != level)
-    if not requests and not any(_REQUEST_LINE.match(ln) for ln in text.splitlines()):
-        # no request line at all: the one other level the prose names (a request line that
-        # asks for nothing, "graph: none needed", means no request)
+    formatted = any(_DIAGNOSIS.match(ln) for ln in lines)
+    if not requests and not formatted and not any(_REQUEST_LINE.match(ln) for ln in text.splitlines()):
+        # free prose without the decline format and no request line: the one other level the
+        # prose names (a request line that asks for nothing, "graph: none needed", means no
+        # request). An answer in the format (DIAGNOSIS:) that has no request line makes none: its
+        # prose may name a level in passing ("I asked the graph level for that and it was
+        # served", model-in-the-loop round m22), which was stored and routed as a request
         requests = _named_requests(joined, level)
     return Decline(joined[:1000], requests)
 
