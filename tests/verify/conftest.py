@@ -77,3 +77,23 @@ def kstrata_eval(kstrata_cli):
         return json.loads(r.stdout[r.stdout.index("{"):])
 
     return run
+
+
+@pytest.fixture(scope="session")
+def check_case(kstrata_eval):
+    """``check_case(case, task, candidate, backend, args, verdicts, check)``: run
+    one red-team row (a case folder under ``cases/``; ``task`` a suite name or
+    a file in that folder) through :func:`kstrata_eval` and assert its verdict
+    is one of ``verdicts`` and, when ``check`` is given, that check fired."""
+
+    def run(case: str, task: str, candidate: str, backend: str, args: tuple[str, ...],
+            verdicts: tuple[str, ...], check: str | None) -> dict:
+        task = f"{case}/{task}" if task.endswith(".py") else task
+        d = kstrata_eval(task, f"{case}/{candidate}", *args, backend=backend)
+        said = f"{d['verdict']} {d.get('check')}: {str((d.get('evidence') or {}).get('message'))[:400]}"
+        assert d["verdict"] in verdicts, said
+        if check is not None:
+            assert check == d.get("check") or check in said, said
+        return d
+
+    return run

@@ -42,10 +42,5 @@ ROWS = [
 @pytest.mark.parametrize("case,task,candidate,backend,args,verdicts,check", ROWS,
                          ids=[f"{r[0]}/{r[2].removesuffix('.py')}/{'-'.join(a for a in r[4] if a.isalpha())}"
                               for r in ROWS])
-def test_case(kstrata_eval, case, task, candidate, backend, args, verdicts, check):
-    task = f"{case}/{task}" if task.endswith(".py") else task
-    d = kstrata_eval(task, f"{case}/{candidate}", *args, backend=backend)
-    said = f"{d['verdict']} {d.get('check')}: {str((d.get('evidence') or {}).get('message'))[:400]}"
-    assert d["verdict"] in verdicts, said
-    if check is not None:
-        assert check == d.get("check") or check in said, said
+def test_case(check_case, case, task, candidate, backend, args, verdicts, check):
+    check_case(case, task, candidate, backend, args, verdicts, check)

@@ -30,6 +30,7 @@ It is the default proposer and the baseline the LLM agents are compared with.
 
 from __future__ import annotations
 
+import math
 import random
 from typing import Any
 
@@ -262,12 +263,7 @@ class TritonTuneProposer(_TuneProposer):
         except Exception:  # noqa: BLE001 - a task without shapes is not ranked
             return None
         sizes = [int(v) for v in shape.values() if isinstance(v, int) and v > 0]
-        if not sizes:
-            return None
-        rows = 1
-        for v in sizes[:-1]:
-            rows *= v
-        return rows, sizes[-1]
+        return (math.prod(sizes[:-1]), sizes[-1]) if sizes else None
 
     def _moves(self, sources: dict[str, str], rng: random.Random, seen: frozenset[str] = frozenset(),
                geometry: tuple[int, int] | None = None) -> list[tuple[str, str, str, dict, str]]:

@@ -501,8 +501,9 @@ def as_decline(text: str, level: str | None = None) -> Decline:
     (else the prose, ``DECLINE`` and request lines left out) and the
     ``CROSS-LEVEL REQUEST`` lines; without such lines, and only in free prose
     without a ``DIAGNOSIS:`` line, a request to the one other level the prose
-    names ("the schedule level ...": the sentence that names it). Used for explicit declines and for answers that make no change
-    (code identical to the current text, prose without code).
+    names ("the schedule level ...": the sentence that names it). Used for
+    explicit declines and for answers that make no change (code identical to
+    the current text, prose without code).
 
     Parameters
     ----------

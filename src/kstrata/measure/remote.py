@@ -321,8 +321,8 @@ def deferred_work_note(candidate: RemoteCandidate, baseline: RemoteCandidate, ti
     inputs (the occasional output check, which the baseline never gets) are
     left out: on the H200 those transfers alone made the shipped Triton
     cross_entropy (524 MB of logits) read 940 ms against eager's 70 ms, and
-    a deferred thread cannot tell in advance which gaps those are. Read from outside the candidate's processes,
-    so a patched harness cannot hide it. The excess must pass
+    a deferred thread cannot tell in advance which gaps those are. Read from
+    outside the candidate's processes, so a patched harness cannot hide it. The excess must pass
     :data:`DEFERRED_MIN_MS`, :data:`DEFERRED_SHARE` of ``timed_ms`` (the
     candidate's timed calls, summed) and :data:`DEFERRED_NOISE` of the
     baseline's; ``None`` otherwise or when either side could not be observed."""

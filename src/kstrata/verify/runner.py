@@ -251,8 +251,8 @@ class Context:
         (check ``reference_time``)."""
         total = time.monotonic() - self.started
         cand = max(0.0, total - self.judge_s)
-        stop.evidence.update(judge_s=round(self.judge_s, 2), candidate_s=round(cand, 2))
-        stop.evidence.update(reference_s=round(self.reference_s, 2))
+        stop.evidence.update(judge_s=round(self.judge_s, 2), candidate_s=round(cand, 2),
+                             reference_s=round(self.reference_s, 2))
         if self.judge_s > cand:
             stop.check = "reference_time"
             stop.evidence["message"] = (
@@ -554,12 +554,12 @@ class ShapeRun:
         small = sum(r.numel() for r in refs_cpu if isinstance(r, torch.Tensor)) <= NATIVE_SMALL_OUTPUT
         if (small or not all(c.ok for c in comps)) and pristine is not None and _native(test) \
                 and self.model64 is not None:
-            exact = self._exact_oracle(pristine, refs_cpu, test)
+            exact, skipped = self._exact_oracle(pristine, refs_cpu, test)
             if exact is not None:  # the test is decided against the float64 oracle after all
                 oracles = exact
                 comps = [compare(c, o, r, tol) if isinstance(c, torch.Tensor) else k
                          for c, o, r, k in zip(out1, oracles, refs_cpu, comps)]
-            elif not all(c.ok for c in comps) and self.oracle_skipped:
+            elif not all(c.ok for c in comps) and skipped:
                 # the native bound has no term for the reference's own rounding (an accurate reordered
                 # reduction fails it), so the float64 oracle decides such a test; when the machine's
                 # state kept the judge from computing it, the verdict would depend on the load (a
@@ -568,7 +568,7 @@ class ShapeRun:
                     f"{ctx.task.path}: a test at {test.describe() if test.public else 'a hidden shape'} needs the "
                     f"float64 oracle to be decided (the candidate is outside the native reference's bound, "
                     f"which does not allow for the reference's own rounding), and the judge could not "
-                    f"compute it: {self.oracle_skipped}. The judge's side, not the candidate's: verify "
+                    f"compute it: {skipped}. The judge's side, not the candidate's: verify "
                     "again on a less loaded machine, with a longer --timeout, or at smaller shapes")
         if not all(c.ok for c in comps) and pristine is not None:
             extra = self._reduction_allowance(pristine, oracles, refs_cpu, test)
@@ -713,10 +713,12 @@ class ShapeRun:
     ORACLE_MEMORY_FACTOR = 6.0
 
     def _exact_oracle(self, pristine: list[Any], refs: list[torch.Tensor], test: TestCase
-                      ) -> list[torch.Tensor] | None:
-        """The float64 oracle of a test planned without one (``oracle ==
+                      ) -> tuple[list[torch.Tensor] | None, str | None]:
+        """``(oracles, why_not)``: the float64 oracle of a test planned without one (``oracle ==
         "native"``), computed once its candidate failed the derived bound of
-        :func:`compare_native`; None where it cannot be had: the model has no
+        :func:`compare_native`; None where it cannot be had (``why_not`` then
+        names a cause that is the machine's state: memory, time left, out of
+        memory; None for a model without a float64 run): the model has no
         float64 run, the machine's available memory is under
         :data:`ORACLE_MEMORY_FACTOR` times the test's input and output bytes
         (a float64 copy is twice their size, plus the forward's
@@ -738,30 +740,25 @@ class ShapeRun:
         import psutil
 
         ctx = self.ctx
-        self.oracle_skipped = None
         if ctx.deadline is not None and \
                 ctx.deadline - time.monotonic() < self.ORACLE_TIME_FACTOR * self.ref_s + 5.0:
-            self.oracle_skipped = (f"too little of the verification's time was left for it (under "
-                                   f"{self.ORACLE_TIME_FACTOR:g} x the reference's {self.ref_s:.2g} s call + 5 s)")
-            return None
+            return None, (f"too little of the verification's time was left for it (under "
+                          f"{self.ORACLE_TIME_FACTOR:g} x the reference's {self.ref_s:.2g} s call + 5 s)")
         nbytes = sum(x.numel() * x.element_size() for x in [*pristine, *refs] if isinstance(x, torch.Tensor))
         available = psutil.virtual_memory().available
         if available < self.ORACLE_MEMORY_FACTOR * nbytes:
-            self.oracle_skipped = (f"the machine had {available / 2**20:.0f} MiB available, under the "
-                                   f"{self.ORACLE_MEMORY_FACTOR * nbytes / 2**20:.0f} MiB it needs")
-            return None
+            return None, (f"the machine had {available / 2**20:.0f} MiB available, under the "
+                          f"{self.ORACLE_MEMORY_FACTOR * nbytes / 2**20:.0f} MiB it needs")
         t0 = time.monotonic()
         try:
             oracles = self._float64(pristine, test)
         except Exception as e:  # noqa: BLE001 - out of memory or no float64 run: the native bound decides
-            if is_oom(e):
-                self.oracle_skipped = "it ran out of memory"
-            return None
+            return None, ("it ran out of memory" if is_oom(e) else None)
         finally:
             ctx.judge_s += time.monotonic() - t0
         if len(oracles) != len(refs) or any(o.shape != r.shape for o, r in zip(oracles, refs)):
-            return None
-        return [o.cpu() if r.is_floating_point() else r.cpu() for o, r in zip(oracles, refs)]
+            return None, None
+        return [o.cpu() if r.is_floating_point() else r.cpu() for o, r in zip(oracles, refs)], None
 
 
 def _native(test: TestCase) -> bool:

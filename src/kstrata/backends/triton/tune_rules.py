@@ -61,6 +61,7 @@ Structural variants (mechanical, no model)
 
 from __future__ import annotations
 
+import math
 import random
 import re
 from dataclasses import dataclass, field
@@ -513,8 +514,6 @@ def shape_cost(config: dict[str, int], rows: int, row_len: int) -> float:
     (elementwise) counts ``rows * row_len`` elements in blocks of ``BLOCK``.
     It orders proposals only; every variant is still verified and timed.
     """
-    import math
-
     warps = config.get("NUM_WARPS", config.get("num_warps", 4)) or 4
     threads = 32 * warps
     p2 = 1 << max(0, (max(1, row_len) - 1).bit_length())
@@ -526,7 +525,8 @@ def shape_cost(config: dict[str, int], rows: int, row_len: int) -> float:
         two_pass = bool(config.get("TWO_PASS", 0))
         span = (min(config.get("CHUNK", p2), p2) if two_pass else p2) * per_prog
         programs = math.ceil(rows / per_prog)
-        extra = 1.0 if two_pass and p2 <= 2 * ELEMENTS_PER_THREAD * 32 * 16 else 0.0
+        # the row fits one pass at the most warps a launch takes with at most twice the target per thread
+        extra = 1.0 if two_pass and p2 <= 2 * ELEMENTS_PER_THREAD * 32 * max(NAMED_CHOICES[0][1]) else 0.0
     per_thread = span / threads
     cost = abs(math.log2(per_thread / ELEMENTS_PER_THREAD)) + extra
     if per_thread > 64:
