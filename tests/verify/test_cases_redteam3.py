@@ -33,6 +33,10 @@ ROWS = [
     # a memo on integer inputs (token ids), which the timer's freshen left unchanged (the kind of case 11)
     ("rt3_int_input_memo", "task.py", "candidate.py", "pytorch", ("--budget-ms", "200"), ("rejected",),
      "timed_output"),
+    # the same with the fewest timed calls (a loaded machine): fewer calls than input copies reuse no copy,
+    # so the memo never hit a freshened one and read correct; a checked call on a freshened copy is now certain
+    ("rt3_int_input_memo", "task.py", "candidate.py", "pytorch", ("--budget-ms", "1"), ("rejected",),
+     "timed_output"),
     # NaN/Inf propagation (round 2 open item 2): a task that opts in to the nonfinite draw
     ("rt3_nonfinite_relu", "task.py", "candidate.py", "pytorch", NO_TIME, ("correct",), None),
     ("rt3_nonfinite_relu", "task.py", "candidate_where.py", "pytorch", NO_TIME, ("incorrect",), None),

@@ -111,6 +111,7 @@ class RemoteCandidate:
         self.uses: list[int] = []  # timed calls so far per copy
         self.seeds: list[list[int]] = []  # the freshens sent per copy, in order
         self.fresh_checks = 0
+        self.fresh_checked = False  # a checked call read a freshened copy (check_last makes sure of one)
         self.graphed = False  # the candidate process captured one CUDA graph per copy (stage)
         self.graph_error: str | None = None  # why it could not, when asked to
         self.use_graph = False  # timed calls replay the captured graphs (set by measure)
@@ -230,6 +231,7 @@ class RemoteCandidate:
             return
         if fresh and not last:
             self.fresh_checks += 1
+        self.fresh_checked = self.fresh_checked or fresh
         self._fetched = True
         h, b = self.proc.ok({"op": "fetch", "inputs_of": i})
         try:
@@ -269,10 +271,28 @@ class RemoteCandidate:
                 "candidate's outputs differ between checked and timed calls", {"call": self.calls, "copy": i})
 
     def check_last(self) -> None:
-        """Check the outputs of the final timed call."""
-        if self.last_i >= 0:
-            self.calls -= 1
-            self.after_call(self.last_i, last=True)
+        """Check the outputs of the final timed call; then, where no checked
+        call read a freshened copy (a timing on a loaded machine may make
+        fewer calls than it has copies, so no copy was reused), one more call
+        on a freshened copy, checked. Its request sequence (flush with a
+        freshen, run, fetch) is that of any checked reuse, so the candidate
+        cannot tell it from a timed call: a memo that misses on every copy's
+        first use and hits on a reused one (a key the freshen leaves alone:
+        the sum of token ids) is caught however few calls were timed."""
+        if self.last_i < 0:
+            return
+        self.calls -= 1
+        self.after_call(self.last_i, last=True)
+        if self.check is None or self.fresh_checked:
+            return
+        used = [i for i, n in enumerate(self.uses) if n]
+        if not used:
+            return
+        i = _DRAW.choice(used)
+        self.flush(i)
+        _RunThunk(self, i)()
+        self.calls -= 1
+        self.after_call(i, last=True)
 
 
 #: How much longer (relative, and at least :data:`UNTIMED_SLACK_MS`) the
