@@ -112,6 +112,9 @@ class RemoteCandidate:
         self.seeds: list[list[int]] = []  # the freshens sent per copy, in order
         self.fresh_checks = 0
         self.fresh_checked = False  # a checked call read a freshened copy (check_last makes sure of one)
+        #: on the CPU, the judge's own :class:`kstrata.measure.cache_flush.CacheFlusher`, run after each
+        #: untimed request and before the timed call (set by measure; None: the process flushes itself)
+        self.judge_flusher: Any = None
         self.graphed = False  # the candidate process captured one CUDA graph per copy (stage)
         self.graph_error: str | None = None  # why it could not, when asked to
         self.use_graph = False  # timed calls replay the captured graphs (set by measure)
@@ -130,7 +133,9 @@ class RemoteCandidate:
         """A handle for another timing of the same loaded candidate: its own
         call counter (so that timing's first call is checked) and its own draw
         of checked calls (``seed``)."""
-        return RemoteCandidate(self.proc, check=self.check, seed=seed)
+        other = RemoteCandidate(self.proc, check=self.check, seed=seed)
+        other.judge_flusher = self.judge_flusher
+        return other
 
     def stage(self, sets: list[list[Any]], flush_bytes: int | None, flush: bool, graph: bool = False) -> None:
         """Send the input copies (kept resident in the candidate process).
@@ -165,26 +170,23 @@ class RemoteCandidate:
 
     def cpu_ms(self) -> float | None:
         """CPU time (user + system, ms) used so far by the candidate's
-        processes, every thread included, read from outside them
-        (``/proc/PID/stat`` through psutil: in clock ticks, 10 ms on Linux);
-        None where the process cannot be observed (no sandbox client). The
-        process list is refreshed every 32 reads."""
-        import psutil
-
+        processes, every thread included (exited ones too), read from outside
+        them: each process's CPU-time clock (``clock_gettime`` on the clock id
+        of its pid, ``MAKE_PROCESS_CPUCLOCK`` in Linux's
+        ``include/linux/posix-timers.h``: nanoseconds), or ``/proc/PID/stat``
+        through psutil (clock ticks, 10 ms) where that clock cannot be read.
+        Ticks were too coarse: with a 110 ms cache flush between calls (twice
+        a 480 MiB L3), a thread that finished a softmax after each call
+        returned was lost in the ticks' noise. None where the process cannot
+        be observed (no sandbox client). The process list is refreshed every
+        32 reads."""
         own = getattr(self.proc, "_own_processes", None)
         if own is None:
             return None
         if not self._cpu_pids or self._cpu_reads % 32 == 0:
             self._cpu_pids = own()
         self._cpu_reads += 1
-        total = 0.0
-        for pid in self._cpu_pids:
-            try:
-                t = psutil.Process(pid).cpu_times()
-            except psutil.Error:
-                continue
-            total += (t.user + t.system) * 1e3
-        return total
+        return sum(process_cpu_ms(pid) or 0.0 for pid in self._cpu_pids)
 
     def thunks(self, n: int) -> list["_RunThunk"]:
         return [_RunThunk(self, i) for i in range(n)]
@@ -202,12 +204,18 @@ class RemoteCandidate:
             self.proc.thaw()
 
     def flush(self, i: int | None = None) -> None:
-        """The cache flush before a timed call on copy ``i``, done by the
-        candidate's process (untimed). When the call reuses copy ``i``, the
-        same request first freshens it with a seed drawn here
+        """The untimed request before a timed call on copy ``i``: on a GPU the
+        candidate's process flushes the device's L2 on its stream; on the CPU
+        the judge flushes the caches itself (``judge_flusher``, after the
+        request): a flush of twice the last-level cache cost the candidate's
+        process 110 ms of CPU per call on a host with a 480 MiB L3, in which a
+        thread finishing the output after the call returned was lost
+        (:func:`deferred_work_note`), and a buffer that size in each candidate
+        and baseline process. When the call reuses copy ``i``, the request
+        first freshens it with a seed drawn here
         (:func:`kstrata.measure.freshen.freshen`: no timed call reads values an
-        earlier one read). How long each took (ms, the judge's clock) is kept
-        in ``flush_ms`` for :func:`untimed_work_note`."""
+        earlier one read). How long each request took (ms, the judge's clock)
+        is kept in ``flush_ms`` for :func:`untimed_work_note`."""
         h: dict[str, Any] = {"op": "flush"}
         if i is not None and 0 <= i < len(self.uses):
             if self.uses[i]:
@@ -219,6 +227,8 @@ class RemoteCandidate:
         t0 = time.perf_counter_ns()
         self.proc.ok(h)
         self.flush_ms.append((time.perf_counter_ns() - t0) / 1e6)
+        if self.judge_flusher is not None:
+            self.judge_flusher.flush()
 
     def after_call(self, i: int, last: bool = False) -> None:
         """Maybe check the outputs of the call just timed (untimed)."""
@@ -321,18 +331,22 @@ def untimed_work_note(candidate: RemoteCandidate, baseline: RemoteCandidate) -> 
 
 
 #: Least excess of CPU time (ms, over the whole timing) outside the candidate's
-#: timed calls that :func:`deferred_work_note` reports: three clock ticks.
-DEFERRED_MIN_MS = 30.0
+#: timed calls that :func:`deferred_work_note` reports.
+DEFERRED_MIN_MS = 2.0
 #: ... and as a share of the candidate's total timed time,
 DEFERRED_SHARE = 0.25
-#: ... and of the baseline's own CPU between calls (the flush's cost varies with the load).
-DEFERRED_NOISE = 0.15
+#: ... and as a share of the baseline's own CPU per gap (two processes flushing
+#: the same buffer differ systematically by a few tenths of a percent),
+DEFERRED_REL = 0.01
+#: ... and in standard errors of the difference of the two mean gaps (Welch):
+#: the flush's CPU varies with the memory traffic of the whole machine.
+DEFERRED_SE = 4.0
 
 
 def deferred_work_note(candidate: RemoteCandidate, baseline: RemoteCandidate, timed_ms: float) -> str | None:
     """A ``suspicious`` note when the candidate's processes used markedly more
     CPU between their timed calls than the baseline's processes did between
-    theirs (totals, ms, from :meth:`RemoteCandidate.cpu_ms`): work left
+    theirs (per gap, ms, from :meth:`RemoteCandidate.cpu_ms`): work left
     running when a call returned (a thread that finishes the output while the
     judge flushes the cache made an unchanged softmax read 5x faster;
     red-team round of 2026-12-02). Both processes answer the same untimed
@@ -342,21 +356,30 @@ def deferred_work_note(candidate: RemoteCandidate, baseline: RemoteCandidate, ti
     left out: on the H200 those transfers alone made the shipped Triton
     cross_entropy (524 MB of logits) read 940 ms against eager's 70 ms, and
     a deferred thread cannot tell in advance which gaps those are. Read from
-    outside the candidate's processes, so a patched harness cannot hide it. The excess must pass
-    :data:`DEFERRED_MIN_MS`, :data:`DEFERRED_SHARE` of ``timed_ms`` (the
-    candidate's timed calls, summed) and :data:`DEFERRED_NOISE` of the
-    baseline's; ``None`` otherwise or when either side could not be observed."""
+    outside the candidate's processes, so a patched harness cannot hide it.
+
+    The mean excess per gap must pass :data:`DEFERRED_SE` standard errors of
+    the difference of means and :data:`DEFERRED_REL` of the baseline's mean
+    gap; summed over the candidate's gaps it must pass
+    :data:`DEFERRED_MIN_MS` and :data:`DEFERRED_SHARE` of ``timed_ms`` (the
+    candidate's timed calls, summed). A fixed share of the baseline's gaps
+    (15%) was the rule before: on a host whose cache flush costs 110 ms of
+    CPU (a 480 MiB L3) the deferred softmax's 2 ms per gap never passed it.
+    ``None`` otherwise or when either side has fewer than 3 gaps."""
     a, b = candidate.gap_cpu_ms, baseline.gap_cpu_ms
     if len(a) < 3 or len(b) < 3:
         return None
-    ca = sum(a)
-    cb = sum(b) * len(a) / len(b)  # the baseline's gaps, per as many calls as the candidate's
-    excess = ca - cb
-    if excess <= max(DEFERRED_MIN_MS, DEFERRED_SHARE * timed_ms, DEFERRED_NOISE * cb):
+    ma, mb = statistics.fmean(a), statistics.fmean(b)
+    se = (statistics.variance(a) / len(a) + statistics.variance(b) / len(b)) ** 0.5
+    excess = ma - mb
+    total = excess * len(a)
+    if (excess <= DEFERRED_SE * se or excess <= DEFERRED_REL * mb
+            or total <= max(DEFERRED_MIN_MS, DEFERRED_SHARE * timed_ms)):
         return None
-    return (f"deferred work: the candidate's processes used {ca:.0f} ms of CPU between their {len(a) + 1} timed "
-            f"calls, the baseline's {cb:.0f} ms for the same untimed requests, against {timed_ms:.0f} ms in the "
-            "timed calls: work left running after a call returned is not in its time")
+    return (f"deferred work: the candidate's processes used {ma:.3g} ms of CPU per gap between their {len(a) + 1} "
+            f"timed calls (mean), the baseline's {mb:.3g} ms for the same untimed requests ({excess * len(a):.0f} ms "
+            f"more in all, {excess / se if se else float('inf'):.0f} standard errors), against {timed_ms:.0f} ms in "
+            "the timed calls: work left running after a call returned is not in its time")
 
 
 #: On the GPU, how much larger (ms, and as a share of the candidate's median
@@ -446,6 +469,33 @@ def _changed_inputs(sent: list[Any], back: list[Any]) -> int | None:
         if not same_values(torch, x, y.to(x.device)):
             return k
     return None
+
+
+def _cpu_clock_id(pid: int) -> int:
+    """The CPU-time clock id of process ``pid`` (all its threads, the exited
+    ones included): ``(~pid << 3) | CPUCLOCK_SCHED`` as a signed 32-bit
+    ``clockid_t`` (Linux ``MAKE_PROCESS_CPUCLOCK``; glibc's
+    ``clock_getcpuclockid`` returns the same)."""
+    cid = ((~pid) << 3 | 2) & 0xFFFFFFFF
+    return cid - (1 << 32) if cid & 0x80000000 else cid
+
+
+def process_cpu_ms(pid: int) -> float | None:
+    """CPU ms (user + system, every thread, exited ones included) used by
+    process ``pid`` so far: its CPU-time clock (ns resolution) on Linux,
+    else ``/proc/PID/stat`` (clock ticks) through psutil; None when the
+    process is gone."""
+    try:
+        return time.clock_gettime_ns(_cpu_clock_id(pid)) / 1e6
+    except (OSError, AttributeError, OverflowError):
+        pass
+    import psutil
+
+    try:
+        t = psutil.Process(pid).cpu_times()
+    except psutil.Error:
+        return None
+    return (t.user + t.system) * 1e3
 
 
 class _RunThunk:

@@ -487,7 +487,10 @@ def measure(
     if remote:
         from kstrata.measure.remote import RemoteTimer
 
-        candidate.stage(sets, config.flush_bytes, config.flush, graph=want_graph)
+        # on the CPU the judge flushes (remote.RemoteCandidate.flush): the candidate's processes then do
+        # nothing between calls but a freshen, so work they leave running shows (remote.deferred_work_note)
+        candidate.judge_flusher = None if cuda else flusher
+        candidate.stage(sets, config.flush_bytes, config.flush and cuda, graph=want_graph)
         candidate.calibrate()
         a = candidate.thunks(len(sets))
         timer = RemoteTimer(timer, device, untrusted=[candidate])
@@ -502,7 +505,8 @@ def measure(
     if getattr(baseline, "remote", False):
         from kstrata.measure.remote import RemoteTimer
 
-        baseline.stage(sets, config.flush_bytes, config.flush, graph=want_graph and candidate.graphed)
+        baseline.judge_flusher = None if cuda else flusher
+        baseline.stage(sets, config.flush_bytes, config.flush and cuda, graph=want_graph and candidate.graphed)
         if remote:
             candidate.hold()  # the baseline's round trip is calibrated with the candidate stopped
         try:
