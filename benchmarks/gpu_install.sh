@@ -20,4 +20,5 @@ if ! cmp -s .gpu/gos/MANIFEST "$dep/.manifest" 2>/dev/null; then
   dpkg -x .gpu/gos/bubblewrap_*.deb "$dep-bw" || { return 1 2>/dev/null || exit 1; }
   cp .gpu/gos/MANIFEST "$dep/.manifest"
 fi
-export PYTHONPATH=$dep:$PWD/src PATH=$PATH:$dep-bw/usr/bin PYTHONUNBUFFERED=1
+# EXTRA_PYTHONPATH: more folders after ./src, e.g. /tmp/kst-tvm (TVM installed by .gpu/N/install-part.sh) for tvm-cuda
+export PYTHONPATH=$dep:$PWD/src${EXTRA_PYTHONPATH:+:$EXTRA_PYTHONPATH} PATH=$PATH:$dep-bw/usr/bin PYTHONUNBUFFERED=1
