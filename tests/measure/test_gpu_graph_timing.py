@@ -79,3 +79,23 @@ def test_work_on_a_stream_outside_the_capture_does_not_time_faster():
     # not replayed (capture refused the side stream): plain calls, whose end event follows a device sync
     assert "cuda-graph replay" not in m.method or m.suspicious, m.method
     assert m.candidate.median > 0.5 * honest.candidate.median or m.suspicious
+
+
+def test_a_graph_whose_replay_writes_nothing_is_not_used():
+    # the work on a side stream is outside the capture: the replay check refuses the graph, both sides are
+    # timed with plain calls (before, such a graph replayed nothing and returned the warm-up's outputs)
+    task, src = _softmax()
+    m = time_candidate("triton", task, {"source": src["source"] + SIDE_STREAM}, SHAPE, config=CFG,
+                       with_roofline=False)
+    assert "cuda-graph replay" not in m.method and "did not write its outputs" in m.method, m.method
+
+
+def test_tvm_cuda_kernels_run_on_torchs_stream_and_are_replayed():
+    # TVM launched on its own default stream: captures held nothing, and every tvm-cuda candidate on the
+    # H200 read rejected (timed_output) on a freshened copy; it now launches on PyTorch's current stream
+    pytest.importorskip("tvm")
+    task = resolve_task("relu")
+    src = get_backend("tvm-cuda").initial_sources(task)
+    m = time_candidate("tvm-cuda", task, src, task.full_shape(None), config=CFG, with_roofline=False)
+    assert "cuda-graph replay" in m.method, m.method
+    assert m.speedup is not None and m.speedup.point > 0.2

@@ -660,6 +660,9 @@ class Harness:
                     if mark is not None:  # what each replay of this graph launches
                         self.graph_launches.append(self._since(mark))
             self._sync()
+            empty = self._replays_write(graphs)
+            if empty is not None:
+                raise RuntimeError(empty)
         except BaseException as e:  # noqa: BLE001 - a call that cannot be captured is timed without graphs
             self.graphs = []
             try:
@@ -671,6 +674,34 @@ class Harness:
         if not self.spin_cycles and self._cuda_sleep is not None:
             self.spin_cycles = self._spin_cycles()
         return {"graph": True, "spin_cycles": self.spin_cycles}
+
+    def _replays_write(self, graphs: list[tuple[Any, list[Any]]]) -> str | None:
+        """Why a captured graph does not hold the call's work, or None: each
+        graph is replayed with its floating outputs set to NaN, and an output
+        element the replay left NaN where the previous replay wrote a number
+        means the work ran outside the capture (kernels launched on another
+        stream than PyTorch's: TVM's on its own default stream). A replay of
+        such a graph returns the warm-up's outputs, so timing it would time
+        nothing and its checked outputs would be stale: both sides are then
+        timed without graphs."""
+        torch = self.torch
+        with torch.no_grad():
+            for k, (g, outs) in enumerate(graphs):
+                floats = [o for o in outs if isinstance(o, torch.Tensor) and o.is_floating_point() and o.numel()]
+                if not floats:
+                    continue
+                g.replay()
+                self._sync()
+                before = [o.isnan() for o in floats]
+                for o in floats:
+                    o.fill_(float("nan"))
+                g.replay()
+                self._sync()
+                for o, was in zip(floats, before):
+                    if bool((o.isnan() & ~was).any()):
+                        return (f"the replay of copy {k}'s graph did not write its outputs: the call's GPU work "
+                                "runs outside the captured stream (another stream than PyTorch's current one)")
+        return None
 
     def _spin_cycles(self, target_ms: float = SPIN_MS) -> int:
         """GPU clock cycles of ``torch.cuda._sleep`` that last about

@@ -100,6 +100,30 @@ class PlanRunner:
         tensors = [_aligned(x.contiguous()) for x in inputs] + self.params
         env.update(zip(self.plan.inputs, tensors))
         buffers, tir_args, prims = self._sizes(tensors)
+        with self._on_torch_stream():
+            return self._run(env, buffers, tir_args, prims)
+
+    def _on_torch_stream(self) -> Any:
+        """On a CUDA device, TVM's launches go to PyTorch's current stream
+        (``tvm_ffi.use_raw_stream``): on TVM's own default stream they were
+        outside a CUDA graph captured on PyTorch's stream, so a replay ran
+        nothing and returned the warm-up's outputs (every tvm-cuda candidate
+        on the H200 read ``rejected``, timed_output, on a freshened copy), and
+        outside a caller's stream order. A no-op context elsewhere."""
+        import contextlib
+
+        if self.device.type != "cuda":
+            return contextlib.nullcontext()
+        try:
+            import tvm
+            import tvm_ffi
+        except ImportError:
+            return contextlib.nullcontext()
+        dev = tvm.runtime.device("cuda", self.device.index or 0)
+        return tvm_ffi.use_raw_stream(dev, torch.cuda.current_stream(self.device).cuda_stream)
+
+    def _run(self, env: dict[str, torch.Tensor], buffers: dict[str, Any], tir_args: dict[int, list[Any]],
+             prims: dict[Any, int]) -> Any:
         conv = self._from
         pattern = self.poison.pattern if self.poison is not None else 0
         kernels = self._kernels_for(pattern) if pattern else self.kernels
