@@ -82,12 +82,13 @@ def test_work_on_a_stream_outside_the_capture_does_not_time_faster():
 
 
 def test_a_graph_whose_replay_writes_nothing_is_not_used():
-    # the work on a side stream is outside the capture: the replay check refuses the graph, both sides are
-    # timed with plain calls (before, such a graph replayed nothing and returned the warm-up's outputs)
+    # the work on a side stream is outside the capture: PyTorch's capture is invalidated (H200, torch 2.11),
+    # or the replay check refuses the graph; either way both sides are timed with plain calls (a graph that
+    # replayed nothing returned the warm-up's outputs: tvm-cuda before it launched on PyTorch's stream)
     task, src = _softmax()
     m = time_candidate("triton", task, {"source": src["source"] + SIDE_STREAM}, SHAPE, config=CFG,
                        with_roofline=False)
-    assert "cuda-graph replay" not in m.method and "did not write its outputs" in m.method, m.method
+    assert "(no CUDA graph: candidate:" in m.method, m.method
 
 
 def test_tvm_cuda_kernels_run_on_torchs_stream_and_are_replayed():
