@@ -166,3 +166,26 @@ def test_show_marks_a_roofline_from_an_untrusted_timing(tmp_path, trusted):
     line = next(ln for ln in r.output.splitlines() if ln.strip().startswith("roofline"))
     assert "42.0%" in line
     assert ("untrusted" in line) is (not trusted)
+
+
+def test_retime_says_why_a_timing_failed(tmp_path):
+    class Fails(FakeEvaluator):
+        final_error = None
+
+        def final_round(self, task, backend, srcs):
+            self.final_error = "CandidateLoadError: candidate process: killed by signal 9 (out of memory)"
+            return None
+
+    res = optimize(FakeTask(), FakeBackend(), FakeProposer(), FakeEvaluator(), "greedy", Budget(evaluations=2),
+                   tmp_path / "run", settings=SearchSettings(final_contenders=0))
+    stop = json.loads((res.run_dir / "summary.json").read_text())["stop_reason"]
+    info = R.RunInfo(res.run_dir, FakeTask(), FakeBackend(), None, ("eager",), stop)
+    orig = R.open_run
+    R.open_run = lambda run_dir: info
+    try:
+        rows = R.retime_run(res.run_dir, evaluator=Fails())
+    finally:
+        R.open_run = orig
+    assert rows and all(r["after"] is None for r in rows)
+    assert rows[0]["why"] == ("the timing failed (CandidateLoadError: candidate process: killed by signal 9 (out of "
+                              "memory)); the earlier one stands")

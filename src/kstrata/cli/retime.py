@@ -134,7 +134,9 @@ def retime_run(run_dir: str | Path, candidate: str | None = None, *, evaluator: 
                 was = None if earlier is None else earlier.which
                 if m is None:
                     out.append({"hash": node.hash, "before": node.speedup, "before_was": was, "after": None,
-                                "trusted": False, "why": "the timing failed; the earlier one stands"})
+                                "trusted": False, "why": "the timing failed"
+                                + (f" ({cause})" if (cause := getattr(evaluator, "final_error", None)) else "")
+                                + "; the earlier one stands"})
                     continue
                 rec = to_measurement_record(m, info.baselines[0])
                 store.replace_measurement(node.hash, rec)

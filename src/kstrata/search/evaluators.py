@@ -297,12 +297,14 @@ class VerifyMeasureEvaluator:
         dict or None
             The measurement (keys of :meth:`evaluate`'s second item; an
             untrusted-timing finding when it stayed doubtful), or ``None``
-            when the timing itself failed.
+            when the timing itself failed (why: ``self.final_error``).
         """
         from kstrata.search.tree import UNTRUSTED_PREFIX
 
         speedups, raw, first, error = self._time_all(task, backend, sources,
                                                      self.final_timing_config or final_timing())
+        #: why the last final round's timing failed (None when it did not), for `kstrata retime`'s line
+        self.final_error = None if error is None else " ".join(str(error).split())[:300]
         if error is not None:
             return None
         untrusted = None
