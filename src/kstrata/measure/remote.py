@@ -10,7 +10,11 @@ round-trip cost of an empty request measured the same way (median of
 left of the process boundary after that (tens of microseconds on a loaded
 CPU) biases kernels under ~0.1 ms against the candidate; such timings are
 marked overhead-dominated (:mod:`kstrata.measure.overhead`). Caches are flushed
-by a separate, untimed ``flush`` request in the candidate process just before.
+just before each timed call, untimed: on a GPU by a ``flush`` request in the
+candidate's process (the device's L2, on its stream), on the CPU by the judge
+itself after that request (which then only freshens), so that the candidate's
+processes have nothing to do between calls and work they leave running shows
+(:func:`deferred_work_note`).
 A patched clock, a call counter or a global switch inside the candidate's
 process therefore changes nothing the judge measures.
 
