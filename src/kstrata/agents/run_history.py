@@ -307,7 +307,8 @@ def goal_facts(tree: Any, candidate: Any) -> dict[str, Any] | None:
     its own reading (speedup against the primary baseline and whether the
     timing was trusted), its roofline fraction and bound, and the run's best:
     the best ranked candidate when some timing was trusted, else the highest
-    untrusted reading of a correct candidate (nothing is ranked then).
+    untrusted reading of a correct candidate (nothing is ranked then, and
+    ``goal.j2`` names no such reading: it is noise, not a result).
     ``None`` when ``candidate`` was not evaluated.
 
     Returns
