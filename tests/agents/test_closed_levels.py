@@ -239,3 +239,27 @@ def test_a_closed_level_is_not_offered_for_cross_level_requests(tmp_path):
     assert batch.proposals == [] and batch.calls == [] and batch.skipped["skipped"]
     assert len(provider.prompts) == 1
 
+
+
+def test_a_graph_change_that_leaves_no_loop_gets_no_schedule_call(tmp_path, monkeypatch):
+    """m22 softmax #3: the graph role wrote one block under a parallel row loop;
+    the replay report says so, the rebuild rule does not fire and the schedule
+    level of that graph is closed: no schedule call, not even a skip."""
+    handwritten = "# kstrata-tvm graph\n@T.prim_func(private=True, s_tir=True)\ndef softmax_rows(): ...\n"
+    failed = [{"func": "matmul", "code": "schedule_matmul", "error": "no PrimFunc named 'matmul'"}]
+
+    def replay(self, task, parent, sources):
+        return {**sources, "schedule": S0}, {"applied": 0, "funcs": ["softmax_rows"], "failed": failed,
+                                             "structure": NO_LOOPS, "unscheduled": []}
+
+    monkeypatch.setattr(HierarchicalProposer, "_is_tvm", lambda self: True)
+    monkeypatch.setattr(HierarchicalProposer, "_replay", replay)
+    answer = f"One block per row.\n\n```python\n{handwritten}```\n"
+    res, exps, spent, roles, provider = run(tmp_path, [answer, DECLINE, DECLINE], {None: FOUR_BLOCKS,
+                                                                                   handwritten: NO_LOOPS},
+                                            calls=3, order=("graph", "schedule", "source"))
+    g = next(n for n in res.tree if n.level == "graph")
+    assert g.record.metadata["replay"]["structure"] == NO_LOOPS
+    assert not g.expansions["schedule"]  # neither a call nor a skip
+    assert all(not (e.candidate == g.hash and e.level == "schedule") for e in exps)
+    assert not any("rebuild" in (e.router_reason or "") for e in exps)
