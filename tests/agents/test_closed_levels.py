@@ -263,3 +263,21 @@ def test_a_graph_change_that_leaves_no_loop_gets_no_schedule_call(tmp_path, monk
     assert not g.expansions["schedule"]  # neither a call nor a skip
     assert all(not (e.candidate == g.hash and e.level == "schedule") for e in exps)
     assert not any("rebuild" in (e.router_reason or "") for e in exps)
+
+
+def test_a_decline_stored_on_the_tree_routes_elsewhere_without_the_proposers_memory():
+    """A resumed run, or a router built alone: the decline stored with the
+    expansion is enough for the policy and the router to leave the level out."""
+    from agent_fakes import declined_expansion
+
+    from kstrata.agents.router import FeedbackRouter
+
+    root = rec("a", sources={"graph": G0, "schedule": S0})
+    tree = CandidateTree([root], [declined_expansion("a", "schedule", "schedule", "memory-bound already", [], 1)])
+    node = tree[root.hash]
+    level, reason = FeedbackRouter(backend="tvm-llvm", levels=LEVELS)(tree, node, ["graph", "schedule"],
+                                                                      ("schedule", "graph", "source"))
+    assert level == "graph" and "not schedule" in reason
+    pol = HierarchicalProposer(Backend({None: FOUR_BLOCKS}), agents={}, memory=None).policy("greedy")
+    pol.pre_search(tree, LEVELS)
+    assert pol.open_levels(node) == ["graph"]

@@ -69,10 +69,15 @@ def editable_only(policy: Any, editable: Callable[[Any, Any], list[str]]) -> Any
     """``policy`` (a :class:`~kstrata.search.policies.Policy`) with its open
     levels cut to ``editable(node, tree)``: a node whose open levels cannot be
     edited is not expandable, so the loop never asks a role to edit nothing.
-    ``tree`` is the one the policy last judged expandability on (None before).
+    ``tree`` is the one the policy last started on (``pre_search``) or judged
+    expandability on (None before).
     Returns the same object."""
-    base, base_expandable = policy.open_levels, policy.expandable
+    base, base_expandable, base_pre = policy.open_levels, policy.expandable, policy.pre_search
     seen: dict[str, Any] = {"tree": None}
+
+    def pre_search(tree: Any, levels: tuple[str, ...]) -> None:
+        seen["tree"] = tree
+        base_pre(tree, levels)
 
     def expandable(tree: Any, node: Any) -> bool:
         seen["tree"] = tree
@@ -82,6 +87,7 @@ def editable_only(policy: Any, editable: Callable[[Any, Any], list[str]]) -> Any
         can = editable(node, seen["tree"])
         return [lv for lv in base(node) if lv in can]
 
+    policy.pre_search = pre_search
     policy.expandable = expandable
     policy.open_levels = open_levels
     return policy

@@ -50,6 +50,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from kstrata.agents.closed import ClosedLevels
 from kstrata.agents.parse import is_null_request, parse_cross_level_requests
 from kstrata.agents.run_history import judge_failure
 from kstrata.search.policies import default_router
@@ -76,6 +77,7 @@ __all__ = [
     "request_origin",
     "signals",
     "text_levels",
+    "tree_closed",
 ]
 
 
@@ -284,6 +286,14 @@ def _served(tree: Any, at: Any, level: str, made: int | None) -> bool:
     return False
 
 
+def tree_closed(tree: Any, node: Any, level: str) -> str | None:
+    """Why ``level`` is closed on ``node`` from ``tree`` alone (a decline or
+    skip stored on ``node``, or a correct child of a model's answer there:
+    :meth:`kstrata.agents.closed.ClosedLevels.why` without the texts a
+    proposer observed); ``None``: open."""
+    return ClosedLevels().why(node, level, tree) if tree is not None else None
+
+
 def rebuild_needed(replay: Mapping[str, Any] | None) -> str | None:
     """What a schedule rebuild after a graph change has to do, from the
     replay report (:func:`kstrata.backends.tvm.isolated.replay_after_graph_change`),
@@ -335,7 +345,9 @@ class FeedbackRouter:
     closed:
         ``closed(tree, node, level) -> why`` (``None``: open): levels with
         nothing left to edit on a node (:class:`kstrata.agents.closed.ClosedLevels`),
-        never chosen while another level is open.
+        never chosen while another level is open. Default: what the tree
+        alone says (:func:`tree_closed`: a decline stored on the node, a
+        correct child of a model's answer there).
     """
 
     name = "feedback"
@@ -352,7 +364,7 @@ class FeedbackRouter:
         self.requests = requests
         self.backend = backend
         self.known_text = known_text
-        self.closed = closed
+        self.closed = closed if closed is not None else tree_closed
 
     def editable(self, tree: Any, node: Any, levels: Iterable[str]) -> list[str]:
         """Of ``levels``, those an agent can edit on ``node`` (all without a
@@ -361,9 +373,7 @@ class FeedbackRouter:
         if self.backend is not None:
             has = self.known_text(node.hash) if self.known_text is not None else None
             levels = editable_levels(self.backend, levels, has if has is not None else text_levels(tree, node))
-        if self.closed is not None:
-            levels = [lv for lv in levels if self.closed(tree, node, lv) is None]
-        return levels
+        return [lv for lv in levels if self.closed(tree, node, lv) is None]
 
     def __call__(self, tree: Any, node: Any, levels: list[str], preference: tuple[str, ...]) -> tuple[str, str]:
         allowed = self.editable(tree, node, levels)
