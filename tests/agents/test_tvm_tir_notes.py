@@ -66,13 +66,16 @@ def test_the_graph_sheet_states_the_two_pass_layer_norm_that_tvm_legalizes():
 def test_the_call_tir_spelling_and_the_errors_the_graph_sheet_quotes_are_real():
     sheet = api_sheet("tvm-llvm", "graph")
     graph = EXEMPLARS["layernorm_rows_tvm"].code
+    # the norm exemplar leaves rows and lanes to its schedule; the softmax one writes them in one block
+    both = graph + EXEMPLARS["softmax_rows_tvm"].code
     for fragment in ("@T.prim_func(private=True, s_tir=True)", "cls = Module", "out_ty=R.Tensor((s77, s27)",
                      "n, d = T.int64(), T.int64()", 'x = T.match_buffer(var_x, (n, d), "float32")',
                      "for i in T.parallel(n):", "for l in T.vectorized(16):", "vi = T.axis.spatial(n, i)",
                      "T.reads(x[vi, 0:d]", "T.writes(y[vi, 0:d])", "T.bind(d // 16 * 16)",
-                     'T.alloc_buffer((16,), "float32", scope="local")', "s = s + x[vi, k]", "= T.bind("):
+                     'T.alloc_buffer((16,), "float32", scope="local")', "= T.bind("):
         assert fragment.split("(")[0] in sheet, fragment
-        assert fragment in graph, fragment
+        assert fragment in both, fragment
+    assert "`s = s + x[vi, k]` is a mutable scalar" in sheet and "s = s + y[vi, k]" in both
     from tvm.script import tirx as T
 
     assert hasattr(T, "sblock") and not hasattr(T, "block") and "0.27 has no `T.block`" in sheet

@@ -90,10 +90,17 @@ class Proposal:
 @dataclass
 class ProposalBatch:
     """What one :meth:`Proposer.propose` call returns: proposals plus the model
-    calls it made (empty for rule-based proposers)."""
+    calls it made (empty for rule-based proposers).
+
+    ``skipped``: the proposer asked no model because the level has nothing to
+    edit on this candidate (:func:`kstrata.agents.closed.skipped`); the loop
+    stores this decline record with the expansion (read back by
+    :meth:`kstrata.search.tree.CandidateTree.declines`) and charges no call.
+    """
 
     proposals: list[Proposal] = field(default_factory=list)
     calls: list[ProposerCall] = field(default_factory=list)
+    skipped: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)

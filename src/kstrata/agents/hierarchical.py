@@ -56,6 +56,7 @@ from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from kstrata.agents.base import Proposal, ProposalBatch, ProposeContext
+from kstrata.agents.closed import ClosedLevels, skipped
 from kstrata.agents.exemplars import exemplars_for, intensity_of
 from kstrata.agents.knowledge import spec_for_backend
 from kstrata.agents.llm_agent import LLM_MAX_PER_LEVEL, ask, editable_on, editable_only, prompt_context
@@ -63,7 +64,7 @@ from kstrata.agents.memory import Attempt, MemoryStore, Skill, op_text
 from kstrata.agents.parse import parse_cross_level_requests
 from kstrata.agents.prompt import build_prompt, environment
 from kstrata.agents.run_history import first_line, reason, tree_history
-from kstrata.agents.router import Declined, FeedbackRouter, editable_levels
+from kstrata.agents.router import Declined, FeedbackRouter, editable_levels, rebuild_needed
 from kstrata.search.candidate import content_hash, normalize_sources
 from kstrata.search.policies import Expansion, Policy, default_router, make_policy
 
@@ -177,7 +178,7 @@ class LevelAgent:
     def run(self, task: Any, sources: Mapping[str, str], feedback: Any, level: str,
             context: ProposeContext, history: tuple[str, ...], extra: str,
             candidate: Any = None, backend: Any = None,
-            text_of: Any = None) -> tuple[list[Proposal], list[str]]:
+            text_of: Any = None, closed: Any = None) -> tuple[list[Proposal], list[str]]:
         """Proposals (at most one) and the reasons of unusable answers.
 
         Raises
@@ -188,7 +189,7 @@ class LevelAgent:
         ctx = prompt_context(task, candidate, feedback, level, role=self.role, backend_name=context.backend,
                              backend=backend, tree=context.tree, history=history, decline=True,
                              sources=sources, notes=self.level_notes, text_of=text_of,
-                             run_shape=context.timing_shape)
+                             run_shape=context.timing_shape, closed=closed)
         messages = build_prompt(ctx)
         if extra:
             messages[-1]["content"] += "\n\n" + extra
@@ -264,8 +265,8 @@ class HierarchicalProposer:
         self._learned: set[str] = set()
         #: candidate hash -> levels it has text for (the loop's tree is read without sources)
         self._text: dict[str, frozenset[str]] = {}
-        #: (candidate hash, level) whose role declined: not asked there again (nothing changed)
-        self._declined: set[tuple[str, str]] = set()
+        #: levels with nothing left to edit on a candidate (declined, served, nothing in the lowered graph)
+        self.closed = ClosedLevels()
         #: candidate hash -> the text its role wrote at its level (for located failures)
         self._proposed: dict[str, str] = {}
         self._last_task: Any = None
@@ -280,7 +281,7 @@ class HierarchicalProposer:
         if self.ablations.unrouted:
             return default_router
         return FeedbackRouter(backend=getattr(self.backend, "name", None), known_text=self._text.get,
-                              levels=self.levels)
+                              levels=self.levels, closed=lambda tree, node, lv: self.closed.why(node, lv, tree))
 
     def policy(self, policy: Any) -> Policy:
         """``policy`` (a name or object), replaced by :class:`LinearPolicy` when
@@ -289,14 +290,15 @@ class HierarchicalProposer:
         without text). A policy given by name allows :data:`LLM_MAX_PER_LEVEL`
         expansions per node and level when an LLM role exists, so a role whose
         answer failed is asked again there, with its failure in the prompt
-        (a role that declined there is not: :func:`~kstrata.agents.llm_agent.editable_on`)."""
+        (a closed level is not: :func:`~kstrata.agents.llm_agent.editable_on`,
+        :mod:`kstrata.agents.closed`)."""
         pol = make_policy(policy)
         if self.ablations.linear:
             pol = LinearPolicy(pol.max_per_level)
         if isinstance(policy, str) and any(isinstance(a, LevelAgent) for a in self.agents.values()):
             pol.max_per_level = max(pol.max_per_level, LLM_MAX_PER_LEVEL)
         return editable_only(pol, lambda node, tree: editable_on(node, self.backend.name, self.levels, self._text,
-                                                                 self._declined, tree))
+                                                                 self.closed, tree))
 
     def settings(self, settings: Any) -> Any:
         """``settings`` (:class:`kstrata.search.loop.SearchSettings`) with lookahead off when ablated."""
@@ -320,6 +322,7 @@ class HierarchicalProposer:
         """Ask ``level``'s role, refuse out-of-scope proposals, rebuild lower levels."""
         parent = {k: v for k, v in dict(candidate.sources).items() if isinstance(v, str)}
         self._text[candidate.hash] = frozenset(lv for lv, t in parent.items() if t.strip())
+        self.closed.observe(candidate.hash, parent)
         key = self.run_key(task, context)
         self._last_task, self._last_run_key = task, key
         if context.tree is not None:
@@ -330,20 +333,21 @@ class HierarchicalProposer:
         if agent is None:
             self._remember(key, Attempt(candidate.hash, level, "none", "no_agent",
                                         reason=f"no role for the {level} level"))
-            return ProposalBatch([])
+            return skipped(level, f"no role for the {level} level")
         if isinstance(agent, LevelAgent):
-            if level not in editable_levels(context.backend, self.levels, self._text[candidate.hash]):
-                self._remember(key, Attempt(candidate.hash, level, agent.role + "-agent", "no_agent",
-                                            reason=f"nothing to edit at the {level} level of this candidate"))
-                return ProposalBatch([])  # no call: the role would have nothing to edit
+            why = self._nothing_to_edit(task, candidate, level, context)
+            if why is not None:  # no call: the role would have nothing to edit (stored on the tree, not shown)
+                return skipped(level, why)
             history = self.history(key, context.tree, candidate, level)
             extra = self.knowledge(task, context, candidate, level, rebuild)
             try:
                 proposals, problems = agent.run(task, parent, feedback, level, context, history, extra,
                                                 candidate=candidate, backend=self.backend,
-                                                text_of=lambda h: self._proposed_text(key, h))
+                                                text_of=lambda h: self._proposed_text(key, h),
+                                                closed=self.closed)
             except Declined as d:
-                self._declined.add((candidate.hash, level))
+                self.closed.close(candidate.hash, level, f"the {agent.role} role declined on "
+                                                         f"{candidate.hash[:8]}: {d.record['diagnosis'][:200]}")
                 asks = "; ".join(f"asks {r['level']}: {r['text']}" for r in d.record["requests"])
                 self._remember(key, Attempt(candidate.hash, level, agent.role + "-agent", "declined",
                                             d.record["diagnosis"][:300], asks or "no request"))
@@ -387,6 +391,7 @@ class HierarchicalProposer:
             sources["schedule"] = p.sources.get("schedule", parent["schedule"])
         if dropped:
             meta["dropped_levels"] = dropped
+        structure = (meta.get("replay") or {}).get("structure")  # a graph change's new PrimFuncs
         if rebuild is not None:
             meta["rebuild_of"] = candidate.hash
             meta["replay"] = rebuild
@@ -396,10 +401,27 @@ class HierarchicalProposer:
         p = replace(p, sources=sources, metadata=meta)
         child = content_hash(normalize_sources(sources), self.backend.name, task.digest)
         self._text[child] = frozenset(meta["text_levels"])
+        self.closed.observe(child, sources)
+        if structure is not None:
+            self.closed.observe_structure(child, structure)
         self._proposed[child] = sources.get(level, "")
         self._remember(key, Attempt(candidate.hash, level, p.role, "proposed", reason(p.rationale),
                                     child=child, before=parent.get(level, ""), after=sources.get(level, "")))
         return p
+
+    def _nothing_to_edit(self, task: Any, candidate: Any, level: str, context: ProposeContext) -> str | None:
+        """Why ``level`` has nothing for its role on ``candidate`` (``None``:
+        ask it): no text there, or nothing in the lowered graph
+        (:meth:`~kstrata.agents.closed.ClosedLevels.nothing_to_edit`). The
+        structure is read at every level (from the same cached, sandboxed
+        lowering the prompt's TensorIR comes from), so the policy and the
+        router know it for this graph text before its other levels are chosen."""
+        hook = getattr(self.backend, "level_structure", None)
+        if callable(hook) and "graph" in self.levels:
+            self.closed.observe_structure(candidate.hash, hook(task, dict(candidate.sources)))
+        if level not in editable_levels(context.backend, self.levels, self._text[candidate.hash]):
+            return f"nothing to edit at the {level} level: this candidate has no {level} text"
+        return self.closed.nothing_to_edit(candidate, level)
 
     def _proposed_text(self, key: str, child: str) -> str | None:
         """The text a role wrote for ``child`` at its level: kept in this
@@ -431,7 +453,8 @@ class HierarchicalProposer:
     @staticmethod
     def _rebuild_report(candidate: Any, level: str) -> dict | None:
         meta = getattr(candidate, "metadata", None) or {}
-        if level == "schedule" and getattr(candidate, "level", None) == "graph" and "replay" in meta:
+        if level == "schedule" and getattr(candidate, "level", None) == "graph" and "replay" in meta \
+                and rebuild_needed(meta["replay"]) is not None:
             return dict(meta["replay"])
         return None
 
@@ -464,7 +487,8 @@ class HierarchicalProposer:
                                                 same_backend=True, exclude_run=run):
                 skills.append((score, {**s.to_json(), "diff_short": _short_diff(s.diff)}))
         has = frozenset(lv for lv, t in dict(candidate.sources).items() if isinstance(t, str) and t.strip())
-        others = [lv for lv in editable_levels(context.backend, self.levels, has) if lv != level]
+        others = [lv for lv in editable_levels(context.backend, self.levels, has)
+                  if lv != level and self.closed.why(candidate, lv, context.tree) is None]
         return environment().get_template("hierarchical_knowledge.j2").render(
             rebuild=rebuild,
             exemplars=exemplars_for(category, context.backend, level, intensity=intensity_of(task)),

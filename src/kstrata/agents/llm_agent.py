@@ -9,11 +9,12 @@ The per-level roles of the hierarchical agent build on this class.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from typing import Any
 
 from kstrata.agents.base import Proposal, ProposalBatch, ProposeContext
+from kstrata.agents.closed import ClosedLevels, skipped
 from kstrata.agents.knowledge import spec_for_backend
 from kstrata.agents.parse import ParseError, answer_to_sources, as_decline, parse_decline
 from kstrata.agents.prompt import (
@@ -68,10 +69,15 @@ def editable_only(policy: Any, editable: Callable[[Any, Any], list[str]]) -> Any
     """``policy`` (a :class:`~kstrata.search.policies.Policy`) with its open
     levels cut to ``editable(node, tree)``: a node whose open levels cannot be
     edited is not expandable, so the loop never asks a role to edit nothing.
-    ``tree`` is the one the policy last judged expandability on (None before).
+    ``tree`` is the one the policy last started on (``pre_search``) or judged
+    expandability on (None before).
     Returns the same object."""
-    base, base_expandable = policy.open_levels, policy.expandable
+    base, base_expandable, base_pre = policy.open_levels, policy.expandable, policy.pre_search
     seen: dict[str, Any] = {"tree": None}
+
+    def pre_search(tree: Any, levels: tuple[str, ...]) -> None:
+        seen["tree"] = tree
+        base_pre(tree, levels)
 
     def expandable(tree: Any, node: Any) -> bool:
         seen["tree"] = tree
@@ -81,37 +87,30 @@ def editable_only(policy: Any, editable: Callable[[Any, Any], list[str]]) -> Any
         can = editable(node, seen["tree"])
         return [lv for lv in base(node) if lv in can]
 
+    policy.pre_search = pre_search
     policy.expandable = expandable
     policy.open_levels = open_levels
     return policy
 
 
 def editable_on(node: Any, backend: str, levels: tuple[str, ...], known_text: Mapping[str, frozenset[str]],
-                declined: set[tuple[str, str]], tree: Any = None) -> list[str]:
+                closed: ClosedLevels | Iterable[tuple[str, str]], tree: Any = None) -> list[str]:
     """The levels an agent can edit on ``node``: :func:`~kstrata.agents.router.editable_levels`
     with its text levels as the proposer saw them (``known_text``), else as
-    stored (unknown: no level that needs text), less the levels whose agent
-    declined on ``node`` in this process (asking again about the same
-    candidate would cost a call for the same answer), and less the levels at
-    which an answer on ``node`` already made a correct child (in ``tree``):
-    asked again there, a model gave variants of its own answer or declined (12
-    of 21 calls in the triton-interp queue run, 9 of 16 on tvm-llvm); a level
-    is asked again only after answers that failed, with the failure in the
-    prompt, and the calls go to the children instead."""
+    stored (unknown: no level that needs text), less the levels ``closed``
+    on it (:class:`~kstrata.agents.closed.ClosedLevels`, or ``(hash, level)``
+    pairs where the role declined): declined or skipped there or on a
+    candidate with the same text, served by a correct child of a model's
+    answer (with ``tree``: asked again, a model gave variants of its own
+    answer or declined, 12 of 21 calls in the triton-interp queue run, 9 of
+    16 on tvm-llvm), or nothing to edit in the lowered graph. A level is asked
+    again only after answers that failed, with the failure in the prompt."""
     has = known_text.get(node.hash)
     if has is None:
         has = text_levels(None, node)
-    served: set[str] = set()
-    if tree is not None:
-        for h in getattr(node, "children", None) or []:
-            try:
-                child = tree[h]
-            except KeyError:
-                continue
-            if child.correct and str(getattr(child, "role", "") or "").endswith("-agent"):  # a model's answer
-                served.add(child.level)
-    return [lv for lv in editable_levels(backend, levels, has)
-            if (node.hash, lv) not in declined and lv not in served]
+    if not isinstance(closed, ClosedLevels):
+        closed = ClosedLevels(closed)
+    return closed.open_levels(node, editable_levels(backend, levels, has), tree)
 
 
 def language_for(backend: str, level: str) -> str:
@@ -214,7 +213,8 @@ def prompt_context(task: Any, candidate: Any, feedback: Any, level: str, *, role
                    decline: bool = False, sources: Mapping[str, str] | None = None,
                    notes: Mapping[str, str] | None = None,
                    text_of: Callable[[str], str | None] | None = None,
-                   run_shape: Mapping[str, int] | None = None) -> PromptContext:
+                   run_shape: Mapping[str, int] | None = None,
+                   closed: ClosedLevels | None = None) -> PromptContext:
     """The :class:`PromptContext` of an agent's prompt for ``candidate`` at ``level``.
 
     Parameters
@@ -241,6 +241,9 @@ def prompt_context(task: Any, candidate: Any, feedback: Any, level: str, *, role
     run_shape:
         The shape the run times at (:attr:`~kstrata.agents.base.ProposeContext.timing_shape`),
         named before anything was timed.
+    closed:
+        The levels closed on candidates (:class:`~kstrata.agents.closed.ClosedLevels`):
+        a level closed on ``candidate`` is not offered for cross-level requests.
     """
     sources = {k: v for k, v in dict(sources if sources is not None else candidate.sources).items()
                if isinstance(v, str)}
@@ -271,7 +274,8 @@ def prompt_context(task: Any, candidate: Any, feedback: Any, level: str, *, role
         earlier=tuple(earlier_answers(tree, tree[candidate.hash]))
         if tree is not None and candidate is not None and candidate.hash in getattr(tree, "nodes", {}) else (),
         other_roles=tuple(lv for lv in editable_levels(backend_name, levels, has | {"graph", "schedule"})
-                          if lv != level),
+                          if lv != level and (closed is None or candidate is None
+                                              or closed.why(candidate, lv, tree) is None)),
     )
 
 
@@ -364,9 +368,9 @@ class LLMProposer:
         self.name = f"llm:{getattr(provider, 'label', 'provider')}"
         #: candidate hash -> the text this proposer wrote at its level (for located failures)
         self._proposed: dict[str, str] = {}
-        #: candidate hash -> levels it has text for; (hash, level) pairs where the model declined
+        #: candidate hash -> levels it has text for; the levels closed on candidates (declined, served)
         self._text: dict[str, frozenset[str]] = {}
-        self._declined: set[tuple[str, str]] = set()
+        self.closed = ClosedLevels()
 
     def policy(self, policy: Any) -> Any:
         """The loop's policy: ``policy`` (a name or object) whose open levels
@@ -382,7 +386,7 @@ class LLMProposer:
             pol.max_per_level = max(pol.max_per_level, LLM_MAX_PER_LEVEL)
         levels = tuple(getattr(self.backend, "levels", LEVELS))
         name = getattr(self.backend, "name", "")
-        return editable_only(pol, lambda node, tree: editable_on(node, name, levels, self._text, self._declined,
+        return editable_only(pol, lambda node, tree: editable_on(node, name, levels, self._text, self.closed,
                                                                  tree))
 
     def settings(self, settings: Any) -> Any:
@@ -398,7 +402,8 @@ class LLMProposer:
         from kstrata.agents.router import FeedbackRouter
 
         return FeedbackRouter(backend=getattr(self.backend, "name", None), failures_only=True, rebuild=False,
-                              levels=getattr(self.backend, "levels", None))
+                              levels=getattr(self.backend, "levels", None),
+                              closed=lambda tree, node, lv: self.closed.why(node, lv, tree))
 
     def propose(self, task: Any, candidate: Any, feedback: Any, level: str, *,
                 context: ProposeContext) -> ProposalBatch:
@@ -412,19 +417,24 @@ class LLMProposer:
         """
         has = frozenset(lv for lv, t in dict(candidate.sources).items() if isinstance(t, str) and t.strip())
         self._text[candidate.hash] = has
+        self.closed.observe(candidate.hash, dict(candidate.sources))
         if level not in editable_levels(context.backend, context.levels or LEVELS, has):
-            return ProposalBatch([], list(self.log.take()))  # no call: nothing to edit at this level
+            return skipped(level, f"nothing to edit at the {level} level: this candidate has no {level} text")
+        why = self.closed.nothing_to_edit(candidate, level)
+        if why is not None:
+            return skipped(level, why)
         ctx = prompt_context(task, candidate, feedback, level, role=self.role, backend_name=context.backend,
                              backend=self.backend, tree=context.tree, decline=True, notes=self.level_notes,
                              history=tuple(tree_history(context.tree, candidate, level)
                                            + decline_lines(declines(context.tree), candidate)),
-                             text_of=self._proposed.get, run_shape=context.timing_shape)
+                             text_of=self._proposed.get, run_shape=context.timing_shape, closed=self.closed)
         try:
             answer, _problems = ask(self.provider, self.log, build_prompt(ctx), dict(candidate.sources), level,
                                     role=self.role, language=ctx.language, retries=self.max_format_retries,
                                     calls_left=context.budget_left.get("proposer_calls"))
-        except Declined:
-            self._declined.add((candidate.hash, level))
+        except Declined as d:
+            self.closed.close(candidate.hash, level, f"the model declined on {candidate.hash[:8]}: "
+                                                     + d.record["diagnosis"][:200])
             raise
         proposals: list[Proposal] = []
         if answer is not None:
@@ -432,6 +442,7 @@ class LLMProposer:
             child = content_hash(normalize_sources(sources), context.backend, task.digest)
             self._proposed[child] = sources.get(level, "")
             self._text[child] = frozenset(lv for lv, t in sources.items() if isinstance(t, str) and t.strip())
+            self.closed.observe(child, sources)
             proposals.append(Proposal(sources=sources, level=level, role=f"{self.role}-agent",
                                       rationale=parsed.rationale or "", metadata={"mode": parsed.mode}))
         return ProposalBatch(proposals=proposals, calls=list(self.log.take()))

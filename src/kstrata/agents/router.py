@@ -11,10 +11,17 @@ nothing executes) and, for TVM's ``source``, that the candidate has text for
 (the generated code is never shown in kstrata's process, so there is nothing
 to edit until a source exists). The rule, first match wins:
 
+Levels closed on ``node`` (``closed=``, :mod:`kstrata.agents.closed`:
+declined or served on a candidate with the same text, or nothing to edit in
+the lowered graph) are never chosen while another level is open.
+
 1. **Rebuild.** ``node`` was made by a graph change whose schedule was
-   replayed (``metadata["replay"]``) and it has no schedule-level expansion
-   yet → ``schedule``, so the schedule agent (or the rules) regenerates what
-   no longer applies (the reason names the failed steps).
+   replayed (``metadata["replay"]``), it has no schedule-level expansion
+   yet, and the rebuild has something to do (:func:`rebuild_needed`: steps
+   that no longer apply, or new PrimFuncs with loops no step reaches; not
+   when the new PrimFuncs leave no loop to schedule) → ``schedule``, so the
+   schedule agent (or the rules) regenerates what no longer applies (the
+   reason names the failed steps).
 2. **Cross-level request.** A pending request (:func:`pending_requests`):
    an agent on ``node``'s lineage or below it asked for a change at another
    level (``metadata["cross_level_request"]`` of a candidate it made, or a
@@ -43,6 +50,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from kstrata.agents.closed import ClosedLevels
 from kstrata.agents.parse import is_null_request, parse_cross_level_requests
 from kstrata.agents.run_history import judge_failure
 from kstrata.search.policies import default_router
@@ -65,9 +73,11 @@ __all__ = [
     "editable_levels",
     "parse_cross_level_requests",
     "pending_requests",
+    "rebuild_needed",
     "request_origin",
     "signals",
     "text_levels",
+    "tree_closed",
 ]
 
 
@@ -276,6 +286,38 @@ def _served(tree: Any, at: Any, level: str, made: int | None) -> bool:
     return False
 
 
+def tree_closed(tree: Any, node: Any, level: str) -> str | None:
+    """Why ``level`` is closed on ``node`` from ``tree`` alone (a decline or
+    skip stored on ``node``, or a correct child of a model's answer there:
+    :meth:`kstrata.agents.closed.ClosedLevels.why` without the texts a
+    proposer observed); ``None``: open."""
+    return ClosedLevels().why(node, level, tree) if tree is not None else None
+
+
+def rebuild_needed(replay: Mapping[str, Any] | None) -> str | None:
+    """What a schedule rebuild after a graph change has to do, from the
+    replay report (:func:`kstrata.backends.tvm.isolated.replay_after_graph_change`),
+    or ``None`` when nothing: no report; no loop left to schedule in the new
+    PrimFuncs (``structure``: every loop around a block is already parallel,
+    vectorized or bound in the graph itself); or nothing changed (no step
+    failed and every PrimFunc with loops to schedule has replayed steps).
+    A report without ``structure`` (older runs) keeps the old rule: rebuild."""
+    if not isinstance(replay, Mapping):
+        return None
+    failed = replay.get("failed") or []
+    structure = replay.get("structure")
+    if isinstance(structure, Mapping) and structure \
+            and not any(s.get("open_loops") for s in structure.values() if isinstance(s, Mapping)):
+        return None
+    unscheduled = replay.get("unscheduled")
+    if failed:
+        return (f"{len(failed)} schedule step(s) no longer apply: "
+                + "; ".join(f"{s.get('func')}: {s.get('code', '')[:60]}" for s in failed[:3]))
+    if isinstance(unscheduled, list):
+        return f"PrimFunc(s) {', '.join(unscheduled)} have loops no schedule step reaches" if unscheduled else None
+    return "all schedule steps replayed"
+
+
 class FeedbackRouter:
     """The router of the hierarchical agent (rules in the module docstring).
 
@@ -300,6 +342,12 @@ class FeedbackRouter:
         can be edited on a node (e.g. only TVM's ``source``, with no text), an
         editable one of these is chosen instead (a repeat expansion), so no
         role is asked to edit nothing.
+    closed:
+        ``closed(tree, node, level) -> why`` (``None``: open): levels with
+        nothing left to edit on a node (:class:`kstrata.agents.closed.ClosedLevels`),
+        never chosen while another level is open. Default: what the tree
+        alone says (:func:`tree_closed`: a decline stored on the node, a
+        correct child of a model's answer there).
     """
 
     name = "feedback"
@@ -307,7 +355,8 @@ class FeedbackRouter:
     def __init__(self, min_score: float = 0.3, rebuild: bool = True, requests: bool = True,
                  backend: str | None = None,
                  known_text: Callable[[str], frozenset[str] | None] | None = None,
-                 failures_only: bool = False, levels: Iterable[str] | None = None):
+                 failures_only: bool = False, levels: Iterable[str] | None = None,
+                 closed: Callable[[Any, Any, str], str | None] | None = None):
         self.failures_only = failures_only
         self.levels = tuple(levels) if levels is not None else None
         self.min_score = min_score
@@ -315,13 +364,16 @@ class FeedbackRouter:
         self.requests = requests
         self.backend = backend
         self.known_text = known_text
+        self.closed = closed if closed is not None else tree_closed
 
     def editable(self, tree: Any, node: Any, levels: Iterable[str]) -> list[str]:
-        """Of ``levels``, those an agent can edit on ``node`` (all without a backend)."""
-        if self.backend is None:
-            return list(levels)
-        has = self.known_text(node.hash) if self.known_text is not None else None
-        return editable_levels(self.backend, levels, has if has is not None else text_levels(tree, node))
+        """Of ``levels``, those an agent can edit on ``node`` (all without a
+        backend) and that are not closed there."""
+        levels = list(levels)
+        if self.backend is not None:
+            has = self.known_text(node.hash) if self.known_text is not None else None
+            levels = editable_levels(self.backend, levels, has if has is not None else text_levels(tree, node))
+        return [lv for lv in levels if self.closed(tree, node, lv) is None]
 
     def __call__(self, tree: Any, node: Any, levels: list[str], preference: tuple[str, ...]) -> tuple[str, str]:
         allowed = self.editable(tree, node, levels)
@@ -340,12 +392,8 @@ class FeedbackRouter:
     def _route(self, tree: Any, node: Any, levels: list[str], preference: tuple[str, ...]) -> tuple[str, str]:
         meta = node.metadata or {}
         replay = meta.get("replay")
-        if (self.rebuild and node.level == "graph" and replay is not None and "schedule" in levels
-                and not node.expansions["schedule"]):
-            failed = replay.get("failed") or []
-            what = (f"{len(failed)} schedule step(s) no longer apply: "
-                    + "; ".join(f"{s.get('func')}: {s.get('code', '')[:60]}" for s in failed[:3])
-                    if failed else "all schedule steps replayed")
+        what = rebuild_needed(replay) if self.rebuild and node.level == "graph" else None
+        if what is not None and "schedule" in levels and not node.expansions["schedule"]:
             return "schedule", f"rebuild after graph change {node.hash[:8]}: {what}"
         if self.requests:
             for req in pending_requests(tree, node):

@@ -158,7 +158,7 @@ def other_decline_lines(tree: Any, candidate: Any, limit: int = OTHER_DECLINES) 
     on_path, other = [], []
     for d in records:
         c = str(d.get("candidate") or "")
-        if not c or c == candidate.hash:
+        if not c or c == candidate.hash or d.get("skipped"):  # a skip asked no model: no answer
             continue
         line = (f"[{d.get('level')}, {d.get('role')}] DECLINED (no change made): "
                 f"{reason(str(d.get('diagnosis') or ''), 240) or 'no diagnosis'}{_asks(d)}")
@@ -172,10 +172,10 @@ def other_decline_lines(tree: Any, candidate: Any, limit: int = OTHER_DECLINES) 
 def decline_lines(records: list[Mapping[str, Any]], candidate: Any) -> list[str]:
     """History lines for the declines stored on ``candidate`` (the records of
     :func:`kstrata.agents.router.declines`): level, role, the diagnosis and
-    what was asked of another level."""
+    what was asked of another level (not kstrata's skips: no model answered)."""
     out = []
     for d in records:
-        if d.get("candidate") != getattr(candidate, "hash", None):
+        if d.get("candidate") != getattr(candidate, "hash", None) or d.get("skipped"):
             continue
         out.append(f"from this candidate: [{d.get('level')}, {d.get('role')}] declined: "
                    f"{reason(d.get('diagnosis') or '', 240)}" + _asks(d))
@@ -202,7 +202,7 @@ def earlier_answers(tree: Any, candidate: Any, limit: int = EARLIER_CHARS) -> li
         out.append({"kind": "child", "hash": c.hash[:8], "level": str(c.level), "role": str(c.role),
                     "outcome": outcome(c), "text": clip_words(text, limit) or "(no rationale given)"})
     for d in tree.declines() if hasattr(tree, "declines") else []:
-        if d.get("candidate") != candidate.hash:
+        if d.get("candidate") != candidate.hash or d.get("skipped"):  # a skip asked no model: no answer
             continue
         text = " ".join(str(d.get("diagnosis") or "").split())
         out.append({"kind": "decline", "hash": "", "level": str(d.get("level")), "role": str(d.get("role")),
@@ -307,7 +307,8 @@ def goal_facts(tree: Any, candidate: Any) -> dict[str, Any] | None:
     its own reading (speedup against the primary baseline and whether the
     timing was trusted), its roofline fraction and bound, and the run's best:
     the best ranked candidate when some timing was trusted, else the highest
-    untrusted reading of a correct candidate (nothing is ranked then).
+    untrusted reading of a correct candidate (nothing is ranked then, and
+    ``goal.j2`` names no such reading: it is noise, not a result).
     ``None`` when ``candidate`` was not evaluated.
 
     Returns

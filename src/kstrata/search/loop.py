@@ -33,7 +33,7 @@ from kstrata.search.budget import LIMIT_KINDS, Budget
 from kstrata.search.candidate import content_hash, normalize_sources, to_evaluation_record
 from kstrata.search.candidate import to_measurement_record
 from kstrata.search.policies import Expansion, Policy, default_router, make_policy
-from kstrata.search.tree import CandidateTree, Node
+from kstrata.search.tree import DECLINED_PREFIX, CandidateTree, Node
 from kstrata.store import artifacts
 from kstrata.store.records import CandidateRecord, EvaluationRecord, ExpansionRecord, jsonable
 from kstrata.store.run_store import RunStore, StoreError
@@ -274,6 +274,8 @@ class _Run:
             out = self.proposer.propose(self.task, node, node.feedback(), level, context=ctx)
             batch = out if isinstance(out, ProposalBatch) else ProposalBatch(list(out))
             proposals, calls = list(batch.proposals), list(batch.calls)
+            if batch.skipped is not None and not calls:  # nothing to edit there: no model was asked
+                error, min_calls = DECLINED_PREFIX + json.dumps(batch.skipped, sort_keys=True), 0
         except Exception as e:  # noqa: BLE001 - errors are data
             # a decline is an answer, not a crash: its record without a traceback
             error = f"{type(e).__name__}: {e}" + ("" if getattr(e, "is_decline", False)

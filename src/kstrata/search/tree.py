@@ -309,7 +309,9 @@ class CandidateTree:
             sub = branch.add(self.label(node, finished))
             for d in declined.get(node.hash, []):
                 asks = "; ".join(f"asked {r.get('level')}: {str(r.get('text', ''))[:80]}" for r in d["requests"])
-                sub.add(Text(f"declined at {d.get('level')} ({d.get('role')}): {str(d.get('diagnosis', ''))[:120]}"
+                what = (f"{d.get('level')} skipped, no call" if d.get("skipped")
+                        else f"declined at {d.get('level')} ({d.get('role')})")
+                sub.add(Text(f"{what}: {str(d.get('diagnosis', ''))[:120]}"
                              + (f" ({asks})" if asks else ""), style="dim"))
             kids = [c for c in self.children(node.hash) if c.parents[0] == node.hash]
             stack.extend((c, sub) for c in reversed(kids))

@@ -2,7 +2,9 @@
 
 Each ``*.toml`` beside this module holds ``title``, ``categories``,
 ``backends``, ``levels``, ``notes`` (why it is fast, with the source of the
-technique) and ``code``, optionally ``min_intensity`` (the least arithmetic
+technique) and ``code``, optionally ``schedule`` (for a TVM graph
+exemplar: the schedule-level text that goes with it, shown after the code
+and verified with it), ``min_intensity`` (the least arithmetic
 intensity, FLOP per minimum byte at the task's nominal shape, the recipe is
 for: a compute-bound GEMM recipe is no exemplar for a memory-bound GEMV of the
 same category), and a ``[check]`` table saying how the code is
@@ -38,6 +40,7 @@ class Exemplar:
     code: str
     check: tuple[tuple[str, Any], ...] = ()
     min_intensity: float = 0.0
+    schedule: str = ""
 
     def check_sources(self, initial: dict[str, str]) -> dict[str, str]:
         """The candidate its ``[check]`` describes, from the task's ``initial``
@@ -55,7 +58,10 @@ class Exemplar:
         for old, new in dict(check.get("replace") or {}).items():
             code = code.replace(old, new)
         text = check["candidate"].replace("{code}", code).strip() + "\n" if "candidate" in check else code + "\n"
-        return {**initial, check["level"]: text}
+        out = {**initial, check["level"]: text}
+        if self.schedule and check["level"] == "graph":
+            out["schedule"] = self.schedule + "\n"
+        return out
 
 
 @lru_cache(maxsize=1)
@@ -74,7 +80,7 @@ def all_exemplars() -> tuple[Exemplar, ...]:
             out.append(Exemplar(path.stem, d["title"], tuple(d["categories"]), tuple(d["backends"]),
                                 tuple(d["levels"]), d["notes"].strip(), d["code"].strip("\n"),
                                 tuple(sorted((d.get("check") or {}).items())),
-                                float(d.get("min_intensity", 0.0))))
+                                float(d.get("min_intensity", 0.0)), str(d.get("schedule", "")).strip("\n")))
         except KeyError as e:
             raise ValueError(f"exemplar {path.name} lacks {e}") from None
     return tuple(out)

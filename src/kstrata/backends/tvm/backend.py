@@ -149,6 +149,16 @@ class TVMBackend(Backend):
 
         return {"schedule": primfunc_context(task, sources, self.name)}
 
+    def level_structure(self, task: Task, sources: dict[str, str]) -> dict[str, dict[str, int]] | None:
+        """Blocks and open loops of each PrimFunc the candidate's graph lowers
+        to (:func:`kstrata.backends.tvm.structure.graph_structure`), from the
+        same sandboxed lowering as :meth:`level_context`; ``None`` when the
+        graph does not lower. The agents read it to skip a level with nothing
+        to edit (:mod:`kstrata.agents.closed`)."""
+        from kstrata.backends.tvm.isolated import primfunc_structure
+
+        return primfunc_structure(task, sources, self.name)
+
     def lower(self, task: Task, sources: dict[str, str], shape: dict[str, int],
               symbolic: bool = False) -> Lowered:
         """The candidate's graph (or the default one) lowered at ``shape``

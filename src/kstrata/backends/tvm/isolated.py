@@ -30,6 +30,8 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
+from kstrata.backends.tvm.structure import checked_structure, graph_structure
+
 #: Seconds one sandboxed lowering may take (process start, TVM import, lowering).
 TIMEOUT_S = 180.0
 #: Characters of TensorIR text a prompt gets at most.
@@ -101,20 +103,7 @@ def primfunc_context(task: Any, sources: dict[str, str], backend: str,
         The note (at most :data:`MAX_CONTEXT_CHARS` of TensorIR), or one line
         saying that the graph did not lower and why. Never raises for a bad candidate.
     """
-    from kstrata.sandbox import IsolatedCallError
-
-    key = hashlib.sha256(json.dumps([backend, task.digest, sources.get("graph") or ""]).encode()).hexdigest()
-    out = _CONTEXT.get(key)
-    if out is None:
-        try:
-            out = _context_answer(_call("primfunc_scripts_inside", backend, timeout_s, task=task_record(task),
-                                        sources=_text_sources(sources)))
-        except IsolatedCallError as e:  # not cached: a timeout or a lost process may not recur
-            return f"(the graph does not lower: {_first_line(str(e))})"
-        _CONTEXT[key] = out
-        while len(_CONTEXT) > _CONTEXT_SIZE:
-            _CONTEXT.popitem(last=False)
-    _CONTEXT.move_to_end(key)
+    out = _lowered_answer(task, sources, backend, timeout_s)
     if out.get("error"):
         return f"(the graph does not lower: {out['error']})"
     parts = [f"# PrimFunc {name}\n{script}" for name, script in out.get("funcs", [])]
@@ -124,6 +113,36 @@ def primfunc_context(task: Any, sources: dict[str, str], backend: str,
     return ("The graph lowers to these PrimFuncs (TensorIR at the nominal shape; "
             "a schedule function `schedule_<name>(sch)` works on PrimFunc `<name>` "
             "as its `main`, with the block names below):\n```python\n" + text + "\n```")
+
+
+def primfunc_structure(task: Any, sources: dict[str, str], backend: str,
+                       timeout_s: float = TIMEOUT_S) -> dict[str, dict[str, int]] | None:
+    """Blocks and open loops of each PrimFunc ``sources``' graph lowers to
+    (:func:`kstrata.backends.tvm.structure.graph_structure`), from the same
+    sandboxed lowering as :func:`primfunc_context` (one process per graph
+    text); ``None`` when the graph does not lower or the structure is unknown."""
+    out = _lowered_answer(task, sources, backend, timeout_s)
+    return out.get("structure") or None
+
+
+def _lowered_answer(task: Any, sources: dict[str, str], backend: str, timeout_s: float) -> dict[str, Any]:
+    """The checked answer of :func:`primfunc_scripts_inside` for ``sources``'
+    graph, cached per graph text; ``{"error": why}`` when it does not lower."""
+    from kstrata.sandbox import IsolatedCallError
+
+    key = hashlib.sha256(json.dumps([backend, task.digest, sources.get("graph") or ""]).encode()).hexdigest()
+    out = _CONTEXT.get(key)
+    if out is None:
+        try:
+            out = _context_answer(_call("primfunc_scripts_inside", backend, timeout_s, task=task_record(task),
+                                        sources=_text_sources(sources)))
+        except IsolatedCallError as e:  # not cached: a timeout or a lost process may not recur
+            return {"error": _first_line(str(e)), "transient": True}
+        _CONTEXT[key] = out
+        while len(_CONTEXT) > _CONTEXT_SIZE:
+            _CONTEXT.popitem(last=False)
+    _CONTEXT.move_to_end(key)
+    return out
 
 
 def replay_after_graph_change(task: Any, sources: dict[str, str], schedule: str, backend: str,
@@ -150,8 +169,10 @@ def replay_after_graph_change(task: Any, sources: dict[str, str], schedule: str,
         when the graph does not lower; else the applying steps, or an empty
         schedule when even those fail together) and the report:
         ``applied`` (count), ``funcs`` (PrimFunc names), ``failed``
-        (``[{"func", "code", "error"}]``), and ``error`` (why nothing could be
-        replayed) or ``reset`` (True) where they apply.
+        (``[{"func", "code", "error"}]``), ``structure`` (blocks and open
+        loops per PrimFunc, :func:`kstrata.backends.tvm.structure.graph_structure`),
+        ``unscheduled`` (PrimFuncs with open loops and no applied step), and
+        ``error`` (why nothing could be replayed) or ``reset`` (True) where they apply.
     """
     from kstrata.sandbox import IsolatedCallError
 
@@ -361,7 +382,11 @@ def _context_answer(out: Any) -> dict[str, Any]:
     if not (isinstance(funcs, list) and all(isinstance(f, list) and len(f) == 2 and all(isinstance(x, str) for x in f)
                                             for f in funcs)):
         raise IsolatedCallError("the sandboxed lowering returned malformed data")
-    return {"funcs": [[n[:200], t[:MAX_CONTEXT_CHARS + 1]] for n, t in funcs]}
+    clean: dict[str, Any] = {"funcs": [[n[:200], t[:MAX_CONTEXT_CHARS + 1]] for n, t in funcs]}
+    structure = checked_structure(out.get("structure"))
+    if structure is not None:
+        clean["structure"] = structure
+    return clean
 
 
 def _replay_answer(out: Any) -> dict[str, Any]:
@@ -381,6 +406,12 @@ def _replay_answer(out: Any) -> dict[str, Any]:
         clean["error"] = str(report["error"])[:500]
     if report.get("reset"):
         clean["reset"] = True
+    structure = checked_structure(report.get("structure"))
+    if structure is not None:
+        clean["structure"] = structure
+        unscheduled = report.get("unscheduled")
+        if isinstance(unscheduled, list) and all(isinstance(f, str) for f in unscheduled):
+            clean["unscheduled"] = [f[:200] for f in unscheduled if f[:200] in structure]
     return {"schedule": out["schedule"], "report": clean}
 
 
@@ -436,7 +467,8 @@ def primfunc_scripts_inside(task: dict[str, Any], sources: dict[str, str]) -> di
         lowered = _lower_inside(task, sources)
     except Exception as e:  # noqa: BLE001 - shown to the agent
         return {"error": f"{type(e).__name__}: {e}"}
-    return {"funcs": [[name, func.script()] for name, func in lowered.funcs.items()]}
+    return {"funcs": [[name, func.script()] for name, func in lowered.funcs.items()],
+            "structure": graph_structure(lowered.funcs)}
 
 
 def replay_inside(task: dict[str, Any], sources: dict[str, str], schedule: str) -> dict[str, Any]:
@@ -460,8 +492,13 @@ def replay_inside(task: dict[str, Any], sources: dict[str, str], schedule: str) 
     except Exception as e:  # noqa: BLE001 - the evaluation will report the graph error
         return {"schedule": schedule, "report": {"error": f"{type(e).__name__}: {e}"[:500], "applied": 0,
                                                  "failed": [], "funcs": []}}
+    structure = graph_structure(lowered.funcs)
+    touched = {s.func for s in applied if s.func}
     report: dict[str, Any] = {"applied": len(applied), "funcs": sorted(lowered.funcs),
-                              "failed": [{"func": s.func, "code": s.code, "error": s.error} for s in failed]}
+                              "failed": [{"func": s.func, "code": s.code, "error": s.error} for s in failed],
+                              "structure": structure,
+                              "unscheduled": sorted(f for f, st in structure.items()
+                                                    if st["open_loops"] and f not in touched)}
     if not failed:
         return {"schedule": schedule, "report": report}
     keep: dict[str, list[str]] = {}

@@ -1,0 +1,283 @@
+"""No call goes to a level with nothing left to edit (issue 19, m22: 10 of 18
+tvm-llvm calls did): a level declined on a candidate with the same text, a
+level served by a correct child of a model's answer on such a candidate, a
+graph that is one operator, a schedule whose PrimFuncs leave no loop to
+transform. The search loop is run with scripted model answers and a backend
+stub; the router and policy are asked directly on built trees."""
+
+from __future__ import annotations
+
+import json
+
+from agent_fakes import NoLog, ScriptedProvider, rec
+
+from kstrata.agents.closed import ClosedLevels, level_key, structure_reason
+from kstrata.agents.hierarchical import HierarchicalProposer, LevelAgent
+from kstrata.agents.memory import MemoryStore
+from kstrata.agents.router import pending_requests, rebuild_needed
+from kstrata.search.budget import Budget
+from kstrata.search.loop import SearchSettings, optimize
+from kstrata.search.tree import CandidateTree
+from kstrata.store.run_store import RunStore
+from kstrata.tasks.loader import resolve_task
+
+LEVELS = ("graph", "schedule", "source")
+G0 = "# kstrata-tvm graph\n# build: symbolic\n# one operator\n"
+S0 = "# kstrata-tvm schedule\n\n\ndef schedule(sch):\n    pass\n"
+ONE_OP = {"matmul": {"blocks": 1, "open_loops": 2}}
+FOUR_BLOCKS = {"layer_norm": {"blocks": 4, "open_loops": 7}}
+NO_LOOPS = {"softmax_rows": {"blocks": 1, "open_loops": 0}}
+
+
+def schedule_answer(n: int) -> str:
+    return (f"Parallelize the rows ({n}).\n\n```python\n# kstrata-tvm schedule\n\n\n"
+            f"def schedule_matmul(sch):\n    i = sch.get_loops(sch.get_sblock(\"matmul\"))[0]\n"
+            f"    sch.parallel(i)  # {n}\n```\n")
+
+
+def graph_answer(n: int) -> str:
+    return f"Fuse the row passes ({n}).\n\n```python\n# kstrata-tvm graph\n# build: symbolic\n# fused {n}\n```\n"
+
+
+DECLINE = "DECLINE\nDIAGNOSIS: nothing more at this level: memory-bound, one pass over x."
+
+
+class Backend:
+    """tvm-llvm as the agents see it: no lowering, a fixed structure per graph text."""
+
+    name, levels = "tvm-llvm", LEVELS
+
+    def __init__(self, structure):
+        self.structure = structure  # graph text (or None: any) -> structure
+        self.asked = 0
+
+    def initial_sources(self, task):
+        return {"graph": G0, "schedule": S0}
+
+    def level_context(self, task, sources, level):
+        return {}
+
+    def level_structure(self, task, sources):
+        self.asked += 1
+        return self.structure.get(sources.get("graph"), self.structure.get(None))
+
+
+class Log:
+    """The calls a provider made since the last ``take`` (as :class:`kstrata.llm.CallLog` keeps them)."""
+
+    def __init__(self):
+        self.calls = []
+
+    def take(self):
+        out, self.calls = self.calls, []
+        return out
+
+
+class LoggedProvider(ScriptedProvider):
+    log: Log = None
+
+    def complete(self, messages):
+        out = super().complete(messages)
+        self.log.calls.append({"provider": "scripted", "prompt": messages[-1]["content"][:50], "response": out.text})
+        return out
+
+
+class Evaluator:
+    def evaluate(self, task, backend, sources):
+        return {"verdict": "correct", "feedback": []}, None
+
+
+def run(tmp_path, answers, structure, calls=8, evaluations=8, order=("schedule", "graph", "source")):
+    provider = LoggedProvider(list(answers))
+    provider.log = Log()
+    backend = Backend(structure)
+    prop = HierarchicalProposer(backend, agents={lv: LevelAgent(provider, provider.log, lv) for lv in LEVELS},
+                                memory=MemoryStore(":memory:"))
+    res = optimize(resolve_task("gemv"), backend, prop, Evaluator(), policy=prop.policy("greedy"),
+                   budget=Budget(evaluations=evaluations, proposer_calls=calls), run_dir=tmp_path / "run",
+                   router=prop.router, settings=SearchSettings(level_order=order))
+    with RunStore.open(tmp_path / "run") as store:
+        exps, spent = store.expansions(), store.spent()
+    roles = [p[1]["content"].split("\n", 1)[0] for p in provider.prompts]
+    return res, exps, spent, roles, provider
+
+
+def test_a_one_op_graph_never_gets_a_graph_call(tmp_path):
+    # graph first in the preference order: the skip is found on the first expansion and costs no call
+    res, exps, spent, roles, provider = run(tmp_path, [schedule_answer(1), DECLINE], {None: ONE_OP},
+                                            order=("graph", "schedule", "source"))
+    assert roles and all("schedule-level agent" in r for r in roles), roles
+    assert len(provider.prompts) == 2 and provider.answers == []
+    graph = [e for e in exps if e.level == "graph"]
+    assert len(graph) <= 1  # at most the one skip, on the first candidate, before its structure was known
+    for e in graph:
+        rec_ = json.loads(e.error.split(": ", 1)[1])
+        assert rec_["skipped"] and "one PrimFunc (matmul) with one block" in rec_["diagnosis"]
+    assert spent.get("proposer_calls", 0) == 2  # a skip is charged no call
+    # the schedule child has the same graph text: its graph level was never asked either
+    child = next(n for n in res.tree if n.level == "schedule")
+    assert not child.expansions["graph"]
+
+
+def test_after_the_schedule_role_declines_the_next_call_goes_elsewhere(tmp_path):
+    res, exps, spent, roles, provider = run(tmp_path, [DECLINE, graph_answer(1), DECLINE, DECLINE],
+                                            {None: FOUR_BLOCKS}, calls=4)
+    root = res.tree.root
+    asked = [(e.candidate, e.level) for e in exps]
+    assert asked[0] == (root.hash, "schedule") and asked[1] == (root.hash, "graph")
+    assert asked.count((root.hash, "schedule")) == 1  # never asked again about the same candidate
+    # no pair (text at the level and above, level) is asked twice after a decline
+    keys = []
+    for e in exps:
+        key = (level_key(res.tree[e.candidate].record.sources or _sources(tmp_path, e.candidate),
+                         e.level), e.level)
+        assert key not in keys, e
+        keys.append(key)
+
+
+def _sources(tmp_path, h):
+    with RunStore.open(tmp_path / "run") as store:
+        return store.sources(h)
+
+
+def _tree_m22_layernorm():
+    """root -> s1 (schedule, asked graph) -> g1 (graph, served it): m22 layernorm #1, #2."""
+    root = rec("r", sources={"graph": G0, "schedule": S0})
+    s1 = rec("s", "schedule", ("r",), sources={"graph": G0, "schedule": "S1"}, expansion_id=1,
+             metadata={"cross_level_request": [{"level": "graph", "text": "fuse the rows into one PrimFunc"}]})
+    g1 = rec("g", "graph", ("s",), sources={"graph": "G1", "schedule": "S1"}, expansion_id=2)
+    return CandidateTree([root, s1, g1]), (root, s1, g1)
+
+
+def test_a_level_served_on_a_candidate_with_the_same_text_is_not_asked_on_the_ancestor():
+    tree, recs = _tree_m22_layernorm()
+    prop = HierarchicalProposer(Backend({None: FOUR_BLOCKS}), agents={}, memory=None)
+    for r in recs:
+        prop.closed.observe(r.hash, r.sources)
+        prop._text[r.hash] = frozenset(lv for lv, t in r.sources.items() if t)
+    pol = prop.policy("greedy")
+    pol.pre_search(tree, LEVELS)
+    root, s1, g1 = (tree[r.hash] for r in recs)
+    # the root's graph is s1's graph, whose request g1 served; the root's schedule made s1
+    assert not pol.expandable(tree, root) and pol.open_levels(root) == []
+    assert pol.open_levels(s1) == ["schedule"]
+    assert "served" in prop.closed.why(root, "graph", tree)
+    # the served request is neither routed nor shown below it, nor on the ancestor
+    assert pending_requests(tree, g1) == [] and pending_requests(tree, root) == []
+    level, reason = prop.router(tree, s1, ["graph", "schedule"], LEVELS)
+    assert level == "schedule" and "cross-level request" not in reason
+
+
+def test_a_decline_closes_the_level_on_every_candidate_with_the_same_text():
+    closed = ClosedLevels()
+    a = rec("a", sources={"graph": G0, "schedule": S0})
+    b = rec("b", "schedule", ("a",), sources={"graph": G0, "schedule": "S1"})  # same graph, other schedule
+    c = rec("c", "graph", ("a",), sources={"graph": "G1", "schedule": S0})
+    for r in (a, b, c):
+        closed.observe(r.hash, r.sources)
+    closed.close(a.hash, "graph", "declined: one R.matmul")
+    closed.close(a.hash, "schedule", "declined: memory-bound")
+    assert closed.why(b, "graph") and closed.why(c, "graph") is None  # gemv m22 #4
+    assert closed.why(b, "schedule") is None and closed.why(c, "schedule") is None
+    # read back from the tree's stored declines too (a resumed run)
+    from agent_fakes import declined_expansion
+
+    tree = CandidateTree([a, b, c], [declined_expansion("a", "graph", "graph", "one R.matmul", [], 1)])
+    fresh = ClosedLevels()
+    for r in (a, b, c):
+        fresh.observe(r.hash, r.sources)
+    assert "declined" in fresh.why(tree[b.hash], "graph", tree) and fresh.why(tree[c.hash], "graph", tree) is None
+
+
+def test_the_lowered_structure_closes_graph_and_schedule():
+    assert "one PrimFunc (matmul) with one block" in structure_reason(ONE_OP, "graph")
+    assert structure_reason(ONE_OP, "schedule") is None
+    assert structure_reason(FOUR_BLOCKS, "graph") is None and structure_reason(FOUR_BLOCKS, "schedule") is None
+    assert "already parallel, vectorized" in structure_reason(NO_LOOPS, "schedule")
+    assert structure_reason(NO_LOOPS, "graph") and structure_reason(NO_LOOPS, "graph", handwritten=True) is None
+    assert structure_reason(None, "graph") is None and structure_reason({}, "schedule") is None
+
+
+def test_a_rebuild_is_routed_only_when_something_is_left_to_schedule():
+    failed = [{"func": "softmax", "code": "schedule_softmax", "error": "no PrimFunc named 'softmax'"}]
+    # m22 softmax #3: the new PrimFunc is one block under a parallel row loop
+    assert rebuild_needed({"failed": failed, "structure": NO_LOOPS, "unscheduled": []}) is None
+    # nothing changed: every step replayed and every PrimFunc with loops has steps
+    assert rebuild_needed({"failed": [], "structure": FOUR_BLOCKS, "unscheduled": []}) is None
+    assert "no longer apply" in rebuild_needed({"failed": failed, "structure": FOUR_BLOCKS, "unscheduled": []})
+    assert "layer_norm" in rebuild_needed({"failed": [], "structure": FOUR_BLOCKS, "unscheduled": ["layer_norm"]})
+    assert rebuild_needed({"failed": failed}) is not None  # an older report: the old rule
+    # through the router: the graph change's node goes elsewhere, and its schedule level is closed
+    root = rec("r", sources={"graph": G0, "schedule": S0})
+    handwritten = "@I.ir_module\nclass Module:\n    @T.prim_func(private=True, s_tir=True)\n    def softmax_rows():"
+    g = rec("g", "graph", ("r",), sources={"graph": handwritten, "schedule": S0}, expansion_id=1,
+            metadata={"replay": {"failed": failed, "structure": NO_LOOPS, "unscheduled": [], "applied": 0}})
+    tree = CandidateTree([root, g])
+    prop = HierarchicalProposer(Backend({None: FOUR_BLOCKS}), agents={}, memory=None)
+    for r in (root, g):
+        prop.closed.observe(r.hash, r.sources)
+    prop.closed.observe_structure(g.hash, NO_LOOPS)
+    level, reason = prop.router(tree, tree[g.hash], ["graph", "schedule"], ("schedule", "graph", "source"))
+    assert level == "graph" and "rebuild" not in reason
+
+
+def test_a_closed_level_is_not_offered_for_cross_level_requests(tmp_path):
+    provider = ScriptedProvider([schedule_answer(1)])
+    backend = Backend({None: ONE_OP})
+    prop = HierarchicalProposer(backend, agents={lv: LevelAgent(provider, NoLog(), lv) for lv in LEVELS},
+                                memory=MemoryStore(":memory:"))
+    root = rec("r", sources={"graph": G0, "schedule": S0})
+    tree = CandidateTree([root])
+    from kstrata.agents.base import ProposeContext
+
+    ctx = ProposeContext(backend="tvm-llvm", levels=LEVELS, tree=tree, budget_left={"proposer_calls": 4})
+    prop.propose(resolve_task("gemv"), tree[root.hash], {}, "schedule", context=ctx)
+    text = "\n".join(m["content"] for m in provider.prompts[0])
+    assert "CROSS-LEVEL REQUEST: <graph>" not in text
+    # a direct graph expansion (a lookahead names its level) is a skip: no prompt, no call
+    batch = prop.propose(resolve_task("gemv"), tree[root.hash], {}, "graph", context=ctx)
+    assert batch.proposals == [] and batch.calls == [] and batch.skipped["skipped"]
+    assert len(provider.prompts) == 1
+
+
+
+def test_a_graph_change_that_leaves_no_loop_gets_no_schedule_call(tmp_path, monkeypatch):
+    """m22 softmax #3: the graph role wrote one block under a parallel row loop;
+    the replay report says so, the rebuild rule does not fire and the schedule
+    level of that graph is closed: no schedule call, not even a skip."""
+    handwritten = "# kstrata-tvm graph\n@T.prim_func(private=True, s_tir=True)\ndef softmax_rows(): ...\n"
+    failed = [{"func": "matmul", "code": "schedule_matmul", "error": "no PrimFunc named 'matmul'"}]
+
+    def replay(self, task, parent, sources):
+        return {**sources, "schedule": S0}, {"applied": 0, "funcs": ["softmax_rows"], "failed": failed,
+                                             "structure": NO_LOOPS, "unscheduled": []}
+
+    monkeypatch.setattr(HierarchicalProposer, "_is_tvm", lambda self: True)
+    monkeypatch.setattr(HierarchicalProposer, "_replay", replay)
+    answer = f"One block per row.\n\n```python\n{handwritten}```\n"
+    res, exps, spent, roles, provider = run(tmp_path, [answer, DECLINE, DECLINE], {None: FOUR_BLOCKS,
+                                                                                   handwritten: NO_LOOPS},
+                                            calls=3, order=("graph", "schedule", "source"))
+    g = next(n for n in res.tree if n.level == "graph")
+    assert g.record.metadata["replay"]["structure"] == NO_LOOPS
+    assert not g.expansions["schedule"]  # neither a call nor a skip
+    assert all(not (e.candidate == g.hash and e.level == "schedule") for e in exps)
+    assert not any("rebuild" in (e.router_reason or "") for e in exps)
+
+
+def test_a_decline_stored_on_the_tree_routes_elsewhere_without_the_proposers_memory():
+    """A resumed run, or a router built alone: the decline stored with the
+    expansion is enough for the policy and the router to leave the level out."""
+    from agent_fakes import declined_expansion
+
+    from kstrata.agents.router import FeedbackRouter
+
+    root = rec("a", sources={"graph": G0, "schedule": S0})
+    tree = CandidateTree([root], [declined_expansion("a", "schedule", "schedule", "memory-bound already", [], 1)])
+    node = tree[root.hash]
+    level, reason = FeedbackRouter(backend="tvm-llvm", levels=LEVELS)(tree, node, ["graph", "schedule"],
+                                                                      ("schedule", "graph", "source"))
+    assert level == "graph" and "not schedule" in reason
+    pol = HierarchicalProposer(Backend({None: FOUR_BLOCKS}), agents={}, memory=None).policy("greedy")
+    pol.pre_search(tree, LEVELS)
+    assert pol.open_levels(node) == ["graph"]
