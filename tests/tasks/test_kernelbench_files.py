@@ -404,3 +404,41 @@ def test_a_deep_bidirectional_grus_work_is_counted_in_seconds(tmp_path):
     per_row = 2 * (3 * 256 * (128 + 256) + 5 * 3 * 256 * (512 + 256))
     assert flops == 2 * 5120 * per_row
     assert time.perf_counter() - t0 < 5.0  # 31 s by decomposition at load 2
+
+
+ITEM_IN_INIT = """import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    def __init__(self, dim, depth):
+        super().__init__()
+        rates = [x.item() for x in torch.linspace(0, 0.1, depth)]  # SwinMLP's stochastic-depth rule
+        self.layers = nn.ModuleList(nn.Linear(dim, dim) for _ in rates)
+        self.h0 = torch.randn(dim)
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = layer(x) + self.h0
+        return x
+
+batch_size = 4096
+dim = 1024
+depth = 4
+
+def get_inputs():
+    return [torch.randn(batch_size, dim)]
+
+def get_init_inputs():
+    return [dim, depth]
+"""
+
+
+def test_a_constructor_that_reads_back_a_value_is_built_on_the_cpu_and_counted_on_meta(tmp_path):
+    """L3 29_SwinMLP's constructor calls .item() on a torch.linspace: on meta it
+    raised, so its work was measured by a real run only, which its parameters
+    were too large for; its verification never scaled (reference_failure)."""
+    p = tmp_path / "item_init.py"
+    p.write_text(ITEM_IN_INIT)
+    flops, nbytes = work.count_call(load_task(p, check_import=False), {"batch_size": 4096}, device="meta")
+    assert flops == 4 * 2 * 4096 * 1024 * 1024
+    assert nbytes == 4 * (2 * 4096 * 1024 + 4 * (1024 * 1024 + 1024))  # input, output, parameters

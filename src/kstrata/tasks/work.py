@@ -135,6 +135,34 @@ class _MetaRecurrence(torch.overrides.TorchFunctionMode):
         return (out, *states)
 
 
+def _instantiate(task: Any, shape: dict[str, int], seed: int, device: str) -> tuple[torch.nn.Module, list[Any]]:
+    """The reference model and inputs at ``shape``, built under ``torch.device(device)``.
+
+    On ``meta``, a constructor that reads back a value it computed fails
+    (L3 29_SwinMLP's stochastic-depth rule, ``[x.item() for x in
+    torch.linspace(0, rate, n)]``: "Tensor.item() cannot be called on meta
+    tensors"); the model is then built on the CPU and moved to ``meta``
+    (parameters, buffers and plain tensor attributes, as the float64 oracle
+    converts them), and the inputs are still drawn on ``meta``.
+    """
+    try:
+        model, inputs, _, _ = task.instantiate(shape, seed)
+        return model, inputs
+    except Exception:  # noqa: BLE001 - not constructible on meta: build on the CPU, then move
+        if device != "meta":
+            raise
+    module = task.load_module(shape)
+    with torch.device("cpu"):
+        torch.manual_seed(seed)
+        model = module.Model(*list(module.get_init_inputs())).eval().to("meta")
+    for mod in model.modules():
+        for name, value in list(vars(mod).items()):
+            if isinstance(value, torch.Tensor) and not isinstance(value, torch.nn.Parameter):
+                setattr(mod, name, value.to("meta"))
+    torch.manual_seed(seed + 1)
+    return model, list(module.get_inputs())
+
+
 def count_call(task: Any, shape: dict[str, int], seed: int = 0, device: str = "meta") -> tuple[float, float]:
     """FLOPs and bytes of one reference call at ``shape`` on ``device`` (no cache).
     On ``meta``, fused recurrences are counted by formula (:class:`_MetaRecurrence`).
@@ -149,7 +177,7 @@ def count_call(task: Any, shape: dict[str, int], seed: int = 0, device: str = "m
     from kstrata.verify.runner import flatten
 
     with torch.random.fork_rng(devices=[]), torch.device(device):
-        model, inputs, _, _ = task.instantiate(shape, seed)
+        model, inputs = _instantiate(task, shape, seed, device)
         rec = _MetaRecurrence()
         with torch.no_grad(), FlopCounterMode(display=False) as fc, rec:
             outs = flatten(model(*inputs))
@@ -160,7 +188,7 @@ def count_call(task: Any, shape: dict[str, int], seed: int = 0, device: str = "m
 def _static_bytes(task: Any, shape: dict[str, int]) -> float:
     """Input + parameter bytes at ``shape``, built on ``meta`` (no forward call)."""
     with torch.random.fork_rng(devices=[]), torch.device("meta"):
-        model, inputs, _, _ = task.instantiate(shape, 0)
+        model, inputs = _instantiate(task, shape, 0, "meta")
     return _nbytes(_tensors(list(inputs)) + list(model.parameters()) + list(model.buffers()))
 
 
