@@ -371,9 +371,10 @@ def table(rows: dict[int, list[dict]]) -> None:
         cpu = [r["self"]["cpu_s"] for r in rs if "self" in r and r["self"].get("cpu_s") is not None]
         loads = [r["loadavg"][0] for r in rs if r.get("loadavg")]
         if cpu or loads:
-            print(f"# L{lv}: median self-verification CPU {statistics.median(cpu) if cpu else '-'} s "
-                  f"(kstrata eval's process tree) over {len(cpu)} files; 1-min load average at each file's start "
-                  f"min {min(loads) if loads else '-'} median {statistics.median(loads) if loads else '-'} "
+            print(f"# L{lv}: median self-verification CPU >= {statistics.median(cpu) if cpu else '-'} s "
+                  f"(kstrata eval's waited-for process tree, a lower bound) over {len(cpu)} files; "
+                  f"1-min load average at each file's start "
+                  f"min {min(loads) if loads else '-'} median {round(statistics.median(loads), 1) if loads else '-'} "
                   f"max {max(loads) if loads else '-'}")
 
 
