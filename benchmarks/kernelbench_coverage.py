@@ -51,6 +51,7 @@ import datetime
 import json
 import os
 import platform
+import resource
 import signal
 import statistics
 import subprocess
@@ -102,10 +103,22 @@ def stratified(files: list[Path], n: int) -> list[Path]:
     return out  # round-robin order: a run stopped part way has covered every category alike
 
 
+#: CPU seconds (user + system) of the last :func:`run`'s process tree, as far as its
+#: processes waited for their children (a killed step's leftovers are not counted)
+LAST_CPU_S = [0.0]
+
+
+def _children_cpu() -> float:
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
+
+
 def run(cmd: list[str], timeout: float, env: dict | None = None) -> tuple[int, str, float]:
     """Run ``cmd`` in a session of its own; at ``timeout`` seconds its whole
     process group is killed (TVM's popen workers included). Returns
-    (exit status, 124 on timeout; stdout + stderr; wall seconds)."""
+    (exit status, 124 on timeout; stdout + stderr; wall seconds); its CPU
+    seconds go to :data:`LAST_CPU_S`."""
+    cpu0 = _children_cpu()
     t0 = time.perf_counter()
     with tempfile.TemporaryFile("w+") as out:
         p = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, text=True, env=env,
@@ -117,6 +130,7 @@ def run(cmd: list[str], timeout: float, env: dict | None = None) -> tuple[int, s
         with contextlib.suppress(ProcessLookupError):
             os.killpg(p.pid, signal.SIGKILL)  # the step's leftovers too, whether it ended or not
         p.wait()
+        LAST_CPU_S[0] = _children_cpu() - cpu0
         out.seek(0)
         return rc, out.read(), time.perf_counter() - t0
 
@@ -151,14 +165,15 @@ def step_eval(path: Path, extra: str, tmp: Path, timeout: float) -> dict:
     cand.write_text(path.read_text() + ("\n\nModelNew = Model\n" if not extra else extra))
     rc, out, s = run([KSTRATA, "eval", str(path), str(cand), "--backend", "pytorch", "--no-time",
                       "--json", "--timeout", str(timeout)], timeout + 120)
+    cpu = round(LAST_CPU_S[0], 1)
     d = last_json(out) or {}
     ev = d.get("evidence") or {}
     if not d and rc == 2 and "the task's reference" in out:  # ReferenceFailure: named before any candidate call
         line = next((x for x in out.splitlines() if "error:" in x), out.strip()[-300:])
-        return {"verdict": "reference_failure", "check": None, "s": s,
+        return {"verdict": "reference_failure", "check": None, "s": s, "cpu_s": cpu,
                 "traceback": "Traceback" in out, "why": line.strip()[:400], "tests": (None, None)}
     return {"verdict": d.get("verdict") or ("timeout(outer)" if rc == 124 else f"rc{rc}"),
-            "check": d.get("check"), "s": s, "traceback": "Traceback" in out,
+            "check": d.get("check"), "s": s, "cpu_s": cpu, "traceback": "Traceback" in out,
             "why": (ev.get("message") if isinstance(ev, dict) else str(ev)) or out.strip()[-300:],
             "tests": (d.get("public_tests"), d.get("hidden_tests"))}
 
@@ -256,7 +271,7 @@ def main() -> int:
         for f in files:
             if (lv, f.name) in done or (only is not None and f.name not in only):
                 continue
-            r: dict = {"file": f.name, "level": lv}
+            r: dict = {"file": f.name, "level": lv, "loadavg": [round(x, 1) for x in os.getloadavg()]}
             if "load" in steps:
                 r["load"] = step_load(f, 600)
                 info = r["load"]["info"] or {}
@@ -272,6 +287,7 @@ def main() -> int:
             if "self" in steps:
                 r["self"] = step_eval(f, "", tmp, args.timeout)
                 print(f"L{lv} {f.stem[:44]:44s} self {r['self']['verdict']} {r['self']['s']:.1f}s "
+                      f"(cpu {r['self'].get('cpu_s')}s, load {r['loadavg'][0]}) "
                       f"{r['self']['tests']} {'' if r['self']['verdict'] == 'correct' else r['self']['why'][:200]}",
                       flush=True)
             if "wrong" in steps:
@@ -351,6 +367,15 @@ def table(rows: dict[int, list[dict]]) -> None:
               f"{cnt('tvm', lambda x: x['ok'])} | {cnt('optimize', lambda x: x['ok'])} | "
               f"{cnt('optimize', lambda x: x['eager'])} | {cnt('optimize', lambda x: x['ms'])} | {tb} | "
               f"{med('load')} / {med('self')} / {med('wrong')} / {med('tvm')} / {med('optimize')} |")
+    for lv, rs in rows.items():  # the load-independent number, and the load the wall times were taken at
+        cpu = [r["self"]["cpu_s"] for r in rs if "self" in r and r["self"].get("cpu_s") is not None]
+        loads = [r["loadavg"][0] for r in rs if r.get("loadavg")]
+        if cpu or loads:
+            print(f"# L{lv}: median self-verification CPU >= {statistics.median(cpu) if cpu else '-'} s "
+                  f"(kstrata eval's waited-for process tree, a lower bound) over {len(cpu)} files; "
+                  f"1-min load average at each file's start "
+                  f"min {min(loads) if loads else '-'} median {round(statistics.median(loads), 1) if loads else '-'} "
+                  f"max {max(loads) if loads else '-'}")
 
 
 if __name__ == "__main__":

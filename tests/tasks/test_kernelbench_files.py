@@ -337,3 +337,108 @@ def test_a_references_own_module_walk_is_no_introspection():
     assert "no_introspection" in checks("import sys\nx = sys.modules\n")
     assert "no_introspection" in checks("import sys\nx = sys.modules.get('torch')\n")
     assert "no_introspection" in checks("import torch\nx = torch.nn.Module\ny = x.modules\n")
+
+
+@pytest.mark.parametrize("cls,kw", [(torch.nn.GRU, {"bidirectional": True}), (torch.nn.LSTM, {"proj_size": 5}),
+                                    (torch.nn.LSTM, {"batch_first": True, "bidirectional": True}),
+                                    (torch.nn.RNN, {"nonlinearity": "relu"})])
+def test_recurrences_on_meta_are_counted_by_formula_as_their_decomposition_counts(cls, kw):
+    """L3 41_GRUBidirectional's shape fit took over 600 s at load 30 (31 s per
+    count at load 2): on meta, nn.GRU decomposes into a cell per step, layer and
+    direction. The formula gives the same FLOPs and output shapes without it."""
+    import time
+
+    from torch.utils.flop_counter import FlopCounterMode
+
+    from kstrata.tasks.work import _MetaRecurrence
+
+    with torch.device("meta"):
+        m = cls(7, 11, 3, **kw)
+        x = torch.randn(4, 9, 7)
+        got = {}
+        for formula in (False, True):
+            rec = _MetaRecurrence()
+            with torch.no_grad(), FlopCounterMode(display=False) as fc:
+                if formula:
+                    with rec:
+                        out = m(x)
+                else:
+                    out = m(x)
+            got[formula] = (fc.get_total_flops() + rec.flops, [tuple(o.shape) for o in torch.utils._pytree.tree_leaves(out)])
+    assert got[True] == got[False] and got[True][0] > 0
+
+
+GRU_BI = """import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    def __init__(self, input_size, hidden_size, num_layers):
+        super().__init__()
+        self.gru = nn.GRU(input_size, hidden_size, num_layers, bidirectional=True)
+
+    def forward(self, x, h0):
+        return self.gru(x, h0)[0]
+
+batch_size = 10
+seq_len = 512
+input_size = 128
+hidden_size = 256
+num_layers = 6
+
+def get_inputs():
+    return [torch.rand(seq_len, batch_size, input_size), torch.rand(num_layers * 2, batch_size, hidden_size)]
+
+def get_init_inputs():
+    return [input_size, hidden_size, num_layers]
+"""
+
+
+def test_a_deep_bidirectional_grus_work_is_counted_in_seconds(tmp_path):
+    import time
+
+    p = tmp_path / "gru_bi.py"
+    p.write_text(GRU_BI)
+    t0 = time.perf_counter()
+    flops, _ = work.count_call(load_task(p, check_import=False), {})
+    # 2 directions x (layer 1: 3*256*(128+256), layers 2-6: 3*256*(512+256)) weights, 2 FLOP x 5120 rows
+    per_row = 2 * (3 * 256 * (128 + 256) + 5 * 3 * 256 * (512 + 256))
+    assert flops == 2 * 5120 * per_row
+    assert time.perf_counter() - t0 < 5.0  # 31 s by decomposition at load 2
+
+
+ITEM_IN_INIT = """import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    def __init__(self, dim, depth):
+        super().__init__()
+        rates = [x.item() for x in torch.linspace(0, 0.1, depth)]  # SwinMLP's stochastic-depth rule
+        self.layers = nn.ModuleList(nn.Linear(dim, dim) for _ in rates)
+        self.h0 = torch.randn(dim)
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = layer(x) + self.h0
+        return x
+
+batch_size = 4096
+dim = 1024
+depth = 4
+
+def get_inputs():
+    return [torch.randn(batch_size, dim)]
+
+def get_init_inputs():
+    return [dim, depth]
+"""
+
+
+def test_a_constructor_that_reads_back_a_value_is_built_on_the_cpu_and_counted_on_meta(tmp_path):
+    """L3 29_SwinMLP's constructor calls .item() on a torch.linspace: on meta it
+    raised, so its work was measured by a real run only, which its parameters
+    were too large for; its verification never scaled (reference_failure)."""
+    p = tmp_path / "item_init.py"
+    p.write_text(ITEM_IN_INIT)
+    flops, nbytes = work.count_call(load_task(p, check_import=False), {"batch_size": 4096}, device="meta")
+    assert flops == 4 * 2 * 4096 * 1024 * 1024
+    assert nbytes == 4 * (2 * 4096 * 1024 + 4 * (1024 * 1024 + 1024))  # input, output, parameters

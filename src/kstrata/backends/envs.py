@@ -239,7 +239,7 @@ def kstrata_requirements() -> tuple[str, ...]:
     try:
         reqs = metadata.requires("kstrata") or []
     except metadata.PackageNotFoundError:
-        return ("numpy>=1.24", "typer>=0.12", "rich>=13", "pydantic>=2.6", "jinja2>=3.1",
+        return ("numpy>=1.24", "einops>=0.8", "typer>=0.12", "rich>=13", "pydantic>=2.6", "jinja2>=3.1",
                 "tenacity>=8.2", "psutil>=5.9", "ml_dtypes>=0.4")
     out = []
     for r in reqs:

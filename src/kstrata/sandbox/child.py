@@ -201,6 +201,11 @@ class Harness:
         init = wire.decode(h["init"], bufs)
         shape = {k: int(v) for k, v in h["shape"].items()}
         self.fn, self.last, self.copies = None, [], []
+        threads = h.get("threads")
+        if isinstance(threads, int) and not isinstance(threads, bool) and 1 <= threads <= (os.cpu_count() or 1):
+            import torch  # the judge's choice for its checked calls (kstrata.verify.runner.check_threads)
+
+            torch.set_num_threads(threads)
         if hasattr(backend, "set_poison"):
             backend.set_poison(int(h.get("poison", 0)))
         t0 = time.perf_counter()

@@ -61,7 +61,11 @@ def import_module_from_path(path: Path, prefix: str = "kstrata_task") -> ModuleT
         spec.loader.exec_module(module)
     except Exception as e:  # noqa: BLE001 - report any import failure as data
         sys.modules.pop(name, None)
-        raise TaskError(f"{path}: failed to import: {type(e).__name__}: {e}") from e
+        hint = ""
+        if isinstance(e, ModuleNotFoundError) and e.name:  # a library the task needs and this Python lacks
+            hint = (f"; the task needs the package that provides {e.name.split('.')[0]!r}: install it into "
+                    "the environment kstrata runs in (e.g. pip install " + e.name.split(".")[0] + ")")
+        raise TaskError(f"{path}: failed to import: {type(e).__name__}: {e}{hint}") from e
     return module
 
 

@@ -92,8 +92,80 @@ def _nbytes(ts: list[torch.Tensor]) -> float:
     return float(sum(t.numel() * t.element_size() for t in ts))
 
 
+class _MetaRecurrence(torch.overrides.TorchFunctionMode):
+    """On ``meta``, PyTorch's fused recurrences (``torch.rnn_tanh``,
+    ``rnn_relu``, ``lstm``, ``gru``: what ``nn.RNN``/``LSTM``/``GRU`` call)
+    answered by shape and counted by formula instead of run.
+
+    On ``meta`` they decompose into one cell per time step, layer and
+    direction, each a dozen Python-level reference ops: KernelBench L3
+    41_GRUBidirectional (6 layers, 2 directions, 512 steps) took 31 s per
+    count at load 2 and over 600 s of shape fitting at load 30. The formula
+    is the matmul FLOPs :class:`FlopCounterMode` counts for that
+    decomposition (elementwise gate math counts 0): each 2-D weight (``w_ih``,
+    ``w_hh``, an LSTM's ``w_hr``) multiplies every one of the ``batch *
+    steps`` rows, ``2 * rows * numel(w)`` (tests/tasks/test_kernelbench_files.py
+    checks it against the decomposition's count). Packed sequences and real
+    tensors go through unchanged.
+    """
+
+    NAMES = ("rnn_tanh", "rnn_relu", "lstm", "gru")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.flops = 0.0
+        self._funcs = {getattr(torch, n): n for n in self.NAMES}
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        name = self._funcs.get(func)
+        x = args[0] if args else None
+        if name is None or not isinstance(x, torch.Tensor) or x.device.type != "meta" or len(args) != 9 \
+                or kwargs or x.dim() not in (2, 3):
+            return func(*args, **kwargs)
+        _, hx, params, _has_biases, _layers, _dropout, _train, bidirectional, batch_first = args
+        h = hx[0] if isinstance(hx, (tuple, list)) else hx
+        batched = x.dim() == 3
+        steps = x.shape[1] if batched and batch_first else x.shape[0]
+        batch = (x.shape[0] if batch_first else x.shape[1]) if batched else 1
+        self.flops += 2.0 * batch * steps * sum(w.numel() for w in params if w.dim() == 2)
+        width = (2 if bidirectional else 1) * h.shape[-1]
+        out = torch.empty(*x.shape[:-1], width, dtype=x.dtype, device="meta")
+        states = tuple(torch.empty_like(s, device="meta") for s in (hx if isinstance(hx, (tuple, list)) else (hx,)))
+        return (out, *states)
+
+
+def _instantiate(task: Any, shape: dict[str, int], seed: int, device: str) -> tuple[torch.nn.Module, list[Any]]:
+    """The reference model and inputs at ``shape``, built under ``torch.device(device)``.
+
+    On ``meta``, a constructor that reads back a value it computed fails
+    (L3 29_SwinMLP's stochastic-depth rule, ``[x.item() for x in
+    torch.linspace(0, rate, n)]``: "Tensor.item() cannot be called on meta
+    tensors"); the model is then built on the CPU and moved to ``meta``
+    (parameters, buffers and plain tensor attributes, as the float64 oracle
+    converts them), and the inputs are still drawn on ``meta``.
+    """
+    try:
+        model, inputs, _, _ = task.instantiate(shape, seed)
+        return model, inputs
+    except Exception:  # noqa: BLE001 - not constructible on meta: build on the CPU, then move
+        if device != "meta":
+            raise
+    module = task.load_module(shape)
+    with torch.device("cpu"):
+        torch.manual_seed(seed)
+        model = module.Model(*list(module.get_init_inputs())).eval().to("meta")
+    for mod in model.modules():
+        for name, value in list(vars(mod).items()):
+            if isinstance(value, torch.Tensor) and not isinstance(value, torch.nn.Parameter):
+                setattr(mod, name, value.to("meta"))
+    torch.manual_seed(seed + 1)
+    return model, list(module.get_inputs())
+
+
 def count_call(task: Any, shape: dict[str, int], seed: int = 0, device: str = "meta") -> tuple[float, float]:
     """FLOPs and bytes of one reference call at ``shape`` on ``device`` (no cache).
+    On ``meta``, fused recurrences are counted by formula (:class:`_MetaRecurrence`).
 
     Raises
     ------
@@ -105,17 +177,18 @@ def count_call(task: Any, shape: dict[str, int], seed: int = 0, device: str = "m
     from kstrata.verify.runner import flatten
 
     with torch.random.fork_rng(devices=[]), torch.device(device):
-        model, inputs, _, _ = task.instantiate(shape, seed)
-        with torch.no_grad(), FlopCounterMode(display=False) as fc:
+        model, inputs = _instantiate(task, shape, seed, device)
+        rec = _MetaRecurrence()
+        with torch.no_grad(), FlopCounterMode(display=False) as fc, rec:
             outs = flatten(model(*inputs))
     ts = _tensors(list(inputs)) + _tensors(outs) + list(model.parameters()) + list(model.buffers())
-    return float(fc.get_total_flops()), _nbytes(ts)
+    return float(fc.get_total_flops()) + rec.flops, _nbytes(ts)
 
 
 def _static_bytes(task: Any, shape: dict[str, int]) -> float:
     """Input + parameter bytes at ``shape``, built on ``meta`` (no forward call)."""
     with torch.random.fork_rng(devices=[]), torch.device("meta"):
-        model, inputs, _, _ = task.instantiate(shape, 0)
+        model, inputs = _instantiate(task, shape, 0, "meta")
     return _nbytes(_tensors(list(inputs)) + list(model.parameters()) + list(model.buffers()))
 
 

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import builtins
 import copy
+import os
 import platform
 import time
 from collections.abc import Callable
@@ -185,6 +186,8 @@ class Context:
     #: seconds of those in the reference's own (task-dtype) calls, oracle excluded
     reference_s: float = 0.0
     started: float = field(default_factory=time.monotonic)
+    #: the judge's intra-op threads outside :func:`check_threads`'s small calls
+    threads: int = field(default_factory=torch.get_num_threads)
 
     def fire(self, check: str, message: str, stage_public: bool, **evidence: Any) -> None:
         """Reject (or warn, per preset) for integrity check ``check``."""
@@ -328,6 +331,8 @@ class ShapeRun:
         self.ctx = ctx
         self.device = ctx.backend.device
         task = ctx.task
+        self.threads = check_threads(task, shape, self.device, ctx.threads)
+        torch.set_num_threads(self.threads)  # the reference's and the oracle's calls of this shape
         self.model, _, init_inputs, self.module = task.instantiate(shape, param_seed)
         self.model64 = oracle_model(self.model)
         self.model_dev = self.model.to(self.device)
@@ -335,7 +340,7 @@ class ShapeRun:
         init = wire.encode(list(init_inputs), bufs)
         h, _ = ctx.request({"op": "load", "backend": ctx.backend_name, "task": task_record(task),
                             "sources": dict(ctx.sources), "shape": dict(shape), "seed": int(param_seed),
-                            "init": init, "poison": POISON_PATTERNS[0]}, bufs, public)
+                            "init": init, "poison": POISON_PATTERNS[0], "threads": self.threads}, bufs, public)
         if not h.get("ok"):
             ev = {"traceback": str(h.get("traceback", ""))[-3000:]} if h.get("traceback") and public else {}
             msg = str(h.get("message", "did not load"))
@@ -761,6 +766,47 @@ class ShapeRun:
         return [o.cpu() if r.is_floating_point() else r.cpu() for o, r in zip(oracles, refs)], None
 
 
+#: A test shape whose reference call does at most this many FLOPs and touches at most
+#: :data:`SINGLE_THREAD_BYTES` bytes (by the task's formulas or measured work) is
+#: checked with one intra-op thread on a CPU, in the judge (reference, float64 oracle)
+#: and in the candidate's process (its checked calls; timing processes keep theirs).
+#: Such calls take milliseconds, and a second thread costs more than it gives: on this
+#: 2-vCPU VM, L3 20_MobileNetV2 at its scaled shape (batch 2, 15 x 15 images, 52
+#: convolutions) took 0.006 CPU s in float32 and 0.082 s in float64 per call with 2
+#: threads (passive OpenMP waiting) against 0.003 s and 0.026 s with one, and 3x the
+#: wall time at load 5: the threads wait on each other at every op's barrier.
+#: The verdict does not depend on it: the reference's rounding is the tolerance's
+#: business at any thread count.
+SINGLE_THREAD_FLOPS = 1e8
+SINGLE_THREAD_BYTES = 32e6
+
+
+def check_threads(task: Task, shape: dict[str, int], device: str, default: int,
+                  load: float | None = None) -> int:
+    """Intra-op threads for checking ``task`` at ``shape`` on ``device``: 1 for a
+    small call on a CPU (:data:`SINGLE_THREAD_FLOPS`), and for a call that is
+    not a large test (:data:`kstrata.verify.plan.LARGE_TEST_FLOPS`) while the
+    machine is busy (``load``, the 1-minute load average, at least ``default``:
+    the CPUs a second thread would take are in use): L3 16_DenseNet201 at its
+    scaled shape (batch 1, 56 x 56, 0.55 GFLOP) took 0.053 s (float32) and
+    0.092 s (float64) a call with one thread and 0.126 s and 0.173 s with two at
+    load 7. Else ``default``, also where the task has no FLOP or byte count."""
+    from kstrata.verify.plan import LARGE_TEST_BYTES, LARGE_TEST_FLOPS
+
+    if device.startswith("cuda") or default <= 1:
+        return max(1, default)
+    try:
+        flops, nbytes = task.flops(shape), task.bytes(shape)
+    except Exception:  # noqa: BLE001 - a formula or measurement that fails here: the default
+        return default
+    if flops is None or nbytes is None:
+        return default
+    if flops <= SINGLE_THREAD_FLOPS and nbytes <= SINGLE_THREAD_BYTES:
+        return 1
+    busy = (os.getloadavg()[0] if load is None else load) >= default
+    return 1 if busy and flops <= LARGE_TEST_FLOPS and nbytes <= LARGE_TEST_BYTES else default
+
+
 def _native(test: TestCase) -> bool:
     """Whether ``test`` was planned without a float64 oracle (:func:`kstrata.verify.plan.oracle_kind`)."""
     return getattr(test, "oracle", "fp64") == "native"
@@ -1014,7 +1060,7 @@ def run_protocol(task: Task, backend_name: str, sources: dict[str, str], secret:
     if timeout_s:
         ctx.deadline = time.monotonic() + max(1.0, timeout_s - 5.0)
     torch.set_num_threads(max(1, torch.get_num_threads()))
-    threads_before = torch.get_num_threads()
+    threads_before = ctx.threads = torch.get_num_threads()
     try:
         _static_stage(ctx)
         # -- the plan, and whether the reference can run it (before any candidate call)
@@ -1210,7 +1256,7 @@ def _static_stage(ctx: Context) -> None:
             findings += static_findings(
                 text, dsl=kind == "python-dsl", dtype=meta.dtype,
                 allow_tf32=meta.precision.allow_tf32,
-                allow_reduced_precision=meta.precision.allow_reduced_precision)
+                allow_reduced_precision=meta.precision.allow_reduced_precision, reference=ctx.task.source)
         except SyntaxError as e:
             raise Stop(Verdict.COMPILE_ERROR, "syntax", f"{level}: line {e.lineno}: {e.msg}") from None
         if kind == "python-ir":

@@ -4,6 +4,29 @@
 Names are resolved through the file's imports (``import torch.nn.functional
 as F`` makes ``F.relu`` mean ``torch.nn.functional.relu``), and code inside
 ``@triton.jit`` functions is DSL code, not host code.
+
+Libraries the task's reference imports (issue #23)
+--------------------------------------------------
+The reference is the task's definition: the judge runs it and never checks
+it. A candidate is checked, and the reference's own text run as a candidate
+(KernelBench's self-check, ``ModelNew = Model``) must pass. So a library the
+reference imports is the task's dependency, and a candidate importing it is
+not ``no_foreign_libraries`` (``from einops import rearrange`` in Mamba2,
+``import numpy as np`` in SwinTransformerV2); every other check on it stays
+(a reference importing ``os`` does not let a candidate read files).
+
+NumPy stays compute outside the backend wherever it runs per call: a NumPy
+name in any function body but ``__init__``'s own statements (``forward``, a
+helper, a lambda, a function nested in ``__init__``) is
+``no_foreign_libraries`` in every mode, whether the reference imports NumPy
+or not. At module level and in ``__init__`` it builds constants and
+parameters once (SwinTransformerV2's ``/ np.log2(8)``); there it may be
+called, or be a plain constant (``np.pi``) or an argument of a NumPy call
+(``dtype=np.float32``), but not be kept as a value a later call could use
+(``self.np = np``, ``self.f = np.exp``). Not caught statically: an ndarray
+built in ``__init__`` and kept on the module, then combined with a tensor
+in ``forward`` (NumPy's operator runs); KernelBench's references do not do
+this.
 """
 
 from __future__ import annotations
@@ -77,6 +100,8 @@ MODE_PROBES = {"torch.are_deterministic_algorithms_enabled", "torch.is_determini
 #: here (TVM, TileLang), such a component is read as that module.
 REACHABLE_MODULES = tuple(sorted({m for mods in MODULE_CHECKS.values() for m in mods} | {"numpy", "torch",
                                                                                           "triton"}))
+#: host libraries that compute on their own arrays: named per call, they are compute outside the backend
+ARRAY_LIBRARIES = ("numpy",)
 REDUCED_DTYPES = {"float16", "half", "bfloat16", "float8_e4m3fn", "float8_e5m2"}
 JIT_DECORATORS = ("triton.jit", "triton.autotune", "triton.heuristics", "triton.language.jit")
 
@@ -189,9 +214,45 @@ def _docstrings(tree: ast.Module) -> set[int]:
     return out
 
 
+def imported_roots(source: str) -> set[str]:
+    """Top-level names of the modules ``source`` imports (absolute imports
+    only): ``import numpy as np`` and ``from einops import rearrange`` give
+    ``{"numpy", "einops"}``; an unparsable source gives none."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return set()
+    out = set()
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Import):
+            out.update(a.name.split(".")[0] for a in n.names)
+        elif isinstance(n, ast.ImportFrom) and not n.level and n.module:
+            out.add(n.module.split(".")[0])
+    return out
+
+
+def _array_constant(name: str) -> bool:
+    """Whether dotted ``name`` (``numpy.pi``) is, in the installed library, a
+    plain value: not a module, class or callable (read from ``sys.modules``;
+    a library not imported here reads as not a constant)."""
+    import sys
+    import types
+
+    parts = name.split(".")
+    obj: object = sys.modules.get(parts[0])
+    for part in parts[1:]:
+        if obj is None or not isinstance(obj, types.ModuleType):
+            return False
+        obj = vars(obj).get(part)
+    return obj is not None and not isinstance(obj, (types.ModuleType, type)) and not callable(obj)
+
+
 class _Visitor(ast.NodeVisitor):
     def __init__(self, dsl: bool, dtype: str, allow_tf32: bool, allow_reduced: bool):
         self.dsl, self.dtype = dsl, dtype
+        self.task_modules: set[str] = set()  # roots the reference imports (its dependencies)
+        self.scope: list[str] = []  # enclosing function names, innermost last ("<lambda>" for a lambda)
+        self.array_args: set[int] = set()  # ids of direct arguments of array-library calls
         self.allow_tf32, self.allow_reduced = allow_tf32, allow_reduced
         self.aliases: dict[str, str] = {}
         self.defined: set[str] = set()
@@ -258,8 +319,24 @@ class _Visitor(ast.NodeVisitor):
             if any(name == m or name.startswith(m + ".") for m in mods):
                 self.add(check, node, f"imports {name}")
                 return
-        if not any(name == m or name.startswith(m + ".") for m in ALLOWED_MODULES):
+        if not any(name == m or name.startswith(m + ".") for m in ALLOWED_MODULES) \
+                and name.split(".")[0] not in self.task_modules:
             self.add("no_foreign_libraries", node, f"imports {name}")
+
+    def _array_use(self, name: str, node: ast.AST) -> None:
+        """A name rooted in an array library (:data:`ARRAY_LIBRARIES`), the
+        whole chain once: per call it is compute outside the backend; in
+        setup code (module level, ``__init__``'s own statements) it may be
+        called, a plain constant, or an argument of such a call, not kept as
+        a module or function value (see the module docstring)."""
+        if name.split(".")[0] not in ARRAY_LIBRARIES:
+            return
+        if self.scope and self.scope[-1] != "__init__":
+            self.add("no_foreign_libraries", node, f"uses {name} in {self.scope[-1]} (NumPy computes outside "
+                     "the backend on every call; only module level and __init__ may build constants with it)")
+        elif id(node) not in self.called and id(node) not in self.array_args and not _array_constant(name):
+            self.add("no_foreign_libraries", node, f"keeps {name} as a value (a later call could compute with "
+                     "it outside the backend)")
 
     # -- imports --------------------------------------------------------
     def visit_Import(self, node: ast.Import) -> None:
@@ -303,12 +380,20 @@ class _Visitor(ast.NodeVisitor):
             self.visit(d)
         self.in_jit += jit
         self.in_init += init
+        self.scope.append(node.name)
         for stmt in node.body:
             self.visit(stmt)
+        self.scope.pop()
         self.in_jit -= jit
         self.in_init -= init
 
     visit_AsyncFunctionDef = visit_FunctionDef  # type: ignore[assignment]
+
+    def visit_Lambda(self, node: ast.Lambda) -> None:
+        self.visit(node.args)
+        self.scope.append("<lambda>")
+        self.visit(node.body)
+        self.scope.pop()
 
     def visit_Try(self, node: ast.Try) -> None:
         if node.handlers:
@@ -339,6 +424,8 @@ class _Visitor(ast.NodeVisitor):
             self.add("no_reference_call", node, "uses the reference class Model")
         if node.id in ("__builtins__", "__loader__", "__spec__"):
             self.add("no_introspection", node, f"uses {node.id}")
+        if isinstance(node.ctx, ast.Load) and node.id in self.aliases and id(node) not in self.inner:
+            self._array_use(self.aliases[node.id], node)
 
     def visit_Constant(self, node: ast.Constant) -> None:
         if isinstance(node.value, str) and id(node) not in self.docstrings and _PRIVATE_TEXT.fullmatch(node.value) \
@@ -357,6 +444,7 @@ class _Visitor(ast.NodeVisitor):
         if id(node) not in self.inner:  # the whole chain, once (its inner links are visited next)
             if name:
                 self._path(name, node)
+                self._array_use(name, node)
             else:
                 link: ast.AST = node
                 while isinstance(link, ast.Attribute):
@@ -425,6 +513,9 @@ class _Visitor(ast.NodeVisitor):
         func = node.func
         self.called.add(id(func))
         name = self.dotted(func) or ""
+        if name.split(".")[0] in ARRAY_LIBRARIES:
+            self.array_args.update(id(a.value if isinstance(a, ast.Starred) else a) for a in node.args)
+            self.array_args.update(id(k.value) for k in node.keywords)
         if isinstance(func, ast.Name):
             if func.id in INTROSPECTION_CALLS:
                 self.add("no_introspection", node, f"calls {func.id}()")
@@ -508,7 +599,7 @@ def _defined_names(tree: ast.Module) -> set[str]:
 
 
 def static_findings(source: str, *, dsl: bool, dtype: str = "float32", allow_tf32: bool = False,
-                    allow_reduced_precision: bool = False) -> list[Finding]:
+                    allow_reduced_precision: bool = False, reference: str = "") -> list[Finding]:
     """Run every static check on ``source``.
 
     Parameters
@@ -521,6 +612,9 @@ def static_findings(source: str, *, dsl: bool, dtype: str = "float32", allow_tf3
     dtype, allow_tf32, allow_reduced_precision:
         From the task metadata; precision checks fire only on float32 tasks
         that forbid the shortcut.
+    reference:
+        The task reference's text: the libraries it imports are the task's
+        dependencies, not foreign to a candidate (module docstring).
 
     Raises
     ------
@@ -533,6 +627,7 @@ def static_findings(source: str, *, dsl: bool, dtype: str = "float32", allow_tf3
     v.own_private = _defined_private(tree)
     v.docstrings = _docstrings(tree)
     v.aliases.update(_collect_aliases(tree))
+    v.task_modules = imported_roots(reference) - {m for mods in MODULE_CHECKS.values() for m in mods}
     v.visit(tree)
     return v.findings
 
