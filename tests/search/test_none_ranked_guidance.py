@@ -189,3 +189,10 @@ def test_retime_says_why_a_timing_failed(tmp_path):
     assert rows and all(r["after"] is None for r in rows)
     assert rows[0]["why"] == ("the timing failed (CandidateLoadError: candidate process: killed by signal 9 (out of "
                               "memory)); the earlier one stands")
+
+
+def test_busy_span_gives_one_number_when_the_readings_round_alike():
+    from kstrata.search.views import busy_span
+
+    assert busy_span([contended_finding(1.61), contended_finding(1.64)])[0] == "1.6"
+    assert busy_span([contended_finding(1.3), contended_finding(1.42)])[0] == "1.3-1.4"

@@ -346,7 +346,8 @@ def busy_span(whys: list[str | None]) -> tuple[str, int, int] | None:
     if not seen:
         return None
     busy = [others for others, _ in seen]
-    held = f"{busy[0]:.2g}" if min(busy) == max(busy) else f"{min(busy):.2g}-{max(busy):.2g}"
+    lo, hi = f"{min(busy):.2g}", f"{max(busy):.2g}"
+    held = lo if lo == hi else f"{lo}-{hi}"  # equal at two digits: one number, not "1.6-1.6"
     return held, seen[0][1], len(seen)
 
 
