@@ -137,9 +137,7 @@ class RemoteCandidate:
         """A handle for another timing of the same loaded candidate: its own
         call counter (so that timing's first call is checked) and its own draw
         of checked calls (``seed``)."""
-        other = RemoteCandidate(self.proc, check=self.check, seed=seed)
-        other.judge_flusher = self.judge_flusher
-        return other
+        return RemoteCandidate(self.proc, check=self.check, seed=seed)
 
     def stage(self, sets: list[list[Any]], flush_bytes: int | None, flush: bool, graph: bool = False) -> None:
         """Send the input copies (kept resident in the candidate process).

@@ -75,6 +75,8 @@ class PlanRunner:
         self.device = torch.device(device)
         self.params = [p.detach().to(self.device).contiguous() for p in params]
         self._from = tvm.runtime.from_dlpack
+        # on CUDA, the TVM device whose launch stream each call points at PyTorch's (_on_torch_stream)
+        self._tvm_dev = tvm.runtime.device("cuda", self.device.index or 0) if self.device.type == "cuda" else None
         self.kernels = {s["func"]: kernel(s["func"]) for s in plan.steps}
         self.n_inputs = len(plan.inputs) - len(self.params)
         self.consts = {n: t.to(self.device) for n, t in plan_constants(plan).items()}
@@ -112,15 +114,13 @@ class PlanRunner:
         outside a caller's stream order. A no-op context elsewhere."""
         import contextlib
 
-        if self.device.type != "cuda":
+        if self._tvm_dev is None:
             return contextlib.nullcontext()
         try:
-            import tvm
             import tvm_ffi
         except ImportError:
             return contextlib.nullcontext()
-        dev = tvm.runtime.device("cuda", self.device.index or 0)
-        return tvm_ffi.use_raw_stream(dev, torch.cuda.current_stream(self.device).cuda_stream)
+        return tvm_ffi.use_raw_stream(self._tvm_dev, torch.cuda.current_stream(self.device).cuda_stream)
 
     def _run(self, env: dict[str, torch.Tensor], buffers: dict[str, Any], tir_args: dict[int, list[Any]],
              prims: dict[Any, int]) -> Any:
