@@ -94,6 +94,14 @@ def test_export_tvm_writes_a_compiled_library_a_model_can_call(tmp_path, tvm_run
     assert (out / "kernel.so").read_bytes()[:4] == b"\x7fELF"
     assert sorted(p.name for p in (out / "sources").iterdir()) == ["graph.py", "schedule.py"]
     assert _use(out, {"B": 64, "D": 512}) < 1e-4
+    assert meta["input_dtypes"] == ["float32"]
+    # another dtype is told in one line, not TVM's "Mismatched x.dtype on argument #0 ..." (the newcomer's float64)
+    code = (f"import sys, torch\nsys.path.insert(0, {str(out.parent)!r})\nfrom rms_tvm import KernelModule\n"
+            "try:\n    KernelModule(512)(torch.randn(4, 512, dtype=torch.float64))\n"
+            "except TypeError as e:\n    print('TypeError:', e)\n")
+    told = subprocess.run([PY, "-c", code], capture_output=True, text=True, timeout=300)
+    assert "TypeError: input 0 is float64, but this export's compiled kernel takes float32" in told.stdout, \
+        told.stdout + told.stderr[-2000:]
 
 
 def test_export_pytorch_copies_the_candidate_and_wraps_it(tmp_path):

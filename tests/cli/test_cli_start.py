@@ -62,3 +62,31 @@ def test_the_help_lines_are_the_commands_own_and_every_command_is_listed():
         assert " ".join((cmd.help or "").split()) == COMMANDS[name][1], name
     group = typer.main.get_command(app)
     assert [p.name for p in group.commands["eval"].params][:2] == ["task", "candidate"]  # looked up: the real one
+
+
+def _run_cli_error(*args: str) -> tuple[int, str, list[str]]:
+    """``kstrata ARGS`` that should fail on its arguments: exit code, stderr, heavy modules imported."""
+    code = ("import sys\nsys.argv = ['kstrata', *sys.argv[1:]]\nfrom kstrata.cli.main import app\n"
+            "try:\n    app()\nexcept SystemExit as e:\n    rc = e.code\nelse:\n    rc = 0\n"
+            f"print('HEAVY', sorted(m for m in {HEAVY!r} if m in sys.modules), rc)\n")
+    out = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=300,
+                         env={**os.environ, "COLUMNS": "200"})
+    *_, last = out.stdout.rstrip("\n").split("\n")
+    heavy, rc = last.removeprefix("HEAVY ").rsplit(" ", 1)
+    return int(rc), out.stderr, eval(heavy)  # noqa: S307 - our own printed list
+
+
+def test_option_typos_are_told_before_torch_or_tvm_is_imported(tmp_path):
+    # The newcomer waited 7-18 s for "--budget evals must be a number" on a busy machine: the task and the
+    # backend (torch, TVM) were loaded before the options were read.
+    cases = [
+        (("optimize", "rmsnorm", "--budget", "evals=abc"), "--budget evals must be a number"),
+        (("optimize", "rmsnorm", "--budget", "time=1"), "--budget key 'time' unknown"),
+        (("optimize", "rmsnorm", "--policy", "bogus"), "unknown --policy 'bogus'"),
+        (("optimize", "rmsnorm", "--resume", str(tmp_path / "none")), "no run there"),
+        (("retime", str(tmp_path / "none")), "no run.db"),
+    ]
+    for args, message in cases:
+        rc, err, heavy = _run_cli_error(*args)
+        assert rc == 2 and message in err, (args, rc, err[-2000:])
+        assert heavy == [], (args, heavy)

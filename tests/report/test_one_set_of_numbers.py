@@ -96,3 +96,5 @@ def test_a_run_with_no_trusted_timing_claims_no_speedup_in_report_or_summary(tmp
     assert "best: none ranked (timing not trusted)" in html and "best: 0.832x" not in html
     board = build_context(load_results(res.run_dir, count_initial=True))["leaderboard"][0]["metrics"]
     assert board["median_roofline"]["value"] == "7.1%" and board["geomean_speedup"]["value"] == "–"
+    assert "1 of 1 from an untrusted timing" in board["median_roofline"]["ci"]  # marked, as the CLI marks it
+    assert "1 of 1 from an untrusted timing" in html

@@ -56,7 +56,7 @@ def test_retimings_that_stayed_doubtful_leave_the_timing_untrusted_without_anoth
     _, m = e.evaluate(FakeTask(), FakeBackend(), {"graph": "x"})
     rec = to_measurement_record(m)
     assert len(calls) == 1 and e.best_speedup == 0.0
-    assert str(rec.findings[0]).startswith("untrusted timing:") and "after 2 re-timing(s)" in rec.findings[0]
+    assert str(rec.findings[0]).startswith("untrusted timing:") and "timed 3 times in the search" in rec.findings[0]
 
 
 def test_a_timer_that_does_not_retime_is_asked_again_and_a_mismatch_there_rejects(monkeypatch):
@@ -76,3 +76,20 @@ def test_the_final_round_and_other_baselines_are_not_retimed_in_the_call(monkeyp
     assert "retimes" in calls[0] and "retimes" not in calls[1]
     e.final_round(FakeTask(), FakeBackend(), {"graph": "x"})
     assert all("retimes" not in c for c in calls[2:])
+
+
+def test_the_untrusted_finding_says_how_often_it_was_timed_and_gives_the_advice_once(monkeypatch):
+    # The newcomer read "... before believing the speedup after 2 re-timing(s); not ranked ..." on a candidate
+    # that `tree` called "first timing": the contention note's own advice ran into the count.
+    from kstrata.measure.contention import PREFIX
+
+    noisy = _timing(5.0, noisy=True, retimes=[{"point": 5.1}])
+    noisy.suspicious = [f"{PREFIX} other processes kept 1.60 of 2 CPUs busy during this timing, which used 1 "
+                        "thread(s); candidate and baseline were not timed alike. Time it again on a quiet machine "
+                        "(`kstrata retime RUN`) before believing the speedup"]
+    _setup(monkeypatch, [noisy])
+    _, m = VerifyMeasureEvaluator(secret="s", baselines=("eager",), confirm_scope=None).evaluate(
+        FakeTask(), FakeBackend(), {"graph": "x"})
+    finding = to_measurement_record(m).findings[0]
+    assert "were not timed alike (timed 2 times in the search, every timing doubtful)" in finding
+    assert finding.count("kstrata retime") == 1 and "re-timing(s)" not in finding

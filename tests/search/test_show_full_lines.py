@@ -22,3 +22,25 @@ def test_show_wraps_long_source_lines_instead_of_cutting_them(tmp_path):
     flat = " ".join(text.split())
     for token in LONG.split():
         assert token in flat, token
+
+
+def test_show_prints_feedback_as_text_lines_and_the_json_on_request(tmp_path):
+    # The newcomer got ~50 lines of raw feedback JSON between the summary and the source.
+    class Told(FakeEvaluator):
+        def evaluate(self, task, backend, sources):
+            ev, m = super().evaluate(task, backend, sources)
+            ev = {**ev, "verdict": "incorrect", "check": "tolerance",
+                  "feedback": [{"kind": "mismatch", "level": "source", "text": "wrong at B=17\n rows 3-5 differ",
+                                "data": {"rows": [3, 4, 5]}}]}
+            return ev, None
+
+    res = optimize(FakeTask(), FakeBackend(), FakeProposer(), Told(), "greedy", Budget(evaluations=1),
+                   tmp_path / "run", initial_sources={"graph": "fuse=0\n", "schedule": "tile=1\norder=0\n"})
+    console = Console(width=120, record=True, file=open("/dev/null", "w"))
+    console.print(candidate_view(res.run_dir, res.tree.root.hash[:8]))
+    text = console.export_text()
+    assert "- [mismatch, source] wrong at B=17\n   rows 3-5 differ" in text
+    assert '"rows"' not in text and '"evaluation"' not in text
+    console = Console(width=120, record=True, file=open("/dev/null", "w"))
+    console.print(candidate_view(res.run_dir, res.tree.root.hash[:8], as_json=True))
+    assert '"rows": [' in console.export_text()

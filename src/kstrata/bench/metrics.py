@@ -61,6 +61,9 @@ class TaskOutcome:
         Per baseline, the highest speedup among correct candidates.
     roofline_fraction:
         Fraction of the roofline reached by the best correct candidate (0-1).
+    roofline_trusted:
+        Whether that fraction comes from a trusted timing (an unranked best's
+        roofline is still shown, marked as such; it is never dropped).
     verdicts:
         Counted candidates per verdict kind.
     checks:
@@ -98,6 +101,7 @@ class TaskOutcome:
     speedup: float | None = None
     speedups: dict[str, float] = field(default_factory=dict)
     roofline_fraction: float | None = None
+    roofline_trusted: bool = True
     verdicts: dict[str, int] = field(default_factory=dict)
     checks: dict[str, int] = field(default_factory=dict)
     incorrect_stages: dict[str, int] = field(default_factory=dict)
@@ -383,6 +387,8 @@ class Row:
     n_tasks: int
     metrics: dict[str, Estimate]
     spent: dict[str, float]
+    #: tasks whose roofline fraction (in ``median_roofline``) comes from an untrusted timing
+    untrusted_roofline: int = 0
 
 
 def leaderboard(
@@ -395,8 +401,9 @@ def leaderboard(
     rows = []
     for key, group in group_by(outcomes, *by).items():
         counted = [o for o in group if o.status != "unsupported"]
+        untrusted = sum(1 for o in counted if o.roofline_fraction is not None and not o.roofline_trusted)
         rows.append(Row(dict(zip(by, key)), len(counted), compute_metrics(group, **kw),
-                        spent_totals(group)))
+                        spent_totals(group), untrusted))
     return sorted(rows, key=lambda r: (-(r.metrics["fast_1"].value or 0),
                                        -(r.metrics["geomean_speedup"].value or 0)))
 

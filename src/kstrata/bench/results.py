@@ -120,6 +120,7 @@ def outcome(view: RunView, count_initial: bool = False, status: str | None = Non
         speedups_ci=speedups_ci,
         excluded=excluded,
         roofline_fraction=None if best is None else best.roofline_fraction,
+        roofline_trusted=best is None or bool(best.timing_trusted),
         verdicts=dict(verdicts),
         checks=dict(checks),
         incorrect_stages=dict(stages),

@@ -48,7 +48,7 @@ def register(app: typer.Typer) -> None:
 
     @app.command("baseline")
     def baseline(
-        task: str = typer.Argument(..., help="Suite task name or path to a task file."),
+        task: str = typer.Argument(..., metavar="TASK", help="Suite task name or path to a task file."),
         backend: str = typer.Option("pytorch", "--backend", "-b", help="Backend the baselines are for."),
         trials: int = typer.Option(64, "--trials", help="MetaSchedule trial budget (tvm-* backends)."),
         shape: str = typer.Option("auto", "--shape", "--timing-shape", help="Shape to time at: auto (fit on CPU backends, nominal on GPUs, as optimize and eval), nominal, fit, or NAME=INT,... (e.g. B=64,D=512)."),

@@ -18,8 +18,8 @@ def register(app: typer.Typer) -> None:
 
     @app.command("compare")
     def compare(
-        run_a: Path = typer.Argument(..., help="Bench or run directory A."),
-        run_b: Path = typer.Argument(..., help="Bench or run directory B."),
+        run_a: Path = typer.Argument(..., metavar="RUN_A", help="Bench or run directory A."),
+        run_b: Path = typer.Argument(..., metavar="RUN_B", help="Bench or run directory B."),
         count_initial: bool = typer.Option(False, "--count-initial",
                                            help="Count the backend's starting point as a candidate."),
     ) -> None:

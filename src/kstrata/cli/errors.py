@@ -45,20 +45,34 @@ def check_number(option: str, value: float | None, *, minimum: float = 0.0, stri
                           f"{minimum:g}{unit}")
 
 
-def _user_errors() -> tuple[type[Exception], ...]:
-    """Exceptions that mean "the user's input is wrong", not "kstrata has a bug"
-    (imported when one is raised: ``kstrata tree`` imports no backend or torch)."""
-    from kstrata.backends.envs import EnvMissingError
-    from kstrata.backends.registry import UnknownBackendError
-    from kstrata.config import ConfigError
-    from kstrata.llm import ProviderError
-    from kstrata.search.budget import BudgetError
-    from kstrata.sandbox.policy import SandboxUnavailable
-    from kstrata.store.run_store import StoreError
-    from kstrata.tasks.base import TaskError
+#: Exceptions that mean "the user's input is wrong", not "kstrata has a bug":
+#: (module, class name). A class whose module was never imported cannot have
+#: been raised, so the check imports nothing (a typo'd option must not pay for
+#: importing torch or TVM: seconds on a busy machine).
+USER_ERRORS: tuple[tuple[str, str], ...] = (
+    ("kstrata.tasks.base", "TaskError"),
+    ("kstrata.backends.registry", "UnknownBackendError"),
+    ("kstrata.store.run_store", "StoreError"),
+    ("kstrata.llm", "ProviderError"),
+    ("kstrata.config", "ConfigError"),
+    ("kstrata.backends.envs", "EnvMissingError"),
+    ("kstrata.search.budget", "BudgetError"),
+    ("kstrata.sandbox.policy", "SandboxUnavailable"),
+)
 
-    return (TaskError, UnknownBackendError, FileNotFoundError, OptionError, StoreError,
-            ProviderError, ConfigError, EnvMissingError, BudgetError, SandboxUnavailable)
+
+def is_user_error(e: BaseException) -> bool:
+    """Whether ``e`` is the user's mistake (:data:`USER_ERRORS`, :class:`OptionError`
+    or a missing file), to be printed as one ``error:`` line."""
+    import sys
+
+    if isinstance(e, (OptionError, FileNotFoundError)):
+        return True
+    for module, name in USER_ERRORS:
+        cls = getattr(sys.modules.get(module), name, None)
+        if cls is not None and isinstance(e, cls):
+            return True
+    return False
 
 
 @contextmanager
@@ -66,6 +80,8 @@ def user_errors() -> Iterator[None]:
     """Print a user error as ``error: ...`` on stderr and exit with status 2."""
     try:
         yield
-    except _user_errors() as e:
+    except Exception as e:
+        if not is_user_error(e):
+            raise
         err_console.print(f"[bold red]error:[/] {e}", markup=True, highlight=False)
         raise typer.Exit(2) from None

@@ -119,8 +119,8 @@ def register(app: typer.Typer) -> None:
 
     @app.command("eval")
     def eval_(
-        task: str = typer.Argument(..., help="Suite task name or path to a task file."),
-        candidate: Path = typer.Argument(..., help="Candidate file (KernelBench format, defines ModelNew), or a run's best/ or candidates/<hash> directory (or one level file in it)."),
+        task: str = typer.Argument(..., metavar="TASK", help="Suite task name or path to a task file."),
+        candidate: Path = typer.Argument(..., metavar="CANDIDATE", help="Candidate file (KernelBench format, defines ModelNew), or a run's best/ or candidates/<hash> directory (or one level file in it)."),
         backend: str | None = typer.Option(None, "--backend", "-b", help="Backend of the candidate (default: the run's for a run's best/ or candidate, else pytorch)."),
         as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
         preset: str = typer.Option("strict", "--preset", help="Integrity preset: strict or warn."),

@@ -143,6 +143,16 @@ def check_shapes(inputs):
                          f"{{META['run']}} --to DIR --shape {{','.join(k + '=...' for k in META['shape'])}}")
 
 
+def check_dtypes(inputs):
+    """Raise ``TypeError`` naming the dtype the compiled kernel takes when an
+    input tensor has another (``META["input_dtypes"]``: the task's inputs)."""
+    for i, (x, want) in enumerate(zip(inputs, META.get("input_dtypes") or [])):
+        if want is not None and isinstance(x, torch.Tensor) and str(x.dtype).removeprefix("torch.") != want:
+            raise TypeError(f"input {{i}} is {{str(x.dtype).removeprefix('torch.')}}, but this export's compiled "
+                            f"kernel takes {{want}} (the task's input dtype); convert it first, "
+                            f"e.g. x.to(torch.{{want}})")
+
+
 _STALE = stale_reason()
 if _STALE is not None:
     warnings.warn(f"{{__name__}}: {{_STALE}}; run kstrata export again", stacklevel=2)
@@ -183,6 +193,7 @@ class KernelModule(torch.nn.Module):
 
     def forward(self, *inputs):
         check_shapes(inputs)
+        check_dtypes(inputs)
         if self._runner is None:
             state = dict(self.model.named_parameters())
             state.update(dict(self.model.named_buffers()))
@@ -321,6 +332,7 @@ def export_run(run_dir: str | Path, to: str | Path, candidate: str | None = None
     from kstrata.tasks.signature import call_signature
 
     init, input_shapes = call_signature(info.task, full)
+    from kstrata.tasks.signature import input_dtypes
     name, b = info.backend.name, info.backend
     speedups = [dict(s.__dict__, shape=timed) for s in node.measurement.speedups] if node.measurement else []
     meta: dict[str, Any] = {
@@ -350,7 +362,7 @@ def export_run(run_dir: str | Path, to: str | Path, candidate: str | None = None
         except ValueError as e:
             raise OptionError(str(e)) from None
         files["kernel.so"], files["plan.json"] = built["library"], built["plan"]
-        meta.update(params=built["params"], symbolic=built["symbolic"])
+        meta.update(params=built["params"], symbolic=built["symbolic"], input_dtypes=input_dtypes(info.task, full))
         if built["symbolic"]:
             meta["runs_at"] = f"every shape (a shape-generic build, built at {shape_text(full)})"
         else:
@@ -457,7 +469,7 @@ def register(app: typer.Typer) -> None:
 
     @app.command("export")
     def export_cmd(
-        run_dir: Path = typer.Argument(..., help="A run directory."),
+        run_dir: Path = typer.Argument(..., metavar="RUN_DIR", help="A run directory."),
         to: Path = typer.Option(..., "--to", help="Directory to write the package into (created)."),
         candidate: str | None = typer.Option(None, "--candidate", help="A candidate hash or prefix (default: the best)."),
         shape: str = typer.Option("timed", "--shape", help="Shape a static TVM build is built for: timed (the run's timing shape, where the speedup was measured), nominal, fit, or NAME=INT,..."),

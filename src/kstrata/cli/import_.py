@@ -100,7 +100,7 @@ def register(app: typer.Typer) -> None:
 
     @app.command("import")
     def import_cmd(
-        kernel_file: Path = typer.Argument(..., help="A Triton or TileLang file defining ModelNew."),
+        kernel_file: Path = typer.Argument(..., metavar="KERNEL_FILE", help="A Triton or TileLang file defining ModelNew."),
         task: str = typer.Option(..., "--task", "-t", help="Suite task name or task file."),
         backend: str = typer.Option(..., "--backend", "-b",
                                     help="triton, triton-interp, tilelang-c or tilelang-cuda."),

@@ -60,7 +60,7 @@ def list_cmd(
 
 
 @app.command("show")
-def show_cmd(skill_id: int = typer.Argument(..., help="A skill id from `kstrata memory list`."),
+def show_cmd(skill_id: int = typer.Argument(..., metavar="SKILL_ID", help="A skill id from `kstrata memory list`."),
              db: Path | None = _DB) -> None:
     """One skill: context, speedup and the diff of the level it changed."""
     with user_errors():
@@ -78,7 +78,7 @@ def show_cmd(skill_id: int = typer.Argument(..., help="A skill id from `kstrata 
 
 
 @app.command("export")
-def export_cmd(out: Path | None = typer.Argument(None, help="JSON-lines file (default: stdout)."),
+def export_cmd(out: Path | None = typer.Argument(None, metavar="OUT", help="JSON-lines file (default: stdout)."),
                db: Path | None = _DB) -> None:
     """Every skill as one JSON line."""
     from kstrata.store.artifacts import write_atomic
@@ -95,7 +95,7 @@ def export_cmd(out: Path | None = typer.Argument(None, help="JSON-lines file (de
 
 
 @app.command("import")
-def import_cmd(path: Path = typer.Argument(..., help="A JSON-lines file from `kstrata memory export`."),
+def import_cmd(path: Path = typer.Argument(..., metavar="PATH", help="A JSON-lines file from `kstrata memory export`."),
                db: Path | None = _DB) -> None:
     """Add the skills of PATH (all or nothing; duplicates are skipped)."""
     from kstrata.agents.memory import MemoryFileError

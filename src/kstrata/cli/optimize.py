@@ -164,6 +164,22 @@ def progress_best(tree: Any) -> str:
     return f"best {r.value:.2f}x ({best.hash[:8]}, {best.level or 'initial'}" + (", re-timed)" if r.retimed else ")")
 
 
+def resuming_line(run_dir: Path, budget: Any) -> str:
+    """``resuming: 5 of 12 evaluations done, 4 candidates (3 correct)``: where a
+    resumed run stands before its first new evaluation (the budget is the run's
+    total, so the count says what is left)."""
+    from kstrata.store.run_store import RunStore
+
+    with RunStore.open(run_dir) as store:
+        spent = store.spent()
+        cands = store.candidates()
+    done = int(spent.get("evaluations", 0))
+    limit = budget.evaluations
+    correct = sum(1 for c in cands if getattr(c.evaluation, "verdict", None) == "correct")
+    of = "" if limit is None else f" of {int(limit)}"
+    return f"resuming: {done}{of} evaluations done, {len(cands)} candidates ({correct} correct)"
+
+
 def _report_proposer_errors(run_dir: Path) -> None:
     """Say so when proposer calls failed (e.g. a replay cassette that does not
     match this run), instead of leaving it in the store only."""
@@ -181,7 +197,7 @@ def register(app: typer.Typer) -> None:
 
     @app.command("optimize")
     def optimize_cmd(
-        task: str = typer.Argument(..., help="Suite task name or a task file's path."),
+        task: str = typer.Argument(..., metavar="TASK", help="Suite task name or a task file's path."),
         backend: str = typer.Option("tvm-llvm", "--backend", "-b", help="Backend (see `kstrata env`)."),
         policy: str = typer.Option("greedy", "--policy", help="greedy, beam, uct or map-elites."),
         budget: str | None = typer.Option(None, "--budget", help=f"Hard limits, e.g. evals=40,wall=600,calls=20,tokens_out=50000,patience=10 (default {DEFAULT_BUDGET}; on --resume, the run's own budget). On --resume it is the run's total."),
@@ -202,20 +218,35 @@ def register(app: typer.Typer) -> None:
         executor: str = typer.Option("local", "--executor", help="Where candidates are verified and timed: local (a worker process here) or ray[:ADDRESS] (Ray tasks, one candidate per GPU; ADDRESS host:port, ray://host:port or auto)."),
     ) -> None:
         """Grow a tree of candidates for TASK on BACKEND under a budget; write the best."""
-        from kstrata.agents.registry import make_proposer
-        from kstrata.backends.registry import get_backend
-        from kstrata.backends.workers import pool_for
         from kstrata.execute.select import ExecutorSpecError, make_executor, parse_executor
-        from kstrata.search.evaluators import VerifyMeasureEvaluator
-        from kstrata.search.loop import SearchSettings, optimize
-        from kstrata.search.views import next_steps, result_table
-        from kstrata.store.secret import run_secret
-        from kstrata.tasks.loader import resolve_task
 
         with user_errors():
             check_number("--lookahead", lookahead, strict=False)
             if confirm not in ("best", "end"):
                 raise OptionError(f"--confirm {confirm!r}: choose best or end")
+            # Options checked by text first: a typo costs no torch/TVM import (seconds on a busy machine).
+            from kstrata.search.policies import POLICIES
+
+            if policy.replace("_", "-") not in POLICIES:
+                raise OptionError(f"unknown --policy {policy!r}; choose one of {', '.join(sorted(POLICIES))}")
+            if resume is not None and not (resume / "run.db").is_file():
+                raise OptionError(f"--resume {resume}: no run there (no run.db); start one with --out")
+            budget_obj = _budget(budget, resume)
+            if (ablate or memory) and proposer != "hierarchical":
+                raise OptionError("--ablate and --memory need --proposer hierarchical")
+            try:
+                parse_executor(executor)
+            except ExecutorSpecError as e:
+                raise OptionError(str(e)) from None
+            from kstrata.agents.registry import make_proposer
+            from kstrata.backends.registry import get_backend
+            from kstrata.backends.workers import pool_for
+            from kstrata.search.evaluators import VerifyMeasureEvaluator
+            from kstrata.search.loop import SearchSettings, optimize
+            from kstrata.search.views import next_steps, result_table
+            from kstrata.store.secret import run_secret
+            from kstrata.tasks.loader import resolve_task
+
             t = resolve_task(task)
             b = get_backend(backend)
             av = b.availability()
@@ -224,19 +255,10 @@ def register(app: typer.Typer) -> None:
             from kstrata.sandbox.policy import require
 
             require()  # candidates (and LLM answers) run only sandboxed, unless --unsafe-no-sandbox
-            from kstrata.search.policies import POLICIES
-
-            if policy.replace("_", "-") not in POLICIES:
-                raise OptionError(f"unknown --policy {policy!r}; choose one of {', '.join(sorted(POLICIES))}")
             run_dir = resume or out or Path("runs") / f"{t.name}-{backend}-{secrets.token_hex(3)}"
-            if resume is not None and not (resume / "run.db").is_file():
-                raise OptionError(f"--resume {resume}: no run there (no run.db); start one with --out")
-            budget_obj = _budget(budget, resume)
             root = _initial(initial, t, b, resume)
             if resume is None and (run_dir / "run.db").exists():
                 raise OptionError(f"{run_dir} already holds a run; pass --resume {run_dir} to continue it")
-            if (ablate or memory) and proposer != "hierarchical":
-                raise OptionError("--ablate and --memory need --proposer hierarchical")
             extra = {"ablations": ablate, "memory": memory} if proposer == "hierarchical" else {}
             prop = make_proposer(proposer, backend=b, llm=llm, record=record, config=config, **extra)
             settings = SearchSettings(seed=seed, lookahead_expansions=lookahead)
@@ -270,6 +292,8 @@ def register(app: typer.Typer) -> None:
             from kstrata.cli.progress import Heartbeat
 
             console.print(f"run directory: {run_dir}", highlight=False, soft_wrap=True)
+            if resume is not None:
+                console.print(resuming_line(resume, budget_obj), highlight=False, soft_wrap=True)
             beat = Heartbeat(status, None if console.is_terminal else (lambda line: print(line, flush=True)))
             progress = beat.wrap(progress)
             try:
@@ -303,7 +327,7 @@ def register(app: typer.Typer) -> None:
             console.print(steps, highlight=False, markup=False, soft_wrap=True)
 
     @app.command("tree")
-    def tree_cmd(run_dir: Path = typer.Argument(..., help="A run directory.")) -> None:
+    def tree_cmd(run_dir: Path = typer.Argument(..., metavar="RUN_DIR", help="A run directory.")) -> None:
         """The candidate lineage of a run: level, role, verdict, speedup, router reason."""
         from kstrata.search.views import run_tree
 
@@ -312,12 +336,14 @@ def register(app: typer.Typer) -> None:
 
     @app.command("show")
     def show_cmd(
-        run_dir: Path = typer.Argument(..., help="A run directory."),
-        candidate: str | None = typer.Argument(None, help="A candidate hash or unique prefix (default: the "
+        run_dir: Path = typer.Argument(..., metavar="RUN_DIR", help="A run directory."),
+        candidate: str | None = typer.Argument(None, metavar="CANDIDATE", help="A candidate hash or unique prefix (default: the "
                                                "run's best, what best/ holds)."),
+        as_json: bool = typer.Option(False, "--json", help="Print the feedback as the stored JSON (what a "
+                                     "proposer is given) instead of text lines."),
     ) -> None:
         """One candidate's sources, verdict, timings and feedback (default: the run's best)."""
         from kstrata.search.views import candidate_view
 
         with user_errors():
-            console.print(candidate_view(run_dir, candidate), crop=False)  # the hash line is never cut
+            console.print(candidate_view(run_dir, candidate, as_json=as_json), crop=False)  # the hash line is never cut

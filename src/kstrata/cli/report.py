@@ -15,7 +15,7 @@ def register(app: typer.Typer) -> None:
 
     @app.command("report")
     def report(
-        run_dir: Path = typer.Argument(..., help="A bench directory or an optimize run directory."),
+        run_dir: Path = typer.Argument(..., metavar="RUN_DIR", help="A bench directory or an optimize run directory."),
         out: Path | None = typer.Option(None, "--out", "-o", help="HTML file (default RUN_DIR/report.html)."),
         count_initial: bool | None = typer.Option(None, "--count-initial/--no-count-initial",
                                                   help="Count the backend's starting point as a candidate "

@@ -185,8 +185,8 @@ def register(app: typer.Typer) -> None:
 
     @app.command("retime")
     def retime_cmd(
-        run_dir: Path = typer.Argument(..., help="A run directory."),
-        candidate: str | None = typer.Argument(None, help="A candidate hash or prefix (default: the best "
+        run_dir: Path = typer.Argument(..., metavar="RUN_DIR", help="A run directory."),
+        candidate: str | None = typer.Argument(None, metavar="CANDIDATE", help="A candidate hash or prefix (default: the best "
                                                "and every candidate left unranked)."),
     ) -> None:
         """Re-time candidates of a run in a longer round (the judge's timing path); update best/ and the summary."""
@@ -197,6 +197,8 @@ def register(app: typer.Typer) -> None:
             console.print(f"re-timing {digest[:12]} ...", highlight=False)
 
         with user_errors():
+            if not (run_dir / "run.db").is_file():  # before the sandbox probe: a typo is told at once
+                raise OptionError(f"{run_dir}: no run.db; is this a kstrata run directory?")
             require()
             rows = retime_run(run_dir, candidate, progress=progress)
         for r in rows:

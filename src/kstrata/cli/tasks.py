@@ -63,7 +63,7 @@ def list_(
 
 @app.command("show")
 def show(
-    name: str = typer.Argument(..., help="Suite task name or path to a task file."),
+    name: str = typer.Argument(..., metavar="NAME", help="Suite task name or path to a task file."),
     path: Path | None = typer.Option(None, "--path", help="Directory to look the name up in."),
 ) -> None:
     """Shapes, dtype, FLOPs, bytes, arithmetic intensity and tolerance of one task."""
@@ -116,7 +116,7 @@ def show(
 
 @app.command("check")
 def check(
-    name: str | None = typer.Argument(None, help="Task name or file; default: every task."),
+    name: str | None = typer.Argument(None, metavar="NAME", help="Task name or file; default: every task."),
     path: Path | None = typer.Option(None, "--path", help="A directory of task files instead of the suite."),
     scope: str = typer.Option("small", "--scope", help="Shapes to check: small or full (the sweep)."),
 ) -> None:

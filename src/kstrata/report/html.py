@@ -41,11 +41,17 @@ def _is_rate(name: str) -> bool:
 
 
 def _row(r: M.Row) -> dict[str, Any]:
+    # the roofline fraction with one decimal, as the CLI's summary prints it
+    metrics = {k: _fmt(v, _is_rate(k), 1 if k.endswith("roofline") else 0) for k, v in r.metrics.items()}
+    roof = metrics.get("median_roofline")
+    if roof is not None and r.untrusted_roofline and roof["value"] != "–":
+        # the CLI says "(from an untrusted timing)" for the same number: the report marks it too
+        roof["ci"] = " ".join(x for x in (roof["ci"], f"({r.untrusted_roofline} of {r.n_tasks} from an "
+                                          "untrusted timing)") if x)
     return {
         "key": " / ".join(str(v) for v in r.key.values()) or "all",
         "n": r.n_tasks,
-        # the roofline fraction with one decimal, as the CLI's summary prints it
-        "metrics": {k: _fmt(v, _is_rate(k), 1 if k.endswith("roofline") else 0) for k, v in r.metrics.items()},
+        "metrics": metrics,
         "spent": {k: f"{r.spent.get(k, 0):.4g}" for k in SPENT_KINDS},
     }
 

@@ -339,12 +339,20 @@ def _record(m: Any) -> dict:
 
 
 def _untrusted(first: Any, retimes: int) -> str:
-    """The untrusted-timing finding for ``first`` after ``retimes`` re-timings that stayed doubtful."""
+    """The untrusted-timing finding for ``first`` when it and ``retimes`` more
+    timings of the same candidate in this evaluation all stayed doubtful.
+
+    One sentence: why (the timer's notes, without their own advice to re-time,
+    which the finding ends with once), how many timings were made, and what to
+    do. "Timed N times in the search" is not "re-timed" in ``tree``/``show``'s
+    sense (the final round or ``kstrata retime``)."""
     from kstrata.search.tree import UNTRUSTED_PREFIX
 
-    why = "; ".join(first.suspicious) or "the timing stayed noisy (relative IQR over the threshold)"
-    return (f"{UNTRUSTED_PREFIX} {why} after {retimes} re-timing(s); not ranked as a speedup "
-            "(re-time it on a quiet machine)")
+    notes = [str(n).split(" Time it again on a quiet machine")[0].rstrip(". ") for n in first.suspicious]
+    why = "; ".join(n for n in notes if n) or "the timing stayed noisy (relative IQR over the threshold)"
+    times = f"timed {retimes + 1} times in the search" if retimes else "timed once in the search"
+    return (f"{UNTRUSTED_PREFIX} {why} ({times}, every timing doubtful); not ranked as a speedup: re-time it "
+            "on a quiet machine (`kstrata retime RUN`)")
 
 
 def final_timing() -> Any:

@@ -182,10 +182,32 @@ def best_note(node: Node, run_dir: str | Path) -> str:
             f"(`kstrata tree {run_dir}` lists them)")
 
 
-def candidate_view(run_dir: str | Path, prefix: str | None = None) -> RenderableType:
+def feedback_lines(feedback: dict[str, Any]) -> list[str]:
+    """What :meth:`~kstrata.search.tree.Node.feedback` holds, as text lines:
+    one bullet per verifier item (``[kind, level] text``, its text's lines
+    indented, never cut) and one per timing finding, then the median time (ms)."""
+    lines: list[str] = []
+    for item in feedback.get("evaluation") or []:
+        if not isinstance(item, dict):
+            lines.append(f"- {item}")
+            continue
+        tag = ", ".join(str(item[k]) for k in ("kind", "level") if item.get(k))
+        text = str(item.get("text") or item.get("message") or "").rstrip().splitlines() or [""]
+        lines.append(f"- [{tag}] {text[0]}" if tag else f"- {text[0]}")
+        lines += [f"  {t}" for t in text[1:]]
+    m = feedback.get("measurement") or {}
+    for f in m.get("findings") or []:
+        lines.append(f"- timing: {f}" if isinstance(f, str) else f"- timing: {json.dumps(f, default=str)}")
+    if m.get("median_ms") is not None:
+        lines.append(f"- median time: {m['median_ms']:.4g} ms")
+    return lines
+
+
+def candidate_view(run_dir: str | Path, prefix: str | None = None, as_json: bool = False) -> RenderableType:
     """One candidate: lineage, verdict, speedups, feedback and its sources;
     without ``prefix``, the run's best (:meth:`CandidateTree.best_correct`,
-    what ``best/`` holds), under a line that says so.
+    what ``best/`` holds), under a line that says so. The feedback is text
+    (:func:`feedback_lines`), or the stored JSON with ``as_json``.
 
     Raises
     ------
@@ -240,8 +262,10 @@ def candidate_view(run_dir: str | Path, prefix: str | None = None) -> Renderable
         feedback["measurement"]["findings"] = [f for i, f in enumerate(found) if not any(
             j != i and isinstance(f, str) and isinstance(g, str) and f in g and (f != g or j < i)
             for j, g in enumerate(found))]
-    if feedback.get("evaluation") or feedback.get("measurement"):
-        parts += [Text("feedback", style="bold"), Text(json.dumps(feedback, indent=2, default=str))]
+    if as_json and (feedback.get("evaluation") or feedback.get("measurement")):
+        parts += [Text("feedback (JSON)", style="bold"), Text(json.dumps(feedback, indent=2, default=str))]
+    elif feedback.get("evaluation") or feedback.get("measurement"):
+        parts += [Text("feedback", style="bold"), Text("\n".join(feedback_lines(feedback)))]
     for level, text in sorted(node.sources.items()):
         # word_wrap: a line longer than the terminal continues on the next row (no number), never cut
         parts += [Text(f"{level} source", style="bold"), Syntax(text, "python", line_numbers=True, word_wrap=True)]

@@ -11,6 +11,21 @@ from __future__ import annotations
 from typing import Any
 
 
+def _draw(task: Any, shape: dict[str, int]) -> tuple[list[Any], list[Any]]:
+    """The task's init inputs and ``get_inputs()`` at ``shape``, inputs drawn on
+    the ``meta`` device where the task allows it."""
+    import torch
+
+    module = task.load_module(shape)
+    init = list(module.get_init_inputs())
+    try:
+        with torch.device("meta"):
+            inputs = list(module.get_inputs())
+    except Exception:  # noqa: BLE001 - inputs that need values (resized literal sizes): draw them
+        inputs = list(module.get_inputs())
+    return init, inputs
+
+
 def call_signature(task: Any, shape: dict[str, int]) -> tuple[list[Any], list[list[int] | None]]:
     """The task Model's init inputs at ``shape`` and the shapes of ``get_inputs()``
     there (``None`` for an input that is not a tensor), drawn on PyTorch's
@@ -24,11 +39,15 @@ def call_signature(task: Any, shape: dict[str, int]) -> tuple[list[Any], list[li
     """
     import torch
 
-    module = task.load_module(shape)
-    init = list(module.get_init_inputs())
-    try:
-        with torch.device("meta"):
-            inputs = list(module.get_inputs())
-    except Exception:  # noqa: BLE001 - inputs that need values (resized literal sizes): draw them
-        inputs = list(module.get_inputs())
+    init, inputs = _draw(task, shape)
     return init, [list(x.shape) if isinstance(x, torch.Tensor) else None for x in inputs]
+
+
+def input_dtypes(task: Any, shape: dict[str, int]) -> list[str | None]:
+    """The dtype of each of ``get_inputs()`` at ``shape`` as PyTorch names it
+    without the ``torch.`` prefix (``"float32"``), ``None`` for an input that is
+    not a tensor. Same draw and errors as :func:`call_signature`."""
+    import torch
+
+    _, inputs = _draw(task, shape)
+    return [str(x.dtype).removeprefix("torch.") if isinstance(x, torch.Tensor) else None for x in inputs]
