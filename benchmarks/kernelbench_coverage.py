@@ -190,9 +190,9 @@ def step_tvm(path: Path, timeout: float) -> dict:
             "hung_at_exit": bool(d) and rc == 124, "why": (d or {}).get("why") or out.strip()[-200:]}
 
 
-def step_optimize(path: Path, tmp: Path, timeout: float) -> dict:
+def step_optimize(path: Path, tmp: Path, timeout: float, budget: str = "evals=6") -> dict:
     out_dir = tmp / f"run_{path.stem}"
-    rc, out, s = run([KSTRATA, "optimize", str(path), "--backend", "tvm-llvm", "--budget", "evals=6",
+    rc, out, s = run([KSTRATA, "optimize", str(path), "--backend", "tvm-llvm", "--budget", budget,
                       "--out", str(out_dir)], timeout)
     summ = {}
     try:
@@ -219,6 +219,8 @@ def main() -> int:
     ap.add_argument("--per-level", type=int, default=0, help="stratified sample per level (0: all)")
     ap.add_argument("--steps", default="load,self,wrong,tvm,optimize")
     ap.add_argument("--optimize-sample", default="20,10", help="files optimized in level 1, level 2")
+    ap.add_argument("--optimize-budget", default="evals=6", help="optimize's --budget (e.g. evals=6,wall=420)")
+    ap.add_argument("--optimize-timeout", type=float, default=1800, help="the optimize step's limit (s)")
     ap.add_argument("--timeout", type=float, default=300.0, help="per verification (s)")
     ap.add_argument("--jsonl", type=Path, default=None, help="append one JSON row per file")
     ap.add_argument("--summarize", type=Path, nargs="+", default=None,
@@ -257,7 +259,7 @@ def main() -> int:
           f"host={platform.node()} {platform.machine()} cpus={os.cpu_count()} python={platform.python_version()} "
           f"torch={torch.__version__} tvm={tvm_v} kernelbench={commit or '?'}")
     print(f"# levels={args.levels} steps={args.steps} per-level={args.per_level or 'all'} "
-          f"optimize-sample={args.optimize_sample} timeout={args.timeout:g}s "
+          f"optimize-sample={args.optimize_sample} optimize-budget={args.optimize_budget} timeout={args.timeout:g}s "
           f"KSTRATA_SHAPES={os.environ.get('KSTRATA_SHAPES', '(auto)')}")
     if args.per_level:
         print(f"# SAMPLED: {args.per_level} files per level, stratified by inferred category (not every file)")
@@ -270,6 +272,8 @@ def main() -> int:
         to_opt = set(stratified(list(files), opt_n.get(lv, 0))) if "optimize" in steps and opt_n.get(lv) else set()
         for f in files:
             if (lv, f.name) in done or (only is not None and f.name not in only):
+                continue
+            if set(steps) == {"optimize"} and f not in to_opt:  # an optimize-only run writes rows for its sample only
                 continue
             r: dict = {"file": f.name, "level": lv, "loadavg": [round(x, 1) for x in os.getloadavg()]}
             if "load" in steps:
@@ -300,7 +304,7 @@ def main() -> int:
                 print(f"L{lv} {f.stem[:44]:44s} tvm {r['tvm']['status']} {r['tvm']['s']:.1f}s "
                       f"{'' if r['tvm']['ok'] else r['tvm']['why'][:160]}", flush=True)
             if f in to_opt:
-                r["optimize"] = step_optimize(f, tmp, 1800)
+                r["optimize"] = step_optimize(f, tmp, args.optimize_timeout, args.optimize_budget)
                 o = r["optimize"]
                 print(f"L{lv} {f.stem[:44]:44s} optimize {'ok' if o['ok'] else 'FAIL'} best={o['best']} "
                       f"eager={o['eager']} ms={o['ms']} {o['s']:.0f}s {o['why'][:160]}", flush=True)
