@@ -12,8 +12,10 @@ nothing executes) and, for TVM's ``source``, that the candidate has text for
 to edit until a source exists). The rule, first match wins:
 
 Levels closed on ``node`` (``closed=``, :mod:`kstrata.agents.closed`:
-declined or served on a candidate with the same text, or nothing to edit in
-the lowered graph) are never chosen while another level is open.
+declined or served on a candidate with the same text, nothing to edit in
+the lowered graph; for the hierarchical agent also written by the
+request/rebuild chain or superseded) are never chosen while another level is
+open. A request made on ``node`` after its level closed there reopens it once.
 
 1. **Rebuild.** ``node`` was made by a graph change whose schedule was
    replayed (``metadata["replay"]``), it has no schedule-level expansion
@@ -50,9 +52,9 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from kstrata.agents.closed import ClosedLevels
+from kstrata.agents.closed import FEEDBACK_MIN_SCORE, REBUILD_REASON, ClosedLevels
 from kstrata.agents.parse import is_null_request, parse_cross_level_requests
-from kstrata.agents.run_history import judge_failure
+from kstrata.agents.run_history import judge_failure, role_label
 from kstrata.search.policies import default_router
 from kstrata.search.tree import DECLINED_PREFIX
 
@@ -211,8 +213,9 @@ def _raw_signals(node: Any) -> list[Signal]:
 
 def pending_requests(tree: Any, node: Any) -> list[dict[str, Any]]:
     """Cross-level requests for ``node`` that nothing has served yet, nearest
-    first: ``[{"level", "text", "by", "role", "kind"}]`` (``kind``:
-    ``request`` from a candidate's metadata, ``decline`` from a stored decline).
+    first: ``[{"level", "text", "by", "role", "kind", "expansion"}]`` (``kind``:
+    ``request`` from a candidate's metadata, ``decline`` from a stored decline;
+    ``expansion``: the id of the expansion that made it, or ``None``).
 
     Requests are collected from ``node``'s lineage (itself and its ancestors)
     and from the candidates below it (a request made on a child still counts
@@ -233,7 +236,7 @@ def pending_requests(tree: Any, node: Any) -> list[dict[str, Any]]:
         if at is None:
             continue
         for req in d["requests"]:
-            raw.append((at, {**req, "role": d.get("role", "") + "-agent", "diagnosis": d.get("diagnosis", "")},
+            raw.append((at, {**req, "role": role_label(d.get("role")), "diagnosis": d.get("diagnosis", "")},
                         d.get("expansion"), "decline"))
     out, seen = [], set()
     for at, req, made, kind in raw:
@@ -245,7 +248,7 @@ def pending_requests(tree: Any, node: Any) -> list[dict[str, Any]]:
         if key in seen:
             continue
         seen.add(key)
-        out.append({**req, "by": at.hash, "role": req.get("role") or at.role, "kind": kind})
+        out.append({**req, "by": at.hash, "role": req.get("role") or at.role, "kind": kind, "expansion": made})
     return out
 
 
@@ -352,7 +355,7 @@ class FeedbackRouter:
 
     name = "feedback"
 
-    def __init__(self, min_score: float = 0.3, rebuild: bool = True, requests: bool = True,
+    def __init__(self, min_score: float = FEEDBACK_MIN_SCORE, rebuild: bool = True, requests: bool = True,
                  backend: str | None = None,
                  known_text: Callable[[str], frozenset[str] | None] | None = None,
                  failures_only: bool = False, levels: Iterable[str] | None = None,
@@ -394,7 +397,7 @@ class FeedbackRouter:
         replay = meta.get("replay")
         what = rebuild_needed(replay) if self.rebuild and node.level == "graph" else None
         if what is not None and "schedule" in levels and not node.expansions["schedule"]:
-            return "schedule", f"rebuild after graph change {node.hash[:8]}: {what}"
+            return "schedule", f"{REBUILD_REASON} {node.hash[:8]}: {what}"
         if self.requests:
             for req in pending_requests(tree, node):
                 if req["level"] in levels:

@@ -55,6 +55,13 @@ def clip_words(line: str, limit: int) -> str:
     return cut.rstrip(" ,;:") + " ..."
 
 
+def role_label(role: Any) -> str:
+    """A decline's role as code answers name theirs: ``graph`` -> ``graph-agent``
+    (a decline stores its role's level; kstrata's own skips stay ``kstrata``)."""
+    role = str(role or "")
+    return f"{role}-agent" if role in ("graph", "schedule", "source", "single") else role
+
+
 def first_line(text: str) -> str:
     """The first non-blank line of ``text``, stripped ("" if none)."""
     return next((ln.strip() for ln in (text or "").splitlines() if ln.strip()), "")
@@ -160,7 +167,7 @@ def other_decline_lines(tree: Any, candidate: Any, limit: int = OTHER_DECLINES) 
         c = str(d.get("candidate") or "")
         if not c or c == candidate.hash or d.get("skipped"):  # a skip asked no model: no answer
             continue
-        line = (f"[{d.get('level')}, {d.get('role')}] DECLINED (no change made): "
+        line = (f"[{d.get('level')}, {role_label(d.get('role'))}] DECLINED (no change made): "
                 f"{reason(str(d.get('diagnosis') or ''), 240) or 'no diagnosis'}{_asks(d)}")
         if c in path:
             on_path.append(f"on the path to this candidate ({c[:8]}): {line}")
@@ -177,7 +184,7 @@ def decline_lines(records: list[Mapping[str, Any]], candidate: Any) -> list[str]
     for d in records:
         if d.get("candidate") != getattr(candidate, "hash", None) or d.get("skipped"):
             continue
-        out.append(f"from this candidate: [{d.get('level')}, {d.get('role')}] declined: "
+        out.append(f"from this candidate: [{d.get('level')}, {role_label(d.get('role'))}] declined: "
                    f"{reason(d.get('diagnosis') or '', 240)}" + _asks(d))
     return out
 
@@ -205,7 +212,7 @@ def earlier_answers(tree: Any, candidate: Any, limit: int = EARLIER_CHARS) -> li
         if d.get("candidate") != candidate.hash or d.get("skipped"):  # a skip asked no model: no answer
             continue
         text = " ".join(str(d.get("diagnosis") or "").split())
-        out.append({"kind": "decline", "hash": "", "level": str(d.get("level")), "role": str(d.get("role")),
+        out.append({"kind": "decline", "hash": "", "level": str(d.get("level")), "role": role_label(d.get("role")),
                     "outcome": "declined", "text": (clip_words(text, limit) or "no diagnosis") + _asks(d)})
     return out
 
