@@ -31,7 +31,8 @@ open. A request made on ``node`` after its level closed there reopens it once.
    served it yet → that level.
 3. **Routed feedback.** Every feedback item of ``node`` (verifier items and
    profiler findings) with a level tag adds its confidence to that level's
-   score: a finding's own ``confidence``; a verifier item's ``confidence`` if
+   score: a finding's own ``confidence`` (not the at-the-ceiling finding's,
+   "only less work helps", when a measured baseline is faster than ``node``); a verifier item's ``confidence`` if
    it has one, else :data:`KIND_CONFIDENCE` by kind (0.5 for other kinds).
    A failed verdict with no tagged item adds 0.6 to the level ``node`` was
    made at (its own edit most likely broke it), unless the judge itself
@@ -55,6 +56,7 @@ from typing import Any
 from kstrata.agents.closed import FEEDBACK_MIN_SCORE, REBUILD_REASON, ClosedLevels
 from kstrata.agents.parse import is_null_request, parse_cross_level_requests
 from kstrata.agents.run_history import judge_failure, role_label
+from kstrata.measure.profilers.findings import ceiling_finding
 from kstrata.search.policies import default_router
 from kstrata.search.tree import DECLINED_PREFIX
 
@@ -197,7 +199,12 @@ def _raw_signals(node: Any) -> list[Signal]:
             conf = KIND_CONFIDENCE.get(str(item.get("kind", "")), 0.5)
         text = str(item.get("text") or item.get("message") or "")
         out.append(Signal(item["level"], float(conf), f"verifier:{item.get('kind', 'note')}", text))
-    for f in (fb.get("measurement") or {}).get("findings") or []:
+    m = fb.get("measurement") or {}
+    slower = any(isinstance(s, Mapping) and isinstance(s.get("value"), (int, float)) and s["value"] < 1
+                 for s in m.get("speedups") or [])
+    for f in m.get("findings") or []:
+        if slower and isinstance(f, Mapping) and ceiling_finding(str(f.get("text", ""))):
+            continue  # "only less work helps", said of a candidate a measured baseline beats
         if isinstance(f, Mapping) and f.get("level") in LEVELS:
             conf = f.get("confidence")
             conf = float(conf) if isinstance(conf, (int, float)) else 0.5

@@ -322,8 +322,10 @@ def goal_facts(tree: Any, candidate: Any) -> dict[str, Any] | None:
     -------
     dict
         ``{"correct", "speedup", "trusted", "roofline", "bound", "best",
-        "best_speedup", "best_trusted", "best_is_this"}``; ``best`` is a short
-        hash or ``""`` when no correct candidate has a reading.
+        "best_speedup", "best_trusted", "best_is_this", "faster_baseline"}``;
+        ``best`` is a short hash or ``""`` when no correct candidate has a
+        reading; ``faster_baseline`` the fastest measured baseline that beats
+        ``candidate`` (``{"name", "factor"}``: how many times faster), else ``None``.
     """
     if candidate is None or not getattr(candidate, "evaluated", False):
         return None
@@ -332,10 +334,14 @@ def goal_facts(tree: Any, candidate: Any) -> dict[str, Any] | None:
     trusted = [n for n in read if n.timing_trusted]
     best = max(trusted or read, key=lambda n: n.speedup, default=None)
     fraction = candidate.roofline_fraction if candidate.correct else None
+    m = getattr(candidate.record, "measurement", None) if candidate.correct else None
+    fastest = min((s for s in (m.speedups if m is not None else ()) if s.value and s.value < 1),
+                  key=lambda s: s.value, default=None)
     return {
         "correct": bool(candidate.correct), "speedup": candidate.speedup,
         "trusted": bool(candidate.timing_trusted), "bound": candidate.bound if fraction else None,
         "roofline": fraction if fraction is not None and 0 < fraction <= 1.05 else None,
         "best": best.hash[:8] if best is not None else "", "best_speedup": best.speedup if best else None,
         "best_trusted": bool(trusted), "best_is_this": best is not None and best.hash == candidate.hash,
+        "faster_baseline": {"name": fastest.baseline, "factor": 1 / fastest.value} if fastest else None,
     }
