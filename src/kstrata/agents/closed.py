@@ -179,6 +179,9 @@ class ClosedLevels:
         """``(kind, why)`` of the closure of ``level`` on ``node``, ``None``
         when open; ``kind`` is ``declined``, ``structure``, ``skipped``,
         ``served``, ``chain`` or ``superseded`` (module docstring)."""
+        nothing = self.nothing_to_edit(node, level)
+        if nothing is not None:
+            return "structure", nothing
         h = node.hash
         key = self._key(h, level)
         same = {h} | ({m for m, ks in self.keys.items() if ks.get(level) == key} if key else set())
@@ -196,9 +199,6 @@ class ClosedLevels:
         last = max((d.get("expansion") or 0 for d in records), default=None)
         if declined is not None and not self._reopened(node, level, tree, last):
             return "declined", declined
-        nothing = self.nothing_to_edit(node, level)
-        if nothing is not None:
-            return "structure", nothing
         if tree is None or declined is not None:
             return None
         for m in same:

@@ -31,9 +31,10 @@ open. A request made on ``node`` after its level closed there reopens it once.
    served it yet → that level.
 3. **Routed feedback.** Every feedback item of ``node`` (verifier items and
    profiler findings) with a level tag adds its confidence to that level's
-   score: a finding's own ``confidence`` (not the at-the-ceiling finding's,
-   "only less work helps", when a measured baseline is faster than ``node``); a verifier item's ``confidence`` if
-   it has one, else :data:`KIND_CONFIDENCE` by kind (0.5 for other kinds).
+   score: a finding's own ``confidence`` (none for the at-the-ceiling
+   finding, "only less work helps", when a measured baseline is faster than
+   ``node``); a verifier item's ``confidence`` if it has one, else
+   :data:`KIND_CONFIDENCE` by kind (0.5 for other kinds).
    A failed verdict with no tagged item adds 0.6 to the level ``node`` was
    made at (its own edit most likely broke it), unless the judge itself
    failed (:func:`~kstrata.agents.run_history.judge_failure`). A numerical failure
