@@ -72,3 +72,48 @@ class StubBackend:
 
     def level_context(self, task, sources, level):
         return {}
+
+
+#: the texts of an initial TVM candidate (:class:`TVMStub`)
+G0 = "# kstrata-tvm graph\n# build: symbolic\n# one operator\n"
+S0 = "# kstrata-tvm schedule\n\n\ndef schedule(sch):\n    pass\n"
+
+
+class TVMStub:
+    """tvm-llvm as the agents see it: no lowering, a fixed structure per graph text."""
+
+    name, levels = "tvm-llvm", ("graph", "schedule", "source")
+
+    def __init__(self, structure):
+        self.structure = structure  # graph text (or None: any) -> structure
+        self.asked = 0
+
+    def initial_sources(self, task):
+        return {"graph": G0, "schedule": S0}
+
+    def level_context(self, task, sources, level):
+        return {}
+
+    def level_structure(self, task, sources):
+        self.asked += 1
+        return self.structure.get(sources.get("graph"), self.structure.get(None))
+
+
+class Log:
+    """The calls a provider made since the last ``take`` (as :class:`kstrata.llm.CallLog` keeps them)."""
+
+    def __init__(self):
+        self.calls = []
+
+    def take(self):
+        out, self.calls = self.calls, []
+        return out
+
+
+class LoggedProvider(ScriptedProvider):
+    log: Log = None
+
+    def complete(self, messages):
+        out = super().complete(messages)
+        self.log.calls.append({"provider": "scripted", "prompt": messages[-1]["content"][:50], "response": out.text})
+        return out

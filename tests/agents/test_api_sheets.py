@@ -184,3 +184,32 @@ def test_every_triton_function_the_sheet_names_exists():
     assert {"exp2", "log2", "rsqrt", "num_programs"} <= named
     assert [n for n in named if not hasattr(tl, n)] == []
     assert "Several launches per `forward` and scratch buffers" in sheet
+
+
+#: m23 layernorm #1: a helper at module level, called from the schedule function
+MODULE_HELPER = '''
+LANES = 16
+
+
+def _lanes(sch, name):
+    ko, ki = sch.split(sch.get_loops(sch.get_sblock(name))[-1], factors=[None, LANES])
+
+
+def schedule_softmax(sch):
+    _lanes(sch, "T_softmax_maxelem")
+'''
+
+
+def test_the_sheet_and_the_error_say_module_level_names_are_not_visible(applied):
+    """The schedule sheet says every statement goes inside the schedule
+    function; a text that calls a module-level helper fails with a message
+    that says why (it read as ordinary Python: one evaluation and one call lost)."""
+    sheet = api_sheet("tvm-llvm", "schedule")
+    assert "put every statement inside that function" in sheet
+    assert "nothing defined at module level (helpers, constants, imports) is visible there" in sheet
+    err = applied(MODULE_HELPER)
+    assert err is not None and "NameError" in err and "_lanes" in err
+    assert "_lanes is defined outside schedule_softmax; module-level names are not visible there" in err
+    assert applied(MODULE_HELPER.replace("    _lanes(sch, \"T_softmax_maxelem\")\n",
+                                         "    ko, ki = sch.split(sch.get_loops(sch.get_sblock(\"T_softmax_maxelem\"))"
+                                         "[-1], factors=[None, 16])\n")) is None

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 
-from agent_fakes import NoLog, ScriptedProvider, rec
+from agent_fakes import G0, S0, Log, LoggedProvider, NoLog, ScriptedProvider, TVMStub as Backend, rec
 
 from kstrata.agents.closed import ClosedLevels, level_key, structure_reason
 from kstrata.agents.hierarchical import HierarchicalProposer, LevelAgent
@@ -22,8 +22,6 @@ from kstrata.store.run_store import RunStore
 from kstrata.tasks.loader import resolve_task
 
 LEVELS = ("graph", "schedule", "source")
-G0 = "# kstrata-tvm graph\n# build: symbolic\n# one operator\n"
-S0 = "# kstrata-tvm schedule\n\n\ndef schedule(sch):\n    pass\n"
 ONE_OP = {"matmul": {"blocks": 1, "open_loops": 2}}
 FOUR_BLOCKS = {"layer_norm": {"blocks": 4, "open_loops": 7}}
 NO_LOOPS = {"softmax_rows": {"blocks": 1, "open_loops": 0}}
@@ -42,58 +40,19 @@ def graph_answer(n: int) -> str:
 DECLINE = "DECLINE\nDIAGNOSIS: nothing more at this level: memory-bound, one pass over x."
 
 
-class Backend:
-    """tvm-llvm as the agents see it: no lowering, a fixed structure per graph text."""
-
-    name, levels = "tvm-llvm", LEVELS
-
-    def __init__(self, structure):
-        self.structure = structure  # graph text (or None: any) -> structure
-        self.asked = 0
-
-    def initial_sources(self, task):
-        return {"graph": G0, "schedule": S0}
-
-    def level_context(self, task, sources, level):
-        return {}
-
-    def level_structure(self, task, sources):
-        self.asked += 1
-        return self.structure.get(sources.get("graph"), self.structure.get(None))
-
-
-class Log:
-    """The calls a provider made since the last ``take`` (as :class:`kstrata.llm.CallLog` keeps them)."""
-
-    def __init__(self):
-        self.calls = []
-
-    def take(self):
-        out, self.calls = self.calls, []
-        return out
-
-
-class LoggedProvider(ScriptedProvider):
-    log: Log = None
-
-    def complete(self, messages):
-        out = super().complete(messages)
-        self.log.calls.append({"provider": "scripted", "prompt": messages[-1]["content"][:50], "response": out.text})
-        return out
-
-
 class Evaluator:
     def evaluate(self, task, backend, sources):
         return {"verdict": "correct", "feedback": []}, None
 
 
-def run(tmp_path, answers, structure, calls=8, evaluations=8, order=("schedule", "graph", "source")):
+def run(tmp_path, answers, structure, calls=8, evaluations=8, order=("schedule", "graph", "source"),
+        evaluator=None):
     provider = LoggedProvider(list(answers))
     provider.log = Log()
     backend = Backend(structure)
     prop = HierarchicalProposer(backend, agents={lv: LevelAgent(provider, provider.log, lv) for lv in LEVELS},
                                 memory=MemoryStore(":memory:"))
-    res = optimize(resolve_task("gemv"), backend, prop, Evaluator(), policy=prop.policy("greedy"),
+    res = optimize(resolve_task("gemv"), backend, prop, evaluator or Evaluator(), policy=prop.policy("greedy"),
                    budget=Budget(evaluations=evaluations, proposer_calls=calls), run_dir=tmp_path / "run",
                    router=prop.router, settings=SearchSettings(level_order=order))
     with RunStore.open(tmp_path / "run") as store:
@@ -246,14 +205,7 @@ def test_a_graph_change_that_leaves_no_loop_gets_no_schedule_call(tmp_path, monk
     the replay report says so, the rebuild rule does not fire and the schedule
     level of that graph is closed: no schedule call, not even a skip."""
     handwritten = "# kstrata-tvm graph\n@T.prim_func(private=True, s_tir=True)\ndef softmax_rows(): ...\n"
-    failed = [{"func": "matmul", "code": "schedule_matmul", "error": "no PrimFunc named 'matmul'"}]
-
-    def replay(self, task, parent, sources):
-        return {**sources, "schedule": S0}, {"applied": 0, "funcs": ["softmax_rows"], "failed": failed,
-                                             "structure": NO_LOOPS, "unscheduled": []}
-
-    monkeypatch.setattr(HierarchicalProposer, "_is_tvm", lambda self: True)
-    monkeypatch.setattr(HierarchicalProposer, "_replay", replay)
+    _rebuild(monkeypatch, NO_LOOPS)
     answer = f"One block per row.\n\n```python\n{handwritten}```\n"
     res, exps, spent, roles, provider = run(tmp_path, [answer, DECLINE, DECLINE], {None: FOUR_BLOCKS,
                                                                                    handwritten: NO_LOOPS},
@@ -281,3 +233,113 @@ def test_a_decline_stored_on_the_tree_routes_elsewhere_without_the_proposers_mem
     pol = HierarchicalProposer(Backend({None: FOUR_BLOCKS}), agents={}, memory=None).policy("greedy")
     pol.pre_search(tree, LEVELS)
     assert pol.open_levels(node) == ["graph"]
+
+
+# -- m23: the request/rebuild chain, superseded nodes, a request after a decline ------------------------------
+
+MEMORY_BOUND = {"text": "memory-bound at 24% of peak bandwidth (2.6 of 11 GB/s): stream memory with contiguous, "
+                        "vectorized accesses and enough parallel work", "level": "schedule", "confidence": 0.6}
+REQUEST = "\nCROSS-LEVEL REQUEST: graph: fuse the row passes into one PrimFunc so x is read once\n"
+
+
+class Timed:
+    """Correct, with a speedup per design: the initial 0.5x, its schedule 0.6x,
+    the fused graph 0.75x unscheduled and 1.5x scheduled; every design but the
+    last has the profiler's memory-bound finding (tagged schedule)."""
+
+    def evaluate(self, task, backend, sources):
+        fused = "# fused" in sources["graph"]
+        scheduled = "sch.parallel" in sources["schedule"]
+        s = (1.5 if scheduled else 0.75) if fused else (0.6 if scheduled else 0.5)
+        findings = [] if s == 1.5 else [MEMORY_BOUND]
+        return {"verdict": "correct", "feedback": []}, {"median_ms": 1 / s, "findings": findings,
+                                                         "speedups": {"eager": {"value": s, "ci": [s, s]}}}
+
+
+def _rebuild(monkeypatch, structure):
+    """A graph change whose replayed schedule lost its steps, leaving ``structure``
+    (the rebuild rule fires when it has loops to schedule)."""
+    failed = [{"func": "matmul", "code": "schedule_matmul", "error": "no PrimFunc named 'matmul'"}]
+
+    def replay(self, task, parent, sources):
+        return {**sources, "schedule": S0}, {"applied": 0, "funcs": sorted(structure), "failed": failed,
+                                             "structure": structure, "unscheduled": []}
+
+    monkeypatch.setattr(HierarchicalProposer, "_is_tvm", lambda self: True)
+    monkeypatch.setattr(HierarchicalProposer, "_replay", replay)
+
+
+def test_the_request_rebuild_chain_and_superseded_nodes_get_no_call(tmp_path, monkeypatch):
+    """m23 layernorm #4, #5, #7 and softmax #4-#6: a schedule answer asks for
+    a fused graph, the graph role writes it, the rebuild schedules it (1.5x).
+    The chain's end has both levels just written (levels take turns asked
+    both, both declined), and the nodes of the old graph are superseded by it
+    (their memory-bound finding routed schedule calls there, both declined).
+    None of these is asked: the run stops after the three calls that made the design."""
+    _rebuild(monkeypatch, FOUR_BLOCKS)
+    answers = [schedule_answer(1) + REQUEST, graph_answer(1), schedule_answer(3)] + [DECLINE] * 4
+    res, exps, spent, roles, provider = run(tmp_path, answers, {None: FOUR_BLOCKS}, calls=7, evaluator=Timed())
+    assert len(provider.prompts) == 3, [(e.candidate[:8], e.level, e.router_reason[:40]) for e in exps]
+    assert ["schedule-level" in roles[0], "graph-level" in roles[1], "schedule-level" in roles[2]] == [True] * 3
+    reasons = [e.router_reason for e in exps]
+    assert reasons[1].startswith("cross-level request") and reasons[2].startswith("rebuild after graph change")
+    end = next(n for n in res.tree if n.speedup == 1.5)
+    assert not end.expansions and spent.get("proposer_calls") == 3
+    prop = HierarchicalProposer(Backend({None: FOUR_BLOCKS}), agents={}, memory=None)
+    prop.closed.lineage = True
+    assert "counts as asked" in prop.closed.why(end, "graph", res.tree)
+    assert "counts as asked" in prop.closed.why(end, "schedule", res.tree)
+    old = next(n for n in res.tree if n.speedup == 0.6)  # the requester: its graph was replaced
+    assert "superseded" in prop.closed.why(old, "schedule", res.tree)
+
+
+def test_feedback_on_the_chains_end_still_routes_there():
+    """The chain closes a level only while nothing points there: a profiler
+    finding on the end node opens its schedule level (the frontier node gets
+    the feedback), and the same finding on a superseded node does not."""
+    root = rec("r", sources={"graph": G0, "schedule": S0}, speedup=0.5, findings=[MEMORY_BOUND])
+    s = rec("s", "schedule", ("r",), sources={"graph": G0, "schedule": "S1"}, expansion_id=1, speedup=0.6,
+            findings=[MEMORY_BOUND], metadata={"cross_level_request": [{"level": "graph", "text": "fuse"}]})
+    g = rec("g", "graph", ("s",), sources={"graph": "G1", "schedule": S0}, expansion_id=2, speedup=0.75,
+            metadata={"replay": {"failed": [{"func": "f", "code": "x"}]}})
+    g.router_reason = "cross-level request from schedule-agent (ssssssss): fuse"
+    e = rec("e", "schedule", ("g",), sources={"graph": "G1", "schedule": "S2"}, expansion_id=3, speedup=1.5,
+            findings=[MEMORY_BOUND])
+    e.router_reason = "rebuild after graph change gggggggg: 1 schedule step(s) no longer apply"
+    tree = CandidateTree([root, s, g, e])
+    prop = HierarchicalProposer(Backend({None: FOUR_BLOCKS}), agents={}, memory=None)
+    for r in (root, s, g, e):
+        prop.closed.observe(r.hash, r.sources)
+    end, old = tree[e.hash], tree[s.hash]
+    assert prop.closed.why(end, "schedule", tree) is None and "counts as asked" in prop.closed.why(end, "graph", tree)
+    level, reason = prop.router(tree, end, ["graph", "schedule"], LEVELS)
+    assert level == "schedule" and reason.startswith("feedback: schedule")
+    assert "superseded" in prop.closed.why(old, "schedule", tree)
+    pol = prop.policy("greedy")
+    pol.pre_search(tree, LEVELS)
+    assert pol.open_levels(old) == [] and pol.open_levels(tree[root.hash]) == []
+    # a graph change that reads slower than the node does not supersede it
+    slow = CandidateTree([root, s, rec("g", "graph", ("s",), sources={"graph": "G1", "schedule": S0},
+                                       expansion_id=2, speedup=0.4)])
+    assert prop.closed.why(slow[s.hash], "schedule", slow) is None
+
+
+def test_a_request_made_after_a_decline_reopens_the_level_once(tmp_path):
+    """m23 softmax #5: the graph role declined on a candidate, then the
+    schedule role declined there too, with a new measurement and a graph
+    request. The request reopens graph on that candidate once, with the
+    request in its prompt; the graph role's second decline closes it again."""
+    later = ("DECLINE\nDIAGNOSIS: arithmetic-bound now: exp is computed twice per element.\n"
+             "CROSS-LEVEL REQUEST: graph: compute exp once per element, as in the softmax exemplar\n")
+    res, exps, spent, roles, provider = run(tmp_path, [DECLINE, later, DECLINE, DECLINE], {None: FOUR_BLOCKS},
+                                            calls=4, order=("graph", "schedule", "source"))
+    root = res.tree.root.hash
+    asked = [(e.candidate, e.level) for e in exps if e.n_new or e.error]
+    assert asked[:3] == [(root, "graph"), (root, "schedule"), (root, "graph")], asked
+    assert exps[2].router_reason.startswith("decline and request from schedule-agent")
+    third = provider.prompts[2][1]["content"]
+    assert "graph-level agent" in third and "compute exp once per element" in third
+    assert "# Requests from other agents for this level" in third and "DECLINED [graph, graph-agent]" in third
+    # the schedule prompt offered the request format for graph although graph had declined there
+    assert "CROSS-LEVEL REQUEST: <graph>" in provider.prompts[1][1]["content"]
+    assert len(provider.prompts) == 3 and spent.get("proposer_calls") == 3  # closed again: policy exhausted

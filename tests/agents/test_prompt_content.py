@@ -201,7 +201,7 @@ def test_the_single_llm_proposer_sees_pending_cross_level_requests():
     assert "# Requests from other agents for this level (open until a schedule change serves them)" in user
     assert f"declined its level (the graph is one fused softmax) and asked: {ask}" in user
     # and its history keeps the decline made on this candidate (a stateless model would not know it)
-    assert f"- from this candidate: [graph, single] declined: the graph is one fused softmax (asked schedule: " \
+    assert f"- from this candidate: [graph, single-agent] declined: the graph is one fused softmax (asked schedule: " \
            f"{ask})" in user
 
 

@@ -292,3 +292,66 @@ def test_history_says_which_timings_are_untrusted_and_keeps_correct_siblings():
            "(timing untrusted: not ranked)" in lines
     assert ("elsewhere in this run (cccccccc, from aaaaaaaa): [schedule, schedule-agent] parallelize the rows "
             "and vectorize the inner loop -> correct, 0.8x") in lines
+
+
+# -- m23 (D, G): a faster baseline, the untimed-work line, the empty rebuild -----------------------------------
+
+CEILING = {"text": "memory-bound at 100% of the roofline: little is left at the schedule or source level; only less "
+                   "work (a different algorithm, fusing with neighbours, lower precision where allowed) helps",
+           "level": "graph", "confidence": 0.4}
+
+
+def _prompt_of(node_rec):
+    tree = CandidateTree([node_rec])
+    provider = ScriptedProvider(["DECLINE\nDIAGNOSIS: looking"])
+    with pytest.raises(Declined):
+        LLMProposer(provider, NoLog(), backend=StubBackend()).propose(
+            resolve_task("gemv"), tree[node_rec.hash], tree[node_rec.hash].feedback(), "schedule",
+            context=_ctx(tree))
+    return tree, provider.prompts[0][1]["content"]
+
+
+@pytest.mark.parametrize("speedup", [0.816, 1.3])
+def test_a_faster_baseline_replaces_the_only_less_work_advice(speedup):
+    """m23 gemv eec7707a: at 100% of the roofline the prompt said "at most about
+    1x faster is possible ... only less work helps" of a candidate eager ran
+    1.22x faster than; the next schedule change read 0.931x. A measured baseline
+    faster than the candidate caps that advice: the prompt says so instead, and
+    the finding routes no call to the graph level."""
+    node = rec("a", sources=ROOT, speedup=speedup, findings=[CEILING])
+    node.measurement.roofline_fraction, node.measurement.bound = 1.001, "memory"
+    tree, user = _prompt_of(node)
+    faster = speedup < 1
+    assert ("only less work" in user) is not faster
+    assert ("at most about 1x faster is possible" in user) is not faster
+    assert ("but the eager baseline runs it 1.2x faster than this candidate" in user) is faster
+    assert ("at least 1.2x faster is possible" in user) is faster
+    from kstrata.agents.router import signals
+
+    assert [s.level for s in signals(tree[node.hash])] == ([] if faster else ["graph"])
+
+
+def test_a_finding_the_untrusted_line_quotes_is_said_once():
+    """m23: "untimed work: ..." and "contended: ..." each came three times per
+    prompt (in the untrusted-timing line, as a profiler line, repeated)."""
+    untimed = ("untimed work: the candidate's process took 2.4 ms (median) to answer the cache flush before each "
+               "timed call, the baseline's 0.596 ms for the same flush: work done outside the timed calls is not "
+               "in its time")
+    busy = "contended: other processes kept 1.67 of 2 CPUs busy during this timing, which used 2 thread(s)"
+    node = rec("a", sources=ROOT, speedup=0.5, findings=[f"untrusted timing: {untimed}; {busy}", untimed, busy])
+    _, user = _prompt_of(node)
+    assert user.count("untimed work") == 1 and user.count("contended: other processes") == 1
+    assert f"- profiler: untrusted timing: {untimed}; {busy}" in user
+
+
+@pytest.mark.parametrize(("applied", "words"), [(0, "There were no schedule steps to replay"),
+                                                (3, "Every step still applied")])
+def test_the_rebuild_note_says_when_there_was_nothing_to_replay(applied, words):
+    """m23 layernorm #3: the parent's schedule was `def schedule(sch): pass`,
+    and the note said "Every step still applied"."""
+    node = rec("a", sources=ROOT)
+    tree = CandidateTree([node])
+    rebuild = {"applied": applied, "failed": [], "funcs": ["layer_norm_rows"], "unscheduled": ["layer_norm_rows"]}
+    text = HierarchicalProposer(StubBackend(), agents={}, memory=None).knowledge(
+        resolve_task("layernorm"), _ctx(tree), tree[node.hash], "schedule", rebuild)
+    assert f"{words}; schedule the new PrimFuncs (layer_norm_rows)." in text

@@ -60,7 +60,7 @@ def test_a_decline_elsewhere_is_in_later_prompts_history_marked_as_a_decline():
         [declined_expansion("b", "source", "single", "memory minimum reached; the rest needs GPU timing",
                             [{"level": "schedule", "text": "time it on triton"}], 1)])
     user = _prompt("softmax", tree, "c")
-    assert ("- elsewhere in this run (bbbbbbbb): [source, single] DECLINED (no change made): memory minimum "
+    assert ("- elsewhere in this run (bbbbbbbb): [source, single-agent] DECLINED (no change made): memory minimum "
             "reached; the rest needs GPU timing (asked schedule: time it on triton)") in user
     # a decline on the path to the candidate is named as such
     tree2 = CandidateTree(
@@ -68,7 +68,7 @@ def test_a_decline_elsewhere_is_in_later_prompts_history_marked_as_a_decline():
          rec("b", "source", ("a",), sources=_src("softmax"), rationale="multi-row tile", backend="triton-interp")],
         [declined_expansion("a", "source", "single", "nothing left at the source level", [], 1)])
     user = _prompt("softmax", tree2, "b")
-    assert ("- on the path to this candidate (aaaaaaaa): [source, single] DECLINED (no change made): nothing left "
+    assert ("- on the path to this candidate (aaaaaaaa): [source, single-agent] DECLINED (no change made): nothing left "
             "at the source level") in user
 
 
@@ -83,7 +83,7 @@ def test_asking_again_lists_earlier_answers_whole_and_asks_for_something_differe
     assert "# Asked again: this candidate was expanded before in this run" in user
     assert f"- child bbbbbbbb [source, source-agent] -> correct: {LONG}" in user  # the full rationale
     assert "- child cccccccc [source, source-agent] -> wrong_output: two passes over x" in user
-    assert "- DECLINED [source, single]: the rest needs a GPU timing" in user
+    assert "- DECLINED [source, single-agent]: the rest needs a GPU timing" in user
     assert "Propose something different from these" in user and "or decline" in user
     # a first expansion has no such section
     fresh = CandidateTree([rec("a", sources=_src("rmsnorm"), backend="triton-interp")])

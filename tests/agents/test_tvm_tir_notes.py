@@ -110,6 +110,9 @@ def f(x: T.Buffer((16,), "float32"), y: T.Buffer((16,), "float32")):
 def test_scalar_locals_in_a_block_as_the_graph_sheet_says(local, access, ok):
     sheet = api_sheet("tvm-llvm", "graph")
     assert "`t = T.bind(expr)` is a value" in sheet and "without a prior DeclBuffer" in sheet
+    # m23: inside a reduction block whose lanes the schedule vectorizes it summed wrongly (D % 16 != 0)
+    assert "in a reduction block whose lane loop the schedule vectorizes" in sheet
+    assert "can sum wrongly with it at sizes not a multiple of 16: write the expression inline there" in sheet
     src = SCALAR.format(local=local, access="            T.reads(x[vi])\n            T.writes(y[vi])\n"
                         if access else "")
     try:
@@ -192,3 +195,28 @@ def test_the_partition_hint_turns_a_symbolic_vectorized_loop_into_vector_code():
     assert len(re.findall(wide, hinted)) >= 1
     # the elementwise exemplar carries the hint (verified at every sweep shape by test_exemplars)
     assert HINT.strip() in EXEMPLARS["elementwise_tvm"].code
+
+
+@pytest.mark.slow
+def test_t_bind_in_a_schedule_vectorized_reduction_block_sums_wrongly_as_the_sheet_warns():
+    """Verified for real (small scope): the norm exemplar is correct; the same
+    graph with its `s_part` summand bound by `T.bind` is not once the schedule
+    vectorizes the lanes (public shape D=77), as the graph sheet says."""
+    from kstrata.backends.registry import get_backend
+    from kstrata.backends.workers import pool_for
+    from kstrata.tasks.loader import resolve_task
+    from kstrata.verify.api import verify_candidate
+
+    assert "can sum wrongly with it at sizes not a multiple of 16" in api_sheet("tvm-llvm", "graph")
+    ex = next(e for e in all_exemplars() if e.name == "layernorm_rows_tvm")
+    inline = ("s_part[vi, vl] = s_part[vi, vl] + T.if_then_else(vc * T.int64(16) + vl < d, "
+              "x[vi, vc * T.int64(16) + vl], T.float32(0.0))")
+    bound = ("t = T.bind(T.if_then_else(vc * T.int64(16) + vl < d, x[vi, vc * T.int64(16) + vl], "
+             "T.float32(0.0)))\n                    s_part[vi, vl] = s_part[vi, vl] + t")
+    assert inline in ex.code
+    task = resolve_task("layernorm")
+    with pool_for(get_backend("tvm-llvm")) as pool:
+        verdicts = [str(verify_candidate(task, "tvm-llvm", {"graph": g, "schedule": ex.schedule}, secret="bind",
+                                         scope="small", pool=pool).verdict.value)
+                    for g in (ex.code, ex.code.replace(inline, bound))]
+    assert verdicts == ["correct", "incorrect"]

@@ -20,6 +20,28 @@ A level of a candidate is closed when, in this run:
    already parallel, vectorized, unrolled or bound: m22 softmax #3, a
    hand-written row PrimFunc).
 
+With ``lineage=True`` (the hierarchical agent) two more rules read the tree:
+
+4. **Written by the request/rebuild chain.** The candidate's text at that
+   level was written by a model's answer in the chain of request- and
+   rebuild-routed expansions that made the candidate (m23: a graph request
+   served, then the rebuild's schedule; "levels take turns" then asked both
+   roles again about what they had just written, and both declined): the
+   level counts as asked, unless routed feedback on the candidate points
+   there (:func:`kstrata.agents.router.signals`).
+5. **Superseded.** ``schedule``/``source`` of a candidate whose graph text a
+   model's correct graph change has replaced elsewhere (a child, or a
+   sibling made from a candidate with the same graph, m23 layernorm #7 and
+   softmax #6), and that change's subtree reads at least as fast as this
+   candidate: its feedback points at what that line already holds.
+
+A level closed by a model's decline (1) or by rules 4-5 reopens, once, for a
+cross-level request made on the candidate itself after it closed (m23
+softmax #5: the schedule role's new measurement asked the graph role, which
+had declined there): the request is shown in the role's prompt
+(:func:`kstrata.agents.router.pending_requests`), and its answer closes it
+again (a decline) or serves the request.
+
 A closed level costs no model call: the policy does not open it
 (:func:`~kstrata.agents.llm_agent.editable_on`), the router does not choose
 it, and a proposer asked there anyway (a lookahead names its level) answers
@@ -79,14 +101,25 @@ def skipped(level: str, why: str) -> ProposalBatch:
                                           "requests": [], "skipped": True})
 
 
+#: router reasons of the expansions that form a request/rebuild chain (rule 4;
+#: :class:`kstrata.agents.router.FeedbackRouter` words them)
+REBUILD_REASON = "rebuild after graph change"
+REQUEST_REASONS = ("cross-level request", "decline and request")
+#: least summed confidence of routed feedback at a level (the router's ``min_score``)
+FEEDBACK_MIN_SCORE = 0.3
+#: closures a later request made on the candidate reopens (and so offered for requests in prompts)
+SOFT = ("declined", "chain", "superseded")
+
+
 class ClosedLevels:
     """Which levels of which candidates are closed (rules in the module docstring).
 
     The loop's tree is read without sources, so the proposer reports the
     texts it sees (:meth:`observe`) and what lowering found (:meth:`observe_structure`).
+    ``lineage`` turns rules 4 and 5 on.
     """
 
-    def __init__(self, pairs: Iterable[tuple[str, str]] = ()):
+    def __init__(self, pairs: Iterable[tuple[str, str]] = (), lineage: bool = False):
         #: candidate hash -> level -> level_key
         self.keys: dict[str, dict[str, str | None]] = {}
         #: ("h", hash) or ("k", level key) with a level -> why it is closed
@@ -95,6 +128,7 @@ class ClosedLevels:
         self.by_graph: dict[tuple[str, str], str] = {}
         #: candidate hash -> whether its graph text holds TensorIR of its own
         self.handwritten: dict[str, bool] = {}
+        self.lineage = lineage
         for h, level in pairs:
             self.close(h, level, "declined")
 
@@ -130,27 +164,56 @@ class ClosedLevels:
 
     def why(self, node: Any, level: str, tree: Any = None) -> str | None:
         """Why ``level`` is closed on ``node`` (``None``: open). ``tree`` adds
-        the declines stored on it and the served rule."""
-        h = node.hash
-        key = self._key(h, level)
-        for k in (("h", h, level), ("k", key, level) if key else None):
-            if k in self.closed:
-                return self.closed[k]
+        the declines stored on it, the served rule, the lineage rules and
+        the reopening by a later request."""
+        found = self.closure(node, level, tree)
+        return None if found is None else found[1]
+
+    def offered(self, node: Any, level: str, tree: Any = None) -> bool:
+        """Whether a prompt on ``node`` offers requests to ``level``: open,
+        or closed by a closure that a request reopens (:data:`SOFT`)."""
+        found = self.closure(node, level, tree)
+        return found is None or found[0] in SOFT
+
+    def closure(self, node: Any, level: str, tree: Any = None) -> tuple[str, str] | None:
+        """``(kind, why)`` of the closure of ``level`` on ``node``, ``None``
+        when open; ``kind`` is ``declined``, ``structure``, ``skipped``,
+        ``served``, ``chain`` or ``superseded`` (module docstring)."""
         nothing = self.nothing_to_edit(node, level)
         if nothing is not None:
-            return nothing
-        if tree is None:
-            return None
+            return "structure", nothing
+        h = node.hash
+        key = self._key(h, level)
         same = {h} | ({m for m, ks in self.keys.items() if ks.get(level) == key} if key else set())
-        for d in tree.declines() if hasattr(tree, "declines") else []:
-            if d.get("level") == level and d.get("candidate") in same:
-                what = "skipped" if d.get("skipped") else f"the {d.get('role')} role declined"
-                return f"{what} on {str(d['candidate'])[:8]}: {str(d.get('diagnosis') or '')[:200]}"
+        records = [d for d in (tree.declines() if tree is not None and hasattr(tree, "declines") else [])
+                   if d.get("level") == level and d.get("candidate") in same]
+        if any(d.get("skipped") for d in records):
+            d = next(d for d in records if d.get("skipped"))
+            return "skipped", f"skipped on {str(d['candidate'])[:8]}: {str(d.get('diagnosis') or '')[:200]}"
+        declined = next((self.closed[k] for k in (("h", h, level), ("k", key, level) if key else None)
+                         if k in self.closed), None)
+        if declined is None and records:
+            d = records[-1]
+            declined = f"the {d.get('role')} role declined on {str(d['candidate'])[:8]}: " \
+                       f"{str(d.get('diagnosis') or '')[:200]}"
+        last = max((d.get("expansion") or 0 for d in records), default=None)
+        if declined is not None and not self._reopened(node, level, tree, last):
+            return "declined", declined
+        if tree is None or declined is not None:
+            return None
         for m in same:
             for c in _children(tree, m):
                 if c.level == level and c.correct and str(getattr(c, "role", "") or "").endswith("-agent"):
-                    return (f"served: a {level} answer on {m[:8]} made the correct child {c.hash[:8]} "
-                            "(the next calls go to the children)")
+                    return "served", (f"served: a {level} answer on {m[:8]} made the correct child {c.hash[:8]} "
+                                      "(the next calls go to the children)")
+        if not self.lineage or h not in getattr(tree, "nodes", {}):
+            return None
+        chain = chain_written(tree, node, level)
+        if chain is not None and not self._reopened(node, level, tree, None, feedback=True):
+            return "chain", chain
+        gone = self._superseded(tree, node, level)
+        if gone is not None and not self._reopened(node, level, tree, None):
+            return "superseded", gone
         return None
 
     def open_levels(self, node: Any, levels: Iterable[str], tree: Any = None) -> list[str]:
@@ -159,6 +222,66 @@ class ClosedLevels:
 
     def _key(self, h: str, level: str) -> str | None:
         return (self.keys.get(h) or {}).get(level)
+
+    @staticmethod
+    def _reopened(node: Any, level: str, tree: Any, after: int | None, feedback: bool = False) -> bool:
+        """Whether a pending request for ``level`` made on ``node`` (after
+        expansion ``after``, when given) reopens it, or, with ``feedback``,
+        routed feedback on ``node`` points at ``level``."""
+        if tree is None or node.hash not in getattr(tree, "nodes", {}):
+            return False
+        from kstrata.agents.router import pending_requests, signals  # the router builds on this module
+
+        for r in pending_requests(tree, tree[node.hash]):
+            if r["level"] == level and r["by"] == node.hash and (after is None or (r.get("expansion") or 0) > after):
+                return True
+        return feedback and sum(s.confidence for s in signals(tree[node.hash]) if s.level == level) \
+            >= FEEDBACK_MIN_SCORE
+
+    def _superseded(self, tree: Any, node: Any, level: str) -> str | None:
+        """Rule 5: a model's correct graph change of ``node``'s graph text
+        made elsewhere, whose subtree reads at least as fast as ``node``."""
+        mine = getattr(tree[node.hash], "speedup", None)
+        if level == "graph" or mine is None:
+            return None
+        path = tree.path_to_root(node.hash)
+        same: set[str] = set()
+        for n in path:  # node and its ancestors up to the edit that wrote its graph share its graph text
+            same.add(n.hash)
+            if n.level == "graph":
+                break
+        gk = self._key(node.hash, "graph")
+        if gk:
+            same |= {m for m, ks in self.keys.items() if ks.get("graph") == gk}
+        on_path = {n.hash for n in path}
+        for m in sorted(same):
+            for c in _children(tree, m):
+                if c.level != "graph" or c.hash in on_path or not c.correct \
+                        or not str(getattr(c, "role", "") or "").endswith("-agent"):
+                    continue
+                best = max((n.speedup for n in tree.subtree(c.hash) if n.correct and n.speedup is not None),
+                           default=None)
+                if best is not None and best >= mine:
+                    return (f"superseded: the graph change {c.hash[:8]} (from {m[:8]}, this candidate's graph) "
+                            f"leads to {best:.3g}x against this candidate's {mine:.3g}x; a {level} change here "
+                            "would tune the replaced design")
+        return None
+
+
+def chain_written(tree: Any, node: Any, level: str) -> str | None:
+    """Rule 4: why ``level`` of ``node`` counts as asked, when a model's
+    answer wrote it in the chain of request- and rebuild-routed expansions
+    that made ``node`` (``None``: not so)."""
+    for n in tree.path_to_root(node.hash):
+        why = str(getattr(n, "router_reason", "") or "")
+        if not why.startswith((REBUILD_REASON, *REQUEST_REASONS)):
+            return None
+        if n.level == level:
+            if not str(getattr(n, "role", "") or "").endswith("-agent"):
+                return None
+            return (f"counts as asked: the {n.role} wrote this {level} text ({n.hash[:8]}, "
+                    f"{why.split(':', 1)[0]}) in the request/rebuild chain that made {node.hash[:8]}")
+    return None
 
 
 def _children(tree: Any, h: str) -> list[Any]:

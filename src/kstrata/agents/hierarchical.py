@@ -265,8 +265,9 @@ class HierarchicalProposer:
         self._learned: set[str] = set()
         #: candidate hash -> levels it has text for (the loop's tree is read without sources)
         self._text: dict[str, frozenset[str]] = {}
-        #: levels with nothing left to edit on a candidate (declined, served, nothing in the lowered graph)
-        self.closed = ClosedLevels()
+        #: levels with nothing left to edit on a candidate (declined, served, nothing in the lowered graph,
+        #: written by the request/rebuild chain, superseded)
+        self.closed = ClosedLevels(lineage=True)
         #: candidate hash -> the text its role wrote at its level (for located failures)
         self._proposed: dict[str, str] = {}
         self._last_task: Any = None
@@ -488,7 +489,7 @@ class HierarchicalProposer:
                 skills.append((score, {**s.to_json(), "diff_short": _short_diff(s.diff)}))
         has = frozenset(lv for lv, t in dict(candidate.sources).items() if isinstance(t, str) and t.strip())
         others = [lv for lv in editable_levels(context.backend, self.levels, has)
-                  if lv != level and self.closed.why(candidate, lv, context.tree) is None]
+                  if lv != level and self.closed.offered(candidate, lv, context.tree)]
         return environment().get_template("hierarchical_knowledge.j2").render(
             rebuild=rebuild,
             exemplars=exemplars_for(category, context.backend, level, intensity=intensity_of(task)),

@@ -243,7 +243,8 @@ def prompt_context(task: Any, candidate: Any, feedback: Any, level: str, *, role
         named before anything was timed.
     closed:
         The levels closed on candidates (:class:`~kstrata.agents.closed.ClosedLevels`):
-        a level closed on ``candidate`` is not offered for cross-level requests.
+        a level closed on ``candidate`` is not offered for cross-level requests,
+        unless a request reopens it (:meth:`~kstrata.agents.closed.ClosedLevels.offered`).
     """
     sources = {k: v for k, v in dict(sources if sources is not None else candidate.sources).items()
                if isinstance(v, str)}
@@ -275,7 +276,7 @@ def prompt_context(task: Any, candidate: Any, feedback: Any, level: str, *, role
         if tree is not None and candidate is not None and candidate.hash in getattr(tree, "nodes", {}) else (),
         other_roles=tuple(lv for lv in editable_levels(backend_name, levels, has | {"graph", "schedule"})
                           if lv != level and (closed is None or candidate is None
-                                              or closed.why(candidate, lv, tree) is None)),
+                                              or closed.offered(candidate, lv, tree))),
     )
 
 

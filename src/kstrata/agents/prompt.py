@@ -33,6 +33,7 @@ from typing import Any
 
 import jinja2
 
+from kstrata.measure.profilers.findings import ceiling_finding
 from kstrata.tasks.loader import metadata_assigns
 from kstrata.llm.base import Message
 
@@ -343,7 +344,8 @@ class Feedback:
         Timing at the run's timed shape (milliseconds), speedups per baseline,
         the fraction of the roofline bound reached and ``memory``/``compute``.
     findings:
-        Profiler findings, one line each.
+        Profiler findings, one line each: not those a ``distrust`` line
+        quotes, nor the at-the-ceiling one when a baseline is faster.
     distrust:
         Why the timing is not to be believed (untrusted after re-timing,
         overhead-dominated), one line each; empty when it is trusted.
@@ -395,7 +397,11 @@ class Feedback:
             for f in (m.get("findings") or [])
         )
         distrust = tuple(f for f in lines if f.startswith(DISTRUST_PREFIXES))
-        findings = tuple(f for f in lines if f not in distrust)
+        # a finding the distrust line already quotes is said once; a faster baseline contradicts the
+        # at-the-ceiling finding's "only less work helps" (goal.j2 says the baseline is faster instead)
+        slower = any(s.value < 1 for s in speedups)
+        findings = tuple(f for f in lines if f not in distrust and not any(f in d for d in distrust)
+                         and not (slower and ceiling_finding(f)))
         verdict = data.get("verdict") or ""
         return cls(
             verdict=str(getattr(verdict, "value", verdict)),

@@ -12,8 +12,10 @@ nothing executes) and, for TVM's ``source``, that the candidate has text for
 to edit until a source exists). The rule, first match wins:
 
 Levels closed on ``node`` (``closed=``, :mod:`kstrata.agents.closed`:
-declined or served on a candidate with the same text, or nothing to edit in
-the lowered graph) are never chosen while another level is open.
+declined or served on a candidate with the same text, nothing to edit in
+the lowered graph; for the hierarchical agent also written by the
+request/rebuild chain or superseded) are never chosen while another level is
+open. A request made on ``node`` after its level closed there reopens it once.
 
 1. **Rebuild.** ``node`` was made by a graph change whose schedule was
    replayed (``metadata["replay"]``), it has no schedule-level expansion
@@ -29,8 +31,10 @@ the lowered graph) are never chosen while another level is open.
    served it yet → that level.
 3. **Routed feedback.** Every feedback item of ``node`` (verifier items and
    profiler findings) with a level tag adds its confidence to that level's
-   score: a finding's own ``confidence``; a verifier item's ``confidence`` if
-   it has one, else :data:`KIND_CONFIDENCE` by kind (0.5 for other kinds).
+   score: a finding's own ``confidence`` (none for the at-the-ceiling
+   finding, "only less work helps", when a measured baseline is faster than
+   ``node``); a verifier item's ``confidence`` if it has one, else
+   :data:`KIND_CONFIDENCE` by kind (0.5 for other kinds).
    A failed verdict with no tagged item adds 0.6 to the level ``node`` was
    made at (its own edit most likely broke it), unless the judge itself
    failed (:func:`~kstrata.agents.run_history.judge_failure`). A numerical failure
@@ -50,9 +54,10 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from kstrata.agents.closed import ClosedLevels
+from kstrata.agents.closed import FEEDBACK_MIN_SCORE, REBUILD_REASON, ClosedLevels
 from kstrata.agents.parse import is_null_request, parse_cross_level_requests
-from kstrata.agents.run_history import judge_failure
+from kstrata.agents.run_history import judge_failure, role_label
+from kstrata.measure.profilers.findings import ceiling_finding
 from kstrata.search.policies import default_router
 from kstrata.search.tree import DECLINED_PREFIX
 
@@ -195,7 +200,12 @@ def _raw_signals(node: Any) -> list[Signal]:
             conf = KIND_CONFIDENCE.get(str(item.get("kind", "")), 0.5)
         text = str(item.get("text") or item.get("message") or "")
         out.append(Signal(item["level"], float(conf), f"verifier:{item.get('kind', 'note')}", text))
-    for f in (fb.get("measurement") or {}).get("findings") or []:
+    m = fb.get("measurement") or {}
+    slower = any(isinstance(s, Mapping) and isinstance(s.get("value"), (int, float)) and s["value"] < 1
+                 for s in m.get("speedups") or [])
+    for f in m.get("findings") or []:
+        if slower and isinstance(f, Mapping) and ceiling_finding(str(f.get("text", ""))):
+            continue  # "only less work helps", said of a candidate a measured baseline beats
         if isinstance(f, Mapping) and f.get("level") in LEVELS:
             conf = f.get("confidence")
             conf = float(conf) if isinstance(conf, (int, float)) else 0.5
@@ -211,8 +221,9 @@ def _raw_signals(node: Any) -> list[Signal]:
 
 def pending_requests(tree: Any, node: Any) -> list[dict[str, Any]]:
     """Cross-level requests for ``node`` that nothing has served yet, nearest
-    first: ``[{"level", "text", "by", "role", "kind"}]`` (``kind``:
-    ``request`` from a candidate's metadata, ``decline`` from a stored decline).
+    first: ``[{"level", "text", "by", "role", "kind", "expansion"}]`` (``kind``:
+    ``request`` from a candidate's metadata, ``decline`` from a stored decline;
+    ``expansion``: the id of the expansion that made it, or ``None``).
 
     Requests are collected from ``node``'s lineage (itself and its ancestors)
     and from the candidates below it (a request made on a child still counts
@@ -233,7 +244,7 @@ def pending_requests(tree: Any, node: Any) -> list[dict[str, Any]]:
         if at is None:
             continue
         for req in d["requests"]:
-            raw.append((at, {**req, "role": d.get("role", "") + "-agent", "diagnosis": d.get("diagnosis", "")},
+            raw.append((at, {**req, "role": role_label(d.get("role")), "diagnosis": d.get("diagnosis", "")},
                         d.get("expansion"), "decline"))
     out, seen = [], set()
     for at, req, made, kind in raw:
@@ -245,7 +256,7 @@ def pending_requests(tree: Any, node: Any) -> list[dict[str, Any]]:
         if key in seen:
             continue
         seen.add(key)
-        out.append({**req, "by": at.hash, "role": req.get("role") or at.role, "kind": kind})
+        out.append({**req, "by": at.hash, "role": req.get("role") or at.role, "kind": kind, "expansion": made})
     return out
 
 
@@ -352,7 +363,7 @@ class FeedbackRouter:
 
     name = "feedback"
 
-    def __init__(self, min_score: float = 0.3, rebuild: bool = True, requests: bool = True,
+    def __init__(self, min_score: float = FEEDBACK_MIN_SCORE, rebuild: bool = True, requests: bool = True,
                  backend: str | None = None,
                  known_text: Callable[[str], frozenset[str] | None] | None = None,
                  failures_only: bool = False, levels: Iterable[str] | None = None,
@@ -394,7 +405,7 @@ class FeedbackRouter:
         replay = meta.get("replay")
         what = rebuild_needed(replay) if self.rebuild and node.level == "graph" else None
         if what is not None and "schedule" in levels and not node.expansions["schedule"]:
-            return "schedule", f"rebuild after graph change {node.hash[:8]}: {what}"
+            return "schedule", f"{REBUILD_REASON} {node.hash[:8]}: {what}"
         if self.requests:
             for req in pending_requests(tree, node):
                 if req["level"] in levels:

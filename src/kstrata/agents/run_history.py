@@ -55,6 +55,13 @@ def clip_words(line: str, limit: int) -> str:
     return cut.rstrip(" ,;:") + " ..."
 
 
+def role_label(role: Any) -> str:
+    """A decline's role as code answers name theirs: ``graph`` -> ``graph-agent``
+    (a decline stores its role's level; kstrata's own skips stay ``kstrata``)."""
+    role = str(role or "")
+    return f"{role}-agent" if role in ("graph", "schedule", "source", "single") else role
+
+
 def first_line(text: str) -> str:
     """The first non-blank line of ``text``, stripped ("" if none)."""
     return next((ln.strip() for ln in (text or "").splitlines() if ln.strip()), "")
@@ -160,7 +167,7 @@ def other_decline_lines(tree: Any, candidate: Any, limit: int = OTHER_DECLINES) 
         c = str(d.get("candidate") or "")
         if not c or c == candidate.hash or d.get("skipped"):  # a skip asked no model: no answer
             continue
-        line = (f"[{d.get('level')}, {d.get('role')}] DECLINED (no change made): "
+        line = (f"[{d.get('level')}, {role_label(d.get('role'))}] DECLINED (no change made): "
                 f"{reason(str(d.get('diagnosis') or ''), 240) or 'no diagnosis'}{_asks(d)}")
         if c in path:
             on_path.append(f"on the path to this candidate ({c[:8]}): {line}")
@@ -177,7 +184,7 @@ def decline_lines(records: list[Mapping[str, Any]], candidate: Any) -> list[str]
     for d in records:
         if d.get("candidate") != getattr(candidate, "hash", None) or d.get("skipped"):
             continue
-        out.append(f"from this candidate: [{d.get('level')}, {d.get('role')}] declined: "
+        out.append(f"from this candidate: [{d.get('level')}, {role_label(d.get('role'))}] declined: "
                    f"{reason(d.get('diagnosis') or '', 240)}" + _asks(d))
     return out
 
@@ -205,7 +212,7 @@ def earlier_answers(tree: Any, candidate: Any, limit: int = EARLIER_CHARS) -> li
         if d.get("candidate") != candidate.hash or d.get("skipped"):  # a skip asked no model: no answer
             continue
         text = " ".join(str(d.get("diagnosis") or "").split())
-        out.append({"kind": "decline", "hash": "", "level": str(d.get("level")), "role": str(d.get("role")),
+        out.append({"kind": "decline", "hash": "", "level": str(d.get("level")), "role": role_label(d.get("role")),
                     "outcome": "declined", "text": (clip_words(text, limit) or "no diagnosis") + _asks(d)})
     return out
 
@@ -315,8 +322,10 @@ def goal_facts(tree: Any, candidate: Any) -> dict[str, Any] | None:
     -------
     dict
         ``{"correct", "speedup", "trusted", "roofline", "bound", "best",
-        "best_speedup", "best_trusted", "best_is_this"}``; ``best`` is a short
-        hash or ``""`` when no correct candidate has a reading.
+        "best_speedup", "best_trusted", "best_is_this", "faster_baseline"}``;
+        ``best`` is a short hash or ``""`` when no correct candidate has a
+        reading; ``faster_baseline`` the fastest measured baseline that beats
+        ``candidate`` (``{"name", "factor"}``: how many times faster), else ``None``.
     """
     if candidate is None or not getattr(candidate, "evaluated", False):
         return None
@@ -325,10 +334,14 @@ def goal_facts(tree: Any, candidate: Any) -> dict[str, Any] | None:
     trusted = [n for n in read if n.timing_trusted]
     best = max(trusted or read, key=lambda n: n.speedup, default=None)
     fraction = candidate.roofline_fraction if candidate.correct else None
+    m = getattr(candidate.record, "measurement", None) if candidate.correct else None
+    fastest = min((s for s in (m.speedups if m is not None else ()) if s.value and s.value < 1),
+                  key=lambda s: s.value, default=None)
     return {
         "correct": bool(candidate.correct), "speedup": candidate.speedup,
         "trusted": bool(candidate.timing_trusted), "bound": candidate.bound if fraction else None,
         "roofline": fraction if fraction is not None and 0 < fraction <= 1.05 else None,
         "best": best.hash[:8] if best is not None else "", "best_speedup": best.speedup if best else None,
         "best_trusted": bool(trusted), "best_is_this": best is not None and best.hash == candidate.hash,
+        "faster_baseline": {"name": fastest.baseline, "factor": 1 / fastest.value} if fastest else None,
     }

@@ -243,6 +243,9 @@ def candidate_view(run_dir: str | Path, prefix: str | None = None, as_json: bool
     head.add_row("router reason", node.router_reason or "-")
     head.add_row("verdict", f"{node.verdict or unevaluated((Path(run_dir) / 'summary.json').is_file())}"
                  + (f" ({node.evaluation.check})" if node.evaluation and node.evaluation.check else ""))
+    message = verdict_message(node)
+    if message:
+        head.add_row("message", message)
     r = reading(node)
     if node.measurement is not None:
         which = "" if r is None else f" ({r.which}" + ("" if r.trusted else "; timing not trusted: unranked") + ")"
@@ -270,6 +273,26 @@ def candidate_view(run_dir: str | Path, prefix: str | None = None, as_json: bool
         # word_wrap: a line longer than the terminal continues on the next row (no number), never cut
         parts += [Text(f"{level} source", style="bold"), Syntax(text, "python", line_numbers=True, word_wrap=True)]
     return Group(*parts)
+
+
+#: lines of a failed verdict's message that ``kstrata show`` prints (the rest is counted, never dropped silently)
+MESSAGE_LINES = 20
+
+
+def verdict_message(node: Node, max_lines: int = MESSAGE_LINES) -> str:
+    """The verifier's message for ``node``'s failed verdict (its evidence's
+    ``message``, else ``error``): the first ``max_lines`` lines and, past
+    them, how many were left out and where the whole message is; ``""`` for a
+    correct or unevaluated candidate, or when there is none."""
+    ev = node.record.evaluation
+    if ev is None or node.correct or not isinstance(ev.evidence, dict):
+        return ""
+    text = str(ev.evidence.get("message") or ev.evidence.get("error") or "").strip()
+    lines = text.splitlines()
+    if len(lines) <= max_lines:
+        return text
+    return "\n".join(lines[:max_lines] + [f"... ({len(lines) - max_lines} more lines; the whole message is in "
+                                           "the run's run.db, table evaluations, column evidence_json)"])
 
 
 def shape_text(shape: dict[str, int] | None) -> str:

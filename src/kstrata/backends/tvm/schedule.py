@@ -7,7 +7,9 @@ works on that PrimFunc alone (it is the module's ``main``, so a trace's
 Schedule of the whole module of PrimFuncs (``sch.work_on(name)`` selects one).
 PrimFuncs without a function stay unscheduled. Statements run with ``sch``,
 ``tvm`` and ``T`` (``tvm.script.tirx``) in scope, so a MetaSchedule or dlight
-trace (``Trace.as_python()``) pastes in as is.
+trace (``Trace.as_python()``) pastes in as is; nothing the text defines
+outside its schedule functions is (a step that names such a helper fails
+with a ``NameError`` that says so, :func:`module_names`).
 
 :func:`replay_schedule` runs each top-level statement on its own and reports the
 ones that fail (e.g. after a graph change renamed a block) instead of stopping.
@@ -68,7 +70,29 @@ def parse_schedule(text: str) -> dict[str, list[ast.stmt]]:
     return out
 
 
-def _run_steps(sch: Any, func: str, body: list[ast.stmt], strict: bool) -> tuple[list[Step], list[Step]]:
+def module_names(text: str) -> set[str]:
+    """Names ``text`` defines outside its schedule functions (helpers,
+    constants, imports): none of them is in scope when a schedule function's
+    statements run (each statement runs with ``sch``, ``tvm`` and ``T`` only)."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return set()
+    out: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            if node.name != "schedule" and not node.name.startswith(_PREFIX):
+                out.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            out |= {(a.asname or a.name).split(".")[0] for a in node.names}
+        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            out |= {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+    return out
+
+
+def _run_steps(sch: Any, func: str, body: list[ast.stmt], strict: bool,
+               outside: set[str] | frozenset[str] = frozenset()) -> tuple[list[Step], list[Step]]:
     ns = _namespace(sch)
     applied: list[Step] = []
     failed: list[Step] = []
@@ -82,7 +106,11 @@ def _run_steps(sch: Any, func: str, body: list[ast.stmt], strict: bool) -> tuple
             exec(compile(ast.Module([stmt], []), f"<schedule_{func}>", "exec"), ns)  # noqa: S102
         except Exception as e:  # noqa: BLE001 - a failing step is data
             msg = str(e).strip().splitlines()
-            step = Step(func, stmt.lineno, code, f"{type(e).__name__}: {msg[-1] if msg else ''}"[:300])
+            error = f"{type(e).__name__}: {msg[-1] if msg else ''}"[:300]
+            if isinstance(e, NameError) and getattr(e, "name", None) in outside:
+                error += (f" ({e.name} is defined outside schedule_{func}; module-level names are not visible "
+                          "there: put every statement inside the schedule function)")
+            step = Step(func, stmt.lineno, code, error)
             if strict:
                 raise ScheduleTextError(
                     f"schedule_{func} line {stmt.lineno} `{code}` failed: {step.error}"
@@ -143,6 +171,7 @@ def replay_schedule(
     from tvm.s_tir import Schedule
 
     fns = parse_schedule(schedule_src)
+    outside = module_names(schedule_src)
     out = dict(funcs)
     applied: list[Step] = []
     failed: list[Step] = []
@@ -165,13 +194,13 @@ def replay_schedule(
             failed.append(step)
             continue
         sch = Schedule(tvm.IRModule({"main": out[name]}))
-        a, f = _run_steps(sch, name, body, strict)
+        a, f = _run_steps(sch, name, body, strict, outside)
         applied += a
         failed += f
         out[name] = sch.mod["main"].with_attr("global_symbol", name)
     if "" in fns:
         sch = Schedule(tvm.IRModule(dict(out)))
-        a, f = _run_steps(sch, "", fns[""], strict)
+        a, f = _run_steps(sch, "", fns[""], strict, outside)
         applied += a
         failed += f
         out = {gv.name_hint: fn.with_attr("global_symbol", gv.name_hint) for gv, fn in sch.mod.functions.items()}

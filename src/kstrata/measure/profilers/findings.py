@@ -20,8 +20,10 @@ rules and the roofline paper, Williams et al. 2009):
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING
 
-from kstrata.measure.roofline import Ceilings, RooflinePoint
+if TYPE_CHECKING:  # annotations only: the agents read CEILING without importing torch
+    from kstrata.measure.roofline import Ceilings, RooflinePoint
 
 LEVELS = ("graph", "schedule", "source")
 CACHE_LINE = 64
@@ -58,6 +60,16 @@ class Finding:
         return asdict(self)
 
 
+#: the words of the finding at >= 80% of the roofline ("only less work helps"), which a
+#: faster measured baseline contradicts (the agents leave it out then: :func:`ceiling_finding`)
+CEILING = "of the roofline: little is left"
+
+
+def ceiling_finding(text: str) -> bool:
+    """Whether a finding's ``text`` is the at-the-ceiling one (:data:`CEILING`)."""
+    return CEILING in text
+
+
 def _pct(x: float) -> str:
     return f"{100 * x:.0f}%"
 
@@ -83,7 +95,7 @@ def from_roofline(p: RooflinePoint, c: Ceilings) -> list[Finding]:
                         "the timing is suspicious — cached output, skipped work, or work left "
                         "running after the call returned", "source", 0.9, m)]
     if p.fraction >= 0.8:
-        return [Finding(f"{p.bound}-bound at {_pct(p.fraction)} of the roofline: little is left "
+        return [Finding(f"{p.bound}-bound at {_pct(p.fraction)} {CEILING} "
                         "at the schedule or source level; only less work (a different algorithm, "
                         "fusing with neighbours, lower precision where allowed) helps",
                         "graph", 0.4, m)]
