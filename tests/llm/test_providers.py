@@ -165,3 +165,14 @@ def test_base_url_from_environment(api, keys, monkeypatch):
     provider = ProviderSpec.parse("openai:fake-model").build()
     assert provider.complete(MESSAGES).text == api.default_text
     assert api.completion_requests()[-1]["headers"]["authorization"] == "Bearer " + keys["openai"]
+
+
+def test_check_reads_the_status_not_digits_in_the_url(api, keys, monkeypatch):
+    # The full suite failed "DID NOT RAISE" when the fake server's port held "404"/"405" (e.g. 40451): the
+    # rejected key's message was taken for "no /models route" and a probe answered instead.
+    provider, _ = build("openai", api)
+    api.models_status = 401
+    monkeypatch.setattr(provider, "base_url", provider.base_url.replace("/v1", "/v1?port=40451"), raising=False)
+    with pytest.raises(ProviderError) as err:
+        provider.check()
+    assert err.value.status == 401 and "OPENAI_API_KEY" in str(err.value)

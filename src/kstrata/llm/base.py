@@ -46,13 +46,17 @@ class ProviderError(Exception):
         ``"rejected"`` (the API refused the request), ``"replay_miss"``.
     attempts:
         How many attempts were made before giving up.
+    status:
+        The HTTP status of a request the server refused (``"rejected"``), else ``None``.
     """
 
-    def __init__(self, message: str, *, provider: str = "", kind: str = "error", attempts: int = 1):
+    def __init__(self, message: str, *, provider: str = "", kind: str = "error", attempts: int = 1,
+                 status: int | None = None):
         super().__init__(message)
         self.provider = provider
         self.kind = kind
         self.attempts = attempts
+        self.status = status
 
 
 class ProviderTimeout(ProviderError):

@@ -124,7 +124,7 @@ class RemoteProvider(BaseProvider):
         try:
             models = once.run(self._list_models, self.label, [], where=self.base_url)
         except ProviderError as e:
-            if "404" not in str(e) and "405" not in str(e):
+            if e.status not in (404, 405):  # by status, not by text: a base URL's port may read "40451"
                 raise self._explain(e) from None
             models = None
         if models is None:
@@ -147,5 +147,5 @@ class RemoteProvider(BaseProvider):
         text = str(e)
         if "401" in text or "403" in text:
             text += f"; check the key in ${self.key_env}" if self.key_env else "; the server wants a key"
-        return ProviderError(text, provider=self.label, kind=e.kind, attempts=e.attempts)
+        return ProviderError(text, provider=self.label, kind=e.kind, attempts=e.attempts, status=e.status)
 

@@ -40,6 +40,7 @@ class Failure:
     retryable: bool
     retry_after_s: float | None
     text: str
+    status: int | None = None  # the HTTP status, where the server answered
 
 
 def _mro_names(exc: BaseException) -> set[str]:
@@ -91,7 +92,7 @@ def classify(exc: BaseException) -> Failure | None:
             return Failure("server", True, after, f"{status} server error{short}")
         if status in (408, 409):
             return Failure("server", True, after, f"{status}{short}")
-        return Failure("rejected", False, None, f"{status} {type(exc).__name__}{short}")
+        return Failure("rejected", False, None, f"{status} {type(exc).__name__}{short}", status)
     return None
 
 
@@ -196,4 +197,5 @@ class RetryPolicy:
                 provider=label,
                 kind=f.kind,
                 attempts=n,
+                status=f.status,
             ) from None

@@ -97,6 +97,28 @@ def _best_seconds(fn: Callable[[], object], sync: Callable[[], None], reps: int)
     return best
 
 
+def cpu_copy_bytes(llc: int | None, available: int | None = None) -> int:
+    """Bytes of each of the two CPU copy buffers: 4x the last-level cache (STREAM's
+    rule, each array at least 4x the caches: McCalpin, "STREAM: Sustainable Memory
+    Bandwidth", www.cs.virginia.edu/stream/ref.html), at least 256 MiB, and at most
+    1 GiB and an eighth of the memory available (``/proc/meminfo`` MemAvailable).
+
+    The cap matters on VMs that report the host's whole L3 (480 MiB here): 8x that
+    was two 3.75 GiB buffers per process, and parallel test workers were OOM-killed.
+    A buffer partly cache-resident reads a higher bandwidth, so the roofline fraction
+    of a candidate can only come out lower, never flattering it."""
+    if available is None:
+        try:
+            with open("/proc/meminfo") as fh:
+                kib = next(int(line.split()[1]) for line in fh if line.startswith("MemAvailable:"))
+            available = kib * 1024
+        except (OSError, StopIteration, ValueError):
+            available = None
+    want = max(256 << 20, 4 * (llc or 0))
+    cap = 1 << 30 if available is None else min(1 << 30, max(64 << 20, available // 8))
+    return min(want, cap)
+
+
 def measure_ceilings(device: str = "cpu", dtype: str = "float32", reps: int = 5) -> Ceilings:
     """Measure the copy bandwidth and matmul throughput of ``device`` in ``dtype``.
 
@@ -107,7 +129,7 @@ def measure_ceilings(device: str = "cpu", dtype: str = "float32", reps: int = 5)
     sync = torch.cuda.synchronize if cuda else (lambda: None)
     if not cuda:
         environment.fix_threads(None)
-    copy_bytes = (1 << 30) if cuda else max(256 << 20, 8 * (llc_bytes() or 0))
+    copy_bytes = (1 << 30) if cuda else cpu_copy_bytes(llc_bytes())
     n_el = copy_bytes // torch.tensor([], dtype=tdtype).element_size()
     src = torch.ones(n_el, dtype=tdtype, device=device)
     dst = torch.empty_like(src)
