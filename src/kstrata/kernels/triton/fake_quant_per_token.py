@@ -8,14 +8,17 @@ import triton.language as tl
 NUM_WARPS = 4  # kstrata-tune: {1, 2, 4, 8, 16}
 
 
+# tl.math.div_rn: IEEE round-to-nearest division. On a GPU, Triton compiles fp32 `/` to an approximate
+# division (up to 2 ulp), which moves round(x / scale) at .5 boundaries: the H200 run read these kernels
+# incorrect (tolerance) while the CPU interpreter, which divides exactly, read them correct.
 @triton.jit
 def _kernel(x_ptr, y_ptr, D, BLOCK_D: tl.constexpr):
     row = tl.program_id(0).to(tl.int64)
     cols = tl.arange(0, BLOCK_D)
     mask = cols < D
     x = tl.load(x_ptr + row * D + cols, mask=mask, other=0.0).to(tl.float32)
-    scale = tl.max(tl.abs(x), axis=0) / 127.0
-    v = x / scale
+    scale = tl.math.div_rn(tl.max(tl.abs(x), axis=0), 127.0)
+    v = tl.math.div_rn(x, scale)
     r = tl.floor(v + 0.5)
     # round half to even, as torch.round
     odd = (r - 2.0 * tl.floor(r * 0.5)) != 0.0
