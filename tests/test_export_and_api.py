@@ -265,3 +265,17 @@ def test_export_of_a_task_with_literal_sizes_gives_inputs_at_the_timed_shape(tmp
     run = subprocess.run([PY, "-c", code], capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr[-2000:]
     assert run.stdout.split("shape", 1)[1].split() == ["[" + str(timed.get("@64", 64)) + ",", "77]", "True"]
+
+
+def test_a_pytorch_file_given_for_a_tvm_backend_is_an_input_error_that_says_what_to_give(tmp_path):
+    # The newcomer's `kstrata eval rmsnorm my.py --backend tvm-llvm` read as the candidate's compile_error
+    # ("source text lacks its 'kstrata-tvm source' / 'kstrata-plan' header lines"), exit 0.
+    from kstrata.api import read_candidate
+
+    f = tmp_path / "my_rmsnorm.py"
+    f.write_text(RMSNORM_NEW)
+    with pytest.raises(ValueError, match=r"defines ModelNew.*--backend pytorch.*kstrata optimize TASK --backend tvm-llvm"):
+        read_candidate(f, "tvm-llvm")
+    assert read_candidate(f, "pytorch") == ({"source": RMSNORM_NEW}, "pytorch")
+    r = CliRunner().invoke(app, ["eval", "rmsnorm", str(f), "--backend", "tvm-llvm"])
+    assert r.exit_code == 2 and "--backend pytorch" in r.output, r.output

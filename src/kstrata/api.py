@@ -98,6 +98,10 @@ def read_candidate(path: str | Path, backend: str | None = None) -> tuple[dict[s
     ------
     FileNotFoundError
         When ``path`` does not exist or a directory holds no level files.
+    ValueError
+        When a lone file is given for a ``tvm-*`` backend without the
+        ``kstrata-tvm source`` header of a TVM source-level text (e.g. a
+        PyTorch ``ModelNew`` file): the message says what to give instead.
     """
     from kstrata.backends.registry import get_backend
     from kstrata.store.artifacts import source_name
@@ -111,7 +115,18 @@ def read_candidate(path: str | Path, backend: str | None = None) -> tuple[dict[s
         if len(levels) > 1 and path.stem in levels:
             path = path.parent  # one level of a multi-level candidate: take all its levels
     if path.is_file():
-        return {"source": path.read_text()}, backend or run_backend or "pytorch"
+        name = backend or run_backend or "pytorch"
+        text = path.read_text()
+        if name.startswith("tvm-") and "kstrata-tvm source" not in text:
+            # read as text only (never imported): a lone file on TVM is its generated source, with headers
+            what = "a PyTorch/KernelBench file (it defines ModelNew)" if "ModelNew" in text else "not one"
+            raise ValueError(
+                f"{path}: a single file for {name} must be a TVM source-level file with its 'kstrata-tvm source' "
+                f"and 'kstrata-plan' header lines (what a run writes as source); this is {what}. Give a run's "
+                f"best/ or candidates/<hash>/ directory (its graph.py and schedule.py), evaluate a PyTorch "
+                f"ModelNew with --backend pytorch, or start a TVM run from the task: kstrata optimize TASK "
+                f"--backend {name}")
+        return {"source": text}, name
     meta_file = path / "candidate.json"
     if meta_file.is_file():
         meta = json.loads(meta_file.read_text())
