@@ -229,3 +229,19 @@ def test_a_formatted_decline_without_a_request_line_makes_no_request():
     # free prose without the format still gets its one named level as a request (models that ignore it)
     prose = parse_decline("DECLINE\nThe graph level should fuse the three passes into one row loop.", "schedule")
     assert [r["level"] for r in prose.requests] == ["graph"]
+
+
+def test_every_level_closed_never_routes_to_a_level_without_text():
+    # graph and schedule closed on the node (e.g. written by the request/rebuild chain) and a pending
+    # request for TVM's source, which has no text: the router must not pick source, whatever it is asked
+    tree = CandidateTree([rec("a"), rec("b", "graph", ("a",))])
+    closed = lambda t, n, lv: "written by the chain" if lv in ("graph", "schedule") else None  # noqa: E731
+    router = FeedbackRouter(backend="tvm-llvm", levels=LEVELS, closed=closed)
+    for pref in (PREF, ("graph", "schedule", "source"), ("schedule", "source", "graph")):
+        level, reason = router(tree, tree["b" * 8], LEVELS, pref)
+        assert level in ("graph", "schedule"), reason
+        assert "not source: nothing to edit there" in reason and "closed on this node" in reason
+    # with source text, source is open and chosen before the closed levels
+    level, _ = FeedbackRouter(backend="tvm-llvm", levels=LEVELS, closed=closed,
+                              known_text=lambda h: frozenset(LEVELS))(tree, tree["b" * 8], LEVELS, PREF)
+    assert level == "source"

@@ -377,14 +377,14 @@ class FeedbackRouter:
         self.known_text = known_text
         self.closed = closed if closed is not None else tree_closed
 
-    def editable(self, tree: Any, node: Any, levels: Iterable[str]) -> list[str]:
+    def editable(self, tree: Any, node: Any, levels: Iterable[str], open_only: bool = True) -> list[str]:
         """Of ``levels``, those an agent can edit on ``node`` (all without a
-        backend) and that are not closed there."""
+        backend) and, with ``open_only``, that are not closed there."""
         levels = list(levels)
         if self.backend is not None:
             has = self.known_text(node.hash) if self.known_text is not None else None
             levels = editable_levels(self.backend, levels, has if has is not None else text_levels(tree, node))
-        return [lv for lv in levels if self.closed(tree, node, lv) is None]
+        return [lv for lv in levels if not open_only or self.closed(tree, node, lv) is None]
 
     def __call__(self, tree: Any, node: Any, levels: list[str], preference: tuple[str, ...]) -> tuple[str, str]:
         allowed = self.editable(tree, node, levels)
@@ -395,6 +395,15 @@ class FeedbackRouter:
             if allowed:
                 note = (f" (the open level(s) {', '.join(skipped)} have nothing to edit: "
                         f"choosing among {', '.join(allowed)} again)")
+        if not allowed:
+            # every level with text is closed on ``node``: never a level with
+            # nothing to edit (TVM's ``source`` without text); a closed one is
+            # answered by the proposer with a skip, at no model call
+            allowed = self.editable(tree, node, self.levels or levels, open_only=False)
+            blank = [lv for lv in levels if lv not in allowed]
+            if allowed:
+                note = ((f" (not {', '.join(blank)}: nothing to edit there;" if blank else " (")
+                        + f" {', '.join(allowed)} closed on this node: a proposer skips a closed level)")
         if allowed:
             levels = allowed
         level, reason = self._route(tree, node, levels, preference)
