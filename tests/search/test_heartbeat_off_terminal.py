@@ -53,8 +53,8 @@ def test_a_long_unchanged_step_is_logged_at_doubling_gaps_with_its_running_time(
     assert [t for t, _ in lines] == [30, 90, 210, 450, 750, 1050]  # gaps 30 s, 1, 2, 4, then 5 min
     assert len({ln for _, ln in lines}) == len(lines)
     assert lines[0][1] == ("evaluated 1 · proposing schedule edits of abcdef01 (the built-in proposer's rules "
-                           "and MetaSchedule tuning) (30 s)")
-    assert lines[-1][1].endswith("(17 min 30 s)")
+                           "and MetaSchedule tuning) (running 30 s)")
+    assert lines[-1][1].endswith("(running 17 min 30 s)")
     # an event is a change: the next quiet spell is logged after 30 s again, with the time since the event
     wrapped("evaluated", {"n": 2})
     clock.run(beat, 60)
@@ -66,9 +66,9 @@ def test_a_terminals_live_line_shows_the_running_time_every_second():
     wrapped("evaluated", {"n": 1})
     wrapped("proposing", PROPOSING)
     clock.run(beat, 3)
-    assert status.plain.endswith("MetaSchedule tuning) (3 s)")
+    assert status.plain.endswith("MetaSchedule tuning) (running 3 s)")
     clock.run(beat, 62)
-    assert status.plain.endswith("(1 min 5 s)")
+    assert status.plain.endswith("(running 1 min 5 s)")
     wrapped("evaluated", {"n": 2})
     clock.run(beat, 31)
     assert status.plain == "evaluated 2 · no change for 31 s"

@@ -296,9 +296,12 @@ def register(app: typer.Typer) -> None:
                 console.print(resuming_line(resume, budget_obj), highlight=False, soft_wrap=True)
             beat = Heartbeat(status, None if console.is_terminal else (lambda line: print(line, flush=True)))
             progress = beat.wrap(progress)
+            from kstrata.cli.signals import exit_status, interrupted_word, sigterm_as_interrupt
+
             try:
                 # off a terminal the progress lines are printed; a Live would print its last one again
-                with Live(status, console=console, transient=not console.is_terminal, refresh_per_second=4), beat:
+                with sigterm_as_interrupt(), \
+                        Live(status, console=console, transient=not console.is_terminal, refresh_per_second=4), beat:
                     result = optimize(
                         t, b, prop, evaluator, policy=policy_arg, budget=budget_obj, run_dir=run_dir,
                         resume=resume is not None, settings=settings, progress=progress, router=router,
@@ -309,10 +312,11 @@ def register(app: typer.Typer) -> None:
                     )
                 if hasattr(prop, "learn"):
                     prop.learn(result.tree)
-            except KeyboardInterrupt:
-                console.print(f"\ninterrupted; the run is kept. Continue it with:\n  kstrata optimize {task} "
-                              f"--backend {backend} --resume {run_dir}", highlight=False, markup=False, soft_wrap=True)
-                raise typer.Exit(130) from None
+            except KeyboardInterrupt as exc:
+                console.print(f"\n{interrupted_word(exc)}; the run is kept. Continue it with:\n  kstrata optimize "
+                              f"{task} --backend {backend} --resume {run_dir}", highlight=False, markup=False,
+                              soft_wrap=True)
+                raise typer.Exit(exit_status(exc)) from None
             finally:
                 pool.close()
         if not console.is_terminal:

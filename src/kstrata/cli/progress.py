@@ -7,7 +7,7 @@ keeps a live status line on a terminal (the step and how long it has run,
 redrawn every second, so it is never silent for more than a second) and,
 off a terminal (a pipe, a CI log), prints a line at every event that ends a
 step (the caller's progress callback does) and, while nothing changes, a
-heartbeat line with the running time in it: :data:`QUIET_S` seconds after
+heartbeat line with the running time in it ("... (running 1 min 5 s)"): :data:`QUIET_S` seconds after
 the last line, then at gaps that double up to :data:`MAX_QUIET_S` (30 s,
 1 min, 2 min, 4 min, then every 5 min), so a 12-minute MetaSchedule step
 adds 6 lines to a log, not 30 identical ones.
@@ -119,7 +119,7 @@ class Heartbeat:
         now = self.clock()
         line, sep = self.base, " · " if self.base else ""
         if self.step:
-            line += f"{sep}{self.step} ({duration_text(now - self.step_start)})"
+            line += f"{sep}{self.step} (running {duration_text(now - self.step_start)})"
         elif now - self.changed >= self.quiet_s:  # between steps: the time since the last event
             line += f"{sep}no change for {duration_text(now - self.changed)}"
         self.status.plain = line
