@@ -343,3 +343,34 @@ def test_a_request_made_after_a_decline_reopens_the_level_once(tmp_path):
     # the schedule prompt offered the request format for graph although graph had declined there
     assert "CROSS-LEVEL REQUEST: <graph>" in provider.prompts[1][1]["content"]
     assert len(provider.prompts) == 3 and spent.get("proposer_calls") == 3  # closed again: policy exhausted
+
+
+def test_a_feedback_routed_graph_change_and_its_rebuild_or_lookahead_count_as_asked():
+    """The chain may start with a change routed by feedback (not a request):
+    the graph role wrote the graph that the rebuild (or a lookahead) then
+    scheduled, so on the chain's end graph counts as asked too; on the
+    graph change itself it stays open (nothing was chained there yet)."""
+    root = rec("r", sources={"graph": G0, "schedule": S0}, speedup=0.5)
+    g = rec("g", "graph", ("r",), sources={"graph": "G1", "schedule": S0}, expansion_id=1, speedup=0.4,
+            metadata={"replay": {"failed": [{"func": "f", "code": "x"}]}})
+    g.router_reason = "feedback: graph 0.60 from 1 item(s); top profiler (0.60): three passes over x"
+    for reason in ("rebuild after graph change gggggggg: 1 schedule step(s) no longer apply",
+                   "lookahead 1/1: schedule edit granted to graph change gggggggg, slower than its parent, "
+                   "before it is judged"):
+        e = rec("e", "schedule", ("g",), sources={"graph": "G1", "schedule": "S2"}, expansion_id=2, speedup=0.9)
+        e.router_reason = reason
+        tree = CandidateTree([root, g, e])
+        closed = ClosedLevels(lineage=True)
+        for r in (root, g, e):
+            closed.observe(r.hash, r.sources)
+        why = closed.why(tree[e.hash], "graph", tree)
+        assert why is not None and "counts as asked" in why and "started the chain" in why, why
+        assert "counts as asked" in closed.why(tree[e.hash], "schedule", tree)
+        assert closed.why(tree[g.hash], "graph", tree) is None  # the change itself: not chained
+    # a schedule written by the built-in rules (no -agent role) at the start does not count
+    g2 = rec("g", "graph", ("r",), sources={"graph": "G1", "schedule": S0}, expansion_id=1, speedup=0.4)
+    g2.router_reason, g2.role = "no routed feedback; levels take turns", "builtin"
+    e = rec("e", "schedule", ("g",), sources={"graph": "G1", "schedule": "S2"}, expansion_id=2, speedup=0.9)
+    e.router_reason = "rebuild after graph change gggggggg: 1 schedule step(s) no longer apply"
+    tree = CandidateTree([root, g2, e])
+    assert ClosedLevels(lineage=True).why(tree[e.hash], "graph", tree) is None

@@ -23,12 +23,14 @@ A level of a candidate is closed when, in this run:
 With ``lineage=True`` (the hierarchical agent) two more rules read the tree:
 
 4. **Written by the request/rebuild chain.** The candidate's text at that
-   level was written by a model's answer in the chain of request- and
-   rebuild-routed expansions that made the candidate (m23: a graph request
-   served, then the rebuild's schedule; "levels take turns" then asked both
-   roles again about what they had just written, and both declined): the
-   level counts as asked, unless routed feedback on the candidate points
-   there (:func:`kstrata.agents.router.signals`).
+   level was written by a model's answer in the chain of request-, rebuild-
+   and lookahead-routed expansions that made the candidate, or in the
+   change that started the chain (m23: a graph request served, then the
+   rebuild's schedule; "levels take turns" then asked both roles again
+   about what they had just written, and both declined; the same after a
+   feedback-routed graph change and its rebuild or lookahead): the level
+   counts as asked, unless routed feedback on the candidate points there
+   (:func:`kstrata.agents.router.signals`).
 5. **Superseded.** ``schedule``/``source`` of a candidate whose graph text a
    model's correct graph change has replaced elsewhere (a child, or a
    sibling made from a candidate with the same graph, m23 layernorm #7 and
@@ -105,6 +107,9 @@ def skipped(level: str, why: str) -> ProposalBatch:
 #: :class:`kstrata.agents.router.FeedbackRouter` words them)
 REBUILD_REASON = "rebuild after graph change"
 REQUEST_REASONS = ("cross-level request", "decline and request")
+#: the loop's words for a lookahead expansion (``_Run.lookahead`` in :mod:`kstrata.search.loop`)
+LOOKAHEAD_REASON = "lookahead "
+CHAIN_REASONS = (REBUILD_REASON, LOOKAHEAD_REASON, *REQUEST_REASONS)
 #: least summed confidence of routed feedback at a level (the router's ``min_score``)
 FEEDBACK_MIN_SCORE = 0.3
 #: closures a later request made on the candidate reopens (and so offered for requests in prompts)
@@ -270,17 +275,27 @@ class ClosedLevels:
 
 def chain_written(tree: Any, node: Any, level: str) -> str | None:
     """Rule 4: why ``level`` of ``node`` counts as asked, when a model's
-    answer wrote it in the chain of request- and rebuild-routed expansions
-    that made ``node`` (``None``: not so)."""
+    answer wrote it in the chain of request-, rebuild- and lookahead-routed
+    expansions that made ``node``, or wrote the change that started that
+    chain (a graph change routed by feedback, then its rebuild: the graph
+    role wrote the graph the rebuild scheduled) (``None``: not so)."""
+    if level not in LEVELS:
+        return None
+    passed = False
     for n in tree.path_to_root(node.hash):
+        if n.level in LEVELS and LEVELS.index(n.level) < LEVELS.index(level):
+            return None  # an upper-level change rebuilt this level's text: nobody wrote it since
         why = str(getattr(n, "router_reason", "") or "")
-        if not why.startswith((REBUILD_REASON, *REQUEST_REASONS)):
-            return None
-        if n.level == level:
+        in_chain = why.startswith(CHAIN_REASONS)
+        if n.level == level and (in_chain or passed):
             if not str(getattr(n, "role", "") or "").endswith("-agent"):
                 return None
+            what = "in the request/rebuild chain" if in_chain else "in the change that started the chain"
             return (f"counts as asked: the {n.role} wrote this {level} text ({n.hash[:8]}, "
-                    f"{why.split(':', 1)[0]}) in the request/rebuild chain that made {node.hash[:8]}")
+                    f"{why.split(':', 1)[0] or 'no router reason'}) {what} that made {node.hash[:8]}")
+        if not in_chain:
+            return None
+        passed = True
     return None
 
 
