@@ -116,16 +116,31 @@ def test_evidence_drops_the_judges_keys_and_nested_values():
     assert _evidence(["not", "a", "dict"]) == {}
 
 
-#: A correct relu whose harness answers the judge's timed-output check with a forged reply.
+#: A correct relu whose process answers the judge's timed-output check with a forged reply (its
+#: transport patched: the harness's handlers are bound before candidate code runs, so replacing
+#: ``harness.fetch`` no longer reaches the judge, red-team round of 2026-12-03).
 FORGED_FETCH = '''
 import torch
 import torch.nn as nn
 import typing
 
-_gc = getattr(typing.sys, "modules")["gc"]
-for _o in _gc.get_objects():
-    if type(_o).__name__ == "Harness":
-        _o.fetch = lambda h, bufs: ({"ok": True, "outputs": 5, "findings": []}, [])
+_wire = getattr(typing.sys, "modules")["kstrata.sandbox.wire"]
+_send, _recv, _last = _wire.send, _wire.recv, [None]
+
+
+def _seen(*a, **k):
+    h, bufs = _recv(*a, **k)
+    _last[0] = h.get("op") if isinstance(h, dict) else None
+    return h, bufs
+
+
+def _forged(fd, h, *a, **k):
+    if _last[0] == "fetch":
+        h = {"ok": True, "outputs": 5, "findings": []}
+    return _send(fd, h, *a, **k)
+
+
+_wire.send, _wire.recv = _forged, _seen
 
 
 class ModelNew(nn.Module):
@@ -152,17 +167,17 @@ import torch
 import torch.nn as nn
 import typing
 
-_gc = getattr(typing.sys, "modules")["gc"]
-for _o in _gc.get_objects():
-    if type(_o).__name__ == "Harness":
-        _orig = _o.load
+_wire = getattr(typing.sys, "modules")["kstrata.sandbox.wire"]
+_send = _wire.send
 
-        def _load(h, bufs, _orig=_orig):
-            r, b = _orig(h, bufs)
-            r["load_s"] = "not a number"
-            return r, b
 
-        _o.load = _load
+def _forged(fd, h, *a, **k):
+    if isinstance(h, dict) and "load_s" in h:
+        h = {**h, "load_s": "not a number"}
+    return _send(fd, h, *a, **k)
+
+
+_wire.send = _forged
 
 
 class ModelNew(nn.Module):

@@ -130,6 +130,10 @@ class RemoteCandidate:
         #: judge's own request, whose cost grows with the inputs (524 MB of logits, ~40 ms of the
         #: candidate's CPU on the H200), and the baseline is never fetched, so it is left out
         self._fetched = False
+        #: wall ms of each output fetch after a checked call (outputs only, the judge's clock), for
+        #: :func:`fetch_work_note`; the baseline fetches too when ``mirror_fetch`` is set (by measure)
+        self.fetch_ms: list[float] = []
+        self.mirror_fetch = False
         self._cpu_pids: list[int] = []
         self._cpu_reads = 0
 
@@ -137,7 +141,9 @@ class RemoteCandidate:
         """A handle for another timing of the same loaded candidate: its own
         call counter (so that timing's first call is checked) and its own draw
         of checked calls (``seed``)."""
-        return RemoteCandidate(self.proc, check=self.check, seed=seed)
+        again = RemoteCandidate(self.proc, check=self.check, seed=seed)
+        again.mirror_fetch = self.mirror_fetch
+        return again
 
     def stage(self, sets: list[list[Any]], flush_bytes: int | None, flush: bool, graph: bool = False) -> None:
         """Send the input copies (kept resident in the candidate process).
@@ -235,7 +241,7 @@ class RemoteCandidate:
     def after_call(self, i: int, last: bool = False) -> None:
         """Maybe check the outputs of the call just timed (untimed)."""
         self.calls += 1
-        if self.check is None:
+        if self.check is None and not self.mirror_fetch:
             return
         fresh = i < len(self.seeds) and bool(self.seeds[i])
         if not (self.calls == 1 or last or (self.rng.random() < CHECK_SHARE
@@ -245,12 +251,19 @@ class RemoteCandidate:
             self.fresh_checks += 1
         self.fresh_checked = self.fresh_checked or fresh
         self._fetched = True
-        h, b = self.proc.ok({"op": "fetch", "inputs_of": i})
+        # the outputs in a request of their own, timed: work deferred into it shows (fetch_work_note)
+        t0 = time.perf_counter_ns()
+        h, b = self.proc.ok({"op": "fetch"})
+        self.fetch_ms.append((time.perf_counter_ns() - t0) / 1e6)
+        if self.check is None:  # the baseline: the same request, for the comparison only
+            return
+        hi, bi = self.proc.ok({"op": "fetch", "inputs_of": i, "outputs": False})
         try:
             outs = [wire.decode(o, b) if isinstance(o, dict) and "__tensor__" in o else None
                     for o in h.get("outputs", [])]
-            ins = [wire.decode(x, b) if isinstance(x, dict) and "__tensor__" in x else None
-                   for x in h.get("inputs", [])]
+            ins = [wire.decode(x, bi) if isinstance(x, dict) and "__tensor__" in x else None
+                   for x in hi.get("inputs", [])]
+            h = {**h, "findings": list(h.get("findings") or []) + list(hi.get("findings") or [])}
         except wire.WireError as e:
             raise TimedOutputMismatch(f"a timed call's outputs were malformed: {e}", {"call": self.calls})
         except (TypeError, AttributeError, KeyError, IndexError, ValueError):
@@ -330,6 +343,54 @@ def untimed_work_note(candidate: RemoteCandidate, baseline: RemoteCandidate) -> 
     return (f"untimed work: the candidate's process took {ca:.3g} ms (median) to answer the cache flush "
             f"before each timed call, the baseline's {cb:.3g} ms for the same flush: work done outside the "
             "timed calls is not in its time")
+
+
+#: Share of the candidate's claimed saving per call (baseline's median timed
+#: call minus the candidate's) that the excess of its median output fetch over
+#: the baseline's may reach before :func:`fetch_work_note` marks the timing.
+FETCH_SHARE = 0.3
+#: ... and the least excess (ms) it reports,
+FETCH_MIN_MS = 0.05
+#: ... and in standard errors of the difference of the two mean fetches (Welch).
+FETCH_SE = 3.0
+
+
+def fetch_work_note(candidate: RemoteCandidate, baseline: RemoteCandidate, candidate_ms: Sequence[float],
+                    baseline_ms: Sequence[float]) -> str | None:
+    """A ``suspicious`` note when the candidate's process took markedly
+    longer to hand over a checked call's outputs than the baseline's process
+    took to hand over its own outputs of the same shapes, by at least
+    :data:`FETCH_SHARE` of what the candidate claims to save per call.
+
+    The output fetch after a checked call is an untimed request that the
+    candidate's process serves, so a patched harness can do the work there:
+    a timed call that computed a sixth of a softmax, with the rest done when
+    (and only when) its outputs were fetched, read 8.2x on an unchanged
+    ``torch.softmax`` (red-team round of 2026-12-03: the handlers were
+    replaced through a generator's frame). Moved work is exactly the saving
+    it fakes, so it is compared with that saving, not with the fetch's own
+    cost (which for a memory-bound op is as large as the call). Both sides'
+    fetches are timed with the judge's clock, outputs only, after the same
+    share of calls (the first, the last and a random tenth); medians (ms).
+    The excess must also pass :data:`FETCH_SE` standard errors of the
+    difference of the mean fetches, so that fetch noise on a loaded machine
+    does not mark an honest speedup. ``None`` when the candidate is not
+    faster, the excess is below the thresholds, or either side has fewer
+    than 3 fetches."""
+    a, b = candidate.fetch_ms, baseline.fetch_ms
+    if len(a) < 3 or len(b) < 3 or not candidate_ms or not baseline_ms:
+        return None
+    saving = statistics.median(baseline_ms) - statistics.median(candidate_ms)
+    fa, fb = statistics.median(a), statistics.median(b)
+    excess = fa - fb
+    se = (statistics.variance(a) / len(a) + statistics.variance(b) / len(b)) ** 0.5
+    if saving <= 0 or excess <= max(FETCH_MIN_MS, FETCH_SHARE * saving) \
+            or statistics.fmean(a) - statistics.fmean(b) <= FETCH_SE * se:
+        return None
+    return (f"deferred work: the candidate's process took {fa:.3g} ms (median of {len(a)}) to hand over a "
+            f"checked call's outputs, the baseline's {fb:.3g} ms for outputs of the same shapes; the "
+            f"{excess:.3g} ms more is {excess / saving:.0%} of the {saving:.3g} ms per call the candidate "
+            "reads faster: work moved out of the timed call into the output fetch is not in its time")
 
 
 #: Least excess of CPU time (ms, over the whole timing) outside the candidate's

@@ -506,6 +506,7 @@ def measure(
         from kstrata.measure.remote import RemoteTimer
 
         baseline.judge_flusher = None if cuda else flusher
+        baseline.mirror_fetch = remote  # its outputs fetched as the candidate's are (remote.fetch_work_note)
         baseline.stage(sets, config.flush_bytes, config.flush and cuda, graph=want_graph and candidate.graphed)
         if remote:
             candidate.hold()  # the baseline's round trip is calibrated with the candidate stopped
@@ -577,6 +578,11 @@ def measure(
         deferred = deferred_work_note(candidate, baseline, float(sum(r["a_ms"])))
         if deferred:
             suspicious.append(deferred)
+        from kstrata.measure.remote import fetch_work_note
+
+        fetched = fetch_work_note(candidate, baseline, r["a_ms"], r["b_ms"])
+        if fetched:
+            suspicious.append(fetched)
     if remote and cuda:
         from kstrata.measure.remote import clock_gaps, clock_note
 

@@ -18,6 +18,7 @@ on inputs it sees only when called, in calls the judge may check at random.
 
 from __future__ import annotations
 
+import functools
 import os
 import resource
 import sys
@@ -811,7 +812,8 @@ class Harness:
             findings.append({"check": "output_reused", "message": "a timed call returned its output in the "
                              "storage of the previous call's output, still held by the caller: the output "
                              "buffer is kept and rewritten across calls, so its allocation is not in the time"})
-        reply, bufs_out = self._reply_outputs(self.last, findings, {})
+        # ``outputs: false``: the judge fetched them in a request of their own, which it times
+        reply, bufs_out = self._reply_outputs(self.last if h.get("outputs", True) else [], findings, {})
         if h.get("inputs_of") is not None:  # the copy the call read, for the judge to compare with what it sent
             reply["inputs"] = [wire.encode(x, bufs_out) if isinstance(x, self.Tensor) else None
                                for x in self.copies[int(h["inputs_of"])]]
@@ -854,8 +856,24 @@ def failure(e: BaseException) -> dict:
             "traceback": traceback.format_exc(limit=-4)}
 
 
+#: the harness's request handlers, by op
+OPS = ("load", "call", "call_many", "stage", "run", "fetch", "flush", "json_call")
+
+
+def handlers(harness: "Harness") -> dict[str, Any]:
+    """``op -> handler(h, bufs)``: the functions of the harness's class, taken
+    once, before any candidate code runs, and bound here. A candidate that
+    reaches the harness object and sets ``harness.run``/``fetch`` (or the
+    class's) changes nothing the judge's requests run (red-team round of
+    2026-12-03: work moved from the timed ``run`` into the untimed ``fetch``);
+    the judge's own defence is :func:`kstrata.measure.remote.fetch_work_note`."""
+    cls = type(harness)
+    return {op: functools.partial(getattr(cls, op), harness) for op in OPS}
+
+
 def serve(rfd: int, wfd: int, harness: "Harness | None" = None) -> None:
     """Answer the judge's requests until it closes the channel."""
+    table = handlers(harness) if harness is not None else None
     while True:
         try:
             h, bufs = wire.recv(rfd)
@@ -872,12 +890,10 @@ def serve(rfd: int, wfd: int, harness: "Harness | None" = None) -> None:
             if op == "noop":
                 reply: tuple[dict, list] = ({"ok": True}, [])
             else:
-                if harness is None:
-                    harness = Harness()
-                handler = {"load": harness.load, "call": harness.call, "call_many": harness.call_many,
-                           "stage": harness.stage,
-                           "run": harness.run, "fetch": harness.fetch, "flush": harness.flush,
-                           "json_call": harness.json_call}.get(op)
+                if harness is None or table is None:
+                    harness = harness if harness is not None else Harness()
+                    table = handlers(harness)
+                handler = table.get(op) if isinstance(op, str) else None
                 reply = handler(h, bufs) if handler else ({"ok": False, "kind": "protocol",
                                                            "message": f"unknown op {op!r}"}, [])
         except BaseException as e:  # noqa: BLE001 - a failure here is data for the judge

@@ -77,7 +77,12 @@ PATCH_ROOTS = ("torch", "triton", "time", "math", "kstrata", "builtins", "functo
 DUNDER_TRICKS = {"__dict__", "__globals__", "__builtins__", "__subclasses__", "__code__", "__closure__",
                  "__getattribute__", "__class__", "__bases__", "__mro__", "__import__", "__loader__",
                  "__spec__", "f_back", "f_globals", "f_locals", "f_builtins", "_getframe", "gi_frame",
-                 "tb_frame", "modules", "__torch_function__", "__torch_dispatch__"}
+                 "tb_frame", "modules", "__torch_function__", "__torch_dispatch__", "cr_frame", "ag_frame",
+                 "f_code", "tb_next", "gi_yieldfrom", "cr_await", "ag_await", "f_trace"}
+#: the same names as strings (``getattr(gen, "gi_frame")``, ``attrgetter("f_back")``): a way to the
+#: judge's harness through interpreter frames (red-team round of 2026-12-03 replaced its handlers so)
+INTROSPECTION_NAMES = (DUNDER_TRICKS - {"modules"}) | {"__self__", "__func__", "__wrapped__", "__defaults__",
+                                                       "__kwdefaults__", "__getattr__", "__setattr__"}
 #: ways out of torch into NumPy (or any library that takes the buffer protocol):
 #: tensor attributes, and torch functions that build tensors from NumPy arrays.
 #: In DSL host code they are compute outside the DSL, like importing numpy.
@@ -428,6 +433,9 @@ class _Visitor(ast.NodeVisitor):
             self._array_use(self.aliases[node.id], node)
 
     def visit_Constant(self, node: ast.Constant) -> None:
+        if isinstance(node.value, str) and id(node) not in self.docstrings and node.value in INTROSPECTION_NAMES:
+            self.add("no_introspection", node, f"names {node.value!r} (getattr/attrgetter into interpreter "
+                     "frames or objects' internals, the way to the judge's harness in the candidate's process)")
         if isinstance(node.value, str) and id(node) not in self.docstrings and _PRIVATE_TEXT.fullmatch(node.value) \
                 and node.value not in self.own_private:
             self.private(repr(node.value), node, "names")  # getattr/attrgetter/import_module by a string
