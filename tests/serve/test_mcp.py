@@ -161,3 +161,27 @@ def test_bad_backend_at_start_is_one_message(tmp_path):
     r = subprocess.run([sys.executable, *_argv(tmp_path / "run", "--backend", "nope")],
                        capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
     assert r.returncode == 2 and "unknown backend 'nope'" in r.stderr
+
+
+def test_a_task_path_from_the_agent_is_refused_before_anything_is_imported(tmp_path, monkeypatch):
+    """Red-team round of 2026-12-03: a submitted TVM graph is stored as
+    RUN/candidates/<hash>/graph.py; naming that file as a tool's task imported
+    it in the server's process. The tools take task names only."""
+    from kstrata.serve.mcp_server import KernelServer
+    from kstrata.serve.service import ServeError
+
+    mark = tmp_path / "imported.txt"
+    payload = tmp_path / "payload.py"
+    payload.write_text(f"open({str(mark)!r}, 'w').write('ran')\n")
+    monkeypatch.chdir(tmp_path)
+    srv = KernelServer(tmp_path / "run", backend="pytorch", time_candidates=False)
+    try:
+        for name in (str(payload), "payload.py", "./payload", "../x/payload.py", "a\\b"):
+            with pytest.raises(ServeError, match="path|unknown task"):
+                srv.show_task(task=name)
+        with pytest.raises(ServeError, match="did you mean relu"):
+            srv.show_task(task="reluu")
+        assert srv.show_task(task="relu")["backend"] == "pytorch"
+    finally:
+        srv.close()
+    assert not mark.exists()

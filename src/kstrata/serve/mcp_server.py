@@ -168,6 +168,30 @@ class KernelServer:
         return load_dir(self.task_dir, check_import=False) if self.task_dir else suite()
 
     def _task(self, name: str) -> Any:
+        """A task by name only (a suite task, or one in the operator's ``--tasks``
+        directory). A path from the agent is refused before anything is read:
+        ``show_task(task="RUN/candidates/<hash>/graph.py")`` imported a graph
+        the agent had just submitted, in this process, with its keys and the
+        run's secret (red-team round of 2026-12-03).
+
+        Raises
+        ------
+        ServeError
+            For a path, or a name that is not one of :meth:`_tasks`.
+        """
+        if not isinstance(name, str) or not name.strip():
+            raise ServeError("task is empty; give a task name from list_tasks")
+        name = name.strip()
+        if "/" in name or "\\" in name or name.endswith(".py") or name.startswith("."):
+            raise ServeError(f"task {name[:200]!r} is a path; the MCP tools take task names from list_tasks "
+                             "(the operator chooses task files with `kstrata mcp --tasks DIR`)")
+        names = {t.name: t for t in self._tasks()}
+        if name not in names:
+            import difflib
+
+            close = difflib.get_close_matches(name, list(names), n=3)
+            raise ServeError(f"unknown task {name[:200]!r}" + (f"; did you mean {', '.join(close)}?" if close
+                                                              else "; see list_tasks"))
         return load_task(name, self.task_dir)
 
     def list_tasks(self, level: int | None = None, category: str | None = None) -> dict[str, Any]:

@@ -57,7 +57,7 @@ from kstrata.verify.plan import (TestCase, hidden_tests, nominal_tests, octave_t
                                  screening_shapes)
 from kstrata.verify.reference import is_oom, oom_failure, preflight, says_oom
 from kstrata.verify.result import Evaluation
-from kstrata.verify.ties import tie_equivalent, tie_prone_draw
+from kstrata.verify.ties import index_readable, tie_equivalent, tie_prone_draw
 from kstrata.verify.tolerance import DTYPE_BOUNDS, Comparison, agree, compare, compare_native
 
 
@@ -109,6 +109,17 @@ class Failure:
     race: bool = False
     #: the two runs' outputs follow the poison patterns (:func:`follows_poison`)
     unwritten: bool = False
+
+
+def hidden_finding(check: str) -> str:
+    """The whole message of integrity check ``check`` failing on a hidden
+    test: it names the check only. A finding's own message can hold text the
+    candidate chose (the class name of an output, a thread's name, a replaced
+    function's): a class named after each hidden shape's sizes put all 18
+    hidden softmax shapes in ten verdicts, and a candidate right only there
+    read correct (red-team round of 2026-12-03)."""
+    return (f"the {check} check fails on a hidden test (what it found is withheld: a hidden test's details "
+            "stay hidden; the public tests run the same checks)")
 
 
 def _exception_kind(message: str) -> str:
@@ -196,6 +207,8 @@ class Context:
         action = self.actions.get(check, "error")
         if action == "off":
             return
+        if not stage_public:  # nothing the candidate wrote (a class or thread name) may carry a hidden shape out
+            message = hidden_finding(check)
         if action == "warn":
             self.warnings.append(Finding(check, message, evidence))
             return
@@ -626,9 +639,11 @@ class ShapeRun:
         """``comps`` with each failing integer output that differs from the
         reference's only among equal input values passed
         (:func:`kstrata.verify.ties.tie_equivalent`), and on a tie-prone draw
-        (:func:`kstrata.verify.ties.tie_prone_draw`) every failing integer
-        output of floating inputs excused, the reason recorded: an index into
-        a tensor the forward computes ties there, and the other draws decide it."""
+        (:func:`kstrata.verify.ties.tie_prone_draw`) every other failing
+        integer output of floating inputs excused, the reason recorded, unless
+        it reads as indices into an input (:func:`kstrata.verify.ties.index_readable`:
+        then the values it selects decide): an index into a tensor the forward
+        computes ties there, and the other draws decide it."""
         if pristine is None or all(c.ok for c in comps):
             return comps
         floats = any(isinstance(x, torch.Tensor) and x.is_floating_point() for x in pristine)
@@ -639,7 +654,7 @@ class ShapeRun:
                 out.append(k)
             elif tie_equivalent(c, r, pristine):
                 out.append(Comparison(True, None, {**k.stats, "wrong": 0, "ties": int(k.stats.get("wrong", 0))}))
-            elif tie_prone_draw(test.dist):
+            elif tie_prone_draw(test.dist) and not index_readable(c, r, pristine):
                 reason = f"integer outputs on the {test.dist} draw: ties among its few values decide nothing"
                 self.ctx.dropped.append(reason if test.public else "a hidden test: " + reason)
                 out.append(Comparison(True, None, {**k.stats, "wrong": 0, "excused": "ties"}))

@@ -44,6 +44,33 @@ def _distinct_along(idx: torch.Tensor, d: int) -> bool:
     return bool((s.narrow(d, 1, s.shape[d] - 1) != s.narrow(d, 0, s.shape[d] - 1)).all())
 
 
+def index_readable(cand: torch.Tensor, ref: torch.Tensor, inputs: Sequence[Any]) -> bool:
+    """Whether some floating input and dimension read both integer outputs as
+    indices (the shapes fit as :func:`tie_equivalent` reads them, and every
+    index is in range): then :func:`tie_equivalent` decides, and a tie-prone
+    draw excuses nothing. An argmax that returned the argmin exactly on the
+    grid draw (inputs that are multiples of 1/64, as 6-bit-quantized data
+    are) read correct when that draw excused every integer output (red-team
+    round of 2026-12-03). An index into an intermediate tensor of the same
+    shape as an input is read this way too and decided by the input's
+    values; that is the price of not excusing the grid draw wholesale."""
+    if not (isinstance(cand, torch.Tensor) and isinstance(ref, torch.Tensor)) or cand.shape != ref.shape \
+            or cand.is_floating_point() or ref.is_floating_point() or cand.dtype == torch.bool:
+        return False
+    c, r = cand.detach().cpu().long(), ref.detach().cpu().long()
+    for x in inputs:
+        if not (isinstance(x, torch.Tensor) and x.is_floating_point()) or x.dim() == 0:
+            continue
+        for d in range(x.dim()):
+            n = x.shape[d]
+            fits = (c.dim() == x.dim() - 1 and tuple(c.shape) == tuple(x.shape[:d] + x.shape[d + 1:])) or (
+                c.dim() == x.dim() and c.shape[d] <= n and all(c.shape[i] == x.shape[i] for i in range(c.dim())
+                                                                if i != d))
+            if fits and c.numel() and not bool(((c < 0) | (c >= n)).any()) and not bool(((r < 0) | (r >= n)).any()):
+                return True
+    return False
+
+
 def tie_equivalent(cand: torch.Tensor, ref: torch.Tensor, inputs: Sequence[Any]) -> bool:
     """Whether integer output ``cand`` differs from the reference's ``ref``
     only by the choice among equal input values (module docstring).

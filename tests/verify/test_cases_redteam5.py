@@ -1,0 +1,34 @@
+"""Red-team round of 2026-12-03 (this round's cases; each folder's expected.txt
+says what was done and what must happen), end to end through ``kstrata eval``."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from kstrata.sandbox import status
+
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(not status().usable, reason="no sandbox here")]
+
+
+def summary(d: dict) -> str:
+    return f"{d['verdict']} {d.get('check')}: {str((d.get('evidence') or {}).get('message'))[:400]}"
+
+
+def test_rt5_a_hidden_shape_never_reaches_the_verdict_through_a_class_name(kstrata_eval):
+    d = kstrata_eval("softmax", "rt5_hidden_shape_via_class_name/candidate.py", "--no-time", "--secret", "rt5-s")
+    assert d["verdict"] == "rejected" and d.get("check") == "output_type", summary(d)
+    text = str(d)
+    assert "NEXT_" not in text and not re.search(r"\d+x\d+", text), summary(d)
+
+
+def test_rt5_walking_frames_to_the_harness_is_rejected(kstrata_eval):
+    d = kstrata_eval("softmax", "rt5_harness_via_frames/candidate.py", "--no-time")
+    assert d["verdict"] == "rejected" and d.get("check") == "no_introspection", summary(d)
+
+
+def test_rt5_argmin_exactly_on_the_grid_draw_is_incorrect(kstrata_eval):
+    d = kstrata_eval("rt5_argmin_on_the_grid_draw/task_argmax.py", "rt5_argmin_on_the_grid_draw/candidate.py",
+                     "--no-time")
+    assert d["verdict"] == "incorrect", summary(d)
