@@ -279,3 +279,25 @@ def test_a_pytorch_file_given_for_a_tvm_backend_is_an_input_error_that_says_what
     assert read_candidate(f, "pytorch") == ({"source": RMSNORM_NEW}, "pytorch")
     r = CliRunner().invoke(app, ["eval", "rmsnorm", str(f), "--backend", "tvm-llvm"])
     assert r.exit_code == 2 and "--backend pytorch" in r.output, r.output
+
+
+#: rmsnorm that reads its input's storage as row-major (as a raw-pointer kernel that ignores strides does)
+RMSNORM_ROW_MAJOR = RMSNORM_NEW.replace(
+    "        return x * torch.rsqrt",
+    "        x = torch.as_strided(x, x.shape, (x.shape[-1], 1))\n        return x * torch.rsqrt")
+
+
+def test_an_exported_kernel_gets_contiguous_inputs(tmp_path):
+    """Red-team round of 2026-12-03: the verifier feeds contiguous inputs (what
+    get_inputs() gives), so a kernel that ignores strides passes it; the export
+    makes every input contiguous before the kernel sees it."""
+    assert "as_strided" in RMSNORM_ROW_MAJOR
+    res = _run(tmp_path, "pytorch", {"source": RMSNORM_ROW_MAJOR})
+    out = kstrata.export(res.run_dir, tmp_path / "rms_rowmajor")
+    code = USE.format(parent=str(out.parent), name=out.name, shape={"B": 16, "D": 128}).replace(
+        'print("maxdiff", float((layer(x) - ref(x)).abs().max()))',
+        'xt = x.t().contiguous().t()\nassert not xt.is_contiguous()\n'
+        'print("maxdiff", float((layer(xt) - ref(x)).abs().max()))')
+    run = subprocess.run([PY, "-c", code], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert float(run.stdout.split("maxdiff")[-1]) < 1e-5

@@ -107,3 +107,25 @@ def test_secret_of_a_run_that_judged_nothing_is_made(tmp_path, monkeypatch):
     monkeypatch.setenv("KSTRATA_SECRET", "shared")
     (run / SECRET_FILE).unlink()
     assert run_secret(run) == "shared"
+
+
+def test_a_binary_secret_and_a_candidates_file_are_named_not_tracebacks(tmp_path):
+    """Red-team round of 2026-12-03: 64 random bytes in ``secret`` ended resume and
+    retime in a UnicodeDecodeError traceback; ``candidates`` made a plain file, in
+    a NotADirectoryError from a rolled-back transaction."""
+    run, _ = _run(tmp_path)
+    (run / SECRET_FILE).write_bytes(bytes(range(192, 256)))
+    with pytest.raises(StoreError, match="secret is not a kstrata secret.*restore it"):
+        run_secret(run)
+    runner = CliRunner()
+    for args in (["optimize", "relu", "--backend", "tvm-llvm", "--resume", str(run)],):
+        res = runner.invoke(app, args)
+        assert res.exit_code == 2 and "not a kstrata secret" in res.output and "Traceback" not in res.output, \
+            (args, res.output)
+    run_secret(tmp_path / "other")  # a good secret again, for the next damage
+    (run / SECRET_FILE).write_text((tmp_path / "other" / SECRET_FILE).read_text())
+    (run / "candidates").write_text("not a directory")
+    with pytest.raises(StoreError, match="candidates is not a directory"):
+        RunStore.open(run)
+    res = runner.invoke(app, ["optimize", "relu", "--backend", "tvm-llvm", "--resume", str(run)])
+    assert res.exit_code == 2 and "candidates is not a directory" in res.output, res.output

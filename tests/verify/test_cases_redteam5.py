@@ -32,3 +32,23 @@ def test_rt5_argmin_exactly_on_the_grid_draw_is_incorrect(kstrata_eval):
     d = kstrata_eval("rt5_argmin_on_the_grid_draw/task_argmax.py", "rt5_argmin_on_the_grid_draw/candidate.py",
                      "--no-time")
     assert d["verdict"] == "incorrect", summary(d)
+
+
+@pytest.mark.parametrize("case,task,backend", [
+    ("rt5_forged_findings_via_frames", "relu", "pytorch"),
+    ("rt5_attrgetter_to_the_harness", "relu", "pytorch"),
+    ("rt5_triton_canary_via_frames", "softmax", "triton-interp"),
+])
+def test_rt5_patching_the_harness_is_rejected_and_fails_without_the_static_check(kstrata_eval, case, task,
+                                                                                   backend):
+    d = kstrata_eval(task, f"{case}/candidate.py", "--no-time", "--scope", "small", backend=backend)
+    assert d["verdict"] == "rejected" and d.get("check") == "no_introspection", summary(d)
+    # the static check only warning: the harness has no instance __dict__ for a wrapper to go in
+    d = kstrata_eval(task, f"{case}/candidate.py", "--no-time", "--scope", "small", "--preset", "warn",
+                     backend=backend)
+    assert d["verdict"] != "correct", summary(d)
+
+
+def test_rt5_a_never_written_last_tile_fails_the_quant_policy(kstrata_eval):
+    d = kstrata_eval("w4a16_gemv", "rt5_quant_last_tile_unwritten/candidate.py", "--no-time")
+    assert d["verdict"] == "incorrect", summary(d)

@@ -130,6 +130,13 @@ def stale_reason():
     return f"run {{META['run']}} was re-timed since this export: the speedups in export.json may be out of date"
 
 
+def contiguous(inputs):
+    """``inputs`` with every tensor made contiguous: kstrata verified this kernel
+    on contiguous inputs only (a kernel that reads a transposed or sliced view's
+    storage as row-major would return wrong values silently)."""
+    return tuple(x.contiguous() if isinstance(x, torch.Tensor) else x for x in inputs)
+
+
 def check_shapes(inputs):
     """Raise ``ValueError`` naming the shape this export runs at when ``inputs``
     do not have the shapes a static build was compiled for (a no-op otherwise)."""
@@ -192,6 +199,7 @@ class KernelModule(torch.nn.Module):
         return cls(model=model)
 
     def forward(self, *inputs):
+        inputs = contiguous(inputs)
         check_shapes(inputs)
         check_dtypes(inputs)
         if self._runner is None:
@@ -226,7 +234,7 @@ class KernelModule(torch.nn.Module):
         return cls(model=model)
 
     def forward(self, *inputs):
-        return self.impl(*inputs)
+        return self.impl(*contiguous(inputs))
 '''
 
 

@@ -126,7 +126,18 @@ def _flatten(out: Any) -> list[Any]:
 
 class Harness:
     """The candidate process's state: the backend, the loaded candidate and its
-    timing input copies."""
+    timing input copies.
+
+    No instance ``__dict__`` (``__slots__``): a candidate that reaches the
+    harness object cannot shadow its methods with its own (``harness.call =
+    wrapper`` deleted the findings of every checked call, red-team round of
+    2026-12-03); the judge's own checks never rest on that alone."""
+
+    __slots__ = ("Tensor", "_all_seed", "_cpu_seed", "_cuda_init", "_cuda_sleep", "_cuda_sync",
+                 "_events", "_input_ptrs", "_launch_block", "_replay", "_returned", "backend",
+                 "checked_launches", "copies", "device", "flusher", "fn", "graph_launches",
+                 "graphs", "kernel_log", "last", "launch_deficit", "launches", "reused_output",
+                 "slots", "spin_cycles", "tensor_dict", "timed_launches", "torch", "watch")
 
     def __init__(self) -> None:
         import torch

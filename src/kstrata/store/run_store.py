@@ -139,6 +139,10 @@ class RunStore:
         run_dir = Path(run_dir)
         if not cls.exists(run_dir):
             raise StoreError(f"{run_dir}: no {DB_NAME}; is this a kstrata run directory?")
+        cands = run_dir / "candidates"
+        if cands.exists() and not cands.is_dir():
+            raise StoreError(f"{cands} is not a directory (it holds each candidate's sources); restore it "
+                             "from a copy of the run, or start a new run with --out")
         path = run_dir / DB_NAME
         conn = cls._connect(path)
         try:

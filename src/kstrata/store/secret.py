@@ -24,14 +24,22 @@ def run_secret(run_dir: str | Path) -> str:
     StoreError
         If ``RUN_DIR/secret`` is missing (or empty) while the run in
         ``RUN_DIR`` has already evaluated candidates: a new secret would
-        change its hidden tests halfway, so it is never silently replaced.
+        change its hidden tests halfway, so it is never silently replaced;
+        or if it is not text (damaged).
     """
     env = os.environ.get("KSTRATA_SECRET")
     if env:
         return env
     path = Path(run_dir) / SECRET_FILE
     if path.is_file():
-        value = path.read_text().strip()
+        try:
+            value = path.read_text(encoding="ascii").strip()
+        except (UnicodeDecodeError, OSError) as e:
+            from kstrata.store.run_store import StoreError
+
+            raise StoreError(f"{path} is not a kstrata secret ({type(e).__name__}: not the hex text kstrata "
+                             "writes); restore it from a copy of the run (or set $KSTRATA_SECRET to its "
+                             "value), or start a new run with --out") from None
         if value:
             return value
     _refuse_new_secret_for_judged_run(Path(run_dir))

@@ -38,6 +38,13 @@ class ReferenceFailure(TaskError):
     the shape and what to change (``--timeout``, the shapes)."""
 
 
+#: What a user's task file may raise that kstrata reports as a :class:`TaskError`:
+#: any exception, and ``sys.exit()``/``KeyboardInterrupt`` raised by the file itself
+#: (which ended ``kstrata eval`` silently with the file's exit status, red-team round
+#: of 2026-12-03). ``os._exit`` ends the process and cannot be caught here.
+USER_FILE_ERRORS = (Exception, SystemExit, KeyboardInterrupt)
+
+
 def import_module_from_path(path: Path, prefix: str = "kstrata_task") -> ModuleType:
     """Import ``path`` as a fresh, uniquely named module (never cached in
     ``sys.modules`` under a shared name, so shape rebinding cannot leak between
@@ -59,13 +66,15 @@ def import_module_from_path(path: Path, prefix: str = "kstrata_task") -> ModuleT
     sys.modules[name] = module
     try:
         spec.loader.exec_module(module)
-    except Exception as e:  # noqa: BLE001 - report any import failure as data
+    except USER_FILE_ERRORS as e:  # noqa: BLE001 - report any import failure as data
         sys.modules.pop(name, None)
         hint = ""
         if isinstance(e, ModuleNotFoundError) and e.name:  # a library the task needs and this Python lacks
             hint = (f"; the task needs the package that provides {e.name.split('.')[0]!r}: install it into "
                     "the environment kstrata runs in (e.g. pip install " + e.name.split(".")[0] + ")")
-        raise TaskError(f"{path}: failed to import: {type(e).__name__}: {e}{hint}") from e
+        if isinstance(e, (SystemExit, KeyboardInterrupt)):  # sys.exit(3) ended kstrata silently with rc 3
+            hint = "; a task file must define Model, get_inputs and get_init_inputs, not exit"
+        raise TaskError(f"{path}: failed to import: {type(e).__name__}: {e}{hint}") from None
     return module
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import torch
 from pydantic import ValidationError
 
-from kstrata.tasks.base import Task, TaskError, import_module_from_path
+from kstrata.tasks.base import USER_FILE_ERRORS, Task, TaskError, import_module_from_path
 from kstrata.tasks.meta import TaskMeta, inferred_category, level_from_path, op_kinds
 
 SUITE_DIR = Path(__file__).parent / "suite"
@@ -275,7 +275,7 @@ def check_reference(task: Task) -> None:
             model, inputs, _, _ = task.instantiate(shape, seed=0)
         except TaskError:
             raise
-        except Exception as e:  # noqa: BLE001 - any failure of the user's file is reported
+        except USER_FILE_ERRORS as e:  # noqa: BLE001 - any failure of the user's file is reported
             raise TaskError(
                 f"{task.path}: building the reference {where} failed: {type(e).__name__}: {_one_line(e)}; "
                 "fix get_init_inputs(), get_inputs() or Model.__init__"
@@ -283,7 +283,7 @@ def check_reference(task: Task) -> None:
         try:
             with torch.no_grad():
                 out = model(*inputs)
-        except Exception as e:  # noqa: BLE001
+        except USER_FILE_ERRORS as e:  # noqa: BLE001
             kinds = ", ".join(type(x).__name__ for x in inputs) or "no inputs"
             raise TaskError(
                 f"{task.path}: the reference Model.forward raised {type(e).__name__}: {_one_line(e)} "

@@ -130,8 +130,16 @@ from a correct reordering at that n; the small shapes catch it
 
 Policy ``quant`` (KernelBench-X style distribution metrics): cosine similarity
 >= ``cosine``, relative L1 ``sum|c-o| / sum|o|`` <= ``rel_l1``, and RMSE
-relative to the oracle's RMS <= ``rmse``. Policy ``exact``: equality with the
-native reference (integer outputs, indices).
+relative to the oracle's RMS <= ``rmse``, and elementwise
+``|c - o| <= QUANT_ELEMENT_K * rmse * RMS(o)``. The aggregate limits are for
+rounding that differs everywhere (re-quantization, fp16 accumulation); the
+elementwise cap is for outputs that are wrong outright: the last 8 of 4096
+GEMV outputs never written (0) moved the RMSE by 0.044, inside 0.10, and read
+correct (red-team round of 2026-12-03). With K = 6 a kernel that spends the
+whole RMSE allowance on Gaussian-like errors keeps its largest of 4096 (about
+3.9 sigma) inside the cap, and an output missing outright fails whenever its
+value exceeds 0.6 of the RMS (more than half of Gaussian outputs). Policy
+``exact``: equality with the native reference (integer outputs, indices).
 
 Under every policy a NaN or Inf where the oracle is finite fails, and where
 the oracle is not finite the candidate must hold the same non-finite value.
@@ -290,6 +298,10 @@ def compare(cand: torch.Tensor, oracle: torch.Tensor, native: torch.Tensor, tol:
     return Comparison(nbad == 0, bad if nbad else None, stats)
 
 
+#: Elementwise cap of the ``quant`` policy, in units of its RMSE limit times the oracle's RMS.
+QUANT_ELEMENT_K = 6.0
+
+
 def _compare_quant(cd: torch.Tensor, o: torch.Tensor, tol: Tolerance, stats: dict[str, Any]) -> Comparison:
     nonfinite = _nonfinite_mismatch(cd, o)
     fin = torch.isfinite(o) & torch.isfinite(cd)
@@ -302,12 +314,14 @@ def _compare_quant(cd: torch.Tensor, o: torch.Tensor, tol: Tolerance, stats: dic
     stats.update(cosine=cos, rel_l1=rel_l1, rmse=rmse, max_err=float(err.max()) if err.numel() else 0.0,
                  nonfinite_wrong=int(nonfinite.sum()),
                  limits={"cosine": tol.cosine, "rel_l1": tol.rel_l1, "rmse": tol.rmse})
-    ok = cos >= tol.cosine and rel_l1 <= tol.rel_l1 and rmse <= tol.rmse and not nonfinite.any()
+    cap = QUANT_ELEMENT_K * tol.rmse * rms
+    ok = cos >= tol.cosine and rel_l1 <= tol.rel_l1 and rmse <= tol.rmse and not nonfinite.any() \
+        and not (err.numel() and float(err.max()) > cap)
     if ok:
         return Comparison(True, None, stats)
-    # elementwise mask for localisation: errors well above the RMS error
+    # elementwise mask for localisation: errors well above the RMS error, and every one above the cap
     full = torch.where(torch.isfinite(o) & torch.isfinite(cd), (cd - o).abs(), torch.zeros_like(o))
-    bad = nonfinite | (full > max(tol.rmse * rms * 3, 1e-300))
+    bad = nonfinite | (full > max(tol.rmse * rms * 3, 1e-300)) | (full > cap)
     stats.update(wrong=int(bad.sum()), total=int(o.numel()))
     return Comparison(False, bad, stats)
 

@@ -429,11 +429,16 @@ class _Visitor(ast.NodeVisitor):
             self.add("no_reference_call", node, "uses the reference class Model")
         if node.id in ("__builtins__", "__loader__", "__spec__"):
             self.add("no_introspection", node, f"uses {node.id}")
+        if isinstance(node.ctx, ast.Load) and node.id in ("getattr", "setattr", "delattr") \
+                and id(node) not in self.called and node.id not in self.defined:
+            self.add("no_introspection", node, f"passes {node.id} as a value (functools.reduce({node.id}, ...), "
+                     "map): an attribute reached by a name the check cannot read")
         if isinstance(node.ctx, ast.Load) and node.id in self.aliases and id(node) not in self.inner:
             self._array_use(self.aliases[node.id], node)
 
     def visit_Constant(self, node: ast.Constant) -> None:
-        if isinstance(node.value, str) and id(node) not in self.docstrings and node.value in INTROSPECTION_NAMES:
+        if isinstance(node.value, str) and id(node) not in self.docstrings \
+                and any(part in INTROSPECTION_NAMES for part in node.value.split(".")):
             self.add("no_introspection", node, f"names {node.value!r} (getattr/attrgetter into interpreter "
                      "frames or objects' internals, the way to the judge's harness in the candidate's process)")
         if isinstance(node.value, str) and id(node) not in self.docstrings and _PRIVATE_TEXT.fullmatch(node.value) \
@@ -524,6 +529,11 @@ class _Visitor(ast.NodeVisitor):
         if name.split(".")[0] in ARRAY_LIBRARIES:
             self.array_args.update(id(a.value if isinstance(a, ast.Starred) else a) for a in node.args)
             self.array_args.update(id(k.value) for k in node.keywords)
+        if name in ("operator.attrgetter", "operator.methodcaller") and not (
+                node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)
+                and all(isinstance(a, ast.Constant) for a in node.args[1:] if name.endswith("attrgetter"))):
+            self.add("no_introspection", node, f"calls {name}() with a computed name (red-team round of "
+                     "2026-12-03: attrgetter('gi' + '_frame') walked to the judge's harness)")
         if isinstance(func, ast.Name):
             if func.id in INTROSPECTION_CALLS:
                 self.add("no_introspection", node, f"calls {func.id}()")
