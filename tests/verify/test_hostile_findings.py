@@ -16,7 +16,9 @@ from kstrata.verify.runner import _evidence, _exception_kind
 
 SECRET = "f1nd1ngs" * 2
 
-#: A correct relu whose harness (found through gc, past the static checks) reports ``FINDING``.
+#: A correct relu whose harness (found through gc, past the static checks) reports ``FINDING``
+#: (its class patched: the harness's handlers are bound before candidate code runs, but the helpers
+#: they call are looked up on the class).
 FORGER = '''
 import torch
 import torch.nn as nn
@@ -24,8 +26,8 @@ import typing
 
 _gc = getattr(typing.sys, "modules")["gc"]
 for _o in _gc.get_objects():
-    if type(_o).__name__ == "Harness":
-        _o._watch_findings = lambda: [FINDING]
+    if type(_o).__name__ == "Harness":  # its class: the instance has no __dict__ to shadow a method in
+        type(_o)._watch_findings = lambda self: [FINDING]
 
 
 class ModelNew(nn.Module):

@@ -128,7 +128,7 @@ class RemoteCandidate:
         self._cpu_after: float | None = None
         #: the judge fetched the last timed call's outputs (and inputs) after it: that gap holds the
         #: judge's own request, whose cost grows with the inputs (524 MB of logits, ~40 ms of the
-        #: candidate's CPU on the H200), and the baseline is never fetched, so it is left out
+        #: candidate's CPU on the H200; the baseline fetches only its outputs), so it is left out
         self._fetched = False
         #: wall ms of each output fetch after a checked call (outputs only, the judge's clock), for
         #: :func:`fetch_work_note`; the baseline fetches too when ``mirror_fetch`` is set (by measure)
@@ -414,9 +414,10 @@ def deferred_work_note(candidate: RemoteCandidate, baseline: RemoteCandidate, ti
     judge flushes the cache made an unchanged softmax read 5x faster;
     red-team round of 2026-12-02). Both processes answer the same untimed
     requests (flush and freshen), so the baseline's CPU there is the honest
-    cost; the gaps in which the judge fetched the candidate's outputs and
-    inputs (the occasional output check, which the baseline never gets) are
-    left out: on the H200 those transfers alone made the shipped Triton
+    cost; the gaps in which the judge fetched outputs (and the candidate's
+    inputs: the occasional output check) are left out, on both sides, and
+    :func:`fetch_work_note` compares the fetches themselves: on the H200 the
+    input transfers alone made the shipped Triton
     cross_entropy (524 MB of logits) read 940 ms against eager's 70 ms, and
     a deferred thread cannot tell in advance which gaps those are. Read from
     outside the candidate's processes, so a patched harness cannot hide it.
