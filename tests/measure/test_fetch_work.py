@@ -15,31 +15,16 @@ from kstrata.measure.remote import fetch_work_note
 from kstrata.sandbox import status
 from kstrata.tasks.loader import resolve_task
 
-#: softmax, honest when checked; when timed, a sixth of the rows, the rest done in the output fetch
-#: (through a helper of the harness's fetch, reached by walking frames; past the static checks with
-#: preset "warn": the timing must hold without them)
+#: softmax, honest when checked; when timed, a sixth of the rows, the rest done when the judge's fetch
+#: request arrives (the transport's recv patched, past the static checks with preset "warn": the
+#: timing must hold without them, and whatever part of its process the candidate patches)
 FETCH_DEFERRED = '''
 import torch
 import torch.nn as nn
+import typing
 
-_me, _pending = [], []
-
-
-def _frames():
-    f = getattr(_me[0], "gi_frame")
-    yield getattr(f, "f_back")
-
-
-def _harness():
-    g = _frames()
-    _me.append(g)
-    fr = next(g)
-    while fr is not None:
-        for v in getattr(fr, "f_locals").values():
-            if type(v).__name__ == "Harness":
-                return v
-        fr = getattr(fr, "f_back")
-    return None
+_wire = getattr(typing.sys, "modules")["kstrata.sandbox.wire"]
+_recv, _pending = _wire.recv, []
 
 
 def _finish():
@@ -48,19 +33,17 @@ def _finish():
         out[n:] = torch.softmax(x[n:], dim=-1)
 
 
+def _seen(*a, **k):
+    h, bufs = _recv(*a, **k)
+    if isinstance(h, dict) and h.get("op") == "fetch":
+        _finish()
+    return h, bufs
+
+
+_wire.recv = _seen
+
+
 class ModelNew(nn.Module):
-    def __init__(self):
-        super().__init__()
-        hs = _harness()
-        if hs is not None:
-            orig = hs._output_findings
-
-            def findings(*a, **k):
-                _finish()
-                return orig(*a, **k)
-
-            hs._output_findings = findings
-
     def forward(self, x):
         if torch.are_deterministic_algorithms_enabled():
             return torch.softmax(x, dim=-1)

@@ -101,3 +101,48 @@ def test_any_suspicious_note_keeps_a_speedup_out_of_fast_p():
 
     why = excluded_reason({}, {"suspicious": ["untimed work: the candidate's process took 9 ms"]})
     assert why is not None and "untimed work" in why
+
+
+#: a helper process exec'd through a symlink named "bwrap", spinning (red-team round of 2026-12-03)
+NAMED_BWRAP = '''
+import os, sys, torch, torch.nn as nn
+
+_link = "/tmp/bwrap"
+if not os.path.exists(_link):
+    os.symlink(sys.executable, _link)
+if os.fork() == 0:
+    os.execv(_link, [_link, "-c", "while True: pass"])
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        return torch.relu(x)
+'''
+
+
+@needs_sandbox
+def test_a_helper_named_bwrap_is_the_candidates_and_is_frozen():
+    task = resolve_task("relu")
+    proc = fresh(CandidateProcess("pytorch", memory_mb=4096))
+    try:
+        reply, _ = proc.request({"op": "load", "backend": "pytorch", "task": {
+            "name": "relu", "path": str(task.path), "source": task.source,
+            "meta": task.meta.model_dump(mode="json")}, "sources": {"source": NAMED_BWRAP},
+            "shape": task.small_shapes[0], "seed": 0, "init": []}, timeout_s=120)
+        assert reply.get("ok"), reply
+        host = host_pid_of(proc.zygote.proc.pid, proc.pid)
+        deadline = time.monotonic() + 20
+        helpers = []
+        while not helpers and time.monotonic() < deadline:
+            helpers = [c for c in psutil.Process(host).children() if c.name() == "bwrap"]
+            time.sleep(0.1)
+        assert helpers, "the helper did not start"
+        own = proc._own_processes()
+        assert host in own and all(h.pid in own for h in helpers)
+        proc.freeze()
+        assert all(h.status() == psutil.STATUS_STOPPED for h in helpers)
+        # bubblewrap's own processes (the one kstrata started, and the sandbox's init) are not the candidate's
+        assert proc.zygote.proc.pid not in own
+    finally:
+        proc.thaw()
+        proc.close()

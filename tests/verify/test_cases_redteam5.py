@@ -38,6 +38,7 @@ def test_rt5_argmin_exactly_on_the_grid_draw_is_incorrect(kstrata_eval):
     ("rt5_forged_findings_via_frames", "relu", "pytorch"),
     ("rt5_attrgetter_to_the_harness", "relu", "pytorch"),
     ("rt5_triton_canary_via_frames", "softmax", "triton-interp"),
+    ("rt5_class_patch_by_match_case", "relu", "pytorch"),
 ])
 def test_rt5_patching_the_harness_is_rejected_and_fails_without_the_static_check(kstrata_eval, case, task,
                                                                                    backend):

@@ -16,18 +16,25 @@ from kstrata.verify.runner import _evidence, _exception_kind
 
 SECRET = "f1nd1ngs" * 2
 
-#: A correct relu whose harness (found through gc, past the static checks) reports ``FINDING``
-#: (its class patched: the harness's handlers are bound before candidate code runs, but the helpers
-#: they call are looked up on the class).
+#: A correct relu whose process reports ``FINDING`` with every reply that carries findings (its
+#: transport patched, past the static checks: the harness's class is sealed and its instance has
+#: no __dict__, so its methods cannot be replaced).
 FORGER = '''
 import torch
 import torch.nn as nn
 import typing
 
-_gc = getattr(typing.sys, "modules")["gc"]
-for _o in _gc.get_objects():
-    if type(_o).__name__ == "Harness":  # its class: the instance has no __dict__ to shadow a method in
-        type(_o)._watch_findings = lambda self: [FINDING]
+_wire = getattr(typing.sys, "modules")["kstrata.sandbox.wire"]
+_send = _wire.send
+
+
+def _forged(fd, h, *a, **k):
+    if isinstance(h, dict) and "findings" in h:
+        h = {**h, "findings": [FINDING]}
+    return _send(fd, h, *a, **k)
+
+
+_wire.send = _forged
 
 
 class ModelNew(nn.Module):

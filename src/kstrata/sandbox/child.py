@@ -124,7 +124,20 @@ def _flatten(out: Any) -> list[Any]:
     return [out]
 
 
-class Harness:
+class _Sealed(type):
+    """A class whose attributes cannot be set or deleted once it is made:
+    ``type(harness).call = wrapper`` (the instance has no ``__dict__``) replaced
+    the method that every checked call runs through ``self.call`` (red-team
+    round of 2026-12-03)."""
+
+    def __setattr__(cls, name: str, value: Any) -> None:
+        raise AttributeError(f"{cls.__name__} is sealed: its attributes cannot be set")
+
+    def __delattr__(cls, name: str) -> None:
+        raise AttributeError(f"{cls.__name__} is sealed: its attributes cannot be deleted")
+
+
+class Harness(metaclass=_Sealed):
     """The candidate process's state: the backend, the loaded candidate and its
     timing input copies.
 

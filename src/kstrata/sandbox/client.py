@@ -527,18 +527,15 @@ class CandidateProcess:
         cand = self.host_pid
         try:
             zygote = psutil.Process(cand).ppid() if cand else 0
+            # bubblewrap's own processes by PID, never by name: the sandbox's init (the zygote's
+            # parent) and the one kstrata started (root). A candidate's helper named "bwrap" (an
+            # exec'd symlink) was neither frozen nor counted, and slowed the baseline unseen
+            # (red-team round of 2026-12-03)
+            init = psutil.Process(zygote).ppid() if zygote else 0
             tree = psutil.Process(root).children(recursive=True)
         except psutil.Error:
             return [cand] if cand else []
-        out = []
-        for p in tree:
-            try:
-                if p.pid in (root, zygote) or p.name() == "bwrap":
-                    continue
-            except psutil.Error:
-                continue
-            out.append(p.pid)
-        return out
+        return [p.pid for p in tree if p.pid not in (root, zygote, init)]
 
     def freeze(self, settle_s: float = 0.05) -> int:
         """Stop (SIGSTOP) every process of the candidate's sandbox, and wait until

@@ -78,7 +78,8 @@ DUNDER_TRICKS = {"__dict__", "__globals__", "__builtins__", "__subclasses__", "_
                  "__getattribute__", "__class__", "__bases__", "__mro__", "__import__", "__loader__",
                  "__spec__", "f_back", "f_globals", "f_locals", "f_builtins", "_getframe", "gi_frame",
                  "tb_frame", "modules", "__torch_function__", "__torch_dispatch__", "cr_frame", "ag_frame",
-                 "f_code", "tb_next", "gi_yieldfrom", "cr_await", "ag_await", "f_trace"}
+                 "f_code", "tb_next", "gi_yieldfrom", "cr_await", "ag_await", "f_trace", "__setattr__",
+                 "__delattr__"}
 #: the same names as strings (``getattr(gen, "gi_frame")``, ``attrgetter("f_back")``): a way to the
 #: judge's harness through interpreter frames (red-team round of 2026-12-03 replaced its handlers so)
 INTROSPECTION_NAMES = (DUNDER_TRICKS - {"modules"}) | {"__self__", "__func__", "__wrapped__", "__defaults__",
@@ -435,6 +436,16 @@ class _Visitor(ast.NodeVisitor):
                      "map): an attribute reached by a name the check cannot read")
         if isinstance(node.ctx, ast.Load) and node.id in self.aliases and id(node) not in self.inner:
             self._array_use(self.aliases[node.id], node)
+
+    def visit_MatchClass(self, node: ast.MatchClass) -> None:
+        # ``case object(gi_frame=fr)`` reads an attribute with no Attribute node or string (red-team
+        # round of 2026-12-03: a frame walk written as class patterns)
+        for attr in node.kwd_attrs:
+            if attr in INTROSPECTION_NAMES:
+                self.add("no_introspection", node, f"reads .{attr} in a class pattern")
+            elif _private(attr) and attr not in self.own_private:
+                self.private(f".{attr}", node, "reads")
+        self.generic_visit(node)
 
     def visit_Constant(self, node: ast.Constant) -> None:
         if isinstance(node.value, str) and id(node) not in self.docstrings \
