@@ -13,7 +13,8 @@ from search_fakes import FakeBackend, FakeEvaluator, FakeProposer, FakeTask, par
 
 from kstrata.search import Budget, SearchSettings, optimize
 from kstrata.search.evaluators import FINAL_MAX_CI_RATIO, final_trusted
-from kstrata.search.tree import UNTRUSTED_PREFIX
+from kstrata.search.tree import UNTRUSTED_PREFIX, CandidateTree
+from kstrata.store.run_store import RunStore
 from kstrata.search.views import result_table, run_tree
 
 
@@ -127,3 +128,83 @@ def test_retime_command_rewrites_measurements_best_and_summary(tmp_path, monkeyp
     # one named candidate
     one = R.retime_run(res.run_dir, rows[0]["hash"][:10], evaluator=NoisyEvaluator())
     assert [r["hash"] for r in one] == [rows[0]["hash"]]
+
+
+class PromotingEvaluator(NoisyEvaluator):
+    """NoisyEvaluator whose bests are confirmed when their first timing ranks
+    them (``confirm`` returns None, as ``confirm_at="best"``); a best that the
+    final round ranked is verified with ``confirm_promoted``, where the first
+    one fails (wrong at a shape the screening did not cover)."""
+
+    def __init__(self):
+        super().__init__()
+        self.promoted: list[dict] = []
+
+    def confirm(self, task, backend, srcs):
+        return None
+
+    def confirm_promoted(self, task, backend, srcs):
+        self.promoted.append(parse(srcs))
+        if len(self.promoted) == 1:
+            return {"verdict": "incorrect", "check": "allclose", "n_public": 2, "n_hidden": 40,
+                    "feedback": [{"level": "source", "message": "wrong on a hidden test"}]}
+        return {"verdict": "correct", "feedback": [], "n_public": 2, "n_hidden": 40}
+
+
+def test_a_best_ranked_only_by_the_final_round_passes_the_full_scope_first(tmp_path):
+    """Red-team round of 2026-12-03: a candidate whose first timing was untrusted
+    was never confirmed at the full scope; the final round ranked it first, and it
+    became best/ with only the screening behind it."""
+    ev = PromotingEvaluator()
+    res = optimize(FakeTask(), FakeBackend(), FakeProposer(), ev, "greedy", Budget(evaluations=14),
+                   tmp_path / "run", settings=SearchSettings(final_contenders=3))
+    assert len(ev.promoted) == 2 and ev.final  # the promoted best failed; the next one passed
+    failed = [n for n in res.tree if n.evaluated and n.record.evaluation.evidence
+              and n.record.evaluation.evidence.get("confirmed") is False]
+    assert len(failed) == 1 and failed[0].verdict == "incorrect" and failed[0].speedup is None
+    assert speedup(ev.promoted[0]["fuse"], ev.promoted[0]["tile"], ev.promoted[0]["order"]) > 1.5
+    assert res.best is not None and res.best.hash != failed[0].hash
+    assert res.best.record.evaluation.evidence["confirmed"] is True
+    assert json.loads((res.run_dir / "summary.json").read_text())["best"]["hash"] == res.best.hash
+
+
+def test_a_best_confirmed_during_the_search_is_not_verified_again(tmp_path):
+    class Marked(PromotingEvaluator):
+        def evaluate(self, task, backend, srcs):
+            ev, m = FakeEvaluator.evaluate(self, task, backend, srcs)
+            if ev.get("verdict") == "correct":  # as VerifyMeasureEvaluator marks a would-be best it confirmed
+                ev = {**ev, "evidence": {"confirmed": True, "confirmation": "during the search"}}
+            return ev, m
+
+    ev = Marked()
+    res = optimize(FakeTask(), FakeBackend(), FakeProposer(), ev, "greedy", Budget(evaluations=10),
+                   tmp_path / "run", settings=SearchSettings(final_contenders=0))
+    assert res.best is not None and ev.promoted == []
+
+
+def test_retime_verifies_a_best_it_ranked_at_the_full_scope(tmp_path, monkeypatch):
+    from kstrata.cli import retime as R
+
+    res = optimize(FakeTask(), FakeBackend(), FakeProposer(), NoisyEvaluator(), "greedy", Budget(evaluations=10),
+                   tmp_path / "run", settings=SearchSettings(final_contenders=0))
+    before = json.loads((res.run_dir / "summary.json").read_text())
+    assert before["unranked"]
+    monkeypatch.setattr(R, "open_run", lambda run_dir: R.RunInfo(res.run_dir, FakeTask(), FakeBackend(), None,
+                                                                ("eager",), before["stop_reason"]))
+
+    class Retimer(PromotingEvaluator):
+        def final_round(self, task, backend, srcs):
+            m = super().final_round(task, backend, srcs)
+            m["findings"] = []
+            return m
+
+    ev = Retimer()
+    R.retime_run(res.run_dir, evaluator=ev)
+    assert len(ev.promoted) == 2  # the fastest re-timed candidate failed the full scope; the next passed
+    after = json.loads((res.run_dir / "summary.json").read_text())
+    with RunStore.open(res.run_dir) as store:
+        tree = CandidateTree.from_store(store, with_sources=False)
+    best = tree[after["best"]["hash"]]
+    assert best.record.evaluation.evidence == {"confirmed": True, "confirmation": "kstrata retime"}
+    failed = [n for n in tree if n.evaluated and (n.record.evaluation.evidence or {}).get("confirmed") is False]
+    assert len(failed) == 1 and failed[0].verdict == "incorrect" and failed[0].hash != best.hash

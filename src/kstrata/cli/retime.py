@@ -97,7 +97,7 @@ def retime_run(run_dir: str | Path, candidate: str | None = None, *, evaluator: 
         If the named candidate is not correct (only correct ones are timed).
     """
     from kstrata.search.candidate import to_measurement_record
-    from kstrata.search.loop import write_outcome
+    from kstrata.search.loop import confirm_ranked_best, write_outcome
     from kstrata.search.tree import UNTRUSTED_PREFIX, CandidateTree
     from kstrata.search.views import reading
     from kstrata.store.run_store import RunStore
@@ -143,7 +143,9 @@ def retime_run(run_dir: str | Path, candidate: str | None = None, *, evaluator: 
                 why = next((f for f in rec.findings if isinstance(f, str) and f.startswith(UNTRUSTED_PREFIX)), "")
                 out.append({"hash": node.hash, "before": node.speedup, "before_was": was, "after": rec.speedup,
                             "trusted": not why, "why": why})
-            tree = CandidateTree.from_store(store, with_sources=False)
+            # a best the new timings ranked must have passed the full hidden protocol, not only the screening
+            tree = confirm_ranked_best(store, info.task, info.backend, getattr(evaluator, "confirm_promoted", None),
+                                       "kstrata retime")
             write_outcome(store, tree, info.stop_reason,
                           dict(getattr(info.backend, "source_extensions", {}) or {}))
     finally:

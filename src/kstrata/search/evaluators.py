@@ -261,6 +261,9 @@ class VerifyMeasureEvaluator:
                                     timed_shapes=self._timed_shapes(task, backend))
             if full.verdict is not Verdict.CORRECT:
                 return full, None
+            # marked, so the end of the run knows which bests passed the full scope (loop.confirm_best)
+            full.evidence = {**(full.evidence if isinstance(full.evidence, dict) else {}),
+                             "confirmed": True, "confirmation": "during the search"}
             ev = full
         if point is not None:
             self.best_speedup = max(self.best_speedup, point)
@@ -273,6 +276,23 @@ class VerifyMeasureEvaluator:
         from kstrata.verify import verify_candidate
 
         if self.confirm_at != "end" or not self.confirm_scope or self.confirm_scope == self.scope:
+            return None
+        return verify_candidate(task, backend.name, sources, secret=self.secret, pool=self._runner(),
+                                preset=self.preset, scope=self.confirm_scope,
+                                timed_shapes=self._timed_shapes(task, backend))
+
+    def confirm_promoted(self, task: Any, backend: Any, sources: dict[str, str]) -> Any | None:
+        """Verify at ``confirm_scope`` a best that only the screening verified
+        (None when the screening already ran that scope). With ``confirm_at``
+        ``"best"`` a would-be best is confirmed when its first timing ranks
+        it; one whose timing was untrusted and that the end-of-run re-timing
+        (or ``kstrata retime``) then ranked first was never verified beyond the
+        screening (red-team round of 2026-12-03: a softmax wrong only at the
+        65537-wide sweep shape). :meth:`kstrata.search.loop._Run.confirm_best`
+        calls this for such a best."""
+        from kstrata.verify import verify_candidate
+
+        if not self.confirm_scope or self.confirm_scope == self.scope:
             return None
         return verify_candidate(task, backend.name, sources, secret=self.secret, pool=self._runner(),
                                 preset=self.preset, scope=self.confirm_scope,

@@ -149,6 +149,7 @@ class _Run:
         self.evaluate = getattr(evaluator, "evaluate", evaluator)
         self.final_round = getattr(evaluator, "final_round", None)
         self.confirm = getattr(evaluator, "confirm", None)
+        self.confirm_promoted = getattr(evaluator, "confirm_promoted", None)
         self.policy, self.budget, self.settings = policy, budget, settings
         self.store, self.router, self.progress = store, router, progress
         self.levels = tuple(backend.levels)
@@ -351,8 +352,13 @@ class _Run:
         verify the run's best at the full scope; when it fails there, store
         that verdict in place of its screening one and confirm the next best,
         at most :data:`MAX_CONFIRMATIONS` times. A confirmed best is marked
-        (``evidence["confirmed"]``) and not verified again on ``--resume``."""
-        if self.confirm is None:
+        (``evidence["confirmed"]``) and not verified again on ``--resume``.
+
+        Without an end-of-run confirmation (``confirm`` returns None: bests
+        are confirmed when their first timing ranks them), a ranked best that
+        was never confirmed (the re-timing ranked it after an untrusted first
+        timing) is verified the same way (the evaluator's ``confirm_promoted``)."""
+        if self.confirm is None and self.confirm_promoted is None:
             return
         for _ in range(MAX_CONFIRMATIONS):
             best = self.tree.best_correct()
@@ -360,7 +366,10 @@ class _Run:
                 return
             self.emit("confirming", node=best)
             try:
-                ev = self.confirm(self.task, self.backend, self.store.sources(best.hash))
+                sources = self.store.sources(best.hash)
+                ev = self.confirm(self.task, self.backend, sources) if self.confirm is not None else None
+                if ev is None and self.confirm_promoted is not None and best.timing_trusted:
+                    ev = self.confirm_promoted(self.task, self.backend, sources)
                 if ev is None:
                     return
                 rec = to_evaluation_record(ev)
@@ -397,6 +406,37 @@ def _evaluator_error(e: Exception, what: str) -> EvaluationRecord:
         evidence={"error": f"{type(e).__name__}: {e}", "traceback": traceback.format_exc()},
         feedback=[{"level": None, "message": f"{what} failed: {type(e).__name__}: {e}"}],
     )
+
+
+def confirm_ranked_best(store: RunStore, task: Any, backend: Any, confirm: Callable[..., Any] | None,
+                        how: str) -> CandidateTree:
+    """Verify the run's ranked best at the full scope when it never was
+    (``confirm``: an evaluator's ``confirm_promoted``), storing the verdict
+    with ``evidence["confirmation"] = how``; a best that fails hands its rank
+    to the next, at most :data:`MAX_CONFIRMATIONS` times. ``kstrata retime``
+    calls this after re-timing, which can rank a candidate only the
+    screening verified (red-team round of 2026-12-03). Returns the tree as
+    stored afterwards."""
+    tree = CandidateTree.from_store(store, with_sources=False)
+    for _ in range(MAX_CONFIRMATIONS if confirm is not None else 0):
+        best = tree.best_correct()
+        if best is None or not best.timing_trusted or _confirmed(best):
+            break
+        try:
+            ev = confirm(task, backend, store.sources(best.hash))
+            if ev is None:
+                break
+            rec = to_evaluation_record(ev)
+        except Exception as e:  # noqa: BLE001 - errors are data
+            rec = _evaluator_error(e, "confirmation")
+        kept = rec.evidence if isinstance(rec.evidence, dict) else ({} if rec.evidence is None
+                                                                   else {"screening": rec.evidence})
+        rec.evidence = {**kept, "confirmed": rec.verdict == "correct", "confirmation": how}
+        store.replace_evaluation(best.hash, rec)
+        tree = CandidateTree.from_store(store, with_sources=False)
+        if rec.verdict == "correct":
+            break
+    return tree
 
 
 def _confirmed(node: Node) -> bool | None:
