@@ -53,3 +53,9 @@ def test_rt5_patching_the_harness_is_rejected_and_fails_without_the_static_check
 def test_rt5_a_never_written_last_tile_fails_the_quant_policy(kstrata_eval):
     d = kstrata_eval("w4a16_gemv", "rt5_quant_last_tile_unwritten/candidate.py", "--no-time")
     assert d["verdict"] == "incorrect", summary(d)
+
+
+def test_rt5_eval_by_another_name_is_rejected(kstrata_eval):
+    d = kstrata_eval("softmax", "rt5_eval_by_type_hints/candidate.py", "--no-time", "--scope", "small",
+                     backend="triton-interp")
+    assert d["verdict"] == "rejected" and d.get("check") == "no_introspection", summary(d)

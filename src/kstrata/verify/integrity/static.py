@@ -79,7 +79,7 @@ DUNDER_TRICKS = {"__dict__", "__globals__", "__builtins__", "__subclasses__", "_
                  "__spec__", "f_back", "f_globals", "f_locals", "f_builtins", "_getframe", "gi_frame",
                  "tb_frame", "modules", "__torch_function__", "__torch_dispatch__", "cr_frame", "ag_frame",
                  "f_code", "tb_next", "gi_yieldfrom", "cr_await", "ag_await", "f_trace", "__setattr__",
-                 "__delattr__"}
+                 "__delattr__", "__annotations__", "__annotate__", "__type_params__"}
 #: the same names as strings (``getattr(gen, "gi_frame")``, ``attrgetter("f_back")``): a way to the
 #: judge's harness through interpreter frames (red-team round of 2026-12-03 replaced its handlers so)
 INTROSPECTION_NAMES = (DUNDER_TRICKS - {"modules"}) | {"__self__", "__func__", "__wrapped__", "__defaults__",
@@ -91,6 +91,12 @@ ESCAPE_ATTRS = {"numpy", "__array__", "__array_interface__", "__array_struct__",
                 "__array_priority__", "tolist", "__dlpack__", "__cuda_array_interface__"}
 ESCAPE_TORCH = {"torch.from_numpy", "torch.utils.dlpack.from_dlpack", "torch.utils.dlpack.to_dlpack",
                 "torch.from_dlpack", "torch.frombuffer"}
+#: library functions that evaluate text as Python (string annotations): eval() by another name
+#: (red-team round of 2026-12-03: typing.get_type_hints on a function whose annotation was
+#: "__import__('sys')._getframe(0)" reached frames and replaced a recorder)
+EVAL_LIKE = {"typing.get_type_hints", "typing.ForwardRef", "typing.evaluate_forward_ref",
+             "annotationlib.get_annotations", "annotationlib.call_evaluate_function",
+             "typing_extensions.get_type_hints", "typing_extensions.evaluate_forward_ref"}
 INTROSPECTION_CALLS = {"__import__", "eval", "exec", "compile", "globals", "locals", "vars",
                        "breakpoint", "memoryview"}
 #: What the harness sets around a checked call and not around a timed one (deterministic
@@ -430,6 +436,9 @@ class _Visitor(ast.NodeVisitor):
             self.add("no_reference_call", node, "uses the reference class Model")
         if node.id in ("__builtins__", "__loader__", "__spec__"):
             self.add("no_introspection", node, f"uses {node.id}")
+        if isinstance(node.ctx, ast.Load) and self.aliases.get(node.id) in EVAL_LIKE:
+            self.add("no_introspection", node, f"uses {self.aliases[node.id]} (it evaluates text as code, as eval "
+                     "does)")
         if isinstance(node.ctx, ast.Load) and node.id in ("getattr", "setattr", "delattr") \
                 and id(node) not in self.called and node.id not in self.defined:
             self.add("no_introspection", node, f"passes {node.id} as a value (functools.reduce({node.id}, ...), "
@@ -464,6 +473,8 @@ class _Visitor(ast.NodeVisitor):
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
         name = self.dotted(node) or ""
+        if name in EVAL_LIKE:
+            self.add("no_introspection", node, f"uses {name} (it evaluates text as code, as eval does)")
         self._reference(name, node)
         if id(node) not in self.inner:  # the whole chain, once (its inner links are visited next)
             if name:
