@@ -59,3 +59,16 @@ def test_rt5_eval_by_another_name_is_rejected(kstrata_eval):
     d = kstrata_eval("softmax", "rt5_eval_by_type_hints/candidate.py", "--no-time", "--scope", "small",
                      backend="triton-interp")
     assert d["verdict"] == "rejected" and d.get("check") == "no_introspection", summary(d)
+
+
+def test_rt5_identity_init_weights_make_the_task_weak_and_the_noop_unranked(kstrata_eval, kstrata_cli):
+    from pathlib import Path
+
+    task = Path(__file__).parent / "cases" / "rt5_identity_init_noop" / "task.py"
+    from kstrata.tasks.loader import resolve_task
+    from kstrata.verify.weak import constant_weights
+
+    assert constant_weights(resolve_task(str(task))) == ["lin.weight"]
+    d = kstrata_eval("rt5_identity_init_noop/task.py", "rt5_identity_init_noop/candidate.py", "--no-time")
+    assert d["verdict"] == "correct" and d.get("check") == "weak_task", summary(d)
+    assert "identity init" in d["evidence"]["message"] and "not ranked" in d["evidence"]["message"]

@@ -36,19 +36,35 @@ def constant_weights(task: Task) -> list[str]:
     correct and 2.3x faster, red-team round 3), and no input draw tells it
     apart. One-dimensional ones (a norm's default affine, a zero bias) are
     left out: common, and cheap next to the op they scale. Empty when the
-    task cannot be built at its first small (else nominal) shape."""
+    task cannot be built at its first small (else nominal) shape.
+
+    Also named: such parameters (not buffers: a causal mask is the task's)
+    that are the same at both seeds without being one value
+    (``nn.init.eye_``, a fixed pattern): every test builds the
+    Model with them, so a kernel that never reads them (``return x`` for an
+    identity-initialised linear layer read correct and 1.79x faster,
+    red-team round of 2026-12-03) is right on every test too."""
     shape = task.small_shapes[0] if task.small_shapes else task.nominal_shape
     found: set[str] | None = None
+    first: dict[str, torch.Tensor] = {}
+    same: set[str] = set()
     for seed in (0, 1):
         try:
             model = task.instantiate(shape, seed)[0]
         except Exception:  # noqa: BLE001 - a task that does not build is reported elsewhere
             return []
-        named = [*model.named_parameters(), *model.named_buffers()]
-        const = {n for n, p in named if p.dim() >= 2 and p.numel() > 1 and p.is_floating_point()
-                 and bool((p == p.reshape(-1)[0]).all())}
+        named = [(n, p.detach()) for n, p in [*model.named_parameters(), *model.named_buffers()]
+                 if p.dim() >= 2 and p.numel() > 1 and p.is_floating_point()]
+        const = {n for n, p in named if bool((p == p.reshape(-1)[0]).all())}
         found = const if found is None else found & const
-    return sorted(found or ())
+        if seed == 0:
+            first = {n: p.clone() for n, p in named}
+        else:
+            # learned weights only: a fixed buffer (a causal mask) is part of the task
+            params = {n for n, _ in model.named_parameters()}
+            same = {n for n, p in named if n in params and n in first and first[n].shape == p.shape
+                    and torch.equal(first[n], p)}
+    return sorted((found or set()) | same)
 
 
 def weak_fakes(task: Task, secret: str = "weak-test-guard", scope: str = "small") -> list[str]:
