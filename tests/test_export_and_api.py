@@ -301,3 +301,19 @@ def test_an_exported_kernel_gets_contiguous_inputs(tmp_path):
     run = subprocess.run([PY, "-c", code], capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr[-3000:]
     assert float(run.stdout.split("maxdiff")[-1]) < 1e-5
+
+
+def test_export_says_when_it_replaces_an_export_of_another_candidate(tmp_path):
+    """The newcomer round of 2026-12-03: ``export --to`` over an export of another
+    candidate replaced it silently, and a script that had worked then failed."""
+    first = _run(tmp_path / "a", "pytorch", {"source": RMSNORM_NEW})
+    second = _run(tmp_path / "b", "pytorch", {"source": RMSNORM_ROW_MAJOR})
+    to = tmp_path / "rms_pkg"
+    runner = CliRunner()
+    r = runner.invoke(app, ["export", str(first.run_dir), "--to", str(to)])
+    assert r.exit_code == 0 and "replaced the earlier export" not in r.output, r.output
+    r = runner.invoke(app, ["export", str(first.run_dir), "--to", str(to)])  # the same candidate again
+    assert r.exit_code == 0 and "replaced the earlier export" not in r.output, r.output
+    r = runner.invoke(app, ["export", str(second.run_dir), "--to", str(to)])
+    assert r.exit_code == 0 and f"replaced the earlier export in {to}" in r.output.replace("\n", ""), r.output
+    assert first.best.hash[:12] in r.output.replace("\n", "")

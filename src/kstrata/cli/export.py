@@ -272,6 +272,15 @@ def _summary_digest(run_dir: Path) -> str | None:
     return hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else None
 
 
+def _exported(to: Path) -> tuple[str, str] | None:
+    """``(run, candidate)`` of the export in ``to``, or None (none, or unreadable)."""
+    try:
+        meta = json.loads((Path(to) / "export.json").read_text())
+        return str(meta.get("run", "")), str(meta.get("candidate", ""))
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
 def export_run(run_dir: str | Path, to: str | Path, candidate: str | None = None, shape: str = "timed",
                unranked: bool = False) -> Path:
     """Write the best candidate of ``run_dir`` (or ``candidate``, a hash prefix)
@@ -486,9 +495,14 @@ def register(app: typer.Typer) -> None:
         """Write the run's best kernel as an importable module (KernelModule, a torch.nn.Module)."""
         from kstrata.sandbox import IsolatedCallError
 
+        before = _exported(to)
         with user_errors():
             try:
                 out = export_run(run_dir, to, candidate, shape, unranked)
             except IsolatedCallError as e:
                 raise OptionError(f"export failed: {e}") from None
+        after = _exported(out)
+        if before is not None and before != after:
+            console.print(f"replaced the earlier export in {out} (candidate {before[1][:12]} of run {before[0]})",
+                          highlight=False, markup=False, soft_wrap=True)
         console.print(usage_hint(out), highlight=False, markup=False, soft_wrap=True)
