@@ -196,3 +196,18 @@ def test_busy_span_gives_one_number_when_the_readings_round_alike():
 
     assert busy_span([contended_finding(1.61), contended_finding(1.64)])[0] == "1.6"
     assert busy_span([contended_finding(1.3), contended_finding(1.42)])[0] == "1.3-1.4"
+
+
+def test_show_names_the_run_in_the_judges_retime_advice(tmp_path):
+    """The newcomer round of 2026-12-03: `show` printed the judge's advice with a literal RUN."""
+    class Advised(Timed):
+        def evaluate(self, task, backend, sources):
+            ev, m = super().evaluate(task, backend, sources)
+            m["findings"] = [f"{UNTRUSTED_PREFIX} noisy; re-time it on a quiet machine (`kstrata retime RUN`)"]
+            return ev, m
+
+    run = optimize(kstrata.load_task("relu"), get_backend("pytorch"), _NoProposer(), Advised(False), "greedy",
+                   Budget(evaluations=1), tmp_path / "run").run_dir
+    r = CliRunner().invoke(app, ["show", str(run)], env=WIDE)
+    assert r.exit_code == 0, r.output
+    assert f"kstrata retime {run}" in r.output and "kstrata retime RUN" not in r.output, r.output

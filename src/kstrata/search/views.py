@@ -268,7 +268,9 @@ def candidate_view(run_dir: str | Path, prefix: str | None = None, as_json: bool
     if as_json and (feedback.get("evaluation") or feedback.get("measurement")):
         parts += [Text("feedback (JSON)", style="bold"), Text(json.dumps(feedback, indent=2, default=str))]
     elif feedback.get("evaluation") or feedback.get("measurement"):
-        parts += [Text("feedback", style="bold"), Text("\n".join(feedback_lines(feedback)))]
+        # the judge words its advice for any run ("kstrata retime RUN"): here the run is known
+        lines = "\n".join(feedback_lines(feedback)).replace("kstrata retime RUN", f"kstrata retime {run_dir}")
+        parts += [Text("feedback", style="bold"), Text(lines)]
     for level, text in sorted(node.sources.items()):
         # word_wrap: a line longer than the terminal continues on the next row (no number), never cut
         parts += [Text(f"{level} source", style="bold"), Syntax(text, "python", line_numbers=True, word_wrap=True)]
