@@ -93,3 +93,18 @@ def test_the_untrusted_finding_says_how_often_it_was_timed_and_gives_the_advice_
     finding = to_measurement_record(m).findings[0]
     assert "were not timed alike (timed 2 times in the search, every timing doubtful)" in finding
     assert finding.count("kstrata retime") == 1 and "re-timing(s)" not in finding
+
+
+def test_the_judges_own_timing_worker_killed_for_memory_leaves_a_correct_untimed_candidate(monkeypatch):
+    """The newcomer round of 2026-12-03: under memory pressure the kernel's OOM killer ended kstrata's
+    timing worker, and every candidate (TVM's own softmax too) was stored as runtime_error."""
+    oom = RuntimeError("oom: worker 3 killed by SIGKILL (not by kstrata: most likely the kernel's OOM killer)")
+    _setup(monkeypatch, [oom])
+    e = VerifyMeasureEvaluator(secret="s", baselines=("eager",), confirm_scope=None)
+    ev, m = e.evaluate(FakeTask(), FakeBackend(), {"graph": "x"})
+    assert ev.verdict is Verdict.CORRECT and m is None
+    assert "ran out of memory" in ev.evidence["not_timed"] and "kstrata retime" in ev.evidence["not_timed"]
+    # a candidate's own failure while timed stays its verdict
+    _setup(monkeypatch, [RuntimeError("exception: CandidateLoadError: candidate process: did not load")])
+    ev, m = e.evaluate(FakeTask(), FakeBackend(), {"graph": "x"})
+    assert ev.verdict is Verdict.RUNTIME_ERROR and ev.check == "timing" and m is None
