@@ -23,7 +23,7 @@ says which draws' integer outputs then decide nothing.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import torch
@@ -44,31 +44,44 @@ def _distinct_along(idx: torch.Tensor, d: int) -> bool:
     return bool((s.narrow(d, 1, s.shape[d] - 1) != s.narrow(d, 0, s.shape[d] - 1)).all())
 
 
-def index_readable(cand: torch.Tensor, ref: torch.Tensor, inputs: Sequence[Any]) -> bool:
-    """Whether some floating input and dimension read both integer outputs as
-    indices (the shapes fit as :func:`tie_equivalent` reads them, and every
-    index is in range): then :func:`tie_equivalent` decides, and a tie-prone
-    draw excuses nothing. An argmax that returned the argmin exactly on the
-    grid draw (inputs that are multiples of 1/64, as 6-bit-quantized data
-    are) read correct when that draw excused every integer output (red-team
-    round of 2026-12-03). An index into an intermediate tensor of the same
-    shape as an input is read this way too and decided by the input's
-    values; that is the price of not excusing the grid draw wholesale."""
-    if not (isinstance(cand, torch.Tensor) and isinstance(ref, torch.Tensor)) or cand.shape != ref.shape \
-            or cand.is_floating_point() or ref.is_floating_point() or cand.dtype == torch.bool:
-        return False
-    c, r = cand.detach().cpu().long(), ref.detach().cpu().long()
+def _readings(c: torch.Tensor, r: torch.Tensor, inputs: Sequence[Any]
+              ) -> Iterator[tuple[torch.Tensor, int, torch.Tensor, torch.Tensor]]:
+    """Each way some floating input ``x`` and dimension ``d`` read integer
+    outputs ``c`` and ``r`` (int64, on the CPU) as indices: the shapes fit (an
+    index per position of ``x`` without ``d``, or a slice of ``x`` along
+    ``d``) and every index is in range. Yields ``(x on the CPU, d, c, r)``,
+    ``c`` and ``r`` shaped to gather along ``d``."""
     for x in inputs:
         if not (isinstance(x, torch.Tensor) and x.is_floating_point()) or x.dim() == 0:
             continue
-        for d in range(x.dim()):
-            n = x.shape[d]
-            fits = (c.dim() == x.dim() - 1 and tuple(c.shape) == tuple(x.shape[:d] + x.shape[d + 1:])) or (
-                c.dim() == x.dim() and c.shape[d] <= n and all(c.shape[i] == x.shape[i] for i in range(c.dim())
-                                                                if i != d))
-            if fits and c.numel() and not bool(((c < 0) | (c >= n)).any()) and not bool(((r < 0) | (r >= n)).any()):
-                return True
-    return False
+        xc = x.detach().cpu()
+        for d in range(xc.dim()):
+            n = xc.shape[d]
+            cc, rr = c, r
+            if c.dim() == xc.dim() - 1 and tuple(c.shape) == tuple(xc.shape[:d] + xc.shape[d + 1:]):
+                cc, rr = c.unsqueeze(d), r.unsqueeze(d)
+            elif not (c.dim() == xc.dim() and c.shape[d] <= n
+                      and all(c.shape[i] == xc.shape[i] for i in range(c.dim()) if i != d)):
+                continue
+            if cc.numel() == 0 or bool(((cc < 0) | (cc >= n)).any()) or bool(((rr < 0) | (rr >= n)).any()):
+                continue
+            yield xc, d, cc, rr
+
+
+def index_readable(cand: torch.Tensor, ref: torch.Tensor, inputs: Sequence[Any]) -> bool:
+    """Whether some floating input and dimension read both integer outputs as
+    indices (:func:`_readings`, as :func:`tie_equivalent` reads them): then
+    :func:`tie_equivalent` decides, and a tie-prone draw excuses nothing. An
+    argmax that returned the argmin exactly on the grid draw (inputs that are
+    multiples of 1/64, as 6-bit-quantized data are) read correct when that
+    draw excused every integer output (red-team round of 2026-12-03). An
+    index into an intermediate tensor of the same shape as an input is read
+    this way too and decided by the input's values; that is the price of not
+    excusing the grid draw wholesale."""
+    if not (isinstance(cand, torch.Tensor) and isinstance(ref, torch.Tensor)) or cand.shape != ref.shape \
+            or cand.is_floating_point() or ref.is_floating_point() or cand.dtype == torch.bool:
+        return False
+    return next(_readings(cand.detach().cpu().long(), ref.detach().cpu().long(), inputs), None) is not None
 
 
 def tie_equivalent(cand: torch.Tensor, ref: torch.Tensor, inputs: Sequence[Any]) -> bool:
@@ -94,25 +107,11 @@ def tie_equivalent(cand: torch.Tensor, ref: torch.Tensor, inputs: Sequence[Any])
             or cand.is_floating_point() or ref.is_floating_point() or cand.dtype == torch.bool \
             or cand.dtype != ref.dtype:
         return False
-    c, r = cand.detach().cpu().long(), ref.detach().cpu().long()
-    for x in inputs:
-        if not (isinstance(x, torch.Tensor) and x.is_floating_point()) or x.dim() == 0:
-            continue
-        xc = x.detach().cpu()
-        for d in range(xc.dim()):
-            n = xc.shape[d]
-            cc, rr = c, r
-            if c.dim() == xc.dim() - 1 and tuple(c.shape) == tuple(xc.shape[:d] + xc.shape[d + 1:]):
-                cc, rr = c.unsqueeze(d), r.unsqueeze(d)
-            elif not (c.dim() == xc.dim() and c.shape[d] <= n
-                      and all(c.shape[i] == xc.shape[i] for i in range(c.dim()) if i != d)):
-                continue
-            if cc.numel() == 0 or bool(((cc < 0) | (cc >= n)).any()) or bool(((rr < 0) | (rr >= n)).any()):
-                continue
-            if _distinct_along(rr, d) and not _distinct_along(cc, d):
-                continue  # the reference's indices are distinct (topk, sort): so must the candidate's be
-            if _gather_equal(xc, d, cc, rr):
-                return True
+    for xc, d, cc, rr in _readings(cand.detach().cpu().long(), ref.detach().cpu().long(), inputs):
+        if _distinct_along(rr, d) and not _distinct_along(cc, d):
+            continue  # the reference's indices are distinct (topk, sort): so must the candidate's be
+        if _gather_equal(xc, d, cc, rr):
+            return True
     return False
 
 
