@@ -235,7 +235,6 @@ class VerifyMeasureEvaluator:
                 screened: tuple[Any, Any]) -> tuple[Any, Any]:
         """Confirm a would-be best at ``confirm_scope``; build the measurement dict."""
         from kstrata.verdict import Verdict
-        from kstrata.verify import verify_candidate
 
         ev, timed = screened
         if timed is None:
@@ -263,9 +262,7 @@ class VerifyMeasureEvaluator:
         if point is not None and point > self.best_speedup and self.confirm_scope \
                 and self.confirm_scope != self.scope and self.confirm_at == "best":
             # a would-be best must pass the full hidden protocol before it counts
-            full = verify_candidate(task, backend.name, sources, secret=self.secret, pool=self._runner(),
-                                    preset=self.preset, scope=self.confirm_scope,
-                                    timed_shapes=self._timed_shapes(task, backend))
+            full = self.confirm_promoted(task, backend, sources)
             if full.verdict is not Verdict.CORRECT:
                 return full, None
             # marked, so the end of the run knows which bests passed the full scope (loop.confirm_best)
@@ -280,13 +277,7 @@ class VerifyMeasureEvaluator:
         """Verify the run's best at ``confirm_scope`` when ``confirm_at`` is
         ``"end"`` (else, or when that scope is the screening's, None: nothing
         to confirm). Returns the verifier's evaluation."""
-        from kstrata.verify import verify_candidate
-
-        if self.confirm_at != "end" or not self.confirm_scope or self.confirm_scope == self.scope:
-            return None
-        return verify_candidate(task, backend.name, sources, secret=self.secret, pool=self._runner(),
-                                preset=self.preset, scope=self.confirm_scope,
-                                timed_shapes=self._timed_shapes(task, backend))
+        return self.confirm_promoted(task, backend, sources) if self.confirm_at == "end" else None
 
     def confirm_promoted(self, task: Any, backend: Any, sources: dict[str, str]) -> Any | None:
         """Verify at ``confirm_scope`` a best that only the screening verified

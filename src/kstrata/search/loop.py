@@ -360,27 +360,21 @@ class _Run:
         timing) is verified the same way (the evaluator's ``confirm_promoted``)."""
         if self.confirm is None and self.confirm_promoted is None:
             return
-        for _ in range(MAX_CONFIRMATIONS):
-            best = self.tree.best_correct()
-            if best is None or _confirmed(best):
-                return
-            self.emit("confirming", node=best)
-            try:
-                sources = self.store.sources(best.hash)
-                ev = self.confirm(self.task, self.backend, sources) if self.confirm is not None else None
+
+        def hook_for(best: Node) -> Callable[..., Any]:
+            def hook(task: Any, backend: Any, sources: dict[str, str]) -> Any:
+                ev = self.confirm(task, backend, sources) if self.confirm is not None else None
                 if ev is None and self.confirm_promoted is not None and best.timing_trusted:
-                    ev = self.confirm_promoted(self.task, self.backend, sources)
-                if ev is None:
-                    return
-                rec = to_evaluation_record(ev)
-            except Exception as e:  # noqa: BLE001 - errors are data
-                rec = _evaluator_error(e, "confirmation")
-            rec.evidence = {**(rec.evidence if isinstance(rec.evidence, dict) else {"screening": rec.evidence}),
-                            "confirmed": rec.verdict == "correct", "confirmation": "end of run"}
-            self.store.replace_evaluation(best.hash, rec)
+                    ev = self.confirm_promoted(task, backend, sources)
+                return ev
+            return hook
+
+        def reload() -> CandidateTree:
             self.reload()
-            if rec.verdict == "correct":
-                return
+            return self.tree
+
+        confirm_bests(self.store, self.tree, reload, self.task, self.backend, hook_for, "end of run",
+                      on_start=lambda best: self.emit("confirming", node=best))
 
     def finish(self, reason: str) -> RunResult:
         self.policy.post_search(self.tree)
@@ -408,22 +402,27 @@ def _evaluator_error(e: Exception, what: str) -> EvaluationRecord:
     )
 
 
-def confirm_ranked_best(store: RunStore, task: Any, backend: Any, confirm: Callable[..., Any] | None,
-                        how: str) -> CandidateTree:
-    """Verify the run's ranked best at the full scope when it never was
-    (``confirm``: an evaluator's ``confirm_promoted``), storing the verdict
-    with ``evidence["confirmation"] = how``; a best that fails hands its rank
-    to the next, at most :data:`MAX_CONFIRMATIONS` times. ``kstrata retime``
-    calls this after re-timing, which can rank a candidate only the
-    screening verified (red-team round of 2026-12-03). Returns the tree as
-    stored afterwards."""
-    tree = CandidateTree.from_store(store, with_sources=False)
-    for _ in range(MAX_CONFIRMATIONS if confirm is not None else 0):
+def confirm_bests(store: RunStore, tree: CandidateTree, reload: Callable[[], CandidateTree], task: Any,
+                  backend: Any, hook_for: Callable[[Node], Callable[..., Any] | None], how: str,
+                  on_start: Callable[[Node], None] | None = None) -> CandidateTree:
+    """Verify the run's best at the full scope until one passes: ``hook_for(best)``
+    gives the verifier (``None``: nothing to confirm); a best that fails there
+    gets that verdict in place of its screening one and hands its rank to the
+    next, at most :data:`MAX_CONFIRMATIONS` times. Each verdict is stored with
+    ``evidence["confirmed"]`` and ``evidence["confirmation"] = how``; a best
+    already marked is not verified again. ``reload`` reads the tree after each
+    store. Returns the tree as stored afterwards."""
+    for _ in range(MAX_CONFIRMATIONS):
         best = tree.best_correct()
-        if best is None or not best.timing_trusted or _confirmed(best):
+        if best is None or _confirmed(best):
             break
+        hook = hook_for(best)
+        if hook is None:
+            break
+        if on_start is not None:
+            on_start(best)
         try:
-            ev = confirm(task, backend, store.sources(best.hash))
+            ev = hook(task, backend, store.sources(best.hash))
             if ev is None:
                 break
             rec = to_evaluation_record(ev)
@@ -433,10 +432,23 @@ def confirm_ranked_best(store: RunStore, task: Any, backend: Any, confirm: Calla
                                                                    else {"screening": rec.evidence})
         rec.evidence = {**kept, "confirmed": rec.verdict == "correct", "confirmation": how}
         store.replace_evaluation(best.hash, rec)
-        tree = CandidateTree.from_store(store, with_sources=False)
+        tree = reload()
         if rec.verdict == "correct":
             break
     return tree
+
+
+def confirm_ranked_best(store: RunStore, task: Any, backend: Any, confirm: Callable[..., Any] | None,
+                        how: str) -> CandidateTree:
+    """:func:`confirm_bests` for a ranked best that was never verified at the
+    full scope (``confirm``: an evaluator's ``confirm_promoted``). ``kstrata
+    retime`` calls this after re-timing, which can rank a candidate only the
+    screening verified (red-team round of 2026-12-03)."""
+    def reload() -> CandidateTree:
+        return CandidateTree.from_store(store, with_sources=False)
+
+    return confirm_bests(store, reload(), reload, task, backend,
+                         lambda best: confirm if confirm is not None and best.timing_trusted else None, how)
 
 
 def _confirmed(node: Node) -> bool | None:
