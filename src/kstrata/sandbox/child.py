@@ -897,7 +897,7 @@ def handlers(harness: "Harness") -> dict[str, Any]:
 
 def serve(rfd: int, wfd: int, harness: "Harness | None" = None) -> None:
     """Answer the judge's requests until it closes the channel."""
-    table = handlers(harness) if harness is not None else None
+    table: dict[str, Any] | None = None  # taken at the first request, before any candidate code runs
     while True:
         try:
             h, bufs = wire.recv(rfd)
@@ -914,7 +914,7 @@ def serve(rfd: int, wfd: int, harness: "Harness | None" = None) -> None:
             if op == "noop":
                 reply: tuple[dict, list] = ({"ok": True}, [])
             else:
-                if harness is None or table is None:
+                if table is None:
                     harness = harness if harness is not None else Harness()
                     table = handlers(harness)
                 handler = table.get(op) if isinstance(op, str) else None

@@ -1146,7 +1146,8 @@ def run_protocol(task: Task, backend_name: str, sources: dict[str, str], secret:
             ev.check = "weak_task"
             ev.evidence["weak_match"] = weak
             ev.evidence["message"] += ("; but a weight of the task is one value throughout, or the same "
-                                       "whatever the seed (an identity init), so its tests cannot tell the weights' work from a shortcut (`kstrata tasks "
+                                       "whatever the seed (an identity init), so its tests cannot tell the "
+                                       "weights' work from a shortcut (`kstrata tasks "
                                        "check`): correct, not ranked" if weak == "constant_weights" else
                                        f"; but the output is the '{weak}' fake, which this task's tests cannot "
                                        "tell from a real result (`kstrata tasks check`): correct, not ranked")
