@@ -185,11 +185,11 @@ class KernelServer:
         if "/" in name or "\\" in name or name.endswith(".py") or name.startswith("."):
             raise ServeError(f"task {name[:200]!r} is a path; the MCP tools take task names from list_tasks "
                              "(the operator chooses task files with `kstrata mcp --tasks DIR`)")
-        names = {t.name: t for t in self._tasks()}
+        names = {t.name for t in self._tasks()}
         if name not in names:
             import difflib
 
-            close = difflib.get_close_matches(name, list(names), n=3)
+            close = difflib.get_close_matches(name, sorted(names), n=3)
             raise ServeError(f"unknown task {name[:200]!r}" + (f"; did you mean {', '.join(close)}?" if close
                                                               else "; see list_tasks"))
         return load_task(name, self.task_dir)

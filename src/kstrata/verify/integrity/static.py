@@ -83,7 +83,7 @@ DUNDER_TRICKS = {"__dict__", "__globals__", "__builtins__", "__subclasses__", "_
 #: the same names as strings (``getattr(gen, "gi_frame")``, ``attrgetter("f_back")``): a way to the
 #: judge's harness through interpreter frames (red-team round of 2026-12-03 replaced its handlers so)
 INTROSPECTION_NAMES = (DUNDER_TRICKS - {"modules"}) | {"__self__", "__func__", "__wrapped__", "__defaults__",
-                                                       "__kwdefaults__", "__getattr__", "__setattr__"}
+                                                       "__kwdefaults__", "__getattr__"}
 #: ways out of torch into NumPy (or any library that takes the buffer protocol):
 #: tensor attributes, and torch functions that build tensors from NumPy arrays.
 #: In DSL host code they are compute outside the DSL, like importing numpy.
