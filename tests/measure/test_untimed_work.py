@@ -40,6 +40,16 @@ class ModelNew(nn.Module):
 '''
 
 
+def _load(proc, source: str) -> None:
+    """Load ``source`` as a relu candidate in ``proc`` (no static checks: the process is what is tested)."""
+    task = resolve_task("relu")
+    reply, _ = proc.request({"op": "load", "backend": "pytorch", "task": {
+        "name": "relu", "path": str(task.path), "source": task.source,
+        "meta": task.meta.model_dump(mode="json")}, "sources": {"source": source},
+        "shape": task.small_shapes[0], "seed": 0, "init": []}, timeout_s=120)
+    assert reply.get("ok"), reply
+
+
 def _cpu_s(pids: list[int]) -> float:
     total = 0.0
     for pid in pids:
@@ -53,14 +63,9 @@ def _cpu_s(pids: list[int]) -> float:
 
 @needs_sandbox
 def test_a_frozen_candidate_uses_no_cpu_and_runs_again_when_thawed():
-    task = resolve_task("relu")
     proc = fresh(CandidateProcess("pytorch", memory_mb=4096))
     try:
-        reply, _ = proc.request({"op": "load", "backend": "pytorch", "task": {
-            "name": "relu", "path": str(task.path), "source": task.source,
-            "meta": task.meta.model_dump(mode="json")}, "sources": {"source": SPINNER},
-            "shape": task.small_shapes[0], "seed": 0, "init": []}, timeout_s=120)
-        assert reply.get("ok"), reply
+        _load(proc, SPINNER)
         host = host_pid_of(proc.zygote.proc.pid, proc.pid)
         assert host and host in proc._own_processes()
         stopped = proc.freeze()
@@ -122,14 +127,9 @@ class ModelNew(nn.Module):
 
 @needs_sandbox
 def test_a_helper_named_bwrap_is_the_candidates_and_is_frozen():
-    task = resolve_task("relu")
     proc = fresh(CandidateProcess("pytorch", memory_mb=4096))
     try:
-        reply, _ = proc.request({"op": "load", "backend": "pytorch", "task": {
-            "name": "relu", "path": str(task.path), "source": task.source,
-            "meta": task.meta.model_dump(mode="json")}, "sources": {"source": NAMED_BWRAP},
-            "shape": task.small_shapes[0], "seed": 0, "init": []}, timeout_s=120)
-        assert reply.get("ok"), reply
+        _load(proc, NAMED_BWRAP)
         host = host_pid_of(proc.zygote.proc.pid, proc.pid)
         deadline = time.monotonic() + 20
         helpers = []
