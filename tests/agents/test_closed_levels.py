@@ -66,13 +66,14 @@ def test_a_one_op_graph_never_gets_a_graph_call(tmp_path):
     res, exps, spent, roles, provider = run(tmp_path, [schedule_answer(1), DECLINE], {None: ONE_OP},
                                             order=("graph", "schedule", "source"))
     assert roles and all("schedule-level agent" in r for r in roles), roles
-    assert len(provider.prompts) == 2 and provider.answers == []
+    # then nothing is left: the child's schedule was written by that call with no new feedback since (rule 6)
+    assert len(provider.prompts) == 1 and provider.answers == [DECLINE]
     graph = [e for e in exps if e.level == "graph"]
     assert len(graph) <= 1  # at most the one skip, on the first candidate, before its structure was known
     for e in graph:
         rec_ = json.loads(e.error.split(": ", 1)[1])
         assert rec_["skipped"] and "one PrimFunc (matmul) with one block" in rec_["diagnosis"]
-    assert spent.get("proposer_calls", 0) == 2  # a skip is charged no call
+    assert spent.get("proposer_calls", 0) == 1  # a skip is charged no call
     # the schedule child has the same graph text: its graph level was never asked either
     child = next(n for n in res.tree if n.level == "schedule")
     assert not child.expansions["graph"]
@@ -119,12 +120,13 @@ def test_a_level_served_on_a_candidate_with_the_same_text_is_not_asked_on_the_an
     root, s1, g1 = (tree[r.hash] for r in recs)
     # the root's graph is s1's graph, whose request g1 served; the root's schedule made s1
     assert not pol.expandable(tree, root) and pol.open_levels(root) == []
-    assert pol.open_levels(s1) == ["schedule"]
+    # s1's schedule was written by the call that made it, with no feedback since (rule 6)
+    assert pol.open_levels(s1) == [] and "written" == prop.closed.closure(s1, "schedule", tree)[0]
     assert "served" in prop.closed.why(root, "graph", tree)
     # the served request is neither routed nor shown below it, nor on the ancestor
     assert pending_requests(tree, g1) == [] and pending_requests(tree, root) == []
     level, reason = prop.router(tree, s1, ["graph", "schedule"], LEVELS)
-    assert level == "schedule" and "cross-level request" not in reason
+    assert "cross-level request" not in reason
 
 
 def test_a_decline_closes_the_level_on_every_candidate_with_the_same_text():
@@ -170,7 +172,8 @@ def test_a_rebuild_is_routed_only_when_something_is_left_to_schedule():
     root = rec("r", sources={"graph": G0, "schedule": S0})
     handwritten = "@I.ir_module\nclass Module:\n    @T.prim_func(private=True, s_tir=True)\n    def softmax_rows():"
     g = rec("g", "graph", ("r",), sources={"graph": handwritten, "schedule": S0}, expansion_id=1,
-            metadata={"replay": {"failed": failed, "structure": NO_LOOPS, "unscheduled": [], "applied": 0}})
+            metadata={"replay": {"failed": failed, "structure": NO_LOOPS, "unscheduled": [], "applied": 0}},
+            findings=[TRAFFIC])  # new graph feedback on g: its graph level stays open (rule 6)
     tree = CandidateTree([root, g])
     prop = HierarchicalProposer(Backend({None: FOUR_BLOCKS}), agents={}, memory=None)
     for r in (root, g):
@@ -239,6 +242,11 @@ def test_a_decline_stored_on_the_tree_routes_elsewhere_without_the_proposers_mem
 
 MEMORY_BOUND = {"text": "memory-bound at 24% of peak bandwidth (2.6 of 11 GB/s): stream memory with contiguous, "
                         "vectorized accesses and enough parallel work", "level": "schedule", "confidence": 0.6}
+TRAFFIC = {"text": "2.9x more DRAM bytes than the minimum (perf LLC misses x 64 B): inputs are read more than once "
+                   "— consider fusing the passes so each input is read once", "level": "graph", "confidence": 0.7}
+CONTENDED = ("untrusted timing: contended: other processes kept 1.70 of 2 CPUs busy during this timing, which used 2 "
+             "thread(s); candidate and baseline were not timed alike (timed 3 times in the search, every timing "
+             "doubtful); not ranked as a speedup: re-time it on a quiet machine (`kstrata retime RUN`)")
 REQUEST = "\nCROSS-LEVEL REQUEST: graph: fuse the row passes into one PrimFunc so x is read once\n"
 
 
@@ -319,8 +327,9 @@ def test_feedback_on_the_chains_end_still_routes_there():
     pol.pre_search(tree, LEVELS)
     assert pol.open_levels(old) == [] and pol.open_levels(tree[root.hash]) == []
     # a graph change that reads slower than the node does not supersede it
-    slow = CandidateTree([root, s, rec("g", "graph", ("s",), sources={"graph": "G1", "schedule": S0},
-                                       expansion_id=2, speedup=0.4)])
+    quiet_root = rec("r", sources={"graph": G0, "schedule": S0}, speedup=0.5)  # s's finding is new (rule 6)
+    slow = CandidateTree([quiet_root, s, rec("g", "graph", ("s",), sources={"graph": "G1", "schedule": S0},
+                                             expansion_id=2, speedup=0.4)])
     assert prop.closed.why(slow[s.hash], "schedule", slow) is None
 
 
@@ -366,7 +375,8 @@ def test_a_feedback_routed_graph_change_and_its_rebuild_or_lookahead_count_as_as
         why = closed.why(tree[e.hash], "graph", tree)
         assert why is not None and "counts as asked" in why and "started the chain" in why, why
         assert "counts as asked" in closed.why(tree[e.hash], "schedule", tree)
-        assert closed.why(tree[g.hash], "graph", tree) is None  # the change itself: not chained
+        # the change itself is not chained; it is closed as written there with nothing new since (rule 6)
+        assert closed.closure(tree[g.hash], "graph", tree)[0] == "written"
     # a schedule written by the built-in rules (no -agent role) at the start does not count
     g2 = rec("g", "graph", ("r",), sources={"graph": "G1", "schedule": S0}, expansion_id=1, speedup=0.4)
     g2.router_reason, g2.role = "no routed feedback; levels take turns", "builtin"
@@ -374,3 +384,71 @@ def test_a_feedback_routed_graph_change_and_its_rebuild_or_lookahead_count_as_as
     e.router_reason = "rebuild after graph change gggggggg: 1 schedule step(s) no longer apply"
     tree = CandidateTree([root, g2, e])
     assert ClosedLevels(lineage=True).why(tree[e.hash], "graph", tree) is None
+
+
+# -- m25: the schedule role asked again about the schedule it had just written --------------------------------
+
+def test_a_level_written_by_the_node_itself_closes_until_something_new_points_there():
+    """m25 gemv #2 (and layernorm #4, softmax #4): the schedule role rfactored
+    gemv on memory-bound advice; its child read "memory-bound at 22%" and was
+    sent back to the same role with the same advice, which declined. Rule 6
+    closes that level; a new kind of finding, a failed verdict or a request
+    made on the node opens it."""
+    root = rec("r", sources={"graph": G0, "schedule": S0}, speedup=0.5, findings=[dict(MEMORY_BOUND)])
+    again = dict(MEMORY_BOUND, text=MEMORY_BOUND["text"].replace("24%", "41%").replace("2.6 of", "4.4 of"))
+    s = rec("s", "schedule", ("r",), sources={"graph": G0, "schedule": "S1"}, expansion_id=1, speedup=1.1,
+            findings=[again])
+    tree = CandidateTree([root, s])
+    closed = ClosedLevels(lineage=True)
+    for r in (root, s):
+        closed.observe(r.hash, r.sources)
+    kind, why = closed.closure(tree[s.hash], "schedule", tree)
+    assert kind == "written" and "schedule-agent wrote this schedule text (ssssssss)" in why
+    assert closed.why(tree[s.hash], "graph", tree) is None  # the other level is not touched
+    assert closed.offered(tree[s.hash], "schedule", tree)  # a request can still reopen it
+    # a finding of another kind on the node is new: open
+    s2 = rec("s", "schedule", ("r",), sources={"graph": G0, "schedule": "S1"}, expansion_id=1, speedup=1.1,
+             findings=[again, {"text": "IPC 0.31: the core is mostly stalled (usually on memory) — block the "
+                                       "loops for cache and prefetch-friendly order", "level": "schedule",
+                               "confidence": 0.4}])
+    assert closed.why(CandidateTree([root, s2])[s.hash], "schedule", CandidateTree([root, s2])) is None
+    # a failed verdict after the change is new: open (the role fixes its own change)
+    bad = rec("s", "schedule", ("r",), sources={"graph": G0, "schedule": "S1"}, expansion_id=1,
+              verdict="incorrect")
+    t3 = CandidateTree([root, bad])
+    assert closed.why(t3[s.hash], "schedule", t3) is None
+    # a request made on the node for its own level reopens it
+    asked = rec("s", "schedule", ("r",), sources={"graph": G0, "schedule": "S1"}, expansion_id=1, speedup=1.1,
+                findings=[again], metadata={"cross_level_request": [{"level": "schedule", "text": "unroll"}]})
+    t4 = CandidateTree([root, asked])
+    assert closed.why(t4[s.hash], "schedule", t4) is None
+    # the built-in rules' schedule is not a role's: open
+    ruled = rec("s", "schedule", ("r",), sources={"graph": G0, "schedule": "S1"}, expansion_id=1, speedup=1.1,
+                findings=[again])
+    ruled.role = "builtin"
+    t5 = CandidateTree([root, ruled])
+    assert closed.why(t5[s.hash], "schedule", t5) is None
+
+
+def test_a_roofline_finding_of_a_contended_timing_neither_routes_nor_reopens():
+    """m25: every reading was contended, and "memory-bound at 41% of peak"
+    of such a reading routed a schedule call. A timing not believed gives
+    the roofline no say: the finding routes nothing, so the level the node
+    wrote stays closed, and the prompt leaves the numbers out."""
+    from kstrata.agents.router import signals
+
+    root = rec("r", sources={"graph": G0, "schedule": S0}, speedup=0.5)
+    s = rec("s", "schedule", ("r",), sources={"graph": G0, "schedule": "S1"}, expansion_id=1, speedup=1.1,
+            findings=[CONTENDED, dict(MEMORY_BOUND)])
+    tree = CandidateTree([root, s])
+    assert [x for x in signals(tree[s.hash]) if x.source == "profiler"] == []
+    closed = ClosedLevels(lineage=True)
+    for r in (root, s):
+        closed.observe(r.hash, r.sources)
+    assert closed.closure(tree[s.hash], "schedule", tree)[0] == "written"
+    # believed, the same finding on the node is new against a parent without it: open
+    trusted = rec("s", "schedule", ("r",), sources={"graph": G0, "schedule": "S1"}, expansion_id=1, speedup=1.1,
+                  findings=[dict(MEMORY_BOUND)])
+    t2 = CandidateTree([root, trusted])
+    assert [x.level for x in signals(t2[s.hash])] == ["schedule"]
+    assert closed.why(t2[s.hash], "schedule", t2) is None

@@ -158,3 +158,23 @@ def test_learning_and_short_term_memory_through_the_loop(tmp_path):
     # no-memory ablation: nothing in prompts, nothing stored
     off = HierarchicalProposer(Backend(), agents={"schedule": ScheduleRole()}, memory=mem, ablations="no-memory")
     assert off.history(key, res.tree, res.tree.root, "schedule") == () and off.learn(res.tree) == []
+
+
+def test_a_router_naming_a_level_the_policy_closed_does_not_loop_forever(tmp_path):
+    """With the node's schedule closed (written there, nothing new) and its graph
+    at the policy's limit, the hierarchical router fell back to graph every time,
+    the graph role's answer was a duplicate, and the search never ended. A level
+    at the policy's limit is never asked: the loop asks an offered level."""
+    calls = []
+
+    def graph_forever(tree, node, levels, preference):
+        calls.append(list(levels))
+        return "graph", "always graph"
+
+    prop = HierarchicalProposer(Backend(), agents={"schedule": ScheduleRole(), "graph": GraphRole()}, memory=None)
+    res = optimize(Task(), Backend(), prop, Evaluator(), policy="greedy", budget=Budget(evaluations=50),
+                   run_dir=tmp_path / "run", router=graph_forever)
+    assert calls and res.stop_reason  # it ended (before the fix: never)
+    logged = [(e.candidate, e.level) for e in res.tree.expansion_log]
+    assert all(n <= 1 for n in (logged.count(x) for x in set(logged)))  # no (node, level) asked twice
+    assert any("at the policy's limit" in (e.router_reason or "") for e in res.tree.expansion_log)

@@ -355,3 +355,60 @@ def test_the_rebuild_note_says_when_there_was_nothing_to_replay(applied, words):
     text = HierarchicalProposer(StubBackend(), agents={}, memory=None).knowledge(
         resolve_task("layernorm"), _ctx(tree), tree[node.hash], "schedule", rebuild)
     assert f"{words}; schedule the new PrimFuncs (layer_norm_rows)." in text
+
+
+# -- m25 (B, C): the answers of other levels are context, a contended reading has no roofline -----------------
+
+def _prompt_at(tree, node_rec, level):
+    provider = ScriptedProvider(["DECLINE\nDIAGNOSIS: looking"])
+    with pytest.raises(Declined):
+        LLMProposer(provider, NoLog(), backend=StubBackend()).propose(
+            resolve_task("softmax"), tree[node_rec.hash], tree[node_rec.hash].feedback(), level,
+            context=_ctx(tree))
+    return provider.prompts[0][1]["content"]
+
+
+def test_another_levels_decline_is_context_not_an_answer_to_differ_from():
+    """m25 softmax #2: the graph prompt asked to serve the schedule role's
+    request, then listed that role's decline under "Asked again ... Propose
+    something different from these", which read literally forbade serving it.
+    Only this level's earlier answers are listed as ones to differ from."""
+    from agent_fakes import declined_expansion
+
+    root = rec("a", sources=ROOT, speedup=0.5)
+    request = [{"level": "graph", "text": "fuse the three row passes into one PrimFunc"}]
+    tree = CandidateTree([root], [declined_expansion("a", "schedule", "schedule", "expf stays scalar", request, 1)])
+    user = _prompt_at(tree, root, "graph")
+    assert "# Asked again" not in user and "Propose something different" not in user
+    assert "# What the other levels' roles did with this candidate" in user
+    assert "- DECLINED [schedule, schedule-agent]: expf stays scalar (asked graph: fuse the three row" in user
+    assert "# Requests from other agents for this level" in user  # the request itself, to serve
+    # the schedule prompt on the same candidate lists that decline as its own level's earlier answer
+    user = _prompt_at(tree, root, "schedule")
+    assert "# Asked again" in user and "Propose something different" in user
+    assert "# What the other levels' roles did" not in user
+
+
+def test_a_contended_reading_says_so_once_and_gives_no_roofline():
+    """m25: every prompt said "contended" three times and then derived "memory-bound
+    at 8% of peak ... at most about 12x faster is possible" from that reading."""
+    busy = ("contended: other processes kept 1.70 of 2 CPUs busy during this timing, which used 2 thread(s); "
+            "candidate and baseline were not timed alike")
+    memory = {"text": "memory-bound at 22% of peak bandwidth (3.2 of 15 GB/s): stream memory with contiguous, "
+                      "vectorized accesses and enough parallel work", "level": "schedule", "confidence": 0.6}
+    node = rec("a", sources=ROOT, speedup=1.04,
+               findings=[f"untrusted timing: {busy} (timed 3 times in the search, every timing doubtful); not "
+                         "ranked as a speedup: re-time it on a quiet machine (`kstrata retime RUN`)",
+                         f"{busy}. Time it again on a quiet machine (`kstrata retime RUN`) before believing the "
+                         "speedup", memory])
+    node.measurement.roofline_fraction, node.measurement.bound = 0.219, "memory"
+    _, user = _prompt_of(node)
+    assert user.count("contended: other processes") == 1
+    assert "memory-bound at 22%" not in user and "- roofline:" not in user and "at most about" not in user
+    assert "NOT TRUSTED" in user
+    # believed, the same reading keeps its roofline and finding
+    node = rec("a", sources=ROOT, speedup=1.04, findings=[memory])
+    node.measurement.roofline_fraction, node.measurement.bound = 0.219, "memory"
+    _, user = _prompt_of(node)
+    assert "memory-bound at 22%" in user and "- roofline: 21.9% of the attainable peak" in user
+    assert "at most about 4.6x faster" in user

@@ -37,7 +37,16 @@ With ``lineage=True`` (the hierarchical agent) two more rules read the tree:
    softmax #6), and that change's subtree reads at least as fast as this
    candidate: its feedback points at what that line already holds.
 
-A level closed by a model's decline (1) or by rules 4-5 reopens, once, for a
+6. **Written here, nothing new.** The candidate was made by a model's
+   answer at that level, and no routed feedback on it points at that level
+   that its parent's did not already (:func:`written_here`: the same finding,
+   its numbers aside; a failed verdict is new). The role that wrote the text
+   saw that feedback when it wrote it (m25: layernorm #4, softmax #4 and gemv
+   #2 asked the schedule role again about the schedule it had written one
+   call before, on "memory-bound at 41%/12%/22% of peak" advice it had
+   already followed; all three declined).
+
+A level closed by a model's decline (1) or by rules 4-6 reopens, once, for a
 cross-level request made on the candidate itself after it closed (m23
 softmax #5: the schedule role's new measurement asked the graph role, which
 had declined there): the request is shown in the role's prompt
@@ -54,6 +63,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -113,7 +123,7 @@ CHAIN_REASONS = (REBUILD_REASON, LOOKAHEAD_REASON, *REQUEST_REASONS)
 #: least summed confidence of routed feedback at a level (the router's ``min_score``)
 FEEDBACK_MIN_SCORE = 0.3
 #: closures a later request made on the candidate reopens (and so offered for requests in prompts)
-SOFT = ("declined", "chain", "superseded")
+SOFT = ("declined", "chain", "superseded", "written")
 
 
 class ClosedLevels:
@@ -183,7 +193,7 @@ class ClosedLevels:
     def closure(self, node: Any, level: str, tree: Any = None) -> tuple[str, str] | None:
         """``(kind, why)`` of the closure of ``level`` on ``node``, ``None``
         when open; ``kind`` is ``declined``, ``structure``, ``skipped``,
-        ``served``, ``chain`` or ``superseded`` (module docstring)."""
+        ``served``, ``chain``, ``superseded`` or ``written`` (module docstring)."""
         nothing = self.nothing_to_edit(node, level)
         if nothing is not None:
             return "structure", nothing
@@ -219,6 +229,9 @@ class ClosedLevels:
         gone = self._superseded(tree, node, level)
         if gone is not None and not self._reopened(node, level, tree, None):
             return "superseded", gone
+        here = written_here(tree, node, level)
+        if here is not None and not self._reopened(node, level, tree, None):
+            return "written", here
         return None
 
     def open_levels(self, node: Any, levels: Iterable[str], tree: Any = None) -> list[str]:
@@ -297,6 +310,31 @@ def chain_written(tree: Any, node: Any, level: str) -> str | None:
             return None
         passed = True
     return None
+
+
+def written_here(tree: Any, node: Any, level: str) -> str | None:
+    """Rule 6: why ``level`` of ``node`` counts as asked, when a model's
+    answer at ``level`` made ``node`` and no routed feedback on ``node`` at
+    ``level`` is new against its parent's (``None``: not so). A finding is
+    the same when its source and its words up to the first number are (a
+    roofline finding's percentage moves with every reading)."""
+    from kstrata.agents.router import signals  # the router builds on this module
+
+    n = tree[node.hash]
+    path = tree.path_to_root(n.hash)
+    if n.level != level or len(path) < 2 or not str(getattr(n, "role", "") or "").endswith("-agent"):
+        return None
+    seen = {_gist(s) for s in signals(path[1]) if s.level == level}
+    new = [s for s in signals(n) if s.level == level and s.confidence > 0 and _gist(s) not in seen]
+    if new:
+        return None
+    return (f"counts as asked: the {n.role} wrote this {level} text ({n.hash[:8]}) and nothing new points at "
+            f"the {level} level since (no routed feedback there that {path[1].hash[:8]}'s did not already have)")
+
+
+def _gist(signal: Any) -> tuple[str, str]:
+    """A signal's source and its words before the first digit."""
+    return signal.source, re.split(r"\d", signal.text, maxsplit=1)[0].strip()
 
 
 def _children(tree: Any, h: str) -> list[Any]:

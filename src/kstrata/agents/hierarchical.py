@@ -546,7 +546,7 @@ def _short_diff(diff: str, max_lines: int = 60) -> str:
 
 def _trusted(node: Any) -> bool:
     """A correct node with a timing neither untrusted nor overhead-dominated."""
-    from kstrata.agents.prompt import DISTRUST_PREFIXES
+    from kstrata.measure.profilers.findings import DISTRUST_PREFIXES
 
     m = node.record.measurement
     if not node.correct or m is None or not node.timing_trusted:

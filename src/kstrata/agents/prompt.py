@@ -33,7 +33,7 @@ from typing import Any
 
 import jinja2
 
-from kstrata.measure.profilers.findings import ceiling_finding
+from kstrata.measure.profilers.findings import DISTRUST_PREFIXES, ceiling_finding, roofline_finding
 from kstrata.tasks.loader import metadata_assigns
 from kstrata.llm.base import Message
 
@@ -142,10 +142,6 @@ def answer_example(backend: str, level: str) -> str:
             return entry["change"].strip()
     return ""
 
-
-#: prefixes of measurement findings that say a timing is not to be believed
-#: (:data:`kstrata.search.tree.UNTRUSTED_PREFIX`, :data:`kstrata.measure.overhead.PREFIX`)
-DISTRUST_PREFIXES = ("untrusted timing:", "overhead-dominated:")
 
 
 def public_reference(source: str) -> str:
@@ -397,11 +393,13 @@ class Feedback:
             for f in (m.get("findings") or [])
         )
         distrust = tuple(f for f in lines if f.startswith(DISTRUST_PREFIXES))
-        # a finding the distrust line already quotes is said once; a faster baseline contradicts the
-        # at-the-ceiling finding's "only less work helps" (goal.j2 says the baseline is faster instead)
+        # a finding the distrust line already quotes (whole, or its first clause: the contention note)
+        # is said once; a time not believed makes the roofline's numbers meaningless (m25: "memory-bound
+        # at 8%" of a contended reading); a faster baseline contradicts the at-the-ceiling finding's
+        # "only less work helps" (goal.j2 says the baseline is faster instead)
         slower = any(s.value < 1 for s in speedups)
-        findings = tuple(f for f in lines if f not in distrust and not any(f in d for d in distrust)
-                         and not (slower and ceiling_finding(f)))
+        findings = tuple(f for f in lines if f not in distrust and not _quoted(f, distrust)
+                         and not (distrust and roofline_finding(f)) and not (slower and ceiling_finding(f)))
         verdict = data.get("verdict") or ""
         return cls(
             verdict=str(getattr(verdict, "value", verdict)),
@@ -409,11 +407,19 @@ class Feedback:
             items=items,
             median_ms=m.get("median_ms"),
             speedups=speedups,
-            roofline_fraction=m.get("roofline_fraction"),
-            bound=m.get("bound"),
+            roofline_fraction=None if distrust else m.get("roofline_fraction"),
+            bound=None if distrust else m.get("bound"),
             findings=findings,
             distrust=distrust,
         )
+
+
+def _quoted(finding: str, distrust: Sequence[str]) -> bool:
+    """Whether a ``distrust`` line already says ``finding``: whole, or its
+    first clause (the contention note is quoted by the untrusted-timing line
+    up to its first ``;``)."""
+    head = re.split(r"; |\. ", finding, maxsplit=1)[0]
+    return any(finding in d or (len(head) > 20 and head in d) for d in distrust)
 
 
 @dataclass(frozen=True)

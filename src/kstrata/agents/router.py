@@ -33,7 +33,8 @@ open. A request made on ``node`` after its level closed there reopens it once.
    profiler findings) with a level tag adds its confidence to that level's
    score: a finding's own ``confidence`` (none for the at-the-ceiling
    finding, "only less work helps", when a measured baseline is faster than
-   ``node``); a verifier item's ``confidence`` if it has one, else
+   ``node``, and none for the roofline's findings of a timing not believed,
+   :func:`~kstrata.measure.profilers.findings.roofline_finding`); a verifier item's ``confidence`` if it has one, else
    :data:`KIND_CONFIDENCE` by kind (0.5 for other kinds).
    A failed verdict with no tagged item adds 0.6 to the level ``node`` was
    made at (its own edit most likely broke it), unless the judge itself
@@ -57,7 +58,7 @@ from typing import Any
 from kstrata.agents.closed import FEEDBACK_MIN_SCORE, REBUILD_REASON, ClosedLevels
 from kstrata.agents.parse import is_null_request, parse_cross_level_requests
 from kstrata.agents.run_history import judge_failure, role_label
-from kstrata.measure.profilers.findings import ceiling_finding
+from kstrata.measure.profilers.findings import DISTRUST_PREFIXES, ceiling_finding, roofline_finding
 from kstrata.search.policies import default_router
 from kstrata.search.tree import DECLINED_PREFIX
 
@@ -203,9 +204,13 @@ def _raw_signals(node: Any) -> list[Signal]:
     m = fb.get("measurement") or {}
     slower = any(isinstance(s, Mapping) and isinstance(s.get("value"), (int, float)) and s["value"] < 1
                  for s in m.get("speedups") or [])
+    texts = [str(f.get("text", "")) if isinstance(f, Mapping) else str(f) for f in m.get("findings") or []]
+    distrusted = any(t.startswith(DISTRUST_PREFIXES) for t in texts)
     for f in m.get("findings") or []:
         if slower and isinstance(f, Mapping) and ceiling_finding(str(f.get("text", ""))):
             continue  # "only less work helps", said of a candidate a measured baseline beats
+        if distrusted and isinstance(f, Mapping) and roofline_finding(str(f.get("text", ""))):
+            continue  # a roofline position read from a time not believed (m25: "memory-bound at 41%", contended)
         if isinstance(f, Mapping) and f.get("level") in LEVELS:
             conf = f.get("confidence")
             conf = float(conf) if isinstance(conf, (int, float)) else 0.5

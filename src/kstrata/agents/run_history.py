@@ -312,7 +312,8 @@ def change_diff(before: str, after: str, limit: int = MAX_DIFF_LINES) -> str:
 def goal_facts(tree: Any, candidate: Any) -> dict[str, Any] | None:
     """What a prompt's goal is stated from: whether ``candidate`` is correct,
     its own reading (speedup against the primary baseline and whether the
-    timing was trusted), its roofline fraction and bound, and the run's best:
+    timing was trusted), its roofline fraction and bound (none when the
+    timing is not trusted), and the run's best:
     the best ranked candidate when some timing was trusted, else the highest
     untrusted reading of a correct candidate (nothing is ranked then, and
     ``goal.j2`` names no such reading: it is noise, not a result).
@@ -333,7 +334,8 @@ def goal_facts(tree: Any, candidate: Any) -> dict[str, Any] | None:
     read = [n for n in nodes if n.correct and n.speedup is not None]
     trusted = [n for n in read if n.timing_trusted]
     best = max(trusted or read, key=lambda n: n.speedup, default=None)
-    fraction = candidate.roofline_fraction if candidate.correct else None
+    # a time not believed gives no roofline position (m25: "at most about 12x faster" of a contended reading)
+    fraction = candidate.roofline_fraction if candidate.correct and candidate.timing_trusted else None
     m = getattr(candidate.record, "measurement", None) if candidate.correct else None
     fastest = min((s for s in (m.speedups if m is not None else ()) if s.value and s.value < 1),
                   key=lambda s: s.value, default=None)

@@ -257,9 +257,17 @@ class _Run:
         if exp.level is not None:
             level, router_reason = exp.level, exp.reason
         else:
-            open_levels = self.policy.open_levels(node) or list(self.levels)
+            offered = self.policy.open_levels(node)
+            open_levels = offered or list(self.levels)
             preference = self.settings.level_order or self.levels
             level, router_reason = self.router(self.tree, node, open_levels, preference)
+            limit = getattr(self.policy, "max_per_level", None)
+            if offered and level not in offered and limit is not None and node.expansions[level] >= limit:
+                # a router may look past the offered levels (those have nothing to edit), but never at a
+                # level the policy has closed on this node: each expansion must count towards the
+                # policy's limits, or a level that keeps giving nothing new is asked forever
+                router_reason += f" ({level} is at the policy's limit of {limit} on this node: asked {offered[0]})"
+                level = offered[0]
         node.record.sources = self.store.sources(node.hash)
         step = len(self.tree.expansion_log)
         ctx = ProposeContext(

@@ -19,6 +19,7 @@ rules and the roofline paper, Williams et al. 2009):
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING
 
@@ -68,6 +69,24 @@ CEILING = "of the roofline: little is left"
 def ceiling_finding(text: str) -> bool:
     """Whether a finding's ``text`` is the at-the-ceiling one (:data:`CEILING`)."""
     return CEILING in text
+
+
+#: prefixes of measurement findings that say a timing is not to be believed
+#: (:data:`kstrata.search.tree.UNTRUSTED_PREFIX`, :data:`kstrata.measure.overhead.PREFIX`)
+DISTRUST_PREFIXES = ("untrusted timing:", "overhead-dominated:")
+
+#: how :func:`from_roofline`'s findings begin (their numbers come from the median time alone)
+_ROOFLINE_HEAD = re.compile(r"(memory-bound at \d+% of peak bandwidth \(|compute-bound at \d+% of peak FLOP/s"
+                            r"|faster than the roofline allows)")
+
+
+def roofline_finding(text: str) -> bool:
+    """Whether a finding's ``text`` is one of :func:`from_roofline`'s, derived
+    from the median time alone: a timing that is not believed (contended,
+    overhead-dominated) makes it say nothing about the kernel, so the agents
+    neither show nor route it then. Counter-based findings (``ncu``, ``perf``)
+    are not: they do not depend on the time."""
+    return bool(_ROOFLINE_HEAD.match(text)) or ceiling_finding(text)
 
 
 def _pct(x: float) -> str:
