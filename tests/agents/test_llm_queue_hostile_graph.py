@@ -43,8 +43,20 @@ def _answerer(directory, marker, stop, seen):
         stop.wait(0.05)
 
 
+def _lightly_timed(monkeypatch):
+    """The CLI's evaluator with a short timing round and no re-timing: what is
+    tested here is where the answer runs and what the next prompt shows, not
+    what a timing reads (the default rounds took most of 4.5 minutes under load)."""
+    from kstrata.measure.timing import TimingConfig
+    from kstrata.search import evaluators
+
+    light, full = TimingConfig(warmup_ms=5.0, budget_ms=20.0, max_remeasure=0), evaluators.VerifyMeasureEvaluator
+    monkeypatch.setattr(evaluators, "VerifyMeasureEvaluator",
+                        lambda **kw: full(**kw, timing_config=light, final_timing_config=light, retimes=0))
+
+
 @pytest.mark.slow
-def test_optimize_with_a_queue_llm_verifies_a_hostile_graph_answer_and_builds_the_next_prompt(tmp_path):
+def test_optimize_with_a_queue_llm_verifies_a_hostile_graph_answer_and_builds_the_next_prompt(tmp_path, monkeypatch):
     from kstrata.cli.main import app
     from kstrata.store.run_store import RunStore
     from kstrata.search.tree import CandidateTree
@@ -54,10 +66,11 @@ def test_optimize_with_a_queue_llm_verifies_a_hostile_graph_answer_and_builds_th
     stop, seen = threading.Event(), []
     t = threading.Thread(target=_answerer, args=(q, str(marker), stop, seen), daemon=True)
     t.start()
+    _lightly_timed(monkeypatch)
     try:
         out = CliRunner().invoke(app, ["optimize", "relu", "--backend", "tvm-llvm", "--proposer", "llm",
                                        "--llm", f"queue:{q}", "--budget", "evals=3,calls=2",
-                                       "--out", str(run)], env={"COLUMNS": "200"})
+                                       "--timing-shape", "B=64,D=512", "--out", str(run)], env={"COLUMNS": "200"})
     finally:
         stop.set()
         t.join(5)
