@@ -158,6 +158,34 @@ def test_each_candidate_gets_its_own_process():
     assert task.name == "relu"
 
 
+def test_idle_zygotes_are_capped_and_the_least_recently_used_ends(monkeypatch):
+    """A process that meets many settings (a test session: a cache directory per
+    test, several memory limits) kept one idle sandbox for each, about 25 of
+    ~250 MB per xdist worker; now at most MAX_IDLE_ZYGOTES, the oldest ended."""
+    from kstrata.sandbox import client
+
+    class Fake:
+        def __init__(self, key):
+            self.spec, self.killed = type("S", (), {"key": lambda s, k=key: k})(), False
+
+        def alive(self):
+            return not self.killed
+
+        def kill(self):
+            self.killed = True
+
+    monkeypatch.setattr(client, "_IDLE", [])
+    zs = [Fake(("pytorch", mb)) for mb in range(client.MAX_IDLE_ZYGOTES + 2)]
+    for z in zs:
+        client._give_back(z)
+    assert client._IDLE == zs[2:] and [z.killed for z in zs] == [True, True] + [False] * (len(zs) - 2)
+    spec = CandidateProcess("pytorch", memory_mb=4096)
+    monkeypatch.setattr(spec, "key", lambda: ("pytorch", 3))
+    assert client._take_zygote(spec, 1.0) is zs[3] and zs[3] not in client._IDLE  # same settings: reused
+    client.close_zygotes()
+    assert client._IDLE == [] and all(z.killed for z in zs if z is not zs[3])
+
+
 @needs_sandbox
 def test_process_death_names_the_cause(judge):
     task = resolve_task("relu")

@@ -238,32 +238,45 @@ class Zygote:
             self.sock = None
 
 
-_IDLE: dict[tuple, list[Zygote]] = {}
+#: idle zygotes kept for the next candidate with the same settings, oldest first; at most
+#: :data:`MAX_IDLE_ZYGOTES`: a process that meets many settings (a test session: a cache directory
+#: per test, several backends and memory limits) kept one sandbox (~250 MB) for every setting it ever met
+_IDLE: list[Zygote] = []
 _IDLE_LOCK = threading.Lock()
+MAX_IDLE_ZYGOTES = 4
 
 
 def _take_zygote(spec: "CandidateProcess", timeout_s: float) -> Zygote:
-    key = spec.key()
+    key, dead = spec.key(), []
     with _IDLE_LOCK:
-        idle = _IDLE.get(key, [])
-        while idle:
-            z = idle.pop()
-            if z.alive():
-                return z
-            z.kill()
-    return Zygote(spec).start(timeout_s)
+        found = None
+        for z in reversed(_IDLE):  # the most recently given back first
+            if z.spec.key() == key:
+                _IDLE.remove(z)
+                if z.alive():
+                    found = z
+                    break
+                dead.append(z)
+    for z in dead:
+        z.kill()
+    return found or Zygote(spec).start(timeout_s)
 
 
 def _give_back(z: Zygote) -> None:
-    if z.alive():
-        with _IDLE_LOCK:
-            _IDLE.setdefault(z.spec.key(), []).append(z)
+    if not z.alive():
+        return
+    with _IDLE_LOCK:
+        _IDLE.append(z)
+        over = _IDLE[:-MAX_IDLE_ZYGOTES]
+        del _IDLE[:-MAX_IDLE_ZYGOTES]
+    for old in over:  # the least recently used beyond the cap
+        old.kill()
 
 
 def close_zygotes() -> None:
     """End every idle zygote's sandbox (they also die with this process)."""
     with _IDLE_LOCK:
-        all_z = [z for zs in _IDLE.values() for z in zs]
+        all_z = list(_IDLE)
         _IDLE.clear()
     for z in all_z:
         z.kill()
