@@ -17,22 +17,27 @@ CASE = Path(__file__).resolve().parent / "cases" / "cross_candidate_state"
 pytestmark = pytest.mark.skipif(not status().usable, reason=f"no sandbox here: {status().reason}")
 
 
-def test_a_later_candidate_finds_nothing_an_earlier_one_left():
+@pytest.fixture(scope="module")
+def judge():
+    """One pytorch judge worker for this file's verifications (each test started its own, and
+    with it a zygote): a test's candidates are still served one after the other by one zygote."""
     from kstrata.backends.registry import get_backend
     from kstrata.backends.workers import pool_for
+
+    with pool_for(get_backend("pytorch")) as p:
+        yield p
+
+
+def test_a_later_candidate_finds_nothing_an_earlier_one_left(judge):
     from kstrata.tasks.loader import resolve_task
     from kstrata.verify import verify_candidate
 
     task = resolve_task("softmax")
-    pool = pool_for(get_backend("pytorch"))
     got = {}
-    try:
-        for name in ("leaves.py", "finds.py"):
-            ev = verify_candidate(task, "pytorch", {"source": (CASE / name).read_text()}, secret="5eed" * 4,
-                                  pool=pool, scope="small", preset="warn")
-            got[name] = (ev.verdict.value, str(ev.evidence.get("message"))[:500])
-    finally:
-        pool.close()
+    for name in ("leaves.py", "finds.py"):
+        ev = verify_candidate(task, "pytorch", {"source": (CASE / name).read_text()}, secret="5eed" * 4,
+                              pool=judge, scope="small", preset="warn")
+        got[name] = (ev.verdict.value, str(ev.evidence.get("message"))[:500])
     assert got["leaves.py"][0] == "correct", got
     assert got["finds.py"][0] == "correct", got  # it raises (compile_error) when it finds anything
 
@@ -77,22 +82,16 @@ class ModelNew(nn.Module):
 '''
 
 
-def test_a_crash_shows_only_its_own_output():
+def test_a_crash_shows_only_its_own_output(judge):
     """The sandbox's stderr is one pipe for every candidate its zygote serves:
     a crash's ``output_tail`` (evidence, and feedback to an agent) showed what
     an earlier candidate printed (red-team round 3)."""
-    from kstrata.backends.registry import get_backend
-    from kstrata.backends.workers import pool_for
     from kstrata.tasks.loader import resolve_task
     from kstrata.verify import verify_candidate
 
     task = resolve_task("relu")
-    pool = pool_for(get_backend("pytorch"))
-    try:
-        first, crash = (verify_candidate(task, "pytorch", {"source": src}, secret="5eed" * 4, pool=pool,
-                                         scope="small", preset="warn") for src in (PRINTS, CRASHES))
-    finally:
-        pool.close()
+    first, crash = (verify_candidate(task, "pytorch", {"source": src}, secret="5eed" * 4, pool=judge,
+                                     scope="small", preset="warn") for src in (PRINTS, CRASHES))
     assert first.verdict.value == "correct", first.evidence
     assert (crash.verdict.value, crash.check) == ("runtime_error", "crash"), crash.evidence
     assert "Segmentation fault" in crash.evidence["output_tail"]
@@ -129,26 +128,20 @@ class ModelNew(nn.Module):
 '''
 
 
-def test_what_a_candidate_changes_in_its_zygote_is_not_inherited():
+def test_what_a_candidate_changes_in_its_zygote_is_not_inherited(judge):
     """A candidate lowered its zygote's resource limits (``prlimit``) and CPU
     affinity from outside, and every later candidate forked from it inherited
     them: the next honest candidate died at its start (red-team round 3). The
     zygote now refuses to fork once changed, and a fresh sandbox serves."""
     import os
 
-    from kstrata.backends.registry import get_backend
-    from kstrata.backends.workers import pool_for
     from kstrata.tasks.loader import resolve_task
     from kstrata.verify import verify_candidate
 
     task = resolve_task("relu")
-    pool = pool_for(get_backend("pytorch"))
     later = INHERITS.replace("CPUS", str(len(os.sched_getaffinity(0))))
-    try:
-        got = [verify_candidate(task, "pytorch", {"source": src}, secret="5eed" * 4, pool=pool, scope="small",
-                                preset="warn") for src in (ALTERS_ZYGOTE, later)]
-    finally:
-        pool.close()
+    got = [verify_candidate(task, "pytorch", {"source": src}, secret="5eed" * 4, pool=judge, scope="small",
+                            preset="warn") for src in (ALTERS_ZYGOTE, later)]
     assert [ev.verdict.value for ev in got] == ["correct", "correct"], [ev.evidence for ev in got]
 
 
