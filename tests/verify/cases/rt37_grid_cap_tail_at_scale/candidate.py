@@ -1,12 +1,13 @@
-# The same grid-limit bug as case 02 with a realistic limit: one launch of at most 65535 blocks
-# (the CUDA grid.y cap) of 768 elements each, and no grid-stride loop. Every shape up to
-# 50,330,880 elements is covered exactly; at the 6144 x 8192 sweep/nominal shape the last 768
-# elements (0.0015%) are never read. The mean of the covered part differs from the true mean by
-# ~1e-6 relative on normal inputs and ~1e-5 on heavy-tailed ones: under the fp32 tolerance.
+# The same grid-limit bug as case 02: one launch of at most BLOCKS blocks of 768 elements each, and
+# no grid-stride loop. The real CUDA grid.y cap is 65535 blocks (50,330,880 elements); the cap here is
+# scaled down with the task's large shape (768 x 8192 instead of 6144 x 8192) so that the same 768
+# elements are skipped: every shape up to 6,290,688 elements is covered exactly; at the 768 x 8192
+# sweep/nominal shape the last 768 elements (0.012%) are never read. The mean of the covered part
+# differs from the true mean by ~2e-7..5e-6 relative on normal inputs: under the fp32 rtol (1e-4).
 import torch
 import torch.nn as nn
 
-BLOCKS = 65535
+BLOCKS = 8191
 BLOCK = 768
 
 
