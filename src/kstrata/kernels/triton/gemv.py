@@ -1,68 +1,41 @@
-"""Fusion plan: one tiled kernel, y = A @ x with x as a (K, 1) matrix."""
+"""Fusion plan: one kernel, BLOCK_M rows of A per program: y = A @ x as a row-wise dot product.
+Each program keeps a (BLOCK_M, BLOCK_K) fp32 accumulator of a * x over the chunks of K and
+reduces it once at the end (tl.sum), so every output is an fp32 sum of K / BLOCK_K sequential
+partial sums followed by a tree: no tl.dot with a padded N=1 operand. Memory bound: A is read
+once, coalesced along its rows."""
 
 import torch
 import torch.nn as nn
 import triton
 import triton.language as tl
 
-BLOCK_M = 32  # kstrata-tune: {16, 32, 64, 128, 256}
-BLOCK_K = 32  # kstrata-tune: {16, 32, 64, 128}
-GROUP_M = 1
+BLOCK_M = 4  # kstrata-tune: {1, 2, 4, 8, 16, 32}
+BLOCK_K = 1024  # kstrata-tune: {128, 256, 512, 1024, 2048, 4096}
 NUM_WARPS = 4  # kstrata-tune: {1, 2, 4, 8, 16}
-NUM_STAGES = 3  # kstrata-tune: {1, 2, 3, 4, 5}
 
 
 @triton.jit
-def _matmul(a_ptr, b_ptr, bias_ptr, c_ptr, M, N, K,
-            sab, sam, sak, sbb, sbk, sbn, scb, scm, scn,
-            HAS_BIAS: tl.constexpr, RELU: tl.constexpr,
-            BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
-            GROUP_M: tl.constexpr):
-    # grouped tile order (Triton tutorial 03): GROUP_M row tiles share the B tiles they read
-    pid, bat = tl.program_id(0), tl.program_id(1).to(tl.int64)
-    n_m, n_n = tl.cdiv(M, BLOCK_M), tl.cdiv(N, BLOCK_N)
-    first_m = (pid // (GROUP_M * n_n)) * GROUP_M
-    group = tl.minimum(n_m - first_m, GROUP_M)
-    pid_m = first_m + (pid % (GROUP_M * n_n)) % group
-    pid_n = (pid % (GROUP_M * n_n)) // group
-    rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
-    rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+def _gemv(a_ptr, x_ptr, y_ptr, M, K, sam, sak, sx, BLOCK_M: tl.constexpr, BLOCK_K: tl.constexpr):
+    rm = tl.program_id(0).to(tl.int64) * BLOCK_M + tl.arange(0, BLOCK_M)
     rk = tl.arange(0, BLOCK_K)
-    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    acc = tl.zeros((BLOCK_M, BLOCK_K), dtype=tl.float32)
     for k0 in range(0, K, BLOCK_K):
         ks = k0 + rk
-        a = tl.load(a_ptr + bat * sab + rm[:, None] * sam + ks[None, :] * sak,
+        a = tl.load(a_ptr + rm[:, None] * sam + ks[None, :] * sak,
                     mask=(rm[:, None] < M) & (ks[None, :] < K), other=0.0)
-        b = tl.load(b_ptr + bat * sbb + ks[:, None] * sbk + rn[None, :] * sbn,
-                    mask=(ks[:, None] < K) & (rn[None, :] < N), other=0.0)
-        # ieee: no TF32 shortcut (tasks forbid it unless precision.allow_tf32)
-        acc += tl.dot(a, b, input_precision="ieee")
-    if HAS_BIAS:
-        acc += tl.load(bias_ptr + rn, mask=rn < N, other=0.0)[None, :].to(tl.float32)
-    if RELU:
-        acc = tl.maximum(acc, 0.0)
-    tl.store(c_ptr + bat * scb + rm[:, None] * scm + rn[None, :] * scn,
-             acc.to(c_ptr.dtype.element_ty), mask=(rm[:, None] < M) & (rn[None, :] < N))
-
-
-def matmul(a, b, bias=None, relu=False, BLOCK_M=BLOCK_M, BLOCK_N=16, BLOCK_K=BLOCK_K):
-    """C = A @ B (+ bias, relu) for (M, K) x (K, N) or batched (Bt, M, K) x (Bt, K, N)."""
-    batched = a.dim() == 3
-    a3 = a if batched else a.unsqueeze(0)
-    b3 = b if batched else b.unsqueeze(0)
-    nb, M, K = a3.shape
-    N = b3.shape[2]
-    c = torch.empty((nb, M, N), dtype=a.dtype, device=a.device)
-    if M and N:
-        grid = (triton.cdiv(M, BLOCK_M) * triton.cdiv(N, BLOCK_N), nb)
-        _matmul[grid](a3, b3, bias if bias is not None else c, c, M, N, K,
-                      *a3.stride(), *b3.stride(), *c.stride(),
-                      HAS_BIAS=bias is not None, RELU=relu,
-                      BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, BLOCK_K=BLOCK_K,
-                      GROUP_M=GROUP_M, num_warps=NUM_WARPS, num_stages=NUM_STAGES)
-    return c if batched else c[0]
+        x = tl.load(x_ptr + ks * sx, mask=ks < K, other=0.0)
+        acc += a.to(tl.float32) * x.to(tl.float32)[None, :]
+    tl.store(y_ptr + rm, tl.sum(acc, axis=1).to(y_ptr.dtype.element_ty), mask=rm < M)
 
 
 class ModelNew(nn.Module):
     def forward(self, A: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
-        return matmul(A, x, BLOCK_N=16)
+        M, K = A.shape
+        y = torch.empty((M, 1), dtype=A.dtype, device=A.device)
+        if M:
+            if K == 0:
+                return y.zero_()
+            bk = min(BLOCK_K, max(16, triton.next_power_of_2(K)))
+            _gemv[(triton.cdiv(M, BLOCK_M),)](A, x, y, M, K, A.stride(0), A.stride(1), x.stride(0),
+                                              BLOCK_M=BLOCK_M, BLOCK_K=bk, num_warps=NUM_WARPS)
+        return y
