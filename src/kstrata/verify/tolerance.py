@@ -131,7 +131,10 @@ from a correct reordering at that n; the small shapes catch it
 Policy ``quant`` (KernelBench-X style distribution metrics): cosine similarity
 >= ``cosine``, relative L1 ``sum|c-o| / sum|o|`` <= ``rel_l1``, and RMSE
 relative to the oracle's RMS <= ``rmse``, and elementwise
-``|c - o| <= QUANT_ELEMENT_K * rmse * RMS(o)``. The aggregate limits are for
+``|c - o| <= max(QUANT_ELEMENT_K * rmse * RMS(o), k * native_err)``, where
+``native_err`` is the task reference's own max error against the oracle (a
+quantization step the reference itself rounds the other way at a tie of
+``x / scale``, in fp32 against fp64, is allowed). The aggregate limits are for
 rounding that differs everywhere (re-quantization, fp16 accumulation); the
 elementwise cap is for outputs that are wrong outright: the last 8 of 4096
 GEMV outputs never written (0) moved the RMSE by 0.044, inside 0.10, and read
@@ -314,7 +317,11 @@ def _compare_quant(cd: torch.Tensor, o: torch.Tensor, tol: Tolerance, stats: dic
     stats.update(cosine=cos, rel_l1=rel_l1, rmse=rmse, max_err=float(err.max()) if err.numel() else 0.0,
                  nonfinite_wrong=int(nonfinite.sum()),
                  limits={"cosine": tol.cosine, "rel_l1": tol.rel_l1, "rmse": tol.rmse})
-    cap = QUANT_ELEMENT_K * tol.rmse * rms
+    # an element may be as far off as the task's own reference is (k x its max error against the oracle):
+    # a per-row scale puts one quantization step of a heavy-tailed row above the RMS-based cap, and fp32
+    # and fp64 round a tie of x / scale differently (fake_quant_per_token on the H200, 2026-12-03)
+    cap = max(QUANT_ELEMENT_K * tol.rmse * rms, tol.k * float(stats.get("native_err") or 0.0))
+    stats["element_cap"] = cap
     ok = cos >= tol.cosine and rel_l1 <= tol.rel_l1 and rmse <= tol.rmse and not nonfinite.any() \
         and not (err.numel() and float(err.max()) > cap)
     if ok:
