@@ -7,10 +7,10 @@ keeps a live status line on a terminal (the step and how long it has run,
 redrawn every second, so it is never silent for more than a second) and,
 off a terminal (a pipe, a CI log), prints a line at every event that ends a
 step (the caller's progress callback does) and, while nothing changes, a
-heartbeat line with the running time in it ("... (running 1 min 5 s)"): :data:`QUIET_S` seconds after
-the last line, then at gaps that double up to :data:`MAX_QUIET_S` (30 s,
-1 min, 2 min, 4 min, then every 5 min), so a 12-minute MetaSchedule step
-adds 6 lines to a log, not 30 identical ones.
+heartbeat line with the running time in it ("... (running 1 min 5 s)") every
+:data:`QUIET_S` seconds: a log is never silent for longer either (issue #20: a
+newcomer's log went quiet for 92 s when the gaps doubled), and no two of its
+lines are alike. :data:`MAX_QUIET_S` can make the gaps double up to it.
 """
 
 from __future__ import annotations
@@ -22,8 +22,9 @@ from typing import Any
 
 #: Off a terminal: seconds from the last line to the first heartbeat line of an unchanged state.
 QUIET_S = 30.0
-#: Off a terminal: the longest gap between heartbeat lines of one unchanged state, in seconds.
-MAX_QUIET_S = 300.0
+#: Off a terminal: the longest gap between heartbeat lines of one unchanged state, in seconds
+#: (equal to :data:`QUIET_S`: a steady line every 30 s; larger, the gaps double up to it).
+MAX_QUIET_S = QUIET_S
 
 #: What each event that starts a step is shown as.
 STEPS = {
