@@ -208,3 +208,35 @@ def test_retime_verifies_a_best_it_ranked_at_the_full_scope(tmp_path, monkeypatc
     assert best.record.evaluation.evidence == {"confirmed": True, "confirmation": "kstrata retime"}
     failed = [n for n in tree if n.evaluated and (n.record.evaluation.evidence or {}).get("confirmed") is False]
     assert len(failed) == 1 and failed[0].verdict == "incorrect" and failed[0].hash != best.hash
+
+
+class AllNoisy(NoisyEvaluator):
+    """Every timing untrusted and slower than eager (a contended run of slow kernels)."""
+
+    def evaluate(self, task, backend, srcs):
+        ev, m = super().evaluate(task, backend, srcs)
+        if m is not None:
+            s = m["speedups"]["eager"]["value"] / 4  # all below 1.0x
+            m["speedups"]["eager"] = {"value": s, "ci": [s * 0.5, s * 2]}
+            m["findings"] = [f"{UNTRUSTED_PREFIX} contended"]
+        return ev, m
+
+    def final_round(self, task, backend, srcs):
+        m = super().final_round(task, backend, srcs)
+        s = m["speedups"]["eager"]["value"] / 4
+        m["speedups"]["eager"] = {"value": s, "ci": [s * 0.98, s * 1.02]}
+        m["findings"] = []
+        return m
+
+
+def test_with_nothing_ranked_the_fastest_readings_are_retimed_even_below_the_baseline(tmp_path):
+    """m26 gemv: the only child read 0.84x (untrusted) and was not re-timed,
+    because contenders had to read faster than eager; the run's best stayed
+    its 0.30x start. With nothing ranked, the fastest readings are re-timed,
+    and the fastest of them ranks as the best."""
+    ev = AllNoisy()
+    res = optimize(FakeTask(), FakeBackend(), FakeProposer(), ev, "greedy", Budget(evaluations=6),
+                   tmp_path / "run", settings=SearchSettings(final_contenders=3))
+    assert 1 <= len(ev.final) <= 3
+    assert res.best is not None and res.best.timing_trusted and res.best.speedup < 1.0
+    assert res.best.measurement.raw["raw"] == {"final_round": True}

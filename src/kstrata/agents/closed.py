@@ -20,7 +20,8 @@ A level of a candidate is closed when, in this run:
    already parallel, vectorized, unrolled or bound: m22 softmax #3, a
    hand-written row PrimFunc).
 
-With ``lineage=True`` (the hierarchical agent) two more rules read the tree:
+With ``lineage=True`` (the hierarchical agent) three more rules read the tree
+(rule 6 also without it, where nothing is timed):
 
 4. **Written by the request/rebuild chain.** The candidate's text at that
    level was written by a model's answer in the chain of request-, rebuild-
@@ -40,11 +41,16 @@ With ``lineage=True`` (the hierarchical agent) two more rules read the tree:
 6. **Written here, nothing new.** The candidate was made by a model's
    answer at that level, and no routed feedback on it points at that level
    that its parent's did not already (:func:`written_here`: the same finding,
-   its numbers aside; a failed verdict is new). The role that wrote the text
-   saw that feedback when it wrote it (m25: layernorm #4, softmax #4 and gemv
-   #2 asked the schedule role again about the schedule it had written one
-   call before, on "memory-bound at 41%/12%/22% of peak" advice it had
-   already followed; all three declined).
+   its numbers aside; a failed verdict is new; the roofline's placement,
+   "memory-bound at 47% of peak", is never new: it locates nothing). The
+   role that wrote the text saw that feedback when it wrote it (m25:
+   layernorm #4, softmax #4 and gemv #2 asked the schedule role again about
+   the schedule it had written one call before, on "memory-bound at
+   41%/12%/22% of peak" advice it had already followed; m26 layernorm #3 the
+   same on a trusted reading; all declined). Without ``lineage`` (one agent
+   for every level) the rule holds only where nothing is timed (m26:
+   triton-interp asked the source role about its own rewrite three times):
+   where timings come, one agent iterating on its own kernel is the search.
 
 A level closed by a model's decline (1) or by rules 4-6 reopens, once, for a
 cross-level request made on the candidate itself after it closed (m23
@@ -131,10 +137,11 @@ class ClosedLevels:
 
     The loop's tree is read without sources, so the proposer reports the
     texts it sees (:meth:`observe`) and what lowering found (:meth:`observe_structure`).
-    ``lineage`` turns rules 4 and 5 on.
+    ``lineage`` turns rules 4 to 6 on; ``untimed`` (a backend that times
+    nothing) turns rule 6 on without it.
     """
 
-    def __init__(self, pairs: Iterable[tuple[str, str]] = (), lineage: bool = False):
+    def __init__(self, pairs: Iterable[tuple[str, str]] = (), lineage: bool = False, untimed: bool = False):
         #: candidate hash -> level -> level_key
         self.keys: dict[str, dict[str, str | None]] = {}
         #: ("h", hash) or ("k", level key) with a level -> why it is closed
@@ -144,6 +151,8 @@ class ClosedLevels:
         #: candidate hash -> whether its graph text holds TensorIR of its own
         self.handwritten: dict[str, bool] = {}
         self.lineage = lineage
+        #: the backend times nothing (rule 6 holds without lineage)
+        self.untimed = untimed
         for h, level in pairs:
             self.close(h, level, "declined")
 
@@ -221,7 +230,15 @@ class ClosedLevels:
                 if c.level == level and c.correct and str(getattr(c, "role", "") or "").endswith("-agent"):
                     return "served", (f"served: a {level} answer on {m[:8]} made the correct child {c.hash[:8]} "
                                       "(the next calls go to the children)")
-        if not self.lineage or h not in getattr(tree, "nodes", {}):
+        if h not in getattr(tree, "nodes", {}):
+            return None
+        if not self.lineage:
+            # rule 6 where nothing is timed: no reading can be news (m26: triton-interp asked the source role
+            # about the rewrite it had just made, three times, and it declined each time)
+            if self.untimed:
+                here = written_here(tree, node, level)
+                if here is not None and not self._reopened(node, level, tree, None):
+                    return "written", here
             return None
         chain = chain_written(tree, node, level)
         if chain is not None and not self._reopened(node, level, tree, None, feedback=True):
@@ -325,11 +342,23 @@ def written_here(tree: Any, node: Any, level: str) -> str | None:
     if n.level != level or len(path) < 2 or not str(getattr(n, "role", "") or "").endswith("-agent"):
         return None
     seen = {_gist(s) for s in signals(path[1]) if s.level == level}
-    new = [s for s in signals(n) if s.level == level and s.confidence > 0 and _gist(s) not in seen]
+    new = [s for s in signals(n) if s.level == level and s.confidence > 0 and _gist(s) not in seen
+           and not _position(s)]
     if new:
         return None
     return (f"counts as asked: the {n.role} wrote this {level} text ({n.hash[:8]}) and nothing new points at "
             f"the {level} level since (no routed feedback there that {path[1].hash[:8]}'s did not already have)")
+
+
+def _position(signal: Any) -> bool:
+    """Whether ``signal`` only places the candidate on the roofline ("memory-bound
+    at 47% of peak bandwidth: stream memory with contiguous, vectorized accesses
+    ..."): advice a role that just wrote the level has followed, not a fault it
+    can locate (m26 layernorm #3: the schedule role, asked again on it, declined)."""
+    from kstrata.measure.profilers.findings import roofline_finding
+
+    return signal.source == "profiler" and roofline_finding(signal.text) \
+        and not signal.text.startswith("faster than the roofline")
 
 
 def _gist(signal: Any) -> tuple[str, str]:

@@ -371,7 +371,8 @@ class LLMProposer:
         self._proposed: dict[str, str] = {}
         #: candidate hash -> levels it has text for; the levels closed on candidates (declined, served)
         self._text: dict[str, frozenset[str]] = {}
-        self.closed = ClosedLevels()
+        # rule 6 without lineage: on a backend that times nothing, its own rewrite is not news to the agent
+        self.closed = ClosedLevels(untimed=backend is not None and not getattr(backend, "timing_meaningful", True))
 
     def policy(self, policy: Any) -> Any:
         """The loop's policy: ``policy`` (a name or object) whose open levels
