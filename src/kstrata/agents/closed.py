@@ -74,6 +74,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from kstrata.agents.base import ProposalBatch
+from kstrata.measure.profilers.findings import roofline_finding
 
 LEVELS = ("graph", "schedule", "source")
 
@@ -232,21 +233,16 @@ class ClosedLevels:
                                       "(the next calls go to the children)")
         if h not in getattr(tree, "nodes", {}):
             return None
-        if not self.lineage:
-            # rule 6 where nothing is timed: no reading can be news (m26: triton-interp asked the source role
-            # about the rewrite it had just made, three times, and it declined each time)
-            if self.untimed:
-                here = written_here(tree, node, level)
-                if here is not None and not self._reopened(node, level, tree, None):
-                    return "written", here
-            return None
-        chain = chain_written(tree, node, level)
-        if chain is not None and not self._reopened(node, level, tree, None, feedback=True):
-            return "chain", chain
-        gone = self._superseded(tree, node, level)
-        if gone is not None and not self._reopened(node, level, tree, None):
-            return "superseded", gone
-        here = written_here(tree, node, level)
+        if self.lineage:
+            chain = chain_written(tree, node, level)
+            if chain is not None and not self._reopened(node, level, tree, None, feedback=True):
+                return "chain", chain
+            gone = self._superseded(tree, node, level)
+            if gone is not None and not self._reopened(node, level, tree, None):
+                return "superseded", gone
+        # rule 6; for one agent only where nothing is timed, so no reading can be news (m26: triton-interp
+        # asked the source role about the rewrite it had just made, three times, and it declined each time)
+        here = written_here(tree, node, level) if self.lineage or self.untimed else None
         if here is not None and not self._reopened(node, level, tree, None):
             return "written", here
         return None
@@ -355,8 +351,6 @@ def _position(signal: Any) -> bool:
     at 47% of peak bandwidth: stream memory with contiguous, vectorized accesses
     ..."): advice a role that just wrote the level has followed, not a fault it
     can locate (m26 layernorm #3: the schedule role, asked again on it, declined)."""
-    from kstrata.measure.profilers.findings import roofline_finding
-
     return signal.source == "profiler" and roofline_finding(signal.text) \
         and not signal.text.startswith("faster than the roofline")
 
