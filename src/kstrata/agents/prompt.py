@@ -143,7 +143,6 @@ def answer_example(backend: str, level: str) -> str:
     return ""
 
 
-
 def public_reference(source: str) -> str:
     """The task module's text without its ``KSTRATA = {...}`` metadata
     assignment (which lists the sweep shapes the hidden stage starts from)."""
@@ -398,7 +397,7 @@ class Feedback:
         # at 8%" of a contended reading); a faster baseline contradicts the at-the-ceiling finding's
         # "only less work helps" (goal.j2 says the baseline is faster instead)
         slower = any(s.value < 1 for s in speedups)
-        findings = tuple(f for f in lines if f not in distrust and not _quoted(f, distrust)
+        findings = tuple(f for f in lines if not _quoted(f, distrust)
                          and not (distrust and roofline_finding(f)) and not (slower and ceiling_finding(f)))
         verdict = data.get("verdict") or ""
         return cls(
