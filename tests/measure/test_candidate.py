@@ -17,7 +17,14 @@ def test_time_candidate_against_eager_with_roofline():
                        config=FAST)
     assert isinstance(m, Measurement)
     assert m.labels["baseline"] == "eager" and m.labels["shape"] == {"B": 16, "D": 256}
-    assert 0.3 < m.speedup.point < 3.0  # the same computation: about 1
+    # A paired timing: one baseline sample per candidate sample, and an interval
+    # around the point. Whether the same code reads about 1 is judged in
+    # tests/verify/test_cases_verify.py (case03) with a full timing budget and the
+    # contention probe: this 30 ms budget is below what the probe can judge
+    # (contention.MIN_WALL_S), and on a busy CI machine it read 6.4x [1.5, 14].
+    assert len(m.candidate_ms) == len(m.baseline_ms) == m.reps
+    s = m.speedup
+    assert 0 < s.low <= s.point <= s.high and s.confidence == 0.95
     roof = m.roofline["candidate"]
     assert roof["bound"] == "memory" and roof["floor_ms"] > 0 and roof["achieved_gbs"] > 0
     assert m.roofline["ceilings"]["bandwidth_gbs"] > 0
