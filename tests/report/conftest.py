@@ -1,16 +1,8 @@
-import sys
-from pathlib import Path
-
 import pytest
-
-sys.path.insert(0, str(Path(__file__).parents[1] / "bench"))
-from bench_helpers import isolated_env, make_bench  # noqa: E402
 
 
 @pytest.fixture(scope="session")
-def report_bench(tmp_path_factory):
-    """A real bench: relu × (edits, broken) on pytorch, evals=3."""
-    root = tmp_path_factory.mktemp("report")
-    with isolated_env(root / "cache"):
-        make_bench(root / "b", tasks=("relu",))
-    return root / "b"
+def report_bench(small_bench):
+    """A real bench (tests/conftest.py's ``small_bench``: relu and sigmoid x
+    (edits, broken) on pytorch, evals=3): its directory."""
+    return small_bench[0]
