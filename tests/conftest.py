@@ -31,11 +31,12 @@ import pytest
 
 SLOW_TESTS = Path(__file__).with_name("slow_tests.txt")
 
-#: Session fixtures too costly to set up on every worker, and the test files that
-#: use them: each fixture's files are one unit of work, run on one worker.
+#: Session (or module) fixtures too costly to set up on every worker, and the test
+#: files that use them: each fixture's files are one unit of work, run on one worker.
 SHARED_FIXTURES = {
     "small_bench": ("tests/bench/test_harness.py", "tests/bench/test_bench_views.py",
                     "tests/report/test_report.py"),
+    "ray_local": ("tests/execute/test_ray.py",),  # a local Ray instance (~10 s and ~1 GB each)
 }
 _GROUP_OF_FILE = {f: name for name, files in SHARED_FIXTURES.items() for f in files}
 
