@@ -51,7 +51,7 @@ from kstrata.verify import feedback as fb
 from kstrata.verify.integrity.registry import CHECKS, Finding, applies, preset as get_preset
 from kstrata.verify.integrity.static import native_findings, static_findings, vendor_findings
 from kstrata.sandbox import wire
-from kstrata.sandbox.client import CandidateDied, fresh
+from kstrata.sandbox.client import SINGLE_THREADED, CandidateDied, fresh
 from kstrata.sandbox.reported import self_reported
 from kstrata.verify.plan import (TestCase, hidden_tests, nominal_tests, octave_tests, perturbed_shapes, public_tests,
                                  screening_shapes)
@@ -351,9 +351,14 @@ class ShapeRun:
         self.model_dev = self.model.to(self.device)
         bufs: list[Any] = []
         init = wire.encode(list(init_inputs), bufs)
+        # a single-threaded backend's candidate process keeps one intra-op thread: with two,
+        # torch's pool starts a thread at its first large call, and the judge, counting the
+        # process's threads from outside (kstrata.sandbox.client.Churn.threads), took the shipped Triton
+        # gemv under triton-interp for a candidate that left a thread running
+        cand_threads = 1 if ctx.backend_name in SINGLE_THREADED else self.threads
         h, _ = ctx.request({"op": "load", "backend": ctx.backend_name, "task": task_record(task),
                             "sources": dict(ctx.sources), "shape": dict(shape), "seed": int(param_seed),
-                            "init": init, "poison": POISON_PATTERNS[0], "threads": self.threads}, bufs, public)
+                            "init": init, "poison": POISON_PATTERNS[0], "threads": cand_threads}, bufs, public)
         if not h.get("ok"):
             ev = {"traceback": str(h.get("traceback", ""))[-3000:]} if h.get("traceback") and public else {}
             msg = str(h.get("message", "did not load"))
