@@ -11,6 +11,7 @@ BLOCK_K = 32  # kstrata-tune: {16, 32, 64, 128}
 GROUP_M = 1  # kstrata-tune: {1, 4, 8, 16}
 NUM_WARPS = 4  # kstrata-tune: {1, 2, 4, 8, 16}
 NUM_STAGES = 3  # kstrata-tune: {1, 2, 3, 4, 5}
+TF32X3 = 1  # kstrata-tune: {0, 1}  1: each fp32 dot as 3 TF32 products (~fp32 accuracy), 0: FMA
 
 
 @triton.jit
@@ -18,7 +19,8 @@ def _matmul(a_ptr, b_ptr, bias_ptr, c_ptr, M, N, K,
             sab, sam, sak, sbb, sbk, sbn, scb, scm, scn,
             HAS_BIAS: tl.constexpr, RELU: tl.constexpr,
             BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
-            GROUP_M: tl.constexpr):
+            GROUP_M: tl.constexpr,
+            PRECISION: tl.constexpr):
     # grouped tile order (Triton tutorial 03): GROUP_M row tiles share the B tiles they read
     pid, bat = tl.program_id(0), tl.program_id(1).to(tl.int64)
     n_m, n_n = tl.cdiv(M, BLOCK_M), tl.cdiv(N, BLOCK_N)
@@ -36,8 +38,8 @@ def _matmul(a_ptr, b_ptr, bias_ptr, c_ptr, M, N, K,
                     mask=(rm[:, None] < M) & (ks[None, :] < K), other=0.0)
         b = tl.load(b_ptr + bat * sbb + ks[:, None] * sbk + rn[None, :] * sbn,
                     mask=(ks[:, None] < K) & (rn[None, :] < N), other=0.0)
-        # ieee: no TF32 shortcut (tasks forbid it unless precision.allow_tf32)
-        acc += tl.dot(a, b, input_precision="ieee")
+        # tf32x3 (default) or ieee: never plain TF32 (tasks forbid it unless precision.allow_tf32)
+        acc += tl.dot(a, b, input_precision=PRECISION)
     if HAS_BIAS:
         acc += tl.load(bias_ptr + rn, mask=rn < N, other=0.0)[None, :].to(tl.float32)
     if RELU:
@@ -60,7 +62,8 @@ def matmul(a, b, bias=None, relu=False, BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, BLOCK_
                       *a3.stride(), *b3.stride(), *c.stride(),
                       HAS_BIAS=bias is not None, RELU=relu,
                       BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, BLOCK_K=BLOCK_K,
-                      GROUP_M=GROUP_M, num_warps=NUM_WARPS, num_stages=NUM_STAGES)
+                      GROUP_M=GROUP_M, PRECISION="tf32x3" if TF32X3 else "ieee",
+                      num_warps=NUM_WARPS, num_stages=NUM_STAGES)
     return c if batched else c[0]
 
 

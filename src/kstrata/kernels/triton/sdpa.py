@@ -12,11 +12,13 @@ BLOCK_M = 32  # kstrata-tune: {16, 32, 64, 128}
 BLOCK_N = 32  # kstrata-tune: {16, 32, 64, 128}
 NUM_WARPS = 4  # kstrata-tune: {1, 2, 4, 8, 16}
 NUM_STAGES = 3  # kstrata-tune: {1, 2, 3, 4}
+TF32X3 = 1  # kstrata-tune: {0, 1}  1: each fp32 dot as 3 TF32 products (~fp32 accuracy), 0: FMA
 
 
 @triton.jit
 def _kernel(q_ptr, k_ptr, v_ptr, o_ptr, S, D, scale,
-            BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_D: tl.constexpr):
+            BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_D: tl.constexpr,
+            PRECISION: tl.constexpr):
     bh = tl.program_id(1).to(tl.int64)
     base = bh * S * D
     rm = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
@@ -31,13 +33,13 @@ def _kernel(q_ptr, k_ptr, v_ptr, o_ptr, S, D, scale,
         kv_mask = (rn[:, None] < S) & (rd[None, :] < D)
         k = tl.load(k_ptr + base + rn[:, None] * D + rd[None, :], mask=kv_mask, other=0.0).to(tl.float32)
         v = tl.load(v_ptr + base + rn[:, None] * D + rd[None, :], mask=kv_mask, other=0.0).to(tl.float32)
-        s = tl.dot(q, tl.trans(k), input_precision="ieee") * scale
+        s = tl.dot(q, tl.trans(k), input_precision=PRECISION) * scale
         s = tl.where(rn[None, :] < S, s, -float("inf"))
         m_new = tl.maximum(m, tl.max(s, axis=1))
         p = tl.exp(s - m_new[:, None])
         alpha = tl.exp(m - m_new)
         l = l * alpha + tl.sum(p, axis=1)
-        acc = acc * alpha[:, None] + tl.dot(p, v, input_precision="ieee")
+        acc = acc * alpha[:, None] + tl.dot(p, v, input_precision=PRECISION)
         m = m_new
     out = acc / l[:, None]
     tl.store(o_ptr + base + rm[:, None] * D + rd[None, :], out.to(o_ptr.dtype.element_ty),
@@ -52,6 +54,7 @@ class ModelNew(nn.Module):
         if B * H and S and D:
             grid = (triton.cdiv(S, BLOCK_M), B * H)
             _kernel[grid](q, k, v, o, S, D, 1.0 / math.sqrt(D), BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N,
-                          BLOCK_D=max(16, triton.next_power_of_2(D)), num_warps=NUM_WARPS,
+                          BLOCK_D=max(16, triton.next_power_of_2(D)), PRECISION="tf32x3" if TF32X3 else "ieee",
+                          num_warps=NUM_WARPS,
                           num_stages=NUM_STAGES)
         return o

@@ -10,11 +10,13 @@ BLOCK_N = 32  # kstrata-tune: {16, 32, 64, 128}
 BLOCK_K = 32  # kstrata-tune: {16, 32, 64, 128}
 NUM_WARPS = 4  # kstrata-tune: {1, 2, 4, 8, 16}
 NUM_STAGES = 3  # kstrata-tune: {1, 2, 3, 4}
+TF32X3 = 1  # kstrata-tune: {0, 1}  1: each fp32 dot as 3 TF32 products (~fp32 accuracy), 0: FMA
 
 
 @triton.jit
 def _kernel(x_ptr, w1_ptr, w3_ptr, y_ptr, M, N, K,
-            BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
+            BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+            PRECISION: tl.constexpr):
     rm = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
     rn = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
     rk = tl.arange(0, BLOCK_K)
@@ -28,8 +30,8 @@ def _kernel(x_ptr, w1_ptr, w3_ptr, y_ptr, M, N, K,
         # W is (N, K) row-major: the (K, N) tile of W^T
         w1 = tl.load(w1_ptr + rn[None, :] * K + ks[:, None], mask=wmask, other=0.0)
         w3 = tl.load(w3_ptr + rn[None, :] * K + ks[:, None], mask=wmask, other=0.0)
-        a1 += tl.dot(x, w1, input_precision="ieee")
-        a3 += tl.dot(x, w3, input_precision="ieee")
+        a1 += tl.dot(x, w1, input_precision=PRECISION)
+        a3 += tl.dot(x, w3, input_precision=PRECISION)
     y = a1 / (1.0 + tl.exp(-a1)) * a3
     tl.store(y_ptr + rm[:, None] * N + rn[None, :], y.to(y_ptr.dtype.element_ty),
              mask=(rm[:, None] < M) & (rn[None, :] < N))
@@ -49,6 +51,7 @@ class ModelNew(nn.Module):
         if M and N:
             grid = (triton.cdiv(M, BLOCK_M), triton.cdiv(N, BLOCK_N))
             _kernel[grid](x, self.w1.weight.contiguous(), self.w3.weight.contiguous(), y, M, N, K,
-                          BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, BLOCK_K=BLOCK_K, num_warps=NUM_WARPS,
+                          BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, BLOCK_K=BLOCK_K,
+                          PRECISION="tf32x3" if TF32X3 else "ieee", num_warps=NUM_WARPS,
                           num_stages=NUM_STAGES)
         return y
