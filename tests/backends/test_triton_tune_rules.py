@@ -188,3 +188,36 @@ def test_builtin_proposer_ranks_for_the_runs_timing_shape():
     assert proposer._geometry(task, ProposeContext("triton-interp", ("source",))) == (4096, 32000)
     small = ProposeContext("triton-interp", ("source",), timing_shape={"B": 8, "C": 512})
     assert proposer._geometry(task, small) == (8, 512)
+
+
+def test_gemm_variants_that_cannot_fit_shared_memory_are_left_out_by_element_size():
+    # the tutorial's 128 x 256 x 64, 3-stage config needs 288 KiB of tiles in fp32 (it failed to
+    # launch on the H200 as a runtime_error) and 144 KiB in fp16
+    text = kernels.initial_source("triton", "matmul_square")
+    big = dict(zip(tr.GEMM_NAMES, tr.GEMM_CONFIGS[0]))
+    assert tr.gemm_shared_bytes(big, 4) > tr.SHARED_MEMORY_BYTES >= tr.gemm_shared_bytes(big, 2)
+
+    def configs(element_bytes):
+        return [{t.name: t.value for t in tr.find_tunables(v.text)}
+                for v in tr.variants(text, random.Random(0), element_bytes=element_bytes)]
+
+    fp32, fp16, unknown = configs(4), configs(2), configs(None)
+    assert all(tr.gemm_shared_bytes(c, 4) <= tr.SHARED_MEMORY_BYTES for c in fp32)
+    assert any(tr.gemm_shared_bytes(c, 4) > tr.SHARED_MEMORY_BYTES for c in fp16)
+    assert {tuple(c[n] for n in tr.GEMM_NAMES) for c in fp16} >= {tr.GEMM_CONFIGS[0]}
+    assert len(fp32) < len(fp16) <= len(unknown)
+    # a row kernel has no GEMM tiles: nothing is left out
+    row = kernels.initial_source("triton", "softmax")
+    assert len(tr.variants(row, random.Random(0), element_bytes=4)) == len(tr.variants(row, random.Random(0)))
+
+
+def test_proposer_passes_the_task_element_size():
+    proposer = for_backend(get_backend("triton-interp"))
+    task = resolve_task("matmul_square")
+    candidate = SimpleNamespace(sources={"source": kernels.initial_source("triton", "matmul_square")})
+    batch = proposer.propose(task, candidate, None, "source",
+                             context=ProposeContext(backend="triton-interp", levels=("source",)))
+    assert batch.proposals
+    for p in batch.proposals:
+        config = {t.name: t.value for t in tr.find_tunables(p.sources["source"])}
+        assert tr.gemm_shared_bytes(config, 4) <= tr.SHARED_MEMORY_BYTES

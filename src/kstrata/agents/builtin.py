@@ -62,6 +62,18 @@ def _run_texts(context: ProposeContext, levels: tuple[str, ...]) -> set[tuple[st
     return out
 
 
+#: bytes per element of a task's declared dtype (the suite's dtypes; others are not known)
+_DTYPE_BYTES = {"float64": 8, "float32": 4, "float16": 2, "bfloat16": 2, "int8": 1, "uint8": 1, "int32": 4}
+
+
+def _element_bytes(task: Any) -> int | None:
+    """Bytes per element of ``task``'s declared dtype (``task.meta.dtype``), ``None`` when unknown."""
+    try:
+        return _DTYPE_BYTES.get(str(task.meta.dtype))
+    except AttributeError:
+        return None
+
+
 def _rng(context: ProposeContext, candidate: Any) -> random.Random:
     return random.Random(f"{context.seed}:{context.step}:{getattr(candidate, 'hash', '')}")
 
@@ -205,7 +217,8 @@ class _TuneProposer:
                                     "tiling_class": rule if rule != "tune" else "tune:" + next(iter(params))})
             for text, rule, why, params, role in self._moves(sources, _rng(context, candidate),
                                                              self._seen(context),
-                                                             geometry=self._geometry(task, context))
+                                                             geometry=self._geometry(task, context),
+                                                             element_bytes=_element_bytes(task))
         ])
 
     def _geometry(self, task: Any, context: ProposeContext) -> tuple[int, int] | None:
@@ -218,9 +231,11 @@ class _TuneProposer:
         return frozenset(t for (t,) in _run_texts(context, (self.level,)))
 
     def _moves(self, sources: dict[str, str], rng: random.Random, seen: frozenset[str] = frozenset(),
-               geometry: tuple[int, int] | None = None) -> list[tuple[str, str, str, dict, str]]:
+               geometry: tuple[int, int] | None = None,
+               element_bytes: int | None = None) -> list[tuple[str, str, str, dict, str]]:
         """``(new text of the level, rule, rationale, {param: value}, role)`` per
-        proposal, none whose text is in ``seen``; ``geometry`` as :meth:`_geometry`."""
+        proposal, none whose text is in ``seen``; ``geometry`` as :meth:`_geometry`;
+        ``element_bytes`` the task's element size (bytes; ``None`` when unknown)."""
         raise NotImplementedError
 
 
@@ -266,12 +281,14 @@ class TritonTuneProposer(_TuneProposer):
         return (math.prod(sizes[:-1]), sizes[-1]) if sizes else None
 
     def _moves(self, sources: dict[str, str], rng: random.Random, seen: frozenset[str] = frozenset(),
-               geometry: tuple[int, int] | None = None) -> list[tuple[str, str, str, dict, str]]:
+               geometry: tuple[int, int] | None = None,
+               element_bytes: int | None = None) -> list[tuple[str, str, str, dict, str]]:
         from kstrata.backends.triton.tune_rules import variants
 
         tuning = ("tune", "sweep")
         return [(v.text, v.rule, v.description, v.params, "triton-tune" if v.rule in tuning else "triton-structural")
-                for v in variants(sources["source"], rng, self.per_expansion, exclude=seen, shape=geometry)]
+                for v in variants(sources["source"], rng, self.per_expansion, exclude=seen, shape=geometry,
+                                  element_bytes=element_bytes)]
 
 
 class TileLangTuneProposer(_TuneProposer):
@@ -292,7 +309,8 @@ class TileLangTuneProposer(_TuneProposer):
     level = "schedule"
 
     def _moves(self, sources: dict[str, str], rng: random.Random, seen: frozenset[str] = frozenset(),
-               geometry: tuple[int, int] | None = None) -> list[tuple[str, str, str, dict, str]]:
+               geometry: tuple[int, int] | None = None,
+               element_bytes: int | None = None) -> list[tuple[str, str, str, dict, str]]:
         from kstrata.backends.tilelang.tune_rules import schedule_variants
 
         target = getattr(self.backend, "target", "")

@@ -399,6 +399,22 @@ GEMM_CONFIGS = (
     (64, 128, 32, 8, 4, 4), (128, 32, 32, 8, 4, 4), (64, 32, 32, 8, 2, 5), (32, 64, 32, 8, 2, 5),
 )
 GEMM_NAMES = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M", "NUM_WARPS", "NUM_STAGES")
+#: shared memory one program may use (bytes): 227 KiB, the per-block maximum of compute capability
+#: 9.0 (H100/H200; CUDA C++ Programming Guide, "Technical Specifications per Compute Capability").
+#: A GEMM configuration over it fails to launch (Triton's OutOfResources: the tutorial's
+#: 128 x 256 x 64, 3-stage config needs 288 KiB in fp32)
+SHARED_MEMORY_BYTES = 227 * 1024
+
+
+def gemm_shared_bytes(config: dict[str, int], element_bytes: int) -> int | None:
+    """Shared memory (bytes) a GEMM-like configuration's pipelined A and B tiles take:
+    ``NUM_STAGES * (BLOCK_M * BLOCK_K + BLOCK_K * BLOCK_N) * element_bytes`` (Triton keeps one
+    buffer per stage); ``None`` for a configuration without those tunables."""
+    try:
+        m, n, k = config["BLOCK_M"], config["BLOCK_N"], config["BLOCK_K"]
+    except KeyError:
+        return None
+    return max(1, config.get("NUM_STAGES", 1)) * (m * k + k * n) * element_bytes
 #: configurations on the diagonal sweep of a non-GEMM kernel
 SWEEP_POINTS = 6
 
@@ -457,14 +473,16 @@ def structural_variants(text: str) -> list[Variant]:
 
 def variants(text: str, rng: random.Random | None = None, limit: int | None = None,
              exclude: frozenset[str] | set[str] = frozenset(),
-             shape: tuple[int, int] | None = None) -> list[Variant]:
+             shape: tuple[int, int] | None = None, element_bytes: int | None = None) -> list[Variant]:
     """Structural variants first, then the sweep's configurations, then
     one-parameter moves by distance (each distance shuffled by ``rng``, then
     interleaved across tunables so the first few cover different parameters);
     distinct texts not in ``exclude`` (e.g. the run's candidates) only, at
     most ``limit``. With ``shape`` = ``(rows, row_len)`` (the first input
     folded to 2-D at the timing shape) they are ranked by :func:`rank_for_shape`
-    before the cut."""
+    before the cut. With ``element_bytes`` (the task's element size), a GEMM-like
+    variant whose tiles need more than :data:`SHARED_MEMORY_BYTES`
+    (:func:`gemm_shared_bytes`) is left out: it could not launch."""
     rng = rng or random.Random(0)
     ordered = structural_variants(text) + sweep_variants(text)
     for moves in parameter_variants(text):
@@ -480,7 +498,9 @@ def variants(text: str, rng: random.Random | None = None, limit: int | None = No
     for v in ordered:
         if v.text not in seen:
             seen.add(v.text)
-            out.append(v)
+            need = gemm_shared_bytes(_config(v), element_bytes) if element_bytes else None
+            if need is None or need <= SHARED_MEMORY_BYTES:
+                out.append(v)
     if shape is not None:
         out = rank_for_shape(out, *shape)
     return out[:limit] if limit is not None else out
