@@ -280,3 +280,49 @@ def test_optimize_and_bench_refuse_a_bad_budget_before_starting(tmp_path, text):
     res = CliRunner().invoke(app, ["bench", "--budget", text, "--out", str(tmp_path / "bench")])
     _one_error_line(res, "error: --budget ")
     assert not (tmp_path / "run").exists() and not (tmp_path / "bench").exists()
+
+
+# -- text the parser cannot take: nested too deeply, NUL bytes, too long ------------
+
+UNPARSABLE = {
+    "deep_unary": "x = " + "-" * 300_000 + "1\n",     # MemoryError inside ast.parse on 3.11
+    "deep_sum": "x = " + "1+" * 200_000 + "1\n",        # RecursionError inside ast.parse
+    "nul_byte": "x = 1\x00\n",                            # ValueError on 3.11
+}
+
+
+@pytest.mark.parametrize("case", sorted(UNPARSABLE))
+def test_a_task_file_the_parser_cannot_take_is_one_error_line(tmp_path, case):
+    task = tmp_path / f"task_{case}.py"
+    task.write_text("import torch\nclass Model(torch.nn.Module):\n    def forward(self, x): return x\n"
+                    + UNPARSABLE[case])
+    for args in (["tasks", "show", str(task)], ["eval", str(task), str(task), "--no-time"]):
+        _one_error_line(CliRunner().invoke(app, args), f"task_{case}.py", "syntax error")
+    with pytest.raises(TaskError, match="syntax error"):
+        load_task(task)
+
+
+@pytest.mark.parametrize("case", sorted(UNPARSABLE))
+def test_a_kernel_file_is_imported_without_parsing_it(tmp_path, case):
+    # `import` and `optimize --initial` read a user's kernel by line patterns only (kstrata's process
+    # never parses candidate text): hostile nesting is stored as text, a NUL byte is refused
+    kernel = tmp_path / f"k_{case}.py"
+    kernel.write_text("import triton\nclass ModelNew:\n    pass\n" + UNPARSABLE[case])
+    res = CliRunner().invoke(app, ["import", str(kernel), "--task", "relu", "--backend", "triton-interp",
+                                   "--out", str(tmp_path / "out")])
+    if case == "nul_byte":
+        _one_error_line(res, f"k_{case}.py", "NUL byte")
+    else:
+        assert res.exit_code == 0 and "Traceback" not in res.output, res.output
+        [cand] = (tmp_path / "out").iterdir()
+        assert (cand / "source.py").read_text() == kernel.read_text()
+
+
+def test_a_formula_the_parser_cannot_take_is_a_formula_error():
+    from kstrata.tasks.formula import FormulaError, check_formula, eval_formula
+
+    deep = "(" * 100 + "N" + ")" * 100 + "+" + "1+" * 200_000 + "1"
+    with pytest.raises(FormulaError, match="not valid Python arithmetic"):
+        check_formula(deep)
+    with pytest.raises(FormulaError, match="not valid Python arithmetic"):
+        eval_formula(deep, {"N": 1.0})

@@ -18,7 +18,7 @@ PARENT_PACKAGES = ("agents", "search", "serve", "cli", "report", "bench", "llm",
 #: bare names whose call evaluates or imports text
 NAMES = {"exec", "eval", "compile", "__import__", "lower_graph", "replay_schedule", "schedule_variants",
          "from_source", "import_module", "run_path", "run_module", "load_llvm_ir", "import_module_from_path",
-         "tune", "tune_tir"}
+         "tune", "tune_tir", "parse_module"}
 #: attribute calls that parse, evaluate, import or lower text (``x.eval()`` is torch's, ``re.compile`` a regex)
 ATTRS = {"exec", "from_source", "exec_module", "import_module", "run_path", "run_module", "load_json",
          "load_llvm_ir", "lower", "scheduled_funcs", "generate_source", "materialize_schedule", "load_module",
@@ -27,7 +27,11 @@ ATTRS = {"exec", "from_source", "exec_module", "import_module", "run_path", "run
 #: or run it: a bare call is not flagged where every import of the name is from here
 TEXT_ONLY = {("kstrata.backends.tilelang.tune_rules", "schedule_variants")}
 #: ``tvm.script.parse(...)``-style dotted calls
-DOTTED = {"tvm.script.parse", "tvm.script.from_source", "tvm.ir.load_json", "tvm.runtime.load_module"}
+DOTTED = {"tvm.script.parse", "tvm.script.from_source", "tvm.ir.load_json", "tvm.runtime.load_module",
+          "ast.parse"}
+#: parses of a TASK file's text (the user's reference, which the judge loads and runs; never a
+#: candidate's): the public view of the reference that prompts and MCP clients are shown
+TASK_TEXT = {("agents/prompt.py", "parse_module"), ("serve/public.py", "parse_module")}
 
 #: Places known to still do it, owned elsewhere; each must go (``test_no_known_open_places_remain``).
 KNOWN_OPEN: set[tuple[str, str]] = set()
@@ -104,7 +108,8 @@ def test_the_scan_catches_the_case_01_calls():
            "    exec(text)\n    eval(text)\n    compile(text, 'x', 'exec')\n    __import__(text)\n"
            "    importlib.import_module(text)\n    'A'.lower()\n    model.eval()\n    re.compile(text)\n"
            "    importlib.import_module(f'kstrata.cli.{name}')\n    importlib.import_module(f'{text}.x')\n"
-           "    tune(task, {}, 'tvm-llvm', sources=sources)\n    ms.tune_tir(mod, 'llvm', 'w')\n")
+           "    tune(task, {}, 'tvm-llvm', sources=sources)\n    ms.tune_tir(mod, 'llvm', 'w')\n"
+           "    ast.parse(text)\n    parse_module(text)\n")
     got = sorted({w for _, w in _flagged(ast.parse(src))})
     # the TileLang moves (JSON and regular expressions) share a name with the TVM rules
     text = "from kstrata.backends.tilelang.tune_rules import schedule_variants\nschedule_variants(s, '', 't')\n"
@@ -112,12 +117,12 @@ def test_the_scan_catches_the_case_01_calls():
     assert _flagged(ast.parse(text.replace("tilelang.tune_rules", "tvm.rules"))) == [(2, "schedule_variants")]
     assert got == sorted({"import tvm", "import tvm.script", "lower", "tvm.script.from_source",
                           "tvm.script.parse", "lower_graph", "replay_schedule", "exec", "eval", "compile",
-                          "__import__", "import_module", "tune", "tune_tir"})
+                          "__import__", "import_module", "tune", "tune_tir", "ast.parse", "parse_module"})
 
 
 def test_parent_modules_never_parse_or_evaluate_candidate_text():
     found = _scan()
-    new = {k: v for k, v in found.items() if k not in KNOWN_OPEN}
+    new = {k: v for k, v in found.items() if k not in KNOWN_OPEN | TASK_TEXT}
     assert not new, ("kstrata's own process must not parse/evaluate candidate text; lower it through "
                      "kstrata.backends.tvm.isolated (call_isolated) instead: "
                      + "; ".join(f"{p}:{lines} {w}" for (p, w), lines in sorted(new.items())))
@@ -149,3 +154,15 @@ def test_level_context_and_replay_go_through_the_sandbox():
     fn = next(n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == "_replay")
     assert {w for _, w in _flagged(fn)} == set()
     assert "replay_after_graph_change" in ast.unparse(fn)
+
+
+def test_task_text_parsers_parse_only_the_task_file():
+    """The allowed parses in kstrata's process read ``task.source`` (the reference), nothing else."""
+    for rel, _ in TASK_TEXT:
+        tree = ast.parse((SRC / rel).read_text())
+        calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+                 and n.func.id == "parse_module"]
+        assert calls
+        for fn in (n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)):
+            if any(c in ast.walk(fn) for c in calls):
+                assert fn.name in ("public_reference", "public_source"), (rel, fn.name)

@@ -34,6 +34,7 @@ from typing import Any
 import jinja2
 
 from kstrata.measure.profilers.findings import DISTRUST_PREFIXES, ceiling_finding, roofline_finding
+from kstrata.pysyntax import parse_module
 from kstrata.tasks.loader import metadata_assigns
 from kstrata.llm.base import Message
 
@@ -147,7 +148,7 @@ def public_reference(source: str) -> str:
     """The task module's text without its ``KSTRATA = {...}`` metadata
     assignment (which lists the sweep shapes the hidden stage starts from)."""
     try:
-        tree = ast.parse(source)
+        tree = parse_module(source)
     except SyntaxError:
         return source
     lines = source.splitlines(keepends=True)

@@ -21,6 +21,7 @@ import pprint
 import re
 from typing import Any
 
+from kstrata.pysyntax import parse_module
 from kstrata.tasks.loader import metadata_assigns
 from kstrata.store.records import jsonable
 from kstrata.tasks.base import Task
@@ -36,7 +37,7 @@ def public_source(task: Task) -> str:
     """
     source = task.source
     try:
-        tree = ast.parse(source)
+        tree = parse_module(source)
     except SyntaxError:
         return source
     for node in metadata_assigns(tree):

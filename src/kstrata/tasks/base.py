@@ -20,6 +20,7 @@ from typing import Any
 
 import torch
 
+from kstrata.pysyntax import parse_module
 from kstrata.tasks import dims, scaled, work
 from kstrata.tasks.formula import eval_formula
 from kstrata.tasks.meta import TaskMeta
@@ -134,7 +135,7 @@ def int_globals(source: str) -> dict[str, int]:
     see :func:`element_key`). :meth:`Task.load_module` rebinds all of them.
     """
     out: dict[str, int] = {}
-    for node in ast.parse(source).body:
+    for node in parse_module(source).body:
         if not isinstance(node, ast.Assign):
             continue
         for target in node.targets:
@@ -214,7 +215,7 @@ def rebind_globals(module: ModuleType, source: str, shape: dict[str, int], where
     if not changed:
         return
     bound = set(plain) | set(elements)
-    for node in ast.parse(source).body:
+    for node in parse_module(source).body:
         if not isinstance(node, ast.Assign) or not (_names(node.value) & changed):
             continue
         try:

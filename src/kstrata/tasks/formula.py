@@ -11,6 +11,8 @@ import ast
 import math
 import operator
 
+from kstrata.pysyntax import parse_module
+
 _BINOPS = {
     ast.Add: operator.add,
     ast.Sub: operator.sub,
@@ -63,9 +65,9 @@ def check_formula(expr: str) -> set[str]:
         If ``expr`` is not valid arithmetic in the allowed subset.
     """
     try:
-        tree = ast.parse(expr, mode="eval")
+        tree = parse_module(expr, mode="eval")
     except SyntaxError as e:
-        raise FormulaError(f"formula {expr!r} is not valid Python arithmetic: {e.msg}") from e
+        raise FormulaError(f"formula {expr!r} is not valid Python arithmetic: {e.msg}") from None
     names: set[str] = set()
     try:
         _walk(tree, None, names)
@@ -83,5 +85,8 @@ def eval_formula(expr: str, env: dict[str, float]) -> float:
     FormulaError
         On disallowed syntax or a variable missing from ``env``.
     """
-    tree = ast.parse(expr, mode="eval")
+    try:
+        tree = parse_module(expr, mode="eval")
+    except SyntaxError as e:
+        raise FormulaError(f"formula {expr!r} is not valid Python arithmetic: {e.msg}") from None
     return float(_walk(tree, env, set()))

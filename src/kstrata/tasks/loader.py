@@ -16,6 +16,7 @@ from pathlib import Path
 import torch
 from pydantic import ValidationError
 
+from kstrata.pysyntax import parse_module
 from kstrata.tasks.base import USER_FILE_ERRORS, Task, TaskError, import_module_from_path
 from kstrata.tasks.meta import TaskMeta, inferred_category, level_from_path, op_kinds
 
@@ -47,7 +48,7 @@ def metadata_assigns(tree: ast.Module) -> list[ast.Assign]:
 
 
 def _metadata_dict(path: Path, source: str) -> dict:
-    tree = ast.parse(source, filename=str(path))
+    tree = parse_module(source, filename=str(path))
     inline = None
     for node in metadata_assigns(tree):
         try:
@@ -124,9 +125,10 @@ def load_task(path: str | Path, name: str | None = None, check_import: bool = Tr
         raise TaskError(f"{path}: no such task file")
     source = path.read_text()
     try:
-        ast.parse(source, filename=str(path))
+        parse_module(source, filename=str(path))
     except SyntaxError as e:
-        raise TaskError(f"{path}:{e.lineno}: syntax error: {e.msg}") from e
+        where = f"{path}:{e.lineno}" if e.lineno else str(path)
+        raise TaskError(f"{where}: syntax error: {e.msg}") from None
     raw = inferred_metadata(path, source, _metadata_dict(path, source))
     try:
         meta = TaskMeta.model_validate(raw)

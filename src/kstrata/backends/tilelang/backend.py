@@ -40,6 +40,7 @@ from kstrata.backends import envs
 from kstrata.backends.base import Availability, Backend, CandidateLoadError
 from kstrata.backends.tilelang import hooks
 from kstrata.backends.pytorch import load_model_new
+from kstrata.pysyntax import parse_module
 from kstrata.tasks.base import Task
 
 SCHEDULE_MARK = "# --- schedule level (added by kstrata) ---"
@@ -72,7 +73,7 @@ def compose_source(sources: dict[str, str]) -> str:
 def schedule_defaults(source: str) -> dict[str, Any]:
     """The literal ``SCHEDULE = {...}`` of ``source`` (empty when absent or not literal)."""
     try:
-        tree = ast.parse(source)
+        tree = parse_module(source)
     except SyntaxError:
         return {}
     for node in tree.body:
@@ -89,7 +90,7 @@ def schedule_defaults(source: str) -> dict[str, Any]:
 def graph_plan(source: str) -> str:
     """The fusion plan of a shipped candidate: its module docstring."""
     try:
-        return ast.get_docstring(ast.parse(source)) or ""
+        return ast.get_docstring(parse_module(source)) or ""
     except SyntaxError:
         return ""
 

@@ -22,6 +22,8 @@ import textwrap
 from dataclasses import dataclass
 from typing import Any
 
+from kstrata.pysyntax import parse_module
+
 _PREFIX = "schedule_"
 HEADER = "# kstrata-tvm schedule: one `def schedule_<primfunc>(sch)` per scheduled PrimFunc\n"
 
@@ -57,7 +59,7 @@ def parse_schedule(text: str) -> dict[str, list[ast.stmt]]:
         When the text is not valid Python.
     """
     try:
-        tree = ast.parse(text)
+        tree = parse_module(text)
     except SyntaxError as e:
         raise ScheduleTextError(f"schedule text line {e.lineno}: {e.msg}") from e
     out: dict[str, list[ast.stmt]] = {}
@@ -75,7 +77,7 @@ def module_names(text: str) -> set[str]:
     constants, imports): none of them is in scope when a schedule function's
     statements run (each statement runs with ``sch``, ``tvm`` and ``T`` only)."""
     try:
-        tree = ast.parse(text)
+        tree = parse_module(text)
     except SyntaxError:
         return set()
     out: set[str] = set()

@@ -35,6 +35,7 @@ import ast
 import re
 from collections.abc import Iterator
 
+from kstrata.pysyntax import parse_module
 from kstrata.verify.integrity.registry import Finding
 
 #: modules a candidate may import (prefix match on the dotted name)
@@ -231,7 +232,7 @@ def imported_roots(source: str) -> set[str]:
     only): ``import numpy as np`` and ``from einops import rearrange`` give
     ``{"numpy", "einops"}``; an unparsable source gives none."""
     try:
-        tree = ast.parse(source)
+        tree = parse_module(source)
     except SyntaxError:
         return set()
     out = set()
@@ -661,7 +662,7 @@ def static_findings(source: str, *, dsl: bool, dtype: str = "float32", allow_tf3
     SyntaxError
         If ``source`` does not parse (the caller reports ``compile_error``).
     """
-    tree = ast.parse(source)
+    tree = parse_module(source)
     v = _Visitor(dsl, dtype, allow_tf32, allow_reduced_precision)
     v.defined = _defined_names(tree)
     v.own_private = _defined_private(tree)
