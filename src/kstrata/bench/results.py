@@ -16,7 +16,7 @@ from typing import Any
 from kstrata.bench.harness import CONFIG_NAME, BenchIndex
 from kstrata.bench.metrics import excluded_reason, TaskOutcome
 from kstrata.search.tree import CandidateTree
-from kstrata.store.run_store import RunStore, StoreError
+from kstrata.store.run_store import RunStore, StoreError, read_summary
 
 @dataclass
 class RunView:
@@ -57,8 +57,7 @@ def read_run(run_dir: str | Path, with_sources: bool = False) -> RunView:
         tree = CandidateTree.from_store(store, with_sources=with_sources)
         spent = store.spent()
         tasks = store.tasks()
-    summary_path = run_dir / "summary.json"
-    summary = json.loads(summary_path.read_text()) if summary_path.is_file() else None
+    summary = read_summary(run_dir)
     meta = (tasks[0].get("meta") or {}) if tasks else {}
     return RunView(run_dir, config, tree, spent, meta, summary)
 

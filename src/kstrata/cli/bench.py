@@ -89,7 +89,12 @@ def register(app: typer.Typer) -> None:
 
                 from kstrata.search.views import best_phrase
 
-                summary = json.loads((out / cell["run_dir"] / "summary.json").read_text())
+                from kstrata.store.run_store import StoreError, read_summary
+
+                try:
+                    summary = read_summary(out / cell["run_dir"]) or {}
+                except StoreError:
+                    summary = {}
                 console.print(f"  [green]done[/] {cell['stop_reason']}; best {best_phrase(summary)}", highlight=False)
             elif event == "cell_skip":
                 console.print(f"[dim]skip {where} (done)[/]", highlight=False)

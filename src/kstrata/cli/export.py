@@ -52,6 +52,7 @@ from rich.console import Console
 
 from kstrata.cli.errors import OptionError, user_errors
 from kstrata.search.views import reading, shape_text
+from kstrata.store.run_store import StoreError, read_summary
 
 console = Console()
 
@@ -123,7 +124,10 @@ def stale_reason():
         return None
     if hashlib.sha256(summary.read_bytes()).hexdigest() == META["summary_sha256"]:
         return None
-    best = (json.loads(summary.read_text()).get("best") or {{}}).get("hash")
+    try:
+        best = (json.loads(summary.read_text()).get("best") or {{}}).get("hash")
+    except (OSError, ValueError, AttributeError):
+        return f"run {{META['run']}}: its summary.json is damaged; `kstrata retime {{META['run']}}` writes it again"
     if META.get("chosen") == "best" and best and best != META["candidate"]:
         return (f"run {{META['run']}} was re-timed since this export: its best is now {{best[:12]}}, "
                 f"not this export's {{META['candidate'][:12]}}")
@@ -433,7 +437,10 @@ def stale_exports(run_dir: str | Path) -> list[str]:
     except ValueError:
         return []
     digest = _summary_digest(run_dir)
-    best = json.loads((run_dir / "summary.json").read_text()).get("best") or {} if digest else {}
+    try:
+        best = (read_summary(run_dir) or {}).get("best") or {} if digest else {}
+    except StoreError:
+        return []
     out = []
     for where, cand in sorted(known.items()):
         try:

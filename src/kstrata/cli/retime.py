@@ -19,6 +19,7 @@ import typer
 from rich.console import Console
 
 from kstrata.cli.errors import OptionError, user_errors
+from kstrata.store.run_store import StoreError, read_summary
 
 console = Console()
 
@@ -61,8 +62,11 @@ def open_run(run_dir: str | Path) -> RunInfo:
     if task.digest != meta.get("digest"):
         raise OptionError(f"{run_dir}: task file {meta.get('path')} changed since the run (digest differs)")
     cli = config.get("cli") or {}
-    summary = run_dir / "summary.json"
-    stop = json.loads(summary.read_text()).get("stop_reason", "") if summary.is_file() else "not finished"
+    try:
+        summary = read_summary(run_dir)
+    except StoreError:  # re-timing writes it again
+        summary = {"stop_reason": "unknown (summary.json damaged)"}
+    stop = summary.get("stop_reason", "") if summary is not None else "not finished"
     return RunInfo(run_dir, task, get_backend(config["backend"]), timing_shape_of(config),
                    tuple(cli.get("baselines") or ("eager",)), stop)
 
@@ -217,7 +221,7 @@ def register(app: typer.Typer) -> None:
         console.print(result_table(run_dir))
         from kstrata.cli.export import stale_exports
 
-        ranked = not none_ranked(json.loads((Path(run_dir) / "summary.json").read_text()))
+        ranked = not none_ranked(read_summary(run_dir) or {})
         for line in stale_exports(run_dir):
             again = "run kstrata export again" if ranked else "export again once a candidate ranks"
             console.print(f"[yellow]stale export:[/] {line}; {again}", highlight=False, soft_wrap=True)

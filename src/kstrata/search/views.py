@@ -15,7 +15,7 @@ from rich.text import Text
 
 from kstrata.measure.contention import read_note
 from kstrata.search.tree import UNTRUSTED_PREFIX, CandidateTree, Node, unevaluated
-from kstrata.store.run_store import RunStore, StoreError
+from kstrata.store.run_store import RunStore, StoreError, read_summary
 
 
 @dataclass(frozen=True)
@@ -417,7 +417,7 @@ def next_steps(run_dir: str | Path) -> str:
     result, and that ``kstrata retime`` on a quieter machine comes first
     (``kstrata export`` refuses such a best without ``--unranked``)."""
     run_dir = Path(run_dir)
-    summary = json.loads((run_dir / "summary.json").read_text())
+    summary = read_summary(run_dir) or {}
     best = summary.get("best")
     if best is None:
         return ""
@@ -462,7 +462,7 @@ def result_table(run_dir: str | Path, nominal: dict[str, int] | None = None) -> 
     unranked candidate). ``nominal``: the task's nominal shape, to say when
     the timing shape differs from it."""
     run_dir = Path(run_dir)
-    summary = json.loads((run_dir / "summary.json").read_text())
+    summary = read_summary(run_dir) or {}
     table = Table(title=f"run {run_dir}", show_header=False)
     table.add_column(no_wrap=True)
     table.add_column()  # words wrap; a 12-character hash prefix in them is one word
@@ -485,7 +485,10 @@ def result_table(run_dir: str | Path, nominal: dict[str, int] | None = None) -> 
     if shape is None and (run_dir / "config.json").is_file():  # a run summarized before it was recorded
         from kstrata.search.loop import timing_shape_of
 
-        shape = timing_shape_of(json.loads((run_dir / "config.json").read_text()))
+        try:
+            shape = timing_shape_of(json.loads((run_dir / "config.json").read_text()))
+        except (OSError, ValueError, AttributeError, TypeError):  # a damaged config.json: no shape line
+            shape = None
     which = ""
     if speedups and (run_dir / "run.db").is_file():  # which timing the best's reading is (as tree and show say)
         with RunStore.open(run_dir) as store:

@@ -13,6 +13,7 @@ import sqlite3
 import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +35,59 @@ DB_NAME = "run.db"
 
 class StoreError(RuntimeError):
     """A run directory that cannot be used (missing, newer schema, wrong run)."""
+
+
+@lru_cache(maxsize=1)
+def _expected_columns() -> dict[str, frozenset[str]]:
+    """``{table: column names}`` of the current schema (:data:`DDL` built in memory)."""
+    mem = sqlite3.connect(":memory:")
+    try:
+        mem.executescript(DDL)
+        return _columns(mem)
+    finally:
+        mem.close()
+
+
+def _columns(conn: sqlite3.Connection) -> dict[str, frozenset[str]]:
+    tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+    return {t: frozenset(r[1] for r in conn.execute(f"PRAGMA table_info({t!r})")) for t in tables}
+
+
+def missing_columns(conn: sqlite3.Connection) -> list[str]:
+    """What the current schema has and the database lacks: ``"table T"`` or
+    ``"column T.C"`` entries (empty for a whole database). A table dropped or
+    rebuilt without a column by hand would otherwise surface as an SQL error
+    in whichever command first reads it."""
+    have = _columns(conn)
+    out = []
+    for table, cols in sorted(_expected_columns().items()):
+        if table not in have:
+            out.append(f"table {table}")
+        else:
+            out += [f"column {table}.{c}" for c in sorted(cols - have[table])]
+    return out
+
+
+def read_summary(run_dir: str | Path) -> dict[str, Any] | None:
+    """``RUN/summary.json`` (written when a run ends), ``None`` when the run has none yet.
+
+    Raises
+    ------
+    StoreError
+        When the file is unreadable or not a JSON object (say, overwritten by hand):
+        ``kstrata retime RUN`` writes it again from ``run.db``.
+    """
+    path = Path(run_dir) / "summary.json"
+    if not path.is_file():
+        return None
+    try:
+        summary = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, ValueError) as e:
+        summary = e
+    if not isinstance(summary, dict):
+        why = summary if isinstance(summary, Exception) else f"a JSON {type(summary).__name__}, not an object"
+        raise StoreError(f"{path} is damaged ({why}); `kstrata retime {run_dir}` writes it again from run.db")
+    return summary
 
 
 def database_error(path: Path, err: sqlite3.DatabaseError) -> StoreError:
@@ -164,6 +218,11 @@ class RunStore:
             with store.transaction():
                 conn.executescript(MIGRATIONS[v])
                 conn.execute("UPDATE schema_version SET version = ?", (v,))
+        missing = missing_columns(conn)
+        if missing:
+            conn.close()
+            raise StoreError(f"{path} is damaged (missing {'; '.join(missing)}); start a new run with --out, "
+                             "or restore the file")
         return store
 
     def close(self) -> None:
