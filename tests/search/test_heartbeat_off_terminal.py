@@ -89,3 +89,23 @@ def test_run_directory_lines_are_not_wrapped_off_a_terminal(tmp_path, monkeypatc
     lines = r.output.splitlines()
     assert f"run directory: {out}" in lines
     assert any(ln.startswith("stopped: ") and ln.endswith(f"; run directory: {out}") for ln in lines), r.output
+
+
+def test_an_event_that_prints_no_line_does_not_restart_the_silence():
+    # off a terminal optimize prints on 'evaluated' and 'stopped' only; a proposal event between two
+    # steps (no line) restarted the count, and a newcomer's log went 57 s without a line
+    clock, status, lines = Clock(), Text(""), []
+
+    def progress(event, info):
+        status.plain = f"evaluated {info['n']}"
+
+    beat = Heartbeat(status, lambda ln: lines.append(clock.t), clock=clock, line_events=("evaluated",))
+    wrapped = beat.wrap(progress)
+    wrapped("evaluated", {"n": 1})
+    wrapped("proposing", PROPOSING)
+    clock.run(beat, 57)  # a line at 30 s
+    wrapped("proposed", {"n": 1})  # updates the status, prints nothing
+    wrapped("proposing", PROPOSING)
+    clock.run(beat, 60)
+    gaps = [b - a for a, b in zip([0.0] + lines, lines)]
+    assert lines and max(gaps) <= 30, lines

@@ -294,7 +294,8 @@ def register(app: typer.Typer) -> None:
             console.print(f"run directory: {run_dir}", highlight=False, soft_wrap=True)
             if resume is not None:
                 console.print(resuming_line(resume, budget_obj), highlight=False, soft_wrap=True)
-            beat = Heartbeat(status, None if console.is_terminal else (lambda line: print(line, flush=True)))
+            beat = Heartbeat(status, None if console.is_terminal else (lambda line: print(line, flush=True)),
+                             line_events=("evaluated", "stopped"))  # the events progress() prints off a terminal
             progress = beat.wrap(progress)
             from kstrata.cli.signals import exit_status, interrupted_word, sigterm_as_interrupt
 
