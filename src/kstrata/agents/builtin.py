@@ -62,14 +62,12 @@ def _run_texts(context: ProposeContext, levels: tuple[str, ...]) -> set[tuple[st
     return out
 
 
-#: bytes per element of a task's declared dtype (the suite's dtypes; others are not known)
-_DTYPE_BYTES = {"float64": 8, "float32": 4, "float16": 2, "bfloat16": 2, "int8": 1, "uint8": 1, "int32": 4}
-
-
 def _element_bytes(task: Any) -> int | None:
     """Bytes per element of ``task``'s declared dtype (``task.meta.dtype``), ``None`` when unknown."""
+    from kstrata.sandbox.wire import DTYPES
+
     try:
-        return _DTYPE_BYTES.get(str(task.meta.dtype))
+        return DTYPES.get(str(task.meta.dtype))
     except AttributeError:
         return None
 

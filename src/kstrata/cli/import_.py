@@ -13,6 +13,7 @@ import typer
 from rich.console import Console
 
 from kstrata.backends.registry import get_backend
+from kstrata.backends.tilelang.backend import graph_plan
 from kstrata.cli.errors import user_errors
 from kstrata.store.artifacts import write_atomic
 from kstrata.tasks.base import TaskError
@@ -22,8 +23,6 @@ console = Console()
 
 #: a module-level ``class ModelNew`` line
 _MODEL_NEW = re.compile(r"^class[ \t]+ModelNew\b", re.M)
-#: the module docstring at the top of a file (after comments and blank lines)
-_DOCSTRING = re.compile(r'\A(?:[ \t]*(?:#[^\n]*)?\n)*[ \t]*[rRuU]?("""|\'\'\')(?P<doc>.*?)\1', re.S)
 
 #: backend -> the module a kernel file for it must import
 DSL_MODULE = {"triton": "triton", "triton-interp": "triton",
@@ -83,8 +82,7 @@ def import_kernel(path: Path, task_name: str, backend: str, out: Path) -> Path:
     if DSL_MODULE[backend] == "tilelang":
         # no overrides: the kernel's own SCHEDULE line holds the values (the tuner reads it by pattern)
         sources["schedule"] = "{}"
-        doc = _DOCSTRING.match(text)
-        sources["graph"] = doc.group("doc").strip() if doc else ""
+        sources["graph"] = graph_plan(text)
     digest = hashlib.sha256(json.dumps(sources, sort_keys=True).encode()).hexdigest()
     cand = out / f"{task.name}--{backend}--{digest[:12]}"
     names = {"source": "source.py", "schedule": "schedule.json", "graph": "graph.txt"}

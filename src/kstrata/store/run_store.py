@@ -82,10 +82,10 @@ def read_summary(run_dir: str | Path) -> dict[str, Any] | None:
         return None
     try:
         summary = json.loads(path.read_text())
+        why = None if isinstance(summary, dict) else f"a JSON {type(summary).__name__}, not an object"
     except (OSError, UnicodeDecodeError, ValueError) as e:
-        summary = e
-    if not isinstance(summary, dict):
-        why = summary if isinstance(summary, Exception) else f"a JSON {type(summary).__name__}, not an object"
+        why = str(e)
+    if why is not None:
         raise StoreError(f"{path} is damaged ({why}); `kstrata retime {run_dir}` writes it again from run.db")
     return summary
 
@@ -221,8 +221,7 @@ class RunStore:
         missing = missing_columns(conn)
         if missing:
             conn.close()
-            raise StoreError(f"{path} is damaged (missing {'; '.join(missing)}); start a new run with --out, "
-                             "or restore the file")
+            raise database_error(path, sqlite3.DatabaseError(f"missing {'; '.join(missing)}"))
         return store
 
     def close(self) -> None:

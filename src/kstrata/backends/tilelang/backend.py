@@ -30,8 +30,10 @@ from __future__ import annotations
 
 import ast
 import importlib.util
+import inspect
 import json
 import os
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -87,12 +89,16 @@ def schedule_defaults(source: str) -> dict[str, Any]:
     return {}
 
 
+#: the module docstring at the top of a file (after comments and blank lines)
+_DOCSTRING = re.compile(r'\A(?:[ \t]*(?:#[^\n]*)?\n)*[ \t]*[rRuU]?("""|\'\'\')(?P<doc>.*?)\1', re.S)
+
+
 def graph_plan(source: str) -> str:
-    """The fusion plan of a shipped candidate: its module docstring."""
-    try:
-        return ast.get_docstring(parse_module(source)) or ""
-    except SyntaxError:
-        return ""
+    """The fusion plan of a candidate: its module docstring, cleaned as
+    ``ast.get_docstring`` cleans it (``""`` without one). Found by pattern, so
+    a user's kernel file is never parsed in kstrata's process."""
+    doc = _DOCSTRING.match(source)
+    return inspect.cleandoc(doc.group("doc")) if doc else ""
 
 
 class TileLangBackend(Backend):
