@@ -569,7 +569,8 @@ class Harness(metaclass=_Sealed):
                                      f"the candidate ({changed} elements changed)", "evidence": {}})
         self.last = [o for o in outs if isinstance(o, T)]
         return self._reply_outputs(outs, findings,
-                                   {"launches": getattr(counter, "launches", None) if counter else None})
+                                   {"launches": getattr(counter, "launches", None) if counter else None,
+                                    "nesting": wire.nesting(out)})
 
     def call_many(self, h: dict, bufs: list[bytes]) -> tuple[dict, list]:
         """Several :meth:`call` requests sharing one buffer list, run in order;

@@ -248,3 +248,34 @@ def decode(value: Any, buffers: list[Any], device: str = "cpu") -> Any:
     if isinstance(value, list):
         return [decode(v, buffers, device) for v in value]
     return value
+
+
+#: nesting deeper than this is reported as ``"deep"`` rather than followed
+NESTING_DEPTH = 16
+
+
+def nesting(value: Any, depth: int = 0) -> Any:
+    """The container skeleton of a forward's output, as plain JSON: ``"x"`` for
+    a leaf (a tensor or anything else that is not a tuple or list), a list of
+    the members' skeletons for a tuple or list (the two are the same here: code
+    that unpacks ``a, b = model(x)`` takes either), and ``"deep"`` below
+    :data:`NESTING_DEPTH` levels. Outputs are compared flattened, so this is
+    what tells ``y`` from ``[y]`` or ``(y,)``: a candidate that wraps its result
+    is not a drop-in replacement for the reference."""
+    if isinstance(value, (tuple, list)):
+        if depth >= NESTING_DEPTH:
+            return "deep"
+        return [nesting(v, depth + 1) for v in value]
+    return "x"
+
+
+def show_nesting(skeleton: Any, limit: int = 80) -> str:
+    """A :func:`nesting` skeleton as text a user reads: ``tensor``, ``(tensor,
+    tensor)``, ``((tensor,),)``; cut at ``limit`` characters."""
+    def show(s: Any) -> str:
+        if isinstance(s, list):
+            inner = ", ".join(show(v) for v in s[:8]) + (", ..." if len(s) > 8 else "")
+            return "(" + inner + ("," if len(s) == 1 else "") + ")"
+        return "tensor" if s == "x" else "(nested too deep)"
+    text = show(skeleton)
+    return text if len(text) <= limit else text[:limit - 3] + "..."

@@ -372,6 +372,8 @@ class ShapeRun:
         self.prev: tuple[list[torch.Tensor], list[torch.Tensor]] | None = None
         #: per test, the reference's outputs that are views of its inputs (:func:`aliased_outputs`)
         self.ref_alias: dict[TestCase, set[int]] = {}
+        #: per test, the container skeleton of the reference's output (:func:`wire.nesting`)
+        self.ref_nesting: dict[TestCase, Any] = {}
 
     #: the last test drawn, its inputs on the CPU and, drawn on a GPU, there (:meth:`inputs`)
     _drawn: tuple[TestCase, list[Any], list[Any] | None] | None = None
@@ -451,7 +453,7 @@ class ShapeRun:
                     for o in h.get("outputs", [])]
         except wire.WireError as e:
             raise Stop(Verdict.REJECTED, "protocol", f"the candidate process sent malformed outputs: {e}")
-        self._check_outputs(outs, refs, test)
+        self._check_outputs(outs, refs, test, h.get("nesting"))
         return outs, h
 
     def _own_findings(self, h: dict, test: TestCase) -> list:
@@ -466,9 +468,15 @@ class ShapeRun:
                                             and isinstance(f.get("evidence"), dict)
                                             and f["evidence"].get("output") in same)]
 
-    def _check_outputs(self, outs: list[Any], refs: list[Any], test: TestCase) -> None:
+    def _check_outputs(self, outs: list[Any], refs: list[Any], test: TestCase, nest: Any = None) -> None:
         ctx, public = self.ctx, test.public
         where = {"test": test.describe()} if public else {}
+        want = self.ref_nesting.get(test)
+        if want is not None and nest != want:
+            # outputs are compared flattened: without this, [[y]] for y passed (not a drop-in module)
+            ctx.fire("output_type", f"returns {wire.show_nesting(nest) if nest is not None else 'no structure'}"
+                     f" where the reference returns {wire.show_nesting(want)} (the same nesting of tuples "
+                     "and lists is needed for a drop-in replacement)", public, **where)
         if len(outs) != len(refs):
             ctx.fire("output_type", f"returned {len(outs)} outputs, the reference returns {len(refs)}",
                      public, **where)
@@ -498,7 +506,10 @@ class ShapeRun:
             ins = [x.to(self.device, copy=True) if isinstance(x, torch.Tensor) else x
                    for x in (on_device if on_device is not None else pristine)]
             del on_device
-            refs = [r.detach() for r in flatten(self.model_dev(*ins))]
+            out = self.model_dev(*ins)
+            self.ref_nesting[test] = wire.nesting(out)
+            refs = [r.detach() for r in flatten(out)]
+            del out
             self.ref_alias[test] = aliased_outputs(refs, ins)
             self.ref_s = time.monotonic() - t0
             self.ctx.reference_s += self.ref_s
