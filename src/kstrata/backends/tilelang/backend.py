@@ -23,7 +23,11 @@ The other levels of a candidate:
 
 On TileLang 0.1.15's C target, loops must be ``T.serial``/``T.grid`` and
 ``threads=1`` (``T.Parallel``, fragments and ``T.gemm`` do not lower there);
-see ``tests/backends/test_tilelang.py`` for what was checked.
+see ``tests/backends/test_tilelang.py`` for what was checked. So the shipped
+initial candidates come in two forms: ``kernels/tilelang`` (that loop form,
+for ``tilelang-c``) and ``kernels/tilelang_cuda`` (GPU form, for
+``tilelang-cuda``, which falls back to the loop form for a task without one);
+see :mod:`kstrata.kernels`.
 """
 
 from __future__ import annotations
@@ -110,6 +114,8 @@ class TileLangBackend(Backend):
     level_kinds = {"graph": "data", "schedule": "data", "source": "python-dsl"}
     #: launch hooks for the verifier's dynamic checks (``kernel_launched``, ``kernel_does_work``)
     launch_hooks = hooks
+    #: folder of :mod:`kstrata.kernels` the initial candidates come from
+    kernel_folder = "tilelang"
 
     def availability(self) -> Availability:
         return envs.availability(self.name)
@@ -152,14 +158,15 @@ class TileLangBackend(Backend):
         return model
 
     def initial_sources(self, task: Task) -> dict[str, str]:
-        """The shipped ``kernels/tilelang/<task>.py`` as graph/schedule/source levels.
+        """The shipped ``kernels/<kernel_folder>/<task>.py`` (with the folder's
+        fallback, :data:`kstrata.kernels.FALLBACK`) as graph/schedule/source levels.
 
         Raises
         ------
         NotImplementedError
             When no TileLang initial candidate ships for ``task``.
         """
-        text = kernels.initial_source("tilelang", task.name)
+        text = kernels.initial_source(self.kernel_folder, task.name)
         if text is None:
             raise NotImplementedError(
                 f"{self.name} has no shipped initial candidate for {task.name}; "
@@ -182,6 +189,7 @@ class TileLangCudaBackend(TileLangBackend):
     name = "tilelang-cuda"
     target = "cuda"
     device = "cuda"
+    kernel_folder = "tilelang_cuda"
 
     def availability(self) -> Availability:
         av = envs.availability(self.name)

@@ -2,7 +2,9 @@
 
 :func:`check_candidate` is a small correctness probe (load, run, compare with
 the task reference at one shape) used by tests and ``kstrata import``; the
-verdicts that count come from :mod:`kstrata.verify`.
+verdicts that count come from :mod:`kstrata.verify`. :func:`lower_for_cuda`
+checks, without a GPU, that a ``tilelang-cuda`` candidate's kernels lower to
+CUDA and compile with nvcc at a shape (for the shipped GPU forms' tests).
 """
 
 from __future__ import annotations
@@ -105,3 +107,92 @@ def launch_probe(backend_name: str, task_path: str, sources: dict[str, str],
             torch.use_deterministic_algorithms(was[0])
             torch.utils.deterministic.fill_uninitialized_memory = was[1]
     return {"launches": counter.launches, "ok": ok, "noop_ok": noop_ok}
+
+
+def lower_for_cuda(task_path: str, source: str, shape: dict[str, int], arch: str = "sm_90a",
+                   compile_cubin: bool = True, seed: int = 0) -> dict[str, Any]:
+    """Run a ``tilelang-cuda`` candidate's ``ModelNew`` at ``shape`` with every
+    kernel call replaced by lowering the kernel for CUDA: no GPU needed.
+
+    Each ``@tilelang.jit`` factory call builds its ``T.prim_func`` as usual
+    (``JITImpl.get_tir``), which is lowered with ``tilelang.lower`` for target
+    ``{"kind": "cuda", "arch": arch}`` and, with ``compile_cubin``, compiled to
+    a cubin by nvcc (``tilelang.contrib.nvcc.compile_cuda``, TileLang's own
+    flags); the call then returns uninitialised outputs of the ``out_idx``
+    buffers' shapes, so ``forward`` runs to the end and its output shape can be
+    compared with the reference's (computed on the ``meta`` device). Only for
+    trusted code (the shipped kernels): ``source`` is imported here.
+
+    Returns
+    -------
+    dict
+        ``{"ok": bool, "error": str, "kernels": [{"kernel": str, "args": str,
+        "global": bool, "cubin_bytes": int}], "shape": list[int],
+        "want_shape": list[int]}``: ``ok`` when every kernel lowered (and
+        compiled), its CUDA source defines an ``extern "C" __global__``
+        function, at least one kernel was called, and the output shape is the
+        reference's; ``error`` says which of these failed.
+    """
+    import torch
+    import tilelang
+    from tilelang import tvm
+    from tilelang.contrib import nvcc
+    from tilelang.jit import JITImpl
+
+    from kstrata.backends.pytorch import load_model_new
+    from kstrata.tasks.loader import load_task
+
+    task = load_task(Path(task_path))
+    ref, inputs, init_inputs, _ = task.instantiate(shape, seed)
+    meta = [x.to("meta") if isinstance(x, torch.Tensor) else x for x in inputs]
+    with torch.no_grad():
+        want = ref.to("meta")(*meta)
+    target = {"kind": "cuda", "arch": arch}
+    kernels: list[dict[str, Any]] = []
+
+    def lowered(self: Any, *args: Any, **kwargs: Any) -> Any:
+        func = self.get_tir(*args, **kwargs)
+        with tvm.target.Target(target):
+            text = tilelang.lower(func, target=target).kernel_source
+            cubin = (nvcc.compile_cuda(text, target_format="cubin",
+                                       options=nvcc.default_compile_options())
+                     if compile_cubin else b"")
+        kernels.append({"kernel": self.func.__name__ if hasattr(self.func, "__name__") else "?",
+                        "args": repr(args), "global": 'extern "C" __global__' in text,
+                        "cubin_bytes": len(cubin)})
+        out_idx = self.out_idx if isinstance(self.out_idx, list) else [self.out_idx]
+        bufs = [func.buffer_map[func.params[i]] for i in out_idx]
+
+        def run(*tensors: Any) -> Any:
+            dev = next((t.device for t in tensors if isinstance(t, torch.Tensor)), "cpu")
+            outs = [torch.empty([int(d) for d in b.shape], dtype=getattr(torch, str(b.dtype)),
+                                device=dev) for b in bufs]
+            return outs[0] if len(outs) == 1 else outs
+        return run
+
+    out: dict[str, Any] = {"ok": False, "error": "", "kernels": kernels, "shape": [],
+                           "want_shape": list(want.shape)}
+    orig = JITImpl.__dict__["__call__"]
+    JITImpl.__call__ = lowered
+    try:
+        torch.manual_seed(seed)
+        model = load_model_new(source, init_inputs, "cpu", shape)
+        with torch.no_grad():
+            got = model(*meta)
+    except Exception as e:  # noqa: BLE001 - a lowering or nvcc failure is the result
+        out["error"] = f"{type(e).__name__}: {e}"
+        return out
+    finally:
+        JITImpl.__call__ = orig
+    out["shape"] = list(got.shape)
+    if not kernels:
+        out["error"] = "no TileLang kernel was called"
+    elif not all(k["global"] for k in kernels):
+        out["error"] = "a kernel's CUDA source has no extern \"C\" __global__ function"
+    elif compile_cubin and not all(k["cubin_bytes"] for k in kernels):
+        out["error"] = "nvcc produced an empty cubin"
+    elif out["shape"] != out["want_shape"]:
+        out["error"] = f"output shape {out['shape']} != reference {out['want_shape']}"
+    else:
+        out["ok"] = True
+    return out
