@@ -45,7 +45,7 @@ def one(task_name: str, backend: str) -> dict:
     from kstrata.backends.pytorch import load_model_new
     from kstrata.tasks.loader import resolve_task
 
-    dsl = "triton" if backend == "triton" else "tilelang"
+    dsl = "triton" if backend == "triton" else "tilelang_cuda"  # GPU forms, else the CPU ones
     if dsl == "tilelang":
         os.environ["TILELANG_DEFAULT_TARGET"] = "cuda"
     src = kernels.initial_source(dsl, task_name)
