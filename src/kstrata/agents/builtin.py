@@ -116,7 +116,8 @@ class TVMRulesProposer:
         return [
             Proposal.edit(sources, "graph", v.text, role="graph-rules",
                           rationale=v.description, metadata={"rule": v.rule, "tiling_class": "graph:" + v.rule})
-            for v in graph_variants(sources["graph"]) if symbolic or v.rule != "build"
+            for v in graph_variants(sources["graph"], gpu=bool(getattr(self.backend, "gpu_like", False)))
+            if symbolic or v.rule != "build"
         ]
 
     def _schedule(self, task: Any, sources: dict[str, str], rng: random.Random,

@@ -40,7 +40,7 @@ import torch
 
 from kstrata.backends.base import Availability, Backend, CandidateLoadError
 from kstrata.backends.tvm import build as tb
-from kstrata.backends.tvm.lower import Lowered, LoweringError, default_graph, lower_graph
+from kstrata.backends.tvm.lower import Lowered, LoweringError, default_graph, lower_graph, with_fusion
 from kstrata.backends.tvm.poison import PoisonSwitch, check_pattern
 from kstrata.backends.tvm.schedule import (
     ScheduleTextError,
@@ -101,8 +101,12 @@ class TVMBackend(Backend):
     def initial_sources(self, task: Task) -> dict[str, str]:
         """Default lowering: the exported Relax graph and an empty schedule.
 
-        On GPU targets the empty schedule means "dlight default thread binding
-        for every PrimFunc" (applied at build time, at the build shape); use
+        On GPU targets the graph's fusion is ``rows`` (elementwise producers
+        fused into the row reductions they feed, :func:`~kstrata.backends.tvm.lower._legalize`:
+        rmsnorm is one kernel, not two that write and re-read a B x D
+        intermediate) and the empty schedule means "default thread binding for
+        every PrimFunc" (:func:`~kstrata.backends.tvm.schedule.default_gpu_schedule`,
+        applied at build time, at the build shape); use
         :meth:`materialize_schedule` for the explicit trace text.
 
         Raises
@@ -114,8 +118,10 @@ class TVMBackend(Backend):
             graph = default_graph(task)
         except LoweringError as e:
             raise NotImplementedError(f"{self.name}: {task.name} does not lower: {e}") from e
-        note = "dlight default GPU schedule for PrimFuncs listed nowhere below" if self.gpu_like else \
-            "unscheduled: TVM's default loop nests"
+        note = "default GPU schedule (vectorized elementwise, else dlight) for PrimFuncs listed nowhere below" \
+            if self.gpu_like else "unscheduled: TVM's default loop nests"
+        if self.gpu_like:
+            graph = with_fusion(graph, "rows")
         return {"graph": graph, "schedule": render_schedule({}, note)}
 
     @property

@@ -16,12 +16,14 @@ graph is specialized to the header's shape and refused at any other.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Iterator
 from typing import Any
 
 from kstrata.backends.tvm.lower import Plan
@@ -124,6 +126,47 @@ def build_module(funcs: dict[str, Any], target: Any, poison: int = 0) -> Any:
         return tvm.tirx.build(tvm.IRModule(dict(funcs)), target=target, pipeline=pipeline)
     except Exception as e:  # noqa: BLE001 - a bad schedule is data
         raise BuildError(f"TVM build failed: {_short(e)}") from e
+
+
+#: what :func:`codegen_only` hands TVM instead of compiled code (a PTX comment)
+NOT_COMPILED = b"// kstrata: code generation check only, not compiled\n"
+
+
+@contextlib.contextmanager
+def codegen_only(target: Any) -> Iterator[None]:
+    """Within the block, a CUDA build stops after code generation.
+
+    On a host with TVM's CUDA runtime, ``tvm.tirx.build`` for ``cuda``
+    compiles the generated CUDA C at once (``CUDAModuleCreate`` calls the
+    ``tvm_callback_cuda_compile`` global function: NVRTC by default, nvcc
+    where a backend registered it; apache/tvm ``src/runtime/cuda/cuda_module.cc``);
+    without it (this CPU machine) the module only keeps the source. A check
+    that a schedule lowers and generates code needs no compiled code, so the
+    callback returns :data:`NOT_COMPILED` meanwhile (a module built so must
+    not be run; its ``inspect_source()`` is the CUDA C), and the callback
+    that was registered before is restored after. Other targets: no change.
+    """
+    import tvm
+
+    if str(getattr(getattr(target, "kind", None), "name", target)) != "cuda":
+        yield
+        return
+    name = "tvm_callback_cuda_compile"
+    before = tvm.get_global_func(name, allow_missing=True)
+
+    def not_compiled(code: str, *_: Any) -> bytes:
+        return NOT_COMPILED
+
+    tvm.register_global_func(name, not_compiled, override=True)
+    try:
+        yield
+    finally:
+        if before is not None:
+            tvm.register_global_func(name, before, override=True)
+        else:
+            import tvm_ffi
+
+            tvm_ffi.remove_global_func(name)
 
 
 def _short(e: BaseException) -> str:

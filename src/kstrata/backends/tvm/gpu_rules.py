@@ -8,7 +8,11 @@ H200, issue 18). So each recipe here writes a whole thread-bound schedule of
 one PrimFunc from its unscheduled form, replacing that PrimFunc's part of the
 candidate's schedule, and a variant is kept only when the PrimFunc then builds
 for the target (TVM's lowering and code generation: an unbound loop, a global
-allocation inside a kernel or too many threads fail there; nvcc is not run).
+allocation inside a kernel or too many threads fail there). The CUDA C is not
+compiled for that check (:func:`kstrata.backends.tvm.build.codegen_only`): on
+a host with the CUDA runtime TVM compiles it as it builds, ~1 s of nvcc/NVRTC
+per variant, and the ~40 variants of rmsnorm's PrimFuncs made one expansion
+take ~50 s on the H200 (issue 18).
 
 Recipes (``recipe`` is the variant's rule name), each over a few parameters:
 
@@ -72,6 +76,10 @@ VEC = (1, 4)
 
 #: GEMM tiles (block M, block N, k step, thread M, thread N); the first is the default
 GEMM_TILES = ((64, 64, 8, 4, 4), (128, 128, 8, 8, 8), (64, 64, 16, 4, 4), (128, 64, 8, 8, 4), (32, 32, 8, 2, 2))
+
+#: the default schedule's binding of a PrimFunc without reductions that no dlight
+#: rule but Fallback takes (:func:`default_elementwise`)
+ELEMENTWISE_DEFAULT: dict[str, int] = {"threads": 256, "vec": 4}
 
 Params = dict[str, Any]
 Recipe = Callable[[Any, Any], Iterator[tuple[Params, list[str], str]]]
@@ -227,6 +235,30 @@ def recipe_elementwise(sch: Any, target: Any) -> Iterator[tuple[Params, list[str
                    f"elementwise {last}: fused, {threads} threads per block, {vec} elements per access")
 
 
+def default_elementwise(func: Any, target: Any) -> list[str] | None:
+    """The ``gpu_elementwise`` schedule at :data:`ELEMENTWISE_DEFAULT` for
+    PrimFunc ``func`` (statements), or None when it has a reduction or the
+    recipe does not apply. Used by
+    :func:`kstrata.backends.tvm.schedule.default_gpu_schedule` for what only
+    dlight's Fallback would take: 256 threads per block, 4 contiguous elements
+    per thread, loaded and stored as one 16-byte vector (``float4``) where the
+    fused extent divides 1024 (else one scalar element per thread); a
+    memory-bound elementwise kernel needs wide, coalesced accesses to come
+    near the copy bandwidth (NVIDIA, "CUDA Pro Tip: Increase Performance with
+    Vectorized Memory Access", 2013)."""
+    import tvm
+    from tvm.s_tir import Schedule
+
+    try:
+        variants = recipe_elementwise(Schedule(tvm.IRModule({"main": func})), target)
+        for params, lines, _ in variants:
+            if params == ELEMENTWISE_DEFAULT:
+                return lines
+    except Exception:  # noqa: BLE001 - no root block or an unschedulable nest: not this recipe
+        return None
+    return None
+
+
 def recipe_gemm(sch: Any, target: Any) -> Iterator[tuple[Params, list[str], str]]:
     blocks = _blocks(sch)
     gemms = [b for b in blocks if _is_gemm(sch, b)]
@@ -314,7 +346,8 @@ def _builds(name: str, func: Any, lines: list[str], target: Any) -> bool:
 
     try:
         scheduled, _, _ = replay_schedule({name: func}, render_schedule({name: lines}), strict=True)
-        tb.build_module(scheduled, target)
+        with tb.codegen_only(target):
+            tb.build_module(scheduled, target)
     except (ScheduleTextError, tb.BuildError):
         return False
     return True
@@ -392,11 +425,18 @@ def gpu_variants(funcs: dict[str, Any], schedule_text: str, target: Any,
         current = next((k for k, v in found if v.text == now), None)
         found = [(k, v) for k, v in found if v.text != now]
         if current is None and fname not in base:
-            # the candidate builds this PrimFunc with dlight's default (its first rule that
-            # applies, no unroll): that variant would be the candidate again
-            default = next((k for k, _ in found if k[0] == "dlight"), None)
-            if default is not None and not default[1]["unroll"]:
-                found = [(k, v) for k, v in found if k != default]
+            # the candidate builds this PrimFunc with the default (schedule.default_gpu_schedule):
+            # the vectorized elementwise recipe where no dlight rule but Fallback applies, else
+            # dlight's first rule that applies, no unroll; that variant would be the candidate again
+            real_dlight = any(k[0] == "dlight" and k[1]["rule"] != "Fallback" for k, _ in found)
+            ew = next((k for k, _ in found if k[0] == "gpu_elementwise" and k[1] == ELEMENTWISE_DEFAULT), None)
+            if ew is not None and not real_dlight:
+                current = ew  # its neighbours first
+                found = [(k, v) for k, v in found if k != ew]
+            else:
+                default = next((k for k, _ in found if k[0] == "dlight"), None)
+                if default is not None and not default[1]["unroll"]:
+                    found = [(k, v) for k, v in found if k != default]
         per_func.append(_ordered(found, current))
     out: list[Variant] = []
     while any(per_func):  # PrimFuncs take turns

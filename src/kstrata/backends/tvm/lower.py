@@ -7,7 +7,10 @@ preceded by ``# kstrata-tvm`` header lines that say how to lower it::
     # inputs: 1            (how many leading ``main`` parameters are task inputs)
     # params: weight       (the Model's parameters/buffers bound to the rest, in order)
     # output: single       (``single``: forward returns one tensor; ``tuple``)
-    # fusion: ops+tir      (``ops+tir``: FuseOps then FuseTIR; ``none``: one PrimFunc per op)
+    # fusion: ops+tir      (``ops+tir``: FuseOps then FuseTIR; ``none``: one PrimFunc per op;
+                            ``rows``: ops+tir, then elementwise producers fused into the
+                            row reductions they feed (:func:`_row_reductions`); the GPU
+                            backends' default)
     # shape: symbolic      (or ``static {"B": 8, ...}`` when the export had to specialize)
     # build: symbolic      (``symbolic``: one build serves every shape where the target
                             supports it (tvm-llvm); ``static``: build per shape, specialized,
@@ -36,7 +39,7 @@ import torch
 
 from kstrata.tasks.base import Task
 
-FUSION_CHOICES = ("ops+tir", "none")
+FUSION_CHOICES = ("ops+tir", "none", "rows")
 _HEADER = "# kstrata-tvm graph"
 
 
@@ -743,8 +746,11 @@ def lower_graph(task: Task, graph_text: str, shape: dict[str, int], symbolic: bo
         except SpecializedGraphError as e:
             # torch.export fixed some dims (e.g. a LayerNorm's normalized_shape); the
             # unedited default graph is re-exported at this shape, an edited one cannot be
-            if graph_text == default_graph(task):
-                return lower_graph(task, default_graph(task, shape), shape, symbolic)
+            if _same_text(_without_choices(graph_text), _without_choices(default_graph(task))):
+                # the default graph, or it with only its header's choices changed (the GPU
+                # backends' fusion): re-exported at this shape, the choices kept
+                return lower_graph(task, with_fusion(with_build(default_graph(task, shape), header.build),
+                                                     header.fusion), shape, symbolic)
             raise SpecializedGraphError(
                 f"{e}; torch.export specialized this dim, so an edited graph serves only shapes "
                 "where it has that size") from e
@@ -784,17 +790,89 @@ class LargeConstantError(LoweringError):
 
 def _legalize(mod: Any, header: Any, fold: bool) -> Any:
     """Relax -> TensorIR calls: ``LegalizeOps``, op patterns, constant folding
-    (``fold``), the header's fusion choice, dead code elimination."""
+    (``fold``), the header's fusion choice, dead code elimination.
+
+    ``rows`` runs ``FuseOps``+``FuseTIR`` twice: the first round as ``ops+tir``;
+    before the second, every PrimFunc that :func:`_row_reductions` finds a row
+    reduction is re-annotated from ``kOutEWiseFusable`` to ``kCommReduce``, so
+    that the elementwise producers it alone consumes are fused into it. TVM's
+    partitioner (``src/relax/analysis/graph_partitioner.cc``, ``RunFuse``) fuses
+    an elementwise/broadcast op into a post-dominator whose path pattern is
+    injective or ``kCommReduce``, never into a ``kOutEWiseFusable`` anchor (a
+    conv/GEMM takes consumers only), and ``AnnotateTIROpPattern`` marks a
+    legalized ``R.mean`` (a sum then a divide) ``kOutEWiseFusable``: rmsnorm's
+    ``x ** 2`` stayed a kernel of its own that wrote and re-read a B x D
+    intermediate (2 kernels, 5 passes over B x D; one kernel and 2 passes with ``rows``).
+    """
     import tvm
     from tvm import relax
 
     passes = [relax.transform.LegalizeOps(), relax.transform.AnnotateTIROpPattern()]
     if fold:
         passes.append(relax.transform.FoldConstant())
-    if header.fusion == "ops+tir":
+    if header.fusion in ("ops+tir", "rows"):
         passes += [relax.transform.FuseOps(), relax.transform.FuseTIR()]
+    if header.fusion == "rows":
+        passes += [relax.transform.AnnotateTIROpPattern(), _row_reductions_as_reduce(),
+                   relax.transform.FuseOps(), relax.transform.FuseTIR()]
     passes += [relax.transform.DeadCodeElimination(["main"])]
     return tvm.transform.Sequential(passes)(mod)
+
+
+#: TVM's ``OpPatternKind`` values (``include/tvm/relax/op_attr_types.h``)
+_K_COMM_REDUCE, _K_OUT_EWISE_FUSABLE = 3, 4
+
+
+def _row_reductions(func: Any) -> bool:
+    """Whether PrimFunc ``func`` reduces each of its reductions over one operand.
+
+    True when ``func`` has a reduction block and, in every reduction block, at
+    most one buffer it reads is indexed by the block's reduction variables
+    (``sum(x[i, k])``, softmax's ``sum(exp(x[i, k] - max[i]))``); False for a
+    GEMM (``A[i, k] * B[k, j]``: two operands vary along ``k``), whose
+    elementwise producers stay apart (fused into it they would be recomputed
+    once per output column and hide the GEMM from dlight's Matmul rule), and
+    for a PrimFunc without reductions."""
+    import tvm
+    from tvm.s_tir import Schedule
+    from tvm.tirx.analysis import undefined_vars
+
+    try:
+        sch = Schedule(tvm.IRModule({"main": func}))
+        blocks = sch.get_child_blocks(sch.get_sblock("root", func_name="main"))
+    except Exception:  # noqa: BLE001 - no root block: not a legalized PrimFunc
+        return False
+    found = False
+    for b in blocks:
+        blk = sch.get(b)
+        rvars = {iv.var for iv in blk.iter_vars if int(iv.iter_type) == 2}  # IterVar.CommReduce
+        if not rvars:
+            continue
+        found = True
+        along = sum(1 for r in blk.reads if rvars & {v for rg in r.region for v in undefined_vars(rg.min)})
+        if along > 1:
+            return False
+    return found
+
+
+def _row_reductions_as_reduce() -> Any:
+    """A module pass: ``op_pattern`` ``kCommReduce`` on every ``kOutEWiseFusable``
+    PrimFunc that :func:`_row_reductions` accepts (see :func:`_legalize`)."""
+    import tvm
+    from tvm import tirx
+
+    @tvm.transform.module_pass(opt_level=0, name="KstrataRowReductionsAsReduce")
+    def run(mod: Any, _ctx: Any) -> Any:
+        out = mod.clone()
+        for gv, f in list(mod.functions.items()):
+            if not isinstance(f, tirx.PrimFunc):
+                continue
+            pattern = f.attrs.get("op_pattern") if f.attrs is not None else None
+            if pattern is not None and int(pattern) == _K_OUT_EWISE_FUSABLE and _row_reductions(f):
+                out.update_func(gv, f.with_attr("op_pattern", _K_COMM_REDUCE))
+        return out
+
+    return run
 
 
 def _name(v: Any) -> str:

@@ -543,13 +543,15 @@ def schedule_variants(
     return out
 
 
-def graph_variants(graph_text: str) -> list[Variant]:
+def graph_variants(graph_text: str, gpu: bool = False) -> list[Variant]:
     """Graph-level alternatives: the build mode switched (``symbolic`` -> ``static``
     first: code specialized per shape, so loop extents are constants and split
     factors that divide them need no tail; a 256³ GEMM with the ``gemm_tile``
     recipe ran 0.14x of eager PyTorch symbolic and 0.9-1.0x static on 2 cores),
-    then the other fusion choices (``FuseOps``+``FuseTIR`` on/off)."""
+    then the other fusion choices (``FuseOps``+``FuseTIR`` on/off; on a GPU
+    target (``gpu``) also ``rows``, :data:`~kstrata.backends.tvm.lower.FUSION_CHOICES`)."""
     header, _ = parse_graph(graph_text)
+    choices = FUSION_CHOICES if gpu else tuple(f for f in FUSION_CHOICES if f != "rows")
     out = []
     if header.static_shape is None:
         other = "static" if header.build == "symbolic" else "symbolic"
@@ -558,7 +560,7 @@ def graph_variants(graph_text: str) -> list[Variant]:
                            + (" (specialized per shape)" if other == "static" else " (one build, every shape)")))
     out += [
         Variant("graph", with_fusion(graph_text, f), "fusion", "", f"fusion: {header.fusion} -> {f}")
-        for f in FUSION_CHOICES
+        for f in choices
         if f != header.fusion
     ]
     return out
