@@ -85,6 +85,20 @@ def test_export_refuses_an_unranked_best_unless_asked_and_then_warns(tmp_path):
     assert json.loads((to / "export.json").read_text())["timing_trusted"] is False
 
 
+def test_a_named_unranked_candidate_is_refused_like_an_unranked_best(tmp_path):
+    """--candidate was a way around the refusal (newcomer nc9 exported a noisy 2.55x reading so)."""
+    run = _relu_run(tmp_path, trusted=False)
+    cand = json.loads((run / "summary.json").read_text())["best"]["hash"]
+    to = tmp_path / "named"
+    r = CliRunner().invoke(app, ["export", str(run), "--to", str(to), "--candidate", cand[:8]], env=WIDE)
+    assert r.exit_code == 2 and "Traceback" not in r.output, r.output
+    assert "is not ranked" in r.output and f"kstrata retime {run} {cand[:12]}" in r.output, r.output
+    assert not to.exists()
+    r = CliRunner().invoke(app, ["export", str(run), "--to", str(to), "--candidate", cand[:8], "--unranked"],
+                           env=WIDE)
+    assert r.exit_code == 0 and r.output.startswith("warning: "), r.output
+
+
 def test_export_says_how_a_script_elsewhere_imports_it_and_that_works(tmp_path):
     run = _relu_run(tmp_path, trusted=True)
     to = tmp_path / "out" / "relu_kernel"

@@ -300,9 +300,10 @@ def export_run(run_dir: str | Path, to: str | Path, candidate: str | None = None
     unranked:
         Export the run's best even when nothing was ranked (every timing
         untrusted: the best is only a correct fallback, not known to be
-        faster than the baseline). Without it such a run is refused, naming
-        ``kstrata retime``. A named ``candidate`` is exported either way;
-        ``export.json`` and the usage hint say when its timing was not trusted.
+        faster than the baseline), or a named ``candidate`` whose timing was
+        not trusted. Without it either is refused, naming ``kstrata retime``
+        (a noisy reading of 2.5x is no more a result when the candidate is
+        named); with it, ``export.json`` and the usage hint say so.
 
     Returns
     -------
@@ -315,7 +316,8 @@ def export_run(run_dir: str | Path, to: str | Path, candidate: str | None = None
         If ``run_dir`` holds no run or ``candidate`` matches none or several.
     OptionError
         If the run has no correct candidate, the named one is not correct,
-        nothing was ranked and ``unranked`` is not set, ``to`` is a non-empty
+        nothing was ranked (or the named one is not ranked) and ``unranked``
+        is not set, ``to`` is a non-empty
         directory that is not an earlier export, the
         shape is malformed, or the backend has nothing to export.
     kstrata.sandbox.IsolatedCallError
@@ -337,6 +339,11 @@ def export_run(run_dir: str | Path, to: str | Path, candidate: str | None = None
             node = tree[store.resolve(candidate)]
             if not node.correct:
                 raise OptionError(f"candidate {node.hash[:12]} is {node.verdict or 'not evaluated'}; export a correct one")
+            if not node.timing_trusted and not unranked:
+                raise OptionError(
+                    f"candidate {node.hash[:12]} is not ranked (its timing was not trusted), so it is not known to be "
+                    f"faster than {info.baselines[0]}, whatever it read; re-time it on a quieter machine first "
+                    f"(kstrata retime {info.run_dir} {node.hash[:12]}), then export; --unranked exports it anyway")
         else:
             node = tree.best_correct()
             if node is None:
