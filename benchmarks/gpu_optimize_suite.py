@@ -116,6 +116,8 @@ def has_start(backend: str, task_name: str) -> bool:
 
     if kernels.initial_source("triton", task_name) is None:
         return False
+    if backend == "tilelang-cuda":  # its GPU forms only: the CPU forms run at 3-15% of the roofline there
+        return kernels.initial_source("tilelang_cuda", task_name, fallback=False) is not None
     if backend.startswith("tilelang"):
         return kernels.initial_source("tilelang", task_name) is not None
     return True  # triton*: the Triton start itself; tvm-*: lowered from the PyTorch reference

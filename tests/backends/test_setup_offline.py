@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -179,3 +180,21 @@ def test_real_tilelang_env_from_downloaded_wheels(tmp_path, monkeypatch):
     out = subprocess.run([str(envs.env_python("tilelang")), "-c", code], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr[-2000:]
     assert json.loads(out.stdout.strip().splitlines()[-1]).startswith("0.1.15")
+
+
+def test_system_torch_from_a_venv_sees_that_venvs_packages(tmp_path):
+    """``--torch system`` run by a venv's interpreter (the lent H200's python3 is
+    /opt/torch/.venv/bin/python3, torch installed in that venv): ``venv
+    --system-site-packages`` alone sees only the base interpreter's packages, so
+    torch did not import in the new environment."""
+    if sys.prefix == sys.base_prefix:
+        pytest.skip("the test interpreter is not a venv")
+    env = tmp_path / "tilelang"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", "--system-site-packages", str(env)], check=True)
+    py = env / "bin" / "python"
+    code = "import torch, sys; print(torch.__file__)"
+    assert subprocess.run([str(py), "-c", code], capture_output=True, env={"PATH": "/usr/bin:/bin"}).returncode != 0
+    envs._see_running_venv(py, lambda s: None)
+    out = subprocess.run([str(py), "-c", code], capture_output=True, text=True, env={"PATH": "/usr/bin:/bin"})
+    assert out.returncode == 0, out.stderr
+    assert Path(out.stdout.strip()).resolve().is_relative_to(Path(sys.prefix).resolve())

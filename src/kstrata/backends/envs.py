@@ -238,9 +238,8 @@ def kstrata_requirements() -> tuple[str, ...]:
     """kstrata's runtime requirements minus :data:`EXCLUDED_REQUIREMENTS` and extras."""
     try:
         reqs = metadata.requires("kstrata") or []
-    except metadata.PackageNotFoundError:
-        return ("numpy>=1.24", "einops>=0.8", "typer>=0.12", "rich>=13", "pydantic>=2.6", "jinja2>=3.1",
-                "tenacity>=8.2", "psutil>=5.9", "ml_dtypes>=0.4")
+    except metadata.PackageNotFoundError:  # a source tree on PYTHONPATH (a GPU machine without pip install)
+        reqs = _source_tree_requirements()
     out = []
     for r in reqs:
         if "extra ==" in r:
@@ -252,6 +251,22 @@ def kstrata_requirements() -> tuple[str, ...]:
             continue
         out.append(r.split(";")[0].strip())
     return tuple(out)
+
+
+def _source_tree_requirements() -> list[str]:
+    """``[project] dependencies`` of the checkout this module was imported from.
+
+    Raises
+    ------
+    EnvMissingError
+        When there is no readable ``pyproject.toml`` beside ``src/`` (kstrata
+        neither installed nor run from its checkout)."""
+    path = Path(__file__).resolve().parents[3] / "pyproject.toml"
+    try:
+        return list(tomllib.loads(path.read_text())["project"]["dependencies"])
+    except (OSError, ValueError, KeyError) as e:
+        raise EnvMissingError(f"cannot read kstrata's requirements from {path} ({e}); "
+                              f"install kstrata with pip") from None
 
 
 @dataclass
@@ -539,6 +554,7 @@ def _ensure_locked(spec: EnvSpec, plan: Plan, force: bool, log: Callable[[str], 
         _run([sys.executable, "-m", "venv", *(["--system-site-packages"] if plan.system_torch else []),
               str(path)], log)
     if plan.system_torch:
+        _see_running_venv(py, log)
         try:
             _run([str(py), "-c", "import torch"], log)
         except EnvMissingError as e:
@@ -571,6 +587,37 @@ def _ensure_locked(spec: EnvSpec, plan: Plan, force: bool, log: Callable[[str], 
 
     write_atomic(path / MANIFEST, json.dumps(record, indent=2, sort_keys=True))
     return SetupResult(spec.name, path, True, time.perf_counter() - start, installed, "installed")
+
+
+#: ``.pth`` file of an environment made from a virtual environment with ``--torch system``
+BASE_VENV_PTH = "_kstrata_base_venv.pth"
+
+
+def _see_running_venv(py: Path, log: Callable[[str], None]) -> None:
+    """Let the environment of interpreter ``py`` see this interpreter's site packages
+    when this interpreter is itself a virtual environment.
+
+    ``python -m venv --system-site-packages`` run from a venv makes an
+    environment over the venv's *base* interpreter, whose site packages lack what
+    was installed into the venv: on the lent H200 ``python3`` is
+    ``/opt/torch/.venv/bin/python3``, and its torch is in that venv. A ``.pth``
+    file (:data:`BASE_VENV_PTH`) in the new environment's site packages lists the
+    running venv's site-packages folders; ``site`` appends them after the
+    environment's own folder, so its own pins (``apache-tvm-ffi``) still win.
+    Removed again when this interpreter is not a venv."""
+    version = f"python{sys.version_info[0]}.{sys.version_info[1]}"  # the venv was made by this interpreter
+    pth = py.parent.parent / "lib" / version / "site-packages" / BASE_VENV_PTH
+    if sys.prefix == sys.base_prefix:
+        pth.unlink(missing_ok=True)
+        return
+    import site
+
+    ours = [p for p in site.getsitepackages() if Path(p).resolve().is_relative_to(Path(sys.prefix).resolve())]
+    log(f"# {pth}: the site packages of {sys.prefix} (this interpreter's venv)")
+    from kstrata.atomic import write_atomic
+
+    pth.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(pth, "".join(f"{p}\n" for p in ours))
 
 
 def _sees_system_site(path: Path) -> bool:

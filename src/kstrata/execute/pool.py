@@ -42,6 +42,9 @@ ENV_ALLOW = (
     "KSTRATA_UNSAFE_NO_SANDBOX", "KSTRATA_CANDIDATE_MEMORY_MB", "GLIBC_TUNABLES",
     # where a candidate's kernel cache is kept between its processes (kstrata.sandbox.kernel_cache)
     "KSTRATA_CACHE_DIR", "KSTRATA_KERNEL_CACHE_MB",
+    # where `kstrata setup` made the isolated environments (kstrata.backends.envs.env_root): a judge
+    # worker starts a TileLang candidate's process with that environment's interpreter
+    "KSTRATA_ENV_DIR",
 )
 
 #: glibc malloc settings of every worker and candidate process (``GLIBC_TUNABLES``).
