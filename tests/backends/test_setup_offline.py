@@ -198,3 +198,28 @@ def test_system_torch_from_a_venv_sees_that_venvs_packages(tmp_path):
     out = subprocess.run([str(py), "-c", code], capture_output=True, text=True, env={"PATH": "/usr/bin:/bin"})
     assert out.returncode == 0, out.stderr
     assert Path(out.stdout.strip()).resolve().is_relative_to(Path(sys.prefix).resolve())
+
+
+def test_an_environment_without_its_own_pip_is_installed_into(tmp_path):
+    """Where the base interpreter has no ensurepip, the environment is made with
+    --without-pip and this interpreter's pip installs into it (pip --python)."""
+    import zipfile
+
+    env = tmp_path / "env"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(env)], check=True)
+    py = env / "bin" / "python"
+    pip = envs._pip(py)
+    assert pip[:4] == [sys.executable, "-m", "pip", "--python"]
+    wheel = tmp_path / "wheels" / "kst_probe-1.0-py3-none-any.whl"
+    wheel.parent.mkdir()
+    with zipfile.ZipFile(wheel, "w") as z:
+        z.writestr("kst_probe.py", "VALUE = 42\n")
+        z.writestr("kst_probe-1.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: kst-probe\nVersion: 1.0\n")
+        z.writestr("kst_probe-1.0.dist-info/WHEEL", "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\n"
+                   "Tag: py3-none-any\n")
+        z.writestr("kst_probe-1.0.dist-info/RECORD", "")
+    envs._run([*pip, "install", "-q", "--no-index", "--find-links", str(wheel.parent), "kst-probe"], lambda s: None)
+    out = subprocess.run([str(py), "-c", "import kst_probe; print(kst_probe.VALUE, kst_probe.__file__)"],
+                         capture_output=True, text=True, check=True)
+    value, where = out.stdout.split()
+    assert value == "42" and Path(where).is_relative_to(env)

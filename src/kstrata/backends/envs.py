@@ -551,8 +551,7 @@ def _ensure_locked(spec: EnvSpec, plan: Plan, force: bool, log: Callable[[str], 
     path.parent.mkdir(parents=True, exist_ok=True)
     (path / MANIFEST).unlink(missing_ok=True)
     if not py.exists() or _sees_system_site(path) != plan.system_torch:
-        _run([sys.executable, "-m", "venv", *(["--system-site-packages"] if plan.system_torch else []),
-              str(path)], log)
+        _make_venv(path, plan.system_torch, log)
     if plan.system_torch:
         _see_running_venv(py, log)
         try:
@@ -563,14 +562,14 @@ def _ensure_locked(spec: EnvSpec, plan: Plan, force: bool, log: Callable[[str], 
                                   f"a torch requirement\n{e}") from None
     torch = [] if plan.system_torch else [plan.torch]
     wheels = plan.wheels
-    pip = [str(py), "-m", "pip", "install", "--disable-pip-version-check", "-q", *plan.pip_args]
+    pip = [*_pip(py), "install", "--disable-pip-version-check", "-q", *plan.pip_args]
     _run([*pip, *torch, *plan.packages], log, wheels)
     if plan.kstrata_deps:
         _run([*pip, *plan.kstrata_deps], log, wheels)
     if plan.kstrata:
         _run([*pip, "--no-deps", *plan.kstrata], log, wheels)
     else:  # a checkout: imported through PYTHONPATH; drop a copy an earlier setup installed
-        _run([str(py), "-m", "pip", "uninstall", "-y", "-q", "kstrata"], log)
+        _run([*_pip(py), "uninstall", "-y", "-q", "kstrata"], log)
     # Torch and the pins must have survived the later installs.
     _run([*pip, "--no-deps", *torch, *plan.packages], log, wheels)
     _run([str(py), "-c", f"import {spec.import_check}, kstrata"], log, env=_checkout_env())
@@ -587,6 +586,36 @@ def _ensure_locked(spec: EnvSpec, plan: Plan, force: bool, log: Callable[[str], 
 
     write_atomic(path / MANIFEST, json.dumps(record, indent=2, sort_keys=True))
     return SetupResult(spec.name, path, True, time.perf_counter() - start, installed, "installed")
+
+
+def _make_venv(path: Path, system_site: bool, log: Callable[[str], None]) -> None:
+    """``python -m venv`` at ``path``; where this interpreter's base has no
+    ``ensurepip`` (Debian's python3 without python3-venv; a venv made by uv),
+    the venv is made without pip and :func:`_pip` installs into it with this
+    interpreter's pip.
+
+    Raises
+    ------
+    EnvMissingError
+        When the venv cannot be made."""
+    args = [sys.executable, "-m", "venv", *(["--system-site-packages"] if system_site else [])]
+    try:
+        _run([*args, str(path)], log)
+    except EnvMissingError as e:
+        if "ensurepip" not in str(e):
+            raise
+        log("# no ensurepip here: the environment gets no pip of its own; this interpreter's pip installs into it")
+        _run([*args, "--without-pip", "--clear", str(path)], log)
+
+
+def _pip(py: Path) -> list[str]:
+    """The pip command line that installs into the environment of interpreter
+    ``py``: its own pip, else this interpreter's with ``--python`` (pip >= 22.3)."""
+    try:
+        has_pip = subprocess.run([str(py), "-c", "import pip"], capture_output=True).returncode == 0
+    except OSError:  # no interpreter yet: the venv step failed and says so itself
+        has_pip = True
+    return [str(py), "-m", "pip"] if has_pip else [sys.executable, "-m", "pip", "--python", str(py)]
 
 
 #: ``.pth`` file of an environment made from a virtual environment with ``--torch system``
