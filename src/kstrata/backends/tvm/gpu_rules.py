@@ -182,7 +182,7 @@ def recipe_rows(sch: Any, target: Any) -> Iterator[tuple[Params, list[str], str]
                                   "rl = sch.get_loops(r)",
                                   "rr = sch.fuse(*rl[1:]) if len(rl) > 2 else rl[-1]",
                                   *(_vector_load(_row_input(cur, r), threads, vec) if cache == "none" else
-                                    ["_, rtx = sch.split(rr, factors=[None, %d])" % threads]),
+                                    [f"_, rtx = sch.split(rr, factors=[None, {threads}])"]),
                                   'sch.bind(rtx, "threadIdx.x")']
                     if cache == "shared":
                         lines += _shared_row_lines(staged, reductions, last, threads, vec)
@@ -223,11 +223,8 @@ def _row_stage(sch: Any, last: str, reductions: list[str], limit: int) -> tuple[
         reads = sch.get(sch.get_sblock(r, func_name="main")).reads
         if _region_name(reads[_row_input(sch, r)]) != name:
             return None
-    buf = getattr(region, "source", None)
-    buf = buf if buf is not None else region.buffer
-    out = sch.get(sch.get_sblock(last, func_name="main")).writes[0]
-    obuf = getattr(out, "source", None)
-    obuf = obuf if obuf is not None else out.buffer
+    buf = _buffer(region)
+    obuf = _buffer(sch.get(sch.get_sblock(last, func_name="main")).writes[0])
     try:
         shape = [int(d) for d in buf.shape]
         if shape != [int(d) for d in obuf.shape] or not shape:
@@ -293,13 +290,18 @@ def _row_input(sch: Any, block: str) -> int:
     input, not a statistic it also reads)."""
     sizes = []
     for i, region in enumerate(sch.get(sch.get_sblock(block, func_name="main")).reads):
-        buf = getattr(region, "source", None)
-        buf = buf if buf is not None else region.buffer
+        buf = _buffer(region)
         try:
             sizes.append((math.prod(int(d) for d in buf.shape), -i))
         except TypeError:  # a symbolic extent
             sizes.append((0, -i))
     return -max(sizes)[1] if sizes else 0
+
+
+def _buffer(region: Any) -> Any:
+    """The buffer of a block's read/write region (``source`` in TVM 0.27, ``buffer`` before)."""
+    buf = getattr(region, "source", None)
+    return buf if buf is not None else region.buffer
 
 
 def _vector_load(read: int, threads: int, vec: int) -> list[str]:
