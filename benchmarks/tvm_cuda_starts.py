@@ -86,6 +86,47 @@ def _graph_ms(fn: Any, reps: int) -> float | None:
         return None
 
 
+def baselines(task: Any, shape: dict[str, int], reps: int, compile_: bool = True, graph: bool = False,
+              ) -> tuple[list[Any], list[Any], torch.Tensor, float, float | None]:
+    """``task``'s inputs at ``shape`` (seed 0, on the GPU), its init inputs, the
+    reference output (weights drawn after ``torch.manual_seed(1)``, as a candidate's
+    are), and the eager and ``torch.compile`` ms (:func:`_events_ms`, or with ``graph``
+    :func:`_graph_ms` where the calls can be captured; None when compiling fails or
+    ``compile_`` is off)."""
+
+    def timed(fn: Any) -> float:
+        return (_graph_ms(fn, reps) if graph else None) or _events_ms(fn, reps)
+
+    _, inputs, init_inputs, module = task.instantiate(shape, seed=0)
+    inputs = [x.cuda() if isinstance(x, torch.Tensor) else x for x in inputs]
+    torch.manual_seed(1)
+    model = module.Model(*init_inputs).eval().cuda()
+    compile_ms = None
+    with torch.no_grad():
+        ref_out = model(*inputs)
+        eager_ms = timed(lambda: model(*inputs))
+        if compile_:
+            try:
+                compiled = torch.compile(model)
+                compiled(*inputs)  # compiled outside a capture
+                compile_ms = timed(lambda: compiled(*inputs))
+            except Exception as e:  # noqa: BLE001 - no compiler toolchain: no compile column
+                print(f"# {task.name}: torch.compile failed: {type(e).__name__}: {str(e)[:200]}")
+    return inputs, init_inputs, ref_out, eager_ms, compile_ms
+
+
+def check(out: Any, ref_out: torch.Tensor) -> str:
+    """``ok`` when ``out`` (a tensor or a 1-tuple) has the reference's shape and its
+    largest error is at most 1e-3 of the reference's largest magnitude (at least 1e-3),
+    else ``WRONG(max err ...)``."""
+    out = out[0] if isinstance(out, (tuple, list)) and len(out) == 1 else out
+    if out.shape != ref_out.shape:
+        return f"WRONG(shape {tuple(out.shape)})"
+    err = (out.float() - ref_out.float()).abs().max().item()
+    tol = 1e-3 * max(1.0, ref_out.float().abs().max().item())
+    return "ok" if err <= tol else f"WRONG(max err {err:.2e})"
+
+
 def copy_bandwidth() -> float:
     """GB/s of ``dst.copy_(src)`` over 256 MiB (bytes read + written)."""
     n = 1 << 26
@@ -151,10 +192,7 @@ def row(backend: Any, task: Any, sources: dict[str, str], label: str, reps: int,
     out = fn(*inputs)
     torch.cuda.synchronize()
     build_s = time.perf_counter() - t0
-    out = out[0] if isinstance(out, (tuple, list)) and len(out) == 1 else out
-    err = (out.float() - ref_out.float()).abs().max().item()
-    tol = 1e-3 * max(1.0, ref_out.float().abs().max().item())
-    ok = "ok" if out.shape == ref_out.shape and err <= tol else f"WRONG(max err {err:.2e})"
+    ok = check(out, ref_out)
     ms = _events_ms(lambda: fn(*inputs), reps)
     gms = _graph_ms(lambda: fn(*inputs), reps)
     nbytes = task.bytes(shape) or 0
@@ -215,19 +253,8 @@ def main() -> None:
     for name in args.tasks.split(","):
         task = resolve_task(name.strip())
         shape = task.full_shape(task.nominal_shape)
-        _, inputs, init_inputs, module = task.instantiate(shape, seed=0)
-        inputs = [x.cuda() if isinstance(x, torch.Tensor) else x for x in inputs]
-        torch.manual_seed(1)
-        model = module.Model(*init_inputs).eval().cuda()
+        inputs, init_inputs, ref_out, eager_ms, compile_ms = baselines(task, shape, args.reps)
         with torch.no_grad():
-            ref_out = model(*inputs)
-            eager_ms = _events_ms(lambda: model(*inputs), args.reps)
-            try:
-                compiled = torch.compile(model)
-                compile_ms = _events_ms(lambda: compiled(*inputs), args.reps)
-            except Exception as e:  # noqa: BLE001 - no compiler toolchain: no compile column
-                print(f"# {name}: torch.compile failed: {type(e).__name__}: {str(e)[:200]}")
-                compile_ms = None
             sources = backend.initial_sources(task)
             variants = [("after", sources)]
             if args.before:

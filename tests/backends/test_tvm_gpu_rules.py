@@ -108,7 +108,7 @@ def test_neighbours_of_the_candidates_own_variant_come_first(cuda):
 
     def params(v):
         m = re.search(r"(\d+) threads.*and stores (\d+) wide, unroll (\d+)", v.description)
-        return m.groups()
+        return (*m.groups(), "staged once in shared memory" in v.description)
 
     p0 = params(start)
     assert all(sum(a != b for a, b in zip(params(v), p0)) == 1 for v in first)
@@ -123,6 +123,7 @@ def test_no_unbound_cpu_step_reaches_a_gpu_target(cuda):
 
 @pytest.mark.skipif(tb.nvcc_path() is None, reason="nvcc not installed")
 @pytest.mark.parametrize("name, rule, words", [("softmax", "gpu_rows", "and stores 4 wide"),
+                                               ("layernorm", "gpu_rows", "staged once in shared memory"),
                                                ("matmul_bias_relu", "gpu_gemm", "128x128")])
 def test_a_variant_compiles_with_nvcc(cuda, name, rule, words):
     task, sources, variants = _variants(cuda, name)

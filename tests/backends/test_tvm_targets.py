@@ -10,15 +10,6 @@ from kstrata.backends.tvm.coverage import check_task, run_once
 from kstrata.tasks.loader import resolve_task
 
 
-@pytest.fixture(scope="module")
-def opencl():
-    b = get_backend("tvm-opencl")
-    av = b.availability()
-    if not av.usable:
-        pytest.skip(av.reason)
-    return b
-
-
 @pytest.mark.parametrize("name", ["rmsnorm", "softmax", "matmul_square"])
 def test_opencl_initial_candidate(opencl, name):
     task = resolve_task(name)

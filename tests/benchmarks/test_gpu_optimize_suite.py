@@ -5,27 +5,15 @@ over ALL run tasks; the geomean over eager is of the priority tasks' point estim
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import math
-import sys
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-
 
 @pytest.fixture(scope="module")
-def gos():
-    spec = importlib.util.spec_from_file_location("gpu_optimize_suite", ROOT / "benchmarks" / "gpu_optimize_suite.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["gpu_optimize_suite"] = mod
-    try:
-        spec.loader.exec_module(mod)
-        yield mod
-    finally:
-        sys.modules.pop("gpu_optimize_suite", None)
+def gos(load_benchmark):
+    return load_benchmark("gpu_optimize_suite")
 
 
 def _timing(value: float, low: float, high: float, share: float | None = None, suspicious=()) -> dict:

@@ -27,7 +27,29 @@ Recipes (``recipe`` is the variant's rule name), each over a few parameters:
                     where the width divides the row; ``unroll``: TVM's auto-unroll
                     of the per-thread loops (``pragma_auto_unroll_max_step``).
                     dlight's ``GeneralReduction`` schedule, with its thread
-                    count and unrolling as parameters.
+                    count and unrolling as parameters. ``cache="shared"``: the
+                    row input (the largest buffer the reductions read) is
+                    copied once per row into shared memory by the row's
+                    threads and every reduction and the output read it
+                    there, so global memory is read once per element, not
+                    once per pass (rmsnorm read it twice, softmax and
+                    layernorm three times); the copy and the output store
+                    are ``vec`` wide where ``vec`` divides the row; the
+                    reductions then read one scalar per thread per step
+                    (consecutive threads, consecutive words: no bank
+                    conflicts). Only for a row of static length whose bytes
+                    fit in :func:`_shared_limit` (48 KiB at most), at the
+                    shape the variant is made and, by a condition in its
+                    text, at each shape it is replayed (else the row is read
+                    from global memory as with ``cache="none"``). The row kept
+                    on chip between the statistics and the output is what
+                    Apex's fast layer norm (``apex/contrib/csrc/layer_norm/
+                    ln_fwd_kernels.cuh``: the row in registers) and Triton's
+                    fused-softmax tutorial (``02-fused-softmax``: one program
+                    per row, the row loaded into SRAM once) do; a register
+                    (``local``) form is not offered: TVM sizes a thread's
+                    local buffer by the bounding box of the indices it
+                    touches, the whole strided row here.
 ``gpu_reduce``      a PrimFunc ending in a reduction (sum/max/mean over some
                     axes): ``cross`` puts a block per output and the reduction
                     across ``threads`` threads (contiguous reductions);
@@ -55,7 +77,9 @@ Recipes (``recipe`` is the variant's rule name), each over a few parameters:
 :func:`gpu_variants` orders them so that an expansion proposes something new:
 when the candidate's schedule of a PrimFunc is one of these variants, its
 one-parameter neighbours come first (then the rest by distance); otherwise
-each recipe's default first. PrimFuncs take turns.
+(a start scheduled by dlight) :data:`LEADS` first (the shared-memory rows at
+256 and 512 threads, 4 wide), then each recipe's default. PrimFuncs take
+turns.
 """
 
 from __future__ import annotations
@@ -73,6 +97,19 @@ THREADS = (256, 512, 1024, 128)
 UNROLL = (0, 64, 256)
 #: vector width of the elementwise accesses (1 = scalar)
 VEC = (1, 4)
+#: where ``gpu_rows`` reads a row from: global memory per pass ("none"), or staged once in shared memory
+CACHE = ("none", "shared")
+#: most bytes of a row staged in shared memory (CUDA's limit of a static ``__shared__`` allocation per block)
+SHARED_ROW_BYTES = 48 * 1024
+
+#: the first variants proposed from a start that is none of them (dlight's default schedule), in
+#: this order: a row-wise PrimFunc read from global memory once (its row staged in shared
+#: memory) with 16-byte accesses, at 256 and at 512 threads per row; the search has 3-4
+#: evaluations per task on a lent GPU, so the change most likely to pay comes first
+LEADS: tuple[tuple[str, Params], ...] = (
+    ("gpu_rows", {"threads": 256, "vec": 4, "unroll": 0, "cache": "shared"}),
+    ("gpu_rows", {"threads": 512, "vec": 4, "unroll": 0, "cache": "shared"}),
+)
 
 #: GEMM tiles (block M, block N, k step, thread M, thread N); the first is the default
 GEMM_TILES = ((64, 64, 8, 4, 4), (128, 128, 8, 8, 8), (64, 64, 16, 4, 4), (128, 64, 8, 8, 4), (32, 32, 8, 2, 2))
@@ -128,21 +165,107 @@ def recipe_rows(sch: Any, target: Any) -> Iterator[tuple[Params, list[str], str]
     last = blocks[-1][0]
     cur, inline = _inline_spatial(sch, [b[0] for b in blocks[:-1] if "R" not in b[3]])
     reductions = [b[0] for b in reversed(blocks[:-1]) if "R" in b[3]]
+    staged = _row_stage(cur, last, reductions, _shared_limit(target))
     for threads in THREADS:
         for vec in VEC:
             for unroll in UNROLL:
-                lines = inline + [f"b = {_sblock(last)}", "loops = sch.get_loops(b)",
-                                  "row = sch.fuse(*loops[:-1]) if len(loops) > 2 else loops[0]",
-                                  *_vector_store("loops[-1]", threads, vec), 'sch.bind(row, "blockIdx.x")']
-                for r in reductions:
-                    lines += [f"r = {_sblock(r)}", "sch.compute_at(r, row)", 'sch.set_scope(r, 0, "shared")',
-                              "rl = sch.get_loops(r)",
-                              "rr = sch.fuse(*rl[1:]) if len(rl) > 2 else rl[-1]",
-                              *_vector_load(_row_input(cur, r), threads, vec), 'sch.bind(rtx, "threadIdx.x")']
-                lines += _unroll_lines("row", unroll)
-                yield ({"threads": threads, "vec": vec, "unroll": unroll}, lines,
-                       f"row-wise {last}: a block per row, {threads} threads across it, {len(reductions)} "
-                       f"cross-thread reduction(s) per row, loads and stores {vec} wide, unroll {unroll}")
+                for cache in CACHE if staged is not None else CACHE[:1]:
+                    head = inline + [f"b = {_sblock(last)}", "loops = sch.get_loops(b)"]
+                    if cache == "shared":
+                        head += ["n = sch.get(loops[-1]).extent"]  # the row's length, before the splits
+                    lines = head + ["row = sch.fuse(*loops[:-1]) if len(loops) > 2 else loops[0]",
+                                    *(_vector_store("loops[-1]", threads, vec) if cache == "none" else
+                                      _row_split("loops[-1]", "tx", threads, vec)),
+                                    'sch.bind(row, "blockIdx.x")']
+                    for r in reductions:
+                        lines += [f"r = {_sblock(r)}", "sch.compute_at(r, row)", 'sch.set_scope(r, 0, "shared")',
+                                  "rl = sch.get_loops(r)",
+                                  "rr = sch.fuse(*rl[1:]) if len(rl) > 2 else rl[-1]",
+                                  *(_vector_load(_row_input(cur, r), threads, vec) if cache == "none" else
+                                    [f"_, rtx = sch.split(rr, factors=[None, {threads}])"]),
+                                  'sch.bind(rtx, "threadIdx.x")']
+                    if cache == "shared":
+                        lines += _shared_row_lines(staged, reductions, last, threads, vec)
+                    lines += _unroll_lines("row", unroll)
+                    params = {"threads": threads, "vec": vec, "unroll": unroll}
+                    desc = (f"row-wise {last}: a block per row, {threads} threads across it, {len(reductions)} "
+                            f"cross-thread reduction(s) per row, loads and stores {vec} wide, unroll {unroll}")
+                    if cache == "shared":
+                        params["cache"] = cache
+                        desc += (", the row staged once in shared memory (read from global memory once, "
+                                 "the reductions and the output read it there)")
+                    yield params, lines, desc
+
+
+def _shared_limit(target: Any) -> int:
+    """Bytes of shared memory a block may hold for a staged row: the target's
+    ``max_shared_memory_per_block`` (OpenCL: 16 KiB), at most
+    :data:`SHARED_ROW_BYTES` (the CUDA limit of a static ``__shared__``
+    allocation; more needs dynamic shared memory and an opt-in per kernel)."""
+    try:
+        given = int(target.attrs.get("max_shared_memory_per_block", SHARED_ROW_BYTES))
+    except (AttributeError, TypeError, ValueError):
+        given = SHARED_ROW_BYTES
+    return min(given, SHARED_ROW_BYTES)
+
+
+def _row_stage(sch: Any, last: str, reductions: list[str], limit: int) -> tuple[int, int, int] | None:
+    """(index of the row input among the first reduction's reads, its element
+    size in bytes, ``limit``) when the row can be staged in shared memory, else
+    None: every reduction reads the same largest buffer (:func:`_row_input`),
+    it has the output's static shape (one row of it per output row) and a row
+    of it takes at most ``limit`` bytes."""
+    first = sch.get(sch.get_sblock(reductions[-1], func_name="main"))
+    idx = _row_input(sch, reductions[-1])
+    region = first.reads[idx]
+    name = _region_name(region)
+    for r in reductions:
+        reads = sch.get(sch.get_sblock(r, func_name="main")).reads
+        if _region_name(reads[_row_input(sch, r)]) != name:
+            return None
+    buf = _buffer(region)
+    obuf = _buffer(sch.get(sch.get_sblock(last, func_name="main")).writes[0])
+    try:
+        shape = [int(d) for d in buf.shape]
+        if shape != [int(d) for d in obuf.shape] or not shape:
+            return None
+    except TypeError:  # a symbolic extent
+        return None
+    nbytes = (buf.dtype.bits * buf.dtype.lanes + 7) // 8
+    return (idx, nbytes, limit) if shape[-1] * nbytes <= limit else None
+
+
+def _row_split(loop: str, name: str, threads: int, vec: int) -> list[str]:
+    """Split ``loop`` (a row's columns) over ``threads`` threads (``name``),
+    ``vec`` contiguous lanes vectorized where ``vec`` divides the row (the
+    thread loop is then predicated, not the vector lanes), else scalar."""
+    if vec == 1:
+        return [f"_, {name} = sch.split({loop}, factors=[None, {threads}])", f'sch.bind({name}, "threadIdx.x")']
+    return [f"if {_divides(loop, vec)}:\n"
+            f"    _o, _v = sch.split({loop}, factors=[None, {vec}])\n"
+            f"    _, {name} = sch.split(_o, factors=[None, {threads}])\n"
+            f"    sch.vectorize(_v)\n"
+            f"else:\n"
+            f"    _, {name} = sch.split({loop}, factors=[None, {threads}])",
+            f'sch.bind({name}, "threadIdx.x")']
+
+
+def _shared_row_lines(staged: tuple[int, int, int], reductions: list[str], last: str,
+                      threads: int, vec: int) -> list[str]:
+    """Statements staging the row input in shared memory once per row (block
+    ``cs`` under ``row``, copied by the row's threads ``vec`` wide), read from
+    there by every reduction and by block ``last``; skipped at replay where the
+    row (length ``n``) is symbolic or its bytes exceed the limit."""
+    idx, nbytes, limit = staged
+    consumers = ", ".join(_sblock(b) for b in [*reductions, last])
+    copy = "\n".join("    " + ln for ln in _row_split("cc", "ctx", threads, vec)[0].splitlines())
+    return [f"if isinstance(n, tvm.tirx.IntImm) and int(n) * {nbytes} <= {limit}:\n"
+            f'    cs = sch.cache_read({_sblock(reductions[-1])}, {idx}, "shared", consumer_blocks=[{consumers}])\n'
+            f"    sch.compute_at(cs, row)\n"
+            f"    cl = sch.get_loops(cs)\n"
+            f"    cc = sch.fuse(*cl[1:]) if len(cl) > 2 else cl[-1]\n"
+            f"{copy}\n"
+            f'    sch.bind(ctx, "threadIdx.x")']
 
 
 def _is_gemm(sch: Any, entry: tuple[str, Any, list[Any], str]) -> bool:
@@ -167,13 +290,18 @@ def _row_input(sch: Any, block: str) -> int:
     input, not a statistic it also reads)."""
     sizes = []
     for i, region in enumerate(sch.get(sch.get_sblock(block, func_name="main")).reads):
-        buf = getattr(region, "source", None)
-        buf = buf if buf is not None else region.buffer
+        buf = _buffer(region)
         try:
             sizes.append((math.prod(int(d) for d in buf.shape), -i))
         except TypeError:  # a symbolic extent
             sizes.append((0, -i))
     return -max(sizes)[1] if sizes else 0
+
+
+def _buffer(region: Any) -> Any:
+    """The buffer of a block's read/write region (``source`` in TVM 0.27, ``buffer`` before)."""
+    buf = getattr(region, "source", None)
+    return buf if buf is not None else region.buffer
 
 
 def _vector_load(read: int, threads: int, vec: int) -> list[str]:
@@ -367,13 +495,16 @@ def _family(key: tuple[str, Params]) -> tuple[str, Any]:
 
 def _ordered(found: list[tuple[tuple[str, Params], Variant]],
              current: tuple[str, Params] | None) -> list[Variant]:
-    """Nearest to the candidate's own variant first (when it is one); else each
-    family's first variant (its defaults), then moves of one parameter from
-    those, then two, ...; ties in generation order."""
+    """Nearest to the candidate's own variant first (when it is one); else the
+    :data:`LEADS` that were found, then each family's first variant (its
+    defaults), then moves of one parameter from those, then two, ...; ties in
+    generation order."""
     firsts: dict[tuple[str, Any], tuple[str, Params]] = {}
     for k, _ in found:
         firsts.setdefault(_family(k), k)
-    keys = [(_distance(k, current if current is not None else firsts[_family(k)]), i)
+    leads = list(LEADS) if current is None else []
+    keys = [(leads.index(k) - len(leads) if k in leads else
+             _distance(k, current if current is not None else firsts[_family(k)]), i)
             for i, (k, _) in enumerate(found)]
     return [found[i][1] for _, i in sorted(keys)]
 
