@@ -14,11 +14,11 @@
 # installs .gpu/gos (benchmarks/gpu_install.sh) and runs
 # `python3 -m kstrata setup --wheels /tmp/kst-wheels --torch system` (the environment under
 # ~/.cache/kstrata/envs/tilelang sees the image's torch in /opt/torch/.venv).
-set -eu
-cd "$(dirname "$0")/.."
+set -u
+cd "$(dirname "$0")/.." || exit 1
 mkdir -p /tmp/kst-wheels
-for d in .gpu/tlA .gpu/tlB; do [ -d "$d" ] && cp "$d"/*.whl /tmp/kst-wheels/; done
+for d in .gpu/tlA .gpu/tlB; do if [ -d "$d" ]; then cp "$d"/*.whl /tmp/kst-wheels/ || exit 1; fi; done
 ls /tmp/kst-wheels/tilelang-*.whl /tmp/kst-wheels/z3_solver-*.whl >/dev/null 2>&1 || {
   echo "wheels so far: $(ls /tmp/kst-wheels | wc -l) (carry the other part next)"; exit 0; }
-. benchmarks/gpu_install.sh
+. benchmarks/gpu_install.sh || exit 1
 python3 -m kstrata setup --wheels /tmp/kst-wheels --torch system

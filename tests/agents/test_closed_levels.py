@@ -501,3 +501,27 @@ def test_the_roofline_placement_is_not_news_to_the_role_that_wrote_the_level():
              findings=[dict(MEMORY_BOUND), located])
     t2 = CandidateTree([root, s2])
     assert closed.why(t2[s.hash], "schedule", t2) is None
+
+
+def test_the_backends_level_preference_decides_the_first_level(tmp_path):
+    """Without ``level_order``, the backend's ``level_preference`` breaks the tie
+    between levels asked equally often: tvm-cuda asks for schedule edits first
+    (on the H200 its first two graph edits of rmsnorm used a 3-evaluation search)."""
+    from kstrata.backends.registry import get_backend
+
+    assert get_backend("tvm-cuda").level_preference[0] == "schedule"
+    assert get_backend("tvm-llvm").level_preference is None
+    firsts = []
+    for i, pref in enumerate((("schedule", "graph", "source"), ("graph", "schedule", "source"), None)):
+        provider = LoggedProvider([schedule_answer(1), graph_answer(1)])
+        provider.log = Log()
+        backend = Backend({None: FOUR_BLOCKS})
+        backend.level_preference = pref
+        prop = HierarchicalProposer(backend, agents={lv: LevelAgent(provider, provider.log, lv) for lv in LEVELS},
+                                    memory=MemoryStore(":memory:"))
+        optimize(resolve_task("gemv"), backend, prop, Evaluator(), policy=prop.policy("greedy"),
+                 budget=Budget(evaluations=2, proposer_calls=1), run_dir=tmp_path / f"run{i}",
+                 router=prop.router, settings=SearchSettings())
+        with RunStore.open(tmp_path / f"run{i}") as store:
+            firsts.append(store.expansions()[0].level)
+    assert firsts == ["schedule", "graph", "graph"]  # None: the backend's levels in order

@@ -52,11 +52,16 @@ class Backend(ABC):
         forbidden), ``"python-ir"`` (Python that builds IR, e.g. TVMScript or a
         TensorIR schedule: no torch at all), ``"native"`` (C, CUDA, OpenCL or
         LLVM IR text), ``"data"`` (plans and parameters that are never executed).
+    level_preference:
+        Which level a search asks first when a candidate's levels were asked
+        equally often (the router's tie-break; ``None``: :attr:`levels` in order).
+        ``SearchSettings.level_order`` overrides it.
     """
 
     name: str = ""
     device: str = "cpu"
     levels: tuple[str, ...] = ("source",)
+    level_preference: tuple[str, ...] | None = None
     timing_meaningful: bool = True
     level_kinds: dict[str, str] = {"source": "python-dsl"}
 

@@ -78,7 +78,8 @@ class SearchSettings:
         The baseline whose speedup the search maximizes (default: the first
         the timer reports).
     level_order:
-        Router tie-break preference (default: the backend's levels).
+        Router tie-break preference (default: the backend's ``level_preference``,
+        else its levels).
     final_contenders:
         At the end of the run, up to this many correct candidates whose timing
         was untrusted but read faster than the best ranked one (than none:
@@ -262,7 +263,7 @@ class _Run:
         else:
             offered = self.policy.open_levels(node)
             open_levels = offered or list(self.levels)
-            preference = self.settings.level_order or self.levels
+            preference = self.settings.level_order or getattr(self.backend, "level_preference", None) or self.levels
             level, router_reason = self.router(self.tree, node, open_levels, preference)
             limit = getattr(self.policy, "max_per_level", None)
             if offered and level not in offered and limit is not None and node.expansions[level] >= limit:

@@ -451,6 +451,12 @@ class TVMCUDABackend(TVMBackend):
     name = "tvm-cuda"
     kind = "cuda"
     device = "cuda"
+    #: schedule edits first: the start's graph is fused for a GPU already (graph choice ``rows``) and its
+    #: schedule is dlight's default. On the H200 one schedule expansion held variants 1.05-1.40x faster
+    #: than the start on rmsnorm, softmax, layernorm and fused_exp_mean
+    #: (benchmarks/results/tvm_cuda_variants.txt), while rmsnorm's two graph edits, asked first, read
+    #: 0.70x and 0.51x of it and used a 3-evaluation search (gpu_optimize_suite.txt, 2026-12-04)
+    level_preference = ("schedule", "graph", "source")
 
     def availability(self) -> Availability:
         base = super().availability()
