@@ -101,14 +101,14 @@ def test_no_shared_variant_for_a_row_over_the_limit(cuda):
 
 
 @pytest.mark.parametrize("name", ROW_TASKS)
-def test_the_shared_row_variants_come_first_from_the_start(cuda, name):
+def test_the_lead_row_variants_come_first_from_the_start(cuda, name):
     """From dlight's default start the first proposals are :data:`LEADS`."""
     task = resolve_task(name)
     sources = cuda.initial_sources(task)
     funcs = cuda.lower(task, sources, task.nominal_shape).funcs
     variants = gpu_variants(funcs, sources["schedule"], cuda.target())
     _, _, rows = _rows(cuda, name)
-    lead_texts = [_pick(rows, p["threads"], p["vec"], p["unroll"], p["cache"]).text for _, p in LEADS]
+    lead_texts = [_pick(rows, p["threads"], p["vec"], p["unroll"], p.get("cache", "none")).text for _, p in LEADS]
     assert [v.text for v in variants[:len(LEADS)]] == lead_texts
     assert {256, 512} == {p["threads"] for _, p in LEADS} and all(p["vec"] == 4 for _, p in LEADS)
 
