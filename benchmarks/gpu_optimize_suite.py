@@ -337,6 +337,11 @@ def run_one(args: argparse.Namespace) -> dict[str, Any]:
             with RunStore.open(args.run_dir) as store:
                 best_src = store.sources(best.hash)
                 root_src = store.sources(root.hash)
+            if args.row_file:  # what the search found, kept if the final round is cut off (salvage)
+                from kstrata.atomic import write_atomic
+
+                write_atomic(Path(args.row_file), json.dumps(
+                    {**row, "status": "partial", "task_s": time.perf_counter() - t_start}, default=str))
             t1 = time.perf_counter()
             baselines = tuple(b for b in args.baselines.split(",") if b)
             print(f"[{task.name}] final round: best {best.hash[:8]} vs {', '.join(baselines)}", flush=True)
@@ -391,6 +396,27 @@ def append_row(path: Path, row: dict) -> None:
         old += "\n"
     write_atomic(path, old + json.dumps(row, default=str) + "\n")
     path.chmod(0o644)
+
+
+def salvage(task: str, row: dict | None, stop: float, partial_path: Path) -> str:
+    """The line printed for a task killed at ``--stop``, which gets no row (it runs in a
+    later call). When its search had finished, ``row`` is what the task process wrote
+    before the final round (``status`` ``partial``: the search's initial and best
+    readings against eager, no final timings); it is appended to ``partial_path``,
+    which the report and ``--skip-done`` never read, and the line gives its numbers.
+    (On the H200 a tvm-cuda rmsnorm search went 2.26x -> 3.06x and was killed in its
+    final round; only a tree on the device held that.)"""
+    head = f"#   {task}: still running at --stop {stop:g}s: killed, no row (it runs in a later call)"
+    if not row or row.get("status") != "partial":
+        return head
+    append_row(partial_path, row)
+    init, best = (row.get("initial") or {}).get("search"), (row.get("best") or {}).get("search")
+    init_s = f"{init['value']:.2f}" if init else "-"
+    best_s = f"{best['value']:.2f}" if best else "-"
+    made = (row.get("best") or {}).get("role") or "-"
+    return (f"{head}; its search had finished: initial {init_s} -> best {best_s} over eager (300 ms search "
+            f"timings, best made by {made}, {row.get('n_eval')} evaluations; verdicts {row.get('verdicts')}), "
+            f"kept in {partial_path}, not in the report")
 
 
 def latest(rows: list[dict]) -> list[dict]:
@@ -803,8 +829,7 @@ def drive(args: argparse.Namespace) -> int:
             except (OSError, ValueError):
                 row = None
             if killed == "stop":
-                out(f"#   {task.name}: still running at --stop {args.stop:g}s: killed, no row "
-                    "(it runs in a later call)")
+                out(salvage(task.name, row, args.stop, rows_path.with_suffix(".partial.jsonl")))
                 break
             if row is None:
                 tail = " | ".join(log.read_text(errors="replace").strip().splitlines()[-3:]) if log.exists() else ""

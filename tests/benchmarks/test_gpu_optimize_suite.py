@@ -105,3 +105,19 @@ def test_order_puts_targets_first(gos) -> None:
     assert "argmax_dim" not in names  # no shipped Triton start
     _, problems = gos.select_tasks("tilelang-cuda", "softmax,cross_entropy,nope")
     assert problems == ["nope: not a level-1/2 suite task", "cross_entropy: no shipped start for tilelang-cuda"]
+
+
+def test_a_task_killed_in_its_final_round_keeps_its_searchs_numbers_aside(gos, tmp_path) -> None:
+    """Killed at --stop: no row (the task runs again in a later call, --skip-done must not
+    skip it), but a finished search's readings go to the .partial file and the printed line."""
+    partial = tmp_path / "rows.partial.jsonl"
+    assert "no row" in gos.salvage("rmsnorm", None, 270, partial) and not partial.exists()
+    line = gos.salvage("rmsnorm", _row("rmsnorm", "norm", {}, {}, status="error"), 270, partial)
+    assert "its search had finished" not in line and not partial.exists()  # an error row is not a search
+    row = _row("rmsnorm", "norm", {}, {}, status="partial", final=None, n_eval=3)
+    line = gos.salvage("rmsnorm", row, 270, partial)
+    assert "initial 1.10 -> best 2.00 over eager" in line and "3 evaluations" in line
+    kept = gos.read_rows([str(partial)])
+    assert [r["status"] for r in kept] == ["partial"] and kept[0]["best"]["search"]["value"] == 2.0
+    # the report reads done rows only: the partial one neither counts as a task nor as a win
+    assert not gos.outcome(kept[0]).correct
