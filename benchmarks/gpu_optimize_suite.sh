@@ -17,7 +17,9 @@
 # Into $OUT (4 files): rows.jsonl (this call's rows: append them to
 # benchmarks/results/gpu_optimize_suite_rows.jsonl before the next call), report.txt (the
 # report over all rows so far), call.txt (the whole console output), logs-tail.txt (the last
-# lines of each task's log). Environment: EVALS (8), BACKEND (triton), SUITE_ARGS (more options,
+# lines of each task's log). BACKEND=tilelang-cuda first makes the judge's TileLang environment
+# (benchmarks/gpu_tilelang_env.sh: the call before carries .gpu/tlA, this one .gpu/tlB and .gpu/gos).
+# Environment: EVALS (8), BACKEND (triton), SUITE_ARGS (more options,
 # e.g. "--tasks rmsnorm,softmax" or "--final-initial"), KSTRATA_COMMIT (printed in the header:
 # the device's copy has no .git; each row also carries a digest of src/kstrata).
 set -u
@@ -29,6 +31,9 @@ mkdir -p "$out" /tmp/kst-gos-state /tmp/kst-gos-logs
 export PYTHONUNBUFFERED=1
 t0=$(date +%s)
 . benchmarks/gpu_install.sh > "$out/call.txt" 2>&1 || { cat "$out/call.txt"; exit 1; }
+case "${BACKEND:-triton}" in  # the judge's TileLang environment (wheels carried as .gpu/tlA, .gpu/tlB)
+  tilelang*) bash benchmarks/gpu_tilelang_env.sh >> "$out/call.txt" 2>&1 || { cat "$out/call.txt"; exit 1; } ;;
+esac
 skip=()
 for f in benchmarks/results/gpu_optimize_suite_rows.jsonl /tmp/kst-gos-state/rows.jsonl; do
   [ -s "$f" ] && skip+=("$f")
