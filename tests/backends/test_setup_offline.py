@@ -200,26 +200,51 @@ def test_system_torch_from_a_venv_sees_that_venvs_packages(tmp_path):
     assert Path(out.stdout.strip()).resolve().is_relative_to(Path(sys.prefix).resolve())
 
 
+def _wheel(folder: Path, name: str, version: str, code: str) -> Path:
+    """A pure-Python wheel of one module ``name`` (dist name with '-' for '_')."""
+    import zipfile
+
+    folder.mkdir(parents=True, exist_ok=True)
+    wheel = folder / f"{name}-{version}-py3-none-any.whl"
+    info = f"{name}-{version}.dist-info"
+    with zipfile.ZipFile(wheel, "w") as z:
+        z.writestr(f"{name}.py", code)
+        z.writestr(f"{info}/METADATA", f"Metadata-Version: 2.1\nName: {name.replace('_', '-')}\nVersion: {version}\n")
+        z.writestr(f"{info}/WHEEL", "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n")
+        z.writestr(f"{info}/RECORD", "")
+    return wheel
+
+
 def test_an_environment_without_its_own_pip_is_installed_into(tmp_path):
     """Where the base interpreter has no ensurepip, the environment is made with
     --without-pip and this interpreter's pip installs into it (pip --python)."""
-    import zipfile
-
     env = tmp_path / "env"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(env)], check=True)
     py = env / "bin" / "python"
     pip = envs._pip(py)
     assert pip[:4] == [sys.executable, "-m", "pip", "--python"]
-    wheel = tmp_path / "wheels" / "kst_probe-1.0-py3-none-any.whl"
-    wheel.parent.mkdir()
-    with zipfile.ZipFile(wheel, "w") as z:
-        z.writestr("kst_probe.py", "VALUE = 42\n")
-        z.writestr("kst_probe-1.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: kst-probe\nVersion: 1.0\n")
-        z.writestr("kst_probe-1.0.dist-info/WHEEL", "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\n"
-                   "Tag: py3-none-any\n")
-        z.writestr("kst_probe-1.0.dist-info/RECORD", "")
+    wheel = _wheel(tmp_path / "wheels", "kst_probe", "1.0", "VALUE = 42\n")
     envs._run([*pip, "install", "-q", "--no-index", "--find-links", str(wheel.parent), "kst-probe"], lambda s: None)
     out = subprocess.run([str(py), "-c", "import kst_probe; print(kst_probe.VALUE, kst_probe.__file__)"],
                          capture_output=True, text=True, check=True)
     value, where = out.stdout.split()
     assert value == "42" and Path(where).is_relative_to(env)
+
+
+def test_the_manifest_records_the_environments_own_copy_first(tmp_path):
+    """An environment that also sees a venv's site packages (--torch system from a venv)
+    records the version that imports, its own, not the venv's copy listed after it."""
+    if sys.prefix == sys.base_prefix:
+        pytest.skip("the test interpreter is not a venv")
+    from importlib import metadata
+
+    outer = metadata.version("einops")
+    env = tmp_path / "tilelang"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", "--system-site-packages", str(env)], check=True)
+    py = env / "bin" / "python"
+    envs._see_running_venv(py, lambda s: None)
+    wheel = _wheel(tmp_path / "wheels", "einops", "0.0.1", "VERSION = 'own'\n")
+    envs._run([*envs._pip(py), "install", "-q", "--no-deps", "--no-index", str(wheel)], lambda s: None)
+    assert outer != "0.0.1"
+    assert envs._freeze(py)["einops"] == "0.0.1"
+    assert envs._freeze(py)["torch"] == metadata.version("torch")  # seen through the venv only

@@ -375,8 +375,11 @@ def _run(cmd: list[str], log: Callable[[str], None], wheels: str | None = None,
 
 
 def _freeze(python: Path) -> dict[str, str]:
-    code = ("import json, importlib.metadata as m; "
-            "print(json.dumps({d.metadata['Name'].lower(): d.version for d in m.distributions()}))")
+    # the first of a name on sys.path is the one that imports (an environment made with --torch system
+    # from a venv also lists that venv's copies, after its own: kstrata's apache-tvm-ffi 0.1.14 after 0.1.12)
+    code = ("import json, importlib.metadata as m; out = {}\n"
+            "for d in m.distributions(): out.setdefault(d.metadata['Name'].lower(), d.version)\n"
+            "print(json.dumps(out))")
     out = subprocess.run([str(python), "-c", code], capture_output=True, text=True, check=True)
     return json.loads(out.stdout)
 
