@@ -11,7 +11,7 @@ Usage (repository root; on the lent H200 see ``benchmarks/gpu_optimize_suite.sh`
     TRITON_INTERPRET=1 python benchmarks/gpu_optimize_suite.py --backend triton-interp --tasks relu,softmax --evals 2
 
 Tasks: every level-1/2 suite task with a shipped Triton start (``src/kstrata/kernels/triton``),
-and for ``--backend tilelang-*`` only those with a shipped TileLang start too; ``tvm-*``
+and for ``--backend tilelang-*`` only those with a shipped TileLang start too (``tilelang-cuda``: a GPU form); ``tvm-*``
 lowers every one of them from the PyTorch reference. Order: rmsnorm, softmax and
 cross_entropy, then the other memory-bound level-1 tasks (:data:`MEMORY_BOUND`), then the
 rest of level 1, then level 2, so a call cut short by ``--deadline`` has the tasks the
@@ -111,7 +111,9 @@ def out(line: str = "") -> None:
 # -- tasks -------------------------------------------------------------------
 
 def has_start(backend: str, task_name: str) -> bool:
-    """Whether ``task_name`` has a shipped Triton start and a start on ``backend``."""
+    """Whether ``task_name`` has a shipped Triton start and a start on ``backend``
+    (``tilelang-cuda``: a GPU form in ``kernels/tilelang_cuda``, not the CPU form it would
+    fall back to)."""
     from kstrata import kernels
 
     if kernels.initial_source("triton", task_name) is None:
