@@ -6,6 +6,7 @@ the sandbox must hold without them."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -34,8 +35,10 @@ def test_a_later_candidate_finds_nothing_an_earlier_one_left(judge):
 
     task = resolve_task("softmax")
     got = {}
+    nice = os.getpriority(os.PRIO_PROCESS, 0)  # what the judge's zygote inherits; only a renice is a leak
     for name in ("leaves.py", "finds.py"):
-        ev = verify_candidate(task, "pytorch", {"source": (CASE / name).read_text()}, secret="5eed" * 4,
+        text = (CASE / name).read_text().replace("EXPECTED_NICE = 0", f"EXPECTED_NICE = {nice}")
+        ev = verify_candidate(task, "pytorch", {"source": text}, secret="5eed" * 4,
                               pool=judge, scope="small", preset="warn")
         got[name] = (ev.verdict.value, str(ev.evidence.get("message"))[:500])
     assert got["leaves.py"][0] == "correct", got

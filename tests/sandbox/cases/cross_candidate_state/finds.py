@@ -17,7 +17,8 @@ if libc.shmget(0x4B53, 0, 0) != -1:
 if libc.mq_open(b"/kstrata_left", 0, 0, None) >= 0:  # O_RDONLY, no O_CREAT
     found.append("POSIX message queue /kstrata_left")
 found += [p for p in ("/etc/left_by_an_earlier_candidate", "/left_by_an_earlier_candidate") if os.path.lexists(p)]
-if os.getpriority(os.PRIO_PROCESS, 0) != 0:
+EXPECTED_NICE = 0  # the test writes the judge's own niceness here (a suite run under `nice` passes it on)
+if os.getpriority(os.PRIO_PROCESS, 0) != EXPECTED_NICE:
     found.append(f"nice {os.getpriority(os.PRIO_PROCESS, 0)} inherited from a reniced zygote")
 if not os.stat("/tmp").st_mode & 0o400:
     found.append("/tmp made unlistable")
