@@ -128,10 +128,11 @@ def test_system_torch_download_leaves_torch_and_its_libraries_out(offline, tmp_p
     make_wheel(index, "kst_fake_dep", "1.2")
     make_wheel(index, "torch", "9.9", requires=("kst_fake_cuda_libs",))  # what must not come
     make_wheel(index, "kst_fake_cuda_libs", "1.0")
+    make_wheel(index, "setuptools", "80.0")  # what the target's real torch requires (SYSTEM_TORCH_ALSO)
     monkeypatch.setattr(envs, "build_requirements", lambda: ())
     got = envs.download_wheels(FAKE, tmp_path / "dl", torch_spec=envs.SYSTEM_TORCH,
                                pip_args=("--no-index", "--find-links", str(index)))
-    assert sorted(w.name.split("-")[0] for w in got) == ["kst_fake_dep", "kst_fake_dsl"]
+    assert sorted(w.name.split("-")[0] for w in got) == ["kst_fake_dep", "kst_fake_dsl", "setuptools"]
 
 
 def test_system_torch_makes_a_venv_that_sees_site_packages(tmp_path, monkeypatch):

@@ -136,7 +136,9 @@ def env_ready(name: str) -> tuple[bool, str]:
     if not py.exists():
         return False, f"isolated environment {env_dir(name)} does not exist; run `kstrata setup`"
     if read_manifest(name) is None:
-        return False, f"{env_dir(name)} has no {MANIFEST} (setup was interrupted); run `kstrata setup`"
+        return False, (f"{env_dir(name)} has no {MANIFEST}: its setup failed or was interrupted; run "
+                       f"`kstrata setup` again, with the same --wheels/--torch options on a machine without "
+                       f"network (its last error said what was missing)")
     return True, ""
 
 
@@ -460,11 +462,17 @@ def download_wheels(spec: EnvSpec, dest: Path, torch_spec: str | None = None,
     with tempfile.TemporaryDirectory(prefix="kstrata-torch-stub-") as tmp:
         stub = write_wheel(Path(tmp), "torch", _STUB_TORCH, {})
         try:
-            _run([*cmd, "--find-links", tmp, f"torch=={_STUB_TORCH}", *reqs], log)
+            _run([*cmd, "--find-links", tmp, f"torch=={_STUB_TORCH}", *reqs, *SYSTEM_TORCH_ALSO], log)
         finally:
             (dest / stub.name).unlink(missing_ok=True)
     return sorted(dest.glob("*.whl"))
 
+
+#: What the real torch of the target requires and the stand-in does not: pip checks the system
+#: torch's requirements when it installs into the environment, and a new venv's own setuptools
+#: (65.5 on Python 3.11) hides a newer one outside it (torch 2.13 requires setuptools>=77.0.3;
+#: newcomer nc10: "no wheel for setuptools>=77.0.3" from a folder --download-wheels had filled).
+SYSTEM_TORCH_ALSO = ("setuptools",)
 
 #: Version of the stand-in torch that :func:`download_wheels` resolves against
 #: for :data:`SYSTEM_TORCH` (a local version no index serves).
