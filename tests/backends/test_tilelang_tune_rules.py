@@ -48,3 +48,18 @@ def test_builtin_proposer_edits_the_schedule_of_a_shipped_kernel():
         assert p.level == "schedule" and p.sources["source"] == sources["source"]
         assert json.loads(p.sources["schedule"])["threads"] == 1  # C target: one thread
     assert proposer.propose(None, node, {}, "source", context=ctx).proposals == []
+
+
+def test_a_kernel_with_nothing_to_tune_says_so():
+    """rmsnorm's CPU form declares no choices for the C target: the expansion is a
+    decline that names why (newcomer nc10: a 2-evaluation tilelang-c run evaluated 1
+    and stopped with "policy exhausted", three silent empty expansions)."""
+    backend = get_backend("tilelang-c")
+    proposer = for_backend(backend)
+    sources = backend.initial_sources(resolve_task("rmsnorm"))
+    node = SimpleNamespace(sources=sources, hash="h0")
+    ctx = ProposeContext(backend="tilelang-c", levels=backend.levels)
+    batch = proposer.propose(None, node, {}, "schedule", context=ctx)
+    assert batch.proposals == [] and batch.skipped is not None
+    assert batch.skipped["level"] == "schedule" and "kstrata-tune" in batch.skipped["diagnosis"]
+    assert "'c'" in batch.skipped["diagnosis"]

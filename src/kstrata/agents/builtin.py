@@ -210,15 +210,23 @@ class _TuneProposer:
         sources = dict(candidate.sources)
         if level != self.level or "source" not in sources:
             return ProposalBatch([])
+        moves = self._moves(sources, _rng(context, candidate), self._seen(context),
+                            geometry=self._geometry(task, context), element_bytes=_element_bytes(task))
+        if not moves:  # said in `kstrata tree` (declined at LEVEL), not a silent empty expansion
+            from kstrata.agents.closed import skipped
+
+            return skipped(self.level, self._why_no_moves(sources))
         return ProposalBatch([
             Proposal.edit(sources, self.level, text, role=role, rationale=why,
                           metadata={"rule": rule, "params": params,
                                     "tiling_class": rule if rule != "tune" else "tune:" + next(iter(params))})
-            for text, rule, why, params, role in self._moves(sources, _rng(context, candidate),
-                                                             self._seen(context),
-                                                             geometry=self._geometry(task, context),
-                                                             element_bytes=_element_bytes(task))
+            for text, rule, why, params, role in moves
         ])
+
+    def _why_no_moves(self, sources: dict[str, str]) -> str:
+        """Why this candidate got no proposal (shown as the expansion's decline)."""
+        return ("the built-in tuner has no move left on this candidate: every setting of its tunables it "
+                "would propose is already in the run; an LLM proposer (--proposer llm) can change the code")
 
     def _geometry(self, task: Any, context: ProposeContext) -> tuple[int, int] | None:
         """The problem size the proposals are ranked for (``None``: not ranked)."""
@@ -316,3 +324,13 @@ class TileLangTuneProposer(_TuneProposer):
         return [(text, "tune", why, params, "tilelang-tune")
                 for text, why, params in schedule_variants(sources["source"], sources.get("schedule", ""),
                                                            target, rng, self.per_expansion)]
+
+    def _why_no_moves(self, sources: dict[str, str]) -> str:
+        from kstrata.backends.tilelang.tune_rules import declared
+
+        target = getattr(self.backend, "target", "")
+        if not declared(sources["source"], target):
+            return (f"the built-in tuner has nothing to tune on this kernel for target {target!r}: its SCHEDULE "
+                    f"line declares no `# kstrata-tune:` choices for it (e.g. `# kstrata-tune: block in "
+                    f"{{256, 512}}`); add them, or use an LLM proposer (--proposer llm)")
+        return super()._why_no_moves(sources)
