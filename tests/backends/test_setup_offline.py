@@ -80,7 +80,8 @@ def test_a_missing_wheel_is_named(offline):
         envs.ensure_env(spec, torch_spec="kst_fake_torch==2.0", wheels=offline)
     msg = str(e.value)
     assert f"wheel folder {offline.resolve()} has no wheel for kst_absent==3.1" in msg
-    assert "--download-wheels" in msg
+    # the command to run elsewhere carries THIS machine's Python (and platform tags), newcomer nc10
+    assert f"--download-wheels DIR --python-version {sys.version_info[0]}.{sys.version_info[1]}" in msg
     assert envs.read_manifest("fake2") is None  # not marked ready
 
 
@@ -95,6 +96,10 @@ def test_wheel_folder_must_hold_wheels(tmp_path):
 
     code, out = setup("--wheels", str(tmp_path / "nope"), "--skip-main-check")
     assert code == 2 and "does not exist" in out and "--download-wheels" in out
+    assert f"--python-version {sys.version_info[0]}.{sys.version_info[1]}" in out
+    # an unknown name lists the environments and the backends that run in them (newcomer nc10: tilelang_c)
+    code, out = setup("--backends", "tilelang_c", "--skip-main-check")
+    assert code == 2 and "'tilelang_c'" in out and "tilelang-c" in out and "tilelang-cuda" in out
     code, out = setup("--python-version", "3.12", "--skip-main-check")
     assert code == 2 and "--download-wheels" in out
     code, out = setup("--download-wheels", str(tmp_path), "--wheels", str(tmp_path))
@@ -249,3 +254,19 @@ def test_the_manifest_records_the_environments_own_copy_first(tmp_path):
     assert outer != "0.0.1"
     assert envs._freeze(py)["einops"] == "0.0.1"
     assert envs._freeze(py)["torch"] == metadata.version("torch")  # seen through the venv only
+
+
+def test_download_command_names_this_machines_platform(monkeypatch):
+    import platform
+
+    monkeypatch.setattr(platform, "libc_ver", lambda *a, **k: ("glibc", "2.31"))
+    monkeypatch.setattr(platform, "machine", lambda: "x86_64")
+    monkeypatch.setattr(sys, "platform", "linux")
+    cmd = envs.download_command_here("/w", "system")
+    tags = cmd.split("--platform ")[1:]
+    assert cmd.startswith("kstrata setup --download-wheels /w --torch system --python-version ")
+    # this glibc first, none newer than it (pip would take wheels this machine cannot load), 2014 last
+    assert [t.strip() for t in tags] == ["manylinux_2_31_x86_64", "manylinux_2_28_x86_64", "manylinux_2_27_x86_64",
+                                         "manylinux_2_24_x86_64", "manylinux_2_17_x86_64", "manylinux2014_x86_64"]
+    monkeypatch.setattr(platform, "libc_ver", lambda *a, **k: ("", ""))  # musl, macOS: no tag guessed
+    assert "--platform" not in envs.download_command_here()

@@ -371,8 +371,8 @@ def _run(cmd: list[str], log: Callable[[str], None], wheels: str | None = None,
         if wheels is not None and missing:
             head = (f"the wheel folder {wheels} has no wheel for {missing.group(1)} that fits Python "
                     f"{sys.version_info[0]}.{sys.version_info[1]} on this platform; on a machine with "
-                    f"network run `kstrata setup --download-wheels DIR` with this machine's "
-                    f"--python-version and --platform (README: TileLang without network)\n")
+                    f"network run `{download_command_here()}` (this machine's Python and platform tags; "
+                    f"add --torch as in this setup) and copy DIR here (README: TileLang without network)\n")
         raise EnvMissingError(f"{head}command failed ({proc.returncode}): {' '.join(cmd)}\n{tail}")
 
 
@@ -386,6 +386,37 @@ def _freeze(python: Path) -> dict[str, str]:
     return json.loads(out.stdout)
 
 
+#: glibc 2.N minors that manylinux wheels on PyPI are commonly tagged with (PEP 600)
+COMMON_GLIBC_MINORS = (35, 34, 31, 28, 27, 24, 17)
+
+
+def download_command_here(dest: Path | str = "DIR", torch_spec: str | None = None) -> str:
+    """The ``kstrata setup --download-wheels`` command line that fetches, on a machine with
+    network, wheels for THIS machine: its ``--python-version`` and, on glibc Linux, the
+    manylinux ``--platform`` tags it accepts that wheels are commonly built for (pip matches
+    each tag exactly: this glibc's, :data:`COMMON_GLIBC_MINORS` below it, ``manylinux2014``;
+    PEP 600 tags). For error messages that tell
+    an offline machine's user what to run elsewhere."""
+    import platform
+
+    parts = ["kstrata setup --download-wheels", str(dest)]
+    if torch_spec:
+        parts += ["--torch", torch_spec]
+    parts += ["--python-version", f"{sys.version_info[0]}.{sys.version_info[1]}"]
+    lib, version = platform.libc_ver()
+    machine = platform.machine()
+    if sys.platform.startswith("linux") and lib == "glibc" and version:
+        try:
+            major, minor = (int(x) for x in version.split(".")[:2])
+        except ValueError:
+            major, minor = 0, 0
+        if major == 2:
+            for m in sorted({minor} | {n for n in COMMON_GLIBC_MINORS if n < minor}, reverse=True):
+                parts += ["--platform", f"manylinux_2_{m}_{machine}"]
+            parts += ["--platform", f"manylinux2014_{machine}"]
+    return " ".join(parts)
+
+
 def check_wheel_dir(wheels: Path) -> Path:
     """``wheels`` made absolute, after checking that it is a folder holding wheels.
 
@@ -397,10 +428,11 @@ def check_wheel_dir(wheels: Path) -> Path:
     wheels = Path(wheels).expanduser().resolve()
     if not wheels.is_dir():
         raise EnvMissingError(f"wheel folder {wheels} does not exist; fill it on a machine with network "
-                              f"with `kstrata setup --download-wheels {wheels}`")
+                              f"with `{download_command_here(wheels)}` (this machine's Python and platform)")
     if not any(wheels.glob("*.whl")):
         raise EnvMissingError(f"wheel folder {wheels} holds no *.whl file; fill it on a machine with "
-                              f"network with `kstrata setup --download-wheels {wheels}`")
+                              f"network with `{download_command_here(wheels)}` (this machine's Python and "
+                              f"platform)")
     return wheels
 
 

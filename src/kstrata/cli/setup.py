@@ -128,8 +128,11 @@ def _select(names: list[str]) -> list[envs.EnvSpec]:
         for part in n.split(","):
             spec = envs.ENVS.get(part) or envs.spec_for_backend(part)
             if spec is None:
-                console.print(f"[bold red]error:[/] {part!r} needs no isolated environment or is "
-                              f"unknown; choose from {', '.join(envs.ENVS)}", highlight=False)
+                known = ", ".join(f"{name} (backends {', '.join(e.backends)})" for name, e in envs.ENVS.items())
+                console.print(f"[bold red]error:[/] --backends {part!r}: not an isolated environment nor a "
+                              f"backend that runs in one; choose an environment or one of its backends: "
+                              f"{known} (other backends run in kstrata's own environment and need no "
+                              f"setup)", highlight=False)
                 raise typer.Exit(2)
             if spec not in out:
                 out.append(spec)
