@@ -39,7 +39,7 @@ ENV_ALLOW = (
     "OMP_NUM_THREADS", "MKL_NUM_THREADS", "TRITON_CACHE_DIR", "TRITON_HOME",
     "TVM_HOME", "TVM_LIBRARY_PATH", "TVM_NUM_THREADS", "OMP_WAIT_POLICY",
     "TVM_THREAD_POOL_SPIN_COUNT", "TVM_BIND_THREADS", "OCL_ICD_VENDORS", "POCL_DEVICES",
-    "KSTRATA_UNSAFE_NO_SANDBOX", "KSTRATA_CANDIDATE_MEMORY_MB", "GLIBC_TUNABLES",
+    "KSTRATA_UNSAFE_NO_SANDBOX", "KSTRATA_CANDIDATE_MEMORY_MB", "KSTRATA_CANDIDATE_STALL_S", "GLIBC_TUNABLES",
     # where a candidate's kernel cache is kept between its processes (kstrata.sandbox.kernel_cache)
     "KSTRATA_CACHE_DIR", "KSTRATA_KERNEL_CACHE_MB",
     # where `kstrata setup` made the isolated environments (kstrata.backends.envs.env_root): a judge

@@ -21,7 +21,7 @@ import threading
 import time
 from typing import Any
 
-from kstrata.sandbox import kernel_cache, policy, wire
+from kstrata.sandbox import kernel_cache, policy, stall, wire
 
 
 class CandidateDied(RuntimeError):
@@ -30,7 +30,8 @@ class CandidateDied(RuntimeError):
     Attributes
     ----------
     cause:
-        ``"timeout"``, ``"memory"``, ``"signal"``, ``"exit"`` or ``"protocol"``.
+        ``"timeout"``, ``"stall"`` (no progress long before the time limit,
+        :mod:`kstrata.sandbox.stall`), ``"memory"``, ``"signal"``, ``"exit"`` or ``"protocol"``.
     """
 
     def __init__(self, cause: str, message: str):
@@ -405,13 +406,27 @@ class CandidateProcess:
     def _recv(self, timeout_s: float | None, limit: int | None = None) -> tuple[dict, list[bytes]]:
         deadline = None if timeout_s is None else time.monotonic() + timeout_s
         host_pid = 0
+        # a candidate that sleeps, blocks or stops itself is ended before the time limit (kstrata.sandbox.stall)
+        watch = (stall.StallWatch(lambda: [] if self.frozen else self._own_processes(), stall.stall_limit())
+                 if self.zygote is not None else None)
+        next_look = time.monotonic() + stall.POLL_S
         while True:
             left = None if deadline is None else max(0.0, deadline - time.monotonic())
             if self.watch_rss:
                 left = RSS_POLL_S if left is None else min(left, RSS_POLL_S)
+            if watch is not None:
+                wait = max(0.0, next_look - time.monotonic())
+                left = wait if left is None else min(left, wait)
             ready, _, _ = select.select([self.rfd], [], [], left)
             if self.rfd in ready:
                 break
+            now = time.monotonic()
+            if watch is not None and now >= next_look:
+                next_look = now + stall.POLL_S
+                why = watch.check(now)
+                if why is not None:
+                    self.kill()
+                    raise CandidateDied("stall", why)
             if self.watch_rss and self.zygote is not None and self.zygote.proc is not None:
                 host_pid = host_pid or host_pid_of(self.zygote.proc.pid, self.pid)
                 rss = tree_rss(host_pid) if host_pid else 0

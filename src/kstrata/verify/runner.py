@@ -301,6 +301,8 @@ def died(e: CandidateDied, proc: Any, public: bool) -> Stop:
     """The verdict for a candidate process that ended during a request."""
     if e.cause == "timeout":
         return Stop(Verdict.TIMEOUT, "wall_clock", str(e))
+    if e.cause == "stall":  # asleep, blocked or stopped: its own doing, never the time limit's (no blame_time)
+        return Stop(Verdict.TIMEOUT, "stalled", str(e))
     if e.cause == "memory":
         return Stop(Verdict.RUNTIME_ERROR, "oom", str(e))
     if e.cause == "protocol":
