@@ -191,8 +191,10 @@ def test_the_partition_hint_turns_a_symbolic_vectorized_loop_into_vector_code():
     plain, _ = _llvm("softmax", graph, SOFTMAX_NORM)
     hinted, _ = _llvm("softmax", graph, SOFTMAX_NORM + HINT)
     wide = r"load <16 x float>"
-    assert "T.where" not in plain and len(re.findall(wide, plain)) == 0  # scalarized under the tail predicate
-    assert len(re.findall(wide, hinted)) >= 1
+    # without the hint the body stays scalar under the tail predicate: no wide load, or (LLVM's own loop
+    # vectorizer, on an AVX-512 machine) far fewer than with the hint (AMD EPYC: 1 against 19)
+    n_plain, n_hinted = len(re.findall(wide, plain)), len(re.findall(wide, hinted))
+    assert "T.where" not in plain and n_hinted >= 1 and n_hinted > 2 * n_plain, (n_plain, n_hinted)
     # the elementwise exemplar carries the hint (verified at every sweep shape by test_exemplars)
     assert HINT.strip() in EXEMPLARS["elementwise_tvm"].code
 
