@@ -64,3 +64,13 @@ def test_evidence_values_are_printed_as_words_not_python_reprs():
     pre = {"estimate_s": 12.3456, "shapes": [{"B": 8, "D": 512}, {"B": 5, "D": 77}], "ok": True}
     assert evidence_text(pre) == "estimate_s=12.3, shapes=((B=8, D=512), (B=5, D=77)), ok=True"
     assert "{" not in evidence_text({"a": {"b": 1}}) and evidence_text("plain") == "plain"
+
+
+def test_a_speed_above_the_roofline_is_called_out():
+    # red-team 2026-12-04: a GEMM that recomputed only what the timer had changed read 1.43x at 131% of the
+    # roofline, with no word about it (the impossible floor is 1.5x above the ceilings)
+    above = {**_timing(), "bound": "compute", "roofline_fraction": 1.31}
+    assert "131.0% of the roofline (ABOVE the ceilings" in timing_line(above)
+    assert "check that it does all of the task's work" in timing_line(above)
+    within = {**_timing(), "bound": "memory", "roofline_fraction": 0.91}
+    assert "ABOVE" not in timing_line(within)

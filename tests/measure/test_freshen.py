@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import torch
 
-from kstrata.measure.freshen import MIN_ELEMENTS, freshen, replay
+from kstrata.measure.freshen import freshen, replay
 
 
 def _copy():
     g = torch.Generator().manual_seed(3)
     return [torch.rand(64, 33, generator=g) + 0.5, torch.randint(0, 9, (40,), generator=g),
-            torch.randn(7, 5, generator=g).to(torch.float16), torch.ones(MIN_ELEMENTS - 1), 2.5]
+            torch.randn(7, 5, generator=g).to(torch.float16), torch.ones(15), 2.5]
 
 
 def test_freshen_changes_floats_keeps_domain_and_leaves_the_rest():
@@ -37,6 +37,9 @@ def test_freshen_rotates_integer_and_boolean_inputs_and_leaves_sorted_ones():
         freshen(torch, xs, s, prev)
         prev = s
         assert not torch.equal(xs[0], ids) and torch.equal(xs[0].flatten().sort().values, ids.flatten().sort().values)
+        # every row changed, and none is a row of the staged ids moved whole (a w8a8 GEMM's memo redid only
+        # the rotated block's rows, red-team 2026-12-04; whole rows moved would let it permute its output)
+        assert not any(torch.equal(xs[0][i], ids[j]) for i in range(4) for j in range(4))
         assert torch.equal(xs[1].sum(), mask.sum())
         assert torch.equal(xs[2], offsets)  # sorted: a rotation would unsort it
         assert all(torch.equal(a, b) for a, b in zip(replay(torch, [ids, mask, offsets], list(range(1, s + 1))), xs))

@@ -30,9 +30,10 @@ recompute everything. (One contiguous block of 1/8 changed per call let a GEMM
 update its memoised product, ``C + A[:, rows] @ dB[rows]``, right to the last
 element and 1.43x "faster" than eager: red-team round of 2026-12-04; a
 strided pattern would align with a matrix's columns the same way.) Integer
-and boolean inputs (token ids, indices, labels, masks) get one block rotated by
-a secret offset instead: the same values, so every index stays valid, at other
-positions. A memo keyed on unchanged token ids served an embedding-and-MLP
+and boolean inputs (token ids, indices, labels, masks) are rotated whole by a
+secret offset that is not a whole number of rows instead: the same values, so
+every index stays valid, at other positions (one block of 1/8 rotated let a
+w8a8 GEMM's memo redo 1/8 of its rows, red-team 2026-12-04). A memo keyed on unchanged token ids served an embedding-and-MLP
 model's timed calls and read 3.2x, correct (red-team round 3). One that is
 sorted along its last dimension (offsets, lengths as a cumulative sum) is left
 as it is: a rotation would unsort it.
@@ -44,23 +45,23 @@ import random
 from collections.abc import Sequence
 from typing import Any
 
-#: An integer input's freshen rotates a block of ``numel // BLOCK_SHARE`` contiguous elements.
-BLOCK_SHARE = 8
 #: Every factor is drawn from ``[1 - SPREAD, 1 + SPREAD]`` away from 1 by at least ``SPREAD / 4``.
 SPREAD = 0.25
 #: Length of the table of factors tiled over a floating input (a prime: the tiling
 #: lines up with no power-of-two row length, and a row of any length sees shifted
 #: windows of it, not one pattern per column).
 TABLE = 4099
-#: Integer inputs with fewer elements are rotated whole.
-MIN_ELEMENTS = 16
 
 
-def _block(numel: int, seed: int, k: int) -> tuple[int, int]:
-    """The block (start, length) of integer input ``k`` for ``seed``."""
-    r = random.Random(seed * 1_000_003 + k)
-    length = max(2, numel // BLOCK_SHARE) if numel >= MIN_ELEMENTS else numel
-    return r.randrange(numel - length + 1), length
+def _shift(n: int, last: int, seed: int, k: int) -> int:
+    """The rotation of integer input ``k`` (``n`` elements, last dimension ``last``) for
+    ``seed``: in ``[1, n - 1]`` and never a whole number of rows, so every row gets the
+    end of one row and the start of the next, not a row that was there before (rows
+    moved whole would let a memo permute its stored output's rows)."""
+    shift = 1 + random.Random(seed * 1_000_003 + k + 1).randrange(n - 1)
+    if last >= 2 and shift % last == 0:
+        shift -= 1
+    return shift
 
 
 def _factors(torch: Any, x: Any, seed: int, k: int) -> Any:
@@ -85,12 +86,12 @@ def _apply(torch: Any, xs: Sequence[Any], seed: int, inverse: bool) -> None:
     for k, x in enumerate(xs):
         if not (isinstance(x, torch.Tensor) and x.is_contiguous() and x.numel() and not x.is_complex()):
             continue
-        if not x.is_floating_point():  # integers and booleans: the block rotated, values kept
-            a, n = _block(x.numel(), seed, k)
-            flat = x.view(-1)[a:a + n]
+        if not x.is_floating_point():  # integers and booleans: all rotated, values kept
+            n = x.numel()
             if n < 2 or x.dtype != torch.bool and _sorted(torch, x):
                 continue
-            shift = 1 + random.Random(seed * 1_000_003 + k + 1).randrange(n - 1)
+            shift = _shift(n, x.shape[-1] if x.dim() else 1, seed, k)
+            flat = x.view(-1)
             flat.copy_(torch.roll(flat, -shift if inverse else shift))
             continue
         flat = x.view(-1)
@@ -116,9 +117,8 @@ def freshen(torch: Any, xs: Sequence[Any], seed: int, previous: int | None = Non
     xs:
         One input copy: tensors (any shape and device; contiguous ones are
         changed: floating ones scaled element by element, integer and boolean
-        ones a block rotated (whole under :data:`MIN_ELEMENTS` elements), except
-        integer ones sorted along their last dimension) and other arguments
-        (left alone).
+        ones rotated whole, except integer ones sorted along their last
+        dimension) and other arguments (left alone).
     seed:
         The judge's draw for this freshen.
     previous:

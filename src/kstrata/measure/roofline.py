@@ -31,7 +31,7 @@ from kstrata.measure import environment
 from kstrata.measure.cache_flush import llc_bytes
 
 DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16,
-          "float64": torch.float64}
+          "float64": torch.float64, "int8": torch.int8}
 
 
 def cache_dir() -> Path:
@@ -122,7 +122,10 @@ def cpu_copy_bytes(llc: int | None, available: int | None = None) -> int:
 def measure_ceilings(device: str = "cpu", dtype: str = "float32", reps: int = 5) -> Ceilings:
     """Measure the copy bandwidth and matmul throughput of ``device`` in ``dtype``.
 
-    Takes about a second on a 2-core CPU. Raises ``KeyError`` for an unknown dtype.
+    Takes about a second on a 2-core CPU. ``int8``: int8 copies, and the int8 product
+    with int32 accumulation on CUDA (``torch._int_mm``); on a CPU, where PyTorch has
+    no fast int8 product, the float32 product's rate. Raises ``KeyError`` for an
+    unknown dtype (:data:`DTYPES`).
     """
     tdtype = DTYPES[dtype]
     cuda = device.startswith("cuda")
@@ -138,9 +141,18 @@ def measure_ceilings(device: str = "cpu", dtype: str = "float32", reps: int = 5)
     n = 8192 if cuda else 2048
     if not cuda and tdtype in (torch.float16, torch.bfloat16):
         n = 1024  # reduced-precision CPU matmul is slow; keep this under a second
-    a = torch.randn(n, n, device=device).to(tdtype)
-    b = torch.randn(n, n, device=device).to(tdtype)
-    t_mm = _best_seconds(lambda: a @ b, sync, reps)
+    if tdtype == torch.int8:  # int8 in, int32 accumulate (w8a8 tasks)
+        a = torch.randint(-127, 128, (n, n), dtype=tdtype, device=device)
+        b = torch.randint(-127, 128, (n, n), dtype=tdtype, device=device)
+        if cuda:  # the int8 tensor-core product (cuBLASLt IMMA)
+            t_mm = _best_seconds(lambda: torch._int_mm(a, b), sync, reps)
+        else:  # CPU: PyTorch has no fast int8 product to measure; the float32 one's rate stands in
+            a, b = a.float(), b.float()
+            t_mm = _best_seconds(lambda: a @ b, sync, reps)
+    else:
+        a = torch.randn(n, n, device=device).to(tdtype)
+        b = torch.randn(n, n, device=device).to(tdtype)
+        t_mm = _best_seconds(lambda: a @ b, sync, reps)
     bw, gf = 2 * copy_bytes / t_copy / 1e9, 2 * n**3 / t_mm / 1e9
     return Ceilings(
         device=environment.device_name(device),

@@ -73,7 +73,12 @@ TENSOR_COMPUTE = {
     "scatter_add", "index_add", "lerp", "addcmul", "addcdiv", "maximum", "minimum", "fmod", "remainder",
     "scaled_dot_product_attention", "cos", "sin", "tril", "triu", "max_pool2d", "avg_pool2d",
     "sigmoid_", "tanh_", "normalize", "dropout", "argsort", "mode", "median", "kthvalue", "any", "all",
+    # a Python function applied per element on the host (red-team 2026-12-04: a "kernel" that only
+    # copied, with the ReLU in Tensor.apply_, passed as a Triton kernel)
+    "apply_", "map_", "map2_",
 }
+#: a string that selects plain TF32 (``"tf32"``, ``"TF32"``; not ``"tf32x3"``)
+_PLAIN_TF32 = re.compile(r"(?i)tf32")
 PATCH_ROOTS = ("torch", "triton", "time", "math", "kstrata", "builtins", "functools")
 DUNDER_TRICKS = {"__dict__", "__globals__", "__builtins__", "__subclasses__", "__code__", "__closure__",
                  "__getattribute__", "__class__", "__bases__", "__mro__", "__import__", "__loader__",
@@ -468,6 +473,12 @@ class _Visitor(ast.NodeVisitor):
         if isinstance(node.value, str) and any(node.value == p.rsplit(".", 1)[1] for p in MODE_PROBES):
             self.add("no_mode_probe", node, f"names {node.value!r} (getattr/attrgetter into the harness's "
                      "checked-call state)")
+        if isinstance(node.value, str) and id(node) not in self.docstrings and self.dtype == "float32" \
+                and not self.allow_tf32 and _PLAIN_TF32.fullmatch(node.value.strip()):
+            # passed on through a variable or a constexpr (input_precision=PRECISION), the keyword check
+            # alone missed it (red-team 2026-12-04); 'tf32x3' (three TF32 products) stays allowed
+            self.add("no_precision_downgrade", node, f"names precision {node.value!r} (plain TF32, 10-bit "
+                     "mantissa inputs) on a float32 task; use input_precision='ieee' or 'tf32x3'")
         if self.dsl and not self.in_jit and isinstance(node.value, str) and node.value in ESCAPE_ATTRS:
             self.add("no_foreign_libraries", node, f"names tensor attribute {node.value!r} in host code "
                      "(getattr/attrgetter/methodcaller into NumPy or a Python list)")
