@@ -76,3 +76,18 @@ def test_rt40_gemm_that_recomputes_only_what_the_timer_changed_gains_nothing(kst
     assert d["verdict"] in ("correct", "rejected"), summary(d)
     if d["verdict"] == "correct":  # every row changed: a full product plus the comparisons
         assert t.get("speedup_ci") and t["speedup_ci"][0] <= 1.0, (t, summary(d))
+
+
+OFFSET_CASES = [
+    # red-team 2026-12-04: one-pass variance E[x^2] - E[x]^2 (cancels at |mean| >> std) and a softmax tile
+    # padded with -100 whose padded lanes stay in the sum (wrong only when real values are far below zero);
+    # both passed every default distribution until "offset" (+-1000 by row)
+    ("layernorm", "rt41_offset_exposed/layernorm_one_pass.py", "pytorch"),
+    ("softmax", "rt41_offset_exposed/softmax_triton_pad_minus_100.py", "triton-interp"),
+]
+
+
+@pytest.mark.parametrize("task,candidate,backend", OFFSET_CASES)
+def test_rt41_bugs_that_only_large_offsets_expose_are_incorrect(kstrata_eval, task, candidate, backend):
+    d = kstrata_eval(task, candidate, "--no-time", backend=backend)
+    assert d["verdict"] == "incorrect", summary(d)

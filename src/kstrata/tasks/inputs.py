@@ -23,6 +23,13 @@ grid           uniform on the multiples of 1/64 in [-1, 1] (:data:`GRID_STEPS`):
                (:mod:`kstrata.verify.tolerance_reduction`). Few distinct values:
                ties are common, so it is not in the default draws of the
                ``exact`` and ``quant`` tolerance policies (argmax, rounding).
+offset         the normal draw plus and minus :data:`OFFSET` (1000), alternating by row
+               (the last dimension's rows; a vector by the test's seed): values far
+               from zero with a small spread, both signs in one test. Exposes
+               one-pass variance (E[x^2] - E[x]^2 cancels catastrophically in
+               float32) and padding that only loses to the real values near zero
+               (a softmax tile padded with -100 whose padded lanes are not masked
+               out of the sum: red-team 2026-12-04)
 nonfinite      opt-in (not in :data:`kstrata.tasks.meta.DEFAULT_DISTRIBUTIONS`): the
                normal draw with one element in :data:`NONFINITE_EVERY` (at least
                three), at seeded positions, replaced by NaN, +inf and -inf in
@@ -49,6 +56,8 @@ from kstrata.tasks.meta import DISTRIBUTIONS
 #: ``grid`` draws ``k / GRID_STEPS`` for integer ``k`` in ``[-GRID_STEPS, GRID_STEPS]``
 #: (a power of two, so every value is exact in binary floating point).
 GRID_STEPS = 64
+#: the magnitude of the ``offset`` distribution's shift
+OFFSET = 1000.0
 #: ``nonfinite`` replaces about one element in this many by NaN, +inf or -inf.
 NONFINITE_EVERY = 64
 
@@ -116,6 +125,12 @@ def apply_distribution(
         elif dist == "grid":
             new = torch.randint(-GRID_STEPS, GRID_STEPS + 1, x.shape, generator=gen, device=where,
                                 dtype=torch.int64).to(torch.float64).div_(GRID_STEPS)
+        elif dist == "offset":
+            new = x.to(torch.float64, copy=True)
+            rows = new.view(-1, new.shape[-1]) if new.dim() > 1 else new.view(1, -1)
+            sign = torch.ones(rows.shape[0], 1, dtype=torch.float64, device=rows.device)
+            sign[1::2] = -1
+            rows.add_(sign.mul_(OFFSET if new.dim() > 1 or seed % 2 == 0 else -OFFSET))
         elif dist == "nonfinite":
             new = _nonfinite(x.to(torch.float64, copy=True), gen, where)
         else:  # shifted

@@ -36,6 +36,7 @@ DEFAULT_DISTRIBUTIONS = (
     "near_zero",
     "shifted",
     "grid",
+    "offset",
 )
 #: Every input distribution known to the verifier: the defaults and the
 #: opt-in ``nonfinite`` (NaN and infinities among the normal draw), which a
