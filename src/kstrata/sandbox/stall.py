@@ -10,8 +10,10 @@ processes, about once a second:
 
 * every process stopped (``SIGSTOP``/``SIGTSTP``, traced) for
   :data:`STOPPED_S` s: ended at once, it cannot answer;
-* no change of either for :func:`stall_limit` s (``KSTRATA_CANDIDATE_STALL_S``,
-  default :data:`DEFAULT_STALL_S`): ended as stalled.
+* no process started or ended, and at most :data:`PROGRESS_SHARE` of one CPU
+  used, for :func:`stall_limit` s (``KSTRATA_CANDIDATE_STALL_S``, default
+  :data:`DEFAULT_STALL_S`): ended as stalled (a loop of ``time.sleep(1)`` uses a
+  clock tick every few minutes; it is asleep all the same).
 
 A candidate that computes, compiles (its compiler is a process of its tree), or
 waits on a GPU (CUDA's default synchronization spins or yields, which uses CPU
@@ -33,6 +35,9 @@ DEFAULT_STALL_S = 120.0
 STOPPED_S = 5.0
 #: how often the judge looks (seconds)
 POLL_S = 1.0
+#: a candidate's processes that used at most this share of one CPU since their last
+#: progress (a process started or ended, or more CPU time than this) make none
+PROGRESS_SHARE = 0.01
 
 
 def stall_limit() -> float:
@@ -88,9 +93,13 @@ class StallWatch:
             stopped += status in (psutil.STATUS_STOPPED, psutil.STATUS_TRACING_STOP)
         if not alive:
             return None
-        seen = (round(total, 2), frozenset(pids))
-        if seen != self.seen:
-            self.seen, self.since = seen, now
+        # progress: a process came or went, or the tree used more than PROGRESS_SHARE of one CPU since the
+        # last progress. Not "any tick": a loop of time.sleep(1) gains a clock tick every few minutes and
+        # was never ended (newcomer nc11: 595 s, at the time limit)
+        procs = frozenset(pids)
+        if self.seen is None or procs != self.seen[1] or \
+                total - self.seen[0] > PROGRESS_SHARE * max(now - self.since, POLL_S):
+            self.seen, self.since = (total, procs), now
         if stopped == alive:
             self.stopped_since = now if self.stopped_since is None else self.stopped_since
             if now - self.stopped_since >= min(STOPPED_S, self.limit_s or STOPPED_S):
@@ -99,7 +108,8 @@ class StallWatch:
         else:
             self.stopped_since = None
         if self.limit_s and now - self.since >= self.limit_s:
-            return (f"the candidate used no CPU time for {now - self.since:.0f} s while kstrata waited for its "
+            return (f"the candidate used almost no CPU time (under {PROGRESS_SHARE:.0%} of one CPU) for "
+                    f"{now - self.since:.0f} s while kstrata waited for its "
                     f"answer (asleep, or blocked on a lock, pipe or signal: a hanging candidate); its process "
                     f"tree was killed before the time limit ({STALL_ENV} sets this limit, 0 turns it off)")
         return None
