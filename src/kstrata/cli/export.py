@@ -216,7 +216,13 @@ class KernelModule(torch.nn.Module):
 _FILE = _COMMON + '''
 
 def candidate_module():
-    """The candidate's module (defines ``ModelNew``)."""
+    """The candidate's module (defines ``ModelNew``). A ``triton-interp`` export runs in
+    Triton's CPU interpreter, as the run verified it: ``TRITON_INTERPRET=1`` is set
+    before its kernels are defined (without it Triton looks for a GPU driver)."""
+    if META.get("backend") == "triton-interp":
+        import os
+
+        os.environ.setdefault("TRITON_INTERPRET", "1")
     return _load(f"{{__name__}}._candidate", HERE / "candidate.py")
 
 
