@@ -91,3 +91,11 @@ OFFSET_CASES = [
 def test_rt41_bugs_that_only_large_offsets_expose_are_incorrect(kstrata_eval, task, candidate, backend):
     d = kstrata_eval(task, candidate, "--no-time", backend=backend)
     assert d["verdict"] == "incorrect", summary(d)
+
+
+def test_a_small_scope_pass_names_the_sweep_shapes_it_left_out(kstrata_eval):
+    # newcomer nc11: a softmax that truncated rows over 4096 read a plain "correct" at --scope small
+    d = kstrata_eval("relu", "rt41_offset_exposed/relu_ok.py", "--no-time", "--scope", "small")
+    assert d["verdict"] == "correct", summary(d)
+    scope = d["evidence"].get("scope", "")
+    assert "sweep shapes were not tested" in scope and "--scope full" in scope, d["evidence"]

@@ -1159,6 +1159,14 @@ def run_protocol(task: Task, backend_name: str, sources: dict[str, str], secret:
             ev.evidence["outside_domain"] = sorted(set(ctx.dropped))[:10]
         if ctx.not_verified:
             ev.evidence["nominal_shape"] = ctx.not_verified
+        if scope == "small":  # a pass at the small scope says which sweep shapes it left out (newcomer nc11)
+            tested = [task.full_shape(t.shape_dict) for t in pub + hid]
+            left = [sh for sh in task.sweep_shapes if task.full_shape(sh) not in tested]
+            if left:
+                shown = "; ".join(", ".join(f"{k}={v}" for k, v in sh.items()) for sh in left[:4])
+                ev.evidence["scope"] = (f"small: {len(left)} of the task's {len(task.sweep_shapes)} sweep shapes "
+                                        f"were not tested ({shown}{'; ...' if len(left) > 4 else ''}); "
+                                        "--scope full tests them (optimize confirms its best at the full scope)")
         weak = weak_check(ctx)
         if weak:
             ev.check = "weak_task"
