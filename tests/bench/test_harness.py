@@ -136,6 +136,10 @@ def test_compare_and_cli(small_bench, tmp_path):
     out = runner.invoke(app, ["compare", str(runs["edits"]), str(runs["broken"])])
     assert out.exit_code == 0, out.output
     assert "correct rate" in out.output and "-1" in out.output and "fast_1.5" in out.output
+    assert "ran different tasks" not in out.output
+    other = next(path / c["run_dir"] for c in result.cells if c["task"] != "relu")
+    out = runner.invoke(app, ["compare", str(runs["edits"]), str(other)])
+    assert out.exit_code == 0 and "A and B ran different tasks (only in A: relu" in " ".join(out.output.split())
     out = runner.invoke(app, ["compare", str(path), str(tmp_path / "missing")])
     assert out.exit_code == 2
     out = runner.invoke(app, ["bench", "--suite", "level1", "--tasks", "relu", "--proposers",

@@ -67,9 +67,24 @@ def _cell(e: M.Estimate) -> str:
     return f"{e.value:.3g} [{e.low:.3g}, {e.high:.3g}]"
 
 
+def task_difference(path_a: str | Path, path_b: str | Path) -> str | None:
+    """A warning when A and B ran different task sets (their metrics then differ by
+    the tasks, not by the methods), else ``None``."""
+    ta = {o.task for o in load_results(path_a).outcomes}
+    tb = {o.task for o in load_results(path_b).outcomes}
+    if ta == tb:
+        return None
+    only = [f"only in {n}: {', '.join(sorted(t)[:6])}{' ...' if len(t) > 6 else ''}"
+            for n, t in (("A", ta - tb), ("B", tb - ta)) if t]
+    return (f"A and B ran different tasks ({'; '.join(only)}): a difference below may be the tasks', "
+            "not the methods'; compare runs of the same tasks")
+
+
 def compare_table(path_a: str | Path, path_b: str | Path, **kw: Any) -> Table:
-    """:func:`compare_results` as a rich table (A, B, B − A, overlap)."""
-    table = Table(title=f"A = {path_a}   B = {path_b}")
+    """:func:`compare_results` as a rich table (A, B, B − A, overlap), captioned with
+    :func:`task_difference` when A and B ran different tasks (newcomer nc11: an rmsnorm
+    run against an l2norm run was compared without a word)."""
+    table = Table(title=f"A = {path_a}   B = {path_b}", caption=task_difference(path_a, path_b))
     for col in ("group", "metric", "A", "B", "B − A", "intervals overlap"):
         table.add_column(col, no_wrap=True)
     for p in compare_results(path_a, path_b, **kw):
