@@ -72,5 +72,6 @@ def test_a_speed_above_the_roofline_is_called_out():
     above = {**_timing(), "bound": "compute", "roofline_fraction": 1.31}
     assert "131.0% of the roofline (ABOVE the ceilings" in timing_line(above)
     assert "check that it does all of the task's work" in timing_line(above)
+    assert "speedup 1.321x [0.897, 1.740] (the median of the paired ratios, 95% CI)" in timing_line(above)
     within = {**_timing(), "bound": "memory", "roofline_fraction": 0.91}
     assert "ABOVE" not in timing_line(within)

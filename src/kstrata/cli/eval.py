@@ -45,7 +45,9 @@ def timing_line(t: dict, budget_ms: float = 1000.0) -> str:
     line = f"{t['candidate_ms']:.4f} ms vs eager {t['baseline_ms']:.4f} ms"
     if t.get("speedup") is not None:
         lo, hi = t["speedup_ci"]
-        line += f"; speedup {t['speedup']:.3f}x [{lo:.3f}, {hi:.3f}] ({t['confidence']:.0%} CI)"
+        # the median of the per-pair ratios, not the ratio of the two medians (newcomer nc11 took them apart)
+        line += (f"; speedup {t['speedup']:.3f}x [{lo:.3f}, {hi:.3f}] (the median of the paired ratios, "
+                 f"{t['confidence']:.0%} CI)")
     if t.get("roofline_fraction") is not None:
         line += f"; {t['bound']}-bound at {100 * t['roofline_fraction']:.1f}% of the roofline"
         if t["roofline_fraction"] > ABOVE_ROOFLINE:  # below the impossible floor's margin, yet worth a word
