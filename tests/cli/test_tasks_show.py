@@ -45,3 +45,14 @@ def test_a_file_with_literal_sizes_shows_its_input_sizes(tmp_path):
     text = _show(str(path))
     header = next(ln for ln in text.splitlines() if "FLOP/B" in ln)
     assert "inputs" in header and "16x32" in text
+
+
+def test_a_task_without_a_flops_formula_says_what_was_counted(tmp_path):
+    # newcomer nc11: a KernelBench-style l2norm without metadata showed "0FLOP" and "FLOP/B 0.00", unexplained
+    task = tmp_path / "l2norm_rows.py"
+    task.write_text("import torch\nimport torch.nn as nn\n\n\nclass Model(nn.Module):\n"
+                    "    def forward(self, x):\n        return x / x.norm(dim=-1, keepdim=True)\n\n\n"
+                    "def get_inputs():\n    return [torch.randn(64, 128)]\n\n\ndef get_init_inputs():\n    return []\n")
+    r = CliRunner().invoke(app, ["tasks", "show", str(task)], env={"COLUMNS": "200"})
+    assert r.exit_code == 0, r.output
+    assert "counting matrix products and convolutions only" in " ".join(r.output.split())

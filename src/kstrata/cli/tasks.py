@@ -110,6 +110,10 @@ def show(
                   f"reduced precision {'allowed' if m.precision.allow_reduced_precision else 'forbidden'}")
     if m.flops:
         console.print(f"FLOPs formula: {m.flops}")
+    else:  # measured by PyTorch's FlopCounterMode, which counts matmuls and convolutions only (newcomer nc11)
+        console.print("FLOPs: measured from one reference call, counting matrix products and convolutions only "
+                      "(element-wise work and reductions count 0); give a 'flops' formula in the task's KSTRATA "
+                      "metadata for a truer roofline")
     if m.bytes:
         console.print(f"bytes formula: {m.bytes}")
 
