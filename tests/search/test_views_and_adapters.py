@@ -122,3 +122,21 @@ def test_doubtful_best_is_retimed_and_untrusted_one_not_ranked(monkeypatch):
     node.record.evaluation = to_evaluation_record(ok)
     node.record.measurement = rec
     assert node.correct and not node.timing_trusted and node.score == 0.0
+
+
+class _AllIncorrect(FakeEvaluator):
+    def evaluate(self, task, backend, srcs):
+        self.calls.append({})
+        return {"verdict": "incorrect", "check": "tolerance", "feedback": [{"level": "source"}]}, None
+
+
+def test_a_run_from_an_incorrect_start_says_so(tmp_path):
+    # newcomer nc11: a search from a kernel with a tail bug ended "none correct" without a word about the start
+    res = optimize(FakeTask(), FakeBackend(), FakeProposer(), _AllIncorrect(), "greedy",
+                   Budget(evaluations=3), tmp_path / "run")
+    table = " ".join(_text(result_table(res.run_dir)).split())
+    assert "none correct" in table
+    assert "was incorrect (tolerance), and every candidate descends from it" in table
+    good = optimize(FakeTask(), FakeBackend(), FakeProposer(), FakeEvaluator(), "greedy",
+                    Budget(evaluations=3), tmp_path / "good")
+    assert "every candidate descends from it" not in _text(result_table(good.run_dir))

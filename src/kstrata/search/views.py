@@ -454,6 +454,27 @@ def graph_header_note(graph: str) -> str:
            f"text is {shape} and {build}"
 
 
+def _incorrect_start(run_dir: Path) -> str | None:
+    """When the run's start (its ``initial`` candidate: the backend's, or ``--initial FILE``)
+    was evaluated and not correct: a line saying so, since every candidate of the run
+    descends from it (newcomer nc11: a search from a kernel with a tail bug spent its
+    budget on its children and ended "none correct" without a word about the start)."""
+    if not (run_dir / "run.db").is_file():
+        return None
+    try:
+        with RunStore.open(run_dir) as store:
+            tree = CandidateTree.from_store(store, with_sources=False)
+    except Exception:  # noqa: BLE001 - a damaged store: the table's other lines still print
+        return None
+    start = next((n for n in tree if n.record.role == "initial"), None)
+    ev = None if start is None else start.record.evaluation
+    if ev is None or ev.verdict == "correct":
+        return None
+    why = f" ({ev.check})" if ev.check else ""
+    return (f"the start {start.hash[:12]} was {ev.verdict}{why}, and every candidate descends from it: fix it "
+            f"(`kstrata show {run_dir} {start.hash[:12]}` has its feedback) or start from another (--initial FILE)")
+
+
 def result_table(run_dir: str | Path, nominal: dict[str, int] | None = None) -> Table:
     """End-of-run table: best ranked candidate, its speedup vs each baseline
     with its 95% interval and the shape it was timed at, roofline fraction,
@@ -473,6 +494,9 @@ def result_table(run_dir: str | Path, nominal: dict[str, int] | None = None) -> 
     untimed = summary.get("timed") is False  # nothing was timed (an interpreter backend: correctness only)
     if best is None:
         table.add_row("best", "none correct")
+        start = _incorrect_start(run_dir)
+        if start:
+            table.add_row("note", start)
     elif untimed:
         table.add_row("best", f"none ranked: nothing was timed in this run (the backend checks correctness "
                               f"only; best/ holds {best['hash'][:12]}, the first correct candidate)")
