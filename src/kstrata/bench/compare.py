@@ -49,8 +49,14 @@ def compare_results(path_a: str | Path, path_b: str | Path, count_initial: bool 
     kstrata.store.StoreError
         If a path is neither a bench nor a run directory.
     """
-    a = _groups(load_results(path_a, count_initial).outcomes)
-    b = _groups(load_results(path_b, count_initial).outcomes)
+    return _pairs(load_results(path_a, count_initial).outcomes, load_results(path_b, count_initial).outcomes,
+                  **metric_kw)
+
+
+def _pairs(outcomes_a: list[M.TaskOutcome], outcomes_b: list[M.TaskOutcome],
+           **metric_kw: Any) -> list[MetricPair]:
+    """:func:`compare_results` on outcomes already read."""
+    a, b = _groups(outcomes_a), _groups(outcomes_b)
     if set(a) != set(b):
         a = {"all": [o for g in a.values() for o in g]}
         b = {"all": [o for g in b.values() for o in g]}
@@ -67,11 +73,10 @@ def _cell(e: M.Estimate) -> str:
     return f"{e.value:.3g} [{e.low:.3g}, {e.high:.3g}]"
 
 
-def task_difference(path_a: str | Path, path_b: str | Path) -> str | None:
+def task_difference(outcomes_a: list[M.TaskOutcome], outcomes_b: list[M.TaskOutcome]) -> str | None:
     """A warning when A and B ran different task sets (their metrics then differ by
     the tasks, not by the methods), else ``None``."""
-    ta = {o.task for o in load_results(path_a).outcomes}
-    tb = {o.task for o in load_results(path_b).outcomes}
+    ta, tb = {o.task for o in outcomes_a}, {o.task for o in outcomes_b}
     if ta == tb:
         return None
     only = [f"only in {n}: {', '.join(sorted(t)[:6])}{' ...' if len(t) > 6 else ''}"
@@ -80,14 +85,15 @@ def task_difference(path_a: str | Path, path_b: str | Path) -> str | None:
             "not the methods'; compare runs of the same tasks")
 
 
-def compare_table(path_a: str | Path, path_b: str | Path, **kw: Any) -> Table:
+def compare_table(path_a: str | Path, path_b: str | Path, count_initial: bool = False, **kw: Any) -> Table:
     """:func:`compare_results` as a rich table (A, B, B − A, overlap), captioned with
     :func:`task_difference` when A and B ran different tasks (newcomer nc11: an rmsnorm
-    run against an l2norm run was compared without a word)."""
-    table = Table(title=f"A = {path_a}   B = {path_b}", caption=task_difference(path_a, path_b))
+    run against an l2norm run was compared without a word); each directory is read once."""
+    a, b = load_results(path_a, count_initial).outcomes, load_results(path_b, count_initial).outcomes
+    table = Table(title=f"A = {path_a}   B = {path_b}", caption=task_difference(a, b))
     for col in ("group", "metric", "A", "B", "B − A", "intervals overlap"):
         table.add_column(col, no_wrap=True)
-    for p in compare_results(path_a, path_b, **kw):
+    for p in _pairs(a, b, **kw):
         diff = "–" if p.diff is None else f"{p.diff:+.3g}"
         overlap = {None: "–", True: "yes", False: "no (differs)"}[p.overlap]
         table.add_row(p.group, M.LABELS[p.metric], _cell(p.a), _cell(p.b), diff, overlap)

@@ -22,13 +22,6 @@ from kstrata.verify.integrity.registry import UnknownPresetError
 console = Console()
 
 
-#: A roofline fraction above which ``kstrata eval`` says the speed needs checking
-#: (:mod:`kstrata.measure.profilers.findings` uses the same bound; a time is called
-#: impossible only under ``roofline.IMPOSSIBLE_MARGIN``, 1.5x above the ceilings).
-#: A GEMM that recomputed only what the timer changed read 131% (red-team 2026-12-04).
-ABOVE_ROOFLINE = 1.05
-
-
 def timing_line(t: dict, budget_ms: float = 1000.0) -> str:
     """``kstrata eval``'s timing line from :func:`kstrata.api.evaluate_sources`'s
     timing dict ``t``: both medians (ms), the speedup with its interval, the
@@ -38,6 +31,7 @@ def timing_line(t: dict, budget_ms: float = 1000.0) -> str:
     was busy or the timing noisy, the advice that applies here follows once:
     eval again on a quieter machine, or with more than ``budget_ms``
     (``--budget-ms``, ms)."""
+    from kstrata.measure.profilers.findings import ABOVE_ROOFLINE
     from kstrata.search.views import timing_reason
 
     if "skipped" in t or "error" in t:

@@ -33,10 +33,11 @@ strided pattern would align with a matrix's columns the same way.) Integer
 and boolean inputs (token ids, indices, labels, masks) are rotated whole by a
 secret offset that is not a whole number of rows instead: the same values, so
 every index stays valid, at other positions (one block of 1/8 rotated let a
-w8a8 GEMM's memo redo 1/8 of its rows, red-team 2026-12-04). A memo keyed on unchanged token ids served an embedding-and-MLP
-model's timed calls and read 3.2x, correct (red-team round 3). One that is
-sorted along its last dimension (offsets, lengths as a cumulative sum) is left
-as it is: a rotation would unsort it.
+w8a8 GEMM's memo redo 1/8 of its rows, red-team 2026-12-04). A memo keyed on
+unchanged token ids served an embedding-and-MLP model's timed calls and read
+3.2x, correct (red-team round 3). One that is sorted along its last dimension
+(offsets, lengths as a cumulative sum) is left as it is: a rotation would
+unsort it.
 """
 
 from __future__ import annotations
@@ -96,8 +97,9 @@ def _apply(torch: Any, xs: Sequence[Any], seed: int, inverse: bool) -> None:
             continue
         flat = x.view(-1)
         if x.element_size() == 1:  # float8: no arithmetic of its own; through float32, rounded back
-            f = _factors(torch, flat.float(), seed, k)
-            flat.copy_((flat.float() / f if inverse else flat.float() * f).to(x.dtype))
+            v = flat.float()
+            f = _factors(torch, v, seed, k)
+            flat.copy_((v / f if inverse else v * f).to(x.dtype))
         else:
             f = _factors(torch, x, seed, k)
             if inverse:

@@ -141,18 +141,18 @@ def measure_ceilings(device: str = "cpu", dtype: str = "float32", reps: int = 5)
     n = 8192 if cuda else 2048
     if not cuda and tdtype in (torch.float16, torch.bfloat16):
         n = 1024  # reduced-precision CPU matmul is slow; keep this under a second
+    mm = torch.matmul
     if tdtype == torch.int8:  # int8 in, int32 accumulate (w8a8 tasks)
         a = torch.randint(-127, 128, (n, n), dtype=tdtype, device=device)
         b = torch.randint(-127, 128, (n, n), dtype=tdtype, device=device)
         if cuda:  # the int8 tensor-core product (cuBLASLt IMMA)
-            t_mm = _best_seconds(lambda: torch._int_mm(a, b), sync, reps)
+            mm = torch._int_mm
         else:  # CPU: PyTorch has no fast int8 product to measure; the float32 one's rate stands in
             a, b = a.float(), b.float()
-            t_mm = _best_seconds(lambda: a @ b, sync, reps)
     else:
         a = torch.randn(n, n, device=device).to(tdtype)
         b = torch.randn(n, n, device=device).to(tdtype)
-        t_mm = _best_seconds(lambda: a @ b, sync, reps)
+    t_mm = _best_seconds(lambda: mm(a, b), sync, reps)
     bw, gf = 2 * copy_bytes / t_copy / 1e9, 2 * n**3 / t_mm / 1e9
     return Ceilings(
         device=environment.device_name(device),

@@ -17,19 +17,20 @@ processes, about once a second:
 
 A candidate that computes, compiles (its compiler is a process of its tree), or
 waits on a GPU (CUDA's default synchronization spins or yields, which uses CPU
-time) keeps changing its CPU time, and only the time limit ends it. A machine
-so loaded that a running process gets no CPU tick in :data:`DEFAULT_STALL_S`
+time) uses far more than that, and only the time limit ends it. A machine so
+loaded that a running process gets under 1% of a CPU for :data:`DEFAULT_STALL_S`
 seconds is not one to time kernels on.
 """
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Callable
 
 #: the environment variable that sets the stall limit (seconds; 0 turns the watch off)
 STALL_ENV = "KSTRATA_CANDIDATE_STALL_S"
-#: seconds without a CPU tick or a process change after which a candidate is ended
+#: seconds without progress (see :data:`PROGRESS_SHARE`) after which a candidate is ended
 DEFAULT_STALL_S = 120.0
 #: seconds every process of the candidate may stay stopped
 STOPPED_S = 5.0
@@ -49,7 +50,7 @@ def stall_limit() -> float:
         v = float(raw)
     except ValueError:
         return DEFAULT_STALL_S
-    return v if v >= 0 and v == v and v != float("inf") else DEFAULT_STALL_S
+    return v if math.isfinite(v) and v >= 0 else DEFAULT_STALL_S
 
 
 class StallWatch:
