@@ -10,7 +10,9 @@ user or candidate text in kstrata goes through :func:`parse_module`.
 Parsing builds a syntax tree; it never runs the text. The trust boundary
 (``DESIGN.md``) still keeps candidate text out of kstrata's own process: this
 module is for task files (the judge and the CLI read them) and for the judge's
-static checks, which run in worker processes.
+static checks, which run in worker processes; kstrata's own process checks a
+candidate file (``kstrata import``, ``optimize --initial``) through
+:func:`syntax_error_isolated`, which parses it in a child process.
 """
 
 from __future__ import annotations
@@ -46,3 +48,57 @@ def parse_module(text: str, filename: str = "<text>", mode: str = "exec") -> ast
                           (filename, None, None, None)) from None
     except ValueError as e:  # NUL bytes on Python 3.11
         raise SyntaxError(str(e), (filename, None, None, None)) from None
+
+
+#: What :func:`syntax_error_isolated`'s child process runs: parse stdin (never run it) and print
+#: ``null`` or ``{"msg", "line", "text"}`` of the first syntax error as JSON.
+_CHILD = """\
+import json, sys
+from kstrata.pysyntax import parse_module
+try:
+    parse_module(sys.stdin.read(), sys.argv[1])
+    print("null")
+except SyntaxError as e:
+    print(json.dumps({"msg": e.msg, "line": e.lineno, "text": (e.text or "").rstrip()}))
+"""
+
+#: Address-space limit (bytes) and wall-clock limit (s) of that child: parsing a 2 MB file takes
+#: well under a second and a few hundred MB; a parser driven past these fails, never kstrata.
+ISOLATED_MEMORY = 2 << 30
+ISOLATED_TIMEOUT_S = 30.0
+
+
+def syntax_error_isolated(text: str, filename: str = "<text>") -> dict | None:
+    """The first syntax error of candidate ``text``, found by :func:`parse_module`
+    in a child process (kstrata's own process never parses candidate text:
+    DESIGN.md, trust boundary). Parsing does not run the text; the child keeps
+    a parser crash or blow-up (deep nesting) away from kstrata's process, under
+    :data:`ISOLATED_MEMORY` and :data:`ISOLATED_TIMEOUT_S`.
+
+    Returns
+    -------
+    dict or None
+        ``{"msg": str, "line": int | None, "text": str}`` (``text``: the
+        offending line, stripped at the right) or None when the text parses.
+        A child that fails or is killed gives ``{"msg": "could not be parsed
+        (...)", "line": None, "text": ""}``.
+    """
+    import json
+    import resource
+    import subprocess
+    import sys
+
+    def limits() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (ISOLATED_MEMORY, ISOLATED_MEMORY))
+
+    try:
+        r = subprocess.run([sys.executable, "-c", _CHILD, filename], check=False, input=text, capture_output=True,
+                           text=True, timeout=ISOLATED_TIMEOUT_S, preexec_fn=limits)
+    except subprocess.TimeoutExpired:
+        return {"msg": f"could not be parsed (the parser did not finish in {ISOLATED_TIMEOUT_S:g} s)",
+                "line": None, "text": ""}
+    try:
+        return json.loads(r.stdout.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        last = (r.stderr.strip().splitlines() or [f"status {r.returncode}"])[-1][:200]
+        return {"msg": f"could not be parsed (the parser's process failed: {last})", "line": None, "text": ""}

@@ -15,6 +15,7 @@ from rich.console import Console
 from kstrata.backends.registry import get_backend
 from kstrata.backends.tilelang.backend import graph_plan
 from kstrata.cli.errors import user_errors
+from kstrata.pysyntax import syntax_error_isolated
 from kstrata.store.artifacts import write_atomic
 from kstrata.tasks.base import TaskError
 from kstrata.tasks.loader import resolve_task
@@ -29,18 +30,18 @@ DSL_MODULE = {"triton": "triton", "triton-interp": "triton",
               "tilelang-c": "tilelang", "tilelang-cuda": "tilelang"}
 
 
-def read_kernel_file(path: Path, backend: str) -> str:
-    """The text of ``path`` after static checks.
+def read_model_file(path: Path, what: str = "kernel file") -> str:
+    """The text of ``path``, a one-file candidate (KernelBench format: defines
+    ``ModelNew``), after checks that never import, run or parse it in
+    kstrata's process: it exists, is UTF-8 text without NUL bytes, has a
+    module-level ``class ModelNew`` line, and parses as Python in a child
+    process (:func:`kstrata.pysyntax.syntax_error_isolated`).
 
     Raises
     ------
     TaskError
-        If the file is missing, not UTF-8 Python, has no ``ModelNew`` class, or
-        does not import the backend's DSL.
+        Naming the file (and, for a syntax error, the line) when a check fails.
     """
-    if backend not in DSL_MODULE:
-        raise TaskError(f"backend {backend!r} takes no kernel files; choose one of "
-                        f"{', '.join(DSL_MODULE)}")
     if not path.is_file():
         raise TaskError(f"{path}: no such file")
     try:
@@ -48,12 +49,38 @@ def read_kernel_file(path: Path, backend: str) -> str:
     except UnicodeDecodeError as e:
         raise TaskError(f"{path}: not a UTF-8 text file: {e}") from None
     # kstrata's own process never parses candidate text (DESIGN.md, trust boundary): line patterns
-    # only; a syntax error is reported by the sandboxed worker when the candidate is evaluated
+    # here, the syntax in a child process
     if "\x00" in text:
         raise TaskError(f"{path}: not a Python file (it holds a NUL byte)")
     if not _MODEL_NEW.search(text):
         raise TaskError(f"{path}: defines no class ModelNew (KernelBench format: ModelNew takes "
                         "the task Model's constructor arguments and forward signature)")
+    bad = syntax_error_isolated(text, str(path))
+    if bad is not None:
+        where = f", line {bad['line']}" if bad.get("line") else ""
+        line = str(bad.get("text") or "").strip()
+        shown = f": `{line[:120]}{'...' if len(line) > 120 else ''}`" if line else ""
+        raise TaskError(f"{path}{where}: Python syntax error, {bad['msg']}{shown}; fix the {what} "
+                        "and try again (nothing was imported or started)")
+    return text
+
+
+def read_kernel_file(path: Path, backend: str) -> str:
+    """The text of ``path``, a Triton or TileLang kernel file, after
+    :func:`read_model_file`'s checks and a check that it imports the
+    backend's DSL.
+
+    Raises
+    ------
+    TaskError
+        If the file is missing, not UTF-8 Python, does not parse (the message
+        names the line), has no ``ModelNew`` class, or does not import the
+        backend's DSL.
+    """
+    if backend not in DSL_MODULE:
+        raise TaskError(f"backend {backend!r} takes no kernel files; choose one of "
+                        f"{', '.join(DSL_MODULE)}")
+    text = read_model_file(path)
     dsl = DSL_MODULE[backend]
     if not re.search(rf"^[ \t]*(?:import[ \t]+{dsl}\b|from[ \t]+{dsl}(?:\.[\w.]+)?[ \t]+import\b)", text, re.M):
         raise TaskError(f"{path}: does not import {dsl}; is it a {backend} kernel file?")
