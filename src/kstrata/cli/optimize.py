@@ -91,9 +91,10 @@ def _budget(option: str | None, resume: Path | None) -> Any:
 
 
 def _initial(option: Path | None, task: Any, backend: Any, resume: Path | None) -> dict[str, str] | None:
-    """The root's sources: ``--initial`` (a kernel file, a ``kstrata import``
-    candidate directory, or a JSON ``{level: text}`` file), else the backend's
-    shipped start; ``None`` on resume (the run has its root).
+    """The root's sources: ``--initial`` (:data:`INITIAL_HELP` says what it
+    takes), else the backend's shipped start; ``None`` on resume (the run has
+    its root). A file is read as text, never imported (its syntax is checked
+    in a child process, :func:`kstrata.cli.import_.read_model_file`).
 
     Raises
     ------
@@ -103,7 +104,9 @@ def _initial(option: Path | None, task: Any, backend: Any, resume: Path | None) 
     """
     import json
 
-    from kstrata.cli.import_ import DSL_MODULE, read_kernel_file
+    from kstrata.api import read_candidate
+    from kstrata.cli.import_ import DSL_MODULE, read_kernel_file, read_model_file
+    from kstrata.tasks.base import TaskError
 
     if resume is not None:
         if option is not None:
@@ -114,12 +117,19 @@ def _initial(option: Path | None, task: Any, backend: Any, resume: Path | None) 
             return backend.initial_sources(task)
         except NotImplementedError as e:
             raise OptionError(str(e)) from None
+    if not option.exists():
+        raise OptionError(f"--initial {option}: no such file or directory")
     if (option / "candidate.json").is_file():
         meta = json.loads((option / "candidate.json").read_text())
         if meta.get("backend") not in (None, backend.name) and \
                 DSL_MODULE.get(meta.get("backend")) != DSL_MODULE.get(backend.name):
             raise OptionError(f"--initial {option}: a candidate for {meta.get('backend')}, not {backend.name}")
         sources = {lv: (option / name).read_text() for lv, name in meta.get("levels", {}).items()}
+    elif option.is_dir():  # a run's best/ or candidates/<hash>/: its level files
+        try:
+            sources, _ = read_candidate(option, backend.name)
+        except (FileNotFoundError, ValueError) as e:
+            raise OptionError(f"--initial: {e}") from None
     elif option.suffix == ".json":
         try:
             sources = json.loads(option.read_text())
@@ -127,21 +137,30 @@ def _initial(option: Path | None, task: Any, backend: Any, resume: Path | None) 
             raise OptionError(f"--initial {option}: not JSON: {e}") from None
         if not isinstance(sources, dict) or not all(isinstance(v, str) for v in sources.values()):
             raise OptionError(f"--initial {option}: expected a JSON object {{level: source text}}")
-    elif backend.name in DSL_MODULE:
-        from kstrata.tasks.base import TaskError
-
-        try:
-            sources = {"source": read_kernel_file(option, backend.name)}
+    elif backend.name in DSL_MODULE or tuple(backend.levels) == ("source",):
+        try:  # a one-file candidate: a Triton/TileLang kernel file, or a PyTorch ModelNew file
+            sources = {"source": read_kernel_file(option, backend.name) if backend.name in DSL_MODULE
+                       else read_model_file(option, "file")}
         except TaskError as e:
             raise OptionError(f"--initial: {e}") from None
     else:
-        raise OptionError(f"--initial for {backend.name}: give a JSON file of {{level: source text}} "
-                          f"with levels from {', '.join(backend.levels)}")
+        raise OptionError(f"--initial {option}: a {backend.name} candidate has the levels "
+                          f"{', '.join(backend.levels)}, not one file: give a run's best/ or "
+                          f"candidates/<hash>/ directory, or a JSON file of {{level: source text}}")
     unknown = sorted(set(sources) - set(backend.levels))
     if not sources or unknown:
         raise OptionError(f"--initial {option}: levels {unknown or '(none)'} are not levels of "
                           f"{backend.name} ({', '.join(backend.levels)})")
     return sources
+
+
+#: ``--initial``'s help (README, "Commands", says the same).
+INITIAL_HELP = ("Start from this candidate instead of the backend's shipped kernel for the task. A "
+                "one-file candidate for pytorch, pytorch-cuda, triton, triton-interp and tilelang-* (a "
+                "KernelBench-format .py file defining ModelNew, as `kstrata eval` takes; for Triton/TileLang "
+                "it imports the DSL); for any backend a run's best/ or candidates/<hash>/ directory, a "
+                "`kstrata import` directory, or a JSON file {level: source text} (tvm-*: graph, schedule, "
+                "source).")
 
 
 def progress_best(tree: Any) -> str:
@@ -213,7 +232,7 @@ def register(app: typer.Typer) -> None:
         seed: int = typer.Option(0, "--seed", help="Seed of the policy and proposer."),
         lookahead: int = typer.Option(2, "--lookahead", help="Schedule-level expansions granted to a slower graph-level change before it is judged (0 = off)."),
         timing_shape: str = typer.Option("auto", "--timing-shape", help="Shape candidates and baselines are timed at: auto (fit on CPU backends, nominal on GPUs), nominal, fit (the nominal shape halved until one call is at most 0.25 GFLOP and 16 MB), or NAME=INT,... Verification always covers the task's own shapes."),
-        initial: Path | None = typer.Option(None, "--initial", help="Start from this kernel: a Triton/TileLang file defining ModelNew, a `kstrata import` candidate directory, or a JSON {level: text} file (default: the backend's shipped kernel for the task)."),
+        initial: Path | None = typer.Option(None, "--initial", help=INITIAL_HELP),
         confirm: str = typer.Option("best", "--confirm", help="When the full hidden protocol verifies the best: best (each would-be best, before it counts) or end (the run's best, once, when the search stops; cheaper where that verification is long, e.g. 4096x4096 tasks on a GPU)."),
         executor: str = typer.Option("local", "--executor", help="Where candidates are verified and timed: local (a worker process here) or ray[:ADDRESS] (Ray tasks, one candidate per GPU; ADDRESS host:port, ray://host:port or auto)."),
     ) -> None:
