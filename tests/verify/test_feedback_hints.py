@@ -59,6 +59,32 @@ def test_tail_tile_names_every_block_the_tail_fits():
     assert "1 x 64 + 13" in tail["text"] and "indices 64-76" in tail["text"]
 
 
+def _tail(c, o):
+    return next(i for i in describe_tensor(c, o, c != o, {"max_err": 1.0}) if i["kind"] == "tail_tile")
+
+
+def test_tail_tile_names_exactly_the_wrong_indices():
+    # newcomer nc11: a softmax whose store mask was off by one had only column 76 of 77 wrong, and the
+    # hint said "only the last 13 elements ... (indices 64-76) are wrong"
+    o = torch.randn(4, 77, dtype=torch.float64)
+    c = o.clone()
+    c[:, 76] = 0
+    tail = _tail(c, o)
+    assert tail["data"]["wrong"] == [76] and not tail["data"]["exact"]
+    assert tail["text"].startswith("only the last element along the last dimension (index 76, of 77) is wrong")
+    assert "off-by-one" in tail["text"] and "13 elements" not in tail["text"]
+    c = o.clone()
+    c[:, 70:73] = 0  # inside the tail, not at its end
+    tail = _tail(c, o)
+    assert tail["data"]["wrong"] == [70, 71, 72] and "(indices 70-72, of 77) are wrong" in tail["text"]
+    o = torch.randn(3, 100, dtype=torch.float64)
+    c = o.clone()
+    c[:, 96:] = 0  # the whole tail of a 16 or 32 block, part of a 64 block's (64-99)
+    tail = _tail(c, o)
+    assert tail["data"]["exact"] and "(indices 96-99, of 100) are wrong" in tail["text"]
+    assert "100 = 3 x 32 + 4 = 6 x 16 + 4" in tail["text"] and "64" not in tail["text"]
+
+
 def test_eval_of_the_weight_ones_case_gives_the_parameter_hint(tmp_path):
     cand = tmp_path / "rmsnorm_torch_weight_ones.py"
     cand.write_text(WEIGHT_ONES)

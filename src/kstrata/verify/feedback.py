@@ -65,6 +65,36 @@ def _tail_tiles(wrong: list[int], n: int) -> list[int]:
     return [b for b in TILES if n % b and n > b and min(wrong) >= n - n % b]
 
 
+def _tail_item(dim: str, wrong: list[int], n: int, tiles: list[int]) -> dict[str, Any]:
+    """The ``tail_tile`` item: the wrong indices along ``dim`` (size ``n``) lie in
+    the last partial tile of each block size in ``tiles`` (:func:`_tail_tiles`).
+    It names exactly the wrong indices: all of a tile's tail (a tail block
+    skipped), or only some of it (the tile was written, a few of its elements
+    wrong: an off-by-one bound or mask, newcomer nc11 was told 64-76 where only
+    76 was wrong)."""
+    s = "" if len(wrong) == 1 else "s"
+    suffix = wrong == list(range(n - len(wrong), n))  # the last len(wrong) indices, none skipped
+    where = ((f"the last {len(wrong)} elements" if s else "the last element") if suffix
+             else f"{len(wrong)} element{s}") + \
+        f" along the {dim} dimension (ind{'ices' if s else 'ex'} {_ranges(wrong)}, of {n})"
+    exact = [b for b in tiles if suffix and n % b == len(wrong)]
+    data = {"dim": dim, "size": n, "tile": tiles[-1], "tiles": tiles, "wrong": wrong[:64], "exact": bool(exact)}
+    if exact:  # the whole tail of those blocks: the tail block skipped or mis-masked
+        ways = " = ".join(f"{n // b} x {b} + {n % b}" for b in reversed(exact))
+        return item("tail_tile", "source",
+                    f"only {where} {'are' if s else 'is'} wrong: the last partial tile of a block of "
+                    f"{' or '.join(map(str, reversed(exact)))} ({n} = {ways}); check the loop bound and mask "
+                    "of the tail block", **data)
+    inner = min(tiles, key=lambda b: (n % b, -b))  # the shortest tail holding them
+    ways = " = ".join(f"{n // b} x {b} + {n % b}" for b in reversed(tiles))
+    likely = ("an off-by-one bound or mask at the end (`<=` for `<`, `D - 1` for `D`)" if suffix
+              else "a mask or offset wrong for some lanes of the tail")
+    return item("tail_tile", "source",
+                f"only {where} {'are' if s else 'is'} wrong, inside the last partial tile of a block of "
+                f"{' or '.join(map(str, reversed(tiles)))} ({n} = {ways}; that tile is indices "
+                f"{n - n % inner}-{n - 1}), whose other elements are right: likely {likely}", **data)
+
+
 def parameter_hint(model: torch.nn.Module, cand: torch.Tensor, oracle: torch.Tensor) -> dict | None:
     """A hint when the output is off by a factor per column (last dim) that is
     constant down each column and differs between columns: the signature of a
@@ -145,12 +175,7 @@ def describe_tensor(cand: torch.Tensor, oracle: torch.Tensor, bad: torch.Tensor,
         for dim, idx, n in (("last", cols, n_cols), ("row", rows, view.shape[0])):
             bs = _tail_tiles(idx, n)
             if bs:
-                ways = " = ".join(f"{n // b} x {b} + {n % b}" for b in reversed(bs))
-                items.append(item("tail_tile", "source",
-                                  f"only the last {n % bs[0]} elements along the {dim} dimension are wrong "
-                                  f"(indices {n - n % bs[0]}-{n - 1}): the last partial tile of a block of "
-                                  f"{' or '.join(map(str, reversed(bs)))} ({n} = {ways}); check the loop bound "
-                                  "and mask of the tail block", dim=dim, size=n, tile=bs[-1], tiles=bs))
+                items.append(_tail_item(dim, idx, n, bs))
                 break
         if view.shape[0] > 1 and n_cols > 1:
             t = 32
