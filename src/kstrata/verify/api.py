@@ -6,6 +6,7 @@ from kstrata.backends.registry import get_backend
 from kstrata.execute import CallResult, WorkerPool
 from kstrata.tasks.base import ReferenceFailure, Task
 from kstrata.verdict import Verdict
+from kstrata.verify.crash import crash_item
 from kstrata.verify.integrity.registry import preset as get_preset
 from kstrata.verify.result import Evaluation
 
@@ -19,7 +20,11 @@ class VerifierError(RuntimeError):
 def _from_call(r: CallResult, task: Task, backend_name: str, preset: str, timeout_s: float) -> Evaluation:
     base = dict(task=task.name, backend=backend_name, preset=preset, seconds=r.wall_s)
     if r.ok:
-        return Evaluation.from_dict(r.value)
+        ev = Evaluation.from_dict(r.value)
+        if ev.check == "crash" and not ev.feedback:  # a signal alone says nothing: what it likely means
+            found = crash_item(ev.evidence if isinstance(ev.evidence, dict) else {}, backend_name)
+            ev.feedback = [found] if found else []
+        return ev
     if r.kind == "timeout":
         return Evaluation(Verdict.TIMEOUT, "wall_clock",
                           {"message": f"verification did not finish within {timeout_s:g} s; the judge "

@@ -1,0 +1,70 @@
+"""A candidate killed by a signal is told what the signal likely means
+(newcomer nc11: an out-of-bounds Triton launch reported only SIGABRT): an
+out-of-bounds pointer for a memory fault or an abort, where in its file it
+happened, and the end of its stderr when kstrata kept it."""
+
+from __future__ import annotations
+
+import json
+
+from typer.testing import CliRunner
+
+from kstrata.cli.main import app
+from kstrata.verify.crash import crash_item
+
+OOB_SOFTMAX = '''import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def softmax_kernel(x_ptr, y_ptr, D, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + row * D + cols, mask=cols < D, other=-float("inf"))
+    m = tl.max(x, axis=0)
+    e = tl.exp(x - m)
+    s = tl.sum(tl.where(cols < D, e, 0.0), axis=0)
+    tl.store(y_ptr + row * D * 1000003 + cols, e / s, mask=cols < D)  # BUG: a row offset far out of bounds
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        x = x.contiguous()
+        B, D = x.shape
+        y = torch.empty_like(x)
+        softmax_kernel[(B,)](x, y, D, BLOCK=triton.next_power_of_2(D))
+        return y
+'''
+
+
+def test_an_out_of_bounds_triton_store_is_told_what_likely_happened(tmp_path):
+    cand = tmp_path / "oob_softmax.py"
+    cand.write_text(OOB_SOFTMAX)
+    r = CliRunner().invoke(app, ["eval", "softmax", str(cand), "--backend", "triton-interp", "--scope", "small",
+                                 "--no-time", "--json"])
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.output.strip().splitlines()[-1])
+    assert out["verdict"] == "runtime_error" and out["check"] == "crash", out
+    [crash] = [f for f in out["feedback"] if f["kind"] == "crash"]
+    assert crash["data"]["signal"] in ("SIGSEGV", "SIGBUS", "SIGABRT")
+    assert "out-of-bounds pointer" in crash["text"] and "illegal memory access" in crash["text"]
+    assert "interpreter" in crash["text"]
+    if out["evidence"].get("output_tail"):  # faulthandler's stack names the kernel's line
+        assert "line 15 in softmax_kernel" in crash["text"] and "end of its stderr" in crash["text"]
+
+
+def test_an_abort_names_the_heap_corruption_and_leaves_other_frames_out():
+    tail = ("free(): invalid next size (fast)\nFatal Python error: Aborted\n\nCurrent thread (most recent call "
+            "first):\n  File \"/usr/lib/python3.11/site-packages/triton/runtime/interpreter.py\", line 1005 in "
+            "<lambda>\n  File \"/tmp/kstrata-cand-1/cand_ab12.py\", line 16 in softmax_kernel\n  File "
+            "\"/tmp/kstrata-cand-1/cand_ab12.py\", line 27 in forward\n\nExtension modules: numpy, torch._C\n")
+    crash = crash_item({"message": "the candidate process was killed by SIGABRT", "output_tail": tail}, "triton")
+    assert crash["data"] == {"signal": "SIGABRT", "frames": ["line 16 in softmax_kernel", "line 27 in forward"],
+                             "runtime": ["free(): invalid next size (fast)"]}
+    assert "corrupted the heap" in crash["text"] and "interpreter.py" not in crash["text"]
+    assert "Extension modules" not in crash["text"] and "interpreter" not in crash["text"]
+    hidden = crash_item({"message": "the candidate process was killed by SIGSEGV"}, "triton")
+    assert "out-of-bounds pointer" in hidden["text"] and "no stderr" in hidden["text"]
+    assert crash_item({"message": "the candidate process was killed by SIGKILL"}, "triton") is None
