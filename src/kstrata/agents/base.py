@@ -148,6 +148,12 @@ class Proposer(Protocol):
     ----------
     name:
         Registry name stored with every candidate it makes.
+    repairs:
+        Optional (default True): whether its proposals can make an incorrect
+        candidate correct. The built-in proposers set it False (they change
+        parameters and schedules, never the computation), so a search of
+        theirs from an incorrect or rejected start stops after the start
+        (:meth:`kstrata.search.loop._Run.unfixable_start`); an LLM can rewrite it.
     """
 
     name: str

@@ -91,6 +91,9 @@ class TVMRulesProposer:
 
     name = "builtin"
     levels = ("graph", "schedule")
+    #: schedules and fusion choices keep the candidate's meaning: an incorrect start stays incorrect
+    #: (the search stops there, :meth:`kstrata.search.loop._Run.unfixable_start`)
+    repairs = False
 
     def __init__(self, backend: Any, per_expansion: int = 4, tune_trials: int = 16):
         self.backend = backend
@@ -198,6 +201,8 @@ class _TuneProposer:
 
     name = "builtin"
     level = ""
+    #: moves change tunable parameters only: an incorrect start stays incorrect (the search stops there)
+    repairs = False
 
     def __init__(self, backend: Any, per_expansion: int = 8):
         self.backend = backend

@@ -4,7 +4,8 @@
 
     pre_search ─► ┌ evaluate pending candidates (each result committed atomically
                   │   with the candidate's status) ─► notify
-                  │ stop? (budget, patience, roofline target, policy exhausted)
+                  │ stop? (budget, patience, roofline target, policy exhausted, an
+                  │   incorrect start that the proposer cannot repair)
                   │ select: lookahead first, else the policy; router picks the level
                   │ propose ─► one transaction: expansion + proposer calls + new
                   └   candidates (status pending, deduplicated by content hash)
@@ -217,6 +218,26 @@ class _Run:
         if done:
             self.policy.notify(self.tree, done)
         return None
+
+    def unfixable_start(self) -> str | None:
+        """A stop reason when the start (the root: the backend's kernel or
+        ``--initial``) was judged ``incorrect`` or ``rejected`` and the proposer
+        cannot repair code (``proposer.repairs`` False: the built-in ones,
+        which change parameters and schedules only), so every candidate the
+        run could still make would descend from a wrong kernel (newcomer
+        nc11: a search from a kernel with a tail bug spent its whole budget on
+        its children). Other verdicts go on: a tuner can cure a timeout or
+        a compile or runtime error that a setting caused."""
+        root = self.tree.root
+        if getattr(self.proposer, "repairs", True) or root is None or root.verdict not in ("incorrect", "rejected"):
+            return None
+        ev = root.record.evaluation
+        check = f" ({ev.check})" if ev is not None and ev.check else ""
+        return (f"the start {root.hash[:12]} is {root.verdict}{check}, and the built-in proposer cannot fix it "
+                "(it changes parameters and schedules, never what the kernel computes), so the search stopped "
+                f"after it: see its feedback with `kstrata show {self.store.run_dir} {root.hash[:12]}`, then fix "
+                "the kernel and start again (--initial FILE), or let an LLM proposer repair it (--proposer llm "
+                "or hierarchical)")
 
     def stop_reason(self) -> str | None:
         spent = self.store.spent()
@@ -618,7 +639,7 @@ def optimize(
         run.seed_root(initial_sources)
         policy.pre_search(run.tree, run.levels)
         while True:
-            stop = run.evaluate_pending() or run.stop_reason()
+            stop = run.evaluate_pending() or run.unfixable_start() or run.stop_reason()
             if stop:
                 return run.finish(stop)
             la = run.lookahead()

@@ -495,7 +495,7 @@ def result_table(run_dir: str | Path, nominal: dict[str, int] | None = None) -> 
     if best is None:
         table.add_row("best", "none correct")
         start = _incorrect_start(run_dir)
-        if start:
+        if start and "kstrata show" not in str(summary.get("stop_reason")):  # said once (loop.unfixable_start)
             table.add_row("note", start)
     elif untimed:
         table.add_row("best", f"none ranked: nothing was timed in this run (the backend checks correctness "
