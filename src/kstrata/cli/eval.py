@@ -158,6 +158,11 @@ def register(app: typer.Typer) -> None:
                 EnvMissingError) as e:
             err_console.print(f"[bold red]error:[/] {e}", markup=True, highlight=False)
             raise typer.Exit(2) from None
+        from kstrata.verify.interp_cost import slow_note
+
+        slow = slow_note(t, b, scope, timeout)  # an interpreter's verification can take minutes (newcomer nc11)
+        if slow:
+            err_console.print(f"warning: {slow}", markup=False, highlight=False, soft_wrap=True)
         try:
             try:
                 ev, timing = evaluate_sources(t, b, sources, pool, preset=preset, scope=scope, secret=secret,

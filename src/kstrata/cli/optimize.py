@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.live import Live
 from rich.text import Text
 
-from kstrata.cli.errors import OptionError, check_number, user_errors
+from kstrata.cli.errors import OptionError, check_number, err_console, user_errors
 
 console = Console()
 
@@ -152,6 +152,22 @@ def _initial(option: Path | None, task: Any, backend: Any, resume: Path | None) 
         raise OptionError(f"--initial {option}: levels {unknown or '(none)'} are not levels of "
                           f"{backend.name} ({', '.join(backend.levels)})")
     return sources
+
+
+def _interpreter_notes(task: Any, backend: Any, evaluator: Any) -> None:
+    """Before a run on an interpreter backend: how long its verifications may
+    take when that is long (:func:`kstrata.verify.interp_cost.slow_note`): the
+    screening of every candidate, and the full-scope confirmation of a best."""
+    from kstrata.verify.interp_cost import slow_note
+
+    notes = [slow_note(task, backend, evaluator.scope, what=f"screening each candidate (scope {evaluator.scope})",
+                       scope_option=None)]
+    if evaluator.confirm_scope and evaluator.confirm_scope != evaluator.scope:
+        notes.append(slow_note(task, backend, evaluator.confirm_scope, scope_option=None,
+                               what=f"the {evaluator.confirm_scope}-scope verification that confirms the "
+                                    "run's best (each would-be best; with --confirm end, once at the end)"))
+    for note in filter(None, notes):
+        err_console.print(f"warning: {note}", markup=False, highlight=False, soft_wrap=True)
 
 
 #: ``--initial``'s help (README, "Commands", says the same).
@@ -313,6 +329,7 @@ def register(app: typer.Typer) -> None:
             console.print(f"run directory: {run_dir}", highlight=False, soft_wrap=True)
             if resume is not None:
                 console.print(resuming_line(resume, budget_obj), highlight=False, soft_wrap=True)
+            _interpreter_notes(t, b, evaluator)
             beat = Heartbeat(status, None if console.is_terminal else (lambda line: print(line, flush=True)),
                              line_events=("evaluated", "stopped"))  # the events progress() prints off a terminal
             progress = beat.wrap(progress)

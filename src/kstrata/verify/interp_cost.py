@@ -1,0 +1,158 @@
+"""How long a verification under an interpreter backend may take, said before it runs.
+
+Triton's CPU interpreter (``triton-interp``, ``TRITON_INTERPRET=1``) runs
+every program of a launch in Python, one tile operation at a time, so a
+verification that takes seconds on a GPU takes minutes here: a task without
+shapes metadata verified at 1025 x 513 took 442 s with no word beforehand
+(newcomer nc11). The judge's own cost is estimated by running the reference
+(:mod:`kstrata.verify.reference`), but the candidate's cannot be, before it
+runs (kstrata's process never runs candidate code), and under the
+interpreter it depends on the kernel's grid and loops far more than on the
+task. So the estimate is a range over kinds of kernels, from the bytes the
+task's reference moves at every planned test shape:
+
+    seconds = CALLS_PER_TEST * sum over tests of bytes(shape) * rate
+
+with ``rate`` from :data:`RATES_S_PER_BYTE`, measured with the interpreter on
+this project's 2-core AMD EPYC machine (2026-12-04, triton 3.x, shipped
+kernels and a newcomer's, at 1024 x 512 and 64 x 4096 fp32): an elementwise
+kernel (``relu``, 1024-element blocks) 0.063 us/B; a program per row that
+holds the row in one block (``rmsnorm``, ``softmax`` at 512 columns)
+0.08-0.40 us/B; a softmax looping over 64-wide tiles in three passes per row
+4.2-6.3 us/B. A GEMM's cost follows its FLOPs more than its bytes, so the
+range says less there.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+#: Interpreter seconds per byte the reference moves in one call (module docstring): an elementwise
+#: kernel, one program per row with the row in one block, a loop over small tiles in each row.
+RATES_S_PER_BYTE = {"low": 0.06e-6, "typical": 0.4e-6, "high": 6e-6}
+#: Candidate calls per test: the judge calls the candidate once under each poison pattern
+#: (:data:`kstrata.verify.runner.POISON_PATTERNS`).
+CALLS_PER_TEST = 2
+#: A verification whose typical estimate is at least this many seconds is announced.
+WARN_S = 60.0
+#: Bytes per call of the smaller shape suggested for the task's metadata (a ~100-test plan then
+#: takes well under a minute at the typical rate).
+SUGGEST_BYTES = 512e3
+
+
+def plan_bytes(task: Any, scope: str, secret: str = "estimate") -> tuple[int, float] | None:
+    """The number of tests and the bytes the reference moves over all of them
+    (per call, summed over the tests) in a verification at ``scope``, as
+    :func:`kstrata.verify.runner.run_protocol` plans it (public, hidden,
+    secret perturbations and octave probes; the nominal shape is not run on
+    an interpreter). ``secret`` only moves the perturbed sizes by a few.
+    None when the task's byte count is unknown at some shape."""
+    from kstrata.verify.plan import (
+        hidden_tests,
+        octave_tests,
+        perturbed_shapes,
+        public_tests,
+        screening_shapes,
+    )
+
+    base = screening_shapes(task) if scope == "small" else task.sweep_shapes
+    extra = perturbed_shapes(task, secret, base=task.small_shapes if scope == "small" else base)
+    tests = public_tests(task) + hidden_tests(task, secret, extra, base=base)
+    tests += octave_tests(task, secret, base, extra)
+    total = 0.0
+    for t in tests:
+        b = task.bytes(t.shape_dict)
+        if not b:
+            return None
+        total += b
+    return len(tests), total
+
+
+def _duration(s: float) -> str:
+    return f"{s:.0f} s" if s < 120 else f"{s / 60:.0f} min" if s < 7200 else f"{s / 3600:.1f} h"
+
+
+def estimate(task: Any, scope: str) -> dict[str, Any] | None:
+    """``{"tests", "megabytes", "low_s", "typical_s", "high_s"}`` of a
+    verification at ``scope`` under the interpreter (module docstring), or
+    None when the task's byte counts are unknown."""
+    planned = plan_bytes(task, scope)
+    if planned is None:
+        return None
+    n, total = planned
+    return {"tests": n, "megabytes": round(total / 1e6, 1),
+            **{f"{k}_s": round(CALLS_PER_TEST * total * r, 1) for k, r in RATES_S_PER_BYTE.items()}}
+
+
+def smaller_shape(task: Any, shape: dict[str, int], limit: float = SUGGEST_BYTES) -> dict[str, int] | None:
+    """``shape`` with its largest size variable halved (at least 8) until one
+    reference call moves at most ``limit`` bytes; None when none can be
+    halved or the byte count is unknown."""
+    shape = dict(shape)
+    for _ in range(40):
+        b = task.bytes(shape)
+        if not b:
+            return None
+        if b <= limit:
+            return shape
+        big = max((k for k in shape if not k.startswith("@") and shape[k] >= 16), key=lambda k: shape[k],
+                  default=None)
+        if big is None:
+            return None
+        shape[big] //= 2
+    return None
+
+
+def slow_note(task: Any, backend: Any, scope: str, timeout_s: float | None = None,
+              what: str = "this verification", scope_option: str | None = "--scope small") -> str | None:
+    """A warning to print before a verification under an interpreter backend
+    (``backend.timing_meaningful`` False) whose typical estimate is at least
+    :data:`WARN_S`: how long it may take and how to make it shorter; None for
+    a compiled backend, a quick plan, or unknown byte counts.
+
+    Parameters
+    ----------
+    scope:
+        The verification's scope (``"full"`` or ``"small"``).
+    timeout_s:
+        Its time limit (s), said when the estimate exceeds it.
+    what:
+        What the verification is, for the sentence.
+    scope_option:
+        The command's way to verify at scope ``small`` (named with its
+        estimate when that is much shorter), or None when it has none.
+    """
+    if getattr(backend, "timing_meaningful", True):
+        return None
+    try:
+        est = estimate(task, scope)
+    except Exception:  # noqa: BLE001 - an estimate that cannot be made says nothing
+        return None
+    if est is None or est["typical_s"] < WARN_S:
+        return None
+    name = getattr(backend, "name", "the interpreter")
+    text = (f"{name} runs every program of the kernel in Python (Triton's CPU interpreter): {what} runs "
+            f"{est['tests']} tests, {CALLS_PER_TEST} kernel calls each, over about {est['megabytes']:.0f} MB of "
+            f"inputs and outputs, which may take about {_duration(est['typical_s'])} for a kernel with one "
+            f"program per row ({_duration(est['low_s'])} for an elementwise one, up to {_duration(est['high_s'])} "
+            "for one that loops over small tiles in each row)")
+    if timeout_s and est["typical_s"] > timeout_s:
+        text += f", more than the --timeout of {timeout_s:g} s (the verdict would then be `timeout`)"
+    ways = []
+    if scope != "small" and scope_option:
+        small = estimate(task, "small")
+        if small is not None and small["typical_s"] < 0.5 * est["typical_s"]:
+            ways.append(f"{scope_option} (hidden tests at perturbed small shapes: about "
+                        f"{_duration(small['typical_s'])})")
+    from kstrata.tasks import scaled
+
+    public = task.small_shapes[0] if task.small_shapes else task.nominal_shape
+    smaller = smaller_shape(task, public) if public else None
+    if smaller and smaller != public:
+        sizes = ", ".join(f'"{k}": {v}' for k, v in smaller.items() if not k.startswith("@"))
+        where = ("this task has no shapes metadata, so its test shapes were derived from its nominal one"
+                 if scaled.applies(task) else "smaller sizes in its shapes metadata")
+        ways.append(f"smaller test shapes in the task file ({where}): e.g. KSTRATA = {{\"shapes\": "
+                    f"{{\"small\": [{{{sizes}}}], \"sweep\": [{{{sizes}}}]}}}} (README, \"Tasks\")")
+    ways.append("the compiled backend (triton) on a GPU")
+    return text + "; to make it shorter: " + "; or ".join(ways)
