@@ -62,11 +62,13 @@ def test_rt26_memo_on_a_value_fingerprint_gains_nothing(kstrata_eval):
     d = kstrata_eval("11_value_keyed_memo/task.py", "rt26_address_version_memo/candidate_fingerprint.py")
     t = d.get("timing") or {}
     # every element of a reused copy changes (kstrata.measure.freshen), the fingerprint too: the memo
-    # misses on every timed call (correct, no gain); a stale hit would be a checked timed call's rejection
-    assert d["verdict"] in ("correct", "rejected"), summary(d)
+    # misses on every timed call (correct, no gain); a stale hit would be a checked timed call's rejection.
+    # The "ties" draw's constant rows give two different inputs the same fingerprint (the first values of A,
+    # the last of B): the memo serves a stale product there, incorrect
+    assert d["verdict"] in ("correct", "rejected", "incorrect"), summary(d)
     if d["verdict"] == "rejected":
         assert d.get("check") == "timed_output", summary(d)
-    else:
+    elif d["verdict"] == "correct":
         assert t.get("speedup_ci") and t["speedup_ci"][0] <= 1.0, (t, summary(d))
 
 
@@ -99,3 +101,22 @@ def test_a_small_scope_pass_names_the_sweep_shapes_it_left_out(kstrata_eval):
     assert d["verdict"] == "correct", summary(d)
     scope = d["evidence"].get("scope", "")
     assert "sweep shapes were not tested" in scope and "--scope full" in scope, d["evidence"]
+
+
+DRAW_CASES = [
+    # red-team 2026-12-04: wrong only where a row (a whole reduction) is constant; no draw had such rows
+    # until "ties"
+    ("softmax", "rt42_constant_rows/softmax_zeros_on_constant_rows.py"),
+    ("log_softmax", "rt42_constant_rows/log_softmax_zeros_on_constant_rows.py"),
+    ("sum_dim", "rt42_constant_rows/sum_dim_zero_on_constant_rows.py"),
+    # red-team 2026-12-04: a clamp after a narrowing cast, wrong only for |x / s| far outside int8; no
+    # quantization task drew such values until "outliers"
+    ("quantize_per_tensor", "rt43_quantize_saturation/int16_cast_before_clamp.py"),
+    ("quantize_per_channel", "rt43_quantize_saturation/per_channel_int16_cast_before_clamp.py"),
+]
+
+
+@pytest.mark.parametrize("task,candidate", DRAW_CASES)
+def test_rt42_rt43_bugs_only_the_ties_or_outliers_draw_exposes_are_incorrect(kstrata_eval, task, candidate):
+    d = kstrata_eval(task, candidate, "--no-time", "--scope", "small")
+    assert d["verdict"] == "incorrect", summary(d)

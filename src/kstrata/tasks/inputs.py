@@ -30,6 +30,26 @@ offset         the normal draw plus and minus :data:`OFFSET` (1000), alternating
                float32) and padding that only loses to the real values near zero
                (a softmax tile padded with -100 whose padded lanes are not masked
                out of the sum: red-team 2026-12-04)
+ties           the normal draw with constant fibres: along every dimension ``d`` of a
+               tensor of two or more dimensions, the fibres (rows, columns, the lines a
+               reduction over ``d`` reads) whose index in each other dimension is
+               :data:`TIES_EVERY`-periodic (its phase from the test's seed) hold one value ``c``, the
+               smallest power of two at least the draw's largest absolute value (and 1).
+               So some rows and some whole reductions along any axis are constant, all
+               equal to their maximum, and every other row and column holds ties at its
+               maximum (1 in :data:`TIES_EVERY` of its elements is ``c``). A vector is
+               constant on even seeds, has every :data:`TIES_EVERY`-th element ``c`` on odd
+               ones. Sums of ``c`` are exact in any order. A softmax that returned zeros for
+               a row of equal values read correct on every other draw (red-team
+               2026-12-04). Ties are common: integer outputs that do not read as indices
+               into an input decide nothing on it (:mod:`kstrata.verify.ties`)
+outliers       given to every quantization task (:data:`kstrata.tasks.meta.QUANTIZE_DRAWS`),
+               opt-in for others: the normal draw with one element in :data:`OUTLIERS_EVERY`
+               (at least one; none in a one-element tensor), at seeded positions, replaced
+               by ``+-10^e`` with ``e`` uniform on [1, 9] (signs alternating), capped at the
+               dtype's largest finite value / 16: far outside any int8 or int16 range at any
+               usual scale, so a quantization that casts before it clamps (int16 wraps at
+               ``|x / s| >= 32768``, ``|x| >= 645`` at s = 2.5/127) or overflows shows
 nonfinite      opt-in (not in :data:`kstrata.tasks.meta.DEFAULT_DISTRIBUTIONS`): the
                normal draw with one element in :data:`NONFINITE_EVERY` (at least
                three), at seeded positions, replaced by NaN, +inf and -inf in
@@ -46,6 +66,7 @@ Integer inputs (indices, labels, quantized weights) are never changed.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -60,6 +81,12 @@ GRID_STEPS = 64
 OFFSET = 1000.0
 #: ``nonfinite`` replaces about one element in this many by NaN, +inf or -inf.
 NONFINITE_EVERY = 64
+#: ``ties``: the period of the constant fibres' indices in each other dimension
+TIES_EVERY = 4
+#: ``outliers`` replaces about one element in this many by a value far outside any integer range.
+OUTLIERS_EVERY = 16
+#: ``outliers``' magnitudes are ``10^e`` for ``e`` uniform on this range
+OUTLIER_DECADES = (1.0, 9.0)
 
 
 def apply_distribution(
@@ -133,6 +160,10 @@ def apply_distribution(
             rows.add_(sign.mul_(OFFSET if new.dim() > 1 or seed % 2 == 0 else -OFFSET))
         elif dist == "nonfinite":
             new = _nonfinite(x.to(torch.float64, copy=True), gen, where)
+        elif dist == "ties":
+            new = _ties(x.to(torch.float64, copy=True), seed)
+        elif dist == "outliers":
+            new = _outliers(x.to(torch.float64, copy=True), gen, where, x.dtype)
         else:  # shifted
             new = x.to(torch.float64, copy=True).sub_(10)
         out[i] = new.to(device=x.device, dtype=x.dtype).contiguous()
@@ -237,6 +268,61 @@ def _nonfinite(x: torch.Tensor, gen: torch.Generator, where: torch.device | None
     # positions drawn twice: the later value, as a sequential store leaves it (an index_put with repeated
     # indices keeps either on a GPU, or on several CPU threads: the draw was not reproducible on an H200)
     order, perm = torch.sort(at, stable=True)
+    last = torch.ones_like(order, dtype=torch.bool)
+    last[:-1] = order[1:] != order[:-1]
+    flat[order[last]] = values[perm[last]]
+    return x
+
+
+def _ties(x: torch.Tensor, seed: int) -> torch.Tensor:
+    """``x`` (float64) with the constant fibres of the ``ties`` draw (module
+    docstring): the value ``c`` where, for some dimension ``d``, every other
+    dimension's index is ``r_e`` modulo :data:`TIES_EVERY` (``r_e`` from
+    ``seed``, below that dimension's size, so every size has such indices)."""
+    if x.numel() < 2:
+        return x
+    top = float(x.abs().max())
+    c = 2.0 ** math.ceil(math.log2(max(top, 1.0))) if math.isfinite(top) else 1.0
+    if x.dim() == 1:
+        if seed % 2 == 0:
+            return x.fill_(c)
+        x[(seed // 2) % min(TIES_EVERY, x.shape[0])::TIES_EVERY] = c
+        return x
+    on = [torch.arange(n, device=x.device) % TIES_EVERY == (seed >> (2 * e)) % min(TIES_EVERY, n)
+          for e, n in enumerate(x.shape)]
+
+    def along(d: int) -> torch.Tensor:  # the fibres along d: every other index on its phase
+        m = torch.ones((1,) * x.dim(), dtype=torch.bool, device=x.device)
+        for e, sel in enumerate(on):
+            if e != d:
+                m = m & sel.view([-1 if i == e else 1 for i in range(x.dim())])
+        return m
+
+    mask = along(0)
+    for d in range(1, x.dim()):
+        mask = mask | along(d)
+    return x.masked_fill_(mask.expand(x.shape), c)
+
+
+def _outliers(x: torch.Tensor, gen: torch.Generator, where: torch.device | None, dtype: torch.dtype
+              ) -> torch.Tensor:
+    """``x`` (float64) with ``max(1, numel // OUTLIERS_EVERY)`` elements at
+    positions drawn from ``gen`` (on ``where``) set to ``+-10^e``, ``e``
+    uniform on :data:`OUTLIER_DECADES`, signs alternating, capped at
+    ``dtype``'s largest finite value / 16 (a one-element tensor is left as it is)."""
+    flat = x.view(-1)
+    n = flat.numel()
+    if n < 2:
+        return x
+    k = max(1, n // OUTLIERS_EVERY)
+    at = (torch.randperm(n, generator=gen, device=where)[:k] if n <= 4096
+          else torch.randint(0, n, (k,), generator=gen, device=where)).to(flat.device)
+    lo, hi = OUTLIER_DECADES
+    e = torch.rand(k, generator=gen, dtype=torch.float64, device=where).to(flat.device).mul_(hi - lo).add_(lo)
+    cap = torch.finfo(dtype).max / 16 if dtype.is_floating_point else float("inf")
+    values = torch.pow(10.0, e).clamp_(max=cap)
+    values[1::2] *= -1
+    order, perm = torch.sort(at, stable=True)  # a position drawn twice keeps its later value (as _nonfinite)
     last = torch.ones_like(order, dtype=torch.bool)
     last[:-1] = order[1:] != order[:-1]
     flat[order[last]] = values[perm[last]]

@@ -18,7 +18,7 @@ from pydantic import ValidationError
 
 from kstrata.pysyntax import parse_module
 from kstrata.tasks.base import USER_FILE_ERRORS, Task, TaskError, import_module_from_path
-from kstrata.tasks.meta import TaskMeta, inferred_category, level_from_path, op_kinds
+from kstrata.tasks.meta import TaskMeta, inferred_category, level_from_path, op_kinds, quantizes_source
 
 SUITE_DIR = Path(__file__).parent / "suite"
 REQUIRED = ("Model", "get_inputs", "get_init_inputs")
@@ -97,7 +97,7 @@ def inferred_metadata(path: Path, source: str, raw: dict) -> dict:
         raw["category"] = inferred_category(source, int(raw.get("level", 1)) if str(raw.get("level", 1)).isdigit()
                                             else 1)
         if "tags" not in raw:
-            raw["tags"] = list(op_kinds(source))
+            raw["tags"] = list(op_kinds(source)) + (["quantize"] if quantizes_source(source) else [])
     return raw
 
 

@@ -37,13 +37,23 @@ DEFAULT_DISTRIBUTIONS = (
     "shifted",
     "grid",
     "offset",
+    "ties",
 )
-#: Every input distribution known to the verifier: the defaults and the
+#: Every input distribution known to the verifier: the defaults, the
 #: opt-in ``nonfinite`` (NaN and infinities among the normal draw), which a
 #: task lists when NaN/Inf propagation is part of its contract (PyTorch's
 #: ``relu`` returns NaN for NaN; a kernel using IEEE ``max(x, 0)`` returns 0,
-#: so it is not a default: the shipped relu kernels would read incorrect).
-DISTRIBUTIONS = (*DEFAULT_DISTRIBUTIONS, "nonfinite")
+#: so it is not a default: the shipped relu kernels would read incorrect),
+#: and ``outliers`` (values far outside an int8/int16 range among the normal
+#: draw), which every quantization task gets (:data:`QUANTIZE_DRAWS`).
+DISTRIBUTIONS = (*DEFAULT_DISTRIBUTIONS, "nonfinite", "outliers")
+#: Draws every quantization task gets, whatever its metadata lists
+#: (:meth:`TaskMeta.quantizes`): values far outside the representable range,
+#: so that a clamp after a narrowing cast (a wrap-around) or an integer
+#: overflow shows. A quantize kernel that cast to int16 before its clamp read
+#: correct on every draw a task listed (no |x| reached the 645 that wraps at
+#: scale 2.5/127; red-team 2026-12-04).
+QUANTIZE_DRAWS = ("outliers",)
 
 Dtype = Literal["float32", "float16", "bfloat16", "float64", "int8", "int32", "int64"]
 
@@ -160,6 +170,22 @@ class TaskMeta(_Strict):
             object.__setattr__(self, "distributions", tuple(d for d in self.distributions if d != "grid"))
         return self
 
+    def quantizes(self) -> bool:
+        """Whether this is a quantization task: category ``quant`` or a tag
+        ``quantize``/``fake_quant`` (a dequantization's inputs are integers,
+        which no draw changes)."""
+        tags = {t.lower().replace("-", "_") for t in self.tags}
+        return self.category.lower().startswith("quant") or bool(tags & {"quantize", "fake_quant", "quantization"})
+
+    @model_validator(mode="after")
+    def _saturating_draws_for_quantization(self) -> "TaskMeta":
+        # every quantization task draws values far outside the representable range, listed or not
+        if self.quantizes() and self.dist_inputs != ():
+            missing = tuple(d for d in QUANTIZE_DRAWS if d not in self.distributions)
+            if missing:
+                object.__setattr__(self, "distributions", (*self.distributions, *missing))
+        return self
+
     @field_validator("flops", "bytes")
     @classmethod
     def _formula(cls, v: str | None) -> str | None:
@@ -196,6 +222,20 @@ OP_KINDS: tuple[tuple[str, str], ...] = (
     ("reduction", r"\b(sum|mean|amax|amin|max|min|argmax|argmin|prod|cumsum|cumprod|logsumexp|softmax|"
                   r"log_softmax|var|std|\w+_loss|cross_entropy|nll_loss|kl_div)\s*\(|nn\.\w*(Loss|Pool\w*|Softmax)\b|pool\w*\s*\("),
 )
+
+
+#: A module's code that quantizes: PyTorch's quantize ops, or a rounding and a cast to an integer dtype.
+QUANTIZE_RX = (r"\b(quantize_per_tensor|quantize_per_channel|fake_quantize_per_\w+)\s*\(|"
+               r"(?=[\s\S]*\bround\b)[\s\S]*\b(u?int8|int16|int32|qint8|quint8)\b")
+
+
+def quantizes_source(source: str) -> bool:
+    """Whether a task module's code quantizes (:data:`QUANTIZE_RX`); a plain
+    file that does gets the tag ``quantize``, so its draws include
+    :data:`QUANTIZE_DRAWS` (:func:`kstrata.tasks.loader.inferred_metadata`)."""
+    import re
+
+    return re.search(QUANTIZE_RX, _code_only(source)) is not None
 
 
 def _code_only(source: str) -> str:

@@ -29,7 +29,7 @@ from typing import Any
 import torch
 
 #: Draws whose few distinct values make ties the rule (:mod:`kstrata.tasks.inputs`).
-TIE_PRONE_DRAWS = ("grid",)
+TIE_PRONE_DRAWS = ("grid", "ties")
 
 
 def _gather_equal(x: torch.Tensor, d: int, a: torch.Tensor, b: torch.Tensor) -> bool:
