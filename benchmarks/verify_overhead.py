@@ -16,7 +16,9 @@ summed over the tasks, for each of the two: the static checks, the candidate pro
 the waits for its replies: both poison-pattern calls of every test, with the
 run-time watch), test inputs, the reference, the float64 oracle, the
 comparison (tolerance, the two runs' agreement, the caching check), the
-dynamic probes of DSL backends and the weak-task check. Parts overlap where
+dynamic probes of DSL backends and the weak-task check, and the requests that
+compile a stage's shapes ahead (``KSTRATA_VERIFY_PREPARE=0`` turns them off,
+for a before/after). Parts overlap where
 one calls another (the comparison includes the domain check); "other" is the rest.
 
 Usage: python benchmarks/verify_overhead.py [--level 1] [--scope small|full] [--backend NAME] [--tasks A,B]
@@ -36,7 +38,7 @@ import torch
 from kstrata.backends.registry import get_backend
 from kstrata.backends.workers import pool_for
 from kstrata.tasks.loader import suite
-from kstrata.verify import verify_candidate
+from kstrata.verify import prepare, verify_candidate
 
 
 def main() -> None:
@@ -58,7 +60,7 @@ def main() -> None:
         gpu = f"; device {torch.cuda.get_device_name(0)}, torch.version.cuda {torch.version.cuda}"
     print(f"# cpu: {platform.processor() or platform.machine()}, {torch.get_num_threads()} threads; "
           f"python {platform.python_version()}, torch {torch.__version__}; backend={args.backend}{gpu}; "
-          f"scope={args.scope}")
+          f"scope={args.scope}; compile ahead {'on' if prepare.enabled() else 'off'} ({prepare.ENV})")
     print(f"{'task':<28}{'verdict':<10}{'tests':>7}{'protocol_s':>12}{'load_s':>9}")
     times = []
     chosen = [t for t in suite() if (t.name in args.tasks.split(",") if args.tasks else t.level == args.level)]
@@ -86,6 +88,7 @@ PARTS = (
     ("static checks", "_static_stage"),
     ("candidate process start (fork from the zygote)", "fresh"),
     ("candidate requests (load, calls of both poison patterns, runtime watch)", "Context.request"),
+    ("compile ahead (a stage's builds at its start, kstrata.verify.prepare)", "prepare_stage"),
     ("reference run, with test inputs and the float64 oracle", "ShapeRun.prepare"),
     ("  of which test inputs", "ShapeRun.inputs"),
     ("  of which float64 oracle", "ShapeRun._oracle"),

@@ -115,6 +115,27 @@ class Backend(ABC):
         """
         del pattern
 
+    def prepare(self, task: Task, sources: dict[str, str], shapes: list[dict[str, int]]) -> dict[str, Any]:
+        """Compile now, concurrently, what :meth:`load` will need at ``shapes``,
+        so that the loads that follow find it built (the verifier sends each
+        stage's shapes at the stage's start; kstrata.verify.runner).
+
+        Never raises for a bad candidate and never changes what a load
+        returns or raises: a build that fails here is not kept, and the
+        load at that shape repeats it and reports its error as it would
+        have. Everything started here has ended when it returns.
+
+        Returns
+        -------
+        dict
+            ``{"built": builds made, "failed": builds that failed, "workers":
+            concurrent builds at most, "seconds": wall-clock seconds}``;
+            the base implementation (backends that compile at their first
+            call, or once for every shape) makes none.
+        """
+        del task, sources, shapes
+        return {"built": 0, "failed": 0, "workers": 0, "seconds": 0.0}
+
     def level_context(self, task: Task, sources: dict[str, str], level: str) -> dict[str, str]:
         """Extra text an agent editing ``level`` needs, by level (e.g. the lowered
         loop nests a schedule refers to). Empty by default; never raises for a

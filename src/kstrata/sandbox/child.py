@@ -204,25 +204,53 @@ class Harness(metaclass=_Sealed):
             self.watch.arm(None, skip=("kstrata.verify", "kstrata.tasks.inputs"))
         return self.backend
 
-    def load(self, h: dict, bufs: list[bytes]) -> tuple[dict, list]:
-        from kstrata.backends.base import CandidateLoadError
-        from kstrata.tasks.base import Task
-        from kstrata.tasks.meta import TaskMeta
+    @staticmethod
+    def _task(t: dict) -> Any:
+        """The task from a request's task record (kstrata.verify.runner.task_record)."""
         from pathlib import Path
 
-        backend = self._backend(h["backend"])
-        if self.device.startswith("cuda") and self._events is None:
-            # here, not in _backend: the zygote warms _backend, and CUDA initialized before the fork
-            # is unusable in the candidate process; load runs no candidate code before this line
-            self._events = self._cuda_events()
-        t = h["task"]
+        from kstrata.tasks.base import Task
+        from kstrata.tasks.meta import TaskMeta
+
         # the task's public source, written to this process's private tmpfs (the judge's file
         # system is not visible here)
         folder = Path(os.environ.get("TMPDIR", "/tmp")) / "kstrata_task"
         folder.mkdir(exist_ok=True)
         path = (folder / (Path(t["path"]).stem or "task")).with_suffix(".py")
         path.write_text(t["source"])
-        task = Task(name=t["name"], path=path, meta=TaskMeta.model_validate(t["meta"]), source=t["source"])
+        return Task(name=t["name"], path=path, meta=TaskMeta.model_validate(t["meta"]), source=t["source"])
+
+    def _cuda_ready(self) -> None:
+        if self.device.startswith("cuda") and self._events is None:
+            # here, not in _backend: the zygote warms _backend, and CUDA initialized before the fork
+            # is unusable in the candidate process; load and prepare run no candidate code before this
+            self._events = self._cuda_events()
+
+    def prepare(self, h: dict, bufs: list[bytes]) -> tuple[dict, list]:
+        """Build now, concurrently, what the loads at ``h["shapes"]`` (a stage's
+        shapes, sent at its start) will need (:meth:`kstrata.backends.base.Backend.prepare`;
+        under the load's poison pattern ``h["poison"]``). Its threads have
+        ended when it replies; the reply's counts are for measurement only (the
+        judge decides nothing on them), its findings are the run-time watch's,
+        as a load's."""
+        del bufs
+        backend = self._backend(h["backend"])
+        self._cuda_ready()
+        task = self._task(h["task"])
+        shapes = [{k: int(v) for k, v in s.items()} for s in h["shapes"]]
+        if hasattr(backend, "set_poison"):
+            backend.set_poison(int(h.get("poison", 0)))
+        self._count_launches(backend)  # entered before any candidate code runs, as in load
+        with self.watch.candidate():
+            done = backend.prepare(task, h["sources"], shapes)
+        return {"ok": True, **done, "findings": self._watch_findings()}, []
+
+    def load(self, h: dict, bufs: list[bytes]) -> tuple[dict, list]:
+        from kstrata.backends.base import CandidateLoadError
+
+        backend = self._backend(h["backend"])
+        self._cuda_ready()
+        task = self._task(h["task"])
         init = wire.decode(h["init"], bufs)
         shape = {k: int(v) for k, v in h["shape"].items()}
         self.fn, self.last, self.copies = None, [], []
@@ -882,7 +910,7 @@ def failure(e: BaseException) -> dict:
 
 
 #: the harness's request handlers, by op
-OPS = ("load", "call", "call_many", "stage", "run", "fetch", "flush", "json_call")
+OPS = ("load", "prepare", "call", "call_many", "stage", "run", "fetch", "flush", "json_call")
 
 
 def handlers(harness: "Harness") -> dict[str, Any]:

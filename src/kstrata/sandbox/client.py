@@ -491,7 +491,7 @@ class CandidateProcess:
         except (BrokenPipeError, OSError):
             raise self._died() from None
         h, b = self._recv(timeout_s, limit)
-        problem = malformed(h) if header.get("op") in CHECKED_OPS + ("load",) else None
+        problem = malformed(h) if header.get("op") in CHECKED_OPS + ("load", "prepare") else None
         if problem:  # (timing's replies are judged by kstrata.measure.remote, a forged one as timed_output)
             self.kill()
             raise CandidateDied("protocol", f"the candidate process sent a malformed {header.get('op')} reply "

@@ -55,6 +55,7 @@ from kstrata.sandbox.client import SINGLE_THREADED, CandidateDied, fresh
 from kstrata.sandbox.reported import self_reported
 from kstrata.verify.plan import (TestCase, hidden_tests, nominal_tests, octave_tests, perturbed_shapes, public_tests,
                                  screening_shapes)
+from kstrata.verify.prepare import prepare_stage
 from kstrata.verify.reference import is_oom, oom_failure, preflight, says_oom
 from kstrata.verify.result import Evaluation
 from kstrata.verify.ties import index_readable, tie_equivalent, tie_prone_draw
@@ -199,6 +200,10 @@ class Context:
     started: float = field(default_factory=time.monotonic)
     #: the judge's intra-op threads outside :func:`check_threads`'s small calls
     threads: int = field(default_factory=torch.get_num_threads)
+    #: compiling ahead was stopped for this verification (:func:`kstrata.verify.prepare.prepare_stage`)
+    prepare_off: bool = False
+    #: per stage compiled ahead, the candidate process's counts (measurement only)
+    prepared: list[dict[str, Any]] = field(default_factory=list)
 
     def fire(self, check: str, message: str, stage_public: bool, **evidence: Any) -> None:
         """Reject (or warn, per preset) for integrity check ``check``."""
@@ -1125,7 +1130,18 @@ def run_protocol(task: Task, backend_name: str, sources: dict[str, str], secret:
                              else max(1.0, ctx.deadline - time.monotonic()))
         except CandidateDied as e:
             raise died(e, spec, True) from None
+
+        def respawn(limit_s: float) -> Any:  # the process died while compiling ahead: a fresh one goes on
+            fresh_spec = candidate_process(task, backend, unsafe_no_sandbox, sources)
+            try:
+                return fresh(fresh_spec, timeout_s=limit_s)
+            except CandidateDied as e:
+                raise died(e, fresh_spec, True) from None
+
+        build = {"backend": backend_name, "task": task_record(task), "sources": dict(sources),
+                 "poison": POISON_PATTERNS[0]}
         # -- public stage ---------------------------------------------------------
+        ctx.prepared.append(prepare_stage(ctx, pub, True, respawn, build) or {})
         first: dict[str, Any] = {}
 
         def probe(run: ShapeRun, test: TestCase) -> None:
@@ -1140,6 +1156,7 @@ def run_protocol(task: Task, backend_name: str, sources: dict[str, str], secret:
             raise _incorrect(failure, public=True)
         # -- hidden stage ---------------------------------------------------------
         ctx.proc.saw_hidden = True  # what its process leaves in its kernel cache may hold them (kernel_cache)
+        ctx.prepared.append(prepare_stage(ctx, hid, False, respawn, build) or {})  # the hidden shapes from here on
         n, failure, _ = _run_stage(ctx, hid)
         ev.hidden_tests = n
         if failure is not None:

@@ -32,8 +32,11 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import torch
@@ -50,10 +53,14 @@ from kstrata.backends.tvm.schedule import (
     replay_schedule,
     schedule_lines,
 )
+from kstrata.execute.cpus import allowed_cpu_count
 from kstrata.tasks.base import Task, TaskError
 
 _CACHE: OrderedDict[str, Any] = OrderedDict()
-_CACHE_SIZE = 32
+#: built modules kept in-process (a shape's normal build and two poison builds are three)
+_CACHE_SIZE = 192
+#: the most shapes one :meth:`TVMBackend.prepare` builds (their builds, with the poison builds, fit the cache)
+PREPARE_SHAPES = 48
 
 
 def _key(*parts: Any) -> str:
@@ -337,6 +344,83 @@ class TVMBackend(Backend):
             self._store(key, (lowered, self._build(funcs, poison=poison)))
         return _CACHE[key]
 
+    def prepare(self, task: Task, sources: dict[str, str], shapes: list[dict[str, int]]) -> dict[str, Any]:
+        """See :meth:`Backend.prepare`. TVM: for a candidate built per shape
+        (every OpenCL/CUDA graph+schedule candidate; on llvm a ``# build:
+        static`` one), each shape not yet in the in-process cache is lowered
+        and scheduled once, here, one shape after another (Relax legalization
+        is not thread-safe: two threads at once fail with "nested op_tag is
+        not allowed"), and then its normal build and, with a poison pattern
+        set (:meth:`set_poison`), its two poison builds are compiled in a pool
+        of threads, as many as this process may use CPUs
+        (:func:`kstrata.execute.cpus.allowed_cpu_count`); on CUDA each build
+        runs nvcc, a subprocess. Shape-generic and ``source``-level
+        candidates are built once at their first load: nothing to do.
+
+        The builds are stored under the keys :meth:`_built` looks up; at most
+        :data:`PREPARE_SHAPES` shapes are prepared (the rest build at their
+        load). A shape that fails to lower or build is skipped: its load
+        repeats the work and reports the error. The candidate's graph text is
+        parsed here (TVMScript evaluates it), as :meth:`load` does: call it
+        where a load may run.
+        """
+        t0 = time.perf_counter()
+        done = {"built": 0, "failed": 0, "workers": 0, "seconds": 0.0}
+        if (sources.get("source") or "").strip() or not (sources.get("graph") or sources.get("schedule")):
+            return done
+        graph, schedule = sources.get("graph"), sources.get("schedule")
+        patterns = (0, 1, 2) if self.poison_switch.pattern else (0,)
+        jobs: list[tuple[str, Lowered, Any, int]] = []
+        seen: list[dict[str, int]] = []
+        with contextlib.suppress(Exception):  # a graph that does not parse fails at each shape below
+            if self.wants_symbolic(sources, task):
+                return done
+        for shape in shapes:
+            shape = task.full_shape(shape)
+            if shape in seen or len(seen) >= PREPARE_SHAPES:
+                continue
+            seen.append(shape)
+            keys = {p: _key(self.kind, task.digest, graph, schedule, shape, p) for p in patterns}
+            if all(k in _CACHE for k in keys.values()):
+                continue
+            try:
+                lowered, funcs, _, _ = self.scheduled_funcs(task, sources, shape)
+            except Exception:  # noqa: BLE001 - the load at this shape repeats it and reports it
+                done["failed"] += 1
+                continue
+            jobs += [(k, lowered, funcs, p) for p, k in keys.items() if k not in _CACHE]
+        if not jobs:
+            return done
+        build = self._builder()
+        workers = max(1, min(len(jobs), allowed_cpu_count()))
+
+        def one(job: tuple[str, Lowered, Any, int]) -> Any:
+            try:
+                return build(job[2], job[3])
+            except Exception:  # noqa: BLE001 - the load at this shape repeats it and reports it
+                return None
+
+        with ThreadPoolExecutor(workers, thread_name_prefix="kstrata-prepare") as pool:
+            built = list(pool.map(one, jobs))
+        for (key, lowered, _, _), mod in zip(jobs, built):
+            if mod is None:
+                done["failed"] += 1
+            else:
+                self._store(key, (lowered, mod))
+                done["built"] += 1
+        done.update(workers=workers, seconds=time.perf_counter() - t0)
+        return done
+
+    def _builder(self) -> Callable[[dict[str, Any], int], Any]:
+        """``(funcs, poison) -> built``, as :meth:`_build`, callable from several
+        threads at once (what is process-wide, e.g. a poison pipeline's
+        registration, is done here, before)."""
+        from kstrata.backends.tvm.poison import pipeline_name
+
+        for pattern in (1, 2):
+            pipeline_name(pattern)
+        return lambda funcs, poison: self._build(funcs, poison=poison)
+
     @staticmethod
     def _store(key: str, entry: Any) -> None:
         _CACHE[key] = entry
@@ -484,17 +568,25 @@ class TVMCUDABackend(TVMBackend):
             raise CandidateLoadError(f"tvm-cuda cannot run here: {self.availability().reason}")
         return super().load(task, sources, shape, init_inputs)
 
+    def prepare(self, task: Task, sources: dict[str, str], shapes: list[dict[str, int]]) -> dict[str, Any]:
+        """As :meth:`TVMBackend.prepare`; nothing where no GPU can run the builds
+        (the load says so)."""
+        if not self.availability().usable:
+            return Backend.prepare(self, task, sources, shapes)
+        return super().prepare(task, sources, shapes)
+
     def _build(self, funcs: dict[str, Any], code: str | None = None, poison: int = 0) -> Any:
-        import tvm
-
         target = self.target()
-        arch = str(target.attrs.get("arch", "sm_90"))
-
-        def compile_cuda(src: str, _target: Any = None) -> bytes:
-            return tb.nvcc_compile(code if code is not None else src, arch=arch, fmt="ptx")
-
-        tvm.register_global_func("tvm_callback_cuda_compile", compile_cuda, override=True)
+        _use_nvcc(str(target.attrs.get("arch", "sm_90")), code)
         return tb.build_module(funcs, target, poison=0 if code is not None else poison)
+
+    def _builder(self) -> Callable[[dict[str, Any], int], Any]:
+        """As :meth:`TVMBackend._builder`; the nvcc callback is registered here, once
+        (a registration per build from several threads would race)."""
+        super()._builder()
+        target = self.target()
+        _use_nvcc(str(target.attrs.get("arch", "sm_90")))
+        return lambda funcs, poison: tb.build_module(funcs, target, poison=poison)
 
     def _load_source(self, task: Task, sources: dict[str, str], shape: dict[str, int],
                      state: dict[str, torch.Tensor]) -> Callable[..., Any]:
@@ -508,3 +600,20 @@ class TVMCUDABackend(TVMBackend):
         lowered, funcs, _, _ = self.scheduled_funcs(task, sources, shape)
         built = self._build(funcs, code=text)
         return self._runner(lowered.plan, built, self._bind(lowered.header.params, state))
+
+
+_NVCC_LOCK = threading.Lock()
+
+
+def _use_nvcc(arch: str, code: str | None = None) -> None:
+    """Register ``tvm_callback_cuda_compile`` (what TVM's CUDA module creation
+    calls with the generated CUDA C) as nvcc for ``arch``, emitting PTX;
+    with ``code`` (a ``source``-level candidate) it compiles ``code`` instead
+    of what TVM generated."""
+    import tvm
+
+    def compile_cuda(src: str, _target: Any = None) -> bytes:
+        return tb.nvcc_compile(code if code is not None else src, arch=arch, fmt="ptx")
+
+    with _NVCC_LOCK:
+        tvm.register_global_func("tvm_callback_cuda_compile", compile_cuda, override=True)
