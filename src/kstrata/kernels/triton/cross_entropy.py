@@ -1,5 +1,7 @@
-"""Fusion plan: one kernel, one program per row: loss = logsumexp(z) - z[label], with
-logsumexp = max + log(sum(exp(z - max))) over the classes (last axis)."""
+"""Fusion plan: one kernel, one program per row: loss = logsumexp(z) - z[label], computed as
+(max - z[label]) + log(sum(exp(z - max))) over the classes (last axis): max and z[label] are
+subtracted first (exact when they are close), so logits far from zero (a row offset by 1000)
+do not round a small loss away, as (max + log(sum)) - z[label] would."""
 
 import torch
 import torch.nn as nn
@@ -20,10 +22,10 @@ def _kernel(z_ptr, label_ptr, loss_ptr, C, BLOCK_C: tl.constexpr):
     z = tl.load(z_ptr + row * C + cols, mask=mask, other=-float('inf')).to(tl.float32)
     m = tl.max(z, axis=0)
     e = tl.where(mask, tl.exp(z - m), 0.0)
-    lse = m + tl.log(tl.sum(e, axis=0))
     label = tl.load(label_ptr + row)
     z_label = tl.load(z_ptr + row * C + label).to(tl.float32)
-    tl.store(loss_ptr + row, (lse - z_label).to(loss_ptr.dtype.element_ty))
+    loss = (m - z_label) + tl.log(tl.sum(e, axis=0))
+    tl.store(loss_ptr + row, loss.to(loss_ptr.dtype.element_ty))
 
 
 @triton.jit
@@ -44,7 +46,7 @@ def _kernel_two_pass(z_ptr, label_ptr, loss_ptr, C, CHUNK: tl.constexpr):
     s_row = tl.sum(tl.where(m > -float('inf'), s * tl.exp(m - m_row), 0.0), axis=0)
     label = tl.load(label_ptr + row)
     z_label = tl.load(z_ptr + row * C + label).to(tl.float32)
-    tl.store(loss_ptr + row, (m_row + tl.log(s_row) - z_label).to(loss_ptr.dtype.element_ty))
+    tl.store(loss_ptr + row, ((m_row - z_label) + tl.log(s_row)).to(loss_ptr.dtype.element_ty))
 
 
 class ModelNew(nn.Module):
