@@ -120,3 +120,20 @@ DRAW_CASES = [
 def test_rt42_rt43_bugs_only_the_ties_or_outliers_draw_exposes_are_incorrect(kstrata_eval, task, candidate):
     d = kstrata_eval(task, candidate, "--no-time", "--scope", "small")
     assert d["verdict"] == "incorrect", summary(d)
+
+
+ROUNDING_CASES = [
+    # red-team 2026-12-04: the quant policy allows integer outputs one step at a rounding tie, nothing more
+    ("rt44_quantize_rounding_ties/reciprocal.py", "correct"),
+    ("rt44_quantize_rounding_ties/half_away_from_zero.py", "correct"),
+    ("rt44_quantize_rounding_ties/off_by_one_near_ties.py", "incorrect"),
+]
+
+
+@pytest.mark.parametrize("candidate,verdict", ROUNDING_CASES)
+def test_rt44_quantize_one_step_at_rounding_ties_only(kstrata_eval, candidate, verdict):
+    d = kstrata_eval("rt44_quantize_rounding_ties/task.py", candidate, "--no-time")
+    assert d["verdict"] == verdict, summary(d)
+    assert "within rounding" in d["tolerance"]["integer_outputs"], d["tolerance"]
+    if verdict == "incorrect":
+        assert d["evidence"]["stats"]["policy"] == "quant" and d["evidence"]["stats"]["integer"], d["evidence"]

@@ -685,6 +685,43 @@ class ShapeRun:
                 out.append(k)
         return out
 
+    def _rounding_aware(self, test: TestCase, comps: list[Comparison], out1: list[Any], refs: list[torch.Tensor],
+                        pristine: list[Any] | None) -> list[Comparison]:
+        """``comps`` with each failing integer output of a ``quant``-policy task
+        compared again allowing one quantization step where the exact value
+        before a rounding is within rounding of a tie
+        (:mod:`kstrata.verify.rounding`: the float64 forward run with each
+        such rounding taken down, then up); the count of elements so allowed
+        is recorded (``rounding_ties``). Other policies and outputs: unchanged."""
+        from kstrata.verify.rounding import rounding_sides, within_a_tie
+
+        tol = self.ctx.task.meta.tolerance
+        failing = [i for i, (k, c, r) in enumerate(zip(comps, out1, refs))
+                   if not k.ok and isinstance(c, torch.Tensor) and isinstance(r, torch.Tensor)
+                   and not r.is_floating_point() and c.shape == r.shape]
+        if tol.kind != "quant" or not failing or pristine is None or self.model64 is None:
+            return comps
+        dtype = getattr(torch, self.ctx.task.meta.dtype, None)
+        if not (isinstance(dtype, torch.dtype) and dtype.is_floating_point):
+            dtype = next((x.dtype for x in pristine if isinstance(x, torch.Tensor) and x.is_floating_point()),
+                         torch.float32)
+        t0 = time.monotonic()
+        sides = rounding_sides(lambda: self._float64(pristine, test), dtype)
+        self.ctx.judge_s += time.monotonic() - t0
+        if sides is None:
+            return comps
+        down, up, _ = sides
+        out = list(comps)
+        for i in failing:
+            if i >= len(down) or i >= len(up):
+                continue
+            ok = within_a_tie(out1[i], refs[i], down[i], up[i])
+            wrong = int((~ok).sum())
+            tied = int(comps[i].stats.get("wrong", 0)) - wrong
+            stats = {**comps[i].stats, "policy": "quant", "integer": True, "wrong": wrong, "rounding_ties": tied}
+            out[i] = Comparison(wrong == 0, None if wrong == 0 else ~ok, stats)
+        return out
+
     def _comparer(self, test: TestCase, extra: list[torch.Tensor | None] | None = None
                   ) -> Callable[..., Comparison]:
         """:func:`compare` against the float64 oracle (with ``extra``, one
@@ -1016,9 +1053,17 @@ def versions(backend: Backend) -> dict[str, str]:
     return v
 
 
+#: What the ``quant`` policy allows an integer output (:meth:`ShapeRun._rounding_aware`).
+QUANT_INTEGER_OUTPUTS = ("equal to the reference's, except one quantization step where the exact value before "
+                         "a rounding is within rounding (TIE_ULPS units of roundoff) of a tie; the cosine, "
+                         "rel_l1 and rmse metrics apply to floating outputs (kstrata.verify.rounding)")
+
+
 def tolerance_record(task: Task) -> dict[str, Any]:
     """The tolerance policy actually applied (JSON-able)."""
     tol = task.meta.tolerance.model_dump()
+    if task.meta.tolerance.kind == "quant":
+        tol["integer_outputs"] = QUANT_INTEGER_OUTPUTS
     dt = getattr(torch, task.meta.dtype, None)
     if isinstance(dt, torch.dtype) and dt in DTYPE_BOUNDS:
         atol, rtol = DTYPE_BOUNDS[dt]
@@ -1366,6 +1411,10 @@ def _incorrect(failure: Failure, public: bool) -> Stop:
         missed = stats.get("oracle_nonfinite_wrong") or 0
         if stats.get("policy") == "exact":
             msg = f"{wrong} of {total} elements differ from the reference's (compared exactly)"
+        elif stats.get("policy") == "quant" and stats.get("integer"):
+            msg = (f"{wrong} of {total} elements differ from the reference's by more than the quant policy "
+                   "allows for integer outputs (one quantization step, and only where the exact value "
+                   "before the rounding is within rounding of a tie)")
         elif missed:  # "max error" covers finite elements only: NaN/Inf the candidate did not propagate
             msg = (f"{wrong} of {total} elements outside tolerance: {missed} where the oracle is NaN/Inf and "
                    f"the candidate's value is not the same NaN/Inf, max error {max_err} over the rest")
