@@ -611,6 +611,7 @@ class ShapeRun:
                     f"which does not allow for the reference's own rounding), and the judge could not "
                     f"compute it: {skipped}. The judge's side, not the candidate's: verify "
                     "again on a less loaded machine, with a longer --timeout, or at smaller shapes")
+        comps = self._rounding_aware(test, comps, out1, refs_cpu, pristine)
         if not all(c.ok for c in comps) and pristine is not None:
             extra = self._reduction_allowance(pristine, oracles, refs_cpu, test)
             if extra:
