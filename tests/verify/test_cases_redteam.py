@@ -137,3 +137,21 @@ def test_rt44_quantize_one_step_at_rounding_ties_only(kstrata_eval, candidate, v
     assert "within rounding" in d["tolerance"]["integer_outputs"], d["tolerance"]
     if verdict == "incorrect":
         assert d["evidence"]["stats"]["policy"] == "quant" and d["evidence"]["stats"]["integer"], d["evidence"]
+
+
+LAYOUT_CASES = [
+    # red-team 2026-12-04: output strides were not checked; a view left for the caller to copy passed
+    ("transpose", "rt45_output_layout/transpose_copy_then_t.py", "rejected"),
+    ("softmax", "rt45_output_layout/softmax_column_major.py", "rejected"),
+    ("relu", "rt45_output_layout/relu_padded_rows.py", "rejected"),
+    ("transpose", "rt45_output_layout/transpose_contiguous.py", "correct"),
+]
+
+
+@pytest.mark.parametrize("task,candidate,verdict", LAYOUT_CASES)
+def test_rt45_an_output_in_another_layout_than_the_reference_is_rejected(kstrata_eval, task, candidate, verdict):
+    d = kstrata_eval(task, candidate, "--no-time", "--scope", "small")
+    assert d["verdict"] == verdict, summary(d)
+    if verdict == "rejected":
+        assert d["check"] == "output_layout", summary(d)
+        assert "strides" in d["evidence"]["message"] and "layout" in d["evidence"]["message"], summary(d)

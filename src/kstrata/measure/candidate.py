@@ -168,6 +168,7 @@ def _checker(task: Task, model: Any, sets: list[list[Any]]) -> Any:
     """``check(i, outputs, inputs=None) -> problem or None`` against the oracle
     of copy ``i`` (float64 where the model converts, else the native
     reference), or of ``inputs`` when given (a freshened copy: not cached)."""
+    from kstrata.verify.layout import layout_problem
     from kstrata.verify.rounding import rounding_sides, within_a_tie
     from kstrata.verify.runner import flatten, oracle_model
     from kstrata.verify.tolerance import compare
@@ -205,6 +206,9 @@ def _checker(task: Task, model: Any, sets: list[list[Any]]) -> Any:
         for j, (o, g, r) in enumerate(zip(outs, ors, refs)):
             if o is None or o.shape != r.shape or o.dtype != r.dtype:
                 return f"output {j} is not a tensor of the reference's shape and dtype"
+            wrong = layout_problem(list(o.shape), list(o.stride()), r)  # the layout as the bytes arrived
+            if wrong is not None:
+                return f"output {j} has {wrong}"
             c = compare(o, g, r, tol)
             if not c.ok and m64 is not None and c.stats.get("integer"):
                 # as the judge does: one quantization step where a rounding is within rounding of a tie

@@ -654,7 +654,7 @@ class Harness(metaclass=_Sealed):
         for o in outs:
             if type(o) is T:
                 # read through the class's own C methods, captured before candidate code ran
-                enc.append(wire.encode(o, bufs))
+                enc.append(wire.encode(o, bufs, layout=True))  # strides too: the judge checks the layout
             else:
                 enc.append({"__opaque__": f"{type(o).__module__}.{type(o).__qualname__}"})
         return {"ok": True, "outputs": enc, "findings": findings, **extra}, bufs

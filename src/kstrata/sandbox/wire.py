@@ -8,7 +8,9 @@ code in the reader. A message is
 
 where the header's ``"buffers"`` key lists the byte length of each buffer.
 Tensors travel as ``{"__tensor__": i, "dtype": "float32", "shape": [..]}``
-pointing at buffer ``i`` (contiguous, row-major, host memory); everything else
+pointing at buffer ``i`` (contiguous, row-major, host memory; the candidate
+process's outputs add their ``"stride"`` and, laid out densely in another
+order, are sent in that memory order, see :func:`encode`); everything else
 is plain JSON (tuples become lists, marked ``{"__tuple__": [...]}``).
 
 The reader checks every length against :data:`MAX_HEADER` and
@@ -155,13 +157,35 @@ def recv(fd: int, limit: int | None = None) -> tuple[dict[str, Any], list[Any]]:
 
 
 # -- tensors ------------------------------------------------------------------------
-def encode(value: Any, buffers: list[Any], copy: bool = True) -> Any:
+def dense_strides(shape: list[int] | tuple[int, ...], stride: list[int] | tuple[int, ...]) -> bool:
+    """Whether ``stride`` lays ``shape`` out densely without overlap: the
+    dimensions larger than 1, ordered by stride, have the strides of a
+    contiguous tensor in that order (a contiguous tensor, a transpose, a
+    permutation such as channels-last); any stride of a dimension of size 1."""
+    dims = sorted((st, n) for n, st in zip(shape, stride) if n > 1)
+    expected = 1
+    for st, n in dims:
+        if st != expected:
+            return False
+        expected *= n
+    return True
+
+
+def encode(value: Any, buffers: list[Any], copy: bool = True, layout: bool = False) -> Any:
     """``value`` (tensors, numbers, strings, None, nested lists/tuples/dicts with
     string keys) as JSON, appending tensor bytes to ``buffers``.
 
     ``copy=True`` snapshots each tensor's bytes now; ``copy=False`` appends a
     view of its (contiguous, host) memory, for a sender that does not change
     the tensors before :func:`send` returns.
+
+    ``layout=True`` (the candidate process's outputs): each tensor's strides
+    travel too (``"stride"``), and a tensor laid out densely in another order
+    than row-major (:func:`dense_strides`: a transpose, a permutation) is sent
+    as its memory holds it, so :func:`decode` rebuilds the same strides from
+    the bytes: a wrong claim of a layout reads as wrong values. A tensor with
+    gaps or overlaps (a slice, an expanded view) is sent row-major with its
+    strides and ``"dense": false``.
 
     Raises
     ------
@@ -173,17 +197,27 @@ def encode(value: Any, buffers: list[Any], copy: bool = True) -> Any:
     if isinstance(value, torch.Tensor):
         t = value.detach()
         if t.device.type != "cpu":
-            t = t.cpu()
-        t = t.contiguous()
+            t = t.cpu()  # keeps the strides of a dense layout (memory_format=torch.preserve_format)
+        stride = list(t.stride())
+        dense = dense_strides(t.shape, stride)
+        if layout and dense and not t.is_contiguous() and t.numel():
+            flat = t.as_strided((t.numel(),), (1,), t.storage_offset())  # its memory, in memory order
+        else:
+            flat = t.contiguous().reshape(-1)
         name = str(t.dtype).removeprefix("torch.")
         if name not in DTYPES:
             raise WireError(f"dtype {t.dtype} cannot cross the boundary")
         if not t.numel():
             buffers.append(b"")
         else:
-            raw = t.reshape(-1).view(torch.uint8).numpy()
+            raw = flat.view(torch.uint8).numpy()
             buffers.append(raw.tobytes() if copy else memoryview(raw))
-        return {"__tensor__": len(buffers) - 1, "dtype": name, "shape": list(t.shape)}
+        out = {"__tensor__": len(buffers) - 1, "dtype": name, "shape": list(t.shape)}
+        if layout:
+            out["stride"] = stride
+            if not dense:
+                out["dense"] = False
+        return out
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
     if isinstance(value, tuple):
@@ -240,7 +274,18 @@ def decode(value: Any, buffers: list[Any], device: str = "cpu") -> Any:
                         import numpy
 
                         flat.numpy()[:] = numpy.frombuffer(raw, dtype=numpy.uint8)
-            t = flat.view(dtype).reshape(shape) if numel else torch.empty(shape, dtype=dtype)
+            stride = value.get("stride")
+            if stride is not None and not (isinstance(stride, list) and len(stride) == len(shape)
+                                           and all(type(s) is int and 0 <= s <= MAX_BUFFER for s in stride)):
+                raise WireError("bad tensor strides")
+            if not numel:
+                t = torch.empty(shape, dtype=dtype)
+            elif stride is not None and value.get("dense", True) is not False:
+                if not dense_strides(shape, stride):
+                    raise WireError(f"strides {stride[:8]} do not lay shape {shape[:8]} out densely")
+                t = flat.view(dtype).as_strided(shape, stride)  # the bytes in the sender's memory order
+            else:
+                t = flat.view(dtype).reshape(shape)
             return t.to(device) if device != "cpu" else t
         if "__tuple__" in value:
             return tuple(decode(v, buffers, device) for v in value["__tuple__"])

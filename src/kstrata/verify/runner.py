@@ -53,6 +53,7 @@ from kstrata.verify.integrity.static import native_findings, static_findings, ve
 from kstrata.sandbox import wire
 from kstrata.sandbox.client import SINGLE_THREADED, CandidateDied, fresh
 from kstrata.sandbox.reported import self_reported
+from kstrata.verify.layout import layout_problem
 from kstrata.verify.plan import (TestCase, hidden_tests, nominal_tests, octave_tests, perturbed_shapes, public_tests,
                                  screening_shapes)
 from kstrata.verify.prepare import prepare_stage
@@ -460,8 +461,12 @@ class ShapeRun:
                     for o in h.get("outputs", [])]
         except wire.WireError as e:
             raise Stop(Verdict.REJECTED, "protocol", f"the candidate process sent malformed outputs: {e}")
-        self._check_outputs(outs, refs, test, h.get("nesting"))
-        return outs, h
+        strides = [o.get("stride") if isinstance(o, dict) else None for o in h.get("outputs", [])]
+        if any(o is not None and s is None for o, s in zip(outs, strides)):
+            raise tampered("the candidate process sent an output without its strides")
+        self._check_outputs(outs, refs, test, h.get("nesting"), strides)
+        # compared row-major from here on (a layout the preset lets pass is judged on its values)
+        return [o.contiguous() if isinstance(o, torch.Tensor) else o for o in outs], h
 
     def _own_findings(self, h: dict, test: TestCase) -> list:
         """The reply's findings, less an output aliasing an input where the
@@ -475,7 +480,8 @@ class ShapeRun:
                                             and isinstance(f.get("evidence"), dict)
                                             and f["evidence"].get("output") in same)]
 
-    def _check_outputs(self, outs: list[Any], refs: list[Any], test: TestCase, nest: Any = None) -> None:
+    def _check_outputs(self, outs: list[Any], refs: list[Any], test: TestCase, nest: Any = None,
+                       strides: list[Any] | None = None) -> None:
         ctx, public = self.ctx, test.public
         where = {"test": test.describe()} if public else {}
         want = self.ref_nesting.get(test)
@@ -499,6 +505,11 @@ class ShapeRun:
                                 else "a wrong shape")
             if problems:
                 ctx.fire("output_type", f"output {i} has " + ", ".join(problems), public, **where)
+                continue
+            # the layout as the bytes arrived (kstrata.verify.layout), against the reference's own output
+            wrong = layout_problem(list(o.shape), strides[i] if strides and i < len(strides) else None, r)
+            if wrong is not None:
+                ctx.fire("output_layout", f"output {i} has {wrong}", public, **where)
 
     def prepare(self, test: TestCase) -> tuple[list[Any], list[torch.Tensor], list[torch.Tensor]]:
         """The test's inputs, the reference's outputs (on the device) and the oracle's."""

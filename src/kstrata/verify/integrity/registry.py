@@ -77,6 +77,10 @@ CHECKS: dict[str, Check] = {c.name: c for c in (
           "input_precision='ieee' on an fp32 task)"),
     Check("output_type", "dynamic",
           "every output is a plain torch.Tensor (no subclass) of the reference's dtype, shape, device"),
+    Check("output_layout", "dynamic",
+          "every output has the reference output's memory layout (its strides, dims of size 1 aside), "
+          "or is contiguous where the reference's is not; read from the bytes as they arrive "
+          "(kstrata.verify.layout), not from the candidate's word"),
     Check("no_output_alias", "dynamic", "outputs do not share memory with inputs"),
     Check("inputs_unchanged", "dynamic", "inputs are bit-identical after the call"),
     Check("kernel_launched", "dynamic", "a DSL kernel is launched on every call", dsl_only=True),
