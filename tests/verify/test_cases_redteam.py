@@ -155,3 +155,26 @@ def test_rt45_an_output_in_another_layout_than_the_reference_is_rejected(kstrata
     if verdict == "rejected":
         assert d["check"] == "output_layout", summary(d)
         assert "strides" in d["evidence"]["message"] and "layout" in d["evidence"]["message"], summary(d)
+
+
+STATE_CASES = [
+    # red-team 2026-12-04: right on its first calls only, it was told of a boundary / shape-specific bug
+    ("rt46_state_across_calls/right_on_first_test_only.py", "call_history", "kept between calls"),
+    ("rt46_state_across_calls/right_on_first_call_only.py", "race", "kept between calls"),
+]
+
+
+@pytest.mark.parametrize("candidate,kind,words", STATE_CASES)
+def test_rt46_state_kept_across_calls_is_named_as_such_not_as_a_shape_bug(kstrata_eval, candidate, kind, words):
+    d = kstrata_eval("softmax", candidate, "--no-time", "--scope", "small")
+    assert d["verdict"] == "incorrect", summary(d)
+    items = {i["kind"]: i for i in d["feedback"]}
+    assert kind in items and words in items[kind]["text"], d["feedback"]
+    assert "shapes" not in items and not any("shape-specific" in i["text"] for i in d["feedback"]), d["feedback"]
+
+
+def test_rt42_a_reduction_s_wrong_outputs_are_named_by_the_output_s_dims(kstrata_eval):
+    # red-team 2026-12-04: a row sum's wrong output index (output (B, 1)) was called a "column"
+    d = kstrata_eval("sum_dim", "rt42_constant_rows/sum_dim_zero_on_constant_rows.py", "--no-time", "--scope", "small")
+    where = next(i for i in d["feedback"] if i["kind"] == "rows_cols")
+    assert "column" not in where["text"] and "dim 0 (size 8): 0, 4" in where["text"], where

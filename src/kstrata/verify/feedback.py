@@ -5,14 +5,15 @@ the problem most likely belongs to (DESIGN.md). Kinds:
 
 ``wrong_share``     share of wrong elements and max error
 ``nonfinite``       NaN/Inf where the oracle is finite, first positions
-``rows_cols``       which rows / columns (last two dims) hold the wrong elements
+``rows_cols``       which indices along each of the output's own dims hold the wrong elements
 ``blocks``          wrong 32x32 tiles of the (rows, cols) view
 ``tail_tile``       only the last partial tile along a dim is wrong (mask/padding bug)
 ``constant_ratio``  output = r x oracle for a constant r (a missing scale, e.g. 1/sqrt(d))
 ``shapes``          which public shapes pass and which fail (nominal vs boundary)
 ``distributions``   which input distributions fail (e.g. only ``shifted``: padding values)
 ``reduction_growth`` relative error grows with the reduction length (accumulation precision)
-``race``            two runs on the same input differ (non-determinism)
+``race``            two runs on the same input differ (non-determinism, or state kept between calls)
+``call_history``    the failing test passes on a candidate loaded afresh: state is kept between calls
 ``unwritten_memory`` they differ as the poison patterns do: memory never written reached the output
 ``public_probe``    after a hidden failure: a public shape of the same kind (a size of 1, 3 or 13)
                     that fails too, with the items above for it, or that none does
@@ -137,6 +138,21 @@ def parameter_hint(model: torch.nn.Module, cand: torch.Tensor, oracle: torch.Ten
     return item("parameters", "source", text, **data)
 
 
+def _wrong_along_dims(bad: torch.Tensor) -> dict[int, list[int]]:
+    """Per dimension of the output larger than 1 (every dimension when none
+    is), the indices along it that hold a wrong element."""
+    dims = [d for d in range(bad.dim()) if bad.shape[d] > 1] or list(range(bad.dim()))
+    return {d: bad.any(dim=tuple(e for e in range(bad.dim()) if e != d)).nonzero().flatten().tolist()
+            if bad.dim() > 1 else bad.nonzero().flatten().tolist() for d in dims}
+
+
+def _name_dims(shape: tuple[int, ...], per_dim: dict[int, list[int]]) -> str:
+    """Where the wrong elements are, named by the output's own dimensions
+    (a reduction's output of shape (B, 1) has no columns to speak of)."""
+    parts = [f"dim {d} (size {shape[d]}): {_ranges(idx)}" for d, idx in per_dim.items()]
+    return f"wrong elements of the output (shape {tuple(shape)}) at indices along " + "; ".join(parts)
+
+
 def describe_tensor(cand: torch.Tensor, oracle: torch.Tensor, bad: torch.Tensor, stats: dict) -> list[dict]:
     """Items locating the wrong elements of one output."""
     items = []
@@ -159,12 +175,12 @@ def describe_tensor(cand: torch.Tensor, oracle: torch.Tensor, bad: torch.Tensor,
         view = bad.reshape(-1, n_cols)
         rows = view.any(1).nonzero().flatten().tolist()
         cols = view.any(0).nonzero().flatten().tolist()
-        items.append(item("rows_cols", "source",
-                          f"wrong rows (leading dims flattened, of {view.shape[0]}): {_ranges(rows)}; "
-                          f"wrong columns (last dim, of {n_cols}): {_ranges(cols)}",
-                          rows=rows[:64], cols=cols[:64], n_rows=view.shape[0], n_cols=n_cols))
+        per_dim = _wrong_along_dims(bad)
+        items.append(item("rows_cols", "source", _name_dims(tuple(bad.shape), per_dim),
+                          rows=rows[:64], cols=cols[:64], n_rows=view.shape[0], n_cols=n_cols,
+                          shape=list(bad.shape), dims={str(d): idx[:64] for d, idx in per_dim.items()}))
         edge = [r for r in rows if r in (0, view.shape[0] - 1)]
-        if nonfin.any() and rows and edge == rows:
+        if nonfin.any() and rows and edge == rows and bad.dim() > 1:  # a 1-D output is one "row"
             where = "last" if rows == [view.shape[0] - 1] else "first" if rows == [0] else "first and last"
             items.append(item("edge_read", "source",
                               f"the non-finite outputs are in the {where} row only: the memory just past the "
@@ -238,7 +254,8 @@ def locate(ctx: "Context", failure: "Failure", run: "ShapeRun | None", tests: li
                           "at a size below the block or split factor)"))
     elif failure.race:
         items.append(item("race", "source", "two runs on the same input differ beyond rounding: "
-                          "non-determinism (a race, uninitialised memory or atomics order)"))
+                          "non-determinism (a race, uninitialised memory or atomics order), or state kept "
+                          "between calls (the result changes from one call to the next on the same input)"))
     # which distributions fail at the failing shape (seed of the failing test)
     if run is not None:
         dists = {}
@@ -252,13 +269,29 @@ def locate(ctx: "Context", failure: "Failure", run: "ShapeRun | None", tests: li
             items.append(item("distributions", "source", f"fails for inputs drawn {', '.join(bad_d)}; passes "
                               f"{', '.join(d for d, ok in dists.items() if ok)}{hint}",
                               failing=bad_d, passing=[d for d, ok in dists.items() if ok]))
-    # which public shapes fail, and whether error grows with the reduction length
+    # the failing test again on a candidate loaded afresh, where it is the first call: a candidate that
+    # passes there keeps state between calls, and whether another shape passes says nothing of shapes
+    # (each is loaded afresh too: a candidate right on its first calls only was told of a shape bug)
+    if run is not None and not failure.race:
+        try:
+            fresh_ok = _probe(ShapeRun(ctx, failure.test.shape_dict, failure.test.param_seed), failure.test)[0]
+        except Stop:
+            fresh_ok = False
+        if fresh_ok:
+            items.append(item("call_history", "source",
+                              "the failing test passes when the candidate is loaded afresh and it is the first "
+                              "call, and fails after earlier calls: the result changes across calls on the same "
+                              "input. State is kept between calls (a counter, a cache, an accumulator or a "
+                              "buffer carried from one call to the next); each call must compute its outputs "
+                              "from its inputs alone", test=failure.test.describe()))
+            return items
+    # which public shapes fail, and whether error grows with the reduction length (each shape loaded afresh)
     per_shape: list[tuple[dict, bool, float]] = []
     for t in tests:
         if t.dist != "normal" or t.seed != tests[0].seed or any(t.shape == s[0] for s in per_shape):
             continue
         try:
-            sr = run if (run is not None and t.shape == failure.test.shape) else ShapeRun(ctx, t.shape_dict, t.param_seed)
+            sr = ShapeRun(ctx, t.shape_dict, t.param_seed)
         except Stop:
             continue
         ok, rel = _probe(sr, t)
