@@ -165,9 +165,12 @@ def _host64(xs: list[Any]) -> list[Any]:
 
 
 def _checker(task: Task, model: Any, sets: list[list[Any]]) -> Any:
-    """``check(i, outputs, inputs=None) -> problem or None`` against the oracle
-    of copy ``i`` (float64 where the model converts, else the native
-    reference), or of ``inputs`` when given (a freshened copy: not cached)."""
+    """``check(i, outputs, inputs=None, strides=None) -> problem or None``
+    against the oracle of copy ``i`` (float64 where the model converts, else
+    the native reference), or of ``inputs`` when given (a freshened copy: not
+    cached), and against the reference output's layout
+    (:mod:`kstrata.verify.layout`) with each output's ``strides`` as the
+    candidate process stated them (None: the decoded tensors' own)."""
     from kstrata.verify.layout import layout_problem
     from kstrata.verify.rounding import rounding_sides, within_a_tie
     from kstrata.verify.runner import flatten, oracle_model
@@ -191,7 +194,8 @@ def _checker(task: Task, model: Any, sets: list[list[Any]]) -> Any:
                 ors = [r.double() if r.is_floating_point() else r for r in refs]
         return refs, ors
 
-    def check(i: int, outs: list[Any], inputs: list[Any] | None = None) -> str | None:
+    def check(i: int, outs: list[Any], inputs: list[Any] | None = None,
+              strides: list[Any] | None = None) -> str | None:
         if inputs is not None:
             xs = inputs
             refs, ors = oracle(xs)
@@ -206,7 +210,10 @@ def _checker(task: Task, model: Any, sets: list[list[Any]]) -> Any:
         for j, (o, g, r) in enumerate(zip(outs, ors, refs)):
             if o is None or o.shape != r.shape or o.dtype != r.dtype:
                 return f"output {j} is not a tensor of the reference's shape and dtype"
-            wrong = layout_problem(list(o.shape), list(o.stride()), r)  # the layout as the bytes arrived
+            stated = strides[j] if strides is not None and j < len(strides) else list(o.stride())
+            if stated is None:
+                return f"output {j} arrived without its strides (the candidate tampered with its harness)"
+            wrong = layout_problem(list(o.shape), stated, r)  # as the bytes arrived, or as stated for a gapped one
             if wrong is not None:
                 return f"output {j} has {wrong}"
             c = compare(o, g, r, tol)

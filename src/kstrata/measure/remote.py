@@ -289,7 +289,9 @@ class RemoteCandidate:
                 raise TimedOutputMismatch(
                     f"during timing ({f['check']}): {str(f.get('message', ''))[:500]}",
                     {"call": self.calls, "check": f["check"]})
-        problem = self.check(i, outs, expected if fresh else None)
+        # each output's strides as its header states them (one with gaps or overlaps arrives row-major)
+        strides = [o.get("stride") if isinstance(o, dict) else None for o in h.get("outputs", [])]
+        problem = self.check(i, outs, expected if fresh else None, strides)
         if problem:
             raise TimedOutputMismatch(
                 f"timed call {self.calls} (input copy {i}) returned a wrong output: {problem}; the "
