@@ -78,3 +78,34 @@ def test_hidden_failure_reveals_no_element_count_or_shape(tmp_path):
     assert out.verdict == "incorrect"
     text = json.dumps(out.public)
     assert not _leaks(text, sizes), text
+
+
+SIZED_TASK = TASK.replace("    def forward(self, x):", "    def __init__(self, n):\n        super().__init__()\n\n"
+                          "    def forward(self, x):").replace("return []", "return [N]")
+
+# loads at the public sizes; at any other, raises with the size in its message
+LOADS_PUBLIC_ONLY = '''import torch
+import torch.nn as nn
+
+class ModelNew(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        if n not in (16, 64):
+            raise ValueError(f"no kernel for n={n} (shape ({n},))")
+
+    def forward(self, x):
+        return torch.relu(x)
+'''
+
+
+def test_load_failure_at_a_hidden_shape_reveals_no_size(tmp_path):
+    """The hidden stage's loads are hidden tests: a compile or load error there is named by its
+    exception type only, with no traceback or output tail (a compiler's message names the shape)."""
+    (tmp_path / "t.py").write_text(SIZED_TASK)
+    task = load_task(tmp_path / "t.py")
+    sizes = _hidden_sizes(task)
+    ev = run_protocol(task, "pytorch", {"source": LOADS_PUBLIC_ONLY}, SECRET, scope="full")
+    assert ev["verdict"] == "compile_error", ev["evidence"]
+    assert "hidden" in ev["evidence"]["message"]
+    assert "ValueError" in ev["evidence"]["message"]
+    assert not _leaks(json.dumps({k: ev[k] for k in ("evidence", "feedback")}), sizes), ev["evidence"]

@@ -35,6 +35,7 @@ import builtins
 import copy
 import os
 import platform
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -131,6 +132,9 @@ def _exception_kind(message: str) -> str:
     name and the message are the candidate's to choose (a class named after
     the hidden shape would leak it), so nothing else of them is echoed."""
     name = message.split(":", 1)[0].strip()
+    raised = _RAISED.match(message)  # a load error: "ModelNew(*init_inputs) raised ValueError: ..."
+    if raised:
+        name = raised.group(1)
     base = name.rsplit(".", 1)[-1]
     builtin = getattr(builtins, base, None)
     if isinstance(builtin, type) and issubclass(builtin, BaseException) and name in (base, "builtins." + base):
@@ -139,6 +143,9 @@ def _exception_kind(message: str) -> str:
         return name
     return "an exception"
 
+
+#: the backends' load errors, "<what kstrata did> raised <Type>: <message>" (kstrata.backends)
+_RAISED = re.compile(r"[^:]*? raised ([A-Za-z_][\w.]*): ")
 
 #: PyTorch's exception types a hidden-test failure may name
 _TORCH_EXCEPTIONS = frozenset({"torch.OutOfMemoryError", "torch.cuda.OutOfMemoryError", "OutOfMemoryError",
@@ -991,7 +998,8 @@ def _run_stage(ctx: Context, tests: list[TestCase], on_shape: Callable[[ShapeRun
         key = (test.shape, test.param_seed)
         if key not in runs:
             runs.clear()
-            runs[key] = ShapeRun(ctx, test.shape_dict, test.param_seed)
+            # a hidden test's load is hidden too: its error names no shape (a compiler's message does)
+            runs[key] = ShapeRun(ctx, test.shape_dict, test.param_seed, public=test.public)
             if on_shape is not None:
                 on_shape(runs[key], test)
         run = runs[key]
