@@ -395,6 +395,12 @@ class MemoryStore:
             c.execute(f"INSERT INTO attempts ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})",
                       tuple(row.values()))
 
+    def attempt_counts(self) -> tuple[int, int]:
+        """``(proposals, runs)``: how many proposals were recorded, over how many runs."""
+        row = self.conn.execute("SELECT COUNT(*), COUNT(DISTINCT run_key) FROM attempts "
+                                "WHERE outcome = 'proposed'").fetchone()
+        return int(row[0]), int(row[1])
+
     def attempts(self, run_key: str, parent: str | None = None, outcome: str | None = None) -> list[Attempt]:
         """Attempts of ``run_key`` in order (optionally from one parent / with one outcome)."""
         q, args = "SELECT * FROM attempts WHERE run_key = ?", [run_key]

@@ -1,6 +1,6 @@
 """``kstrata memory list|show|export|import``: the agents' long-term skill store.
 
-The store is ``--db PATH``, else ``$KSTRATA_MEMORY_DB``, else
+The store is ``--memory PATH`` (``--db`` is the same option), else ``$KSTRATA_MEMORY_DB``, else
 ``~/.cache/kstrata/memory.db`` (:mod:`kstrata.agents.memory`). Export writes
 JSON lines; import reads them back, validating every line before writing any.
 """
@@ -22,7 +22,13 @@ from kstrata.cli.errors import OptionError, user_errors
 console = Console()
 app = typer.Typer(help="The agents' memory of transformations that worked.", no_args_is_help=True)
 
-_DB = typer.Option(None, "--db", help="Memory database (default $KSTRATA_MEMORY_DB or ~/.cache/kstrata/memory.db).")
+_DB = typer.Option(None, "--memory", "--db",
+                   help="Memory database (default $KSTRATA_MEMORY_DB or ~/.cache/kstrata/memory.db); the same "
+                        "option as `kstrata optimize --memory`.")
+#: why a store holds no skill (:meth:`kstrata.agents.hierarchical.HierarchicalProposer.learn`)
+NO_SKILL = ("a skill is stored only for a proposal of the hierarchical proposer that beat its parent by more than "
+            "2%, both verified correct and both timings trusted (never a timing marked untrusted, as on a "
+            "contended machine: `kstrata retime RUN` re-times a run, but stores no skill)")
 
 
 def _open(db: Path | None, must_exist: bool = True):
@@ -31,7 +37,7 @@ def _open(db: Path | None, must_exist: bool = True):
     path = db or default_path()
     if must_exist and not path.exists():
         raise OptionError(f"no memory database at {path}; run `kstrata optimize --proposer hierarchical` "
-                          "first, or pass --db PATH")
+                          "first, or pass --memory PATH")
     try:
         return MemoryStore(path)
     except (MemoryFileError, sqlite3.DatabaseError) as e:
@@ -48,6 +54,7 @@ def list_cmd(
     with user_errors():
         with _open(db) as store:
             skills = store.skills(category, backend)
+            proposals, runs = store.attempt_counts()
     table = Table()
     for col in ("id", "speedup", "level", "backend", "category", "task", "role"):  # never wrapped mid-name
         table.add_column(col, no_wrap=True)
@@ -57,6 +64,11 @@ def list_cmd(
                       s.description[:80])
     console.print(table)
     console.print(f"{len(skills)} skill(s)")
+    if not skills:
+        seen = (f"{proposals} proposal(s) of {runs} run(s) are recorded in {db or 'this store'}, none qualified"
+                if proposals else "no run has recorded a proposal here")
+        filt = " with these filters" if category or backend else ""
+        console.print(f"none{filt}: {seen}; {NO_SKILL}", soft_wrap=True)
 
 
 @app.command("show")

@@ -238,7 +238,7 @@ def register(app: typer.Typer) -> None:
         budget: str | None = typer.Option(None, "--budget", help=f"Hard limits, e.g. evals=40,wall=600,calls=20,tokens_out=50000,patience=10 (default {DEFAULT_BUDGET}; on --resume, the run's own budget). On --resume it is the run's total."),
         proposer: str = typer.Option("builtin", "--proposer", help="builtin (rules + autotuner, no LLM), llm, or hierarchical (graph/schedule/source agents behind a router)."),
         ablate: str = typer.Option("", "--ablate", help="With --proposer hierarchical: parts to switch off, e.g. flat,linear,unrouted,no-memory,no-lookahead."),
-        memory: Path | None = typer.Option(None, "--memory", help="With --proposer hierarchical: the memory database (default $KSTRATA_MEMORY_DB or ~/.cache/kstrata/memory.db)."),
+        memory: Path | None = typer.Option(None, "--memory", "--db", help="With --proposer hierarchical: the memory database (default $KSTRATA_MEMORY_DB or ~/.cache/kstrata/memory.db)."),
         llm: str | None = typer.Option(None, "--llm", help="LLM provider for --proposer llm: openai:MODEL, anthropic:MODEL, queue:DIR, replay:FILE or a name from kstrata.toml."),
         record: Path | None = typer.Option(None, "--record", help="Write a cassette of every LLM exchange to this file."),
         config: Path | None = typer.Option(None, "--config", help="kstrata.toml (default: ./kstrata.toml if present)."),
@@ -347,8 +347,7 @@ def register(app: typer.Typer) -> None:
                                              "executor": executor, "ablate": ablate,
                                              "timing_shape": shape}},
                     )
-                if hasattr(prop, "learn"):
-                    prop.learn(result.tree)
+                learned = prop.learn(result.tree) if hasattr(prop, "learn") else None
             except KeyboardInterrupt as exc:
                 console.print(f"\n{interrupted_word(exc)}; the run is kept. Continue it with:\n  kstrata optimize "
                               f"{task} --backend {backend} --resume {run_dir}", highlight=False, markup=False,
@@ -360,6 +359,13 @@ def register(app: typer.Typer) -> None:
             console.line()  # the live status line ends without a newline off a terminal
         console.print(result_table(result.run_dir, nominal=t.nominal_shape))
         _report_proposer_errors(result.run_dir)
+        if learned is not None and getattr(prop, "memory", None) is not None:
+            from kstrata.cli.memory import NO_SKILL
+
+            where = getattr(prop.memory, "path", "") or "the memory database"
+            n = len(getattr(prop, "_learned", ())) or len(learned)  # learn also runs during the search
+            console.print(f"memory: {n} skill(s) from this run stored in {where}" if n
+                          else f"memory: no skill stored in {where}: {NO_SKILL}", highlight=False, soft_wrap=True)
         # soft_wrap: off a terminal (80 columns) the path would be wrapped onto a line of its own
         console.print(f"stopped: {result.stop_reason}; run directory: {result.run_dir}", highlight=False,
                       soft_wrap=True)
