@@ -40,7 +40,7 @@ def test_the_policy_passes_the_tree_it_judges_on():
     pol = make_policy("greedy")
     pol.levels = ["source"]
     got = []
-    editable_only(pol, lambda node, tree: got.append(tree) or list(pol.levels))
+    editable_only(pol, lambda node, tree, **kw: got.append(tree) or list(pol.levels))
     tree = SimpleNamespace(root=None)
     node = SimpleNamespace(hash="n", evaluated=True, correct=True, expansions={lv: 0 for lv in pol.levels})
     assert pol.expandable(tree, node) and got[-1] is tree

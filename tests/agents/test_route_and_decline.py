@@ -125,26 +125,28 @@ def test_a_decline_is_stored_routed_and_shown_until_served(tmp_path):
     assert pending_requests(served, served["b" * 8]) == [] and pending_requests(served, served["a" * 8]) == []
 
 
-def test_a_request_made_on_a_child_survives_when_the_parent_is_expanded():
+def test_a_request_made_on_a_child_waits_for_the_child_not_its_parent():
     req = {"cross_level_request": [{"level": "graph", "text": "fuse the epilogue"}]}
     tree = CandidateTree([rec("a"), rec("b", "schedule", ("a",), metadata=req, expansion_id=1)])
-    (r,) = pending_requests(tree, tree["a" * 8])  # the policy expands the parent, not the child
+    assert pending_requests(tree, tree["a" * 8]) == []  # the parent lacks the child's schedule
+    (r,) = pending_requests(tree, tree["b" * 8])
     assert r["text"] == "fuse the epilogue" and r["by"] == "b" * 8
-    level, reason = FeedbackRouter(backend="tvm-llvm")(tree, tree["a" * 8], LEVELS, PREF)
+    level, reason = FeedbackRouter(backend="tvm-llvm")(tree, tree["b" * 8], LEVELS, PREF)
     assert level == "graph" and "fuse the epilogue" in reason
-    # a decline on the child counts the same way
+    # a decline on the child counts the same way, for the child
     tree = CandidateTree([rec("a"), rec("b", "schedule", ("a",), expansion_id=1)],
                          [declined_expansion("b", "schedule", "schedule", "needs fusion",
                                              [{"level": "graph", "text": "fuse"}], exp_id=2)])
-    assert [r["kind"] for r in pending_requests(tree, tree["a" * 8])] == ["decline"]
-    # served by a graph change made from the parent (a sibling of the requester)
+    assert [r["kind"] for r in pending_requests(tree, tree["b" * 8])] == ["decline"]
+    assert pending_requests(tree, tree["a" * 8]) == []
+    # a graph change made from the parent (a sibling of the requester) does not serve it
     tree = CandidateTree([rec("a"), rec("b", "schedule", ("a",), metadata=req, expansion_id=1),
                           rec("c", "graph", ("a",), expansion_id=2)])
-    assert pending_requests(tree, tree["a" * 8]) == [] and pending_requests(tree, tree["b" * 8]) == []
-    # ... but a graph change made before the request does not serve it
-    tree = CandidateTree([rec("a"), rec("c", "graph", ("a",), expansion_id=1),
-                          rec("b", "schedule", ("a",), metadata=req, expansion_id=2)])
     assert len(pending_requests(tree, tree["b" * 8])) == 1
+    # one made from the requester, after the request, does
+    tree = CandidateTree([rec("a"), rec("b", "schedule", ("a",), metadata=req, expansion_id=1),
+                          rec("c", "graph", ("b",), expansion_id=2)])
+    assert pending_requests(tree, tree["b" * 8]) == [] and pending_requests(tree, tree["c" * 8]) == []
 
 
 def test_a_request_with_the_level_in_angle_brackets_is_read_as_the_model_meant():
@@ -179,43 +181,43 @@ def test_a_request_line_that_asks_for_nothing_is_no_request_and_routes_nowhere(t
         {"level": "graph", "text": "no rfactor; fuse the two passes"}]
 
 
-def test_a_graph_request_served_on_the_ancestor_says_the_requesters_schedule_is_not_carried_over(tmp_path):
-    """m21 (layernorm #3): the schedule agent declined on its child ``b`` and
-    asked the graph level for a fused PrimFunc; the policy expanded the root
-    ``a`` at graph, whose schedule is empty. The graph prompt says that the
-    request came from ``b``, that ``b``'s schedule is not carried over (``a``'s
-    is replayed, the schedule level rebuilds), and shows ``b``'s schedule."""
+def test_a_request_reaches_only_the_candidate_it_was_made_on_and_is_served_only_there(tmp_path):
+    """r7 (tvm-llvm layernorm): a decline with a schedule request made on the
+    graph child ``b`` (naming ``b``'s functions) was shown to the schedule
+    level of its parent ``a``, and ``a``'s schedule edit was recorded as
+    serving it. The request belongs to ``b`` and what is below it: ``a``'s
+    prompt does not show it, the router does not route ``a`` by it, an edit
+    of ``a`` leaves it open, and ``b``'s schedule prompt shows it."""
     task = resolve_task("layernorm")
-    b_schedule = "def schedule_layer_norm(sch):\n    sch.parallel(sch.get_loops(sch.get_sblock(\"x_sum\"))[0])\n"
     root = rec("a", sources={"graph": "# kstrata-tvm graph\n", "schedule": "def schedule(sch):\n    pass\n"})
-    tree = CandidateTree([root, rec("b", "schedule", ("a",), expansion_id=1)],
-                         [declined_expansion("b", "schedule", "schedule", "three nests cannot be fused here",
-                                             [{"level": "graph", "text": "one row-loop PrimFunc via call_tir"}],
-                                             exp_id=2)])
-    provider = ScriptedProvider(["Fused.\n```python\n# kstrata-tvm graph\n# fused\n```\n"])
-    prop = HierarchicalProposer(StubBackend(), agents={"graph": LevelAgent(provider, NoLog(), "graph")},
-                                memory=MemoryStore(tmp_path / "m.db"))
-    prop._proposed["b" * 8] = b_schedule  # what b's schedule role wrote
-    prop._replay = lambda task, parent, sources: (sources, {"applied": 0, "funcs": [], "failed": []})
-    ctx = ProposeContext(backend="tvm-llvm", levels=StubBackend.levels, tree=tree)
-    assert prop.router(tree, tree["a" * 8], LEVELS, PREF)[0] == "graph"
-    prop.propose(task, tree["a" * 8], {}, "graph", context=ctx)
-    shown = provider.prompts[0][1]["content"]
-    assert "one row-loop PrimFunc via call_tir" in shown
-    assert f"It was asked on candidate {'b' * 8}, below this one (its schedule level changed" in shown
-    assert f"{'b' * 8}'s schedule is not carried over: this candidate's own schedule is replayed" in shown
-    assert "the schedule level is asked first, to rebuild the schedule for your PrimFuncs" in shown
-    assert b_schedule.strip() in shown
-    # asked on the requester itself (or one of its descendants), nothing of this is said
-    tree2 = CandidateTree([root, rec("b", "schedule", ("a",), expansion_id=1)],
-                          [declined_expansion("a", "schedule", "schedule", "needs fusion",
-                                              [{"level": "graph", "text": "fuse"}], exp_id=2)])
-    from kstrata.agents.llm_agent import placed_requests
-
-    (r,) = placed_requests(tree2, tree2["a" * 8], "graph", "tvm-llvm")
-    assert "origin" not in r
-    (r,) = placed_requests(tree, tree["a" * 8], "graph", "tvm-llvm", text_of=lambda h: None)
-    assert r["origin"] == {"by": "b" * 8, "levels": ["schedule"], "level": "schedule", "rebuilt": True}
+    b = rec("b", "graph", ("a",), expansion_id=1,
+            sources={"graph": "# kstrata-tvm graph\n# fused_rows\n", "schedule": "def schedule(sch):\n    pass\n"})
+    asked = [declined_expansion("b", "graph", "graph", "the graph is right",
+                                [{"level": "schedule", "text": "parallelize fused_rows over rows"}], exp_id=2)]
+    tree = CandidateTree([root, b], asked)
+    assert pending_requests(tree, tree["a" * 8]) == []
+    assert [r["text"] for r in pending_requests(tree, tree["b" * 8])] == ["parallelize fused_rows over rows"]
+    router = FeedbackRouter(backend="tvm-llvm", levels=LEVELS)
+    assert not router(tree, tree["a" * 8], ["schedule", "graph"], PREF)[1].startswith("decline and request")
+    assert router(tree, tree["b" * 8], ["schedule", "graph"], PREF)[1].startswith("decline and request")
+    # a schedule edit of the parent, made after the request, does not serve it; one of b's child does
+    tree2 = CandidateTree([root, b, rec("c", "schedule", ("a",), expansion_id=3)], asked)
+    assert [r["by"] for r in pending_requests(tree2, tree2["b" * 8])] == ["b" * 8]
+    tree3 = CandidateTree([root, b, rec("d", "schedule", ("b",), expansion_id=3)], asked)
+    assert pending_requests(tree3, tree3["b" * 8]) == []
+    # the prompts: b's schedule role sees the request without a note about another candidate, a's does not
+    for node, shown in (("b" * 8, True), ("a" * 8, False)):
+        provider = ScriptedProvider(["DECLINE\nDIAGNOSIS: nothing to do here.\n"])
+        prop = HierarchicalProposer(StubBackend(), agents={"schedule": LevelAgent(provider, NoLog(), "schedule")},
+                                    memory=MemoryStore(tmp_path / f"m{node[0]}.db"))
+        ctx = ProposeContext(backend="tvm-llvm", levels=StubBackend.levels, tree=tree)
+        with pytest.raises(Declined):
+            prop.propose(task, tree[node], {}, "schedule", context=ctx)
+        text = provider.prompts[0][1]["content"]
+        assert ("# Requests from other agents for this level" in text) is shown, node
+        section = text.split("# Requests from other agents for this level", 1)[-1].split("\n#", 1)[0]
+        assert ("parallelize fused_rows over rows" in section) is shown, node
+        assert "You edit this candidate, not" not in text
 
 
 def test_a_formatted_decline_without_a_request_line_makes_no_request():

@@ -63,6 +63,11 @@ A closed level costs no model call: the policy does not open it
 (:func:`~kstrata.agents.llm_agent.editable_on`), the router does not choose
 it, and a proposer asked there anyway (a lookahead names its level) answers
 with a skip (:func:`skipped`), stored like a decline and charged no call.
+Only while something else is open: when no level of any candidate is, the
+policy offers the levels closed by the rules that guess a repeat (2, 4, 5, 6:
+:data:`REPEAT`) again, up to its per-level limit, marked as asked again, so
+a search spends its budget (queue round: six of seven runs stopped with most
+of it left) (:func:`kstrata.agents.llm_agent.editable_only`).
 """
 
 from __future__ import annotations
@@ -74,6 +79,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from kstrata.agents.base import ProposalBatch
+from kstrata.agents.parse import clip_marked
 from kstrata.measure.profilers.findings import roofline_finding
 
 LEVELS = ("graph", "schedule", "source")
@@ -116,7 +122,7 @@ def skipped(level: str, why: str) -> ProposalBatch:
     """What a proposer returns instead of asking a role about a closed level:
     no proposal, no model call, and the decline record (role ``kstrata``,
     marked ``skipped``) the loop stores with the expansion."""
-    return ProposalBatch([], [], skipped={"level": level, "role": "kstrata", "diagnosis": why[:1000],
+    return ProposalBatch([], [], skipped={"level": level, "role": "kstrata", "diagnosis": clip_marked(why, 1000),
                                           "requests": [], "skipped": True})
 
 
@@ -131,6 +137,10 @@ CHAIN_REASONS = (REBUILD_REASON, LOOKAHEAD_REASON, *REQUEST_REASONS)
 FEEDBACK_MIN_SCORE = 0.3
 #: closures a later request made on the candidate reopens (and so offered for requests in prompts)
 SOFT = ("declined", "chain", "superseded", "written")
+#: closures that only guess a model's next answer would repeat its last: when no level of any candidate is
+#: left open, the policy asks at these again while budget is left
+#: (:func:`kstrata.agents.llm_agent.editable_only`)
+REPEAT = ("served", "chain", "superseded", "written")
 
 
 class ClosedLevels:
@@ -214,13 +224,13 @@ class ClosedLevels:
                    if d.get("level") == level and d.get("candidate") in same]
         if any(d.get("skipped") for d in records):
             d = next(d for d in records if d.get("skipped"))
-            return "skipped", f"skipped on {str(d['candidate'])[:8]}: {str(d.get('diagnosis') or '')[:200]}"
+            return "skipped", f"skipped on {str(d['candidate'])[:8]}: {clip_marked(str(d.get('diagnosis') or ''), 200)}"
         declined = next((self.closed[k] for k in (("h", h, level), ("k", key, level) if key else None)
                          if k in self.closed), None)
         if declined is None and records:
             d = records[-1]
             declined = f"the {d.get('role')} role declined on {str(d['candidate'])[:8]}: " \
-                       f"{str(d.get('diagnosis') or '')[:200]}"
+                       f"{clip_marked(str(d.get('diagnosis') or ''), 200)}"
         last = max((d.get("expansion") or 0 for d in records), default=None)
         if declined is not None and not self._reopened(node, level, tree, last):
             return "declined", declined

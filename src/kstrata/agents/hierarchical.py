@@ -27,10 +27,9 @@ Then, for every proposal:
   :class:`~kstrata.agents.router.Declined`, which the loop stores with the
   expansion. The router acts on both (rule 2) and the requested role sees
   them in its prompt until a change at that level serves them. A request
-  made on a candidate below the one expanded is served on the expanded one:
-  its prompt says that the requester's own edits are not in the text (on
-  TVM, that the requester's schedule is not carried over and is rebuilt
-  after the graph change, with that schedule shown:
+  reaches only the candidate it was made on and those below it, and only
+  an edit of those serves it (r7: a request naming a graph child's functions
+  was shown to its parent, which lacked them:
   :func:`~kstrata.agents.llm_agent.placed_requests`).
 - **Memory.** Prompts get this run's history (the edits on the path, what was
   tried from this candidate, declines and unusable answers, with the agents'
@@ -61,7 +60,7 @@ from kstrata.agents.exemplars import exemplars_for, intensity_of
 from kstrata.agents.knowledge import spec_for_backend
 from kstrata.agents.llm_agent import LLM_MAX_PER_LEVEL, ask, editable_on, editable_only, prompt_context
 from kstrata.agents.memory import Attempt, MemoryStore, Skill, op_text
-from kstrata.agents.parse import parse_cross_level_requests
+from kstrata.agents.parse import clip_marked, parse_cross_level_requests
 from kstrata.agents.prompt import build_prompt, environment
 from kstrata.agents.run_history import first_line, reason, tree_history
 from kstrata.agents.router import Declined, FeedbackRouter, editable_levels, rebuild_needed
@@ -298,8 +297,8 @@ class HierarchicalProposer:
             pol = LinearPolicy(pol.max_per_level)
         if isinstance(policy, str) and any(isinstance(a, LevelAgent) for a in self.agents.values()):
             pol.max_per_level = max(pol.max_per_level, LLM_MAX_PER_LEVEL)
-        return editable_only(pol, lambda node, tree: editable_on(node, self.backend.name, self.levels, self._text,
-                                                                 self.closed, tree))
+        return editable_only(pol, lambda node, tree, **kw: editable_on(node, self.backend.name, self.levels,
+                                                                       self._text, self.closed, tree, **kw))
 
     def settings(self, settings: Any) -> Any:
         """``settings`` (:class:`kstrata.search.loop.SearchSettings`) with lookahead off when ablated."""
@@ -348,10 +347,10 @@ class HierarchicalProposer:
                                                 closed=self.closed)
             except Declined as d:
                 self.closed.close(candidate.hash, level, f"the {agent.role} role declined on "
-                                                         f"{candidate.hash[:8]}: {d.record['diagnosis'][:200]}")
+                                                         f"{candidate.hash[:8]}: {clip_marked(d.record['diagnosis'], 200)}")
                 asks = "; ".join(f"asks {r['level']}: {r['text']}" for r in d.record["requests"])
                 self._remember(key, Attempt(candidate.hash, level, agent.role + "-agent", "declined",
-                                            d.record["diagnosis"][:300], asks or "no request"))
+                                            clip_marked(d.record["diagnosis"], 300), asks or "no request"))
                 raise
             calls = list(agent.log.take())
             for why in problems:

@@ -14,9 +14,9 @@ from dataclasses import replace
 from typing import Any
 
 from kstrata.agents.base import Proposal, ProposalBatch, ProposeContext
-from kstrata.agents.closed import ClosedLevels, skipped
+from kstrata.agents.closed import REPEAT, ClosedLevels, skipped
 from kstrata.agents.knowledge import spec_for_backend
-from kstrata.agents.parse import ParseError, answer_to_sources, as_decline, parse_decline
+from kstrata.agents.parse import ParseError, answer_to_sources, as_decline, clip_marked, parse_decline
 from kstrata.agents.prompt import (
     LEVELS,
     Feedback,
@@ -28,7 +28,7 @@ from kstrata.agents.prompt import (
     retry_messages,
     toolchain,
 )
-from kstrata.agents.router import (Declined, declines, editable_levels, pending_requests, request_origin,
+from kstrata.agents.router import (Declined, declines, editable_levels, pending_requests,
                                    text_levels)
 from kstrata.agents.run_history import (
     decline_lines,
@@ -65,15 +65,24 @@ GRAPH_LOWERING_NOTE = ("What this graph lowers to ({n} PrimFunc(s), each one ker
 LLM_MAX_PER_LEVEL = 3
 
 
-def editable_only(policy: Any, editable: Callable[[Any, Any], list[str]]) -> Any:
+def editable_only(policy: Any, editable: Callable[..., list[str]]) -> Any:
     """``policy`` (a :class:`~kstrata.search.policies.Policy`) with its open
     levels cut to ``editable(node, tree)``: a node whose open levels cannot be
     edited is not expandable, so the loop never asks a role to edit nothing.
     ``tree`` is the one the policy last started on (``pre_search``) or judged
     expandability on (None before).
-    Returns the same object."""
-    base, base_expandable, base_pre = policy.open_levels, policy.expandable, policy.pre_search
-    seen: dict[str, Any] = {"tree": None}
+
+    When the policy finds nothing to expand that way, it chooses again with
+    ``editable(node, tree, repeat=True)``: the levels closed only by the rules
+    that guess an answer would repeat (:data:`~kstrata.agents.closed.REPEAT`:
+    served, written here, chain, superseded) open again, up to the policy's
+    ``max_per_level``, so a search with budget left asks a model again, with
+    its earlier answers in the prompt, instead of stopping (six of seven
+    queue runs stopped with 2-4 of 5-6 evaluations used). ``exhausted_why(tree)``
+    says why nothing was left. Returns the same object."""
+    base, base_expandable, base_pre, base_select = (policy.open_levels, policy.expandable, policy.pre_search,
+                                                    policy.select)
+    seen: dict[str, Any] = {"tree": None, "repeat": False}
 
     def pre_search(tree: Any, levels: tuple[str, ...]) -> None:
         seen["tree"] = tree
@@ -84,17 +93,59 @@ def editable_only(policy: Any, editable: Callable[[Any, Any], list[str]]) -> Any
         return base_expandable(tree, node)
 
     def open_levels(node: Any) -> list[str]:
-        can = editable(node, seen["tree"])
+        can = editable(node, seen["tree"], repeat=True) if seen["repeat"] else editable(node, seen["tree"])
         return [lv for lv in base(node) if lv in can]
+
+    def select(tree: Any, rng: Any) -> Any:
+        seen["tree"], seen["repeat"] = tree, False
+        exp = base_select(tree, rng)
+        if exp is not None:
+            return exp
+        seen["repeat"] = True  # stays on until the next select: the loop's expand reads open_levels after it
+        exp = base_select(tree, rng)
+        if exp is None:
+            return None
+        return replace(exp, reason=REPEAT_NOTE + exp.reason)
+
+    def exhausted_why(tree: Any) -> str:
+        return closure_summary(tree, lambda node: [lv for lv in base(node)], editable)
 
     policy.pre_search = pre_search
     policy.expandable = expandable
     policy.open_levels = open_levels
+    policy.select = select
+    policy.exhausted_why = exhausted_why
     return policy
 
 
+#: prefix of a policy reason when only a level closed by a repeat rule was left to ask
+REPEAT_NOTE = ("asked again (every open level was closed by a rule that guesses the answer would repeat, "
+               "and budget is left): ")
+
+
+def closure_summary(tree: Any, policy_levels: Callable[[Any], list[str]], editable: Callable[..., list[str]],
+                    most: int = 4) -> str:
+    """Why no candidate of ``tree`` is left to expand, in words: nothing
+    correct, or per correct candidate (best first, at most ``most``) the
+    levels it was asked ``max_per_level`` times at, or closed (and why)."""
+    nodes = tree.ranked() if hasattr(tree, "ranked") else []
+    if not nodes:
+        return "no candidate is correct and the start was asked its limit (or cannot be edited)"
+    parts = []
+    for node in nodes[:most]:
+        limit = [lv for lv in editable(node, tree, repeat=True, closed_ok=True) if lv not in policy_levels(node)]
+        closed = [lv for lv in editable(node, tree, repeat=True, closed_ok=True)
+                  if lv in policy_levels(node) and lv not in editable(node, tree, repeat=True)]
+        bits = [f"{lv} asked the policy's limit" for lv in limit] + [f"{lv} closed" for lv in closed]
+        parts.append(f"{node.hash[:8]}: {', '.join(bits) or 'nothing an agent can edit'}")
+    more = f"; {len(nodes) - most} more" if len(nodes) > most else ""
+    return ("every correct candidate's levels were asked the policy's limit or are closed (a decline, or "
+            "nothing to edit): " + "; ".join(parts) + more)
+
+
 def editable_on(node: Any, backend: str, levels: tuple[str, ...], known_text: Mapping[str, frozenset[str]],
-                closed: ClosedLevels | Iterable[tuple[str, str]], tree: Any = None) -> list[str]:
+                closed: ClosedLevels | Iterable[tuple[str, str]], tree: Any = None, repeat: bool = False,
+                closed_ok: bool = False) -> list[str]:
     """The levels an agent can edit on ``node``: :func:`~kstrata.agents.router.editable_levels`
     with its text levels as the proposer saw them (``known_text``), else as
     stored (unknown: no level that needs text), less the levels ``closed``
@@ -104,13 +155,21 @@ def editable_on(node: Any, backend: str, levels: tuple[str, ...], known_text: Ma
     answer (with ``tree``: asked again, a model gave variants of its own
     answer or declined, 12 of 21 calls in the triton-interp queue run, 9 of
     16 on tvm-llvm), or nothing to edit in the lowered graph. A level is asked
-    again only after answers that failed, with the failure in the prompt."""
+    again only after answers that failed, with the failure in the prompt.
+    With ``repeat``, a level closed only by a repeat rule
+    (:data:`~kstrata.agents.closed.REPEAT`) stays; with ``closed_ok``, every
+    closed level stays (the levels that have text)."""
     has = known_text.get(node.hash)
     if has is None:
         has = text_levels(None, node)
     if not isinstance(closed, ClosedLevels):
         closed = ClosedLevels(closed)
-    return closed.open_levels(node, editable_levels(backend, levels, has), tree)
+    can = editable_levels(backend, levels, has)
+    if closed_ok:
+        return list(can)
+    if repeat:
+        return [lv for lv in can if (closed.closure(node, lv, tree) or ("", ""))[0] in ("", *REPEAT)]
+    return closed.open_levels(node, can, tree)
 
 
 def language_for(backend: str, level: str) -> str:
@@ -180,32 +239,11 @@ def level_notes(task: Any, backend: Any, sources: Mapping[str, str], level: str)
     return notes
 
 
-def placed_requests(tree: Any, node: Any, level: str, backend_name: str,
-                    text_of: Callable[[str], str | None] | None = None) -> tuple[dict[str, Any], ...]:
-    """The pending requests for ``level`` on ``node`` (:func:`~kstrata.agents.router.pending_requests`),
-    each made below ``node`` with its ``origin`` (:func:`~kstrata.agents.router.request_origin`).
-
-    On TVM, a graph request made on a candidate below ``node`` whose schedule
-    differs is served on ``node``: ``node``'s own schedule is replayed on the
-    new graph, the requester's is not carried over. The origin then says so
-    (``rebuilt``) and holds the requester's schedule text (``schedule``,
-    from ``text_of`` when its role wrote it) for the graph role to plan for.
-    """
-    out = []
-    for r in pending_requests(tree, node):
-        if r["level"] != level:
-            continue
-        origin = request_origin(tree, node, r)
-        if origin is not None:
-            origin["rebuilt"] = level == "graph" and backend_name.startswith("tvm-") \
-                and "schedule" in origin["levels"]
-            text = (text_of(r["by"]) or "").strip() if origin["rebuilt"] and origin["level"] == "schedule" \
-                and text_of is not None else ""
-            if text:
-                origin["schedule"] = text
-            r = {**r, "origin": origin}
-        out.append(r)
-    return tuple(out)
+def placed_requests(tree: Any, node: Any, level: str) -> tuple[dict[str, Any], ...]:
+    """The pending requests for ``level`` on ``node``
+    (:func:`~kstrata.agents.router.pending_requests`): made on ``node`` or
+    one of its ancestors, so ``node``'s text has what their makers saw."""
+    return tuple(r for r in pending_requests(tree, node) if r["level"] == level)
 
 
 def prompt_context(task: Any, candidate: Any, feedback: Any, level: str, *, role: str, backend_name: str,
@@ -270,7 +308,7 @@ def prompt_context(task: Any, candidate: Any, feedback: Any, level: str, *, role
                       + "\n".join(sources.values())), toolchain=toolchain(backend_name), decline=decline,
         last_failure=last_failure(tree, candidate, level, text_of) if candidate is not None else None,
         goal=goal_facts(tree, candidate),
-        requests=placed_requests(tree, tree[candidate.hash], level, backend_name, text_of)
+        requests=placed_requests(tree, tree[candidate.hash], level)
         if tree is not None and candidate is not None and candidate.hash in getattr(tree, "nodes", {}) else (),
         earlier=tuple(earlier_answers(tree, tree[candidate.hash]))
         if tree is not None and candidate is not None and candidate.hash in getattr(tree, "nodes", {}) else (),
@@ -388,8 +426,8 @@ class LLMProposer:
             pol.max_per_level = max(pol.max_per_level, LLM_MAX_PER_LEVEL)
         levels = tuple(getattr(self.backend, "levels", LEVELS))
         name = getattr(self.backend, "name", "")
-        return editable_only(pol, lambda node, tree: editable_on(node, name, levels, self._text, self.closed,
-                                                                 tree))
+        return editable_only(pol, lambda node, tree, **kw: editable_on(node, name, levels, self._text, self.closed,
+                                                                       tree, **kw))
 
     def settings(self, settings: Any) -> Any:
         """The loop's settings, unchanged (the same hook as the hierarchical proposer's)."""
@@ -436,7 +474,7 @@ class LLMProposer:
                                     calls_left=context.budget_left.get("proposer_calls"))
         except Declined as d:
             self.closed.close(candidate.hash, level, f"the model declined on {candidate.hash[:8]}: "
-                                                     + d.record["diagnosis"][:200])
+                                                     + clip_marked(d.record["diagnosis"], 200))
             raise
         proposals: list[Proposal] = []
         if answer is not None:

@@ -438,13 +438,33 @@ def is_null_request(text: str) -> bool:
     return not (text or "").strip() or bool(_NULL_REQUEST.match(text))
 
 
+#: longest text of one cross-level request, and of a decline's diagnosis, that is kept (then cut, marked)
+REQUEST_CHARS = 1000
+DIAGNOSIS_CHARS = 2000
+
+
+def clip_marked(text: str, limit: int) -> str:
+    """``text`` whole when it fits in ``limit`` characters, else cut at the
+    last word boundary before it, with a marker saying how much was left out
+    (``[... cut: 312 more characters]``); never mid-word, never silently
+    (queue round: a relayed request ended "...because the sh")."""
+    text = text or ""
+    if len(text) <= limit:
+        return text
+    head = text[:limit]
+    if not text[limit].isspace() and " " in head.strip():
+        head = head.rsplit(" ", 1)[0]
+    head = head.rstrip(" ,;:")
+    return f"{head} [... cut: {len(text) - len(head)} more characters]"
+
+
 def parse_cross_level_requests(text: str) -> list[dict[str, str]]:
     """``[{"level", "text"}]`` for each ``CROSS-LEVEL REQUEST: <level>: <text>``
     line of an agent's answer (case-insensitive; leading ``-``/``*`` allowed;
     the level as written or wrapped as the answer format shows it, ``<graph>``,
-    or in ``[]``, backticks, ``**``; the text cut at 500 characters). A line whose
+    or in ``[]``, backticks, ``**``; the text cut at :data:`REQUEST_CHARS`, marked). A line whose
     text asks for nothing (:func:`is_null_request`: ``graph: none needed``) is no request."""
-    return [{"level": m.group(1).lower(), "text": m.group(2)[:500]} for m in _REQUEST.finditer(text or "")
+    return [{"level": m.group(1).lower(), "text": clip_marked(m.group(2).strip(), REQUEST_CHARS)} for m in _REQUEST.finditer(text or "")
             if not is_null_request(m.group(2))]
 
 
@@ -542,7 +562,7 @@ def as_decline(text: str, level: str | None = None) -> Decline:
         # prose may name a level in passing ("I asked the graph level for that and it was
         # served", model-in-the-loop round m22), which was stored and routed as a request
         requests = _named_requests(joined, level)
-    return Decline(joined[:1000], requests)
+    return Decline(clip_marked(joined, DIAGNOSIS_CHARS), requests)
 
 
 def _named_requests(prose: str, level: str | None) -> tuple[dict[str, str], ...]:
@@ -554,5 +574,5 @@ def _named_requests(prose: str, level: str | None) -> tuple[dict[str, str], ...]
     (other,) = named
     for sentence in re.split(r"(?<=[.!?;])\s+", prose):
         if re.search(rf"\b{other}[- ](?:level|agent|role)", sentence, re.IGNORECASE):
-            return ({"level": other, "text": sentence.strip()[:500]},)
+            return ({"level": other, "text": clip_marked(sentence.strip(), REQUEST_CHARS)},)
     return ()

@@ -56,7 +56,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from kstrata.agents.closed import FEEDBACK_MIN_SCORE, REBUILD_REASON, ClosedLevels
-from kstrata.agents.parse import is_null_request, parse_cross_level_requests
+from kstrata.agents.parse import (
+    DIAGNOSIS_CHARS,
+    REQUEST_CHARS,
+    clip_marked,
+    is_null_request,
+    parse_cross_level_requests,
+)
 from kstrata.agents.run_history import judge_failure, role_label
 from kstrata.measure.profilers.findings import DISTRUST_PREFIXES, ceiling_finding, roofline_finding
 from kstrata.search.policies import default_router
@@ -80,7 +86,6 @@ __all__ = [
     "parse_cross_level_requests",
     "pending_requests",
     "rebuild_needed",
-    "request_origin",
     "signals",
     "text_levels",
     "tree_closed",
@@ -100,8 +105,8 @@ class Declined(RuntimeError):
 
     def __init__(self, level: str, role: str, diagnosis: str, requests: Iterable[Mapping[str, str]],
                  calls: list[Any] | None = None):
-        self.record = {"level": level, "role": role, "diagnosis": diagnosis[:1000],
-                       "requests": [{"level": r["level"], "text": r["text"][:500]} for r in requests]}
+        self.record = {"level": level, "role": role, "diagnosis": clip_marked(diagnosis, DIAGNOSIS_CHARS),
+                       "requests": [{"level": r["level"], "text": clip_marked(r["text"], REQUEST_CHARS)} for r in requests]}
         super().__init__(json.dumps(self.record, sort_keys=True))
         self.calls = list(calls or [])
 
@@ -230,20 +235,20 @@ def pending_requests(tree: Any, node: Any) -> list[dict[str, Any]]:
     ``request`` from a candidate's metadata, ``decline`` from a stored decline;
     ``expansion``: the id of the expansion that made it, or ``None``).
 
-    Requests are collected from ``node``'s lineage (itself and its ancestors)
-    and from the candidates below it (a request made on a child still counts
-    when the policy expands the parent). A request made at candidate ``R`` is
-    served once a candidate at the requested level was made, after the
-    request, from ``R``, an ancestor of ``R`` (a sibling serves it) or a
-    candidate below ``R``.
+    Requests are collected from ``node``'s lineage (itself and its
+    ancestors): a request made at candidate ``R`` reaches ``R`` and the
+    candidates below it, never ``R``'s parent, whose text lacks what ``R``'s
+    role wrote (r7: a decline on a graph child, naming that child's
+    functions, was shown to its parent's schedule level, which did not have
+    them). It is served once a candidate at the requested level was made,
+    after the request, from ``R`` or a candidate below ``R``.
     """
     path = tree.path_to_root(node.hash)  # node, parent, ..., root
-    below = [n for n in tree.subtree(node.hash) if n.hash != node.hash] if hasattr(tree, "subtree") else []
     raw: list[tuple[Any, dict[str, Any], int | None, str]] = []
-    for anc in [*path, *below]:
+    for anc in path:
         for req in (anc.metadata or {}).get("cross_level_request") or []:
             raw.append((anc, req, getattr(anc, "expansion_id", None), "request"))
-    by_hash = {n.hash: n for n in [*path, *below]}
+    by_hash = {n.hash: n for n in path}
     for d in declines(tree):
         at = by_hash.get(d["candidate"])
         if at is None:
@@ -265,33 +270,11 @@ def pending_requests(tree: Any, node: Any) -> list[dict[str, Any]]:
     return out
 
 
-def request_origin(tree: Any, node: Any, req: Mapping[str, Any]) -> dict[str, Any] | None:
-    """Where a pending request (:func:`pending_requests`) of ``node`` was made,
-    when not on ``node`` itself but on a candidate below it:
-    ``{"by": short hash, "levels": [levels edited between node and there],
-    "level": the requester's own level}``; ``None`` for a request made on
-    ``node`` or on one of its ancestors (``node`` already has what they had).
-
-    A request made below ``node`` is served on ``node`` when the policy
-    expands it (the requester's own edits are not in ``node``'s text): the
-    prompt says so, so the role does not assume the requester's schedule.
-    """
-    by = req.get("by")
-    if not by or by == node.hash or by not in getattr(tree, "nodes", {}):
-        return None
-    path = tree.path_to_root(by)  # requester, its parent, ..., root
-    hashes = [n.hash for n in path]
-    if node.hash not in hashes:
-        return None
-    between = path[:hashes.index(node.hash)]
-    levels = [lv for lv in LEVELS if any(n.level == lv for n in between)]
-    return {"by": by[:8], "levels": levels, "level": path[0].level}
-
-
 def _served(tree: Any, at: Any, level: str, made: int | None) -> bool:
     """Whether a candidate at ``level`` was made after expansion ``made`` from
-    ``at``, one of its ancestors or one of its descendants."""
-    lineage = {n.hash for n in tree.path_to_root(at.hash)}
+    ``at`` or one of its descendants (an edit of ``at``'s ancestor or sibling
+    lacks what the requester saw: it serves nothing)."""
+    lineage = {at.hash}
     if hasattr(tree, "subtree"):
         lineage |= {n.hash for n in tree.subtree(at.hash)}
     for n in tree:
@@ -402,13 +385,18 @@ class FeedbackRouter:
                         f"choosing among {', '.join(allowed)} again)")
         if not allowed:
             # every level with text is closed on ``node``: never a level with
-            # nothing to edit (TVM's ``source`` without text); a closed one is
-            # answered by the proposer with a skip, at no model call
-            allowed = self.editable(tree, node, self.levels or levels, open_only=False)
+            # nothing to edit (TVM's ``source`` without text). The levels the
+            # policy offered come first: with nothing open anywhere it offers
+            # those closed only by a rule that guesses a repeat
+            # (:func:`~kstrata.agents.llm_agent.editable_only`), and the proposer
+            # asks there; another closed one is answered with a skip, at no call
+            allowed = (self.editable(tree, node, levels, open_only=False)
+                       or self.editable(tree, node, self.levels or levels, open_only=False))
             blank = [lv for lv in levels if lv not in allowed]
             if allowed:
                 note = ((f" (not {', '.join(blank)}: nothing to edit there;" if blank else " (")
-                        + f" {', '.join(allowed)} closed on this node: a proposer skips a closed level)")
+                        + f" {', '.join(allowed)} closed on this node: a proposer skips a level closed by a "
+                        "decline or by structure, and asks again at one closed only by a repeat rule)")
         if allowed:
             levels = allowed
         level, reason = self._route(tree, node, levels, preference)
@@ -425,7 +413,7 @@ class FeedbackRouter:
                 if req["level"] in levels:
                     what = "decline and request" if req.get("kind") == "decline" else "cross-level request"
                     return req["level"], (f"{what} from {req['role']} ({req['by'][:8]}): "
-                                          f"{req['text'][:160]}")
+                                          f"{clip_marked(req['text'], 160)}")
         scores: dict[str, float] = {}
         why: dict[str, list[Signal]] = {}
         failed = node.verdict not in (None, "correct") if hasattr(node, "record") else True

@@ -253,6 +253,15 @@ class _Run:
                 return f"target: roofline fraction {best.roofline_fraction:.3g} reached"
         return None
 
+    def exhausted_reason(self) -> str:
+        """The stop reason when the policy has nothing left to expand: the
+        budget left unused and the policy's account of why (its
+        ``exhausted_why(tree)``), so an early stop reads as one."""
+        left = self.budget.left(self.store.spent()).get("evaluations")
+        unused = f" with {left:g} evaluation(s) of the budget unused" if left else ""
+        why = getattr(self.policy, "exhausted_why", None)
+        return f"policy exhausted: no candidate left to expand{unused}" + (f": {why(self.tree)}" if why else "")
+
     def lookahead(self) -> tuple[Expansion, str] | None:
         """The next lookahead expansion and its anchor, if one is owed."""
         s = self.settings
@@ -649,5 +658,5 @@ def optimize(
             rng = random.Random(f"{settings.seed}:{len(run.tree.expansion_log)}")
             exp = policy.select(run.tree, rng)
             if exp is None:
-                return run.finish("policy exhausted: no candidate left to expand")
+                return run.finish(run.exhausted_reason())
             run.expand(exp, "policy", None)

@@ -74,6 +74,14 @@ class Policy(ABC):
         ok = node.correct or (tree.root is node)
         return node.evaluated and ok and bool(self.open_levels(node))
 
+    def exhausted_why(self, tree: CandidateTree) -> str:
+        """Why :meth:`select` found nothing, in words (the loop's stop reason)."""
+        if not tree.ranked():
+            return "no candidate is correct and the start cannot be expanded again"
+        return (f"every correct candidate was expanded {self.max_per_level}x (max_per_level) at each of its "
+                f"levels ({', '.join(self.levels)}); a proposer that gives the same answer again gains nothing "
+                "from more")
+
     def fallback(self, tree: CandidateTree) -> Expansion | None:
         """Expand the root when nothing is correct yet (so a proposer can repair it)."""
         root = tree.root
