@@ -51,7 +51,8 @@ def test_schedule_role_sees_tensorir_names_api_sheet_timed_shape_and_trust():
     # the shape actually timed, and its trust
     assert "timed shape: B=64, D=512 (every time, speedup and roofline below is at this shape" in user
     assert "the task's nominal shape is B=4096, D=4096" in user
-    assert "ms (median, at the timed shape B=64, D=512); NOT TRUSTED" in user and "(untrusted)" in user
+    assert "ms (median, at the timed shape B=64, D=512): an absolute time" in user
+    assert "paired (candidate and baseline timed in alternation" in user and "NOT TRUSTED: not a result" in user
     assert "profiler: " + UNTRUSTED in user
     # no PyTorch/Triton boilerplate, no stray fences or typos
     for absent in ("no_torch_compute", "tl.dot", "record_stream", "current source source", "```llvm"):
@@ -104,10 +105,11 @@ def test_triton_interp_prompt_asks_for_correctness_only_and_says_why():
         pass
     system, user = provider.prompts[0][0]["content"], provider.prompts[0][1]["content"]
     # the shipped kernel is correct: the goal says what is left to do on an interpreter, and why
-    assert "This candidate is already correct. Improve its `source` level as a kernel for the GPU" in user
+    assert "This candidate passed verification (the goal below says what was checked). Improve its `source` " \
+           "level as a kernel for the GPU" in user
     assert "Make this candidate correct" not in user
-    assert "# Goal\nThis candidate is already correct on every public and hidden test. Nothing is timed on " \
-           "triton-interp, so speed is neither measured nor ranked here" in user
+    assert "every public and hidden test" not in user  # what was verified is stated, never more
+    assert "# Goal\nNothing is timed on triton-interp, so speed is neither measured nor ranked here" in user
     assert "not ranked above the starting kernel" in user and "a decline stops further calls" in user
     assert "Triton's CPU interpreter" in system + user and "correctness and integrity only" in user
     assert "timed shape" not in user and "faster" not in user and "# Target: triton-interp (correctness only)" in user

@@ -36,6 +36,7 @@ import jinja2
 from kstrata.measure.profilers.findings import DISTRUST_PREFIXES, ceiling_finding, roofline_finding
 from kstrata.pysyntax import parse_module
 from kstrata.tasks.loader import metadata_assigns
+from kstrata.tasks.meta import DRAW_SUMMARY
 from kstrata.llm.base import Message
 
 PROMPTS = Path(__file__).with_name("prompts")
@@ -123,7 +124,7 @@ def api_sheet(backend: str, level: str, code: str | None = None) -> str:
         if (PROMPTS / name).is_file():
             return environment().get_template(name).render(
                 toolchain=toolchain(backend), interpreter=backend.endswith("-interp"),
-                uses_exp=uses_exp, uses_dot=uses_dot).strip()
+                uses_exp=uses_exp, uses_dot=uses_dot, c_target=backend == "tilelang-c", level=level).strip()
     return ""
 
 
@@ -264,6 +265,10 @@ class TaskContract:
     hidden_sizes:
         The sizes the hidden tests cover per shape variable, in rough words
         (:func:`hidden_size_ranges`); no hidden shape.
+    draws:
+        The task's input distributions, ``(name, what it is)`` each
+        (:data:`kstrata.tasks.inputs.DRAW_SUMMARY`): public metadata; which
+        seed meets which draw at which hidden shape stays hidden.
     hidden_primes:
         Whether prime sizes are among them.
     """
@@ -280,6 +285,7 @@ class TaskContract:
     bytes: str | None = None
     hidden_sizes: tuple[str, ...] = ()
     hidden_primes: bool = False
+    draws: tuple[tuple[str, str], ...] = ()
 
     @classmethod
     def from_task(cls, task: Any) -> "TaskContract":
@@ -306,6 +312,7 @@ class TaskContract:
             bytes=meta.bytes,
             hidden_sizes=hidden_size_ranges(task),
             hidden_primes=_has_prime(task),
+            draws=tuple((d, DRAW_SUMMARY.get(d, "")) for d in getattr(meta, "distributions", ())),
         )
 
 

@@ -323,7 +323,8 @@ def goal_facts(tree: Any, candidate: Any) -> dict[str, Any] | None:
     -------
     dict
         ``{"correct", "speedup", "trusted", "roofline", "bound", "best",
-        "best_speedup", "best_trusted", "best_is_this", "faster_baseline"}``;
+        "best_speedup", "best_trusted", "best_is_this", "faster_baseline", "verified"}``
+        (``verified``: :func:`verified_scope`, for a correct candidate);
         ``best`` is a short hash or ``""`` when no correct candidate has a
         reading; ``faster_baseline`` the fastest measured baseline that beats
         ``candidate`` (``{"name", "factor"}``: how many times faster), else ``None``.
@@ -346,4 +347,22 @@ def goal_facts(tree: Any, candidate: Any) -> dict[str, Any] | None:
         "best": best.hash[:8] if best is not None else "", "best_speedup": best.speedup if best else None,
         "best_trusted": bool(trusted), "best_is_this": best is not None and best.hash == candidate.hash,
         "faster_baseline": {"name": fastest.baseline, "factor": 1 / fastest.value} if fastest else None,
+        "verified": verified_scope(candidate) if candidate.correct else None,
     }
+
+
+def verified_scope(candidate: Any) -> dict[str, str]:
+    """What the verification of a correct ``candidate`` covered, in the
+    judge's words (its evidence): ``{"tests"}`` (how many public and hidden
+    tests passed), ``"scope"`` when it ran at a reduced scope (which sweep
+    shapes and draws it left out), ``"nominal"`` when the nominal shape was
+    not verified. A prompt states these and claims no more (queue round:
+    "already correct on every public and hidden test" after a small-scope
+    check; the full check then failed)."""
+    ev = getattr(candidate.record, "evaluation", None)
+    evidence = getattr(ev, "evidence", None) or {}
+    out = {"tests": str(evidence.get("message") or "")}
+    for key, name in (("scope", "scope"), ("nominal_shape", "nominal")):
+        if evidence.get(key):
+            out[name] = str(evidence[key])
+    return out

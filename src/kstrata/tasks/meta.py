@@ -54,6 +54,21 @@ DISTRIBUTIONS = (*DEFAULT_DISTRIBUTIONS, "nonfinite", "outliers")
 #: correct on every draw a task listed (no |x| reached the 645 that wraps at
 #: scale 2.5/127; red-team 2026-12-04).
 QUANTIZE_DRAWS = ("outliers",)
+#: one line per distribution, in a prompt's words (the table of :mod:`kstrata.tasks.inputs`, shortened): what a kernel author
+#: must handle; a test names the draw it failed on by these names
+DRAW_SUMMARY = {
+    "normal": "the task's own draw (usually randn)",
+    "uniform": "U(-1, 1)",
+    "heavy_tailed": "Student-t (3 degrees of freedom): rare huge values, the extremes at the first and last elements",
+    "large": "the normal draw times 100 (overflow in exp or accumulators)",
+    "near_zero": "the normal draw times 1e-3 (division and epsilon handling)",
+    "shifted": "the normal draw minus 10 (all-negative logits: padding such as other=0.0 dominates a max or sum)",
+    "grid": "multiples of 1/64 in [-1, 1]: exact sums, so a reduction's rounding allowance is zero",
+    "offset": "the normal draw +-1000 by row (one-pass variance cancels; padding near zero loses)",
+    "ties": "constant rows and columns at the draw's maximum, and ties at the maximum in every other row",
+    "outliers": "a few elements +-10^1..10^9 (casting before clamping overflows integer types)",
+    "nonfinite": "a few elements NaN, +inf and -inf (they must propagate as in PyTorch)",
+}
 
 Dtype = Literal["float32", "float16", "bfloat16", "float64", "int8", "int32", "int64"]
 

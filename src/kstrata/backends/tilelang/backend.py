@@ -105,6 +105,52 @@ def graph_plan(source: str) -> str:
     return inspect.cleandoc(doc.group("doc")) if doc else ""
 
 
+#: a key read from ``SCHEDULE`` (``SCHEDULE["lanes"]``, ``SCHEDULE.get("lanes", 16)``)
+_SCHEDULE_READ = re.compile(r"""\bSCHEDULE(?:\[\s*|\.get\(\s*)["'](\w+)["']""")
+#: the source's own ``SCHEDULE = {...}`` line (one line: shown verbatim, never evaluated)
+_SCHEDULE_LINE = re.compile(r"^SCHEDULE[ \t]*=[ \t]*\{[^\n]*$", re.MULTILINE)
+#: a key set in a JSON or dict literal (``"lanes": 16``)
+_SET_KEY = re.compile(r"""["'](\w+)["']\s*:""")
+
+
+def schedule_keys_note(backend: str, sources: dict[str, str]) -> str:
+    """What the ``schedule`` level (JSON overrides of ``SCHEDULE``) can change
+    in ``sources``: the keys the current source reads, its own ``SCHEDULE``
+    line, which keys the JSON sets that the source never reads, and on the C
+    target that ``threads`` changes nothing (queue round: the level showed
+    ``{"threads": 1}`` while the source read ``threads`` and ``lanes``).
+    Found by pattern: the candidate's text is never parsed here."""
+    text = sources.get("source") or ""
+    read = list(dict.fromkeys(_SCHEDULE_READ.findall(text)))
+    line = _SCHEDULE_LINE.search(text)
+    mine = _SET_KEY.findall(sources.get("schedule") or "")
+    out = []
+    if read:
+        out.append("The current source reads these `SCHEDULE` keys: " + ", ".join(f"`{k}`" for k in read)
+                   + (f" (its own line: `{line.group(0).split('#')[0].strip()}`)" if line else "")
+                   + ". This JSON object overrides them: a key set here replaces the source's value, a key left "
+                   "out keeps it; write every key you want to change, with its new value.")
+    else:
+        out.append("The current source reads no `SCHEDULE` key: nothing this JSON sets reaches the kernel. "
+                   "Decline and ask the source level to read a tunable from `SCHEDULE` if one should be tuned.")
+    unread = [k for k in dict.fromkeys(mine) if k not in read]
+    if unread:
+        out.append("Set here but never read by the source (no effect): " + ", ".join(f"`{k}`" for k in unread) + ".")
+    if backend.endswith("-c"):
+        out.append(C_TARGET_SCHEDULE_FACT)
+        if set(read) <= {"threads"}:
+            out.append("So on this target the schedule level has nothing to change in this candidate: "
+                       "decline and name the source level.")
+    return "\n".join(out)
+
+
+#: checked with TileLang 0.1.15, target "c" (tests/backends/test_tilelang_c_facts.py)
+C_TARGET_SCHEDULE_FACT = ("On tilelang-c, `threads` changes nothing in the generated C: the blocks of a `T.Kernel` "
+                          "run one after another in one thread (a plain `for` loop over the block index), so "
+                          "only keys the source uses for sizes (tile widths, lanes, rows per block) change the "
+                          "code.")
+
+
 class TileLangBackend(Backend):
     """TileLang programs on one target; see the module docstring for the contract."""
 
@@ -156,6 +202,11 @@ class TileLangBackend(Backend):
             raise CandidateLoadError(
                 f"first call (kernel compilation) raised {type(e).__name__}: {e}") from e
         return model
+
+    def level_context(self, task: Task, sources: dict[str, str], level: str) -> dict[str, str]:
+        """For the ``schedule`` level, which ``SCHEDULE`` keys the current
+        source reads (:func:`schedule_keys_note`); nothing for other levels."""
+        return {"schedule": schedule_keys_note(self.name, sources)} if level == "schedule" else {}
 
     def initial_sources(self, task: Task) -> dict[str, str]:
         """The shipped ``kernels/<kernel_folder>/<task>.py`` (with the folder's
