@@ -22,7 +22,6 @@ through which a hidden shape, seed or the run secret could reach a prompt.
 
 from __future__ import annotations
 
-import ast
 import re
 import tomllib
 from collections.abc import Mapping, Sequence

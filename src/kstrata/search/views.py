@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
+from typing import Any
 from pathlib import Path
 
 from rich.console import Group, RenderableType
