@@ -51,10 +51,13 @@ def rmsnorm():
 def _in_process_variants(task, backend, sources):
     """What the proposer computed before the move, in this process (trusted text only)."""
     from kstrata.backends.tvm.rules import schedule_variants
+    from kstrata.backends.tvm.schedule import replay_schedule
 
     lowered = backend.lower(task, sources, task.nominal_shape)
+    small = [backend.lower(task, sources, shape).funcs for shape in task.small_shapes]
     return [{"text": v.text, "rule": v.rule, "func": v.func, "description": v.description}
-            for v in schedule_variants(lowered.funcs, sources.get("schedule", ""), gpu=False)]
+            for v in schedule_variants(lowered.funcs, sources.get("schedule", ""), gpu=False)
+            if all(not replay_schedule(funcs, v.text)[2] for funcs in small)]  # as the sandbox filters them
 
 
 def _in_process_proposals(variants, sources, rng, per_expansion):
@@ -195,3 +198,47 @@ def test_metaschedule_tunes_in_the_sandbox_and_is_cached_here(tmp_path, calls, m
     b2 = again.propose(task, _candidate(src), None, "schedule", context=_context())
     assert len(calls) == 1
     assert b2.proposals[0].sources == first.sources
+
+
+def test_no_variant_names_a_block_its_schedule_makes_only_at_some_shapes(rmsnorm, calls):
+    """A schedule that rfactors only where the reduction extent divides 16 has a ``lv_red_rf``
+    block at the nominal D=4096 but not at D=77 (a small shape): a variant that names that block
+    failed to build there (compile_error in 2 of 12 evaluations of the quick start's run,
+    2026-12-04). The expansion keeps only variants that replay at every small shape."""
+    from kstrata.backends.tvm.rules import graph_variants, schedule_variants
+    from kstrata.backends.tvm.schedule import replay_schedule
+
+    task, backend, sources = rmsnorm
+    unfused = [v.text for v in graph_variants(sources["graph"]) if "-> none" in v.description]
+    assert unfused, "the graph rules no longer unfuse rmsnorm's graph"
+    parent = {**sources, "graph": unfused[0], "schedule": PARENT_RFACTOR_IF_DIVIDES}  # has a PrimFunc 'mean'
+    small = [backend.lower(task, parent, shape).funcs for shape in task.small_shapes]
+    assert not any(replay_schedule(funcs, PARENT_RFACTOR_IF_DIVIDES)[2] for funcs in small)  # the parent is fine
+    unfiltered = [v.text for v in schedule_variants(backend.lower(task, parent, task.nominal_shape).funcs,
+                                                    PARENT_RFACTOR_IF_DIVIDES)]
+    assert any("lv_red_rf" in t for t in unfiltered)  # the rules do propose such variants at the nominal shape
+    got, _ = isolated.schedule_expansion(task, parent, "tvm-llvm")
+    assert got, "nothing left to propose"
+    for v in got:
+        assert all(not replay_schedule(funcs, v["text"])[2] for funcs in small), v["description"]
+
+
+PARENT_RFACTOR_IF_DIVIDES = """# kstrata-tvm schedule: one `def schedule_<primfunc>(sch)` per scheduled PrimFunc
+
+
+def schedule_mean(sch):
+    b = sch.get_sblock("lv_red", func_name="main")
+    loops = sch.get_loops(b)
+    r = loops[2]
+    if isinstance(sch.get(r).extent, tvm.tirx.IntImm) and int(sch.get(r).extent) % 16 == 0:
+        ro, ri = sch.split(r, factors=[None, 16])
+        rfl = sch.get_loops(sch.rfactor(ri, 0))
+        sch.vectorize(rfl[-1])
+        outer = sch.fuse(*rfl[:2])
+        sch.reverse_compute_at(b, outer)
+    else:
+        rfl = sch.get_loops(b)
+        outer = sch.fuse(*rfl[:2])
+    sch.parallel(outer)
+    sch.reverse_compute_at(sch.get_sblock("T_divide", func_name="main"), outer)
+"""
