@@ -51,8 +51,12 @@ def test_an_out_of_bounds_triton_store_is_told_what_likely_happened(tmp_path):
     assert crash["data"]["signal"] in ("SIGSEGV", "SIGBUS", "SIGABRT")
     assert "out-of-bounds pointer" in crash["text"] and "illegal memory access" in crash["text"]
     assert "interpreter" in crash["text"]
-    if out["evidence"].get("output_tail"):  # faulthandler's stack names the kernel's line
-        assert "line 15 in softmax_kernel" in crash["text"] and "end of its stderr" in crash["text"]
+    if out["evidence"].get("output_tail"):  # faulthandler's stack names a line of the candidate's file
+        # Where the stray store faults depends on what it hit: inside the kernel (line 15) on one machine, at
+        # the launch in forward (line 23) on another (CI); either way only the candidate's own frames are told.
+        assert "end of its stderr" in crash["text"], crash["text"]
+        assert ("line 15 in softmax_kernel" in crash["text"] or "line 23 in forward" in crash["text"]), crash["text"]
+        assert "interpreter.py" not in crash["text"]
 
 
 def test_an_abort_names_the_heap_corruption_and_leaves_other_frames_out():
