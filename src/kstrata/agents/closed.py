@@ -18,7 +18,11 @@ A level of a candidate is closed when, in this run:
    ``schedule`` when no PrimFunc has
    a loop around a block left serial (every loop ``sch.get_loops`` reaches is
    already parallel, vectorized, unrolled or bound: m22 softmax #3, a
-   hand-written row PrimFunc).
+   hand-written row PrimFunc). Also any level the backend finds empty in the
+   candidate's text (:meth:`ClosedLevels.observe_empty`): TileLang's
+   ``schedule`` when the source reads no ``SCHEDULE`` key, or on tilelang-c
+   only ``threads`` (the queue round's tilelang-c run spent a call on a
+   decline there).
 
 With ``lineage=True`` (the hierarchical agent) three more rules read the tree
 (rule 6 also without it, where nothing is timed):
@@ -159,6 +163,8 @@ class ClosedLevels:
         self.closed: dict[tuple[str, str, str], str] = {}
         #: (graph key, level) -> why the lowered graph leaves nothing at that level
         self.by_graph: dict[tuple[str, str], str] = {}
+        #: (candidate hash, level) -> why the backend finds nothing to edit there (:meth:`observe_empty`)
+        self.empty: dict[tuple[str, str], str] = {}
         #: candidate hash -> whether its graph text holds TensorIR of its own
         self.handwritten: dict[str, bool] = {}
         self.lineage = lineage
@@ -182,6 +188,20 @@ class ClosedLevels:
             if why:
                 self.by_graph[(gk or f"hash:{h}", lv)] = why
 
+    def observe_empty(self, h: str, backend: Any, sources: Mapping[str, Any], levels: Iterable[str]) -> None:
+        """Record the levels of ``h`` where ``backend`` finds nothing an edit
+        could change (:meth:`kstrata.backends.base.Backend.level_empty`, e.g.
+        a TileLang schedule level whose source reads no ``SCHEDULE`` key):
+        closed like rule 3, so no model call is spent on them."""
+        hook = getattr(backend, "level_empty", None)
+        if not callable(hook):
+            return
+        texts = {k: v for k, v in sources.items() if isinstance(v, str)}
+        for lv in levels:
+            why = hook(texts, lv)
+            if why:
+                self.empty[(h, lv)] = why
+
     def close(self, h: str, level: str, why: str) -> None:
         """Close ``level`` on ``h`` and on every candidate with its text there."""
         self.closed[("h", h, level)] = why
@@ -194,6 +214,8 @@ class ClosedLevels:
         3; ``None``: something, or unknown). A proposer asked at a level only
         declined or served (rules 1 and 2) asks the model, with the earlier
         answers in the prompt: only the policy and the router leave those out."""
+        if (node.hash, level) in self.empty:
+            return self.empty[(node.hash, level)]
         gk = self._key(node.hash, "graph") or f"hash:{node.hash}"
         return self.by_graph.get((gk, level))
 

@@ -419,6 +419,7 @@ class HierarchicalProposer:
         hook = getattr(self.backend, "level_structure", None)
         if callable(hook) and "graph" in self.levels:
             self.closed.observe_structure(candidate.hash, hook(task, dict(candidate.sources)))
+        self.closed.observe_empty(candidate.hash, self.backend, dict(candidate.sources), self.levels)
         if level not in editable_levels(context.backend, self.levels, self._text[candidate.hash]):
             return f"nothing to edit at the {level} level: this candidate has no {level} text"
         return self.closed.nothing_to_edit(candidate, level)

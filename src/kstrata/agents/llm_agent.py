@@ -458,6 +458,8 @@ class LLMProposer:
         has = frozenset(lv for lv, t in dict(candidate.sources).items() if isinstance(t, str) and t.strip())
         self._text[candidate.hash] = has
         self.closed.observe(candidate.hash, dict(candidate.sources))
+        self.closed.observe_empty(candidate.hash, self.backend, dict(candidate.sources),
+                                  context.levels or LEVELS)
         if level not in editable_levels(context.backend, context.levels or LEVELS, has):
             return skipped(level, f"nothing to edit at the {level} level: this candidate has no {level} text")
         why = self.closed.nothing_to_edit(candidate, level)

@@ -136,6 +136,14 @@ class Backend(ABC):
         del task, sources, shapes
         return {"built": 0, "failed": 0, "workers": 0, "seconds": 0.0}
 
+    def level_empty(self, sources: dict[str, str], level: str) -> str | None:
+        """Why ``level`` of a candidate with ``sources`` has nothing an edit
+        there could change (``None``: something, or unknown; the default).
+        Read from the text by pattern, never by running or parsing it; the
+        agents skip such a level without a model call
+        (:meth:`kstrata.agents.closed.ClosedLevels.observe_empty`)."""
+        return None
+
     def level_context(self, task: Task, sources: dict[str, str], level: str) -> dict[str, str]:
         """Extra text an agent editing ``level`` needs, by level (e.g. the lowered
         loop nests a schedule refers to). Empty by default; never raises for a

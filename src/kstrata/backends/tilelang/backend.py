@@ -144,6 +144,21 @@ def schedule_keys_note(backend: str, sources: dict[str, str]) -> str:
     return "\n".join(out)
 
 
+def schedule_level_empty(backend: str, sources: dict[str, str]) -> str | None:
+    """Why the ``schedule`` level (JSON overrides of ``SCHEDULE``) can change
+    nothing in ``sources``: the source reads no ``SCHEDULE`` key, or on the C
+    target only ``threads`` (:data:`C_TARGET_SCHEDULE_FACT`); ``None`` when a
+    key it reads changes the code. Found by pattern, like :func:`schedule_keys_note`."""
+    read = set(_SCHEDULE_READ.findall(sources.get("source") or ""))
+    if not read:
+        return ("nothing to edit at the schedule level: the source reads no `SCHEDULE` key, so no JSON override "
+                "reaches the kernel (the source level can add a tunable read from `SCHEDULE`)")
+    if backend.endswith("-c") and read <= {"threads"}:
+        return ("nothing to edit at the schedule level: the source reads only `SCHEDULE['threads']`, which "
+                "changes nothing on tilelang-c (blocks run one after another in one thread)")
+    return None
+
+
 #: checked with TileLang 0.1.15, target "c" (tests/backends/test_tilelang_c_facts.py)
 C_TARGET_SCHEDULE_FACT = ("On tilelang-c, `threads` changes nothing in the generated C: the blocks of a `T.Kernel` "
                           "run one after another in one thread (a plain `for` loop over the block index), so "
@@ -202,6 +217,11 @@ class TileLangBackend(Backend):
             raise CandidateLoadError(
                 f"first call (kernel compilation) raised {type(e).__name__}: {e}") from e
         return model
+
+    def level_empty(self, sources: dict[str, str], level: str) -> str | None:
+        """Why the ``schedule`` level of ``sources`` changes nothing
+        (:func:`schedule_level_empty`); ``None`` for other levels."""
+        return schedule_level_empty(self.name, sources) if level == "schedule" else None
 
     def level_context(self, task: Task, sources: dict[str, str], level: str) -> dict[str, str]:
         """For the ``schedule`` level, which ``SCHEDULE`` keys the current
