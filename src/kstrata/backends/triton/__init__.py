@@ -3,7 +3,8 @@
 A Triton candidate is a KernelBench-format file: ``ModelNew`` with the task
 ``Model``'s constructor and ``forward`` signature, whose forward launches
 ``@triton.jit`` kernels defined in the same file. The interpreter runs kernels
-with NumPy on CPU: correct semantics (masks, program ids, ``tl.dot``), timings
+with NumPy on CPU: correct semantics (masks, program ids, ``tl.dot`` at the
+precision a GPU runs it: :mod:`kstrata.backends.triton.fidelity`), timings
 meaningless.
 """
 
@@ -16,7 +17,7 @@ from typing import Any
 from kstrata import kernels
 from kstrata.backends.base import Availability, Backend, CandidateLoadError
 from kstrata.backends.pytorch import load_model_new
-from kstrata.backends.triton import hooks
+from kstrata.backends.triton import fidelity, hooks
 from kstrata.tasks.base import Task
 
 
@@ -90,3 +91,5 @@ class TritonInterpBackend(TritonBackend):
     def _prepare(self) -> None:
         # triton.jit reads the knob when a kernel is decorated, i.e. at import
         os.environ["TRITON_INTERPRET"] = "1"
+        # a float32 tl.dot at TF32 (its default) computes as the GPU does, not in full float32
+        fidelity.model_gpu_dot_precision()

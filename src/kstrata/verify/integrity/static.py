@@ -604,7 +604,9 @@ class _Visitor(ast.NodeVisitor):
             ip = kw.get("input_precision")
             if isinstance(ip, ast.Constant) and isinstance(ip.value, str) and "tf32" in ip.value:
                 self.add("no_precision_downgrade", node, f"input_precision={ip.value!r} on a float32 task")
-            if name == "triton.language.dot" and "input_precision" not in kw and "allow_tf32" not in kw:
+            # None is the default too (rt47: input_precision=None passed the check and ran TF32 on GPUs)
+            given = {k for k, v in kw.items() if not (isinstance(v, ast.Constant) and v.value is None)}
+            if name == "triton.language.dot" and "input_precision" not in given and "allow_tf32" not in given:
                 self.add("no_precision_downgrade", node,
                          "tl.dot defaults to TF32 on GPUs; pass input_precision='ieee' on a float32 task")
         if not self.allow_reduced and isinstance(node.func, ast.Attribute) and \
