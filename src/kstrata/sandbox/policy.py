@@ -177,18 +177,63 @@ _SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", 
                 "/etc/passwd", "/etc/group", "/etc/localtime", "/opt", "/sys")
 
 
+def launch_dirs() -> set[str]:
+    """The directories Python puts first on ``sys.path`` from how this process
+    was started, which hold no installed code: the working directory
+    (``python -m``, ``-c``, interactive) and the script's directory."""
+    out: set[str] = set()
+    try:
+        out.add(os.path.abspath(os.getcwd()))
+    except OSError:
+        pass
+    if sys.argv and sys.argv[0] not in ("", "-c", "-m") and os.path.isfile(sys.argv[0]):
+        out.add(os.path.dirname(os.path.abspath(sys.argv[0])))
+    return out
+
+
+@functools.lru_cache(maxsize=8)
+def interpreter_path(python: str) -> tuple[str, ...]:
+    """``sys.path`` of a fresh ``python`` started in ``/`` without
+    ``PYTHONPATH``: its standard library, its site-packages and what their
+    ``.pth`` files add (editable installs); ``()`` when it cannot run."""
+    import json
+
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP")}
+    env["PYTHONNOUSERSITE"] = "1"  # as the sandbox's processes run
+    try:
+        out = subprocess.run([python, "-c", "import json, sys; print(json.dumps(sys.path))"], capture_output=True,
+                             text=True, timeout=60, cwd="/", env=env)
+        paths = json.loads(out.stdout.strip().splitlines()[-1])
+    except (OSError, subprocess.TimeoutExpired, ValueError, IndexError):
+        return ()
+    return tuple(p for p in paths if isinstance(p, str) and p) if isinstance(paths, list) else ()
+
+
 def python_dirs(python: str | None = None) -> list[str]:
     """Directories a Python interpreter needs: its environment, its base
-    installation and everything on this process's ``sys.path``."""
+    installation, what its own start puts on ``sys.path``
+    (:func:`interpreter_path`, this process's interpreter's too), the
+    ``PYTHONPATH`` entries and kstrata's package; never a :func:`launch_dirs`
+    entry nor anything else this process's ``sys.path`` holds. A judge runs
+    with its pool's temporary directory as its working directory (``python
+    -m``: the first entry of ``sys.path``), so the judge's own ``TMPDIR`` was
+    bound, live, into every sandbox it started; ``python -m kstrata`` run from
+    a home directory bound that home into the sandbox where an LLM's graph is
+    lowered for a prompt, and pytest's rootdir the whole repository
+    (red-team round of 2026-12-04)."""
     dirs: set[str] = set()
     exe = Path(python or sys.executable)
     for p in (exe, exe.resolve()):
         dirs.add(str(p.parent.parent))  # venv root / installation prefix
-    for p in (sys.prefix, sys.base_prefix, sys.exec_prefix, *sys.path):
+    started = interpreter_path(str(exe)) + interpreter_path(sys.executable)
+    launched = launch_dirs()
+    # where neither interpreter answers: this process's sys.path, less how it was started
+    found = started or tuple(p for p in sys.path if p and os.path.abspath(p) not in launched)
+    for p in (sys.prefix, sys.base_prefix, sys.exec_prefix, *found):
         if p and os.path.isdir(p):
             dirs.add(os.path.abspath(p))
     for p in os.environ.get("PYTHONPATH", "").split(os.pathsep):
-        if p and os.path.isdir(p):
+        if p and os.path.isdir(p) and os.path.abspath(p) not in launched:
             dirs.add(os.path.abspath(p))
     import kstrata
 
