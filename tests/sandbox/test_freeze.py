@@ -1,0 +1,50 @@
+"""While the baseline is timed, every process of the candidate's sandbox is
+stopped (:meth:`kstrata.sandbox.client.CandidateProcess.freeze`), those it
+forks while the judge lists them included (red-team round of 2026-12-04)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from kstrata.sandbox import status
+
+CASE = Path(__file__).resolve().parent / "cases" / "freeze_race"
+
+pytestmark = pytest.mark.skipif(not status().usable, reason=f"no sandbox here: {status().reason}")
+
+
+def test_a_process_forked_while_the_judge_lists_them_is_stopped_too():
+    from kstrata.backends.registry import get_backend
+    from kstrata.sandbox import CandidateProcess, wire
+    from kstrata.sandbox.client import sandbox_env
+    from kstrata.tasks.loader import resolve_task
+    from kstrata.verify.runner import task_record
+
+    p = CandidateProcess("pytorch", env=sandbox_env(get_backend("pytorch")), memory_mb=4096).start()
+    try:
+        bufs: list = []
+        h, _ = p.request({"op": "load", "backend": "pytorch", "task": task_record(resolve_task("relu")),
+                          "sources": {"source": (CASE / "forker.py").read_text()}, "shape": {"B": 8, "D": 512},
+                          "init": wire.encode([], bufs), "seed": 0}, bufs, timeout_s=120)
+        assert h.get("ok"), h
+        time.sleep(0.3)  # the helper forks
+        left = []
+        for _ in range(30):  # without the second look, 8 of 20 freezes left a process running
+            p.freeze()
+            time.sleep(0.02)
+            for pid in p._own_processes():
+                try:
+                    if psutil.Process(pid).status() not in (psutil.STATUS_STOPPED, psutil.STATUS_ZOMBIE,
+                                                            psutil.STATUS_DEAD):
+                        left.append(pid)
+                except psutil.Error:
+                    continue
+            p.thaw()
+            time.sleep(0.03)
+        assert not left, f"processes of the candidate ran while it was frozen: {left[:10]}"
+    finally:
+        p.close()
