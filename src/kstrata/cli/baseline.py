@@ -10,11 +10,10 @@ from __future__ import annotations
 import json
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
 from kstrata.backends.registry import get_backend
-from kstrata.cli.errors import check_number, user_errors
+from kstrata.cli.errors import Console, check_number, user_errors
 from kstrata.measure.baselines import BaselineResult, kinds_for, run_baselines
 from kstrata.measure.roofline import cache_dir
 from kstrata.measure.timing import TimingConfig

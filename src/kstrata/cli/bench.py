@@ -7,7 +7,6 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import typer
-from rich.console import Console
 
 from kstrata.bench.harness import (
     BenchError,
@@ -16,7 +15,7 @@ from kstrata.bench.harness import (
     parse_budget,
     run_bench,
 )
-from kstrata.cli.errors import check_number, err_console, user_errors
+from kstrata.cli.errors import Console, check_number, err_console, user_errors
 from kstrata.execute.select import EXECUTOR_HELP
 from kstrata.store.run_store import StoreError
 

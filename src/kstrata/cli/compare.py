@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
-from rich.console import Console
 
+from kstrata.cli.errors import Console
 from kstrata.bench.compare import compare_table
 from kstrata.cli.bench import bench_errors
 

@@ -10,9 +10,9 @@ import sys
 from importlib.metadata import PackageNotFoundError, version
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
+from kstrata.cli.errors import Console
 from kstrata import __version__
 from kstrata.backends import registry
 

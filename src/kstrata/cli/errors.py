@@ -6,8 +6,25 @@ import math
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+import rich.console
 import typer
-from rich.console import Console
+from rich.segment import Segment
+
+from kstrata.sandbox.wire import printable
+
+
+class Console(rich.console.Console):
+    """rich's console, every command's: the text it prints has its control
+    characters written out (:func:`kstrata.sandbox.wire.printable`), so text
+    that reached a command from a candidate (its source, an error it raised,
+    its output, an LLM's rationale) cannot move the cursor over a verdict and
+    print another, set the terminal's title or clipboard, or reorder what is
+    shown. rich's own cursor and screen commands (control segments) and its
+    styles pass as they are."""
+
+    def _render_buffer(self, buffer):  # type: ignore[no-untyped-def] - rich's (private) last step
+        return super()._render_buffer(Segment(printable(text), style, control) if control is None and text
+                                      else Segment(text, style, control) for text, style, control in buffer)
 
 
 err_console = Console(stderr=True, soft_wrap=True)  # one line per error, never wrapped

@@ -7,10 +7,9 @@ from pathlib import Path
 from typing import Any
 
 import typer
-from rich.console import Console
 
 from kstrata.api import evaluate_sources, read_candidate
-from kstrata.cli.errors import check_number, err_console
+from kstrata.cli.errors import Console, check_number, err_console
 from kstrata.backends.envs import EnvMissingError
 from kstrata.backends.registry import UnknownBackendError, get_backend
 from kstrata.backends.workers import pool_for

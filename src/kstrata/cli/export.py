@@ -48,9 +48,8 @@ from pathlib import Path
 from typing import Any
 
 import typer
-from rich.console import Console
 
-from kstrata.cli.errors import OptionError, user_errors
+from kstrata.cli.errors import Console, OptionError, user_errors
 from kstrata.search.views import reading, shape_text
 from kstrata.store.run_store import StoreError, read_summary
 

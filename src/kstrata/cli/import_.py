@@ -10,11 +10,10 @@ import re
 from pathlib import Path
 
 import typer
-from rich.console import Console
 
 from kstrata.backends.registry import get_backend
 from kstrata.backends.tilelang.backend import graph_plan
-from kstrata.cli.errors import user_errors
+from kstrata.cli.errors import Console, user_errors
 from kstrata.pysyntax import syntax_error_isolated
 from kstrata.store.artifacts import write_atomic
 from kstrata.tasks.base import TaskError

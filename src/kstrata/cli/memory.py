@@ -13,11 +13,10 @@ import sys
 from pathlib import Path
 
 import typer
-from rich.console import Console
 from rich.syntax import Syntax
 from rich.table import Table
 
-from kstrata.cli.errors import OptionError, user_errors
+from kstrata.cli.errors import Console, OptionError, user_errors
 
 console = Console()
 app = typer.Typer(help="The agents' memory of transformations that worked.", no_args_is_help=True)

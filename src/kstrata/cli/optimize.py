@@ -8,11 +8,10 @@ from pathlib import Path
 from typing import Any
 
 import typer
-from rich.console import Console
 from rich.live import Live
 from rich.text import Text
 
-from kstrata.cli.errors import OptionError, check_number, err_console, user_errors
+from kstrata.cli.errors import Console, OptionError, check_number, err_console, user_errors
 
 console = Console()
 

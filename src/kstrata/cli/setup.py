@@ -11,9 +11,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
+from kstrata.cli.errors import Console
 from kstrata.backends import envs
 
 console = Console()

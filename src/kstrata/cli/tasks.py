@@ -6,10 +6,9 @@ import sys
 from pathlib import Path
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
-from kstrata.cli.errors import user_errors
+from kstrata.cli.errors import Console, user_errors
 from kstrata.tasks.dims import input_shapes, is_dim_key, variation_note
 from kstrata.tasks.loader import load_dir, load_dir_lenient, resolve_task, suite
 

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import struct
 from typing import Any
 
@@ -53,6 +54,39 @@ DTYPES = {
 #: lack of memory (an allocation refused under its memory limit): the judge
 #: reads it as the memory limit, not as a crash.
 OOM_EXIT = 86
+
+
+#: Characters a terminal acts on instead of showing: C0 controls but tab and
+#: newline (ESC starts the sequences that move the cursor, erase lines, set the
+#: title or the clipboard: OSC 52), DEL, C1 controls (0x9b is a one-byte CSI
+#: on some terminals) and the bidirectional overrides that reorder what is
+#: shown ("Trojan Source", CVE-2021-42574).
+CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def printable(text: str) -> str:
+    """``text`` with every :data:`CONTROL` character written out as its
+    escape (``\\x1b``, ``\\u202e``): text a candidate wrote (an exception's
+    message, its output, a forged reply) that reaches a terminal cannot move
+    the cursor over the verdict line and print another (red-team round of
+    2026-12-04: a load error's message overwrote ``compile_error`` with
+    ``correct``), set the clipboard or reorder what is shown."""
+    if not CONTROL.search(text):
+        return text
+    return CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100
+                       else f"\\u{ord(m.group()):04x}", text)
+
+
+def printable_strings(value: Any) -> Any:
+    """``value`` (decoded JSON) with :func:`printable` applied to every string
+    in it, dictionary keys included."""
+    if isinstance(value, str):
+        return printable(value)
+    if isinstance(value, dict):
+        return {printable(k) if isinstance(k, str) else k: printable_strings(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [printable_strings(v) for v in value]
+    return value
 
 
 class WireError(ValueError):
