@@ -50,3 +50,23 @@ def test_rt47_a_tf32_dot_is_judged_on_the_interpreter_as_the_gpu_computes_it(kst
     assert d["verdict"] == verdict, summary(d)
     if check:
         assert d["check"] == check, summary(d)
+
+
+RACE_CASES = [
+    # the interpreter ran a launch's programs one by one in grid order: no two ever overlapped
+    ("split_sum_plain_read_modify_write.py", "runtime_error", "one reads an element the other stored"),
+    ("split_sum_first_program_stores.py", "runtime_error", "a plain store and an atomic update"),
+    ("split_sum_last_program_adds_partials.py", "correct", None),  # ordered through an atomic counter
+]
+
+
+@pytest.mark.slow
+@needs_sandbox
+@pytest.mark.parametrize("candidate,verdict,words", RACE_CASES)
+def test_rt47_programs_of_one_launch_that_race_fail_on_the_interpreter(kstrata_eval, candidate, verdict, words):
+    d = kstrata_eval("sum_dim", f"rt47_races_the_interpreter_serialises/{candidate}", "--no-time", "--scope", "small",
+                     backend="triton-interp")
+    assert d["verdict"] == verdict, summary(d)
+    if words:
+        message = d["evidence"]["message"]
+        assert "DataRace" in message and "kernel _partial" in message and words in message, summary(d)

@@ -4,8 +4,8 @@ A Triton candidate is a KernelBench-format file: ``ModelNew`` with the task
 ``Model``'s constructor and ``forward`` signature, whose forward launches
 ``@triton.jit`` kernels defined in the same file. The interpreter runs kernels
 with NumPy on CPU: correct semantics (masks, program ids, ``tl.dot`` at the
-precision a GPU runs it: :mod:`kstrata.backends.triton.fidelity`), timings
-meaningless.
+precision a GPU runs it; programs run one by one, and a launch whose programs
+race fails: :mod:`kstrata.backends.triton.fidelity`), timings meaningless.
 """
 
 from __future__ import annotations
@@ -93,3 +93,5 @@ class TritonInterpBackend(TritonBackend):
         os.environ["TRITON_INTERPRET"] = "1"
         # a float32 tl.dot at TF32 (its default) computes as the GPU does, not in full float32
         fidelity.model_gpu_dot_precision()
+        # programs of one launch that race (the interpreter runs them one by one, in grid order) fail it
+        fidelity.watch_races()

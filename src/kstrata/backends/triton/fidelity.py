@@ -14,6 +14,23 @@ operands to TF32 (round to nearest even, the interpreter's own TMA rounding)
 before a TF32 product, so the numeric verification sees what the GPU computes
 whatever the source's syntax. ``tf32x3`` (three TF32 products, within a few
 float32 ulps) and ``ieee`` stay exact float32.
+
+The interpreter also runs a launch's programs one after another, in grid
+order, so programs never overlap: a split reduction whose programs add their
+partial sums into ``y[row]`` with a plain load and store (lost updates on a
+GPU), or one whose first program writes ``y[row]`` while the others
+``tl.atomic_add`` into it (right only when that program runs first), read
+correct (red-team 2026-12-04, case rt47). :func:`watch_races` records, per
+launch, which program last stored to each element of each tensor argument
+with a plain store and which updated it atomically, and raises
+:class:`DataRace` when another program of the same launch reads an element a
+program stored, stores a different value over it, or mixes plain stores and
+atomics on it. Programs of one launch have no ordering between them on a GPU
+except through atomics; so in a launch that uses atomics, a plain load of
+another program's plain store is not judged (a counter or a lock may order
+them: the last program reading the others' partials, Triton's layer-norm
+backward tutorial), while a plain store and an atomic on one element always
+race.
 """
 
 from __future__ import annotations
@@ -59,4 +76,183 @@ def model_gpu_dot_precision() -> bool:
 
     create_dot._kstrata_tf32 = True  # type: ignore[attr-defined]
     InterpreterBuilder.create_dot = create_dot
+    return True
+
+
+class DataRace(RuntimeError):
+    """Two programs of one Triton launch accessed one element without an order
+    between them on a GPU (see :func:`watch_races`)."""
+
+
+class _Launch:
+    """One launch's record: the tensor arguments' storages, and per storage
+    (allocated at its first store or atomic) the program that last stored each
+    element with a plain store and the program that updated it atomically
+    (-1 none, -2 several)."""
+
+    def __init__(self, kernel: str) -> None:
+        self.kernel = kernel
+        self.regions: list[tuple[int, int, int]] = []  # (base address, bytes, element size)
+        self.writer: dict[int, np.ndarray] = {}
+        self.atomic: dict[int, np.ndarray] = {}
+        self.program = 0
+        self.used_atomics = False
+        self.plain: str | None = None  # the first plain-plain conflict (judged at the end)
+
+    def add_tensors(self, args: Any) -> None:
+        import torch
+
+        for a in args:
+            if isinstance(a, torch.Tensor) and a.numel():
+                st = a.untyped_storage()
+                base, size = st.data_ptr(), st.nbytes()
+                if all(r[0] != base for r in self.regions):
+                    self.regions.append((base, size, a.element_size()))
+
+    def _split(self, ptrs: Any, mask: Any) -> list[tuple[int, np.ndarray, np.ndarray]]:
+        """``(region base, element indices, positions in the access)`` per region the access touches."""
+        addr = np.asarray(ptrs.data).astype(np.uint64, copy=False).reshape(-1)
+        keep = np.ones(addr.shape, dtype=bool) if mask is None else \
+            np.broadcast_to(np.asarray(mask.data, dtype=bool), np.asarray(ptrs.data).shape).reshape(-1)
+        out = []
+        for base, size, elsize in self.regions:
+            sel = keep & (addr >= np.uint64(base)) & (addr < np.uint64(base + size))
+            if sel.any():
+                pos = np.flatnonzero(sel)
+                out.append((base, ((addr[pos] - np.uint64(base)) // np.uint64(elsize)).astype(np.int64), pos))
+        return out
+
+    def _shadow(self, table: dict[int, np.ndarray], base: int) -> np.ndarray:
+        if base not in table:
+            size, elsize = next((r[1], r[2]) for r in self.regions if r[0] == base)
+            table[base] = np.full(size // elsize + 1, -1, dtype=np.int32)
+        return table[base]
+
+    def _where(self, other: int) -> str:
+        return f"kernel {self.kernel}: program {self.program} and program {other} (linear grid indices)"
+
+    def load(self, ptrs: Any, mask: Any) -> None:
+        for base, idx, _ in self._split(ptrs, mask):
+            w = self.writer.get(base)
+            if w is not None and self.plain is None:
+                hit = w[idx]
+                bad = (hit != -1) & (hit != self.program)
+                if bad.any():
+                    self.plain = (f"{self._where(int(hit[bad][0]))}: one reads an element the other stored, "
+                                  "with no order between them")
+
+    def store(self, ptrs: Any, value: Any, mask: Any, current: Any) -> None:
+        for base, idx, pos in self._split(ptrs, mask):
+            w = self._shadow(self.writer, base)
+            hit = w[idx]
+            bad = (hit != -1) & (hit != self.program)
+            if bad.any() and self.plain is None:
+                new = np.broadcast_to(np.asarray(value.data), np.asarray(ptrs.data).shape).reshape(-1)[pos]
+                old = current().reshape(-1)[pos]
+                same = new == old
+                if new.dtype.kind == "f":
+                    same |= np.isnan(new) & np.isnan(old)
+                differs = bad & ~same
+                if differs.any():
+                    self.plain = (f"{self._where(int(hit[differs][0]))}: both store different values to one "
+                                  "element")
+            a = self.atomic.get(base)
+            if a is not None:
+                ah = a[idx]
+                mixed = (ah == -2) | ((ah != -1) & (ah != self.program))
+                if mixed.any():
+                    raise DataRace(f"data race in {self._where(int(ah[mixed][0]))}: a plain store and an atomic "
+                                   "update of one element; on a GPU their order is not defined")
+            w[idx] = self.program
+
+    def atomic_update(self, ptrs: Any, mask: Any) -> None:
+        self.used_atomics = True
+        for base, idx, _ in self._split(ptrs, mask):
+            w = self.writer.get(base)
+            if w is not None:
+                hit = w[idx]
+                bad = (hit != -1) & (hit != self.program)
+                if bad.any():
+                    raise DataRace(f"data race in {self._where(int(hit[bad][0]))}: a plain store and an atomic "
+                                   "update of one element; on a GPU their order is not defined")
+            a = self._shadow(self.atomic, base)
+            ah = a[idx]
+            a[idx] = np.where((ah == -1) | (ah == self.program), self.program, -2)
+
+    def finish(self) -> None:
+        if self.plain is not None and not self.used_atomics:
+            raise DataRace(f"data race in {self.plain}: programs of one launch run in no defined order on a GPU "
+                           "(the interpreter runs them one by one); use tl.atomic_* or one program per output")
+
+
+_LAUNCH: list[_Launch] = []
+
+
+def watch_races() -> bool:
+    """Make every interpreted launch raise :class:`DataRace` (from the
+    launch, so the candidate's call fails) when two of its programs access
+    one element of a tensor argument without an order between them on a GPU
+    (idempotent; see the module docstring for the rules). Call before
+    candidate code runs, in the process that interprets it. Returns False
+    when this Triton has no interpreter to patch."""
+    try:
+        from triton.runtime import interpreter as ti
+    except ImportError:
+        return False
+    grid, builder = ti.GridExecutor, ti.InterpreterBuilder
+    needed = [(grid, "__call__"), (grid, "_init_args_hst"), (builder, "set_grid_idx"),
+              (builder, "create_masked_load"), (builder, "create_masked_store"), (builder, "create_atomic_rmw"),
+              (builder, "create_atomic_cas")]
+    if any(n not in c.__dict__ for c, n in needed):
+        return False
+    if getattr(grid.__dict__["__call__"], "_kstrata_races", False):
+        return True
+    orig = {n: c.__dict__[n] for c, n in needed}
+
+    def call(self: Any, *args: Any, **kwargs: Any) -> Any:
+        _LAUNCH.append(_Launch(getattr(self.fn, "__name__", "?")))
+        try:
+            result = orig["__call__"](self, *args, **kwargs)
+            _LAUNCH[-1].finish()
+            return result
+        finally:
+            _LAUNCH.pop()
+
+    def init_args(self: Any, args_dev: Any, kwargs: Any) -> Any:
+        args_hst, kwargs_hst = orig["_init_args_hst"](self, args_dev, kwargs)
+        if _LAUNCH:
+            _LAUNCH[-1].add_tensors(list(args_hst) + list(kwargs_hst.values()))
+        return args_hst, kwargs_hst
+
+    def set_grid_idx(self: Any, x: int, y: int, z: int) -> Any:
+        if _LAUNCH:
+            _LAUNCH[-1].program = (x * self.grid_dim[1] + y) * self.grid_dim[2] + z
+        return orig["set_grid_idx"](self, x, y, z)
+
+    def masked_load(self: Any, ptrs: Any, mask: Any, *rest: Any) -> Any:
+        if _LAUNCH:
+            _LAUNCH[-1].load(ptrs, mask)
+        return orig["create_masked_load"](self, ptrs, mask, *rest)
+
+    def masked_store(self: Any, ptrs: Any, value: Any, mask: Any, *rest: Any) -> Any:
+        if _LAUNCH:
+            _LAUNCH[-1].store(ptrs, value, mask, lambda: orig["create_masked_load"](
+                self, ptrs, mask, None, None, False).data)
+        return orig["create_masked_store"](self, ptrs, value, mask, *rest)
+
+    def atomic_rmw(self: Any, op: Any, ptr: Any, val: Any, mask: Any, *rest: Any) -> Any:
+        if _LAUNCH:
+            _LAUNCH[-1].atomic_update(ptr, mask)
+        return orig["create_atomic_rmw"](self, op, ptr, val, mask, *rest)
+
+    def atomic_cas(self: Any, ptr: Any, *rest: Any) -> Any:
+        if _LAUNCH:
+            _LAUNCH[-1].atomic_update(ptr, None)
+        return orig["create_atomic_cas"](self, ptr, *rest)
+
+    call._kstrata_races = True  # type: ignore[attr-defined]
+    grid.__call__, grid._init_args_hst = call, init_args
+    builder.set_grid_idx, builder.create_masked_load, builder.create_masked_store = \
+        set_grid_idx, masked_load, masked_store
+    builder.create_atomic_rmw, builder.create_atomic_cas = atomic_rmw, atomic_cas
     return True
