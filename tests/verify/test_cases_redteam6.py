@@ -70,3 +70,27 @@ def test_rt47_programs_of_one_launch_that_race_fail_on_the_interpreter(kstrata_e
     if words:
         message = d["evidence"]["message"]
         assert "DataRace" in message and "kernel _partial" in message and words in message, summary(d)
+
+
+TILELANG_RACE_CASES = [
+    # tilelang-c runs a kernel's blocks one after another in a C loop: a plain read-modify-write passed
+    ("tilelang_split_sum_plain_read_modify_write.py", "compile_error"),
+    ("tilelang_split_sum_atomic.py", "correct"),
+]
+
+
+@pytest.mark.slow
+@needs_sandbox
+@pytest.mark.parametrize("candidate,verdict", TILELANG_RACE_CASES)
+def test_rt47_tilelang_blocks_that_store_to_one_element_fail(kstrata_eval, candidate, verdict):
+    from kstrata.backends.registry import get_backend
+
+    if not get_backend("tilelang-c").availability().usable:
+        pytest.skip("tilelang-c is not usable here (kstrata setup)")
+    d = kstrata_eval("sum_dim", f"rt47_races_the_interpreter_serialises/{candidate}", "--no-time", "--scope", "small",
+                     backend="tilelang-c")
+    assert d["verdict"] == verdict, summary(d)
+    if verdict == "compile_error":
+        # the details are withheld when the candidate's own kernel cache (from an earlier run) was used
+        message = d["evidence"]["message"]
+        assert ("BlockRace" in message and "bx (extent" in message) or "withheld" in message, summary(d)

@@ -28,6 +28,12 @@ initial candidates come in two forms: ``kernels/tilelang`` (that loop form,
 for ``tilelang-c``) and ``kernels/tilelang_cuda`` (GPU form, for
 ``tilelang-cuda``, which falls back to the loop form for a task without one);
 see :mod:`kstrata.kernels`.
+
+Blocks of one kernel may not store to one element of a parameter with plain
+stores (a split reduction must use ``T.atomic_add``): the C target runs
+blocks one after another, so such a race would read correct there; a
+kernel's first call reads its program and raises
+:class:`kstrata.backends.tilelang.races.BlockRace` instead.
 """
 
 from __future__ import annotations
@@ -44,7 +50,7 @@ from typing import Any
 from kstrata import kernels
 from kstrata.backends import envs
 from kstrata.backends.base import Availability, Backend, CandidateLoadError
-from kstrata.backends.tilelang import hooks
+from kstrata.backends.tilelang import hooks, races
 from kstrata.backends.pytorch import load_model_new
 from kstrata.pysyntax import parse_module
 from kstrata.tasks.base import Task
@@ -205,6 +211,8 @@ class TileLangBackend(Backend):
                 "run in a worker started with kstrata.backends.envs.python_for(backend) "
                 "(create it with `kstrata setup`)")
         os.environ["TILELANG_DEFAULT_TARGET"] = self.target
+        # blocks that store to one element fail their kernel's calls (tilelang-c runs blocks one by one)
+        races.watch_block_races()
         model = load_model_new(text, init_inputs, self.device)
         module = task.load_module(shape)
         torch.manual_seed(0)
