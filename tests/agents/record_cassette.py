@@ -13,6 +13,13 @@ budget, the test's timing options and secret) with the queue provider on
 included). Timings are real but always trusted, as in the replay, so the
 recording and the replay take the same decisions on a loaded machine. At the
 end both files are replaced atomically, with the date and ``--note``.
+
+With ``--recorded-speedups`` every timing's speedup is the one the current
+``.run.json`` recorded for that candidate (as the replay test takes them), so
+the search takes the recorded path and each earlier answer, given again in
+the same order, meets the prompt it was written for (queue round 3: with real
+speedups on a loaded machine the greedy policy took another path, and the
+fourth answer met a prompt about another candidate).
 """
 
 from __future__ import annotations
@@ -29,6 +36,7 @@ from kstrata.agents.registry import make_proposer
 from kstrata.backends.registry import get_backend
 from kstrata.measure.timing import TimingConfig
 from kstrata.search.budget import Budget
+from kstrata.search.candidate import content_hash
 from kstrata.search.evaluators import VerifyMeasureEvaluator
 from kstrata.search.loop import SearchSettings, optimize
 from kstrata.search.tree import CandidateTree
@@ -43,10 +51,18 @@ RUN = CASSETTE.with_suffix(".run.json")
 
 class TrustedTimings(VerifyMeasureEvaluator):
     """Real verification and timing; a timing is never noisy or suspicious
-    (what the replay test's evaluator assumes too)."""
+    (what the replay test's evaluator assumes too). With ``recorded``
+    (``{hash: speedup vs eager}``), a candidate's speedup is the recorded one."""
+
+    def __init__(self, *args, recorded: dict[str, float] | None = None, **kwargs) -> None:  # noqa: ANN002,ANN003
+        super().__init__(*args, **kwargs)
+        self.recorded = recorded
 
     def _time(self, task, backend, sources, baseline, **kwargs):  # noqa: ANN001 - the evaluator's signature
         m = super()._time(task, backend, sources, baseline, **kwargs)
+        if self.recorded is not None:
+            s = self.recorded[content_hash(sources, backend.name, task.digest)]
+            m = replace(m, speedup=replace(m.speedup, point=s, low=s, high=s))
         return replace(m, noisy=False, suspicious=[])
 
 
@@ -64,6 +80,8 @@ def main() -> None:
     ap.add_argument("--run-dir", type=Path, default=None)
     ap.add_argument("--evals", type=int, default=None, help="evaluation budget (default: the recorded one)")
     ap.add_argument("--calls", type=int, default=None, help="proposer-call budget (default: the recorded one)")
+    ap.add_argument("--recorded-speedups", action="store_true",
+                    help="take each candidate's speedup from the current .run.json (the recorded path)")
     ap.add_argument("--note", default="answers written through the queue provider by an engineer acting as "
                                       "the model (kept as given, including the failed and the declined ones)")
     args = ap.parse_args()
@@ -81,8 +99,9 @@ def main() -> None:
     new = CASSETTE.with_name(f".{CASSETTE.name}.new")
     new.unlink(missing_ok=True)
     proposer = make_proposer("llm", backend=backend, llm=f"queue:{args.queue}", record=new)
+    speedups = {c["hash"]: c["speedup_eager"] for c in recorded["candidates"]} if args.recorded_speedups else None
     evaluator = TrustedTimings(secret="replay-test", timing_config=TimingConfig(budget_ms=50, max_remeasure=0),
-                               shape=fitted_shape(task), confirm_scope=None)
+                               shape=fitted_shape(task), confirm_scope=None, recorded=speedups)
     result = optimize(task, backend, proposer, evaluator, policy=proposer.policy("greedy"), router=proposer.router,
                       budget=Budget(**recorded["budget"]),
                       run_dir=run_dir / "run", settings=SearchSettings(seed=0, lookahead_expansions=2))

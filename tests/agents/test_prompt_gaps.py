@@ -89,7 +89,9 @@ def test_the_models_own_failure_reaches_its_next_prompt_located(kind):
     assert MESSAGE in user and "[schedule_error, likely at level schedule] a schedule step failed" in user
     assert "- [nonfinite] 77 NaN outputs" in user  # TVM's source cannot be edited here: not named
     assert "Line 7 of the text you sent" in user and ">> 7 |     sch.decompose_reduction(b, j)" in user
-    assert "from this candidate: [schedule, " in user and "compile_error (load)" in user  # history, both paths
+    # the failed child under "Asked again", both paths (no second time in the history: queue round 3)
+    assert "[schedule, schedule-agent] -> compile_error (load): schedule_softmax line 7" in user
+    assert "from this candidate: [schedule, " not in user
     # the failed change itself, as a diff from the text shown (a stateless model cannot recall it)
     diff = user.split("The change that failed (a diff from the current text above):\n```diff\n", 1)[1]
     assert diff.startswith("--- current text\n+++ your failed change\n")
@@ -380,9 +382,10 @@ def test_another_levels_decline_is_context_not_an_answer_to_differ_from():
     tree = CandidateTree([root], [declined_expansion("a", "schedule", "schedule", "expf stays scalar", request, 1)])
     user = _prompt_at(tree, root, "graph")
     assert "# Asked again" not in user and "Propose something different" not in user
-    assert "# What the other levels' roles did with this candidate" in user
-    assert "- DECLINED [schedule, schedule-agent]: expf stays scalar (asked graph: fuse the three row" in user
     assert "# Requests from other agents for this level" in user  # the request itself, to serve
+    assert "declined its level (expf stays scalar) and asked: fuse the three row passes" in user
+    # said once, as the request it makes (queue round 3: listed again under the other levels' roles)
+    assert user.count("expf stays scalar") == 1 and "# What the other levels' roles did" not in user
     # the schedule prompt on the same candidate lists that decline as its own level's earlier answer
     user = _prompt_at(tree, root, "schedule")
     assert "# Asked again" in user and "Propose something different" in user

@@ -58,7 +58,8 @@ from kstrata.agents.base import Proposal, ProposalBatch, ProposeContext
 from kstrata.agents.closed import ClosedLevels, skipped
 from kstrata.agents.exemplars import exemplars_for, intensity_of
 from kstrata.agents.knowledge import spec_for_backend
-from kstrata.agents.llm_agent import LLM_MAX_PER_LEVEL, ask, editable_on, editable_only, prompt_context
+from kstrata.agents.llm_agent import (LLM_MAX_PER_LEVEL, ask, editable_on, editable_only, known_candidate,
+                                      prompt_context)
 from kstrata.agents.memory import Attempt, MemoryStore, Skill, op_text
 from kstrata.agents.parse import clip_marked, parse_cross_level_requests
 from kstrata.agents.prompt import build_prompt, environment
@@ -194,7 +195,8 @@ class LevelAgent:
             messages[-1]["content"] += "\n\n" + extra
         answer, problems = ask(self.provider, self.log, messages, sources, level, role=self.role,
                                language=ctx.language, retries=self.max_format_retries,
-                               calls_left=context.budget_left.get("proposer_calls"))
+                               calls_left=context.budget_left.get("proposer_calls"), other_roles=ctx.other_roles,
+                               known=known_candidate(context.tree, task, context.backend))
         if answer is None:
             return [], problems
         new, parsed, text = answer
@@ -462,21 +464,23 @@ class HierarchicalProposer:
     # -- prompt material -----------------------------------------------------------
     def history(self, key: str, tree: Any, candidate: Any, level: str) -> tuple[str, ...]:
         """This run's history for a prompt: the edits on the path to
-        ``candidate``, what was tried from it (children with their verdicts;
-        declines, refusals and unusable answers) and recent failures at
-        ``level`` elsewhere in the run, each with the agent's own stated
-        reason. Only this run's (``key``; the tree is this run's)."""
+        ``candidate``, what was tried from it that left no child (refusals
+        and unusable answers; its children and declines are in the prompt's
+        :func:`~kstrata.agents.run_history.earlier_answers` in full) and
+        recent failures at ``level`` elsewhere in the run, each with the
+        agent's own stated reason. Only this run's (``key``; the tree is this run's)."""
         if self.memory is None:
             return ()  # memory ablated: no short-term memory either
         lines = tree_history(tree, candidate, level, self.history_k)
         for a in self.memory.attempts(key, parent=candidate.hash):
-            if a.outcome != "proposed":
+            if a.outcome not in ("proposed", "declined"):
                 lines.append("from this candidate: " + a.line())
         return tuple(lines[-self.history_k:])
 
     def knowledge(self, task: Any, context: ProposeContext, candidate: Any, level: str,
                   rebuild: dict | None) -> str:
-        """The extra prompt section: rebuild report, exemplars, similar skills,
+        """The extra prompt section: rebuild report, exemplars (not one whose
+        code is already one of the candidate's texts), similar skills,
         the cross-level request format (requests for this level are in every
         LLM prompt: :func:`~kstrata.agents.llm_agent.prompt_context`)."""
         category = getattr(getattr(task, "meta", None), "category", "") or ""
@@ -490,9 +494,12 @@ class HierarchicalProposer:
         has = frozenset(lv for lv, t in dict(candidate.sources).items() if isinstance(t, str) and t.strip())
         others = [lv for lv in editable_levels(context.backend, self.levels, has)
                   if lv != level and self.closed.offered(candidate, lv, context.tree)]
+        # an exemplar the candidate already is (its code adopted whole) would repeat its own text as advice
+        own = {_code_key(t) for t in dict(candidate.sources).values() if isinstance(t, str)}
         return environment().get_template("hierarchical_knowledge.j2").render(
             rebuild=rebuild,
-            exemplars=exemplars_for(category, context.backend, level, intensity=intensity_of(task)),
+            exemplars=[e for e in exemplars_for(category, context.backend, level, intensity=intensity_of(task))
+                       if _code_key(e.code) not in own],
             skills=skills, category=category or "this", level=level, flat=self.ablations.flat,
             backend=context.backend, other_roles=others,
         ).strip()
@@ -534,6 +541,11 @@ class HierarchicalProposer:
             if self.memory.add_skill(skill) is not None:
                 out.append(skill)
         return out
+
+
+def _code_key(text: str) -> str:
+    """``text`` without trailing spaces and outer blank lines, to compare code."""
+    return "\n".join(line.rstrip() for line in text.strip().splitlines())
 
 
 def _short_diff(diff: str, max_lines: int = 60) -> str:

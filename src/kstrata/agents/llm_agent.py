@@ -28,15 +28,14 @@ from kstrata.agents.prompt import (
     retry_messages,
     toolchain,
 )
-from kstrata.agents.router import (Declined, declines, editable_levels, pending_requests,
-                                   text_levels)
+from kstrata.agents.router import Declined, editable_levels, pending_requests, text_levels
 from kstrata.agents.run_history import (
-    decline_lines,
     earlier_answers,
     failure_message,
     goal_facts,
     judge_failure,
     last_failure,
+    outcome,
     tree_history,
 )
 from kstrata.search.candidate import content_hash, normalize_sources
@@ -318,10 +317,38 @@ def prompt_context(task: Any, candidate: Any, feedback: Any, level: str, *, role
     )
 
 
+def known_candidate(tree: Any, task: Any, backend_name: str) -> Callable[[Mapping[str, str]], str | None]:
+    """For :func:`ask`: given an answer's new sources, what to tell the model
+    when they are a candidate ``tree`` already has (its hash, where it was
+    made and its outcome), else ``None``. The loop drops such a proposal as a
+    duplicate, and the model was then asked the same prompt again with no
+    word of why (queue round 3, tilelang-c: a sibling's text sent again)."""
+    def known(sources: Mapping[str, str]) -> str | None:
+        nodes = getattr(tree, "nodes", None)
+        if not nodes:
+            return None
+        h = content_hash(normalize_sources(sources), backend_name, task.digest)
+        if h not in nodes:
+            return None
+        node = tree[h]
+        origin = f"made from {node.parents[0][:8]}" if node.parents else "the run's start"
+        return (f"Your previous answer could not be used: its text is exactly candidate {h[:8]} ({origin}; "
+                f"{outcome(node)}), which this run already has, and kstrata does not evaluate the same text "
+                "twice. Send a different change, or decline (no code, a DIAGNOSIS).")
+    return known
+
+
 def ask(provider: Any, log: Any, messages: list[dict[str, str]], sources: Mapping[str, str], level: str, *,
-        role: str, language: str, retries: int, calls_left: float | None) -> tuple[Any, list[str]]:
+        role: str, language: str, retries: int, calls_left: float | None,
+        other_roles: tuple[str, ...] = (),
+        known: Callable[[Mapping[str, str]], str | None] | None = None) -> tuple[Any, list[str]]:
     """Ask for a change of ``level``, retrying malformed answers with the
-    parse error (each retry is a call against the budget).
+    parse error (each retry is a call against the budget; ``other_roles``:
+    the levels the first prompt offered for cross-level requests, so the
+    retry asks for a request line only where one can be made). An answer
+    whose sources ``known`` has a message for (:func:`known_candidate`: a
+    candidate the run already has) is retried with that message, as a
+    ``duplicate`` parse error.
 
     Returns
     -------
@@ -356,13 +383,19 @@ def ask(provider: Any, log: Any, messages: list[dict[str, str]], sources: Mappin
             try:
                 new, parsed = answer_to_sources(text, sources, level, finish_reason=completion.raw_finish_reason,
                                                 language=language)
+                seen = known(new) if known is not None else None
+                if seen is not None:
+                    dup = ParseError("duplicate", seen)
+                    dup.feedback = seen
+                    raise dup
             except ParseError as e:
                 if e.kind == "unchanged":  # code that changes nothing: a decline in code form
                     declined = as_decline(text, level)
                 else:
                     problems.append(f"unusable answer ({e.kind}): {e}")
                     last = (text, e)
-                    messages = retry_messages(messages, text, e.feedback, level, decline=True)
+                    messages = retry_messages(messages, text, e.feedback, level, decline=True,
+                                              other_roles=other_roles)
                     continue
             else:
                 return (new, parsed, text), problems
@@ -467,13 +500,13 @@ class LLMProposer:
             return skipped(level, why)
         ctx = prompt_context(task, candidate, feedback, level, role=self.role, backend_name=context.backend,
                              backend=self.backend, tree=context.tree, decline=True, notes=self.level_notes,
-                             history=tuple(tree_history(context.tree, candidate, level)
-                                           + decline_lines(declines(context.tree), candidate)),
+                             history=tuple(tree_history(context.tree, candidate, level)),
                              text_of=self._proposed.get, run_shape=context.timing_shape, closed=self.closed)
         try:
             answer, _problems = ask(self.provider, self.log, build_prompt(ctx), dict(candidate.sources), level,
                                     role=self.role, language=ctx.language, retries=self.max_format_retries,
-                                    calls_left=context.budget_left.get("proposer_calls"))
+                                    calls_left=context.budget_left.get("proposer_calls"), other_roles=ctx.other_roles,
+                                    known=known_candidate(context.tree, task, context.backend))
         except Declined as d:
             self.closed.close(candidate.hash, level, f"the model declined on {candidate.hash[:8]}: "
                                                      + clip_marked(d.record["diagnosis"], 200))

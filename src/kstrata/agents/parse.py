@@ -21,7 +21,9 @@ A malformed answer raises :class:`ParseError`, whose :attr:`ParseError.feedback`
 is written to be sent back to the model for a retry (the retry counts against
 the budget like any call). Kinds: ``truncated`` (unclosed fence or edit block,
 or the API says the token limit was hit), ``no_code``, ``conflicting_blocks``,
-``malformed_edit``, ``edit_no_match``, ``edit_ambiguous``, ``unchanged``.
+``malformed_edit``, ``edit_no_match``, ``edit_ambiguous``, ``unchanged``; and
+``duplicate``, raised by the agents (:func:`kstrata.agents.llm_agent.known_candidate`:
+the answer's text is a candidate the run already has).
 
 A third form declines: an answer with a ``DECLINE`` line and no code, a
 ``DIAGNOSIS:`` and ``CROSS-LEVEL REQUEST: <level>: <text>`` lines

@@ -68,15 +68,20 @@ def _family_rules() -> dict[str, dict[str, str]]:
 def integrity_rules(backend: str) -> tuple[str, ...]:
     """The integrity checks that apply to ``backend``, as ``name: description``:
     ``integrity.toml``'s wording for its family where it has one (TVM: no
-    PyTorch/Triton rules), else the verifier registry's descriptions."""
-    family = _family_rules().get(backend.split("-")[0])
+    PyTorch/Triton rules), else the verifier registry's descriptions, with
+    its ``[reworded.<family>]`` lines in place of those written for another
+    DSL (TileLang: no "imports only torch, triton", no ``tl.dot``)."""
+    rules = _family_rules()
+    family = rules.get(backend.split("-")[0])
     if family:
         return tuple(f"{name}: {text}" for name, text in family.items())
     try:
         from kstrata.verify.integrity.registry import CHECKS, applies
     except ImportError:
         return DEFAULT_RULES
-    return tuple(f"{c.name}: {c.description}" for c in CHECKS.values() if applies(c.name, backend))
+    reworded = rules.get("reworded", {}).get(backend.split("-")[0], {})
+    return tuple(f"{c.name}: {reworded.get(c.name, c.description)}" for c in CHECKS.values()
+                 if applies(c.name, backend))
 
 
 def toolchain(backend: str) -> str:
@@ -621,13 +626,24 @@ def _variables(ctx: PromptContext) -> dict[str, Any]:
         "last_failure": dict(ctx.last_failure) if ctx.last_failure else None,
         "goal": dict(ctx.goal) if ctx.goal else None,
         "requests": [dict(r) for r in ctx.requests],
-        "earlier": [dict(e) for e in ctx.earlier],
+        "earlier": [dict(e) for e in ctx.earlier if e.get("level") == ctx.level
+                    or not _shown_as_request(e, ctx.requests)],
         "hardware_name": name,
         "hardware_lines": [(k, _flat(v)) for k, v in hw.items()],
         "integrity_rules": (
             ctx.integrity_rules if ctx.integrity_rules is not None else integrity_rules(ctx.backend)
         ),
     }
+
+
+def _shown_as_request(entry: Mapping[str, str], requests: Sequence[Mapping[str, Any]]) -> bool:
+    """Whether ``entry`` (an :attr:`PromptContext.earlier` decline) is the
+    decline an open request of the prompt comes from: the request section
+    shows its diagnosis and what it asked already (queue round 3: one decline
+    was said three times in a prompt)."""
+    made = entry.get("expansion")
+    return entry.get("kind") == "decline" and bool(made) and any(
+        r.get("kind") == "decline" and str(r.get("expansion")) == made for r in requests)
 
 
 #: what a ``# kstrata-tune:`` marker in a Triton kernel is (:mod:`kstrata.backends.triton.tune_rules`)
@@ -666,12 +682,16 @@ def build_prompt(ctx: PromptContext) -> list[dict[str, str]]:
 
 
 def retry_messages(
-    messages: Sequence[Message], answer: str, feedback: str, level: str, decline: bool = False
+    messages: Sequence[Message], answer: str, feedback: str, level: str, decline: bool = False,
+    other_roles: Sequence[str] = (),
 ) -> list[dict[str, str]]:
     """``messages`` plus the unusable ``answer`` and a user turn with the
     parse ``feedback`` (:attr:`kstrata.agents.parse.ParseError.feedback`);
-    ``decline``: remind the model that it may decline instead of sending code."""
-    text = environment().get_template("retry.j2").render(feedback=feedback, level=level, decline=decline).strip()
+    ``decline``: remind the model that it may decline instead of sending code,
+    with a cross-level request only where ``other_roles`` (the levels another
+    agent can edit, as in the first prompt) has one."""
+    text = environment().get_template("retry.j2").render(
+        feedback=feedback, level=level, decline=decline, other_roles=[r for r in other_roles if r != level]).strip()
     return [
         *({"role": m["role"], "content": m["content"]} for m in messages),
         {"role": "assistant", "content": answer},

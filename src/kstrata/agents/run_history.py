@@ -1,8 +1,11 @@
 """What a prompt is told about this run's earlier attempts, read from the tree.
 
 - :func:`tree_history`: one line per edit on the path to a candidate, per
-  child already made from it and per recent failure at the same level
-  elsewhere, each with the agent's own stated reason and its outcome.
+  recent correct candidate and decline elsewhere and per recent failure at
+  the same level elsewhere, each with the agent's own stated reason and its
+  outcome.
+- :func:`earlier_answers`: what came of the candidate's own earlier
+  expansions (children, declines), in full.
 - :func:`last_failure`: the model's own last failed answer for this candidate
   and level, located: verdict, the check that decided it, the verifier's
   message, its located feedback items, the change itself as a diff from the
@@ -116,10 +119,13 @@ def outcome(node: Any) -> str:
 
 def tree_history(tree: Any, candidate: Any, level: str, limit: int = 10) -> list[str]:
     """This run's history for a prompt about ``candidate`` at ``level``: the
-    edits on the path to it (at most 4, oldest first), the children made from
-    it, the latest correct candidates made elsewhere (siblings and cousins, at
-    most :data:`OTHER_CORRECT`, each with its short hash), then recent failures
-    at ``level`` elsewhere in the run, at most ``limit`` lines; empty without a tree."""
+    edits on the path to it (at most 4, oldest first), the latest correct
+    candidates made elsewhere (siblings and cousins, at most
+    :data:`OTHER_CORRECT`, each with its short hash), the declines elsewhere,
+    then recent failures at ``level`` elsewhere in the run, at most ``limit``
+    lines; empty without a tree. The children made from ``candidate`` and its
+    declines are not repeated here: :func:`earlier_answers` gives them in full
+    to the same prompt (queue round 3: each was said two or three times)."""
     if tree is None or candidate.hash not in getattr(tree, "nodes", {}):
         return []
     lines: list[str] = []
@@ -127,9 +133,6 @@ def tree_history(tree: Any, candidate: Any, level: str, limit: int = 10) -> list
     for n in reversed(path[:-1][:4]):
         lines.append(f"on the path to this candidate: [{n.level}, {n.role}] "
                      f"{reason(n.rationale) or 'an edit'} -> {outcome(n)}")
-    for c in tree.children(candidate.hash):
-        lines.append(f"from this candidate: [{c.level}, {c.role}] {reason(c.rationale) or 'an edit'} -> "
-                     f"{outcome(c)}")
     here = set(candidate.children) | {n.hash for n in path}
     elsewhere = [n for n in reversed(list(tree)) if n.hash not in here and n.evaluated]
     for n in [n for n in elsewhere if n.correct][:OTHER_CORRECT]:
@@ -159,7 +162,7 @@ def other_decline_lines(tree: Any, candidate: Any, limit: int = OTHER_DECLINES) 
     than ``candidate`` (those on its path, then the latest elsewhere, at most
     ``limit`` of those): each marked ``DECLINED`` with its diagnosis and what
     it asked of another level, so a later prompt sees that a branch was judged
-    finished (declines on ``candidate`` itself: :func:`decline_lines`)."""
+    finished (declines on ``candidate`` itself: :func:`earlier_answers`)."""
     records = tree.declines() if hasattr(tree, "declines") else []
     path = {n.hash for n in tree.path_to_root(candidate.hash)[1:]}
     on_path, other = [], []
@@ -176,19 +179,6 @@ def other_decline_lines(tree: Any, candidate: Any, limit: int = OTHER_DECLINES) 
     return on_path + other[::-1][:limit]
 
 
-def decline_lines(records: list[Mapping[str, Any]], candidate: Any) -> list[str]:
-    """History lines for the declines stored on ``candidate`` (the records of
-    :func:`kstrata.agents.router.declines`): level, role, the diagnosis and
-    what was asked of another level (not kstrata's skips: no model answered)."""
-    out = []
-    for d in records:
-        if d.get("candidate") != getattr(candidate, "hash", None) or d.get("skipped"):
-            continue
-        out.append(f"from this candidate: [{d.get('level')}, {role_label(d.get('role'))}] declined: "
-                   f"{reason(d.get('diagnosis') or '', 240)}" + _asks(d))
-    return out
-
-
 #: longest rationale or diagnosis shown whole in the "asked again" section
 EARLIER_CHARS = 1200
 
@@ -198,9 +188,10 @@ def earlier_answers(tree: Any, candidate: Any, limit: int = EARLIER_CHARS) -> li
     prompt that asks about it again: each child made from it (``{"kind":
     "child", "hash", "level", "role", "outcome", "text"}``, ``text`` its full
     rationale, cut at a word boundary past ``limit`` characters) and each
-    decline on it (``{"kind": "decline", ..., "text"}``: the diagnosis and
-    what it asked of another level), children first; ``[]`` when it was
-    never expanded (or without a tree)."""
+    decline on it (``{"kind": "decline", ..., "text", "expansion"}``: the
+    diagnosis and what it asked of another level, and the id of the
+    expansion that stored it), children first; ``[]`` when it was never
+    expanded (or without a tree)."""
     if tree is None or candidate is None or candidate.hash not in getattr(tree, "nodes", {}):
         return []
     out: list[dict[str, str]] = []
@@ -213,7 +204,8 @@ def earlier_answers(tree: Any, candidate: Any, limit: int = EARLIER_CHARS) -> li
             continue
         text = " ".join(str(d.get("diagnosis") or "").split())
         out.append({"kind": "decline", "hash": "", "level": str(d.get("level")), "role": role_label(d.get("role")),
-                    "outcome": "declined", "text": (clip_words(text, limit) or "no diagnosis") + _asks(d)})
+                    "outcome": "declined", "text": (clip_words(text, limit) or "no diagnosis") + _asks(d),
+                    "expansion": str(d.get("expansion") if d.get("expansion") is not None else "")})
     return out
 
 
@@ -362,7 +354,19 @@ def verified_scope(candidate: Any) -> dict[str, str]:
     ev = getattr(candidate.record, "evaluation", None)
     evidence = getattr(ev, "evidence", None) or {}
     out = {"tests": str(evidence.get("message") or "")}
-    for key, name in (("scope", "scope"), ("nominal_shape", "nominal")):
-        if evidence.get(key):
-            out[name] = str(evidence[key])
+    if evidence.get("scope"):
+        out["scope"] = _shapes(str(evidence["scope"]))
+    if evidence.get("nominal_shape"):  # a sentence of its own in the prompt
+        text = _shapes(str(evidence["nominal_shape"]))
+        out["nominal"] = text[:1].upper() + text[1:]
     return out
+
+
+#: a shape the judge's evidence writes as a Python dict, ``{'B': 4096, 'D': 4096}``
+_SHAPE_DICT = re.compile(r"\{('\w+': \d+(?:, '\w+': \d+)*)\}")
+
+
+def _shapes(text: str) -> str:
+    """The judge's evidence text with its shapes written as the prompt writes
+    them (``B=4096, D=4096``, not a Python dict)."""
+    return _SHAPE_DICT.sub(lambda m: re.sub(r"'(\w+)': (\d+)", r"\1=\2", m.group(1)), text)
