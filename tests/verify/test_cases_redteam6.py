@@ -54,9 +54,11 @@ def test_rt47_a_tf32_dot_is_judged_on_the_interpreter_as_the_gpu_computes_it(kst
 
 RACE_CASES = [
     # the interpreter ran a launch's programs one by one in grid order: no two ever overlapped
-    ("split_sum_plain_read_modify_write.py", "runtime_error", "one reads an element the other stored"),
+    ("split_sum_plain_read_modify_write.py", "runtime_error", "plain read-modify-write"),
     ("split_sum_first_program_stores.py", "runtime_error", "a plain store and an atomic update"),
-    ("split_sum_last_program_adds_partials.py", "correct", None),  # ordered through an atomic counter
+    ("split_sum_read_modify_write_beside_an_atomic.py", "runtime_error", "plain read-modify-write"),
+    ("split_sum_last_program_adds_partials.py", "correct", None),  # reads ordered through an atomic counter
+    ("split_sum_under_a_lock.py", "correct", None),  # read-modify-writes ordered by atomic_cas/atomic_xchg
 ]
 
 

@@ -27,10 +27,13 @@ with a plain store and which updated it atomically, and raises
 program stored, stores a different value over it, or mixes plain stores and
 atomics on it. Programs of one launch have no ordering between them on a GPU
 except through atomics; so in a launch that uses atomics, a plain load of
-another program's plain store is not judged (a counter or a lock may order
-them: the last program reading the others' partials, Triton's layer-norm
-backward tutorial), while a plain store and an atomic on one element always
-race.
+another program's plain store is not judged (a counter may order them: the
+last program reading the others' partials), a different value stored over
+another program's store only where the launch takes a lock (``atomic_cas``
+or ``atomic_xchg``: Triton's layer-norm backward tutorial), and a plain store
+and an atomic on one element always race. An atomic on a scratch word that
+orders nothing no longer excuses a plain read-modify-write (red-team,
+2026-12-04).
 """
 
 from __future__ import annotations
@@ -97,7 +100,9 @@ class _Launch:
         self.atomic: dict[int, np.ndarray] = {}
         self.program = 0
         self.used_atomics = False
-        self.plain: str | None = None  # the first plain-plain conflict (judged at the end)
+        self.used_locks = False  # atomic_cas or atomic_xchg: a lock may order plain read-modify-writes
+        self.read: str | None = None  # the first plain read of another program's store (judged at the end)
+        self.write: str | None = None  # the first plain store over another program's, another value
 
     def add_tensors(self, args: Any) -> None:
         import torch
@@ -134,19 +139,19 @@ class _Launch:
     def load(self, ptrs: Any, mask: Any) -> None:
         for base, idx, _ in self._split(ptrs, mask):
             w = self.writer.get(base)
-            if w is not None and self.plain is None:
+            if w is not None and self.read is None:
                 hit = w[idx]
                 bad = (hit != -1) & (hit != self.program)
                 if bad.any():
-                    self.plain = (f"{self._where(int(hit[bad][0]))}: one reads an element the other stored, "
-                                  "with no order between them")
+                    self.read = (f"{self._where(int(hit[bad][0]))}: one reads an element the other stored, "
+                                 "with no order between them")
 
     def store(self, ptrs: Any, value: Any, mask: Any, current: Any) -> None:
         for base, idx, pos in self._split(ptrs, mask):
             w = self._shadow(self.writer, base)
             hit = w[idx]
             bad = (hit != -1) & (hit != self.program)
-            if bad.any() and self.plain is None:
+            if bad.any() and self.write is None:
                 new = np.broadcast_to(np.asarray(value.data), np.asarray(ptrs.data).shape).reshape(-1)[pos]
                 old = current().reshape(-1)[pos]
                 same = new == old
@@ -154,8 +159,8 @@ class _Launch:
                     same |= np.isnan(new) & np.isnan(old)
                 differs = bad & ~same
                 if differs.any():
-                    self.plain = (f"{self._where(int(hit[differs][0]))}: both store different values to one "
-                                  "element")
+                    self.write = (f"{self._where(int(hit[differs][0]))}: both store different values to one "
+                                  "element (a plain read-modify-write of another program's store loses updates)")
             a = self.atomic.get(base)
             if a is not None:
                 ah = a[idx]
@@ -165,8 +170,9 @@ class _Launch:
                                    "update of one element; on a GPU their order is not defined")
             w[idx] = self.program
 
-    def atomic_update(self, ptrs: Any, mask: Any) -> None:
+    def atomic_update(self, ptrs: Any, mask: Any, lock: bool) -> None:
         self.used_atomics = True
+        self.used_locks = self.used_locks or lock
         for base, idx, _ in self._split(ptrs, mask):
             w = self.writer.get(base)
             if w is not None:
@@ -180,8 +186,12 @@ class _Launch:
             a[idx] = np.where((ah == -1) | (ah == self.program), self.program, -2)
 
     def finish(self) -> None:
-        if self.plain is not None and not self.used_atomics:
-            raise DataRace(f"data race in {self.plain}: programs of one launch run in no defined order on a GPU "
+        # a counter orders reads of the others' stores (the last program adds the partials); only a lock
+        # (atomic_cas/atomic_xchg) orders stores over them: an atomic elsewhere does not excuse a lost update
+        why = self.write if not self.used_locks else None
+        why = why or (self.read if not self.used_atomics else None)
+        if why is not None:
+            raise DataRace(f"data race in {why}: programs of one launch run in no defined order on a GPU "
                            "(the interpreter runs them one by one); use tl.atomic_* or one program per output")
 
 
@@ -196,9 +206,11 @@ def watch_races() -> bool:
     candidate code runs, in the process that interprets it. Returns False
     when this Triton has no interpreter to patch."""
     try:
+        from triton._C.libtriton import ir
         from triton.runtime import interpreter as ti
     except ImportError:
         return False
+    xchg = ir.ATOMIC_OP.XCHG
     grid, builder = ti.GridExecutor, ti.InterpreterBuilder
     needed = [(grid, "__call__"), (grid, "_init_args_hst"), (builder, "set_grid_idx"),
               (builder, "create_masked_load"), (builder, "create_masked_store"), (builder, "create_atomic_rmw"),
@@ -242,12 +254,12 @@ def watch_races() -> bool:
 
     def atomic_rmw(self: Any, op: Any, ptr: Any, val: Any, mask: Any, *rest: Any) -> Any:
         if _LAUNCH:
-            _LAUNCH[-1].atomic_update(ptr, mask)
+            _LAUNCH[-1].atomic_update(ptr, mask, lock=op == xchg)
         return orig["create_atomic_rmw"](self, op, ptr, val, mask, *rest)
 
     def atomic_cas(self: Any, ptr: Any, *rest: Any) -> Any:
         if _LAUNCH:
-            _LAUNCH[-1].atomic_update(ptr, None)
+            _LAUNCH[-1].atomic_update(ptr, None, lock=True)
         return orig["create_atomic_cas"](self, ptr, *rest)
 
     call._kstrata_races = True  # type: ignore[attr-defined]
