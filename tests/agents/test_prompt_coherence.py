@@ -201,3 +201,13 @@ def test_the_tilelang_c_sheet_says_how_exp_lowers():
     assert "expf" not in api_sheet("tilelang-c", "source", "torch.relu(x)")
     assert "expf" not in api_sheet("tilelang-cuda", "source", "torch.exp(x)")
 
+
+
+def test_show_prints_a_profiler_finding_as_its_text_not_as_json():
+    from kstrata.search.views import feedback_lines
+
+    finding = {"confidence": 0.6, "level": "schedule", "metrics": {"achieved_gbs": 3.0, "fraction": 0.11},
+               "text": "memory-bound at 11% of peak bandwidth (3.0 of 26 GB/s)"}
+    lines = feedback_lines({"measurement": {"findings": ["contended", finding], "median_ms": 2.5}})
+    assert lines == ["- timing: contended", "- timing: memory-bound at 11% of peak bandwidth (3.0 of 26 GB/s) "
+                     "[schedule level]", "- median time: 2.5 ms"]

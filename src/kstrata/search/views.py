@@ -183,6 +183,19 @@ def best_note(node: Node, run_dir: str | Path) -> str:
             f"(`kstrata tree {run_dir}` lists them)")
 
 
+def finding_text(finding: Any) -> str:
+    """One timing finding as a line: a string as it is; a profiler finding
+    (``{"text", "level", "confidence", "metrics"}``, its text already giving
+    the roofline placement) as its text and the level it points at; anything
+    else as JSON."""
+    if isinstance(finding, str):
+        return finding
+    if isinstance(finding, dict) and finding.get("text"):
+        level = f" [{finding['level']} level]" if finding.get("level") else ""
+        return f"{finding['text']}{level}"
+    return json.dumps(finding, default=str)
+
+
 def feedback_lines(feedback: dict[str, Any]) -> list[str]:
     """What :meth:`~kstrata.search.tree.Node.feedback` holds, as text lines:
     one bullet per verifier item (``[kind, level] text``, its text's lines
@@ -198,7 +211,7 @@ def feedback_lines(feedback: dict[str, Any]) -> list[str]:
         lines += [f"  {t}" for t in text[1:]]
     m = feedback.get("measurement") or {}
     for f in m.get("findings") or []:
-        lines.append(f"- timing: {f}" if isinstance(f, str) else f"- timing: {json.dumps(f, default=str)}")
+        lines.append(f"- timing: {finding_text(f)}")
     if m.get("median_ms") is not None:
         lines.append(f"- median time: {m['median_ms']:.4g} ms")
     return lines
