@@ -8,11 +8,13 @@ without ``T.atomic_add``: lost updates on a GPU) read correct, 54 public and
 form of it is :mod:`kstrata.backends.triton.fidelity`). The C code cannot be
 watched element by element, so the program is read before it is lowered:
 :func:`block_race` finds a store to a kernel parameter (a ``BufferStore``, or
-the destination region of ``T.copy``/``T.fill``/...) whose element does not
-depend on a block index of extent > 1 and is not under a condition on it,
-i.e. blocks that differ only in that index write the same element. An index
-read from memory (``Y[idx[0]]``) is not judged; atomics (``T.atomic_*``) are
-not stores. The rule assumes blocks that write one element write different
+the destination region of ``T.copy``/``T.fill``/...) that blocks ``v`` and
+``v + 1`` of a block index of extent > 1 make to the same element under the
+same conditions: ``v + 1`` substituted for ``v``, TVM's arithmetic analyzer
+proves every index and every enclosing condition unchanged (so ``Y[r + c //
+nc]`` or ``if c >= 0:`` name the index and separate nothing; a loop whose
+bounds move with ``v`` moves its variable too). An index read from memory
+(``Y[idx[0]]``) is not judged; atomics (``T.atomic_*``) are not stores. The rule assumes blocks that write one element write different
 values (the same constant from every block would be flagged).
 """
 
@@ -46,7 +48,7 @@ def block_race(func: Any) -> str | None:
     ``JITKernel.prim_func`` holds it) may store to one element of a parameter
     buffer, or ``None``. Must run where TileLang's ``tvm`` imports."""
     from tilelang import tvm  # noqa: F401 - TileLang's bundled TVM, imported before its modules
-    from tvm import tirx
+    from tvm import arith, ir, tirx
 
     params = [b.data for b in func.buffer_map.values()]
     bind, let = getattr(tirx, "Bind", None), getattr(tirx, "LetStmt", None)  # TVM 0.27: Bind; older: LetStmt
@@ -54,32 +56,36 @@ def block_race(func: Any) -> str | None:
     def is_param(buf: Any) -> bool:
         return any(buf.data.same_as(p) for p in params)
 
-    def depends(expr_vars: list[Any], deps: list[tuple[Any, list[Any]]], v: Any, seen: int = 0) -> bool:
-        """Whether any of ``expr_vars`` is ``v`` or (through loop bounds and lets in ``deps``) reads it."""
-        for x in expr_vars:
-            if x.same_as(v):
-                return True
-            if seen < 8:
-                for var, via in deps:
-                    if x.same_as(var) and depends(via, deps, v, seen + 1):
-                        return True
-        return False
+    def inline(expr: Any, lets: list[tuple[Any, Any]]) -> Any:
+        """``expr`` with the let-bound variables in ``lets`` replaced by their values (innermost last)."""
+        for var, value in reversed(lets):
+            expr = tirx.stmt_functor.substitute(expr, {var: value})
+        return expr
 
     def check(buf: Any, indices: list[Any], blocks: list[tuple[Any, Any]], guards: list[Any],
-              deps: list[tuple[Any, list[Any]]]) -> str | None:
-        idx_vars: list[Any] = []
-        for i in indices:
-            vs, loads = _vars(i, tirx)
-            if loads:
-                return None
-            idx_vars += vs
-        guard_vars: list[Any] = []
-        for g in guards:
-            guard_vars += _vars(g, tirx)[0]
+              loops: list[tuple[Any, Any, Any]], lets: list[tuple[Any, Any]]) -> str | None:
+        indices = [inline(i, lets) for i in indices]
+        guards = [inline(g, lets) for g in guards]
+        if any(_vars(i, tirx)[1] for i in indices):
+            return None  # an index read from memory: not judged
         for v, extent in blocks:
             if isinstance(extent, tirx.IntImm) and extent.value <= 1:
                 continue
-            if not depends(idx_vars, deps, v) and not depends(guard_vars, deps, v):
+            # the same element for blocks v and v + 1, whatever the other indices: substitute v + 1 for v and
+            # let TVM's analyzer prove every index (and every enclosing condition) unchanged; a loop whose
+            # bounds move with v moves its variable too
+            ana = arith.Analyzer()
+            for b, ext in blocks:
+                ana.bind(b, ir.Range.from_min_extent(0, ext - 1 if b.same_as(v) else ext))
+
+            def fixed(e: Any, v: Any = v, ana: Any = ana) -> bool:
+                return bool(ana.can_prove_equal(tirx.stmt_functor.substitute(e, {v: v + 1}), e))
+
+            moving = [lv for lv, lo, ext in loops if not (fixed(inline(lo, lets)) and fixed(inline(ext, lets)))]
+            used = [x for i in indices for x in _vars(i, tirx)[0]] + [x for g in guards for x in _vars(g, tirx)[0]]
+            if any(x.same_as(m) for x in used for m in moving):
+                continue
+            if all(fixed(i) for i in indices) and all(fixed(g) for g in guards):
                 where = ", ".join(str(i) for i in indices)
                 return (f"blocks that differ only in {v.name} (extent {extent}) store to the same element of "
                         f"{buf.name} ({buf.name}[{where}]) with a plain store: on a GPU "
@@ -95,31 +101,31 @@ def block_race(func: Any) -> str | None:
                 out.append(node.args[0])
         tirx.stmt_functor.post_order_visit(call, visit)
 
-    def walk(s: Any, blocks: list[tuple[Any, Any]], guards: list[Any], deps: list[tuple[Any, list[Any]]]) -> str | None:
+    def walk(s: Any, blocks: list[tuple[Any, Any]], guards: list[Any], loops: list[tuple[Any, Any, Any]],
+             lets: list[tuple[Any, Any]]) -> str | None:
         if isinstance(s, tirx.SeqStmt):
             for x in s.seq:
                 if bind is not None and isinstance(x, bind):  # a binding for the statements after it
-                    deps = deps + [(x.var, _vars(x.value, tirx)[0])]
+                    lets = lets + [(x.var, x.value)]
                     continue
-                r = walk(x, blocks, guards, deps)
+                r = walk(x, blocks, guards, loops, lets)
                 if r:
                     return r
             return None
         if isinstance(s, tirx.For):
             tag = getattr(getattr(s, "thread_binding", None), "thread_tag", "") or ""
             if s.kind == tirx.ForKind.THREAD_BINDING and tag.startswith("blockIdx"):
-                return walk(s.body, blocks + [(s.loop_var, s.extent)], guards, deps)
-            via = _vars(s.min, tirx)[0] + _vars(s.extent, tirx)[0]
-            return walk(s.body, blocks, guards, deps + [(s.loop_var, via)])
+                return walk(s.body, blocks + [(s.loop_var, s.extent)], guards, loops, lets)
+            return walk(s.body, blocks, guards, loops + [(s.loop_var, s.min, s.extent)], lets)
         if isinstance(s, tirx.IfThenElse):
-            r = walk(s.then_case, blocks, guards + [s.condition], deps)
+            r = walk(s.then_case, blocks, guards + [s.condition], loops, lets)
             if r or s.else_case is None:
                 return r
-            return walk(s.else_case, blocks, guards + [s.condition], deps)
+            return walk(s.else_case, blocks, guards + [s.condition], loops, lets)
         if let is not None and isinstance(s, let):
-            return walk(s.body, blocks, guards, deps + [(s.var, _vars(s.value, tirx)[0])])
+            return walk(s.body, blocks, guards, loops, lets + [(s.var, s.value)])
         if isinstance(s, tirx.BufferStore):
-            return check(s.buffer, list(s.indices), blocks, guards, deps) if is_param(s.buffer) else None
+            return check(s.buffer, list(s.indices), blocks, guards, loops, lets) if is_param(s.buffer) else None
         if isinstance(s, tirx.Evaluate):
             if isinstance(s.value, tirx.Call) and "atomic" in str(getattr(s.value.op, "name", "")):
                 return None
@@ -127,21 +133,21 @@ def block_race(func: Any) -> str | None:
             regions(s.value, dst)
             for load in dst:
                 if is_param(load.buffer):
-                    r = check(load.buffer, list(load.indices), blocks, guards, deps)
+                    r = check(load.buffer, list(load.indices), blocks, guards, loops, lets)
                     if r:
                         return r
             return None
         if isinstance(s, tirx.SBlockRealize):
-            return walk(s.block, blocks, guards + [s.predicate], deps)
+            return walk(s.block, blocks, guards + [s.predicate], loops, lets)
         for attr in ("body", "init"):
             sub = getattr(s, attr, None)
             if sub is not None:
-                r = walk(sub, blocks, guards, deps)
+                r = walk(sub, blocks, guards, loops, lets)
                 if r:
                     return r
         return None
 
-    return walk(func.body, [], [], [])
+    return walk(func.body, [], [], [], [])
 
 
 def watch_block_races() -> bool:
