@@ -18,7 +18,7 @@ CASE = Path(__file__).resolve().parent / "cases" / "tmpfs_fill" / "candidate.py"
 
 def test_the_command_sizes_both_tmpfs():
     args = policy.command(["true"], memory_mb=1024)
-    if not policy._has_size(args[0]):
+    if not policy._has_option(args[0], "--size"):
         pytest.skip("this bubblewrap has no --size")
     for mount in ("/tmp", "/dev/shm"):
         i = next(k for k in range(len(args) - 1) if args[k] == "--tmpfs" and args[k + 1] == mount)
@@ -30,7 +30,7 @@ def test_a_candidate_cannot_fill_tmp_past_its_share(monkeypatch):
     from kstrata.tasks.loader import resolve_task
     from kstrata.verify.runner import run_protocol
 
-    if not policy._has_size("bwrap"):
+    if not policy._has_option("bwrap", "--size"):
         pytest.skip("this bubblewrap has no --size")
     monkeypatch.setenv("KSTRATA_CANDIDATE_MEMORY_MB", "1024")
     ev = run_protocol(resolve_task("relu"), "pytorch", {"source": CASE.read_text()}, "5eed" * 4, preset="warn",

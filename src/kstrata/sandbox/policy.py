@@ -146,8 +146,13 @@ def base_args(exe: str = "bwrap", tmpfs_bytes: int | None = None) -> list[str]:
     """The namespace and privilege options every sandbox gets; with
     ``tmpfs_bytes``, its writable ``/tmp`` and ``/dev/shm`` hold at most that
     many bytes each (where bubblewrap has ``--size``)."""
-    size = ["--size", str(int(tmpfs_bytes))] if tmpfs_bytes and _has_size(exe) else []
-    return [exe, "--unshare-all", "--unshare-user", "--disable-userns", "--uid", str(SANDBOX_UID),
+    size = ["--size", str(int(tmpfs_bytes))] if tmpfs_bytes and _has_option(exe, "--size") else []
+    # --as-pid-1: the command (the zygote, not dumpable) is the PID namespace's init. bubblewrap's own
+    # init was dumpable and of the candidate's uid: a candidate opened its /proc/1/mem for writing, and
+    # init is spared by the zygote's kill(-1) and by freeze() (red-team round of 2026-12-04); an init
+    # also gets no signal it has no handler for, so a candidate can neither stop nor kill the zygote
+    init = ["--as-pid-1"] if _has_option(exe, "--as-pid-1") else []
+    return [exe, "--unshare-all", "--unshare-user", "--disable-userns", *init, "--uid", str(SANDBOX_UID),
             "--gid", str(SANDBOX_UID), "--cap-drop", "ALL", "--die-with-parent", "--new-session",
             "--hostname", "kstrata-sandbox", "--dev", "/dev", "--proc", "/proc", *size, "--tmpfs", "/tmp",
             *([*size, "--tmpfs", "/dev/shm"] if size else [])]
@@ -162,14 +167,14 @@ def base_args(exe: str = "bwrap", tmpfs_bytes: int | None = None) -> list[str]:
 TMPFS_SHARE = 0.25
 
 
-@functools.lru_cache(maxsize=4)
-def _has_size(exe: str) -> bool:
-    """Whether this bubblewrap knows ``--size`` (0.5 and later)."""
+@functools.lru_cache(maxsize=8)
+def _has_option(exe: str, option: str) -> bool:
+    """Whether this bubblewrap knows ``option`` (``--size``: 0.5 and later)."""
     try:
         out = subprocess.run([exe, "--help"], capture_output=True, text=True, timeout=10)
     except (OSError, subprocess.TimeoutExpired):
         return False
-    return "--size" in (out.stdout + out.stderr)
+    return option in (out.stdout + out.stderr)
 
 
 _SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc/alternatives",
