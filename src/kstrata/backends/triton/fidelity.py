@@ -29,11 +29,12 @@ atomics on it. Programs of one launch have no ordering between them on a GPU
 except through atomics; so in a launch that uses atomics, a plain load of
 another program's plain store is not judged (a counter may order them: the
 last program reading the others' partials), a different value stored over
-another program's store only where the launch takes a lock (``atomic_cas``
-or ``atomic_xchg``: Triton's layer-norm backward tutorial), and a plain store
-and an atomic on one element always race. An atomic on a scratch word that
-orders nothing no longer excuses a plain read-modify-write (red-team,
-2026-12-04).
+another program's store only where both stores were made holding one lock
+word (taken by an ``atomic_cas`` or ``atomic_xchg`` from 0, given back by
+writing 0: Triton's layer-norm backward tutorial), and a plain store and an
+atomic on one element always race. An atomic on a scratch word that orders
+nothing, or a lock the stores were not made under, does not excuse a plain
+read-modify-write (red-team of this fix, 2026-12-04).
 """
 
 from __future__ import annotations
@@ -100,7 +101,8 @@ class _Launch:
         self.atomic: dict[int, np.ndarray] = {}
         self.program = 0
         self.used_atomics = False
-        self.used_locks = False  # atomic_cas or atomic_xchg: a lock may order plain read-modify-writes
+        self.held: set[int] = set()  # lock words the running program holds (a cas or xchg from 0 took them)
+        self.locker: dict[int, np.ndarray] = {}  # per storage: the lock held at each element's last store (0: none)
         self.read: str | None = None  # the first plain read of another program's store (judged at the end)
         self.write: str | None = None  # the first plain store over another program's, another value
 
@@ -147,10 +149,14 @@ class _Launch:
                                  "with no order between them")
 
     def store(self, ptrs: Any, value: Any, mask: Any, current: Any) -> None:
+        lock = min(self.held) if self.held else 0
         for base, idx, pos in self._split(ptrs, mask):
             w = self._shadow(self.writer, base)
+            if base not in self.locker:
+                self.locker[base] = np.zeros(w.shape, dtype=np.uint64)
             hit = w[idx]
-            bad = (hit != -1) & (hit != self.program)
+            # over another program's store, both under one lock: ordered (a lock-protected read-modify-write)
+            bad = (hit != -1) & (hit != self.program) & ~((self.locker[base][idx] == lock) & (lock != 0))
             if bad.any() and self.write is None:
                 new = np.broadcast_to(np.asarray(value.data), np.asarray(ptrs.data).shape).reshape(-1)[pos]
                 old = current().reshape(-1)[pos]
@@ -169,10 +175,23 @@ class _Launch:
                     raise DataRace(f"data race in {self._where(int(ah[mixed][0]))}: a plain store and an atomic "
                                    "update of one element; on a GPU their order is not defined")
             w[idx] = self.program
+            self.locker[base][idx] = lock
 
-    def atomic_update(self, ptrs: Any, mask: Any, lock: bool) -> None:
+    def lock_words(self, ptrs: Any, old: Any, new: Any, taken: Any) -> None:
+        """Note the lock words a cas/xchg took (``taken`` lanes, a nonzero value
+        written over 0 or the expected value) or gave back (0 written)."""
+        addr = np.asarray(ptrs.data).astype(np.uint64, copy=False).reshape(-1)
+        shape = np.asarray(ptrs.data).shape
+        new_v = np.broadcast_to(np.asarray(new.data), shape).reshape(-1)
+        ok = np.broadcast_to(np.asarray(taken, dtype=bool), shape).reshape(-1)
+        for a, v, t in zip(addr.tolist(), new_v.tolist(), ok.tolist()):
+            if v == 0:
+                self.held.discard(a)
+            elif t:
+                self.held.add(a)
+
+    def atomic_update(self, ptrs: Any, mask: Any) -> None:
         self.used_atomics = True
-        self.used_locks = self.used_locks or lock
         for base, idx, _ in self._split(ptrs, mask):
             w = self.writer.get(base)
             if w is not None:
@@ -186,10 +205,9 @@ class _Launch:
             a[idx] = np.where((ah == -1) | (ah == self.program), self.program, -2)
 
     def finish(self) -> None:
-        # a counter orders reads of the others' stores (the last program adds the partials); only a lock
-        # (atomic_cas/atomic_xchg) orders stores over them: an atomic elsewhere does not excuse a lost update
-        why = self.write if not self.used_locks else None
-        why = why or (self.read if not self.used_atomics else None)
+        # a counter orders reads of the others' stores (the last program adds the partials); a store over
+        # another program's is ordered only under the same lock (store() leaves those out)
+        why = self.write or (self.read if not self.used_atomics else None)
         if why is not None:
             raise DataRace(f"data race in {why}: programs of one launch run in no defined order on a GPU "
                            "(the interpreter runs them one by one); use tl.atomic_* or one program per output")
@@ -239,6 +257,7 @@ def watch_races() -> bool:
     def set_grid_idx(self: Any, x: int, y: int, z: int) -> Any:
         if _LAUNCH:
             _LAUNCH[-1].program = (x * self.grid_dim[1] + y) * self.grid_dim[2] + z
+            _LAUNCH[-1].held = set()
         return orig["set_grid_idx"](self, x, y, z)
 
     def masked_load(self: Any, ptrs: Any, mask: Any, *rest: Any) -> Any:
@@ -254,13 +273,19 @@ def watch_races() -> bool:
 
     def atomic_rmw(self: Any, op: Any, ptr: Any, val: Any, mask: Any, *rest: Any) -> Any:
         if _LAUNCH:
-            _LAUNCH[-1].atomic_update(ptr, mask, lock=op == xchg)
-        return orig["create_atomic_rmw"](self, op, ptr, val, mask, *rest)
+            _LAUNCH[-1].atomic_update(ptr, mask)
+        old = orig["create_atomic_rmw"](self, op, ptr, val, mask, *rest)
+        if _LAUNCH and op == xchg:  # test-and-set: 0 -> nonzero takes the word, writing 0 gives it back
+            _LAUNCH[-1].lock_words(ptr, old, val, (np.asarray(old.data) == 0) & np.asarray(mask.data, dtype=bool))
+        return old
 
-    def atomic_cas(self: Any, ptr: Any, *rest: Any) -> Any:
+    def atomic_cas(self: Any, ptr: Any, cmp: Any, val: Any, *rest: Any) -> Any:
         if _LAUNCH:
-            _LAUNCH[-1].atomic_update(ptr, None, lock=True)
-        return orig["create_atomic_cas"](self, ptr, *rest)
+            _LAUNCH[-1].atomic_update(ptr, None)
+        old = orig["create_atomic_cas"](self, ptr, cmp, val, *rest)
+        if _LAUNCH:
+            _LAUNCH[-1].lock_words(ptr, old, val, np.asarray(old.data) == np.asarray(cmp.data))
+        return old
 
     call._kstrata_races = True  # type: ignore[attr-defined]
     grid.__call__, grid._init_args_hst = call, init_args

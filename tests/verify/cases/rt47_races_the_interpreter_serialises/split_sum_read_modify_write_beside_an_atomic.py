@@ -8,8 +8,9 @@ CHUNK = 256
 
 @triton.jit
 def _partial(x_ptr, y_ptr, dummy_ptr, D, CHUNK: tl.constexpr):
-    # the plain read-modify-write race of split_sum_plain_read_modify_write.py, with an atomic on a
-    # scratch word that orders nothing (it only makes the launch one "with atomics")
+    # the plain read-modify-write race of split_sum_plain_read_modify_write.py, with an atomic_add and an
+    # atomic_xchg on a scratch word that order nothing (they only make the launch one "with atomics" and
+    # "with a lock")
     row = tl.program_id(0).to(tl.int64)
     c = tl.program_id(1)
     cols = c * CHUNK + tl.arange(0, CHUNK)
@@ -17,7 +18,7 @@ def _partial(x_ptr, y_ptr, dummy_ptr, D, CHUNK: tl.constexpr):
     x = tl.load(x_ptr + row * D + cols, mask=cols < D, other=0.0)
     acc = tl.load(y_ptr + row)
     tl.store(y_ptr + row, acc + tl.sum(x, axis=0))
-    tl.atomic_add(dummy_ptr, 1)
+    tl.atomic_xchg(dummy_ptr, 0)  # "gives back" a lock word no program took
 
 
 class ModelNew(nn.Module):
