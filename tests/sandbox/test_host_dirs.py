@@ -5,9 +5,6 @@ directory, not the directory ``python -m kstrata`` was started in
 
 from __future__ import annotations
 
-import json
-import re
-import subprocess
 import sys
 from pathlib import Path
 
@@ -17,7 +14,6 @@ from kstrata.sandbox import policy, status
 
 REPO = Path(__file__).resolve().parents[2]
 CASE = Path(__file__).resolve().parent / "cases" / "host_dirs_bound"
-KSTRATA = str(Path(sys.executable).with_name("kstrata"))
 
 
 def binds(cmd: list[str]) -> set[str]:
@@ -41,15 +37,8 @@ def test_the_directory_python_was_started_in_is_not_bound(tmp_path, monkeypatch)
 
 
 @pytest.mark.skipif(not status().usable, reason=f"no sandbox here: {status().reason}")
-def test_a_candidate_sees_nothing_of_the_judges_directories():
-    p = subprocess.run([KSTRATA, "eval", "relu", str(CASE / "candidate.py"), "--backend", "pytorch", "--json",
-                        "--no-time", "--scope", "small", "--preset", "warn"],
-                       capture_output=True, text=True, timeout=300, cwd=str(REPO))
-    assert p.returncode == 0, p.stderr[-3000:]
-    d = json.loads(p.stdout[p.stdout.index("{"):])
-    m = re.search(r"PROBE(\{.*\})ENDPROBE", d["evidence"]["message"], re.S)
-    assert m, d["evidence"]["message"][:2000]
-    r = json.loads(m.group(1))
+def test_a_candidate_sees_nothing_of_the_judges_directories(probe_eval):
+    r = probe_eval(CASE / "candidate.py")
     assert r["judge_dirs"] == {}, r["judge_dirs"]
     assert not [m for m in r["mounts"] if m.startswith(("/work", "/root", "/home")) and not
                 m.startswith((str(REPO / "src"), str(REPO / ".venv"), "/root/.pyenv"))], r["mounts"]

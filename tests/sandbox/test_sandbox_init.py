@@ -6,34 +6,22 @@ writing, and it is spared by ``kill(-1)`` and by the freeze)."""
 
 from __future__ import annotations
 
-import json
-import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from kstrata.sandbox import status
 
-REPO = Path(__file__).resolve().parents[2]
 CASE = Path(__file__).resolve().parent / "cases" / "sandbox_init"
-KSTRATA = str(Path(sys.executable).with_name("kstrata"))
 
 pytestmark = pytest.mark.skipif(not status().usable, reason=f"no sandbox here: {status().reason}")
 
 
-def test_the_candidate_cannot_reach_its_sandboxs_init():
+def test_the_candidate_cannot_reach_its_sandboxs_init(probe_eval):
     if "--as-pid-1" not in subprocess.run(["bwrap", "--help"], capture_output=True, text=True).stdout:
         pytest.skip("this bubblewrap has no --as-pid-1")
-    p = subprocess.run([KSTRATA, "eval", "relu", str(CASE / "candidate.py"), "--backend", "pytorch", "--json",
-                        "--no-time", "--scope", "small", "--preset", "warn"],
-                       capture_output=True, text=True, timeout=300, cwd=str(REPO))
-    assert p.returncode == 0, p.stderr[-3000:]
-    d = json.loads(p.stdout[p.stdout.index("{"):])
-    m = re.search(r"PROBE(\{.*\})ENDPROBE", d["evidence"]["message"], re.S)
-    assert m, d["evidence"]["message"][:2000]
-    r = json.loads(m.group(1))
+    r = probe_eval(CASE / "candidate.py")
     assert r["init_mem"].startswith("ERR") and r["init_maps"].startswith("ERR"), r
     assert r["parent"] == 1, r  # its parent, the zygote, is the init
     assert r["parent_state_after_sigstop"] != "T", r
