@@ -177,7 +177,7 @@ class _Launch:
             w[idx] = self.program
             self.locker[base][idx] = lock
 
-    def lock_words(self, ptrs: Any, old: Any, new: Any, taken: Any) -> None:
+    def lock_words(self, ptrs: Any, new: Any, taken: Any) -> None:
         """Note the lock words a cas/xchg took (``taken`` lanes, a nonzero value
         written over 0 or the expected value) or gave back (0 written)."""
         addr = np.asarray(ptrs.data).astype(np.uint64, copy=False).reshape(-1)
@@ -276,7 +276,7 @@ def watch_races() -> bool:
             _LAUNCH[-1].atomic_update(ptr, mask)
         old = orig["create_atomic_rmw"](self, op, ptr, val, mask, *rest)
         if _LAUNCH and op == xchg:  # test-and-set: 0 -> nonzero takes the word, writing 0 gives it back
-            _LAUNCH[-1].lock_words(ptr, old, val, (np.asarray(old.data) == 0) & np.asarray(mask.data, dtype=bool))
+            _LAUNCH[-1].lock_words(ptr, val, (np.asarray(old.data) == 0) & np.asarray(mask.data, dtype=bool))
         return old
 
     def atomic_cas(self: Any, ptr: Any, cmp: Any, val: Any, *rest: Any) -> Any:
@@ -284,7 +284,7 @@ def watch_races() -> bool:
             _LAUNCH[-1].atomic_update(ptr, None)
         old = orig["create_atomic_cas"](self, ptr, cmp, val, *rest)
         if _LAUNCH:
-            _LAUNCH[-1].lock_words(ptr, old, val, np.asarray(old.data) == np.asarray(cmp.data))
+            _LAUNCH[-1].lock_words(ptr, val, np.asarray(old.data) == np.asarray(cmp.data))
         return old
 
     call._kstrata_races = True  # type: ignore[attr-defined]
