@@ -78,6 +78,7 @@ TILELANG_RACE_CASES = [
     # tilelang-c runs a kernel's blocks one after another in a C loop: a plain read-modify-write passed
     ("tilelang_split_sum_plain_read_modify_write.py", "compile_error"),
     ("tilelang_split_sum_under_a_condition_that_always_holds.py", "compile_error"),
+    ("tilelang_split_sum_through_a_local_index.py", "compile_error"),
     ("tilelang_split_sum_atomic.py", "correct"),
 ]
 

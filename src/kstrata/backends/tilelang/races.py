@@ -14,7 +14,8 @@ same conditions: ``v + 1`` substituted for ``v``, TVM's arithmetic analyzer
 proves every index and every enclosing condition unchanged (so ``Y[r + c //
 nc]`` or ``if c >= 0:`` name the index and separate nothing; a loop whose
 bounds move with ``v`` moves its variable too). An index read from memory
-(``Y[idx[0]]``) is not judged; atomics (``T.atomic_*``) are not stores. The rule assumes blocks that write one element write different
+(``Y[idx[0]]``) is not judged, a local scalar (``T.alloc_var``) stored once
+reads as its value; atomics (``T.atomic_*``) are not stores. The rule assumes blocks that write one element write different
 values (the same constant from every block would be flagged).
 """
 
@@ -56,8 +57,27 @@ def block_race(func: Any) -> str | None:
     def is_param(buf: Any) -> bool:
         return any(buf.data.same_as(p) for p in params)
 
+    # a local scalar (T.alloc_var) stored once in the whole kernel reads as the value stored
+    stores: dict[Any, list[Any]] = {}
+
+    def count(node: Any) -> None:
+        if isinstance(node, tirx.BufferStore) and not is_param(node.buffer) and node.buffer.scope() == "local.var":
+            stores.setdefault(node.buffer.data, []).append(node.value)
+
+    tirx.stmt_functor.post_order_visit(func.body, count)
+    single = [(data, values[0]) for data, values in stores.items() if len(values) == 1]
+
+    def scalar(node: Any) -> Any:
+        for data, value in single:
+            if node.buffer.data.same_as(data):
+                return value
+        return None
+
     def inline(expr: Any, lets: list[tuple[Any, Any]]) -> Any:
-        """``expr`` with the let-bound variables in ``lets`` replaced by their values (innermost last)."""
+        """``expr`` with single-assignment local scalars and the let-bound variables in ``lets``
+        replaced by their values (innermost last)."""
+        for _ in range(4):  # a scalar stored from another
+            expr = tirx.stmt_functor.ir_transform(tirx.Evaluate(expr), None, scalar, ["tirx.BufferLoad"]).value
         for var, value in reversed(lets):
             expr = tirx.stmt_functor.substitute(expr, {var: value})
         return expr
