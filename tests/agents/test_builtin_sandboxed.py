@@ -55,9 +55,21 @@ def _in_process_variants(task, backend, sources):
 
     lowered = backend.lower(task, sources, task.nominal_shape)
     small = [backend.lower(task, sources, shape).funcs for shape in task.small_shapes]
-    return [{"text": v.text, "rule": v.rule, "func": v.func, "description": v.description}
-            for v in schedule_variants(lowered.funcs, sources.get("schedule", ""), gpu=False)
-            if all(not replay_schedule(funcs, v.text)[2] for funcs in small)]  # as the sandbox filters them
+    generic = backend.lower(task, sources, task.nominal_shape, symbolic=True).funcs
+
+    def program(text):  # what the symbolic build runs
+        funcs, _, failed = replay_schedule(generic, text)
+        return None if failed else "\n".join(funcs[n].script() for n in sorted(funcs))
+
+    seen, out = {program(sources.get("schedule", ""))}, []
+    for v in schedule_variants(lowered.funcs, sources.get("schedule", ""), gpu=False):
+        if any(replay_schedule(funcs, v.text)[2] for funcs in small):  # as the sandbox filters them
+            continue
+        key = program(v.text)  # and one variant per program of the symbolic build
+        if key is None or key not in seen:
+            seen.add(key)
+            out.append({"text": v.text, "rule": v.rule, "func": v.func, "description": v.description})
+    return out
 
 
 def _in_process_proposals(variants, sources, rng, per_expansion):

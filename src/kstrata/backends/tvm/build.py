@@ -36,17 +36,32 @@ class BuildError(Exception):
     """Code that does not compile (the message has the compiler's words)."""
 
 
+#: The one fast-math flag of every ``llvm`` target: floating-point adds and
+#: multiplies may be reassociated, so LLVM's loop vectorizer turns a row
+#: reduction with a symbolic extent (``for k in range(D): acc += x[k] * x[k]``)
+#: into vector partial sums folded after the loop, as eager PyTorch's reductions
+#: and a schedule's ``rfactor`` do. Without it each sum was one scalar
+#: ``vfmadd231ss`` chain, 4 cycles per element, and ``rfactor`` applies only
+#: where the lanes divide a constant extent, so no symbolic build had a vector
+#: reduction (rmsnorm 1024x1024 on a 2-core AVX-512 EPYC: the quick start's best
+#: 0.75x of eager; ``benchmarks/results/cpu_rows.txt``). NaNs, infinities and
+#: signed zeros keep IEEE semantics (no ``nnan``/``ninf``/``nsz``), so a max
+#: reduction stays scalar here and is vectorized only by ``rfactor``.
+LLVM_FAST_MATH: dict[str, bool] = {"fast-math-reassoc": True}
+
+
 def make_target(kind: str, arch: str | None = None) -> Any:
     """The ``tvm.target.Target`` for a backend target kind.
 
-    ``llvm`` uses the host CPU (``mcpu`` from LLVM's host detection) and the
-    number of CPUs this process may run on (MetaSchedule needs ``num-cores``); ``cuda`` defaults to ``sm_90``
+    ``llvm`` uses the host CPU (``mcpu`` from LLVM's host detection), the
+    number of CPUs this process may run on (MetaSchedule needs ``num-cores``)
+    and :data:`LLVM_FAST_MATH`; ``cuda`` defaults to ``sm_90``
     (H200) unless ``arch`` or ``KSTRATA_CUDA_ARCH`` says otherwise.
     """
     import tvm
 
     if kind == "llvm":
-        spec: dict[str, Any] = {"kind": "llvm", "num-cores": allowed_cpu_count()}
+        spec: dict[str, Any] = {"kind": "llvm", "num-cores": allowed_cpu_count(), **LLVM_FAST_MATH}
         cpu = _host_cpu()
         if cpu:
             spec["mcpu"] = cpu

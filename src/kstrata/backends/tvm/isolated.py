@@ -535,6 +535,46 @@ def _replaying_at_small_shapes(task: dict[str, Any], sources: dict[str, str], fo
     return [v for v in found if all(not replay_schedule(funcs, v.text)[2] for funcs in others)]
 
 
+def _distinct_on_the_build(task: dict[str, Any], sources: dict[str, str], found: list[Any]) -> list[Any]:
+    """The CPU variants that change the code a shape-generic build runs: of those
+    whose scheduled PrimFuncs, replayed on the graph lowered with symbolic shapes,
+    are the same TensorIR, only the first is kept, and none that is the same as
+    the candidate's own schedule there. The rules decide at the nominal shape,
+    where a step guarded by a constant extent (``rfactor`` and ``vectorize``
+    only where the lanes divide it) applies, but a symbolic build (tvm-llvm's
+    default) skips it, so ``fuse_rows`` by 8 and by 16, with and without
+    ``rfactor``, are one program there (the 7 recipes for rmsnorm's ``rows``
+    graph were 2 programs, and an expansion proposes the first 4 recipes). A
+    static graph, or one that does not lower symbolically, keeps every variant."""
+    from kstrata.backends.tvm.lower import default_graph, lower_graph, parse_graph
+    from kstrata.backends.tvm.schedule import replay_schedule
+
+    t = _task_inside(task)
+    graph = sources.get("graph") or default_graph(t)
+    try:
+        header = parse_graph(graph)[0]
+        if header.build == "static" or header.static_shape is not None:
+            return found
+        lowered = lower_graph(t, graph, t.full_shape(t.nominal_shape), symbolic=True)
+    except Exception:  # noqa: BLE001 - built per shape then: every variant stays
+        return found
+    if not lowered.symbolic:
+        return found
+
+    def program(text: str) -> str | None:
+        funcs, _, failed = replay_schedule(lowered.funcs, text)
+        return None if failed else "\n".join(funcs[n].script() for n in sorted(funcs))
+
+    seen = {program(sources.get("schedule", ""))}
+    out = []
+    for v in found:
+        key = program(v.text)
+        if key is None or key not in seen:
+            out.append(v)
+            seen.add(key)
+    return out
+
+
 def schedule_expansion_inside(task: dict[str, Any], sources: dict[str, str], gpu: bool = False,
                               variants: bool = True, tune: dict[str, Any] | None = None,
                               gpu_target: str | None = None) -> dict[str, Any]:
@@ -556,7 +596,7 @@ def schedule_expansion_inside(task: dict[str, Any], sources: dict[str, str], gpu
             lowered = _lower_inside(task, sources)
             found = schedule_variants(lowered.funcs, sources.get("schedule", ""), gpu=bool(gpu), target=gpu_target)
             if not gpu:
-                found = _replaying_at_small_shapes(task, sources, found)
+                found = _distinct_on_the_build(task, sources, _replaying_at_small_shapes(task, sources, found))
         except Exception as e:  # noqa: BLE001 - the parent reports it as the expansion's error
             return {"error": f"{type(e).__name__}: {e}"[:2000]}
         out["variants"] = [{"text": v.text, "rule": v.rule, "func": v.func, "description": v.description}

@@ -105,9 +105,7 @@ def rule_parallel_vectorize(sch: Any, name: str, loops: list[Any], kinds: str, g
     if kinds.endswith("S") and inner > 1:
         for vec in (4, 8, 16):
             if inner % vec == 0 and inner > vec:
-                out.append((lines + ["loops = sch.get_loops(b)",
-                                     f"_, vi = sch.split(loops[-1], factors=[None, {vec}])",
-                                     "sch.vectorize(vi)"],
+                out.append((lines + ["loops = sch.get_loops(b)", *_vectorized("loops[-1]", vec)],
                             f"parallel outer loops of {name}, vectorize inner by {vec}"))
     if len(lines) > 2:
         out.append((lines, f"parallel outer spatial loops of {name}"))
@@ -224,11 +222,11 @@ def rule_fuse_rows(sch: Any, name: str, loops: list[Any], kinds: str, gpu: bool)
                   f"{len(producers)} reduction producer(s) computed per row")]
     if out_kinds.endswith("S") and len(out_loops) > k:
         for vec in (8, 16):
-            vl = base + ["loops = sch.get_loops(b)", f"_, vi = sch.split(loops[-1], factors=[None, {vec}])",
-                         "sch.vectorize(vi)"]
+            vl = base + ["loops = sch.get_loops(b)", *_vectorized("loops[-1]", vec)]
             if _try_lines(sch, vl) is None:
                 continue
-            out.append((vl, f"row-wise {name} (as above) + vectorize the inner loop by {vec}"))
+            out.append((vl, (f"row-wise {name} (as above) + vectorize the inner loop by {vec} where the lanes "
+                             "divide it (else LLVM's vectorizer)")))
             # the row's reductions vectorized too: partial results per lane (rfactor), folded per row
             rf = list(vl)
             for p in producers:
@@ -239,7 +237,8 @@ def rule_fuse_rows(sch: Any, name: str, loops: list[Any], kinds: str, gpu: bool)
                 if _try_lines(sch, rf + step) is not None:
                     rf += step
             if len(rf) > len(vl):
-                out.append((rf, f"row-wise {name} (as above, by {vec}) + reductions vectorized by rfactor"))
+                out.append((rf, (f"row-wise {name} (as above, by {vec}) + reductions vectorized by rfactor "
+                                 "where the lanes divide them")))
     # most complete first (the proposer takes the first few): rfactor, then wider vectors
     return sorted(out, key=lambda v: ("rfactor" not in v[1], "by 16" not in v[1], len(v[0]) == len(base)))
 
@@ -322,6 +321,44 @@ def _divides(loop: str, lanes: int) -> str:
             f"and int(sch.get({loop}).extent) % {lanes} == 0")
 
 
+def _vectorized(loop: str, lanes: int) -> list[str]:
+    """Schedule text: split ``loop`` by ``lanes`` and vectorize the lanes where
+    they divide its constant extent, else leave the loop whole.
+
+    TVM vectorizes a split with a tail (``T.where``) by scalarizing it: each
+    lane's load and store is guarded on its own and no vector instruction is
+    left (rmsnorm's row scale at a symbolic D: 16 ``vmulss`` with 16 compares).
+    LLVM's loop vectorizer turns the whole loop into a vector body and a scalar
+    tail, so a symbolic extent (every default ``tvm-llvm`` build) or one the
+    lanes do not divide keeps the plain loop for it."""
+    return [(f"if {_divides(loop, lanes)}:\n"
+             f"    _, vi = sch.split({loop}, factors=[None, {lanes}])\n"
+             f"    sch.vectorize(vi)")]
+
+
+def _elementwise_producers_inlined(sch: Any, name: str) -> list[str]:
+    """Schedule text inlining the elementwise blocks before block ``name`` that
+    feed nothing but ``name`` (directly or through each other), where that
+    replays: rmsnorm's ``x ** 2`` under ``fusion: rows`` is otherwise a serial
+    pass of its own that writes and re-reads a B x D buffer before the parallel
+    reduction. A producer with other consumers (softmax's ``exp``, read by the
+    sum and the output) stays, so nothing is computed twice."""
+    blocks = _blocks(sch)
+    names = [b[0] for b in blocks]
+    lines: list[str] = []
+    cur = sch
+    feeds = {name}
+    for bname, brv, _, bkinds in reversed(blocks[:names.index(name)] if name in names else []):
+        consumers = {sch.get(c).name_hint for c in sch.get_consumers(brv)}
+        if "R" in bkinds or not consumers or not consumers <= feeds:
+            continue
+        step = [f"sch.compute_inline({_sblock(bname)})"]
+        nxt = _try_lines(cur, step)
+        if nxt is not None:
+            cur, lines, feeds = nxt, lines + step, feeds | {bname}
+    return lines
+
+
 def _reduces_contiguous(sch: Any, block: Any) -> bool | None:
     """Whether the reduction block's input is indexed by a reduction variable in
     its last (contiguous) dimension; None when that cannot be read."""
@@ -354,8 +391,10 @@ def rule_reduce_vec(sch: Any, name: str, loops: list[Any], kinds: str, gpu: bool
       move the reduction loops inside the outer part, vectorize the spatial
       lanes and parallelize the outer spatial loops.
 
-    Elementwise consumers (a mean's divide) are computed under the same
-    parallel loop. Variants that do not replay on this block are dropped."""
+    Elementwise producers that feed only this block are inlined into it
+    (:func:`_elementwise_producers_inlined`); elementwise consumers (a mean's
+    divide) are computed under the same parallel loop. Variants that do not
+    replay on this block are dropped."""
     if gpu or "R" not in kinds or len(loops) != len(kinds):
         return []
     n_sp = len(kinds) - len(kinds.lstrip("S"))
@@ -366,7 +405,7 @@ def rule_reduce_vec(sch: Any, name: str, loops: list[Any], kinds: str, gpu: bool
            - {_region_name(w) for w in sch.get(block).writes}) != 1:
         return []  # a GEMM or a multi-input reduction: gemm_tile / other rules
     contiguous = _reduces_contiguous(sch, block)
-    head = [_get_block(name), "loops = sch.get_loops(b)"]
+    head = _elementwise_producers_inlined(sch, name) + [_get_block(name), "loops = sch.get_loops(b)"]
     rl = ", ".join(f"loops[{i}]" for i in range(n_sp, len(kinds)))
     r_one = f"sch.fuse({rl})" if len(kinds) - n_sp > 1 else f"loops[{n_sp}]"
     out = []
@@ -543,16 +582,45 @@ def schedule_variants(
     return out
 
 
+#: A Relax reduction call in a graph's text and its first argument (``R.mean(lv,``).
+_REDUCTION_CALL = r"\bR\.(?:sum|mean|max|min|prod|variance|std)\(\s*(\w+)"
+
+
+def _reduces_a_computed_value(graph_text: str) -> bool:
+    """Whether the graph (read as text only) reduces a value it computed, e.g.
+    ``lv: R.Tensor(...) = R.power(x, ...)`` then ``R.mean(lv, ...)``: the
+    elementwise producer that ``fusion: rows`` can fuse into the reduction. A
+    reduction of an input (``R.mean(x, ...)``) or a graph without one lowers the
+    same under ``rows``."""
+    import re
+
+    return any(re.search(rf"^\s*{re.escape(arg)}\s*:[^\n]*=", graph_text, re.MULTILINE)
+               for arg in re.findall(_REDUCTION_CALL, graph_text))
+
+
 def graph_variants(graph_text: str, gpu: bool = False) -> list[Variant]:
     """Graph-level alternatives: the build mode switched (``symbolic`` -> ``static``
     first: code specialized per shape, so loop extents are constants and split
     factors that divide them need no tail; a 256³ GEMM with the ``gemm_tile``
     recipe ran 0.14x of eager PyTorch symbolic and 0.9-1.0x static on 2 cores),
-    then the other fusion choices (``FuseOps``+``FuseTIR`` on/off; on a GPU
-    target (``gpu``) also ``rows``, :data:`~kstrata.backends.tvm.lower.FUSION_CHOICES`)."""
+    then the other fusion choices (``FuseOps``+``FuseTIR`` on/off, and ``rows``
+    on a GPU target (``gpu``) or where the graph reduces a value it computed
+    (:func:`_reduces_a_computed_value`), :data:`~kstrata.backends.tvm.lower.FUSION_CHOICES`).
+
+    On a CPU target ``rows`` comes first: rmsnorm's default ``ops+tir`` graph is
+    two PrimFuncs, ``x ** 2`` alone in one that writes a B x D buffer the mean
+    re-reads, and no schedule of either can fuse them; under ``rows`` it is one
+    PrimFunc that ``fuse_rows`` makes a single parallel pass per row. Other
+    graphs (a GEMM, an elementwise op, a mean of an input) lower the same under
+    ``rows``, so it is not proposed there."""
     header, _ = parse_graph(graph_text)
-    choices = FUSION_CHOICES if gpu else tuple(f for f in FUSION_CHOICES if f != "rows")
+    choices = FUSION_CHOICES if gpu else tuple(f for f in FUSION_CHOICES
+                                               if f != "rows" or _reduces_a_computed_value(graph_text))
     out = []
+    if not gpu and "rows" in choices and header.fusion != "rows":
+        out.append(Variant("graph", with_fusion(graph_text, "rows"), "fusion", "",
+                           f"fusion: {header.fusion} -> rows (elementwise producers fused into the row "
+                           "reductions they alone feed: one PrimFunc, one pass per row)"))
     if header.static_shape is None:
         other = "static" if header.build == "symbolic" else "symbolic"
         out.append(Variant("graph", with_build(graph_text, other), "build", "",
@@ -561,6 +629,6 @@ def graph_variants(graph_text: str, gpu: bool = False) -> list[Variant]:
     out += [
         Variant("graph", with_fusion(graph_text, f), "fusion", "", f"fusion: {header.fusion} -> {f}")
         for f in choices
-        if f != header.fusion
+        if f != header.fusion and (gpu or f != "rows")
     ]
     return out
