@@ -13,7 +13,8 @@ process's outputs add their ``"stride"`` and, laid out densely in another
 order, are sent in that memory order, see :func:`encode`); everything else
 is plain JSON (tuples become lists, marked ``{"__tuple__": [...]}``).
 
-The reader checks every length against :data:`MAX_HEADER` and
+The reader checks every length against :data:`MAX_HEADER` (and the count of
+JSON values against :data:`MAX_HEADER_ITEMS`) and
 :data:`MAX_BUFFER`, every dtype against :data:`DTYPES` and every shape against
 its buffer, so a malformed message raises :class:`WireError` and never
 allocates more than the limits allow.
@@ -39,6 +40,12 @@ from typing import Any
 _LEN = struct.Struct(">Q")
 #: Largest JSON header accepted (bytes).
 MAX_HEADER = 64 << 20
+#: Most JSON values (counted as ``,``, ``[`` and ``{`` bytes, strings' own
+#: included) a header may hold. A 64 MiB header of ``{},{},...`` builds
+#: about 1.4 GB of Python objects in the judge, which has no memory limit
+#: (sandbox red-team 2026-12-04); an honest header (tensor specs, messages
+#: cut at 4000 characters, a lowered graph's text) holds a few thousand.
+MAX_HEADER_ITEMS = 1 << 20
 #: Largest single buffer accepted (bytes): 32 GiB, above any tensor a task makes.
 MAX_BUFFER = 32 << 30
 
@@ -173,8 +180,13 @@ def recv(fd: int, limit: int | None = None) -> tuple[dict[str, Any], list[Any]]:
     (n,) = _LEN.unpack(_read_exact(fd, _LEN.size))
     if n > MAX_HEADER:
         raise WireError(f"header of {n} bytes exceeds the {MAX_HEADER}-byte limit")
+    raw = _read_exact(fd, n)
+    items = raw.count(b",") + raw.count(b"[") + raw.count(b"{")
+    if items > MAX_HEADER_ITEMS:
+        raise WireError(f"header holds about {items} JSON values, more than the {MAX_HEADER_ITEMS} an honest "
+                        "message holds")
     try:
-        header = json.loads(_read_exact(fd, n))
+        header = json.loads(raw)
     except (ValueError, RecursionError) as e:  # not JSON, not UTF-8, nested too deep, an int of 5000 digits
         raise WireError(f"header is not JSON that can be read: {type(e).__name__}: {str(e)[:200]}") from None
     if not isinstance(header, dict):
