@@ -124,6 +124,23 @@ def _flatten(out: Any) -> list[Any]:
     return [out]
 
 
+
+#: attributes torch.compile itself sets on the tensors a compiled function
+#: returns (which dims it treats as dynamic): an honest ``torch.compile(...,
+#: dynamic=True)`` candidate's output carries ``_dynamo_propagated_dynamic_indices``
+DYNAMO_MARKS = frozenset({"_dynamo_propagated_dynamic_indices", "_dynamo_dynamic_indices",
+                          "_dynamo_weak_dynamic_indices", "_dynamo_static_indices", "_dynamo_unbacked_indices"})
+
+
+def _dynamo_mark(name: str, value: object) -> bool:
+    """Whether an output's instance attribute is one of :data:`DYNAMO_MARKS`
+    holding what dynamo puts there (a set of dim indices, ints only): any
+    other attribute, or one of those names holding anything else, is not
+    a plain tensor's."""
+    return (name in DYNAMO_MARKS and type(value) in (set, frozenset)
+            and all(type(d) is int for d in value))
+
+
 class _Sealed(type):
     """A class whose attributes cannot be set or deleted once it is made:
     ``type(harness).call = wrapper`` (the instance has no ``__dict__``) replaced
@@ -631,10 +648,10 @@ class Harness(metaclass=_Sealed):
                 found.append({"check": "output_type", "message": f"output {i} is a {type(o).__module__}."
                               f"{type(o).__qualname__}, not a plain torch.Tensor", "evidence": {}})
                 continue
-            if getattr(o, "__dict__", None):
+            extra = sorted(k for k, v in (getattr(o, "__dict__", None) or {}).items() if not _dynamo_mark(k, v))
+            if extra:
                 found.append({"check": "output_type", "message": f"output {i} carries instance attributes "
-                              f"({', '.join(sorted(o.__dict__)[:5])}): outputs must be plain tensors",
-                              "evidence": {}})
+                              f"({', '.join(extra[:5])}): outputs must be plain tensors", "evidence": {}})
             if o.numel():
                 s = o.untyped_storage()
                 lo, hi = s.data_ptr(), s.data_ptr() + s.nbytes()

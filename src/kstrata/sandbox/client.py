@@ -1053,7 +1053,8 @@ def call_isolated(target: str, *, backend: str = "pytorch", timeout_s: float = 3
 def sandbox_env(backend: Any) -> dict[str, str]:
     """The variables a backend's candidate process gets: the backend's own
     (``TRITON_INTERPRET=1``, ...) and kstrata's worker settings (threads,
-    passive thread pools), nothing else of the parent's environment."""
+    passive thread pools, inductor compiling in the calling thread), nothing
+    else of the parent's environment."""
     from kstrata.execute.pool import worker_env
 
     keep = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "TVM_NUM_THREADS", "OMP_WAIT_POLICY",
@@ -1063,6 +1064,10 @@ def sandbox_env(backend: Any) -> dict[str, str]:
     env = {k: v for k, v in worker_env(dict(getattr(backend, "worker_env", {}) or {})).items() if k in keep}
     if getattr(backend, "name", "") in SINGLE_THREADED:
         env.update({k: "1" for k in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")})
+    # torch.compile in a candidate compiles in the calling thread: inductor's default pool left an idle
+    # ThreadPoolExecutor thread after the call, and an honest compiled relu read rejected (no_threads_left;
+    # verifier red-team 2026-12-04); with more compile threads it would also fork a compile-worker pool
+    env["TORCHINDUCTOR_COMPILE_THREADS"] = "1"
     return env
 
 
