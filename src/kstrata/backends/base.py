@@ -52,6 +52,11 @@ class Backend(ABC):
         forbidden), ``"python-ir"`` (Python that builds IR, e.g. TVMScript or a
         TensorIR schedule: no torch at all), ``"native"`` (C, CUDA, OpenCL or
         LLVM IR text), ``"data"`` (plans and parameters that are never executed).
+    level_globals:
+        Per level, the names its text runs with already bound (name -> dotted
+        module path), e.g. ``tvm`` and ``T`` in a TVM schedule: the static
+        checks read them as imports, so ``tvm.support.sys`` is seen as
+        reaching ``sys`` whether or not the text imports ``tvm`` itself.
     level_preference:
         Which level a search asks first when a candidate's levels were asked
         equally often (the router's tie-break; ``None``: :attr:`levels` in order).
@@ -64,6 +69,7 @@ class Backend(ABC):
     level_preference: tuple[str, ...] | None = None
     timing_meaningful: bool = True
     level_kinds: dict[str, str] = {"source": "python-dsl"}
+    level_globals: dict[str, dict[str, str]] = {}
 
     @abstractmethod
     def availability(self) -> Availability:

@@ -1380,7 +1380,8 @@ def _static_stage(ctx: Context) -> None:
             findings += static_findings(
                 text, dsl=kind == "python-dsl", dtype=meta.dtype,
                 allow_tf32=meta.precision.allow_tf32,
-                allow_reduced_precision=meta.precision.allow_reduced_precision, reference=ctx.task.source)
+                allow_reduced_precision=meta.precision.allow_reduced_precision, reference=ctx.task.source,
+                provided=(getattr(ctx.backend, "level_globals", {}) or {}).get(level))
         except SyntaxError as e:
             raise Stop(Verdict.COMPILE_ERROR, "syntax", f"{level}: line {e.lineno}: {e.msg}") from None
         if kind == "python-ir":

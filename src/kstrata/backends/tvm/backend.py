@@ -81,6 +81,8 @@ class TVMBackend(Backend):
     kind = "llvm"
     levels = ("graph", "schedule", "source")
     level_kinds = {"graph": "python-ir", "schedule": "python-ir", "source": "native"}
+    #: what a schedule runs with bound (kstrata.backends.tvm.schedule._namespace)
+    level_globals = {"schedule": {"tvm": "tvm", "T": "tvm.script.tirx"}}
 
     # ------------------------------------------------------------------ info
     def target(self) -> Any:

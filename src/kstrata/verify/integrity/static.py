@@ -653,7 +653,8 @@ def _defined_names(tree: ast.Module) -> set[str]:
 
 
 def static_findings(source: str, *, dsl: bool, dtype: str = "float32", allow_tf32: bool = False,
-                    allow_reduced_precision: bool = False, reference: str = "") -> list[Finding]:
+                    allow_reduced_precision: bool = False, reference: str = "",
+                    provided: dict[str, str] | None = None) -> list[Finding]:
     """Run every static check on ``source``.
 
     Parameters
@@ -669,6 +670,10 @@ def static_findings(source: str, *, dsl: bool, dtype: str = "float32", allow_tf3
     reference:
         The task reference's text: the libraries it imports are the task's
         dependencies, not foreign to a candidate (module docstring).
+    provided:
+        Names the text runs with already bound (name -> dotted module path,
+        :attr:`kstrata.backends.base.Backend.level_globals`), read as if
+        imported; an import or assignment in the text takes precedence.
 
     Raises
     ------
@@ -680,7 +685,7 @@ def static_findings(source: str, *, dsl: bool, dtype: str = "float32", allow_tf3
     v.defined = _defined_names(tree)
     v.own_private = _defined_private(tree)
     v.docstrings = _docstrings(tree)
-    v.aliases.update(_collect_aliases(tree))
+    v.aliases.update({**(provided or {}), **_collect_aliases(tree)})
     v.task_modules = imported_roots(reference) - {m for mods in MODULE_CHECKS.values() for m in mods}
     v.visit(tree)
     return v.findings
