@@ -39,7 +39,8 @@ def list_(
     for e in problems:
         console.print(f"[yellow]skipped:[/] {e}", highlight=False)
     everything = tasks
-    tasks = [t for t in tasks if (level is None or t.level == level) and (category is None or t.category == category)]
+    tasks = sorted((t for t in tasks if (level is None or t.level == level) and (category is None or t.category == category)),
+                   key=lambda t: (t.level, t.name))
     if not tasks and everything:
         levels = sorted({t.level for t in everything})
         categories = sorted({t.category for t in everything})
