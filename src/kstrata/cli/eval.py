@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -120,6 +121,31 @@ def headline(ev: Any) -> str:
             f"max error {stats.get('max_err', float('nan')):.3g} over the rest")
 
 
+# a Triton or TileLang kernel file, told by its text (never imported or parsed here)
+_DSL_IMPORT = re.compile(r"^[ \t]*(?:import|from)[ \t]+(triton|tilelang)\b", re.MULTILINE)
+_DSL_BACKENDS = {"triton": "--backend triton-interp (CPU, correctness only) or --backend triton (CUDA GPU)",
+                 "tilelang": "--backend tilelang-c (CPU) or --backend tilelang-cuda (CUDA GPU)"}
+
+
+def backend_hint(sources: dict[str, str], backend: str, verdict: str) -> str | None:
+    """A hint for a ``pytorch``/``pytorch-cuda`` evaluation that failed
+    (``compile_error``/``runtime_error``) of a file whose text imports
+    ``triton`` or ``tilelang`` (a line-start ``import``/``from``, found by
+    pattern: the file is never imported here): it was run as plain PyTorch,
+    where Triton, say, finds no driver on a CPU ("0 active drivers"), and the
+    hint names the backends that run such a kernel. ``None`` otherwise: a
+    PyTorch file may import Triton honestly, so this is a hint beside the
+    verdict, not a refusal."""
+    if backend not in ("pytorch", "pytorch-cuda") or verdict not in ("compile_error", "runtime_error"):
+        return None
+    found = list(dict.fromkeys(m.group(1) for text in sources.values() for m in _DSL_IMPORT.finditer(text)))
+    if not found:
+        return None
+    return (f"this file imports {' and '.join(found)}, and --backend {backend} runs it as a plain PyTorch "
+            f"module{' on the CPU' if backend == 'pytorch' else ''}: for a {'/'.join(found)} kernel, eval it with "
+            + "; ".join(_DSL_BACKENDS[f] for f in found))
+
+
 def register(app: typer.Typer) -> None:
     """Add the ``eval`` command to ``app``."""
 
@@ -175,9 +201,11 @@ def register(app: typer.Typer) -> None:
         from kstrata.backends.pytorch_cuda import device_line
 
         where = device_line(b)
+        hint = backend_hint(sources, backend, ev.verdict.value)
         if as_json:
             typer.echo(json.dumps({**ev.to_dict(), "message": headline(ev), "timing": timing,
-                                   "device": where.removeprefix("device: ")}, sort_keys=True))
+                                   "device": where.removeprefix("device: "),
+                                   **({"hint": hint} if hint else {})}, sort_keys=True))
         else:
             console.print(where, markup=False, highlight=False)
             color = "green" if ev.correct else "red"
@@ -185,6 +213,8 @@ def register(app: typer.Typer) -> None:
                           + f"   ({ev.public_tests} public, {ev.hidden_tests} hidden tests, {ev.seconds:.2f} s)")
             if headline(ev):
                 console.print(f"  message: {headline(ev)}", markup=False, highlight=False)
+            if hint:
+                console.print(f"  hint: {hint}", markup=False, highlight=False)
             for k, v in ev.evidence.items():
                 if k != "message":
                     console.print(f"  {k}: {evidence_text(v)}", markup=False, highlight=False)
