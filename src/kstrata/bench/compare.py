@@ -21,15 +21,21 @@ class MetricPair:
     metric: str
     a: M.Estimate
     b: M.Estimate
+    #: tasks of A and of B whose value in this metric comes from an untrusted timing (median_roofline)
+    untrusted: tuple[int, int] = (0, 0)
 
     @property
     def diff(self) -> float | None:
-        """``B - A`` (``None`` if either is undefined)."""
-        return None if self.a.value is None or self.b.value is None else self.b.value - self.a.value
+        """``B - A`` (``None`` if either is undefined or rests on an untrusted timing)."""
+        if self.a.value is None or self.b.value is None or any(self.untrusted):
+            return None
+        return self.b.value - self.a.value
 
     @property
     def overlap(self) -> bool | None:
-        return self.a.overlaps(self.b)
+        """Whether the intervals overlap; ``None`` (not compared) when either is
+        undefined or rests on an untrusted timing."""
+        return None if any(self.untrusted) else self.a.overlaps(self.b)
 
 
 def _groups(outcomes: list[M.TaskOutcome]) -> dict[str, list[M.TaskOutcome]]:
@@ -63,14 +69,23 @@ def _pairs(outcomes_a: list[M.TaskOutcome], outcomes_b: list[M.TaskOutcome],
     out = []
     for group in sorted(a):
         ma, mb = M.compute_metrics(a[group], **metric_kw), M.compute_metrics(b[group], **metric_kw)
-        out += [MetricPair(group, name, ma[name], mb[name]) for name in M.metric_names()]
+        untrusted = (M.untrusted_roofline(a[group]), M.untrusted_roofline(b[group]))
+        out += [MetricPair(group, name, ma[name], mb[name], untrusted if name == "median_roofline" else (0, 0))
+                for name in M.metric_names()]
     return out
 
 
-def _cell(e: M.Estimate) -> str:
+def _cell(e: M.Estimate, untrusted: int = 0) -> str:
     if e.value is None:
         return "–"
-    return f"{e.value:.3g} [{e.low:.3g}, {e.high:.3g}]"
+    mark = f" (untrusted: {untrusted} of {e.n})" if untrusted else ""
+    return f"{e.value:.3g} [{e.low:.3g}, {e.high:.3g}]{mark}"
+
+
+#: the caption's word on whose best a run's row reads (summary.json's best may be the start)
+BEST_NOTE = ("each task's numbers are its best candidate among the proposer's own (the start counts with "
+             "--count-initial), so a roofline here can differ from summary.json's best, which may be the start; "
+             "a value from an untrusted timing is marked and not compared (B − A: –)")
 
 
 def task_difference(outcomes_a: list[M.TaskOutcome], outcomes_b: list[M.TaskOutcome]) -> str | None:
@@ -90,11 +105,13 @@ def compare_table(path_a: str | Path, path_b: str | Path, count_initial: bool = 
     :func:`task_difference` when A and B ran different tasks (newcomer nc11: an rmsnorm
     run against an l2norm run was compared without a word); each directory is read once."""
     a, b = load_results(path_a, count_initial).outcomes, load_results(path_b, count_initial).outcomes
-    table = Table(title=f"A = {path_a}   B = {path_b}", caption=task_difference(a, b))
+    notes = [n for n in (task_difference(a, b), None if count_initial else BEST_NOTE) if n]
+    table = Table(title=f"A = {path_a}   B = {path_b}", caption="; ".join(notes) or None)
     for col in ("group", "metric", "A", "B", "B − A", "intervals overlap"):
         table.add_column(col, no_wrap=True)
     for p in _pairs(a, b, **kw):
         diff = "–" if p.diff is None else f"{p.diff:+.3g}"
-        overlap = {None: "–", True: "yes", False: "no (differs)"}[p.overlap]
-        table.add_row(p.group, M.LABELS[p.metric], _cell(p.a), _cell(p.b), diff, overlap)
+        overlap = "– (untrusted)" if any(p.untrusted) else {None: "–", True: "yes", False: "no (differs)"}[p.overlap]
+        table.add_row(p.group, M.LABELS[p.metric], _cell(p.a, p.untrusted[0]), _cell(p.b, p.untrusted[1]),
+                      diff, overlap)
     return table

@@ -124,7 +124,12 @@ class TaskOutcome:
 
     def fast(self, p: float, baseline: str | None = None) -> bool:
         """Correct, counted, and faster than ``baseline`` (default: the primary)
-        by more than ``p`` with the interval's lower bound (:func:`faster_than`)."""
+        by more than ``p`` with the interval's lower bound (:func:`faster_than`).
+        At ``p <= 0`` every correct task counts, timed or not (KernelBench's
+        fast_0 is its correctness rate: any speedup is above 0, so no timing
+        has to be trusted to say so)."""
+        if p <= 0:
+            return self.correct
         s = self.speedup if baseline is None else self.speedups.get(baseline)
         ci = self.interval(baseline)
         return (self.correct and self.excluded is None and s is not None
@@ -295,7 +300,7 @@ def metric_names() -> list[str]:
 LABELS = {
     "compile_rate": "compile rate",
     "correct_rate": "correct rate",
-    **{f"fast_{p:g}": f"fast_{p:g}" for p in FAST_P},
+    **{f"fast_{p:g}": f"fast_{p:g}" if p > 0 else f"fast_{p:g} (correct, any speed)" for p in FAST_P},
     "fast_1_tuned": f"Fast@1.0 vs {TUNED_BASELINE}",
     "geomean_speedup": "geomean speedup (correct)",
     "median_roofline": "median roofline fraction",
@@ -319,13 +324,16 @@ def compute_metrics(
       speedup against the primary baseline has an interval lower bound
       ``> p`` (KernelBench's rule, with the interval: :func:`faster_than`); a
       task with no correct or no timed candidate, no interval, or an
-      ``excluded`` speedup counts as not fast.
+      ``excluded`` speedup counts as not fast. ``fast_0`` is the share
+      correct, as in KernelBench (:meth:`TaskOutcome.fast`).
     - ``fast_1_tuned``: share of the ``N`` tasks correct and faster than
       :data:`TUNED_BASELINE` by the same rule (EdgeKernelBench's Fast@1.0);
       undefined (``None``) when no task of the group was timed against that baseline.
     - ``geomean_speedup``: geometric mean of the primary speedup (point
       estimates) over the correct, timed tasks whose speedup is not excluded.
-    - ``median_roofline``: median roofline fraction over the tasks that have one.
+    - ``median_roofline``: median roofline fraction over the tasks that have
+      one, trusted timing or not (:func:`untrusted_roofline` counts the
+      untrusted ones, which every display marks).
 
     Returns
     -------
@@ -379,6 +387,14 @@ def spent_totals(outcomes: Iterable[TaskOutcome]) -> dict[str, float]:
     return dict(sorted(total.items()))
 
 
+def untrusted_roofline(outcomes: Iterable[TaskOutcome]) -> int:
+    """How many of ``outcomes`` (unsupported ones left out) have a roofline
+    fraction from a timing that is not trusted (in ``median_roofline``, marked
+    wherever it is shown: the report, the bench table, ``kstrata compare``)."""
+    return sum(1 for o in outcomes if o.status != "unsupported" and o.roofline_fraction is not None
+               and not o.roofline_trusted)
+
+
 @dataclass
 class Row:
     """One leaderboard row: a group key, its tasks, metrics and spending."""
@@ -401,9 +417,8 @@ def leaderboard(
     rows = []
     for key, group in group_by(outcomes, *by).items():
         counted = [o for o in group if o.status != "unsupported"]
-        untrusted = sum(1 for o in counted if o.roofline_fraction is not None and not o.roofline_trusted)
         rows.append(Row(dict(zip(by, key)), len(counted), compute_metrics(group, **kw),
-                        spent_totals(group), untrusted))
+                        spent_totals(group), untrusted_roofline(counted)))
     return sorted(rows, key=lambda r: (-(r.metrics["fast_1"].value or 0),
                                        -(r.metrics["geomean_speedup"].value or 0)))
 
