@@ -404,7 +404,8 @@ class CandidateProcess:
         z = self.zygote or getattr(self, "_last_zygote", None)
         return z.tail(n, self.tail_from) if z is not None else ""
 
-    def _recv(self, timeout_s: float | None, limit: int | None = None) -> tuple[dict, list[bytes]]:
+    def _recv(self, timeout_s: float | None, limit: int | None = None, what: str = "request"
+              ) -> tuple[dict, list[bytes]]:
         deadline = None if timeout_s is None else time.monotonic() + timeout_s
         host_pid = 0
         # a candidate that sleeps, blocks or stops itself is ended before the time limit (kstrata.sandbox.stall)
@@ -439,9 +440,12 @@ class CandidateProcess:
                                         "killed (KSTRATA_CANDIDATE_MEMORY_MB sets the limit)")
             if deadline is not None and time.monotonic() >= deadline:
                 self.kill()
-                raise CandidateDied("timeout", f"the candidate did not answer in the {timeout_s:.3g} s left "
-                                    "of the time limit (a hanging or very slow candidate); its process tree "
-                                    "was killed")
+                # timeout_s is what was left when this request was sent: the candidate's earlier
+                # requests (its build, earlier tests) and the judge's work had used the rest
+                raise CandidateDied("timeout", f"the candidate did not answer its {what}, sent when "
+                                    f"{timeout_s:.3g} s of the time limit were left (its earlier requests and "
+                                    "the judge's work had used the rest), before the limit (a hanging or very "
+                                    "slow candidate); its process tree was killed")
         try:
             h, b = wire.recv(self.rfd, limit)
         except wire.Closed:
@@ -493,7 +497,7 @@ class CandidateProcess:
             wire.send(self.wfd, header, list(buffers))
         except (BrokenPipeError, OSError):
             raise self._died() from None
-        h, b = self._recv(timeout_s, limit)
+        h, b = self._recv(timeout_s, limit, f"'{header.get('op', '?')}' request")
         problem = malformed(h) if header.get("op") in CHECKED_OPS + ("load", "prepare") else None
         if problem:  # (timing's replies are judged by kstrata.measure.remote, a forged one as timed_output)
             self.kill()
