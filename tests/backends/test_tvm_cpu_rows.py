@@ -55,12 +55,18 @@ def test_llvm_target_reassociates_but_keeps_ieee_special_values():
 
 def test_rows_fusion_is_proposed_first_on_cpu_only_where_it_fuses(llvm):
     """rmsnorm's ``x ** 2`` is a PrimFunc of its own under ``ops+tir``; ``rows``
-    (first of the CPU graph proposals) fuses it. Graphs whose lowering ``rows``
+    (first of the CPU graph proposals) fuses it, and ``none`` is not proposed
+    beside it unless the graph has a GEMM. Graphs whose lowering ``rows``
     cannot change (a GEMM, a mean of an input) get no such proposal."""
     task = resolve_task("rmsnorm")
     graph = llvm.initial_sources(task)["graph"]
     first = graph_variants(graph)[0]
     assert first.rule == "fusion" and "-> rows" in first.description
+    # a row-wise graph is not also unfused ('none' took the quick start's lookahead); one with a GEMM is
+    assert not any("-> none" in v.description for v in graph_variants(graph))
+    with_gemm = llvm.initial_sources(resolve_task("rmsnorm_matmul"))["graph"]
+    assert [v.description.split(" (")[0] for v in graph_variants(with_gemm) if v.rule == "fusion"] == [
+        "fusion: ops+tir -> rows", "fusion: ops+tir -> none"]
     shape = task.full_shape(task.small_shapes[0])
     assert len(lower_graph(task, graph, shape).funcs) == 2
     assert len(lower_graph(task, first.text, shape).funcs) == 1

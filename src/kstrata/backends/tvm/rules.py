@@ -582,6 +582,8 @@ def schedule_variants(
     return out
 
 
+#: A Relax GEMM or convolution call in a graph's text.
+_ANCHOR_CALL = r"\bR\.(?:matmul|nn\.(?:conv\w*|linear|dense))\("
 #: A Relax reduction call in a graph's text and its first argument (``R.mean(lv,``).
 _REDUCTION_CALL = r"\bR\.(?:sum|mean|max|min|prod|variance|std)\(\s*(\w+)"
 
@@ -612,10 +614,19 @@ def graph_variants(graph_text: str, gpu: bool = False) -> list[Variant]:
     re-reads, and no schedule of either can fuse them; under ``rows`` it is one
     PrimFunc that ``fuse_rows`` makes a single parallel pass per row. Other
     graphs (a GEMM, an elementwise op, a mean of an input) lower the same under
-    ``rows``, so it is not proposed there."""
+    ``rows``, so it is not proposed there. Where ``rows`` is proposed and the
+    graph has no GEMM or convolution (:data:`_ANCHOR_CALL`, whose epilogue a
+    schedule may want apart), ``none`` is not: it only adds B x D intermediates
+    to a row-wise graph (rmsnorm: 6 PrimFuncs), and as the slower graph change
+    it took the search's lookahead, 9 of the quick start's 12 evaluations, with
+    no schedule reaching eager (0.63-1.0x; ``benchmarks/results/cpu_rows.txt``)."""
+    import re
+
     header, _ = parse_graph(graph_text)
-    choices = FUSION_CHOICES if gpu else tuple(f for f in FUSION_CHOICES
-                                               if f != "rows" or _reduces_a_computed_value(graph_text))
+    rows = not gpu and _reduces_a_computed_value(graph_text)
+    choices = FUSION_CHOICES if gpu else tuple(
+        f for f in FUSION_CHOICES
+        if (f != "rows" or rows) and (f != "none" or not rows or re.search(_ANCHOR_CALL, graph_text)))
     out = []
     if not gpu and "rows" in choices and header.fusion != "rows":
         out.append(Variant("graph", with_fusion(graph_text, "rows"), "fusion", "",
