@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import secrets as _secrets
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -181,12 +182,14 @@ def time_against_eager(pool: Any, backend: Any, task: Any, sources: dict[str, st
 def evaluate_sources(task: Any, backend: Any, sources: dict[str, str], pool: Any, *, preset: str = "strict",
                      scope: str = "full", secret: str | None = None, timeout_s: float = 600.0,
                      time: bool = True, budget_ms: float = 1000.0,
-                     timing_shape: dict[str, int] | None = None) -> tuple[Any, dict[str, Any] | None]:
+                     timing_shape: dict[str, int] | None = None,
+                     progress: Callable[[str], None] | None = None) -> tuple[Any, dict[str, Any] | None]:
     """Verify ``sources`` (public, then hidden tests) and, when correct, time
     them against eager PyTorch at ``timing_shape`` (default the nominal
     shape; it is verified with the hidden protocol too): ``(evaluation,
     timing)``; the timing dict carries ``shape``. ``kstrata eval`` and
-    :func:`evaluate` call this.
+    :func:`evaluate` call this; ``progress`` is told each stage as it starts
+    (a line of words: ``kstrata eval``'s status line on a terminal).
 
     Raises
     ------
@@ -197,6 +200,9 @@ def evaluate_sources(task: Any, backend: Any, sources: dict[str, str], pool: Any
 
     shape = task.full_shape(timing_shape)
     timed = [shape] if time and getattr(backend, "timing_meaningful", True) else []
+    say = progress or (lambda stage: None)
+    say(f"verifying: public, then hidden tests ({scope} scope"
+        + (f", and the timing shape {', '.join(f'{k}={v}' for k, v in shape.items())})" if timed else ")"))
     ev = verify_candidate(task, backend.name, sources, secret=secret or _secrets.token_hex(16), preset=preset,
                           timeout_s=timeout_s, scope=scope, pool=pool, timed_shapes=timed)
     timing = None
@@ -204,6 +210,7 @@ def evaluate_sources(task: Any, backend: Any, sources: dict[str, str], pool: Any
         timing = {"skipped": "not timed: the output is a fake this task's tests cannot tell from a "
                              "real result (weak task), so no speedup is claimed"}
     elif time and ev.correct:
+        say(f"timing against eager PyTorch ({budget_ms:g} ms budget)")
         timing = dict(time_against_eager(pool, backend, task, sources, budget_ms, timeout_s, shape), shape=shape)
         if "TimedOutputMismatch" in str(timing.get("error", "")):
             from kstrata.verdict import Verdict

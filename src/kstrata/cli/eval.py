@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import json
 import re
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -151,6 +155,41 @@ def backend_hint(sources: dict[str, str], backend: str, verdict: str) -> str | N
             + "; ".join(_DSL_BACKENDS[f] for f in found))
 
 
+@contextmanager
+def stage_line(enabled: bool, clock: Callable[[], float] = time.monotonic
+               ) -> Iterator[Callable[[str], None] | None]:
+    """``kstrata eval``'s status line on a terminal (stderr; never in
+    ``--json`` output or a log): the stage :func:`kstrata.api.evaluate_sources`
+    reports and the time since eval started, redrawn every second, so a
+    verification of minutes (an interpreter at full scope) is not silent.
+    Yields the callback that sets the stage (``None`` when not ``enabled``)."""
+    from kstrata.cli.progress import duration_text
+
+    if not enabled:
+        yield None
+        return
+    start, state, stop = clock(), {"stage": "starting"}, threading.Event()
+    with err_console.status("") as status:
+        def draw() -> None:
+            status.update(f"{state['stage']} (running {duration_text(clock() - start)})")
+
+        def set_stage(stage: str) -> None:
+            state["stage"] = stage
+            draw()
+
+        def loop() -> None:
+            while not stop.wait(1.0):
+                draw()
+
+        thread = threading.Thread(target=loop, name="kstrata-eval-status", daemon=True)
+        thread.start()
+        try:
+            yield set_stage
+        finally:
+            stop.set()
+            thread.join(timeout=2.0)
+
+
 def register(app: typer.Typer) -> None:
     """Add the ``eval`` command to ``app``."""
 
@@ -195,9 +234,10 @@ def register(app: typer.Typer) -> None:
             err_console.print(f"warning: {slow}", markup=False, highlight=False, soft_wrap=True)
         try:
             try:
-                ev, timing = evaluate_sources(t, b, sources, pool, preset=preset, scope=scope, secret=secret,
-                                              timeout_s=timeout, time=time_it, budget_ms=budget_ms,
-                                              timing_shape=shape)
+                with stage_line(err_console.is_terminal and not as_json) as progress:
+                    ev, timing = evaluate_sources(t, b, sources, pool, preset=preset, scope=scope, secret=secret,
+                                                  timeout_s=timeout, time=time_it, budget_ms=budget_ms,
+                                                  timing_shape=shape, progress=progress)
             except (UnknownPresetError, SandboxUnavailable, TaskError) as e:  # TaskError: the reference fails
                 err_console.print(f"[bold red]error:[/] {e}", markup=True, highlight=False)
                 raise typer.Exit(2) from None
