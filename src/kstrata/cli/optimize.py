@@ -4,6 +4,7 @@ its views."""
 from __future__ import annotations
 
 import secrets
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -217,10 +218,17 @@ def resuming_line(run_dir: Path, budget: Any) -> str:
 def _report_proposer_errors(run_dir: Path) -> None:
     """Say so when proposer calls failed (e.g. a replay cassette that does not
     match this run), instead of leaving it in the store only."""
+    from kstrata.llm.cassette import NEAREST_MARK
     from kstrata.store.run_store import RunStore
 
     with RunStore.open(run_dir) as store:
-        errors = [c["error"] for c in store.proposer_calls() if c.get("error")]
+        calls = store.proposer_calls()
+    errors = [c["error"] for c in calls if c.get("error")]
+    near = [c["provider"] for c in calls if NEAREST_MARK in str(c.get("provider") or "")]
+    if near:
+        console.print(f"[yellow]note:[/] {len(near)} of {len(calls)} replayed call(s) had no recorded prompt and got "
+                      f"the answer to the {NEAREST_MARK} of the same role (the run left the recorded path: timings "
+                      f"on this machine steered the search elsewhere); the first: {near[0]}", highlight=False)
     if errors:
         console.print(f"[yellow]warning:[/] {len(errors)} proposer call(s) failed; the first: {errors[0]}",
                       highlight=False)
@@ -329,8 +337,14 @@ def register(app: typer.Typer) -> None:
             if resume is not None:
                 console.print(resuming_line(resume, budget_obj), highlight=False, soft_wrap=True)
             _interpreter_notes(t, b, evaluator)
+            waiting = None
+            if proposer != "builtin" and (llm or "").startswith("queue:"):  # name the request file to answer
+                from kstrata.llm.file_queue import waiting_text
+
+                waiting = partial(waiting_text, Path(llm.removeprefix("queue:")))
             beat = Heartbeat(status, None if console.is_terminal else (lambda line: print(line, flush=True)),
-                             line_events=("evaluated", "stopped"))  # the events progress() prints off a terminal
+                             line_events=("evaluated", "stopped"),  # the events progress() prints off a terminal
+                             waiting=waiting)
             progress = beat.wrap(progress)
             from kstrata.cli.signals import exit_status, interrupted_word, sigterm_as_interrupt
 

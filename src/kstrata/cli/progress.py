@@ -80,12 +80,18 @@ class Heartbeat:
         event that only updates ``status`` does not (``optimize`` prints on
         ``evaluated`` and ``stopped`` only: a log went 57 s without a line when
         a proposal event between two steps restarted the count).
+    waiting:
+        While a ``proposing`` step runs, what it waits for, said after the
+        step (``queue:DIR``: the request file to answer,
+        :func:`kstrata.llm.file_queue.waiting_text`); ``None`` or a callable
+        returning ``None``: nothing more.
     """
 
     def __init__(self, status: Any, emit_line: Callable[[str], None] | None, quiet_s: float = QUIET_S,
                  max_quiet_s: float = MAX_QUIET_S, clock: Callable[[], float] = time.monotonic,
-                 line_events: Iterable[str] | None = None):
+                 line_events: Iterable[str] | None = None, waiting: Callable[[], str | None] | None = None):
         self.status, self.emit_line, self.clock = status, emit_line, clock
+        self.waiting, self.step_event = waiting, ""
         self.line_events = None if line_events is None else frozenset(line_events)
         self.quiet_s, self.max_quiet_s = quiet_s, max(quiet_s, max_quiet_s)
         self.base = ""
@@ -105,7 +111,7 @@ class Heartbeat:
                 self.step = STEPS[event].format(node=getattr(node, "hash", "?")[:8], level=info.get("level", "?"),
                                                 how=how)
                 self.step_start = self.changed = self.clock()
-                self.beats = 0
+                self.step_event, self.beats = event, 0
                 self.tick()
                 return
             self.step = None
@@ -131,6 +137,8 @@ class Heartbeat:
         line, sep = self.base, " · " if self.base else ""
         if self.step:
             line += f"{sep}{self.step} (running {duration_text(now - self.step_start)})"
+            more = self.waiting() if self.waiting is not None and self.step_event == "proposing" else None
+            line += f"; {more}" if more else ""
         elif now - self.changed >= self.quiet_s:  # between steps: the time since the last event
             line += f"{sep}no change for {duration_text(now - self.changed)}"
         self.status.plain = line

@@ -63,6 +63,27 @@ from kstrata.store.artifacts import write_atomic
 PROTOCOL_VERSION = 1
 
 
+def waiting_text(directory: str | Path) -> str | None:
+    """What a ``queue:DIR`` run waits for, for a progress line: the newest
+    request of ``directory`` whose prompt is written and whose answer is not
+    (``"waiting for DIR/<id>.response.md (the prompt: DIR/<id>.prompt.md)"``,
+    with how many other requests are unanswered), or ``None`` when none is
+    (or the folder cannot be read)."""
+    directory = Path(directory)
+    try:
+        prompts = [(p.stat().st_mtime, p) for p in directory.glob("*.prompt.md")]
+    except OSError:
+        return None
+    open_ = sorted((m, p) for m, p in prompts
+                   if not p.with_name(p.name.removesuffix(".prompt.md") + ".response.md").exists())
+    if not open_:
+        return None
+    prompt = open_[-1][1]
+    answer = prompt.with_name(prompt.name.removesuffix(".prompt.md") + ".response.md")
+    more = f"; {len(open_) - 1} older request(s) there unanswered too" if len(open_) > 1 else ""
+    return f"waiting for {answer} (the prompt: {prompt}){more}"
+
+
 def estimate_tokens(text: str) -> int:
     """``ceil(len(text) / 4)``: OpenAI's rule of thumb of ~4 characters per token."""
     return math.ceil(len(text) / 4)
