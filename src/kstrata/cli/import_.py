@@ -8,6 +8,7 @@ import hashlib
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -86,6 +87,56 @@ def read_kernel_file(path: Path, backend: str) -> str:
     return text
 
 
+#: ``ModelNew``'s ``def __init__(self, ...)`` on one line (a pattern, never a parse: DESIGN.md's trust boundary)
+_INIT = re.compile(r"^[ \t]+def[ \t]+__init__[ \t]*\(([^()\n]*(?:\([^()\n]*\)[^()\n]*)*)\)[^:\n]*:", re.M)
+#: where a module-level statement starts (ends ModelNew's body)
+_TOP = re.compile(r"^\S", re.M)
+
+
+def _top_level_split(text: str) -> list[str]:
+    """``text`` split at the commas outside brackets (``a: tuple[int, int], b`` is two parts)."""
+    parts, depth, cur = [], 0, ""
+    for ch in text:
+        depth += ch in "([{"
+        depth -= ch in ")]}"
+        if ch == "," and depth == 0:
+            parts.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    return [p.strip() for p in parts + [cur] if p.strip()]
+
+
+def constructor_note(text: str, task: Any) -> str | None:
+    """A warning when ``ModelNew``'s constructor, read by pattern from
+    ``text`` (a one-line ``def __init__(self, ...)``; never imported or
+    parsed here), cannot take ``task``'s init inputs (kstrata builds
+    ``ModelNew(*get_init_inputs())``, as ``Model``), e.g. an RMSNorm kernel's
+    ``__init__(self, dim)`` imported for softmax, whose ``Model()`` takes
+    none; ``None`` when it can or when the pattern cannot tell (``*args``, a
+    signature over several lines). The task module is the user's trusted
+    task, loaded as ``kstrata eval`` loads it."""
+    cls = _MODEL_NEW.search(text)
+    if cls is None:
+        return None
+    end = _TOP.search(text, cls.end())
+    m = _INIT.search(text[:end.start()] if end else text, cls.end())
+    if m is None:
+        return None
+    params = _top_level_split(m.group(1))[1:]  # without self
+    if any(p.startswith("*") or p == "/" for p in params):
+        return None
+    required = sum(1 for p in params if "=" not in p)
+    shape = task.small_shapes[0] if task.small_shapes else None
+    init = list(task.load_module(shape).get_init_inputs())
+    if required <= len(init) <= len(params):
+        return None
+    names = ", ".join(p.split(":")[0].split("=")[0].strip() for p in params) or "no arguments"
+    return (f"ModelNew.__init__ takes ({names}), but kstrata builds it with {task.name}'s init inputs, "
+            f"{len(init)} of them (Model(*get_init_inputs())); is this a {task.name} kernel? "
+            "(kstrata eval will say for certain)")
+
+
 def import_kernel(path: Path, task_name: str, backend: str, out: Path) -> Path:
     """Validate ``path`` and write it as a candidate directory under ``out``.
 
@@ -136,4 +187,14 @@ def register(app: typer.Typer) -> None:
         """Import an existing kernel file as a candidate for TASK on BACKEND."""
         with user_errors():
             cand = import_kernel(kernel_file, task, backend, out)
-        console.print(f"[green]✓[/] imported {kernel_file} as {cand}")
+            t = resolve_task(task)
+            note = constructor_note(read_kernel_file(kernel_file, backend), t)
+        console.print(f"[green]✓[/] imported {kernel_file} as {cand} (checked as text: it parses and imports "
+                      f"{DSL_MODULE[backend]}; nothing of it was run)", highlight=False, soft_wrap=True)
+        if note:
+            console.print(f"[yellow]warning:[/] {note}", highlight=False, soft_wrap=True)
+        what = "verify it" if backend == "triton-interp" else "verify it and time it against eager PyTorch"
+        console.print(f"next: kstrata eval {t.name} {cand}   ({what}; the backend is the import's; "
+                      "--scope small for a quick check)", markup=False, highlight=False, soft_wrap=True)
+        console.print(f"  or: kstrata optimize {t.name} --backend {backend} --initial {cand}   (search from it)",
+                      markup=False, highlight=False, soft_wrap=True)
