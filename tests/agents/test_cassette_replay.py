@@ -29,6 +29,7 @@ from pathlib import Path
 import pytest
 
 from kstrata.agents.registry import make_proposer
+from kstrata.llm.cassette import NEAREST_MARK
 from kstrata.backends.registry import get_backend
 from kstrata.search.budget import Budget
 from kstrata.search.candidate import content_hash
@@ -94,3 +95,4 @@ def test_replaying_the_cassette_reproduces_candidates_and_verdicts(tmp_path, mon
     n = sum(1 for line in CASSETTE.read_text().splitlines() if line.strip())  # one record per exchange
     assert len(calls) == n and all(c["provider"].startswith("replay:") for c in calls)
     assert [c["error"] for c in calls] == [None] * n  # every prompt found its recorded answer
+    assert not [c["provider"] for c in calls if NEAREST_MARK in c["provider"]]  # its own, not the closest one

@@ -12,7 +12,8 @@ import pytest
 
 from kstrata.config import ProviderConfig
 from kstrata.llm import CallLog, ProviderError, ProviderSpec, ProviderTimeout, Request, UsageTotals
-from kstrata.llm.cassette import MASKED_LINES, first_difference, mask_measured, prompt_shape, read_cassette
+from kstrata.llm.cassette import (MASKED_LINES, ReplayProvider, first_difference, mask_measured, prompt_shape,
+                                  read_cassette)
 
 MESSAGES = [
     {"role": "system", "content": "You write kernels."},
@@ -170,6 +171,33 @@ def test_replay_miss_names_hash_and_closest_prompt(tmp_path):
     assert "'Make rmsnorm fast.'" in msg and "'Make rmsnorm faster.'" in msg
 
 
+def test_a_prompt_off_the_recorded_path_gets_the_closest_recorded_answer_of_its_role(tmp_path):
+    """A replayed search that a noisy machine steered elsewhere (newcomer nc12: the README's replay stopped
+    after 2 of 4 calls) is answered by the closest recorded prompt asked of the same role, marked as such."""
+    from kstrata.llm.cassette import NEAREST_MARK
+
+    role = "You are the schedule-level agent.\n"
+    asks = [[MESSAGES[0], {"role": "user", "content": role + "Candidate abc: rows 4096, one pass. " * 8}],
+            [MESSAGES[0], {"role": "user", "content": "You are the graph-level agent.\nFuse the rows."}]]
+    cassette = tmp_path / "run.jsonl"
+    recorded = record_ok(tmp_path, cassette, asks)
+    log = CallLog()
+    replay = ProviderSpec.parse(f"replay:{cassette}").build(accounting=log)
+    off_path = [MESSAGES[0], {"role": "user", "content": role + "Candidate def: rows 4096, one pass. " * 8}]
+    got = replay.complete(off_path)
+    assert got.text == recorded[0].text
+    (rec,) = log.take()
+    assert rec.provider.startswith(f"replay:{cassette} {NEAREST_MARK}") and recorded[0].request_hash[:16] in rec.provider
+    with pytest.raises(ProviderError, match="no recorded answer"):  # that record served once; no other of its role
+        replay.complete(off_path)
+    other_role = [MESSAGES[0], {"role": "user", "content": "You are the source-level agent.\nFuse the rows."}]
+    with pytest.raises(ProviderError, match="no recorded answer"):
+        replay.complete(other_role)
+    strict = ReplayProvider(cassette, nearest=None)
+    with pytest.raises(ProviderError, match="no recorded answer"):
+        strict.complete(off_path)
+
+
 def test_cassette_torn_line_is_skipped_and_repaired(tmp_path):
     cassette = tmp_path / "c.jsonl"
     record_ok(tmp_path, cassette, [MESSAGES], torn=True)
@@ -262,7 +290,7 @@ def test_rendered_feedback_with_untrusted_timing_masks_to_the_same_shape():
 def test_replay_answers_a_prompt_with_an_untrusted_timing_line(tmp_path):
     cassette = tmp_path / "run.jsonl"
     (recorded,) = record_ok(tmp_path, cassette, [measured_prompt()])
-    replay = ProviderSpec.parse(f"replay:{cassette}").build()
+    replay = ReplayProvider(cassette, nearest=None)  # strict: a prompt not recorded is a miss
     again = replay.complete(measured_prompt(ms=8.102, speedup=14.5, untrusted=True))
     assert again.text == recorded.text == "ok"
     with pytest.raises(ProviderError) as e:
@@ -273,7 +301,7 @@ def test_replay_answers_a_prompt_with_an_untrusted_timing_line(tmp_path):
 def test_replay_miss_names_the_real_difference_not_a_measured_one(tmp_path):
     cassette = tmp_path / "run.jsonl"
     record_ok(tmp_path, cassette, [measured_prompt()])
-    replay = ProviderSpec.parse(f"replay:{cassette}").build()
+    replay = ReplayProvider(cassette, nearest=None)  # strict, as the shipped cassette's test replays
     # timings differ (masked) and so does the code (real): the message shows the code line
     with pytest.raises(ProviderError, match="no recorded answer") as e:
         replay.complete(measured_prompt(ms=8.102, untrusted=True, factor=32))

@@ -469,7 +469,9 @@ class BaseProvider:
         if self.accounting is not None:
             self.accounting(
                 CallRecord(
-                    provider=self.label,
+                    # a provider may qualify its own label per answer (replay: "closest recorded prompt")
+                    provider=(completion.provider if completion is not None
+                              and completion.provider.startswith(self.label + " ") else self.label),
                     model=self.model,
                     request_hash=h,
                     messages=msgs,

@@ -43,6 +43,7 @@ import os
 import threading
 from collections import Counter, defaultdict
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -284,13 +285,30 @@ def _prompt_text(messages: Sequence[Message]) -> str:
     return "\n".join(f"[{m['role']}]\n{m['content']}" for m in messages)
 
 
+#: least similarity (difflib ratio of the masked prompts) at which a prompt the
+#: cassette does not hold is answered with the closest recorded one of the same
+#: role: a noisy machine's timings steer a replayed search off the recorded path
+#: (a newcomer's README replay got 2 of 4 calls answered and stopped)
+NEAREST_MIN = 0.8
+#: how such an answer's provider label is marked in the run store
+NEAREST_MARK = "closest recorded prompt"
+
+
 class ReplayProvider(BaseProvider):
     """Answers from a cassette by request hash; never touches the network.
+
+    A prompt matches its recording by hash, else with measured values masked
+    (:func:`prompt_shape`), else (with ``nearest``) the closest recorded
+    prompt of the same role, each such record once, its answer marked in
+    the call's provider label (:data:`NEAREST_MARK`).
 
     Parameters
     ----------
     path:
         The cassette file.
+    nearest:
+        Least similarity (0-1) for the closest-prompt fallback
+        (:data:`NEAREST_MIN`); ``None``: a prompt not recorded is a miss.
     **kw:
         Passed to :class:`~kstrata.llm.base.BaseProvider` (accounting, ...).
 
@@ -302,8 +320,9 @@ class ReplayProvider(BaseProvider):
 
     kind = "replay"
 
-    def __init__(self, path: str | Path, **kw: Any) -> None:
+    def __init__(self, path: str | Path, nearest: float | None = NEAREST_MIN, **kw: Any) -> None:
         self.path = Path(path)
+        self.nearest = nearest
         kw.setdefault("concurrency", 16)
         super().__init__(f"replay:{self.path}", "replay", **kw)
         self.records = read_cassette(self.path)
@@ -325,12 +344,36 @@ class ReplayProvider(BaseProvider):
         if not recs:  # same prompt but for measured numbers (timings, speedups, intervals)
             key = "shape:" + prompt_shape(messages)
             recs = self._by_shape.get(key[6:])
+        if not recs and self.nearest is not None:
+            near = self._closest(messages)
+            if near is not None:
+                rec, ratio = near
+                with self._lock:
+                    self._used["near:" + rec["hash"]] += 1
+                return replace(completion_of(rec), provider=f"{self.label} {NEAREST_MARK} ({ratio:.0%} similar, "
+                                                                f"recorded for request {rec['hash'][:16]})")
         if not recs:
             raise ProviderError(self._miss_message(messages, req_hash), provider=self.label, kind="replay_miss")
         with self._lock:
             k = self._used[key]
             self._used[key] += 1
         return completion_of(recs[min(k, len(recs) - 1)])
+
+    def _closest(self, messages: Sequence[Message]) -> tuple[dict[str, Any], float] | None:
+        """The recorded exchange whose prompt is closest to ``messages`` once
+        measured values are masked, among those asked of the same role (the
+        first line of the last message), with its similarity (0-1); ``None``
+        when none reaches :attr:`nearest`. Each record serves once here."""
+        role = _role_line(messages)
+        want = _masked_text(messages)
+        best: tuple[dict[str, Any], float] | None = None
+        for rec in self.records:
+            if _role_line(rec["messages"]) != role or self._used["near:" + rec["hash"]]:
+                continue
+            ratio = difflib.SequenceMatcher(None, want, _masked_text(rec["messages"]), autojunk=False).ratio()
+            if ratio >= float(self.nearest or 0) and (best is None or ratio > best[1]):
+                best = (rec, ratio)
+        return best
 
     def _miss_message(self, messages: Sequence[Message], req_hash: str) -> str:
         head = f"{self.label}: no recorded answer for request {req_hash[:16]}"
@@ -352,6 +395,11 @@ class ReplayProvider(BaseProvider):
             f"{'; first difference at ' + diff if diff else ''}). The run differs from the recorded "
             "one (task, config, or prompt templates changed)."
         )
+
+
+def _role_line(messages: Sequence[Message]) -> str:
+    """The first line of the last message: the role a prompt is asked of."""
+    return (str(messages[-1].get("content") or "").split("\n", 1)[0] if messages else "")
 
 
 def _masked_text(messages: Sequence[Message]) -> str:
