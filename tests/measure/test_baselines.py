@@ -61,7 +61,7 @@ def test_cli_baseline_prints_eager_and_compile():
             "--budget-ms", "20", "--in-process"]
     r = runner.invoke(app, args)
     assert r.exit_code == 0, r.output
-    assert "eager" in r.output and "compile" in r.output and "median ms" in r.output
+    assert "eager" in r.output and "compile" in r.output and "median" in r.output and "(95% CI)" in r.output
     r = runner.invoke(app, args + ["--json"])
     data = json.loads(r.output)
     assert [d["kind"] for d in data] == ["eager", "compile"]

@@ -22,10 +22,27 @@ from kstrata.tasks.loader import resolve_task
 console = Console()
 
 
+def untrusted_why(m: dict) -> list[str]:
+    """Why a baseline's timing (a :class:`~kstrata.measure.timing.Measurement`
+    as a dict) is not to be believed, as ``eval`` and ``optimize`` mark theirs
+    (:func:`kstrata.measure.retime.doubtful`): still noisy after its
+    re-measurements, or a suspicious note (``contended: ...``), each said
+    without a run's advice (:func:`kstrata.search.views.timing_reason`);
+    ``[]`` for a trusted timing."""
+    from kstrata.search.views import timing_reason
+
+    why = [f"still noisy after {m.get('remeasured') or 0} re-measurement(s)"] if m.get("noisy") else []
+    return why + [timing_reason(str(n)) for n in m.get("suspicious") or ()]
+
+
 def _table(task: str, backend: str, results: list[BaselineResult]) -> Table:
     t = Table(title=f"baselines of {task} on {backend}")
-    for col in ("baseline", "median ms", "IQR ms", "min ms", "vs eager [95% CI]", "pairs", "notes"):
-        t.add_column(col)
+    t.add_column("baseline", no_wrap=True)
+    for col in ("median\nms", "IQR\nms", "min\nms"):
+        t.add_column(col, no_wrap=True, justify="right")
+    t.add_column("vs eager\n(95% CI)")
+    t.add_column("pairs", no_wrap=True, justify="right")
+    t.add_column("notes")
     for r in results:
         if not r.available:
             t.add_row(r.kind, "-", "-", "-", "-", "-", "[yellow]unavailable[/] (reason below)")
@@ -33,13 +50,31 @@ def _table(task: str, backend: str, results: list[BaselineResult]) -> Table:
         m = r.measurement or {}
         c, s = m["candidate"], m.get("speedup")
         vs = f"{s['point']:.3f}x [{s['low']:.3f}, {s['high']:.3f}]" if s else "1 (reference)"
-        notes = [f"trials={r.trials}"] if r.trials else []
+        # UNTRUSTED says why below the table; a trusted timing keeps its re-measurement count here
+        notes = ["[bold yellow]UNTRUSTED[/]"] if untrusted_why(m) else (
+            [f"remeasured {m['remeasured']}x"] if m.get("remeasured") else [])
+        notes += [f"trials={r.trials}"] if r.trials else []
         notes += ["cached"] if r.cached else []
-        notes += ["noisy"] if m.get("noisy") else []
-        notes += [f"remeasured {m['remeasured']}x"] if m.get("remeasured") else []
         t.add_row(r.kind, f"{c['median']:.4g}", f"{c['iqr']:.2g}", f"{c['min']:.4g}", vs,
                   str(m["reps"]), ", ".join(notes))
     return t
+
+
+def untrusted_lines(results: list[BaselineResult], budget_ms: float) -> list[str]:
+    """Below the table, once per reason: which baselines' timings are not
+    trusted and why, and what to do (every speedup is paired with eager, so an
+    untrusted eager leaves every interval in doubt)."""
+    whys: dict[str, list[str]] = {}
+    for r in results:
+        for why in untrusted_why(r.measurement or {}) if r.available else ():
+            whys.setdefault(why, []).append(r.kind)
+    if not whys:
+        return []
+    lines = [f"UNTRUSTED timing of {', '.join(kinds)}: {why}" for why, kinds in whys.items()]
+    cached = any(r.cached for r in results if r.available and untrusted_why(r.measurement or {}))
+    return lines + [f"their medians and intervals are not to be believed: run kstrata baseline again on a quieter "
+                    f"machine{' with --no-cache (these were read from the cache)' if cached else ''}, or with a "
+                    f"longer timing (--budget-ms, now {budget_ms:g})"]
 
 
 def register(app: typer.Typer) -> None:
@@ -92,7 +127,9 @@ def register(app: typer.Typer) -> None:
         if as_json:
             typer.echo(json.dumps([x.to_dict() for x in results], indent=1))
             return
-        console.print(_table(f"{t.name} {shp}", backend, results))
+        console.print(_table(f"{t.name} at {', '.join(f'{k}={v}' for k, v in shp.items())}", backend, results))
+        for line in untrusted_lines(results, budget_ms):
+            console.print(line, markup=False, highlight=False, soft_wrap=True)
         for x in results:
             if not x.available:
                 console.print(f"{x.kind} unavailable: {x.reason}", highlight=False)
