@@ -163,3 +163,31 @@ def test_reduce_vec_inlines_only_producers_that_feed_the_reduction_alone(llvm, n
         for shape in task.small_shapes:
             ok, why = run_once(llvm, task, {**sources, "schedule": v.text}, shape)
             assert ok, (v.description, shape, why)
+
+
+def test_graph_proposals_replay_the_parents_schedule_on_the_new_graph(llvm):
+    """A graph proposal of a scheduled candidate carries the parent's schedule
+    replayed on the new graph: under ``rows`` rmsnorm's ``fused_mean_...``
+    PrimFunc is ``fused_power_fused_mean_...``, and the schedule kept as it was
+    named a PrimFunc that no longer exists (compile_error in a quick start)."""
+    from types import SimpleNamespace
+
+    from kstrata.agents.base import ProposeContext
+    from kstrata.agents.builtin import TVMRulesProposer
+    from kstrata.backends.tvm.schedule import render_schedule
+
+    task = resolve_task("rmsnorm")
+    start = llvm.initial_sources(task)
+    old = "fused_mean_add_tir_rsqrt_multiply_multiply1"
+    assert old in llvm.lower(task, start, task.small_shapes[0]).funcs
+    schedule = render_schedule({old: ['b = sch.get_sblock("T_multiply", func_name="main")',
+                                      "loops = sch.get_loops(b)", "sch.reorder(loops[-1], loops[-2])"]})
+    parent = SimpleNamespace(sources={**start, "schedule": schedule}, hash="p0")
+    batch = TVMRulesProposer(llvm, tune_trials=0).propose(
+        task, parent, None, "graph", context=ProposeContext(backend="tvm-llvm", levels=("graph", "schedule")))
+    rows = next(p for p in batch.proposals if "-> rows" in p.rationale)
+    assert f"def schedule_{old}(" not in rows.sources["schedule"]
+    assert "replay" in rows.metadata
+    for shape in task.small_shapes:
+        ok, why = run_once(llvm, task, dict(rows.sources), shape)
+        assert ok, (shape, why)

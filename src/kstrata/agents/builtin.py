@@ -106,22 +106,39 @@ class TVMRulesProposer:
         """Proposals at ``level`` (``[]`` for ``source``)."""
         sources = {k: v for k, v in dict(candidate.sources).items() if k != "source"}
         if level == "graph":
-            return ProposalBatch(self._graph(sources))
+            return ProposalBatch(self._graph(task, sources))
         if level == "schedule":
             return ProposalBatch(self._schedule(task, sources, _rng(context, candidate), context))
         return ProposalBatch([])
 
-    def _graph(self, sources: dict[str, str]) -> list[Proposal]:
+    def _graph(self, task: Any, sources: dict[str, str]) -> list[Proposal]:
+        """The graph rules' variants. A candidate whose schedule names PrimFuncs
+        gets it replayed on each new graph first, in a sandboxed process
+        (:func:`kstrata.backends.tvm.isolated.replay_after_graph_change`, as the
+        LLM graph agent does; its report in ``metadata["replay"]``): a fusion
+        change renames PrimFuncs (rmsnorm's ``fused_mean_...`` is
+        ``fused_power_fused_mean_...`` under ``rows``), and the parent's schedule
+        kept as it was named one that no longer exists (a quick start's
+        compile_error, runs/rmsnorm-tvm-llvm-e405e3)."""
+        import re
+
+        from kstrata.backends.tvm.isolated import replay_after_graph_change
         from kstrata.backends.tvm.rules import graph_variants
 
         # a target that builds per shape anyway (GPU targets) gains nothing from the build switch
         symbolic = getattr(self.backend, "symbolic_builds", True)
-        return [
-            Proposal.edit(sources, "graph", v.text, role="graph-rules",
-                          rationale=v.description, metadata={"rule": v.rule, "tiling_class": "graph:" + v.rule})
-            for v in graph_variants(sources["graph"], gpu=bool(getattr(self.backend, "gpu_like", False)))
-            if symbolic or v.rule != "build"
-        ]
+        scheduled = bool(re.search(r"^def schedule_\w+\(", sources.get("schedule", ""), re.MULTILINE))
+        out = []
+        for v in graph_variants(sources["graph"], gpu=bool(getattr(self.backend, "gpu_like", False))):
+            if not symbolic and v.rule == "build":
+                continue
+            new, meta = {**sources, "graph": v.text}, {"rule": v.rule, "tiling_class": "graph:" + v.rule}
+            if scheduled:
+                new["schedule"], meta["replay"] = replay_after_graph_change(task, new, sources["schedule"],
+                                                                            self.backend.name)
+            out.append(Proposal(sources=new, level="graph", role="graph-rules", rationale=v.description,
+                                metadata=meta))
+        return out
 
     def _schedule(self, task: Any, sources: dict[str, str], rng: random.Random,
                   context: ProposeContext) -> list[Proposal]:
