@@ -18,6 +18,17 @@ def test_every_cache_variable_the_code_reads_is_in_the_readme():
     assert set(PLACES) <= read  # the list above is still what the code reads
     table = (ROOT / "README.md").read_text()
     for name in PLACES:
-        assert re.search(rf"\| `{name}`", table), name  # a row of the table names it
+        assert re.search(rf"\| `{name}`", table) or name == "KSTRATA_CACHE", name  # a row of the table names it
+    assert "`KSTRATA_CACHE` wins" in table  # the older name of tvm_tune's root is still told
     for thing in ("kernel-cache", "roofline.json", "tvm_tune", "memory.db"):
         assert thing in table
+
+
+def test_kstrata_cache_dir_moves_the_tvm_tuning_cache_too(monkeypatch, tmp_path):
+    from kstrata.backends.tvm.tune import default_cache_dir
+
+    monkeypatch.delenv("KSTRATA_CACHE", raising=False)
+    monkeypatch.setenv("KSTRATA_CACHE_DIR", str(tmp_path))
+    assert default_cache_dir() == tmp_path / "tvm_tune"
+    monkeypatch.setenv("KSTRATA_CACHE", str(tmp_path / "older"))
+    assert default_cache_dir() == tmp_path / "older" / "tvm_tune"

@@ -210,10 +210,16 @@ def register_tensor_intrinsics(target: Any) -> None:
 
 
 def default_cache_dir() -> Path:
-    """``$KSTRATA_CACHE/tvm_tune`` or ``~/.cache/kstrata/tvm_tune``: where the
-    built-in proposer keeps the schedules MetaSchedule found in its sandboxed
-    expansions (:func:`kstrata.backends.tvm.isolated.schedule_expansion`)."""
-    root = os.environ.get("KSTRATA_CACHE") or os.path.join(Path.home(), ".cache", "kstrata")
+    """``tvm_tune`` under kstrata's cache folder (``$KSTRATA_CACHE_DIR``, else
+    ``~/.cache/kstrata``, :func:`kstrata.measure.roofline.cache_dir`; the older
+    ``$KSTRATA_CACHE`` wins where set): where the built-in proposer keeps the
+    schedules MetaSchedule found in its sandboxed expansions
+    (:func:`kstrata.backends.tvm.isolated.schedule_expansion`). It followed
+    only ``KSTRATA_CACHE``, so moving the cache left it in the home folder
+    (newcomer nc12)."""
+    from kstrata.measure.roofline import cache_dir
+
+    root = os.environ.get("KSTRATA_CACHE") or str(cache_dir())
     return Path(root) / "tvm_tune"
 
 
