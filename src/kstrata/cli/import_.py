@@ -128,7 +128,9 @@ def constructor_note(text: str, task: Any) -> str | None:
         return None
     required = sum(1 for p in params if "=" not in p)
     shape = task.small_shapes[0] if task.small_shapes else None
-    init = list(task.load_module(shape).get_init_inputs())
+    from kstrata.tasks.signature import call_signature  # the task's code runs there, not the CLI's
+
+    init, _ = call_signature(task, shape or {})
     if required <= len(init) <= len(params):
         return None
     names = ", ".join(p.split(":")[0].split("=")[0].strip() for p in params) or "no arguments"
