@@ -70,3 +70,14 @@ def test_optimize_warns_about_the_full_scope_confirmation(tmp_path, monkeypatch)
     assert r.exit_code == 0, r.output
     text = " ".join(r.output.split())
     assert "full-scope verification that confirms the run's best" in text and "screening each candidate" not in text
+
+
+def test_the_estimate_counts_each_tests_fixed_cost():
+    """Newcomer nc12: --scope small on rmsnorm was announced at "about 2 s" (bytes only) and took 18.5 s."""
+    from kstrata.tasks.loader import resolve_task
+    from kstrata.verify.interp_cost import FIXED_S, PER_TEST_S, estimate
+
+    est = estimate(resolve_task("rmsnorm"), "small")
+    assert est["tests"] > 50
+    assert est["low_s"] >= FIXED_S + PER_TEST_S * est["tests"]
+    assert 10 <= est["typical_s"] <= 60, est

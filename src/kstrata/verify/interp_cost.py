@@ -11,7 +11,7 @@ interpreter it depends on the kernel's grid and loops far more than on the
 task. So the estimate is a range over kinds of kernels, from the bytes the
 task's reference moves at every planned test shape:
 
-    seconds = CALLS_PER_TEST * sum over tests of bytes(shape) * rate
+    seconds = FIXED_S + PER_TEST_S * tests + CALLS_PER_TEST * sum over tests of bytes(shape) * rate
 
 with ``rate`` from :data:`RATES_S_PER_BYTE`, measured with the interpreter on
 this project's 2-core AMD EPYC machine (2026-12-04, triton 3.x, shipped
@@ -33,6 +33,12 @@ RATES_S_PER_BYTE = {"low": 0.06e-6, "typical": 0.4e-6, "high": 6e-6}
 #: Candidate calls per test: the judge calls the candidate once under each poison pattern
 #: (:data:`kstrata.verify.runner.POISON_PATTERNS`).
 CALLS_PER_TEST = 2
+#: Seconds each test costs whatever its size (the judge's oracle and comparison, a round trip to the
+#: candidate's process, the interpreter's per-launch set-up), and once per verification (sandbox start,
+#: the candidate's import and first compile): a --scope small rmsnorm (192 tests of a few kB) estimated
+#: "about 2 s" from its bytes and took 18.5 s (newcomer nc12, this 2-core EPYC under load 3-8).
+PER_TEST_S = 0.08
+FIXED_S = 4.0
 #: A verification whose typical estimate is at least this many seconds is announced.
 WARN_S = 60.0
 #: Bytes per call of the smaller shape suggested for the task's metadata (a ~100-test plan then
@@ -74,14 +80,15 @@ def _duration(s: float) -> str:
 
 def estimate(task: Any, scope: str) -> dict[str, Any] | None:
     """``{"tests", "megabytes", "low_s", "typical_s", "high_s"}`` of a
-    verification at ``scope`` under the interpreter (module docstring), or
-    None when the task's byte counts are unknown."""
+    verification at ``scope`` under the interpreter (module docstring; s),
+    or None when the task's byte counts are unknown."""
     planned = plan_bytes(task, scope)
     if planned is None:
         return None
     n, total = planned
+    fixed = FIXED_S + PER_TEST_S * n
     return {"tests": n, "megabytes": round(total / 1e6, 1),
-            **{f"{k}_s": round(CALLS_PER_TEST * total * r, 1) for k, r in RATES_S_PER_BYTE.items()}}
+            **{f"{k}_s": round(fixed + CALLS_PER_TEST * total * r, 1) for k, r in RATES_S_PER_BYTE.items()}}
 
 
 def smaller_shape(task: Any, shape: dict[str, int], limit: float = SUGGEST_BYTES) -> dict[str, int] | None:
