@@ -28,7 +28,7 @@ def test_a_small_scope_pass_says_so_in_its_verdict_line_and_json(tmp_path):
     r = CliRunner().invoke(app, args)
     assert r.exit_code == 0, r.output
     first = next(line for line in r.output.splitlines() if line.startswith("correct"))
-    assert first.startswith("correct at a reduced scope"), r.output
+    assert first.startswith("correct at a reduced scope (see scope below)"), r.output  # no nominal_shape line
     assert "scope: small:" in r.output
     out = json.loads(CliRunner().invoke(app, args + ["--json"]).output.strip().splitlines()[-1])
     assert out["verdict"] == "correct" and out["reduced_scope"] is True

@@ -257,9 +257,9 @@ def register(app: typer.Typer) -> None:
             console.print(where, markup=False, highlight=False)
             # a pass short of the full scope is not a plain 'correct' (newcomer nc12: a kernel wrong only at
             # the nominal shape read 'correct' on triton-interp, the reason on the last line)
-            reduced = ev.correct and any(k in ev.evidence for k in REDUCED_SCOPE_KEYS)
-            color = "yellow" if reduced else ("green" if ev.correct else "red")
-            label = f"{ev.verdict.value} at a reduced scope (see scope/nominal_shape below)" if reduced \
+            told = [k for k in REDUCED_SCOPE_KEYS if k in ev.evidence] if ev.correct else []
+            color = "yellow" if told else ("green" if ev.correct else "red")
+            label = f"{ev.verdict.value} at a reduced scope (see {' and '.join(told)} below)" if told \
                 else ev.verdict.value
             console.print(f"[bold {color}]{label}[/]" + (f"  check: {ev.check}" if ev.check else "")
                           + f"   ({ev.public_tests} public, {ev.hidden_tests} hidden tests, {ev.seconds:.2f} s)")

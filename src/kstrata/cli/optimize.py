@@ -227,8 +227,9 @@ def _report_proposer_errors(run_dir: Path) -> None:
     near = [c["provider"] for c in calls if NEAREST_MARK in str(c.get("provider") or "")]
     if near:
         console.print(f"[yellow]note:[/] {len(near)} of {len(calls)} replayed call(s) had no recorded prompt and got "
-                      f"the answer to the {NEAREST_MARK} of the same role (the run left the recorded path: timings "
-                      f"on this machine steered the search elsewhere); the first: {near[0]}", highlight=False)
+                      f"the answer to the {NEAREST_MARK} of the same role (this run's prompts differ from the recorded "
+                      "ones: e.g. another verification scope or budget than the recording's, or timings on this "
+                      f"machine that steered the search elsewhere); the first: {near[0]}", highlight=False)
     if errors:
         console.print(f"[yellow]warning:[/] {len(errors)} proposer call(s) failed; the first: {errors[0]}",
                       highlight=False)
