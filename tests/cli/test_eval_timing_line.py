@@ -75,3 +75,10 @@ def test_a_speed_above_the_roofline_is_called_out():
     assert "speedup 1.321x [0.897, 1.740] (the median of the paired ratios, 95% CI)" in timing_line(above)
     within = {**_timing(), "bound": "memory", "roofline_fraction": 0.91}
     assert "ABOVE" not in timing_line(within)
+
+
+def test_the_speedup_says_tie_faster_or_slower_by_its_interval():
+    """Newcomer nc13: 0.956x [0.814, 1.125] was printed with no word; the README calls it a tie."""
+    assert "CI): a tie" in timing_line(_timing())  # [0.897, 1.74] holds 1.0
+    assert "CI): faster" in timing_line({**_timing(), "speedup_ci": [1.05, 1.74]})
+    assert "CI): slower" in timing_line({**_timing(), "speedup": 0.8, "speedup_ci": [0.7, 0.9]})

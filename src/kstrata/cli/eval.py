@@ -44,8 +44,10 @@ def timing_line(t: dict, budget_ms: float = 1000.0) -> str:
     if t.get("speedup") is not None:
         lo, hi = t["speedup_ci"]
         # the median of the per-pair ratios, not the ratio of the two medians (newcomer nc11 took them apart)
+        # the interval is already widened by the process-to-process band (README): 1.0 inside it is a tie
+        verdict = "a tie" if lo <= 1.0 <= hi else ("faster" if lo > 1.0 else "slower")
         line += (f"; speedup {t['speedup']:.3f}x [{lo:.3f}, {hi:.3f}] (the median of the paired ratios, "
-                 f"{t['confidence']:.0%} CI)")
+                 f"{t['confidence']:.0%} CI): {verdict}")
     if t.get("roofline_fraction") is not None:
         line += f"; {t['bound']}-bound at {100 * t['roofline_fraction']:.1f}% of the roofline"
         if t["roofline_fraction"] > ABOVE_ROOFLINE:  # below the impossible floor's margin, yet worth a word
