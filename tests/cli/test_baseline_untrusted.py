@@ -36,6 +36,10 @@ def test_untrusted_rows_are_marked_and_said_why_below():
     assert "UNTRUSTED" in eager
     ms = next(ln for ln in text.splitlines() if "metaschedule" in ln)
     assert "UNTRUSTED" not in ms and "remeasured 2x" in ms and "trials=4" in text
+    # its ratio rests on eager's untrusted timing (newcomer nc13), and the caption says what the ratio is
+    cells = " ".join(ln.split("│")[-2].strip() for ln in text.splitlines() if ln.count("│") > 2)  # notes column
+    assert "ratio vs a doubtful eager" in cells, text
+    assert "not the ratio of the medians shown" in " ".join(text.split())
     lines = untrusted_lines(results, 1000)
     assert lines[0] == "UNTRUSTED timing of eager: still noisy after 2 re-measurement(s)"
     assert lines[1].startswith("UNTRUSTED timing of eager: contended: other processes kept 1.70 of 2 CPUs")

@@ -36,7 +36,11 @@ def untrusted_why(m: dict) -> list[str]:
 
 
 def _table(task: str, backend: str, results: list[BaselineResult]) -> Table:
-    t = Table(title=f"baselines of {task} on {backend}")
+    t = Table(title=f"baselines of {task} on {backend}",
+              caption="vs eager: the median of per-pair ratios against eager timed beside each baseline (not the "
+                      "ratio of the medians shown)")
+    eager = next((r for r in results if r.kind == "eager" and r.available), None)
+    eager_doubt = eager is not None and bool(untrusted_why(eager.measurement or {}))
     t.add_column("baseline", no_wrap=True)
     for col in ("median\nms", "IQR\nms", "min\nms"):
         t.add_column(col, no_wrap=True, justify="right")
@@ -53,6 +57,8 @@ def _table(task: str, backend: str, results: list[BaselineResult]) -> Table:
         # UNTRUSTED says why below the table; a trusted timing keeps its re-measurement count here
         notes = ["[bold yellow]UNTRUSTED[/]"] if untrusted_why(m) else (
             [f"remeasured {m['remeasured']}x"] if m.get("remeasured") else [])
+        if eager_doubt and s and not untrusted_why(m):  # its ratio rests on eager's doubtful timing too
+            notes.append("[yellow]ratio vs a doubtful eager[/]")
         notes += [f"trials={r.trials}"] if r.trials else []
         notes += ["cached"] if r.cached else []
         t.add_row(r.kind, f"{c['median']:.4g}", f"{c['iqr']:.2g}", f"{c['min']:.4g}", vs,
