@@ -40,3 +40,13 @@ def test_a_full_scope_pass_is_a_plain_correct(tmp_path):
     r = CliRunner().invoke(app, ["eval", "relu", str(cand), "--backend", "pytorch", "--no-time", "--json"])
     out = json.loads(r.output.strip().splitlines()[-1])
     assert out["verdict"] == "correct" and out["reduced_scope"] is False
+
+
+def test_a_full_scope_pass_names_the_public_shapes_it_covered(tmp_path):
+    """Newcomer nc13: a full-scope pass said neither whether the nominal shape nor the timing shape was tested."""
+    cand = tmp_path / "relu.py"
+    cand.write_text(RELU)
+    r = CliRunner().invoke(app, ["eval", "relu", str(cand), "--backend", "pytorch", "--no-time", "--json"])
+    out = json.loads(r.output.strip().splitlines()[-1])
+    assert out["verdict"] == "correct"
+    assert out["evidence"]["covered"].startswith("the nominal shape B="), out["evidence"]

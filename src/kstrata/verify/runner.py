@@ -1241,6 +1241,16 @@ def run_protocol(task: Task, backend_name: str, sources: dict[str, str], secret:
             ev.evidence["outside_domain"] = sorted(set(ctx.dropped))[:10]
         if ctx.not_verified:
             ev.evidence["nominal_shape"] = ctx.not_verified
+        # which public shapes a pass covered: the nominal one and those its speedup is timed at (newcomer nc13:
+        # a full-scope pass said neither); public sizes only, the hidden ones stay unnamed
+        ran = [task.full_shape(t.shape_dict) for t in pub + hid]
+        named = [f"the nominal shape {_shape_words(task.full_shape(task.nominal_shape))}"] \
+            if task.full_shape(task.nominal_shape) in ran else []
+        named += [f"the timing shape {_shape_words(task.full_shape(sh))}" for sh in timed_shapes or []
+                  if task.full_shape(sh) in ran and task.full_shape(sh) != task.full_shape(task.nominal_shape)]
+        if named:
+            ev.evidence["covered"] = " and ".join(dict.fromkeys(named)) + (" were" if len(named) > 1 else " was") \
+                + " among the tests"
         if scope == "small":  # a pass at the small scope says which sweep shapes it left out (newcomer nc11)
             tested = [task.full_shape(t.shape_dict) for t in pub + hid]
             left = [sh for sh in task.sweep_shapes if task.full_shape(sh) not in tested]
@@ -1363,6 +1373,11 @@ def failing_level(backend: Backend, sources: dict[str, str]) -> str:
         if level in getattr(backend, "levels", ()) and (sources.get(level) or "").strip():
             return level
     return getattr(backend, "levels", ("source",))[0]
+
+
+def _shape_words(shape: dict[str, int]) -> str:
+    """``{"B": 4096, "D": 4096}`` as ``B=4096, D=4096``."""
+    return ", ".join(f"{k}={v}" for k, v in shape.items())
 
 
 def _static_stage(ctx: Context) -> None:
