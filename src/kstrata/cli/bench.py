@@ -84,8 +84,6 @@ def register(app: typer.Typer) -> None:
             if event == "cell_start":
                 console.print(f"[bold]▶[/] {where}", highlight=False)
             elif event == "cell_done":  # the best as the run's summary gives it (an unranked one is no speedup)
-                import json
-
                 from kstrata.search.views import best_phrase
 
                 from kstrata.store.run_store import StoreError, read_summary

@@ -10,7 +10,6 @@ rewritten, so a candidate left unranked on a busy machine can be ranked later.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
