@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from typer.testing import CliRunner
 
 from kstrata.cli.main import app
@@ -34,19 +36,20 @@ def test_a_small_scope_pass_says_so_in_its_verdict_line_and_json(tmp_path):
     assert out["verdict"] == "correct" and out["reduced_scope"] is True
 
 
-def test_a_full_scope_pass_is_a_plain_correct(tmp_path):
-    cand = tmp_path / "relu.py"
+@pytest.fixture(scope="module")
+def full_scope_json(tmp_path_factory):
+    """One full-scope ``--json`` eval of the plain relu, read by the tests below."""
+    cand = tmp_path_factory.mktemp("full") / "relu.py"
     cand.write_text(RELU)
     r = CliRunner().invoke(app, ["eval", "relu", str(cand), "--backend", "pytorch", "--no-time", "--json"])
-    out = json.loads(r.output.strip().splitlines()[-1])
-    assert out["verdict"] == "correct" and out["reduced_scope"] is False
+    return json.loads(r.output.strip().splitlines()[-1])
 
 
-def test_a_full_scope_pass_names_the_public_shapes_it_covered(tmp_path):
+def test_a_full_scope_pass_is_a_plain_correct(full_scope_json):
+    assert full_scope_json["verdict"] == "correct" and full_scope_json["reduced_scope"] is False
+
+
+def test_a_full_scope_pass_names_the_public_shapes_it_covered(full_scope_json):
     """Newcomer nc13: a full-scope pass said neither whether the nominal shape nor the timing shape was tested."""
-    cand = tmp_path / "relu.py"
-    cand.write_text(RELU)
-    r = CliRunner().invoke(app, ["eval", "relu", str(cand), "--backend", "pytorch", "--no-time", "--json"])
-    out = json.loads(r.output.strip().splitlines()[-1])
-    assert out["verdict"] == "correct"
-    assert out["evidence"]["covered"].startswith("the nominal shape B="), out["evidence"]
+    assert full_scope_json["verdict"] == "correct"
+    assert full_scope_json["evidence"]["covered"].startswith("the nominal shape B="), full_scope_json["evidence"]
