@@ -249,17 +249,16 @@ def register(app: typer.Typer) -> None:
 
         where = device_line(b)
         hint = backend_hint(sources, backend, ev.verdict.value)
+        # a pass short of the full scope is not a plain 'correct' (newcomer nc12: a kernel wrong only at
+        # the nominal shape read 'correct' on triton-interp, the reason on the last line)
+        told = [k for k in REDUCED_SCOPE_KEYS if k in ev.evidence] if ev.correct else []
         if as_json:
             typer.echo(json.dumps({**ev.to_dict(), "message": headline(ev), "timing": timing,
-                                   "reduced_scope": bool(ev.correct and any(k in ev.evidence
-                                                                            for k in REDUCED_SCOPE_KEYS)),
+                                   "reduced_scope": bool(told),
                                    "device": where.removeprefix("device: "),
                                    **({"hint": hint} if hint else {})}, sort_keys=True))
         else:
             console.print(where, markup=False, highlight=False)
-            # a pass short of the full scope is not a plain 'correct' (newcomer nc12: a kernel wrong only at
-            # the nominal shape read 'correct' on triton-interp, the reason on the last line)
-            told = [k for k in REDUCED_SCOPE_KEYS if k in ev.evidence] if ev.correct else []
             color = "yellow" if told else ("green" if ev.correct else "red")
             label = f"{ev.verdict.value} at a reduced scope (see {' and '.join(told)} below)" if told \
                 else ev.verdict.value
