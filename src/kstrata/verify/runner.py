@@ -58,6 +58,7 @@ from kstrata.verify.layout import layout_problem
 from kstrata.verify.plan import (TestCase, hidden_tests, nominal_tests, octave_tests, perturbed_shapes, public_tests,
                                  screening_shapes)
 from kstrata.verify.prepare import prepare_stage
+from kstrata.verify.warm_loads import warm_stage
 from kstrata.verify.reference import is_oom, oom_failure, preflight, says_oom
 from kstrata.verify.result import Evaluation
 from kstrata.verify.ties import index_readable, tie_equivalent, tie_prone_draw
@@ -1190,11 +1191,6 @@ def run_protocol(task: Task, backend_name: str, sources: dict[str, str], secret:
         ctx.started = time.monotonic()
         pre = preflight(task, pub + hid, timeout_s, backend.device, oracle_model, _seed_inputs(task, backend.device))
         ctx.judge_s += time.monotonic() - ctx.started
-        try:  # the sandbox's start counts against the verification's time limit too
-            ctx.proc = fresh(spec, timeout_s=300.0 if ctx.deadline is None
-                             else max(1.0, ctx.deadline - time.monotonic()))
-        except CandidateDied as e:
-            raise died(e, spec, True) from None
 
         def respawn(limit_s: float) -> Any:  # the process died while compiling ahead: a fresh one goes on
             fresh_spec = candidate_process(task, backend, unsafe_no_sandbox, sources)
@@ -1203,10 +1199,19 @@ def run_protocol(task: Task, backend_name: str, sources: dict[str, str], secret:
             except CandidateDied as e:
                 raise died(e, fresh_spec, True) from None
 
+        def spawn(limit_s: float) -> Any:  # a warm process (kstrata.verify.warm_loads); its failures are ignored
+            return fresh(candidate_process(task, backend, unsafe_no_sandbox, sources), timeout_s=limit_s)
+
+        # -- public stage ---------------------------------------------------------
+        warmed = warm_stage(ctx, pub, True, spawn)  # before the stage's process: it finds their kernels
+        try:  # the sandbox's start counts against the verification's time limit too
+            ctx.proc = fresh(spec, timeout_s=300.0 if ctx.deadline is None
+                             else max(1.0, ctx.deadline - time.monotonic()))
+        except CandidateDied as e:
+            raise died(e, spec, True) from None
         build = {"backend": backend_name, "task": task_record(task), "sources": dict(sources),
                  "poison": POISON_PATTERNS[0]}
-        # -- public stage ---------------------------------------------------------
-        ctx.prepared.append(prepare_stage(ctx, pub, True, respawn, build) or {})
+        ctx.prepared.append(warmed or prepare_stage(ctx, pub, True, respawn, build) or {})
         first: dict[str, Any] = {}
 
         def probe(run: ShapeRun, test: TestCase) -> None:
@@ -1221,7 +1226,13 @@ def run_protocol(task: Task, backend_name: str, sources: dict[str, str], secret:
             raise _incorrect(failure, public=True)
         # -- hidden stage ---------------------------------------------------------
         ctx.proc.saw_hidden = True  # what its process leaves in its kernel cache may hold them (kernel_cache)
-        ctx.prepared.append(prepare_stage(ctx, hid, False, respawn, build) or {})  # the hidden shapes from here on
+        warmed = warm_stage(ctx, hid, False, spawn)  # the hidden shapes from here on
+        if warmed and warmed["loads"]:  # a fresh process finds what the warm ones compiled
+            restored = ctx.proc.restored_hidden  # (not this verification's own hidden shapes: kernel_cache)
+            ctx.proc.close()
+            ctx.proc = respawn(300.0 if ctx.deadline is None else max(1.0, ctx.deadline - time.monotonic()))
+            ctx.proc.saw_hidden, ctx.proc.restored_hidden = True, restored
+        ctx.prepared.append(warmed or prepare_stage(ctx, hid, False, respawn, build) or {})
         n, failure, _ = _run_stage(ctx, hid)
         ev.hidden_tests = n
         if failure is not None:
@@ -1439,8 +1450,9 @@ def _incorrect(failure: Failure, public: bool) -> Stop:
     stats = bad[0].stats if bad else {}
     check = "determinism" if failure.race and not bad else "tolerance"
     if check == "determinism":
-        msg = ("two runs on the same input differ beyond rounding: a race, or a result that depends on "
-               "uninitialized memory (the runs filled fresh buffers with different poison patterns)")
+        msg = ("two runs on the same input differ beyond rounding: a race, a result that depends on "
+               "uninitialized memory (the runs filled fresh buffers with different poison patterns), or on "
+               "the order of a launch's programs (the second runs them in reverse where the backend can)")
     else:
         nonfinite, wrong, total = stats.get("nonfinite_wrong") or 0, stats.get("wrong", "?"), stats.get("total", "?")
         max_err = f"{stats.get('max_err', float('nan')):.3g}"

@@ -35,6 +35,26 @@ writing 0: Triton's layer-norm backward tutorial), and a plain store and an
 atomic on one element always race. An atomic on a scratch word that orders
 nothing, or a lock the stores were not made under, does not excuse a plain
 read-modify-write (red-team of this fix, 2026-12-04).
+
+A read of another program's store in a launch with atomics was excused
+outright, so a decoy ``tl.atomic_add`` on a counter whose value nothing reads
+let the grid's last program sum the partials the others stored, which it finds
+written only because the interpreter ran them first (red-team 2026-12-04,
+case rt48). The judge calls every test twice (under two poison patterns,
+:data:`kstrata.verify.runner.POISON_PATTERNS`); under the second,
+:func:`reverse_program_order` makes each launch run its programs in reverse
+grid order, so a result that depends on the order of a launch's programs
+differs between the two calls (``incorrect``, check ``determinism``), while
+a kernel ordered through its atomics (the program that counts last adds the
+partials) gives the same result in both orders.
+
+Every load, store and atomic of a launch must also stay inside the elements
+of a tensor argument (the bytes its sizes and strides span): the interpreter
+reads whatever memory a pointer names, so a load past a tensor's end whose
+lanes were dropped afterwards (``tl.load(p + offs)`` without its mask, then
+``tl.where(offs < n, x, 0)``) read correct, while on a GPU it reads past the
+allocation (an illegal address at a segment's end); :class:`OutOfBounds` is
+raised from the launch instead (case rt48).
 """
 
 from __future__ import annotations
@@ -88,6 +108,24 @@ class DataRace(RuntimeError):
     between them on a GPU (see :func:`watch_races`)."""
 
 
+class OutOfBounds(RuntimeError):
+    """A program of a Triton launch accessed memory outside every tensor
+    argument's storage (see :func:`watch_races`)."""
+
+
+#: whether launches run their programs in reverse grid order (:func:`reverse_program_order`)
+_REVERSED = [False]
+
+
+def reverse_program_order(on: bool) -> None:
+    """From the next launch on, run each launch's programs in reverse grid
+    order (``on``) or in grid order, as Triton's interpreter does. The program
+    ids a kernel reads are the reversed ones; no program sees which order it
+    runs in. Takes effect only where :func:`watch_races` patched the
+    interpreter."""
+    _REVERSED[0] = bool(on)
+
+
 class _Launch:
     """One launch's record: the tensor arguments' storages, and per storage
     (allocated at its first store or atomic) the program that last stored each
@@ -97,6 +135,7 @@ class _Launch:
     def __init__(self, kernel: str) -> None:
         self.kernel = kernel
         self.regions: list[tuple[int, int, int]] = []  # (base address, bytes, element size)
+        self.spans: list[tuple[int, int]] = []  # (first byte, end) of each tensor argument's elements
         self.writer: dict[int, np.ndarray] = {}
         self.atomic: dict[int, np.ndarray] = {}
         self.program = 0
@@ -110,7 +149,15 @@ class _Launch:
         import torch
 
         for a in args:
+            if isinstance(a, (tuple, list)):
+                self.add_tensors(a)
+                continue
+            a = getattr(a, "base", a) if not isinstance(a, torch.Tensor) else a  # a TensorDescriptor's tensor
             if isinstance(a, torch.Tensor) and a.numel():
+                # the bytes the tensor's own elements span (a judge's input is a view between red zones)
+                lo = a.data_ptr()
+                last = sum((n - 1) * step for n, step in zip(a.shape, a.stride()))
+                self.spans.append((lo, lo + a.element_size() * (last + 1)))
                 st = a.untyped_storage()
                 base, size = st.data_ptr(), st.nbytes()
                 if all(r[0] != base for r in self.regions):
@@ -129,6 +176,24 @@ class _Launch:
                 out.append((base, ((addr[pos] - np.uint64(base)) // np.uint64(elsize)).astype(np.int64), pos))
         return out
 
+    def bounds(self, ptrs: Any, mask: Any, what: str) -> None:
+        """Raise :class:`OutOfBounds` when a lane of the access (``mask`` on)
+        names an address outside the elements of every tensor argument."""
+        addr = np.asarray(ptrs.data).astype(np.uint64, copy=False).reshape(-1)
+        keep = np.ones(addr.shape, dtype=bool) if mask is None else \
+            np.broadcast_to(np.asarray(mask.data, dtype=bool), np.asarray(ptrs.data).shape).reshape(-1)
+        inside = np.zeros(addr.shape, dtype=bool)
+        for lo, hi in self.spans:
+            inside |= (addr >= np.uint64(lo)) & (addr < np.uint64(hi))
+        out = keep & ~inside
+        if out.any():
+            n = int(out.sum())
+            raise OutOfBounds(f"out-of-bounds {what} in kernel {self.kernel}, program {self.program} (linear grid "
+                              f"index): {n} lane(s) of a {what} with the mask on address memory outside every "
+                              "tensor argument (the interpreter reads whatever is there; on a GPU it is an "
+                              "illegal address). Mask every lane whose offset is out of range, even if its "
+                              "value is dropped later")
+
     def _shadow(self, table: dict[int, np.ndarray], base: int) -> np.ndarray:
         if base not in table:
             size, elsize = next((r[1], r[2]) for r in self.regions if r[0] == base)
@@ -139,6 +204,7 @@ class _Launch:
         return f"kernel {self.kernel}: program {self.program} and program {other} (linear grid indices)"
 
     def load(self, ptrs: Any, mask: Any) -> None:
+        self.bounds(ptrs, mask, "load")
         for base, idx, _ in self._split(ptrs, mask):
             w = self.writer.get(base)
             if w is not None and self.read is None:
@@ -149,6 +215,7 @@ class _Launch:
                                  "with no order between them")
 
     def store(self, ptrs: Any, value: Any, mask: Any, current: Any) -> None:
+        self.bounds(ptrs, mask, "store")
         lock = min(self.held) if self.held else 0
         for base, idx, pos in self._split(ptrs, mask):
             w = self._shadow(self.writer, base)
@@ -192,6 +259,7 @@ class _Launch:
 
     def atomic_update(self, ptrs: Any, mask: Any) -> None:
         self.used_atomics = True
+        self.bounds(ptrs, mask, "atomic")
         for base, idx, _ in self._split(ptrs, mask):
             w = self.writer.get(base)
             if w is not None:
@@ -219,8 +287,11 @@ _LAUNCH: list[_Launch] = []
 def watch_races() -> bool:
     """Make every interpreted launch raise :class:`DataRace` (from the
     launch, so the candidate's call fails) when two of its programs access
-    one element of a tensor argument without an order between them on a GPU
-    (idempotent; see the module docstring for the rules). Call before
+    one element of a tensor argument without an order between them on a GPU,
+    and :class:`OutOfBounds` when a program accesses memory outside every
+    tensor argument's storage; run its programs in reverse grid order while
+    :func:`reverse_program_order` says so (idempotent; see the module
+    docstring for the rules). Call before
     candidate code runs, in the process that interprets it. Returns False
     when this Triton has no interpreter to patch."""
     try:
@@ -255,8 +326,13 @@ def watch_races() -> bool:
         return args_hst, kwargs_hst
 
     def set_grid_idx(self: Any, x: int, y: int, z: int) -> Any:
+        gy, gz = self.grid_dim[1], self.grid_dim[2]
+        p = (x * gy + y) * gz + z
+        if _REVERSED[0]:  # the same programs, last first (see reverse_program_order)
+            p = self.grid_dim[0] * gy * gz - 1 - p
+            x, y, z = p // (gy * gz), (p // gz) % gy, p % gz
         if _LAUNCH:
-            _LAUNCH[-1].program = (x * self.grid_dim[1] + y) * self.grid_dim[2] + z
+            _LAUNCH[-1].program = p
             _LAUNCH[-1].held = set()
         return orig["set_grid_idx"](self, x, y, z)
 
