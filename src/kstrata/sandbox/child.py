@@ -1017,6 +1017,11 @@ def _mapped_bytes() -> int:
 
 PR_SET_DUMPABLE, PR_SET_CHILD_SUBREAPER = 4, 36
 
+#: Signals the zygote ignores: those Python gives a handler (an init gets no
+#: signal it has no handler for, and SIGKILL/SIGSTOP from inside its PID
+#: namespace not at all), so no candidate can end or interrupt it.
+INIT_IGNORED = ("SIGINT",)
+
 
 def _prctl(option: int, value: int) -> None:
     import ctypes
@@ -1096,6 +1101,12 @@ def zygote_main(ctrl_fd: int, memory_mb: int, backend: str, sandboxed: bool) -> 
     from kstrata.sandbox.scrub import scrub
 
     os.dup2(2, 1)
+    # Python's own SIGINT handler (KeyboardInterrupt) was the one signal this process, the sandbox's
+    # init, took from its candidates: kill(1, SIGINT) from a candidate ended the zygote, and with it
+    # the sandbox, in the middle of whatever it did (red-team round of 2026-12-04). Ignored here,
+    # and the same in every candidate process forked from it (a candidate's SIGINT is never kstrata's)
+    for name in INIT_IGNORED:
+        signal.signal(getattr(signal, name), signal.SIG_IGN)
     sock = socket.socket(fileno=ctrl_fd)
     harness = Harness()
     harness._backend(backend)

@@ -12,6 +12,7 @@ kstrata did not send.
 from __future__ import annotations
 
 import fcntl
+import math
 import os
 import select
 import signal
@@ -185,7 +186,10 @@ class Zygote:
                 self.kill()
                 raise CandidateDied("timeout", f"the sandbox's zygote did not answer within {timeout_s:g} s")
             if self.sock.fileno() in ready:
-                chunk = self.sock.recv(65536)
+                try:
+                    chunk = self.sock.recv(65536)
+                except OSError:  # reset: the zygote died with unread data (a ConnectionResetError traceback)
+                    chunk = b""
                 if not chunk:
                     time.sleep(0.05)
                     tail = self.tail(1500)
@@ -446,10 +450,16 @@ class CandidateProcess:
                                     f"{timeout_s:.3g} s of the time limit were left (its earlier requests and "
                                     "the judge's work had used the rest), before the limit (a hanging or very "
                                     "slow candidate); its process tree was killed")
-        try:
-            h, b = wire.recv(self.rfd, limit)
+        try:  # the message's own bytes under the same limit, and never a pause of wire.IDLE_S in it
+            h, b = wire.recv(self.rfd, limit, math.inf if deadline is None else deadline)
         except wire.Closed:
             raise self._died() from None
+        except wire.Stalled as e:
+            self.kill()
+            if deadline is not None and time.monotonic() >= deadline:
+                raise CandidateDied("timeout", f"the candidate's answer to its {what} did not arrive before the "
+                                    f"time limit ({e}); its process tree was killed") from None
+            raise CandidateDied("protocol", f"the candidate process broke the protocol: {e}") from None
         except wire.WireError as e:
             self.kill()
             raise CandidateDied("protocol", f"the candidate process broke the protocol: {e}") from None
@@ -483,7 +493,13 @@ class CandidateProcess:
     def request(self, header: dict, buffers: list[Any] = (), timeout_s: float | None = None,
                 limit: int | None = None) -> tuple[dict, list[bytes]]:
         """Send one request and wait for its reply (whose buffers may hold at
-        most ``limit`` bytes: more is a protocol violation).
+        most ``limit`` bytes: more is a protocol violation). Without a
+        ``limit``, a reply to an operation of :data:`BUFFERLESS_OPS` may hold
+        no buffer, any other at most :func:`reply_cap` bytes: the candidate
+        writes its replies itself (its process's end of the pipe is an open
+        file descriptor), and a forged ``load`` or timing reply announcing
+        32 GiB buffers, then streaming them, was read into the judge's memory,
+        which has no limit (red-team round of 2026-12-04).
 
         Raises
         ------
@@ -492,6 +508,8 @@ class CandidateProcess:
         """
         if self.wfd < 0:
             raise CandidateDied("exit", "the candidate process is not running")
+        if limit is None:
+            limit = 0 if header.get("op") in BUFFERLESS_OPS else reply_cap()
         churn = Churn.mark(self, header) if header.get("op") in CHECKED_OPS else None
         try:
             wire.send(self.wfd, header, list(buffers))
@@ -658,6 +676,24 @@ class CandidateProcess:
         if not h.get("ok"):
             raise IsolatedCallError(str(h.get("message", "failed")))
         return h.get("value")
+
+
+#: Requests whose honest replies carry no buffer (:mod:`kstrata.sandbox.child`'s handlers).
+BUFFERLESS_OPS = ("load", "prepare", "stage", "run", "flush", "json_call", "noop")
+
+#: Share of the memory available now that one reply's buffers may take at most
+#: (where its request names no limit of its own).
+REPLY_SHARE = 0.5
+
+
+def reply_cap() -> int:
+    """The most bytes of buffers a reply without a limit of its own may hold:
+    :data:`REPLY_SHARE` of the memory available now (psutil's
+    ``virtual_memory().available``), so that no reply can drive the judge's
+    host into its OOM killer."""
+    import psutil
+
+    return int(psutil.virtual_memory().available * REPLY_SHARE)
 
 
 #: Reply fields that an honest harness always sends as lists (or leaves out).

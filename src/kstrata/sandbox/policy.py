@@ -13,8 +13,10 @@ kstrata does not build its own sandbox. It runs each candidate process under
   ``setns`` into the host's namespaces fails;
 * a filesystem of read-only binds only: the system directories, the Python
   environment, kstrata's own package and the task file(s); a private tmpfs as
-  ``/tmp`` (also ``HOME``); a fresh ``/proc`` of its own PID namespace, so the
-  parent's ``/proc/<pid>/environ`` does not exist there;
+  ``/tmp`` (also ``HOME``) and ``/dev/shm``, the only writable places (``/dev``
+  itself is read-only, ``/sys/fs`` hidden: :data:`MASKED_DIRS`); a fresh
+  ``/proc`` of its own PID namespace, so the parent's ``/proc/<pid>/environ``
+  does not exist there;
 * ``--die-with-parent`` and ``--new-session``; the PID namespace ends the
   whole process tree when its first process dies, ``setsid`` children
   included;
@@ -155,7 +157,7 @@ def base_args(exe: str = "bwrap", tmpfs_bytes: int | None = None) -> list[str]:
     return [exe, "--unshare-all", "--unshare-user", "--disable-userns", *init, "--uid", str(SANDBOX_UID),
             "--gid", str(SANDBOX_UID), "--cap-drop", "ALL", "--die-with-parent", "--new-session",
             "--hostname", "kstrata-sandbox", "--dev", "/dev", "--proc", "/proc", *size, "--tmpfs", "/tmp",
-            *([*size, "--tmpfs", "/dev/shm"] if size else [])]
+            *size, "--tmpfs", "/dev/shm"]
 
 
 #: The share of a candidate's memory limit that its sandbox's ``/tmp`` and its
@@ -295,9 +297,11 @@ def command(argv: list[str], *, python: str | None = None, read_only: list[str] 
         for node in sorted(glob.glob("/dev/nvidia*")) + sorted(glob.glob("/dev/dri/*")):
             args += ["--dev-bind", node, node]
     # the root tmpfs bubblewrap builds the mount points in was writable: a file a candidate left in
-    # /etc or / outlived it in a zygote's sandbox (red-team round of 2026-12-02). Not recursive:
-    # /tmp and /dev stay the writable mounts they are
-    args += ["--remount-ro", "/"]
+    # /etc or / outlived it in a zygote's sandbox (red-team round of 2026-12-02). So was /dev (a
+    # tmpfs of its own): a file left there, or its /dev/fd and /dev/stdout links replaced, outlived
+    # the candidate for every later one the zygote forks, which the scrub of /tmp and /dev/shm never
+    # saw (red-team round of 2026-12-04). Not recursive: /tmp and /dev/shm stay writable mounts
+    args += ["--remount-ro", "/", "--remount-ro", "/dev"] + _masked(binds)
     args += ["--clearenv"]
     from kstrata.sandbox.kernel_cache import ENV as KERNEL_CACHE_ENV
 
@@ -309,6 +313,26 @@ def command(argv: list[str], *, python: str | None = None, read_only: list[str] 
         args += ["--setenv", k, v]
     args += ["--chdir", "/tmp", "--"]
     return args + list(argv)
+
+
+#: Directories under a bound one that no sandbox sees (an empty read-only tmpfs
+#: over each): ``/sys/fs`` holds the host's cgroup trees, whose names (other
+#: runs' ``kstrata-<pid>-<id>`` sandboxes, the judge's own cgroup) and counters
+#: (their memory, their processes) a candidate read (red-team round of
+#: 2026-12-04); nothing a backend runs reads there (CPU topology and caches are
+#: under ``/sys/devices``, the GPUs under ``/sys/bus`` and ``/sys/module``).
+MASKED_DIRS = ("/sys/fs",)
+
+
+def _masked(binds: list[str]) -> list[str]:
+    """bubblewrap options hiding :data:`MASKED_DIRS` under the ``binds``: an
+    empty tmpfs over each, remounted read-only (a writable one would be a
+    place where one candidate leaves files for the next)."""
+    out: list[str] = []
+    for d in MASKED_DIRS:
+        if os.path.isdir(d) and any(d.startswith(b.rstrip("/") + "/") for b in binds):
+            out += ["--tmpfs", d, "--remount-ro", d]
+    return out
 
 
 # -- seccomp -------------------------------------------------------------------------------

@@ -104,9 +104,41 @@ class Closed(EOFError):
     """The peer closed its end (it exited, crashed or was killed)."""
 
 
-def _read_exact(fd: int, n: int) -> bytes:
+class Stalled(WireError):
+    """A message began and its remaining bytes did not come in time (see :func:`recv`'s ``deadline``)."""
+
+
+#: Longest pause (s) in the middle of a message that :func:`recv` waits out when
+#: given a ``deadline``: an honest sender writes a message whole, without a pause
+#: between its header and its buffers.
+IDLE_S = 60.0
+
+
+def _wait(fd: int, deadline: float | None, got: int, n: int) -> None:
+    """Wait until ``fd`` has bytes to read, at most until ``deadline``
+    (``time.monotonic``) and :data:`IDLE_S` from now; None: wait as long as it takes.
+
+    Raises
+    ------
+    Stalled
+        When no byte came in time.
+    """
+    if deadline is None:
+        return
+    import select
+    import time
+
+    left = min(deadline - time.monotonic(), IDLE_S)
+    ready = select.select([fd], [], [], max(0.0, left))[0] if left > 0 else []
+    if not ready:
+        raise Stalled(f"the message stopped arriving: {got} of its {n} bytes came, then none for "
+                      f"{max(0.0, left):.3g} s")
+
+
+def _read_exact(fd: int, n: int, deadline: float | None = None) -> bytes:
     chunks, left = [], n
     while left:
+        _wait(fd, deadline, n - left, n)
         chunk = os.read(fd, min(left, 1 << 22))
         if not chunk:
             raise Closed("peer closed the channel")
@@ -145,7 +177,7 @@ class Received(list):
 _CHUNK = 1 << 22
 
 
-def _read_into(fd: int, n: int) -> Any:
+def _read_into(fd: int, n: int, deadline: float | None = None) -> Any:
     """``n`` bytes from ``fd`` read into a fresh ``torch.uint8`` tensor (no intermediate bytes objects)."""
     import torch
 
@@ -155,6 +187,7 @@ def _read_into(fd: int, n: int) -> Any:
     view = memoryview(buf.numpy()).cast("B")
     got = 0
     while got < n:
+        _wait(fd, deadline, got, n)
         k = os.readv(fd, [view[got:got + min(n - got, _CHUNK)]])
         if k == 0:
             raise Closed("peer closed the channel")
@@ -162,9 +195,13 @@ def _read_into(fd: int, n: int) -> Any:
     return buf
 
 
-def recv(fd: int, limit: int | None = None) -> tuple[dict[str, Any], list[Any]]:
+def recv(fd: int, limit: int | None = None, deadline: float | None = None) -> tuple[dict[str, Any], list[Any]]:
     """Read one message; ``limit`` caps the total bytes of its buffers (the
-    reader knows how large an honest answer can be).
+    reader knows how large an honest answer can be). With ``deadline`` (a
+    ``time.monotonic`` value), the whole message must have come by then, and
+    no pause in it may last :data:`IDLE_S` s: a sender that wrote a header's
+    length and nothing more held the judge in a blocking read past every time
+    limit and stall watch (red-team round of 2026-12-04).
 
     Returns the header and the buffers (a :class:`Received` list of 1-D
     ``torch.uint8`` tensors; a message without buffers gets a plain empty list).
@@ -176,11 +213,13 @@ def recv(fd: int, limit: int | None = None) -> tuple[dict[str, Any], list[Any]]:
     WireError
         On a malformed header or a length over the limits (checked before
         anything is allocated for the buffers).
+    Stalled
+        When the message stops arriving (only with ``deadline``).
     """
-    (n,) = _LEN.unpack(_read_exact(fd, _LEN.size))
+    (n,) = _LEN.unpack(_read_exact(fd, _LEN.size, deadline))
     if n > MAX_HEADER:
         raise WireError(f"header of {n} bytes exceeds the {MAX_HEADER}-byte limit")
-    raw = _read_exact(fd, n)
+    raw = _read_exact(fd, n, deadline)
     items = raw.count(b",") + raw.count(b"[") + raw.count(b"{")
     if items > MAX_HEADER_ITEMS:
         raise WireError(f"header holds about {items} JSON values, more than the {MAX_HEADER_ITEMS} an honest "
@@ -199,7 +238,7 @@ def recv(fd: int, limit: int | None = None) -> tuple[dict[str, Any], list[Any]]:
                         "an honest answer can hold")
     if not sizes:
         return header, []
-    return header, Received([_read_into(fd, s) for s in sizes])
+    return header, Received([_read_into(fd, s, deadline) for s in sizes])
 
 
 # -- tensors ------------------------------------------------------------------------
