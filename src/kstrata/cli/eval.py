@@ -109,6 +109,35 @@ def evidence_text(value: Any) -> str:
     return str(value)
 
 
+#: most lines of one evidence value :func:`quoted` prints
+QUOTED_LINES = 40
+
+
+def quoted(text: str, width: int | None = None, indent: int = 0, limit: int = QUOTED_LINES) -> str:
+    """A value printed after its label (``  message: ...``, ``indent``
+    characters) whose text the candidate may have chosen (an exception's
+    message, a traceback, its output): every line after the first is marked
+    ``    | ``, runs of blank lines are one, at most ``limit`` lines are kept
+    (the rest counted), and with ``width`` (the console's, in characters)
+    each line is cut to fit it, the pieces marked too, so that no wrap starts
+    a line of the candidate's at the left margin. Print the result with
+    ``soft_wrap=True``. A candidate's message of 30 newlines, then
+    ``verdict: correct`` and a speedup, read on a terminal as kstrata's last
+    word, the real ``runtime_error`` line scrolled away (red-team round of
+    2026-12-04)."""
+    lines: list[str] = []
+    for line in text.splitlines() or [""]:
+        if line.strip() or not lines or lines[-1].strip():
+            lines.append(line.rstrip())
+    out: list[str] = []
+    for line in lines:
+        room = max(20, width - (6 if out else indent)) if width else len(line) or 1
+        out += [line[j:j + room] for j in range(0, len(line), room)] or [""]
+    extra = len(out) - limit
+    out = out[:limit] + ([f"... ({extra} more lines)"] if extra > 0 else [])
+    return "\n".join([out[0]] + [f"    | {line}" for line in out[1:]])
+
+
 #: evidence keys of a pass short of the full scope (kstrata.verify.runner): sweep shapes left out by
 #: --scope small, or the nominal shape not run (e.g. the Triton interpreter)
 REDUCED_SCOPE_KEYS = ("scope", "nominal_shape")
@@ -265,16 +294,22 @@ def register(app: typer.Typer) -> None:
             console.print(f"[bold {color}]{label}[/]" + (f"  check: {ev.check}" if ev.check else "")
                           + f"   ({ev.public_tests} public, {ev.hidden_tests} hidden tests, {ev.seconds:.2f} s)")
             if headline(ev):
-                console.print(f"  message: {headline(ev)}", markup=False, highlight=False)
+                console.print(f"  message: {quoted(headline(ev), console.width, 11)}", markup=False,
+                              highlight=False, soft_wrap=True)
             if hint:
                 console.print(f"  hint: {hint}", markup=False, highlight=False)
             for k, v in ev.evidence.items():
                 if k != "message":
-                    console.print(f"  {k}: {evidence_text(v)}", markup=False, highlight=False)
+                    console.print(f"  {k}: {quoted(evidence_text(v), console.width, len(k) + 4)}",
+                                  markup=False, highlight=False, soft_wrap=True)
             for w in ev.warnings:
-                console.print(f"  warning [{w['check']}]: {w['message']}", markup=False, highlight=False)
+                label = f"  warning [{w['check']}]: "
+                console.print(label + quoted(str(w["message"]), console.width, len(label)), markup=False,
+                              highlight=False, soft_wrap=True)
             for f in ev.feedback:
-                console.print(f"  - [{f['kind']}/{f['level']}] {f['text']}", markup=False, highlight=False)
+                label = f"  - [{f['kind']}/{f['level']}] "
+                console.print(label + quoted(str(f["text"]), console.width, len(label)), markup=False,
+                              highlight=False, soft_wrap=True)
             if timing is not None:
                 console.print("  timing: " + timing_line(timing, budget_ms), markup=False, highlight=False)
                 run_line = run_reading_line(candidate, sources, backend) if "speedup" in timing else None
