@@ -61,7 +61,7 @@ def test_outliers_reach_far_outside_any_integer_range_within_the_dtype():
 
 def test_every_quantization_task_gets_the_outliers_draw():
     listed = TaskMeta(category="quant", distributions=("normal", "uniform"))
-    assert listed.distributions == ("normal", "uniform", "outliers")
+    assert listed.distributions == ("normal", "uniform", "outliers", "positive", "shifted")
     assert "outliers" in TaskMeta(category="elementwise", tags=("quantize",)).distributions
     assert "outliers" not in TaskMeta(category="quant", dist_inputs=()).distributions  # integer inputs only
     assert "outliers" not in TaskMeta(category="softmax").distributions

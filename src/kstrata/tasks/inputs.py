@@ -13,6 +13,11 @@ large          the normal draw times 100 (exposes overflow in ``exp``/accumulato
 near_zero      the normal draw times 1e-3 (exposes division and epsilon handling)
 shifted        the normal draw minus 10 (all-negative logits: exposes padding
                values such as ``other=0.0`` that dominate a max or a sum of ``exp``)
+positive       the normal draw's absolute value plus 1: every value at least 1, the
+               mirror of ``shifted``. The other default draws all hold a negative
+               value somewhere in the tensor, so a minimum started at 0.0 instead
+               of +inf (a per-tensor range's, a global or multi-axis reduction's)
+               read correct on every one of them (red-team 2026-12-04, case rt48)
 grid           uniform on the multiples of 1/64 in [-1, 1] (:data:`GRID_STEPS`):
                exact in every float dtype, and so are their products and any sum
                of them, in any order, while the partial sums stay below
@@ -162,6 +167,8 @@ def apply_distribution(
             new = _nonfinite(x.to(torch.float64, copy=True), gen, where)
         elif dist == "ties":
             new = _ties(x.to(torch.float64, copy=True), seed)
+        elif dist == "positive":
+            new = x.to(torch.float64, copy=True).abs_().add_(1)
         elif dist == "outliers":
             new = _outliers(x.to(torch.float64, copy=True), gen, where, x.dtype)
         else:  # shifted

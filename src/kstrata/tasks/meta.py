@@ -35,6 +35,7 @@ DEFAULT_DISTRIBUTIONS = (
     "large",
     "near_zero",
     "shifted",
+    "positive",
     "grid",
     "offset",
     "ties",
@@ -52,8 +53,11 @@ DISTRIBUTIONS = (*DEFAULT_DISTRIBUTIONS, "nonfinite", "outliers")
 #: so that a clamp after a narrowing cast (a wrap-around) or an integer
 #: overflow shows. A quantize kernel that cast to int16 before its clamp read
 #: correct on every draw a task listed (no |x| reached the 645 that wraps at
-#: scale 2.5/127; red-team 2026-12-04).
-QUANTIZE_DRAWS = ("outliers",)
+#: scale 2.5/127; red-team 2026-12-04). The one-signed draws ``positive`` and
+#: ``shifted`` are there for a range computed from a minimum or maximum
+#: started at 0.0, or an absmax taken without the absolute value, which a
+#: mixed-sign draw hides (red-team 2026-12-04, case rt48).
+QUANTIZE_DRAWS = ("outliers", "positive", "shifted")
 #: one line per distribution, in a prompt's words (the table of :mod:`kstrata.tasks.inputs`, shortened): what a kernel author
 #: must handle; a test names the draw it failed on by these names
 DRAW_SUMMARY = {
@@ -63,6 +67,7 @@ DRAW_SUMMARY = {
     "large": "the normal draw times 100 (overflow in exp or accumulators)",
     "near_zero": "the normal draw times 1e-3 (division and epsilon handling)",
     "shifted": "the normal draw minus 10 (all-negative logits: padding such as other=0.0 dominates a max or sum)",
+    "positive": "the normal draw's absolute value plus 1 (all-positive: a minimum started at 0.0 wins)",
     "grid": "multiples of 1/64 in [-1, 1]: exact sums, so a reduction's rounding allowance is zero",
     "offset": "the normal draw +-1000 by row (one-pass variance cancels; padding near zero loses)",
     "ties": "constant rows and columns at the draw's maximum, and ties at the maximum in every other row",
