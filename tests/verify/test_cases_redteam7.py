@@ -34,3 +34,49 @@ def test_rt48_program_order_and_bounds_on_the_interpreter(kstrata_eval, candidat
     assert d["verdict"] == verdict, summary(d)
     if words:
         assert d.get("check") == words or words in str(d["evidence"].get("message")), summary(d)
+
+
+SIGN_CASES = [
+    # a minimum started at 0.0: right whenever the draw holds a negative value
+    ("minmax_scale_min_starts_at_zero.py", "incorrect"),
+    # a maximum started at 0.0: right whenever the draw holds a positive value
+    ("minmax_scale_max_starts_at_zero.py", "incorrect"),
+]
+
+
+@pytest.mark.slow
+@needs_sandbox
+@pytest.mark.parametrize("candidate,verdict", SIGN_CASES)
+def test_rt48_a_reduction_started_at_zero_meets_a_one_signed_draw(kstrata_eval, candidate, verdict):
+    d = kstrata_eval("rt48_one_signed_draws/task_minmax_scale.py", f"rt48_one_signed_draws/{candidate}", "--no-time",
+                     "--scope", "small")
+    assert d["verdict"] == verdict, summary(d)
+
+
+TILELANG_READ_CASES = [
+    # the last chunk's block adds the partials the other blocks stored (tilelang-c runs them first)
+    ("split_sum_last_block_adds_partials.py", "compile_error"),
+    # block b reads the running total block b - 1 stored
+    ("row_sum_through_the_previous_block.py", "compile_error"),
+    # honest: a block reads back only the elements it stored itself
+    ("row_sum_two_passes_over_its_own_output.py", "correct"),
+    # honest: the block that takes the row counter's last ticket (an atomic's result) adds the partials
+    ("split_sum_last_block_by_ticket.py", "correct"),
+]
+
+
+@pytest.mark.slow
+@needs_sandbox
+@pytest.mark.parametrize("candidate,verdict", TILELANG_READ_CASES)
+def test_rt48_a_tilelang_block_reading_another_blocks_store_fails(kstrata_eval, candidate, verdict):
+    from kstrata.backends.registry import get_backend
+
+    if not get_backend("tilelang-c").availability().usable:
+        pytest.skip("tilelang-c is not usable here (kstrata setup)")
+    d = kstrata_eval("sum_dim", f"rt48_tilelang_reads_another_block/{candidate}", "--no-time", "--scope", "small",
+                     backend="tilelang-c")
+    assert d["verdict"] == verdict, summary(d)
+    if verdict == "compile_error":
+        # the details are withheld when the candidate's own kernel cache (from an earlier run) was used
+        message = d["evidence"]["message"]
+        assert ("BlockRace" in message and "reads" in message) or "withheld" in message, summary(d)

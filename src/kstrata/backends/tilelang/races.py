@@ -17,6 +17,17 @@ bounds move with ``v`` moves its variable too). An index read from memory
 (``Y[idx[0]]``) is not judged, a local scalar (``T.alloc_var``) stored once
 reads as its value; atomics (``T.atomic_*``) are not stores. The rule assumes blocks that write one element write different
 values (the same constant from every block would be flagged).
+
+A block may not read, with a plain load, an element of a parameter that
+another block stores either: the last chunk's block adding the partials the
+others stored, or block ``b`` reading the running total block ``b - 1``
+stored, read correct on tilelang-c, whose earlier blocks always ran first
+(red-team 2026-12-04, case rt48). For each block index ``v`` of extent > 1,
+each read's element span in block ``v`` (its indices relaxed over their loops
+by TVM's interval analysis) must be provably disjoint, in some dimension, from
+each store's span in block ``v + d`` (``d >= 1``), and the other way round. A
+read under a guard that reads global memory or an atomic's result (a
+counter's ticket: the program that counts last) is not judged.
 """
 
 from __future__ import annotations
@@ -47,7 +58,9 @@ def _vars(expr: Any, tirx: Any) -> tuple[list[Any], bool]:
 def block_race(func: Any) -> str | None:
     """Why blocks of ``func`` (a TileLang ``PrimFunc`` before lowering, as
     ``JITKernel.prim_func`` holds it) may store to one element of a parameter
-    buffer, or ``None``. Must run where TileLang's ``tvm`` imports."""
+    buffer, or one block may read an element another stores, or ``None``
+    (module docstring for the rules). Must run where TileLang's ``tvm``
+    imports."""
     from tilelang import tvm  # noqa: F401 - TileLang's bundled TVM, imported before its modules
     from tvm import arith, ir, tirx
 
@@ -58,14 +71,14 @@ def block_race(func: Any) -> str | None:
         return any(buf.data.same_as(p) for p in params)
 
     # a local scalar (T.alloc_var) stored once in the whole kernel reads as the value stored
-    stores: dict[Any, list[Any]] = {}
+    stores_local: dict[Any, list[Any]] = {}
 
     def count(node: Any) -> None:
         if isinstance(node, tirx.BufferStore) and not is_param(node.buffer) and node.buffer.scope() == "local.var":
-            stores.setdefault(node.buffer.data, []).append(node.value)
+            stores_local.setdefault(node.buffer.data, []).append(node.value)
 
     tirx.stmt_functor.post_order_visit(func.body, count)
-    single = [(data, values[0]) for data, values in stores.items() if len(values) == 1]
+    single = [(data, values[0]) for data, values in stores_local.items() if len(values) == 1]
 
     def scalar(node: Any) -> Any:
         for data, value in single:
@@ -113,13 +126,27 @@ def block_race(func: Any) -> str | None:
                         "or one block per output element")
         return None
 
-    def regions(call: Any, out: list[Any]) -> None:
+    def regions(call: Any, out: list[Any], mask: int = 2) -> None:
+        """The ``BufferLoad`` naming each region of ``call`` accessed as ``mask`` says
+        (2: written, 1: read)."""
         def visit(node: Any) -> None:
             if isinstance(node, tirx.Call) and str(getattr(node.op, "name", "")).endswith("region") \
                     and len(node.args) >= 2 and isinstance(node.args[0], tirx.BufferLoad) \
-                    and isinstance(node.args[1], tirx.IntImm) and node.args[1].value & 2:
+                    and isinstance(node.args[1], tirx.IntImm) and node.args[1].value & mask:
                 out.append(node.args[0])
         tirx.stmt_functor.post_order_visit(call, visit)
+
+    # every plain access to a parameter with its context (buffer, indices, blocks, guards, loops, lets), for
+    # the reads of another block's stores (read_race)
+    stores: list[tuple[Any, ...]] = []
+    reads: list[tuple[Any, ...]] = []
+
+    def note_reads(expr: Any, ctx: tuple[Any, ...], skip: list[Any] | None = None) -> None:
+        def visit(node: Any) -> None:
+            if isinstance(node, tirx.BufferLoad) and is_param(node.buffer) \
+                    and not any(node.same_as(k) for k in skip or []):
+                reads.append((node.buffer, list(node.indices), *ctx))
+        tirx.stmt_functor.post_order_visit(expr, visit)
 
     def walk(s: Any, blocks: list[tuple[Any, Any]], guards: list[Any], loops: list[tuple[Any, Any, Any]],
              lets: list[tuple[Any, Any]]) -> str | None:
@@ -138,6 +165,7 @@ def block_race(func: Any) -> str | None:
                 return walk(s.body, blocks + [(s.loop_var, s.extent)], guards, loops, lets)
             return walk(s.body, blocks, guards, loops + [(s.loop_var, s.min, s.extent)], lets)
         if isinstance(s, tirx.IfThenElse):
+            note_reads(s.condition, (blocks, guards, loops, lets))
             r = walk(s.then_case, blocks, guards + [s.condition], loops, lets)
             if r or s.else_case is None:
                 return r
@@ -145,14 +173,27 @@ def block_race(func: Any) -> str | None:
         if let is not None and isinstance(s, let):
             return walk(s.body, blocks, guards, loops, lets + [(s.var, s.value)])
         if isinstance(s, tirx.BufferStore):
-            return check(s.buffer, list(s.indices), blocks, guards, loops, lets) if is_param(s.buffer) else None
+            note_reads(s.value, (blocks, guards, loops, lets))
+            for i in s.indices:
+                note_reads(i, (blocks, guards, loops, lets))
+            if not is_param(s.buffer):
+                return None
+            stores.append((s.buffer, list(s.indices), blocks, guards, loops, lets))
+            return check(s.buffer, list(s.indices), blocks, guards, loops, lets)
         if isinstance(s, tirx.Evaluate):
             if isinstance(s.value, tirx.Call) and "atomic" in str(getattr(s.value.op, "name", "")):
                 return None
             dst: list[Any] = []
             regions(s.value, dst)
+            src: list[Any] = []
+            regions(s.value, src, 1)
+            note_reads(s.value, (blocks, guards, loops, lets), skip=dst + src)
+            for load in src:  # a region read (T.copy's source): its start, as an element of it
+                if is_param(load.buffer):
+                    reads.append((load.buffer, list(load.indices), blocks, guards, loops, lets))
             for load in dst:
                 if is_param(load.buffer):
+                    stores.append((load.buffer, list(load.indices), blocks, guards, loops, lets))
                     r = check(load.buffer, list(load.indices), blocks, guards, loops, lets)
                     if r:
                         return r
@@ -167,7 +208,86 @@ def block_race(func: Any) -> str | None:
                     return r
         return None
 
-    return walk(func.body, [], [], [], [])
+    def span(e: Any, loops: list[tuple[Any, Any, Any]], lets: list[tuple[Any, Any]]) -> tuple[Any, Any]:
+        """Least and largest value of index ``e`` over its loops (innermost first), in the block indices."""
+        lo = hi = inline(e, lets)
+        for var, mn, ext in reversed(loops):
+            mn, ext = inline(mn, lets), inline(ext, lets)
+            dom = {var: arith.IntervalSet(mn, mn + ext - 1)}
+            lo, hi = ana0.int_set(lo, dom).min_value, ana0.int_set(hi, dom).max_value
+        return lo, hi
+
+    def apart(read: tuple[Any, ...], store: tuple[Any, ...], v: Any, extent: Any,
+              blocks: list[tuple[Any, Any]]) -> bool:
+        """Whether block ``v`` reads no element block ``v + d`` stores, nor block ``v + d`` one block ``v``
+        stores (``d`` >= 1; the other block indices equal): some dimension's spans are provably disjoint."""
+        d = tirx.Var("d", v.dtype)
+        ana = arith.Analyzer()
+        for b, ext in blocks:
+            ana.bind(b, ir.Range.from_min_extent(0, ext))
+        ana.bind(d, ir.Range.from_min_extent(1, extent - 1))
+        rs = [span(i, read[4], read[5]) for i in read[1]]
+        ss = [span(i, store[4], store[5]) for i in store[1]]
+        if len(rs) != len(ss):
+            return False
+
+        def moved(e: Any) -> Any:
+            return tirx.stmt_functor.substitute(e, {v: v + d})
+
+        def disjoint(a: list[tuple[Any, Any]], b: list[tuple[Any, Any]]) -> bool:
+            return any(ana.can_prove(ahi < blo) or ana.can_prove(bhi < alo) for (alo, ahi), (blo, bhi) in zip(a, b))
+
+        with ana.constraint_scope(v + d < extent):
+            return disjoint(rs, [(moved(lo), moved(hi)) for lo, hi in ss]) and \
+                disjoint([(moved(lo), moved(hi)) for lo, hi in rs], ss)
+
+    def atomic(expr: Any) -> bool:
+        found = [False]
+
+        def visit(node: Any) -> None:
+            if isinstance(node, tirx.Call) and "atomic" in str(getattr(node.op, "name", "")):
+                found[0] = True
+        tirx.stmt_functor.post_order_visit(expr, visit)
+        return found[0]
+
+    # local buffers that some store fills from an atomic's result (a counter's ticket)
+    tickets = [data for data, values in stores_local.items() if any(atomic(x) for x in values)]
+
+    def run_time(expr: Any) -> bool:
+        """Whether ``expr`` reads global memory or an atomic's result (a counter's value orders a read under it)."""
+        found = [atomic(expr)]
+
+        def visit(node: Any) -> None:
+            if isinstance(node, tirx.BufferLoad) and (is_param(node.buffer) or node.buffer.scope() == "global"
+                                                      or any(node.buffer.data.same_as(t) for t in tickets)):
+                found[0] = True
+        tirx.stmt_functor.post_order_visit(expr, visit)
+        return found[0]
+
+    def ordered(guards: list[Any], lets: list[tuple[Any, Any]]) -> bool:
+        return any(run_time(inline(g, lets)) for g in guards)
+
+    def read_race() -> str | None:
+        for read in reads:
+            buf, indices, blocks, guards, _, lets = read
+            mine = [st for st in stores if st[0].data.same_as(buf.data)]
+            if not mine or ordered(guards, lets) or any(_vars(inline(i, lets), tirx)[1] for i in indices):
+                continue  # never stored, ordered by a value read at run time, or an index read from memory
+            for v, extent in blocks:
+                if isinstance(extent, tirx.IntImm) and extent.value <= 1:
+                    continue
+                for st in mine:
+                    if not any(b.same_as(v) for b, _ in st[2]) or not apart(read, st, v, extent, blocks):
+                        where = ", ".join(str(i) for i in indices)
+                        return (f"a block reads {buf.name}[{where}], which another block (one that differs in "
+                                f"{v.name}, extent {extent}) may store with a plain store: on a GPU blocks run "
+                                "in no order, so the read may come before the store (tilelang-c runs blocks one "
+                                "after another); give each block the elements it reads, or split the kernel in "
+                                "two launches")
+        return None
+
+    ana0 = arith.Analyzer()
+    return walk(func.body, [], [], [], []) or read_race()
 
 
 def watch_block_races() -> bool:
