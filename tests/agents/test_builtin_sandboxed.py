@@ -195,7 +195,9 @@ def test_metaschedule_tunes_in_the_sandbox_and_is_cached_here(tmp_path, calls, m
     prop = TVMRulesProposer(backend, tune_trials=1)
     monkeypatch.setattr(prop, "_tune_shape", lambda t: {"B": 8, "D": 512})  # a small shape: quick trials
     batch = prop.propose(task, _candidate(src), None, "schedule", context=_context())
-    assert len(calls) == 1 and calls[0][1]["tune"]["trials"] == 1      # one process: variants and tuning
+    # two processes: the variants (the candidate's schedule replayed), then tuning given the graph alone
+    assert len(calls) == 2 and "tune" not in calls[0][1] and calls[1][1]["tune"]["trials"] == 1
+    assert calls[1][1]["sources"] == {"graph": src["graph"]}
     first = batch.proposals[0]
     assert first.role == "metaschedule", [p.role for p in batch.proposals]
     assert "def schedule_relu" in first.sources["schedule"] and first.sources["graph"] == src["graph"]
@@ -208,7 +210,7 @@ def test_metaschedule_tunes_in_the_sandbox_and_is_cached_here(tmp_path, calls, m
     again = TVMRulesProposer(backend, tune_trials=1)
     monkeypatch.setattr(again, "_tune_shape", prop._tune_shape)
     b2 = again.propose(task, _candidate(src), None, "schedule", context=_context())
-    assert len(calls) == 1
+    assert len(calls) == 2
     assert b2.proposals[0].sources == first.sources
 
 

@@ -194,8 +194,10 @@ def schedule_expansion(task: Any, sources: dict[str, str], backend: str, *, gpu:
     task's nominal shape, its schedule replayed, every rule tried: see
     :func:`kstrata.backends.tvm.rules.schedule_variants`) and, when ``tune`` asks
     for it, MetaSchedule's best schedule for its graph
-    (:func:`kstrata.backends.tvm.tune.tune`), computed in one sandboxed process
-    (:func:`schedule_expansion_inside`). Variants are cached here by (backend,
+    (:func:`kstrata.backends.tvm.tune.tune`), each computed in a sandboxed process
+    (:func:`schedule_expansion_inside`), the tuning in one given the graph alone:
+    its result is kept under a key of the graph, so the candidate's schedule
+    (code its replay runs) must not run where it is chosen. Variants are cached here by (backend,
     task digest, graph, schedule, ``gpu``); tuned schedules in
     :func:`kstrata.backends.tvm.tune.default_cache_dir`, keyed by
     :func:`kstrata.backends.tvm.tune.cache_key` (computed here, never taken from
@@ -245,29 +247,11 @@ def schedule_expansion(task: Any, sources: dict[str, str], backend: str, *, gpu:
         tune_key, tune_path = _tune_cache(task, text, tune, backend)
         tuned = _read_tuned(tune_path, tune_key)
     want_tune = tune is not None and tuned is None
-    if variants is not None and not want_tune:
-        _VARIANTS.move_to_end(key)
-        return [dict(v) for v in variants], tuned
-    kwargs: dict[str, Any] = {"task": task_record(task), "sources": text, "gpu": bool(gpu),
-                              "variants": variants is None}
-    if gpu:  # the GPU recipes build each variant for the backend's target kind
-        kwargs["gpu_target"] = backend.removeprefix("tvm-")
-    if want_tune:
-        kwargs["tune"] = {"shape": {k: int(v) for k, v in dict(tune["shape"]).items()},
-                          "trials": int(tune["trials"]), "backend": backend}
-    try:
-        out = _expansion_answer(_call("schedule_expansion_inside", backend,
-                                      timeout_s + (tune_timeout_s if want_tune else 0.0), **kwargs))
-    except IsolatedCallError:
-        if not want_tune:
-            raise
-        if variants is not None:  # only tuning was asked: a failed tuning is no tuned schedule
-            _VARIANTS.move_to_end(key)
-            return [dict(v) for v in variants], None
-        # tuning can take its process down (MetaSchedule, a segfault): the variants without it
-        kwargs.pop("tune")
-        out = _expansion_answer(_call("schedule_expansion_inside", backend, timeout_s, **kwargs))
     if variants is None:
+        kwargs: dict[str, Any] = {"task": task_record(task), "sources": text, "gpu": bool(gpu), "variants": True}
+        if gpu:  # the GPU recipes build each variant for the backend's target kind
+            kwargs["gpu_target"] = backend.removeprefix("tvm-")
+        out = _expansion_answer(_call("schedule_expansion_inside", backend, timeout_s, **kwargs))
         if "error" in out:
             raise IsolatedCallError(out["error"])
         variants = out["variants"]
@@ -275,8 +259,22 @@ def schedule_expansion(task: Any, sources: dict[str, str], backend: str, *, gpu:
         while len(_VARIANTS) > _VARIANTS_SIZE:
             _VARIANTS.popitem(last=False)
     _VARIANTS.move_to_end(key)
-    if want_tune and isinstance(out.get("tune"), dict) and "schedule" in out["tune"]:
-        tuned = _store_tuned(tune_path, tune_key, text, out["tune"])
+    if want_tune:
+        # in a process of its own, given the graph alone: the tuned schedule is kept under a key of the
+        # graph (tune.cache_key), so no other text may run where it is chosen. In the variants' process the
+        # candidate's schedule (Python, run by its replay) replaced tune() and chose what the cache kept for
+        # every later candidate of that graph, the shipped one's included (red-team round of 2026-12-04)
+        graph_only = {"graph": text.get("graph") or ""}
+        try:
+            out = _expansion_answer(_call(
+                "schedule_expansion_inside", backend, timeout_s + tune_timeout_s, task=task_record(task),
+                sources=graph_only, gpu=bool(gpu), variants=False,
+                tune={"shape": {k: int(v) for k, v in dict(tune["shape"]).items()},
+                      "trials": int(tune["trials"]), "backend": backend}))
+        except IsolatedCallError:  # tuning can take its process down (MetaSchedule, a segfault): no tuning
+            out = {}
+        if isinstance(out.get("tune"), dict) and "schedule" in out["tune"]:
+            tuned = _store_tuned(tune_path, tune_key, text, out["tune"])
     return [dict(v) for v in variants], tuned
 
 
