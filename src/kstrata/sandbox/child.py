@@ -1032,13 +1032,30 @@ def _prctl(option: int, value: int) -> None:
         pass
 
 
+#: ``/proc/self`` files of state that every process of the sandbox shares with
+#: the zygote or inherits from it, and that a candidate may change: the nice
+#: value of the session's autogroup (the CPU share the scheduler gives the
+#: whole sandbox against other sessions; a candidate wrote 19 to its own
+#: ``/proc/self/autogroup``, which is the zygote's too, and every later process
+#: of the sandbox, the eager baseline's timing process among them, ran at that
+#: share; red-team round of 2026-12-04) and the zygote's ``oom_score_adj``
+#: (writable by the candidate at ``/proc/1``, inherited by every later fork).
+SHARED_PROC_FILES = ("autogroup", "oom_score_adj")
+
+
 def inherited_state() -> dict[str, str]:
     """What a forked candidate process inherits from this one and another
     process of the same user may change from outside: resource limits
     (``prlimit``), the CPU affinity (``sched_setaffinity``), the nice value
     and the scheduling policy (both refused by the sandbox's seccomp filter,
-    read here as well)."""
+    read here as well), and :data:`SHARED_PROC_FILES`."""
     out = {}
+    for name in SHARED_PROC_FILES:
+        try:
+            with open(f"/proc/self/{name}") as f:
+                out[name] = f.read().strip()
+        except OSError:
+            continue
     for name in sorted(n for n in dir(resource) if n.startswith("RLIMIT_")):
         try:
             out[name] = repr(resource.getrlimit(getattr(resource, name)))
