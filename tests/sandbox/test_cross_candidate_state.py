@@ -162,3 +162,37 @@ def test_inherited_state_sees_a_lowered_limit():
         assert altered(before) == ([] if soft == 0 else ["RLIMIT_CORE"])
     finally:
         resource.setrlimit(resource.RLIMIT_CORE, (soft, hard))
+
+
+def test_the_eager_baseline_never_shares_a_zygote_with_candidates(monkeypatch):
+    """Whatever a candidate changes in its sandbox, the eager baseline's
+    timing process comes from a zygote that never served a candidate: its
+    spec is ``trusted``, part of the key by which idle zygotes are reused
+    (a candidate's autogroup nice reached the baseline forked after it)."""
+    from kstrata.measure import candidate as timing
+    from kstrata.sandbox import CandidateProcess, client
+
+    assert CandidateProcess("pytorch").key() != CandidateProcess("pytorch", trusted=True).key()
+    specs = []
+
+    class Stub:
+        def request(self, *a, **k):
+            return {"ok": True}, []
+
+        def close(self):
+            pass
+
+    class Stop(Exception):
+        pass
+
+    def fresh(spec, timeout_s=300.0):
+        specs.append(spec)
+        if len(specs) == 2:  # the baseline's: enough seen
+            raise Stop
+        return Stub()
+
+    monkeypatch.setattr(client, "fresh", fresh)
+    with pytest.raises(Stop):
+        timing.time_candidate("pytorch", "relu", {"source": "x"}, {"B": 8, "D": 16}, with_roofline=False)
+    assert [s.trusted for s in specs] == [False, True]
+    assert specs[0].kernel_cache is not None and specs[1].kernel_cache is None

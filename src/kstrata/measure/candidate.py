@@ -116,10 +116,11 @@ def time_candidate(
         if baseline == "eager":
             # the reference in a fresh process of its own, timed exactly as the candidate is: the
             # same request path, clock and subtracted round trip, so the process boundary costs
-            # both sides alike; no candidate ever ran there
+            # both sides alike; no candidate ever ran there, nor in its sandbox (trusted: a zygote
+            # of its own, never one that served a candidate)
             ref = get_backend("pytorch-cuda" if device.startswith("cuda") else "pytorch")
             base = _remote(task, ref, get_backend("pytorch").initial_sources(task), shape, init_inputs, seed,
-                           procs, kernel_cache=False)
+                           procs, kernel_cache=False, trusted=True)
         elif baseline == "compile":
             base = compiled(model, inputs)
         elif baseline == "metaschedule":
@@ -247,11 +248,15 @@ def measured_work(task: Task, shape: dict[str, int], seed: int = 0) -> tuple[flo
 
 
 def _remote(task: Task, b: Any, sources: dict[str, str], shape: dict[str, int], init_inputs: list[Any],
-            seed: int, procs: list, check: Any = None, check_seed: int = 0, kernel_cache: bool = True) -> Any:
+            seed: int, procs: list, check: Any = None, check_seed: int = 0, kernel_cache: bool = True,
+            trusted: bool = False) -> Any:
     """Load ``sources`` in a fresh candidate process; a :class:`RemoteCandidate`.
     ``kernel_cache``: the process shares its compiler caches with the other
     timing processes of the same sources (a candidate's; never a baseline's,
     nor its verifications', which ran hidden tests: :mod:`kstrata.sandbox.kernel_cache`).
+    ``trusted``: ``sources`` are kstrata's own (the task's reference), and the
+    process is forked from a zygote that never serves a candidate
+    (:class:`kstrata.sandbox.CandidateProcess`'s ``trusted``).
 
     Raises
     ------
@@ -265,6 +270,7 @@ def _remote(task: Task, b: Any, sources: dict[str, str], shape: dict[str, int], 
     from kstrata.sandbox.policy import unsafe_requested
 
     spec = candidate_process(task, b, unsafe_requested(), sources if kernel_cache else None, role="time")
+    spec.trusted = trusted
     try:
         proc = fresh(spec)
         procs.append(proc)

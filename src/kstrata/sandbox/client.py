@@ -319,11 +319,17 @@ class CandidateProcess:
         unpacked into this one's sandbox before it is forked, and kept again
         when it ends (:mod:`kstrata.sandbox.kernel_cache`). None (baselines,
         isolated calls, no sandbox): every process starts without one.
+    trusted:
+        The process runs kstrata's own code only (the eager baseline's timing
+        process): its zygote is one that never serves a candidate (it is part
+        of :meth:`key`), so nothing a candidate changed in a sandbox it ran in
+        can reach it (a candidate's autogroup nice slowed the baseline forked
+        after it from the same zygote; red-team round of 2026-12-04).
     """
 
     def __init__(self, backend: str, *, python: str | None = None, env: dict[str, str] | None = None,
                  memory_mb: int | None = None, read_only: list[str] = (), gpu: bool = False,
-                 sandbox: bool | None = None, kernel_cache: str | None = None):
+                 sandbox: bool | None = None, kernel_cache: str | None = None, trusted: bool = False):
         self.backend = backend
         self.python = python or sys.executable
         self.env = dict(env or {})
@@ -334,6 +340,7 @@ class CandidateProcess:
             sandbox = policy.status().usable and not policy.unsafe_requested()
         self.sandbox = sandbox
         self.kernel_cache = kernel_cache if sandbox else None
+        self.trusted = trusted
         #: set by the judge before this process runs hidden tests (kernel_cache.saw_hidden)
         self.saw_hidden = False
         #: it started from an archive that a process which ran hidden tests wrote
@@ -643,7 +650,7 @@ class CandidateProcess:
     def key(self) -> tuple:
         """What makes two zygotes interchangeable."""
         return (self.backend, self.python, tuple(sorted(self.env.items())), self.memory_mb,
-                tuple(self.read_only), self.gpu, self.sandbox)
+                tuple(self.read_only), self.gpu, self.sandbox, self.trusted)
 
     def __enter__(self) -> "CandidateProcess":
         return self.start()
