@@ -61,6 +61,13 @@ class Backend(ABC):
         Which level a search asks first when a candidate's levels were asked
         equally often (the router's tie-break; ``None``: :attr:`levels` in order).
         ``SearchSettings.level_order`` overrides it.
+    compiles_at_load:
+        Whether :meth:`load` compiles the candidate's kernels for its shape
+        inside the candidate's own code (TileLang: its first call JIT-compiles
+        each shape's kernels, ~4 s a shape on the H200 host), so that the
+        verifier's :mod:`kstrata.verify.warm_loads` pays off: a stage's loads
+        run first in parallel processes of the same candidate, whose compiler
+        caches the stage's process then finds.
     """
 
     name: str = ""
@@ -68,6 +75,7 @@ class Backend(ABC):
     levels: tuple[str, ...] = ("source",)
     level_preference: tuple[str, ...] | None = None
     timing_meaningful: bool = True
+    compiles_at_load: bool = False
     level_kinds: dict[str, str] = {"source": "python-dsl"}
     level_globals: dict[str, dict[str, str]] = {}
 

@@ -22,6 +22,7 @@ import threading
 import time
 from typing import Any
 
+from kstrata.execute.cpus import allowed_cpu_count
 from kstrata.sandbox import kernel_cache, policy, stall, wire
 
 
@@ -38,6 +39,50 @@ class CandidateDied(RuntimeError):
     def __init__(self, cause: str, message: str):
         super().__init__(message)
         self.cause = cause
+
+
+#: the thread every sandbox is started from (:func:`_popen_in_spawner`), started at first use
+_SPAWNER: "queue.Queue[tuple[Any, Any, dict, concurrent.futures.Future]] | None" = None
+_SPAWNER_LOCK = threading.Lock()
+
+
+def _spawner_loop(q: "queue.Queue") -> None:
+    while True:
+        args, kwargs, fut = q.get()
+        if fut.set_running_or_notify_cancel():
+            try:
+                fut.set_result(subprocess.Popen(*args, **kwargs))
+            except BaseException as e:  # noqa: BLE001 - handed to the caller's thread
+                fut.set_exception(e)
+
+
+def _popen_in_spawner(*args: Any, **kwargs: Any) -> subprocess.Popen:
+    """``subprocess.Popen(*args, **kwargs)`` run by one daemon thread that
+    lives as long as this process. bubblewrap's ``--die-with-parent`` is
+    ``PR_SET_PDEATHSIG``, which fires when the *thread* that forked it ends,
+    not the process: a zygote started from a worker thread (a thread pool's,
+    :mod:`kstrata.verify.warm_loads`) was SIGKILLed when that thread ended,
+    and the next candidate given that idle zygote died with it ("the
+    sandbox's zygote exited").
+
+    Raises
+    ------
+    OSError, ValueError, subprocess.SubprocessError
+        As :class:`subprocess.Popen`, in the calling thread.
+    """
+    import concurrent.futures
+    import queue
+
+    global _SPAWNER
+    with _SPAWNER_LOCK:
+        if _SPAWNER is None:
+            _SPAWNER = queue.Queue()
+            threading.Thread(target=_spawner_loop, args=(_SPAWNER,), name="kstrata-sandbox-spawner",
+                             daemon=True).start()
+        q = _SPAWNER
+    fut: concurrent.futures.Future = concurrent.futures.Future()
+    q.put((args, kwargs, fut))
+    return fut.result()
 
 
 class Zygote:
@@ -106,9 +151,9 @@ class Zygote:
 
         fds = (theirs.fileno(),) + ((seccomp_fd,) if seccomp_fd is not None else ())
         try:
-            self.proc = subprocess.Popen(cmd, pass_fds=fds, env=full_env,
-                                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                         stderr=subprocess.PIPE, start_new_session=True, preexec_fn=preexec)
+            self.proc = _popen_in_spawner(cmd, pass_fds=fds, env=full_env,
+                                          stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                          stderr=subprocess.PIPE, start_new_session=True, preexec_fn=preexec)
         finally:
             theirs.close()
             if seccomp_fd is not None:
@@ -246,10 +291,13 @@ class Zygote:
 
 #: idle zygotes kept for the next candidate with the same settings, oldest first; at most
 #: :data:`MAX_IDLE_ZYGOTES`: a process that meets many settings (a test session: a cache directory
-#: per test, several backends and memory limits) kept one sandbox (~250 MB) for every setting it ever met
+#: per test, several backends and memory limits) kept one sandbox (~250 MB) for every setting it ever met;
+#: 4, plus one for each warm process a stage may fork beside its own on this machine
+#: (:func:`kstrata.verify.warm_loads.procs`: one per two CPUs beyond one, at most 8), whose sandboxes a
+#: verification of the same candidate settings uses again at its next stage
 _IDLE: list[Zygote] = []
 _IDLE_LOCK = threading.Lock()
-MAX_IDLE_ZYGOTES = 4
+MAX_IDLE_ZYGOTES = 4 + min(8, (allowed_cpu_count() - 1) // 2)
 
 
 def _take_zygote(spec: "CandidateProcess", timeout_s: float) -> Zygote:

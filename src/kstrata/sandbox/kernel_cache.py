@@ -152,10 +152,20 @@ def saw_hidden(key: str) -> bool:
 HISTORY: list[dict] = []
 
 
+#: Serializes :func:`store`'s read-merge-write of one folder (processes of one candidate end in
+#: several threads at once: :mod:`kstrata.verify.warm_loads`).
+_STORE_LOCK = threading.Lock()
+
+
 def store(key: str, fd: int, report: dict | None = None, hidden: bool = False) -> bool:
     """Keep the archive a zygote wrote into ``fd`` (a memfd, read from its
     start; at most :data:`PACK_LIMIT` bytes plus its index) as ``key``'s,
-    replacing the last one, then :func:`evict` beyond :func:`total_limit`.
+    merged with the one kept (:func:`merge`: the files of both, the new
+    one's where both have a path; the new one alone when the union is over
+    the limits), then :func:`evict` beyond :func:`total_limit`. Processes of
+    one candidate that ran side by side (:mod:`kstrata.verify.warm_loads`)
+    each started from the same archive; the union keeps what every one of
+    them compiled.
     An empty or malformed archive, or one where nothing changed
     (``report["new"] == 0`` and an archive exists), is not written. Returns
     whether a file was written. ``hidden``: the process ran hidden tests, or
@@ -163,7 +173,8 @@ def store(key: str, fd: int, report: dict | None = None, hidden: bool = False) -
     archive is written, and never unmarked). Never raises for a bad archive
     (it is the candidate's data)."""
     try:
-        return _store(key, fd, report, hidden)
+        with _STORE_LOCK:
+            return _store(key, fd, report, hidden)
     except (OSError, ValueError):
         return False
 
@@ -192,6 +203,10 @@ def _store(key: str, fd: int, report: dict | None, hidden: bool) -> bool:
         data = f.read(size)
     if not data.startswith(_MAGIC):
         return False
+    try:
+        data = merge(path.read_bytes(), data)
+    except OSError:
+        pass  # none kept yet
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
     try:
@@ -202,6 +217,58 @@ def _store(key: str, fd: int, report: dict | None, hidden: bool) -> bool:
         return False
     evict(total_limit(), keep=path)
     return True
+
+
+def entries(data: bytes) -> list[tuple[str, bytes]] | None:
+    """The ``(relative path, bytes)`` of an archive (as :func:`pack` writes
+    it), or None when it is malformed: a bad magic or index, a path that
+    :func:`unpack` would refuse, more than :data:`MAX_FILES` files, sizes
+    that overrun the data or exceed :data:`PACK_LIMIT` in all."""
+    if not data.startswith(_MAGIC) or len(data) < len(_MAGIC) + 8:
+        return None
+    (n,) = struct.unpack_from("<Q", data, len(_MAGIC))
+    start = len(_MAGIC) + 8
+    if n > (64 << 20) or start + n > len(data):
+        return None
+    try:
+        index = json.loads(data[start:start + n])
+    except ValueError:
+        return None
+    if not isinstance(index, list) or len(index) > MAX_FILES:
+        return None
+    out, at, total = [], start + n, 0
+    for item in index:
+        if not (isinstance(item, list) and len(item) == 2 and _safe(item[0]) and type(item[1]) is int
+                and item[1] >= 0):
+            return None
+        total += item[1]
+        if total > PACK_LIMIT or at + item[1] > len(data):
+            return None
+        out.append((item[0], data[at:at + item[1]]))
+        at += item[1]
+    return out
+
+
+def _archive(files: list[tuple[str, bytes]]) -> bytes:
+    index = json.dumps([[rel, len(b)] for rel, b in files]).encode()
+    return b"".join([_MAGIC, struct.pack("<Q", len(index)), index] + [b for _, b in files])
+
+
+def merge(old: bytes, new: bytes) -> bytes:
+    """One archive with the files of ``old`` and ``new`` (``new``'s where
+    both hold a path), in ``old``'s order then ``new``'s additions. ``new``
+    alone when ``old`` is malformed or the union exceeds :data:`PACK_LIMIT`
+    bytes or :data:`MAX_FILES` files; ``new`` unchanged when it is
+    malformed (:func:`store` checks what it writes no further: an archive
+    is only ever unpacked by :func:`unpack`, which refuses what is unsafe)."""
+    a, b = entries(old), entries(new)
+    if a is None or b is None:
+        return new
+    files = dict(a)
+    files.update(b)
+    if len(files) > MAX_FILES or sum(len(v) for v in files.values()) > PACK_LIMIT:
+        return new
+    return _archive(list(files.items()))
 
 
 def evict(limit: int, keep: Path | None = None) -> list[Path]:

@@ -181,6 +181,8 @@ class TileLangBackend(Backend):
     level_kinds = {"graph": "data", "schedule": "data", "source": "python-dsl"}
     #: launch hooks for the verifier's dynamic checks (``kernel_launched``, ``kernel_does_work``)
     launch_hooks = hooks
+    #: each shape's kernels are JIT-compiled at the load's first call (kstrata.verify.warm_loads)
+    compiles_at_load = True
     #: folder of :mod:`kstrata.kernels` the initial candidates come from
     kernel_folder = "tilelang"
 
