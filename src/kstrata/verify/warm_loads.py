@@ -43,6 +43,7 @@ from typing import Any
 
 from kstrata.backends.base import Backend
 from kstrata.execute.cpus import allowed_cpu_count
+from kstrata.sandbox import kernel_cache
 from kstrata.sandbox.client import CandidateDied
 from kstrata.verify import prepare
 
@@ -108,7 +109,9 @@ def warm_stage(ctx: Any, tests: list[Any], public: bool, spawn: Callable[[float]
     ----------
     ctx:
         The judge's :class:`kstrata.verify.runner.Context` (its task, backend,
-        sources, deadline; ``ctx.load_seconds`` gets the seconds).
+        sources, deadline; ``ctx.load_seconds`` gets the seconds). Its
+        ``proc`` (the stage's process, or the one about to start) must have a
+        kernel-cache key (a sandboxed candidate), else there is nothing to do.
     tests:
         The stage's tests; only their (shape, seed) pairs are loaded.
     public:
@@ -124,8 +127,8 @@ def warm_stage(ctx: Any, tests: list[Any], public: bool, spawn: Callable[[float]
         When a run-time finding of a warm load rejects the candidate (as the
         stage's load would).
     """
-    if not wanted(ctx.backend):
-        return None
+    if not wanted(ctx.backend) or not getattr(ctx.proc, "kernel_cache", None) or kernel_cache.total_limit() <= 0:
+        return None  # no archive carries their kernels to the stage's process (no sandbox, or the cache is off)
     loads = stage_loads(ctx, tests)
     k = procs(len(loads))
     if k < 1 or len(loads) < 2:
