@@ -101,5 +101,6 @@ def prepare_stage(ctx: Any, tests: list[Any], public: bool, respawn: Callable[[f
     ctx.fire_all(h.get("findings"), public)
     counts = {k: h[k] for k in ("built", "failed", "workers", "seconds")
               if isinstance(h.get(k), (int, float)) and not isinstance(h.get(k), bool) and 0 <= h[k] < 1e7}
-    ctx.load_seconds += float(counts.get("seconds", 0.0))  # build time, as the loads' it replaces
+    if public:  # (a number the candidate's process sends: at the hidden stage it could carry the shapes)
+        ctx.load_seconds += float(counts.get("seconds", 0.0))  # build time, as the loads' it replaces
     return counts

@@ -31,7 +31,9 @@ class Evaluation:
         Number of tests run in each stage.
     seconds:
         Wall-clock seconds of the protocol; ``load_seconds`` of it were spent
-        building the candidate (compile time).
+        building the candidate (compile time) at the public tests' shapes, as
+        the candidate's process reports it (the hidden stage's builds are
+        left out: a reported number could carry a hidden shape).
     versions:
         Library versions (torch, backend libraries, python).
     tolerance:

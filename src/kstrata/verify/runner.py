@@ -222,13 +222,13 @@ class Context:
         if action == "off":
             return
         if not stage_public:  # nothing the candidate wrote (a class or thread name) may carry a hidden shape out
-            message = hidden_finding(check)
+            # nor its finding's evidence: the names of the threads it left running, each named after its
+            # hidden test's shape, went out with the verdict (red-team round of 2026-12-04); the judge's own
+            # counts too (how many threads a call started is the candidate's to choose)
+            message, evidence = hidden_finding(check), {"stage": "hidden"}
         if action == "warn":
             self.warnings.append(Finding(check, message, evidence))
             return
-        if not stage_public:
-            evidence = {k: v for k, v in evidence.items() if k not in ("test", "shape", "seed")}
-            evidence["stage"] = "hidden"
         raise Stop(Verdict.REJECTED, check, message, **evidence)
 
     def fire_all(self, findings: list[dict], public: bool, test: TestCase | None = None) -> None:
@@ -311,18 +311,31 @@ class Context:
         return [self.request(h, buffers, public, limit) for h in headers]
 
 
+#: What a candidate process's death on a hidden test says, by cause (:func:`died`).
+HIDDEN_DEATHS = {"timeout": "did not answer before the time limit", "stall": "stopped making progress",
+                 "memory": "exceeded the memory limit", "protocol": "broke the protocol"}
+
+
 def died(e: CandidateDied, proc: Any, public: bool) -> Stop:
-    """The verdict for a candidate process that ended during a request."""
+    """The verdict for a candidate process that ended during a request. On
+    a hidden test (``public`` False) the message names the cause only: the
+    candidate chooses what a protocol violation quotes (the byte count a
+    forged reply announced, beside the most an honest reply holds, which is
+    the size of the reference's output at the hidden shape: both carried a
+    hidden test's shape out, red-team round of 2026-12-04), and the memory
+    its processes held."""
+    what = str(e) if public else (f"the candidate process {HIDDEN_DEATHS.get(e.cause, 'ended')} on a hidden test "
+                                  "(what it did is withheld: a hidden test's details stay hidden)")
     if e.cause == "timeout":
-        return Stop(Verdict.TIMEOUT, "wall_clock", str(e))
+        return Stop(Verdict.TIMEOUT, "wall_clock", what)
     if e.cause == "stall":  # asleep, blocked or stopped: its own doing, never the time limit's (no blame_time)
-        return Stop(Verdict.TIMEOUT, "stalled", str(e))
+        return Stop(Verdict.TIMEOUT, "stalled", what)
     if e.cause == "memory":
-        return Stop(Verdict.RUNTIME_ERROR, "oom", str(e))
+        return Stop(Verdict.RUNTIME_ERROR, "oom", what)
     if e.cause == "protocol":
-        return tampered(str(e))
+        return tampered(what)
     ev = {"output_tail": proc.output_tail()[-2000:]} if public else {}
-    return Stop(Verdict.RUNTIME_ERROR, "crash", str(e), **ev)
+    return Stop(Verdict.RUNTIME_ERROR, "crash", what, **ev)
 
 
 def rng_seed(test: TestCase) -> int:
@@ -383,7 +396,8 @@ class ShapeRun:
         load_s = h.get("load_s", 0.0)
         if not isinstance(load_s, (int, float)) or isinstance(load_s, bool) or not 0 <= load_s < 1e7:
             raise tampered("the candidate process sent a malformed load reply")
-        ctx.load_seconds += float(load_s)
+        if public:  # a number the candidate's process sends: at a hidden shape it could be the shape
+            ctx.load_seconds += float(load_s)
         ctx.fire_all(h.get("findings"), public)
         self.prev: tuple[list[torch.Tensor], list[torch.Tensor]] | None = None
         #: per test, the reference's outputs that are views of its inputs (:func:`aliased_outputs`)
