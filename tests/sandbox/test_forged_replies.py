@@ -81,3 +81,19 @@ def test_recv_reads_a_message_written_in_pieces():
         t.join()
         os.close(r)
         os.close(w)
+
+
+def test_a_reply_nested_too_deep_for_the_judges_walks_is_a_protocol_rejection(tmp_path):
+    """600 levels: JSON's reader takes them, the judge's own recursive walk
+    over the reply (its strings made printable) did not (a RecursionError
+    traceback out of ``kstrata eval``)."""
+    d = kstrata_eval(tmp_path, "deep")
+    assert d["verdict"] == "rejected" and d["check"] == "protocol", d["evidence"]
+    assert "levels deep" in d["evidence"]["message"], d["evidence"]
+
+
+def test_depth_counts_without_recursion():
+    deep: list = []
+    for _ in range(5000):
+        deep = [deep]
+    assert wire.depth({"a": deep}) == 5002 and wire.depth(3) == 0 and wire.depth({"a": [1, {}]}) == 3

@@ -46,6 +46,14 @@ MAX_HEADER = 64 << 20
 #: (sandbox red-team 2026-12-04); an honest header (tensor specs, messages
 #: cut at 4000 characters, a lowered graph's text) holds a few thousand.
 MAX_HEADER_ITEMS = 1 << 20
+#: Deepest nesting of lists and objects a header may have. JSON's reader
+#: takes about 1000 levels, but the judge's own walks over a header (each
+#: string made printable, :func:`printable_strings`; a tuple's nesting shown)
+#: recurse two frames a level: a forged reply 600 levels deep read fine and
+#: then ended the verification in a RecursionError traceback (red-team
+#: round of 2026-12-04). An honest header nests a few tens of levels (an
+#: output's tuples are cut at :data:`NESTING_DEPTH`, each two levels here).
+MAX_DEPTH = 100
 #: Largest single buffer accepted (bytes): 32 GiB, above any tensor a task makes.
 MAX_BUFFER = 32 << 30
 
@@ -230,6 +238,8 @@ def recv(fd: int, limit: int | None = None, deadline: float | None = None) -> tu
         raise WireError(f"header is not JSON that can be read: {type(e).__name__}: {str(e)[:200]}") from None
     if not isinstance(header, dict):
         raise WireError("header is not a JSON object")
+    if depth(header) > MAX_DEPTH:
+        raise WireError(f"header nests lists and objects more than {MAX_DEPTH} levels deep")
     sizes = header.get("buffers", [])
     if not isinstance(sizes, list) or not all(type(s) is int and 0 <= s <= MAX_BUFFER for s in sizes):
         raise WireError("bad buffer list in header")
@@ -239,6 +249,21 @@ def recv(fd: int, limit: int | None = None, deadline: float | None = None) -> tu
     if not sizes:
         return header, []
     return header, Received([_read_into(fd, s, deadline) for s in sizes])
+
+
+def depth(value: Any) -> int:
+    """How deeply ``value`` (decoded JSON) nests lists and dicts (0 for a
+    scalar), counted without recursion."""
+    deepest, stack = 0, [(value, 0)]
+    while stack:
+        v, d = stack.pop()
+        if isinstance(v, dict):
+            v = list(v.values())
+        if isinstance(v, list):
+            d += 1
+            deepest = max(deepest, d)
+            stack.extend((x, d) for x in v if isinstance(x, (list, dict)))
+    return deepest
 
 
 # -- tensors ------------------------------------------------------------------------

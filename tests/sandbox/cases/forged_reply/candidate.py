@@ -8,6 +8,10 @@ descriptor the harness holds). ``MODE`` (the test writes it in):
   when the worker pool killed the whole judge, with a verdict that blamed the
   task's reference ("the judge was killed while the reference or the oracle
   ran").
+* ``deep``: a reply whose header nests a list 600 levels deep: JSON's reader
+  took it, the judge's own walk over the reply's strings (each made
+  printable) did not, and the verification ended in a RecursionError
+  traceback (a candidate's doing reported as kstrata's bug, case 15's kind).
 * ``flood``: a reply whose header announces one buffer of ``SIZE`` bytes, then
   that many bytes. Nothing capped a ``load`` reply's buffers (nor any timing
   reply's), and the judge read them into its own memory, which has no limit:
@@ -45,6 +49,9 @@ _fd = _to_judge()
 if MODE == "stall":
     os.write(_fd, struct.pack(">Q", 100))  # a header of 100 bytes announced, none sent
     time.sleep(3600)
+elif MODE == "deep":
+    _head = ('{"ok": true, "load_s": 0.0, "findings": [], "x": ' + "[" * 600 + "]" * 600 + "}").encode()
+    os.write(_fd, struct.pack(">Q", len(_head)) + _head)
 else:
     _head = json.dumps({"ok": True, "load_s": 0.0, "findings": [], "buffers": [SIZE]}).encode()
     os.write(_fd, struct.pack(">Q", len(_head)) + _head)
