@@ -125,17 +125,27 @@ def quoted(text: str, width: int | None = None, indent: int = 0, limit: int = QU
     ``verdict: correct`` and a speedup, read on a terminal as kstrata's last
     word, the real ``runtime_error`` line scrolled away (red-team round of
     2026-12-04)."""
+    import textwrap
+
     lines: list[str] = []
     for line in text.splitlines() or [""]:
         if line.strip() or not lines or lines[-1].strip():
             lines.append(line.rstrip())
+    mark = "    | "
     out: list[str] = []
     for line in lines:
-        room = max(20, width - (6 if out else indent)) if width else len(line) or 1
-        out += [line[j:j + room] for j in range(0, len(line), room)] or [""]
+        if not width or not line:
+            out.append((mark if out else "") + line)
+            continue
+        first = " " * indent if not out else mark  # the label's room on the first line, a mark after
+        wrap = textwrap.TextWrapper(width=max(width, len(first) + 20), initial_indent=first, subsequent_indent=mark,
+                                    break_on_hyphens=False, replace_whitespace=False)
+        out += wrap.wrap(line) or [first]
+    if out and width:
+        out[0] = out[0][indent:]
     extra = len(out) - limit
-    out = out[:limit] + ([f"... ({extra} more lines)"] if extra > 0 else [])
-    return "\n".join([out[0]] + [f"    | {line}" for line in out[1:]])
+    out = out[:limit] + ([f"{mark}... ({extra} more lines)"] if extra > 0 else [])
+    return "\n".join(out)
 
 
 #: evidence keys of a pass short of the full scope (kstrata.verify.runner): sweep shapes left out by
@@ -311,7 +321,8 @@ def register(app: typer.Typer) -> None:
                 console.print(label + quoted(str(f["text"]), console.width, len(label)), markup=False,
                               highlight=False, soft_wrap=True)
             if timing is not None:
-                console.print("  timing: " + timing_line(timing, budget_ms), markup=False, highlight=False)
+                console.print("  timing: " + quoted(timing_line(timing, budget_ms), console.width, 10),
+                              markup=False, highlight=False, soft_wrap=True)
                 run_line = run_reading_line(candidate, sources, backend) if "speedup" in timing else None
                 if run_line:
                     console.print("  " + run_line, markup=False, highlight=False)
