@@ -171,7 +171,7 @@ def test_the_prompt_states_the_range_of_hidden_sizes_but_no_hidden_shape():
     task = resolve_task("softmax")
     _, user = _prompt(StubBackend(), "schedule", rec("a", sources={"graph": "g", "schedule": "s"}))
     assert ("- the verdict also uses hidden shapes, seeds and input distributions. The hidden shapes cover B from "
-            "1 to ~4.1k; D from single digits to ~66k, including sizes that are not multiples of 2, 16 or any block "
+            "1 to ~4.1k; D from 1 to ~66k, including sizes that are not multiples of 2, 16 or any block "
             "size (primes among them): handle every size in that range") in user
     public = {tuple(sorted(s.items())) for s in task.small_shapes} | {tuple(sorted(task.nominal_shape.items()))}
     for secret in ("s1", "s2"):

@@ -82,3 +82,23 @@ def test_rt48_a_tilelang_block_reading_another_blocks_store_fails(kstrata_eval, 
         # the details are withheld when the candidate's own kernel cache (from an earlier run) was used
         message = d["evidence"]["message"]
         assert ("BlockRace" in message and "reads" in message) or "withheld" in message, summary(d)
+
+
+@needs_sandbox
+def test_rt48_a_candidate_wrong_only_at_a_batch_of_one_is_not_correct(kstrata_eval):
+    d = kstrata_eval("sum_dim", "rt48_size_one/sum_dim_squeeze.py", "--no-time", "--scope", "small")
+    assert d["verdict"] in ("rejected", "incorrect"), summary(d)
+
+
+def test_rt48_every_size_is_probed_at_one_and_the_prompt_range_says_so():
+    from kstrata.tasks.loader import resolve_task
+    from kstrata.verify.plan import screening_shapes, size_bounds, unit_tests
+
+    task = resolve_task("sum_dim")
+    probes = [t.shape_dict for t in unit_tests(task, "s", screening_shapes(task))]
+    assert {"B": 1, "D": 2} in probes and {"B": 3, "D": 1} in probes and all(not t.public for t in
+                                                                             unit_tests(task, "s", task.sweep_shapes))
+    assert size_bounds(task)["B"][0] == 1 and size_bounds(task)["D"][0] == 1
+    conv = resolve_task("conv2d")  # a kernel width (never above 8) keeps its sizes
+    assert all(t.shape_dict["KS"] in (3, 5) for t in unit_tests(conv, "s", conv.sweep_shapes))
+    assert size_bounds(conv)["KS"][0] == 3

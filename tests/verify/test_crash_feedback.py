@@ -46,7 +46,12 @@ def test_an_out_of_bounds_triton_store_is_told_what_likely_happened(tmp_path):
                                  "--no-time", "--json"])
     assert r.exit_code == 0, r.output
     out = json.loads(r.output.strip().splitlines()[-1])
-    assert out["verdict"] == "runtime_error" and out["check"] == "crash", out
+    assert out["verdict"] == "runtime_error", out
+    if out["check"] != "crash":
+        # the interpreter's bounds watch (kstrata.backends.triton.fidelity) stops the store before it lands
+        message = out["evidence"]["message"]
+        assert "OutOfBounds" in message and "out-of-bounds store in kernel softmax_kernel" in message, out
+        return
     [crash] = [f for f in out["feedback"] if f["kind"] == "crash"]
     assert crash["data"]["signal"] in ("SIGSEGV", "SIGBUS", "SIGABRT")
     assert "out-of-bounds pointer" in crash["text"] and "illegal memory access" in crash["text"]

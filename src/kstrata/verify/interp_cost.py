@@ -50,7 +50,7 @@ def plan_bytes(task: Any, scope: str, secret: str = "estimate") -> tuple[int, fl
     """The number of tests and the bytes the reference moves over all of them
     (per call, summed over the tests) in a verification at ``scope``, as
     :func:`kstrata.verify.runner.run_protocol` plans it (public, hidden,
-    secret perturbations and octave probes; the nominal shape is not run on
+    secret perturbations, size-1 and octave probes; the nominal shape is not run on
     an interpreter). ``secret`` only moves the perturbed sizes by a few.
     None when the task's byte count is unknown at some shape."""
     from kstrata.verify.plan import (
@@ -59,12 +59,13 @@ def plan_bytes(task: Any, scope: str, secret: str = "estimate") -> tuple[int, fl
         perturbed_shapes,
         public_tests,
         screening_shapes,
+        unit_tests,
     )
 
     base = screening_shapes(task) if scope == "small" else task.sweep_shapes
     extra = perturbed_shapes(task, secret, base=task.small_shapes if scope == "small" else base)
     tests = public_tests(task) + hidden_tests(task, secret, extra, base=base)
-    tests += octave_tests(task, secret, base, extra)
+    tests += unit_tests(task, secret, base, extra) + octave_tests(task, secret, base, extra)
     total = 0.0
     for t in tests:
         b = task.bytes(t.shape_dict)

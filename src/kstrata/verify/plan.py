@@ -255,6 +255,64 @@ def octave_tests(task: Task, secret: str | bytes, base: list[dict[str, int]],
                      False, oracle_kind(task, sh)) for sh in sorted(picked, key=lambda sh: _cost(task, sh))]
 
 
+def unit_tests(task: Task, secret: str | bytes, base: list[dict[str, int]],
+               known: list[dict[str, int]] | None = None) -> list[TestCase]:
+    """One hidden test (the task's first distribution, a secret seed) per
+    shape variable that is a size (:func:`_sizes`) and that no shape of
+    ``base``, ``known`` or the public set has at 1: the cheapest ``base``
+    shape with that variable, and the variables tied to it (:func:`_tied`,
+    equal there), set to 1.
+
+    A batch of one is where ``squeeze()`` drops the batch axis, a size-1
+    broadcast is taken for the full size, and a row of one element is its
+    own maximum; sum_dim's sweep never has B = 1, so a candidate wrong only
+    there read correct (red-team 2026-12-04, case rt48). Shapes at which the
+    reference does not run are dropped by the caller.
+
+    Parameters
+    ----------
+    task:
+        The task.
+    secret:
+        The per-run secret (the tests' input seeds derive from it).
+    base, known:
+        The hidden base shapes, and the other hidden shapes (perturbations).
+
+    Returns
+    -------
+    list[TestCase]
+        At most one test per variable, cheapest first, ``public=False``.
+    """
+    base = [b for b in base if b]
+    shapes = [*base, *(known or []), *task.small_shapes]
+    tied = _tied(task)
+    out: list[dict[str, int]] = []
+    sizes = _sizes(task)
+    for name in sorted({n for b in base for n in b if n in sizes}):
+        if any(sh.get(name) == 1 for sh in shapes):
+            continue
+        hosts = sorted((b for b in base if isinstance(b.get(name), int)), key=lambda b: _cost(task, b))
+        shape = dict(hosts[0])
+        group = tied.get(name, (name,))
+        if any(shape.get(g) != shape[name] for g in group):
+            continue  # tied sizes that differ: no one-variable probe runs
+        for g in group:
+            shape[g] = 1
+        if shape not in shapes and shape not in out:
+            out.append(shape)
+    param_seed = derive_int(secret, f"{task.name}/params")
+    first = task.meta.distributions[0]
+    return [TestCase(_key(sh), param_seed, derive_int(secret, f"{task.name}/unit/seed/{_key(sh)}"), first,
+                     False, oracle_kind(task, sh)) for sh in sorted(out, key=lambda sh: _cost(task, sh))]
+
+
+def _sizes(task: Task) -> set[str]:
+    """The shape variables above 8 in the nominal, a sweep or a public shape:
+    sizes, not axis indices or kernel widths (:func:`unit_tests` takes them to 1)."""
+    return {n for sh in [task.nominal_shape, *task.sweep_shapes, *task.small_shapes] for n, v in sh.items()
+            if isinstance(v, int) and not isinstance(v, bool) and v > 8}
+
+
 def _tied(task: Task) -> dict[str, tuple[str, ...]]:
     """Variable -> its group of tied variables (sorted), from the scaled fit."""
     try:
@@ -270,11 +328,13 @@ def size_bounds(task: Task) -> dict[str, tuple[int, int]]:
     """``{variable: (least, largest)}``: the sizes hidden tests may take per
     shape variable, whatever the secret: the sweep shapes widened by the
     largest perturbation (:data:`PERTURB_MAX`, for sizes above 8), the nominal
-    shape (always verified) and the public shapes. Derived from the task's
+    shape (always verified) and the public shapes; 1 for a size
+    (:func:`_sizes`, :func:`unit_tests`). Derived from the task's
     metadata only (no secret, no draw); an agent is told these only in rough
     words (:mod:`kstrata.agents.prompt`), never a hidden shape."""
     out: dict[str, tuple[int, int]] = {}
     sweep = task.sweep_shapes
+    sizes = _sizes(task)
     for i, shape in enumerate([*sweep, task.nominal_shape, *task.small_shapes]):
         for name, value in shape.items():
             if not isinstance(value, int) or isinstance(value, bool):
@@ -282,6 +342,8 @@ def size_bounds(task: Task) -> dict[str, tuple[int, int]]:
             lo, hi = value, value
             if i < len(sweep) and value > 8:  # perturbed_shapes: down only while it stays above 8
                 lo, hi = max(value - PERTURB_MAX, 9), value + PERTURB_MAX
+            if name in sizes:  # unit_tests may take it to 1
+                lo = 1
             old = out.get(name)
             out[name] = (min(lo, old[0]), max(hi, old[1])) if old else (lo, hi)
     return out

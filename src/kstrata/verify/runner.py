@@ -56,7 +56,7 @@ from kstrata.sandbox.client import SINGLE_THREADED, CandidateDied, fresh
 from kstrata.sandbox.reported import self_reported
 from kstrata.verify.layout import layout_problem
 from kstrata.verify.plan import (TestCase, hidden_tests, nominal_tests, octave_tests, perturbed_shapes, public_tests,
-                                 screening_shapes)
+                                 screening_shapes, unit_tests)
 from kstrata.verify.prepare import prepare_stage
 from kstrata.verify.warm_loads import warm_stage
 from kstrata.verify.reference import is_oom, oom_failure, preflight, says_oom
@@ -1191,9 +1191,9 @@ def run_protocol(task: Task, backend_name: str, sources: dict[str, str], secret:
             if full not in extra and full not in base:
                 extra.append(full)
         hid = hidden_tests(task, secret, extra, base=base)
-        octaves = octave_tests(task, secret, base, extra)
-        safe = safe_shapes(task, [t.shape_dict for t in octaves])
-        hid = [t for t in octaves if t.shape_dict in safe] + hid  # cheap: they run first
+        probes = unit_tests(task, secret, base, extra) + octave_tests(task, secret, base, extra)
+        safe = safe_shapes(task, [t.shape_dict for t in probes])
+        hid = [t for t in probes if t.shape_dict in safe] + hid  # cheap: they run first
         if task.nominal_shape not in base and task.nominal_shape not in extra:
             if getattr(backend, "timing_meaningful", True):
                 more, why_not = nominal_tests(task, secret, backend.device, quick=scope == "small")

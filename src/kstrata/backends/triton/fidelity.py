@@ -188,11 +188,11 @@ class _Launch:
         out = keep & ~inside
         if out.any():
             n = int(out.sum())
+            does = "reads whatever is there" if what == "load" else "writes over whatever is there"
             raise OutOfBounds(f"out-of-bounds {what} in kernel {self.kernel}, program {self.program} (linear grid "
                               f"index): {n} lane(s) of a {what} with the mask on address memory outside every "
-                              "tensor argument (the interpreter reads whatever is there; on a GPU it is an "
-                              "illegal address). Mask every lane whose offset is out of range, even if its "
-                              "value is dropped later")
+                              f"tensor argument (the interpreter {does}; on a GPU it is an illegal address). "
+                              "Mask every lane whose offset is out of range, even if its value is dropped later")
 
     def _shadow(self, table: dict[int, np.ndarray], base: int) -> np.ndarray:
         if base not in table:
