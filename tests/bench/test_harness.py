@@ -137,6 +137,11 @@ def test_compare_and_cli(small_bench, tmp_path):
     assert out.exit_code == 0, out.output
     assert "correct rate" in out.output and "-1" in out.output and "fast_1.5" in out.output
     assert "ran different tasks" not in out.output
+    # one task each: its interval is a point, so no row says the two differ (newcomer nc13), and the table
+    # fits the console's 80 columns (it was printed 200 wide whatever the terminal)
+    assert pairs["correct_rate"].too_few and pairs["correct_rate"].overlap is None
+    assert "no (differs)" not in out.output and "– (1 task)" in out.output
+    assert max(len(line) for line in out.output.splitlines()) <= 80, out.output
     other = next(path / c["run_dir"] for c in result.cells if c["task"] != "relu")
     out = runner.invoke(app, ["compare", str(runs["edits"]), str(other)])
     assert out.exit_code == 0 and "A and B ran different tasks (only in A: relu" in " ".join(out.output.split())

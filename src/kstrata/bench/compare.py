@@ -32,10 +32,16 @@ class MetricPair:
         return self.b.value - self.a.value
 
     @property
+    def too_few(self) -> bool:
+        """A or B rests on fewer than 2 tasks: its bootstrap interval over tasks is a
+        point, so no overlap test can say the two differ."""
+        return self.a.value is not None and self.b.value is not None and min(self.a.n, self.b.n) < 2
+
+    @property
     def overlap(self) -> bool | None:
         """Whether the intervals overlap; ``None`` (not compared) when either is
-        undefined or rests on an untrusted timing."""
-        return None if any(self.untrusted) else self.a.overlaps(self.b)
+        undefined, rests on an untrusted timing, or on one task (:attr:`too_few`)."""
+        return None if any(self.untrusted) or self.too_few else self.a.overlaps(self.b)
 
 
 def _groups(outcomes: list[M.TaskOutcome]) -> dict[str, list[M.TaskOutcome]]:
@@ -107,11 +113,13 @@ def compare_table(path_a: str | Path, path_b: str | Path, count_initial: bool = 
     a, b = load_results(path_a, count_initial).outcomes, load_results(path_b, count_initial).outcomes
     notes = [n for n in (task_difference(a, b), None if count_initial else BEST_NOTE) if n]
     table = Table(title=f"A = {path_a}   B = {path_b}", caption="; ".join(notes) or None)
-    for col in ("group", "metric", "A", "B", "B − A", "intervals overlap"):
-        table.add_column(col, no_wrap=True)
+    # the terminal's width: every cell wraps at its spaces on a narrow one, no column narrower than its longest word
+    for col, least in (("group", 8), ("metric", 14), ("A", 12), ("B", 12), ("B − A", 5), ("intervals overlap", 9)):
+        table.add_column(col, min_width=least)
     for p in _pairs(a, b, **kw):
         diff = "–" if p.diff is None else f"{p.diff:+.3g}"
-        overlap = "– (untrusted)" if any(p.untrusted) else {None: "–", True: "yes", False: "no (differs)"}[p.overlap]
+        overlap = ("– (untrusted)" if any(p.untrusted) else "– (1 task)" if p.too_few
+                   else {None: "–", True: "yes", False: "no (differs)"}[p.overlap])
         table.add_row(p.group, M.LABELS[p.metric], _cell(p.a, p.untrusted[0]), _cell(p.b, p.untrusted[1]),
                       diff, overlap)
     return table

@@ -10,7 +10,7 @@ from kstrata.cli.errors import Console
 from kstrata.bench.compare import compare_table
 from kstrata.cli.bench import bench_errors
 
-console = Console(width=200)
+console = Console()  # the terminal's width (80 columns when not a terminal)
 
 
 def register(app: typer.Typer) -> None:
