@@ -114,6 +114,11 @@ def test_export_pytorch_copies_the_candidate_and_wraps_it(tmp_path):
     (tmp_path / "other" / "keep.txt").write_text("x")
     r = CliRunner().invoke(app, ["export", str(res.run_dir), "--to", str(tmp_path / "other")])
     assert r.exit_code == 2 and "not a kstrata export" in r.output
+    # a file is refused in one line and left as it was (it was a NotADirectoryError traceback: newcomer nc14)
+    (tmp_path / "a_file").write_text("mine")
+    r = CliRunner().invoke(app, ["export", str(res.run_dir), "--to", str(tmp_path / "a_file")])
+    assert r.exit_code == 2 and "a file, not a directory" in r.output and "Traceback" not in r.output
+    assert (tmp_path / "a_file").read_text() == "mine"
     assert kstrata.export(res.run_dir, out) == out
 
 

@@ -336,6 +336,8 @@ def export_run(run_dir: str | Path, to: str | Path, candidate: str | None = None
     info = open_run(run_dir)
     run_abs = info.run_dir.resolve()
     to = Path(to)
+    if to.exists() and not to.is_dir():
+        raise OptionError(f"--to {to}: a file, not a directory; give a new or empty directory for the package")
     if to.exists() and any(to.iterdir()) and not (to / "export.json").is_file():
         raise OptionError(f"--to {to}: a non-empty directory that is not a kstrata export; choose another")
     with RunStore.open(info.run_dir) as store:
