@@ -49,3 +49,18 @@ def test_a_constructor_that_fits_or_cannot_be_read_gets_no_warning():
     assert constructor_note(RMS.replace("dim: int, eps: float = 1e-6", "*args"), resolve_task("softmax")) is None
     assert constructor_note(RMS.replace("    def __init__(self, dim: int, eps: float = 1e-6):\n"
                                         "        super().__init__()\n", "    pass\n"), rms) is None
+
+
+def test_next_steps_name_a_task_file_by_its_path(tmp_path):
+    """A task given as a file: the next commands name the file (its name alone is no suite task: nc14)."""
+    task_file = tmp_path / "my softmax.py"
+    task_file.write_text(resolve_task("softmax").source)
+    kernel = tmp_path / "k.py"
+    kernel.write_text(RMS.replace("dim: int, eps: float = 1e-6", "*args"))
+    out = tmp_path / "out"
+    r = CliRunner().invoke(app, ["import", str(kernel), "--task", str(task_file), "--backend", "triton-interp",
+                                 "--out", str(out)], env={"COLUMNS": "400"})
+    assert r.exit_code == 0, r.output
+    cand = next(out.iterdir())
+    assert f"kstrata eval '{task_file}' {cand}" in r.output
+    assert f"kstrata optimize '{task_file}' --backend triton-interp --initial {cand}" in r.output

@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -196,7 +197,8 @@ def register(app: typer.Typer) -> None:
         if note:
             console.print(f"[yellow]warning:[/] {note}", highlight=False, soft_wrap=True)
         what = "verify it" if backend == "triton-interp" else "verify it and time it against eager PyTorch"
-        console.print(f"next: kstrata eval {t.name} {cand}   ({what}; the backend is the import's; "
+        named = shlex.quote(task)  # as given: a task file's path, which its name alone would not find (nc14)
+        console.print(f"next: kstrata eval {named} {cand}   ({what}; the backend is the import's; "
                       "--scope small for a quick check)", markup=False, highlight=False, soft_wrap=True)
-        console.print(f"  or: kstrata optimize {t.name} --backend {backend} --initial {cand}   (search from it)",
+        console.print(f"  or: kstrata optimize {named} --backend {backend} --initial {cand}   (search from it)",
                       markup=False, highlight=False, soft_wrap=True)
