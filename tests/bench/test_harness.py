@@ -38,6 +38,20 @@ def test_parse_budget_and_suite():
     assert get_proposer("edits", "pytorch", PROPOSERS).name == "edits"
 
 
+def test_a_folder_with_a_candidate_file_benches_the_named_task(tmp_path):
+    """newcomer nc14: `bench --suite my --tasks l2small` stopped at another file of my/ (a candidate);
+    the whole folder still must be tasks, and a missing name says which files were not."""
+    from kstrata.tasks.loader import resolve_task
+
+    (tmp_path / "relu.py").write_text(resolve_task("relu").source)
+    (tmp_path / "my_kernel.py").write_text("import torch\n\nclass ModelNew(torch.nn.Module):\n    pass\n")
+    assert [t.name for t in resolve_suite(str(tmp_path), ["relu"])] == ["relu"]
+    with pytest.raises(TaskError, match="my_kernel.py"):
+        resolve_suite(str(tmp_path))
+    with pytest.raises(TaskError, match="not in suite .*files there that are no task: .*my_kernel.py"):
+        resolve_suite(str(tmp_path), ["gelu"])
+
+
 def test_bench_end_to_end_and_resume_repeats_nothing(small_bench):
     path, result = small_bench
     assert len(result.ran) == 4 and not result.skipped

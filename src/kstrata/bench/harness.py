@@ -90,20 +90,24 @@ def parse_budget(text: str) -> Budget:
 def resolve_suite(suite: str, names: Sequence[str] | None = None) -> list[Task]:
     """Tasks of ``suite``: ``all``/``kstrata`` (the shipped suite), a folder of the
     suite (``level1``, ``level2``, ``level3``, ``quant``), a directory of task
-    files, or one task file; ``names`` keeps only those tasks (in suite order).
+    files, or one task file; ``names`` keeps only those tasks (in suite order;
+    in a directory, its other files need not be tasks).
 
     Raises
     ------
     kstrata.tasks.base.TaskError
         For an unknown suite or task name.
     """
-    from kstrata.tasks.loader import SUITE_DIR, load_dir, load_task, suite as shipped
+    from kstrata.tasks.loader import SUITE_DIR, load_dir, load_dir_lenient, load_task, suite as shipped
 
     path = Path(suite)
+    problems: list[TaskError] = []
     if suite in ("all", "kstrata"):
         tasks = shipped()
     elif (SUITE_DIR / suite).is_dir() and not path.exists():
         tasks = load_dir(SUITE_DIR / suite, check_import=False)
+    elif path.is_dir() and names:  # the named tasks only: another file of the folder (a candidate) is no concern
+        tasks, problems = load_dir_lenient(path)
     elif path.is_dir():
         tasks = load_dir(path)
     elif path.is_file():
@@ -116,7 +120,8 @@ def resolve_suite(suite: str, names: Sequence[str] | None = None) -> list[Task]:
         by_name = {t.name: t for t in tasks}
         missing = [n for n in names if n not in by_name]
         if missing:
-            raise TaskError(f"tasks {', '.join(missing)} are not in suite {suite!r}")
+            why = f"; files there that are no task: {'; '.join(str(e) for e in problems[:3])}" if problems else ""
+            raise TaskError(f"tasks {', '.join(missing)} are not in suite {suite!r}{why}")
         tasks = [t for t in tasks if t.name in set(names)]
     return tasks
 
