@@ -322,3 +322,19 @@ def test_export_says_when_it_replaces_an_export_of_another_candidate(tmp_path):
     r = runner.invoke(app, ["export", str(second.run_dir), "--to", str(to)])
     assert r.exit_code == 0 and f"replaced the earlier export in {to}" in r.output.replace("\n", ""), r.output
     assert first.best.hash[:12] in r.output.replace("\n", "")
+
+
+class _CorrectUntimed:
+    """A verifier whose backend times nothing (triton-interp): correct, no measurement."""
+
+    def evaluate(self, task, backend, sources):
+        return ({"verdict": "correct", "feedback": []}, None)
+
+
+def test_an_untimed_best_exports_and_says_its_speed_is_unknown(tmp_path):
+    task = kstrata.load_task("rmsnorm")
+    res = optimize(task, get_backend("pytorch"), _NoProposer(), _CorrectUntimed(), "greedy", Budget(evaluations=1),
+                   tmp_path / "run-untimed", initial_sources={"source": RMSNORM_NEW})
+    r = CliRunner().invoke(app, ["export", str(res.run_dir), "--to", str(tmp_path / "pkg")], env={"COLUMNS": "300"})
+    assert r.exit_code == 0, r.output
+    assert "speed: unknown" in r.output and "never timed" in r.output and "speedup vs" not in r.output

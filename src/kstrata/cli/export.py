@@ -489,6 +489,10 @@ def usage_hint(to: Path) -> str:
         said += [] if meta.get("timing_trusted", True) else ["timing not trusted; see kstrata retime"]
         lines.append(f"speedup vs {s['baseline']}: {s['value']:.3g}x{ci}, measured at {shape_text(s['shape'])}"
                      + (f" ({'; '.join(said)})" if said else ""))
+    if not meta.get("speedups"):  # triton-interp times nothing (nc14: an exported run said nothing of speed)
+        lines.append(f"speed: unknown: {meta['candidate'][:12]} was verified correct but never timed "
+                     f"({meta['backend']} times nothing: an interpreter, or no timing was run); the compiled "
+                     "backend (e.g. triton on a GPU) measures it")
     if meta.get("speedup_note"):
         lines.append(f"note: the speedup was {meta['speedup_note']}")
     init = "*task_module().get_init_inputs()" if meta.get("init_inputs") is None else ", ".join(meta["init_inputs"])
