@@ -43,3 +43,17 @@ def test_loop_reports_step_starts(tmp_path):
              tmp_path / "run", progress=lambda e, i: events.append(e))
     assert events[:2] == ["evaluating", "evaluated"] and "proposing" in events
     assert events.index("proposing") < events.index("expanded")
+
+
+class _Node:
+    hash = "abcdef0123456789"
+
+
+def test_an_evaluating_step_on_triton_interp_says_nothing_is_timed():
+    """newcomer nc14: triton-interp's progress read 'verifying and timing' though it times nothing."""
+    for backend, want, not_want in (("triton-interp", "verifying abcdef01 (nothing is timed on triton-interp)",
+                                     "timing"), ("tvm-llvm", "verifying and timing abcdef01", "nothing is timed")):
+        status = Text("")
+        beat = Heartbeat(status, None, backend=backend)
+        beat.wrap(lambda e, i: None)("evaluating", {"node": _Node()})
+        assert beat.step == want and not_want not in beat.step

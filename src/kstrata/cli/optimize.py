@@ -345,7 +345,7 @@ def register(app: typer.Typer) -> None:
                 waiting = partial(waiting_text, Path(llm.removeprefix("queue:")))
             beat = Heartbeat(status, None if console.is_terminal else (lambda line: print(line, flush=True)),
                              line_events=("evaluated", "stopped"),  # the events progress() prints off a terminal
-                             waiting=waiting)
+                             waiting=waiting, backend=b.name)
             progress = beat.wrap(progress)
             from kstrata.cli.signals import exit_status, interrupted_word, sigterm_as_interrupt
 

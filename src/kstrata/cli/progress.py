@@ -56,6 +56,18 @@ def proposing_how(backend: str, proposer: str) -> str:
     return f"an LLM call, or the built-in proposer's rules{tuning}"
 
 
+def timed(backend: str) -> bool:
+    """Whether ``backend``'s evaluations time the candidate (not on an
+    interpreter such as ``triton-interp``: newcomer nc14 read "verifying and
+    timing" there); an unknown or empty name counts as timed."""
+    from kstrata.backends.registry import UnknownBackendError, get_backend
+
+    try:
+        return bool(getattr(get_backend(backend), "timing_meaningful", True)) if backend else True
+    except UnknownBackendError:
+        return True
+
+
 class Heartbeat:
     """Wraps a ``progress(event, info)`` callback with a step clock.
 
@@ -85,12 +97,17 @@ class Heartbeat:
         step (``queue:DIR``: the request file to answer,
         :func:`kstrata.llm.file_queue.waiting_text`); ``None`` or a callable
         returning ``None``: nothing more.
+    backend:
+        The run's backend name, where an event's info names none: an
+        ``evaluating`` step on one that times nothing (``triton-interp``)
+        reads "verifying", not "verifying and timing".
     """
 
     def __init__(self, status: Any, emit_line: Callable[[str], None] | None, quiet_s: float = QUIET_S,
                  max_quiet_s: float = MAX_QUIET_S, clock: Callable[[], float] = time.monotonic,
-                 line_events: Iterable[str] | None = None, waiting: Callable[[], str | None] | None = None):
-        self.status, self.emit_line, self.clock = status, emit_line, clock
+                 line_events: Iterable[str] | None = None, waiting: Callable[[], str | None] | None = None,
+                 backend: str = ""):
+        self.status, self.emit_line, self.clock, self.backend = status, emit_line, clock, backend
         self.waiting, self.step_event = waiting, ""
         self.line_events = None if line_events is None else frozenset(line_events)
         self.quiet_s, self.max_quiet_s = quiet_s, max(quiet_s, max_quiet_s)
@@ -108,7 +125,10 @@ class Heartbeat:
             node = info.get("node")
             if event in STEPS:
                 how = proposing_how(str(info.get("backend") or ""), str(info.get("proposer") or ""))
-                self.step = STEPS[event].format(node=getattr(node, "hash", "?")[:8], level=info.get("level", "?"),
+                backend = str(info.get("backend") or self.backend)
+                text = STEPS[event] if event != "evaluating" or timed(backend) \
+                    else "verifying {node} (nothing is timed on " + backend + ")"
+                self.step = text.format(node=getattr(node, "hash", "?")[:8], level=info.get("level", "?"),
                                                 how=how)
                 self.step_start = self.changed = self.clock()
                 self.step_event, self.beats = event, 0
