@@ -60,6 +60,10 @@ TILELANG_READ_CASES = [
     ("split_sum_last_block_adds_partials.py", "compile_error"),
     # block b reads the running total block b - 1 stored
     ("row_sum_through_the_previous_block.py", "compile_error"),
+    # the same as the first behind a guard that reads a zero flag nothing updates (read as "ordered" before)
+    ("split_sum_last_block_behind_a_flag.py", "compile_error"),
+    # the same as the first through an index table in memory (an index read from memory was not judged)
+    ("split_sum_last_block_through_an_index.py", "compile_error"),
     # honest: a block reads back only the elements it stored itself
     ("row_sum_two_passes_over_its_own_output.py", "correct"),
     # honest: the block that takes the row counter's last ticket (an atomic's result) adds the partials

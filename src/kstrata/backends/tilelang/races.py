@@ -26,8 +26,10 @@ stored, read correct on tilelang-c, whose earlier blocks always ran first
 each read's element span in block ``v`` (its indices relaxed over their loops
 by TVM's interval analysis) must be provably disjoint, in some dimension, from
 each store's span in block ``v + d`` (``d >= 1``), and the other way round. A
-read under a guard that reads global memory or an atomic's result (a
-counter's ticket: the program that counts last) is not judged.
+read under a guard that reads an atomic's result (a counter's ticket: the
+program that counts last) or a parameter an atomic of the kernel updates is
+not judged; a read at an index read from memory is judged a race unless the
+block stored that buffer at the same index expression.
 """
 
 from __future__ import annotations
@@ -253,13 +255,25 @@ def block_race(func: Any) -> str | None:
     # local buffers that some store fills from an atomic's result (a counter's ticket)
     tickets = [data for data, values in stores_local.items() if any(atomic(x) for x in values)]
 
+    # parameters some atomic of the kernel updates (counters, flags)
+    counters: list[Any] = []
+
+    def note_counters(node: Any) -> None:
+        if isinstance(node, tirx.Call) and "atomic" in str(getattr(node.op, "name", "")):
+            def inner(x: Any) -> None:
+                if isinstance(x, tirx.BufferLoad) and is_param(x.buffer):
+                    counters.append(x.buffer.data)
+            tirx.stmt_functor.post_order_visit(node, inner)
+
+    tirx.stmt_functor.post_order_visit(func.body, note_counters)
+
     def run_time(expr: Any) -> bool:
-        """Whether ``expr`` reads global memory or an atomic's result (a counter's value orders a read under it)."""
+        """Whether ``expr`` reads an atomic's result or a parameter an atomic of the kernel updates (a
+        counter's value orders a read under it); a guard on any other memory orders nothing."""
         found = [atomic(expr)]
 
         def visit(node: Any) -> None:
-            if isinstance(node, tirx.BufferLoad) and (is_param(node.buffer) or node.buffer.scope() == "global"
-                                                      or any(node.buffer.data.same_as(t) for t in tickets)):
+            if isinstance(node, tirx.BufferLoad) and any(node.buffer.data.same_as(t) for t in tickets + counters):
                 found[0] = True
         tirx.stmt_functor.post_order_visit(expr, visit)
         return found[0]
@@ -271,8 +285,18 @@ def block_race(func: Any) -> str | None:
         for read in reads:
             buf, indices, blocks, guards, _, lets = read
             mine = [st for st in stores if st[0].data.same_as(buf.data)]
-            if not mine or ordered(guards, lets) or any(_vars(inline(i, lets), tirx)[1] for i in indices):
-                continue  # never stored, ordered by a value read at run time, or an index read from memory
+            if not mine or ordered(guards, lets):
+                continue  # never stored, or ordered by a counter's value read at run time
+            if any(_vars(inline(i, lets), tirx)[1] for i in indices):
+                # an index read from memory: only the element this block stored at the same index is known
+                same = [st for st in mine if len(st[1]) == len(indices) and all(
+                    ir.structural_equal(inline(a, st[5]), inline(b, lets)) for a, b in zip(st[1], indices))]
+                if same:
+                    continue
+                where = ", ".join(str(i) for i in indices)
+                return (f"a block reads {buf.name}[{where}] at an index read from memory, and blocks store to "
+                        f"{buf.name} with plain stores: on a GPU blocks run in no order, so the read may come "
+                        "before another block's store (tilelang-c runs blocks one after another)")
             for v, extent in blocks:
                 if isinstance(extent, tirx.IntImm) and extent.value <= 1:
                     continue
