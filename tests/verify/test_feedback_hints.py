@@ -95,3 +95,54 @@ def test_eval_of_the_weight_ones_case_gives_the_parameter_hint(tmp_path):
     assert out["verdict"] == "incorrect"
     kinds = {f["kind"]: f["text"] for f in out["feedback"]}
     assert "parameters" in kinds and "weight" in kinds["parameters"] and "same seed" in kinds["parameters"]
+
+
+class _Biased(torch.nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.bias = torch.nn.Parameter(0.1 * torch.randn(d))
+
+
+def test_parameter_hint_names_a_bias_drawn_differently():
+    """newcomer nc14: a ModelNew with bias = zeros (Model: 0.1 * randn) got no parameters line."""
+    torch.manual_seed(0)
+    model, x = _Biased(64), torch.randn(8, 64)
+    oracle = (2 * x + model.bias).double()
+    hint = parameter_hint(model, 2 * x, oracle)  # ModelNew's bias: zeros
+    assert hint is not None and hint["data"]["form"] == "offset" and hint["data"]["parameters"] == ["bias"]
+    assert "offset in each column" in hint["text"] and "bias (64,)" in hint["text"]
+    assert parameter_hint(model, oracle + 0.5, oracle) is None  # one offset for all: not a parameter
+    assert parameter_hint(model, oracle + 0.01 * torch.randn_like(oracle), oracle) is None
+
+
+def test_sign_hint_says_the_wrong_elements_are_the_negative_inputs():
+    from kstrata.verify.feedback import sign_hint
+
+    x = torch.randn(16, 33)
+    good = torch.nn.functional.gelu(x).double()
+    cand = torch.where(x < 0, torch.zeros_like(x), torch.nn.functional.gelu(x)).double()
+    bad = (cand - good).abs() > 1e-4
+    hint = sign_hint([x], bad)
+    assert hint is not None and hint["data"]["sign"] == "negative" and "input 0 is negative" in hint["text"]
+    assert sign_hint([x], torch.ones_like(bad)) is None  # wrong everywhere: no sign in common
+    assert sign_hint([x[:, :5]], bad) is None  # no input of the output's shape
+
+
+GELU_NEG = '''import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        return torch.where(x < 0, torch.zeros_like(x), torch.nn.functional.gelu(x))
+'''
+
+
+def test_eval_of_a_gelu_wrong_for_negative_inputs_says_so(tmp_path):
+    cand = tmp_path / "gelu_neg.py"
+    cand.write_text(GELU_NEG)
+    r = CliRunner().invoke(app, ["eval", "gelu", str(cand), "--backend", "pytorch", "--scope", "small", "--json"])
+    ev = json.loads(r.output[r.output.index("{"):])
+    assert ev["verdict"] == "incorrect"
+    signs = [f for f in ev["feedback"] if f["kind"] == "input_sign"]
+    assert signs and signs[0]["data"]["sign"] == "negative", ev["feedback"]

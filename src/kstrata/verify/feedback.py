@@ -116,7 +116,7 @@ def parameter_hint(model: torch.nn.Module, cand: torch.Tensor, oracle: torch.Ten
     col = torch.nanmedian(ratio, dim=0).values
     spread = torch.where(ok, (ratio - col).abs(), torch.zeros_like(o)).amax(0)
     if bool((spread > 1e-4 * col.abs() + 1e-9).any()):
-        return None  # not a factor per column
+        return _offset_hint(model, c, o)  # not a factor per column: an offset per column?
     if float((col - col.mean()).abs().max()) <= 1e-3 * abs(float(col.mean())):
         return None  # one factor for all: not a per-column parameter
     named = [(k, v.detach()) for k, v in model.named_parameters() if v.dim() >= 1 and v.shape[-1] == n]
@@ -136,6 +136,56 @@ def parameter_hint(model: torch.nn.Module, cand: torch.Tensor, oracle: torch.Ten
                         if spread_v <= 1e-3 * abs(float(implied.mean())) + 1e-9
                         else f"ModelNew's has mean {float(implied.mean()):.3g}, std {spread_v:.3g})"))
     return item("parameters", "source", text, **data)
+
+
+def _offset_hint(model: torch.nn.Module, c: torch.Tensor, o: torch.Tensor) -> dict | None:
+    """:func:`parameter_hint`'s other signature: the output (``c``, ``o``:
+    float64, rows x last dim) is off by an offset per column, constant down
+    each column and different between columns (a bias of that size drawn
+    differently: ``zeros`` instead of ``0.1 * randn``); ``None`` when absent."""
+    n = c.shape[-1]
+    diff = c - o
+    col = diff.median(dim=0).values
+    scale = max(float(o.abs().max()), 1e-30)
+    if float((diff - col).abs().max()) > 1e-5 * scale:
+        return None  # not an offset per column
+    if float((col - col.mean()).abs().max()) <= 1e-3 * scale:
+        return None  # one offset for all (or none): not a per-column parameter
+    named = [(k, v.detach()) for k, v in model.named_parameters() if v.dim() >= 1 and v.shape[-1] == n]
+    text = (f"the output is off by a different offset in each column (last dim, size {n}), constant down each "
+            "column: an additive parameter of that size (a bias) differs from the Model's. kstrata constructs "
+            "Model and ModelNew after the same seed (torch.manual_seed), so ModelNew must create its parameters "
+            "with the same calls, in the same order, as Model")
+    if named:
+        text += f"; Model's parameters of that size: {', '.join(f'{k} {tuple(t.shape)}' for k, t in named)}"
+    return item("parameters", "source", text, size=n, parameters=[k for k, _ in named], form="offset")
+
+
+def sign_hint(inputs: list[Any], bad: torch.Tensor) -> dict | None:
+    """Where the wrong elements of an output are by the sign of the input of
+    the same shape (an elementwise map read element for element): all where
+    it is negative, positive or zero while the rest of the input has the
+    others (newcomer nc14: a GELU wrong for negative inputs only was told
+    which draws failed, not where). ``inputs``: the failing test's inputs;
+    ``bad``: the output's wrong-element mask. ``None`` when no input has the
+    output's shape or the wrong elements have no common sign."""
+    nbad = int(bad.sum())
+    if nbad < 2:
+        return None
+    for i, x in enumerate(inputs):
+        if not isinstance(x, torch.Tensor) or not x.is_floating_point() or tuple(x.shape) != tuple(bad.shape):
+            continue
+        x = x.detach().cpu().double()
+        for word, where in (("negative", x < 0), ("positive", x > 0), ("exactly zero", x == 0)):
+            in_bad = int((where & bad).sum())
+            if in_bad == nbad and int(where.sum()) < x.numel():
+                share = int(where.sum()) / x.numel()
+                right = int((where & ~bad).sum())
+                return item("input_sign", "source",
+                            f"every wrong element is where input {i} is {word} ({nbad} wrong; the input is {word} "
+                            f"at {100 * share:.0f}% of its elements, {right} of those are right): check the "
+                            f"kernel's branch or formula for {word} inputs", input=i, sign=word, wrong=nbad)
+    return None
 
 
 def _wrong_along_dims(bad: torch.Tensor) -> dict[int, list[int]]:
@@ -244,6 +294,8 @@ def locate(ctx: "Context", failure: "Failure", run: "ShapeRun | None", tests: li
             items += describe_tensor(failure.outputs[i], failure.oracles[i], comp.bad, comp.stats)
             hint = parameter_hint(run.model, failure.outputs[i], failure.oracles[i]) if run is not None else None
             items += [hint] if hint else []
+            sign = sign_hint(run.inputs(failure.test), comp.bad) if run is not None else None
+            items += [sign] if sign else []
             break
     if failure.unwritten:
         items.append(item("unwritten_memory", "source",
