@@ -146,3 +146,26 @@ def test_eval_of_a_gelu_wrong_for_negative_inputs_says_so(tmp_path):
     assert ev["verdict"] == "incorrect"
     signs = [f for f in ev["feedback"] if f["kind"] == "input_sign"]
     assert signs and signs[0]["data"]["sign"] == "negative", ev["feedback"]
+
+
+LAST_ROW_UNWRITTEN = '''import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        out = torch.empty_like(x)
+        out[:-1] = torch.softmax(x[:-1], dim=-1)
+        return out
+'''
+
+
+def test_an_unwritten_last_row_is_not_told_as_a_read_outside_an_input_alone(tmp_path):
+    """newcomer nc14: the unwritten last row got an edge_read item blaming out-of-bounds loads as well."""
+    cand = tmp_path / "uninit.py"
+    cand.write_text(LAST_ROW_UNWRITTEN)
+    r = CliRunner().invoke(app, ["eval", "softmax", str(cand), "--backend", "pytorch", "--scope", "small", "--json"])
+    ev = json.loads(r.output[r.output.index("{"):])
+    kinds = {f["kind"]: f for f in ev["feedback"]}
+    assert ev["verdict"] == "incorrect" and "unwritten_memory" in kinds, ev["feedback"]
+    assert kinds["edge_read"]["text"].startswith("either an output row the kernel never writes")

@@ -298,6 +298,11 @@ def locate(ctx: "Context", failure: "Failure", run: "ShapeRun | None", tests: li
             items += [sign] if sign else []
             break
     if failure.unwritten:
+        for it in items:  # the two signatures match alike: say which reading comes first (newcomer nc14)
+            if it["kind"] == "edge_read":
+                it["text"] = ("either an output row the kernel never writes (the outputs follow kstrata's "
+                              "allocation poison: see unwritten_memory, the likelier reading) or a read outside "
+                              "an input: " + it["text"])
         items.append(item("unwritten_memory", "source",
                           "the outputs follow kstrata's poison: every buffer the candidate allocates is filled "
                           "with NaN on one run and 1e30 on the other, and wrong outputs are NaN on the first "
