@@ -104,6 +104,23 @@ class Shapes(_Strict):
                     raise ValueError(f"shape variable {name!r} must be >= 0, got {size}")
         return v
 
+    @model_validator(mode="after")
+    def _variables_of_nominal(self) -> "Shapes":
+        # a small or sweep shape may leave variables out (full_shape takes them from nominal), never add
+        # one nominal lacks: nominal {B, N} with sweep {B, D} was reported as the flops formula's D
+        # (newcomer nc14), where the shapes were the mistake
+        known = set(self.nominal)
+        if not known:
+            return self
+        for field in ("small", "sweep"):
+            for i, shape in enumerate(getattr(self, field)):
+                extra = sorted(set(shape) - known)
+                if extra:
+                    raise ValueError(f"shapes.{field}[{i}] {shape} names {extra}, which shapes.nominal "
+                                     f"{self.nominal} does not; every shape uses nominal's variables "
+                                     f"({sorted(known)})")
+        return self
+
 
 class Tolerance(_Strict):
     """Correctness tolerance policy.
