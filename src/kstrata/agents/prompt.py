@@ -182,9 +182,18 @@ def _describe_tolerance(tol: Any, dtype: str = "") -> str:
     if tol.kind == "exact":
         return "outputs must be exactly equal to the reference"
     if tol.kind == "quant":
+        from kstrata.verify.tolerance import QUANT_ELEMENT_K
+
+        # what the judge applies (kstrata.verify.tolerance, rounding): the metrics alone let a truncating or
+        # wrongly clamped int8 kernel look inside them (queue-model round of 2026-12-04)
         return (
-            f"against the float64 oracle: cosine similarity >= {tol.cosine}, relative L1 "
-            f"error <= {tol.rel_l1}, relative RMSE <= {tol.rmse}"
+            "integer outputs (int8 codes): equal to the reference's, except one quantization step only where "
+            "the exact value before the rounding is within rounding of a tie (round half to even, as "
+            "torch.round; clamp to exactly the reference's range): a truncation or a clamp off by one fails; "
+            f"floating outputs: against the float64 oracle, cosine similarity >= {tol.cosine}, relative L1 "
+            f"error <= {tol.rel_l1}, RMSE relative to the oracle's RMS <= {tol.rmse}, and no element off by "
+            f"more than {QUANT_ELEMENT_K:g} x that RMSE allowance (or {tol.k:g} x the reference's own error "
+            "where larger); NaN/Inf where the oracle is finite always fails"
         )
     bound = _dtype_bound(dtype, tol)
     if bound is None:
