@@ -169,3 +169,16 @@ def test_an_unwritten_last_row_is_not_told_as_a_read_outside_an_input_alone(tmp_
     kinds = {f["kind"]: f for f in ev["feedback"]}
     assert ev["verdict"] == "incorrect" and "unwritten_memory" in kinds, ev["feedback"]
     assert kinds["edge_read"]["text"].startswith("either an output row the kernel never writes")
+
+
+def test_values_item_shows_expected_and_got_and_a_common_value():
+    """queue-model round 2026-12-04: an int8 kernel clamping to -127 was told where, not what."""
+    o = torch.tensor([[-128.0, 5.0, -128.0], [3.0, -128.0, 7.0]], dtype=torch.float64)
+    c = o.clone()
+    c[o == -128] = -127
+    items = describe_tensor(c, o, c != o, {})  # integer outputs: no max_err in the stats
+    share = next(i for i in items if i["kind"] == "wrong_share")
+    assert "max error 1" in share["text"] and "nan" not in share["text"]
+    vals = next(i for i in items if i["kind"] == "values")
+    assert "[0, 0]: -128 -> -127" in vals["text"] and "every wrong element is -127" in vals["text"]
+    assert vals["data"]["samples"][0] == [[0, 0], -128.0, -127.0]

@@ -188,6 +188,31 @@ def sign_hint(inputs: list[Any], bad: torch.Tensor) -> dict | None:
     return None
 
 
+#: Wrong elements whose expected and actual values :func:`values_item` lists.
+VALUE_SAMPLES = 5
+
+
+def values_item(c: torch.Tensor, o: torch.Tensor, bad: torch.Tensor) -> dict[str, Any]:
+    """The first :data:`VALUE_SAMPLES` wrong elements (row-major order) with
+    the expected (float64 oracle) and the actual value, and, when every wrong
+    element got one value or was off by one amount, that value or amount
+    (queue-model round of 2026-12-04: an int8 kernel clamping to -127 was told
+    where it was wrong, not that the reference held -128 there). ``c``, ``o``:
+    float64 output and oracle; ``bad``: the wrong-element mask."""
+    idx = bad.nonzero()[:VALUE_SAMPLES]
+    shown = [(tuple(int(i) for i in p), float(o[tuple(p)]), float(c[tuple(p)])) for p in idx]
+    text = "first wrong elements (index: expected -> got): " + "; ".join(
+        f"{list(p) if len(p) > 1 else p[0]}: {e:.6g} -> {g:.6g}" for p, e, g in shown)
+    got, want = c[bad], o[bad]
+    fin = torch.isfinite(got) & torch.isfinite(want)
+    if got.numel() > 1 and bool(fin.all()):
+        if bool((got == got[0]).all()):
+            text += f"; every wrong element is {float(got[0]):.6g}"
+        elif bool(((got - want) == (got - want)[0]).all()):
+            text += f"; every wrong element is off by {float(got[0] - want[0]):+.6g}"
+    return item("values", "source", text, samples=[[list(p), e, g] for p, e, g in shown])
+
+
 def _wrong_along_dims(bad: torch.Tensor) -> dict[int, list[int]]:
     """Per dimension of the output larger than 1 (every dimension when none
     is), the indices along it that hold a wrong element."""
@@ -208,12 +233,18 @@ def describe_tensor(cand: torch.Tensor, oracle: torch.Tensor, bad: torch.Tensor,
     items = []
     c, o = cand.double(), oracle.double()
     total, nbad = bad.numel(), int(bad.sum())
+    max_err = stats.get("max_err")
+    if not isinstance(max_err, (int, float)) or math.isnan(max_err):  # integer outputs: no error was computed
+        both = bad & torch.isfinite(c) & torch.isfinite(o)
+        max_err = float((c - o).abs()[both].max()) if bool(both.any()) else float("nan")
     items.append(item("wrong_share", "source",
                       f"{nbad} of {total} elements wrong ({100 * nbad / max(total, 1):.2f}%), "
-                      f"max error {stats.get('max_err', float('nan')):.3g}"
+                      f"max error {max_err:.3g}"
                       + (f" over the finite ones ({stats['nonfinite_wrong']} NaN/Inf where the oracle is finite)"
                          if stats.get("nonfinite_wrong") else ""),
                       wrong=nbad, total=total, share=nbad / max(total, 1), max_err=stats.get("max_err")))
+    if nbad:
+        items.append(values_item(c, o, bad))
     nonfin = torch.isfinite(o) & ~torch.isfinite(c)
     if nonfin.any():
         pos = [list(map(int, p)) for p in nonfin.nonzero()[:5]]
