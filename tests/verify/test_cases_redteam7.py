@@ -106,3 +106,18 @@ def test_rt48_every_size_is_probed_at_one_and_the_prompt_range_says_so():
     conv = resolve_task("conv2d")  # a kernel width (never above 8) keeps its sizes
     assert all(t.shape_dict["KS"] in (3, 5) for t in unit_tests(conv, "s", conv.sweep_shapes))
     assert size_bounds(conv)["KS"][0] == 3
+
+
+def test_rt48_the_positive_draw_is_the_normal_draw_made_at_least_one():
+    import torch
+
+    from kstrata.tasks.inputs import apply_distribution
+    from kstrata.tasks.meta import DEFAULT_DISTRIBUTIONS, TaskMeta
+
+    x = torch.randn(33, 65)
+    [y, n] = apply_distribution([x, torch.arange(4)], "positive", 5)
+    assert y.dtype == x.dtype and y.shape == x.shape and torch.equal(y, (x.double().abs() + 1).float())
+    assert bool((y >= 1).all()) and torch.equal(n, torch.arange(4))  # integers are never changed
+    assert "positive" in DEFAULT_DISTRIBUTIONS and "shifted" in DEFAULT_DISTRIBUTIONS
+    quant = TaskMeta(category="quant", distributions=("normal",))
+    assert {"positive", "shifted"} <= set(quant.distributions)
