@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import ast
 import re
+import sys
 from collections.abc import Iterator
 
 from kstrata.pysyntax import parse_module
@@ -678,9 +679,32 @@ def static_findings(source: str, *, dsl: bool, dtype: str = "float32", allow_tf3
     Raises
     ------
     SyntaxError
-        If ``source`` does not parse (the caller reports ``compile_error``).
+        If ``source`` does not parse (the caller reports ``compile_error``),
+        or nests deeper than the checks can walk even with
+        :data:`CHECK_RECURSION_LIMIT` Python frames.
     """
     tree = parse_module(source)
+    # the walks recurse a few Python frames per level of the tree: a legal sum of 1000 terms (a left-deep
+    # BinOp chain; the parser takes ~3000) ended the judge in a RecursionError traceback at the default
+    # 1000 (red-team round of 2026-12-04). Python-to-Python calls use no C stack on 3.11, so the higher
+    # limit costs nothing; a tree deeper still is the candidate's syntax error
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, CHECK_RECURSION_LIMIT))
+    try:
+        return _walk(tree, dsl, dtype, allow_tf32, allow_reduced_precision, reference, provided)
+    except RecursionError:
+        raise SyntaxError("nested too deeply for kstrata's static checks", ("<candidate>", None, None, None)) from None
+    finally:
+        sys.setrecursionlimit(limit)
+
+
+#: Python frames :func:`static_findings` may use: enough to walk the deepest
+#: tree the parser builds (a sum of about 3000 terms) three frames a level.
+CHECK_RECURSION_LIMIT = 30000
+
+
+def _walk(tree: ast.Module, dsl: bool, dtype: str, allow_tf32: bool, allow_reduced_precision: bool,
+          reference: str, provided: dict[str, str] | None) -> list[Finding]:
     v = _Visitor(dsl, dtype, allow_tf32, allow_reduced_precision)
     v.defined = _defined_names(tree)
     v.own_private = _defined_private(tree)
