@@ -212,6 +212,19 @@ def test_eval_refuses_a_timeout_that_is_not_a_positive_number(tmp_path, value):
     _one_error_line(res, "error: --timeout ", "finite number > 0")
 
 
+@pytest.mark.parametrize("args", [["eval", "relu", "CAND", "--timeout", "1e308", "--no-time"],
+                                  ["baseline", "relu", "--timeout", "1e308"],
+                                  ["mcp", "--max-wall", "1e308"]])
+def test_a_time_limit_past_what_the_os_can_wait_is_refused(tmp_path, args):
+    """``--timeout 1e308`` ended ``kstrata eval`` in an OverflowError traceback
+    (a wait's timestamp out of range; red-team round of 2026-12-04)."""
+    cand = tmp_path / "cand.py"
+    cand.write_text(RELU_CANDIDATE)
+    args = [str(cand) if a == "CAND" else a for a in args]
+    res = CliRunner().invoke(app, args + (["--run", str(tmp_path / "r")] if args[0] == "mcp" else []))
+    _one_error_line(res, f"error: {args[args.index('1e308') - 1]} ", "at most")
+
+
 @pytest.mark.parametrize("value", ["-5", "0", "nan"])
 def test_eval_and_baseline_refuse_a_bad_timing_budget(tmp_path, value):
     cand = tmp_path / "cand.py"

@@ -13,7 +13,7 @@ import typer
 from rich.table import Table
 
 from kstrata.backends.registry import get_backend
-from kstrata.cli.errors import Console, check_number, user_errors
+from kstrata.cli.errors import MAX_SECONDS, Console, check_number, user_errors
 from kstrata.measure.baselines import BaselineResult, kinds_for, run_baselines
 from kstrata.measure.roofline import cache_dir
 from kstrata.measure.timing import TimingConfig
@@ -101,7 +101,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Time eager PyTorch, torch.compile and (TVM) the MetaSchedule-tuned baseline."""
         with user_errors():
-            check_number("--timeout", timeout_s, unit=" s")
+            check_number("--timeout", timeout_s, unit=" s", maximum=MAX_SECONDS)
             check_number("--budget-ms", budget_ms, unit=" ms")
             check_number("--trials", trials, strict=False)
             check_number("--threads", threads, minimum=1, strict=False)

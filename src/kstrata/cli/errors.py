@@ -34,9 +34,16 @@ class OptionError(ValueError):
     """A command-line option value that cannot be used."""
 
 
+#: Largest wall-clock limit an option may set (s, about 115 days): the OS's
+#: waits take no more (``--timeout 1e308`` ended ``kstrata eval`` in an
+#: OverflowError traceback, "timestamp out of range for platform time_t").
+MAX_SECONDS = 1e7
+
+
 def check_number(option: str, value: float | None, *, minimum: float = 0.0, strict: bool = True,
-                 unit: str = "") -> None:
-    """Refuse a numeric option value that is NaN, infinite or too small.
+                 unit: str = "", maximum: float = math.inf) -> None:
+    """Refuse a numeric option value that is NaN, infinite, too small or
+    above ``maximum`` (e.g. :data:`MAX_SECONDS` for a time limit).
 
     Parameters
     ----------
@@ -60,6 +67,8 @@ def check_number(option: str, value: float | None, *, minimum: float = 0.0, stri
     if not ok:
         raise OptionError(f"{option} {value:g}: must be a finite number {'>' if strict else '>='} "
                           f"{minimum:g}{unit}")
+    if value > maximum:
+        raise OptionError(f"{option} {value:g}: must be at most {maximum:g}{unit}")
 
 
 #: Exceptions that mean "the user's input is wrong", not "kstrata has a bug":

@@ -14,7 +14,7 @@ from typing import Any
 import typer
 
 from kstrata.api import evaluate_sources, read_candidate
-from kstrata.cli.errors import Console, check_number, err_console
+from kstrata.cli.errors import MAX_SECONDS, Console, check_number, err_console
 from kstrata.backends.envs import EnvMissingError
 from kstrata.backends.registry import UnknownBackendError, get_backend
 from kstrata.backends.workers import pool_for
@@ -250,7 +250,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Verify CANDIDATE_FILE for TASK: prints the verdict, evidence and feedback."""
         try:
-            check_number("--timeout", timeout, unit=" s")
+            check_number("--timeout", timeout, unit=" s", maximum=MAX_SECONDS)
             check_number("--budget-ms", budget_ms, unit=" ms")
             t = resolve_task(task)
             sources, backend = read_candidate(candidate, backend)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from kstrata.cli.errors import OptionError, check_number, err_console, user_errors
+from kstrata.cli.errors import MAX_SECONDS, OptionError, check_number, err_console, user_errors
 
 
 def mcp(
@@ -39,7 +39,7 @@ def mcp(
         from kstrata.sandbox.policy import require
 
         require()  # submissions run only sandboxed, unless --unsafe-no-sandbox
-        check_number("--max-wall", max_wall, unit=" s")
+        check_number("--max-wall", max_wall, unit=" s", maximum=MAX_SECONDS)
         check_number("--max-calls", max_calls, strict=False)
         check_number("--max-evaluations", max_evaluations, strict=False)
         check_number("--workers", workers, minimum=1, strict=False)
