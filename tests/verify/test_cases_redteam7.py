@@ -121,3 +121,27 @@ def test_rt48_the_positive_draw_is_the_normal_draw_made_at_least_one():
     assert "positive" in DEFAULT_DISTRIBUTIONS and "shifted" in DEFAULT_DISTRIBUTIONS
     quant = TaskMeta(category="quant", distributions=("normal",))
     assert {"positive", "shifted"} <= set(quant.distributions)
+
+
+TILELANG_BOUNDS_CASES = [
+    # each element loaded before its bounds test: the last chunk's loads run past the row
+    ("row_sum_load_before_the_guard.py", "compile_error"),
+    ("row_sum_load_under_the_guard.py", "correct"),
+    ("row_sum_load_in_a_select.py", "correct"),
+]
+
+
+@pytest.mark.slow
+@needs_sandbox
+@pytest.mark.parametrize("candidate,verdict", TILELANG_BOUNDS_CASES)
+def test_rt48_a_tilelang_load_past_an_axis_fails_even_when_its_value_is_dropped(kstrata_eval, candidate, verdict):
+    from kstrata.backends.registry import get_backend
+
+    if not get_backend("tilelang-c").availability().usable:
+        pytest.skip("tilelang-c is not usable here (kstrata setup)")
+    d = kstrata_eval("sum_dim", f"rt48_tilelang_out_of_bounds/{candidate}", "--no-time", "--scope", "small",
+                     backend="tilelang-c")
+    assert d["verdict"] == verdict, summary(d)
+    if verdict == "compile_error":
+        message = d["evidence"]["message"]
+        assert "OutOfBounds" in message or "withheld" in message, summary(d)

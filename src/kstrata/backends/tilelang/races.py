@@ -30,6 +30,15 @@ read under a guard that reads an atomic's result (a counter's ticket: the
 program that counts last) or a parameter an atomic of the kernel updates is
 not judged; a read at an index read from memory is judged a race unless the
 block stored that buffer at the same index expression.
+
+:func:`block_race` also finds a plain load or store of a parameter (one the
+C code runs whenever its statement runs: not a branch of a select or
+``T.if_then_else``) that indexes outside an axis at the first or last point
+of its blocks and loops, every enclosing condition holding there: a load
+before its bounds test whose value is dropped after it read correct on
+tilelang-c, which reads whatever memory is there (case rt48). The kernel's
+first call then raises :class:`OutOfBounds`. Only such a concrete witness
+counts, so an access the analysis cannot place is never flagged.
 """
 
 from __future__ import annotations
@@ -40,6 +49,11 @@ from typing import Any
 class BlockRace(RuntimeError):
     """Blocks of one TileLang kernel store to one element without an order
     between them on a GPU (see :func:`block_race`)."""
+
+
+class OutOfBounds(RuntimeError):
+    """A TileLang kernel loads or stores a parameter's element outside the
+    buffer at its first or last block and loop iteration (see :func:`block_race`)."""
 
 
 def _vars(expr: Any, tirx: Any) -> tuple[list[Any], bool]:
@@ -60,9 +74,10 @@ def _vars(expr: Any, tirx: Any) -> tuple[list[Any], bool]:
 def block_race(func: Any) -> str | None:
     """Why blocks of ``func`` (a TileLang ``PrimFunc`` before lowering, as
     ``JITKernel.prim_func`` holds it) may store to one element of a parameter
-    buffer, or one block may read an element another stores, or ``None``
-    (module docstring for the rules). Must run where TileLang's ``tvm``
-    imports."""
+    buffer, or one block may read an element another stores, or an access
+    indexes outside its buffer (the message then starts with
+    ``out-of-bounds``), or ``None`` (module docstring for the rules). Must run
+    where TileLang's ``tvm`` imports."""
     from tilelang import tvm  # noqa: F401 - TileLang's bundled TVM, imported before its modules
     from tvm import arith, ir, tirx
 
@@ -143,11 +158,27 @@ def block_race(func: Any) -> str | None:
     stores: list[tuple[Any, ...]] = []
     reads: list[tuple[Any, ...]] = []
 
+    # the plain loads of a parameter that the C code runs whenever their statement runs (not a branch of a
+    # select or if_then_else, not a region's start), for out_of_bounds
+    loads: list[tuple[Any, ...]] = []
+
     def note_reads(expr: Any, ctx: tuple[Any, ...], skip: list[Any] | None = None) -> None:
+        branches: list[Any] = []
+
+        def branch(node: Any) -> None:
+            if isinstance(node, tirx.Select) or (isinstance(node, tirx.Call) and "if_then_else" in str(
+                    getattr(node.op, "name", ""))):
+                for arm in (node.true_value, node.false_value) if isinstance(node, tirx.Select) else node.args[1:]:
+                    tirx.stmt_functor.post_order_visit(arm, lambda x: branches.append(x)
+                                                       if isinstance(x, tirx.BufferLoad) else None)
+        tirx.stmt_functor.post_order_visit(expr, branch)
+
         def visit(node: Any) -> None:
             if isinstance(node, tirx.BufferLoad) and is_param(node.buffer) \
                     and not any(node.same_as(k) for k in skip or []):
                 reads.append((node.buffer, list(node.indices), *ctx))
+                if not any(node.same_as(k) for k in branches):
+                    loads.append((node.buffer, list(node.indices), *ctx))
         tirx.stmt_functor.post_order_visit(expr, visit)
 
     def walk(s: Any, blocks: list[tuple[Any, Any]], guards: list[Any], loops: list[tuple[Any, Any, Any]],
@@ -311,14 +342,57 @@ def block_race(func: Any) -> str | None:
         return None
 
     ana0 = arith.Analyzer()
-    return walk(func.body, [], [], [], []) or read_race()
+    def corner(blocks: list[tuple[Any, Any]], loops: list[tuple[Any, Any, Any]], lets: list[tuple[Any, Any]],
+               top: bool) -> dict[Any, Any] | None:
+        """Every block index and loop variable at its largest (``top``) or least value, outer first;
+        None where an extent is not a positive constant there (the statement may never run)."""
+        at: dict[Any, Any] = {}
+        for var, mn, ext in [(b, tirx.IntImm(b.dtype, 0), ext) for b, ext in blocks] + list(loops):
+            mn, ext = (ana0.simplify(tirx.stmt_functor.substitute(inline(e, lets), at)) for e in (mn, ext))
+            if not (isinstance(ext, tirx.IntImm) and ext.value > 0):
+                return None
+            at[var] = ana0.simplify(mn + ext - 1 if top else mn)
+        return at
+
+    def out_of_bounds() -> str | None:
+        """A plain load or store of a parameter whose statement runs at the first or last point of its
+        blocks and loops (every enclosing condition holds there) with an index outside the buffer."""
+        for kind, accesses in (("reads", loads), ("stores", stores)):
+            for buf, indices, blocks, guards, loops, lets in accesses:
+                if len(indices) != len(buf.shape):
+                    continue
+                for top in (True, False):
+                    at = corner(blocks, loops, lets, top)
+                    if at is None:
+                        continue
+
+                    def value(e: Any, at: Any = at, lets: Any = lets) -> Any:
+                        return ana0.simplify(tirx.stmt_functor.substitute(inline(e, lets), at))
+
+                    if not all(isinstance(g, tirx.IntImm) and g.value for g in map(value, guards)):
+                        continue
+                    for k, (i, n) in enumerate(zip(indices, buf.shape)):
+                        i, n = value(i), value(n)
+                        if isinstance(i, tirx.IntImm) and isinstance(n, tirx.IntImm) \
+                                and not 0 <= i.value < n.value:
+                            where = ", ".join(str(x) for x in indices)
+                            return (f"out-of-bounds: a block {kind} {buf.name}[{where}] at index {i.value} of "
+                                    f"axis {k}, whose size is {n.value} (the kernel's "
+                                    f"{'last' if top else 'first'} block and loop iteration, every enclosing "
+                                    "condition true): the C target reads or writes whatever memory is there, a "
+                                    "GPU an illegal address. Guard or clamp the index, even where its value is "
+                                    "dropped later")
+        return None
+
+    return walk(func.body, [], [], [], []) or read_race() or out_of_bounds()
 
 
 def watch_block_races() -> bool:
     """Make the first call of every TileLang kernel raise :class:`BlockRace`
-    when :func:`block_race` finds blocks that store to one element
-    (idempotent). Call before candidate code runs, in the TileLang
-    environment's process. Returns False when TileLang is not importable."""
+    when :func:`block_race` finds blocks that race, :class:`OutOfBounds` when
+    it finds an access outside a buffer (idempotent). Call before candidate
+    code runs, in the TileLang environment's process. Returns False when
+    TileLang is not importable."""
     try:
         from tilelang.jit.kernel import JITKernel
     except ImportError:
@@ -335,7 +409,7 @@ def watch_block_races() -> bool:
             if why:
                 self._kstrata_race = why
         if self.__dict__.get("_kstrata_race"):
-            raise BlockRace(self._kstrata_race)
+            raise (OutOfBounds if self._kstrata_race.startswith("out-of-bounds") else BlockRace)(self._kstrata_race)
         return orig(self, *args, **kwargs)
 
     call._kstrata_races = True  # type: ignore[attr-defined]
