@@ -96,6 +96,21 @@ BAD_TASKS = {
         def get_inputs(): return [torch.randn(N)]
         def get_init_inputs(): return [3]
         """, ["building the reference", "RuntimeError: no weights for k", "Model.__init__"]),
+    # red-team round of 2026-12-04: a sparse input was a NotImplementedError traceback (its storage)
+    "sparse_input": ("""
+        N = 4
+        class Model(torch.nn.Module):
+            def forward(self, x): return x.to_dense() * 2
+        def get_inputs(): return [torch.randn(N, 8).to_sparse()]
+        def get_init_inputs(): return []
+        """, ["get_inputs() item 0 is a sparse_coo tensor", "dense strided"]),
+    "sparse_output": ("""
+        N = 4
+        class Model(torch.nn.Module):
+            def forward(self, x): return (x * 2).to_sparse()
+        def get_inputs(): return [torch.randn(N, 8)]
+        def get_init_inputs(): return []
+        """, ["returned a sparse_coo tensor"]),
 }
 
 

@@ -219,11 +219,31 @@ def _one_line(e: BaseException) -> str:
     return " ".join(str(e).split())[:300]
 
 
+def _odd_tensor(x: torch.Tensor) -> str | None:
+    """What keeps tensor ``x`` from crossing to a candidate process as plain
+    bytes (:mod:`kstrata.sandbox.wire`: dense, strided, a dtype of
+    ``wire.DTYPES``), or None. A sparse input ended ``kstrata eval`` in a
+    NotImplementedError traceback ("Cannot access storage of
+    SparseTensorImpl"; red-team round of 2026-12-04)."""
+    from kstrata.sandbox.wire import DTYPES
+
+    if x.is_nested:
+        return "a nested tensor"
+    if x.layout != torch.strided:
+        return f"a {str(x.layout).removeprefix('torch.')} tensor"
+    if x.is_quantized:
+        return "a quantized tensor"
+    if str(x.dtype).removeprefix("torch.") not in DTYPES:
+        return f"a tensor of dtype {x.dtype}"
+    return None
+
+
 def _bad_outputs(out: object) -> str | None:
     """What is wrong with a reference's outputs (None: a tensor, or a
-    tuple/list of tensors, possibly nested, at least one)."""
+    tuple/list of tensors, possibly nested, at least one; each dense and
+    strided, :func:`_odd_tensor`)."""
     if isinstance(out, torch.Tensor):
-        return None
+        return _odd_tensor(out)
     if isinstance(out, (tuple, list)):
         if not out:
             return f"an empty {type(out).__name__}"
@@ -282,6 +302,11 @@ def check_reference(task: Task) -> None:
                 f"{task.path}: building the reference {where} failed: {type(e).__name__}: {_one_line(e)}; "
                 "fix get_init_inputs(), get_inputs() or Model.__init__"
             ) from None
+        for i, x in enumerate(inputs):
+            odd = _odd_tensor(x) if isinstance(x, torch.Tensor) else None
+            if odd:
+                raise TaskError(f"{task.path}: get_inputs() item {i} is {odd}; the inputs a candidate gets are "
+                                "dense strided tensors (convert it, e.g. x.to_dense(), and keep the rest in Model)")
         try:
             with torch.no_grad():
                 out = model(*inputs)
