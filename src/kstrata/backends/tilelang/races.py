@@ -299,15 +299,32 @@ def block_race(func: Any) -> str | None:
     tirx.stmt_functor.post_order_visit(func.body, note_counters)
 
     def run_time(expr: Any) -> bool:
-        """Whether ``expr`` reads an atomic's result or a parameter an atomic of the kernel updates (a
-        counter's value orders a read under it); a guard on any other memory orders nothing."""
-        found = [atomic(expr)]
+        """Whether ``expr`` decides on an atomic's result or on a parameter an atomic of the kernel updates
+        (a counter's value orders a read under it): with those values replaced by an unknown count (>= 0),
+        two counts can give ``expr`` different values (``c == nc - 1 and ticket >= 0`` decides nothing on
+        the ticket). A guard on any other memory orders nothing."""
+        t, t0 = tirx.Var("ticket", "int64"), tirx.Var("other_ticket", "int64")
 
-        def visit(node: Any) -> None:
-            if isinstance(node, tirx.BufferLoad) and any(node.buffer.data.same_as(t) for t in tickets + counters):
-                found[0] = True
-        tirx.stmt_functor.post_order_visit(expr, visit)
-        return found[0]
+        def replaced(by: Any) -> Any:
+            def counted(node: Any) -> Any:
+                if (isinstance(node, tirx.Call) and "atomic" in str(getattr(node.op, "name", ""))) or (
+                        isinstance(node, tirx.BufferLoad)
+                        and any(node.buffer.data.same_as(x) for x in tickets + counters)):
+                    return tirx.Cast(node.dtype, by) if node.dtype != by.dtype else by
+                return None
+
+            return tirx.stmt_functor.ir_transform(tirx.Evaluate(expr), None, counted,
+                                                  ["tirx.Call", "tirx.BufferLoad"]).value
+
+        a, b = replaced(t), replaced(t0)
+        if not any(x.same_as(t) for x in _vars(a, tirx)[0]):
+            return False
+        ana = arith.Analyzer()
+        for v in (t, t0):
+            ana.bind(v, ir.Range.from_min_extent(0, 1 << 40))  # a count: never negative
+        # the guard decides on the ticket where two tickets can give it different values
+        same = tirx.Or(tirx.And(a, b), tirx.And(tirx.Not(a), tirx.Not(b)))
+        return not ana.can_prove(same)
 
     def ordered(guards: list[Any], lets: list[tuple[Any, Any]]) -> bool:
         return any(run_time(inline(g, lets)) for g in guards)
