@@ -67,6 +67,8 @@ TILELANG_CASES = [
     (READS, "split_sum_last_block_through_an_index.py", "BlockRace"),
     # the same as the first under `c == nc - 1 and ticket >= 0`: a ticket that decides nothing
     (READS, "split_sum_last_block_behind_a_ticket_that_decides_nothing.py", "BlockRace"),
+    # the same under a plain load of a flag a no-op atomic "updates"
+    (READS, "split_sum_last_block_behind_an_atomic_flag.py", "BlockRace"),
     # honest: a block reads back only the elements it stored itself
     (READS, "row_sum_two_passes_over_its_own_output.py", None),
     # honest: the block that takes the row counter's last ticket (an atomic's result) adds the partials

@@ -26,10 +26,10 @@ stored, read correct on tilelang-c, whose earlier blocks always ran first
 each read's element span in block ``v`` (its indices relaxed over their loops
 by TVM's interval analysis) must be provably disjoint, in some dimension, from
 each store's span in block ``v + d`` (``d >= 1``), and the other way round. A
-read under a guard that reads an atomic's result (a counter's ticket: the
-program that counts last) or a parameter an atomic of the kernel updates is
-not judged; a read at an index read from memory is judged a race unless the
-block stored that buffer at the same index expression.
+read under a guard that decides on an atomic's result (a counter's ticket:
+the block that counts last) is not judged; a read at an index read from
+memory is judged a race unless the block stored that buffer at the same
+index expression.
 
 :func:`block_race` also finds a plain load or store of a parameter (one the
 C code runs whenever its statement runs: not a branch of a select or
@@ -286,30 +286,18 @@ def block_race(func: Any) -> str | None:
     # local buffers that some store fills from an atomic's result (a counter's ticket)
     tickets = [data for data, values in stores_local.items() if any(atomic(x) for x in values)]
 
-    # parameters some atomic of the kernel updates (counters, flags)
-    counters: list[Any] = []
-
-    def note_counters(node: Any) -> None:
-        if isinstance(node, tirx.Call) and "atomic" in str(getattr(node.op, "name", "")):
-            def inner(x: Any) -> None:
-                if isinstance(x, tirx.BufferLoad) and is_param(x.buffer):
-                    counters.append(x.buffer.data)
-            tirx.stmt_functor.post_order_visit(node, inner)
-
-    tirx.stmt_functor.post_order_visit(func.body, note_counters)
-
     def run_time(expr: Any) -> bool:
-        """Whether ``expr`` decides on an atomic's result or on a parameter an atomic of the kernel updates
-        (a counter's value orders a read under it): with those values replaced by an unknown count (>= 0),
-        two counts can give ``expr`` different values (``c == nc - 1 and ticket >= 0`` decides nothing on
-        the ticket). A guard on any other memory orders nothing."""
+        """Whether ``expr`` decides on an atomic's result (a counter's ticket orders a read under it):
+        with the ticket replaced by an unknown count (>= 0), two counts can give ``expr`` different values
+        (``c == nc - 1 and ticket >= 0`` decides nothing on it). A guard on memory, a counter's included
+        (a plain load of it is not ordered after the other blocks' atomics), orders nothing."""
         t, t0 = tirx.Var("ticket", "int64"), tirx.Var("other_ticket", "int64")
 
         def replaced(by: Any) -> Any:
             def counted(node: Any) -> Any:
                 if (isinstance(node, tirx.Call) and "atomic" in str(getattr(node.op, "name", ""))) or (
                         isinstance(node, tirx.BufferLoad)
-                        and any(node.buffer.data.same_as(x) for x in tickets + counters)):
+                        and any(node.buffer.data.same_as(x) for x in tickets)):
                     return tirx.Cast(node.dtype, by) if node.dtype != by.dtype else by
                 return None
 
