@@ -183,13 +183,17 @@ def evaluate_sources(task: Any, backend: Any, sources: dict[str, str], pool: Any
                      scope: str = "full", secret: str | None = None, timeout_s: float = 600.0,
                      time: bool = True, budget_ms: float = 1000.0,
                      timing_shape: dict[str, int] | None = None,
-                     progress: Callable[[str], None] | None = None) -> tuple[Any, dict[str, Any] | None]:
+                     progress: Callable[[str], None] | None = None,
+                     reveal_hidden: bool = False) -> tuple[Any, dict[str, Any] | None]:
     """Verify ``sources`` (public, then hidden tests) and, when correct, time
     them against eager PyTorch at ``timing_shape`` (default the nominal
     shape; it is verified with the hidden protocol too): ``(evaluation,
     timing)``; the timing dict carries ``shape``. ``kstrata eval`` and
     :func:`evaluate` call this; ``progress`` is told each stage as it starts
-    (a line of words: ``kstrata eval``'s status line on a terminal).
+    (a line of words: ``kstrata eval``'s status line on a terminal);
+    ``reveal_hidden``: a hidden-stage failure names its test (``kstrata eval
+    --show-hidden``; only with a secret of this call's own: refused with
+    ``secret`` given, so a known secret's hidden shapes are never told).
 
     Raises
     ------
@@ -203,8 +207,12 @@ def evaluate_sources(task: Any, backend: Any, sources: dict[str, str], pool: Any
     say = progress or (lambda stage: None)
     say(f"verifying: public, then hidden tests ({scope} scope"
         + (f", and the timing shape {', '.join(f'{k}={v}' for k, v in shape.items())})" if timed else ")"))
+    if reveal_hidden and secret is not None:
+        raise ValueError("--show-hidden names a failing hidden test only under a secret of this call's own; "
+                         "drop --secret (a known secret's hidden shapes are never told)")
     ev = verify_candidate(task, backend.name, sources, secret=secret or _secrets.token_hex(16), preset=preset,
-                          timeout_s=timeout_s, scope=scope, pool=pool, timed_shapes=timed)
+                          timeout_s=timeout_s, scope=scope, pool=pool, timed_shapes=timed,
+                          reveal_hidden=reveal_hidden)
     timing = None
     if time and ev.correct and (ev.evidence or {}).get("weak_match"):
         timing = {"skipped": "not timed: the output is a fake this task's tests cannot tell from a "

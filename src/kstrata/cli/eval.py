@@ -247,6 +247,7 @@ def register(app: typer.Typer) -> None:
         time_it: bool = typer.Option(True, "--time/--no-time", help="Time a correct candidate against eager PyTorch (paired, at --timing-shape)."),
         timing_shape: str = typer.Option("auto", "--timing-shape", help="Shape the candidate is timed (and verified) at: auto (fit on CPU backends, nominal on GPUs), nominal, fit (the nominal shape halved until one call is at most 0.25 GFLOP and 16 MB), or NAME=INT,..."),
         budget_ms: float = typer.Option(1000.0, "--budget-ms", help="Paired timing budget in ms."),
+        show_hidden: bool = typer.Option(False, "--show-hidden", help="On a hidden-test failure, name the failing test (shape, seed, distribution) so you can debug your own kernel; uses a secret of this call's own, so not with --secret."),
     ) -> None:
         """Verify CANDIDATE_FILE for TASK: prints the verdict, evidence and feedback."""
         try:
@@ -260,6 +261,9 @@ def register(app: typer.Typer) -> None:
                 raise ValueError(f"backend {backend} is not usable here: {av.reason}")
             if scope not in ("full", "small"):
                 raise ValueError(f"unknown scope {scope!r}; choose full or small")
+            if show_hidden and secret is not None:
+                raise ValueError("--show-hidden names a failing hidden test only under a secret of this call's "
+                                 "own; drop --secret (a known secret's hidden shapes are never told)")
             from kstrata.cli.optimize import _timing_shape
 
             shape = _timing_shape(timing_shape, t, b, None)  # an OptionError is a ValueError
@@ -278,7 +282,8 @@ def register(app: typer.Typer) -> None:
                 with stage_line(err_console.is_terminal and not as_json) as progress:
                     ev, timing = evaluate_sources(t, b, sources, pool, preset=preset, scope=scope, secret=secret,
                                                   timeout_s=timeout, time=time_it, budget_ms=budget_ms,
-                                                  timing_shape=shape, progress=progress)
+                                                  timing_shape=shape, progress=progress,
+                                                  reveal_hidden=show_hidden)
             except (UnknownPresetError, SandboxUnavailable, TaskError) as e:  # TaskError: the reference fails
                 err_console.print(f"[bold red]error:[/] {e}", markup=True, highlight=False)
                 raise typer.Exit(2) from None
@@ -320,6 +325,9 @@ def register(app: typer.Typer) -> None:
                 label = f"  - [{f['kind']}/{f['level']}] "
                 console.print(label + quoted(str(f["text"]), console.width, len(label)), markup=False,
                               highlight=False, soft_wrap=True)
+            if not ev.correct and ev.evidence.get("stage") == "hidden" and "hidden_test" not in ev.evidence:
+                console.print("  to see the failing hidden test's shape: the same command with --show-hidden",
+                              markup=False, highlight=False)
             if timing is not None:
                 console.print("  timing: " + quoted(timing_line(timing, budget_ms), console.width, 10),
                               markup=False, highlight=False, soft_wrap=True)

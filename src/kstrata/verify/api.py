@@ -49,7 +49,7 @@ def _from_call(r: CallResult, task: Task, backend_name: str, preset: str, timeou
 def verify_candidate(task: Task, backend_name: str, sources: dict[str, str], *, secret: str,
                      pool: WorkerPool | None = None, preset: str = "strict",
                      timeout_s: float = DEFAULT_TIMEOUT_S, scope: str = "full",
-                     timed_shapes: list[dict[str, int]] | None = None) -> Evaluation:
+                     timed_shapes: list[dict[str, int]] | None = None, reveal_hidden: bool = False) -> Evaluation:
     """Verify a candidate for ``task`` in a killable worker.
 
     Parameters
@@ -81,6 +81,10 @@ def verify_candidate(task: Task, backend_name: str, sources: dict[str, str], *, 
     timed_shapes:
         Shapes the candidate will be timed at; each is verified with the hidden
         protocol too.
+    reveal_hidden:
+        A hidden-stage failure names its test (``evidence["hidden_test"]``;
+        :func:`kstrata.verify.runner.run_protocol`): for ``kstrata eval
+        --show-hidden`` under a secret of its own, never for a search.
 
     The candidate runs in a sandboxed candidate process started by the judge
     (the worker); ``--unsafe-no-sandbox`` (:data:`kstrata.sandbox.policy.UNSAFE_ENV`)
@@ -123,7 +127,7 @@ def verify_candidate(task: Task, backend_name: str, sources: dict[str, str], *, 
 
         r = pool.call("kstrata.verify.runner:run_protocol", task, backend_name, dict(sources), secret,
                       preset, scope, [dict(s) for s in timed_shapes or []], unsafe_requested(), timeout_s,
-                      timeout_s=timeout_s)
+                      bool(reveal_hidden), timeout_s=timeout_s)
     finally:
         if own:
             pool.close()

@@ -213,6 +213,9 @@ class Context:
     prepare_off: bool = False
     #: per stage compiled ahead, the candidate process's counts (measurement only)
     prepared: list[dict[str, Any]] = field(default_factory=list)
+    #: the stage running (``"public"``, ``"hidden"``) and its test being run (:func:`_run_stage`)
+    stage: str = ""
+    current: Any = None
 
     def fire(self, check: str, message: str, stage_public: bool, **evidence: Any) -> None:
         """Reject (or warn, per preset) for integrity check ``check``."""
@@ -1010,6 +1013,7 @@ def _run_stage(ctx: Context, tests: list[TestCase], on_shape: Callable[[ShapeRun
     pending = list(tests)
     while pending:
         test = pending[0]
+        ctx.current = test
         key = (test.shape, test.param_seed)
         if key not in runs:
             runs.clear()
@@ -1032,6 +1036,7 @@ def _run_stage(ctx: Context, tests: list[TestCase], on_shape: Callable[[ShapeRun
             done, failure = run.run_tests(batch)
             n += done
         if failure is not None:
+            ctx.current = failure.test  # the batch's failing test, not its first
             return n, failure, run
     return n, None, None
 
@@ -1131,7 +1136,8 @@ def _seed_inputs(task: Task, device: str = "cpu") -> Callable[[Any, TestCase], l
 def run_protocol(task: Task, backend_name: str, sources: dict[str, str], secret: str,
                  preset: str = "strict", scope: str = "full",
                  timed_shapes: list[dict[str, int]] | None = None,
-                 unsafe_no_sandbox: bool = False, timeout_s: float | None = None) -> dict[str, Any]:
+                 unsafe_no_sandbox: bool = False, timeout_s: float | None = None,
+                 reveal_hidden: bool = False) -> dict[str, Any]:
     """Verify one candidate (inside a worker); returns ``Evaluation.to_dict()``.
 
     Parameters
@@ -1161,6 +1167,12 @@ def run_protocol(task: Task, backend_name: str, sources: dict[str, str], secret:
         running when it is (nearly) spent ends the candidate's process tree
         with a ``timeout`` verdict that names the candidate; time spent in the
         reference and the oracle counts too.
+    reveal_hidden:
+        A failure in the hidden stage names the test it failed at
+        (``evidence["hidden_test"]``: shape, seed, distribution) instead of
+        being scrubbed: for a person checking their own kernel with ``kstrata
+        eval --show-hidden`` under a secret of its own, never for a search (its
+        agents must not learn the secret-derived shapes).
 
     The candidate's code runs in a fresh candidate process
     (:class:`kstrata.sandbox.CandidateProcess`), never in this one: this
@@ -1233,6 +1245,7 @@ def run_protocol(task: Task, backend_name: str, sources: dict[str, str], secret:
                 first["done"] = True
                 _dynamic_probes(ctx, run, test)
 
+        ctx.stage = "public"
         n, failure, run = _run_stage(ctx, pub, probe)
         ev.public_tests = n
         if failure is not None:
@@ -1240,6 +1253,7 @@ def run_protocol(task: Task, backend_name: str, sources: dict[str, str], secret:
             raise _incorrect(failure, public=True)
         # -- hidden stage ---------------------------------------------------------
         ctx.proc.saw_hidden = True  # what its process leaves in its kernel cache may hold them (kernel_cache)
+        ctx.stage = "hidden"
         warmed = warm_stage(ctx, hid, False, spawn)  # the hidden shapes from here on
         if warmed and warmed["loads"]:  # a fresh process finds what the warm ones compiled
             restored = ctx.proc.restored_hidden  # (not this verification's own hidden shapes: kernel_cache)
@@ -1312,7 +1326,12 @@ def run_protocol(task: Task, backend_name: str, sources: dict[str, str], secret:
     ev.seconds = time.perf_counter() - t0
     if getattr(ctx.proc, "restored_hidden", False):
         withhold_details(ev, failing_level(backend, sources))
-    return fb.scrub_hidden(ev.to_dict())  # hidden-stage evidence says nothing of the hidden test
+    out = ev.to_dict()
+    if reveal_hidden and ev.verdict != Verdict.CORRECT and ctx.stage == "hidden" and ctx.current is not None:
+        out["evidence"] = {**(out.get("evidence") or {}), "stage": "hidden", "hidden_test": ctx.current.describe(),
+                           "revealed": "the failing hidden test is named at the caller's request (--show-hidden)"}
+        return out
+    return fb.scrub_hidden(out)  # hidden-stage evidence says nothing of the hidden test
 
 
 _WEAK_FAKES: dict[str, list[str]] = {}
