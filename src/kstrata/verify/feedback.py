@@ -234,16 +234,17 @@ def describe_tensor(cand: torch.Tensor, oracle: torch.Tensor, bad: torch.Tensor,
     c, o = cand.double(), oracle.double()
     total, nbad = bad.numel(), int(bad.sum())
     max_err = stats.get("max_err")
-    if not isinstance(max_err, (int, float)) or math.isnan(max_err):  # integer outputs: no error was computed
+    same = tuple(bad.shape) == tuple(c.shape) == tuple(o.shape)  # a mask of another shape locates by index only
+    if (not isinstance(max_err, (int, float)) or math.isnan(max_err)) and same:  # integer outputs: none computed
         both = bad & torch.isfinite(c) & torch.isfinite(o)
         max_err = float((c - o).abs()[both].max()) if bool(both.any()) else float("nan")
     items.append(item("wrong_share", "source",
                       f"{nbad} of {total} elements wrong ({100 * nbad / max(total, 1):.2f}%), "
-                      f"max error {max_err:.3g}"
+                      f"max error {float('nan') if max_err is None else max_err:.3g}"
                       + (f" over the finite ones ({stats['nonfinite_wrong']} NaN/Inf where the oracle is finite)"
                          if stats.get("nonfinite_wrong") else ""),
                       wrong=nbad, total=total, share=nbad / max(total, 1), max_err=stats.get("max_err")))
-    if nbad:
+    if nbad and same:
         items.append(values_item(c, o, bad))
     nonfin = torch.isfinite(o) & ~torch.isfinite(c)
     if nonfin.any():

@@ -666,6 +666,14 @@ class ShapeRun:
                 comps = inside
         race = not all(agree(a, b, r.dtype, tol) or (pristine is not None and tie_equivalent(a, b, pristine))
                        for a, b, r in zip(out1, out2, refs_cpu))
+        if race and all(c.ok for c in comps) and not follows_poison(out1, out2) and not _native(test):
+            # two runs that differ beyond the dtype bound yet both within the task's tolerance of the oracle:
+            # an honest float-atomics or split reduction on a near-cancelling row (its sum's reordering error is
+            # relative to sum|x|, not to the small result), which the tolerance's reduction allowance admits
+            # (red-team rt48, left open: a false reject). Each run is judged on its own; the second must pass too
+            comps2 = self._tie_aware(test, [cmp(c, o, r, tol) for c, o, r in zip(out2, oracles, refs_cpu)],
+                                     out2, refs_cpu, pristine)
+            race = not all(c.ok for c in comps2)
         ok = all(c.ok for c in comps) and not race
         if not ok and self.prev is not None and not all(c.ok for c in comps) and not _constant(out1):
             prev_out, prev_oracle = self.prev
