@@ -22,3 +22,9 @@ def test_budget_default_and_resume(tmp_path):
     # no --budget on --resume: the run's own total, not the default
     assert _budget(None, tmp_path / "run").evaluations == 8
     assert _budget("evals=12", tmp_path / "run").evaluations == 12
+
+
+def test_a_limit_not_given_keeps_the_default():
+    """newcomer nc14: --budget wall=60 ran with evals=100 (the Budget class's default), --help said 40."""
+    b = _budget("wall=60", None)
+    assert b.wall_clock_s == 60 and b.evaluations == parse_budget(DEFAULT_BUDGET)["evaluations"]

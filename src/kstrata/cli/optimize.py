@@ -87,7 +87,9 @@ def _budget(option: str | None, resume: Path | None) -> Any:
             stored = store.config.get("budget")
         if stored:
             return Budget.from_dict(stored)
-    return Budget.from_dict(parse_budget(option or DEFAULT_BUDGET))
+    # a limit not given keeps the default's (newcomer nc14: --budget wall=60 ran with evals=100, the
+    # Budget class's own default, while --help said evals=40)
+    return Budget.from_dict({**parse_budget(DEFAULT_BUDGET), **parse_budget(option or DEFAULT_BUDGET)})
 
 
 def _initial(option: Path | None, task: Any, backend: Any, resume: Path | None) -> dict[str, str] | None:
@@ -243,7 +245,7 @@ def register(app: typer.Typer) -> None:
         task: str = typer.Argument(..., metavar="TASK", help="Suite task name or a task file's path."),
         backend: str = typer.Option("tvm-llvm", "--backend", "-b", help="Backend (see `kstrata env`)."),
         policy: str = typer.Option("greedy", "--policy", help="greedy, beam, uct or map-elites."),
-        budget: str | None = typer.Option(None, "--budget", help=f"Hard limits, e.g. evals=40,wall=600,calls=20,tokens_out=50000,patience=10 (default {DEFAULT_BUDGET}; on --resume, the run's own budget). On --resume it is the run's total."),
+        budget: str | None = typer.Option(None, "--budget", help=f"Limits, e.g. evals=40,wall=600,calls=20,tokens_out=50000,patience=10 ({DEFAULT_BUDGET} unless given; on --resume, the run's own budget, as its total). Each is checked before a step starts: a step under way (a verification, a tuning, the final round that re-times and confirms the best) finishes, so wall= can be passed by that step's time."),
         proposer: str = typer.Option("builtin", "--proposer", help="builtin (rules + autotuner, no LLM), llm, or hierarchical (graph/schedule/source agents behind a router)."),
         ablate: str = typer.Option("", "--ablate", help="With --proposer hierarchical: parts to switch off, e.g. flat,linear,unrouted,no-memory,no-lookahead."),
         memory: Path | None = typer.Option(None, "--memory", "--db", help="With --proposer hierarchical: the memory database (default $KSTRATA_MEMORY_DB or ~/.cache/kstrata/memory.db)."),
