@@ -185,7 +185,8 @@ class _Run:
         sources = normalize_sources(initial_sources or self.backend.initial_sources(self.task))
         rec = CandidateRecord(
             hash=self.hash(sources), sources=sources, level=None, role="initial",
-            proposer="initial", rationale="the backend's untuned starting point",
+            proposer="initial", rationale=("the given starting point (--initial)" if initial_sources
+                                           else "the backend's untuned starting point"),
             backend=self.backend.name,
         )
         self.store.add_candidate(rec, self.task_id, self.extensions)
