@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from kstrata.tasks.dims import boundary_values, inferred_dims, input_shapes, variation_note
+from kstrata.tasks.dims import boundary_values, inferred_dims, input_shapes, variation_kind, variation_note
 from kstrata.tasks.loader import load_task
 from kstrata.verify.runner import run_protocol
 
@@ -103,4 +103,11 @@ def test_boundary_values_and_tasks_without_variation(tmp_path):
         "class Model", "N = 64\n\nclass Model"))
     task = load_task(fixed)
     assert inferred_dims(task) == {}  # size variables: left to the task's own metadata
-    assert "no shape variation" in variation_note(task)
+    # its public tests run N = 64 only, but the hidden ones move N (newcomer nc14 read "NONE" for such a
+    # task whose hidden tests caught a tail bug)
+    assert variation_kind(task) == "hidden only" and "hidden tests move N" in variation_note(task)
+    literal = tmp_path / "literal.py"
+    literal.write_text(LITERAL_TASK.replace("torch.randn(64, 512), torch.randn(64, 512)",
+                                            "torch.randn(4, 8), torch.randn(4, 8)"))
+    small = load_task(literal)
+    assert variation_kind(small) in ("none", "ok")

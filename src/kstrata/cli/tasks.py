@@ -9,7 +9,7 @@ import typer
 from rich.table import Table
 
 from kstrata.cli.errors import Console, user_errors
-from kstrata.tasks.dims import input_shapes, is_dim_key, variation_note
+from kstrata.tasks.dims import input_shapes, is_dim_key, variation_kind, variation_note
 from kstrata.tasks.loader import load_dir, load_dir_lenient, resolve_task, suite
 
 app = typer.Typer(help="List and inspect tasks (the shipped suite or a directory).", no_args_is_help=True)
@@ -141,14 +141,19 @@ def check(
             fakes = [f"{f} (under a fixed atol; every output is near or below it: add a draw with larger "
                      "outputs)" for f in fakes_under_dtype_atol(t, scope=scope)]
         weak += bool(fakes)
-        fixed = variation_note(t)
+        kind = variation_kind(t)
         table.add_row(t.name, ", ".join(fakes) or "-", "[red]WEAK[/]" if fakes else "[green]ok[/]",
-                      "[yellow]NONE[/]" if fixed else "ok")
+                      {"ok": "ok", "hidden only": "[yellow]hidden only[/]", "none": "[yellow]NONE[/]"}[kind])
     console.print(table)
-    fixed = [t.name for t in tasks if variation_note(t)]
+    fixed = [t.name for t in tasks if variation_kind(t) == "none"]
     if fixed:
         console.print(f"[yellow]{len(fixed)} task(s) allow no shape variation (every test runs the nominal "
                       f"input shapes): {', '.join(fixed)}[/]", highlight=False)
+    hidden = [t.name for t in tasks if variation_kind(t) == "hidden only"]
+    if hidden:
+        console.print(f"[yellow]{len(hidden)} task(s) vary shapes in hidden tests only (public tests run the "
+                      f"nominal shape; add shapes.small/shapes.sweep metadata): {', '.join(hidden)}[/]",
+                      highlight=False)
     if weak:
         console.print(f"[red]{weak} task(s) have tests too weak to reject fake outputs[/]")
         raise typer.Exit(1)

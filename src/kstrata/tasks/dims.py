@@ -207,9 +207,27 @@ def variation_note(task: "Task") -> str | None:
     small and sweep shape equals the nominal shape (a task whose sizes are
     literals and not inferable, or a KernelBench file with size variables but
     no ``shapes`` metadata)."""
-    nominal = task.full_shape(None)
-    if any(task.full_shape(s) != nominal for s in task.small_shapes + task.sweep_shapes):
+    kind = variation_kind(task)
+    if kind == "ok":
         return None
+    if kind == "hidden only":
+        moved = sorted(k for k, v in task.full_shape(None).items() if v > 8)
+        return ("public tests run the nominal shape only: every small and sweep shape is the nominal shape; "
+                f"the hidden tests move {', '.join(moved)} by a few (by the run's secret) and to 1, but no "
+                "boundary sweep (1, primes, non-multiples of a block) is listed and a failure cannot be "
+                "located at a public shape; add shapes.small/shapes.sweep metadata")
     return ("no shape variation: every small and sweep shape is the nominal shape, so "
             "shape-specific bugs (tails, boundaries) go unseen; add shapes.small/shapes.sweep "
             "metadata")
+
+
+def variation_kind(task: "Task") -> str:
+    """``"ok"`` (small or sweep shapes differ from the nominal one), ``"hidden
+    only"`` (they do not, but a shape variable above 8 lets the hidden stage's
+    secret perturbations vary it: :func:`kstrata.verify.plan.perturbed_shapes`;
+    newcomer nc14 read "NONE" for such a task whose hidden tests caught a tail
+    bug) or ``"none"`` (no test varies any size)."""
+    nominal = task.full_shape(None)
+    if any(task.full_shape(s) != nominal for s in task.small_shapes + task.sweep_shapes):
+        return "ok"
+    return "hidden only" if any(v > 8 for v in nominal.values()) else "none"
