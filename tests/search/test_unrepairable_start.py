@@ -66,3 +66,19 @@ def test_the_builtin_triton_tuner_stops_after_an_incorrect_start(tmp_path):
     res = optimize(task, backend, proposer, incorrect, "greedy", Budget(evaluations=8), tmp_path / "run",
                    initial_sources={"source": USER_SOFTMAX.read_text()})
     assert len(calls) == 1 and res.stop_reason.startswith("the start ") and len(res.tree) == 1
+
+
+class TimesOut(FakeEvaluator):
+    def evaluate(self, task, backend, srcs):
+        super().evaluate(task, backend, srcs)
+        return {"verdict": "timeout", "check": "time_limit", "feedback": []}, None
+
+
+def test_a_start_that_ran_out_of_time_is_not_told_to_be_fixed(tmp_path):
+    """queue-model round 2026-12-04: an interpreter's full-scope confirmation of a correct start ran out of
+    time on a loaded machine, and the summary said 'fix it'."""
+    res = optimize(FakeTask(), FakeBackend(), TunerOnly(), TimesOut(), "greedy", Budget(evaluations=3),
+                   tmp_path / "run", initial_sources=sources(fuse=0, tile=64, order=1))
+    table = _table_text(res.run_dir)
+    assert "ran out of time (timeout" in table and "no result of it was wrong" in table
+    assert "fix it (" not in table

@@ -485,6 +485,12 @@ def _incorrect_start(run_dir: Path) -> str | None:
     if ev is None or ev.verdict == "correct":
         return None
     why = f" ({ev.check})" if ev.check else ""
+    if ev.verdict == "timeout":  # the time ran out, no result was wrong (queue-model round: an interpreter's
+        # full-scope confirmation of a correct start ran out of time on a loaded machine and read "fix it")
+        return (f"the start {start.hash[:12]} ran out of time ({ev.verdict}{why}): no result of it was wrong; "
+                "the verification did not finish in its time limit (an interpreter's full-scope tests take "
+                "minutes, longer on a loaded machine): run it on a quieter machine, or verify it with "
+                f"`kstrata eval` and a longer --timeout; `kstrata show {run_dir} {start.hash[:12]}` has the rest")
     return (f"the start {start.hash[:12]} was {ev.verdict}{why}, and every candidate descends from it: fix it "
             f"(`kstrata show {run_dir} {start.hash[:12]}` has its feedback) or start from another (--initial FILE)")
 
