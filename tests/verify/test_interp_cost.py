@@ -4,12 +4,14 @@ without shapes metadata took 442 s at its scaled public shape with no word)."""
 
 from __future__ import annotations
 
+import pytest
 from typer.testing import CliRunner
 
 from kstrata.backends.registry import get_backend
 from kstrata.cli.main import app
 from kstrata.search.budget import Budget
 from kstrata.tasks.loader import resolve_task
+from kstrata.verify.interp_cost import busy_factor as REAL_BUSY_FACTOR
 from kstrata.verify.interp_cost import estimate, slow_note
 
 PLAIN_SOFTMAX = '''import torch
@@ -31,6 +33,14 @@ def get_inputs():
 def get_init_inputs():
     return []
 '''
+
+@pytest.fixture(autouse=True)
+def _idle_machine(monkeypatch):
+    """The estimates below are an idle machine's (a loaded one scales them: busy_factor)."""
+    from kstrata.verify import interp_cost
+
+    monkeypatch.setattr(interp_cost, "busy_factor", lambda: 1.0)
+
 
 BROKEN = "import torch\nimport triton\n\n\nclass ModelNew(torch.nn.Module):\n    def forward(self, x)\n        return x\n"
 
@@ -81,3 +91,26 @@ def test_the_estimate_counts_each_tests_fixed_cost():
     assert est["tests"] > 50
     assert est["low_s"] >= FIXED_S + PER_TEST_S * est["tests"]
     assert 10 <= est["typical_s"] <= 60, est
+
+
+def test_a_busy_machine_scales_the_estimate_and_says_so(monkeypatch):
+    """newcomer nc14: at load 4-8 on 2 CPUs, 'about 62 s' took 277 s."""
+    from kstrata.verify import interp_cost
+
+    task = resolve_task("softmax")
+    idle = estimate(task, "full")
+    monkeypatch.setattr(interp_cost, "busy_factor", lambda: 3.0)
+    busy = estimate(task, "full")
+    assert busy["busy"] == 3.0 and busy["typical_s"] == pytest.approx(3 * idle["typical_s"], rel=0.01)
+    note = slow_note(task, get_backend("triton-interp"), "full")
+    assert note is not None and "load now (3.0 times its CPUs)" in note
+
+
+def test_busy_factor_is_the_load_over_the_cpus(monkeypatch):
+    from kstrata.verify import interp_cost
+
+    monkeypatch.setattr(interp_cost.os, "getloadavg", lambda: (9.0, 0.0, 0.0))
+    monkeypatch.setattr("kstrata.execute.cpus.allowed_cpu_count", lambda: 2)
+    assert REAL_BUSY_FACTOR() == 4.5
+    monkeypatch.setattr(interp_cost.os, "getloadavg", lambda: (0.5, 0.0, 0.0))
+    assert REAL_BUSY_FACTOR() == 1.0  # never below an idle machine's

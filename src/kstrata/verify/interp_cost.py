@@ -25,6 +25,7 @@ range says less there.
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 #: Interpreter seconds per byte the reference moves in one call (module docstring): an elementwise
@@ -79,17 +80,32 @@ def _duration(s: float) -> str:
     return f"{s:.0f} s" if s < 120 else f"{s / 60:.0f} min" if s < 7200 else f"{s / 3600:.1f} h"
 
 
+def busy_factor() -> float:
+    """How much slower than on an idle machine a CPU-bound process runs now:
+    the 1-minute load average over the CPUs this process may use, at least 1
+    (newcomer nc14: at load 4-8 on 2 CPUs an estimate of 62 s took 277 s)."""
+    from kstrata.execute.cpus import allowed_cpu_count
+
+    try:
+        load = os.getloadavg()[0]
+    except OSError:
+        return 1.0
+    return max(1.0, load / max(1, allowed_cpu_count()))
+
+
 def estimate(task: Any, scope: str) -> dict[str, Any] | None:
-    """``{"tests", "megabytes", "low_s", "typical_s", "high_s"}`` of a
-    verification at ``scope`` under the interpreter (module docstring; s),
-    or None when the task's byte counts are unknown."""
+    """``{"tests", "megabytes", "low_s", "typical_s", "high_s", "busy"}`` of a
+    verification at ``scope`` under the interpreter (module docstring; s,
+    scaled by :func:`busy_factor`, which ``busy`` gives), or None when the
+    task's byte counts are unknown."""
     planned = plan_bytes(task, scope)
     if planned is None:
         return None
     n, total = planned
     fixed = FIXED_S + PER_TEST_S * n
-    return {"tests": n, "megabytes": round(total / 1e6, 1),
-            **{f"{k}_s": round(fixed + CALLS_PER_TEST * total * r, 1) for k, r in RATES_S_PER_BYTE.items()}}
+    busy = busy_factor()
+    return {"tests": n, "megabytes": round(total / 1e6, 1), "busy": round(busy, 2),
+            **{f"{k}_s": round(busy * (fixed + CALLS_PER_TEST * total * r), 1) for k, r in RATES_S_PER_BYTE.items()}}
 
 
 def smaller_shape(task: Any, shape: dict[str, int], limit: float = SUGGEST_BYTES) -> dict[str, int] | None:
@@ -143,7 +159,8 @@ def slow_note(task: Any, backend: Any, scope: str, timeout_s: float | None = Non
             f"{est['tests']} tests, {CALLS_PER_TEST} kernel calls each, over about {est['megabytes']:.0f} MB of "
             f"inputs and outputs, which may take about {_duration(est['typical_s'])} for a kernel with one "
             f"program per row ({_duration(est['low_s'])} for an elementwise one, up to {_duration(est['high_s'])} "
-            "for one that loops over small tiles in each row)")
+            "for one that loops over small tiles in each row)"
+            + (f", on this machine's load now ({est['busy']:.1f} times its CPUs)" if est["busy"] > 1.2 else ""))
     if timeout_s and est["typical_s"] > timeout_s:
         text += f", more than the --timeout of {timeout_s:g} s (the verdict would then be `timeout`)"
     ways = []
