@@ -40,6 +40,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "compare": ("compare", "Print the metrics of A and B with 95% intervals, B - A and whether the intervals "
                            "overlap."),
     "tasks": ("tasks", "List and inspect tasks (the shipped suite or a directory)."),
+    "rules": ("rules", "The integrity rules a candidate on BACKEND is held to (imports, compute, state, outputs)."),
     "memory": ("memory", "The agents' memory of transformations that worked."),
 }
 
