@@ -97,3 +97,15 @@ def test_depth_counts_without_recursion():
     for _ in range(5000):
         deep = [deep]
     assert wire.depth({"a": deep}) == 5002 and wire.depth(3) == 0 and wire.depth({"a": [1, {}]}) == 3
+
+
+def test_bytes_already_in_the_pipe_are_read_after_the_deadline():
+    r, w = os.pipe()
+    body = json.dumps({"ok": True}).encode()
+    os.write(w, len(body).to_bytes(8, "big") + body)
+    try:
+        h, _ = wire.recv(r, deadline=time.monotonic() - 1.0)
+        assert h["ok"] is True
+    finally:
+        os.close(r)
+        os.close(w)

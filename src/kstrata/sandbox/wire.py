@@ -137,7 +137,8 @@ def _wait(fd: int, deadline: float | None, got: int, n: int) -> None:
     import time
 
     left = min(deadline - time.monotonic(), IDLE_S)
-    ready = select.select([fd], [], [], max(0.0, left))[0] if left > 0 else []
+    # polled even past the deadline: bytes already in the pipe are read, only a pause ends the message
+    ready = select.select([fd], [], [], max(0.0, left))[0]
     if not ready:
         raise Stalled(f"the message stopped arriving: {got} of its {n} bytes came, then none for "
                       f"{max(0.0, left):.3g} s")
