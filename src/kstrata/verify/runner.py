@@ -266,6 +266,10 @@ class Context:
             return h, b
         except CandidateDied as e:
             stop = died(e, self.proc, public)
+            if public and self.current is not None and self.stage == "public" and e.cause != "protocol":
+                # the public test it died or ran out of time at (newcomer nc14: a SIGSEGV and a hang named none)
+                stop.evidence.setdefault("stage", "public")
+                stop.evidence.setdefault("test", self.current.describe())
             if e.cause == "timeout":
                 self.blame_time(stop)
             raise stop from None
