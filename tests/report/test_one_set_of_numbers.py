@@ -98,3 +98,12 @@ def test_a_run_with_no_trusted_timing_claims_no_speedup_in_report_or_summary(tmp
     assert board["median_roofline"]["value"] == "7.1%" and board["geomean_speedup"]["value"] == "–"
     assert "1 of 1 from an untrusted timing" in board["median_roofline"]["ci"]  # marked, as the CLI marks it
     assert "1 of 1 from an untrusted timing" in html
+
+
+def test_a_metric_over_one_task_shows_no_interval():
+    """newcomer nc14: a one-run report's leaderboard showed [100%, 100%] bootstrap intervals."""
+    from kstrata.bench.metrics import Estimate
+    from kstrata.report.html import _fmt
+
+    assert _fmt(Estimate(1.0, 1.0, 1.0, 1), pct=True) == {"value": "100%", "ci": "(1 task: no interval)"}
+    assert _fmt(Estimate(0.5, 0.25, 0.75, 4), pct=True)["ci"] == "[25%, 75%]"

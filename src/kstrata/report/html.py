@@ -32,6 +32,8 @@ def _fmt(est: M.Estimate, pct: bool, digits: int = 0) -> dict[str, str]:
     if est.value is None:
         return {"value": "–", "ci": ""}
     f = (lambda v: f"{100 * v:.{digits}f}%") if pct else (lambda v: f"{v:.3g}")
+    if est.n < 2:  # a bootstrap over one task is a point: no interval to show (newcomer nc14 read [100%, 100%])
+        return {"value": f(est.value), "ci": "(1 task: no interval)"}
     return {"value": f(est.value), "ci": f"[{f(est.low)}, {f(est.high)}]"}
 
 
