@@ -150,4 +150,4 @@ def test_tilelang_c_prompts_list_the_schedule_keys_read_and_the_c_target_facts(l
         assert "compile_flags" not in text
     else:
         assert 'compile_flags=["-O3", "-march=native"]' in text and "no optimization flag (`-O0`)" in text
-        assert "`T.vectorized(k)` and `T.Parallel(n)` over an elementwise body lower" in text
+        assert "`T.vectorized(k)` and `T.Parallel(n)` over an elementwise body of arithmetic" in text

@@ -115,7 +115,7 @@ def test_triton_interp_prompt_asks_for_correctness_only_and_says_why():
     assert "timed shape" not in user and "faster" not in user and "# Target: triton-interp (correctness only)" in user
     assert "Triton 3." in system and "tl.load(ptr + offs, mask=m, other=v)" in user
     assert "no_torch_compute" in system  # Python-kernel rules where they apply
-    assert "for a GPU (here they are only checked, on a CPU)" in system and "x86" not in system
+    assert "for an NVIDIA Hopper GPU (sm_90), here only checked on a CPU" in system and "x86" not in system
     # a failed kernel is asked to be made correct first
     node = CandidateTree([rec("a", sources=backend.initial_sources(task), backend="triton-interp",
                               verdict="incorrect")])["a" * 8]

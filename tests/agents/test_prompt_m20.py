@@ -81,8 +81,8 @@ def test_asking_again_lists_earlier_answers_whole_and_asks_for_something_differe
         [declined_expansion("a", "source", "single", "the rest needs a GPU timing", [], 1)])
     user = _prompt("rmsnorm", tree, "a")
     assert "# Asked again: this candidate was expanded before in this run" in user
-    assert f"- child bbbbbbbb [source, source-agent] -> correct: {LONG}" in user  # the full rationale
-    assert "- child cccccccc [source, source-agent] -> wrong_output: two passes over x" in user
+    assert f"- child bbbbbbbb [source, source-agent] -> correct\n  its rationale: {LONG}" in user  # in full
+    assert "- child cccccccc [source, source-agent] -> wrong_output\n  its rationale: two passes over x" in user
     assert "- DECLINED [source, single-agent]: the rest needs a GPU timing" in user
     assert "Propose something different from these" in user and "or decline" in user
     # a first expansion has no such section

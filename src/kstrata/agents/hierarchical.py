@@ -50,6 +50,7 @@ Ablations (:class:`Ablations`) switch parts off with the budget unchanged:
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
 from typing import Any
@@ -329,7 +330,7 @@ class HierarchicalProposer:
         self._last_task, self._last_run_key = task, key
         if context.tree is not None:
             self.learn(context.tree, task)
-        rebuild = self._rebuild_report(candidate, level)
+        rebuild = self._rebuild_report(candidate, level, context.tree)
         agent = self._agent(level)
         calls: list[Any] = []
         if agent is None:
@@ -454,11 +455,17 @@ class HierarchicalProposer:
         return sources, report
 
     @staticmethod
-    def _rebuild_report(candidate: Any, level: str) -> dict | None:
+    def _rebuild_report(candidate: Any, level: str, tree: Any = None) -> dict | None:
+        """The replay report of ``candidate``'s graph change for its schedule
+        prompt, with ``tried``: how many schedule children it has already (the
+        report is about the graph change, not about those answers)."""
         meta = getattr(candidate, "metadata", None) or {}
         if level == "schedule" and getattr(candidate, "level", None) == "graph" and "replay" in meta \
                 and rebuild_needed(meta["replay"]) is not None:
-            return dict(meta["replay"])
+            tried = 0
+            if tree is not None and candidate.hash in getattr(tree, "nodes", {}):
+                tried = sum(1 for c in tree.children(candidate.hash) if c.level == "schedule")
+            return {**meta["replay"], "tried": tried}
         return None
 
     # -- prompt material -----------------------------------------------------------
@@ -496,8 +503,15 @@ class HierarchicalProposer:
                   if lv != level and self.closed.offered(candidate, lv, context.tree)]
         # an exemplar the candidate already is (its code adopted whole) would repeat its own text as advice
         own = {_code_key(t) for t in dict(candidate.sources).values() if isinstance(t, str)}
+        # the schedule part of a graph exemplar, promised to the schedule role by the graph prompt: shown
+        # where this candidate's graph is that exemplar or keeps the PrimFuncs and blocks it names
+        graph_text = str(dict(candidate.sources).get("graph") or "")
+        schedules = [{"title": e.title, "schedule": e.schedule, "adopted": _code_key(e.code) == _code_key(graph_text)}
+                     for e in exemplars_for(category, context.backend, "graph", intensity=intensity_of(task))
+                     if e.schedule and level == "schedule" and _code_key(e.schedule) not in own
+                     and _names_fit(e.schedule, graph_text)]
         return environment().get_template("hierarchical_knowledge.j2").render(
-            rebuild=rebuild,
+            rebuild=rebuild, schedule_exemplars=schedules,
             exemplars=[e for e in exemplars_for(category, context.backend, level, intensity=intensity_of(task))
                        if _code_key(e.code) not in own],
             skills=skills, category=category or "this", level=level, flat=self.ablations.flat,
@@ -541,6 +555,15 @@ class HierarchicalProposer:
             if self.memory.add_skill(skill) is not None:
                 out.append(skill)
         return out
+
+
+def _names_fit(schedule: str, graph: str) -> bool:
+    """Whether ``graph`` defines every PrimFunc (``def schedule_<name>``) and
+    block (``get_sblock("<name>")``) that ``schedule`` names."""
+    funcs = re.findall(r"def schedule_(\w+)\(", schedule)
+    blocks = re.findall(r"get_sblock\(\s*[\"'](\w+)[\"']", schedule)
+    return all(re.search(rf"def {f}\(", graph) for f in funcs) \
+        and all(re.search(rf"sblock\(\s*[\"']{b}[\"']", graph) for b in blocks)
 
 
 def _code_key(text: str) -> str:

@@ -32,6 +32,7 @@ from typing import Any
 
 import jinja2
 
+from kstrata.agents.knowledge import gpu_target
 from kstrata.measure.profilers.findings import DISTRUST_PREFIXES, ceiling_finding, roofline_finding
 from kstrata.pysyntax import parse_module
 from kstrata.tasks.loader import metadata_assigns
@@ -427,8 +428,11 @@ class Feedback:
             items=items,
             median_ms=m.get("median_ms"),
             speedups=speedups,
-            roofline_fraction=None if distrust else m.get("roofline_fraction"),
-            bound=None if distrust else m.get("bound"),
+            # shown where known, marked when the time it comes from is not believed (queue round 4: the
+            # timed-shape line promised a roofline that a contended run never showed); the goal derives
+            # no "at most Nx faster" from such a reading
+            roofline_fraction=m.get("roofline_fraction"),
+            bound=m.get("bound"),
             findings=findings,
             distrust=distrust,
         )
@@ -614,6 +618,9 @@ def _variables(ctx: PromptContext) -> dict[str, Any]:
         "timed_work": dict(ctx.timed_work),
         "timing": ctx.timing,
         "timing_note": ctx.timing_note,
+        # the GPU an untimed (interpreted) kernel is meant for (queue round 4: "the GPU it is meant for", unnamed)
+        "gpu": "" if ctx.timing else gpu_target(short=True),
+        "gpu_target": "" if ctx.timing else gpu_target(),
         "api": ctx.api,
         "toolchain": ctx.toolchain,
         "decline": ctx.decline,
@@ -635,8 +642,10 @@ def _variables(ctx: PromptContext) -> dict[str, Any]:
         "last_failure": dict(ctx.last_failure) if ctx.last_failure else None,
         "goal": dict(ctx.goal) if ctx.goal else None,
         "requests": [dict(r) for r in ctx.requests],
-        "earlier": [dict(e) for e in ctx.earlier if e.get("level") == ctx.level
-                    or not _shown_as_request(e, ctx.requests)],
+        # settled: a correct child or a decline (asked again, only another idea is new; a failed
+        # answer is fixed instead: queue round 4 read "propose something different" beside "fix it")
+        "earlier": [{**e, "settled": e.get("kind") == "decline" or str(e.get("outcome", "")).startswith("correct")}
+                    for e in ctx.earlier if e.get("level") == ctx.level or not _shown_as_request(e, ctx.requests)],
         "hardware_name": name,
         "hardware_lines": [(k, _flat(v)) for k, v in hw.items()],
         "integrity_rules": (

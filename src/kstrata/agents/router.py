@@ -241,7 +241,9 @@ def pending_requests(tree: Any, node: Any) -> list[dict[str, Any]]:
     role wrote (r7: a decline on a graph child, naming that child's
     functions, was shown to its parent's schedule level, which did not have
     them). It is served once a candidate at the requested level was made,
-    after the request, from ``R`` or a candidate below ``R``.
+    after the request, from ``R`` or a candidate below ``R``, that did not
+    fail verification (an answer that failed to compile served nothing: the
+    request stays listed for the re-ask, queue round 4).
     """
     path = tree.path_to_root(node.hash)  # node, parent, ..., root
     raw: list[tuple[Any, dict[str, Any], int | None, str]] = []
@@ -271,14 +273,17 @@ def pending_requests(tree: Any, node: Any) -> list[dict[str, Any]]:
 
 
 def _served(tree: Any, at: Any, level: str, made: int | None) -> bool:
-    """Whether a candidate at ``level`` was made after expansion ``made`` from
-    ``at`` or one of its descendants (an edit of ``at``'s ancestor or sibling
-    lacks what the requester saw: it serves nothing)."""
+    """Whether a candidate at ``level`` that did not fail verification was
+    made after expansion ``made`` from ``at`` or one of its descendants (an
+    edit of ``at``'s ancestor or sibling lacks what the requester saw, and a
+    failed one changed nothing: they serve nothing)."""
     lineage = {at.hash}
     if hasattr(tree, "subtree"):
         lineage |= {n.hash for n in tree.subtree(at.hash)}
     for n in tree:
         if n.hash == at.hash or n.level != level or not n.parents or n.parents[0] not in lineage:
+            continue
+        if getattr(n, "evaluated", False) and not getattr(n, "correct", True):
             continue
         if made is None or n.expansion_id is None or n.expansion_id > made:
             return True

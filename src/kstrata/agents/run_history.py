@@ -114,7 +114,22 @@ def outcome(node: Any) -> str:
     msg = _message(node)
     check = f" ({ev.check})" if ev is not None and ev.check else ""
     head = "not judged, the judge itself failed (not the candidate's fault): " if judge_failure(node) else ""
-    return f"{head}{node.verdict}{check}" + (f": {first_line(msg)[:160]}" if msg else "")
+    return f"{head}{node.verdict}{check}" + (f": {clip_sentence(first_line(msg), 160)}" if msg else "")
+
+
+def clip_sentence(line: str, limit: int) -> str:
+    """``line`` whole when it fits in ``limit`` characters, else cut after its
+    last full sentence within ``limit`` (one ending past a third of it), or
+    at the last word boundary, marked `` (…)``: never mid-word (queue round:
+    an "asked again" line read "...where the exact valu: The flat kernel")."""
+    if len(line) <= limit:
+        return line
+    head = line[: limit - 4]
+    ends = [m.end() for m in re.finditer(r"[.!?](?=\s)", head) if m.end() > limit // 3]
+    if ends:
+        return head[: ends[-1]] + " (…)"
+    cut = head.rsplit(" ", 1)[0] if " " in head.strip() else head
+    return cut.rstrip(" ,;:") + " (…)"
 
 
 def tree_history(tree: Any, candidate: Any, level: str, limit: int = 10) -> list[str]:

@@ -8,6 +8,7 @@ and device name, so prompts state the real machine, not a generic one.
 from __future__ import annotations
 
 import os
+import re
 import tomllib
 from functools import lru_cache
 from pathlib import Path
@@ -37,7 +38,8 @@ def spec_for_backend(backend: str, device_name: str = "") -> dict | None:
     """The spec a prompt should show for ``backend`` running on ``device_name``.
 
     CPU backends fall back to the x86 AVX2/AVX-512 or Arm NEON entry by the
-    flags of this machine, or the entry named by ``KSTRATA_CPU_SPEC`` (e.g.
+    flags of this machine (an AMD family 19h CPU with AVX-512, Zen 4, gets
+    ``x86-avx512-zen4``: it runs AVX-512 as two 256-bit halves), or the entry named by ``KSTRATA_CPU_SPEC`` (e.g.
     ``x86-avx512``: a recorded cassette replays on a CPU of another kind);
     GPU backends use :func:`match_device`.
 
@@ -57,11 +59,56 @@ def spec_for_backend(backend: str, device_name: str = "") -> dict | None:
                 raise ValueError(f"KSTRATA_CPU_SPEC={forced!r} is not a known CPU spec; use one of "
                                  f"{', '.join(k for k in hardware_specs() if k.startswith(('x86', 'arm')))}")
             return {"name": forced, **hardware_specs()[forced]}
-        flags = ""
-        try:
-            flags = Path("/proc/cpuinfo").read_text()
-        except OSError:
-            pass
+        flags = _cpuinfo()
         key = "x86-avx512" if " avx512f" in flags else "x86-avx2" if " avx2" in flags else "arm-neon"
+        if key == "x86-avx512" and _zen4(flags):
+            key = "x86-avx512-zen4"  # two 256-bit FMA pipes, not two 512-bit units (an AMD EPYC host)
         return {"name": key, **hardware_specs()[key]}
     return None
+
+
+def _cpuinfo() -> str:
+    """This machine's ``/proc/cpuinfo`` (``""`` where there is none)."""
+    try:
+        return Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return ""
+
+
+def _zen4(cpuinfo: str) -> bool:
+    """Whether ``cpuinfo`` (``/proc/cpuinfo``) is an AMD family 19h CPU
+    (Zen 3/Zen 4; of these only Zen 4 has AVX-512)."""
+    vendor = re.search(r"^vendor_id\s*:\s*(\S+)", cpuinfo, re.MULTILINE)
+    family = re.search(r"^cpu family\s*:\s*(\d+)", cpuinfo, re.MULTILINE)
+    return bool(vendor and family and vendor.group(1) == "AuthenticAMD" and int(family.group(1)) == 0x19)
+
+
+def gpu_target(arch: str | None = None, short: bool = False) -> str:
+    """The GPU a kernel checked without a GPU (``triton-interp``) is meant
+    for, in words with the datasheet figures of ``hardware.toml``: kstrata's
+    GPU target ``arch`` (default ``KSTRATA_CUDA_ARCH`` or ``sm_90``, as the
+    TVM CUDA target takes it), e.g. ``"an NVIDIA Hopper GPU (sm_90: H100/H200;
+    132 SMs, 228 KiB shared memory per SM, 50 MiB L2, 3350-4800 GB/s memory
+    bandwidth)"``; only the architecture when no entry has that ``arch``.
+    A figure the entries disagree on is given as their range; ``short``:
+    the architecture only (``"an NVIDIA Hopper GPU (sm_90)"``)."""
+    arch = arch or os.environ.get("KSTRATA_CUDA_ARCH", "sm_90")
+    specs = {k: v for k, v in hardware_specs().items()
+             if v.get("kind") == "gpu" and f"({arch})" in str(v.get("arch", ""))}
+    if not specs:
+        return f"an NVIDIA GPU of architecture {arch}"  # no datasheet entry: no figures
+
+    def span(field: str, unit: str) -> str | None:
+        vals = sorted({v[field] for v in specs.values() if field in v})
+        if not vals:
+            return None
+        return (f"{vals[0]:g}" if len(vals) == 1 else f"{vals[0]:g}-{vals[-1]:g}") + unit
+
+    first = next(iter(specs.values()))
+    family = str(first["arch"]).split(" (")[0]
+    if short:
+        return f"an {first['vendor']} {family} GPU ({arch})"
+    names = "/".join(sorted(k.split("-", 1)[1].upper() for k in specs))
+    figures = [f for f in (span("sms", " SMs"), span("smem_per_sm_kib", " KiB shared memory per SM"),
+                           span("l2_mib", " MiB L2"), span("bandwidth_gbs", " GB/s memory bandwidth")) if f]
+    return f"an {first['vendor']} {family} GPU ({arch}: {names}; {', '.join(figures)})"
