@@ -17,7 +17,8 @@ CASE = Path(__file__).resolve().parent / "cases" / "freeze_race"
 pytestmark = pytest.mark.skipif(not status().usable, reason=f"no sandbox here: {status().reason}")
 
 
-def test_a_process_forked_while_the_judge_lists_them_is_stopped_too():
+def _forker():
+    """A started candidate process with forker.py loaded (the relu task), its helper forking."""
     from kstrata.backends.registry import get_backend
     from kstrata.sandbox import CandidateProcess, wire
     from kstrata.sandbox.client import sandbox_env
@@ -25,13 +26,18 @@ def test_a_process_forked_while_the_judge_lists_them_is_stopped_too():
     from kstrata.verify.runner import task_record
 
     p = CandidateProcess("pytorch", env=sandbox_env(get_backend("pytorch")), memory_mb=4096).start()
+    bufs: list = []
+    h, _ = p.request({"op": "load", "backend": "pytorch", "task": task_record(resolve_task("relu")),
+                      "sources": {"source": (CASE / "forker.py").read_text()}, "shape": {"B": 8, "D": 512},
+                      "init": wire.encode([], bufs), "seed": 0}, bufs, timeout_s=120)
+    assert h.get("ok"), h
+    time.sleep(0.3)  # the helper forks children that spin
+    return p
+
+
+def test_a_process_forked_while_the_judge_lists_them_is_stopped_too():
+    p = _forker()
     try:
-        bufs: list = []
-        h, _ = p.request({"op": "load", "backend": "pytorch", "task": task_record(resolve_task("relu")),
-                          "sources": {"source": (CASE / "forker.py").read_text()}, "shape": {"B": 8, "D": 512},
-                          "init": wire.encode([], bufs), "seed": 0}, bufs, timeout_s=120)
-        assert h.get("ok"), h
-        time.sleep(0.3)  # the helper forks
         left = []
         for _ in range(30):  # without the second look, 8 of 20 freezes left a process running
             p.freeze()
@@ -46,5 +52,44 @@ def test_a_process_forked_while_the_judge_lists_them_is_stopped_too():
             p.thaw()
             time.sleep(0.03)
         assert not left, f"processes of the candidate ran while it was frozen: {left[:10]}"
+    finally:
+        p.close()
+
+
+
+@pytest.mark.parametrize("continued", [True, False])
+def test_a_process_continued_while_held_is_caught_by_its_cpu_time(continued):
+    """A process of the candidate continued (SIGCONT) while the judge holds it
+    stopped, as two helpers that continue each other do (case
+    rt49_helpers_continue_each_other), uses CPU, which the judge reads from
+    outside (remote.ran_while_held); processes that stay stopped use none,
+    however much they forked before."""
+    import os
+    import signal
+
+    from kstrata.measure.remote import HELD_CPU_MS, RemoteCandidate, TimedOutputMismatch, held_delta, ran_while_held
+
+    p = _forker()
+    try:
+        c = RemoteCandidate(p)
+        for _ in range(3):
+            c.hold()
+            before = c.held_cpu()
+            if continued:  # what the candidate's other helper does
+                for pid in p.frozen:
+                    try:
+                        os.kill(pid, signal.SIGCONT)
+                    except ProcessLookupError:  # a child that ended and was reaped
+                        pass
+            time.sleep(0.1)  # the baseline's calls
+            c.held_cpu_ms += held_delta(before, c.held_cpu())
+            c.release()
+            time.sleep(0.02)
+        assert (c.held_cpu_ms > HELD_CPU_MS) == continued, c.held_cpu_ms
+        if continued:
+            with pytest.raises(TimedOutputMismatch, match="SIGCONT"):
+                ran_while_held(c)
+        else:
+            ran_while_held(c)
     finally:
         p.close()

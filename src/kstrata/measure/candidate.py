@@ -113,6 +113,7 @@ def time_candidate(
     try:
         cand = _remote(task, b, sources, shape, init_inputs, seed, procs,
                        check=_checker(task, model, sets), check_seed=seed)
+        cand.probes = probe_sets(task, module, random.SystemRandom().randrange(1 << 20), device)
         if baseline == "eager":
             # the reference in a fresh process of its own, timed exactly as the candidate is: the
             # same request path, clock and subtracted round trip, so the process boundary costs
@@ -159,6 +160,22 @@ def distinct_input_sets(task: Task, module: Any, inputs: list[Any], copies: int,
     return sets
 
 
+def probe_sets(task: Task, module: Any, seed: int, device: str) -> list[tuple[str, list[Any]]]:
+    """``(distribution, inputs)`` for each of the task's input distributions
+    but ``normal`` (the timed calls' own draw), drawn as verification draws
+    them (:func:`kstrata.tasks.inputs.draw_inputs`) at the shape ``module``
+    was instantiated at, on ``device``: the inputs of
+    :meth:`kstrata.measure.remote.RemoteCandidate.probe`, which checks that
+    the candidate is right on them in the timing's state too."""
+    from kstrata.tasks.inputs import draw_inputs
+
+    out = []
+    for k, dist in enumerate(d for d in task.meta.distributions if d != "normal"):
+        xs, _ = draw_inputs(module.get_inputs, seed * 31 + k, dist, task.meta.dist_inputs)
+        out.append((dist, [x.to(device) if isinstance(x, torch.Tensor) else x for x in xs]))
+    return out
+
+
 def _host64(xs: list[Any]) -> list[Any]:
     """``xs`` on the host, floating tensors in float64 (the oracle's inputs)."""
     return [x.detach().cpu().double() if isinstance(x, torch.Tensor) and x.is_floating_point()
@@ -166,12 +183,15 @@ def _host64(xs: list[Any]) -> list[Any]:
 
 
 def _checker(task: Task, model: Any, sets: list[list[Any]]) -> Any:
-    """``check(i, outputs, inputs=None, strides=None) -> problem or None``
+    """``check(i, outputs, inputs=None, strides=None, domain=False) -> problem or None``
     against the oracle of copy ``i`` (float64 where the model converts, else
     the native reference), or of ``inputs`` when given (a freshened copy: not
-    cached), and against the reference output's layout
+    cached; with ``domain``, None when the task's own reference is outside its
+    numerical domain there: :func:`kstrata.verify.domain.outside_domain`), and
+    against the reference output's layout
     (:mod:`kstrata.verify.layout`) with each output's ``strides`` as the
     candidate process stated them (None: the decoded tensors' own)."""
+    from kstrata.verify.domain import outside_domain
     from kstrata.verify.layout import layout_problem
     from kstrata.verify.rounding import rounding_sides, within_a_tie
     from kstrata.verify.runner import flatten, oracle_model
@@ -196,10 +216,12 @@ def _checker(task: Task, model: Any, sets: list[list[Any]]) -> Any:
         return refs, ors
 
     def check(i: int, outs: list[Any], inputs: list[Any] | None = None,
-              strides: list[Any] | None = None) -> str | None:
+              strides: list[Any] | None = None, domain: bool = False) -> str | None:
         if inputs is not None:
             xs = inputs
             refs, ors = oracle(xs)
+            if domain and outside_domain(refs, ors, tol):  # a probe the task's own reference cannot handle
+                return None
         else:
             xs = sets[i]
             if i not in cache:

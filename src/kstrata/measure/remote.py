@@ -136,6 +136,13 @@ class RemoteCandidate:
         self.mirror_fetch = False
         self._cpu_pids: list[int] = []
         self._cpu_reads = 0
+        #: ``(distribution, inputs)`` probes run after the timed calls (:meth:`probe`), set by the caller
+        self.probes: list[tuple[str, list[Any]]] = []
+        self.probed = 0
+        self._probing = False
+        #: CPU ms its processes used while the judge held them stopped (:meth:`hold`) for another side's
+        #: call: none for processes that stay stopped (:func:`ran_while_held`)
+        self.held_cpu_ms = 0.0
 
     def again(self, seed: int) -> RemoteCandidate:
         """A handle for another timing of the same loaded candidate: its own
@@ -143,6 +150,7 @@ class RemoteCandidate:
         of checked calls (``seed``)."""
         again = RemoteCandidate(self.proc, check=self.check, seed=seed)
         again.mirror_fetch = self.mirror_fetch
+        again.probes = self.probes
         return again
 
     def stage(self, sets: list[list[Any]], flush_bytes: int | None, flush: bool, graph: bool = False) -> None:
@@ -205,6 +213,16 @@ class RemoteCandidate:
         already stopped or when its process cannot be stopped."""
         if not getattr(self.proc, "frozen", None) and hasattr(self.proc, "freeze"):
             self.proc.freeze()
+
+    def held_cpu(self) -> dict[int, float] | None:
+        """CPU ms used so far by each process :meth:`hold` stopped (host pid ->
+        ms; None when none is stopped): a stopped process uses none. A process
+        that is gone is left out (:func:`held_delta` compares the pids of both
+        readings only)."""
+        pids = list(getattr(self.proc, "frozen", None) or ())
+        if not pids:
+            return None
+        return {pid: ms for pid in pids if (ms := process_cpu_ms(pid)) is not None}
 
     def release(self) -> None:
         """Let the candidate's processes run again (before its own calls)."""
@@ -291,7 +309,8 @@ class RemoteCandidate:
                     {"call": self.calls, "check": f["check"]})
         # each output's strides as its header states them (one with gaps or overlaps arrives row-major)
         strides = [o.get("stride") if isinstance(o, dict) else None for o in h.get("outputs", [])]
-        problem = self.check(i, outs, expected if fresh else None, strides)
+        problem = self.check(i, outs, expected if fresh else None, strides,
+                             **({"domain": True} if self._probing else {}))
         if problem:
             raise TimedOutputMismatch(
                 f"timed call {self.calls} (input copy {i}) returned a wrong output: {problem}; the "
@@ -320,6 +339,96 @@ class RemoteCandidate:
         _RunThunk(self, i)()
         self.calls -= 1
         self.after_call(i, last=True)
+
+    def probe(self) -> None:
+        """Run and check one call on each of :attr:`probes` (inputs drawn at
+        the timing shape from the verification's other distributions: large,
+        offset, shifted, ...), after the timed calls, in the state the timed
+        calls ran in.
+
+        Verification and timing differ inside the candidate's process (its
+        checked calls run with deterministic mode and poisoned allocations,
+        timed calls without), and the timed calls read the task's own draw
+        only, so a candidate that computes another way when it is timed, one
+        that is right on that draw alone (a softmax without its max
+        subtraction, red-team 2026-12-04: correct, timed and "a tie", while
+        the same code fails the verification's ``large`` draw), passed every
+        check of its timed calls. Each probe's values are copied into a copy
+        the timed calls used (the same buffers), then that copy goes through
+        the request sequence of any checked reuse (flush with a freshen, run,
+        fetch), so only its values tell it apart; its outputs are compared
+        with the oracle of what it read. A probe whose inputs the task's own
+        reference cannot handle in its dtype (outside the domain) is passed
+        by ``check``.
+
+        Raises
+        ------
+        TimedOutputMismatch
+            Naming the distribution, when a probe's outputs (or inputs) are wrong.
+        """
+        used = [i for i, n in enumerate(self.uses) if n]
+        if self.check is None or not self.probes or not used:
+            return
+        for dist, xs in self.probes:
+            i = _DRAW.choice(used)
+            bufs: list[Any] = []
+            enc = wire.encode([list(xs)], bufs, copy=False)
+            self.proc.ok({"op": "stage", "sets": enc, "index": i}, bufs)
+            self.staged[i] = list(xs)
+            self.seeds[i] = []  # the new values replace the freshened ones: the next freshen starts afresh
+            self.flush(i)
+            _RunThunk(self, i)()
+            self.calls -= 1
+            self._probing = True
+            try:
+                self.after_call(i, last=True)
+            except TimedOutputMismatch as e:
+                raise TimedOutputMismatch(
+                    f"a call in the timing on inputs drawn '{dist}' (as verification draws them) failed: {e}. "
+                    "The candidate computes another way when timed than when verified, right on the timing's "
+                    "own draw only", {**e.evidence, "distribution": dist}) from None
+            finally:
+                self._probing = False
+            self.probed += 1
+
+
+#: CPU ms the candidate's stopped processes may use over a whole timing while
+#: the baseline's calls run: a process the judge stopped with SIGSTOP uses none
+#: until the judge continues it, so this covers only a process caught inside
+#: a system call when it was stopped.
+HELD_CPU_MS = 5.0
+
+
+def held_delta(before: dict[int, float] | None, after: dict[int, float] | None) -> float:
+    """CPU ms used between two :meth:`RemoteCandidate.held_cpu` readings by
+    the processes in both (0.0 when either is None)."""
+    if not before or not after:
+        return 0.0
+    return sum(max(0.0, after[pid] - ms) for pid, ms in before.items() if pid in after)
+
+
+def ran_while_held(candidate: RemoteCandidate) -> None:
+    """Raise when the candidate's processes used CPU while the judge held
+    them stopped for the baseline's calls (more than :data:`HELD_CPU_MS`
+    in all, from their CPU-time clocks: :meth:`RemoteCandidate.held_cpu`).
+
+    The judge stops the candidate's processes one by one (SIGSTOP), so two
+    helper processes that continue each other (SIGCONT in a loop) ran on:
+    the one not yet stopped continued the one just stopped, and the pair took
+    the CPUs from the baseline's timed calls (red-team round of 2026-12-04,
+    case rt49_helpers_continue_each_other). Only a candidate's own
+    SIGCONT continues a process the judge stopped, so this is tampering.
+
+    Raises
+    ------
+    TimedOutputMismatch
+        With the CPU ms used while held.
+    """
+    if candidate.held_cpu_ms > HELD_CPU_MS:
+        raise TimedOutputMismatch(
+            f"the candidate's processes used {candidate.held_cpu_ms:.0f} ms of CPU while the judge held them "
+            "stopped (SIGSTOP) for the baseline's timed calls: a process of the candidate continued another "
+            "(SIGCONT), so its work competed with the baseline's calls", {"held_cpu_ms": candidate.held_cpu_ms})
 
 
 #: How much longer (relative, and at least :data:`UNTIMED_SLACK_MS`) the
@@ -602,11 +711,20 @@ class RemoteTimer:
 
     def __call__(self, thunk: Any) -> float:
         owner = getattr(thunk, "owner", None) if getattr(thunk, "remote", False) else None
+        held = []
         for u in self.untrusted:
             if owner is None or u.proc is not owner.proc:
                 u.hold()
+                held.append((u, u.held_cpu()))
         if owner is not None and any(u.proc is owner.proc for u in self.untrusted):
             owner.release()
+        try:
+            return self._time(thunk, owner)
+        finally:
+            for u, before in held:  # what the held candidate's processes used meanwhile: none if they stayed stopped
+                u.held_cpu_ms += held_delta(before, u.held_cpu() if before is not None else None)
+
+    def _time(self, thunk: Any, owner: Any) -> float:
         if not getattr(thunk, "remote", False):
             return self.local(thunk)
         thunk.prepare()

@@ -508,12 +508,18 @@ def measure(
         baseline.judge_flusher = None if cuda else flusher
         baseline.mirror_fetch = remote  # its outputs fetched as the candidate's are (remote.fetch_work_note)
         baseline.stage(sets, config.flush_bytes, config.flush and cuda, graph=want_graph and candidate.graphed)
+        held = None
         if remote:
             candidate.hold()  # the baseline's round trip is calibrated with the candidate stopped
+            held = candidate.held_cpu()
         try:
             baseline.calibrate()
         finally:
             if remote:
+                from kstrata.measure.remote import held_delta
+
+                # a process that stays stopped uses none (remote.ran_while_held)
+                candidate.held_cpu_ms += held_delta(held, candidate.held_cpu() if held is not None else None)
                 candidate.release()
         b = baseline.thunks(len(sets))
         if remote:
@@ -551,6 +557,10 @@ def measure(
             if remote:
                 candidate.release()
                 candidate.check_last()
+                candidate.probe()  # the verification's other draws, in the timing's state
+                from kstrata.measure.remote import ran_while_held
+
+                ran_while_held(candidate)
     finally:
         if remote:
             candidate.release()
@@ -606,7 +616,8 @@ def measure(
         remeasured=r["remeasured"],
         noisy=r["noisy"],
         flush={**flusher.describe(), "calls": flusher.calls,
-               **({"candidate_ipc_overhead_ms": candidate.overhead_ms, "timed_calls_checked": candidate.checked}
+               **({"candidate_ipc_overhead_ms": candidate.overhead_ms, "timed_calls_checked": candidate.checked,
+                   "probes_checked": candidate.probed, "held_cpu_ms": candidate.held_cpu_ms}
                   if remote else {}),
                **({"clock_gap_ms": clock_gaps(candidate, baseline)} if remote and cuda else {})},
         input_copies=copies,
