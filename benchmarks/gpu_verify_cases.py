@@ -182,6 +182,8 @@ def rows() -> list[Row]:
             "incorrect/rejected", bad, cpu=False),
         Row("g6", G, "matmul_square", "g6_bf16_alias.py", pt, ("--scope", "small", "--budget-ms", "300"),
             "incorrect/rejected", bad),
+        Row("g7", G, "relu", "g7_stream_left_switched.py", pt, ("--scope", "small", "--budget-ms", "200"),
+            "correct, speedup<=1.2", correct_no_gain(1.2), cpu=False),
         Row("t0", ROOT / "src" / "kstrata" / "kernels" / "triton", "relu", "relu.py", tr,
             ("--scope", "small", "--budget-ms", "200"), "correct (control)", verdict_in("correct")),
         Row("t1", G, "relu", "t1_side_stream.py", tr, ("--scope", "small", "--budget-ms", "200"),

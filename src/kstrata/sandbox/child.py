@@ -167,7 +167,8 @@ class Harness(metaclass=_Sealed):
                  "_events", "_input_ptrs", "_launch_block", "_replay", "_returned", "backend",
                  "checked_launches", "copies", "device", "flusher", "fn", "graph_launches",
                  "graphs", "kernel_log", "last", "launch_deficit", "launches", "reused_output",
-                 "slots", "spin_cycles", "tensor_dict", "timed_launches", "torch", "watch")
+                 "slots", "spin_cycles", "tensor_dict", "timed_launches", "torch", "watch", "_set_stream",
+                 "_stream_ids")
 
     def __init__(self) -> None:
         import torch
@@ -194,6 +195,10 @@ class Harness(metaclass=_Sealed):
         self._cuda_sync = getattr(torch._C, "_cuda_synchronize", None)
         self._cuda_sleep = getattr(torch._C, "_cuda_sleep", None)  # the spin before a graph replay
         self._replay = getattr(getattr(torch._C, "_CUDAGraph", None), "replay", None)
+        # makes the timing events' stream current before a graph replay (run): a replay and the spin go
+        # to the current stream, which a candidate can leave switched after its call
+        self._set_stream = getattr(torch._C, "_cuda_setStream", None)
+        self._stream_ids: dict[str, int] | None = None  # the events' stream, read in _cuda_events
         self._events: tuple | None = None  # the timed calls' CUDA events (_cuda_events)
         # (see _seed; torch.random.manual_seed is torch.manual_seed without dynamo's wrapper)
         self._cpu_seed, self._all_seed = torch.default_generator.manual_seed, torch.random.manual_seed
@@ -476,7 +481,10 @@ class Harness(metaclass=_Sealed):
         torch = self.torch
         self._cuda_init()
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        return start.record, end.record, end.synchronize, start.elapsed_time, end, torch.cuda.current_stream()
+        stream = torch.cuda.current_stream()
+        self._stream_ids = {"stream_id": stream.stream_id, "device_index": stream.device_index,
+                            "device_type": stream.device_type}
+        return start.record, end.record, end.synchronize, start.elapsed_time, end, stream
 
     def _seed(self, seed: int) -> None:
         """Seed torch as ``torch.manual_seed(seed)`` does (the judge seeds its
@@ -809,6 +817,11 @@ class Harness(metaclass=_Sealed):
             # while the host launches the graph, so the events hold the GPU work only (a graph cannot
             # leave work on another stream: what it launches is joined into it)
             g, outs = self.graphs[i]
+            if self._set_stream is not None and self._stream_ids is not None:
+                # the spin and the replay on the events' stream: a candidate that left another stream
+                # current (torch.cuda.set_stream in its call) had them run there, outside the events,
+                # and its time read as the two events' gap alone (red-team 2026-12-04, case g7)
+                self._set_stream(**self._stream_ids)
             if self._cuda_sleep is not None:
                 self._cuda_sleep(self.spin_cycles)
             ev[0](ev[5])
