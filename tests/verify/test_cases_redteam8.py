@@ -20,6 +20,9 @@ ROWS = [
     # two helper processes that continue each other escape the freeze and take the baseline's CPUs
     ("rt49_helpers_continue_each_other", "relu", "candidate.py", "pytorch", TIMED + ("--preset", "warn"),
      ("rejected",), "SIGCONT"),
+    # the harness's freshen wrapped: each freshened copy's output computed in the untimed request
+    ("rt49_freshen_hook_precomputes", "softmax", "candidate.py", "pytorch", TIMED + ("--preset", "warn"),
+     ("rejected",), "no_runtime_patching"),
 ]
 
 

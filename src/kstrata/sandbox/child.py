@@ -224,6 +224,10 @@ class Harness(metaclass=_Sealed):
 
             self.watch = RuntimeWatch()
             self.watch.arm(None, skip=("kstrata.verify", "kstrata.tasks.inputs"))
+            from kstrata.verify.integrity.watch import HARNESS_NAMES
+
+            # this module as it runs (``python -m``: __main__), whose names the handlers look up
+            self.watch.add("kstrata.sandbox.child", sys.modules[type(self).__module__], HARNESS_NAMES)
         return self.backend
 
     @staticmethod

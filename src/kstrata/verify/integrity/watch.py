@@ -28,8 +28,19 @@ WATCHED: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("kstrata.verify.tolerance", ("compare", "agree", "dtype_bound")),
     ("kstrata.verify.runner", ("flatten", "_sync", "_poison_heap")),
     ("kstrata.tasks.inputs", ("apply_distribution",)),
+    # what the candidate process's harness calls at run time (its own module's names: HARNESS_NAMES)
+    ("kstrata.sandbox.wire", ("encode", "decode", "send", "recv")),
+    ("kstrata.measure.freshen", ("freshen", "_apply", "_factors", "_shift")),
+    ("kstrata.measure.cache_flush", ("CacheFlusher",)),
 )
 OPTIONAL = ("triton.testing", ("do_bench",)), ("triton.runtime.jit", ("JITFunction",))
+#: Names in the candidate process's harness module (``kstrata.sandbox.child``, run as ``__main__``)
+#: that its request handlers look up at run time (the handlers themselves are bound before candidate
+#: code runs: ``kstrata.sandbox.child.handlers``); :meth:`RuntimeWatch.add` watches them there. A
+#: wrapped ``freshen`` computed each freshened copy's output in the untimed request before its timed
+#: call (red-team 2026-12-04, case rt49_freshen_hook_precomputes).
+HARNESS_NAMES = ("freshen", "wire", "RedZoned", "same_values", "failure", "_flatten", "_rebase", "handlers",
+                 "serve", "REDZONE_BYTES")
 
 
 def _resolve(path: str) -> Any:
@@ -67,6 +78,14 @@ class RuntimeWatch:
                 if hasattr(owner, n):
                     self.snapshot[(path, n)] = owner.__dict__.get(n, getattr(owner, n)) \
                         if isinstance(owner, type) else getattr(owner, n)
+
+    def add(self, path: str, owner: Any, names: tuple[str, ...]) -> None:
+        """Watch ``names`` of module ``owner`` too, reported as ``path.name``
+        (call before any candidate code runs; a name ``owner`` lacks is skipped)."""
+        self.owners[path] = owner
+        for n in names:
+            if hasattr(owner, n):
+                self.snapshot[(path, n)] = getattr(owner, n)
 
     def changed(self) -> list[str]:
         """Dotted names of watched objects that are no longer the originals."""
