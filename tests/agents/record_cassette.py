@@ -52,7 +52,8 @@ RUN = CASSETTE.with_suffix(".run.json")
 class TrustedTimings(VerifyMeasureEvaluator):
     """Real verification and timing; a timing is never noisy or suspicious
     (what the replay test's evaluator assumes too). With ``recorded``
-    (``{hash: speedup vs eager}``), a candidate's speedup is the recorded one."""
+    (``{hash: speedup vs eager}``), a candidate's speedup is the recorded one;
+    a candidate it does not have (the path diverged) keeps its measured one."""
 
     def __init__(self, *args, recorded: dict[str, float] | None = None, **kwargs) -> None:  # noqa: ANN002,ANN003
         super().__init__(*args, **kwargs)
@@ -60,8 +61,9 @@ class TrustedTimings(VerifyMeasureEvaluator):
 
     def _time(self, task, backend, sources, baseline, **kwargs):  # noqa: ANN001 - the evaluator's signature
         m = super()._time(task, backend, sources, baseline, **kwargs)
-        if self.recorded is not None:
-            s = self.recorded[content_hash(sources, backend.name, task.digest)]
+        # a candidate the recorded run did not have (the path changed there) keeps its measured speedup
+        s = None if self.recorded is None else self.recorded.get(content_hash(sources, backend.name, task.digest))
+        if s is not None:
             m = replace(m, speedup=replace(m.speedup, point=s, low=s, high=s))
         return replace(m, noisy=False, suspicious=[])
 
