@@ -23,6 +23,8 @@ ROWS = [
     # the harness's freshen wrapped: each freshened copy's output computed in the untimed request
     ("rt49_freshen_hook_precomputes", "softmax", "candidate.py", "pytorch", TIMED + ("--preset", "warn"),
      ("rejected",), "no_runtime_patching"),
+    ("rt49_freshen_hook_precomputes", "softmax", "candidate_mul.py", "pytorch", TIMED + ("--preset", "warn"),
+     ("rejected",), "no_runtime_patching"),
 ]
 
 
