@@ -94,3 +94,18 @@ def test_timed_output_check_allows_a_reduction_summed_in_another_order():
     check = _checker(task, model, [xs])
     assert check(0, [out]) is None
     assert check(0, [out * 1.01]) is not None
+
+
+def test_probe_sets_draw_every_other_distribution_at_the_timing_shape():
+    """The timing's probes (RemoteCandidate.probe): every distribution of the task
+    but its own draw on the CPU, at most GPU_PROBES on a GPU, at the timed shape."""
+    from kstrata.measure.candidate import GPU_PROBES, probe_sets
+
+    task = resolve_task("softmax")
+    _, inputs, _, module = task.instantiate({"B": 8, "D": 64}, 0)
+    probes = probe_sets(task, module, 5, "cpu")
+    assert [d for d, _ in probes] == [d for d in task.meta.distributions if d != "normal"]
+    assert all(xs[0].shape == inputs[0].shape and xs[0].dtype == inputs[0].dtype for _, xs in probes)
+    large = dict(probes)["large"][0]
+    assert large.abs().max() > 10 * inputs[0].abs().max() / 2  # the 'large' draw is the normal one x 100
+    assert GPU_PROBES < len(probes)

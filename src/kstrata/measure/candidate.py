@@ -160,17 +160,26 @@ def distinct_input_sets(task: Task, module: Any, inputs: list[Any], copies: int,
     return sets
 
 
+#: Probe distributions per timing on a GPU (every one of the task's on the CPU, at the smaller fit shape).
+GPU_PROBES = 4
+
+
 def probe_sets(task: Task, module: Any, seed: int, device: str) -> list[tuple[str, list[Any]]]:
     """``(distribution, inputs)`` for each of the task's input distributions
     but ``normal`` (the timed calls' own draw), drawn as verification draws
     them (:func:`kstrata.tasks.inputs.draw_inputs`) at the shape ``module``
     was instantiated at, on ``device``: the inputs of
     :meth:`kstrata.measure.remote.RemoteCandidate.probe`, which checks that
-    the candidate is right on them in the timing's state too."""
+    the candidate is right on them in the timing's state too. On a GPU at
+    most :data:`GPU_PROBES`, drawn at random (each probe's float64 oracle
+    runs on the host, at the nominal shape there)."""
     from kstrata.tasks.inputs import draw_inputs
 
     out = []
-    for k, dist in enumerate(d for d in task.meta.distributions if d != "normal"):
+    dists = [d for d in task.meta.distributions if d != "normal"]
+    if device.startswith("cuda") and len(dists) > GPU_PROBES:
+        dists = random.Random(seed).sample(dists, GPU_PROBES)
+    for k, dist in enumerate(dists):
         xs, _ = draw_inputs(module.get_inputs, seed * 31 + k, dist, task.meta.dist_inputs)
         out.append((dist, [x.to(device) if isinstance(x, torch.Tensor) else x for x in xs]))
     return out
