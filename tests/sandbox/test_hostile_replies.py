@@ -46,7 +46,11 @@ def test_a_forged_reply_shape_is_a_protocol_rejection():
     from kstrata.tasks.loader import resolve_task
     from kstrata.verify import verify_candidate
 
-    pool = pool_for(get_backend("pytorch"))
+    # a judge worker of its own: the judge sends a shape's first test alone only once per process
+    # (runner._BYTES), so in a warm worker where relu ran before every public test went in batches, whose reply
+    # nests the outputs this candidate forges, and the first forged reply came at a hidden shape (read "on a
+    # hidden test" in the full suite); max_calls makes pool_for start one instead of lending a warm one
+    pool = pool_for(get_backend("pytorch"), max_calls=1000)
     try:
         ev = verify_candidate(resolve_task("relu"), "pytorch", {"source": PATCHES_REPLY}, secret="5eed" * 4,
                               pool=pool, scope="small", preset="warn")
