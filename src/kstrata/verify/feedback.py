@@ -96,6 +96,16 @@ def _tail_item(dim: str, wrong: list[int], n: int, tiles: list[int]) -> dict[str
                 f"{n - n % inner}-{n - 1}), whose other elements are right: likely {likely}", **data)
 
 
+#: What both parameter hints tell of how kstrata builds the two models.
+SAME_SEED = ("kstrata constructs Model and ModelNew after the same seed (torch.manual_seed), so ModelNew must "
+             "create its parameters with the same calls, in the same order, as Model")
+
+
+def _params_of_size(model: torch.nn.Module, n: int) -> list[tuple[str, torch.Tensor]]:
+    """The Model's parameters whose last dimension is ``n`` (name, detached tensor)."""
+    return [(k, v.detach()) for k, v in model.named_parameters() if v.dim() >= 1 and v.shape[-1] == n]
+
+
 def parameter_hint(model: torch.nn.Module, cand: torch.Tensor, oracle: torch.Tensor) -> dict | None:
     """A hint when the output is off by a factor per column (last dim) that is
     constant down each column and differs between columns: the signature of a
@@ -119,11 +129,9 @@ def parameter_hint(model: torch.nn.Module, cand: torch.Tensor, oracle: torch.Ten
         return _offset_hint(model, c, o)  # not a factor per column: an offset per column?
     if float((col - col.mean()).abs().max()) <= 1e-3 * abs(float(col.mean())):
         return None  # one factor for all: not a per-column parameter
-    named = [(k, v.detach()) for k, v in model.named_parameters() if v.dim() >= 1 and v.shape[-1] == n]
+    named = _params_of_size(model, n)
     text = (f"the output is off by a different factor in each column (last dim, size {n}), constant down "
-            "each column: a parameter of that size differs from the Model's. kstrata constructs Model and "
-            "ModelNew after the same seed (torch.manual_seed), so ModelNew must create its parameters with "
-            "the same calls, in the same order, as Model")
+            f"each column: a parameter of that size differs from the Model's. {SAME_SEED}")
     data: dict[str, Any] = {"size": n, "parameters": [k for k, _ in named]}
     if named:
         k, v = named[0]
@@ -151,11 +159,9 @@ def _offset_hint(model: torch.nn.Module, c: torch.Tensor, o: torch.Tensor) -> di
         return None  # not an offset per column
     if float((col - col.mean()).abs().max()) <= 1e-3 * scale:
         return None  # one offset for all (or none): not a per-column parameter
-    named = [(k, v.detach()) for k, v in model.named_parameters() if v.dim() >= 1 and v.shape[-1] == n]
+    named = _params_of_size(model, n)
     text = (f"the output is off by a different offset in each column (last dim, size {n}), constant down each "
-            "column: an additive parameter of that size (a bias) differs from the Model's. kstrata constructs "
-            "Model and ModelNew after the same seed (torch.manual_seed), so ModelNew must create its parameters "
-            "with the same calls, in the same order, as Model")
+            f"column: an additive parameter of that size (a bias) differs from the Model's. {SAME_SEED}")
     if named:
         text += f"; Model's parameters of that size: {', '.join(f'{k} {tuple(t.shape)}' for k, t in named)}"
     return item("parameters", "source", text, size=n, parameters=[k for k, _ in named], form="offset")

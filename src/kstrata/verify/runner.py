@@ -371,6 +371,24 @@ def task_record(task: Task) -> dict[str, Any]:
             "meta": task.meta.model_dump(mode="json")}
 
 
+def load_request(ctx: "Context", shape: dict[str, int], param_seed: int, init_inputs: list[Any],
+                 threads: int) -> tuple[dict[str, Any], list[Any]]:
+    """The ``load`` request (header and buffers) of one (shape, parameter seed):
+    what :class:`ShapeRun` sends and what :mod:`kstrata.verify.warm_loads` sends
+    ahead of it, so both compile the same kernels. ``threads``: the judge's
+    intra-op threads for the shape (a single-threaded backend's process keeps 1)."""
+    bufs: list[Any] = []
+    init = wire.encode(list(init_inputs), bufs)
+    # a single-threaded backend's candidate process keeps one intra-op thread: with two,
+    # torch's pool starts a thread at its first large call, and the judge, counting the
+    # process's threads from outside (kstrata.sandbox.client.Churn.threads), took the shipped Triton
+    # gemv under triton-interp for a candidate that left a thread running
+    cand_threads = 1 if ctx.backend_name in SINGLE_THREADED else threads
+    return ({"op": "load", "backend": ctx.backend_name, "task": task_record(ctx.task),
+             "sources": dict(ctx.sources), "shape": dict(shape), "seed": int(param_seed),
+             "init": init, "poison": POISON_PATTERNS[0], "threads": cand_threads}, bufs)
+
+
 # -- one shape -----------------------------------------------------------------
 class ShapeRun:
     """Reference and oracle (here, in the judge) and the candidate (loaded in the
@@ -385,16 +403,8 @@ class ShapeRun:
         self.model, _, init_inputs, self.module = task.instantiate(shape, param_seed)
         self.model64 = oracle_model(self.model)
         self.model_dev = self.model.to(self.device)
-        bufs: list[Any] = []
-        init = wire.encode(list(init_inputs), bufs)
-        # a single-threaded backend's candidate process keeps one intra-op thread: with two,
-        # torch's pool starts a thread at its first large call, and the judge, counting the
-        # process's threads from outside (kstrata.sandbox.client.Churn.threads), took the shipped Triton
-        # gemv under triton-interp for a candidate that left a thread running
-        cand_threads = 1 if ctx.backend_name in SINGLE_THREADED else self.threads
-        h, _ = ctx.request({"op": "load", "backend": ctx.backend_name, "task": task_record(task),
-                            "sources": dict(ctx.sources), "shape": dict(shape), "seed": int(param_seed),
-                            "init": init, "poison": POISON_PATTERNS[0], "threads": cand_threads}, bufs, public)
+        header, bufs = load_request(ctx, shape, param_seed, init_inputs, self.threads)
+        h, _ = ctx.request(header, bufs, public)
         if not h.get("ok"):
             ev = {"traceback": str(h.get("traceback", ""))[-3000:]} if h.get("traceback") and public else {}
             msg = str(h.get("message", "did not load"))

@@ -78,9 +78,9 @@ def wanted(backend: Backend) -> bool:
 def stage_loads(ctx: Any, tests: list[Any]) -> list[tuple[dict[str, Any], list[Any]]]:
     """The ``load`` requests (header and buffers) of a stage's distinct
     (shape, parameter seed) pairs, in first-use order, as
-    :class:`kstrata.verify.runner.ShapeRun` sends them."""
-    from kstrata.sandbox import wire
-    from kstrata.verify.runner import POISON_PATTERNS, SINGLE_THREADED, task_record
+    :class:`kstrata.verify.runner.ShapeRun` sends them
+    (:func:`kstrata.verify.runner.load_request`)."""
+    from kstrata.verify.runner import load_request
 
     out, seen = [], set()
     for t in tests:
@@ -89,12 +89,7 @@ def stage_loads(ctx: Any, tests: list[Any]) -> list[tuple[dict[str, Any], list[A
             continue
         seen.add(key)
         _, _, init_inputs, _ = ctx.task.instantiate(t.shape_dict, t.param_seed)
-        bufs: list[Any] = []
-        init = wire.encode(list(init_inputs), bufs)
-        out.append(({"op": "load", "backend": ctx.backend_name, "task": task_record(ctx.task),
-                     "sources": dict(ctx.sources), "shape": dict(t.shape_dict), "seed": int(t.param_seed),
-                     "init": init, "poison": POISON_PATTERNS[0],
-                     "threads": 1 if ctx.backend_name in SINGLE_THREADED else ctx.threads}, bufs))
+        out.append(load_request(ctx, t.shape_dict, t.param_seed, init_inputs, ctx.threads))
     return out
 
 
