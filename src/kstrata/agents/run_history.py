@@ -149,6 +149,9 @@ def tree_history(tree: Any, candidate: Any, level: str, limit: int = 10) -> list
         lines.append(f"on the path to this candidate: [{n.level}, {n.role}] "
                      f"{reason(n.rationale) or 'an edit'} -> {outcome(n)}")
     here = set(candidate.children) | {n.hash for n in path}
+    shown = failed_answer(tree, candidate, level)  # the prompt's failure section gives it in full
+    if shown is not None:
+        here.add(shown[0].hash)
     elsewhere = [n for n in reversed(list(tree)) if n.hash not in here and n.evaluated]
     for n in [n for n in elsewhere if n.correct][:OTHER_CORRECT]:
         lines.append(f"elsewhere in this run ({n.hash[:8]}, from {(n.parents or ('?',))[0][:8]}): "
@@ -263,8 +266,9 @@ def located_lines(text: str, message: str, around: int = CONTEXT_LINES) -> tuple
 def last_failure(tree: Any, candidate: Any, level: str,
                  text_of: Callable[[str], str | None] | None = None) -> dict[str, Any] | None:
     """The latest child of ``candidate`` made at ``level`` that failed
-    verification, for the prompt of the next attempt there; ``None`` when
-    the latest evaluated child at ``level`` passed or there is none.
+    verification (or of the ancestor :func:`failed_answer` finds, whose
+    ``level`` text is the same), for the prompt of the next attempt there;
+    ``None`` when the latest evaluated child at ``level`` passed or there is none.
 
     Returns
     -------
@@ -278,16 +282,14 @@ def last_failure(tree: Any, candidate: Any, level: str,
         does not know the child's ``level`` text), ``diff`` the failed change
         as a unified diff from ``candidate``'s ``level`` text (``""`` when the
         failed text is not known), ``judge`` whether the verdict is the judge's
-        own failure (:func:`judge_failure`), not the change's.
+        own failure (:func:`judge_failure`), not the change's; ``ancestor``
+        the short hash of the ancestor it was made from, ``""`` when made
+        from ``candidate``.
     """
-    if tree is None or candidate.hash not in getattr(tree, "nodes", {}):
+    found = failed_answer(tree, candidate, level)
+    if found is None:
         return None
-    tried = [c for c in tree.children(candidate.hash) if c.level == level and c.evaluated]
-    if not tried:
-        return None
-    child = max(tried, key=lambda c: (c.seq, c.created))
-    if child.correct:
-        return None
+    child, at = found
     ev = child.record.evaluation
     message = _message(child)
     items = [{"kind": str(item.get("kind", "note")), "level": item.get("level"), "text": _clip(str(item["text"]), 600)}
@@ -303,7 +305,42 @@ def last_failure(tree: Any, candidate: Any, level: str,
         "line": located[0] if located else None, "excerpt": located[1] if located else "",
         "diff": change_diff(before, text) if text and isinstance(before, str) else "",
         "judge": judge_failure(child),
+        "ancestor": at.hash[:8] if at is not candidate else "",
     }
+
+
+#: the levels in the order kstrata lowers them: an edit at one leaves the texts of those before it as they were
+LEVEL_ORDER = ("graph", "schedule", "source")
+
+
+def _keeps(edit_level: Any, level: str) -> bool:
+    """Whether an edit at ``edit_level`` leaves the ``level`` text as it was
+    (a schedule or source edit keeps the graph; a graph edit rebuilds the schedule)."""
+    return edit_level in LEVEL_ORDER and level in LEVEL_ORDER \
+        and LEVEL_ORDER.index(str(edit_level)) > LEVEL_ORDER.index(level)
+
+
+def failed_answer(tree: Any, candidate: Any, level: str) -> tuple[Any, Any] | None:
+    """``(child, at)``: the latest child made at ``level`` from ``at`` that
+    failed verification, where ``at`` is ``candidate`` or, when nothing was
+    tried at ``level`` from it, the nearest ancestor whose ``level`` text is
+    ``candidate``'s (every edit between them was at a later level: a
+    schedule child keeps its parent's graph). ``None`` when the latest child
+    at ``level`` there passed, or there is none (queue round 5: a failed
+    graph answer on the parent reached the graph prompt of its schedule
+    child as one history line, without its location or diff, though the
+    same graph text was to be edited again)."""
+    if tree is None or candidate is None or candidate.hash not in getattr(tree, "nodes", {}):
+        return None
+    path = tree.path_to_root(candidate.hash)
+    for i, node in enumerate(path):
+        if i and not _keeps(path[i - 1].level, level):
+            return None
+        tried = [c for c in tree.children(node.hash) if c.level == level and c.evaluated]
+        if tried:
+            child = max(tried, key=lambda c: (c.seq, c.created))
+            return None if child.correct else (child, node)
+    return None
 
 
 def change_diff(before: str, after: str, limit: int = MAX_DIFF_LINES) -> str:
