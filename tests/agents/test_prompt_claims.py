@@ -16,7 +16,7 @@ from kstrata.agents.llm_agent import LLMProposer
 from kstrata.agents.parse import clip_marked, parse_cross_level_requests, parse_decline
 from kstrata.agents.router import Declined
 from kstrata.backends.registry import get_backend
-from kstrata.search.tree import CandidateTree
+from kstrata.search.tree import UNTRUSTED_PREFIX, CandidateTree
 from kstrata.store.records import EvaluationRecord
 from kstrata.tasks.loader import resolve_task
 
@@ -151,3 +151,26 @@ def test_tilelang_c_prompts_list_the_schedule_keys_read_and_the_c_target_facts(l
     else:
         assert 'compile_flags=["-O3", "-march=native"]' in text and "no optimization flag (`-O0`)" in text
         assert "`T.vectorized(k)` and `T.Parallel(n)` over an elementwise body of arithmetic" in text
+
+
+NOISY = UNTRUSTED_PREFIX + " contended: other processes kept 1.7 of 2 CPUs busy"
+
+
+def test_tilelang_c_advice_names_no_parallel_loops_and_says_the_schedule_json_wins():
+    """Queue round 5 (fused_exp_mean, tilelang-c): the goal of an untrusted run
+    advised "parallel and vectorized loops" though the C target runs every
+    block in one thread, and the source scope offered to change the values the
+    source reads from ``SCHEDULE``, which the schedule level's JSON overrides."""
+    backend = get_backend("tilelang-c")
+    root = rec("a", sources={"graph": "one kernel", "schedule": '{"threads": 1}', "source": TL_SOURCE},
+               backend="tilelang-c", speedup=0.2, findings=(NOISY,))
+    tree = CandidateTree([root])
+    text = _prompt(tree, "a", backend, task="layernorm", levels=backend.levels, level="source",
+                   backend_name="tilelang-c")
+    assert "no timing in this run was trusted" in text  # the goal line at issue is there
+    assert "parallel and vectorized loops" not in text
+    assert "vectorized loops and compiler flags: the C target runs every block in one thread" in text
+    assert "a key the `schedule` level's JSON sets overrides the source's default" in text
+    tvm = _prompt(CandidateTree([rec("a", sources={"graph": "g", "schedule": "s"}, speedup=0.2, findings=(NOISY,))]), "a",
+                  level="schedule")
+    assert "(fewer passes over memory, parallel and vectorized loops)" in tvm
