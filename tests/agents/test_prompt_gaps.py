@@ -87,7 +87,9 @@ def test_the_models_own_failure_reaches_its_next_prompt_located(kind):
     assert "# Your last answer for this candidate failed" in user
     assert "verdict `compile_error`, decided by the `load` check" in user
     assert MESSAGE in user and "[schedule_error, likely at level schedule] a schedule step failed" in user
-    assert "- [nonfinite] 77 NaN outputs" in user  # TVM's source cannot be edited here: not named
+    # made from a correct candidate, at the schedule level alone: every item is that change's
+    # (the source level's tag of the NaN item is not named: test_prompt_relay)
+    assert "- [nonfinite, likely at level schedule] 77 NaN outputs" in user
     assert "Line 7 of the text you sent" in user and ">> 7 |     sch.decompose_reduction(b, j)" in user
     # the failed child under "Asked again", both paths (no second time in the history: queue round 3)
     assert "[schedule, schedule-agent] -> compile_error (load): schedule_softmax line 7" in user

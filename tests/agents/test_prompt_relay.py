@@ -2,7 +2,8 @@
 candidate (queue round 5, an engineer as the model): a failed graph answer made
 on the parent reached the graph prompt of the parent's schedule child as one
 history line, without its location or diff, though the same graph text was to
-be edited again."""
+be edited again; and its located items were tagged with other levels than
+the one changed."""
 
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ ROOT = {"graph": GRAPH, "schedule": "# kstrata-tvm schedule\n\n\ndef schedule(sc
 BAD = ("One PrimFunc for every pass.\n\n```python\n# kstrata-tvm graph\n# build: symbolic\n"
        "ss = T.if_then_else(vc * 16 + vl <= d, x[vi, vc * 16 + vl], 0.0)\n```\n")
 MESSAGE = "382 of 385 elements outside tolerance (max error 2.62)"
+WRONG = "382 of 385 elements wrong (99.22%), max error 2.62"
 LOCATED = "passes at [{'B': 8, 'D': 512}] but fails at [{'B': 5, 'D': 77}]: a boundary / shape-specific bug"
 
 
@@ -52,7 +54,8 @@ def _tree_after_failed_graph(kind, between="schedule"):
     failed = rec("x", "graph", ("a",), verdict="incorrect", expansion_id=1, rationale="One PrimFunc for every pass.")
     failed.hash, failed.seq = content_hash(normalize_sources(p.sources), "tvm-llvm", task.digest), 1
     failed.evaluation = EvaluationRecord(verdict="incorrect", check="tolerance", evidence={"message": MESSAGE},
-                                         feedback=[{"kind": "shapes", "level": "graph", "text": LOCATED}])
+                                         feedback=[{"kind": "wrong_share", "level": "source", "text": WRONG},
+                                                   {"kind": "shapes", "level": "schedule", "text": LOCATED}])
     sources = dict(ROOT) if between != "graph" else {**ROOT, "graph": GRAPH + "# fused\n"}
     child = rec("s", between, ("a",), sources={**sources, between: sources[between] + "# edited\n"}
                 if between != "graph" else sources, expansion_id=2, rationale="parallelize rows")
@@ -72,7 +75,11 @@ def test_a_failed_answer_on_the_parent_reaches_the_childs_prompt_at_the_same_tex
     assert "# Your last answer at this level failed (made on an ancestor with this `graph` text)" in user
     assert "made on aaaaaaaa (an ancestor of this candidate" in user
     assert "verdict `incorrect`, decided by the `tolerance` check" in user and MESSAGE in user
+    # the verifier's generic tags (shapes: schedule, wrong_share: source) name the level of the
+    # change instead: it was made from a candidate that passed, so the fault is the change's
     assert f"[shapes, likely at level graph] {LOCATED}" in user
+    assert f"[wrong_share, likely at level graph] {WRONG}" in user
+    assert "likely at level schedule" not in user and "likely at level source" not in user
     diff = user.split("The change that failed (a diff from the current text above):\n```diff\n", 1)[1]
     assert "+ss = T.if_then_else(vc * 16 + vl <= d" in diff.split("```", 1)[0]
     assert "-lv = R.power(x, 2)" in diff.split("```", 1)[0]

@@ -276,7 +276,8 @@ def last_failure(tree: Any, candidate: Any, level: str,
         ``{"hash", "role", "verdict", "check", "message", "items", "rationale",
         "line", "excerpt", "diff", "judge"}``: ``message`` the verifier's message (head and
         tail when long), ``items`` its located feedback (``{"kind", "level",
-        "text"}``), ``line`` and
+        "text"}``; each tagged ``level`` when the change was made from a
+        correct candidate: the fault is the change's), ``line`` and
         ``excerpt`` the line the message names and the failed text around it
         (``None`` and ``""`` when the message names no line or ``text_of``
         does not know the child's ``level`` text), ``diff`` the failed change
@@ -292,7 +293,12 @@ def last_failure(tree: Any, candidate: Any, level: str,
     child, at = found
     ev = child.record.evaluation
     message = _message(child)
-    items = [{"kind": str(item.get("kind", "note")), "level": item.get("level"), "text": _clip(str(item["text"]), 600)}
+    # the change was made at ``level`` alone from a candidate that passed: the fault is in it, whatever
+    # level the verifier's generic tags guess (queue round 5: a failed graph change read "[shapes, likely
+    # at level schedule]" and "[wrong_share, likely at level source]" in the graph agent's next prompt)
+    own = bool(getattr(at, "correct", False))
+    items = [{"kind": str(item.get("kind", "note")), "level": level if own and item.get("level") else item.get("level"),
+              "text": _clip(str(item["text"]), 600)}
              for item in (ev.feedback if ev is not None and isinstance(ev.feedback, list) else [])
              if isinstance(item, Mapping) and item.get("text")]
     text = text_of(child.hash) if text_of is not None else None
