@@ -84,6 +84,7 @@ USER_ERRORS: tuple[tuple[str, str], ...] = (
     ("kstrata.backends.envs", "EnvMissingError"),
     ("kstrata.search.budget", "BudgetError"),
     ("kstrata.sandbox.policy", "SandboxUnavailable"),
+    ("kstrata.tasks.scaled", "ShapeModeError"),
 )
 
 

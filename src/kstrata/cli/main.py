@@ -140,8 +140,15 @@ def _root(
              "Candidate code is untrusted: use only for your own code on a machine you can lose."),
 ) -> None:
     """kstrata: tasks, verifier, timer and optimizer for GPU/CPU kernels."""
+    import os
+
+    if os.environ.get("KSTRATA_SHAPES", "").strip():  # torch is imported only to check a value that is set
+        from kstrata.cli.errors import user_errors
+        from kstrata.tasks.scaled import shape_mode
+
+        with user_errors():
+            shape_mode()  # a bad value is one error here, not a task file's fault later
     if unsafe_no_sandbox:
-        import os
 
         from kstrata.sandbox.policy import UNSAFE_ENV
 

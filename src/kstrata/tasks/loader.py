@@ -19,6 +19,7 @@ from pydantic import ValidationError
 from kstrata.pysyntax import parse_module
 from kstrata.tasks.base import USER_FILE_ERRORS, Task, TaskError, import_module_from_path
 from kstrata.tasks.meta import TaskMeta, inferred_category, level_from_path, op_kinds, quantizes_source
+from kstrata.tasks.scaled import ShapeModeError
 
 SUITE_DIR = Path(__file__).parent / "suite"
 REQUIRED = ("Model", "get_inputs", "get_init_inputs")
@@ -285,6 +286,8 @@ def check_reference(task: Task) -> None:
         shape = smallest_shape(task)
     except TaskError:
         raise
+    except ShapeModeError as e:  # the environment's mistake: nothing in the file to fix
+        raise TaskError(str(e)) from None
     except Exception as e:  # noqa: BLE001 - any failure of the user's file is reported
         raise TaskError(f"{task.path}: its small shapes cannot be worked out: {type(e).__name__}: "
                         f"{_one_line(e)}; fix get_inputs() or the shapes metadata") from None

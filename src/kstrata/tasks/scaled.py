@@ -87,19 +87,25 @@ _MEM: dict[tuple, tuple[list[dict[str, int]], list[dict[str, int]]] | None] = {}
 _TIES: dict[tuple, list[list[str]]] = {}
 
 
+class ShapeModeError(ValueError):
+    """``$KSTRATA_SHAPES`` holds neither ``scaled`` nor ``nominal`` (the
+    environment's mistake, not the task file's)."""
+
+
 def shape_mode() -> str:
     """``scaled`` or ``nominal``: ``$KSTRATA_SHAPES`` when set, else
     ``nominal`` where CUDA is available and ``scaled`` on a CPU-only machine.
 
     Raises
     ------
-    ValueError
+    ShapeModeError
         For another value of ``$KSTRATA_SHAPES``.
     """
     env = os.environ.get(ENV, "").strip().lower()
     if env:
         if env not in ("scaled", "nominal"):
-            raise ValueError(f"{ENV}={env!r}: use 'scaled' or 'nominal'")
+            raise ShapeModeError(f"{ENV}={env!r}: use 'scaled' or 'nominal', or unset it (default: nominal "
+                                 "shapes where CUDA is available, scaled ones on a CPU)")
         return env
     return "nominal" if torch.cuda.is_available() else "scaled"
 
