@@ -338,3 +338,16 @@ def test_an_untimed_best_exports_and_says_its_speed_is_unknown(tmp_path):
     r = CliRunner().invoke(app, ["export", str(res.run_dir), "--to", str(tmp_path / "pkg")], env={"COLUMNS": "300"})
     assert r.exit_code == 0, r.output
     assert "speed: unknown" in r.output and "never timed" in r.output and "speedup vs" not in r.output
+
+
+def test_export_shape_names_only_what_it_changes():
+    """``--shape B=8`` keeps the run's timed D (newcomer nc14: the other sizes
+    came from the nominal shape, so the export was built at a D never timed)."""
+    from types import SimpleNamespace
+
+    from kstrata.cli.export import _export_shape
+
+    info = SimpleNamespace(task=kstrata.load_task("rmsnorm"), shape={"B": 64, "D": 512})
+    assert _export_shape("B=8", info) == {"B": 8, "D": 512}
+    assert _export_shape("timed", info) == {"B": 64, "D": 512}
+    assert _export_shape("nominal", info) == info.task.full_shape(None) != {"B": 64, "D": 512}

@@ -249,13 +249,15 @@ class KernelModule(torch.nn.Module):
 
 def _export_shape(option: str, info: Any) -> dict[str, int]:
     """``--shape``: ``timed`` (the run's timing shape; nominal for a run without
-    one), ``nominal``, ``fit`` or ``NAME=INT,...``, completed to a full shape."""
+    one), ``nominal``, ``fit`` or ``NAME=INT,...``, completed to a full shape
+    (by ``NAME=INT``'s omitted variables at the timed shape, not the nominal one:
+    ``--shape B=7`` changes B only)."""
     from kstrata.tasks.scaling import ShapeFitError, parse_shape_option
 
     if option.strip() == "timed":
         return info.task.full_shape(info.shape)
     try:
-        return parse_shape_option(option, info.task)
+        return parse_shape_option(option, info.task, rest=info.task.full_shape(info.shape))
     except (ValueError, ShapeFitError) as e:
         raise OptionError(f"--shape: {e}") from None
 

@@ -154,9 +154,10 @@ def auto_shape_option(device: str) -> str:
     return "nominal" if str(device).startswith("cuda") else "fit"
 
 
-def parse_shape_option(text: str, task: Any) -> dict[str, int]:
+def parse_shape_option(text: str, task: Any, rest: dict[str, int] | None = None) -> dict[str, int]:
     """A ``--timing-shape`` value: ``nominal``, ``fit`` (:func:`fitted_shape`
-    with the CPU limits) or ``NAME=INT,...`` (the rest nominal).
+    with the CPU limits) or ``NAME=INT,...`` (the other variables from
+    ``rest``, e.g. a run's timed shape, else nominal).
 
     Raises
     ------
@@ -180,4 +181,4 @@ def parse_shape_option(text: str, task: Any) -> dict[str, int]:
         if int(value) < 1:
             raise ValueError(f"shape item {item!r}: sizes must be at least 1")
         out[key] = int(value)
-    return task.full_shape(out)
+    return task.full_shape({**(rest or {}), **out})
