@@ -174,3 +174,19 @@ def test_tilelang_c_advice_names_no_parallel_loops_and_says_the_schedule_json_wi
     tvm = _prompt(CandidateTree([rec("a", sources={"graph": "g", "schedule": "s"}, speedup=0.2, findings=(NOISY,))]), "a",
                   level="schedule")
     assert "(fewer passes over memory, parallel and vectorized loops)" in tvm
+
+
+def test_reduced_precision_is_no_leave_to_accumulate_in_half():
+    """Queue round 5 (rmsnorm_fp16, triton-interp): 'reduced-precision compute
+    allowed' read as leave to square and sum the row in float16; x*x overflowed
+    on the large draw and every output was 0. The line now says the outputs
+    must still pass and what needs a float32 accumulator; fp32 tasks keep theirs."""
+    from kstrata.agents.prompt import TaskContract
+
+    half = TaskContract.from_task(resolve_task("rmsnorm_fp16")).precision
+    assert half.startswith("reduced-precision compute allowed (arithmetic in float16 is not rejected as such")
+    assert "a square, exp or long sum that overflows or loses precision in float16 needs a float32 accumulator" \
+        in half
+    bf16 = TaskContract.from_task(resolve_task("layernorm_bf16")).precision
+    assert "loses precision in bfloat16 needs a float32 accumulator" in bf16
+    assert TaskContract.from_task(resolve_task("softmax")).precision == TaskContract.precision

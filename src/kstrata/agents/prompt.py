@@ -313,6 +313,12 @@ class TaskContract:
         precision = (
             f"{' and '.join(allowed)} allowed" if allowed else cls.precision
         )
+        if meta.precision.allow_reduced_precision and meta.dtype in ("float16", "bfloat16"):
+            # queue round 5 (rmsnorm_fp16): "reduced-precision compute allowed" read as leave to square
+            # and sum in float16; x*x overflowed on the large draw and every output was 0
+            precision += (f" (arithmetic in {meta.dtype} is not rejected as such, but the outputs must still "
+                          "pass the tolerance above on every draw: a square, exp or long sum that overflows or "
+                          f"loses precision in {meta.dtype} needs a float32 accumulator)")
         return cls(
             name=task.name,
             reference=public_reference(task.source),
