@@ -128,6 +128,26 @@ def tree_layout(nodes: Sequence[tuple[str, str | None]]) -> dict[str, tuple[floa
     return pos
 
 
+#: width of one character of the tree's 11 px sans-serif labels, in px (an upper bound for
+#: digits and lower-case letters; wide capitals are rare in labels)
+CHAR_W = 6.6
+#: longest first label line (level and role), in characters; longer roles are cut with an ellipsis
+ROLE_CHARS = 30
+
+
+def _node_labels(n: dict[str, Any]) -> tuple[str, str]:
+    """The two label lines of a tree node: level and role; verdict, speedup and marks."""
+    line1 = f'{n.get("level") or "initial"} · {n.get("role")}'
+    if len(line1) > ROLE_CHARS:
+        line1 = line1[:ROLE_CHARS - 1] + "…"
+    line2 = f'{n.get("verdict") or "not evaluated"} {_fmt_speedup(n.get("speedup"))}'.strip()
+    if n.get("retimed"):
+        line2 += " re-timed"
+    if n.get("unranked"):
+        line2 += " unranked"
+    return line1, line2
+
+
 def tree_svg(nodes: Sequence[dict[str, Any]], run_id: str) -> str:
     """The candidate tree as SVG: one circle per candidate coloured by verdict,
     labelled with level, role and speedup; ``data-node`` carries the hash for the
@@ -143,7 +163,10 @@ def tree_svg(nodes: Sequence[dict[str, Any]], run_id: str) -> str:
         Id of the run in the page (``data-run``).
     """
     pos = tree_layout([(n["hash"], n["parent"]) for n in nodes])
-    col_w, row_h, pad = 150, 86, 40
+    labels = {n["hash"]: _node_labels(n) for n in nodes}
+    # a column is as wide as the longest label (leaves sit one column apart), so neighbours' labels never overlap
+    widest = max((len(t) for pair in labels.values() for t in pair), default=0)
+    col_w, row_h, pad = max(150, math.ceil(widest * CHAR_W) + 16), 86, 40
     n_cols = max((x for x, _ in pos.values()), default=0) + 1
     depth = max((d for _, d in pos.values()), default=0) + 1
     width, height = int(n_cols * col_w + 2 * pad), int(depth * row_h + pad)
@@ -164,18 +187,13 @@ def tree_svg(nodes: Sequence[dict[str, Any]], run_id: str) -> str:
         x, y = xy(n["hash"])
         verdict = n.get("verdict")
         stroke = ' stroke="#f1c40f" stroke-width="4"' if n.get("best") else ' stroke="#fff" stroke-width="1.5"'
-        line1 = f'{n.get("level") or "initial"} · {n.get("role")}'
-        line2 = f'{verdict or "not evaluated"} {_fmt_speedup(n.get("speedup"))}'.strip()
-        if n.get("retimed"):
-            line2 += " re-timed"
-        if n.get("unranked"):
-            line2 += " unranked"
+        line1, line2 = labels[n["hash"]]
         out.append(
             f'<g class="node" data-node="{escape(n["hash"])}" data-verdict="{escape(verdict or "pending")}" '
             f'tabindex="0" style="cursor:pointer"><title>{escape(n["hash"][:12])}</title>'
             f'<circle cx="{x:.1f}" cy="{y:.1f}" r="11" fill="{colour(verdict)}"{stroke}/>'
             f'<text x="{x:.1f}" y="{y + 26:.1f}" font-size="11" text-anchor="middle">'
-            f'{escape(line1[:26])}</text>'
+            f'{escape(line1)}</text>'
             f'<text x="{x:.1f}" y="{y + 39:.1f}" font-size="11" text-anchor="middle" '
             f'fill="#555">{escape(line2)}</text></g>'
         )
