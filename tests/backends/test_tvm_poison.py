@@ -97,8 +97,7 @@ def test_fill_values_and_bad_pattern():
 
 
 def test_base_backend_set_poison_is_a_no_op():
-    # pytorch keeps the base's (triton-interp has its own since f730282: pattern 2 runs a launch's programs in
-    # reverse grid order)
+    # pytorch keeps the base's
     backend = get_backend("pytorch")
     assert type(backend).set_poison is Backend.set_poison
     backend.set_poison(1)  # accepted, nothing to do

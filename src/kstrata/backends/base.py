@@ -129,6 +129,24 @@ class Backend(ABC):
         """
         del pattern
 
+    def set_program_order(self, seed: int | None) -> None:
+        """From the next call on, run the programs (blocks) of each launch in
+        an order drawn from ``seed`` (a non-negative int the judge derives
+        from the run's secret, per test, for the second call of each test), or
+        in the backend's own order for ``None``: a result that depends on the
+        order of a launch's programs, which a GPU does not define, then
+        differs between a test's two calls. The base implementation does
+        nothing (a GPU, or a runtime that runs its blocks in an order the
+        verifier does not choose); ``triton-interp`` implements it
+        (:func:`kstrata.backends.triton.fidelity.shuffle_program_order`).
+
+        Raises
+        ------
+        ValueError
+            For a seed that is not a non-negative int (in backends that implement it).
+        """
+        del seed
+
     def prepare(self, task: Task, sources: dict[str, str], shapes: list[dict[str, int]]) -> dict[str, Any]:
         """Compile now, concurrently, what :meth:`load` will need at ``shapes``,
         so that the loads that follow find it built (the verifier sends each

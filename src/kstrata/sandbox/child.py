@@ -561,6 +561,10 @@ class Harness(metaclass=_Sealed):
         pristine = [x.clone() if isinstance(x, T) else x for x in xs] if h.get("check_inputs") else None
         if hasattr(self.backend, "set_poison"):
             self.backend.set_poison(int(h.get("poison", 0)))
+        if hasattr(self.backend, "set_program_order"):  # the judge's order for this call's launches, or none
+            order = h.get("order")
+            self.backend.set_program_order(order if isinstance(order, int) and not isinstance(order, bool)
+                                           and order >= 0 else None)
         poisoned = set()
         held = {x.untyped_storage().data_ptr() for x in xs if isinstance(x, T) and x.numel()}
         for t in self.last:  # poison previous outputs: a buffer returned again unwritten reads NaN

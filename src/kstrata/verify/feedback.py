@@ -350,7 +350,7 @@ def locate(ctx: "Context", failure: "Failure", run: "ShapeRun | None", tests: li
     elif failure.race:
         items.append(item("race", "source", "two runs on the same input differ beyond rounding: "
                           "non-determinism (a race, uninitialised memory, atomics order, or the order of a launch's "
-                          "programs: triton-interp runs them in reverse grid order on the second run), or state kept "
+                          "programs: triton-interp runs them in a shuffled order on the second run), or state kept "
                           "between calls (the result changes from one call to the next on the same input)"))
     # which distributions fail at the failing shape (seed of the failing test)
     if run is not None:

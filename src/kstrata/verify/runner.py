@@ -55,8 +55,8 @@ from kstrata.sandbox import wire
 from kstrata.sandbox.client import SINGLE_THREADED, CandidateDied, fresh
 from kstrata.sandbox.reported import self_reported
 from kstrata.verify.layout import layout_problem
-from kstrata.verify.plan import (TestCase, hidden_tests, nominal_tests, octave_tests, perturbed_shapes, public_tests,
-                                 screening_shapes, unit_tests)
+from kstrata.verify.plan import (TestCase, derive_int, hidden_tests, nominal_tests, octave_tests, perturbed_shapes,
+                                 public_tests, screening_shapes, unit_tests)
 from kstrata.verify.prepare import prepare_stage
 from kstrata.verify.warm_loads import warm_stage
 from kstrata.verify.reference import is_oom, oom_failure, preflight, says_oom
@@ -216,6 +216,8 @@ class Context:
     #: the stage running (``"public"``, ``"hidden"``) and its test being run (:func:`_run_stage`)
     stage: str = ""
     current: Any = None
+    #: key of the order seeds (:func:`order_seed`), from the run's secret; never sent to the candidate
+    order_key: str = ""
 
     def fire(self, check: str, message: str, stage_public: bool, **evidence: Any) -> None:
         """Reject (or warn, per preset) for integrity check ``check``."""
@@ -358,6 +360,16 @@ def _constant(outs: list[Any]) -> bool:
                for o in outs)
 
 
+def order_seed(key: str, rng: int) -> int:
+    """The order seed of a test's second checked call
+    (:meth:`kstrata.backends.base.Backend.set_program_order`): HMAC-SHA256
+    of the test's generator seed ``rng`` under ``key`` (the verification's
+    :attr:`Context.order_key`, from its secret), 31 bits. Not derivable from
+    what the candidate sees (its public seeds, torch's generator seed): an
+    order it could compute would let it choose the program that runs last."""
+    return derive_int(key, f"program-order/{int(rng)}")
+
+
 def reply_limit(refs: list[Any]) -> int:
     """Most bytes one honest call's reply holds: its outputs at the reference's
     sizes, four times over (a wrong dtype or shape is judged, not refused), plus 1 MiB."""
@@ -453,7 +465,9 @@ class ShapeRun:
     def _header(self, enc: Any, refs: list[torch.Tensor], poison: int, count_launches: bool, noop: bool) -> dict:
         likes = [[str(r.dtype).removeprefix("torch."), list(r.shape)] for r in refs
                  if isinstance(r, torch.Tensor)]
-        return {"op": "call", "inputs": enc, "poison": poison, "likes": likes, "rng_seed": self._rng,
+        # the second call runs each launch's programs in an order from the secret (where the backend chooses it)
+        order = order_seed(self.ctx.order_key, self._rng) if poison == POISON_PATTERNS[1] else None
+        return {"op": "call", "inputs": enc, "poison": poison, "likes": likes, "rng_seed": self._rng, "order": order,
                 "record_ops": applies("no_torch_compute", self.ctx.backend_name),
                 "check_inputs": not noop, "count_launches": count_launches, "noop": noop}
 
@@ -1209,6 +1223,7 @@ def run_protocol(task: Task, backend_name: str, sources: dict[str, str], secret:
                     versions=versions(backend), tolerance=tolerance_record(task))
     spec = candidate_process(task, backend, unsafe_no_sandbox, sources)
     ctx = Context(task, backend, backend_name, sources, get_preset(preset), spec, ev)
+    ctx.order_key = str(derive_int(secret, f"{task.name}/program-order", bits=62))
     if timeout_s:
         ctx.deadline = time.monotonic() + max(1.0, timeout_s - 5.0)
     torch.set_num_threads(max(1, torch.get_num_threads()))

@@ -5,8 +5,9 @@ A Triton candidate is a KernelBench-format file: ``ModelNew`` with the task
 ``@triton.jit`` kernels defined in the same file. The interpreter runs kernels
 with NumPy on CPU: correct semantics (masks, program ids, ``tl.dot`` at the
 precision a GPU runs it; programs run one by one, in grid order or, on the
-judge's second call of a test, in reverse; a launch whose programs race, or
-that reads or writes outside its tensors, fails:
+judge's second call of a test, in an order drawn from the run's secret; a
+launch whose programs race, wait for one another, or read or write outside
+its tensors, fails:
 :mod:`kstrata.backends.triton.fidelity`), timings meaningless.
 """
 
@@ -98,19 +99,15 @@ class TritonInterpBackend(TritonBackend):
         # programs of one launch that race (the interpreter runs them one by one, in grid order) fail it
         fidelity.watch_races()
 
-    def set_poison(self, pattern: int) -> None:
-        """See :meth:`Backend.set_poison` (PyTorch's allocator poisons the
-        buffers). Under pattern 2, each interpreted launch also runs its
-        programs in reverse grid order
-        (:func:`kstrata.backends.triton.fidelity.reverse_program_order`): the
-        judge's two calls of a test then differ where a result depends on the
-        order of a launch's programs, which a GPU does not define.
+    def set_program_order(self, seed: int | None) -> None:
+        """See :meth:`Backend.set_program_order`: each interpreted launch runs
+        its programs in an order drawn from ``seed``
+        (:func:`kstrata.backends.triton.fidelity.shuffle_program_order`), or in
+        grid order for ``None``.
 
         Raises
         ------
         ValueError
-            For a pattern other than 0, 1 or 2.
+            For a seed that is not a non-negative int.
         """
-        if pattern not in (0, 1, 2):
-            raise ValueError(f"poison pattern must be 0, 1 or 2, not {pattern!r}")
-        fidelity.reverse_program_order(pattern == 2)
+        fidelity.shuffle_program_order(seed)

@@ -41,12 +41,30 @@ outright, so a decoy ``tl.atomic_add`` on a counter whose value nothing reads
 let the grid's last program sum the partials the others stored, which it finds
 written only because the interpreter ran them first (red-team 2026-12-04,
 case rt48). The judge calls every test twice (under two poison patterns,
-:data:`kstrata.verify.runner.POISON_PATTERNS`); under the second,
-:func:`reverse_program_order` makes each launch run its programs in reverse
-grid order, so a result that depends on the order of a launch's programs
-differs between the two calls (``incorrect``, check ``determinism``), while
-a kernel ordered through its atomics (the program that counts last adds the
-partials) gives the same result in both orders.
+:data:`kstrata.verify.runner.POISON_PATTERNS`); for the second it sends an
+order seed, and :func:`shuffle_program_order` makes each launch of that call
+run its programs in an order drawn from it, so a result that depends on the
+order of a launch's programs differs between the two calls (``incorrect``,
+check ``determinism``), while a kernel ordered through its atomics (the
+program that counts last adds the partials) gives the same result in any
+order. The order was the reversed grid order at first, the same for every
+run, and a kernel whose first and last programs both looked whether every
+partial was counted (one of the two runs last in either order; on a GPU a
+middle program may) read correct (red-team 2026-12-05, case rt50); the seed
+comes from the run's secret (:func:`kstrata.verify.runner.order_seed`) and
+differs per test and per launch.
+
+A program that waits for another one of its launch (a spin on a flag that an
+earlier program sets: a look-back scan by program id) never finishes in the
+interpreter when the program it waits for has not run yet, and on a GPU its
+launch's programs start in no guaranteed order either (a kernel that takes its
+tile from an atomic ticket waits only for tiles already handed out, and runs
+in any order). Such a wait read as a time-out, whose verdict told the author
+to try a quieter machine (red-team 2026-12-05, case rt50): a program that
+makes :data:`SPIN_LIMIT` identical reads in a row (the same addresses and
+values, by loads or atomics that change nothing, with no store between) raises
+:class:`WaitsForAnotherProgram` from the launch, naming the kernel, the
+program and the order they ran in.
 
 Every load, store and atomic of a launch must also stay inside the elements
 of a tensor argument (the bytes its sizes and strides span): the interpreter
@@ -113,17 +131,42 @@ class OutOfBounds(RuntimeError):
     argument's storage (see :func:`watch_races`)."""
 
 
-#: whether launches run their programs in reverse grid order (:func:`reverse_program_order`)
-_REVERSED = [False]
+class WaitsForAnotherProgram(RuntimeError):
+    """A program of a Triton launch spun on memory only another program of
+    the launch could change (see :func:`watch_races`)."""
 
 
-def reverse_program_order(on: bool) -> None:
-    """From the next launch on, run each launch's programs in reverse grid
-    order (``on``) or in grid order, as Triton's interpreter does. The program
-    ids a kernel reads are the reversed ones; no program sees which order it
-    runs in. Takes effect only where :func:`watch_races` patched the
-    interpreter."""
-    _REVERSED[0] = bool(on)
+#: identical reads in a row (the same addresses and values, nothing stored between) read as a program
+#: waiting for another: far more than any honest loop re-reads one word, far fewer than a time limit allows
+#: (the interpreter makes about 10^4 such reads a second)
+SPIN_LIMIT = 2000
+#: reads of more lanes than this are not compared (a spin reads a flag or a few; a tile load is work)
+_SPIN_LANES = 64
+
+#: the order seed of the launches from now on (:func:`shuffle_program_order`; None: grid order) and the
+#: launches counted since it was set
+_ORDER: list[Any] = [None, 0]
+
+
+def shuffle_program_order(seed: int | None) -> None:
+    """From the next launch on, run each launch's programs in a random order
+    drawn from ``seed`` and the launch's number since this call (``None``:
+    in grid order, as Triton's interpreter does). The program ids a kernel
+    reads are the ones of the program run; no program sees the order it runs
+    in. Takes effect only where :func:`watch_races` patched the interpreter.
+
+    Raises
+    ------
+    ValueError
+        For a seed that is not a non-negative int.
+    """
+    if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool) or seed < 0):
+        raise ValueError(f"an order seed is a non-negative int or None, not {seed!r}")
+    _ORDER[0], _ORDER[1] = seed, 0
+
+
+def _order_words() -> str:
+    return "in grid order" if _ORDER[0] is None else "in a shuffled order (the judge's second call of a test)"
 
 
 class _Launch:
@@ -144,6 +187,9 @@ class _Launch:
         self.locker: dict[int, np.ndarray] = {}  # per storage: the lock held at each element's last store (0: none)
         self.read: str | None = None  # the first plain read of another program's store (judged at the end)
         self.write: str | None = None  # the first plain store over another program's, another value
+        self.order: np.ndarray | None = None  # the programs' linear indices in the order they run (shuffled)
+        self.spin: tuple[bytes, bytes] | None = None  # the running program's last read (addresses, values)
+        self.repeats = 0  # how many times in a row it read exactly that
 
     def add_tensors(self, args: Any) -> None:
         import torch
@@ -272,6 +318,44 @@ class _Launch:
             ah = a[idx]
             a[idx] = np.where((ah == -1) | (ah == self.program), self.program, -2)
 
+    def begin(self, step: int, grid: tuple[int, int, int]) -> int:
+        """The linear index of the program that runs as the launch's ``step``-th
+        (of a ``grid``), per :func:`shuffle_program_order`; made the running program."""
+        n = grid[0] * grid[1] * grid[2]
+        p = step
+        if _ORDER[0] is not None:
+            if self.order is None or len(self.order) != n:
+                self.order = np.random.default_rng([_ORDER[0], _ORDER[1]]).permutation(n)
+                _ORDER[1] += 1
+            p = int(self.order[step])
+        self.program, self.held, self.spin, self.repeats = p, set(), None, 0
+        return p
+
+    def reread(self, ptrs: Any, mask: Any, values: Any) -> None:
+        """Count a read (load or atomic) of the running program; raise
+        :class:`WaitsForAnotherProgram` at :data:`SPIN_LIMIT` identical ones in a row."""
+        addr = np.asarray(ptrs.data)
+        if addr.size > _SPIN_LANES:
+            self.spin, self.repeats = None, 0
+            return
+        keep = b"" if mask is None else np.asarray(mask.data, dtype=bool).tobytes()
+        key = (addr.tobytes() + keep, np.asarray(values).tobytes())
+        self.repeats = self.repeats + 1 if key == self.spin else 1
+        self.spin = key
+        if self.repeats >= SPIN_LIMIT:
+            raise WaitsForAnotherProgram(
+                f"kernel {self.kernel}, program {self.program} (linear grid index) waits for another program of "
+                f"its launch: it read the same value from the same address {SPIN_LIMIT} times in a row with "
+                f"nothing stored between. The interpreter runs a launch's programs one at a time, here "
+                f"{_order_words()}, so a program that waits for one that has not run yet never finishes; on a "
+                "GPU the programs of a launch start in no guaranteed order either (and not all of them at once). "
+                "Take the work's order from an atomic ticket (tile = tl.atomic_add(counter, 1)) so a program "
+                "waits only for tiles already handed out, or split the work into two launches")
+
+    def wrote(self) -> None:
+        """The running program stored something: what it reads next may differ."""
+        self.spin, self.repeats = None, 0
+
     def finish(self) -> None:
         # a counter orders reads of the others' stores (the last program adds the partials); a store over
         # another program's is ordered only under the same lock (store() leaves those out)
@@ -289,8 +373,9 @@ def watch_races() -> bool:
     launch, so the candidate's call fails) when two of its programs access
     one element of a tensor argument without an order between them on a GPU,
     and :class:`OutOfBounds` when a program accesses memory outside every
-    tensor argument's storage; run its programs in reverse grid order while
-    :func:`reverse_program_order` says so (idempotent; see the module
+    tensor argument's storage, and :class:`WaitsForAnotherProgram` when a
+    program spins on what only another program could change; run its
+    programs in the order :func:`shuffle_program_order` set (idempotent; see the module
     docstring for the rules). Call before
     candidate code runs, in the process that interprets it. Returns False
     when this Triton has no interpreter to patch."""
@@ -326,25 +411,25 @@ def watch_races() -> bool:
         return args_hst, kwargs_hst
 
     def set_grid_idx(self: Any, x: int, y: int, z: int) -> Any:
-        gy, gz = self.grid_dim[1], self.grid_dim[2]
-        p = (x * gy + y) * gz + z
-        if _REVERSED[0]:  # the same programs, last first (see reverse_program_order)
-            p = self.grid_dim[0] * gy * gz - 1 - p
+        gx, gy, gz = self.grid_dim
+        if _LAUNCH:  # the program that runs at this step (another one in a shuffled order)
+            p = _LAUNCH[-1].begin((x * gy + y) * gz + z, (gx, gy, gz))
             x, y, z = p // (gy * gz), (p // gz) % gy, p % gz
-        if _LAUNCH:
-            _LAUNCH[-1].program = p
-            _LAUNCH[-1].held = set()
         return orig["set_grid_idx"](self, x, y, z)
 
     def masked_load(self: Any, ptrs: Any, mask: Any, *rest: Any) -> Any:
         if _LAUNCH:
             _LAUNCH[-1].load(ptrs, mask)
-        return orig["create_masked_load"](self, ptrs, mask, *rest)
+        got = orig["create_masked_load"](self, ptrs, mask, *rest)
+        if _LAUNCH:
+            _LAUNCH[-1].reread(ptrs, mask, got.data)
+        return got
 
     def masked_store(self: Any, ptrs: Any, value: Any, mask: Any, *rest: Any) -> Any:
         if _LAUNCH:
             _LAUNCH[-1].store(ptrs, value, mask, lambda: orig["create_masked_load"](
                 self, ptrs, mask, None, None, False).data)
+            _LAUNCH[-1].wrote()
         return orig["create_masked_store"](self, ptrs, value, mask, *rest)
 
     def atomic_rmw(self: Any, op: Any, ptr: Any, val: Any, mask: Any, *rest: Any) -> Any:
@@ -353,6 +438,8 @@ def watch_races() -> bool:
         old = orig["create_atomic_rmw"](self, op, ptr, val, mask, *rest)
         if _LAUNCH and op == xchg:  # test-and-set: 0 -> nonzero takes the word, writing 0 gives it back
             _LAUNCH[-1].lock_words(ptr, val, (np.asarray(old.data) == 0) & np.asarray(mask.data, dtype=bool))
+        if _LAUNCH:  # an atomic that changes nothing (add 0, a failed test-and-set) reads the same again
+            _LAUNCH[-1].reread(ptr, mask, old.data)
         return old
 
     def atomic_cas(self: Any, ptr: Any, cmp: Any, val: Any, *rest: Any) -> Any:
@@ -361,6 +448,7 @@ def watch_races() -> bool:
         old = orig["create_atomic_cas"](self, ptr, cmp, val, *rest)
         if _LAUNCH:
             _LAUNCH[-1].lock_words(ptr, val, np.asarray(old.data) == np.asarray(cmp.data))
+            _LAUNCH[-1].reread(ptr, None, old.data)
         return old
 
     call._kstrata_races = True  # type: ignore[attr-defined]
