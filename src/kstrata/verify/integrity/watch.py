@@ -63,6 +63,7 @@ class RuntimeWatch:
         self.active = False
         self.reference_entered = 0
         self.new_threads: list[str] = []
+        self.hooks: Hooks | None = None
 
     def arm(self, task: Any = None, skip: tuple[str, ...] = ()) -> None:
         """Record the watched objects (call before any candidate code runs).
@@ -83,6 +84,7 @@ class RuntimeWatch:
                 if hasattr(owner, n):
                     self.snapshot[(path, n)] = owner.__dict__.get(n, getattr(owner, n)) \
                         if isinstance(owner, type) else getattr(owner, n)
+        self.hooks = Hooks()
 
     def add(self, path: str, owner: Any, names: tuple[str, ...]) -> None:
         """Watch ``names`` of module ``owner`` too, reported as ``path.name``
@@ -93,8 +95,10 @@ class RuntimeWatch:
                 self.snapshot[(path, n)] = getattr(owner, n)
 
     def changed(self) -> list[str]:
-        """Dotted names of watched objects that are no longer the originals."""
-        out = []
+        """Dotted names of watched objects that are no longer the originals,
+        then what the candidate left intercepting the harness's own torch
+        calls (:meth:`Hooks.left`)."""
+        out = self.hooks.left() if self.hooks is not None else []
         for (path, n), orig in self.snapshot.items():
             owner = self.owners[path]
             now = owner.__dict__.get(n, getattr(owner, n, None)) if isinstance(owner, type) \
@@ -105,6 +109,8 @@ class RuntimeWatch:
 
     def restore(self) -> None:
         """Put every watched object back (the worker stays usable)."""
+        if self.hooks is not None:
+            self.hooks.undo()
         for (path, n), orig in self.snapshot.items():
             owner = self.owners[path]
             try:
@@ -173,4 +179,88 @@ class RuntimeWatch:
                      "inside the candidate", public)
 
 
-__all__ = ["RuntimeWatch", "WATCHED"]
+class Hooks:
+    """What a candidate can leave in its process, with no name replaced, that
+    every later torch call of the harness there runs through: a torch
+    function or dispatch mode left entered (a ``with`` block held open by a
+    suspended generator), torch functions switched off, a kernel of an
+    operator that existed before the candidate registered again through
+    ``torch.library`` (public API), a profile or trace function.
+
+    The harness freshens a reused input copy (``Tensor.mul_`` on a flat view
+    of it) in an untimed request before each timed call: a TorchFunctionMode
+    left entered at import, or ``aten::mul_.Tensor``'s CPU kernel replaced with
+    ``torch.library.Library("aten", "IMPL")``, computed the freshened copy's
+    softmax there, and the timed call returned it: correct, 2.0x-3.0x
+    "faster" under the strict preset (red-team rt50). Snapshotted before any
+    candidate code runs, in the thread that serves the judge (the mode stacks
+    are per thread); :meth:`left` is read after each call and at each fetch of
+    a timed call's outputs."""
+
+    #: dispatch keys of a kernel registered again that change no computation (shape inference only)
+    SHAPE_ONLY_KEYS = frozenset({"Meta"})
+
+    def __init__(self) -> None:
+        import sys
+
+        C = torch._C
+        self._fn_len, self._disp_len = C._len_torch_function_stack, C._len_torch_dispatch_stack
+        self._fn_pop, self._disp_pop = C._pop_torch_function_stack, C._pop_torch_dispatch_stack
+        self._fn_state, self._set_fn_state = C._get_torch_function_state, C._set_torch_function_state
+        self._getprofile, self._gettrace = sys.getprofile, sys.gettrace
+        self._setprofile, self._settrace = sys.setprofile, sys.settrace
+        self.fn_modes, self.dispatch_modes, self.fn_state = self._fn_len(), self._disp_len(), self._fn_state()
+        self.profile, self.trace = self._getprofile(), self._gettrace()
+        library = importlib.import_module("torch.library")
+        # the set torch.library adds every registration to (the object, not the name: rebinding it hides nothing)
+        self.impls = library._impls
+        self.impls_before = frozenset(self.impls)
+        self.ops = frozenset(C._dispatch_get_all_op_names())
+
+    def overridden(self) -> list[str]:
+        """``ns::op.overload (KEY)`` of every kernel registered through
+        ``torch.library`` since the snapshot for an operator that existed
+        then (new operators, which the PyTorch compiler defines as it first
+        runs, are the candidate's own)."""
+        out = []
+        for entry in sorted(set(self.impls) - self.impls_before):
+            ns, _, rest = entry.partition("/")
+            op, _, key = rest.rpartition("/")
+            if f"{ns}::{op}" in self.ops and key not in self.SHAPE_ONLY_KEYS:
+                out.append(f"{ns}::{op} ({key or 'all keys'})")
+        return out
+
+    def left(self) -> list[str]:
+        """What is intercepting the harness's torch calls now, one phrase each ([] for none)."""
+        out = []
+        n = self._fn_len() - self.fn_modes
+        if n > 0:
+            out.append(f"the torch function mode stack ({n} mode(s) left entered)")
+        n = self._disp_len() - self.dispatch_modes
+        if n > 0:
+            out.append(f"the torch dispatch mode stack ({n} mode(s) left entered)")
+        if self._fn_state() != self.fn_state:
+            out.append("the torch function state (left switched off)")
+        for what in self.overridden()[:5]:
+            out.append(f"the kernel of {what} (torch.library)")
+        if self._getprofile() is not self.profile:
+            out.append("the profile function (sys.setprofile)")
+        if self._gettrace() is not self.trace:
+            out.append("the trace function (sys.settrace)")
+        return out
+
+    def undo(self) -> None:
+        """Leave the modes, switch torch functions back on, remove profile and
+        trace functions (best effort; a kernel registered again stays: its
+        process is not used for a verdict again)."""
+        while self._fn_len() > self.fn_modes:
+            self._fn_pop()
+        while self._disp_len() > self.dispatch_modes:
+            self._disp_pop()
+        if self._fn_state() != self.fn_state:
+            self._set_fn_state(self.fn_state)
+        self._setprofile(self.profile)
+        self._settrace(self.trace)
+
+
+__all__ = ["Hooks", "RuntimeWatch", "WATCHED"]
