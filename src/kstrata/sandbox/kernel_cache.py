@@ -46,12 +46,15 @@ later processes only (as its source is).
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import os
 import stat
 import struct
 import threading
+from collections.abc import Iterator
 from pathlib import Path
+from typing import BinaryIO
 
 #: Where the caches live inside a sandbox (its private ``/tmp``).
 ROOT = "/tmp/kstrata-kernel-cache"
@@ -219,34 +222,59 @@ def _store(key: str, fd: int, report: dict | None, hidden: bool) -> bool:
     return True
 
 
-def entries(data: bytes) -> list[tuple[str, bytes]] | None:
-    """The ``(relative path, bytes)`` of an archive (as :func:`pack` writes
-    it), or None when it is malformed: a bad magic or index, a path that
-    :func:`unpack` would refuse, more than :data:`MAX_FILES` files, sizes
-    that overrun the data or exceed :data:`PACK_LIMIT` in all."""
-    if not data.startswith(_MAGIC) or len(data) < len(_MAGIC) + 8:
-        return None
-    (n,) = struct.unpack_from("<Q", data, len(_MAGIC))
-    start = len(_MAGIC) + 8
-    if n > (64 << 20) or start + n > len(data):
-        return None
+class _Malformed(Exception):
+    """An archive part :func:`_read_entries` refuses."""
+
+
+def _read_entries(f: BinaryIO, limit: int) -> Iterator[tuple[str, bytes]]:
+    """``(relative path, bytes)`` of the archive in ``f`` (as :func:`pack`
+    writes it), in order, read as they are yielded.
+
+    Raises
+    ------
+    _Malformed
+        At the first part that is wrong: a bad magic or index, more than
+        :data:`MAX_FILES` files, a path that is absolute, has ``..`` or is
+        otherwise unsafe (:func:`_safe`), sizes past ``limit`` bytes in all or
+        past the data. What was yielded before stays valid.
+    """
+    if f.read(len(_MAGIC)) != _MAGIC:
+        raise _Malformed
+    head = f.read(8)
+    if len(head) != 8:
+        raise _Malformed
+    (n,) = struct.unpack("<Q", head)
+    if n > (64 << 20):
+        raise _Malformed
     try:
-        index = json.loads(data[start:start + n])
+        index = json.loads(f.read(n))
     except ValueError:
-        return None
+        raise _Malformed from None
     if not isinstance(index, list) or len(index) > MAX_FILES:
-        return None
-    out, at, total = [], start + n, 0
+        raise _Malformed
+    total = 0
     for item in index:
         if not (isinstance(item, list) and len(item) == 2 and _safe(item[0]) and type(item[1]) is int
                 and item[1] >= 0):
-            return None
-        total += item[1]
-        if total > PACK_LIMIT or at + item[1] > len(data):
-            return None
-        out.append((item[0], data[at:at + item[1]]))
-        at += item[1]
-    return out
+            raise _Malformed
+        rel, size = item
+        total += size
+        if total > limit:
+            raise _Malformed
+        data = f.read(size)
+        if len(data) != size:
+            raise _Malformed
+        yield rel, data
+
+
+def entries(data: bytes) -> list[tuple[str, bytes]] | None:
+    """The ``(relative path, bytes)`` of an archive (as :func:`pack` writes
+    it), or None when any part is malformed (:func:`_read_entries`, with
+    :data:`PACK_LIMIT` bytes in all)."""
+    try:
+        return list(_read_entries(io.BytesIO(data), PACK_LIMIT))
+    except _Malformed:
+        return None
 
 
 def _archive(files: list[tuple[str, bytes]]) -> bytes:
@@ -367,51 +395,30 @@ def _safe(rel: object) -> bool:
 
 
 def unpack(fd: int, root: str = ROOT, limit: int = PACK_LIMIT) -> dict[str, tuple[int, int]]:
-    """Write the archive in ``fd`` (as :func:`pack` made it) under ``root``;
-    entries with an absolute path, ``..``, or beyond ``limit`` bytes end the
-    unpacking (what was written stays). Returns path -> (size, mtime_ns) of
-    the files written (for :func:`pack`'s count of new files)."""
+    """Write the archive in ``fd`` (as :func:`pack` made it) under ``root``,
+    streaming; a malformed part (:func:`_read_entries`: an absolute path,
+    ``..``, beyond ``limit`` bytes, ...) ends the unpacking (what was written
+    stays). Returns path -> (size, mtime_ns) of the files written (for
+    :func:`pack`'s count of new files)."""
     written: dict[str, tuple[int, int]] = {}
     with os.fdopen(os.dup(fd), "rb") as f:
         f.seek(0)
-        if f.read(len(_MAGIC)) != _MAGIC:
-            return written
-        head = f.read(8)
-        if len(head) != 8:
-            return written
-        (n,) = struct.unpack("<Q", head)
-        if n > (64 << 20):
-            return written
         try:
-            index = json.loads(f.read(n))
-        except ValueError:
-            return written
-        if not isinstance(index, list):
-            return written
-        total = 0
-        for item in index[:MAX_FILES]:
-            if not (isinstance(item, list) and len(item) == 2 and _safe(item[0]) and type(item[1]) is int
-                    and item[1] >= 0):
-                break
-            rel, size = item
-            total += size
-            if total > limit:
-                break
-            data = f.read(size)
-            if len(data) != size:
-                break
-            path = os.path.join(root, rel)
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            try:
-                fh = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-            except OSError:
-                continue
-            try:
-                view = memoryview(data)
-                while view:
-                    view = view[os.write(fh, view):]
-                st = os.fstat(fh)
-            finally:
-                os.close(fh)
-            written[rel] = (st.st_size, st.st_mtime_ns)
+            for rel, data in _read_entries(f, limit):
+                path = os.path.join(root, rel)
+                os.makedirs(os.path.dirname(path), exist_ok=True)
+                try:
+                    fh = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+                except OSError:
+                    continue
+                try:
+                    view = memoryview(data)
+                    while view:
+                        view = view[os.write(fh, view):]
+                    st = os.fstat(fh)
+                finally:
+                    os.close(fh)
+                written[rel] = (st.st_size, st.st_mtime_ns)
+        except _Malformed:
+            pass
     return written
