@@ -119,3 +119,30 @@ def test_rt50_the_order_seed_comes_from_the_secret_per_test():
     a, b = order_seed("key-a", 17), order_seed("key-b", 17)
     assert a != b and order_seed("key-a", 18) != a and order_seed("key-a", 17) == a
     assert all(0 <= s < 2**31 for s in (a, b))
+
+
+TILELANG_ORDER_CASES = [
+    # the block that takes the row counter's last ticket adds the partials only if it is the last chunk's block
+    # (it always is in tilelang-c's block order; on a GPU another block may be, and then no block adds them)
+    ("split_sum_last_block_and_last_ticket.py", "BlockRace"),
+    # the same with the block test around the ticket test
+    ("split_sum_last_block_then_last_ticket.py", "BlockRace"),
+    # honest: the last ticket's block adds the others' partials to its own (a guard on the loop variable)
+    ("split_sum_last_ticket_adds_the_others.py", None),
+]
+
+
+@pytest.mark.slow
+@needs_sandbox
+@pytest.mark.parametrize("candidate,error", TILELANG_ORDER_CASES)
+def test_rt50_a_tilelang_read_ordered_by_a_ticket_may_not_also_pick_the_block(kstrata_eval, candidate, error):
+    from kstrata.backends.registry import get_backend
+
+    if not get_backend("tilelang-c").availability().usable:
+        pytest.skip("tilelang-c is not usable here (kstrata setup)")
+    d = kstrata_eval("sum_dim", f"rt50_tilelang_order/{candidate}", "--no-time", "--scope", "small",
+                     backend="tilelang-c")
+    assert d["verdict"] == ("compile_error" if error else "correct"), summary(d)
+    if error:  # the details are withheld when the candidate's own kernel cache (from an earlier run) was used
+        message = d["evidence"]["message"]
+        assert error in message or "withheld" in message, summary(d)

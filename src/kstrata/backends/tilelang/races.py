@@ -27,9 +27,15 @@ each read's element span in block ``v`` (its indices relaxed over their loops
 by TVM's interval analysis) must be provably disjoint, in some dimension, from
 each store's span in block ``v + d`` (``d >= 1``), and the other way round. A
 read under a guard that decides on an atomic's result (a counter's ticket:
-the block that counts last) is not judged; a read at an index read from
-memory is judged a race unless the block stored that buffer at the same
-index expression.
+the block that counts last) is not judged, unless a guard inside the taking
+of the ticket also names the block (``if c == nc - 1 and ticket == nc - 1``):
+it reads only where the last chunk's block takes the last ticket, which it
+always does in tilelang-c's block order and need not on a GPU, and then no
+block reads (red-team 2026-12-05, case rt50: correct before). With every
+ticket held at one value, such a guard must be the same for blocks ``v`` and
+``v + 1``; a guard on a loop variable picks elements (``k != c``: the others'
+partials) and is not judged. A read at an index read from memory is judged a
+race unless the block stored that buffer at the same index expression.
 
 :func:`block_race` also finds a plain load or store of a parameter (one the
 C code runs whenever its statement runs: not a branch of a select or
@@ -156,6 +162,8 @@ def block_race(func: Any) -> str | None:
     # every plain access to a parameter with its context (buffer, indices, blocks, guards, loops, lets), for
     # the reads of another block's stores (read_race)
     stores: list[tuple[Any, ...]] = []
+    # the guards each ticket (a local stored from an atomic's result) was taken under
+    ticket_guards: list[list[Any]] = []
     reads: list[tuple[Any, ...]] = []
 
     # the plain loads of a parameter that the C code runs whenever their statement runs (not a branch of a
@@ -206,6 +214,8 @@ def block_race(func: Any) -> str | None:
         if let is not None and isinstance(s, let):
             return walk(s.body, blocks, guards, loops, lets + [(s.var, s.value)])
         if isinstance(s, tirx.BufferStore):
+            if not is_param(s.buffer) and atomic(s.value):  # a ticket taken: under these guards
+                ticket_guards.append(guards)
             note_reads(s.value, (blocks, guards, loops, lets))
             for i in s.indices:
                 note_reads(i, (blocks, guards, loops, lets))
@@ -317,13 +327,55 @@ def block_race(func: Any) -> str | None:
     def ordered(guards: list[Any], lets: list[tuple[Any, Any]]) -> bool:
         return any(run_time(inline(g, lets)) for g in guards)
 
+    def after_ticket(guards: list[Any]) -> list[Any]:
+        """The guards of a read that were not already around the ticket it is ordered by: those inside
+        the taking of the ticket (a guard that takes it itself, ``if T.atomic_add(..) == n``, and the ones
+        within it), which decide which block reads."""
+        for k, g in enumerate(guards):
+            if atomic(g):
+                return guards[k:]
+        base = max((len(tg) for tg in ticket_guards
+                    if len(tg) <= len(guards) and all(a.same_as(b) for a, b in zip(tg, guards))), default=0)
+        return guards[base:]
+
+    def picks_a_block(guards: list[Any], lets: list[tuple[Any, Any]], v: Any, extent: Any,
+                      blocks: list[tuple[Any, Any]], loops: list[tuple[Any, Any, Any]]) -> Any:
+        """A guard of ``guards`` that, with every ticket held at one value, can differ between blocks
+        ``v`` and ``v + 1``: it names which block reads (``c == nc - 1 and ticket == nc - 1``), so the
+        read is right only where that block takes the last ticket, as it does in tilelang-c's block
+        order and need not on a GPU; None if there is none. A guard on a loop variable picks elements,
+        not blocks (``k != c``: the others' partials, its own kept in a register), and is not judged."""
+        t = tirx.Var("ticket", "int64")
+        ana = arith.Analyzer()
+        for b, ext in blocks:
+            ana.bind(b, ir.Range.from_min_extent(0, ext - 1 if b.same_as(v) else ext))
+        ana.bind(t, ir.Range.from_min_extent(0, 1 << 40))
+
+        def held(node: Any) -> Any:
+            if (isinstance(node, tirx.Call) and "atomic" in str(getattr(node.op, "name", ""))) or (
+                    isinstance(node, tirx.BufferLoad) and any(node.buffer.data.same_as(x) for x in tickets)):
+                return tirx.Cast(node.dtype, t) if node.dtype != t.dtype else t
+            return None
+
+        for g in guards:
+            a = tirx.stmt_functor.ir_transform(tirx.Evaluate(inline(g, lets)), None, held,
+                                               ["tirx.Call", "tirx.BufferLoad"]).value
+            if any(x.same_as(lv) for x in _vars(arith.Analyzer().simplify(a), tirx)[0] for lv, _, _ in loops):
+                continue
+            b = tirx.stmt_functor.substitute(a, {v: v + 1})
+            if not ana.can_prove(tirx.Or(tirx.And(a, b), tirx.And(tirx.Not(a), tirx.Not(b)))):
+                return g
+        return None
+
     def read_race() -> str | None:
         for read in reads:
             buf, indices, blocks, guards, _, lets = read
             mine = [st for st in stores if st[0].data.same_as(buf.data)]
-            if not mine or ordered(guards, lets):
-                continue  # never stored, or ordered by a counter's value read at run time
-            if any(_vars(inline(i, lets), tirx)[1] for i in indices):
+            if not mine:
+                continue  # never stored
+            # ordered by a counter's value read at run time, if any block may take the deciding ticket
+            ticketed = ordered(guards, lets)
+            if not ticketed and any(_vars(inline(i, lets), tirx)[1] for i in indices):
                 # an index read from memory: only the element this block stored at the same index is known
                 same = [st for st in mine if len(st[1]) == len(indices) and all(
                     ir.structural_equal(inline(a, st[5]), inline(b, lets)) for a, b in zip(st[1], indices))]
@@ -334,16 +386,23 @@ def block_race(func: Any) -> str | None:
                         f"{buf.name} with plain stores: on a GPU blocks run in no order, so the read may come "
                         "before another block's store (tilelang-c runs blocks one after another)")
             for v, extent in blocks:
-                if isinstance(extent, tirx.IntImm) and extent.value <= 1:
+                if (isinstance(extent, tirx.IntImm) and extent.value <= 1) or all(
+                        any(b.same_as(v) for b, _ in st[2]) and apart(read, st, v, extent, blocks) for st in mine):
                     continue
-                for st in mine:
-                    if not any(b.same_as(v) for b, _ in st[2]) or not apart(read, st, v, extent, blocks):
-                        where = ", ".join(str(i) for i in indices)
-                        return (f"a block reads {buf.name}[{where}], which another block (one that differs in "
-                                f"{v.name}, extent {extent}) may store with a plain store: on a GPU blocks run "
-                                "in no order, so the read may come before the store (tilelang-c runs blocks one "
-                                "after another); give each block the elements it reads, or split the kernel in "
-                                "two launches")
+                where = ", ".join(str(i) for i in indices)
+                if not ticketed:
+                    return (f"a block reads {buf.name}[{where}], which another block (one that differs in "
+                            f"{v.name}, extent {extent}) may store with a plain store: on a GPU blocks run "
+                            "in no order, so the read may come before the store (tilelang-c runs blocks one "
+                            "after another); give each block the elements it reads, or split the kernel in "
+                            "two launches")
+                g = picks_a_block(after_ticket(guards), lets, v, extent, blocks, read[4])
+                if g is not None:
+                    return (f"a block reads {buf.name}[{where}], which other blocks store, under a counter's "
+                            f"ticket and the guard {inline(g, lets)}, which names the block ({v.name}): it "
+                            "reads only where that block takes the deciding ticket, as it does in tilelang-c's "
+                            "block order; on a GPU blocks run in no order, another block may take it, and then "
+                            "no block reads. Decide on the ticket alone")
         return None
 
     ana0 = arith.Analyzer()
