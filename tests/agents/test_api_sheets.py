@@ -213,3 +213,22 @@ def test_the_sheet_and_the_error_say_module_level_names_are_not_visible(applied)
     assert applied(MODULE_HELPER.replace("    _lanes(sch, \"T_softmax_maxelem\")\n",
                                          "    ko, ki = sch.split(sch.get_loops(sch.get_sblock(\"T_softmax_maxelem\"))"
                                          "[-1], factors=[None, 16])\n")) is None
+
+
+def test_a_failing_loop_over_block_names_says_at_which_name(applied):
+    """Queue round 5 (quantize_per_channel): ``for name in [...]:
+    sch.compute_inline(sch.get_sblock(name))`` with the output block in the
+    list failed as "The block s_tir.SBlock#0 is an output block", naming no
+    block; the message now says at which loop value it failed."""
+    err = applied('def schedule_softmax(sch):\n'
+                  '    for name in ["T_softmax_exp", "T_softmax_norm"]:\n'
+                  '        sch.compute_inline(sch.get_sblock(name))\n')
+    assert err is not None and "line 2" in err
+    assert err.endswith("(in the iteration where name = 'T_softmax_norm')")
+    # a loop that raises before its first iteration names no stale value of an earlier loop
+    err = applied('def schedule_softmax(sch):\n'
+                  '    for name in ["T_softmax_exp"]:\n'
+                  '        pass\n'
+                  '    for name in sch.no_such_method():\n'
+                  '        pass\n')
+    assert err is not None and "line 4" in err and "in the iteration where" not in err

@@ -49,6 +49,20 @@ def _namespace(sch: Any) -> dict[str, Any]:
     return {"sch": sch, "tvm": tvm, "T": T, "__builtins__": __builtins__}
 
 
+def _loop_values(stmt: ast.stmt, ns: dict[str, Any], before: dict[str, Any]) -> str:
+    """`` (in the iteration where name = 'compute2')``: the loop variables of
+    ``stmt`` when it is a ``for`` loop, as they stood when it raised, so an
+    error such as TVM's "The block s_tir.SBlock#0 is an output block" names the
+    block a loop over names was at (queue round 5). ``before`` holds their
+    values before the statement ran: unchanged values (the loop raised before
+    its first iteration, or they are not plain strings or integers) give ``""``."""
+    if not isinstance(stmt, ast.For) or not before:
+        return ""
+    if all(ns.get(n) is v for n, v in before.items()) or any(type(ns.get(n)) not in (str, int) for n in before):
+        return ""
+    return " (in the iteration where " + ", ".join(f"{n} = {ns[n]!r}" for n in before) + ")"
+
+
 def parse_schedule(text: str) -> dict[str, list[ast.stmt]]:
     """Schedule functions in ``text``: PrimFunc name (``""`` for the module-wide
     ``schedule``) -> its body statements.
@@ -104,6 +118,8 @@ def _run_steps(sch: Any, func: str, body: list[ast.stmt], strict: bool,
             continue  # docstring
         if isinstance(stmt, ast.Pass):
             continue
+        before = {n.id: ns.get(n.id) for n in ast.walk(stmt.target) if isinstance(n, ast.Name)} \
+            if isinstance(stmt, ast.For) else {}
         try:
             exec(compile(ast.Module([stmt], []), f"<schedule_{func}>", "exec"), ns)  # noqa: S102
         except Exception as e:  # noqa: BLE001 - a failing step is data
@@ -112,6 +128,7 @@ def _run_steps(sch: Any, func: str, body: list[ast.stmt], strict: bool,
             if isinstance(e, NameError) and getattr(e, "name", None) in outside:
                 error += (f" ({e.name} is defined outside schedule_{func}; module-level names are not visible "
                           "there: put every statement inside the schedule function)")
+            error += _loop_values(stmt, ns, before)
             step = Step(func, stmt.lineno, code, error)
             if strict:
                 raise ScheduleTextError(
