@@ -93,3 +93,46 @@ def test_a_process_continued_while_held_is_caught_by_its_cpu_time(continued):
             ran_while_held(c)
     finally:
         p.close()
+
+
+def test_work_of_a_process_forked_by_a_held_process_that_stopped_again_is_counted():
+    """A helper continued while held (by another helper, as in case
+    rt49_helpers_continue_each_other) that forks workers and stops itself
+    again used almost no CPU of its own; its workers, forked after the
+    freeze's last list, were on no list and spun through the baseline's
+    calls unread (red-team rt50). The judge now reads the CPU of every
+    process of the sandbox after each call of the other side, those that
+    were born meanwhile and those reaped meanwhile (in their reaper's
+    children times) included."""
+    import os
+    import signal
+
+    from kstrata.measure.remote import (
+        HELD_CPU_MS,
+        RemoteCandidate,
+        TimedOutputMismatch,
+        held_delta,
+        process_cpu_ms,
+        ran_while_held,
+    )
+
+    p = _forker()
+    try:
+        c = RemoteCandidate(p)
+        c.hold()
+        before = c.held_cpu()
+        helper = psutil.Process(p.host_pid).children()[0].pid  # the forker.py helper (its children spin 0.3 s)
+        own = process_cpu_ms(helper)
+        os.kill(helper, signal.SIGCONT)  # what the other helper does
+        time.sleep(0.003)
+        os.kill(helper, signal.SIGSTOP)  # and it stops itself again
+        own = process_cpu_ms(helper) - own
+        time.sleep(0.15)  # the baseline's calls
+        c.held_cpu_ms += held_delta(before, c.held_cpu(after=True))  # as RemoteTimer reads it
+        c.release()
+        assert own < HELD_CPU_MS  # the helper's own clock shows little
+        assert c.held_cpu_ms > 2 * HELD_CPU_MS, c.held_cpu_ms  # its workers spun through the 0.15 s
+        with pytest.raises(TimedOutputMismatch, match="SIGCONT"):
+            ran_while_held(c)
+    finally:
+        p.close()

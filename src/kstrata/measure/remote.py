@@ -214,15 +214,27 @@ class RemoteCandidate:
         if not getattr(self.proc, "frozen", None) and hasattr(self.proc, "freeze"):
             self.proc.freeze()
 
-    def held_cpu(self) -> dict[int, float] | None:
-        """CPU ms used so far by each process :meth:`hold` stopped (host pid ->
-        ms; None when none is stopped): a stopped process uses none. A process
-        that is gone is left out (:func:`held_delta` compares the pids of both
-        readings only)."""
-        pids = list(getattr(self.proc, "frozen", None) or ())
-        if not pids:
+    def held_cpu(self, *, after: bool = False) -> float | None:
+        """CPU ms used so far by the processes of the candidate's sandbox
+        while :meth:`hold` holds it (None when none is stopped): those it
+        stopped and the sandbox's zygote, each with what its reaped children
+        used (:func:`sandbox_cpu_ms`); ``after`` (the reading after the other
+        side's call) lists the sandbox's processes again, so that a process
+        born while held counts too. A stopped process uses none, the zygote
+        serves no request meanwhile, and a process that ended and was reaped
+        meanwhile moved its CPU into its reaper's children times: an honest
+        candidate's two readings are equal. A helper continued while held (by
+        another helper) forked workers and stopped itself again: its own
+        clock showed a millisecond, and its workers, on no list, spun through
+        the baseline's calls unread (red-team rt50)."""
+        frozen = list(getattr(self.proc, "frozen", None) or ())
+        if not frozen:
             return None
-        return {pid: ms for pid in pids if (ms := process_cpu_ms(pid)) is not None}
+        zygote = [z] if (z := getattr(self.proc, "zygote_pid", 0)) else []
+        pids = frozen
+        if after and hasattr(self.proc, "_own_processes"):
+            pids = self.proc._own_processes()
+        return sandbox_cpu_ms(zygote + pids)
 
     def release(self) -> None:
         """Let the candidate's processes run again (before its own calls)."""
@@ -399,12 +411,12 @@ class RemoteCandidate:
 HELD_CPU_MS = 5.0
 
 
-def held_delta(before: dict[int, float] | None, after: dict[int, float] | None) -> float:
-    """CPU ms used between two :meth:`RemoteCandidate.held_cpu` readings by
-    the processes in both (0.0 when either is None)."""
-    if not before or not after:
+def held_delta(before: float | None, after: float | None) -> float:
+    """CPU ms used between two :meth:`RemoteCandidate.held_cpu` readings
+    (0.0 when either is None)."""
+    if before is None or after is None:
         return 0.0
-    return sum(max(0.0, after[pid] - ms) for pid, ms in before.items() if pid in after)
+    return max(0.0, after - before)
 
 
 def ran_while_held(candidate: RemoteCandidate) -> None:
@@ -655,6 +667,26 @@ def _cpu_clock_id(pid: int) -> int:
     return cid - (1 << 32) if cid & 0x80000000 else cid
 
 
+def sandbox_cpu_ms(pids: Sequence[int]) -> float:
+    """CPU ms used so far by host processes ``pids`` (:func:`process_cpu_ms`)
+    and by the children each has reaped (``cutime`` + ``cstime`` of
+    ``/proc/PID/stat``, clock ticks, through psutil); processes gone are left
+    out."""
+    import psutil
+
+    total = 0.0
+    for pid in dict.fromkeys(pids):
+        own = process_cpu_ms(pid)
+        if own is None:
+            continue
+        try:
+            t = psutil.Process(pid).cpu_times()
+            total += own + (t.children_user + t.children_system) * 1e3
+        except psutil.Error:
+            total += own
+    return total
+
+
 def process_cpu_ms(pid: int) -> float | None:
     """CPU ms (user + system, every thread, exited ones included) used by
     process ``pid`` so far: its CPU-time clock (ns resolution) on Linux,
@@ -722,7 +754,7 @@ class RemoteTimer:
             return self._time(thunk, owner)
         finally:
             for u, before in held:  # what the held candidate's processes used meanwhile: none if they stayed stopped
-                u.held_cpu_ms += held_delta(before, u.held_cpu() if before is not None else None)
+                u.held_cpu_ms += held_delta(before, u.held_cpu(after=True) if before is not None else None)
 
     def _time(self, thunk: Any, owner: Any) -> float:
         if not getattr(thunk, "remote", False):

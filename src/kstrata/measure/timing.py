@@ -519,7 +519,7 @@ def measure(
                 from kstrata.measure.remote import held_delta
 
                 # a process that stays stopped uses none (remote.ran_while_held)
-                candidate.held_cpu_ms += held_delta(held, candidate.held_cpu() if held is not None else None)
+                candidate.held_cpu_ms += held_delta(held, candidate.held_cpu(after=True) if held is not None else None)
                 candidate.release()
         b = baseline.thunks(len(sets))
         if remote:

@@ -400,6 +400,7 @@ class CandidateProcess:
         self.oom_before = False
         self.ended: dict | None = None
         self.host_pid = 0  # the candidate's PID outside its sandbox (found on first freeze)
+        self.zygote_pid = 0  # its zygote's (found with it)
         self.frozen: list[int] = []  # what freeze() stopped
         self.watch_rss = False
         self.rss_killed = 0
@@ -635,6 +636,7 @@ class CandidateProcess:
         cand = self.host_pid
         try:
             zygote = psutil.Process(cand).ppid() if cand else 0
+            self.zygote_pid = zygote  # (kstrata.measure.remote.RemoteCandidate.held_cpu reads its reaped children)
             # bubblewrap's own processes by PID, never by name: the sandbox's init (the zygote's
             # parent) and the one kstrata started (root). A candidate's helper named "bwrap" (an
             # exec'd symlink) was neither frozen nor counted, and slowed the baseline unseen

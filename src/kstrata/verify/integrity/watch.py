@@ -263,4 +263,4 @@ class Hooks:
         self._settrace(self.trace)
 
 
-__all__ = ["Hooks", "RuntimeWatch", "WATCHED"]
+__all__ = ["WATCHED", "Hooks", "RuntimeWatch"]
