@@ -146,3 +146,23 @@ def test_rt50_a_tilelang_read_ordered_by_a_ticket_may_not_also_pick_the_block(ks
     if error:  # the details are withheld when the candidate's own kernel cache (from an earlier run) was used
         message = d["evidence"]["message"]
         assert error in message or "withheld" in message, summary(d)
+
+
+@pytest.mark.slow
+@needs_sandbox
+def test_rt50_a_reduction_task_with_its_own_draws_meets_one_signed_rows(kstrata_eval):
+    # every draw the task lists has both signs in a row; a maximum started at 0.0 read correct on them
+    d = kstrata_eval("rt50_listed_draws/task_row_max.py", "rt50_listed_draws/max_started_at_zero.py", "--no-time")
+    assert d["verdict"] == "incorrect", summary(d)
+
+
+def test_rt50_one_signed_draws_are_added_to_a_reductions_list_only():
+    from kstrata.tasks.meta import TaskMeta
+
+    listed = ("normal", "uniform", "near_zero")
+    for category in ("reduction", "norm", "softmax", "pooling", "scan", "loss"):
+        got = TaskMeta(category=category, distributions=listed).distributions
+        assert got[:3] == listed and {"positive", "shifted"} <= set(got), (category, got)
+    # a GEMM with signed weights first keeps its list (attention, MLP); inputs no draw applies to keep none
+    assert TaskMeta(category="attention", distributions=listed).distributions == listed
+    assert TaskMeta(category="reduction", distributions=listed, dist_inputs=()).distributions == listed

@@ -58,6 +58,17 @@ DISTRIBUTIONS = (*DEFAULT_DISTRIBUTIONS, "nonfinite", "outliers")
 #: started at 0.0, or an absmax taken without the absolute value, which a
 #: mixed-sign draw hides (red-team 2026-12-04, case rt48).
 QUANTIZE_DRAWS = ("outliers", "positive", "shifted")
+#: Categories whose reference reduces its inputs as drawn (a maximum, minimum,
+#: sum or mean over them): every such task gets the one-signed draws
+#: ``positive`` and ``shifted``, whatever its metadata lists. A row maximum
+#: started at 0.0 is right on any draw with a positive value in each row, and a
+#: task that listed its own draws without them (a softmax with ``normal``,
+#: ``uniform``, ``near_zero``) let it read correct (red-team 2026-12-05; the
+#: defaults have both since rt48). A task whose inputs pass through a GEMM
+#: with signed weights first (attention, MLP) keeps its list: its one-signed
+#: draw does not reach a one-signed intermediate.
+ONE_SIGNED_CATEGORIES = ("reduction", "norm", "softmax", "pooling", "scan", "loss")
+ONE_SIGNED_DRAWS = ("positive", "shifted")
 #: one line per distribution, in a prompt's words (the table of :mod:`kstrata.tasks.inputs`, shortened): what a kernel author
 #: must handle; a test names the draw it failed on by these names
 DRAW_SUMMARY = {
@@ -219,6 +230,15 @@ class TaskMeta(_Strict):
         # every quantization task draws values far outside the representable range, listed or not
         if self.quantizes() and self.dist_inputs != ():
             missing = tuple(d for d in QUANTIZE_DRAWS if d not in self.distributions)
+            if missing:
+                object.__setattr__(self, "distributions", (*self.distributions, *missing))
+        return self
+
+    @model_validator(mode="after")
+    def _one_signed_draws_for_reductions(self) -> "TaskMeta":
+        # a reduction over the inputs as drawn meets all-positive and all-negative rows, listed or not
+        if self.category.lower() in ONE_SIGNED_CATEGORIES and self.dist_inputs != ():
+            missing = tuple(d for d in ONE_SIGNED_DRAWS if d not in self.distributions)
             if missing:
                 object.__setattr__(self, "distributions", (*self.distributions, *missing))
         return self
