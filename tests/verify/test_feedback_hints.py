@@ -182,3 +182,34 @@ def test_values_item_shows_expected_and_got_and_a_common_value():
     vals = next(i for i in items if i["kind"] == "values")
     assert "[0, 0]: -128 -> -127" in vals["text"] and "every wrong element is -127" in vals["text"]
     assert vals["data"]["samples"][0] == [[0, 0], -128.0, -127.0]
+
+
+def _softmax(x: torch.Tensor) -> torch.Tensor:
+    e = torch.exp(x - x.max(dim=-1, keepdim=True).values)
+    return e / e.sum(dim=-1, keepdim=True)
+
+
+def test_values_item_names_a_per_row_factor_and_an_offset_up_to_rounding():
+    """Queue round 5: padding sent through exp into a softmax's row sum makes
+    each row a constant factor of its expected values, and into a mean of exp
+    adds about the same amount to every element; the values line listed five
+    pairs and named neither (its 'off by' note needed bit-equal differences)."""
+    torch.manual_seed(0)
+    x = torch.randn(5, 77, dtype=torch.float64)
+    o = _softmax(x)
+    padded = torch.cat([x, torch.zeros(5, 51, dtype=torch.float64)], dim=1)  # other=0.0, exp applied
+    c = (torch.exp(x - x.max(dim=-1, keepdim=True).values)
+         / torch.exp(padded - padded.max(dim=-1, keepdim=True).values).sum(dim=-1, keepdim=True)).float().double()
+    vals = next(i for i in describe_tensor(c, o, c != o, {}) if i["kind"] == "values")
+    assert "within each row the wrong elements are their expected values times one factor of that row" in vals["text"]
+    factor = float(c[0, 0] / o[0, 0])
+    assert f"row 0: x{factor:.4g}" in vals["text"] and "includes padded lanes?" in vals["text"]
+    # mean(exp(x)) over 77 columns with 3 padded lanes read as 0.0: +3/77 on every row, up to rounding
+    m = torch.exp(x).mean(dim=-1)
+    got = ((torch.exp(x).sum(dim=-1) + 3) / 77).float().double()
+    vals = next(i for i in describe_tensor(got, m, got != m, {}) if i["kind"] == "values")
+    assert "every wrong element is off by about +0.0389" in vals["text"] and "the same amount up to rounding" in vals["text"]
+    # a correct-looking scale of 1, or differences that vary, give neither note
+    noisy = o * (1 + 0.01 * torch.rand_like(o))
+    vals = next(i for i in describe_tensor(noisy, o, noisy != o, {}) if i["kind"] == "values")
+    assert "factor" not in vals["text"] and "off by" not in vals["text"]

@@ -216,7 +216,53 @@ def values_item(c: torch.Tensor, o: torch.Tensor, bad: torch.Tensor) -> dict[str
             text += f"; every wrong element is {float(got[0]):.6g}"
         elif bool(((got - want) == (got - want)[0]).all()):
             text += f"; every wrong element is off by {float(got[0] - want[0]):+.6g}"
+        elif _same(got - want):
+            text += (f"; every wrong element is off by about {float((got - want).median()):+.6g}, the same "
+                     "amount up to rounding (an extra or a missing term in a sum or mean, such as padded "
+                     "lanes counted?)")
+        else:
+            text += _row_factor(c, o, bad)
     return item("values", "source", text, samples=[[list(p), e, g] for p, e, g in shown])
+
+
+#: spread, relative to their size, within which values read as "the same" in :func:`values_item`
+SAME_SPREAD = 1e-3
+
+
+def _same(x: torch.Tensor) -> bool:
+    """Whether the values of ``x`` (finite, float64) are one non-zero amount up to rounding."""
+    mid = float(x.median())
+    return mid != 0 and float((x - mid).abs().max()) <= SAME_SPREAD * abs(mid)
+
+
+def _row_factor(c: torch.Tensor, o: torch.Tensor, bad: torch.Tensor) -> str:
+    """``"; within each row ..."``: when the output has rows (2 or more
+    dimensions, a row being the last one) and within every row holding a wrong
+    element each wrong element is its expected value times one factor of that
+    row (not 1; at least 2 wrong elements per such row), the factors of the
+    first rows; else ``""``. A wrong per-row normalizer (softmax's sum or a
+    norm's scale counting padded lanes) looks so (queue round 5: a softmax
+    that sent other=0.0 padding through exp read 0.00200087 -> 0.00136189,
+    0.00434466 -> 0.00295719, ... with nothing saying that every element of
+    the row was 0.681 of its value)."""
+    if c.dim() < 2 or c.shape[-1] < 2:
+        return ""
+    n = c.shape[-1]
+    rows, got, want = bad.reshape(-1, n), c.reshape(-1, n), o.reshape(-1, n)
+    hit = rows.any(dim=1)
+    if not bool(hit.any()) or bool((rows & (want == 0)).any()) or bool((rows[hit].sum(dim=1) < 2).any()):
+        return ""
+    ratio = got / torch.where(rows, want, torch.ones_like(want))
+    lo = torch.where(rows, ratio, torch.full_like(ratio, math.inf)).min(dim=1).values[hit]
+    hi = torch.where(rows, ratio, torch.full_like(ratio, -math.inf)).max(dim=1).values[hit]
+    mid = (lo + hi) / 2
+    if not bool(((hi - lo) <= SAME_SPREAD * mid.abs()).all()) or bool(((mid - 1).abs() <= SAME_SPREAD).any()):
+        return ""
+    factors = list(zip(hit.nonzero().flatten().tolist(), mid.tolist()))
+    shown = ", ".join(f"row {r}: x{f:.4g}" for r, f in factors[:3])
+    return (f"; within each row the wrong elements are their expected values times one factor of that row "
+            f"({shown}): a per-row normalizer or scale is wrong (a sum, max or count over the row that "
+            "includes padded lanes?)")
 
 
 def _wrong_along_dims(bad: torch.Tensor) -> dict[int, list[int]]:
