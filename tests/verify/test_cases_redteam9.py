@@ -166,3 +166,22 @@ def test_rt50_one_signed_draws_are_added_to_a_reductions_list_only():
     # a GEMM with signed weights first keeps its list (attention, MLP); inputs no draw applies to keep none
     assert TaskMeta(category="attention", distributions=listed).distributions == listed
     assert TaskMeta(category="reduction", distributions=listed, dist_inputs=()).distributions == listed
+
+
+@pytest.mark.slow
+@needs_sandbox
+def test_rt50_a_small_batch_is_probed_at_one(kstrata_eval):
+    # B is 2, 3 or 4 in every listed shape; squeeze(0) drops the batch axis only at a batch of one
+    d = kstrata_eval("rt50_small_batch_to_one/task_head_sums.py", "rt50_small_batch_to_one/squeezed_batch.py",
+                     "--no-time")
+    assert d["verdict"] != "correct", summary(d)
+
+
+def test_rt50_a_variable_is_a_size_where_it_sets_an_inputs_extent():
+    from kstrata.tasks.loader import resolve_task
+    from kstrata.verify.plan import _sizes
+
+    # B never above 8 but the batch of the input; H, D above 8
+    assert _sizes(resolve_task(str(CASES / "rt50_small_batch_to_one" / "task_head_sums.py"))) == {"B", "H", "D"}
+    # conv2d's kernel width KS (3 or 5) shapes a weight, not an input: not taken to 1
+    assert "KS" not in _sizes(resolve_task("conv2d"))

@@ -307,10 +307,53 @@ def unit_tests(task: Task, secret: str | bytes, base: list[dict[str, int]],
 
 
 def _sizes(task: Task) -> set[str]:
-    """The shape variables above 8 in the nominal, a sweep or a public shape:
-    sizes, not axis indices or kernel widths (:func:`unit_tests` takes them to 1)."""
-    return {n for sh in [task.nominal_shape, *task.sweep_shapes, *task.small_shapes] for n, v in sh.items()
-            if isinstance(v, int) and not isinstance(v, bool) and v > 8}
+    """The shape variables that are sizes (:func:`unit_tests` takes them to
+    1): those above 8 in the nominal, a sweep or a public shape, and those
+    never above 8 that set an extent of an input of ``get_inputs()``
+    (:func:`_input_extents`): a batch of 2 to 4 in every listed shape is a
+    size, and a candidate wrong only at a batch of one read correct
+    (red-team 2026-12-05, case rt50); an axis index or a kernel width, which
+    sizes no input, is not one."""
+    shapes = [task.nominal_shape, *task.sweep_shapes, *task.small_shapes]
+    values: dict[str, list[int]] = {}
+    for sh in shapes:
+        for n, v in sh.items():
+            if isinstance(v, int) and not isinstance(v, bool):
+                values.setdefault(n, []).append(v)
+    big = {n for n, vs in values.items() if max(vs) > 8}
+    low = sorted(n for n, vs in values.items() if n not in big and max(vs) > 1 and min(vs) > 1)
+    return big | (_input_extents(task, low) if low else set())
+
+
+#: (task name, source) -> the variables :func:`_input_extents` found, per asked set
+_EXTENTS: dict[tuple[str, str, tuple[str, ...]], frozenset[str]] = {}
+
+
+def _input_extents(task: Task, names: list[str]) -> set[str]:
+    """Of ``names`` (shape variables), those whose value changes the shape
+    of an input ``get_inputs()`` returns at the task's cheapest public (else
+    nominal) shape when raised by one. Draws inputs at two such shapes per
+    name (small by the task's contract); a task whose inputs cannot be drawn
+    there gives none. Cached per task source."""
+    key = (task.name, task.source, tuple(names))
+    if key in _EXTENTS:
+        return set(_EXTENTS[key])
+    base = min(task.small_shapes, key=lambda sh: _cost(task, sh)) if task.small_shapes else task.nominal_shape
+    base = task.full_shape(base)
+
+    import torch
+
+    def extents(shape: dict[str, int]) -> list[tuple[int, ...]] | None:
+        try:
+            return [tuple(x.shape) for x in task.load_module(shape).get_inputs() if isinstance(x, torch.Tensor)]
+        except Exception:  # noqa: BLE001 - a shape the task's module does not take: no size found there
+            return None
+
+    here = extents(base)
+    found = set() if here is None else {n for n in names if n in base and
+                                        extents({**base, n: base[n] + 1}) not in (None, here)}
+    _EXTENTS[key] = frozenset(found)
+    return found
 
 
 def _tied(task: Task) -> dict[str, tuple[str, ...]]:
