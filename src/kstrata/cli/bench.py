@@ -15,7 +15,7 @@ from kstrata.bench.harness import (
     parse_budget,
     run_bench,
 )
-from kstrata.cli.errors import Console, check_number, err_console, user_errors
+from kstrata.cli.errors import Console, check_number, print_error, user_errors
 from kstrata.execute.select import EXECUTOR_HELP
 from kstrata.store.run_store import StoreError
 
@@ -30,7 +30,7 @@ def bench_errors() -> Iterator[None]:
         try:
             yield
         except (BenchError, StoreError, ValueError) as e:
-            err_console.print(f"[bold red]error:[/] {e}", markup=True, highlight=False)
+            print_error(e)
             raise typer.Exit(2) from None
 
 

@@ -102,6 +102,15 @@ def is_user_error(e: BaseException) -> bool:
     return False
 
 
+def print_error(message: object, console: rich.console.Console | None = None) -> None:
+    """Print ``error: <message>`` on stderr (or ``console``), the word in bold
+    red and ``message`` as plain text: rich markup in it is escaped, so an
+    advice such as "e.g. [x]" or a path with brackets is printed as written."""
+    from rich.markup import escape
+
+    (console or err_console).print(f"[bold red]error:[/] {escape(str(message))}", markup=True, highlight=False)
+
+
 @contextmanager
 def user_errors() -> Iterator[None]:
     """Print a user error as ``error: ...`` on stderr and exit with status 2."""
@@ -110,5 +119,5 @@ def user_errors() -> Iterator[None]:
     except Exception as e:
         if not is_user_error(e):
             raise
-        err_console.print(f"[bold red]error:[/] {e}", markup=True, highlight=False)
+        print_error(e)
         raise typer.Exit(2) from None

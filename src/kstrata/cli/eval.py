@@ -14,7 +14,7 @@ from typing import Any
 import typer
 
 from kstrata.api import evaluate_sources, read_candidate
-from kstrata.cli.errors import MAX_SECONDS, Console, check_number, err_console
+from kstrata.cli.errors import MAX_SECONDS, Console, check_number, err_console, print_error
 from kstrata.backends.envs import EnvMissingError
 from kstrata.backends.registry import UnknownBackendError, get_backend
 from kstrata.backends.workers import pool_for
@@ -270,7 +270,7 @@ def register(app: typer.Typer) -> None:
             pool = pool_for(b)
         except (TaskError, UnknownBackendError, UnknownPresetError, FileNotFoundError, ValueError,
                 EnvMissingError) as e:
-            err_console.print(f"[bold red]error:[/] {e}", markup=True, highlight=False)
+            print_error(e)
             raise typer.Exit(2) from None
         from kstrata.verify.interp_cost import slow_note
 
@@ -285,7 +285,7 @@ def register(app: typer.Typer) -> None:
                                                   timing_shape=shape, progress=progress,
                                                   reveal_hidden=show_hidden)
             except (UnknownPresetError, SandboxUnavailable, TaskError) as e:  # TaskError: the reference fails
-                err_console.print(f"[bold red]error:[/] {e}", markup=True, highlight=False)
+                print_error(e)
                 raise typer.Exit(2) from None
         finally:
             pool.close()

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from kstrata.cli.errors import MAX_SECONDS, OptionError, check_number, err_console, user_errors
+from kstrata.cli.errors import MAX_SECONDS, OptionError, check_number, err_console, print_error, user_errors
 
 
 def mcp(
@@ -31,7 +31,7 @@ def mcp(
     from kstrata.store import StoreError
 
     if transport not in ("stdio", "http"):
-        err_console.print(f"[bold red]error:[/] unknown transport {transport!r}; use stdio or http")
+        print_error(f"unknown transport {transport!r}; use stdio or http")
         raise typer.Exit(2)
     run_dir = run or Path("runs") / time.strftime("mcp-%Y%m%d-%H%M%S")
     limits = Limits(calls=max_calls, evaluations=max_evaluations, wall_s=max_wall)
@@ -51,7 +51,7 @@ def mcp(
                   task_dir=tasks, limits=limits, workers=workers, time_candidates=not no_timing,
                   timing=quick_timing(timing_reps) if timing_reps else None)
         except (ServeError, StoreError) as e:
-            err_console.print(f"[bold red]error:[/] {e}", markup=True, highlight=False)
+            print_error(e)
             raise typer.Exit(2) from None
 
 

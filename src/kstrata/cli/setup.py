@@ -13,7 +13,7 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from kstrata.cli.errors import Console
+from kstrata.cli.errors import Console, print_error
 from kstrata.backends import envs
 
 console = Console()
@@ -84,8 +84,7 @@ def register(app: typer.Typer) -> None:
                                           log=lambda s: console.log(s, markup=False, highlight=False),
                                           wheels=wheels)
                 except envs.EnvMissingError as e:
-                    console.print(f"[bold red]error:[/] {spec.name}: {e}", markup=True,
-                                  highlight=False)
+                    print_error(f"{spec.name}: {e}", console)
                     failed = True
                     continue
             keys = ("tilelang", "torch", "apache-tvm-ffi", "kstrata")
@@ -97,7 +96,7 @@ def register(app: typer.Typer) -> None:
 
 
 def _usage(message: str) -> None:
-    console.print(f"[bold red]error:[/] {message}", highlight=False)
+    print_error(message, console)
     raise typer.Exit(2)
 
 
@@ -110,7 +109,7 @@ def _download(specs: list[envs.EnvSpec], dest: Path, torch_spec: str | None,
                 got = envs.download_wheels(spec, dest, torch_spec, python_version, platforms, pip_args,
                                            log=lambda s: console.log(s, markup=False, highlight=False))
             except envs.EnvMissingError as e:
-                console.print(f"[bold red]error:[/] {spec.name}: {e}", highlight=False)
+                print_error(f"{spec.name}: {e}", console)
                 raise typer.Exit(1) from None
         mib = sum(w.stat().st_size for w in got) / 2**20
         console.print(f"[green]✓[/] {spec.name}: {len(got)} wheels, {mib:.0f} MiB in {dest.resolve()}",
@@ -129,10 +128,9 @@ def _select(names: list[str]) -> list[envs.EnvSpec]:
             spec = envs.ENVS.get(part) or envs.spec_for_backend(part)
             if spec is None:
                 known = ", ".join(f"{name} (backends {', '.join(e.backends)})" for name, e in envs.ENVS.items())
-                console.print(f"[bold red]error:[/] --backends {part!r}: not an isolated environment nor a "
-                              f"backend that runs in one; choose an environment or one of its backends: "
-                              f"{known} (other backends run in kstrata's own environment and need no "
-                              f"setup)", highlight=False)
+                print_error(f"--backends {part!r}: not an isolated environment nor a backend that runs in one; "
+                            f"choose an environment or one of its backends: {known} (other backends run in "
+                            "kstrata's own environment and need no setup)", console)
                 raise typer.Exit(2)
             if spec not in out:
                 out.append(spec)

@@ -336,8 +336,16 @@ class Task:
             ``model`` in eval mode on CPU with its parameters drawn after
             ``torch.manual_seed(seed)``; ``inputs`` from ``get_inputs()`` drawn
             after ``torch.manual_seed(seed + 1)``.
+
+        Raises
+        ------
+        TaskError
+            When the module's ``Model`` is not a class (or the module fails to load).
         """
         module = self.load_module(shape)
+        if not isinstance(getattr(module, "Model", None), type):
+            raise TaskError(f"{self.path}: Model is {type(getattr(module, 'Model', None)).__name__}, not a class; "
+                            "define class Model(torch.nn.Module) with the reference computation in forward()")
         torch.manual_seed(seed)
         init_inputs = list(module.get_init_inputs())
         model = module.Model(*init_inputs).eval()

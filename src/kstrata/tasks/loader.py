@@ -228,6 +228,10 @@ def _odd_tensor(x: torch.Tensor) -> str | None:
     SparseTensorImpl"; red-team round of 2026-12-04)."""
     from kstrata.sandbox.wire import DTYPES
 
+    if x.is_meta:
+        return "a tensor on the meta device (shape only, no data)"
+    if x.device.type != "cpu":
+        return f"a tensor on {x.device} (kstrata moves the inputs to the device itself: return CPU tensors)"
     if x.is_nested:
         return "a nested tensor"
     if x.layout != torch.strided:
@@ -237,6 +241,14 @@ def _odd_tensor(x: torch.Tensor) -> str | None:
     if str(x.dtype).removeprefix("torch.") not in DTYPES:
         return f"a tensor of dtype {x.dtype}"
     return None
+
+
+def _kind(x: object) -> str:
+    """A short description of a Python object for an error message."""
+    if isinstance(x, torch.Tensor):
+        return f"a Tensor of shape {tuple(x.shape)}"
+    mod = type(x).__module__
+    return f"a {'' if mod == 'builtins' else mod + '.'}{type(x).__qualname__}"
 
 
 def _bad_outputs(out: object) -> str | None:
@@ -288,7 +300,7 @@ def check_reference(task: Task) -> None:
         raise
     except ShapeModeError as e:  # the environment's mistake: nothing in the file to fix
         raise TaskError(str(e)) from None
-    except Exception as e:  # noqa: BLE001 - any failure of the user's file is reported
+    except USER_FILE_ERRORS as e:  # noqa: BLE001 - any failure of the user's file (sys.exit too) is reported
         raise TaskError(f"{task.path}: its small shapes cannot be worked out: {type(e).__name__}: "
                         f"{_one_line(e)}; fix get_inputs() or the shapes metadata") from None
     key = (task.digest, str(task.path), task.meta.model_dump_json() + repr(sorted(shape.items())))
@@ -297,7 +309,9 @@ def check_reference(task: Task) -> None:
     where = f"at shape {shape}" if shape else "at its own sizes"
     with torch.random.fork_rng(devices=[]):
         try:
-            model, inputs, _, _ = task.instantiate(shape, seed=0)
+            model, inputs, _, module = task.instantiate(shape, seed=0)
+            torch.manual_seed(1)  # as instantiate drew them: only the kind of what get_inputs() returns is read
+            raw_inputs = module.get_inputs()
         except TaskError:
             raise
         except USER_FILE_ERRORS as e:  # noqa: BLE001 - any failure of the user's file is reported
@@ -305,11 +319,15 @@ def check_reference(task: Task) -> None:
                 f"{task.path}: building the reference {where} failed: {type(e).__name__}: {_one_line(e)}; "
                 "fix get_init_inputs(), get_inputs() or Model.__init__"
             ) from None
+        if not isinstance(raw_inputs, (list, tuple)):
+            raise TaskError(f"{task.path}: get_inputs() returned {_kind(raw_inputs)}, not a list; return the "
+                            "forward's arguments as a list, e.g. [x] for one tensor")
         for i, x in enumerate(inputs):
             odd = _odd_tensor(x) if isinstance(x, torch.Tensor) else None
             if odd:
                 raise TaskError(f"{task.path}: get_inputs() item {i} is {odd}; the inputs a candidate gets are "
-                                "dense strided tensors (convert it, e.g. x.to_dense(), and keep the rest in Model)")
+                                "dense strided CPU tensors with data (convert it, e.g. x.to_dense(), or draw it on the "
+                                "CPU, and keep the rest in Model)")
         try:
             with torch.no_grad():
                 out = model(*inputs)
