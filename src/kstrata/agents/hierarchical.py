@@ -65,7 +65,7 @@ from kstrata.agents.memory import Attempt, MemoryStore, Skill, op_text
 from kstrata.agents.parse import clip_marked, parse_cross_level_requests
 from kstrata.agents.prompt import build_prompt, environment
 from kstrata.agents.run_history import first_line, reason, tree_history
-from kstrata.agents.router import Declined, FeedbackRouter, editable_levels, rebuild_needed
+from kstrata.agents.router import Declined, FeedbackRouter, derived_below, editable_levels, rebuild_needed
 from kstrata.search.candidate import content_hash, normalize_sources
 from kstrata.search.policies import Expansion, Policy, default_router, make_policy
 
@@ -383,10 +383,14 @@ class HierarchicalProposer:
                 rebuild: dict | None, context: ProposeContext, key: str) -> Proposal:
         order = [lv for lv in LEVELS if lv in self.levels]
         below = order[order.index(level) + 1:] if level in order else []
-        sources = {k: v for k, v in p.sources.items() if k not in below}
+        # only text generated from the edited level is stale (TVM's source); a TileLang source, which
+        # reads the schedule level's overrides, stays (it was dropped, so every schedule change there
+        # was a candidate without its kernel: "a TileLang candidate needs a 'source' level")
+        stale = derived_below(self.backend.name, level, self.levels)
+        sources = {k: v for k, v in p.sources.items() if k not in stale and (k not in below or k != "schedule")}
         meta = dict(p.metadata)
         meta.setdefault("agent", p.role)
-        dropped = [lv for lv in below if lv in parent and lv != "schedule"]
+        dropped = [lv for lv in stale if lv in parent]
         if level == "graph" and "schedule" in below and self._is_tvm():
             sources, report = self._replay(task, parent, sources)
             meta["replay"] = report

@@ -28,7 +28,7 @@ from kstrata.agents.prompt import (
     retry_messages,
     toolchain,
 )
-from kstrata.agents.router import Declined, editable_levels, pending_requests, text_levels
+from kstrata.agents.router import Declined, derived_below, editable_levels, pending_requests, text_levels
 from kstrata.agents.run_history import (
     earlier_answers,
     failure_message,
@@ -514,10 +514,16 @@ class LLMProposer:
         proposals: list[Proposal] = []
         if answer is not None:
             sources, parsed, _text = answer
+            # text generated from the edited level (TVM's source) is stale now; kept, it was what ran
+            # (the backend builds the lowest level present), so a graph or schedule change did nothing
+            # (queue round 5: a graph without the weight multiply read correct on rmsnorm)
+            stale = [lv for lv in derived_below(context.backend, level, context.levels or LEVELS) if lv in sources]
+            sources = {k: v for k, v in sources.items() if k not in stale}
             child = content_hash(normalize_sources(sources), context.backend, task.digest)
             self._proposed[child] = sources.get(level, "")
             self._text[child] = frozenset(lv for lv, t in sources.items() if isinstance(t, str) and t.strip())
             self.closed.observe(child, sources)
+            meta = {"mode": parsed.mode, **({"dropped_levels": stale} if stale else {})}
             proposals.append(Proposal(sources=sources, level=level, role=f"{self.role}-agent",
-                                      rationale=parsed.rationale or "", metadata={"mode": parsed.mode}))
+                                      rationale=parsed.rationale or "", metadata=meta))
         return ProposalBatch(proposals=proposals, calls=list(self.log.take()))

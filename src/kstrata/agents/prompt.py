@@ -33,6 +33,7 @@ from typing import Any
 import jinja2
 
 from kstrata.agents.knowledge import gpu_target
+from kstrata.agents.router import derived_below
 from kstrata.measure.profilers.findings import DISTRUST_PREFIXES, ceiling_finding, roofline_finding
 from kstrata.pysyntax import parse_module
 from kstrata.tasks.loader import metadata_assigns
@@ -637,6 +638,8 @@ def _variables(ctx: PromptContext) -> dict[str, Any]:
         "editable": [ctx.level, *ctx.other_roles] if ctx.decline or ctx.other_roles else list(LEVELS),
         "current": ctx.sources.get(ctx.level, ""),
         "tune_note": tune_note(ctx.backend, ctx.sources.get(ctx.level, "")),
+        # a level generated from this one (TVM's source): what runs now, dropped by a change here
+        "stale": list(derived_below(ctx.backend, ctx.level)),
         "other_levels": [
             (lvl, summarize(text, ctx.summary_lines))
             for lvl, text in ctx.sources.items()

@@ -148,6 +148,20 @@ def text_levels(tree: Any, node: Any) -> frozenset[str] | None:
     return frozenset(root)
 
 
+def derived_below(backend: str, level: str, levels: Iterable[str] = LEVELS) -> tuple[str, ...]:
+    """The levels of ``levels`` below ``level`` that ``backend`` generates
+    from the levels above them (:data:`NEEDS_TEXT`: TVM's source), so a
+    change at ``level`` makes their text stale: the change's candidate drops
+    them and is built from its edited level. A TileLang ``schedule`` holds
+    overrides the ``source`` reads, not code generated from it: nothing is
+    derived there."""
+    order = [lv for lv in LEVELS if lv in tuple(levels)]
+    if level not in order:
+        return ()
+    need = NEEDS_TEXT.get(backend.split("-")[0], ())
+    return tuple(lv for lv in order[order.index(level) + 1:] if lv in need)
+
+
 def editable_levels(backend: str, levels: Iterable[str], has_text: frozenset[str] | None = None) -> list[str]:
     """Of ``levels``, those an agent can edit on ``backend`` for a candidate
     with text at ``has_text`` (``None``: unknown, only the backend rule applies)."""
