@@ -401,6 +401,8 @@ class CandidateProcess:
         self.ended: dict | None = None
         self.host_pid = 0  # the candidate's PID outside its sandbox (found on first freeze)
         self.zygote_pid = 0  # its zygote's (found with it)
+        self.sandbox_ns: str | None = None  # its PID namespace (_sandbox_ns)
+        self._handles: dict[int, int] = {}  # pid -> what freeze() signalled it by (_handle)
         self.frozen: list[int] = []  # what freeze() stopped
         self.watch_rss = False
         self.rss_killed = 0
@@ -587,6 +589,9 @@ class CandidateProcess:
         """End the candidate's whole process tree (every process of its sandbox
         but the zygote); the sandbox itself is ended when the zygote does not
         answer. Idempotent."""
+        handles, self._handles = self._handles, {}
+        for handle in handles.values():  # freeze()'s pidfds: what they held is ended below
+            _close(handle)
         for fd in (self.rfd, self.wfd):
             if fd >= 0:
                 try:
@@ -669,23 +674,64 @@ class CandidateProcess:
             if not new:
                 break
             for pid in new:
-                try:
-                    os.kill(pid, signal.SIGSTOP)
-                except OSError:
-                    pass
+                handle = self._handle(pid)
+                if handle is not None and _signal(handle, signal.SIGSTOP):
+                    self._handles[pid] = handle
+                elif handle is not None:
+                    _close(handle)
             stopped += new
             _wait_stopped(new, max(deadline, time.monotonic() + 0.005))
         self.frozen = stopped
         return len(stopped)
 
-    def thaw(self) -> None:
-        """Continue (SIGCONT) what :meth:`freeze` stopped (idempotent). A stopped
-        process cannot fork, so nothing else needs it."""
-        for pid in self.frozen:
+    def _handle(self, pid: int) -> int | None:
+        """A handle on host process ``pid`` to signal it by, only while it is a
+        process of this candidate's sandbox (its PID namespace is the
+        candidate's): a pidfd (``pidfd_open``), which signals that process or
+        none, never another one given the same PID later; or, where there is
+        none, the PID itself (negative, :func:`_signal`). None for a process
+        that is gone or outside the sandbox. The judge listed the sandbox's
+        processes, then signalled the PIDs, and continued them all after
+        the baseline's calls: a listed process that ended and was reaped in
+        between could have its PID given to another process of the host (32768
+        PIDs here), which the judge then stopped through the baseline's
+        timing, or continued when another judge held it stopped (red-team rt50)."""
+        ns = self._sandbox_ns()
+        if ns is None:
+            return None
+        fd = None
+        if hasattr(os, "pidfd_open"):
             try:
-                os.kill(pid, signal.SIGCONT)
+                fd = os.pidfd_open(pid)
+            except OSError:
+                return None
+        try:  # after the pidfd is open: the PID names the process the pidfd holds, or one not there yet
+            inside = os.readlink(f"/proc/{pid}/ns/pid") == ns
+        except OSError:
+            inside = False
+        if not inside:
+            _close(fd)
+            return None
+        return fd if fd is not None else -pid
+
+    def _sandbox_ns(self) -> str | None:
+        """The candidate's PID namespace (``/proc/PID/ns/pid`` of its process,
+        read once while it runs); None where it cannot be read."""
+        if self.sandbox_ns is None and self.host_pid:
+            try:
+                self.sandbox_ns = os.readlink(f"/proc/{self.host_pid}/ns/pid")
             except OSError:
                 pass
+        return self.sandbox_ns
+
+    def thaw(self) -> None:
+        """Continue (SIGCONT) what :meth:`freeze` stopped (idempotent), through
+        the handles it took (:meth:`_handle`). A stopped process cannot fork,
+        so nothing else needs it."""
+        handles, self._handles = self._handles, {}
+        for handle in handles.values():
+            _signal(handle, signal.SIGCONT)
+            _close(handle)
         self.frozen = []
 
     def close(self) -> None:
@@ -1032,6 +1078,27 @@ def _wait_stopped(pids: list[int], deadline: float) -> None:
             except psutil.Error:
                 break
             time.sleep(0.0002)
+
+
+def _signal(handle: int, sig: int) -> bool:
+    """Send ``sig`` through a :meth:`CandidateProcess._handle` (a pidfd, or a
+    PID negated); whether it was sent."""
+    try:
+        if handle >= 0:
+            signal.pidfd_send_signal(handle, sig)
+        else:
+            os.kill(-handle, sig)
+        return True
+    except OSError:
+        return False
+
+
+def _close(handle: int | None) -> None:
+    if handle is not None and handle >= 0:
+        try:
+            os.close(handle)
+        except OSError:
+            pass
 
 
 def host_pid_of(root: int, ns_pid: int) -> int:
