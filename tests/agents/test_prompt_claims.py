@@ -170,7 +170,7 @@ def test_tilelang_c_advice_names_no_parallel_loops_and_says_the_schedule_json_wi
     assert "no timing in this run was trusted" in text  # the goal line at issue is there
     assert "parallel and vectorized loops" not in text
     assert "vectorized loops and compiler flags: the C target runs every block in one thread" in text
-    assert "a key the `schedule` level's JSON sets overrides the source's default" in text
+    assert "a key the `schedule` level's JSON sets overrides the source's default for it" in text
     tvm = _prompt(CandidateTree([rec("a", sources={"graph": "g", "schedule": "s"}, speedup=0.2, findings=(NOISY,))]), "a",
                   level="schedule")
     assert "(fewer passes over memory, parallel and vectorized loops)" in tvm
