@@ -274,6 +274,7 @@ BAD_BUDGETS = {
     "roofline=5": "(0, 1]", "roofline=0": "(0, 1]", "patience=0": "at least 1",
     "bogus=1": "unknown", "evals": "KEY=VALUE", "evals=x": "must be a number, got 'x'",
     "evals=-1": "negative", "evals=1.5": "whole number", "wall=-3": "negative",
+    ",": "no KEY=VALUE item", " , ,": "no KEY=VALUE item",  # ran with the defaults as if no --budget was given
 }
 
 
@@ -350,3 +351,24 @@ def test_a_formula_the_parser_cannot_take_is_a_formula_error():
         check_formula(deep)
     with pytest.raises(FormulaError, match="not valid Python arithmetic"):
         eval_formula(deep, {"N": 1.0})
+
+
+def test_a_run_directory_that_is_a_file_is_refused_before_any_work(tmp_path):
+    """``--out`` naming a file was a FileExistsError traceback from the secret's writer."""
+    f = tmp_path / "a_file"
+    f.write_text("mine")
+    res = CliRunner().invoke(app, ["optimize", "relu", "--backend", "pytorch", "--budget", "evals=1", "--out", str(f)])
+    _one_error_line(res, f"error: --out {f}: exists and is not a directory")
+    assert f.read_text() == "mine"
+
+
+@pytest.mark.parametrize("option", ["--backend", "--secret"])
+def test_eval_refuses_an_empty_backend_or_secret(tmp_path, option):
+    """An empty value (an unset shell variable) was taken as 'not given': the default backend, or a random
+    secret where the user meant a fixed one."""
+    cand = tmp_path / "relu_new.py"
+    cand.write_text("import torch\nclass ModelNew(torch.nn.Module):\n    def forward(self, x):\n"
+                    "        return torch.relu(x)\n")
+    args = ["eval", "relu", str(cand), "--no-time", option, ""]
+    res = CliRunner().invoke(app, args if option == "--backend" else args + ["--backend", "pytorch"])
+    _one_error_line(res, f"error: {option} is empty")

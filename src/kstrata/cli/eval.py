@@ -253,6 +253,14 @@ def register(app: typer.Typer) -> None:
         try:
             check_number("--timeout", timeout, unit=" s", maximum=MAX_SECONDS)
             check_number("--budget-ms", budget_ms, unit=" ms")
+            if backend is not None and not backend.strip():
+                from kstrata.backends.registry import names as backend_names
+
+                raise ValueError(f"--backend is empty; name one of {', '.join(backend_names())}, or leave the "
+                                 "option out for the default")
+            if secret is not None and not secret.strip():
+                raise ValueError("--secret is empty (an unset variable?); give the run's secret, or leave the option "
+                                 "out for a random one")
             t = resolve_task(task)
             sources, backend = read_candidate(candidate, backend)
             b = get_backend(backend)

@@ -92,6 +92,26 @@ def _budget(option: str | None, resume: Path | None) -> Any:
     return Budget.from_dict({**parse_budget(DEFAULT_BUDGET), **parse_budget(option or DEFAULT_BUDGET)})
 
 
+def _check_out(run_dir: Path) -> None:
+    """Refuse a run directory that is a file or cannot be created, before any work.
+
+    Raises
+    ------
+    OptionError
+        ``--out PATH: ...`` with what is wrong and what to give instead.
+    """
+    from kstrata.cli.errors import OptionError
+
+    if run_dir.exists() and not run_dir.is_dir():
+        raise OptionError(f"--out {run_dir}: exists and is not a directory; give a new directory path "
+                          "(or an empty directory)")
+    try:
+        run_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise OptionError(f"--out {run_dir}: the run directory cannot be created ({e.strerror or e}); "
+                          "give a path in a writable directory") from None
+
+
 def _initial(option: Path | None, task: Any, backend: Any, resume: Path | None) -> dict[str, str] | None:
     """The root's sources: ``--initial`` (:data:`INITIAL_HELP` says what it
     takes), else the backend's shipped start; ``None`` on resume (the run has
@@ -304,6 +324,8 @@ def register(app: typer.Typer) -> None:
             root = _initial(initial, t, b, resume)
             if resume is None and (run_dir / "run.db").exists():
                 raise OptionError(f"{run_dir} already holds a run; pass --resume {run_dir} to continue it")
+            if resume is None:
+                _check_out(run_dir)
             extra = {"ablations": ablate, "memory": memory} if proposer == "hierarchical" else {}
             prop = make_proposer(proposer, backend=b, llm=llm, record=record, config=config, **extra)
             settings = SearchSettings(seed=seed, lookahead_expansions=lookahead)

@@ -58,7 +58,7 @@ def parse_budget(text: str) -> dict[str, float | int]:
     Raises
     ------
     BudgetError
-        For an item that is not ``KEY=VALUE``, an unknown key, a key given twice
+        For a text of commas only, an item that is not ``KEY=VALUE``, an unknown key, a key given twice
         (also under two aliases), a value that is not a finite number, a
         negative limit, a zero limit that lets the run do nothing
         (:data:`NOTHING_AT_ZERO`: ``evals=0``, ``wall=0``), a fractional count,
@@ -66,6 +66,9 @@ def parse_budget(text: str) -> dict[str, float | int]:
     """
     out: dict[str, float | int] = {}
     given: dict[str, str] = {}
+    if text.strip() and not text.replace(",", "").strip():
+        raise BudgetError(f"--budget {text!r} holds no KEY=VALUE item; e.g. evals=30,wall=600 (leave "
+                          "--budget out for the defaults)")
     for item in filter(None, (p.strip() for p in text.split(","))):
         key, sep, value = (x.strip() for x in item.partition("="))
         if not sep:
