@@ -97,3 +97,24 @@ def test_a_failed_answer_on_the_parent_is_not_relayed_once_the_text_changed(kind
     user = provider.prompts[1][1]["content"]
     assert "# Your last answer at this level failed" not in user
     assert "elsewhere in this run: [graph, graph-agent] One PrimFunc for every pass." in user
+
+
+def test_a_childs_request_is_shown_as_that_childs_not_this_candidates():
+    """Queue round 5 (rmsnorm, hierarchical): the graph child's rationale ended
+    "CROSS-LEVEL REQUEST: schedule: in rms_norm_rows parallelize ...", and
+    the schedule prompt of its parent (which has no rms_norm_rows) showed that
+    line verbatim, as if it were asked of the parent's schedule."""
+    task = resolve_task("rmsnorm")
+    root = rec("a", sources=ROOT)
+    why = "One PrimFunc for every pass.\nCROSS-LEVEL REQUEST: schedule: in rms_norm_rows parallelize the row loop"
+    child = rec("g", "graph", ("a",), verdict="incorrect", expansion_id=1, rationale=why)
+    child.seq = 1
+    tree = CandidateTree([root, child], [ExpansionRecord(candidate="a" * 8, level="graph", proposer="llm", id=1)])
+    provider = ScriptedProvider(["DECLINE\nDIAGNOSIS: looking"])
+    with pytest.raises(Declined):
+        LLMProposer(provider, NoLog(), backend=StubBackend()).propose(task, tree["a" * 8], {}, "schedule",
+                                                                      context=_ctx(tree))
+    user = provider.prompts[0][1]["content"]
+    assert ("CROSS-LEVEL REQUEST (made for child gggggggg, not for this candidate): schedule: in rms_norm_rows "
+            "parallelize the row loop") in user
+    assert "CROSS-LEVEL REQUEST: schedule: in rms_norm_rows" not in user

@@ -197,6 +197,12 @@ def other_decline_lines(tree: Any, candidate: Any, limit: int = OTHER_DECLINES) 
     return on_path + other[::-1][:limit]
 
 
+#: a request line inside a child's rationale: it asked for a change of that child, not of the
+#: candidate the prompt is about (queue round 5: a failed graph child's "CROSS-LEVEL REQUEST: schedule:
+#: in rms_norm_rows parallelize ..." stood verbatim in the schedule prompt of its parent, which has
+#: no rms_norm_rows)
+_CHILD_REQUEST = re.compile(r"CROSS-LEVEL REQUEST\s*:(?=\s*[<\[`*\"']*\s*(?:graph|schedule|source)\b)")
+
 #: longest rationale or diagnosis shown whole in the "asked again" section
 EARLIER_CHARS = 1200
 
@@ -205,7 +211,8 @@ def earlier_answers(tree: Any, candidate: Any, limit: int = EARLIER_CHARS) -> li
     """What came of the earlier expansions of ``candidate`` in this run, for a
     prompt that asks about it again: each child made from it (``{"kind":
     "child", "hash", "level", "role", "outcome", "text"}``, ``text`` its full
-    rationale, cut at a word boundary past ``limit`` characters) and each
+    rationale, cut at a word boundary past ``limit`` characters, a request
+    line in it marked as made for that child) and each
     decline on it (``{"kind": "decline", ..., "text", "expansion"}``: the
     diagnosis and what it asked of another level, and the id of the
     expansion that stored it), children first; ``[]`` when it was never
@@ -214,7 +221,8 @@ def earlier_answers(tree: Any, candidate: Any, limit: int = EARLIER_CHARS) -> li
         return []
     out: list[dict[str, str]] = []
     for c in tree.children(candidate.hash):
-        text = " ".join((c.rationale or "").split())
+        text = _CHILD_REQUEST.sub(f"CROSS-LEVEL REQUEST (made for child {c.hash[:8]}, not for this candidate):",
+                                  " ".join((c.rationale or "").split()))
         out.append({"kind": "child", "hash": c.hash[:8], "level": str(c.level), "role": str(c.role),
                     "outcome": outcome(c), "text": clip_words(text, limit) or "(no rationale given)"})
     for d in tree.declines() if hasattr(tree, "declines") else []:
