@@ -30,6 +30,41 @@ def test_exemplars_stay_on_their_backend_family():
     assert [e.name for e in exemplars_for("norm", "triton-interp", "source")] == ["softmax_online_triton"]
 
 
+def test_a_fused_task_gets_the_exemplars_of_its_parts_after_its_own():
+    """Queue round 5 (add_layernorm on tvm-llvm, hierarchical): the graph
+    prompt of a 'fusion' task showed no exemplar, though the row-norm one is
+    its pattern; a task's tags (norm, residual) now find exemplars after its
+    category does."""
+    from kstrata.tasks.loader import resolve_task
+
+    meta = resolve_task("add_layernorm").meta
+    assert meta.category == "fusion" and "norm" in meta.tags
+    assert not exemplars_for("fusion", "tvm-llvm", "graph")
+    assert [e.name for e in exemplars_for("fusion", "tvm-llvm", "graph", tags=meta.tags)] == ["layernorm_rows_tvm"]
+    # the category's own exemplars still come first
+    got = [e.name for e in exemplars_for("fusion", "tvm-llvm", "schedule", tags=("norm", "gemm"), k=5)]
+    assert got[0] == "elementwise_tvm"
+    assert exemplars_for("norm", "tvm-llvm", "source", tags=("softmax",)) == []  # still the backend's family only
+    # and the hierarchical graph prompt shows it
+    sys.path.insert(0, os.path.dirname(__file__))
+    from agent_fakes import NoLog, ScriptedProvider, StubBackend, rec
+
+    from kstrata.agents.base import ProposeContext
+    from kstrata.agents.hierarchical import HierarchicalProposer, LevelAgent
+    from kstrata.agents.memory import MemoryStore
+    from kstrata.agents.router import Declined
+    from kstrata.search.tree import CandidateTree
+
+    tree = CandidateTree([rec("a", sources={"graph": "# kstrata-tvm graph\n", "schedule": "def schedule(sch):\n"})])
+    provider = ScriptedProvider(["DECLINE\nDIAGNOSIS: looking"])
+    prop = HierarchicalProposer(StubBackend(), agents={"graph": LevelAgent(provider, NoLog(), "graph")},
+                                memory=MemoryStore(":memory:"))
+    with pytest.raises(Declined):
+        prop.propose(resolve_task("add_layernorm"), tree["a" * 8], {}, "graph",
+                     context=ProposeContext(backend="tvm-llvm", levels=("graph", "schedule", "source"), tree=tree))
+    assert "## Row-wise norm as one fused TensorIR PrimFunc" in provider.prompts[0][1]["content"]
+
+
 def test_the_softmax_exemplar_pins_no_machine_specific_time():
     """m23: its "7.6 ms against 29 ms" was stale (0.44-0.56 ms against 4.6 ms on
     the same CPU a round later); a time in milliseconds belongs to one machine and load."""

@@ -495,6 +495,7 @@ class HierarchicalProposer:
         the cross-level request format (requests for this level are in every
         LLM prompt: :func:`~kstrata.agents.llm_agent.prompt_context`)."""
         category = getattr(getattr(task, "meta", None), "category", "") or ""
+        tags = tuple(getattr(getattr(task, "meta", None), "tags", ()) or ())
         skills = []
         if self.memory is not None:
             run = self.run_key(task, context)
@@ -511,12 +512,12 @@ class HierarchicalProposer:
         # where this candidate's graph is that exemplar or keeps the PrimFuncs and blocks it names
         graph_text = str(dict(candidate.sources).get("graph") or "")
         schedules = [{"title": e.title, "schedule": e.schedule, "adopted": _code_key(e.code) == _code_key(graph_text)}
-                     for e in exemplars_for(category, context.backend, "graph", intensity=intensity_of(task))
+                     for e in exemplars_for(category, context.backend, "graph", intensity=intensity_of(task), tags=tags)
                      if e.schedule and level == "schedule" and _code_key(e.schedule) not in own
                      and _names_fit(e.schedule, graph_text)]
         return environment().get_template("hierarchical_knowledge.j2").render(
             rebuild=rebuild, schedule_exemplars=schedules,
-            exemplars=[e for e in exemplars_for(category, context.backend, level, intensity=intensity_of(task))
+            exemplars=[e for e in exemplars_for(category, context.backend, level, intensity=intensity_of(task), tags=tags)
                        if _code_key(e.code) not in own],
             skills=skills, category=category or "this", level=level, flat=self.ablations.flat,
             backend=context.backend, other_roles=others,

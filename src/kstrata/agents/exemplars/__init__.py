@@ -87,23 +87,27 @@ def all_exemplars() -> tuple[Exemplar, ...]:
 
 
 def exemplars_for(category: str, backend: str, level: str, k: int = 2,
-                  intensity: float | None = None) -> list[Exemplar]:
+                  intensity: float | None = None, tags: tuple[str, ...] = ()) -> list[Exemplar]:
     """Up to ``k`` exemplars for ``category`` on ``backend`` at ``level``: those
     matching category, backend and level first, then category and level on
-    another backend of the same family; with the task's ``intensity`` (FLOP
-    per minimum byte at its nominal shape, :func:`intensity_of`), none whose
-    ``min_intensity`` is above it."""
+    another backend of the same family, then the same two for one of the
+    task's ``tags`` (what a fused task is made of: add_layernorm, category
+    ``fusion``, has the tag ``norm``; queue round 5: its graph prompt had no
+    exemplar, though the norm one is its pattern); with the task's
+    ``intensity`` (FLOP per minimum byte at its nominal shape,
+    :func:`intensity_of`), none whose ``min_intensity`` is above it."""
     family = backend.split("-")[0]
     ranked = []
     for e in all_exemplars():
-        if category not in e.categories or level not in e.levels:
+        by_tag = category not in e.categories
+        if (by_tag and not set(tags) & set(e.categories)) or level not in e.levels:
             continue
         if intensity is not None and intensity < e.min_intensity:
             continue
         if backend in e.backends:
-            ranked.append((0, e))
+            ranked.append((2 * by_tag, e))
         elif any(b.split("-")[0] == family for b in e.backends):
-            ranked.append((1, e))
+            ranked.append((2 * by_tag + 1, e))
     return [e for _, e in sorted(ranked, key=lambda x: x[0])][:k]
 
 
