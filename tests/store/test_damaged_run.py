@@ -163,3 +163,24 @@ def test_a_damaged_summary_is_a_store_error_that_says_retime_writes_it(tmp_path,
         read_summary(run)
     (run / "summary.json").write_text('{"best": null}')
     assert read_summary(run) == {"best": None}
+
+
+def test_another_secret_for_a_judged_run_stops_the_resume(tmp_path, monkeypatch):
+    """A ``secret`` file copied from another run, or ``$KSTRATA_SECRET`` set to another value, was used
+    without a word: the rest of the run was verified against another hidden set (found 2026-12-05)."""
+    run, secret = _run(tmp_path)
+    assert run_secret(run) == secret and (run / "secret.check").is_file()
+    assert secret not in (run / "secret.check").read_text()
+    (run / SECRET_FILE).write_text("ab" * 32 + "\n")
+    with pytest.raises(StoreError, match="secret is not the secret this run's candidates were verified with"):
+        run_secret(run)
+    res = CliRunner().invoke(app, ["optimize", "relu", "--backend", "tvm-llvm", "--resume", str(run)])
+    assert res.exit_code == 2 and "not the secret this run" in res.output and "Traceback" not in res.output
+    (run / SECRET_FILE).write_text(secret + "\n")
+    monkeypatch.setenv("KSTRATA_SECRET", "shared")
+    with pytest.raises(StoreError, match=r"\$KSTRATA_SECRET is not the secret this run"):
+        run_secret(run)
+    monkeypatch.setenv("KSTRATA_SECRET", secret)  # the run's own value is fine from either source
+    assert run_secret(run) == secret
+    monkeypatch.delenv("KSTRATA_SECRET")
+    assert run_secret(run) == secret

@@ -4,15 +4,23 @@ It lives in ``RUN_DIR/secret`` (mode 0600), never in the store, the config, a
 prompt or feedback, so a resumed run keeps the same hidden tests while agents
 never see them. ``$KSTRATA_SECRET`` overrides it (e.g. to share one hidden set
 between runs that must be compared).
+
+``RUN_DIR/secret.check`` holds a SHA-256 fingerprint of the secret the run
+first used (from either source; the 256-bit secret cannot be recovered from
+it), so a run that has judged candidates is never resumed under another
+secret: a ``$KSTRATA_SECRET`` set to another value, or a ``secret`` file
+copied from another run, would change the hidden set halfway.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import secrets
 from pathlib import Path
 
 SECRET_FILE = "secret"
+CHECK_FILE = "secret.check"
 
 
 def run_secret(run_dir: str | Path) -> str:
@@ -25,12 +33,59 @@ def run_secret(run_dir: str | Path) -> str:
         If ``RUN_DIR/secret`` is missing (or empty) while the run in
         ``RUN_DIR`` has already evaluated candidates: a new secret would
         change its hidden tests halfway, so it is never silently replaced;
-        or if it is not text (damaged).
+        if it is not text (damaged); or if it (or ``$KSTRATA_SECRET``) is not
+        the secret the run judged its candidates under (``secret.check``).
     """
     env = os.environ.get("KSTRATA_SECRET")
     if env:
+        _check_same(Path(run_dir), env, "$KSTRATA_SECRET")
         return env
-    path = Path(run_dir) / SECRET_FILE
+    value = _file_secret(Path(run_dir))
+    _check_same(Path(run_dir), value, str(Path(run_dir) / SECRET_FILE))
+    return value
+
+
+def _fingerprint(value: str) -> str:
+    return hashlib.sha256(b"kstrata-secret-check\0" + value.encode()).hexdigest()
+
+
+def _check_same(run_dir: Path, value: str, source: str) -> None:
+    """Compare ``value`` with the run's ``secret.check`` (written when absent,
+    or when the run has judged nothing yet).
+
+    Raises
+    ------
+    StoreError
+        When the run has judged candidates under a secret with another fingerprint.
+    """
+    check = run_dir / CHECK_FILE
+    want = _fingerprint(value)
+    try:
+        have = check.read_text(encoding="ascii").strip()
+    except (OSError, UnicodeDecodeError):
+        have = None
+    if have == want:
+        return
+    if have and _judged(run_dir):
+        from kstrata.store.run_store import StoreError
+
+        raise StoreError(
+            f"{source} is not the secret this run's candidates were verified with (its fingerprint differs "
+            f"from {check}); resuming would change the hidden tests halfway. Restore {run_dir / SECRET_FILE} "
+            "from a copy of the run, unset $KSTRATA_SECRET or set it to the run's value, or start a new run "
+            "with --out")
+    if run_dir.is_dir():
+        tmp = check.with_name(f".{CHECK_FILE}.{os.getpid()}.tmp")
+        try:
+            tmp.write_text(want + "\n", encoding="ascii")
+            os.replace(tmp, check)
+        except OSError:  # a read-only copy of a run: nothing to record
+            tmp.unlink(missing_ok=True)
+
+
+def _file_secret(run_dir: Path) -> str:
+    """``RUN_DIR/secret``, created when absent (see :func:`run_secret`)."""
+    path = run_dir / SECRET_FILE
     if path.is_file():
         try:
             value = path.read_text(encoding="ascii").strip()
@@ -53,14 +108,20 @@ def run_secret(run_dir: str | Path) -> str:
     return value
 
 
-def _refuse_new_secret_for_judged_run(run_dir: Path) -> None:
-    from kstrata.store.run_store import RunStore, StoreError
+def _judged(run_dir: Path) -> bool:
+    """Whether the run in ``run_dir`` (if any) has evaluated a candidate."""
+    from kstrata.store.run_store import RunStore
 
     if not RunStore.exists(run_dir):
-        return
+        return False
     with RunStore.open(run_dir) as store:
-        judged = store.spent().get("evaluations", 0.0) > 0
-    if judged:
+        return store.spent().get("evaluations", 0.0) > 0
+
+
+def _refuse_new_secret_for_judged_run(run_dir: Path) -> None:
+    from kstrata.store.run_store import StoreError
+
+    if _judged(run_dir):
         raise StoreError(
             f"{run_dir / SECRET_FILE} is missing or empty, but this run's candidates were verified "
             "against hidden tests derived from it; a new secret would change the hidden set halfway. "
