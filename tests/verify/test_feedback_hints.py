@@ -213,3 +213,35 @@ def test_values_item_names_a_per_row_factor_and_an_offset_up_to_rounding():
     noisy = o * (1 + 0.01 * torch.rand_like(o))
     vals = next(i for i in describe_tensor(noisy, o, noisy != o, {}) if i["kind"] == "values")
     assert "factor" not in vals["text"] and "off by" not in vals["text"]
+
+
+def test_an_in_domain_comparison_locates_at_the_outputs_own_indices(monkeypatch):
+    """Queue round 5 (add_layernorm, offset draw): a test compared again on
+    the elements inside the task's numerical domain located its wrong
+    elements in the flat list of those elements: 'wrong elements of the
+    output (shape (4009,)) at indices along dim 0 (size 4009): 0-150, ...'
+    for an (8, 512) output. The mask is put back at the output's indices, and
+    the share says how many elements the domain left out."""
+    import kstrata.verify.domain as domain
+    from kstrata.tasks.loader import resolve_task
+    from kstrata.verify.runner import ShapeRun
+    from kstrata.verify.tolerance import compare
+
+    tol = resolve_task("layernorm").meta.tolerance
+    torch.manual_seed(0)
+    o = torch.randn(8, 512, dtype=torch.float64)
+    r = o.float()
+    c = r.clone()
+    c[3, 100:200] += 1.0  # wrong in row 3 only
+    keep = torch.ones(8, 512, dtype=torch.bool)
+    keep[0, :87] = False  # the domain leaves 87 elements of row 0 out
+    monkeypatch.setattr(domain, "in_domain", lambda ref, oracle, t: keep)
+    (comp,) = ShapeRun._in_domain_comparisons(compare, [c], [o], [r], [None], tol)
+    assert not comp.ok and tuple(comp.bad.shape) == (8, 512)
+    assert comp.bad[3, 100:200].all() and int(comp.bad.sum()) == 100
+    items = describe_tensor(c.double(), o, comp.bad, comp.stats)
+    kinds = {i["kind"]: i["text"] for i in items}
+    assert "dim 0 (size 8): 3; dim 1 (size 512): 100-199" in kinds["rows_cols"]
+    assert kinds["wrong_share"].startswith("100 of 4009 elements wrong")
+    assert "87 elements where the task's own reference is wrong too are not counted" in kinds["wrong_share"]
+    assert "[3, 100]:" in kinds["values"]

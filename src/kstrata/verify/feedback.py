@@ -284,7 +284,8 @@ def describe_tensor(cand: torch.Tensor, oracle: torch.Tensor, bad: torch.Tensor,
     """Items locating the wrong elements of one output."""
     items = []
     c, o = cand.double(), oracle.double()
-    total, nbad = bad.numel(), int(bad.sum())
+    left_out = int(stats.get("outside_domain") or 0)  # elements the task's domain excuses (the reference fails)
+    total, nbad = bad.numel() - left_out, int(bad.sum())
     max_err = stats.get("max_err")
     same = tuple(bad.shape) == tuple(c.shape) == tuple(o.shape)  # a mask of another shape locates by index only
     if (not isinstance(max_err, (int, float)) or math.isnan(max_err)) and same:  # integer outputs: none computed
@@ -294,7 +295,9 @@ def describe_tensor(cand: torch.Tensor, oracle: torch.Tensor, bad: torch.Tensor,
                       f"{nbad} of {total} elements wrong ({100 * nbad / max(total, 1):.2f}%), "
                       f"max error {float('nan') if max_err is None else max_err:.3g}"
                       + (f" over the finite ones ({stats['nonfinite_wrong']} NaN/Inf where the oracle is finite)"
-                         if stats.get("nonfinite_wrong") else ""),
+                         if stats.get("nonfinite_wrong") else "")
+                      + (f"; {left_out} elements where the task's own reference is wrong too are not counted"
+                         if left_out else ""),
                       wrong=nbad, total=total, share=nbad / max(total, 1), max_err=stats.get("max_err")))
     if nbad and same:
         items.append(values_item(c, o, bad))
