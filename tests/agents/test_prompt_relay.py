@@ -53,7 +53,9 @@ def _tree_after_failed_graph(kind, between="schedule"):
     (p,) = prop.propose(task, tree["a" * 8], {}, "graph", context=_ctx(tree)).proposals
     failed = rec("x", "graph", ("a",), verdict="incorrect", expansion_id=1, rationale="One PrimFunc for every pass.")
     failed.hash, failed.seq = content_hash(normalize_sources(p.sources), "tvm-llvm", task.digest), 1
-    failed.evaluation = EvaluationRecord(verdict="incorrect", check="tolerance", evidence={"message": MESSAGE},
+    failed.evaluation = EvaluationRecord(verdict="incorrect", check="tolerance", evidence={"message": MESSAGE, "stage": "public",
+                                                                   "test": {"shape": {"B": 5, "D": 77}, "seed": 0,
+                                                                            "distribution": "offset"}},
                                          feedback=[{"kind": "wrong_share", "level": "source", "text": WRONG},
                                                    {"kind": "shapes", "level": "schedule", "text": LOCATED}])
     sources = dict(ROOT) if between != "graph" else {**ROOT, "graph": GRAPH + "# fused\n"}
@@ -75,6 +77,8 @@ def test_a_failed_answer_on_the_parent_reaches_the_childs_prompt_at_the_same_tex
     assert "# Your last answer at this level failed (made on an ancestor with this `graph` text)" in user
     assert "made on aaaaaaaa (an ancestor of this candidate" in user
     assert "verdict `incorrect`, decided by the `tolerance` check" in user and MESSAGE in user
+    # the test it failed at, as the judge recorded it (queue round 5: not shown before)
+    assert "It failed at the public test at B=5, D=77 (input draw `offset`, seed 0)." in user
     # the verifier's generic tags (shapes: schedule, wrong_share: source) name the level of the
     # change instead: it was made from a candidate that passed, so the fault is the change's
     assert f"[shapes, likely at level graph] {LOCATED}" in user
@@ -118,3 +122,11 @@ def test_a_childs_request_is_shown_as_that_childs_not_this_candidates():
     assert ("CROSS-LEVEL REQUEST (made for child gggggggg, not for this candidate): schedule: in rms_norm_rows "
             "parallelize the row loop") in user
     assert "CROSS-LEVEL REQUEST: schedule: in rms_norm_rows" not in user
+
+
+def test_a_hidden_failure_says_it_was_hidden_and_names_nothing_of_it():
+    from kstrata.agents.run_history import failing_test
+
+    assert failing_test({"stage": "hidden", "message": "a hidden test fails"}) == \
+        "a hidden test (its shape, seed and draw are not shown)"
+    assert failing_test({"message": "compile error"}) == ""

@@ -282,7 +282,8 @@ def last_failure(tree: Any, candidate: Any, level: str,
     -------
     dict
         ``{"hash", "role", "verdict", "check", "message", "items", "rationale",
-        "line", "excerpt", "diff", "judge"}``: ``message`` the verifier's message (head and
+        "line", "excerpt", "diff", "judge", "ancestor", "test"}`` (``test``:
+        :func:`failing_test`): ``message`` the verifier's message (head and
         tail when long), ``items`` its located feedback (``{"kind", "level",
         "text"}``; each tagged ``level`` when the change was made from a
         correct candidate: the fault is the change's), ``line`` and
@@ -320,7 +321,29 @@ def last_failure(tree: Any, candidate: Any, level: str,
         "diff": change_diff(before, text) if text and isinstance(before, str) else "",
         "judge": judge_failure(child),
         "ancestor": at.hash[:8] if at is not candidate else "",
+        "test": failing_test(ev.evidence if ev is not None else None),
     }
+
+
+def failing_test(evidence: Any) -> str:
+    """Which test a failed verdict came from, in the prompt's words: ``the
+    public test at B=8, D=512 (input draw `offset`, seed 0)``, ``a hidden
+    test (its shape, seed and draw are not shown)``, or ``""`` when the
+    evidence names no stage (queue round 5: the failure section gave the
+    message and its located items, but not the shape and draw the judge had
+    recorded, which tell a one-pass variance from a tail bug)."""
+    if not isinstance(evidence, Mapping):
+        return ""
+    test = evidence.get("test")
+    if evidence.get("stage") == "public" and isinstance(test, Mapping) and isinstance(test.get("shape"), Mapping):
+        shape = ", ".join(f"{k}={v}" for k, v in test["shape"].items())
+        draw = f"input draw `{test['distribution']}`" if test.get("distribution") else ""
+        seed = f"seed {test['seed']}" if test.get("seed") is not None else ""
+        more = ", ".join(x for x in (draw, seed) if x)
+        return f"the public test at {shape}" + (f" ({more})" if more else "")
+    if evidence.get("stage") == "hidden":
+        return "a hidden test (its shape, seed and draw are not shown)"
+    return ""
 
 
 #: the levels in the order kstrata lowers them: an edit at one leaves the texts of those before it as they were
