@@ -185,3 +185,22 @@ def test_rt50_a_variable_is_a_size_where_it_sets_an_inputs_extent():
     assert _sizes(resolve_task(str(CASES / "rt50_small_batch_to_one" / "task_head_sums.py"))) == {"B", "H", "D"}
     # conv2d's kernel width KS (3 or 5) shapes a weight, not an input: not taken to 1
     assert "KS" not in _sizes(resolve_task("conv2d"))
+
+
+TVM_RACE_CASES = [
+    # a row's two parts added into y[i] by the two iterations of a parallel loop (the uneven parts make the race
+    # rare on a CPU: correct before)
+    ("race/graph.py", "compile_error"),
+    # honest: each part into its own partial, added after the loop
+    ("honest/graph.py", "correct"),
+]
+
+
+@pytest.mark.slow
+@needs_sandbox
+@pytest.mark.parametrize("candidate,verdict", TVM_RACE_CASES)
+def test_rt50_tvm_parallel_iterations_storing_to_one_element_are_not_built(kstrata_eval, candidate, verdict):
+    d = kstrata_eval("sum_dim", f"rt50_tvm_parallel_race/{candidate}", "--no-time", backend="tvm-llvm")
+    assert d["verdict"] == verdict, summary(d)
+    if verdict == "compile_error":
+        assert "parallel loop c stores to the same element of y" in d["evidence"]["message"], summary(d)

@@ -130,13 +130,20 @@ def build_module(funcs: dict[str, Any], target: Any, poison: int = 0) -> Any:
     Raises
     ------
     BuildError
-        With TVM's message when lowering or code generation fails.
+        With TVM's message when lowering or code generation fails, or naming
+        the race where iterations of a parallel loop store to one element
+        (:func:`kstrata.backends.tvm.races.parallel_race`).
     """
     import tvm
 
     from kstrata.backends.tvm.poison import pipeline_name
+    from kstrata.backends.tvm.races import ParallelRace, check_funcs
 
     pipeline = pipeline_name(poison) if poison else "default"
+    try:
+        check_funcs(funcs)  # iterations of a parallel loop that store to one element: not built
+    except ParallelRace as e:
+        raise BuildError(str(e)) from e
     try:
         return tvm.tirx.build(tvm.IRModule(dict(funcs)), target=target, pipeline=pipeline)
     except Exception as e:  # noqa: BLE001 - a bad schedule is data
