@@ -66,6 +66,15 @@ def test_a_tvm_graph_change_drops_the_source_that_would_run_instead_and_says_so(
             "and schedule levels)") in user
 
 
+def test_a_tvm_schedule_change_drops_the_source_too():
+    p, user = _propose("llm", StubBackend(), TVM, "schedule",
+                       "Parallel rows.\n\n<<<<<<< SEARCH\n    pass\n=======\n    sch.parallel(sch.get_loops("
+                       "sch.get_sblock(\"y\"))[0])\n>>>>>>> REPLACE\n", "tvm-llvm")
+    assert "source" not in p.sources and p.metadata["dropped_levels"] == ["source"]
+    assert ("a `schedule` change drops it: the candidate your change makes is built from its graph and schedule "
+            "levels)") in user
+
+
 @pytest.mark.parametrize("kind", ["llm", "hierarchical"])
 def test_a_tilelang_schedule_change_keeps_the_source_that_reads_it(kind):
     p, user = _propose(kind, get_backend("tilelang-c"), TL, "schedule", TL_EDIT, "tilelang-c")
