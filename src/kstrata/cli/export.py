@@ -217,11 +217,31 @@ _FILE = _COMMON + '''
 def candidate_module():
     """The candidate's module (defines ``ModelNew``). A ``triton-interp`` export runs in
     Triton's CPU interpreter, as the run verified it: ``TRITON_INTERPRET=1`` is set
-    before its kernels are defined (without it Triton looks for a GPU driver)."""
-    if META.get("backend") == "triton-interp":
-        import os
+    before its kernels are defined (without it Triton looks for a GPU driver). A
+    ``tilelang-*`` export runs on the target the run verified it on
+    (``TILELANG_DEFAULT_TARGET``, e.g. ``c``: TileLang finds no target on a machine
+    without a GPU otherwise) and needs TileLang's own environment
+    (``META["python"]``, made by ``kstrata setup``), not kstrata's.
 
+    Raises
+    ------
+    ImportError
+        When a ``tilelang-*`` export is loaded by an interpreter without tilelang
+        (the message names the interpreter to use)."""
+    import os
+
+    if META.get("backend") == "triton-interp":
         os.environ.setdefault("TRITON_INTERPRET", "1")
+    if META.get("backend", "").startswith("tilelang"):
+        import importlib.util
+
+        if importlib.util.find_spec("tilelang") is None:
+            raise ImportError(
+                f"{{__name__}} is a {{META['backend']}} kernel: run it with the TileLang environment's python "
+                f"({{META.get('python') or '$KSTRATA_ENV_DIR/tilelang/bin/python'}}, made by `kstrata setup`; "
+                f"TileLang is not installed in kstrata's own environment), not {{sys.executable}}")
+        if META.get("target"):  # as kstrata's worker does (kstrata.backends.tilelang.backend)
+            os.environ["TILELANG_DEFAULT_TARGET"] = META["target"]
     return _load(f"{{__name__}}._candidate", HERE / "candidate.py")
 
 
@@ -410,9 +430,12 @@ def export_run(run_dir: str | Path, to: str | Path, candidate: str | None = None
     elif "source" in sources:
         text = sources["source"]
         if name.startswith("tilelang"):
+            from kstrata.backends import envs
             from kstrata.backends.tilelang.backend import compose_source
 
             text = compose_source(sources)
+            meta["target"] = b.target  # the target kstrata verified it on; the export sets it the same way
+            meta["python"] = str(envs.env_python(envs.spec_for_backend(name).name))
         files["candidate.py"] = text
         meta["runs_at"] = (f"the shapes its ModelNew handles (verified at the task's test shapes; "
                            f"the task module's globals are set to {shape_text(full)})")
@@ -499,8 +522,15 @@ def usage_hint(to: Path) -> str:
         lines.append(f"note: the speedup was {meta['speedup_note']}")
     init = "*task_module().get_init_inputs()" if meta.get("init_inputs") is None else ", ".join(meta["init_inputs"])
     parent = str(to.resolve().parent)
+    python = "python"
+    if meta.get("python"):  # tilelang-*: TileLang lives in its own environment, not kstrata's
+        python = shlex.quote(meta["python"])
+        lines.append(f"python: {meta['backend']} kernels run in TileLang's environment (made by `kstrata setup`; "
+                     f"kstrata's own has no tilelang): run your script with {meta['python']}; KernelModule sets "
+                     f"TILELANG_DEFAULT_TARGET={meta['target']} before the kernel is defined, as kstrata's "
+                     "verification did")
     lines += [f"use it (a script elsewhere finds {to.name} through this sys.path line, or run it as "
-              f"PYTHONPATH={shlex.quote(parent)} python SCRIPT.py):",
+              f"PYTHONPATH={shlex.quote(parent)} {python} SCRIPT.py):",
               f"  import sys; sys.path.insert(0, {parent!r})",
               f"  from {to.name} import KernelModule, task_module",
               f"  layer = KernelModule({init})  # the task Model's init inputs at {meta['shape_text']}",
