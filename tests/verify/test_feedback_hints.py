@@ -245,3 +245,41 @@ def test_an_in_domain_comparison_locates_at_the_outputs_own_indices(monkeypatch)
     assert kinds["wrong_share"].startswith("100 of 4009 elements wrong")
     assert "87 elements where the task's own reference is wrong too are not counted" in kinds["wrong_share"]
     assert "[3, 100]:" in kinds["values"]
+
+
+ONE_PASS_VARIANCE = '''import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def __init__(self, dim: int, eps: float = 1e-5):
+        super().__init__()
+        self.eps = eps
+        self.weight = nn.Parameter(1 + 0.1 * torch.randn(dim))
+        self.bias = nn.Parameter(0.1 * torch.randn(dim))
+
+    def forward(self, x):
+        mean = x.mean(dim=-1, keepdim=True)
+        var = (x * x).mean(dim=-1, keepdim=True) - mean * mean  # one pass: cancels at a large mean
+        return (x - mean) * torch.rsqrt(var + self.eps) * self.weight + self.bias
+'''
+
+
+def test_a_failure_on_few_draws_says_what_those_draws_test(tmp_path):
+    """Queue round 5: 'fails for inputs drawn offset' of a one-pass variance
+    named the draw but not what it stresses (that stood only in the task's
+    list of draws, far above the failure)."""
+    from kstrata.verify.feedback import _draw_hint
+
+    assert _draw_hint(["large", "offset"]) == (
+        " (large: the normal draw times 100 (overflow in exp or accumulators); offset: the normal draw +-1000 "
+        "by row (one-pass variance cancels; padding near zero loses))")
+    assert _draw_hint(["large", "offset", "grid"]) == ""  # many draws: no one reason
+    cand = tmp_path / "one_pass.py"
+    cand.write_text(ONE_PASS_VARIANCE)
+    r = CliRunner().invoke(app, ["eval", "layernorm", str(cand), "--backend", "pytorch", "--scope", "small",
+                                 "--no-time", "--json"])
+    ev = json.loads(r.output[r.output.index("{"):])
+    kinds = {f["kind"]: f for f in ev["feedback"]}
+    assert ev["verdict"] == "incorrect" and "distributions" in kinds, ev
+    assert "offset: the normal draw +-1000 by row (one-pass variance cancels" in kinds["distributions"]["text"]

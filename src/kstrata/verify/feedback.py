@@ -194,6 +194,20 @@ def sign_hint(inputs: list[Any], bad: torch.Tensor) -> dict | None:
     return None
 
 
+def _draw_hint(draws: list[str], most: int = 2) -> str:
+    """`` (large: the normal draw times 100 (overflow in exp or accumulators))``:
+    what each of at most ``most`` failing draws tests, beside the failure
+    (queue round 5: 'fails for inputs drawn large, offset' of an rmsnorm that
+    squared in float16, and 'offset' of a one-pass variance, named the draws
+    but not what they stress; that stood only in the task's list of draws)."""
+    from kstrata.tasks.meta import DRAW_SUMMARY
+
+    known = [d for d in draws if d in DRAW_SUMMARY]
+    if not known or len(draws) > most:
+        return ""
+    return " (" + "; ".join(f"{d}: {DRAW_SUMMARY[d]}" for d in known) + ")"
+
+
 #: Wrong elements whose expected and actual values :func:`values_item` lists.
 VALUE_SAMPLES = 5
 
@@ -410,7 +424,7 @@ def locate(ctx: "Context", failure: "Failure", run: "ShapeRun | None", tests: li
         bad_d = [d for d, ok in dists.items() if not ok]
         if bad_d and len(bad_d) < len(dists):
             hint = " (all-negative inputs: a padding value such as other=0.0 leaking into a max/exp/sum?)" \
-                if bad_d == ["shifted"] else ""
+                if bad_d == ["shifted"] else _draw_hint(bad_d)
             items.append(item("distributions", "source", f"fails for inputs drawn {', '.join(bad_d)}; passes "
                               f"{', '.join(d for d, ok in dists.items() if ok)}{hint}",
                               failing=bad_d, passing=[d for d, ok in dists.items() if ok]))
