@@ -76,7 +76,7 @@ def test_one_candidates_processes_share_its_cache_and_no_other_candidate_sees_it
     assert _found(task, a) == ["kA/A-0", "kA/A-1"]    # A again: its own entries only
     assert _found(task, b) == ["kB/B-0"]
     names = sorted(p.name for p in cache_home.iterdir())
-    assert names == sorted(f"{kernel_cache.candidate_key('pytorch', s)}.kc" for s in (a, b))
+    assert names == sorted(f"{kernel_cache.candidate_key('pytorch', s, task=task.digest)}.kc" for s in (a, b))
     new = [h["new"] for h in kernel_cache.HISTORY[-5:]]
     assert new == [1, 1, 1, 1, 1]  # each process wrote one entry, restored ones came back unchanged
 
@@ -176,6 +176,7 @@ def test_keys_differ_by_backend_and_source_and_are_checked():
     k = kernel_cache.candidate_key("triton", {"source": "a"})
     assert k != kernel_cache.candidate_key("triton", {"source": "b"})
     assert k != kernel_cache.candidate_key("triton-interp", {"source": "a"})
+    assert k != kernel_cache.candidate_key("triton", {"source": "a"}, task="another task's digest")
     with pytest.raises(ValueError):
         kernel_cache.archive_path("../" + k[:61])
 
@@ -227,7 +228,7 @@ def test_an_archive_written_after_hidden_tests_stays_marked(cache_home):
 
     task = resolve_task("softmax")
     a = {"source": SNOOP.format(tag="A")}
-    key = kernel_cache.candidate_key("pytorch", a)
+    key = kernel_cache.candidate_key("pytorch", a, task=task.digest)
     seen = []
     for hidden in (False, True, False):
         proc = fresh(candidate_process(task, get_backend("pytorch"), False, a))

@@ -19,7 +19,7 @@ candidate to the next by trusted code only:
   request, and only then empties ``/tmp``;
 * the judge keeps that archive as one file per candidate under
   ``<kstrata cache dir>/kernel-cache/<key>.kc`` (:func:`store`), the key a
-  hash of the backend and the candidate's sources (:func:`candidate_key`);
+  hash of the backend, the candidate's sources and the task (:func:`candidate_key`);
   the whole folder is held under :func:`total_limit` bytes, least recently
   used first out (:func:`evict`);
 * when the next process of the same key is forked, the judge passes that
@@ -74,10 +74,15 @@ _MAGIC = b"KSKC1\n"
 ROLES = ("verify", "time")
 
 
-def candidate_key(backend: str, sources: dict[str, str], role: str = "verify") -> str:
-    """The cache key of one candidate in one role (:data:`ROLES`): sha256
-    (hex, 64 characters) of its backend's name, its sources (``{level:
-    text}``) and the role, as JSON with sorted keys.
+def candidate_key(backend: str, sources: dict[str, str], role: str = "verify", task: str = "") -> str:
+    """The cache key of one candidate in one role (:data:`ROLES`) on one task:
+    sha256 (hex, 64 characters) of its backend's name, its sources (``{level:
+    text}``), the role and the task's digest (``task``), as JSON with sorted
+    keys. The same file verified against another task gets another archive:
+    one written after the first task's hidden tests withheld the second
+    task's failure details and said "an earlier verification of the same
+    candidate passed the same public tests", which was false there
+    (newcomer nc15).
 
     Raises
     ------
@@ -86,8 +91,8 @@ def candidate_key(backend: str, sources: dict[str, str], role: str = "verify") -
     """
     if role not in ROLES:
         raise ValueError(f"unknown kernel-cache role {role!r}; expected one of {ROLES}")
-    text = json.dumps({"backend": backend, "sources": {str(k): str(v) for k, v in sources.items()}, "role": role},
-                      sort_keys=True)
+    text = json.dumps({"backend": backend, "sources": {str(k): str(v) for k, v in sources.items()}, "role": role,
+                       "task": task}, sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()
 
 

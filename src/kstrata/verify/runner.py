@@ -1217,7 +1217,11 @@ def run_protocol(task: Task, backend_name: str, sources: dict[str, str], secret:
         (``evidence["hidden_test"]``: shape, seed, distribution) instead of
         being scrubbed: for a person checking their own kernel with ``kstrata
         eval --show-hidden`` under a secret of its own, never for a search (its
-        agents must not learn the secret-derived shapes).
+        agents must not learn the secret-derived shapes). Its failure is told
+        in full, as a public test's (the exception's message, the wrong
+        elements), and the candidate's processes start without its kernel
+        cache (one written after another run's hidden tests would withhold
+        them, newcomer nc15).
 
     The candidate's code runs in a fresh candidate process
     (:class:`kstrata.sandbox.CandidateProcess`), never in this one: this
@@ -1230,7 +1234,10 @@ def run_protocol(task: Task, backend_name: str, sources: dict[str, str], secret:
     backend = get_backend(backend_name)
     ev = Evaluation(Verdict.CORRECT, task=task.name, backend=backend_name, preset=preset,
                     versions=versions(backend), tolerance=tolerance_record(task))
-    spec = candidate_process(task, backend, unsafe_no_sandbox, sources)
+    # --show-hidden: no kernel cache (an archive written under another secret's hidden tests is withheld, and
+    # this call tells everything), and the hidden tests' failures are told in full, as a public test's
+    cached = None if reveal_hidden else sources
+    spec = candidate_process(task, backend, unsafe_no_sandbox, cached)
     ctx = Context(task, backend, backend_name, sources, get_preset(preset), spec, ev)
     ctx.order_key = str(derive_int(secret, f"{task.name}/program-order", bits=62))
     if timeout_s:
@@ -1260,19 +1267,21 @@ def run_protocol(task: Task, backend_name: str, sources: dict[str, str], secret:
             else:  # an interpreter (triton-interp): never timed, and a GPU-sized shape takes it minutes
                 ctx.not_verified = (f"the nominal shape {task.nominal_shape} was not verified: {backend_name} "
                                     "interprets the kernel (correctness only); the compiled backend verifies it")
+        if reveal_hidden:
+            hid = [replace(t, public=True) for t in hid]
         ctx.started = time.monotonic()
         pre = preflight(task, pub + hid, timeout_s, backend.device, oracle_model, _seed_inputs(task, backend.device))
         ctx.judge_s += time.monotonic() - ctx.started
 
         def respawn(limit_s: float) -> Any:  # the process died while compiling ahead: a fresh one goes on
-            fresh_spec = candidate_process(task, backend, unsafe_no_sandbox, sources)
+            fresh_spec = candidate_process(task, backend, unsafe_no_sandbox, cached)
             try:
                 return fresh(fresh_spec, timeout_s=limit_s)
             except CandidateDied as e:
                 raise died(e, fresh_spec, True) from None
 
         def spawn(limit_s: float) -> Any:  # a warm process (kstrata.verify.warm_loads); its failures are ignored
-            return fresh(candidate_process(task, backend, unsafe_no_sandbox, sources), timeout_s=limit_s)
+            return fresh(candidate_process(task, backend, unsafe_no_sandbox, cached), timeout_s=limit_s)
 
         # -- public stage ---------------------------------------------------------
         warmed = warm_stage(ctx, pub, True, spawn)  # before the stage's process: it finds their kernels
@@ -1425,7 +1434,7 @@ def candidate_process(task: Task, backend: Backend, unsafe_no_sandbox: bool = Fa
                             memory_mb=default_memory_mb(),
                             gpu=backend.device.startswith("cuda"),
                             sandbox=False if unsafe_no_sandbox else None,
-                            kernel_cache=candidate_key(backend.name, sources, role) if sources else None)
+                            kernel_cache=candidate_key(backend.name, sources, role, task.digest) if sources else None)
 
 
 #: What a verification whose candidate process started from a kernel cache written after hidden tests
@@ -1433,7 +1442,8 @@ def candidate_process(task: Task, backend: Backend, unsafe_no_sandbox: bool = Fa
 WITHHELD = ("its details are withheld, as a hidden test's: this verification's candidate process started from "
             "the candidate's own kernel cache, which its earlier processes wrote after running hidden tests, so "
             "whatever it says could carry them (kstrata.sandbox.kernel_cache); an earlier verification of the "
-            "same candidate passed the same public tests")
+            "same candidate on this task passed the same public tests (checking a kernel of your own: `kstrata "
+            "eval --show-hidden` starts without that cache and tells everything)")
 
 
 def withhold_details(ev: Evaluation, level: str) -> None:
