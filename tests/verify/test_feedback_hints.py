@@ -7,6 +7,7 @@ tail fits, 64 included (it used to say only 77 = 4 x 16 + 13)."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import torch
 from typer.testing import CliRunner
@@ -247,25 +248,11 @@ def test_an_in_domain_comparison_locates_at_the_outputs_own_indices(monkeypatch)
     assert "[3, 100]:" in kinds["values"]
 
 
-ONE_PASS_VARIANCE = '''import torch
-import torch.nn as nn
+#: a one-pass variance layernorm (red-team case rt41): wrong on the offset draw only
+ONE_PASS_VARIANCE = Path(__file__).parent / "cases" / "rt41_offset_exposed" / "layernorm_one_pass.py"
 
 
-class ModelNew(nn.Module):
-    def __init__(self, dim: int, eps: float = 1e-5):
-        super().__init__()
-        self.eps = eps
-        self.weight = nn.Parameter(1 + 0.1 * torch.randn(dim))
-        self.bias = nn.Parameter(0.1 * torch.randn(dim))
-
-    def forward(self, x):
-        mean = x.mean(dim=-1, keepdim=True)
-        var = (x * x).mean(dim=-1, keepdim=True) - mean * mean  # one pass: cancels at a large mean
-        return (x - mean) * torch.rsqrt(var + self.eps) * self.weight + self.bias
-'''
-
-
-def test_a_failure_on_few_draws_says_what_those_draws_test(tmp_path):
+def test_a_failure_on_few_draws_says_what_those_draws_test():
     """Queue round 5: 'fails for inputs drawn offset' of a one-pass variance
     named the draw but not what it stresses (that stood only in the task's
     list of draws, far above the failure)."""
@@ -275,9 +262,7 @@ def test_a_failure_on_few_draws_says_what_those_draws_test(tmp_path):
         " (large: the normal draw times 100 (overflow in exp or accumulators); offset: the normal draw +-1000 "
         "by row (one-pass variance cancels; padding near zero loses))")
     assert _draw_hint(["large", "offset", "grid"]) == ""  # many draws: no one reason
-    cand = tmp_path / "one_pass.py"
-    cand.write_text(ONE_PASS_VARIANCE)
-    r = CliRunner().invoke(app, ["eval", "layernorm", str(cand), "--backend", "pytorch", "--scope", "small",
+    r = CliRunner().invoke(app, ["eval", "layernorm", str(ONE_PASS_VARIANCE), "--backend", "pytorch", "--scope", "small",
                                  "--no-time", "--json"])
     ev = json.loads(r.output[r.output.index("{"):])
     kinds = {f["kind"]: f for f in ev["feedback"]}
