@@ -223,8 +223,8 @@ def test_an_in_domain_comparison_locates_at_the_outputs_own_indices(monkeypatch)
     output (shape (4009,)) at indices along dim 0 (size 4009): 0-150, ...'
     for an (8, 512) output. The mask is put back at the output's indices, and
     the share says how many elements the domain left out."""
-    from kstrata.verify import domain
     from kstrata.tasks.loader import resolve_task
+    from kstrata.verify import domain
     from kstrata.verify.runner import ShapeRun
     from kstrata.verify.tolerance import compare
 
