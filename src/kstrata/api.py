@@ -86,8 +86,10 @@ def read_candidate(path: str | Path, backend: str | None = None) -> tuple[dict[s
     ``path`` is a kernel file (KernelBench format, defines ``ModelNew``), a
     run's ``best/`` or ``candidates/<hash>/`` directory, one level file in
     such a directory (``best/graph.py`` reads the whole directory), or a
-    ``kstrata import`` directory (``candidate.json``). The backend is
-    ``backend`` when given, else the run's (``RUN/config.json``) or the import's,
+    ``kstrata import`` directory (``candidate.json``), or a ``kstrata export``
+    package (its ``sources/``). A run's ``candidates/<prefix>`` takes a hash
+    prefix. The backend is ``backend`` when given, else the run's
+    (``RUN/config.json``), the import's or the export's (``export.json``),
     else ``pytorch``.
 
     Returns
@@ -107,9 +109,16 @@ def read_candidate(path: str | Path, backend: str | None = None) -> tuple[dict[s
     from kstrata.backends.registry import get_backend
     from kstrata.store.artifacts import source_name
 
-    path = Path(path)
+    path = _candidate_prefix(Path(path))
     if not path.exists():
         raise FileNotFoundError(f"{path}: no such candidate file or directory")
+    if path.is_dir() and (path / "export.json").is_file() and (path / "sources").is_dir():
+        # a `kstrata export` package: its sources/ and the backend its export.json names
+        try:
+            exported = json.loads((path / "export.json").read_text()).get("backend")
+        except (OSError, ValueError, AttributeError):
+            exported = None
+        return read_candidate(path / "sources", backend or exported)
     run_backend = _run_backend(path)
     if path.is_file() and (backend or run_backend):
         levels = get_backend(backend or run_backend).levels
@@ -139,8 +148,31 @@ def read_candidate(path: str | Path, backend: str | None = None) -> tuple[dict[s
     sources = {lv: (path / source_name(lv, ext)).read_text() for lv in b.levels
                if (path / source_name(lv, ext)).is_file()}
     if not sources:
-        raise FileNotFoundError(f"{path}: no level files of {name} ({', '.join(source_name(lv, ext) for lv in b.levels)})")
+        raise FileNotFoundError(f"{path}: no level files of {name} ({', '.join(source_name(lv, ext) for lv in b.levels)})"
+                                + (f"; its sources/ folder holds them: give {path / 'sources'}"
+                                   if (path / "sources").is_dir() else ""))
     return sources, name
+
+
+def _candidate_prefix(path: Path) -> Path:
+    """``RUN/candidates/<prefix>`` as the one candidate directory whose hash starts
+    with ``prefix`` (as ``kstrata show`` and ``export`` take prefixes); ``path``
+    itself when it exists, is not under a run's ``candidates/``, or the prefix
+    matches no or several candidates.
+
+    Raises
+    ------
+    FileNotFoundError
+        When the prefix matches several candidates (they are named).
+    """
+    parent = path.parent
+    if path.exists() or parent.name != "candidates" or not (parent.parent / "run.db").is_file() or not path.name:
+        return path
+    hits = sorted(d for d in parent.iterdir() if d.is_dir() and d.name.startswith(path.name))
+    if len(hits) > 1:
+        raise FileNotFoundError(f"{path}: the prefix {path.name} matches {len(hits)} candidates "
+                                f"({', '.join(h.name[:12] for h in hits[:5])}); give more of the hash")
+    return hits[0] if hits else path
 
 
 def _run_backend(path: Path) -> str | None:
