@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import json
 import re
 import threading
@@ -231,6 +233,36 @@ def stage_line(enabled: bool, clock: Callable[[], float] = time.monotonic
             thread.join(timeout=2.0)
 
 
+def refuse_syntax_errors(candidate: Path, sources: dict[str, str], backend: Any) -> None:
+    """Refuse a candidate whose Python levels do not parse, as ``import`` and
+    ``optimize --initial`` do: naming the file, the line and its code (the
+    verdict's ``source: line 2: invalid syntax`` named neither). Parsed in a
+    child process (:func:`kstrata.pysyntax.syntax_error_isolated`).
+
+    Raises
+    ------
+    ValueError
+        On the first level that does not parse.
+    """
+    from kstrata.pysyntax import syntax_error_isolated
+    from kstrata.store.artifacts import source_name
+
+    kinds = getattr(backend, "level_kinds", {}) or {}
+    ext = dict(getattr(backend, "source_extensions", {}) or {})
+    for level, text in sources.items():
+        if kinds.get(level, "python-dsl") in ("native", "data"):
+            continue
+        where = candidate if candidate.is_file() else candidate / source_name(level, ext)
+        bad = syntax_error_isolated(text, str(where))
+        if bad is None:
+            continue
+        line = str(bad.get("text") or "").strip()
+        shown = f": `{line[:120]}{'...' if len(line) > 120 else ''}`" if line else ""
+        at = f", line {bad['line']}" if bad.get("line") else ""
+        raise ValueError(f"{where}{at}: Python syntax error, {bad['msg']}{shown}; fix the candidate and try "
+                         "again (nothing was run)")
+
+
 def register(app: typer.Typer) -> None:
     """Add the ``eval`` command to ``app``."""
 
@@ -264,6 +296,7 @@ def register(app: typer.Typer) -> None:
             t = resolve_task(task)
             sources, backend = read_candidate(candidate, backend)
             b = get_backend(backend)
+            refuse_syntax_errors(candidate, sources, b)
             av = b.availability()
             if not av.usable:
                 raise ValueError(f"backend {backend} is not usable here: {av.reason}")
@@ -280,9 +313,15 @@ def register(app: typer.Typer) -> None:
                 EnvMissingError) as e:
             print_error(e)
             raise typer.Exit(2) from None
-        from kstrata.verify.interp_cost import slow_note
+        from kstrata.verify.interp_cost import over_limit, slow_note
 
         slow = slow_note(t, b, scope, timeout)  # an interpreter's verification can take minutes (newcomer nc11)
+        over = over_limit(t, b, scope, timeout)
+        if slow and over:  # it would end in `timeout` having tested little or nothing (newcomer nc15: 611 s)
+            print_error(f"not started: {slow}; or, to try anyway, a --timeout above the estimate, e.g. --timeout "
+                        f"{math.ceil(over['typical_s'] * 1.5 / 60) * 60}")
+            pool.close()
+            raise typer.Exit(2)
         if slow:
             err_console.print(f"warning: {slow}", markup=False, highlight=False, soft_wrap=True)
         try:
