@@ -42,7 +42,9 @@ def _idle_machine(monkeypatch):
     monkeypatch.setattr(interp_cost, "busy_factor", lambda: 1.0)
 
 
-BROKEN = "import torch\nimport triton\n\n\nclass ModelNew(torch.nn.Module):\n    def forward(self, x)\n        return x\n"
+#: fails as it loads (a compile_error at once); a syntax error is refused before anything runs
+BROKEN = ("import torch\nimport triton\n\nraise RuntimeError('fails as it loads')\n\n\n"
+          "class ModelNew(torch.nn.Module):\n    def forward(self, x):\n        return x\n")
 
 
 def test_the_estimate_brackets_the_slow_case_and_says_how_to_shorten_it(tmp_path):
@@ -62,7 +64,7 @@ def test_the_estimate_brackets_the_slow_case_and_says_how_to_shorten_it(tmp_path
 def test_eval_warns_before_a_slow_interpreter_verification(tmp_path):
     task_file = tmp_path / "softmax_plain.py"
     task_file.write_text(PLAIN_SOFTMAX)
-    cand = tmp_path / "broken.py"  # a compile error ends the verification at once
+    cand = tmp_path / "broken.py"  # a load failure ends the verification at once
     cand.write_text(BROKEN)
     r = CliRunner().invoke(app, ["eval", str(task_file), str(cand), "--backend", "triton-interp", "--no-time"])
     assert r.exit_code == 0, r.output
@@ -114,3 +116,22 @@ def test_busy_factor_is_the_load_over_the_cpus(monkeypatch):
     assert REAL_BUSY_FACTOR() == 4.5
     monkeypatch.setattr(interp_cost.os, "getloadavg", lambda: (0.5, 0.0, 0.0))
     assert REAL_BUSY_FACTOR() == 1.0  # never below an idle machine's
+
+
+def test_eval_does_not_start_a_verification_that_would_time_out(tmp_path):
+    """newcomer nc15: estimated 29 min against --timeout 600, eval started anyway, ran 611 s and ended
+    `timeout` with no test run; now it says so before it starts, and how to run it anyway."""
+    task_file = tmp_path / "softmax_plain.py"
+    task_file.write_text(PLAIN_SOFTMAX)
+    cand = tmp_path / "broken.py"
+    cand.write_text(BROKEN)
+    args = ["eval", str(task_file), str(cand), "--backend", "triton-interp", "--no-time"]
+    r = CliRunner().invoke(app, [*args, "--timeout", "60"], env={"COLUMNS": "400"})
+    text = " ".join(r.output.split())
+    assert r.exit_code == 2 and text.startswith("error: not started: triton-interp runs every program"), r.output
+    assert "more than the --timeout of 60 s" in text and "to try anyway" in text and "KSTRATA = " in text
+    took = estimate(resolve_task(str(task_file)), "full")["typical_s"]
+    suggested = int(text.split("e.g. --timeout ")[1].split()[0])
+    assert suggested > took
+    r = CliRunner().invoke(app, [*args, "--timeout", str(suggested)])
+    assert r.exit_code == 0 and "compile_error" in r.output, r.output

@@ -127,6 +127,21 @@ def smaller_shape(task: Any, shape: dict[str, int], limit: float = SUGGEST_BYTES
     return None
 
 
+def over_limit(task: Any, backend: Any, scope: str, timeout_s: float | None) -> dict[str, Any] | None:
+    """The :func:`estimate` of a verification under an interpreter backend
+    whose typical time exceeds ``timeout_s`` (s): it would most likely end in
+    ``timeout`` without a verdict on the kernel (newcomer nc15: estimated 29
+    min against a 600 s limit, it ran 611 s and tested nothing); None for a
+    compiled backend, no limit, unknown byte counts or an estimate within it."""
+    if getattr(backend, "timing_meaningful", True) or not timeout_s:
+        return None
+    try:
+        est = estimate(task, scope)
+    except Exception:  # noqa: BLE001 - an estimate that cannot be made says nothing
+        return None
+    return est if est is not None and est["typical_s"] > timeout_s else None
+
+
 def slow_note(task: Any, backend: Any, scope: str, timeout_s: float | None = None,
               what: str = "this verification", scope_option: str | None = "--scope small") -> str | None:
     """A warning to print before a verification under an interpreter backend
