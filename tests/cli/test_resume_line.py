@@ -26,3 +26,27 @@ def test_resuming_line_counts_the_runs_evaluations_and_candidates(tmp_path):
     assert line == f"resuming: {done} of 10 evaluations done, {len(cands)} candidates ({correct} correct)"
     assert done == 3 and correct >= 1
     assert resuming_line(run, Budget(evaluations=None)).startswith(f"resuming: {done} evaluations done")
+
+
+def test_resume_on_another_backend_is_refused_before_any_resuming_line(tmp_path):
+    """newcomer nc15: ``--resume RUN --backend tvm-llvm`` on a tilelang-c run printed
+    "resuming: 5 of 5 evaluations done", then refused."""
+    from types import SimpleNamespace
+
+    from typer.testing import CliRunner
+
+    import kstrata
+    from kstrata.backends.registry import get_backend
+    from kstrata.cli.main import app
+
+    judge = SimpleNamespace(evaluate=lambda task, backend, sources: ({"verdict": "correct", "feedback": []}, None))
+    proposer = SimpleNamespace(name="none", propose=lambda *a, **k: [])
+    src = "import torch\n\nclass ModelNew(torch.nn.Module):\n    pass\n"
+    run = optimize(kstrata.load_task("rmsnorm"), get_backend("pytorch"), proposer, judge, "greedy",
+                   Budget(evaluations=1), tmp_path / "run", initial_sources={"source": src}).run_dir
+    r = CliRunner().invoke(app, ["optimize", "rmsnorm", "--backend", "tvm-llvm", "--resume", str(run)],
+                           env={"COLUMNS": "300"})
+    assert r.exit_code == 2, r.output
+    assert "resuming:" not in r.output and "run directory:" not in r.output, r.output
+    assert "is a run of rmsnorm on pytorch, not rmsnorm on tvm-llvm; resume it with: kstrata optimize" in r.output
+    assert f"--backend pytorch --resume {run}" in r.output

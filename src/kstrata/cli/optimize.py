@@ -221,6 +221,28 @@ def progress_best(tree: Any) -> str:
     return f"best {r.value:.2f}x ({best.hash[:8]}, {best.level or 'initial'}" + (", re-timed)" if r.retimed else ")")
 
 
+def _check_resume(run_dir: Path, task: Any, backend: Any) -> None:
+    """Refuse ``--resume RUN_DIR`` for another task or backend than the run's
+    before anything is printed (the search checks again; newcomer nc15: it
+    printed "resuming: 5 of 5 evaluations done" first, then refused).
+
+    Raises
+    ------
+    kstrata.store.StoreError
+        When ``run_dir`` holds no run, or one of another task or backend (the
+        message names the run's and says how to resume it).
+    """
+    from kstrata.store.run_store import RunStore, StoreError
+
+    with RunStore.open(run_dir) as store:
+        old = store.config
+    was_task, was_backend = old.get("task", {}), old.get("backend")
+    if was_task.get("digest") != task.digest or was_backend != backend.name:
+        raise StoreError(f"{run_dir} is a run of {was_task.get('name')} on {was_backend}, not {task.name} on "
+                         f"{backend.name}; resume it with: kstrata optimize "
+                         f"{was_task.get('path') or was_task.get('name')} --backend {was_backend} --resume {run_dir}")
+
+
 def resuming_line(run_dir: Path, budget: Any) -> str:
     """``resuming: 5 of 12 evaluations done, 4 candidates (3 correct)``: where a
     resumed run stands before its first new evaluation (the budget is the run's
@@ -321,6 +343,8 @@ def register(app: typer.Typer) -> None:
 
             require()  # candidates (and LLM answers) run only sandboxed, unless --unsafe-no-sandbox
             run_dir = resume or out or Path("runs") / f"{t.name}-{backend}-{secrets.token_hex(3)}"
+            if resume is not None:
+                _check_resume(resume, t, b)
             root = _initial(initial, t, b, resume)
             if resume is None and (run_dir / "run.db").exists():
                 raise OptionError(f"{run_dir} already holds a run; pass --resume {run_dir} to continue it")
