@@ -45,16 +45,26 @@ def list_(
     with user_errors():
         tasks, problems = load_dir_lenient(path) if path else (suite(), [])
     # a candidate file (ModelNew, no Model) beside the tasks is no problem: counted in one line (newcomer nc14:
-    # every candidate printed a long 'skipped: missing Model, ...' line)
-    candidates = [e for e in problems
-                  if ": missing Model," in str(e) and _defines_model_new(str(e).split(": missing Model,")[0])]
+    # every candidate printed a long 'skipped: missing Model, ...' line); so are kstrata's runs and exports
+    # (newcomer nc15: an export's task.py was listed as a task named "task")
+    from kstrata.tasks.loader import SkippedOnPurpose
+
+    candidates = [e.path for e in problems if isinstance(e, SkippedOnPurpose) and e.kind == "candidate"]
+    candidates += [Path(str(e).split(": missing Model,")[0]) for e in problems
+                   if ": missing Model," in str(e) and _defines_model_new(str(e).split(": missing Model,")[0])]
+    folders = [e for e in problems if isinstance(e, SkippedOnPurpose) and e.kind == "folder"]
     for e in problems:
-        if e not in candidates:
+        if not isinstance(e, SkippedOnPurpose) and not (": missing Model," in str(e)
+                                                        and Path(str(e).split(": missing Model,")[0]) in candidates):
             console.print(f"[yellow]skipped:[/] {e}", highlight=False)
     if candidates:
         console.print(f"skipped {len(candidates)} candidate file(s) (they define ModelNew, not a task's Model): "
-                      + ", ".join(Path(str(e).split(": missing Model,")[0]).name for e in candidates[:8])
+                      + ", ".join(c.name for c in candidates[:8])
                       + (" ..." if len(candidates) > 8 else ""), highlight=False, markup=False)
+    if folders:
+        console.print(f"skipped {len(folders)} folder(s) of kstrata's own output (runs, exports, imports; their "
+                      "files are copies, not tasks): " + ", ".join(str(e.path.relative_to(path)) for e in folders[:8])
+                      + (" ..." if len(folders) > 8 else ""), highlight=False, markup=False)
     everything = tasks
     tasks = sorted((t for t in tasks if (level is None or t.level == level) and (category is None or t.category == category)),
                    key=lambda t: (t.level, t.name))

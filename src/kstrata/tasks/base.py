@@ -70,9 +70,15 @@ def import_module_from_path(path: Path, prefix: str = "kstrata_task") -> ModuleT
     except USER_FILE_ERRORS as e:  # noqa: BLE001 - report any import failure as data
         sys.modules.pop(name, None)
         hint = ""
-        if isinstance(e, ModuleNotFoundError) and e.name:  # a library the task needs and this Python lacks
-            hint = (f"; the task needs the package that provides {e.name.split('.')[0]!r}: install it into "
-                    "the environment kstrata runs in (e.g. pip install " + e.name.split(".")[0] + ")")
+        root = (getattr(e, "name", None) or "").split(".")[0]
+        if isinstance(e, ModuleNotFoundError) and root == "tilelang":  # newcomer nc15: 'pip install tilelang'
+            hint = ("; tilelang lives in the separate environment `kstrata setup` makes, where only candidates "
+                    "run: a file that imports it is a TileLang candidate (give it to kstrata eval or optimize "
+                    "--initial with --backend tilelang-c), not a task, whose reference must import only what "
+                    "kstrata's own environment has")
+        elif isinstance(e, ModuleNotFoundError) and root:  # a library the task needs and this Python lacks
+            hint = (f"; the task needs the package that provides {root!r}: install it into "
+                    f"the environment kstrata runs in (e.g. pip install {root})")
         if isinstance(e, (SystemExit, KeyboardInterrupt)):  # sys.exit(3) ended kstrata silently with rc 3
             hint = "; a task file must define Model, get_inputs and get_init_inputs, not exit"
         raise TaskError(f"{path}: failed to import: {type(e).__name__}: {e}{hint}") from None

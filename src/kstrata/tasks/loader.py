@@ -158,11 +158,41 @@ def load_dir(directory: str | Path, check_import: bool = True) -> list[Task]:
     return tasks
 
 
+#: A folder holding one of these files is kstrata's own output (what it is, for the message):
+#: its Python files are a run's or an export's copies of tasks and candidates, never tasks to list.
+KSTRATA_FOLDERS = {"run.db": "a run", "export.json": "an export (kstrata export)",
+                   "candidate.json": "an import (kstrata import)"}
+
+
+class SkippedOnPurpose(TaskError):
+    """A file or folder :func:`load_dir_lenient` leaves out on purpose (not a
+    broken task): ``kind`` is ``"candidate"`` (a file defining ``ModelNew`` and
+    no ``Model``, read as text and never imported) or ``"folder"`` (kstrata's
+    own output, :data:`KSTRATA_FOLDERS`); ``path`` is the file or folder."""
+
+    def __init__(self, message: str, kind: str, path: Path) -> None:
+        super().__init__(message)
+        self.kind, self.path = kind, path
+
+
+def _is_candidate_text(path: Path) -> bool:
+    """Whether ``path``'s text has a top-level ``class ModelNew`` and no ``class Model``
+    (a candidate file; read as text, never imported)."""
+    try:
+        lines = path.read_text(errors="replace").splitlines()
+    except OSError:
+        return False
+    new = any(line.startswith("class ModelNew") for line in lines)
+    return new and not any(line.startswith(("class Model(", "class Model:")) for line in lines)
+
+
 def load_dir_lenient(directory: str | Path, check_import: bool = True) -> tuple[list[Task], list[TaskError]]:
     """Like :func:`load_dir`, but a bad file (or a duplicate name) is reported
     instead of stopping: ``(tasks that loaded, one TaskError per bad file)``,
     for listings of a foreign directory (e.g. a KernelBench checkout with a few
-    files kstrata cannot load).
+    files kstrata cannot load). Candidate files and kstrata's own folders
+    (runs, exports, imports: :data:`KSTRATA_FOLDERS`) are not imported; each is
+    one :class:`SkippedOnPurpose` among the problems.
 
     Raises
     ------
@@ -178,6 +208,17 @@ def load_dir_lenient(directory: str | Path, check_import: bool = True) -> tuple[
     problems: list[TaskError] = []
     for path in sorted(directory.rglob("*.py")):
         if path.name.startswith("_"):
+            continue
+        own = next(((folder, what) for folder in path.relative_to(directory).parents
+                    for marker, what in KSTRATA_FOLDERS.items() if (directory / folder / marker).is_file()), None)
+        if own is not None:
+            where = directory / own[0]
+            if not any(isinstance(e, SkippedOnPurpose) and e.path == where for e in problems):
+                problems.append(SkippedOnPurpose(f"{where}: {own[1]}, not task files", "folder", where))
+            continue
+        if _is_candidate_text(path):
+            problems.append(SkippedOnPurpose(f"{path}: a candidate file (defines ModelNew, not a task's Model)",
+                                             "candidate", path))
             continue
         try:
             task = load_task(path, check_import=check_import)
