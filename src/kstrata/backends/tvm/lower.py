@@ -598,10 +598,19 @@ class Plan:
             When the shapes disagree on a symbol.
         """
         env: dict[str, int] = {}
+        first: dict[str, tuple[int, int]] = {}  # symbol -> the (input, axis) that set it
+
+        def where(idx: int, dim: int) -> str:  # the graph's symbols (s27) mean nothing to a caller
+            name = self.inputs[idx] if idx < len(self.inputs) else f"input {idx}"
+            what = f"parameter {name.removeprefix('p_')}" if name.startswith("p_") else f"input {name}"
+            return f"{what} (argument {idx}) axis {dim}"
+
         for idx, dim, name in self.syms:
             v = int(shapes[idx][dim])
             if env.setdefault(name, v) != v:
-                raise ValueError(f"inputs disagree on size {name}: {env[name]} vs {v}")
+                raise ValueError(f"{where(*first[name])} is {env[name]} but {where(idx, dim)} is {v}; the "
+                                 "compiled graph takes one size for both (one size variable of the task)")
+            first.setdefault(name, (idx, dim))
 
         def ev(e: Any) -> int:
             return e if isinstance(e, int) else int(eval(e, {"__builtins__": {}, "max": max, "min": min}, env))  # noqa: S307 - expressions written by _py_expr
