@@ -66,3 +66,20 @@ def test_strips_tell_failed_unranked_and_ranked_tasks_apart():
                                    ("c", 1.5, None)])])
     assert "a: not correct" in svg and "b: correct, not timed (no speedup measured)" in svg and "c: 1.5x" in svg
     assert svg.count('class="fail"') == 1 and svg.count('class="unranked"') == 1
+
+
+def test_the_bottom_labels_of_the_strips_do_not_overlap():
+    """newcomer nc15: the 'unranked' column label overlapped the '0.25x' tick label.
+    Extents estimated at 0.6 em a character (wider than Chromium's sans-serif average)."""
+    import re
+
+    svg = speedup_strips([("all", [("a", None), ("b", None, "correct, not timed"), ("c", 0.3, None)])])
+    spans = []
+    for x, size, text in re.findall(r'<text x="([\d.]+)" y="[\d.]+" font-size="(\d+)" text-anchor="middle"[^>]*>'
+                                     r'([^<]+)</text>', svg):
+        half = len(text) * 0.6 * float(size) / 2
+        spans.append((float(x) - half, float(x) + half, text))
+    spans.sort()
+    assert [t for *_, t in spans][:3] == ["fail", "unranked", "0.25x"], spans
+    for (_, end, a), (start, _, b) in zip(spans, spans[1:]):
+        assert end < start, f"{a!r} ends at {end:.0f}, {b!r} starts at {start:.0f}"

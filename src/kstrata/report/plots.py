@@ -56,7 +56,9 @@ def speedup_strips(rows: Sequence[tuple[str, Sequence[tuple[str, float | None, s
     hi = max([4.0, *values]) if values else 4.0
     lo2, hi2 = math.floor(math.log2(lo)), math.ceil(math.log2(hi))
     left, right, row_h, top = 230, 20, 34, 24
-    fail_x, unranked_x = left - 95, left - 40
+    # the bottom labels' columns: 'unranked' (8 characters at 11 px) ends clear of the first tick's label
+    # ('0.25x', centred on left): at left - 40 the two overlapped (newcomer nc15)
+    fail_x, unranked_x = left - 115, left - 62
     plot_w = width - left - right
     height = top + row_h * max(1, len(rows)) + 30
 
