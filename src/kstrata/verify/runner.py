@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import builtins
 import copy
+import json
 import os
 import platform
 import re
@@ -1501,6 +1502,11 @@ def _static_stage(ctx: Context) -> None:
             raise Stop(Verdict.COMPILE_ERROR, "syntax", f"{level}: line {e.lineno}: {e.msg}") from None
         if kind == "python-ir":
             findings += vendor_findings(text)
+    # one finding per (check, message, evidence): two .half() calls on one line made two identical entries
+    unique: dict[str, Finding] = {}
+    for f in findings:
+        unique.setdefault(json.dumps(f.to_dict(), sort_keys=True, default=str), f)
+    findings = list(unique.values())
     errors = []
     for f in findings:
         if not applies(f.check, ctx.backend_name) or ctx.actions.get(f.check) == "off":
