@@ -232,17 +232,15 @@ def stage_line(enabled: bool, clock: Callable[[], float] = time.monotonic
             thread.join(timeout=2.0)
 
 
-def refuse_syntax_errors(candidate: Path, sources: dict[str, str], backend: Any) -> None:
-    """Refuse a candidate whose Python levels do not parse, as ``import`` and
-    ``optimize --initial`` do: naming the file, the line and its code (the
-    verdict's ``source: line 2: invalid syntax`` named neither). Parsed in a
-    child process (:func:`kstrata.pysyntax.syntax_error_isolated`).
-
-    Raises
-    ------
-    ValueError
-        On the first level that does not parse.
-    """
+def syntax_hint(candidate: Path, sources: dict[str, str], backend: Any) -> str | None:
+    """Where a candidate's Python level does not parse, as ``import`` and
+    ``optimize --initial`` name it: the file, the line and its code (the
+    verdict's ``source: line 2: invalid syntax`` named neither; newcomer
+    nc15); None when every level parses. Parsed in a child process
+    (:func:`kstrata.pysyntax.syntax_error_isolated`). A hint beside the
+    verdict, not an error: a candidate that does not parse is a
+    ``compile_error`` verdict with exit status 0 like any other, which scripts
+    and external agents read from ``--json``."""
     from kstrata.pysyntax import syntax_error_isolated
     from kstrata.store.artifacts import source_name
 
@@ -258,8 +256,8 @@ def refuse_syntax_errors(candidate: Path, sources: dict[str, str], backend: Any)
         line = str(bad.get("text") or "").strip()
         shown = f": `{line[:120]}{'...' if len(line) > 120 else ''}`" if line else ""
         at = f", line {bad['line']}" if bad.get("line") else ""
-        raise ValueError(f"{where}{at}: Python syntax error, {bad['msg']}{shown}; fix the candidate and try "
-                         "again (nothing was run)")
+        return f"{where}{at}: Python syntax error, {bad['msg']}{shown}"
+    return None
 
 
 def register(app: typer.Typer) -> None:
@@ -295,7 +293,7 @@ def register(app: typer.Typer) -> None:
             t = resolve_task(task)
             sources, backend = read_candidate(candidate, backend)
             b = get_backend(backend)
-            refuse_syntax_errors(candidate, sources, b)
+            syntax = syntax_hint(candidate, sources, b)
             av = b.availability()
             if not av.usable:
                 raise ValueError(f"backend {backend} is not usable here: {av.reason}")
@@ -338,7 +336,8 @@ def register(app: typer.Typer) -> None:
         from kstrata.backends.pytorch_cuda import device_line
 
         where = device_line(b)
-        hint = backend_hint(sources, backend, ev.verdict.value)
+        hint = (syntax if ev.verdict.value == "compile_error" else None) or backend_hint(sources, backend,
+                                                                                   ev.verdict.value)
         # a pass short of the full scope is not a plain 'correct' (newcomer nc12: a kernel wrong only at
         # the nominal shape read 'correct' on triton-interp, the reason on the last line)
         told = [k for k in REDUCED_SCOPE_KEYS if k in ev.evidence] if ev.correct else []
