@@ -106,6 +106,20 @@ def task_difference(outcomes_a: list[M.TaskOutcome], outcomes_b: list[M.TaskOutc
             "not the methods'; compare runs of the same tasks")
 
 
+def start_counted(outcomes: list[M.TaskOutcome], count_initial: bool) -> str:
+    """Whether the rates beside it count each run's start, and, when they do not,
+    how many tasks had no other candidate (their rates read 0 for that reason,
+    not because the start failed: newcomer nc15 read 'correct rate 0' in compare
+    where the report, which counts the start, said 100%)."""
+    if count_initial:
+        return "yes (--count-initial)"
+    bare = sum(1 for o in outcomes if o.status != "unsupported" and not sum(o.verdicts.values()))
+    if not bare:
+        return "no (the proposer's candidates only)"
+    return (f"no: {bare} of {len(outcomes)} task(s) had no candidate besides the start, so their rates read 0 "
+            "here (kstrata report counts a run's start; --count-initial counts it here too)")
+
+
 def compare_table(path_a: str | Path, path_b: str | Path, count_initial: bool = False, **kw: Any) -> Table:
     """:func:`compare_results` as a rich table (A, B, B − A, overlap), captioned with
     :func:`task_difference` when A and B ran different tasks (newcomer nc11: an rmsnorm
@@ -116,6 +130,7 @@ def compare_table(path_a: str | Path, path_b: str | Path, count_initial: bool = 
     # the terminal's width: every cell wraps at its spaces on a narrow one, no column narrower than its longest word
     for col, least in (("group", 8), ("metric", 14), ("A", 12), ("B", 12), ("B − A", 5), ("intervals overlap", 9)):
         table.add_column(col, min_width=least)
+    table.add_row("", "start counted", start_counted(a, count_initial), start_counted(b, count_initial), "–", "–")
     for p in _pairs(a, b, **kw):
         diff = "–" if p.diff is None else f"{p.diff:+.3g}"
         overlap = ("– (untrusted)" if any(p.untrusted) else "– (1 task)" if p.too_few

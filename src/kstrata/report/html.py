@@ -112,8 +112,9 @@ def _json_script(data: Any) -> str:
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
-def build_context(results: Results, **metric_kw: Any) -> dict[str, Any]:
-    """Everything the template renders, from :func:`kstrata.bench.results.load_results`."""
+def build_context(results: Results, count_initial: bool = False, **metric_kw: Any) -> dict[str, Any]:
+    """Everything the template renders, from :func:`kstrata.bench.results.load_results`
+    (loaded with ``count_initial``, which the leaderboard states beside its rates)."""
     outs = results.outcomes
     board = M.leaderboard(outs, **metric_kw)
     breakdowns = {dim: {str(v): [_row(r) for r in rows]
@@ -166,7 +167,14 @@ def build_context(results: Results, **metric_kw: Any) -> dict[str, Any]:
     }
     spec = results.config.get("spec") if results.kind == "bench" else {
         k: results.config.get(k) for k in ("task", "backend", "proposer", "policy", "budget")}
+    from kstrata.bench.compare import start_counted
+
+    counted = start_counted(outs, count_initial)
+    start_note = ("Each run's start (the shipped kernel or --initial) counts as a candidate, as in kstrata tree "
+                  "and the run's summary; kstrata compare leaves it out unless given --count-initial."
+                  if count_initial else f"Start counted: {counted}.")
     return {
+        "start_note": start_note,
         "title": f"kstrata {results.kind} report: {results.path.name}",
         "path": str(results.path), "kind": results.kind,
         "spec_json": json.dumps(spec, indent=2, default=str),
@@ -203,7 +211,7 @@ def render_report(path: str | Path, count_initial: bool | None = None, **metric_
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES),
                              autoescape=jinja2.select_autoescape(["html", "j2"]),
                              undefined=jinja2.StrictUndefined)
-    return env.get_template("report.html.j2").render(**build_context(results, **metric_kw))
+    return env.get_template("report.html.j2").render(**build_context(results, count_initial, **metric_kw))
 
 
 def write_report(path: str | Path, out: str | Path | None = None, **kw: Any) -> Path:
