@@ -19,6 +19,9 @@ ROWS = [
     # the harness's untimed freshen (mul_) runs through a function mode left entered / a kernel registered again
     (CASE, "softmax", "function_mode.py", "pytorch", TIMED, ("rejected",), "the torch function mode stack"),
     (CASE, "softmax", "library_kernel.py", "pytorch", TIMED, ("rejected",), "aten::mul_.Tensor"),
+    # the harness's thread runs a signal handler between requests, sent by a helper every 0.2 ms
+    (CASE, "softmax", "signal_handler.py", "pytorch", TIMED + ("--preset", "warn"), ("rejected",),
+     "the handler of signal"),
 ]
 
 
@@ -64,6 +67,22 @@ def test_a_kernel_registered_again_is_seen_a_new_operator_is_not():
     again.impl("div_.Tensor", lambda a, b: a, "CPU")
     assert w.changed() == ["the kernel of aten::div_.Tensor (CPU) (torch.library)"]
     del again
+
+
+def test_a_timer_and_a_collector_callback_are_seen_and_undone():
+    import gc
+    import signal
+
+    w = _armed()
+    signal.setitimer(signal.ITIMER_VIRTUAL, 1000.0)
+    gc.callbacks.append(lambda *a: None)
+    try:
+        assert w.changed() == ["an interval timer (signal.setitimer)",
+                               "the garbage collector's callbacks (gc.callbacks)"]
+        w.restore()
+        assert w.changed() == []
+    finally:
+        signal.setitimer(signal.ITIMER_VIRTUAL, 0)
 
 
 def test_a_profile_function_is_seen():

@@ -185,7 +185,11 @@ class Hooks:
     function or dispatch mode left entered (a ``with`` block held open by a
     suspended generator), torch functions switched off, a kernel of an
     operator that existed before the candidate registered again through
-    ``torch.library`` (public API), a profile or trace function.
+    ``torch.library`` (public API), a profile or trace function; and what
+    runs candidate code in the harness's thread at other moments: a signal
+    handler (another of its processes, or a timer, sends the signal while the
+    harness waits for the judge's next request), an interval timer, a garbage
+    collector callback, a ``sys.monitoring`` tool.
 
     The harness freshens a reused input copy (``Tensor.mul_`` on a flat view
     of it) in an untimed request before each timed call: a TorchFunctionMode
@@ -216,6 +220,25 @@ class Hooks:
         self.impls = library._impls
         self.impls_before = frozenset(self.impls)
         self.ops = frozenset(C._dispatch_get_all_op_names())
+        import gc
+        import signal
+
+        self._getsignal, self._signal, self._getitimer, self._setitimer = (signal.getsignal, signal.signal,
+                                                                           signal.getitimer, signal.setitimer)
+        self.handlers = {}
+        for sig in signal.valid_signals():
+            try:
+                self.handlers[sig] = self._getsignal(sig)
+            except (OSError, ValueError):
+                continue
+        self.timers = {t: self._getitimer(t) for t in (signal.ITIMER_REAL, signal.ITIMER_VIRTUAL, signal.ITIMER_PROF)}
+        self.gc_callbacks, self.gc_before = gc.callbacks, list(gc.callbacks)
+        monitoring = getattr(sys, "monitoring", None)  # Python 3.12 and later
+        self._get_tool = getattr(monitoring, "get_tool", None)
+        self.tools = self._monitoring()
+
+    def _monitoring(self) -> list[Any]:
+        return [self._get_tool(i) for i in range(6)] if self._get_tool is not None else []
 
     def overridden(self) -> list[str]:
         """``ns::op.overload (KEY)`` of every kernel registered through
@@ -247,12 +270,22 @@ class Hooks:
             out.append("the profile function (sys.setprofile)")
         if self._gettrace() is not self.trace:
             out.append("the trace function (sys.settrace)")
+        changed = [sig for sig, h in self.handlers.items() if self._getsignal(sig) is not h]
+        if changed:
+            out.append(f"the handler of signal {', '.join(str(int(s)) for s in changed[:4])} (signal.signal)")
+        if any(self._getitimer(t) != v for t, v in self.timers.items()):
+            out.append("an interval timer (signal.setitimer)")
+        if [id(c) for c in self.gc_callbacks] != [id(c) for c in self.gc_before]:
+            out.append("the garbage collector's callbacks (gc.callbacks)")
+        if self._monitoring() != self.tools:
+            out.append("a sys.monitoring tool")
         return out
 
     def undo(self) -> None:
-        """Leave the modes, switch torch functions back on, remove profile and
-        trace functions (best effort; a kernel registered again stays: its
-        process is not used for a verdict again)."""
+        """Leave the modes, switch torch functions back on, put back the profile
+        and trace functions, the timers, the signal handlers and the garbage
+        collector's callbacks (best effort; a kernel registered again and a
+        monitoring tool stay: the process is not used for a verdict again)."""
         while self._fn_len() > self.fn_modes:
             self._fn_pop()
         while self._disp_len() > self.dispatch_modes:
@@ -261,6 +294,18 @@ class Hooks:
             self._set_fn_state(self.fn_state)
         self._setprofile(self.profile)
         self._settrace(self.trace)
+        for t, v in self.timers.items():
+            try:
+                self._setitimer(t, *v)
+            except (OSError, ValueError):
+                pass
+        for sig, h in self.handlers.items():
+            if self._getsignal(sig) is not h and h is not None:
+                try:
+                    self._signal(sig, h)
+                except (OSError, ValueError, TypeError):
+                    pass
+        self.gc_callbacks[:] = self.gc_before
 
 
 __all__ = ["WATCHED", "Hooks", "RuntimeWatch"]
