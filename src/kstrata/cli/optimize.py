@@ -180,14 +180,29 @@ def _interpreter_notes(task: Any, backend: Any, evaluator: Any) -> None:
     """Before a run on an interpreter backend: how long its verifications may
     take when that is long (:func:`kstrata.verify.interp_cost.slow_note`): the
     screening of every candidate, and the full-scope confirmation of a best."""
-    from kstrata.verify.interp_cost import slow_note
+    from kstrata.verify.interp_cost import plan_bytes, slow_note
 
-    notes = [slow_note(task, backend, evaluator.scope, what=f"screening each candidate (scope {evaluator.scope})",
-                       scope_option=None)]
-    if evaluator.confirm_scope and evaluator.confirm_scope != evaluator.scope:
-        notes.append(slow_note(task, backend, evaluator.confirm_scope, scope_option=None,
-                               what=f"the {evaluator.confirm_scope}-scope verification that confirms the "
-                                    "run's best (each would-be best; with --confirm end, once at the end)"))
+    screen, confirm = evaluator.scope, evaluator.confirm_scope
+    confirms = bool(confirm) and confirm != screen
+    what = f"screening each candidate (scope {screen}"
+    if screen == "small":  # what the scopes hold, so that their test counts read consistently (newcomer nc15)
+        what += (": the task's small shapes, perturbed small shapes and the sweep's shapes that cost no "
+                 "more than the small ones")
+        try:
+            counts = [plan_bytes(task, scope) for scope in (screen, confirm)] if confirms else []
+        except Exception:  # noqa: BLE001 - an estimate that cannot be made says nothing
+            counts = []
+        if len(counts) == 2 and None not in counts and counts[0][0] > counts[1][0]:
+            what += (f"; here more tests than the {confirm} scope's {counts[1][0]}, since this task's sweep "
+                     "shapes, the full scope's hidden base, are no larger than its small shapes, which the "
+                     "screening adds")
+    notes = [slow_note(task, backend, screen, what=what + ")", scope_option=None)]
+    if confirms:
+        notes.append(slow_note(task, backend, confirm, scope_option=None,
+                               what=f"the {confirm}-scope verification"
+                                    + (" (the sweep's shapes and perturbed sweep shapes)" if confirm == "full" else "")
+                                    + " that confirms the run's best (each would-be best; with --confirm end, "
+                                      "once at the end)"))
     for note in filter(None, notes):
         err_console.print(f"warning: {note}", markup=False, highlight=False, soft_wrap=True)
 
