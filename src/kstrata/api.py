@@ -80,6 +80,36 @@ class EvalResult:
         return (self.timing or {}).get("speedup")
 
 
+def import_sources(folder: Path, meta: Any) -> dict[str, str]:
+    """The level texts a ``candidate.json`` (``meta``, parsed) of a ``kstrata
+    import`` folder names: ``{level: text}`` from its ``levels`` map of level
+    name to a file directly inside ``folder``.
+
+    Raises
+    ------
+    ValueError
+        If ``meta`` or its ``levels`` is not a JSON object, or a level or file
+        name is not one plain name (:class:`kstrata.store.artifacts.UnsafeName`:
+        ``"../../.ssh/id_rsa"`` or ``"/etc/passwd"`` would read a file outside
+        the folder into the candidate, and so into prompts and the run), or
+        a named file is a symbolic link.
+    OSError
+        If a named file cannot be read.
+    """
+    from kstrata.store.artifacts import safe_file_name, safe_level
+
+    levels = meta.get("levels", {}) if isinstance(meta, dict) else None
+    if not isinstance(levels, dict):
+        raise ValueError(f"{folder / 'candidate.json'}: 'levels' must be an object {{level: file name}}")
+    out = {}
+    for lv, f in levels.items():
+        file = folder / safe_file_name(f)
+        if file.is_symlink():
+            raise ValueError(f"{file}: a symbolic link; an imported level must be a file inside {folder}")
+        out[safe_level(lv)] = file.read_text()
+    return out
+
+
 def read_candidate(path: str | Path, backend: str | None = None) -> tuple[dict[str, str], str]:
     """The sources of a candidate on disk, as text (never imported), and its backend.
 
@@ -141,7 +171,7 @@ def read_candidate(path: str | Path, backend: str | None = None) -> tuple[dict[s
     if meta_file.is_file():
         meta = json.loads(meta_file.read_text())
         name = backend or meta.get("backend") or "pytorch"
-        return {lv: (path / f).read_text() for lv, f in meta.get("levels", {}).items()}, name
+        return import_sources(path, meta), name
     name = backend or run_backend or "pytorch"
     b = get_backend(name)
     ext = dict(getattr(b, "source_extensions", {}) or {})

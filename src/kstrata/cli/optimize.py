@@ -126,7 +126,7 @@ def _initial(option: Path | None, task: Any, backend: Any, resume: Path | None) 
     """
     import json
 
-    from kstrata.api import read_candidate
+    from kstrata.api import import_sources, read_candidate
     from kstrata.cli.import_ import DSL_MODULE, read_kernel_file, read_model_file
     from kstrata.tasks.base import TaskError
 
@@ -146,7 +146,10 @@ def _initial(option: Path | None, task: Any, backend: Any, resume: Path | None) 
         if meta.get("backend") not in (None, backend.name) and \
                 DSL_MODULE.get(meta.get("backend")) != DSL_MODULE.get(backend.name):
             raise OptionError(f"--initial {option}: a candidate for {meta.get('backend')}, not {backend.name}")
-        sources = {lv: (option / name).read_text() for lv, name in meta.get("levels", {}).items()}
+        try:
+            sources = import_sources(option, meta)
+        except ValueError as e:
+            raise OptionError(f"--initial {option}: {e}") from None
     elif option.is_dir():  # a run's best/ or candidates/<hash>/: its level files
         try:
             sources, _ = read_candidate(option, backend.name)
@@ -234,6 +237,42 @@ def progress_best(tree: Any) -> str:
     if r is None:  # e.g. triton-interp: correctness only, no timing
         return f"best {best.hash[:8]} ({best.level or 'initial'}; correct, not timed)"
     return f"best {r.value:.2f}x ({best.hash[:8]}, {best.level or 'initial'}" + (", re-timed)" if r.retimed else ")")
+
+
+def _check_tune_markers(sources: dict[str, str], backend: Any, initial: Path | None) -> None:
+    """Before a built-in search on ``triton*``/``tilelang-*``: refuse a start
+    whose ``# kstrata-tune:`` marker the tuner cannot read (it was ignored, and
+    the search stopped after the start without a word of the line: newcomer
+    nc15), and warn when a TileLang start declares no choices (the search then
+    only verifies and times it). Read with regular expressions only.
+
+    Raises
+    ------
+    OptionError
+        Naming each unreadable marker's line and the syntax.
+    """
+    family = backend.name.split("-")[0]
+    if family not in ("triton", "tilelang") or "source" not in sources:
+        return
+    if family == "triton":
+        from kstrata.backends.triton.tune_rules import malformed
+    else:
+        from kstrata.backends.tilelang.tune_rules import malformed
+    where = f"--initial {initial}" if initial is not None else "the start"
+    bad = malformed(sources["source"])
+    if bad:
+        raise OptionError(f"{where}: the built-in tuner cannot read its `# kstrata-tune:` marker: "
+                          + "; ".join(bad) + " (README, \"Tuning parameters\")")
+    if family == "tilelang":
+        from kstrata.backends.tilelang.tune_rules import SYNTAX, declared
+
+        if not declared(sources["source"], getattr(backend, "target", "")):
+            err_console.print(
+                f"warning: {where} declares no `# kstrata-tune:` choices for target "
+                f"{getattr(backend, 'target', '')!r} on its SCHEDULE line, so the built-in proposer has nothing "
+                f"to tune: the run will verify and time the start only. Add them at the end of that line, e.g. "
+                f"`{SYNTAX}` (README, \"Tuning parameters\"), or use --proposer llm",
+                markup=False, highlight=False, soft_wrap=True)
 
 
 def _check_resume(run_dir: Path, task: Any, backend: Any) -> None:
@@ -361,6 +400,8 @@ def register(app: typer.Typer) -> None:
             if resume is not None:
                 _check_resume(resume, t, b)
             root = _initial(initial, t, b, resume)
+            if proposer == "builtin" and root is not None:
+                _check_tune_markers(root, b, initial)
             if resume is None and (run_dir / "run.db").exists():
                 raise OptionError(f"{run_dir} already holds a run; pass --resume {run_dir} to continue it")
             if resume is None:

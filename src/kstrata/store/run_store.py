@@ -101,6 +101,26 @@ def database_error(path: Path, err: sqlite3.DatabaseError) -> StoreError:
     return StoreError(f"{path} is damaged ({text}); start a new run with --out, or restore the file")
 
 
+def unsafe_names(conn: sqlite3.Connection) -> str | None:
+    """The first candidate hash or level name in the database that is not one
+    plain name (:func:`kstrata.store.artifacts.candidate_dir`,
+    :func:`~kstrata.store.artifacts.safe_level`), described; ``None`` when all
+    are. Both become paths (``candidates/<hash>/<level>.<ext>``, ``best/``,
+    an export's ``sources/``), so an edited run.db with a level
+    ``../../x`` would have kstrata write outside the run directory."""
+    for (digest,) in conn.execute("SELECT hash FROM candidates UNION SELECT candidate FROM sources"):
+        try:
+            artifacts.candidate_dir(Path("."), digest)
+        except artifacts.UnsafeName as e:
+            return f"candidate {e}"
+    for (level,) in conn.execute("SELECT DISTINCT level FROM sources"):
+        try:
+            artifacts.safe_level(level)
+        except artifacts.UnsafeName as e:
+            return f"a source's level {e}"
+    return None
+
+
 def _call_field(call: Any, name: str, default: Any) -> Any:
     if isinstance(call, dict):
         return call.get(name, default)
@@ -222,6 +242,10 @@ class RunStore:
         if missing:
             conn.close()
             raise database_error(path, sqlite3.DatabaseError(f"missing {'; '.join(missing)}"))
+        unsafe = unsafe_names(conn)
+        if unsafe:
+            conn.close()
+            raise database_error(path, sqlite3.DatabaseError(unsafe))
         return store
 
     def close(self) -> None:

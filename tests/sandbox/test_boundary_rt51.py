@@ -1,0 +1,102 @@
+"""Names from hostile places never become paths outside their folder (red
+team rt51). A level name and a candidate hash become file paths
+(``candidates/<hash>/<level>.<ext>``, ``best/<level>.<ext>``, an export's
+``sources/``), and a ``candidate.json`` of a ``kstrata import`` folder names
+the files its levels are read from. An edited run.db, or an imported folder
+someone handed over, could otherwise have kstrata write outside the run
+directory or read any file of the user's (then shown to the LLM)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+from dataclasses import dataclass
+
+import pytest
+
+from kstrata.search.candidate import content_hash, normalize_sources
+from kstrata.store import CandidateRecord, EvaluationRecord, RunStore, StoreError
+from kstrata.store import artifacts
+
+
+@dataclass(frozen=True)
+class _Task:
+    name: str = "t"
+    digest: str = hashlib.sha256(b"t").hexdigest()
+    path: str = "t.py"
+
+
+def _run_with_one_correct(run):
+    sources = normalize_sources({"schedule": "pass\n"})
+    digest = content_hash(sources, "fake", _Task().digest)
+    with RunStore.create(run, {}) as store:
+        tid = store.ensure_task(_Task())
+        store.add_candidate(CandidateRecord(hash=digest, sources=sources, level="schedule", role="r",
+                                            proposer="p", parents=(), backend="fake"), tid)
+        store.record_evaluation(digest, EvaluationRecord(verdict="correct"))
+    return digest
+
+
+@pytest.mark.parametrize("column, value", [("level", "../../../escaped"), ("candidate", "../../../escaped")])
+def test_an_edited_run_db_cannot_make_kstrata_write_outside_the_run(tmp_path, column, value):
+    from kstrata.search.loop import write_outcome
+    from kstrata.search.tree import CandidateTree
+
+    run = tmp_path / "deep" / "er" / "run"
+    _run_with_one_correct(run)
+    conn = sqlite3.connect(run / "run.db")
+    with conn:
+        conn.execute("PRAGMA foreign_keys = OFF")
+        if column == "candidate":
+            for table, col in (("candidates", "hash"), ("sources", "candidate"), ("evaluations", "candidate")):
+                conn.execute(f"UPDATE {table} SET {col} = ?", (value,))
+        else:
+            conn.execute("UPDATE sources SET level = ?", (value,))
+    conn.close()
+    with pytest.raises(StoreError, match="damaged.*not a (level name|candidate hash)"):
+        with RunStore.open(run) as store:  # what resume, retime, export, show and report open
+            write_outcome(store, CandidateTree.from_store(store), "done")
+    assert not list(tmp_path.rglob("escaped*"))
+
+
+@pytest.mark.parametrize("level", ["../x", "a/b", "", ".hidden", "x\n", "..", "/abs"])
+def test_a_path_is_never_a_level_or_hash(level):
+    with pytest.raises(artifacts.UnsafeName):
+        artifacts.source_name(level, {})
+    with pytest.raises(artifacts.UnsafeName):
+        artifacts.candidate_dir(artifacts.Path("run"), level)
+    assert artifacts.source_name("graph", {}) == "graph.py"
+
+
+@pytest.mark.parametrize("name", ["../secret.txt", "{secret}", "link.py"])
+def test_an_imported_candidate_json_reads_only_its_own_files(tmp_path, name):
+    from typer.testing import CliRunner
+
+    from kstrata.api import read_candidate
+    from kstrata.cli.main import app
+
+    secret = tmp_path / "secret.txt"
+    secret.write_text("SECRET-RT51 token\n")
+    folder = tmp_path / "imported"
+    folder.mkdir()
+    (folder / "link.py").symlink_to(secret)
+    (folder / "candidate.json").write_text(json.dumps(
+        {"backend": "pytorch", "levels": {"source": name.replace("{secret}", str(secret))}}))
+    with pytest.raises(ValueError, match="not a file name inside|symbolic link"):
+        read_candidate(folder)  # what `kstrata eval DIR` reads
+    out = CliRunner().invoke(app, ["optimize", "relu", "--backend", "pytorch", "--initial", str(folder),
+                                   "--budget", "evals=1", "--out", str(tmp_path / "run")])
+    assert out.exit_code == 2, out.output
+    assert "SECRET-RT51" not in out.output and not (tmp_path / "run").exists()
+
+
+def test_an_imported_candidate_json_cannot_name_a_level_that_is_a_path(tmp_path):
+    from kstrata.api import read_candidate
+
+    folder = tmp_path / "imported"
+    folder.mkdir()
+    (folder / "source.py").write_text("x = 1\n")
+    (folder / "candidate.json").write_text(json.dumps({"backend": "pytorch", "levels": {"../../x": "source.py"}}))
+    with pytest.raises(ValueError, match="not a level name"):
+        read_candidate(folder)
