@@ -348,11 +348,15 @@ class TileLangTuneProposer(_TuneProposer):
                                                            target, rng, self.per_expansion)]
 
     def _why_no_moves(self, sources: dict[str, str]) -> str:
-        from kstrata.backends.tilelang.tune_rules import declared
+        from kstrata.backends.tilelang.tune_rules import SYNTAX, declared, malformed
 
         target = getattr(self.backend, "target", "")
+        bad = malformed(sources["source"])
+        if bad:
+            return (f"the built-in tuner cannot read this kernel's `# kstrata-tune:` marker: {'; '.join(bad)}; "
+                    "fix it, or use an LLM proposer (--proposer llm)")
         if not declared(sources["source"], target):
             return (f"the built-in tuner has nothing to tune on this kernel for target {target!r}: its SCHEDULE "
-                    f"line declares no `# kstrata-tune:` choices for it (e.g. `# kstrata-tune: block in "
-                    f"{{256, 512}}`); add them, or use an LLM proposer (--proposer llm)")
+                    f"line declares no `# kstrata-tune:` choices for it; add them at the end of that line, e.g. "
+                    f"`{SYNTAX}` (`on cuda`: tuned on GPUs only), or use an LLM proposer (--proposer llm)")
         return super()._why_no_moves(sources)

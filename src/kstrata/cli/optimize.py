@@ -216,7 +216,9 @@ INITIAL_HELP = ("Start from this candidate instead of the backend's shipped kern
                 "KernelBench-format .py file defining ModelNew, as `kstrata eval` takes; for Triton/TileLang "
                 "it imports the DSL); for any backend a run's best/ or candidates/<hash>/ directory, a "
                 "`kstrata import` directory, or a JSON file {level: source text} (tvm-*: graph, schedule, "
-                "source).")
+                "source). The built-in proposer tunes a Triton/TileLang start over its `# kstrata-tune:` "
+                "choices, e.g. `SCHEDULE = {\"rpb\": 1}  # kstrata-tune: rpb in {1, 2, 4}` (TileLang) or "
+                "`BLOCK = 1024  # kstrata-tune: {256, 512, 1024}` (Triton); README, \"Tuning parameters\".")
 
 
 def progress_best(tree: Any) -> str:

@@ -261,7 +261,12 @@ class _Run:
         left = self.budget.left(self.store.spent()).get("evaluations")
         unused = f" with {left:g} evaluation(s) of the budget unused" if left else ""
         why = getattr(self.policy, "exhausted_why", None)
-        return f"policy exhausted: no candidate left to expand{unused}" + (f": {why(self.tree)}" if why else "")
+        # what kstrata's own proposer said where it proposed nothing (a TileLang kernel without `# kstrata-tune:`
+        # choices: newcomer nc15 read only "a proposer that gives the same answer again gains nothing from more")
+        said = list(dict.fromkeys(str(d.get("diagnosis", "")) for d in self.tree.declines()
+                                  if d.get("skipped") and d.get("role") == "kstrata" and d.get("diagnosis")))
+        return (f"policy exhausted: no candidate left to expand{unused}" + (f": {why(self.tree)}" if why else "")
+                + (f"; where it made no proposal, the proposer said: {' | '.join(said[:2])}" if said else ""))
 
     def lookahead(self) -> tuple[Expansion, str] | None:
         """The next lookahead expansion and its anchor, if one is owed."""

@@ -311,8 +311,11 @@ class CandidateTree:
                 asks = "; ".join(f"asked {r.get('level')}: {str(r.get('text', ''))[:80]}" for r in d["requests"])
                 what = (f"{d.get('level')} skipped, no call" if d.get("skipped")
                         else f"declined at {d.get('level')} ({d.get('role')})")
-                sub.add(Text(f"{what}: {str(d.get('diagnosis', ''))[:120]}"
-                             + (f" ({asks})" if asks else ""), style="dim"))
+                # kstrata's own reasons (a skipped level: what to add, with an example) are shown whole and wrap
+                # (newcomer nc15: cut mid-word at 120 characters); a model's diagnosis is cut, `kstrata show` has it
+                said = str(d.get("diagnosis", ""))
+                said = said if d.get("skipped") or len(said) <= 120 else said[:120] + "…"
+                sub.add(Text(f"{what}: {said}" + (f" ({asks})" if asks else ""), style="dim"))
             kids = [c for c in self.children(node.hash) if c.parents[0] == node.hash]
             stack.extend((c, sub) for c in reversed(kids))
         return tree

@@ -24,6 +24,40 @@ _LINE = re.compile(r"^SCHEDULE[ \t]*=(?P<dict>[^#\n]*)#[ \t]*kstrata-tune:[ \t]*
 _ITEM = re.compile(r"(?P<key>\w+)[ \t]+in[ \t]+\{(?P<choices>[\d,\s]*)\}(?:[ \t]+on[ \t]+(?P<target>\w+))?")
 
 
+#: the syntax of the marker, for messages (README, "Tuning parameters")
+SYNTAX = ("SCHEDULE = {\"block\": 256, \"threads\": 1}  # kstrata-tune: block in {64, 128, 256, 512}; "
+          "threads in {128, 256} on cuda")
+
+
+def malformed(source: str) -> list[str]:
+    """A message per ``# kstrata-tune:`` marker of ``source`` that the tuner
+    cannot read (found by regular expressions only): on another line than the
+    one-line ``SCHEDULE = {...}``, or a choice not written ``KEY in {A, B, ...}``
+    (integers; ``on c`` or ``on cuda`` after it; choices separated by ``;``),
+    e.g. ``rpb = 1..16``. Each names the line number, the line and the syntax."""
+    out = []
+    for no, line in enumerate(source.splitlines(), 1):
+        if not re.search(r"#[ \t]*kstrata-tune\b", line):
+            continue
+        m = _LINE.match(line)
+        if m is None:
+            out.append(f"line {no}: `{line.strip()[:120]}`: a `# kstrata-tune:` marker belongs at the end of the "
+                       f"one-line `SCHEDULE = {{...}}` assignment, e.g. `{SYNTAX}`")
+            continue
+        bad = [part.strip() for part in m.group("spec").split(";")
+               if part.strip() and not _ITEM.fullmatch(part.strip())]
+        unknown = [item.group("key") for item in _ITEM.finditer(m.group("spec"))
+                   if not re.search(rf"[\"']{re.escape(item.group('key'))}[\"']", m.group("dict"))]
+        if bad:
+            out.append(f"line {no}: cannot read {', '.join(f'`{b[:60]}`' for b in bad)} in `{line.strip()[:160]}`: "
+                       "each choice is `KEY in {A, B, ...}` (integers, e.g. `rpb in {1, 2, 4, 8, 16}`), "
+                       "optionally followed by `on c` or `on cuda`, choices separated by `;`")
+        elif unknown:
+            out.append(f"line {no}: {', '.join(f'`{k}`' for k in unknown)} is not a key of the SCHEDULE dict on "
+                       f"that line (`{line.strip()[:160]}`); the tuner moves the dict's own keys")
+    return out
+
+
 def declared(source: str, target: str) -> dict[str, tuple[tuple[int, ...], int | None]]:
     """``{key: (choices, value on the SCHEDULE line or None)}`` of the marked
     parameters that apply to ``target`` (empty without a marked ``SCHEDULE`` line)."""

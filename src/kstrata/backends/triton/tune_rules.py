@@ -77,6 +77,21 @@ NAMED_CHOICES = (
 BLOCK_RANGE = (16, 16384)
 #: rows per program tried by the structural variant
 ROWS_CHOICES = (1, 2, 4, 8, 16)
+def malformed(text: str) -> list[str]:
+    """A message per ``# kstrata-tune:`` marker of ``text`` the tuner cannot
+    read (regular expressions only): not at the end of a module-level
+    ``NAME = <int>`` line, or choices not written ``{A, B, ...}`` (integers,
+    optionally ``if NAME``), e.g. ``BLOCK = 1024  # kstrata-tune: 256..4096``.
+    Each names the line number, the line and the syntax."""
+    out = []
+    for no, line in enumerate(text.splitlines(), 1):
+        if re.search(r"#[ \t]*kstrata-tune\b", line) and not _MARKED.match(line):
+            out.append(f"line {no}: cannot read `{line.strip()[:160]}`: a marked tunable is a module-level "
+                       "integer constant with its choices in braces, e.g. `BLOCK = 1024  # kstrata-tune: "
+                       "{256, 512, 1024, 2048}` (optionally `if NAME` after them)")
+    return out
+
+
 #: num_warps values inserted by the launch-configuration variant
 INSERTED_WARPS = (2, 8)
 
