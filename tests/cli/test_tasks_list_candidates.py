@@ -52,3 +52,15 @@ def test_a_task_importing_tilelang_is_not_told_to_pip_install_it(tmp_path):
     _, problems = load_dir_lenient(tmp_path)
     assert len(problems) == 1
     assert "pip install" not in str(problems[0]) and "kstrata setup" in str(problems[0]), problems[0]
+
+
+def test_a_strict_load_skips_kstrata_folders_too(tmp_path):
+    """``load_dir`` (bench --suite DIR, mcp --tasks DIR) leaves a run inside the folder alone."""
+    from kstrata.tasks.loader import load_dir
+
+    (tmp_path / "relu.py").write_text(resolve_task("relu").source)
+    run = tmp_path / "runs" / "relu-pytorch-abc123"
+    run.mkdir(parents=True)
+    (run / "run.db").write_bytes(b"")
+    (run / "task.py").write_text(resolve_task("relu").source)  # a copy: the same task name again
+    assert [t.name for t in load_dir(tmp_path)] == ["relu"]

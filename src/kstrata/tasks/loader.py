@@ -149,10 +149,13 @@ def load_task(path: str | Path, name: str | None = None, check_import: bool = Tr
 def load_dir(directory: str | Path, check_import: bool = True) -> list[Task]:
     """Load every ``*.py`` task below ``directory`` (recursively), sorted by path.
 
-    Files starting with ``_`` are skipped. Raises :class:`TaskError` for the
-    first bad file, or if two files share a name.
+    Files starting with ``_`` and kstrata's own folders (runs, exports,
+    imports: :data:`KSTRATA_FOLDERS`) are skipped. Raises :class:`TaskError`
+    for the first bad file (a candidate file among them), or if two files
+    share a name.
     """
     tasks, problems = load_dir_lenient(directory, check_import)
+    problems = [e for e in problems if not (isinstance(e, SkippedOnPurpose) and e.kind == "folder")]
     if problems:
         raise problems[0]
     return tasks
