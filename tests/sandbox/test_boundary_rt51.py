@@ -100,3 +100,30 @@ def test_an_imported_candidate_json_cannot_name_a_level_that_is_a_path(tmp_path)
     (folder / "candidate.json").write_text(json.dumps({"backend": "pytorch", "levels": {"../../x": "source.py"}}))
     with pytest.raises(ValueError, match="not a level name"):
         read_candidate(folder)
+
+
+@pytest.mark.parametrize("command", ["retime", "export"])
+def test_a_run_config_naming_a_candidate_file_as_its_task_runs_nothing(tmp_path, command):
+    """An edited run's config names a file inside the run (a candidate's level
+    file) as the task; retime and export import a run's task file in kstrata's
+    process, so that would run the candidate's text there."""
+    from typer.testing import CliRunner
+
+    from kstrata.cli.main import app
+
+    marker = tmp_path / "ran.txt"
+    run = tmp_path / "run"
+    evil = run / "candidates" / "abc" / "graph.py"
+    text = (f"open({str(marker)!r}, 'w').write('ran')\nimport torch\nclass Model(torch.nn.Module):\n"
+            "    def forward(self, x):\n        return x\ndef get_inputs():\n    return [torch.ones(4)]\n"
+            "def get_init_inputs():\n    return []\n")
+    with RunStore.create(run, {"task": {"name": "graph", "path": str(evil),
+                                        "digest": hashlib.sha256(text.encode()).hexdigest()},
+                               "backend": "pytorch"}):
+        pass
+    evil.parent.mkdir(parents=True)
+    evil.write_text(text)
+    args = ["retime", str(run)] if command == "retime" else ["export", str(run), "--to", str(tmp_path / "x")]
+    out = CliRunner().invoke(app, args)
+    assert not marker.exists()
+    assert out.exit_code == 2 and "lies inside" in out.output, out.output

@@ -34,6 +34,36 @@ class RunInfo:
     stop_reason: str
 
 
+def foreign_task_path(path: object, digest: object) -> str | None:
+    """Why the task file a run's stored config names (``path``, with its
+    recorded sha256 ``digest``) must not be imported, or ``None``. A task file
+    is imported (run) in kstrata's own process, and the config is run-directory
+    data anyone could have edited: pointed at a candidate's file in a run
+    (``RUN/candidates/<hash>/graph.py``), an import or an export folder
+    (:data:`kstrata.tasks.loader.KSTRATA_FOLDERS`), it would run candidate text
+    there. A file whose text no longer has the recorded digest is refused here
+    too, before it is imported rather than after."""
+    import hashlib
+
+    from kstrata.tasks.loader import KSTRATA_FOLDERS
+
+    if not path:
+        return None
+    file = Path(str(path))
+    for folder in file.resolve().parents:
+        for marker, what in KSTRATA_FOLDERS.items():
+            if (folder / marker).is_file():
+                return (f"its task file {file} lies inside {folder}, {what}, which holds candidate text, never "
+                        "a task; kstrata does not import it")
+    try:
+        text = file.read_text()
+    except (OSError, UnicodeDecodeError):
+        return None  # resolve_task names the missing or unreadable file
+    if hashlib.sha256(text.encode()).hexdigest() != digest:
+        return f"task file {file} changed since the run (digest differs)"
+    return None
+
+
 def open_run(run_dir: str | Path) -> RunInfo:
     """The task, backend and timing settings of the run in ``run_dir``.
 
@@ -53,6 +83,9 @@ def open_run(run_dir: str | Path) -> RunInfo:
     with RunStore.open(run_dir) as store:
         config = store.config
     meta = config.get("task", {})
+    refuse = foreign_task_path(meta.get("path"), meta.get("digest"))
+    if refuse:
+        raise OptionError(f"{run_dir}: {refuse}")
     try:
         task = resolve_task(meta.get("path") or meta.get("name"))
     except Exception as e:  # noqa: BLE001 - turned into one message
