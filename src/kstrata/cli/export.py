@@ -282,6 +282,34 @@ def _export_shape(option: str, info: Any) -> dict[str, int]:
         raise OptionError(f"--shape: {e}") from None
 
 
+def _with_size_names(plan_json: str, task: Any, shape: dict[str, int]) -> str:
+    """``plan_json`` (a symbolic TVM build's :class:`kstrata.backends.tvm.lower.Plan`)
+    with ``names``: the task's size variable of each input symbol, found by
+    drawing the task's inputs on PyTorch's meta device at ``shape`` with each
+    variable set to a distinct prime, so that a call at the wrong size names
+    ``D`` rather than the graph's ``s27`` (newcomer nc15). Unchanged when the
+    task does not draw at those sizes (task code only, never a candidate's)."""
+    from kstrata.tasks.signature import call_signature
+
+    plan = json.loads(plan_json)
+    sizes = sorted(k for k in shape if not k.startswith("@"))
+    primes = (97, 89, 83, 79, 73, 71, 67, 61, 59, 53, 47, 43, 41, 37, 31, 29)
+    if not plan.get("syms") or len(sizes) > len(primes):
+        return plan_json
+    probe = {**shape, **dict(zip(sizes, primes))}
+    try:
+        _, shapes = call_signature(task, probe)
+    except Exception:  # noqa: BLE001 - a task with constraints between its sizes keeps the plain message
+        return plan_json
+    var_of = {probe[k]: k for k in sizes}
+    names: dict[str, str] = {}
+    for idx, dim, sym in plan["syms"]:
+        dims = shapes[idx] if idx < len(shapes) else None
+        if dims and dim < len(dims) and dims[dim] in var_of:
+            names.setdefault(sym, var_of[dims[dim]])
+    return json.dumps({**plan, "names": names}, separators=(",", ":")) if names else plan_json
+
+
 def _write(path: Path, data: str | bytes) -> None:
     """Write ``data`` to ``path`` atomically with mode 0644 (readable by every user)."""
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -418,7 +446,7 @@ def export_run(run_dir: str | Path, to: str | Path, candidate: str | None = None
             built = build_library(info.task, sources, name, full)
         except ValueError as e:
             raise OptionError(str(e)) from None
-        files["kernel.so"], files["plan.json"] = built["library"], built["plan"]
+        files["kernel.so"], files["plan.json"] = built["library"], _with_size_names(built["plan"], info.task, full)
         meta.update(params=built["params"], symbolic=built["symbolic"], input_dtypes=input_dtypes(info.task, full))
         if built["symbolic"]:
             meta["runs_at"] = f"every shape (a shape-generic build, built at {shape_text(full)})"

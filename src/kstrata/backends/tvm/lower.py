@@ -576,6 +576,9 @@ class Plan:
     aliases: dict[str, str] = field(default_factory=dict)
     consts: dict[str, list[Any]] = field(default_factory=dict)
     syms: list[list[Any]] = field(default_factory=list)
+    #: the task's size variable of a symbol where known (``{"s27": "D"}``; ``kstrata export`` fills it),
+    #: for messages only
+    names: dict[str, str] = field(default_factory=dict)
 
     @property
     def symbolic(self) -> bool:
@@ -608,8 +611,9 @@ class Plan:
         for idx, dim, name in self.syms:
             v = int(shapes[idx][dim])
             if env.setdefault(name, v) != v:
+                var = f"the task's {self.names[name]}" if name in self.names else "one size variable of the task"
                 raise ValueError(f"{where(*first[name])} is {env[name]} but {where(idx, dim)} is {v}; the "
-                                 "compiled graph takes one size for both (one size variable of the task)")
+                                 f"compiled graph takes one size for both ({var})")
             first.setdefault(name, (idx, dim))
 
         def ev(e: Any) -> int:
@@ -621,7 +625,9 @@ class Plan:
         return buffers, tir_args, prims
 
     def to_json(self) -> str:
-        return json.dumps(self.__dict__, separators=(",", ":"))
+        # without names when there are none: the plan is part of a source level's header, hashed with it
+        data = {k: v for k, v in self.__dict__.items() if k != "names" or v}
+        return json.dumps(data, separators=(",", ":"))
 
     @classmethod
     def from_json(cls, text: str) -> Plan:
