@@ -217,3 +217,22 @@ def test_variants_the_run_has_take_no_slot(cuda, monkeypatch):
     # the same schedule under another graph is another candidate
     other = propose([root, *(SimpleNamespace(sources={**sources, "graph": "x", "schedule": t}) for t in first)])
     assert other == first
+
+
+def test_the_primfunc_that_moves_the_bytes_gets_the_first_variants(cuda):
+    """cross_entropy (B=4096, C=32000): a row PrimFunc over the logits and three over B elements. In equal
+    turns the three minor ones took the first three variants, so the H200 suite's three evaluations never
+    rescheduled the PrimFunc that is the time (issue 18: its best, a rescheduled gather, at 40% of the copy
+    bandwidth). Now the costliest PrimFunc's variants come first, the minor ones' after all of its."""
+    from kstrata.backends.tvm.gpu_rules import MINOR_SHARE, _func_bytes
+
+    task = resolve_task("cross_entropy")
+    sources = cuda.initial_sources(task)
+    funcs = cuda.lower(task, sources, task.nominal_shape).funcs
+    work = {name: _func_bytes(f) for name, f in funcs.items()}
+    big = max(work, key=work.get)
+    assert len(funcs) > 1 and all(w < MINOR_SHARE * sum(work.values()) for n, w in work.items() if n != big)
+    variants = gpu_variants(funcs, sources["schedule"], cuda.target())
+    mine = [v for v in variants if v.func == big]
+    assert mine and variants[:len(mine)] == mine
+    assert {v.func for v in variants} == set(funcs)  # the minor ones still get theirs, after
