@@ -127,3 +127,38 @@ def test_a_run_config_naming_a_candidate_file_as_its_task_runs_nothing(tmp_path,
     out = CliRunner().invoke(app, args)
     assert not marker.exists()
     assert out.exit_code == 2 and "lies inside" in out.output, out.output
+
+
+@pytest.mark.parametrize("answer", [
+    "CROSS-LEVEL REQUEST" + "\n" * 60_000 + "!",
+    "DECLINE" + "\n" * 60_000,
+    "CROSS-LEVEL REQUEST: " + " " * 60_000 + "!",
+    "```" + " " * 60_000 + "`\n",
+])
+def test_a_long_hostile_answer_is_read_in_linear_time(answer):
+    """An LLM answer is read (code blocks, decline, diagnosis, requests) in
+    kstrata's own process; with patterns that scanned ahead from every line
+    start, a 60 KB answer of blank lines kept it busy for minutes (quadratic),
+    and a 1 MB one for hours. Each answer here must be read within 5 s (it
+    takes milliseconds)."""
+    import signal
+
+    from kstrata.agents import parse as P
+
+    def too_slow(*_):
+        raise TimeoutError("reading the answer took over 5 s")
+
+    old = signal.signal(signal.SIGALRM, too_slow)
+    signal.setitimer(signal.ITIMER_REAL, 5.0)
+    try:
+        try:
+            P.parse_answer(answer, "y = 1\n", language="python")
+        except P.ParseError:
+            pass
+        P.parse_decline(answer, "graph")
+        P.as_decline(answer, "graph")
+        P.parse_cross_level_requests(answer)
+        P.has_code(answer)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)

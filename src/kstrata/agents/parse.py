@@ -44,14 +44,18 @@ TRUNCATED_REASONS = ("length", "max_tokens", "max_output_tokens")
 #: fence languages that are never the candidate's code.
 NON_CODE_LANGUAGES = ("text", "txt", "bash", "sh", "shell", "console", "output", "log", "diff", "markdown", "md")
 
-_DECLINE = re.compile(r"^\W*DECLINE(?:D)?\b[ \t]*:?[ \t]*(.*)$", re.IGNORECASE | re.MULTILINE)
-_DIAGNOSIS = re.compile(r"^\W*DIAGNOSIS\s*:\s*(.*)$", re.IGNORECASE)
+#: The prose patterns below read one line each (``[^\w\n]``, ``[ \t]``: never ``\W``/``\s``, which
+#: cross newlines) with possessive quantifiers (``*+``) where two runs could trade characters: with
+#: ``^\W*`` a 40 KB answer of "DECLINE" and blank lines took 48 s to read (quadratic), in
+#: kstrata's own process (red team rt51); now every one is linear in the answer's length.
+_DECLINE = re.compile(r"^[^\w\n]*+DECLINE(?:D)?\b[ \t]*+:?[ \t]*+(.*)$", re.IGNORECASE | re.MULTILINE)
+_DIAGNOSIS = re.compile(r"^[^\w\n]*+DIAGNOSIS[ \t]*+:[ \t]*+(.*)$", re.IGNORECASE)
 #: a request line; the level may be wrapped as the answer format shows it (``<schedule>``) or
 #: marked up (``[graph]``, ```graph```, ``**graph**``)
-_REQUEST = re.compile(r"^\W*CROSS-LEVEL REQUEST\s*:\s*[<\[`*\"']*\s*(graph|schedule|source)\s*[>\]`*\"']*"
-                      r"\s*[:\-]\s*(.+?)\s*$", re.IGNORECASE | re.MULTILINE)
+_REQUEST = re.compile(r"^[^\w\n]*+CROSS-LEVEL REQUEST[ \t]*+:[ \t]*+[<\[`*\"']*+[ \t]*+(graph|schedule|source)[ \t]*+"
+                      r"[>\]`*\"']*+[ \t]*+[:\-][ \t]*+(.+)$", re.IGNORECASE | re.MULTILINE)
 #: any request line, with or without a level ("CROSS-LEVEL REQUEST: none")
-_REQUEST_LINE = re.compile(r"^\W*CROSS-LEVEL REQUEST\b", re.IGNORECASE)
+_REQUEST_LINE = re.compile(r"^[^\w\n]*+CROSS-LEVEL REQUEST\b", re.IGNORECASE)
 #: a request's text that asks for nothing ("none needed", "no graph change needed", "n/a")
 _NULL_REQUEST = re.compile(
     r"^\W*(?:none|nothing|n/?a|no|not\s+needed|not\s+applicable|no\s+(?:\w+[- ])?(?:request|change|edit|action)s?)"
@@ -68,7 +72,7 @@ _DECLINE_PHRASE = re.compile(
 )
 #: a level named in prose ("the schedule level", "graph-level agent", "the source role")
 _LEVEL_MENTION = re.compile(r"\b(graph|schedule|source)[- ](?:level|agent|role)s?\b", re.IGNORECASE)
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})\s*([\w.+#-]*)[^`]*$")
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})\s*+([\w.+#-]*+)[^`]*+$")
 _SEARCH = re.compile(r"^ {0,3}<{5,9} ?SEARCH\s*$")
 _DIVIDER = re.compile(r"^ {0,3}={5,9}\s*$")
 _REPLACE = re.compile(r"^ {0,3}>{5,9} ?REPLACE\s*$")
