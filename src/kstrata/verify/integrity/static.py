@@ -130,7 +130,24 @@ def _private(part: str) -> bool:
     return len(part) > 1 and part.startswith("_") and not (part.startswith("__") and part.endswith("__"))
 
 
-_PRIVATE_TEXT = re.compile(r"_[A-Za-z0-9]\w*|[A-Za-z_]\w*(\.\w+)*\._[A-Za-z0-9]\w*(\.\w+)*")
+_PRIVATE_PART = re.compile(r"_[A-Za-z0-9]\w*")
+_WORD = re.compile(r"\w+")
+_HEAD = re.compile(r"[A-Za-z_]\w*")
+
+
+def _private_text(text: str) -> bool:
+    """Whether a string constant names something private: one name ``_x``, or
+    a dotted name (``torch._C._x``, ``a.b._c.d``) with a private part after
+    its first. Read part by part, in time linear in the string: the one
+    pattern this replaced backtracked over the dots, so a 200 KB literal
+    ``"a._a._a._...!"`` in a candidate held the judge's static check for
+    minutes (red team rt51)."""
+    parts = text.split(".")
+    if not all(_WORD.fullmatch(p) for p in parts):
+        return False
+    if len(parts) == 1:
+        return _PRIVATE_PART.fullmatch(text) is not None
+    return _HEAD.fullmatch(parts[0]) is not None and any(_PRIVATE_PART.fullmatch(p) for p in parts[1:])
 
 
 def _canonical(name: str) -> tuple[str, str] | int | None:
@@ -468,7 +485,7 @@ class _Visitor(ast.NodeVisitor):
                 and any(part in INTROSPECTION_NAMES for part in node.value.split(".")):
             self.add("no_introspection", node, f"names {node.value!r} (getattr/attrgetter into interpreter "
                      "frames or objects' internals, the way to the judge's harness in the candidate's process)")
-        if isinstance(node.value, str) and id(node) not in self.docstrings and _PRIVATE_TEXT.fullmatch(node.value) \
+        if isinstance(node.value, str) and id(node) not in self.docstrings and _private_text(node.value) \
                 and node.value not in self.own_private:
             self.private(repr(node.value), node, "names")  # getattr/attrgetter/import_module by a string
         if isinstance(node.value, str) and any(node.value == p.rsplit(".", 1)[1] for p in MODE_PROBES):
