@@ -186,3 +186,30 @@ def test_a_long_dotted_string_in_a_candidate_is_checked_in_linear_time():
         signal.signal(signal.SIGALRM, old)
     found = static_findings("import torch\nf = getattr(torch, 'torch._C._set_x')\n", dsl=False)
     assert any("_C._set_x" in f.message for f in found), found
+
+
+@pytest.mark.parametrize("rationale, absent", [
+    ("see [link=https://evil.example/]kstrata retime RUN[/link]", "\x1b]8;"),  # a hidden hyperlink (OSC 8)
+    ("the verdict is [conceal]incorrect[/conceal] correct", "\x1b[8m"),  # concealed text
+    ("moved the split to the [/graph] level", None),  # a closing tag rich cannot match: MarkupError
+])
+def test_markup_in_a_rationale_shows_no_link_hides_nothing_and_breaks_nothing(tmp_path, rationale, absent):
+    """``kstrata show`` prints a candidate's rationale (an LLM's words) in a
+    table cell, where rich reads markup, on a real terminal."""
+    import io
+
+    from kstrata.cli.errors import Console
+    from kstrata.search.views import candidate_view
+
+    run = tmp_path / "run"
+    digest = _run_with_one_correct(run)
+    conn = sqlite3.connect(run / "run.db")
+    with conn:
+        conn.execute("UPDATE candidates SET rationale = ?", (rationale,))
+    conn.close()
+    console = Console(file=io.StringIO(), force_terminal=True, color_system="truecolor", width=200)
+    console.print(candidate_view(run, digest[:8]), crop=False)
+    out = console.file.getvalue()
+    assert absent is None or absent not in out
+    words = rationale.split("[")[0].strip()
+    assert words in out

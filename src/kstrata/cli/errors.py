@@ -8,7 +8,9 @@ from contextlib import contextmanager
 
 import rich.console
 import typer
+from rich.errors import MarkupError
 from rich.segment import Segment
+from rich.style import Style
 
 from kstrata.sandbox.wire import printable
 
@@ -20,11 +22,34 @@ class Console(rich.console.Console):
     its output, an LLM's rationale) cannot move the cursor over a verdict and
     print another, set the terminal's title or clipboard, or reorder what is
     shown. rich's own cursor and screen commands (control segments) and its
-    styles pass as they are."""
+    colours and weights pass as they are.
+
+    Text a command shows in a table cell or a line is read as rich markup
+    wherever it is a plain string (an LLM's rationale in ``kstrata show``, a
+    proposer error in ``optimize``'s warning): there ``[link=URL]...[/link]``
+    became a terminal hyperlink escape (OSC 8) to any address behind harmless
+    words, ``[conceal]`` hid text, and a stray closing tag (``[/graph]``)
+    ended the command in a ``MarkupError`` (red team rt51). So styles lose
+    their link and conceal attributes here, and a string whose markup does not
+    parse is shown as written."""
+
+    def render_str(self, text, **kwargs):  # type: ignore[no-untyped-def] - rich's signature
+        try:
+            return super().render_str(text, **kwargs)
+        except MarkupError:
+            return super().render_str(text, **{**kwargs, "markup": False})
 
     def _render_buffer(self, buffer):  # type: ignore[no-untyped-def] - rich's (private) last step
-        return super()._render_buffer(Segment(printable(text), style, control) if control is None and text
+        return super()._render_buffer(Segment(printable(text), _shown(style), control) if control is None and text
                                       else Segment(text, style, control) for text, style, control in buffer)
+
+
+def _shown(style: Style | None) -> Style | None:
+    """``style`` without a hyperlink or concealment (see :class:`Console`)."""
+    if style is None or not (style.link or style.conceal):
+        return style
+    return Style(color=style.color, bgcolor=style.bgcolor, bold=style.bold, dim=style.dim, italic=style.italic,
+                 underline=style.underline, blink=style.blink, reverse=style.reverse, strike=style.strike)
 
 
 err_console = Console(stderr=True, soft_wrap=True)  # one line per error, never wrapped
