@@ -213,3 +213,25 @@ def test_markup_in_a_rationale_shows_no_link_hides_nothing_and_breaks_nothing(tm
     assert absent is None or absent not in out
     words = rationale.split("[")[0].strip()
     assert words in out
+
+
+def test_the_resume_command_built_from_a_run_config_quotes_each_word(tmp_path):
+    """``optimize --resume`` of a run of another task prints the command that
+    resumes it, built from the run's stored config; a task path edited into
+    it (``x.py; touch PWNED``) must stay one quoted word when pasted."""
+    import shlex
+
+    from typer.testing import CliRunner
+
+    from kstrata.cli.main import app
+
+    run = tmp_path / "run"
+    evil = f"x.py; touch {tmp_path / 'PWNED'}"
+    with RunStore.create(run, {"task": {"name": "x", "path": evil, "digest": "0" * 64}, "backend": "pytorch"}):
+        pass
+    r = CliRunner().invoke(app, ["optimize", "relu", "--backend", "pytorch", "--resume", str(run)],
+                           env={"COLUMNS": "400"})
+    assert r.exit_code == 2, r.output
+    line = " ".join(r.output.split()).split("resume it with: ", 1)[1]
+    words = shlex.split(line)
+    assert words[:3] == ["kstrata", "optimize", evil] and words[3:5] == ["--backend", "pytorch"], words

@@ -288,15 +288,20 @@ def _check_resume(run_dir: Path, task: Any, backend: Any) -> None:
         When ``run_dir`` holds no run, or one of another task or backend (the
         message names the run's and says how to resume it).
     """
+    import shlex
+
     from kstrata.store.run_store import RunStore, StoreError
 
     with RunStore.open(run_dir) as store:
         old = store.config
     was_task, was_backend = old.get("task", {}), old.get("backend")
     if was_task.get("digest") != task.digest or was_backend != backend.name:
+        # the command is built from the run's stored config, which anyone could have edited: each word
+        # quoted, so a task path like 'x.py; curl ... | sh' is one argument when the line is pasted
+        words = [str(w) for w in (was_task.get("path") or was_task.get("name"), was_backend, run_dir)]
         raise StoreError(f"{run_dir} is a run of {was_task.get('name')} on {was_backend}, not {task.name} on "
-                         f"{backend.name}; resume it with: kstrata optimize "
-                         f"{was_task.get('path') or was_task.get('name')} --backend {was_backend} --resume {run_dir}")
+                         f"{backend.name}; resume it with: kstrata optimize {shlex.quote(words[0])} --backend "
+                         f"{shlex.quote(words[1])} --resume {shlex.quote(words[2])}")
 
 
 def resuming_line(run_dir: Path, budget: Any) -> str:
