@@ -235,3 +235,25 @@ def test_the_resume_command_built_from_a_run_config_quotes_each_word(tmp_path):
     line = " ".join(r.output.split()).split("resume it with: ", 1)[1]
     words = shlex.split(line)
     assert words[:3] == ["kstrata", "optimize", evil] and words[3:5] == ["--backend", "pytorch"], words
+
+
+def test_json_nested_too_deep_in_a_cassette_or_memory_file_is_one_error(tmp_path):
+    """A replay cassette and a memory file (``kstrata memory import``) are
+    read in kstrata's process; a line nested 100,000 deep raised
+    RecursionError out of json.loads, past the handlers of bad JSON: a
+    traceback instead of the one-line error."""
+    from kstrata.agents.memory import MemoryFileError, MemoryStore
+    from kstrata.llm.base import ProviderError
+    from kstrata.llm.cassette import read_cassette
+
+    deep = "[" * 100_000 + "]" * 100_000
+    cassette = tmp_path / "c.jsonl"
+    cassette.write_text(deep + "\n")
+    with pytest.raises(ProviderError, match="not usable JSON"):
+        read_cassette(cassette)
+    store = MemoryStore(tmp_path / "memory.db")
+    try:
+        with pytest.raises(MemoryFileError, match="line 1: not usable JSON"):
+            store.import_jsonl([deep])
+    finally:
+        store.close()

@@ -376,6 +376,8 @@ class MemoryStore:
                 data = json.loads(line)
             except json.JSONDecodeError as e:
                 raise MemoryFileError(f"line {n}: not JSON ({e.msg})") from None
+            except (ValueError, RecursionError) as e:  # nested too deep, an int of 5000 digits (red team rt51)
+                raise MemoryFileError(f"line {n}: not usable JSON ({type(e).__name__})") from None
             try:
                 skills.append(Skill.from_json(data))
             except MemoryFileError as e:

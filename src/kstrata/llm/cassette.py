@@ -150,6 +150,9 @@ def read_cassette(path: str | Path) -> list[dict[str, Any]]:
             # a crash mid-append leaves a torn line; the writer starts anew after it
             log.warning("%s: skipping torn line %d (an interrupted write)", path, i)
             continue
+        except (ValueError, RecursionError) as e:  # nested too deep, an int of 5000 digits (red team rt51)
+            raise ProviderError(f"replay:{path}: line {i} is not usable JSON ({type(e).__name__})",
+                                kind="config") from None
         missing = [k for k in ("hash", "messages", "response", "tokens") if k not in rec] if isinstance(
             rec, dict
         ) else ["an object"]

@@ -221,7 +221,7 @@ class QueueProvider(BaseProvider):
             return {}
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
-        except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        except (ValueError, RecursionError) as e:  # not JSON or UTF-8, nested too deep (red team rt51)
             raise ProviderError(
                 f"{self.label}: {path} is not valid JSON: {e}", provider=self.label, kind="rejected"
             ) from None
