@@ -257,3 +257,28 @@ def test_json_nested_too_deep_in_a_cassette_or_memory_file_is_one_error(tmp_path
             store.import_jsonl([deep])
     finally:
         store.close()
+
+
+@pytest.mark.parametrize("column", ["metadata_json", "summary"])
+def test_json_nested_too_deep_in_a_run_is_a_damaged_run_not_a_traceback(tmp_path, column):
+    """run.db's JSON columns and summary.json are run-directory data anyone
+    could have edited; ``kstrata show`` and ``tree`` read them."""
+    from typer.testing import CliRunner
+
+    from kstrata.cli.main import app
+
+    run = tmp_path / "run"
+    _run_with_one_correct(run)
+    deep = "[" * 100_000 + "]" * 100_000
+    if column == "summary":
+        (run / "summary.json").write_text(deep)
+    else:
+        conn = sqlite3.connect(run / "run.db")
+        with conn:
+            conn.execute("UPDATE candidates SET metadata_json = ?", (deep,))
+        conn.close()
+    for command in (["show", str(run)], ["tree", str(run)]):
+        out = CliRunner().invoke(app, command)
+        assert not isinstance(out.exception, RecursionError), (command, out.exception)
+        if out.exit_code:
+            assert out.exit_code == 2 and "damaged" in out.output, (command, out.output)

@@ -85,6 +85,8 @@ def read_summary(run_dir: str | Path) -> dict[str, Any] | None:
         why = None if isinstance(summary, dict) else f"a JSON {type(summary).__name__}, not an object"
     except (OSError, UnicodeDecodeError, ValueError) as e:
         why = str(e)
+    except RecursionError:  # nested too deep (red team rt51)
+        why = "JSON nested too deep"
     if why is not None:
         raise StoreError(f"{path} is damaged ({why}); `kstrata retime {run_dir}` writes it again from run.db")
     return summary
@@ -99,6 +101,23 @@ def database_error(path: Path, err: sqlite3.DatabaseError) -> StoreError:
         return StoreError(f"{path} is in use by another process ({text}); wait for it to finish "
                           "or stop it, then try again")
     return StoreError(f"{path} is damaged ({text}); start a new run with --out, or restore the file")
+
+
+def _loads(text: Any, what: str) -> Any:
+    """``json.loads(text)`` of a JSON column of run.db (``what`` names it).
+
+    Raises
+    ------
+    StoreError
+        When the text is not JSON, or JSON nested too deep or holding an int
+        too long to read (``RecursionError``/``ValueError``): run.db is data
+        anyone could have edited, and ``kstrata show`` ended in a
+        ``RecursionError`` traceback on it (red team rt51)."""
+    try:
+        return json.loads(text)
+    except (TypeError, ValueError, RecursionError) as e:
+        raise StoreError(f"run.db is damaged: {what} is not usable JSON ({type(e).__name__}); start a new run "
+                         "with --out, or restore the file") from None
 
 
 def unsafe_names(conn: sqlite3.Connection) -> str | None:
@@ -303,7 +322,7 @@ class RunStore:
     # -- run and tasks -----------------------------------------------------
     @property
     def config(self) -> dict[str, Any]:
-        return json.loads(self.conn.execute("SELECT config_json FROM run").fetchone()[0])
+        return _loads(self.conn.execute("SELECT config_json FROM run").fetchone()[0], "the run's config")
 
     @property
     def seed(self) -> int:
@@ -324,7 +343,7 @@ class RunStore:
 
     def tasks(self) -> list[dict[str, Any]]:
         rows = self.conn.execute("SELECT * FROM tasks ORDER BY id").fetchall()
-        return [dict(r) | {"meta": json.loads(r["meta_json"])} for r in rows]
+        return [dict(r) | {"meta": _loads(r["meta_json"], "a task's meta_json")} for r in rows]
 
     # -- writes ------------------------------------------------------------
     def add_candidate(
@@ -610,23 +629,23 @@ class RunStore:
                     hash=h, sources=srcs.get(h, {}), level=r["level"], role=r["role"],
                     proposer=r["proposer"], parents=tuple(parents.get(h, ())),
                     rationale=r["rationale"], router_reason=r["router_reason"],
-                    metadata=json.loads(r["metadata_json"]), backend=r["backend"], seq=r["seq"],
+                    metadata=_loads(r["metadata_json"], f"candidate {h[:12]}'s metadata_json"), backend=r["backend"], seq=r["seq"],
                     depth=r["depth"], status=r["status"],
                     slower_at_creation=None if r["slower_at_creation"] is None
                     else bool(r["slower_at_creation"]),
                     expansion_id=r["expansion_id"], created=r["created"],
                     evaluation=None if ev is None else EvaluationRecord(
                         verdict=ev["verdict"], check=ev["check_name"],
-                        evidence=json.loads(ev["evidence_json"]),
-                        feedback=json.loads(ev["feedback_json"]), n_public=ev["n_public"],
+                        evidence=_loads(ev["evidence_json"], f"candidate {h[:12]}'s evidence_json"),
+                        feedback=_loads(ev["feedback_json"], f"candidate {h[:12]}'s feedback_json"), n_public=ev["n_public"],
                         n_hidden=ev["n_hidden"], build_log=ev["build_log_path"],
                         wall_s=ev["wall_s"],
                     ),
                     measurement=None if m is None else MeasurementRecord(
                         median_ms=m["median_ms"], speedups=tuple(speedups.get(h, ())),
                         speedup=m["speedup"], roofline_fraction=m["roofline_fraction"],
-                        bound=m["bound"], findings=json.loads(m["findings_json"]),
-                        raw=json.loads(m["raw_json"]),
+                        bound=m["bound"], findings=_loads(m["findings_json"], f"candidate {h[:12]}'s findings_json"),
+                        raw=_loads(m["raw_json"], f"candidate {h[:12]}'s raw_json"),
                     ),
                 )
             )
