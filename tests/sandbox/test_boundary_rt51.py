@@ -282,3 +282,26 @@ def test_json_nested_too_deep_in_a_run_is_a_damaged_run_not_a_traceback(tmp_path
         assert not isinstance(out.exception, RecursionError), (command, out.exception)
         if out.exit_code:
             assert out.exit_code == 2 and "damaged" in out.output, (command, out.output)
+
+
+def test_a_long_tune_line_in_a_tilelang_candidate_is_read_in_linear_time():
+    """The built-in TileLang tuner reads a candidate's ``# kstrata-tune:``
+    line (an LLM's or an --initial file's text) in kstrata's process; a
+    60 KB run of digits on it kept the item pattern busy for about 50 s."""
+    import signal
+
+    from kstrata.backends.tilelang.tune_rules import declared
+
+    def too_slow(*_):
+        raise TimeoutError("reading the tune line took over 5 s")
+
+    source = 'SCHEDULE = {"rpb": 1}  # kstrata-tune: ' + "0" * 60_000 + "\n"
+    old = signal.signal(signal.SIGALRM, too_slow)
+    signal.setitimer(signal.ITIMER_REAL, 5.0)
+    try:
+        assert declared(source, "c") == {}
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+    good = 'SCHEDULE = {"rpb": 1}  # kstrata-tune: rpb in {1, 2, 4} on c, lanes in {8, 16}\n'
+    assert declared(good, "c") == {"rpb": ((1, 2, 4), 1), "lanes": ((8, 16), None)}
