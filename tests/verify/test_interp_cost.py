@@ -81,7 +81,8 @@ def test_optimize_warns_about_the_full_scope_confirmation(tmp_path, monkeypatch)
                                  "--out", str(tmp_path / "run")])
     assert r.exit_code == 0, r.output
     text = " ".join(r.output.split())
-    assert "full-scope verification that confirms the run's best" in text and "screening each candidate" not in text
+    assert "full-scope verification (the sweep's shapes and perturbed sweep shapes) that confirms the run's best" \
+        in text and "screening each candidate" not in text
 
 
 def test_the_estimate_counts_each_tests_fixed_cost():

@@ -357,7 +357,7 @@ def register(app: typer.Typer) -> None:
                 console.print(f"  message: {quoted(headline(ev), console.width, 11)}", markup=False,
                               highlight=False, soft_wrap=True)
             if hint:
-                console.print(f"  hint: {hint}", markup=False, highlight=False)
+                console.print(f"  hint: {hint}", markup=False, highlight=False, soft_wrap=True)
             for k, v in ev.evidence.items():
                 if k != "message":
                     console.print(f"  {k}: {quoted(evidence_text(v), console.width, len(k) + 4)}",

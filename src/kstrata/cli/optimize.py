@@ -294,7 +294,9 @@ def _check_resume(run_dir: Path, task: Any, backend: Any) -> None:
 
     with RunStore.open(run_dir) as store:
         old = store.config
-    was_task, was_backend = old.get("task", {}), old.get("backend")
+    was_task, was_backend = old.get("task") or {}, old.get("backend")
+    if not isinstance(was_task, dict) or not was_task.get("digest") or not was_backend:
+        return  # a config that names no task or backend: the search's own check decides, after the secret's
     if was_task.get("digest") != task.digest or was_backend != backend.name:
         # the command is built from the run's stored config, which anyone could have edited: each word
         # quoted, so a task path like 'x.py; curl ... | sh' is one argument when the line is pasted
