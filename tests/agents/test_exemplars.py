@@ -15,6 +15,8 @@ import pytest
 from kstrata.agents.exemplars import all_exemplars, exemplars_for
 
 EXEMPLARS = all_exemplars()
+#: checked under Triton's CPU interpreter at every sweep shape (~100-140 s on 2 CPUs): `pytest -m heavy`
+HEAVY_EXEMPLARS = {"softmax_online_triton"}
 
 
 def test_every_exemplar_has_a_check_on_one_of_its_backends():
@@ -94,7 +96,8 @@ def judges():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("exemplar", EXEMPLARS, ids=[e.name for e in EXEMPLARS])
+@pytest.mark.parametrize("exemplar", [pytest.param(e, marks=pytest.mark.heavy) if e.name in HEAVY_EXEMPLARS else e
+                                      for e in EXEMPLARS], ids=[e.name for e in EXEMPLARS])
 def test_every_exemplar_passes_the_verifier_at_every_sweep_shape(exemplar, judges):
     from kstrata.backends.registry import get_backend
     from kstrata.tasks.loader import resolve_task

@@ -109,6 +109,7 @@ def test_no_shipped_start_and_no_initial_is_a_clear_error(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.heavy  # a whole search under Triton's CPU interpreter (~80-120 s on 2 CPUs)
 def test_cli_optimize_softmax_builtin_verified(tmp_path):
     out = tmp_path / "run"
     r = CliRunner().invoke(app, ["optimize", "softmax", "--backend", "triton-interp", "--budget", "evals=4",

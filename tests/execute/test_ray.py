@@ -80,6 +80,7 @@ def test_same_call_results_as_local(ray_local):
     assert ray.is_initialized()  # joined the fixture's Ray; closing did not stop it
 
 
+@pytest.mark.heavy  # test_same_call_results_as_local keeps the equivalence in the CI run, on one call
 def test_same_verdicts_local_and_ray(ray_local, tmp_path, monkeypatch):
     import json
 
@@ -193,6 +194,7 @@ def _evaluator_without_confirmations(spec, backend, secret, pool, shape=None):
 
 
 @pytest.mark.slow  # two optimize runs through Ray, of one evaluation each: where cells run is tested, not the search
+@pytest.mark.heavy
 def test_bench_cells_spread_over_ray(ray_local, tmp_path):
     import json
 
