@@ -315,7 +315,8 @@ def register(app: typer.Typer) -> None:
         slow = slow_note(t, b, scope, timeout)  # an interpreter's verification can take minutes (newcomer nc11)
         over = over_limit(t, b, scope, timeout)
         if slow and over:  # it would end in `timeout` having tested little or nothing (newcomer nc15: 611 s)
-            print_error(f"not started: {slow}; or, to try anyway, a --timeout above the estimate, e.g. --timeout "
+            print_error(f"not started: even an elementwise kernel would take longer than --timeout {timeout:g} s "
+                        f"here. {slow}; or, to try anyway, a --timeout above the estimate, e.g. --timeout "
                         f"{math.ceil(over['typical_s'] * 1.5 / 60) * 60}")
             pool.close()
             raise typer.Exit(2)
