@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from kstrata.cli.errors import MAX_SECONDS, OptionError, check_number, err_console, print_error, user_errors
+from kstrata.cli.errors import MAX_SECONDS, OptionError, check_number, print_error, user_errors
 
 
 def mcp(
