@@ -419,3 +419,12 @@ def test_a_contended_reading_says_so_once_and_marks_its_roofline():
     _, user = _prompt_of(node)
     assert "memory-bound at 22%" in user and "- roofline: 21.9% of the attainable peak" in user
     assert "at most about 4.6x faster" in user
+
+
+def test_an_answer_over_the_limit_is_refused_before_it_is_parsed():
+    """Red team rt51: an answer had no size limit in kstrata's process."""
+    from kstrata.agents.parse import MAX_ANSWER_CHARS, ParseError, parse_answer
+
+    with pytest.raises(ParseError) as got:
+        parse_answer("<<<<<<< SEARCH\n" * (MAX_ANSWER_CHARS // 15 + 1), "x = 1\n")
+    assert got.value.kind == "too_long" and "SEARCH/REPLACE" in str(got.value)

@@ -316,3 +316,19 @@ def test_replay_miss_names_the_real_difference_not_a_measured_one(tmp_path):
     with pytest.raises(ProviderError) as e:
         replay.complete(extra)
     assert "recorded (none), requested '- [note] the output aliases the input'" in str(e.value)
+
+
+def test_an_answer_file_over_the_limit_is_refused_unread(tmp_path, monkeypatch):
+    """Red team rt51: answers had no size limit, so a huge answer file was read whole into kstrata's
+    memory; now one over MAX_ANSWER_BYTES is a provider error naming the file and the limit."""
+    from kstrata.llm import file_queue
+
+    monkeypatch.setattr(file_queue, "MAX_ANSWER_BYTES", 1000)
+    provider = queue(tmp_path).build()
+    stop = threading.Event()
+    answer_files(provider.directory, lambda meta: ("x" * 5000, None), stop)
+    try:
+        with pytest.raises(ProviderError, match="5000 bytes, over the 1000 an answer may have"):
+            provider.complete(MESSAGES, max_tokens=50)
+    finally:
+        stop.set()

@@ -20,7 +20,8 @@ does), never anything else.
 A malformed answer raises :class:`ParseError`, whose :attr:`ParseError.feedback`
 is written to be sent back to the model for a retry (the retry counts against
 the budget like any call). Kinds: ``truncated`` (unclosed fence or edit block,
-or the API says the token limit was hit), ``no_code``, ``conflicting_blocks``,
+or the API says the token limit was hit), ``too_long`` (over :data:`MAX_ANSWER_CHARS`,
+refused before it is read further), ``no_code``, ``conflicting_blocks``,
 ``malformed_edit``, ``edit_no_match``, ``edit_ambiguous``, ``unchanged``; and
 ``duplicate``, raised by the agents (:func:`kstrata.agents.llm_agent.known_candidate`:
 the answer's text is a candidate the run already has).
@@ -39,6 +40,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+#: the longest answer read (characters): twice the longest source the judge parses
+#: (:data:`kstrata.pysyntax.MAX_SOURCE_CHARS`), room for a whole source and its prose; a longer one is
+#: refused before any pattern runs over it (red team rt51: answers had no size limit in kstrata's process)
+MAX_ANSWER_CHARS = 4_000_000
 #: finish reasons that mean "stopped at the token limit" (OpenAI, Anthropic).
 TRUNCATED_REASONS = ("length", "max_tokens", "max_output_tokens")
 #: fence languages that are never the candidate's code.
@@ -367,6 +372,13 @@ def parse_answer(
     ParseError
         For every malformed answer; see the module docstring.
     """
+    if len(text) > MAX_ANSWER_CHARS:
+        raise ParseError(
+            "too_long",
+            f"it is {len(text)} characters, over the {MAX_ANSWER_CHARS} an answer may have. Send SEARCH/REPLACE "
+            "edits of only the lines that change, or the source alone, with little prose.",
+            chars=len(text),
+        )
     if (finish_reason or "").lower() in TRUNCATED_REASONS:
         raise ParseError(
             "truncated",

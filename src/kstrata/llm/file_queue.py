@@ -63,6 +63,10 @@ from kstrata.store.artifacts import write_atomic
 PROTOCOL_VERSION = 1
 
 
+#: the largest answer file read (bytes): :data:`kstrata.agents.parse.MAX_ANSWER_CHARS` characters of
+#: UTF-8 at up to 4 bytes each; a larger file is refused unread
+MAX_ANSWER_BYTES = 16_000_000
+
 def waiting_text(directory: str | Path) -> str | None:
     """What a ``queue:DIR`` run waits for, for a progress line: the newest
     request of ``directory`` whose prompt is written and whose answer is not
@@ -206,6 +210,11 @@ class QueueProvider(BaseProvider):
                 if size != last_size:
                     last_size, stable_since = size, now
                 elif now - stable_since >= self.settle_s:
+                    if size > MAX_ANSWER_BYTES:  # never read into kstrata's memory
+                        raise ProviderError(
+                            f"{self.label}: {answer} is {size} bytes, over the {MAX_ANSWER_BYTES} an answer may "
+                            "have; write a shorter answer (SEARCH/REPLACE edits, or the source alone)",
+                            provider=self.label, kind="rejected")
                     return answer.read_text(encoding="utf-8")
             if now - t0 > self.timeout_s:
                 raise ProviderTimeout(
