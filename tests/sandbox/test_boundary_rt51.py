@@ -192,6 +192,7 @@ def test_a_long_dotted_string_in_a_candidate_is_checked_in_linear_time():
     ("see [link=https://evil.example/]kstrata retime RUN[/link]", "\x1b]8;"),  # a hidden hyperlink (OSC 8)
     ("the verdict is [conceal]incorrect[/conceal] correct", "\x1b[8m"),  # concealed text
     ("moved the split to the [/graph] level", None),  # a closing tag rich cannot match: MarkupError
+    ("all fine [reverse]but this[/reverse] and [black on black]hidden words[/]", "\x1b[7m"),  # restyled text
 ])
 def test_markup_in_a_rationale_shows_no_link_hides_nothing_and_breaks_nothing(tmp_path, rationale, absent):
     """``kstrata show`` prints a candidate's rationale (an LLM's words) in a
@@ -213,6 +214,7 @@ def test_markup_in_a_rationale_shows_no_link_hides_nothing_and_breaks_nothing(tm
     assert absent is None or absent not in out
     words = rationale.split("[")[0].strip()
     assert words in out
+    assert "[" not in rationale or "[" in out  # shown as written: the run store's text is never markup
 
 
 def test_the_resume_command_built_from_a_run_config_quotes_each_word(tmp_path):

@@ -249,29 +249,33 @@ def candidate_view(run_dir: str | Path, prefix: str | None = None, as_json: bool
     head = Table.grid(padding=(0, 2))
     head.add_column(no_wrap=True, width=width)
     head.add_column(overflow="fold")  # a narrow terminal folds a rationale; it never cuts one
-    head.add_row("level / role", f"{node.level} / {node.role} ({node.proposer})" if node.parents or node.level
-                 else "initial (the run's starting point, not an edit)")
-    head.add_row("parents", ", ".join(p[:12] for p in node.parents) or "-")
-    head.add_row("path to root", " ← ".join(n.hash[:8] for n in tree.path_to_root(digest)))
-    head.add_row("rationale", node.rationale or "-")
-    head.add_row("router reason", node.router_reason or "-")
-    head.add_row("verdict", f"{node.verdict or unevaluated((Path(run_dir) / 'summary.json').is_file())}"
+
+    def row(label: str, value: str) -> None:  # the run store's text as written: never read as rich markup
+        head.add_row(label, Text(value))
+
+    row("level / role", f"{node.level} / {node.role} ({node.proposer})" if node.parents or node.level
+        else "initial (the run's starting point, not an edit)")
+    row("parents", ", ".join(p[:12] for p in node.parents) or "-")
+    row("path to root", " ← ".join(n.hash[:8] for n in tree.path_to_root(digest)))
+    row("rationale", node.rationale or "-")
+    row("router reason", node.router_reason or "-")
+    row("verdict", f"{node.verdict or unevaluated((Path(run_dir) / 'summary.json').is_file())}"
                  + (f" ({node.evaluation.check})" if node.evaluation and node.evaluation.check else ""))
     message = verdict_message(node)
     if message:
-        head.add_row("message", message)
+        row("message", message)
     r = reading(node)
     if node.measurement is not None:
         which = "" if r is None else f" ({r.which}" + ("" if r.trusted else "; timing not trusted: unranked") + ")"
         for s in node.measurement.speedups:
             ci = f" [{s.ci_low:.3g}, {s.ci_high:.3g}]" if s.ci_low is not None else ""
-            head.add_row(f"speedup vs {s.baseline}", f"{s.value:.3g}x{ci}{which}")
+            row(f"speedup vs {s.baseline}", f"{s.value:.3g}x{ci}{which}")
         if node.roofline_fraction is not None:
-            head.add_row("roofline", f"{node.roofline_fraction:.1%} ({node.bound})"
+            row("roofline", f"{node.roofline_fraction:.1%} ({node.bound})"
                          + ("" if r is None or r.trusted else "; from an untrusted timing"))
     note = graph_header_note(node.sources.get("graph", ""))
     if note:
-        head.add_row("graph header", note)
+        row("graph header", note)
     parts.append(head)
     feedback = node.feedback()
     if isinstance(feedback.get("measurement"), dict):  # a finding another one already holds is shown once
