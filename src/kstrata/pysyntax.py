@@ -102,3 +102,14 @@ def syntax_error_isolated(text: str, filename: str = "<text>") -> dict | None:
     except (ValueError, IndexError):
         last = (r.stderr.strip().splitlines() or [f"status {r.returncode}"])[-1][:200]
         return {"msg": f"could not be parsed (the parser's process failed: {last})", "line": None, "text": ""}
+
+
+def syntax_error_text(where: str, bad: dict) -> str:
+    """``WHERE, line N: Python syntax error, MSG: `the line``` for a
+    :func:`syntax_error_isolated` result ``bad`` (the line cut at 120
+    characters), as ``import``, ``optimize --initial`` and ``eval`` name a
+    candidate that does not parse."""
+    at = f", line {bad['line']}" if bad.get("line") else ""
+    line = str(bad.get("text") or "").strip()
+    shown = f": `{line[:120]}{'...' if len(line) > 120 else ''}`" if line else ""
+    return f"{where}{at}: Python syntax error, {bad['msg']}{shown}"

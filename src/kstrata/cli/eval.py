@@ -241,7 +241,7 @@ def syntax_hint(candidate: Path, sources: dict[str, str], backend: Any) -> str |
     verdict, not an error: a candidate that does not parse is a
     ``compile_error`` verdict with exit status 0 like any other, which scripts
     and external agents read from ``--json``."""
-    from kstrata.pysyntax import syntax_error_isolated
+    from kstrata.pysyntax import syntax_error_isolated, syntax_error_text
     from kstrata.store.artifacts import source_name
 
     kinds = getattr(backend, "level_kinds", {}) or {}
@@ -251,12 +251,8 @@ def syntax_hint(candidate: Path, sources: dict[str, str], backend: Any) -> str |
             continue
         where = candidate if candidate.is_file() else candidate / source_name(level, ext)
         bad = syntax_error_isolated(text, str(where))
-        if bad is None:
-            continue
-        line = str(bad.get("text") or "").strip()
-        shown = f": `{line[:120]}{'...' if len(line) > 120 else ''}`" if line else ""
-        at = f", line {bad['line']}" if bad.get("line") else ""
-        return f"{where}{at}: Python syntax error, {bad['msg']}{shown}"
+        if bad is not None:
+            return syntax_error_text(str(where), bad)
     return None
 
 
@@ -293,7 +289,6 @@ def register(app: typer.Typer) -> None:
             t = resolve_task(task)
             sources, backend = read_candidate(candidate, backend)
             b = get_backend(backend)
-            syntax = syntax_hint(candidate, sources, b)
             av = b.availability()
             if not av.usable:
                 raise ValueError(f"backend {backend} is not usable here: {av.reason}")
@@ -337,8 +332,9 @@ def register(app: typer.Typer) -> None:
         from kstrata.backends.pytorch_cuda import device_line
 
         where = device_line(b)
-        hint = (syntax if ev.verdict.value == "compile_error" else None) or backend_hint(sources, backend,
-                                                                                   ev.verdict.value)
+        # the file's own parse only where the judge found a compile error: a child process per eval otherwise
+        hint = (syntax_hint(candidate, sources, b) if ev.verdict.value == "compile_error" else None) \
+            or backend_hint(sources, backend, ev.verdict.value)
         # a pass short of the full scope is not a plain 'correct' (newcomer nc12: a kernel wrong only at
         # the nominal shape read 'correct' on triton-interp, the reason on the last line)
         told = [k for k in REDUCED_SCOPE_KEYS if k in ev.evidence] if ev.correct else []

@@ -16,7 +16,7 @@ import typer
 from kstrata.backends.registry import get_backend
 from kstrata.backends.tilelang.backend import graph_plan
 from kstrata.cli.errors import Console, user_errors
-from kstrata.pysyntax import syntax_error_isolated
+from kstrata.pysyntax import syntax_error_isolated, syntax_error_text
 from kstrata.store.artifacts import write_atomic
 from kstrata.tasks.base import TaskError
 from kstrata.tasks.loader import resolve_task
@@ -58,11 +58,8 @@ def read_model_file(path: Path, what: str = "kernel file") -> str:
                         "the task Model's constructor arguments and forward signature)")
     bad = syntax_error_isolated(text, str(path))
     if bad is not None:
-        where = f", line {bad['line']}" if bad.get("line") else ""
-        line = str(bad.get("text") or "").strip()
-        shown = f": `{line[:120]}{'...' if len(line) > 120 else ''}`" if line else ""
-        raise TaskError(f"{path}{where}: Python syntax error, {bad['msg']}{shown}; fix the {what} "
-                        "and try again (nothing was imported or started)")
+        raise TaskError(f"{syntax_error_text(str(path), bad)}; fix the {what} and try again (nothing was "
+                        "imported or started)")
     return text
 
 
