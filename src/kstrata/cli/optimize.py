@@ -288,22 +288,17 @@ def _check_resume(run_dir: Path, task: Any, backend: Any) -> None:
         When ``run_dir`` holds no run, or one of another task or backend (the
         message names the run's and says how to resume it).
     """
-    import shlex
-
+    from kstrata.search.loop import other_run
     from kstrata.store.run_store import RunStore, StoreError
 
     with RunStore.open(run_dir) as store:
         old = store.config
-    was_task, was_backend = old.get("task") or {}, old.get("backend")
-    if not isinstance(was_task, dict) or not was_task.get("digest") or not was_backend:
+    was_task = old.get("task")
+    if not isinstance(was_task, dict) or not was_task.get("digest") or not old.get("backend"):
         return  # a config that names no task or backend: the search's own check decides, after the secret's
-    if was_task.get("digest") != task.digest or was_backend != backend.name:
-        # the command is built from the run's stored config, which anyone could have edited: each word
-        # quoted, so a task path like 'x.py; curl ... | sh' is one argument when the line is pasted
-        words = [str(w) for w in (was_task.get("path") or was_task.get("name"), was_backend, run_dir)]
-        raise StoreError(f"{run_dir} is a run of {was_task.get('name')} on {was_backend}, not {task.name} on "
-                         f"{backend.name}; resume it with: kstrata optimize {shlex.quote(words[0])} --backend "
-                         f"{shlex.quote(words[1])} --resume {shlex.quote(words[2])}")
+    mismatch = other_run(old, task, backend, run_dir)
+    if mismatch:
+        raise StoreError(mismatch)
 
 
 def resuming_line(run_dir: Path, budget: Any) -> str:

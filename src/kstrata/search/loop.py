@@ -557,6 +557,27 @@ def write_outcome(store: RunStore, tree: CandidateTree, stop_reason: str,
     return best
 
 
+def other_run(config: dict[str, Any], task: Any, backend: Any, run_dir: Any) -> str | None:
+    """Why ``--resume run_dir`` cannot continue a run whose stored ``config``
+    is of another task (by digest) or backend than ``task`` on ``backend``, or
+    None when it is theirs. The message ends with the command that resumes it,
+    each word quoted: the config is run-directory data anyone could have
+    edited, and a task path like ``x.py; curl ... | sh`` stays one argument
+    when the line is pasted (red team rt51)."""
+    import shlex
+
+    was = config.get("task") if isinstance(config.get("task"), dict) else {}
+    was_backend = config.get("backend")
+    if was.get("digest") == task.digest and was_backend == backend.name:
+        return None
+    text = f"{run_dir} is a run of {was.get('name')} on {was_backend}, not {task.name} on {backend.name}"
+    where = was.get("path") or was.get("name")
+    if where and was_backend:
+        text += (f"; resume it with: kstrata optimize {shlex.quote(str(where))} --backend "
+                 f"{shlex.quote(str(was_backend))} --resume {shlex.quote(str(run_dir))}")
+    return text
+
+
 def optimize(
     task: Any,
     backend: Any,
@@ -639,12 +660,10 @@ def optimize(
     if resume:
         store = RunStore.open(run_dir)
         old = store.config
-        if old.get("task", {}).get("digest") != task.digest or old.get("backend") != backend.name:
+        mismatch = other_run(old, task, backend, run_dir)
+        if mismatch:
             store.close()
-            raise StoreError(
-                f"{run_dir} is a run of {old.get('task', {}).get('name')} on {old.get('backend')}, "
-                f"not {task.name} on {backend.name}"
-            )
+            raise StoreError(mismatch)
         settings = SearchSettings(**{**asdict(settings), "seed": store.seed})
     else:
         store = RunStore.create(run_dir, config, seed=settings.seed)
