@@ -28,6 +28,14 @@ from kstrata.tasks.meta import TaskMeta
 _counter = itertools.count()
 
 
+
+def _kind(x: object) -> str:
+    """A short description of a Python object for an error message."""
+    if isinstance(x, torch.Tensor):
+        return f"a Tensor of shape {tuple(x.shape)}"
+    mod = type(x).__module__
+    return f"a {'' if mod == 'builtins' else mod + '.'}{type(x).__qualname__}"
+
 class TaskError(ValueError):
     """A task file that cannot be used; the message names the file and the fix."""
 
@@ -346,7 +354,8 @@ class Task:
         Raises
         ------
         TaskError
-            When the module's ``Model`` is not a class (or the module fails to load).
+            When the module's ``Model`` is not a class, ``get_inputs()`` returns
+            no list or tuple (or the module fails to load).
         """
         module = self.load_module(shape)
         if not isinstance(getattr(module, "Model", None), type):
@@ -356,7 +365,11 @@ class Task:
         init_inputs = list(module.get_init_inputs())
         model = module.Model(*init_inputs).eval()
         torch.manual_seed(seed + 1)
-        inputs = list(module.get_inputs())
+        drawn = module.get_inputs()
+        if not isinstance(drawn, (list, tuple)):  # list() of a bare tensor would split it into rows
+            raise TaskError(f"{self.path}: get_inputs() returned {_kind(drawn)}, not a list; return the forward's "
+                            "arguments as a list, e.g. [x] for one tensor")
+        inputs = list(drawn)
         return model, inputs, init_inputs, module
 
     # -- roofline counts ---------------------------------------------------
