@@ -53,7 +53,21 @@ def plan_bytes(task: Any, scope: str, secret: str = "estimate") -> tuple[int, fl
     :func:`kstrata.verify.runner.run_protocol` plans it (public, hidden,
     secret perturbations, size-1 and octave probes; the nominal shape is not run on
     an interpreter). ``secret`` only moves the perturbed sizes by a few.
-    None when the task's byte count is unknown at some shape."""
+    None when the task's byte count is unknown at some shape. Kept per task
+    text, metadata, scope and secret in this process (``eval`` asks for the
+    warning and for the refusal, ``optimize`` for two scopes' notes)."""
+    from kstrata.tasks.scaled import shape_mode
+
+    key = (task.digest, str(task.path), task.meta.model_dump_json(), shape_mode(), scope, secret)
+    if key not in _PLANNED:
+        _PLANNED[key] = _plan_bytes(task, scope, secret)
+    return _PLANNED[key]
+
+
+_PLANNED: dict[tuple, tuple[int, float] | None] = {}
+
+
+def _plan_bytes(task: Any, scope: str, secret: str) -> tuple[int, float] | None:
     from kstrata.verify.plan import (
         hidden_tests,
         octave_tests,
