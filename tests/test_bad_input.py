@@ -357,7 +357,7 @@ def test_a_run_directory_that_is_a_file_is_refused_before_any_work(tmp_path):
     """``--out`` naming a file was a FileExistsError traceback from the secret's writer."""
     f = tmp_path / "a_file"
     f.write_text("mine")
-    res = CliRunner().invoke(app, ["optimize", "relu", "--backend", "pytorch", "--budget", "evals=1", "--out", str(f)])
+    res = CliRunner().invoke(app, ["optimize", "relu", "--backend", "tvm-llvm", "--budget", "evals=1", "--out", str(f)])
     _one_error_line(res, f"error: --out {f}: exists and is not a directory")
     assert f.read_text() == "mine"
 

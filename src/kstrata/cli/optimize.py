@@ -408,8 +408,6 @@ def register(app: typer.Typer) -> None:
                 _check_tune_markers(root, b, initial)
             if resume is None and (run_dir / "run.db").exists():
                 raise OptionError(f"{run_dir} already holds a run; pass --resume {run_dir} to continue it")
-            if resume is None:
-                _check_out(run_dir)
             extra = {"ablations": ablate, "memory": memory} if proposer == "hierarchical" else {}
             prop = make_proposer(proposer, backend=b, llm=llm, record=record, config=config, **extra)
             settings = SearchSettings(seed=seed, lookahead_expansions=lookahead)
@@ -418,6 +416,8 @@ def register(app: typer.Typer) -> None:
                 policy_arg, settings = prop.policy(policy), prop.settings(settings)
             names = tuple(x.strip() for x in baselines.split(",") if x.strip())
             shape = _timing_shape(timing_shape, t, b, resume)
+            if resume is None:  # after the options that can still be wrong: a refused run leaves no folder
+                _check_out(run_dir)
             try:
                 kind, _ = parse_executor(executor)
                 pool = pool_for(b) if kind == "local" else make_executor(executor, backend=b)
