@@ -3,7 +3,8 @@
 # kstrata.verify.warm_loads), plus the Triton sanity of this round's sandbox on a GPU. Run in the
 # repository root (or a copy of a commit's src/ and benchmarks/), after benchmarks/gpu_tilelang_env.sh
 # made the judge's TileLang environment, carrying .gpu/gos:
-#   OUT=dir bash benchmarks/gpu_verify_warm.sh [TASKS]
+#   OUT=dir [RUNS="triton tilelang_warm tilelang_off"] bash benchmarks/gpu_verify_warm.sh [TASKS]
+# RUNS picks which of the three runs below happen (default all three).
 # Each run has its own KSTRATA_CACHE_DIR, so no run finds another's kernel-cache archive (a cold
 # verification each: a candidate's first).
 set -u
@@ -12,8 +13,10 @@ out=${OUT:-/tmp/kst-warm-out}
 tasks=${1:-relu,softmax,rmsnorm}
 mkdir -p "$out"
 . benchmarks/gpu_install.sh || exit 1
+runs=" ${RUNS:-triton tilelang_warm tilelang_off} "
 run() {  # name, env assignments..., then verify_overhead's arguments after --
   local name=$1; shift
+  case "$runs" in *" $name "*) ;; *) return 0 ;; esac
   local envs=()
   while [ "$1" != "--" ]; do envs+=("$1"); shift; done; shift
   rm -rf "/tmp/kst-cache-$name"
