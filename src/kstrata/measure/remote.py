@@ -195,14 +195,24 @@ class RemoteCandidate:
         a 480 MiB L3), a thread that finished a softmax after each call
         returned was lost in the ticks' noise. None where the process cannot
         be observed (no sandbox client). The process list is refreshed every
-        32 reads."""
+        32 reads.
+
+        Each listed process counts with the children it has reaped, and the
+        sandbox's zygote with the orphans it reaped (:func:`sandbox_cpu_ms`):
+        a process's CPU-time clock leaves out its children, so a child forked
+        in a timed call that computed the next output while the judge flushed
+        the cache, then ended and was reaped by the candidate (its CPU moved
+        into the parent's ``cutime``), was on no list and in no reading
+        (red-team rt52). A listed process that ends moves its CPU into its
+        reaper's children times, so the reading stays continuous."""
         own = getattr(self.proc, "_own_processes", None)
         if own is None:
             return None
         if not self._cpu_pids or self._cpu_reads % 32 == 0:
             self._cpu_pids = own()
         self._cpu_reads += 1
-        return sum(process_cpu_ms(pid) or 0.0 for pid in self._cpu_pids)
+        zygote = getattr(self.proc, "zygote_pid", 0)
+        return sandbox_cpu_ms(self._cpu_pids) + (reaped_cpu_ms(zygote) if zygote else 0.0)
 
     def thunks(self, n: int) -> list["_RunThunk"]:
         return [_RunThunk(self, i) for i in range(n)]
@@ -669,22 +679,27 @@ def _cpu_clock_id(pid: int) -> int:
 
 def sandbox_cpu_ms(pids: Sequence[int]) -> float:
     """CPU ms used so far by host processes ``pids`` (:func:`process_cpu_ms`)
-    and by the children each has reaped (``cutime`` + ``cstime`` of
-    ``/proc/PID/stat``, clock ticks, through psutil); processes gone are left
-    out."""
-    import psutil
-
+    and by the children each has reaped (:func:`reaped_cpu_ms`); processes
+    gone are left out."""
     total = 0.0
     for pid in dict.fromkeys(pids):
         own = process_cpu_ms(pid)
-        if own is None:
-            continue
-        try:
-            t = psutil.Process(pid).cpu_times()
-            total += own + (t.children_user + t.children_system) * 1e3
-        except psutil.Error:
-            total += own
+        if own is not None:
+            total += own + reaped_cpu_ms(pid)
     return total
+
+
+def reaped_cpu_ms(pid: int) -> float:
+    """CPU ms used by the children host process ``pid`` has reaped (and what
+    they reaped in turn): ``cutime`` + ``cstime`` of ``/proc/PID/stat``
+    through psutil (clock ticks, 10 ms); 0.0 when the process is gone."""
+    import psutil
+
+    try:
+        t = psutil.Process(pid).cpu_times()
+    except psutil.Error:
+        return 0.0
+    return (t.children_user + t.children_system) * 1e3
 
 
 def process_cpu_ms(pid: int) -> float | None:
