@@ -97,6 +97,20 @@ def test_vector_loads_and_stores_fall_back_where_the_width_does_not_divide(cuda)
         assert "__global__" in code
 
 
+def test_reductions_load_4_wide_where_4_divides_the_row_but_the_threads_times_4_do_not(cuda):
+    """A row of 1000 (cross_entropy's 32000 too) is no multiple of 512 x 4: the
+    reductions' loads were scalar there; the thread loop is now the one predicated,
+    each thread's 4 lanes one float4 load."""
+    task, sources, variants = _variants(cuda, "softmax")
+    v = next(v for v in variants if v.rule == "gpu_rows" and "512 threads" in v.description
+             and "4 wide" in v.description and "shared" not in v.description)
+    shape = {"B": 8, "D": 1000}
+    _, funcs, _, failed = cuda.scheduled_funcs(task, {**sources, "schedule": v.text}, shape)
+    assert not failed
+    code = tb.generated_source(tb.build_module(funcs, cuda.target()), "cuda")
+    assert len(re.findall(r"= \*\(float4\*\)\(x_ptr", code)) >= 2  # the max's and the sum's loads
+
+
 def test_neighbours_of_the_candidates_own_variant_come_first(cuda):
     _, _, variants = _variants(cuda, "softmax")
     start = next(v for v in variants if v.rule == "gpu_rows" and "512 threads" in v.description

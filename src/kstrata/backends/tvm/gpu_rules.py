@@ -311,11 +311,20 @@ def _buffer(region: Any) -> Any:
 def _vector_load(read: int, threads: int, vec: int) -> list[str]:
     """Split a reduction loop ``rr`` of block ``r`` over ``threads`` threads
     (``rtx``); with ``vec`` > 1, where the width divides it, each thread reads
-    ``vec`` contiguous elements of read buffer ``read`` at once into registers."""
+    ``vec`` contiguous elements of read buffer ``read`` at once into registers.
+    Where ``vec`` divides the row but ``threads * vec`` does not (cross_entropy's
+    32000 columns at 512 threads), the thread loop is the predicated one and
+    the lanes stay one vector load (as :func:`_row_split`), not scalar loads."""
     if vec == 1:
         return [f"_, rtx = sch.split(rr, factors=[None, {threads}])"]
     return [f"if {_divides('rr', threads * vec)}:\n"
             f"    _, rtx, rv = sch.split(rr, factors=[None, {threads}, {vec}])\n"
+            f'    cr = sch.cache_read(r, {read}, "local", consumer_blocks=[r])\n'
+            f"    sch.compute_at(cr, rtx)\n"
+            f"    sch.vectorize(sch.get_loops(cr)[-1])\n"
+            f"elif {_divides('rr', vec)}:\n"
+            f"    _o, rv = sch.split(rr, factors=[None, {vec}])\n"
+            f"    _, rtx = sch.split(_o, factors=[None, {threads}])\n"
             f'    cr = sch.cache_read(r, {read}, "local", consumer_blocks=[r])\n'
             f"    sch.compute_at(cr, rtx)\n"
             f"    sch.vectorize(sch.get_loops(cr)[-1])\n"
