@@ -87,6 +87,9 @@ class TVMRulesProposer:
         Schedule variants proposed per expansion (a seeded sample of all that apply).
     tune_trials:
         MetaSchedule trials for the one tuning proposal per graph (0 = never tune).
+    per_rewrite:
+        Schedule variants proposed with each graph rewrite that applies, ahead of
+        the expansion's own (:meth:`_rewritten`; 0 = none).
     """
 
     name = "builtin"
@@ -95,9 +98,10 @@ class TVMRulesProposer:
     #: (the search stops there, :meth:`kstrata.search.loop._Run.unfixable_start`)
     repairs = False
 
-    def __init__(self, backend: Any, per_expansion: int = 4, tune_trials: int = 16):
+    def __init__(self, backend: Any, per_expansion: int = 4, tune_trials: int = 16, per_rewrite: int = 2):
         self.backend = backend
         self.per_expansion = per_expansion
+        self.per_rewrite = per_rewrite
         self.tune_trials = tune_trials
         self._tuned_graphs: set[str] = set()
 
@@ -181,6 +185,42 @@ class TVMRulesProposer:
             self._tuned_graphs.add(graph)
             if tuned is not None:
                 out.insert(0, self._tuned_proposal(sources, tuned))
+        return self._rewritten(task, sources, have) + out
+
+    def _rewritten(self, task: Any, sources: dict[str, str], have: set[tuple[str, ...]]) -> list[Proposal]:
+        """The graph rewrites that apply to the candidate's graph
+        (:func:`kstrata.backends.tvm.graph_rules.rewrites`: the log-softmax that
+        only a gather reads, ``x ** 2``), each with the first
+        :attr:`per_rewrite` schedule variants of the new graph (its expansion
+        from the default schedule, in the rules' order: on a GPU target the
+        costliest PrimFunc's row schedules first), as ``graph`` proposals that
+        the schedule expansion offers before its own variants: they remove
+        passes over memory or work per element that no schedule of the old
+        graph can (cross_entropy's B x C log-softmax written and not read;
+        ``powf`` per element in rmsnorm), and the search has few evaluations
+        on a lent GPU. A rewrite whose expansion fails offers nothing; on a CPU
+        target (not ``gpu_like``) none is offered here."""
+        from kstrata.backends.tvm.graph_rules import rewrites
+        from kstrata.backends.tvm.isolated import schedule_expansion
+        from kstrata.backends.tvm.schedule import render_schedule
+        from kstrata.sandbox import IsolatedCallError
+
+        if not self.per_rewrite or not getattr(self.backend, "gpu_like", False):
+            return []  # a CPU search has the evaluations to reach them at the graph level
+        out = []
+        for rule, graph, desc in rewrites(sources.get("graph", "")):
+            base = {**sources, "graph": graph, "schedule": render_schedule({}, "after the graph rule " + rule)}
+            try:
+                variants, _ = schedule_expansion(task, base, self.backend.name,
+                                                 gpu=bool(getattr(self.backend, "gpu_like", False)))
+            except IsolatedCallError:
+                continue
+            fresh = [v for v in variants if (normalize_source(graph), normalize_source(v["text"])) not in have]
+            for v in fresh[:self.per_rewrite]:
+                out.append(Proposal(sources={**base, "schedule": v["text"]}, level="graph", role="graph-rules",
+                                    rationale=f"{rule}: {desc}; then {v['rule']} on {v['func']}: {v['description']}",
+                                    metadata={"rule": f"{rule}+{v['rule']}", "func": v["func"],
+                                              "tiling_class": "graph:" + rule}))
         return out
 
     def _can_tune(self) -> bool:

@@ -818,11 +818,18 @@ def _legalize(mod: Any, header: Any, fold: bool) -> Any:
     legalized ``R.mean`` (a sum then a divide) ``kOutEWiseFusable``: rmsnorm's
     ``x ** 2`` stayed a kernel of its own that wrote and re-read a B x D
     intermediate (2 kernels, 5 passes over B x D; one kernel and 2 passes with ``rows``).
+
+    First, every PrimFunc the graph defines itself (a ``R.call_tir`` of a
+    ``T.prim_func`` in the module, as :mod:`kstrata.backends.tvm.graph_rules`
+    writes them, with symbolic sizes) is specialized to the sizes of its call
+    (``SpecializePrimFuncBasedOnCallSite``): bound to a shape, it is static
+    like the legalized ones, as the GPU schedules need.
     """
     import tvm
     from tvm import relax
 
-    passes = [relax.transform.LegalizeOps(), relax.transform.AnnotateTIROpPattern()]
+    passes = [relax.transform.SpecializePrimFuncBasedOnCallSite(), relax.transform.LegalizeOps(),
+              relax.transform.AnnotateTIROpPattern()]
     if fold:
         passes.append(relax.transform.FoldConstant())
     if header.fusion in ("ops+tir", "rows"):

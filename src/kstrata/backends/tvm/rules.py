@@ -608,6 +608,10 @@ def graph_variants(graph_text: str, gpu: bool = False) -> list[Variant]:
     then the other fusion choices (``FuseOps``+``FuseTIR`` on/off, and ``rows``
     on a GPU target (``gpu``) or where the graph reduces a value it computed
     (:func:`_reduces_a_computed_value`), :data:`~kstrata.backends.tvm.lower.FUSION_CHOICES`).
+    The algebraic rewrites that apply (:func:`kstrata.backends.tvm.graph_rules.rewrites`,
+    rule = the rewrite's name) come before all of them on a GPU target and after them on
+    a CPU one (there ``rows`` is what rmsnorm needs first, and LLVM already turns
+    ``pow(x, 2)`` into a multiply).
 
     On a CPU target ``rows`` comes first: rmsnorm's default ``ops+tir`` graph is
     two PrimFuncs, ``x ** 2`` alone in one that writes a B x D buffer the mean
@@ -622,12 +626,16 @@ def graph_variants(graph_text: str, gpu: bool = False) -> list[Variant]:
     no schedule reaching eager (0.63-1.0x; ``benchmarks/results/cpu_rows.txt``)."""
     import re
 
+    from kstrata.backends.tvm.graph_rules import rewrites
+
     header, _ = parse_graph(graph_text)
     rows = not gpu and _reduces_a_computed_value(graph_text)
+    # the algebraic rewrites first: they remove passes or work that no fusion choice does
+    first = [Variant("graph", text, rule, "", desc) for rule, text, desc in rewrites(graph_text)]
     choices = FUSION_CHOICES if gpu else tuple(
         f for f in FUSION_CHOICES
         if (f != "rows" or rows) and (f != "none" or not rows or re.search(_ANCHOR_CALL, graph_text)))
-    out = []
+    out = list(first) if gpu else []
     if not gpu and "rows" in choices and header.fusion != "rows":
         out.append(Variant("graph", with_fusion(graph_text, "rows"), "fusion", "",
                            f"fusion: {header.fusion} -> rows (elementwise producers fused into the row "
@@ -642,4 +650,4 @@ def graph_variants(graph_text: str, gpu: bool = False) -> list[Variant]:
         for f in choices
         if f != header.fusion and (gpu or f != "rows")
     ]
-    return out
+    return out if gpu else out + first
