@@ -4,7 +4,7 @@ On the lent nvidia-h200, in the repository root (torch 2.11 and TVM 0.27 carried
 /tmp/kst-tvm; kstrata is not installed, it is imported from ./src), at most ~250 s with the defaults:
     PYTHONPATH=/tmp/kst-tvm:$PWD/src:/tmp/kst-gos python3 benchmarks/tvm_cuda_variants.py \\
         [--tasks rmsnorm,softmax,layernorm,relu,fused_exp_mean] [--max-variants 0] \\
-        [--task-seconds 40] [--reps 30] [--no-compile] [--dry-run]
+        [--task-seconds 40] [--reps 30] [--no-compile] [--dry-run] [--rewrites]
 
 For each task, at its nominal shape, in this process (kstrata's own schedules, trusted: no
 sandbox, no judge): builds the tvm-cuda initial candidate (``TVMCUDABackend.initial_sources``:
@@ -32,6 +32,13 @@ is counted. A variant costs ~0.5 s (TVM build + nvcc, ~0.45 s per variant in
 tvm_cuda_starts.txt's compiled expansions) plus its check and replays; rmsnorm, softmax and
 layernorm have ~50 variants each, relu 10, fused_exp_mean 5; each ``torch.compile``
 baseline takes ~5-15 s to compile.
+
+``--rewrites``: before the start's variants, those of each graph rewrite that applies
+(``graph_rules.rewrites``: cross_entropy's log-softmax + gather as one row PrimFunc, rmsnorm's
+``x ** 2`` as ``x * x``): the rewritten graph with the default schedule (rank ``r0``, rule
+``<rewrite>+start``), then its schedule variants (``r1``, ``r2``, ...; the built-in proposer
+offers ``r1`` and ``r2`` with the rewrite ahead of its own schedule variants); ``x start`` is
+still against the unrewritten start. ``--task-seconds`` then caps all of a task's rows.
 
 ``--dry-run`` needs no GPU: each variant is built for CUDA with code generation only
 (``build.codegen_only``, no nvcc), the table printed without timings (check ``built``).
@@ -119,30 +126,52 @@ def measure(backend: Any, task: Any, sources: dict[str, str], shape: dict[str, i
         return f"FAILED({type(e).__name__}: {str(e).splitlines()[0][:60] if str(e) else ''})", None, False
 
 
+def expansions(backend: Any, task: Any, sources: dict[str, str], shape: dict[str, int],
+               args: argparse.Namespace) -> tuple[list[str], list[tuple[Any, ...]]]:
+    """(header lines, [(rank, rule, sources[, variant])]): the start and its variants, and with
+    ``--rewrites`` before them each graph rewrite's (``graph_rules.rewrites``): its graph with
+    the default schedule (rank ``r0``), then its variants (``r1``, ``r2``, ...) in the order the
+    built-in proposer offers them; each list capped at ``--max-variants``."""
+    from kstrata.backends.tvm.graph_rules import rewrites
+
+    head, rows = [], []
+    graphs = [("", sources["graph"])]
+    if args.rewrites:
+        graphs = [(rule, g) for rule, g, _ in rewrites(sources["graph"])] + graphs
+    for rule, graph in graphs:
+        src = {**sources, "graph": graph}
+        t0 = time.perf_counter()
+        found = variants_of(backend, task, src, shape)
+        todo = found[:args.max_variants] if args.max_variants else found
+        left = f", {len(found) - len(todo)} past --max-variants not built" if len(todo) < len(found) else ""
+        head.append(f"# {task.name} {shape} {f'graph rule {rule}' if rule else 'start'}: {len(found)} variants "
+                    f"in {time.perf_counter() - t0:.1f} s (codegen only){left}")
+        rows.append(("r0", f"{rule}+start", src) if rule else ("-", "start", src))
+        rows += [(f"r{i}" if rule else str(i), f"{rule}+{v.rule}" if rule else v.rule, {**src, "schedule": v.text}, v)
+                 for i, v in enumerate(todo, 1)]
+    return head, rows
+
+
 def task_rows(backend: Any, task: Any, args: argparse.Namespace) -> list[str]:
-    """The printed rows of one task: baselines, the start and its variants."""
+    """The printed rows of one task: baselines, the start and its variants (with
+    ``--rewrites``, each graph rewrite's default schedule and variants before them)."""
     shape = task.full_shape(task.nominal_shape)
     sources = backend.initial_sources(task)
-    t0 = time.perf_counter()
-    found = variants_of(backend, task, sources, shape)
-    head = [f"# {task.name} {shape}: {len(found)} variants in {time.perf_counter() - t0:.1f} s (codegen only)"]
-    todo = found[:args.max_variants] if args.max_variants else found
+    head, todo = expansions(backend, task, sources, shape, args)
+    todo.sort(key=lambda row: row[0] != "-")  # the start first: the 'x start' column's base
     base = None if args.dry_run else baselines(task, shape, args.reps, compile_=not args.no_compile,
                                                    graph=True)
     results = []  # (rank, rule, params, check, ms, graph)
     t0 = time.perf_counter()
-    for rank, (label, src) in enumerate([("start", sources), *((v, {**sources, "schedule": v.text})
-                                                                for v in todo)]):
-        if rank and args.task_seconds and time.perf_counter() - t0 > args.task_seconds:
-            head.append(f"# {task.name}: {len(todo) - rank + 1} more variant(s) not timed (--task-seconds)")
+    for n, (rank, rule, src, *v) in enumerate(todo):
+        if n and args.task_seconds and time.perf_counter() - t0 > args.task_seconds:
+            head.append(f"# {task.name}: {len(todo) - n} more variant(s) not timed (--task-seconds)")
             break
-        rule, par = ("start", "default") if rank == 0 else (label.rule, params(label.description))
+        par = params(v[0].description) if v else "default"
         if args.dry_run:
             results.append((rank, rule, par, codegen(backend, task, src, shape), None, False))
         else:
             results.append((rank, rule, par, *measure(backend, task, src, shape, base, args.reps)))
-    if len(found) > len(todo):
-        head.append(f"# {task.name}: {len(found) - len(todo)} variant(s) past --max-variants not built")
     start_ms = results[0][4]
     eager_ms, compile_ms = (base[3], base[4]) if base else (None, None)
     nbytes = task.bytes(shape) or 0
@@ -152,18 +181,18 @@ def task_rows(backend: Any, task: Any, args: argparse.Namespace) -> list[str]:
         return f"{a / b:.2f}" if a and b else "-"
 
     lines = []
-    for r in sorted(results, key=lambda r: (r[4] is None, r[4] or 0.0, r[0])):
+    for r in sorted(results, key=lambda r: (r[4] is None, r[4] or 0.0)):
         rank, rule, par, ok, ms, graph = r
         ms_txt = "-" if ms is None else f"{ms:.4f}" + ("" if graph else "~")
-        lines.append(f"{'*' if r is best else ' '} {task.name:<15}{rank or '-':>5}  {rule:<16}{par:<26}{ok[:34]:<35}"
+        lines.append(f"{'*' if r is best else ' '} {task.name:<15}{rank:>5}  {rule:<28}{par:<26}{ok[:34]:<35}"
                      f"{ms_txt:>9}{ratio(start_ms, ms):>9}{ratio(eager_ms, ms):>9}{ratio(compile_ms, ms):>10}"
                      f"{f'{nbytes / ms / 1e6:.0f}' if ms else '-':>9}")
     if base:
-        lines.append(f"  {task.name:<15}{'':>5}  {'eager':<16}{'':<26}{'':<35}{eager_ms:>9.4f}"
+        lines.append(f"  {task.name:<15}{'':>5}  {'eager':<28}{'':<26}{'':<35}{eager_ms:>9.4f}"
                      f"{ratio(start_ms, eager_ms):>9}{1.0:>9.2f}{ratio(compile_ms, eager_ms):>10}"
                      f"{nbytes / eager_ms / 1e6:>9.0f}")
         if compile_ms:
-            lines.append(f"  {task.name:<15}{'':>5}  {'torch.compile':<16}{'':<26}{'':<35}{compile_ms:>9.4f}"
+            lines.append(f"  {task.name:<15}{'':>5}  {'torch.compile':<28}{'':<26}{'':<35}{compile_ms:>9.4f}"
                          f"{ratio(start_ms, compile_ms):>9}{ratio(eager_ms, compile_ms):>9}{1.0:>10.2f}"
                          f"{nbytes / compile_ms / 1e6:>9.0f}")
     return head + lines
@@ -178,6 +207,9 @@ def main(argv: list[str] | None = None) -> None:
                     help="no new variant once a task's variants took this long (0: no cap)")
     ap.add_argument("--no-compile", action="store_true", help="no torch.compile baseline")
     ap.add_argument("--dry-run", action="store_true", help="no GPU: code generation only, no timings")
+    ap.add_argument("--rewrites", action="store_true",
+                    help="before the start's variants, each graph rewrite's (graph_rules.rewrites): its "
+                         "default schedule (rank r0), then its variants (r1, r2, ...)")
     args = ap.parse_args(argv)
 
     import tvm
@@ -196,7 +228,7 @@ def main(argv: list[str] | None = None) -> None:
             sys.exit(1)
         print(f"# {torch.cuda.get_device_name(0)}; copy bandwidth {copy_bandwidth():.0f} GB/s "
               f"(256 MiB dst.copy_(src), read + write); graph ms: median of {args.reps} replays")
-    print(f"# {'':<15}{'rank':>5}  {'rule':<16}{'params':<26}{'check':<35}{'graph ms':>9}{'x start':>9}"
+    print(f"# {'':<15}{'rank':>5}  {'rule':<28}{'params':<26}{'check':<35}{'graph ms':>9}{'x start':>9}"
           f"{'x eager':>9}{'x compile':>10}{'GB/s':>9}")
     t0 = time.perf_counter()
     for name in args.tasks.split(","):
