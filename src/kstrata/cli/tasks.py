@@ -26,14 +26,6 @@ def _fmt_count(x: float | None, unit: str) -> str:
     return f"{x:.0f}{unit}"
 
 
-def _defines_model_new(path: str) -> bool:
-    """Whether the file's text has a top-level ``class ModelNew`` (read as text, never imported)."""
-    try:
-        return any(line.startswith("class ModelNew") for line in Path(path).read_text(errors="replace").splitlines())
-    except OSError:
-        return False
-
-
 @app.command("list")
 def list_(
     level: int | None = typer.Option(None, "--level", help="Only tasks of this level (1, 2, 3)."),
@@ -50,12 +42,9 @@ def list_(
     from kstrata.tasks.loader import SkippedOnPurpose
 
     candidates = [e.path for e in problems if isinstance(e, SkippedOnPurpose) and e.kind == "candidate"]
-    candidates += [Path(str(e).split(": missing Model,")[0]) for e in problems
-                   if ": missing Model," in str(e) and _defines_model_new(str(e).split(": missing Model,")[0])]
     folders = [e for e in problems if isinstance(e, SkippedOnPurpose) and e.kind == "folder"]
     for e in problems:
-        if not isinstance(e, SkippedOnPurpose) and not (": missing Model," in str(e)
-                                                        and Path(str(e).split(": missing Model,")[0]) in candidates):
+        if not isinstance(e, SkippedOnPurpose):
             console.print(f"[yellow]skipped:[/] {e}", highlight=False)
     if candidates:
         console.print(f"skipped {len(candidates)} candidate file(s) (they define ModelNew, not a task's Model): "
