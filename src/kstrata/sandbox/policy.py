@@ -184,6 +184,23 @@ _SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", 
                 "/etc/passwd", "/etc/group", "/etc/localtime", "/opt", "/sys")
 
 
+def _system_links() -> dict[str, str]:
+    """The :data:`_SYSTEM_DIRS` that are symbolic links to a path inside ``/usr``
+    on this host (merged ``/usr``: ``/lib -> usr/lib``), each with its link text.
+
+    The sandbox makes them links too. Bound as directories, ``..`` from inside
+    one leaves ``/usr``: PoCL, loaded as ``/lib/x86_64-linux-gnu/libpocl.so``,
+    looks for its headers at ``/lib/x86_64-linux-gnu/../../share/pocl``, which
+    was ``/share/pocl`` in the sandbox, and every ``tvm-opencl`` candidate read
+    ``compile_error`` ("no OpenCL device compiles a kernel") there while the
+    same build passed outside it."""
+    out: dict[str, str] = {}
+    for p in _SYSTEM_DIRS:
+        if os.path.islink(p) and os.path.realpath(p).startswith("/usr/"):
+            out[p] = os.readlink(p)
+    return out
+
+
 def launch_dirs() -> set[str]:
     """The directories Python puts first on ``sys.path`` from how this process
     was started, which hold no installed code: the working directory
@@ -288,11 +305,14 @@ def command(argv: list[str], *, python: str | None = None, read_only: list[str] 
     args = base_args(exe, max(64 << 20, int((memory_mb << 20) * TMPFS_SHARE)) if memory_mb else None)
     if seccomp_fd is not None:
         args += ["--seccomp", str(seccomp_fd)]
-    binds = [p for p in _SYSTEM_DIRS if os.path.exists(p)]
+    links = _system_links()
+    binds = [p for p in _SYSTEM_DIRS if os.path.exists(p) and p not in links]
     binds += [p for p in python_dirs(python) if not any(p.startswith(s + "/") for s in ("/usr", "/opt"))]
     binds += [os.path.abspath(p) for p in read_only if p and os.path.exists(p)]
     for p in _minimal(set(binds)):
         args += ["--ro-bind", p, p]
+    for p, target in sorted(links.items()):
+        args += ["--symlink", target, p]
     if gpu:
         for node in sorted(glob.glob("/dev/nvidia*")) + sorted(glob.glob("/dev/dri/*")):
             args += ["--dev-bind", node, node]
