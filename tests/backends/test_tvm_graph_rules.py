@@ -88,6 +88,9 @@ def test_cross_entropy_reads_the_logits_in_one_kernel_and_writes_no_row(cuda):
     variants = schedule_variants(funcs, sources["schedule"], gpu=True, target="cuda")
     first = variants[0]
     assert (first.rule, first.func) == ("gpu_rows", "log_softmax_gather")  # the costly PrimFunc first
+    # a 128 KB row no variant stages in shared memory: 512 then 1024 threads, 4 wide, lead
+    assert [(re.search(r"(\d+) threads", v.description)[1], "4 wide" in v.description)
+            for v in variants[:2]] == [("512", True), ("1024", True)]
     code = _cuda_code(cuda, task, {**sources, "graph": graph, "schedule": first.text}, shape)
     after = _kernels(code)
     readers = [k for k, b in after.items() if "x_ptr" in b]

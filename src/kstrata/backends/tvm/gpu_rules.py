@@ -114,6 +114,12 @@ LEADS: tuple[tuple[str, Params], ...] = (
     ("gpu_rows", {"threads": 256, "vec": 4, "unroll": 0, "cache": "shared"}),
     ("gpu_rows", {"threads": 512, "vec": 4, "unroll": 0}),  # no "cache": read per pass
 )
+#: the lead after :data:`LEADS` for a row PrimFunc whose row no variant stages in shared memory
+#: (longer than :data:`SHARED_ROW_BYTES`: cross_entropy's 128 KB rows), read once per reduction:
+#: 1024 threads per row, so that fewer rows are in flight and a row's second read still finds
+#: it in L2 (H200: 2 blocks per SM x 132 SMs x 128 KB = 34 MB of its 50 MB L2; at 512 threads
+#: 66 MB). Not measured yet (benchmarks/tvm_cuda_rows_next.sh times it against the rest)
+LONG_ROW_LEAD: tuple[str, Params] = ("gpu_rows", {"threads": 1024, "vec": 4, "unroll": 0})
 
 #: GEMM tiles (block M, block N, k step, thread M, thread N); the first is the default
 GEMM_TILES = ((64, 64, 8, 4, 4), (128, 128, 8, 8, 8), (64, 64, 16, 4, 4), (128, 64, 8, 8, 4), (32, 32, 8, 2, 2))
@@ -509,13 +515,16 @@ def _family(key: tuple[str, Params]) -> tuple[str, Any]:
 def _ordered(found: list[tuple[tuple[str, Params], Variant]],
              current: tuple[str, Params] | None) -> list[Variant]:
     """Nearest to the candidate's own variant first (when it is one); else the
-    :data:`LEADS` that were found, then each family's first variant (its
+    :data:`LEADS` that were found (and :data:`LONG_ROW_LEAD` where no variant
+    stages the row in shared memory), then each family's first variant (its
     defaults), then moves of one parameter from those, then two, ...; ties in
     generation order."""
     firsts: dict[tuple[str, Any], tuple[str, Params]] = {}
     for k, _ in found:
         firsts.setdefault(_family(k), k)
     leads = list(LEADS) if current is None else []
+    if leads and not any(k[0] == "gpu_rows" and k[1].get("cache") == "shared" for k, _ in found):
+        leads.append(LONG_ROW_LEAD)
     keys = [(leads.index(k) - len(leads) if k in leads else
              _distance(k, current if current is not None else firsts[_family(k)]), i)
             for i, (k, _) in enumerate(found)]
