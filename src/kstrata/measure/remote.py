@@ -28,7 +28,9 @@ a block of its values scaled, in the untimed flush request), so no two timed
 calls read the same values: a memo keyed on values, addresses or version
 counters misses, or returns the output of values the copy no longer holds.
 Checks of calls on freshened copies (at most :data:`MAX_FRESH_CHECKS` besides
-the last) compare with the oracle of the values as changed. The same fetch
+the last) compare with the oracle of the values as changed; calls drawn after
+those are fetched all the same and not compared, so the candidate's process
+sees fetches at one rate to the end and cannot tell when checking stopped. The same fetch
 reports the candidate process's run-time watch (functions replaced, threads
 left running) and its output checks (plain tensors only), so integrity is
 checked while timing too. A mismatch or such a finding raises
@@ -284,12 +286,18 @@ class RemoteCandidate:
         if self.check is None and not self.mirror_fetch:
             return
         fresh = i < len(self.seeds) and bool(self.seeds[i])
-        if not (self.calls == 1 or last or (self.rng.random() < CHECK_SHARE
-                                            and (not fresh or self.fresh_checks < MAX_FRESH_CHECKS))):
+        if not (self.calls == 1 or last or self.rng.random() < CHECK_SHARE):
             return
-        if fresh and not last:
+        # a call drawn past the checks of freshened copies the oracle can afford is fetched all the same,
+        # outputs and inputs, but not compared: the candidate sees a fetch at the same rate to the end.
+        # When fetches stopped after MAX_FRESH_CHECKS, a candidate that counted them (a replaced tensor
+        # method the fetch calls) knew that only the last call would be fetched; its timed calls then
+        # did part of the work and finished it only in a fetch, one slow fetch that left the fetches'
+        # median alone (fetch_work_note), 40% of a softmax a call (red-team rt52)
+        decoy = fresh and not last and self.calls != 1 and self.fresh_checks >= MAX_FRESH_CHECKS
+        if fresh and not last and not decoy:
             self.fresh_checks += 1
-        self.fresh_checked = self.fresh_checked or fresh
+        self.fresh_checked = self.fresh_checked or (fresh and not decoy)
         self._fetched = True
         # the outputs in a request of their own, timed: work deferred into it shows (fetch_work_note)
         t0 = time.perf_counter_ns()
@@ -298,6 +306,9 @@ class RemoteCandidate:
         if self.check is None:  # the baseline: the same request, for the comparison only
             return
         hi, bi = self.proc.ok({"op": "fetch", "inputs_of": i, "outputs": False})
+        if decoy:
+            self._timing_findings(h, hi)
+            return
         try:
             outs = [wire.decode(o, b) if isinstance(o, dict) and "__tensor__" in o else None
                     for o in h.get("outputs", [])]
@@ -324,11 +335,7 @@ class RemoteCandidate:
                 "its inputs when timed (checked calls must leave them unchanged too)",
                 {"call": self.calls, "copy": i, "input": changed})
         self.checked += 1
-        for f in h.get("findings") or []:
-            if isinstance(f, dict) and f.get("check") in INTEGRITY_DURING_TIMING:
-                raise TimedOutputMismatch(
-                    f"during timing ({f['check']}): {str(f.get('message', ''))[:500]}",
-                    {"call": self.calls, "check": f["check"]})
+        self._timing_findings(h)
         # each output's strides as its header states them (one with gaps or overlaps arrives row-major)
         strides = [o.get("stride") if isinstance(o, dict) else None for o in h.get("outputs", [])]
         problem = self.check(i, outs, expected if fresh else None, strides,
@@ -337,6 +344,17 @@ class RemoteCandidate:
             raise TimedOutputMismatch(
                 f"timed call {self.calls} (input copy {i}) returned a wrong output: {problem}; the "
                 "candidate's outputs differ between checked and timed calls", {"call": self.calls, "copy": i})
+
+    def _timing_findings(self, *replies: dict[str, Any]) -> None:
+        """Raise :class:`TimedOutputMismatch` for the first integrity finding
+        of :data:`INTEGRITY_DURING_TIMING` in the fetch ``replies``."""
+        for r in replies:
+            findings = r.get("findings") if isinstance(r, dict) else None
+            for f in findings if isinstance(findings, list) else []:
+                if isinstance(f, dict) and f.get("check") in INTEGRITY_DURING_TIMING:
+                    raise TimedOutputMismatch(
+                        f"during timing ({f['check']}): {str(f.get('message', ''))[:500]}",
+                        {"call": self.calls, "check": f["check"]})
 
     def check_last(self) -> None:
         """Check the outputs of the final timed call; then, where no checked
