@@ -130,7 +130,9 @@ def api_sheet(backend: str, level: str, code: str | None = None) -> str:
         if (PROMPTS / name).is_file():
             return environment().get_template(name).render(
                 toolchain=toolchain(backend), interpreter=backend.endswith("-interp"),
-                uses_exp=uses_exp, uses_dot=uses_dot, c_target=backend == "tilelang-c", level=level).strip()
+                uses_exp=uses_exp, uses_dot=uses_dot, c_target=backend == "tilelang-c", level=level,
+                # TVM builds shape-generic code on llvm only (TVMBackend.symbolic_builds): elsewhere per shape
+                backend=backend, symbolic_builds=backend == "tvm-llvm").strip()
     return ""
 
 

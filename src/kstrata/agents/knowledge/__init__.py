@@ -41,7 +41,8 @@ def spec_for_backend(backend: str, device_name: str = "") -> dict | None:
     flags of this machine (an AMD family 19h CPU with AVX-512, Zen 4, gets
     ``x86-avx512-zen4``: it runs AVX-512 as two 256-bit halves), or the entry named by ``KSTRATA_CPU_SPEC`` (e.g.
     ``x86-avx512``: a recorded cassette replays on a CPU of another kind);
-    GPU backends use :func:`match_device`.
+    ``tvm-opencl`` runs on PoCL on this CPU: the CPU's entry with a line on
+    how PoCL runs OpenCL there. GPU backends use :func:`match_device`.
 
     Raises
     ------
@@ -52,6 +53,10 @@ def spec_for_backend(backend: str, device_name: str = "") -> dict | None:
         key = match_device(device_name)
         if key:
             return {"name": key, **hardware_specs()[key]}
+    if backend == "tvm-opencl":  # PoCL on this CPU (TVMOpenCLBackend.device): the CPU's spec, run as OpenCL
+        cpu = spec_for_backend("tvm-llvm") or {}
+        pocl = hardware_specs()["pocl-cpu"]
+        return {**cpu, "opencl": f"{pocl['arch']}: {pocl['notes']}"}
     if backend.endswith(("llvm", "-c")) or backend in ("pytorch", "triton-interp"):
         forced = os.environ.get("KSTRATA_CPU_SPEC")
         if forced:
