@@ -13,7 +13,7 @@
 # .gpu/2: `bash .gpu/N/install-part.sh .gpu/N`, ../shared/gpu/README.md) and carries .gpu/gos
 # (benchmarks/gpu_install.sh installs it into /tmp/kst-gos once per machine). In the repository root:
 #   bash benchmarks/tvm_cuda_rows_next.sh            (carry [".gpu/gos"])
-# Environment: TASKS (cross_entropy,rmsnorm), TASK_SECONDS (150 per task), MAX_VARIANTS (24 per
+# Environment: TASKS (cross_entropy,rmsnorm), TASK_SECONDS (140 per task), MAX_VARIANTS (24 per
 # graph), REPS (30). Writes $OUT/tvm_cuda_rows_next.txt (the table) when OUT is set.
 set -u
 cd "$(dirname "$0")/.."
@@ -28,6 +28,6 @@ out=${OUT:-/tmp/kst-rows-next}
 mkdir -p "$out"
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,clocks.max.sm --format=csv,noheader 2>/dev/null | sed 's/^/# /'
 timeout 560 python3 benchmarks/tvm_cuda_variants.py --rewrites --tasks "${TASKS:-cross_entropy,rmsnorm}" \
-  --task-seconds "${TASK_SECONDS:-150}" --max-variants "${MAX_VARIANTS:-24}" --reps "${REPS:-30}" \
+  --task-seconds "${TASK_SECONDS:-140}" --max-variants "${MAX_VARIANTS:-24}" --reps "${REPS:-30}" \
   2>&1 | tee "$out/tvm_cuda_rows_next.txt"
 exit "${PIPESTATUS[0]}"
