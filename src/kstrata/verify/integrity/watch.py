@@ -26,8 +26,17 @@ WATCHED: tuple[tuple[str, tuple[str, ...]], ...] = (
                       # what the harness's freshen calls in the untimed request before a timed call: a wrapped
                       # mul_ computed the changed copy's output there (case rt49_freshen_hook_precomputes)
                       "mul_", "div_", "view", "repeat", "contiguous", "is_contiguous", "element_size",
-                      "is_floating_point", "is_complex", "dim")),
+                      "is_floating_point", "is_complex", "dim",
+                      # what its output checks and wire.encode read a returned tensor through (rt52)
+                      "stride", "as_strided", "storage_offset", "reshape", "numpy", "nan_to_num", "all",
+                      "device", "dtype", "shape")),
     ("torch.nn.Module", ("__call__", "_call_impl", "forward", "to", "double")),
+    # what the candidate process's harness reads a returned storage through (its held-output, kept-output
+    # and alias checks compare data_ptr values): a relu returning two kept buffers in turn replaced
+    # UntypedStorage.data_ptr to answer fresh numbers for them, and output_reused never fired (red-team rt52)
+    ("torch.UntypedStorage", ("data_ptr", "nbytes")),
+    ("torch.multiprocessing.reductions.StorageWeakRef", ("__init__", "expired")),
+    ("torch.multiprocessing.reductions", ("StorageWeakRef",)),
     ("torch.cuda", ("synchronize", "Event", "current_stream", "is_available")),
     ("torch.testing", ("assert_close",)),
     ("kstrata.verify.tolerance", ("compare", "agree", "dtype_bound")),
@@ -48,9 +57,16 @@ HARNESS_NAMES = ("freshen", "wire", "RedZoned", "same_values", "failure", "_flat
                  "serve", "REDZONE_BYTES")
 
 
+#: Watched classes (their names replaced on the class itself), by dotted path.
+CLASSES = {"torch.Tensor": lambda: torch.Tensor, "torch.nn.Module": lambda: torch.nn.Module,
+           "torch.UntypedStorage": lambda: torch.UntypedStorage,
+           "torch.multiprocessing.reductions.StorageWeakRef":
+               lambda: importlib.import_module("torch.multiprocessing.reductions").StorageWeakRef}
+
+
 def _resolve(path: str) -> Any:
-    if path in ("torch.Tensor", "torch.nn.Module"):
-        return torch.Tensor if path == "torch.Tensor" else torch.nn.Module
+    if path in CLASSES:
+        return CLASSES[path]()
     return importlib.import_module(path)
 
 

@@ -1,0 +1,57 @@
+"""What the candidate process's harness reads a returned output through is in
+the run-time watch (red-team rt52): a relu that returned two kept buffers in
+turn (rt3_output_ring) replaced ``torch.UntypedStorage.data_ptr``, a Python
+method the watch did not cover, to answer fresh numbers for its buffers, and
+the held-output and kept-output checks (``output_reused``), which compare
+those numbers, never fired: correct, with the output's allocation out of its
+time."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from kstrata.sandbox import status
+from kstrata.verify.integrity.watch import RuntimeWatch
+
+CASE = Path(__file__).resolve().parent / "cases" / "harness_reads" / "ring_storage_patch.py"
+KSTRATA = str(Path(sys.executable).with_name("kstrata"))
+
+
+@pytest.mark.parametrize("owner, name", [
+    (lambda: torch.UntypedStorage, "data_ptr"),
+    (lambda: torch.UntypedStorage, "nbytes"),
+    (lambda: __import__("torch.multiprocessing.reductions", fromlist=["x"]).StorageWeakRef, "expired"),
+    (lambda: torch.Tensor, "numpy"),
+    (lambda: torch.Tensor, "shape"),
+])
+def test_a_replaced_reader_is_seen_and_put_back(owner, name):
+    cls = owner()
+    watch = RuntimeWatch()
+    watch.arm()
+    orig = cls.__dict__.get(name)
+    setattr(cls, name, lambda self, *a, **k: 0)
+    try:
+        assert any(c.endswith(f".{name}") for c in watch.changed()), watch.changed()
+    finally:
+        watch.restore()
+        if orig is None:
+            delattr(cls, name)  # restore() put the inherited descriptor on the class itself
+        else:
+            setattr(cls, name, orig)
+    assert not watch.changed()
+
+
+@pytest.mark.skipif(not status().usable, reason=f"no sandbox here: {status().reason}")
+def test_kept_output_buffers_behind_a_replaced_data_ptr_are_rejected():
+    p = subprocess.run([KSTRATA, "eval", "relu", str(CASE), "--backend", "pytorch", "--json", "--scope", "small",
+                        "--preset", "warn", "--budget-ms", "200"], capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stderr[-3000:]
+    d = json.loads(p.stdout[p.stdout.index("{"):])
+    assert d["verdict"] == "rejected", (d["verdict"], d.get("message"))
+    assert "UntypedStorage.data_ptr" in d["message"] or d["check"] == "timed_output", d["message"]
