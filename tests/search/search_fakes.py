@@ -32,9 +32,8 @@ def contended_finding(busy: float) -> str:
     from kstrata.search.tree import UNTRUSTED_PREFIX
 
     return (f"{UNTRUSTED_PREFIX} contended: other processes kept {busy:.2f} of 2 CPUs busy during this timing, "
-            "which used 2 thread(s); candidate and baseline were not timed alike. Time it again on a quiet machine "
-            "(`kstrata retime RUN`) before believing the speedup in the final, longer timing round; not ranked as "
-            "a speedup (`kstrata retime` re-times it on a quieter machine)")
+            "which used 2 thread(s); candidate and baseline were not timed alike in the final, longer timing round; "
+            "not ranked as a speedup (`kstrata retime` re-times it on a quieter machine)")
 
 
 def sources(fuse: int = 0, tile: int = 1, order: int = 0) -> dict[str, str]:

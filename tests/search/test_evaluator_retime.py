@@ -95,6 +95,24 @@ def test_the_untrusted_finding_says_how_often_it_was_timed_and_gives_the_advice_
     assert finding.count("kstrata retime") == 1 and "re-timing(s)" not in finding
 
 
+def test_the_final_rounds_untrusted_finding_gives_the_advice_once(monkeypatch):
+    # Queue round of 2026-12-05: the final round quoted the contention note with its own advice, so a
+    # prompt read "... Time it again on a quiet machine (`kstrata retime RUN`) before believing the speedup
+    # in the final, longer timing round; not ranked as a speedup (`kstrata retime` re-times it ...)".
+    from kstrata.measure.contention import PREFIX
+
+    noisy = _timing(5.0, noisy=True)
+    noisy.suspicious = [f"{PREFIX} other processes kept 1.62 of 2 CPUs busy during this timing, which used 2 "
+                        "thread(s); candidate and baseline were not timed alike. Time it again on a quiet machine "
+                        "(`kstrata retime RUN`) before believing the speedup"]
+    _setup(monkeypatch, [noisy])
+    m = VerifyMeasureEvaluator(secret="s", baselines=("eager",), confirm_scope=None).final_round(
+        FakeTask(), FakeBackend(), {"graph": "x"})
+    finding = to_measurement_record(m).findings[0]
+    assert "were not timed alike in the final, longer timing round; not ranked as a speedup" in finding
+    assert finding.count("kstrata retime") == 1 and "before believing" not in finding
+
+
 def test_the_judges_own_timing_worker_killed_for_memory_leaves_a_correct_untimed_candidate(monkeypatch):
     """The newcomer round of 2026-12-03: under memory pressure the kernel's OOM killer ended kstrata's
     timing worker, and every candidate (TVM's own softmax too) was stored as runtime_error."""

@@ -327,7 +327,7 @@ class VerifyMeasureEvaluator:
             return None
         untrusted = None
         if not final_trusted(first):
-            why = "; ".join(first.suspicious) or "the timing stayed noisy and its interval wide"
+            why = _why(first) or "the timing stayed noisy and its interval wide"
             untrusted = (f"{UNTRUSTED_PREFIX} {why} in the final, longer timing round; not ranked as a "
                          "speedup (`kstrata retime` re-times it on a quieter machine)")
         raw = {**raw, "final_round": True}
@@ -356,6 +356,16 @@ def _record(m: Any) -> dict:
     return without_retimes(m)
 
 
+def _why(first: Any) -> str:
+    """The timer's notes on timing ``first`` (``first.suspicious``), joined,
+    without the advice to re-time each note ends with (the finding that
+    quotes them gives it once): a final-round finding read "... Time it again
+    on a quiet machine (`kstrata retime RUN`) before believing the speedup in
+    the final, longer timing round; not ranked ..." in prompts and ``show``."""
+    notes = [str(n).split(" Time it again on a quiet machine")[0].rstrip(". ") for n in first.suspicious]
+    return "; ".join(n for n in notes if n)
+
+
 def _untrusted(first: Any, retimes: int) -> str:
     """The untrusted-timing finding for ``first`` when it and ``retimes`` more
     timings of the same candidate in this evaluation all stayed doubtful.
@@ -366,8 +376,7 @@ def _untrusted(first: Any, retimes: int) -> str:
     sense (the final round or ``kstrata retime``)."""
     from kstrata.search.tree import UNTRUSTED_PREFIX
 
-    notes = [str(n).split(" Time it again on a quiet machine")[0].rstrip(". ") for n in first.suspicious]
-    why = "; ".join(n for n in notes if n) or "the timing stayed noisy (relative IQR over the threshold)"
+    why = _why(first) or "the timing stayed noisy (relative IQR over the threshold)"
     times = f"timed {retimes + 1} times in the search" if retimes else "timed once in the search"
     return (f"{UNTRUSTED_PREFIX} {why} ({times}, every timing doubtful); not ranked as a speedup: re-time it "
             "on a quiet machine (`kstrata retime RUN`)")
