@@ -19,7 +19,8 @@
 # report over all rows so far), call.txt (the whole console output), logs-tail.txt (the last
 # lines of each task's log). BACKEND=tilelang-cuda first makes the judge's TileLang environment
 # (benchmarks/gpu_tilelang_env.sh: the call before carries .gpu/tlA, this one .gpu/tlB and .gpu/gos).
-# Environment: EVALS (8), BACKEND (triton), SUITE_ARGS (more options,
+# Environment: EVALS (8), BACKEND (triton), RERUN (set: skip only this machine's rows, not the
+# committed ones), SUITE_ARGS (more options,
 # e.g. "--tasks rmsnorm,softmax" or "--final-initial"), KSTRATA_COMMIT (printed in the header:
 # the device's copy has no .git; each row also carries a digest of src/kstrata).
 set -u
@@ -35,7 +36,9 @@ case "${BACKEND:-triton}" in  # the judge's TileLang environment (wheels carried
   tilelang*) bash benchmarks/gpu_tilelang_env.sh >> "$out/call.txt" 2>&1 || { cat "$out/call.txt"; exit 1; } ;;
 esac
 skip=()
-for f in benchmarks/results/gpu_optimize_suite_rows.jsonl /tmp/kst-gos-state/rows.jsonl; do
+committed=benchmarks/results/gpu_optimize_suite_rows.jsonl
+[ -n "${RERUN:-}" ] && committed=  # RERUN=1: tasks with a committed row run again (a changed proposer)
+for f in $committed /tmp/kst-gos-state/rows.jsonl; do
   [ -s "$f" ] && skip+=("$f")
 done
 args=(--backend "${BACKEND:-triton}" --evals "${EVALS:-8}" --deadline "$deadline" --stop "$stop"
