@@ -14,7 +14,8 @@ from kstrata.measure.remote import deferred_work_note
 from kstrata.sandbox import status
 from kstrata.tasks.loader import resolve_task
 
-#: softmax, honest when checked; when timed, a thread computes the output after forward returned
+#: softmax, honest when checked; when timed, a thread computes the output after forward returned (joined
+#: at the next call: the fetch of a checked call's outputs runs none of the candidate's code)
 DEFERRED = '''
 import torch
 import torch.nn as nn
@@ -27,18 +28,6 @@ _pending = []
 def _join():
     while _pending:
         _pending.pop().join()
-
-
-_T = getattr(torch, "Ten" + "sor")  # past the static checks: the timing must hold without them
-_orig_detach = _T.detach
-
-
-def _detach(self, *a, **k):
-    _join()
-    return _orig_detach(self, *a, **k)
-
-
-_T.detach = _detach
 
 
 def _work(x, out):
@@ -115,8 +104,36 @@ def test_process_cpu_clock_counts_exited_threads_in_nanoseconds():
     assert process_cpu_ms(p.pid) is None
 
 
+#: the same, joining its thread in a replaced ``Tensor.detach``, which the fetch's ``wire.encode`` calls on
+#: each output: its checked calls' outputs were finished when read, and it read correct, unranked only
+#: by the deferred-work note (red-team round of 2026-12-02)
+JOINED_AT_FETCH = DEFERRED + '''
+
+_T = getattr(torch, "Ten" + "sor")  # past the static checks: the timing must hold without them
+_orig_detach = _T.detach
+
+
+def _detach(self, *a, **k):
+    _join()
+    return _orig_detach(self, *a, **k)
+
+
+_T.detach = _detach
+'''
+
+
+@pytest.mark.slow
 @pytest.mark.skipif(not status().usable, reason=f"no sandbox here: {status().reason}")
-def test_a_thread_finishing_the_output_after_the_call_is_not_a_trusted_speedup():
+@pytest.mark.parametrize("source, check", [(DEFERRED, "timed_output"), (JOINED_AT_FETCH, "no_runtime_patching")],
+                         ids=["joined_next_call", "joined_at_fetch"])
+def test_a_thread_finishing_the_output_after_the_call_is_rejected(source, check):
+    """A thread that finishes the output after the call returned leaves the
+    first checked call's outputs unfinished when fetched (``timed_output``);
+    joining it in a method the fetch calls is a replaced watched name
+    (``Tensor.detach`` is watched since red-team rt52). Before that, the
+    joined form read correct and only the deferred-work note
+    (:func:`deferred_work_note`, whose thresholds the tests above check)
+    kept its speedup from counting."""
     from kstrata.api import evaluate_sources
     from kstrata.backends.registry import get_backend
     from kstrata.backends.workers import pool_for
@@ -125,17 +142,11 @@ def test_a_thread_finishing_the_output_after_the_call_is_not_a_trusted_speedup()
     backend = get_backend("pytorch")
     pool = pool_for(backend)
     try:
-        ev, timing = evaluate_sources(task, backend, {"source": DEFERRED}, pool, preset="warn", scope="small",
-                                      budget_ms=300.0, timing_shape={"B": 512, "D": 2048})
+        ev, _ = evaluate_sources(task, backend, {"source": source}, pool, preset="warn", scope="small",
+                                 budget_ms=300.0, timing_shape={"B": 512, "D": 2048})
     finally:
         pool.close()
-    assert ev.verdict.value == "correct", ev.to_dict()  # its outputs are right when checked
-    notes = timing.get("suspicious", [])
-    # never a trusted speedup; on a busy machine the contention note alone may unrank it (the baseline's
-    # own CPU between calls then varies more than the thread's work), on a quiet one deferred work must
-    assert notes, timing
-    if not any(s.startswith("contended:") for s in notes):
-        assert any(s.startswith("deferred work:") for s in notes), timing
+    assert (ev.verdict.value, ev.check) == ("rejected", check), ev.to_dict()
 
 
 class _FetchingOwner:

@@ -28,7 +28,7 @@ WATCHED: tuple[tuple[str, tuple[str, ...]], ...] = (
                       "mul_", "div_", "view", "repeat", "contiguous", "is_contiguous", "element_size",
                       "is_floating_point", "is_complex", "dim",
                       # what its output checks and wire.encode read a returned tensor through (rt52)
-                      "stride", "as_strided", "storage_offset", "reshape", "numpy", "nan_to_num", "all",
+                      "detach", "stride", "as_strided", "storage_offset", "reshape", "numpy", "nan_to_num", "all",
                       "device", "dtype", "shape")),
     ("torch.nn.Module", ("__call__", "_call_impl", "forward", "to", "double")),
     # what the candidate process's harness reads a returned storage through (its held-output, kept-output
