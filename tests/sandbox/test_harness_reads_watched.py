@@ -19,7 +19,7 @@ import torch
 from kstrata.sandbox import status
 from kstrata.verify.integrity.watch import RuntimeWatch
 
-CASE = Path(__file__).resolve().parent / "cases" / "harness_reads" / "ring_storage_patch.py"
+CASES = Path(__file__).resolve().parent / "cases" / "harness_reads"
 KSTRATA = str(Path(sys.executable).with_name("kstrata"))
 
 
@@ -29,6 +29,11 @@ KSTRATA = str(Path(sys.executable).with_name("kstrata"))
     (lambda: __import__("torch.multiprocessing.reductions", fromlist=["x"]).StorageWeakRef, "expired"),
     (lambda: torch.Tensor, "numpy"),
     (lambda: torch.Tensor, "shape"),
+    # the operators of the freshen in the untimed flush request (its factors' slice, its rotation's test)
+    (lambda: torch.Tensor, "__getitem__"),
+    (lambda: torch.Tensor, "__radd__"),
+    # a method of a kstrata class the watch holds by name: the flush request calls it after the freshen
+    (lambda: __import__("kstrata.measure.cache_flush", fromlist=["x"]).CacheFlusher, "flush"),
 ])
 def test_a_replaced_reader_is_seen_and_put_back(owner, name):
     cls = owner()
@@ -48,10 +53,15 @@ def test_a_replaced_reader_is_seen_and_put_back(owner, name):
 
 
 @pytest.mark.skipif(not status().usable, reason=f"no sandbox here: {status().reason}")
-def test_kept_output_buffers_behind_a_replaced_data_ptr_are_rejected():
-    p = subprocess.run([KSTRATA, "eval", "relu", str(CASE), "--backend", "pytorch", "--json", "--scope", "small",
+@pytest.mark.parametrize("task, case", [("relu", "ring_storage_patch.py"), ("softmax", "flusher_hook.py")])
+def test_a_candidate_that_replaced_what_the_harness_calls_is_rejected(task, case):
+    """``ring_storage_patch``: kept output buffers behind a replaced
+    ``UntypedStorage.data_ptr``; ``flusher_hook``: the freshened copy's
+    softmax computed in a replaced ``CacheFlusher.flush``, in the untimed
+    flush request (correct, 3.8x with only notes before)."""
+    p = subprocess.run([KSTRATA, "eval", task, str(CASES / case), "--backend", "pytorch", "--json", "--scope", "small",
                         "--preset", "warn", "--budget-ms", "200"], capture_output=True, text=True, timeout=600)
     assert p.returncode == 0, p.stderr[-3000:]
     d = json.loads(p.stdout[p.stdout.index("{"):])
     assert d["verdict"] == "rejected", (d["verdict"], d.get("message"))
-    assert "UntypedStorage.data_ptr" in d["message"] or d["check"] == "timed_output", d["message"]
+    assert d["check"] in ("no_runtime_patching", "timed_output"), (d["check"], d["message"])

@@ -29,7 +29,10 @@ WATCHED: tuple[tuple[str, tuple[str, ...]], ...] = (
                       "is_floating_point", "is_complex", "dim",
                       # what its output checks and wire.encode read a returned tensor through (rt52)
                       "detach", "stride", "as_strided", "storage_offset", "reshape", "numpy", "nan_to_num", "all",
-                      "device", "dtype", "shape")),
+                      "device", "dtype", "shape",
+                      # the operators the freshen's factors and its integer rotation go through (rt52)
+                      "__getitem__", "__setitem__", "__mul__", "__rmul__", "__add__", "__radd__", "__truediv__",
+                      "__int__", "__bool__", "__ge__")),
     ("torch.nn.Module", ("__call__", "_call_impl", "forward", "to", "double")),
     # what the candidate process's harness reads a returned storage through (its held-output, kept-output
     # and alias checks compare data_ptr values): a relu returning two kept buffers in turn replaced
@@ -100,6 +103,7 @@ class RuntimeWatch:
                 if hasattr(owner, n):
                     self.snapshot[(path, n)] = owner.__dict__.get(n, getattr(owner, n)) \
                         if isinstance(owner, type) else getattr(owner, n)
+                    self._methods(path, n)
         self.hooks = Hooks()
 
     def add(self, path: str, owner: Any, names: tuple[str, ...]) -> None:
@@ -109,6 +113,23 @@ class RuntimeWatch:
         for n in names:
             if hasattr(owner, n):
                 self.snapshot[(path, n)] = getattr(owner, n)
+                self._methods(path, n)
+
+    def _methods(self, path: str, name: str) -> None:
+        """Watch the methods of a kstrata class watched as ``path.name``: the
+        harness calls them at run time (a freshen's ``CacheFlusher.flush``, a
+        red zone's ``zones_intact``), and a class watched by name alone kept
+        its identity when the candidate replaced one of them: a replaced
+        ``CacheFlusher.flush`` computed the freshened copy's softmax in the
+        untimed flush request (red-team rt52)."""
+        cls = self.snapshot.get((path, name))
+        if not (isinstance(cls, type) and str(getattr(cls, "__module__", "")).startswith("kstrata.")):
+            return
+        cpath = f"{path}.{name}"
+        self.owners[cpath] = cls
+        for attr, value in vars(cls).items():
+            if callable(value) or isinstance(value, (staticmethod, classmethod, property)):
+                self.snapshot[(cpath, attr)] = value
 
     def changed(self) -> list[str]:
         """Dotted names of watched objects that are no longer the originals,
