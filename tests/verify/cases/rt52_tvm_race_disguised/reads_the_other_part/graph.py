@@ -1,0 +1,43 @@
+# kstrata-tvm graph
+# inputs: 1
+# params: 
+# output: single
+# fusion: none
+# shape: symbolic
+# build: symbolic
+# from typing import TypeVar
+# from tvm.script import ir as I
+# from tvm.script import relax as R
+# from tvm.script import tir as T
+
+s27 = TypeVar("s27")
+s77 = TypeVar("s77")
+@I.ir_module
+class Module:
+    @T.prim_func(private=True)
+    def row_sum(var_x: T.handle, var_y: T.handle):
+        n = T.int64()
+        d = T.int64()
+        x = T.match_buffer(var_x, (n, d), "float32")
+        y = T.match_buffer(var_y, (n, T.int64(1)), "float32")
+        # each part into its own partial, but the iteration c == 1 adds partial 0 as soon as its own part is done:
+        # it reads an element the other iteration stores (in order on one thread; on two threads c == 0 may not
+        # have stored it yet)
+        for i in range(n):
+            part = T.alloc_buffer((T.int64(2),), "float32")
+            for c in T.parallel(T.int64(2)):
+                part[c] = T.float32(0)
+                for j in range(T.if_then_else(c == T.int64(0), T.int64(1), d - T.int64(1))):
+                    part[c] = part[c] + x[i, c + j]
+                if c == T.int64(1):
+                    y[i, T.int64(0)] = part[T.int64(0)] + part[T.int64(1)]
+
+    @R.function
+    def main(x: R.Tensor((s77, s27), dtype="float32")) -> R.Tuple(R.Tensor((s77, 1), dtype="float32")):
+        R.func_attr({"tir_var_lower_bound": {"s27": 1, "s77": 1}})
+        cls = Module
+        with R.dataflow():
+            lv = R.call_tir(cls.row_sum, (x,), out_ty=R.Tensor((s77, 1), dtype="float32"))
+            gv: R.Tuple(R.Tensor((s77, 1), dtype="float32")) = (lv,)
+            R.output(gv)
+        return gv
