@@ -153,6 +153,11 @@ def test_level_context_and_replay_go_through_the_sandbox():
     tree = ast.parse((SRC / "agents" / "hierarchical.py").read_text())
     fn = next(n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == "_replay")
     assert {w for _, w in _flagged(fn)} == set()
+    assert "replay_in_sandbox" in ast.unparse(fn)
+    # the replay both proposers use (the single LLM proposer's graph changes too)
+    tree = ast.parse((SRC / "agents" / "llm_agent.py").read_text())
+    fn = next(n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == "replay_in_sandbox")
+    assert {w for _, w in _flagged(fn)} == set()
     assert "replay_after_graph_change" in ast.unparse(fn)
 
 

@@ -60,7 +60,7 @@ from kstrata.agents.closed import ClosedLevels, skipped
 from kstrata.agents.exemplars import exemplars_for, intensity_of
 from kstrata.agents.knowledge import spec_for_backend
 from kstrata.agents.llm_agent import (LLM_MAX_PER_LEVEL, ask, editable_on, editable_only, known_candidate,
-                                      prompt_context)
+                                      prompt_context, replay_in_sandbox)
 from kstrata.agents.memory import Attempt, MemoryStore, Skill, op_text
 from kstrata.agents.parse import clip_marked, parse_cross_level_requests
 from kstrata.agents.prompt import build_prompt, environment
@@ -452,11 +452,7 @@ class HierarchicalProposer:
         sandboxed process (:func:`kstrata.backends.tvm.isolated.replay_after_graph_change`),
         never here; a failure there keeps the parent's schedule and its report says why.
         """
-        from kstrata.backends.tvm.isolated import replay_after_graph_change
-
-        schedule, report = replay_after_graph_change(task, sources, parent.get("schedule", ""), self.backend.name)
-        sources["schedule"] = schedule
-        return sources, report
+        return replay_in_sandbox(task, parent, sources, self.backend.name)
 
     @staticmethod
     def _rebuild_report(candidate: Any, level: str, tree: Any = None) -> dict | None:

@@ -406,6 +406,24 @@ def ask(provider: Any, log: Any, messages: list[dict[str, str]], sources: Mappin
     return None, problems
 
 
+def replay_in_sandbox(task: Any, parent: dict[str, str], sources: dict[str, str],
+                    backend_name: str) -> tuple[dict[str, str], dict]:
+    """``sources`` (a graph change of a TVM candidate whose levels were
+    ``parent``) with the parent's schedule replayed on the new graph: steps
+    that no longer apply (a PrimFunc the change renamed or removed, a block it
+    fused away) are dropped, and the report says which (``applied``,
+    ``failed``, ``funcs``, ``unscheduled``, ``structure``).
+
+    Both texts are candidate text: the lowering and the replay run in a
+    sandboxed process (:func:`kstrata.backends.tvm.isolated.replay_after_graph_change`),
+    never here; a failure there keeps the parent's schedule and the report says why.
+    """
+    from kstrata.backends.tvm.isolated import replay_after_graph_change
+
+    schedule, report = replay_after_graph_change(task, sources, parent.get("schedule", ""), backend_name)
+    return {**sources, "schedule": schedule}, report
+
+
 class LLMProposer:
     """Proposes one candidate per call from an LLM provider.
 
@@ -519,11 +537,17 @@ class LLMProposer:
             # (queue round 5: a graph without the weight multiply read correct on rmsnorm)
             stale = [lv for lv in derived_below(context.backend, level, context.levels or LEVELS) if lv in sources]
             sources = {k: v for k, v in sources.items() if k not in stale}
+            meta = {"mode": parsed.mode, **({"dropped_levels": stale} if stale else {})}
+            if level == "graph" and context.backend.startswith("tvm-") and hasattr(self.backend, "lower") \
+                    and str(sources.get("schedule") or "").strip():
+                # the schedule names the PrimFuncs of the old graph: replayed on the new one, as the
+                # hierarchical proposer does (queue round 2026-12-05: a graph change that renamed the
+                # scheduled PrimFunc kept the schedule as written and read compile_error "no PrimFunc named")
+                sources, meta["replay"] = replay_in_sandbox(task, dict(candidate.sources), sources, context.backend)
             child = content_hash(normalize_sources(sources), context.backend, task.digest)
             self._proposed[child] = sources.get(level, "")
             self._text[child] = frozenset(lv for lv, t in sources.items() if isinstance(t, str) and t.strip())
             self.closed.observe(child, sources)
-            meta = {"mode": parsed.mode, **({"dropped_levels": stale} if stale else {})}
             proposals.append(Proposal(sources=sources, level=level, role=f"{self.role}-agent",
                                       rationale=parsed.rationale or "", metadata=meta))
         return ProposalBatch(proposals=proposals, calls=list(self.log.take()))
