@@ -232,3 +232,21 @@ def test_a_failing_loop_over_block_names_says_at_which_name(applied):
                   '    for name in sch.no_such_method():\n'
                   '        pass\n')
     assert err is not None and "line 4" in err and "in the iteration where" not in err
+
+
+def test_a_failure_inside_a_loop_names_the_failing_statement_and_its_line(applied):
+    """Queue round of 2026-12-05 (add_layernorm, hierarchical): a loop whose
+    ``sch.vectorize`` failed after ``decompose_reduction`` was reported as the
+    whole five-line loop at its ``for`` line, so the prompt's excerpt marked
+    the ``for`` and not the statement to fix."""
+    err = applied('def schedule_softmax(sch):\n'
+                  '    for name in ["T_softmax_exp", "T_softmax_norm"]:\n'
+                  '        b = sch.get_sblock(name)\n'
+                  '        sch.compute_inline(b)\n')
+    assert err is not None and err.startswith("schedule_softmax line 4 `sch.compute_inline(b)` (in the `for` at line 2)")
+    assert err.endswith("(in the iteration where name = 'T_softmax_norm')")
+    from kstrata.agents.run_history import located_lines
+
+    text = ('def schedule_softmax(sch):\n    for name in ["T_softmax_exp", "T_softmax_norm"]:\n'
+            '        b = sch.get_sblock(name)\n        sch.compute_inline(b)\n')
+    assert located_lines(text, err)[0] == 4

@@ -63,6 +63,26 @@ def _loop_values(stmt: ast.stmt, ns: dict[str, Any], before: dict[str, Any]) -> 
     return " (in the iteration where " + ", ".join(f"{n} = {ns[n]!r}" for n in before) + ")"
 
 
+def _failing_line(stmt: ast.stmt, error: BaseException, filename: str) -> tuple[int, str, str]:
+    """``(line, code, where)`` of the statement inside ``stmt`` that raised
+    ``error`` (the innermost frame of the schedule's own code, ``filename``):
+    for a ``for`` loop, the statement in its body, ``(11, "sch.vectorize(l)",
+    " (in the `for` at line 8)")``, not the whole loop at its first line
+    (queue round 2026-12-05: the message quoted a five-line loop and marked
+    its ``for`` line, though ``sch.vectorize`` in it had failed). A simple
+    statement gives its own line and text, and ``where`` is ``""``."""
+    line, tb = stmt.lineno, error.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == filename:
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    inner = [n for n in ast.walk(stmt) if isinstance(n, ast.stmt) and n.lineno == line and n is not stmt]
+    if line == stmt.lineno or not inner:
+        return stmt.lineno, ast.unparse(stmt), ""
+    text = ast.unparse(inner[-1]).splitlines()[0]
+    return line, text, f" (in the `{type(stmt).__name__.lower()}` at line {stmt.lineno})"
+
+
 def parse_schedule(text: str) -> dict[str, list[ast.stmt]]:
     """Schedule functions in ``text``: PrimFunc name (``""`` for the module-wide
     ``schedule``) -> its body statements.
@@ -131,9 +151,8 @@ def _run_steps(sch: Any, func: str, body: list[ast.stmt], strict: bool,
             error += _loop_values(stmt, ns, before)
             step = Step(func, stmt.lineno, code, error)
             if strict:
-                raise ScheduleTextError(
-                    f"schedule_{func} line {stmt.lineno} `{code}` failed: {step.error}"
-                ) from e
+                line, what, where = _failing_line(stmt, e, f"<schedule_{func}>")
+                raise ScheduleTextError(f"schedule_{func} line {line} `{what}`{where} failed: {step.error}") from e
             failed.append(step)
         else:
             applied.append(Step(func, stmt.lineno, code))
