@@ -34,6 +34,10 @@ KSTRATA = str(Path(sys.executable).with_name("kstrata"))
     (lambda: torch.Tensor, "__radd__"),
     # a method of a kstrata class the watch holds by name: the flush request calls it after the freshen
     (lambda: __import__("kstrata.measure.cache_flush", fromlist=["x"]).CacheFlusher, "flush"),
+    # what the transport calls for every request and reply (between requests too)
+    (lambda: __import__("os"), "read"),
+    (lambda: __import__("select"), "select"),
+    (lambda: __import__("kstrata.sandbox.wire", fromlist=["x"]), "_write_all"),
 ])
 def test_a_replaced_reader_is_seen_and_put_back(owner, name):
     cls = owner()
@@ -53,12 +57,15 @@ def test_a_replaced_reader_is_seen_and_put_back(owner, name):
 
 
 @pytest.mark.skipif(not status().usable, reason=f"no sandbox here: {status().reason}")
-@pytest.mark.parametrize("task, case", [("relu", "ring_storage_patch.py"), ("softmax", "flusher_hook.py")])
+@pytest.mark.parametrize("task, case", [("relu", "ring_storage_patch.py"), ("softmax", "flusher_hook.py"),
+                                        ("softmax", "read_hook.py")])
 def test_a_candidate_that_replaced_what_the_harness_calls_is_rejected(task, case):
     """``ring_storage_patch``: kept output buffers behind a replaced
     ``UntypedStorage.data_ptr``; ``flusher_hook``: the freshened copy's
     softmax computed in a replaced ``CacheFlusher.flush``, in the untimed
-    flush request (correct, 3.8x with only notes before)."""
+    flush request (correct, 3.8x with only notes before); ``read_hook``: the
+    same in a replaced ``os.read``, between the judge's requests (correct,
+    1.5x with only notes before)."""
     p = subprocess.run([KSTRATA, "eval", task, str(CASES / case), "--backend", "pytorch", "--json", "--scope", "small",
                         "--preset", "warn", "--budget-ms", "200"], capture_output=True, text=True, timeout=600)
     assert p.returncode == 0, p.stderr[-3000:]

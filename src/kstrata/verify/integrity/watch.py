@@ -49,6 +49,15 @@ WATCHED: tuple[tuple[str, tuple[str, ...]], ...] = (
     # the transport, kstrata.sandbox.wire, is left to the judge: a forged reply is its to reject)
     ("kstrata.measure.freshen", ("freshen", "_apply", "_factors", "_shift")),
     ("kstrata.measure.cache_flush", ("CacheFlusher",)),
+    # what the harness's transport (kstrata.sandbox.wire) calls for every request and reply, looked up at
+    # each call: a softmax that replaced os.read computed the freshened copy's output before the harness
+    # blocked for the next request, while the judge flushed the cache (red-team rt52). A forged reply is
+    # the judge's to reject; running code between requests is this watch's
+    ("os", ("read", "readv", "write", "writev")),
+    ("select", ("select", "poll")),
+    ("json", ("dumps", "loads")),
+    ("kstrata.sandbox.wire", ("send", "recv", "encode", "decode", "depth", "dense_strides", "_wait",
+                              "_read_exact", "_read_into", "_write_all", "_LEN")),
 )
 OPTIONAL = ("triton.testing", ("do_bench",)), ("triton.runtime.jit", ("JITFunction",))
 #: Names in the candidate process's harness module (``kstrata.sandbox.child``, run as ``__main__``)
