@@ -428,3 +428,20 @@ def test_an_answer_over_the_limit_is_refused_before_it_is_parsed():
     with pytest.raises(ParseError) as got:
         parse_answer("<<<<<<< SEARCH\n" * (MAX_ANSWER_CHARS // 15 + 1), "x = 1\n")
     assert got.value.kind == "too_long" and "SEARCH/REPLACE" in str(got.value)
+
+
+def test_a_fix_of_a_failed_change_is_asked_as_edits_of_the_current_text():
+    """Queue round of 2026-12-05 (tilelang-c and tvm-llvm): asked for "a small fix" of the failed change,
+    the model twice sent SEARCH/REPLACE edits of its failed text, which is not the current text, and lost
+    a call to the format retry each time; the prompt now says which text edits apply to."""
+    task = resolve_task("softmax")
+    root = rec("a", sources=ROOT)
+    child = _failed_child(root, {**ROOT, "schedule": "x"})
+    tree = CandidateTree([root, child])
+    provider = ScriptedProvider(["DECLINE\nDIAGNOSIS: looking"])
+    with pytest.raises(Declined):
+        LLMProposer(provider, NoLog()).propose(task, tree["a" * 8], {}, "schedule", context=_ctx(tree))
+    user = provider.prompts[0][1]["content"]
+    assert "a small fix of it" in user
+    assert ("Your failed change is not in the current text: SEARCH/REPLACE edits apply to the current `schedule` "
+            "text above") in user
