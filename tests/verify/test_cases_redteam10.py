@@ -77,3 +77,36 @@ def test_rt52_disguised_tvm_races_are_not_built(kstrata_eval, name):
                      backend="tvm-llvm")
     assert d["verdict"] == "compile_error", f"{d['verdict']}: {str((d.get('evidence') or {}).get('message'))[:300]}"
     assert "parallel loop c" in d["evidence"]["message"]
+
+
+THREADS = CASE.parent / "rt52_tvm_thread_race"
+
+
+def test_rt52_threads_of_a_block_adding_into_one_element_race():
+    text = (THREADS / "race" / "graph.py").read_text()
+    why = _race(text)
+    assert why is not None and "threadIdx.x loop t stores to the same element of y" in why, why
+    # honest: thread 0 alone sums the row (the other thread idles)
+    honest = text.replace(
+        "for j in range(T.if_then_else(t == T.int64(0), T.int64(1), d - T.int64(1))):\n"
+        "                    acc[T.int64(0)] = acc[T.int64(0)] + x[i, t + j]",
+        "for j in range(d):\n                    acc[T.int64(0)] = acc[T.int64(0)] + x[i, j]")
+    honest = honest.replace(
+        "                    y[i, T.int64(0)] = T.float32(0)\n"
+        "                y[i, T.int64(0)] = y[i, T.int64(0)] + acc[T.int64(0)]",
+        "                    y[i, T.int64(0)] = acc[T.int64(0)]")
+    assert honest.count("y[i, T.int64(0)] = acc[T.int64(0)]") == 1 and "x[i, j]" in honest
+    assert _race(honest) is None
+
+
+@pytest.mark.slow
+@needs_sandbox
+def test_rt52_tvm_opencl_thread_race_is_not_built(kstrata_eval):
+    from kstrata.backends.registry import get_backend
+
+    if not get_backend("tvm-opencl").availability().usable:
+        pytest.skip("tvm-opencl is not usable here")
+    d = kstrata_eval("sum_dim", "rt52_tvm_thread_race/race/graph.py", "--no-time", "--scope", "small",
+                     backend="tvm-opencl")
+    assert d["verdict"] == "compile_error", f"{d['verdict']}: {str((d.get('evidence') or {}).get('message'))[:300]}"
+    assert "threadIdx.x loop t" in d["evidence"]["message"]

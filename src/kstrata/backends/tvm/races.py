@@ -14,7 +14,12 @@ it, do not depend on an enclosing ``parallel`` or ``blockIdx``-bound loop of
 extent other than 1: every iteration of that loop then stores to the same
 element. The dependence is read through block bindings and let bindings, so only
 such plain races are found; ``threadIdx``-bound reductions are left to TVM's
-cross-thread lowering. The TileLang form of this check is
+cross-thread lowering (a store in a reduction block). The threads of a
+``threadIdx``-bound loop are judged the same way for stores (not for
+reads, which barriers may order): a hand-written PrimFunc whose two threads
+per block each added their part into ``y[i]`` read correct on
+``tvm-opencl``, whose CPU driver (PoCL) runs a work-group's work-items one
+after another (red-team 2026-12-05, case rt52). The TileLang form of this check is
 :mod:`kstrata.backends.tilelang.races`.
 
 The dependence is read after TVM's arithmetic analyzer simplified each index
@@ -117,7 +122,7 @@ def _collect(func: Any) -> list[_Access]:
                 kind = "parallel"
             elif s.kind == tirx.ForKind.THREAD_BINDING:
                 tag = getattr(getattr(s, "thread_binding", None), "thread_tag", "") or ""
-                kind = tag if tag.startswith("blockIdx") else ""
+                kind = tag if tag.startswith(("blockIdx", "threadIdx")) else ""
             one = isinstance(s.extent, tirx.IntImm) and s.extent.value <= 1
             ev = events + [(s.loop_var, Range.from_min_extent(s.min, s.extent))]
             walk(s.body, ev, loops + ([(s.loop_var, kind, s.extent)] if kind and not one else []), guards)
@@ -136,6 +141,9 @@ def _collect(func: Any) -> list[_Access]:
             loads([s.iter_values, s.predicate], ctx)
             ev = events + [(iv.var, val) for iv, val in zip(block.iter_vars, s.iter_values)]
             g = guards + [s.predicate]
+            if block.init is not None or any(int(iv.iter_type) == 2 for iv in block.iter_vars):
+                # a reduction block: TVM lowers its threadIdx-bound reduction loops to a cross-thread reduction
+                loops = [lp for lp in loops if not lp[1].startswith("threadIdx")]
             walk(block.init, ev, loops, g)
             walk(block.body, ev, loops, g)
             return
@@ -234,6 +242,8 @@ def parallel_race(func: Any) -> str | None:
         if not s.store or s.exempt:
             continue
         for li, (v, kind, extent) in enumerate(s.loops):
+            if kind.startswith("threadIdx"):
+                continue  # the threads of a block may order their reads with barriers (storage_sync)
             for n, r in enumerate(accesses):
                 if r.store or not r.buffer.same_as(s.buffer):
                     continue
