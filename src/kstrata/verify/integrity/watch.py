@@ -3,6 +3,7 @@ the reference while candidate code runs."""
 
 from __future__ import annotations
 
+import builtins
 import functools
 import importlib
 import threading
@@ -17,7 +18,10 @@ import torch
 WATCHED: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("time", ("perf_counter", "perf_counter_ns", "time", "time_ns", "monotonic", "monotonic_ns",
               "process_time", "sleep")),
-    ("builtins", ("isinstance", "type", "len", "max", "min", "abs", "float", "getattr", "print")),
+    # every builtin function and type: the harness and its transport call them in every request and
+    # between requests (int, bool, memoryview, zip, sorted, any, ...), looked up at each call (rt52)
+    ("builtins", tuple(n for n in dir(builtins) if callable(getattr(builtins, n))
+                       and (not n.startswith("_") or n in ("__import__", "__build_class__")))),
     ("torch", ("allclose", "equal", "isclose", "isfinite", "isnan", "where", "abs", "max", "empty",
                "empty_like", "zeros", "full", "randn", "manual_seed", "set_num_threads", "no_grad",
                "rand", "randint", "sign", "roll", "Generator")),
