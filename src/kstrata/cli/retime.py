@@ -122,7 +122,9 @@ def retime_run(run_dir: str | Path, candidate: str | None = None, *, evaluator: 
         Per candidate: ``hash``, ``before`` and ``after`` (primary speedups,
         ``None`` where untimed), ``before_was`` (which timing ``before`` was:
         ``"first timing"`` or ``"re-timed"``, :func:`kstrata.search.views.reading`),
-        ``trusted`` (the new timing ranks), ``why``.
+        ``trusted`` (the new timing ranks), ``why``, ``kept`` (the new timing
+        was untrusted and the stored trusted one stands:
+        :meth:`~kstrata.search.tree.CandidateTree.keeps_reading`).
 
     Raises
     ------
@@ -174,10 +176,12 @@ def retime_run(run_dir: str | Path, candidate: str | None = None, *, evaluator: 
                                 + "; the earlier one stands"})
                     continue
                 rec = to_measurement_record(m, info.baselines[0])
-                store.replace_measurement(node.hash, rec)
                 why = next((f for f in rec.findings if isinstance(f, str) and f.startswith(UNTRUSTED_PREFIX)), "")
+                kept = CandidateTree.keeps_reading(node, rec)
+                if not kept:
+                    store.replace_measurement(node.hash, rec)
                 out.append({"hash": node.hash, "before": node.speedup, "before_was": was, "after": rec.speedup,
-                            "trusted": not why, "why": why})
+                            "trusted": not why, "why": why, "kept": kept})
             # a best the new timings ranked must have passed the full hidden protocol, not only the screening
             tree = confirm_ranked_best(store, info.task, info.backend, getattr(evaluator, "confirm_promoted", None),
                                        "kstrata retime")
@@ -198,7 +202,7 @@ def unranked_reasons(rows: list[dict[str, Any]], run_dir: str | Path) -> list[st
     from kstrata.search.tree import UNTRUSTED_PREFIX
     from kstrata.search.views import busy_span
 
-    left = [r for r in rows if not r["trusted"] and r["why"]]
+    left = [r for r in rows if not r["trusted"] and r["why"] and not r.get("kept")]
     busy = busy_span([r["why"] for r in left])
     contended = [r for r in left if busy_span([r["why"]])]
     out = []
@@ -228,7 +232,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Re-time candidates of a run in a longer round (the judge's timing path); update best/ and the summary."""
         from kstrata.sandbox.policy import require
-        from kstrata.search.views import next_steps, none_ranked, result_table
+        from kstrata.search.views import next_steps, none_ranked, result_table, timing_reason
 
         def progress(digest: str) -> None:
             console.print(f"re-timing {digest[:12]} ...", highlight=False)
@@ -240,8 +244,10 @@ def register(app: typer.Typer) -> None:
             rows = retime_run(run_dir, candidate, progress=progress)
         for r in rows:
             fmt = (lambda x: "untimed" if x is None else f"{x:.3g}x")
-            state = "ranked" if r["trusted"] else "still unranked"
             was = f" ({r['before_was']})" if r.get("before_was") else ""
+            state = "ranked" if r["trusted"] else "still unranked"
+            if r.get("kept"):  # an untrusted re-timing never replaces a trusted reading
+                state = f"not trusted ({timing_reason(r['why'])}); its trusted {fmt(r['before'])}{was} stands"
             now = " (re-timed now)" if r["after"] is not None else ""
             console.print(f"{r['hash'][:12]}: {fmt(r['before'])}{was} -> {fmt(r['after'])}{now}, {state}",
                           highlight=False, soft_wrap=True)  # one line per candidate, never wrapped

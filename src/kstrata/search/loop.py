@@ -389,8 +389,9 @@ class _Run:
                 m = self.final_round(self.task, self.backend, self.store.sources(node.hash))
             except Exception:  # noqa: BLE001 - the earlier timing stands
                 m = None
-            if m is not None:
-                self.store.replace_measurement(node.hash, to_measurement_record(m, self.settings.primary_baseline))
+            rec = None if m is None else to_measurement_record(m, self.settings.primary_baseline)
+            if rec is not None and not CandidateTree.keeps_reading(node, rec):
+                self.store.replace_measurement(node.hash, rec)
         if contenders:
             self.reload()
 

@@ -17,7 +17,7 @@ from typing import Any
 from rich.text import Text
 from rich.tree import Tree
 
-from kstrata.store.records import CandidateRecord, ExpansionRecord
+from kstrata.store.records import CandidateRecord, ExpansionRecord, MeasurementRecord
 from kstrata.store.run_store import RunStore
 
 
@@ -72,6 +72,18 @@ class Node:
         :data:`UNTRUSTED_PREFIX`)."""
         m = self.record.measurement
         return m is None or not any(isinstance(f, str) and f.startswith(UNTRUSTED_PREFIX) for f in m.findings)
+
+    @property
+    def timing_contended(self) -> bool:
+        """Whether the timing is untrusted because other processes kept the
+        CPUs busy while it ran (the judge's ``contended:`` note,
+        :func:`kstrata.measure.contention.read_note`): candidate and baseline
+        were not timed alike, so its reading says nothing, in either direction."""
+        from kstrata.measure.contention import read_note
+
+        m = self.record.measurement
+        return m is not None and any(isinstance(f, str) and f.startswith(UNTRUSTED_PREFIX) and read_note(f)
+                                     for f in m.findings)
 
     @property
     def score(self) -> float:
@@ -204,7 +216,11 @@ class CandidateTree:
         correct and the top-ranked node's speedup reads below the root's
         (trusted or not), the root is the best: the search claims no result
         slower than where it started (with the root's timing untrusted, it
-        claims no speedup at all).
+        claims no speedup at all). A root whose timing is untrusted because
+        the machine was busy (:attr:`Node.timing_contended`) is not compared:
+        a contended reading says nothing about speed, and one such re-timing
+        of the root (1.85x, contended) cost a run its ranked 1.16x best
+        (newcomer nc16).
         """
         pool = None if within is None else self.subtree(within)
         ranked = self.ranked(pool)
@@ -212,10 +228,21 @@ class CandidateTree:
             return None
         best, root = ranked[0], self.root
         if (root is not None and best is not root and root.correct and root.speedup is not None
-                and best.speedup is not None and best.speedup < root.speedup
+                and best.speedup is not None and best.speedup < root.speedup and not root.timing_contended
                 and (pool is None or root in pool)):
             return root
         return best
+
+    @staticmethod
+    def keeps_reading(node: Node, new: MeasurementRecord) -> bool:
+        """Whether a re-timing of ``node`` (``kstrata retime``, the end-of-run
+        round) measured as ``new`` must leave the stored reading in place: an
+        untrusted re-timing (:data:`UNTRUSTED_PREFIX`, e.g. a busy machine)
+        never replaces a trusted reading, so it cannot cost a run its ranked
+        best (newcomer nc16: a contended 1.68x replaced the best's trusted
+        1.16x and the run claimed nothing)."""
+        untrusted = any(isinstance(f, str) and f.startswith(UNTRUSTED_PREFIX) for f in new.findings)
+        return untrusted and node.measurement is not None and node.timing_trusted
 
     def improvements(self) -> list[Node]:
         """Nodes that raised the best score when evaluated, in creation order

@@ -73,7 +73,9 @@ def reading(node: Node) -> Reading | None:
 def node_label(tree: CandidateTree, node: Node, finished: bool = False) -> Text:
     """``hash8 level role verdict speedup [router reason]`` for one node of
     ``kstrata tree``, its speedup from :func:`reading` with which timing it
-    is; "slower than its parent" compares the two readings shown, and a node
+    is; "slower than its parent" compares the two readings shown when both
+    are trusted (an untrusted reading, say a busy machine's, ranks nothing
+    and says no node is slower), and a node
     that read slower only at its first timing (the search acted on that,
     e.g. a lookahead) says so (``finished``: the run has stopped, so an
     unevaluated node never will be)."""
@@ -85,7 +87,7 @@ def node_label(tree: CandidateTree, node: Node, finished: bool = False) -> Text:
         shown = f" {r.text()}" + (" re-timed" if r.retimed else "")
         parts.append((shown, "cyan") if r.trusted else (f"{shown} unranked (untrusted timing)", "yellow"))
     parent = reading(tree[node.parents[0]]) if node.parents else None
-    if r is not None and parent is not None and r.value < parent.value:
+    if r is not None and parent is not None and r.trusted and parent.trusted and r.value < parent.value:
         parts.append((" (slower than its parent)", "yellow"))
     elif node.slower_at_creation:  # what the search acted on (a lookahead), not what the readings shown say
         parts.append((" (slower than its parent at their first timings)", "yellow"))
