@@ -60,18 +60,22 @@ def test_a_replaced_reader_is_seen_and_put_back(owner, name):
 
 
 @pytest.mark.skipif(not status().usable, reason=f"no sandbox here: {status().reason}")
-@pytest.mark.parametrize("task, case", [("relu", "ring_storage_patch.py"), ("softmax", "flusher_hook.py"),
-                                        ("softmax", "read_hook.py")])
-def test_a_candidate_that_replaced_what_the_harness_calls_is_rejected(task, case):
+@pytest.mark.parametrize("task, case, backend", [
+    ("relu", "ring_storage_patch.py", "pytorch"), ("softmax", "flusher_hook.py", "pytorch"),
+    ("softmax", "read_hook.py", "pytorch"),
+    ("softmax", "triton_torch_recorders_patched.py", "triton-interp"),
+    ("softmax", "triton_torch_recorders_module_swapped.py", "triton-interp")])
+def test_a_candidate_that_replaced_what_the_harness_calls_is_rejected(task, case, backend):
     """``ring_storage_patch``: kept output buffers behind a replaced
     ``UntypedStorage.data_ptr``; ``flusher_hook``: the freshened copy's
     softmax computed in a replaced ``CacheFlusher.flush``, in the untimed
     flush request (correct, 3.8x with only notes before); ``read_hook``: the
     same in a replaced ``os.read``, between the judge's requests (correct,
-    1.5x with only notes before)."""
-    p = subprocess.run([KSTRATA, "eval", task, str(CASES / case), "--backend", "pytorch", "--json", "--scope", "small",
+    1.5x with only notes before); ``triton_torch_*``: a Triton softmax whose
+    softmax is PyTorch's behind blinded op recorders (correct before)."""
+    p = subprocess.run([KSTRATA, "eval", task, str(CASES / case), "--backend", backend, "--json", "--scope", "small",
                         "--preset", "warn", "--budget-ms", "200"], capture_output=True, text=True, timeout=600)
     assert p.returncode == 0, p.stderr[-3000:]
     d = json.loads(p.stdout[p.stdout.index("{"):])
     assert d["verdict"] == "rejected", (d["verdict"], d.get("message"))
-    assert d["check"] in ("no_runtime_patching", "timed_output"), (d["check"], d["message"])
+    assert d["check"] in ("no_runtime_patching", "timed_output", "no_torch_compute"), (d["check"], d["message"])

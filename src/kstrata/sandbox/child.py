@@ -168,10 +168,18 @@ class Harness(metaclass=_Sealed):
                  "checked_launches", "copies", "device", "flusher", "fn", "graph_launches",
                  "graphs", "kernel_log", "last", "launch_deficit", "launches", "reused_output",
                  "slots", "spin_cycles", "tensor_dict", "timed_launches", "torch", "watch", "_set_stream",
-                 "_stream_ids")
+                 "_stream_ids", "_ops", "_StorageWeakRef", "_Counter")
 
     def __init__(self) -> None:
+        import collections
+
         import torch
+        from torch.multiprocessing import reductions
+
+        from kstrata.verify.integrity import ops
+
+        # what the checks use from other modules, bound before any candidate code runs (_bind_checks)
+        self._ops, self._StorageWeakRef, self._Counter = ops, reductions.StorageWeakRef, collections.Counter
         # every checked call enables deterministic algorithms (_poisoned_allocations), whose setter imports
         # inductor's config and with it dynamo, which wraps torch.manual_seed: imported here, once per
         # zygote, before the watch snapshots torch (a backend importing torch.export is then not taken for
@@ -228,7 +236,26 @@ class Harness(metaclass=_Sealed):
 
             # this module as it runs (``python -m``: __main__), whose names the handlers look up
             self.watch.add("kstrata.sandbox.child", sys.modules[type(self).__module__], HARNESS_NAMES)
+            self._bind_checks()
         return self.backend
+
+    def _bind_checks(self) -> None:
+        """Watch what the handlers' checks use from other modules, bound
+        before any candidate code runs: the op recorders of the DSL
+        backends' ``no_torch_compute`` (:mod:`kstrata.verify.integrity.ops`,
+        which the watch's ``kstrata.verify`` skip left out and the handlers
+        imported at call time), the weak references of the kept-output check
+        and the launch log's ``Counter``. A Triton softmax that imported the
+        ops module itself and replaced ``Recorders.compute_ops`` computed with
+        ``torch.softmax`` and read correct (red-team rt52); one that put a
+        module of its own under that name in ``sys.modules`` would have been
+        imported by the handlers too. (Bound in ``__init__``, watched here.)"""
+        import collections
+
+        ops = self._ops
+        self.watch.add("kstrata.verify.integrity.ops", ops,
+                       tuple(n for n, v in vars(ops).items() if getattr(v, "__module__", None) == ops.__name__))
+        self.watch.add("collections", collections, ("Counter",))
 
     @staticmethod
     def _task(t: dict) -> Any:
@@ -359,10 +386,8 @@ class Harness(metaclass=_Sealed):
     def _since(self, mark: tuple[int, int]) -> tuple[int, Any]:
         """Launches since ``mark`` (:meth:`_launched`): how many, and which kernels on
         which grids (a Counter; None where they are not logged)."""
-        from collections import Counter
-
         n = int(self.launches.launches) - mark[0]
-        return n, None if self.kernel_log is None else Counter(self.kernel_log[mark[1]:])
+        return n, None if self.kernel_log is None else self._Counter(self.kernel_log[mark[1]:])
 
     def _checked_call(self, xs: list[Any], mark: tuple[int, int]) -> None:
         """Keep a checked call's launches: per signature, the call with the fewest."""
@@ -396,8 +421,7 @@ class Harness(metaclass=_Sealed):
         the first may autotune or compile)."""
         if self.launches is None or not self.copies or self.fn is None:
             return
-        from kstrata.verify.integrity.ops import Recorders, element_by_element
-
+        Recorders, element_by_element = self._ops.Recorders, self._ops.element_by_element
         xs = [x.clone() if isinstance(x, self.Tensor) else x for x in self.copies[0]]
         for _ in range(calls):
             mark = self._launched()
@@ -580,9 +604,7 @@ class Harness(metaclass=_Sealed):
         findings: list[dict] = []
         recorder: Any = nullcontext()
         if h.get("record_ops"):  # dispatch and function modes: one switch turns off only one of them
-            from kstrata.verify.integrity.ops import Recorders
-
-            recorder = Recorders()
+            recorder = self._ops.Recorders()
         hooks = getattr(self.backend, "launch_hooks", None)
         counting = hooks.count() if (hooks is not None and h.get("count_launches")) else nullcontext()
         noop = hooks.noop() if (hooks is not None and h.get("noop")) else nullcontext()
@@ -612,10 +634,8 @@ class Harness(metaclass=_Sealed):
                              "the DSL)", "evidence": {"ops": ops}})
         outs = _flatten(out)
         if h.get("record_ops"):
-            from kstrata.verify.integrity.ops import element_by_element
-
             size = sum(o.numel() for o in outs if isinstance(o, T))
-            if element_by_element(recorder.dispatch.count, size):
+            if self._ops.element_by_element(recorder.dispatch.count, size):
                 findings.append({"check": "no_torch_compute", "message": f"the call ran {recorder.dispatch.count} "
                                  f"PyTorch operators for outputs of {size} elements: its work is done element by "
                                  "element in Python (scalar reads and writes), not by a DSL kernel",
@@ -869,8 +889,7 @@ class Harness(metaclass=_Sealed):
         An allocator that hands freed memory back gives a new storage, whose
         predecessor's weak reference has expired. Storages of the input copies
         are left out (an output sharing one is ``no_output_alias``'s)."""
-        from torch.multiprocessing.reductions import StorageWeakRef
-
+        StorageWeakRef = self._StorageWeakRef
         seen = getattr(self, "_returned", None)
         if seen is None:
             seen = self._returned = {}
