@@ -483,7 +483,11 @@ def _record_export(run_dir: Path, to: Path, digest: str) -> None:
     """Add ``to`` to ``RUN/exports.json`` (so ``kstrata retime`` can name stale exports)."""
     from kstrata.atomic import write_atomic
 
+    from kstrata.store.run_store import writable
+
     path = run_dir / EXPORTS_FILE
+    if not writable(run_dir):  # a read-only run (newcomer nc16): the export stands, only its note is not kept
+        return
     try:
         known = json.loads(path.read_text()) if path.is_file() else {}
     except ValueError:

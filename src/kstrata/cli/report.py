@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 
 import typer
@@ -22,6 +23,13 @@ def register(app: typer.Typer) -> None:
                                                        "(default: yes for a run directory, no for a bench)."),
     ) -> None:
         """Write one self-contained HTML report of a bench or run directory."""
+        from kstrata.cli.errors import OptionError
+        from kstrata.store.run_store import writable
+
         with bench_errors():
+            if out is None and run_dir.is_dir() and not writable(run_dir):  # a read-only run (newcomer nc16)
+                raise OptionError(f"{run_dir} is not writable (a read-only folder or another user's), so the "
+                                  f"report cannot go to {run_dir / 'report.html'}; write it elsewhere: kstrata "
+                                  f"report {shlex.quote(str(run_dir))} -o FILE.html")
             path = write_report(run_dir, out, count_initial=count_initial)
         typer.echo(str(path))

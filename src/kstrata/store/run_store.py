@@ -8,6 +8,8 @@ it created are removed again, so neither half rows nor orphan files remain.
 from __future__ import annotations
 
 import json
+import os
+import shlex
 import shutil
 import sqlite3
 import time
@@ -28,7 +30,7 @@ from kstrata.store.records import (
     dumps,
     jsonable,
 )
-from kstrata.store.schema import DDL, MIGRATIONS, PRAGMAS, SCHEMA_VERSION
+from kstrata.store.schema import DDL, MIGRATIONS, PRAGMAS, READONLY_PRAGMAS, SCHEMA_VERSION
 
 DB_NAME = "run.db"
 
@@ -103,6 +105,45 @@ def database_error(path: Path, err: sqlite3.DatabaseError) -> StoreError:
     return StoreError(f"{path} is damaged ({text}); start a new run with --out, or restore the file")
 
 
+def writable(run_dir: str | Path) -> bool:
+    """Whether ``run_dir`` and its ``run.db`` can be written by this process
+    (``False`` on a read-only mount or a folder of another user's)."""
+    run_dir = Path(run_dir)
+    db = run_dir / DB_NAME
+    return os.access(run_dir, os.W_OK) and (not db.exists() or os.access(db, os.W_OK))
+
+
+def not_writable(run_dir: str | Path, why: str) -> StoreError:
+    """The :class:`StoreError` for a write to a run folder that cannot be
+    written (``why``: what needed the write)."""
+    return StoreError(f"{run_dir} is not writable (a read-only folder or another user's) and {why}; "
+                      f"copy it to a writable place (cp -r {shlex.quote(str(run_dir))} DIR) and use the copy")
+
+
+def _readonly_uri(path: Path) -> str:
+    """An SQLite URI that reads ``path`` without writing anything beside it.
+
+    A WAL database opened ``mode=ro`` still needs its ``-shm`` file, which a
+    read-only folder cannot get (SQLite then said "unable to open database
+    file", shown as "run.db is damaged": newcomer nc16); ``immutable=1``
+    needs none, and is exact when no write-ahead log holds unmerged pages (a
+    run's last connection merges and removes it). A log that does is read
+    through ``mode=ro`` where its ``-shm`` exists.
+
+    Raises
+    ------
+    StoreError
+        When the log holds pages and there is no ``-shm`` to read it with.
+    """
+    from urllib.parse import quote
+
+    wal, shm = Path(f"{path}-wal"), Path(f"{path}-shm")
+    has_log = wal.is_file() and wal.stat().st_size > 0
+    if has_log and not shm.is_file():
+        raise not_writable(path.parent, f"{DB_NAME}'s write-ahead log ({wal.name}) was not merged into it")
+    return f"file:{quote(str(path.resolve()))}?" + ("mode=ro" if has_log else "immutable=1")
+
+
 def _loads(text: Any, what: str) -> Any:
     """``json.loads(text)`` of a JSON column of run.db (``what`` names it).
 
@@ -154,16 +195,18 @@ class RunStore:
     others, waiting up to ``busy_timeout`` = 10 s).
     """
 
-    def __init__(self, run_dir: Path, conn: sqlite3.Connection):
+    def __init__(self, run_dir: Path, conn: sqlite3.Connection, readonly: bool = False):
         self.run_dir = Path(run_dir)
         self.conn = conn
+        self._readonly = readonly
         self._depth = 0
         self._created_paths: list[Path] = []
 
     # -- opening -----------------------------------------------------------
     @staticmethod
-    def _connect(path: Path) -> sqlite3.Connection:
-        """Open ``path`` with :data:`PRAGMAS` set.
+    def _connect(path: Path, readonly: bool = False) -> sqlite3.Connection:
+        """Open ``path`` with :data:`PRAGMAS` set, or (``readonly``: its folder
+        cannot be written) for reading only (:func:`_readonly_uri`).
 
         Raises
         ------
@@ -171,17 +214,27 @@ class RunStore:
             If SQLite cannot use the file (see :func:`database_error`).
         """
         try:
-            conn = sqlite3.connect(path, isolation_level=None, timeout=10.0)
+            if readonly:
+                conn = sqlite3.connect(_readonly_uri(path), isolation_level=None, timeout=10.0, uri=True)
+            else:
+                conn = sqlite3.connect(path, isolation_level=None, timeout=10.0)
         except sqlite3.DatabaseError as e:
             raise database_error(path, e) from None
         conn.row_factory = sqlite3.Row
         try:
-            for pragma in PRAGMAS:
+            for pragma in (READONLY_PRAGMAS if readonly else PRAGMAS):
                 conn.execute(pragma)
         except sqlite3.DatabaseError as e:
             conn.close()
             raise database_error(path, e) from None
         return conn
+
+    @property
+    def readonly(self) -> bool:
+        """Whether the run was opened for reading only (its folder cannot be
+        written: a read-only mount, another user's run); a write raises
+        :class:`StoreError` saying so (:func:`not_writable`)."""
+        return bool(self._readonly)
 
     @classmethod
     def exists(cls, run_dir: str | Path) -> bool:
@@ -237,7 +290,8 @@ class RunStore:
             raise StoreError(f"{cands} is not a directory (it holds each candidate's sources); restore it "
                              "from a copy of the run, or start a new run with --out")
         path = run_dir / DB_NAME
-        conn = cls._connect(path)
+        readonly = not writable(run_dir)
+        conn = cls._connect(path, readonly)
         try:
             problems = [r[0] for r in conn.execute("PRAGMA quick_check(3)")]
             if problems != ["ok"]:
@@ -252,7 +306,10 @@ class RunStore:
                 f"{run_dir}: schema version {version} is newer than this kstrata's "
                 f"{SCHEMA_VERSION}; upgrade kstrata"
             )
-        store = cls(run_dir, conn)
+        if readonly and version < SCHEMA_VERSION:
+            conn.close()
+            raise not_writable(run_dir, f"its schema (version {version}) must be upgraded to read it")
+        store = cls(run_dir, conn, readonly)
         for v in range(version + 1, SCHEMA_VERSION + 1):
             with store.transaction():
                 conn.executescript(MIGRATIONS[v])
@@ -282,6 +339,8 @@ class RunStore:
         """``BEGIN IMMEDIATE`` … ``COMMIT``; on any exception ``ROLLBACK``, remove
         the artifact paths created inside it, and re-raise. Nested uses join
         the outer transaction."""
+        if self._readonly:
+            raise not_writable(self.run_dir, "this command stores to it")
         if self._depth:
             self._depth += 1
             try:

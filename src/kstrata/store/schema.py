@@ -31,6 +31,8 @@ PRAGMAS = (
     "PRAGMA synchronous=NORMAL",
     "PRAGMA busy_timeout=10000",
 )
+#: Set on a run opened for reading only (its folder is not writable): no journal mode change, no writes.
+READONLY_PRAGMAS = ("PRAGMA query_only=ON", "PRAGMA busy_timeout=10000")
 
 DDL = """
 CREATE TABLE schema_version (version INTEGER NOT NULL);
