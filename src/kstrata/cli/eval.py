@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import math
 import re
 import threading
 import time
@@ -268,7 +267,7 @@ def register(app: typer.Typer) -> None:
         preset: str = typer.Option("strict", "--preset", help="Integrity preset: strict or warn."),
         scope: str = typer.Option("full", "--scope", help="Hidden shapes: full (sweep) or small."),
         secret: str | None = typer.Option(None, "--secret", help="Run secret (default: random)."),
-        timeout: float = typer.Option(600.0, "--timeout", help="Wall-clock limit in seconds of the whole verification: the judge's reference and float64 oracle at every test shape count, not only the candidate's calls."),
+        timeout: float = typer.Option(600.0, "--timeout", help="Limit in seconds of the candidate's work (its import, compile and calls); the judge's reference and float64 oracle and the sandbox's start do not count, and the whole verification is bounded at 3 x this + 300 s."),
         time_it: bool = typer.Option(True, "--time/--no-time", help="Time a correct candidate against eager PyTorch (paired, at --timing-shape)."),
         timing_shape: str = typer.Option("auto", "--timing-shape", help="Shape the candidate is timed (and verified) at: auto (fit on CPU backends, nominal on GPUs), nominal, fit (the nominal shape halved until one call is at most 0.25 GFLOP and 16 MB), or NAME=INT,..."),
         budget_ms: float = typer.Option(1000.0, "--budget-ms", help="Paired timing budget in ms."),
@@ -305,14 +304,16 @@ def register(app: typer.Typer) -> None:
                 EnvMissingError) as e:
             print_error(e)
             raise typer.Exit(2) from None
-        from kstrata.verify.interp_cost import over_limit, slow_note
+        from kstrata.verify.interp_cost import over_limit, slow_note, suggested_timeout
 
-        slow = slow_note(t, b, scope, timeout)  # an interpreter's verification can take minutes (newcomer nc11)
         over = over_limit(t, b, scope, timeout)
+        # an interpreter's verification can take minutes (newcomer nc11); a refusal gives the estimate whatever
+        # it is (newcomer nc16: under the warning's threshold, --timeout 5 started and ended `timeout`)
+        slow = slow_note(t, b, scope, timeout, always=over is not None)
         if slow and over:  # it would end in `timeout` having tested little or nothing (newcomer nc15: 611 s)
             print_error(f"not started: even an elementwise kernel would take longer than --timeout {timeout:g} s "
                         f"here. {slow}; or, to try anyway, a --timeout above the estimate, e.g. --timeout "
-                        f"{math.ceil(over['typical_s'] * 1.5 / 60) * 60}")
+                        f"{suggested_timeout(over)}")
             pool.close()
             raise typer.Exit(2)
         if slow:

@@ -13,6 +13,20 @@ from kstrata.verify.result import Evaluation
 DEFAULT_TIMEOUT_S = 600.0
 
 
+#: The judge's own work (inputs, the reference and the float64 oracle at every test shape, the comparisons) is
+#: about two thirds of a CPU verification (README), and does not count against ``--timeout``: the whole
+#: verification may take this many times the candidate's limit, plus :data:`START_ALLOWANCE_S`.
+WALL_FACTOR = 3.0
+#: Seconds for starting processes (the judge's worker, the sandbox's zygote, candidate processes).
+START_ALLOWANCE_S = 300.0
+
+
+def wall_limit(timeout_s: float) -> float:
+    """The whole verification's wall-clock bound (s) for a candidate time limit of ``timeout_s``
+    s: ``WALL_FACTOR * timeout_s + START_ALLOWANCE_S``. The judge's worker is killed past it."""
+    return WALL_FACTOR * timeout_s + START_ALLOWANCE_S
+
+
 class VerifierError(RuntimeError):
     """A bug in kstrata itself while verifying (never a candidate's fault)."""
 
@@ -27,10 +41,12 @@ def _from_call(r: CallResult, task: Task, backend_name: str, preset: str, timeou
         return ev
     if r.kind == "timeout":
         return Evaluation(Verdict.TIMEOUT, "wall_clock",
-                          {"message": f"verification did not finish within {timeout_s:g} s; the judge "
-                                      "was killed while the reference or the oracle ran (a candidate that "
-                                      "hangs is stopped and named as such before that): the task's shapes "
-                                      "may be too large for this machine"}, **base)
+                          {"message": f"verification did not finish within {wall_limit(timeout_s):g} s "
+                                      f"({WALL_FACTOR:g} x the --timeout of {timeout_s:g} s for the candidate, plus "
+                                      f"{START_ALLOWANCE_S:g} s for starting processes); the judge was killed while "
+                                      "the reference or the oracle ran (a candidate that uses its time is stopped "
+                                      "and named as such before that): the task's shapes may be too large for this "
+                                      "machine"}, **base)
     if r.error.startswith("ReferenceFailure: "):
         raise ReferenceFailure(r.error.removeprefix("ReferenceFailure: "))
     if r.kind in ("crash", "oom"):
@@ -72,7 +88,9 @@ def verify_candidate(task: Task, backend_name: str, sources: dict[str, str], *, 
     preset:
         Integrity preset: ``"strict"`` (every check rejects) or ``"warn"``.
     timeout_s:
-        Wall-clock limit of the whole protocol in seconds (``timeout`` verdict).
+        The candidate's time limit in seconds (``timeout`` verdict): its
+        requests' time; the judge's work and process starts do not count, and
+        the whole protocol is bounded by :func:`wall_limit`.
     scope:
         ``"full"`` (hidden stage on the sweep shapes) or ``"small"`` (hidden
         stage on perturbed small shapes and the sweep's shapes no costlier
@@ -127,7 +145,7 @@ def verify_candidate(task: Task, backend_name: str, sources: dict[str, str], *, 
 
         r = pool.call("kstrata.verify.runner:run_protocol", task, backend_name, dict(sources), secret,
                       preset, scope, [dict(s) for s in timed_shapes or []], unsafe_requested(), timeout_s,
-                      bool(reveal_hidden), timeout_s=timeout_s)
+                      bool(reveal_hidden), timeout_s=wall_limit(timeout_s))
     finally:
         if own:
             pool.close()

@@ -21,16 +21,30 @@ holds the row in one block (``rmsnorm``, ``softmax`` at 512 columns)
 0.08-0.40 us/B; a softmax looping over 64-wide tiles in three passes per row
 4.2-6.3 us/B. A GEMM's cost follows its FLOPs more than its bytes, so the
 range says less there.
+
+The interpreter's time follows the number of programs (elements / BLOCK for an
+elementwise kernel) times the operations in each, far more than the bytes: a
+newcomer's scaled tanh (about 20 tile operations, ``BLOCK = 64``) was
+announced at "49 s for an elementwise one" and took 181 s (newcomer nc16).
+Measured here (2026-12-05, 1024 x 512 fp32, one thread): 5.3 ms a program
+at 64- and at 1024-element blocks alike, so 10.4 us/B at ``BLOCK = 64`` and
+0.58 us/B at ``BLOCK = 1024`` at load 4.6 on 2 CPUs, 4.5 us/B idle at 64
+(:data:`RATES_S_PER_BYTE` ``"small_blocks"``; 4.5 us/B x 2 calls x 18.4 MB
+is 166 s plus the fixed costs, against the 181 s measured). kstrata's own
+process never reads the candidate's block size, so the note gives the range
+and says which end a small block size lands at; it is an estimate, said so.
 """
 
 from __future__ import annotations
 
+import math
 import os
 from typing import Any
 
 #: Interpreter seconds per byte the reference moves in one call (module docstring): an elementwise
-#: kernel, one program per row with the row in one block, a loop over small tiles in each row.
-RATES_S_PER_BYTE = {"low": 0.06e-6, "typical": 0.4e-6, "high": 6e-6}
+#: kernel with 1024-element blocks, one program per row with the row in one block, an elementwise kernel of
+#: about 20 tile operations with 64-element blocks (16 times the programs), a loop over small tiles in each row.
+RATES_S_PER_BYTE = {"low": 0.06e-6, "typical": 0.4e-6, "small_blocks": 4.5e-6, "high": 6e-6}
 #: Candidate calls per test: the judge calls the candidate once under each poison pattern
 #: (:data:`kstrata.verify.runner.POISON_PATTERNS`).
 CALLS_PER_TEST = 2
@@ -108,7 +122,7 @@ def busy_factor() -> float:
 
 
 def estimate(task: Any, scope: str) -> dict[str, Any] | None:
-    """``{"tests", "megabytes", "low_s", "typical_s", "high_s", "busy"}`` of a
+    """``{"tests", "megabytes", "low_s", "typical_s", "small_blocks_s", "high_s", "busy"}`` of a
     verification at ``scope`` under the interpreter (module docstring; s,
     scaled by :func:`busy_factor`, which ``busy`` gives), or None when the
     task's byte counts are unknown."""
@@ -161,8 +175,16 @@ def over_limit(task: Any, backend: Any, scope: str, timeout_s: float | None) -> 
     return est if est is not None and est["low_s"] / max(est["busy"], 1.0) > timeout_s else None
 
 
+def suggested_timeout(est: dict[str, Any]) -> int:
+    """A ``--timeout`` (s, whole minutes) that a verification of :func:`estimate`
+    ``est`` fits in for a kernel with small blocks as well as a typical one:
+    1.5 times the larger of the two estimates."""
+    return math.ceil(max(est["typical_s"], est["small_blocks_s"]) * 1.5 / 60) * 60
+
+
 def slow_note(task: Any, backend: Any, scope: str, timeout_s: float | None = None,
-              what: str = "this verification", scope_option: str | None = "--scope small") -> str | None:
+              what: str = "this verification", scope_option: str | None = "--scope small",
+              always: bool = False) -> str | None:
     """A warning to print before a verification under an interpreter backend
     (``backend.timing_meaningful`` False) whose typical estimate is at least
     :data:`WARN_S`: how long it may take and how to make it shorter; None for
@@ -179,6 +201,9 @@ def slow_note(task: Any, backend: Any, scope: str, timeout_s: float | None = Non
     scope_option:
         The command's way to verify at scope ``small`` (named with its
         estimate when that is much shorter), or None when it has none.
+    always:
+        Give the note whatever the estimate (for a refusal, which does not
+        wait for :data:`WARN_S`).
     """
     if getattr(backend, "timing_meaningful", True):
         return None
@@ -186,14 +211,16 @@ def slow_note(task: Any, backend: Any, scope: str, timeout_s: float | None = Non
         est = estimate(task, scope)
     except Exception:  # noqa: BLE001 - an estimate that cannot be made says nothing
         return None
-    if est is None or est["typical_s"] < WARN_S:
+    if est is None or (est["typical_s"] < WARN_S and not always):
         return None
     name = getattr(backend, "name", "the interpreter")
-    text = (f"{name} runs every program of the kernel in Python (Triton's CPU interpreter): {what} runs "
+    text = (f"{name} runs every program of the kernel in Python (Triton's CPU interpreter), so its time follows "
+            f"the number of programs (elements / BLOCK for an elementwise kernel): {what} runs "
             f"{est['tests']} tests, {CALLS_PER_TEST} kernel calls each, over about {est['megabytes']:.0f} MB of "
-            f"inputs and outputs, which may take about {_duration(est['typical_s'])} for a kernel with one "
-            f"program per row ({_duration(est['low_s'])} for an elementwise one, up to {_duration(est['high_s'])} "
-            "for one that loops over small tiles in each row)"
+            f"inputs and outputs; an estimate (kstrata does not read the kernel): about "
+            f"{_duration(est['typical_s'])} for a kernel with one program per row, {_duration(est['low_s'])} for an "
+            f"elementwise one with 1024-element blocks, {_duration(est['small_blocks_s'])} for one with 64-element "
+            f"blocks, up to {_duration(est['high_s'])} for one that loops over small tiles in each row"
             + (f", on this machine's load now ({est['busy']:.1f} times its CPUs)" if est["busy"] > 1.2 else ""))
     if timeout_s and est["typical_s"] > timeout_s:
         text += f", more than the --timeout of {timeout_s:g} s (the verdict would then be `timeout`)"

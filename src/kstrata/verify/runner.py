@@ -101,6 +101,9 @@ def _as_float64(xs: list[Any]) -> list[Any]:
 #: :meth:`kstrata.backends.base.Backend.set_poison`): a verdict that depends on
 #: what uninitialized memory holds is ``incorrect``.
 POISON_PATTERNS = (1, 2)
+#: Seconds a candidate process may take to start (the sandbox's zygote, on first use, and its fork); not
+#: taken from the candidate's time limit, which bounds its own work (:attr:`Context.deadline`).
+START_S = 120.0
 
 
 @dataclass
@@ -201,7 +204,13 @@ class Context:
     warnings: list[Finding] = field(default_factory=list)
     dropped: list[str] = field(default_factory=list)
     weak_sample: tuple | None = None
-    deadline: float | None = None
+    #: when the candidate's time limit (``--timeout``) would be spent if the judge's work and process starts
+    #: took no time; :attr:`deadline` moves it on by theirs
+    budget_end: float | None = None
+    #: when the judge's worker is killed (:func:`kstrata.verify.api.wall_limit`); the oracle is skipped near it
+    wall_end: float | None = None
+    #: seconds spent starting candidate processes (the sandbox's zygote and fork), not the candidate's work
+    start_s: float = 0.0
     not_verified: str | None = None
     #: seconds the judge spent in the reference and the oracle (:meth:`ShapeRun.prepare`)
     judge_s: float = 0.0
@@ -219,6 +228,14 @@ class Context:
     current: Any = None
     #: key of the order seeds (:func:`order_seed`), from the run's secret; never sent to the candidate
     order_key: str = ""
+
+    @property
+    def deadline(self) -> float | None:
+        """When the candidate's time limit is spent (``time.monotonic()`` s): ``--timeout``
+        bounds the candidate's work, so the judge's reference and oracle (:attr:`judge_s`) and
+        the processes' starts (:attr:`start_s`) move it on (newcomer nc16: --timeout 5 ended in
+        "the zygote did not answer within 1 s", or in the judge being blamed); None: no limit."""
+        return None if self.budget_end is None else self.budget_end + self.judge_s + self.start_s
 
     def fire(self, check: str, message: str, stage_public: bool, **evidence: Any) -> None:
         """Reject (or warn, per preset) for integrity check ``check``."""
@@ -290,7 +307,7 @@ class Context:
         reference's own calls leaves the blame with the reference's shapes
         (check ``reference_time``)."""
         total = time.monotonic() - self.started
-        cand = max(0.0, total - self.judge_s)
+        cand = max(0.0, total - self.judge_s - self.start_s)
         stop.evidence.update(judge_s=round(self.judge_s, 2), candidate_s=round(cand, 2),
                              reference_s=round(self.reference_s, 2))
         if self.judge_s > cand:
@@ -903,8 +920,8 @@ class ShapeRun:
         import psutil
 
         ctx = self.ctx
-        if ctx.deadline is not None and \
-                ctx.deadline - time.monotonic() < self.ORACLE_TIME_FACTOR * self.ref_s + 5.0:
+        if ctx.wall_end is not None and \
+                ctx.wall_end - time.monotonic() < self.ORACLE_TIME_FACTOR * self.ref_s + 5.0:
             return None, (f"too little of the verification's time was left for it (under "
                           f"{self.ORACLE_TIME_FACTOR:g} x the reference's {self.ref_s:.2g} s call + 5 s)")
         nbytes = sum(x.numel() * x.element_size() for x in [*pristine, *refs] if isinstance(x, torch.Tensor))
@@ -1209,10 +1226,12 @@ def run_protocol(task: Task, backend_name: str, sources: dict[str, str], secret:
     unsafe_no_sandbox:
         Run the candidate process without the OS sandbox (``--unsafe-no-sandbox``).
     timeout_s:
-        The whole verification's wall-clock limit: a candidate call still
-        running when it is (nearly) spent ends the candidate's process tree
-        with a ``timeout`` verdict that names the candidate; time spent in the
-        reference and the oracle counts too.
+        The candidate's time limit (s): a candidate call still running when
+        the candidate's requests have used it ends the candidate's process
+        tree with a ``timeout`` verdict that names the candidate; the judge's
+        reference and oracle and the candidate processes' starts do not count
+        (:attr:`Context.deadline`); the whole verification is bounded by
+        :func:`kstrata.verify.api.wall_limit`.
     reveal_hidden:
         A failure in the hidden stage names the test it failed at
         (``evidence["hidden_test"]``: shape, seed, distribution) instead of
@@ -1241,8 +1260,11 @@ def run_protocol(task: Task, backend_name: str, sources: dict[str, str], secret:
     spec = candidate_process(task, backend, unsafe_no_sandbox, cached)
     ctx = Context(task, backend, backend_name, sources, get_preset(preset), spec, ev)
     ctx.order_key = str(derive_int(secret, f"{task.name}/program-order", bits=62))
+    from kstrata.verify.api import START_ALLOWANCE_S, wall_limit
+
     if timeout_s:
-        ctx.deadline = time.monotonic() + max(1.0, timeout_s - 5.0)
+        ctx.budget_end = time.monotonic() + timeout_s
+        ctx.wall_end = time.monotonic() + wall_limit(timeout_s) - 5.0
     torch.set_num_threads(max(1, torch.get_num_threads()))
     threads_before = ctx.threads = torch.get_num_threads()
     try:
@@ -1271,13 +1293,22 @@ def run_protocol(task: Task, backend_name: str, sources: dict[str, str], secret:
         if reveal_hidden:
             hid = [replace(t, public=True) for t in hid]
         ctx.started = time.monotonic()
-        pre = preflight(task, pub + hid, timeout_s, backend.device, oracle_model, _seed_inputs(task, backend.device))
+        # the judge's work has its share of the whole verification's limit, not the candidate's (newcomer nc16)
+        pre = preflight(task, pub + hid, wall_limit(timeout_s) - START_ALLOWANCE_S if timeout_s else None,
+                        backend.device, oracle_model, _seed_inputs(task, backend.device))
         ctx.judge_s += time.monotonic() - ctx.started
+
+        def start(one: Any) -> Any:  # a process's start is not the candidate's work: its own limit, not counted
+            t = time.monotonic()
+            try:
+                return fresh(one, timeout_s=START_S)
+            finally:
+                ctx.start_s += time.monotonic() - t
 
         def respawn(limit_s: float) -> Any:  # the process died while compiling ahead: a fresh one goes on
             fresh_spec = candidate_process(task, backend, unsafe_no_sandbox, cached)
             try:
-                return fresh(fresh_spec, timeout_s=limit_s)
+                return start(fresh_spec)
             except CandidateDied as e:
                 raise died(e, fresh_spec, True) from None
 
@@ -1286,9 +1317,8 @@ def run_protocol(task: Task, backend_name: str, sources: dict[str, str], secret:
 
         # -- public stage ---------------------------------------------------------
         warmed = warm_stage(ctx, pub, True, spawn)  # before the stage's process: it finds their kernels
-        try:  # the sandbox's start counts against the verification's time limit too
-            ctx.proc = fresh(spec, timeout_s=300.0 if ctx.deadline is None
-                             else max(1.0, ctx.deadline - time.monotonic()))
+        try:  # the sandbox's start does not count against the candidate's time limit
+            ctx.proc = start(spec)
         except CandidateDied as e:
             raise died(e, spec, True) from None
         build = {"backend": backend_name, "task": task_record(task), "sources": dict(sources),
