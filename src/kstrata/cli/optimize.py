@@ -403,6 +403,9 @@ def register(app: typer.Typer) -> None:
             run_dir = resume or out or Path("runs") / f"{t.name}-{backend}-{secrets.token_hex(3)}"
             if resume is not None:
                 _check_resume(resume, t, b)
+                from kstrata.store.lock import check_free
+
+                check_free(resume, "kstrata optimize")  # a second writer of the run is refused at once
             root = _initial(initial, t, b, resume)
             if proposer == "builtin" and root is not None:
                 _check_tune_markers(root, b, initial)

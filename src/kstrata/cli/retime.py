@@ -137,9 +137,11 @@ def retime_run(run_dir: str | Path, candidate: str | None = None, *, evaluator: 
     from kstrata.search.loop import confirm_ranked_best, write_outcome
     from kstrata.search.tree import UNTRUSTED_PREFIX, CandidateTree
     from kstrata.search.views import reading
+    from kstrata.store.lock import check_free, run_lock
     from kstrata.store.run_store import RunStore
 
     info = open_run(run_dir)
+    check_free(info.run_dir, "kstrata retime")  # before the worker pool starts
     pool = None
     if evaluator is None:
         from kstrata.backends.workers import pool_for
@@ -151,7 +153,7 @@ def retime_run(run_dir: str | Path, candidate: str | None = None, *, evaluator: 
                                            shape=info.shape, pool=pool)
     out = []
     try:
-        with RunStore.open(info.run_dir) as store:
+        with run_lock(info.run_dir, "kstrata retime"), RunStore.open(info.run_dir) as store:
             tree = CandidateTree.from_store(store, with_sources=False)
             if candidate is not None:
                 node = tree[store.resolve(candidate)]

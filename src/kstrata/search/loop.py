@@ -36,6 +36,7 @@ from kstrata.search.candidate import to_measurement_record
 from kstrata.search.policies import Expansion, Policy, default_router, make_policy
 from kstrata.search.tree import DECLINED_PREFIX, CandidateTree, Node
 from kstrata.store import artifacts
+from kstrata.store.lock import run_lock
 from kstrata.store.records import CandidateRecord, EvaluationRecord, ExpansionRecord, jsonable
 from kstrata.store.run_store import RunStore, StoreError
 
@@ -658,31 +659,36 @@ def optimize(
         "settings": asdict(settings),
         **(extra_config or {}),
     }
-    if resume:
-        store = RunStore.open(run_dir)
-        old = store.config
-        mismatch = other_run(old, task, backend, run_dir)
-        if mismatch:
-            store.close()
-            raise StoreError(mismatch)
-        settings = SearchSettings(**{**asdict(settings), "seed": store.seed})
-    else:
-        store = RunStore.create(run_dir, config, seed=settings.seed)
-    with store:
-        run = _Run(task, backend, proposer, evaluator, policy, budget, settings, store,
-                   router or default_router, progress)
-        run.seed_root(initial_sources)
-        policy.pre_search(run.tree, run.levels)
-        while True:
-            stop = run.evaluate_pending() or run.unfixable_start() or run.stop_reason()
-            if stop:
-                return run.finish(stop)
-            la = run.lookahead()
-            if la is not None:
-                run.expand(la[0], "lookahead", la[1])
-                continue
-            rng = random.Random(f"{settings.seed}:{len(run.tree.expansion_log)}")
-            exp = policy.select(run.tree, rng)
-            if exp is None:
-                return run.finish(run.exhausted_reason())
-            run.expand(exp, "policy", None)
+    if not resume:
+        Path(run_dir).mkdir(parents=True, exist_ok=True)
+    elif not RunStore.exists(run_dir):
+        RunStore.open(run_dir)  # raises its "no run.db" error, before a lock file is made there
+    with run_lock(run_dir, "kstrata optimize"):  # one writer per run (a second --resume is refused)
+        if resume:
+            store = RunStore.open(run_dir)
+            old = store.config
+            mismatch = other_run(old, task, backend, run_dir)
+            if mismatch:
+                store.close()
+                raise StoreError(mismatch)
+            settings = SearchSettings(**{**asdict(settings), "seed": store.seed})
+        else:
+            store = RunStore.create(run_dir, config, seed=settings.seed)
+        with store:
+            run = _Run(task, backend, proposer, evaluator, policy, budget, settings, store,
+                       router or default_router, progress)
+            run.seed_root(initial_sources)
+            policy.pre_search(run.tree, run.levels)
+            while True:
+                stop = run.evaluate_pending() or run.unfixable_start() or run.stop_reason()
+                if stop:
+                    return run.finish(stop)
+                la = run.lookahead()
+                if la is not None:
+                    run.expand(la[0], "lookahead", la[1])
+                    continue
+                rng = random.Random(f"{settings.seed}:{len(run.tree.expansion_log)}")
+                exp = policy.select(run.tree, rng)
+                if exp is None:
+                    return run.finish(run.exhausted_reason())
+                run.expand(exp, "policy", None)

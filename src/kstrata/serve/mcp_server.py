@@ -115,10 +115,19 @@ class KernelServer:
         self.task_dir = Path(task_dir) if task_dir else None
         config = {"serve": {"backend": backend, "task_dir": str(task_dir or ""),
                             "limits": jsonable(limits), "preset": preset}}
-        if RunStore.exists(self.run_dir):
-            self.store = RunStore.open(self.run_dir)
-        else:
-            self.store = RunStore.create(self.run_dir, config)
+        from contextlib import ExitStack
+
+        from kstrata.store.lock import run_lock
+
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        self._lock = ExitStack()  # one writer per run folder (kstrata.store.lock), held until close()
+        self._lock.enter_context(run_lock(self.run_dir, "kstrata mcp"))
+        try:
+            self.store = (RunStore.open(self.run_dir) if RunStore.exists(self.run_dir)
+                          else RunStore.create(self.run_dir, config))
+        except BaseException:
+            self._lock.close()
+            raise
         self.limits = limits.merged(self.store.config)
         self.secret = run_secret(self.run_dir)
         self.preset = preset
@@ -130,6 +139,7 @@ class KernelServer:
     def close(self) -> None:
         self.pool.close()
         self.store.close()
+        self._lock.close()
 
     # -- budget and recording ------------------------------------------------
     def budget(self) -> dict[str, Any]:

@@ -1,0 +1,48 @@
+"""One writer per run folder (newcomer nc16: two ``kstrata optimize --resume``
+of one run both ran on one run.db): a second optimize or retime is refused,
+naming the PID that holds the run; a lock left by a killed process does not
+block the next run."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "search"))
+
+from search_fakes import FakeBackend, FakeEvaluator, FakeProposer, FakeTask  # noqa: E402
+
+from kstrata.cli import retime as R  # noqa: E402
+from kstrata.search import Budget, optimize  # noqa: E402
+from kstrata.store.run_store import StoreError  # noqa: E402
+
+HOLD = ("import sys, time\nfrom kstrata.store.lock import run_lock\n"
+        "with run_lock(sys.argv[1], 'kstrata optimize'):\n    print('held', flush=True)\n    time.sleep(600)\n")
+
+
+def _resume(run_dir, evals):
+    return optimize(FakeTask(), FakeBackend(), FakeProposer(), FakeEvaluator(), "greedy", Budget(evaluations=evals),
+                    run_dir, resume=True)
+
+
+def test_a_second_writer_is_refused_and_a_killed_holder_blocks_nothing(tmp_path, monkeypatch):
+    run_dir = optimize(FakeTask(), FakeBackend(), FakeProposer(), FakeEvaluator(), "greedy", Budget(evaluations=2),
+                       tmp_path / "run").run_dir
+    holder = subprocess.Popen([sys.executable, "-c", HOLD, str(run_dir)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        with pytest.raises(StoreError, match=rf"in use by PID {holder.pid} \(kstrata optimize\)"):
+            _resume(run_dir, 3)
+        monkeypatch.setattr(R, "open_run", lambda d: R.RunInfo(run_dir, FakeTask(), FakeBackend(), None,
+                                                               ("eager",), "done"))
+        with pytest.raises(StoreError, match=rf"in use by PID {holder.pid}"):
+            R.retime_run(run_dir, evaluator=object())
+    finally:
+        holder.send_signal(signal.SIGKILL)
+        holder.wait()
+    res = _resume(run_dir, 3)  # the killed holder's lock is gone with it
+    assert res.spent["evaluations"] == 3
