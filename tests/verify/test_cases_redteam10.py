@@ -34,7 +34,8 @@ def _graph(name: str) -> str:
 RACES = [
     ("index_that_folds", "stores to the same element of y"),
     ("guard_that_always_holds", "stores to the same element of y"),
-    ("reads_the_other_part", "c = 1 of the parallel loop c reads part[T.int64(0)], which iteration c = 0 stores"),
+    ("reads_the_other_part", "c = 1 of the parallel loop c reads part[T.int64(0)], and iteration c = 0 stores"),
+    ("last_part_adds_the_others", "c = 3 of the parallel loop c reads part[k], and iteration c = 0 stores part[T.int64(0)]"),
     ("shared_accumulator", "stores to the same element of acc"),
 ]
 

@@ -35,9 +35,12 @@ An iteration may not read, with a plain load, an element another iteration
 of the loop stores either (the second part's iteration adding the partial
 the first one stored as soon as its own part is done: in order on one
 thread, a race on two; case rt52): with the iterations taken one by one as
-above, a load of a buffer in iteration ``k1`` whose conditions hold and
-whose indices equal those of a store to that buffer in iteration
-``k2 != k1`` whose conditions hold is a race. A buffer the PrimFunc
+above and the last two of a loop of constant extent, a load of a buffer in
+iteration ``k1`` whose conditions hold and whose indices equal (or, over
+the loops inside the iteration, provably span) those of a store to that
+buffer in iteration ``k2 != k1`` whose conditions hold is a race (the last
+part's iteration adding the partials ``part[k]``, ``k < nc - 1``, the
+others stored). A buffer the PrimFunc
 allocates is judged as a parameter is (one allocated outside the loop is
 the same memory for every iteration; an allocation in the loop's body holds
 no index of the loop); a ``shared`` or ``local`` one is not (one per block
@@ -159,7 +162,7 @@ def _collect(func: Any) -> list[_Access]:
     return out
 
 
-def _forms(a: _Access, var: Any = None, k: int | None = None) -> tuple[list, Any]:
+def _forms(a: _Access, var: Any = None, k: int | None = None) -> tuple[list, Any, Any]:
     """``a``'s indices and the conjunction of its conditions, simplified with its
     loops bound to their ranges and its bindings substituted; with ``var`` and
     ``k``, that loop's variable held at iteration ``k``."""
@@ -177,7 +180,7 @@ def _forms(a: _Access, var: Any = None, k: int | None = None) -> tuple[list, Any
     cond = tirx.IntImm("bool", 1)
     for g in a.guards:
         cond = tirx.And(cond, g)
-    return [ana.simplify(i) for i in a.indices], ana.simplify(cond)
+    return [ana.simplify(i) for i in a.indices], ana.simplify(cond), ana
 
 
 def _holds(e: Any) -> bool:
@@ -193,11 +196,29 @@ def _same(xs: list, ys: list) -> bool:
     return len(xs) == len(ys) and all(ana.can_prove_equal(x, y) for x, y in zip(xs, ys))
 
 
-def _iterations(extent: Any) -> range:
+def _iterations(extent: Any) -> list[int]:
+    """The first :data:`ITERATIONS` of a loop of ``extent`` and, where it is a
+    constant, its last two (the last part's iteration that combines the others)."""
     from tvm import tirx
 
-    n = extent.value if isinstance(extent, tirx.IntImm) else ITERATIONS
-    return range(min(n, ITERATIONS))
+    if not isinstance(extent, tirx.IntImm):
+        return list(range(ITERATIONS))
+    n = extent.value
+    return sorted(set(range(min(n, ITERATIONS))) | {k for k in (n - 2, n - 1) if k >= 0})
+
+
+def _covers(read: list, ana: Any, point: list) -> bool:
+    """Whether a load at ``read`` (its indices, loops inside the iteration bound
+    in ``ana``) provably spans the element ``point`` (constant indices)."""
+    from tvm import tirx
+
+    if len(read) != len(point) or not all(isinstance(p, tirx.IntImm) for p in point):
+        return False
+    for r, p in zip(read, point):
+        span = ana.int_set(r)
+        if not (ana.can_prove(span.min_value <= p) and ana.can_prove(p <= span.max_value)):
+            return False
+    return True
 
 
 def _where(a: _Access, indices: list | None = None) -> str:
@@ -212,9 +233,9 @@ def parallel_race(func: Any) -> str | None:
     from tvm.tirx.analysis import undefined_vars
 
     accesses = _collect(func)
-    forms: dict[tuple[int, int, int], tuple[list, Any]] = {}
+    forms: dict[tuple[int, int, int], tuple[list, Any, Any]] = {}
 
-    def at(n: int, a: _Access, li: int, k: int) -> tuple[list, Any]:
+    def at(n: int, a: _Access, li: int, k: int) -> tuple[list, Any, Any]:
         key = (n, li, k)
         if key not in forms:
             forms[key] = _forms(a, a.loops[li][0], k)
@@ -223,7 +244,7 @@ def parallel_race(func: Any) -> str | None:
     for n, a in enumerate(accesses):
         if not a.store or a.exempt:
             continue
-        idx, cond = _forms(a)
+        idx, cond, _ = _forms(a)
         used = [u for e in idx + [cond] for u in undefined_vars(e)]
         for li, (v, kind, extent) in enumerate(a.loops):
             same = not any(u.same_as(v) for u in used)
@@ -251,14 +272,14 @@ def parallel_race(func: Any) -> str | None:
                 if lj is None:
                     continue
                 for k1 in _iterations(extent):
-                    ri, rc = at(n, r, lj, k1)
+                    ri, rc, rana = at(n, r, lj, k1)
                     if not _holds(rc):
                         continue
                     for k2 in _iterations(extent):
-                        si, sc = at(m, s, li, k2)
-                        if k2 != k1 and _holds(sc) and _same(ri, si):
+                        si, sc, _ = at(m, s, li, k2)
+                        if k2 != k1 and _holds(sc) and (_same(ri, si) or _covers(ri, rana, si)):
                             return (f"iteration {v.name} = {k1} of the {kind} loop {v.name} reads "
-                                    f"{_where(r, ri)}, which iteration {v.name} = {k2} stores: the iterations "
+                                    f"{_where(r, ri)}, and iteration {v.name} = {k2} stores {_where(s, si)}: the iterations "
                                     "run at once on several threads (or blocks), in no order, so the read may "
                                     "come before the store (a run may not show it). Read only what the same "
                                     "iteration stored, or combine the iterations' results after the loop")
