@@ -17,6 +17,7 @@ from kstrata.bench.harness import (
 )
 from kstrata.cli.errors import Console, check_number, print_error, user_errors
 from kstrata.execute.select import EXECUTOR_HELP
+from kstrata.shellarg import arg
 from kstrata.store.run_store import StoreError
 
 console = Console()
@@ -114,4 +115,4 @@ def register(app: typer.Typer) -> None:
 
         console.print(bench_table(out))
         console.print(f"{len(result.ran)} run, {len(result.skipped)} skipped, {len(failed)} failed; "
-                      f"report: kstrata report {out}", highlight=False)
+                      f"report: kstrata report {arg(out)}", highlight=False)

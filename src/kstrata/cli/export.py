@@ -51,6 +51,7 @@ import typer
 
 from kstrata.cli.errors import Console, OptionError, user_errors
 from kstrata.search.views import reading, shape_text
+from kstrata.shellarg import arg
 from kstrata.store.run_store import StoreError, read_summary
 
 console = Console()
@@ -400,7 +401,7 @@ def export_run(run_dir: str | Path, to: str | Path, candidate: str | None = None
                 raise OptionError(
                     f"candidate {node.hash[:12]} is not ranked (its timing was not trusted), so it is not known to be "
                     f"faster than {info.baselines[0]}, whatever it read; re-time it on a quieter machine first "
-                    f"(kstrata retime {info.run_dir} {node.hash[:12]}), then export; --unranked exports it anyway")
+                    f"(kstrata retime {arg(info.run_dir)} {node.hash[:12]}), then export; --unranked exports it anyway")
         else:
             node = tree.best_correct()
             if node is None:
@@ -409,7 +410,7 @@ def export_run(run_dir: str | Path, to: str | Path, candidate: str | None = None
                 raise OptionError(
                     f"{info.run_dir}: nothing was ranked (no correct candidate's timing could be trusted), so its "
                     f"best, {node.hash[:12]}, is not known to be faster than {info.baselines[0]}; re-time the run on "
-                    f"a quieter machine first (kstrata retime {info.run_dir}), then export; --unranked exports "
+                    f"a quieter machine first (kstrata retime {arg(info.run_dir)}), then export; --unranked exports "
                     f"{node.hash[:12]} anyway")
         sources = store.sources(node.hash)
     full = _export_shape(shape, info)
@@ -537,7 +538,7 @@ def usage_hint(to: Path) -> str:
              f"runs at: {meta['runs_at']}"]
     if not meta.get("timing_trusted", True):
         lines.insert(0, f"warning: {meta['candidate'][:12]} is not ranked: its timing was not trusted, so it is "
-                        f"not known to be faster than the baseline; `kstrata retime {meta['run']}` on a quieter "
+                        f"not known to be faster than the baseline; `kstrata retime {arg(meta['run'])}` on a quieter "
                         "machine re-times it")
     for s in meta.get("speedups", []):
         ci = f" [{s['ci_low']:.3g}, {s['ci_high']:.3g}]" if s.get("ci_low") is not None else ""

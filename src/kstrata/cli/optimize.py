@@ -13,6 +13,7 @@ from rich.live import Live
 from rich.text import Text
 
 from kstrata.cli.errors import Console, OptionError, check_number, err_console, user_errors
+from kstrata.shellarg import arg
 
 console = Console()
 
@@ -375,7 +376,7 @@ def register(app: typer.Typer) -> None:
             if policy.replace("_", "-") not in POLICIES:
                 raise OptionError(f"unknown --policy {policy!r}; choose one of {', '.join(sorted(POLICIES))}")
             if resume is not None and not (resume / "run.db").is_file():
-                raise OptionError(f"--resume {resume}: no run there (no run.db); start one with --out")
+                raise OptionError(f"--resume {arg(resume)}: no run there (no run.db); start one with --out")
             budget_obj = _budget(budget, resume)
             if (ablate or memory) and proposer != "hierarchical":
                 raise OptionError("--ablate and --memory need --proposer hierarchical")
@@ -410,7 +411,7 @@ def register(app: typer.Typer) -> None:
             if proposer == "builtin" and root is not None:
                 _check_tune_markers(root, b, initial)
             if resume is None and (run_dir / "run.db").exists():
-                raise OptionError(f"{run_dir} already holds a run; pass --resume {run_dir} to continue it")
+                raise OptionError(f"{run_dir} already holds a run; pass --resume {arg(run_dir)} to continue it")
             extra = {"ablations": ablate, "memory": memory} if proposer == "hierarchical" else {}
             prop = make_proposer(proposer, backend=b, llm=llm, record=record, config=config, **extra)
             settings = SearchSettings(seed=seed, lookahead_expansions=lookahead)
@@ -475,7 +476,7 @@ def register(app: typer.Typer) -> None:
                 learned = prop.learn(result.tree) if hasattr(prop, "learn") else None
             except KeyboardInterrupt as exc:
                 console.print(f"\n{interrupted_word(exc)}; the run is kept. Continue it with:\n  kstrata optimize "
-                              f"{task} --backend {backend} --resume {run_dir}", highlight=False, markup=False,
+                              f"{arg(task)} --backend {arg(backend)} --resume {arg(run_dir)}", highlight=False, markup=False,
                               soft_wrap=True)
                 raise typer.Exit(exit_status(exc)) from None
             finally:

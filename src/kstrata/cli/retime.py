@@ -17,6 +17,7 @@ from typing import Any
 import typer
 
 from kstrata.cli.errors import Console, OptionError, user_errors
+from kstrata.shellarg import arg
 from kstrata.store.run_store import StoreError, read_summary
 
 console = Console()
@@ -214,7 +215,7 @@ def unranked_reasons(rows: list[dict[str, Any]], run_dir: str | Path) -> list[st
         out.append(f"still unranked, {n} candidate{'s' if n != 1 else ''} "
                    f"({', '.join(r['hash'][:12] for r in contended)}): other processes kept {held} of the "
                    f"{cpus} CPUs busy while {were} timed; time {them} again on a quieter machine "
-                   f"(kstrata retime {run_dir})")
+                   f"(kstrata retime {arg(run_dir)})")
     others: dict[str, list[str]] = {}
     for r in left:
         if r not in contended:

@@ -35,6 +35,7 @@ from kstrata.search.candidate import content_hash, normalize_sources, to_evaluat
 from kstrata.search.candidate import to_measurement_record
 from kstrata.search.policies import Expansion, Policy, default_router, make_policy
 from kstrata.search.tree import DECLINED_PREFIX, CandidateTree, Node
+from kstrata.shellarg import arg
 from kstrata.store import artifacts
 from kstrata.store.lock import run_lock
 from kstrata.store.records import CandidateRecord, EvaluationRecord, ExpansionRecord, jsonable
@@ -237,7 +238,7 @@ class _Run:
         check = f" ({ev.check})" if ev is not None and ev.check else ""
         return (f"the start {root.hash[:12]} is {root.verdict}{check}, and the built-in proposer cannot fix it "
                 "(it changes parameters and schedules, never what the kernel computes), so the search stopped "
-                f"after it: see its feedback with `kstrata show {self.store.run_dir} {root.hash[:12]}`, then fix "
+                f"after it: see its feedback with `kstrata show {arg(self.store.run_dir)} {root.hash[:12]}`, then fix "
                 "the kernel and start again (--initial FILE), or let an LLM proposer repair it (--proposer llm "
                 "or hierarchical)")
 
@@ -566,7 +567,6 @@ def other_run(config: dict[str, Any], task: Any, backend: Any, run_dir: Any) -> 
     each word quoted: the config is run-directory data anyone could have
     edited, and a task path like ``x.py; curl ... | sh`` stays one argument
     when the line is pasted (red team rt51)."""
-    import shlex
 
     was = config.get("task") if isinstance(config.get("task"), dict) else {}
     was_backend = config.get("backend")
@@ -575,8 +575,8 @@ def other_run(config: dict[str, Any], task: Any, backend: Any, run_dir: Any) -> 
     text = f"{run_dir} is a run of {was.get('name')} on {was_backend}, not {task.name} on {backend.name}"
     where = was.get("path") or was.get("name")
     if where and was_backend:
-        text += (f"; resume it with: kstrata optimize {shlex.quote(str(where))} --backend "
-                 f"{shlex.quote(str(was_backend))} --resume {shlex.quote(str(run_dir))}")
+        text += (f"; resume it with: kstrata optimize {arg(where)} --backend "
+                 f"{arg(was_backend)} --resume {arg(run_dir)}")
     return text
 
 

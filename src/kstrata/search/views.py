@@ -16,6 +16,7 @@ from rich.text import Text
 
 from kstrata.measure.contention import read_note
 from kstrata.search.tree import UNTRUSTED_PREFIX, CandidateTree, Node, unevaluated
+from kstrata.shellarg import arg
 from kstrata.store.run_store import RunStore, StoreError, read_summary
 
 
@@ -181,8 +182,8 @@ def best_note(node: Node, run_dir: str | Path) -> str:
         rank = "correct, not timed"
     else:
         rank = f"ranked, {r.text()}" + (" re-timed" if r.retimed else "")
-    return (f"the run's best, {node.hash[:12]} ({rank}); `kstrata show {run_dir} CAND` shows another "
-            f"(`kstrata tree {run_dir}` lists them)")
+    return (f"the run's best, {node.hash[:12]} ({rank}); `kstrata show {arg(run_dir)} CAND` shows another "
+            f"(`kstrata tree {arg(run_dir)}` lists them)")
 
 
 def finding_text(finding: Any) -> str:
@@ -239,7 +240,7 @@ def candidate_view(run_dir: str | Path, prefix: str | None = None, as_json: bool
         best = tree.best_correct()
         if best is None:
             raise StoreError(f"{run_dir} has no correct candidate, so no best to show; name one: "
-                             f"`kstrata show {run_dir} CAND` (`kstrata tree {run_dir}` lists them)")
+                             f"`kstrata show {arg(run_dir)} CAND` (`kstrata tree {arg(run_dir)}` lists them)")
         digest = best.hash
         parts.append(Text(f"showing {best_note(best, run_dir)}", style="bold"))
     node = tree[digest]
@@ -289,7 +290,7 @@ def candidate_view(run_dir: str | Path, prefix: str | None = None, as_json: bool
         parts += [Text("feedback (JSON)", style="bold"), Text(json.dumps(feedback, indent=2, default=str))]
     elif feedback.get("evaluation") or feedback.get("measurement"):
         # the judge words its advice for any run ("kstrata retime RUN"): here the run is known
-        lines = "\n".join(feedback_lines(feedback)).replace("kstrata retime RUN", f"kstrata retime {run_dir}")
+        lines = "\n".join(feedback_lines(feedback)).replace("kstrata retime RUN", f"kstrata retime {arg(run_dir)}")
         parts += [Text("feedback", style="bold"), Text(lines)]
     for level, text in sorted(node.sources.items()):
         # word_wrap: a line longer than the terminal continues on the next row (no number), never cut
@@ -331,7 +332,7 @@ def unranked_line(unranked: list[dict], run_dir: str | Path) -> str:
                                  else f", read {min(reads):.3g}x to {max(reads):.3g}x")
     n = len(unranked)
     return (f"{n} correct candidate{'s' if n != 1 else ''} not ranked{span}: {unranked_why(unranked)}; "
-            f"re-time on a quiet machine with `kstrata retime {run_dir}`")
+            f"re-time on a quiet machine with `kstrata retime {arg(run_dir)}`")
 
 
 def unranked_why(unranked: list[dict]) -> str:
@@ -448,11 +449,11 @@ def next_steps(run_dir: str | Path) -> str:
         what = "the initial candidate" if not node.parents else f"a {node.level or 'initial'}-level edit"
         return (f"nothing was ranked: no correct candidate's timing could be trusted, so none is known to be "
                 f"faster than {baseline}. best/ holds {best['hash'][:12]} ({what}) only as a correct fallback, "
-                f"not as a result.\nnext: re-time on a quieter machine first: kstrata retime {run_dir}\n"
-                f"then export what ranks: kstrata export {run_dir} --to DIR (--unranked exports the fallback "
+                f"not as a result.\nnext: re-time on a quieter machine first: kstrata retime {arg(run_dir)}\n"
+                f"then export what ranks: kstrata export {arg(run_dir)} --to DIR (--unranked exports the fallback "
                 "anyway)")
     return (f"best candidate's sources: {run_dir / 'best'}\n"
-            f"use it from Python: kstrata export {run_dir} --to DIR (prints how to call it)")
+            f"use it from Python: kstrata export {arg(run_dir)} --to DIR (prints how to call it)")
 
 
 def graph_header_note(graph: str) -> str:
@@ -496,9 +497,9 @@ def _incorrect_start(run_dir: Path) -> str | None:
         return (f"the start {start.hash[:12]} ran out of time ({ev.verdict}{why}): no result of it was wrong; "
                 "the verification did not finish in its time limit (an interpreter's full-scope tests take "
                 "minutes, longer on a loaded machine): run it on a quieter machine, or verify it with "
-                f"`kstrata eval` and a longer --timeout; `kstrata show {run_dir} {start.hash[:12]}` has the rest")
+                f"`kstrata eval` and a longer --timeout; `kstrata show {arg(run_dir)} {start.hash[:12]}` has the rest")
     return (f"the start {start.hash[:12]} was {ev.verdict}{why}, and every candidate descends from it: fix it "
-            f"(`kstrata show {run_dir} {start.hash[:12]}` has its feedback) or start from another (--initial FILE)")
+            f"(`kstrata show {arg(run_dir)} {start.hash[:12]}` has its feedback) or start from another (--initial FILE)")
 
 
 def result_table(run_dir: str | Path, nominal: dict[str, int] | None = None) -> Table:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import shlex
 import shutil
 import sqlite3
 import time
@@ -20,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from kstrata import __version__
+from kstrata.shellarg import arg
 from kstrata.store import artifacts
 from kstrata.store.records import (
     CandidateRecord,
@@ -90,7 +90,7 @@ def read_summary(run_dir: str | Path) -> dict[str, Any] | None:
     except RecursionError:  # nested too deep (red team rt51)
         why = "JSON nested too deep"
     if why is not None:
-        raise StoreError(f"{path} is damaged ({why}); `kstrata retime {run_dir}` writes it again from run.db")
+        raise StoreError(f"{path} is damaged ({why}); `kstrata retime {arg(run_dir)}` writes it again from run.db")
     return summary
 
 
@@ -117,7 +117,7 @@ def not_writable(run_dir: str | Path, why: str) -> StoreError:
     """The :class:`StoreError` for a write to a run folder that cannot be
     written (``why``: what needed the write)."""
     return StoreError(f"{run_dir} is not writable (a read-only folder or another user's) and {why}; "
-                      f"copy it to a writable place (cp -r {shlex.quote(str(run_dir))} DIR) and use the copy")
+                      f"copy it to a writable place (cp -r {arg(run_dir)} DIR) and use the copy")
 
 
 def _readonly_uri(path: Path) -> str:
@@ -651,7 +651,7 @@ class RunStore:
         if len(rows) != 1:
             if not rows:
                 raise StoreError(f"no candidate in {self.run_dir} matches {prefix!r}; "
-                                 f"`kstrata tree {self.run_dir}` lists them")
+                                 f"`kstrata tree {arg(self.run_dir)}` lists them")
             raise StoreError(f"several candidates in {self.run_dir} match {prefix!r}; give more of the hash")
         return rows[0][0]
 
