@@ -24,8 +24,17 @@ def write_atomic(path: Path, text: str) -> Path:
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as e:
         if os.path.exists(tmp):
             os.unlink(tmp)
-        raise
+        raise named(e, path) from None
     return path
+
+
+def named(e: BaseException, path: Path) -> BaseException:
+    """``e``, or for an ``OSError`` that names no file or only the temporary
+    one (a write's ``ENOSPC``), the same error naming ``path``, the file being
+    written: the message a user sees says which file did not fit."""
+    if isinstance(e, OSError) and e.errno is not None and (not e.filename or str(e.filename).endswith(".tmp")):
+        return OSError(e.errno, e.strerror or str(e), str(path))
+    return e

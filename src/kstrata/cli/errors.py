@@ -136,12 +136,38 @@ def print_error(message: object, console: rich.console.Console | None = None) ->
     (console or err_console).print(f"[bold red]error:[/] {escape(str(message))}", markup=True, highlight=False)
 
 
+def disk_full(e: BaseException) -> str | None:
+    """What could not be written, when ``e`` says the disk (or the user's
+    quota) is full: an ``OSError`` ``ENOSPC``/``EDQUOT`` (its file name, where
+    it has one) or SQLite's ``database or disk is full`` (``"the run store"``);
+    ``None`` for any other error."""
+    import errno
+    import sqlite3
+
+    if isinstance(e, OSError) and e.errno in (errno.ENOSPC, errno.EDQUOT):
+        return str(e.filename) if e.filename else "a file"
+    if isinstance(e, sqlite3.OperationalError) and "disk is full" in str(e):
+        return "the run store (run.db)"
+    return None
+
+
+def disk_full_line(what: str, then: str) -> str:
+    """``"disk full writing WHAT; free space, then THEN"`` (``then``: the command to run again)."""
+    return f"disk full writing {what}; free space, then {then}"
+
+
 @contextmanager
-def user_errors() -> Iterator[None]:
-    """Print a user error as ``error: ...`` on stderr and exit with status 2."""
+def user_errors(again: str = "run the command again") -> Iterator[None]:
+    """Print a user error as ``error: ...`` on stderr and exit with status 2;
+    a full disk (:func:`disk_full`) as one line saying what could not be
+    written and ``again`` (what to run once space is freed), exit status 1."""
     try:
         yield
     except Exception as e:
+        full = disk_full(e)
+        if full is not None:
+            print_error(disk_full_line(full, again))
+            raise typer.Exit(1) from None
         if not is_user_error(e):
             raise
         print_error(e)

@@ -43,6 +43,7 @@ import hashlib
 import json
 import os
 import shlex
+import shutil
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -313,6 +314,8 @@ def _with_size_names(plan_json: str, task: Any, shape: dict[str, int]) -> str:
 
 def _write(path: Path, data: str | bytes) -> None:
     """Write ``data`` to ``path`` atomically with mode 0644 (readable by every user)."""
+    from kstrata.atomic import named
+
     path.parent.mkdir(parents=True, exist_ok=True)
     os.chmod(path.parent, 0o755)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
@@ -321,10 +324,10 @@ def _write(path: Path, data: str | bytes) -> None:
             f.write(data.encode() if isinstance(data, str) else data)
         os.chmod(tmp, 0o644)
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as e:
         if os.path.exists(tmp):
             os.unlink(tmp)
-        raise
+        raise named(e, path) from None
 
 
 def _summary_digest(run_dir: Path) -> str | None:
@@ -474,10 +477,44 @@ def export_run(run_dir: str | Path, to: str | Path, candidate: str | None = None
     files["__init__.py"] = template.format(title=f"{info.task.name} on {name}: the kernel kstrata exported",
                                            run=run_abs, hash=node.hash[:12], runs_at=meta["runs_at"])
     files["export.json"] = json.dumps(meta, indent=2, default=str) + "\n"
-    for rel, data in files.items():
-        _write(to / rel, data)
+    _write_package(to, files)
     _record_export(info.run_dir, to, node.hash)
     return to
+
+
+def _write_package(to: Path, files: dict[str, str | bytes]) -> None:
+    """Write ``files`` (``{relative path: data}``) into the package folder
+    ``to``, all or nothing: they are written into a temporary folder beside
+    ``to`` first, then renamed into place (the folder itself when ``to`` is
+    new, else file by file), so a full disk or a failed write leaves no half
+    package (newcomer nc16: ``task.py`` and ``sources/`` only, after an
+    ``OSError`` 28). Other files in an earlier export's folder stay.
+
+    Raises
+    ------
+    OSError
+        When a file cannot be written; ``to`` is then as it was.
+    """
+    to.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        stage = Path(tempfile.mkdtemp(prefix=f".{to.name}.", suffix=".tmp", dir=to.parent))
+    except OSError as e:
+        raise OSError(e.errno, e.strerror, str(to)) from None
+    try:
+        for rel, data in files.items():
+            try:
+                _write(stage / rel, data)
+            except OSError as e:  # named as the package's file, not the staged one
+                raise OSError(e.errno, e.strerror, str(to / rel)) from None
+        if not to.exists():
+            os.chmod(stage, 0o755)
+            os.replace(stage, to)
+            return
+        for rel in files:
+            (to / rel).parent.mkdir(parents=True, exist_ok=True)
+            os.replace(stage / rel, to / rel)
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)
 
 
 def _record_export(run_dir: Path, to: Path, digest: str) -> None:
@@ -541,11 +578,13 @@ def usage_hint(to: Path) -> str:
                         f"not known to be faster than the baseline; `kstrata retime {arg(meta['run'])}` on a quieter "
                         "machine re-times it")
     for s in meta.get("speedups", []):
-        ci = f" [{s['ci_low']:.3g}, {s['ci_high']:.3g}]" if s.get("ci_low") is not None else ""
+        from kstrata.measure.stats import speedup_text
+
         which = meta.get("reading")
         said = [f"the run's {which}" + (" reading" if which == "re-timed" else "")] if which else []
         said += [] if meta.get("timing_trusted", True) else ["timing not trusted; see kstrata retime"]
-        lines.append(f"speedup vs {s['baseline']}: {s['value']:.3g}x{ci}, measured at {shape_text(s['shape'])}"
+        lines.append(f"speedup vs {s['baseline']}: {speedup_text(s['value'], s.get('ci_low'), s.get('ci_high'))}, "
+                     f"measured at {shape_text(s['shape'])}"
                      + (f" ({'; '.join(said)})" if said else ""))
     if not meta.get("speedups"):  # triton-interp times nothing (nc14: an exported run said nothing of speed)
         lines.append(f"speed: unknown: {meta['candidate'][:12]} was verified correct but never timed "

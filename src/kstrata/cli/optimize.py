@@ -4,6 +4,7 @@ its views."""
 from __future__ import annotations
 
 import secrets
+import shlex
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -479,6 +480,17 @@ def register(app: typer.Typer) -> None:
                               f"{arg(task)} --backend {arg(backend)} --resume {arg(run_dir)}", highlight=False, markup=False,
                               soft_wrap=True)
                 raise typer.Exit(exit_status(exc)) from None
+            except Exception as exc:
+                from kstrata.cli.errors import disk_full, disk_full_line, print_error
+
+                full = disk_full(exc)
+                if full is None:
+                    raise
+                # the step under way was rolled back (run.db and its files): the run is whole up to it
+                again = " ".join(shlex.quote(str(w)) for w in ("kstrata", "optimize", task, "--backend", backend,
+                                                               "--resume", run_dir))
+                print_error(disk_full_line(full, f"continue the run (it is kept) with: {again}"))
+                raise typer.Exit(1) from None
             finally:
                 pool.close()
         if not console.is_terminal:

@@ -255,19 +255,27 @@ class RunStore:
         if cls.exists(run_dir):
             raise StoreError(f"{run_dir} already holds a run; resume it or choose another --out")
         run_dir.mkdir(parents=True, exist_ok=True)
-        artifacts.write_atomic(run_dir / "config.json", json.dumps(jsonable(config), indent=2) + "\n")
         tmp = run_dir / (DB_NAME + ".init")
-        for stale in (tmp, Path(str(tmp) + "-wal"), Path(str(tmp) + "-shm")):
+        made = (run_dir / "config.json", tmp, Path(str(tmp) + "-wal"), Path(str(tmp) + "-shm"))
+        for stale in made[1:]:
             stale.unlink(missing_ok=True)
-        conn = cls._connect(tmp)
-        conn.executescript("BEGIN;" + DDL + "COMMIT;")
-        conn.execute("INSERT INTO schema_version VALUES (?)", (SCHEMA_VERSION,))
-        conn.execute(
-            "INSERT INTO run (id, created, kstrata_version, seed, config_json) VALUES (1,?,?,?,?)",
-            (time.time(), __version__, int(seed), dumps(config)),
-        )
-        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        conn.close()
+        try:
+            artifacts.write_atomic(run_dir / "config.json", json.dumps(jsonable(config), indent=2) + "\n")
+            conn = cls._connect(tmp)
+            try:
+                conn.executescript("BEGIN;" + DDL + "COMMIT;")
+                conn.execute("INSERT INTO schema_version VALUES (?)", (SCHEMA_VERSION,))
+                conn.execute(
+                    "INSERT INTO run (id, created, kstrata_version, seed, config_json) VALUES (1,?,?,?,?)",
+                    (time.time(), __version__, int(seed), dumps(config)),
+                )
+                conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            finally:
+                conn.close()
+        except BaseException:  # a full disk, say: no half run is left for the next try to trip on
+            for path in made:
+                path.unlink(missing_ok=True)
+            raise
         tmp.replace(run_dir / DB_NAME)  # a half-initialized database is never visible
         return cls.open(run_dir)
 
@@ -355,7 +363,10 @@ class RunStore:
             yield self.conn
             self.conn.execute("COMMIT")
         except BaseException:
-            self.conn.execute("ROLLBACK")
+            try:
+                self.conn.execute("ROLLBACK")
+            except sqlite3.OperationalError:  # SQLite rolled back itself (a full disk: SQLITE_FULL)
+                pass
             for path in reversed(self._created_paths):
                 if path.is_dir():
                     shutil.rmtree(path, ignore_errors=True)
