@@ -15,6 +15,7 @@ from rich.table import Table
 from rich.text import Text
 
 from kstrata.measure.contention import read_note
+from kstrata.measure.stats import interval_verdict, speedup_text
 from kstrata.search.tree import UNTRUSTED_PREFIX, CandidateTree, Node, unevaluated
 from kstrata.shellarg import arg
 from kstrata.store.run_store import RunStore, StoreError, read_summary
@@ -47,10 +48,11 @@ class Reading:
         return "re-timed" if self.retimed else "first timing"
 
     def text(self, interval: bool = False) -> str:
-        """``"2.1x"`` (with ``interval``: ``"2.1x [1.45, 2.74]"`` where one was measured)."""
-        ci = f" [{self.low:.3g}, {self.high:.3g}]" if interval and self.low is not None \
-            and self.high is not None else ""
-        return f"{self.value:.3g}x{ci}"
+        """``"2.1x"`` (with ``interval``: ``"2.1x [1.45, 2.74]"`` where one was measured), marked
+        ``(a tie: not faster)`` when the interval holds 1 (:func:`kstrata.measure.stats.speedup_text`)."""
+        from kstrata.measure.stats import speedup_text
+
+        return speedup_text(self.value, self.low, self.high, interval)
 
 
 def reading(node: Node) -> Reading | None:
@@ -271,8 +273,7 @@ def candidate_view(run_dir: str | Path, prefix: str | None = None, as_json: bool
     if node.measurement is not None:
         which = "" if r is None else f" ({r.which}" + ("" if r.trusted else "; timing not trusted: unranked") + ")"
         for s in node.measurement.speedups:
-            ci = f" [{s.ci_low:.3g}, {s.ci_high:.3g}]" if s.ci_low is not None else ""
-            row(f"speedup vs {s.baseline}", f"{s.value:.3g}x{ci}{which}")
+            row(f"speedup vs {s.baseline}", f"{speedup_text(s.value, s.ci_low, s.ci_high)}{which}")
         if node.roofline_fraction is not None:
             row("roofline", f"{node.roofline_fraction:.1%} ({node.bound})"
                          + ("" if r is None or r.trusted else "; from an untrusted timing"))
@@ -391,7 +392,10 @@ def best_phrase(summary: dict) -> str:
         return "correct, not timed"
     if none_ranked(summary):
         return "none ranked (correct, timing not trusted)"
-    return f"{best['speedups'][0]['value']:.3g}x" if best.get("speedups") else "correct, not timed"
+    if not best.get("speedups"):
+        return "correct, not timed"
+    s = best["speedups"][0]
+    return speedup_text(s["value"], s.get("ci_low"), s.get("ci_high"), interval=False)
 
 
 def timing_reason(finding: str | None) -> str:
@@ -548,6 +552,8 @@ def result_table(run_dir: str | Path, nominal: dict[str, int] | None = None) -> 
     for s in speedups:
         ci = f" [{s['ci_low']:.3g}, {s['ci_high']:.3g}] (95% interval{which})" if s.get("ci_low") is not None \
             else (f" ({which[2:]})" if which else "")
+        word = interval_verdict(s.get("ci_low"), s.get("ci_high"))
+        ci += ": a tie, not faster" if word == "a tie" else ": slower" if word == "slower" else ""
         table.add_row(f"speedup vs {s['baseline']}", f"{s['value']:.3g}x{ci}")
     if shape and not untimed:
         note = "" if nominal is None or nominal == shape else \
