@@ -572,8 +572,18 @@ def other_run(config: dict[str, Any], task: Any, backend: Any, run_dir: Any) -> 
     was_backend = config.get("backend")
     if was.get("digest") == task.digest and was_backend == backend.name:
         return None
-    text = f"{run_dir} is a run of {was.get('name')} on {was_backend}, not {task.name} on {backend.name}"
     where = was.get("path") or was.get("name")
+    now = str(getattr(task, "path", "") or "")
+    if was.get("name") == task.name and was_backend == backend.name:
+        # the same task by name, another text (newcomer nc16: "a run of scaled_tanh on triton-interp, not
+        # scaled_tanh on triton-interp"): what it verified against is not what the file says now
+        if now and was.get("path") and Path(now).resolve() != Path(str(was["path"])).resolve():
+            return (f"{run_dir} is a run of the task file {was['path']}, and {now} differs from it; resume it "
+                    f"with: kstrata optimize {arg(was['path'])} --backend {arg(was_backend)} --resume {arg(run_dir)}")
+        return (f"the task file {where} changed since {run_dir} started (the run verified every candidate "
+                f"against its earlier text); restore the file's earlier text to resume it, or start a new run "
+                f"of the changed task with --out DIR")
+    text = f"{run_dir} is a run of {was.get('name')} on {was_backend}, not {task.name} on {backend.name}"
     if where and was_backend:
         text += (f"; resume it with: kstrata optimize {arg(where)} --backend "
                  f"{arg(was_backend)} --resume {arg(run_dir)}")
