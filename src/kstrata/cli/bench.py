@@ -106,6 +106,10 @@ def register(app: typer.Typer) -> None:
                 budget=parse_budget(budget).to_dict(), tasks=_split(tasks), sample=sample,
                 seed=seed, policy=policy, baselines=_split(baselines) or ("eager",), preset=preset,
             )
+            from kstrata.measure.baselines import check_baselines
+
+            for name in spec.backends:  # each known and applicable (newcomer nc16: unknown ones were dropped)
+                check_baselines(spec.baselines, name)
             proposer_factories = builtin_proposers(llm=llm, config=config)
             _print_devices(spec.backends)
             result = run_bench(spec, out, resume=resume, proposers=proposer_factories,

@@ -419,7 +419,12 @@ def register(app: typer.Typer) -> None:
             policy_arg, router = policy, getattr(prop, "router", None)
             if hasattr(prop, "policy"):  # the LLM proposers: open levels they can edit, repeat expansions
                 policy_arg, settings = prop.policy(policy), prop.settings(settings)
-            names = tuple(x.strip() for x in baselines.split(",") if x.strip())
+            from kstrata.measure.baselines import check_baselines
+
+            try:  # each known, at least one (newcomer nc16: foo was dropped silently, or a run started on it)
+                names = check_baselines(tuple(x.strip() for x in baselines.split(",") if x.strip()), b.name)
+            except ValueError as e:
+                raise OptionError(str(e)) from None
             shape = _timing_shape(timing_shape, t, b, resume)
             if resume is None:  # after the options that can still be wrong: a refused run leaves no folder
                 _check_out(run_dir)
