@@ -38,3 +38,13 @@ def test_import_checks_the_syntax_without_running_the_file(tmp_path):
                                  "--out", str(tmp_path / "out")])
     assert r.exit_code == 0 and "imported" in r.output, r.output
     assert not marker.exists()
+
+
+def test_a_syntax_error_in_a_file_without_modelnew_is_named_not_the_missing_class(tmp_path):
+    """newcomer nc16: ``import triton`` / ``def f(:`` said "defines no class ModelNew", not the line."""
+    kernel = tmp_path / "syntax_bad_kernel.py"
+    kernel.write_text("import triton\ndef f(:\n  pass\n")
+    r = CliRunner().invoke(app, ["import", str(kernel), "--task", "relu", "--backend", "triton",
+                                 "--out", str(tmp_path / "out")], env={"COLUMNS": "300"})
+    assert r.exit_code == 2, r.output
+    assert "syntax_bad_kernel.py, line 2" in r.output and "ModelNew" not in r.output, r.output

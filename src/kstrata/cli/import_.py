@@ -54,13 +54,15 @@ def read_model_file(path: Path, what: str = "kernel file") -> str:
     # here, the syntax in a child process
     if "\x00" in text:
         raise TaskError(f"{path}: not a Python file (it holds a NUL byte)")
-    if not _MODEL_NEW.search(text):
-        raise TaskError(f"{path}: defines no class ModelNew (KernelBench format: ModelNew takes "
-                        "the task Model's constructor arguments and forward signature)")
+    # the syntax first: a syntax error above the class (or in its line) hid it from the line pattern, and the
+    # message said "defines no class ModelNew" instead of naming the line (newcomer nc16)
     bad = syntax_error_isolated(text, str(path))
     if bad is not None:
         raise TaskError(f"{syntax_error_text(str(path), bad)}; fix the {what} and try again (nothing was "
                         "imported or started)")
+    if not _MODEL_NEW.search(text):
+        raise TaskError(f"{path}: defines no class ModelNew (KernelBench format: ModelNew takes "
+                        "the task Model's constructor arguments and forward signature)")
     return text
 
 
