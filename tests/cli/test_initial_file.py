@@ -72,3 +72,19 @@ def test_optimize_help_says_what_initial_takes():
     assert r.exit_code == 0
     text = " ".join(r.output.replace("│", " ").split())
     assert "defining ModelNew" in text and "pytorch" in text and "{level: source text}" in text
+
+
+def test_initial_json_with_a_value_that_is_not_text_names_its_key(tmp_path, monkeypatch):
+    """newcomer nc16: {"graph": "...", "schedule": 42} was told "expected a JSON object", which it is."""
+    _root_only(monkeypatch)
+    bad = tmp_path / "tvm_initial_bad.json"
+    bad.write_text('{"graph": "this is not tvmscript", "schedule": 42}')
+    r = CliRunner().invoke(app, ["optimize", "relu", "--backend", "tvm-llvm", "--initial", str(bad),
+                                 "--budget", "evals=1", "--out", str(tmp_path / "run")], env={"COLUMNS": "300"})
+    text = " ".join(r.output.split())
+    assert r.exit_code == 2 and "'schedule'" in text and "JSON int, not source text" in text, r.output
+    assert "expected a JSON object" not in text
+    bad.write_text('["graph"]')
+    r = CliRunner().invoke(app, ["optimize", "relu", "--backend", "tvm-llvm", "--initial", str(bad),
+                                 "--budget", "evals=1", "--out", str(tmp_path / "run")], env={"COLUMNS": "300"})
+    assert r.exit_code == 2 and "a JSON list, not an object" in " ".join(r.output.split()), r.output
