@@ -28,3 +28,17 @@ def test_optimize_refuses_evals_0_before_making_a_run_directory(tmp_path):
     assert r.exit_code == 2, r.output
     assert "error: --budget evals=0: a run with 0 evaluations would evaluate nothing" in " ".join(r.output.split())
     assert "Traceback" not in r.output and not out.exists()
+
+
+@pytest.mark.parametrize("text", ["evals=0", "evals=inf"])
+def test_the_refusal_says_what_a_key_left_out_means(text):
+    """newcomer nc16: it said "leave the key out for no limit", but a key left out keeps optimize's default
+    (evals=40); what it says now is what optimize does."""
+    from kstrata.cli.optimize import DEFAULT_BUDGET, _budget
+
+    with pytest.raises(BudgetError) as e:
+        parse_budget(text)
+    assert "leave the key out for no limit" not in str(e.value)
+    assert f"kstrata optimize runs {DEFAULT_BUDGET}" in str(e.value)
+    limit = int(DEFAULT_BUDGET.removeprefix("evals="))
+    assert _budget("wall=60", None).evaluations == limit  # a key left out: the default's, not unlimited

@@ -42,6 +42,12 @@ REAL_FIELDS = ("wall_clock_s", "cost_usd", "target_roofline")
 NOTHING_AT_ZERO = {"evaluations": "evaluations", "wall_clock_s": "seconds"}
 
 
+#: What to do for a run without a limit (newcomer nc16: "leave the key out for no limit", but a key left
+#: out keeps the command's default, evals=40 for ``kstrata optimize``).
+NO_UNLIMITED = ("no value means unlimited: for a long run give a large limit, e.g. evals=100000; a key left "
+                "out keeps the command's default (its --help names it: kstrata optimize runs evals=40)")
+
+
 class BudgetError(ValueError):
     """A budget text that cannot be used; the message names the item and the fix."""
 
@@ -83,14 +89,12 @@ def parse_budget(text: str) -> dict[str, float | int]:
         except ValueError:
             raise BudgetError(f"--budget {key} must be a number, got {value!r}") from None
         if not math.isfinite(num):
-            raise BudgetError(f"--budget {key}={value}: a limit must be a finite number "
-                              "(leave the key out for no limit)")
+            raise BudgetError(f"--budget {key}={value}: a limit must be a finite number; {NO_UNLIMITED}")
         if num < 0:
             raise BudgetError(f"--budget {key}={value}: a limit cannot be negative")
         if num == 0 and field in NOTHING_AT_ZERO:
             raise BudgetError(f"--budget {key}={value}: a run with 0 {NOTHING_AT_ZERO[field]} would evaluate "
-                              "nothing, not even the initial candidate; give a positive limit "
-                              "(or leave the key out for no limit)")
+                              f"nothing, not even the initial candidate; give a positive limit ({NO_UNLIMITED})")
         if field == "target_roofline" and not 0 < num <= 1:
             raise BudgetError(f"--budget {key}={value}: a roofline fraction is in (0, 1], e.g. 0.8")
         if field == "patience" and num < 1:
