@@ -107,6 +107,11 @@ def _check_out(run_dir: Path) -> None:
     if run_dir.exists() and not run_dir.is_dir():
         raise OptionError(f"--out {run_dir}: exists and is not a directory; give a new directory path "
                           "(or an empty directory)")
+    from kstrata.store.run_store import foreign_entries
+
+    if foreign_entries(run_dir):  # never write a run among the user's own files (as export refuses)
+        raise OptionError(f"--out {run_dir}: a non-empty folder that is not a kstrata run (it holds "
+                          f"{', '.join(foreign_entries(run_dir))}); give a new or empty folder")
     try:
         run_dir.mkdir(parents=True, exist_ok=True)
     except OSError as e:
@@ -162,14 +167,8 @@ def _initial(option: Path | None, task: Any, backend: Any, resume: Path | None) 
             sources = json.loads(option.read_text())
         except ValueError as e:
             raise OptionError(f"--initial {option}: not JSON: {e}") from None
-        if not isinstance(sources, dict):
-            raise OptionError(f"--initial {option}: a JSON {type(sources).__name__}, not an object; expected "
-                              "{level: source text}")
-        wrong = [k for k, v in sources.items() if not isinstance(v, str)]
-        if wrong:  # name the key (newcomer nc16: {"schedule": 42} was told it was not an object)
-            raise OptionError(f"--initial {option}: the value of {', '.join(map(repr, wrong))} is a JSON "
-                              f"{type(sources[wrong[0]]).__name__}, not source text; give each level's source as "
-                              "a JSON string")
+        if not isinstance(sources, dict) or not all(isinstance(v, str) for v in sources.values()):
+            raise OptionError(f"--initial {option}: expected a JSON object {{level: source text}}")
     elif backend.name in DSL_MODULE or tuple(backend.levels) == ("source",):
         try:  # a one-file candidate: a Triton/TileLang kernel file, or a PyTorch ModelNew file
             sources = {"source": read_kernel_file(option, backend.name) if backend.name in DSL_MODULE

@@ -670,6 +670,7 @@ def optimize(
         **(extra_config or {}),
     }
     if not resume:
+        RunStore.check_new(run_dir)  # before the lock file: nothing is written into a folder that is refused
         Path(run_dir).mkdir(parents=True, exist_ok=True)
     elif not RunStore.exists(run_dir):
         RunStore.open(run_dir)  # raises its "no run.db" error, before a lock file is made there

@@ -119,6 +119,8 @@ class KernelServer:
 
         from kstrata.store.lock import run_lock
 
+        if not RunStore.exists(self.run_dir):
+            RunStore.check_new(self.run_dir)  # never among a user's own files, nor a lock file left there
         self.run_dir.mkdir(parents=True, exist_ok=True)
         self._lock = ExitStack()  # one writer per run folder (kstrata.store.lock), held until close()
         self._lock.enter_context(run_lock(self.run_dir, "kstrata mcp"))

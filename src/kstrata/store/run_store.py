@@ -105,6 +105,24 @@ def database_error(path: Path, err: sqlite3.DatabaseError) -> StoreError:
     return StoreError(f"{path} is damaged ({text}); start a new run with --out, or restore the file")
 
 
+#: What kstrata itself may have put in a run folder before its run.db exists (a start that stopped early):
+#: the lock, the run secret and its fingerprint, the config and the database being made.
+OWN_BEFORE_DB = frozenset({"run.lock", "secret", "secret.check", "config.json", DB_NAME + ".init",
+                           DB_NAME + ".init-wal", DB_NAME + ".init-shm"})
+
+
+def foreign_entries(run_dir: str | Path) -> list[str]:
+    """Names in ``run_dir`` (sorted, at most 3) that a new run there would be
+    written among: anything but :data:`OWN_BEFORE_DB`; empty for a missing or
+    empty folder. A new run goes into a new or empty folder only, as an export
+    does (newcomer nc16: ``--out`` a folder holding ``notes.txt`` wrote the run
+    among the user's files)."""
+    run_dir = Path(run_dir)
+    if not run_dir.is_dir():
+        return []
+    return sorted(p.name for p in run_dir.iterdir() if p.name not in OWN_BEFORE_DB)[:3]
+
+
 def writable(run_dir: str | Path) -> bool:
     """Whether ``run_dir`` and its ``run.db`` can be written by this process
     (``False`` on a read-only mount or a folder of another user's)."""
@@ -252,8 +270,7 @@ class RunStore:
             If ``run_dir`` already holds a run (resume it with :meth:`open`).
         """
         run_dir = Path(run_dir)
-        if cls.exists(run_dir):
-            raise StoreError(f"{run_dir} already holds a run; resume it or choose another --out")
+        cls.check_new(run_dir)
         run_dir.mkdir(parents=True, exist_ok=True)
         tmp = run_dir / (DB_NAME + ".init")
         made = (run_dir / "config.json", tmp, Path(str(tmp) + "-wal"), Path(str(tmp) + "-shm"))
@@ -278,6 +295,22 @@ class RunStore:
             raise
         tmp.replace(run_dir / DB_NAME)  # a half-initialized database is never visible
         return cls.open(run_dir)
+
+    @classmethod
+    def check_new(cls, run_dir: str | Path) -> None:
+        """Refuse ``run_dir`` for a new run before anything is written there.
+
+        Raises
+        ------
+        StoreError
+            If it already holds a run, or is a non-empty folder that is not
+            a kstrata run (:func:`foreign_entries`).
+        """
+        if cls.exists(run_dir):
+            raise StoreError(f"{run_dir} already holds a run; resume it or choose another --out")
+        if foreign_entries(run_dir):
+            raise StoreError(f"{run_dir} is a non-empty folder that is not a kstrata run (it holds "
+                             f"{', '.join(foreign_entries(run_dir))}); choose a new or empty folder for the run")
 
     @classmethod
     def open(cls, run_dir: str | Path) -> RunStore:
