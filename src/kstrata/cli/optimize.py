@@ -167,8 +167,14 @@ def _initial(option: Path | None, task: Any, backend: Any, resume: Path | None) 
             sources = json.loads(option.read_text())
         except ValueError as e:
             raise OptionError(f"--initial {option}: not JSON: {e}") from None
-        if not isinstance(sources, dict) or not all(isinstance(v, str) for v in sources.values()):
-            raise OptionError(f"--initial {option}: expected a JSON object {{level: source text}}")
+        if not isinstance(sources, dict):
+            raise OptionError(f"--initial {option}: a JSON {type(sources).__name__}, not an object; expected "
+                              "{level: source text}")
+        wrong = [k for k, v in sources.items() if not isinstance(v, str)]
+        if wrong:  # name the key (newcomer nc16: {"schedule": 42} was told it was not an object)
+            raise OptionError(f"--initial {option}: the value of {', '.join(map(repr, wrong))} is a JSON "
+                              f"{type(sources[wrong[0]]).__name__}, not source text; give each level's source as "
+                              "a JSON string")
     elif backend.name in DSL_MODULE or tuple(backend.levels) == ("source",):
         try:  # a one-file candidate: a Triton/TileLang kernel file, or a PyTorch ModelNew file
             sources = {"source": read_kernel_file(option, backend.name) if backend.name in DSL_MODULE
