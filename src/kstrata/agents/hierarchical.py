@@ -507,10 +507,12 @@ class HierarchicalProposer:
         # the schedule part of a graph exemplar, promised to the schedule role by the graph prompt: shown
         # where this candidate's graph is that exemplar or keeps the PrimFuncs and blocks it names
         graph_text = str(dict(candidate.sources).get("graph") or "")
-        schedules = [{"title": e.title, "schedule": e.schedule, "adopted": _code_key(e.code) == _code_key(graph_text)}
-                     for e in exemplars_for(category, context.backend, "graph", intensity=intensity_of(task), tags=tags)
-                     if e.schedule and level == "schedule" and _code_key(e.schedule) not in own
-                     and _names_fit(e.schedule, graph_text)]
+        schedules = []
+        for e in exemplars_for(category, context.backend, "graph", intensity=intensity_of(task), tags=tags):
+            fitted = _fitted_schedule(e.schedule, graph_text) if e.schedule and level == "schedule" else None
+            if fitted is not None and _code_key(fitted) not in own:
+                schedules.append({"title": e.title, "schedule": fitted, "renamed": fitted != e.schedule,
+                                  "adopted": _code_key(e.code) == _code_key(graph_text)})
         return environment().get_template("hierarchical_knowledge.j2").render(
             rebuild=rebuild, schedule_exemplars=schedules,
             exemplars=[e for e in exemplars_for(category, context.backend, level, intensity=intensity_of(task), tags=tags)
@@ -560,11 +562,33 @@ class HierarchicalProposer:
 
 def _names_fit(schedule: str, graph: str) -> bool:
     """Whether ``graph`` defines every PrimFunc (``def schedule_<name>``) and
-    block (``get_sblock("<name>")``) that ``schedule`` names."""
+    block (``get_sblock("<name>")``, or a name in a ``for`` loop's literal
+    list) that ``schedule`` names."""
     funcs = re.findall(r"def schedule_(\w+)\(", schedule)
     blocks = re.findall(r"get_sblock\(\s*[\"'](\w+)[\"']", schedule)
+    # and the names a loop feeds to get_sblock: `for name in ["s_part", "q_part"]:`
+    for names in re.findall(r"for \w+ in [\[(]([^\])]*)[\])]", schedule):
+        blocks += re.findall(r"[\"'](\w+)[\"']", names)
     return all(re.search(rf"def {f}\(", graph) for f in funcs) \
         and all(re.search(rf"sblock\(\s*[\"']{b}[\"']", graph) for b in blocks)
+
+
+def _fitted_schedule(schedule: str, graph: str) -> str | None:
+    """``schedule`` (a graph exemplar's) as it applies to ``graph``: as it is
+    where ``graph`` has the PrimFuncs and blocks it names (:func:`_names_fit`);
+    with its one schedule function renamed where ``graph`` writes one PrimFunc
+    by hand under another name with every block it names (queue round of
+    2026-12-05: the norm exemplar's rows PrimFunc, adapted as
+    ``add_layer_norm_rows`` with the same blocks, got no schedule exemplar);
+    else ``None``. Text only: ``graph`` is never parsed."""
+    if _names_fit(schedule, graph):
+        return schedule
+    funcs = re.findall(r"def schedule_(\w+)\(", schedule)
+    written = re.findall(r"@T\.prim_func[^\n]*\n\s*def (\w+)\(", graph)
+    if len(funcs) != 1 or len(written) != 1:
+        return None
+    renamed = re.sub(rf"def schedule_{funcs[0]}\(", f"def schedule_{written[0]}(", schedule)
+    return renamed if _names_fit(renamed, graph) else None
 
 
 def _code_key(text: str) -> str:
