@@ -387,11 +387,12 @@ def export_run(run_dir: str | Path, to: str | Path, candidate: str | None = None
     from kstrata.store import artifacts
     from kstrata.store.run_store import RunStore
 
-    info = open_run(run_dir)
-    run_abs = info.run_dir.resolve()
     to = Path(to)
     if to.exists() and not to.is_dir():
         raise OptionError(f"--to {to}: a file, not a directory; give a new or empty directory for the package")
+    _check_writable(to)
+    info = open_run(run_dir)
+    run_abs = info.run_dir.resolve()
     if to.exists() and any(to.iterdir()) and not (to / "export.json").is_file():
         raise OptionError(f"--to {to}: a non-empty directory that is not a kstrata export; choose another")
     with RunStore.open(info.run_dir) as store:
@@ -480,6 +481,31 @@ def export_run(run_dir: str | Path, to: str | Path, candidate: str | None = None
     _write_package(to, files)
     _record_export(info.run_dir, to, node.hash)
     return to
+
+
+def _check_writable(to: Path) -> None:
+    """Refuse a ``--to`` whose folder cannot be made or written, before the run is read (newcomer nc16:
+    ``--to /proc/foo`` printed a raw "[Errno 2] No such file or directory").
+
+    Raises
+    ------
+    OptionError
+        Naming the folder, the system's reason and what to give instead.
+    """
+    import errno as errno_codes
+
+    parent = next((p for p in [to, *to.parents] if p.exists()), Path("."))
+    why = None
+    if not parent.is_dir():
+        why = f"{parent} is a file"
+    else:
+        try:  # a folder made and removed in the nearest existing one (root passes os.access); nothing stays
+            os.rmdir(tempfile.mkdtemp(prefix=f".{to.name}.", suffix=".probe", dir=parent))
+        except OSError as e:
+            why = f"{parent}: {e.strerror or errno_codes.errorcode.get(e.errno, e)}"
+    if why is not None:
+        raise OptionError(f"--to {to}: the package folder cannot be made there ({why}); give a directory you "
+                          "can write, e.g. a new folder under the current one")
 
 
 def _write_package(to: Path, files: dict[str, str | bytes]) -> None:

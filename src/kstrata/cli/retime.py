@@ -244,7 +244,9 @@ def register(app: typer.Typer) -> None:
 
         with user_errors():
             if not (run_dir / "run.db").is_file():  # before the sandbox probe: a typo is told at once
-                raise OptionError(f"{run_dir}: no run.db; is this a kstrata run directory?")
+                from kstrata.store.run_store import no_run_here
+
+                raise OptionError(no_run_here(run_dir))
             require()
             rows = retime_run(run_dir, candidate, progress=progress)
         for r in rows:

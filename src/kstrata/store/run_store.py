@@ -70,6 +70,17 @@ def missing_columns(conn: sqlite3.Connection) -> list[str]:
     return out
 
 
+def no_run_here(run_dir: str | Path) -> str:
+    """Why ``run_dir`` holds no run, in one line: no such directory (newcomer nc16: ``export /nonexistent``
+    was asked "is this a kstrata run directory?"), a file, or a directory without ``run.db``."""
+    run_dir = Path(run_dir)
+    if not run_dir.exists():
+        return f"{run_dir}: no such directory; give a run's directory (the --out of kstrata optimize)"
+    if not run_dir.is_dir():
+        return f"{run_dir}: a file, not a run's directory; give the directory (the --out of kstrata optimize)"
+    return f"{run_dir}: no {DB_NAME}; is this a kstrata run directory?"
+
+
 def read_summary(run_dir: str | Path) -> dict[str, Any] | None:
     """``RUN/summary.json`` (written when a run ends), ``None`` when the run has none yet.
 
@@ -325,7 +336,7 @@ class RunStore:
         """
         run_dir = Path(run_dir)
         if not cls.exists(run_dir):
-            raise StoreError(f"{run_dir}: no {DB_NAME}; is this a kstrata run directory?")
+            raise StoreError(no_run_here(run_dir))
         cands = run_dir / "candidates"
         if cands.exists() and not cands.is_dir():
             raise StoreError(f"{cands} is not a directory (it holds each candidate's sources); restore it "
