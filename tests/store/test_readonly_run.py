@@ -72,3 +72,23 @@ def test_a_write_to_a_read_only_store_says_not_writable(run, monkeypatch):
         assert store.readonly and len(store.candidates()) >= 1
         with pytest.raises(StoreError, match="is not writable"):
             store.charge("evaluations", 1)
+
+
+def test_a_read_only_bench_is_read(tmp_path):
+    """The bench index (``bench.db``, WAL) of a read-only bench folder is read
+    too: ``report``/``compare`` of a bench opened it for writing."""
+    import json
+
+    from kstrata.bench.harness import CONFIG_NAME, BenchIndex
+
+    bench = tmp_path / "bench"
+    bench.mkdir()
+    (bench / CONFIG_NAME).write_text(json.dumps({"spec": {}}))
+    with BenchIndex(bench) as index:
+        index.plan([{"task": "relu", "backend": "pytorch", "proposer": "edits", "level": 1,
+                     "category": "activation", "run_dir": "runs/relu", "status": "failed"}])
+    before = _files(bench)
+    code = f"from kstrata.bench.results import load_results; print(len(load_results({str(bench)!r}).outcomes))"
+    p = _read_only(bench, f"{shlex.quote(sys.executable)} -c {shlex.quote(code)}")
+    assert p.returncode == 0 and p.stdout.strip() == "1", p.stderr
+    assert _files(bench) == before

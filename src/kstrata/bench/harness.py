@@ -177,8 +177,18 @@ def get_proposer(name: str, backend: Any, factories: Mapping[str, ProposerFactor
 class BenchIndex:
     """``BENCH_DIR/bench.db``: one row per cell (SQLite, each write a transaction)."""
 
-    def __init__(self, bench_dir: str | Path):
+    def __init__(self, bench_dir: str | Path, read_only: bool = False):
+        """Open (or create) the index; ``read_only`` reads an existing one
+        without writing beside it (a bench folder that cannot be written: a
+        read-only mount; :func:`kstrata.store.run_store.readonly_uri`)."""
+        from kstrata.store.run_store import readonly_uri
+
         self.path = Path(bench_dir) / INDEX_NAME
+        if read_only:
+            self.conn = sqlite3.connect(readonly_uri(self.path), isolation_level=None, timeout=10.0,
+                                        check_same_thread=False, uri=True)
+            self.conn.row_factory = sqlite3.Row
+            return
         # shared by the cell threads of a parallel bench, one write at a time (run_bench's lock)
         self.conn = sqlite3.connect(self.path, isolation_level=None, timeout=10.0,
                                     check_same_thread=False)

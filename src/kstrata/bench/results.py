@@ -170,7 +170,9 @@ def load_results(path: str | Path, count_initial: bool = False,
     if is_bench_dir(path):
         config = json.loads((path / CONFIG_NAME).read_text())
         outcomes, runs = [], []
-        with BenchIndex(path) as index:
+        from kstrata.store.run_store import writable
+
+        with BenchIndex(path, read_only=not writable(path)) as index:  # a read-only bench is read too
             cells = index.cells()
         for cell in cells:
             run_dir = path / cell["run_dir"]

@@ -149,7 +149,7 @@ def not_writable(run_dir: str | Path, why: str) -> StoreError:
                       f"copy it to a writable place (cp -r {arg(run_dir)} DIR) and use the copy")
 
 
-def _readonly_uri(path: Path) -> str:
+def readonly_uri(path: Path) -> str:
     """An SQLite URI that reads ``path`` without writing anything beside it.
 
     A WAL database opened ``mode=ro`` still needs its ``-shm`` file, which a
@@ -235,7 +235,7 @@ class RunStore:
     @staticmethod
     def _connect(path: Path, readonly: bool = False) -> sqlite3.Connection:
         """Open ``path`` with :data:`PRAGMAS` set, or (``readonly``: its folder
-        cannot be written) for reading only (:func:`_readonly_uri`).
+        cannot be written) for reading only (:func:`readonly_uri`).
 
         Raises
         ------
@@ -244,7 +244,7 @@ class RunStore:
         """
         try:
             if readonly:
-                conn = sqlite3.connect(_readonly_uri(path), isolation_level=None, timeout=10.0, uri=True)
+                conn = sqlite3.connect(readonly_uri(path), isolation_level=None, timeout=10.0, uri=True)
             else:
                 conn = sqlite3.connect(path, isolation_level=None, timeout=10.0)
         except sqlite3.DatabaseError as e:
