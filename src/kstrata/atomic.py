@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 
 
@@ -38,3 +40,49 @@ def named(e: BaseException, path: Path) -> BaseException:
     if isinstance(e, OSError) and e.errno is not None and (not e.filename or str(e.filename).endswith(".tmp")):
         return OSError(e.errno, e.strerror or str(e), str(path))
     return e
+
+
+def _write_file(path: Path, data: str | bytes) -> None:
+    """Write ``data`` to ``path`` (mode 0644, readable by every user; its folder 0755)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    os.chmod(path.parent, 0o755)
+    with open(path, "wb") as f:
+        f.write(data.encode() if isinstance(data, str) else data)
+    os.chmod(path, 0o644)
+
+
+def write_folder(to: Path, files: Mapping[str, str | bytes]) -> None:
+    """Write ``files`` (``{relative path: text or bytes}``) into the folder
+    ``to``, all or nothing: into a temporary folder beside ``to`` first, then
+    renamed into place (the folder itself when ``to`` is new, else file by
+    file), so a full disk or a failed write leaves no half package (newcomer
+    nc16: an export of ``task.py`` and ``sources/`` only after an ``OSError``
+    28). Other files already in ``to`` stay. Files are mode 0644, folders 0755.
+
+    Raises
+    ------
+    OSError
+        When a file cannot be written, naming the file in ``to`` it was for;
+        ``to`` is then as it was.
+    """
+    to = Path(to)
+    to.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        stage = Path(tempfile.mkdtemp(prefix=f".{to.name}.", suffix=".tmp", dir=to.parent))
+    except OSError as e:
+        raise OSError(e.errno, e.strerror, str(to)) from None
+    try:
+        for rel, data in files.items():
+            try:
+                _write_file(stage / rel, data)
+            except OSError as e:  # named as the file it was for, not the staged one
+                raise OSError(e.errno, e.strerror, str(to / rel)) from None
+        if not to.exists():
+            os.chmod(stage, 0o755)
+            os.replace(stage, to)
+            return
+        for rel in files:
+            (to / rel).parent.mkdir(parents=True, exist_ok=True)
+            os.replace(stage / rel, to / rel)
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)

@@ -53,29 +53,35 @@ def test_a_store_write_that_does_not_fit_leaves_the_run_whole(tmp_path):
         assert store.add_candidate(big, task_id) and [c.hash for c in store.candidates()] == [big.hash]
 
 
-def test_an_export_that_does_not_fit_writes_no_half_package(tmp_path, monkeypatch):
-    write = E._write
+@pytest.mark.parametrize("write", ["export", "import"])
+def test_a_package_that_does_not_fit_is_not_half_written(tmp_path, monkeypatch, write):
+    """export and import write their folder through kstrata.atomic.write_folder."""
+    import kstrata.atomic as A
+    import kstrata.cli.import_ as I
+
+    assert E.write_folder is A.write_folder and I.write_folder is A.write_folder
+    real = A._write_file
     files = {"task.py": "t", "sources/graph.py": "g", "kernel.so": b"\0" * 64, "export.json": "{}"}
 
     def full(path, data):
         if path.name == "kernel.so":
             raise OSError(errno.ENOSPC, "No space left on device")
-        write(path, data)
+        real(path, data)
 
-    monkeypatch.setattr(E, "_write", full)
+    monkeypatch.setattr(A, "_write_file", full)
     with pytest.raises(OSError, match="kernel.so") as e:
-        E._write_package(tmp_path / "pkg", files)
+        A.write_folder(tmp_path / "pkg", files)
     assert e.value.errno == errno.ENOSPC and e.value.filename == str(tmp_path / "pkg" / "kernel.so")
     assert os.listdir(tmp_path) == []  # no package, no staging folder
     (tmp_path / "old").mkdir()
     (tmp_path / "old" / "use.py").write_text("mine")
     (tmp_path / "old" / "task.py").write_text("earlier")
     with pytest.raises(OSError):
-        E._write_package(tmp_path / "old", files)
+        A.write_folder(tmp_path / "old", files)
     assert {p.name: p.read_text() for p in (tmp_path / "old").iterdir()} == {"use.py": "mine", "task.py": "earlier"}
     assert sorted(os.listdir(tmp_path)) == ["old"]
-    monkeypatch.setattr(E, "_write", write)
-    E._write_package(tmp_path / "old", files)
+    monkeypatch.setattr(A, "_write_file", real)
+    A.write_folder(tmp_path / "old", files)
     assert (tmp_path / "old" / "kernel.so").read_bytes() == files["kernel.so"]
     assert (tmp_path / "old" / "use.py").read_text() == "mine"
 

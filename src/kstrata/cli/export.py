@@ -43,13 +43,13 @@ import hashlib
 import json
 import os
 import shlex
-import shutil
 import tempfile
 from pathlib import Path
 from typing import Any
 
 import typer
 
+from kstrata.atomic import write_folder
 from kstrata.cli.errors import Console, OptionError, user_errors
 from kstrata.search.views import reading, shape_text
 from kstrata.shellarg import arg
@@ -312,24 +312,6 @@ def _with_size_names(plan_json: str, task: Any, shape: dict[str, int]) -> str:
     return json.dumps({**plan, "names": names}, separators=(",", ":")) if names else plan_json
 
 
-def _write(path: Path, data: str | bytes) -> None:
-    """Write ``data`` to ``path`` atomically with mode 0644 (readable by every user)."""
-    from kstrata.atomic import named
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    os.chmod(path.parent, 0o755)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data.encode() if isinstance(data, str) else data)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException as e:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise named(e, path) from None
-
-
 def _summary_digest(run_dir: Path) -> str | None:
     path = run_dir / "summary.json"
     return hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else None
@@ -478,7 +460,7 @@ def export_run(run_dir: str | Path, to: str | Path, candidate: str | None = None
     files["__init__.py"] = template.format(title=f"{info.task.name} on {name}: the kernel kstrata exported",
                                            run=run_abs, hash=node.hash[:12], runs_at=meta["runs_at"])
     files["export.json"] = json.dumps(meta, indent=2, default=str) + "\n"
-    _write_package(to, files)
+    write_folder(to, files)  # all or nothing (a full disk leaves no half package)
     _record_export(info.run_dir, to, node.hash)
     return to
 
@@ -506,41 +488,6 @@ def _check_writable(to: Path) -> None:
     if why is not None:
         raise OptionError(f"--to {to}: the package folder cannot be made there ({why}); give a directory you "
                           "can write, e.g. a new folder under the current one")
-
-
-def _write_package(to: Path, files: dict[str, str | bytes]) -> None:
-    """Write ``files`` (``{relative path: data}``) into the package folder
-    ``to``, all or nothing: they are written into a temporary folder beside
-    ``to`` first, then renamed into place (the folder itself when ``to`` is
-    new, else file by file), so a full disk or a failed write leaves no half
-    package (newcomer nc16: ``task.py`` and ``sources/`` only, after an
-    ``OSError`` 28). Other files in an earlier export's folder stay.
-
-    Raises
-    ------
-    OSError
-        When a file cannot be written; ``to`` is then as it was.
-    """
-    to.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        stage = Path(tempfile.mkdtemp(prefix=f".{to.name}.", suffix=".tmp", dir=to.parent))
-    except OSError as e:
-        raise OSError(e.errno, e.strerror, str(to)) from None
-    try:
-        for rel, data in files.items():
-            try:
-                _write(stage / rel, data)
-            except OSError as e:  # named as the package's file, not the staged one
-                raise OSError(e.errno, e.strerror, str(to / rel)) from None
-        if not to.exists():
-            os.chmod(stage, 0o755)
-            os.replace(stage, to)
-            return
-        for rel in files:
-            (to / rel).parent.mkdir(parents=True, exist_ok=True)
-            os.replace(stage / rel, to / rel)
-    finally:
-        shutil.rmtree(stage, ignore_errors=True)
 
 
 def _record_export(run_dir: Path, to: Path, digest: str) -> None:

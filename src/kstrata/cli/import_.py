@@ -18,7 +18,7 @@ from kstrata.backends.tilelang.backend import graph_plan
 from kstrata.cli.errors import Console, user_errors
 from kstrata.pysyntax import syntax_error_isolated, syntax_error_text
 from kstrata.shellarg import arg
-from kstrata.store.artifacts import write_atomic
+from kstrata.atomic import write_folder
 from kstrata.tasks.base import TaskError
 from kstrata.tasks.loader import resolve_task
 
@@ -146,7 +146,8 @@ def import_kernel(path: Path, task_name: str, backend: str, out: Path) -> Path:
     The directory holds ``source.py``, for TileLang also ``schedule.json`` and
     ``graph.txt`` (levels, see :mod:`kstrata.backends.tilelang.backend`), and
     ``candidate.json`` (task, task digest, backend, levels, content hash,
-    origin); each written atomically. Importing the same file again is a no-op.
+    origin); written together or not at all (:func:`kstrata.atomic.write_folder`).
+    Importing the same file again is a no-op.
 
     Raises
     ------
@@ -166,12 +167,12 @@ def import_kernel(path: Path, task_name: str, backend: str, out: Path) -> Path:
     digest = hashlib.sha256(json.dumps(sources, sort_keys=True).encode()).hexdigest()
     cand = out / f"{task.name}--{backend}--{digest[:12]}"
     names = {"source": "source.py", "schedule": "schedule.json", "graph": "graph.txt"}
-    for level, body in sources.items():
-        write_atomic(cand / names[level], body)
     meta = {"task": task.name, "task_digest": task.digest, "backend": backend,
             "levels": {k: names[k] for k in sources}, "sha256": digest,
             "origin": {"kind": "import", "path": str(path.resolve())}}
-    write_atomic(cand / "candidate.json", json.dumps(meta, indent=2, sort_keys=True))
+    files = {names[level]: body for level, body in sources.items()}
+    files["candidate.json"] = json.dumps(meta, indent=2, sort_keys=True)
+    write_folder(cand, files)  # all or nothing: a full disk leaves no import without its candidate.json
     return cand
 
 
