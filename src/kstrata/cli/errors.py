@@ -33,6 +33,23 @@ class Console(rich.console.Console):
     their link and conceal attributes here, and a string whose markup does not
     parse is shown as written."""
 
+    #: Columns when the output is not a terminal and COLUMNS is unset: rich's 80 cut a piped table's last
+    #: column and note mid-word (newcomer nc16: ``kstrata compare A B > f`` lost "intervals overlap"); a
+    #: table takes its natural width up to this, and a long line wraps only past it.
+    PIPE_WIDTH = 240
+
+    @property
+    def size(self):  # type: ignore[no-untyped-def] - rich's signature
+        """rich's size, but :data:`PIPE_WIDTH` columns off a terminal unless a width or COLUMNS was given."""
+        dims = super().size
+        if self._width is None and not self.is_terminal and not (self._environ.get("COLUMNS") or "").isdigit():
+            return dims._replace(width=self.PIPE_WIDTH)
+        return dims
+
+    @size.setter
+    def size(self, new_size):  # type: ignore[no-untyped-def] - rich's signature
+        rich.console.Console.size.fset(self, new_size)
+
     def render_str(self, text, **kwargs):  # type: ignore[no-untyped-def] - rich's signature
         try:
             return super().render_str(text, **kwargs)
