@@ -10,7 +10,7 @@ from kstrata.cli.errors import Console
 from kstrata.bench.compare import compare_table
 from kstrata.cli.bench import bench_errors
 
-console = Console()  # the terminal's width (80 columns when not a terminal)
+console = Console()  # the terminal's width (Console.PIPE_WIDTH columns when not a terminal)
 
 
 def register(app: typer.Typer) -> None:
