@@ -502,6 +502,10 @@ def run_bench(
         raise BenchError(f"{bench_dir} holds no bench to resume; run without --resume")
     if not resume and exists:
         raise BenchError(f"{bench_dir} already holds a bench; pass --resume or choose another --out")
+    if not resume and bench_dir.is_dir() and any(bench_dir.iterdir()):  # never among the user's files
+        held = ", ".join(sorted(p.name for p in bench_dir.iterdir())[:3])
+        raise BenchError(f"{bench_dir} is a non-empty folder that is not a kstrata bench (it holds {held}); "
+                         "choose a new or empty folder with --out")
     tasks = resolve_suite(spec.suite, spec.tasks)
     # a bad timing shape fails before anything is written
     shapes = {(t.name, b): timing_shape(spec, t, backend)
