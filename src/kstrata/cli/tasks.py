@@ -36,6 +36,18 @@ def list_(
     problems: list = []
     with user_errors():
         tasks, problems = load_dir_lenient(path) if path else (suite(), [])
+    if path:  # a task whose reference cannot run is no task (newcomer nc16: listed here, refused by tasks show)
+        from kstrata.tasks.base import TaskError
+        from kstrata.tasks.loader import check_reference
+
+        runnable = []
+        for t in tasks:
+            try:
+                check_reference(t)
+                runnable.append(t)
+            except TaskError as e:
+                problems.append(e)
+        tasks = runnable
     # a candidate file (ModelNew, no Model) beside the tasks is no problem: counted in one line (newcomer nc14:
     # every candidate printed a long 'skipped: missing Model, ...' line); so are kstrata's runs and exports
     # (newcomer nc15: an export's task.py was listed as a task named "task")

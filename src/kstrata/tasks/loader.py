@@ -12,13 +12,14 @@ import difflib
 import tomllib
 from functools import lru_cache
 from pathlib import Path
+from typing import get_args
 
 import torch
 from pydantic import ValidationError
 
 from kstrata.pysyntax import parse_module
 from kstrata.tasks.base import USER_FILE_ERRORS, Task, TaskError, import_module_from_path
-from kstrata.tasks.meta import TaskMeta, inferred_category, level_from_path, op_kinds, quantizes_source
+from kstrata.tasks.meta import Dtype, TaskMeta, inferred_category, level_from_path, op_kinds, quantizes_source
 from kstrata.tasks.scaled import ShapeModeError
 
 SUITE_DIR = Path(__file__).parent / "suite"
@@ -310,6 +311,33 @@ def _bad_outputs(out: object) -> str | None:
     return f"a {type(out).__module__}.{type(out).__qualname__}"
 
 
+def _check_dtype(task: Task, inputs: list, outputs: list) -> None:
+    """Refuse metadata whose ``dtype`` is none of the input and output tensors' (newcomer nc16: a task
+    declaring float16 fed float32, and one feeding and returning int64 was shown as the default float32;
+    tolerances, the roofline's bytes and the prompts read the declared dtype). A task with tensors of
+    several dtypes (w8a8_gemm: int8 and float32 scales; an embedding: int64 indices, float32 output)
+    names one of them.
+
+    Raises
+    ------
+    TaskError
+        Naming the declared dtype, the inputs' and the two ways to make them agree.
+    """
+    have = list(dict.fromkeys(str(x.dtype).removeprefix("torch.") for x in [*inputs, *outputs]
+                              if isinstance(x, torch.Tensor)))
+    want = task.meta.dtype
+    if not have or want in have:
+        return
+    given = "dtype" in task.meta.model_fields_set
+    said = f"declares dtype {want!r}" if given else f"sets no dtype, so it reads as the default {want!r},"
+    allowed = [d for d in have if d in get_args(Dtype)]
+    fix = (f"set \"dtype\": \"{allowed[0]}\" in its KSTRATA metadata" if allowed else
+           f"draw the inputs in one of {', '.join(get_args(Dtype))}")
+    raise TaskError(f"{task.path}: its metadata {said} but its inputs and outputs are {', '.join(have)} tensors; "
+                    "make them "
+                    f"agree: {fix}" + (f", or draw the inputs in {want}" if allowed else ""))
+
+
 def check_reference(task: Task) -> None:
     """Run ``task``'s reference once at its smallest shape and check what it returns.
 
@@ -376,6 +404,7 @@ def check_reference(task: Task) -> None:
             "tuple/list of tensors (return the tensors as a tuple; wrap a Python number in "
             "torch.tensor(...))"
         )
+    _check_dtype(task, inputs, list(out) if isinstance(out, (tuple, list)) else [out])
     _CHECKED[key] = None
 
 
