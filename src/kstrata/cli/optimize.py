@@ -77,6 +77,28 @@ def parse_budget(text: str) -> dict[str, float | int]:
         raise OptionError(str(e)) from None
 
 
+def _run_settings(resume: Path | None, proposer: str | None, llm: str | None,
+                  baselines: str | None) -> tuple[str, str | None, str]:
+    """``--proposer``, ``--llm`` and ``--baselines`` as given, else a resumed
+    run's own (its ``config.json`` ``cli`` settings), else the defaults
+    (``builtin``, none, ``eager``). Newcomer nc16: the resume command printed
+    after interrupting an LLM run named none of them, and a resume without
+    them went on with the built-in proposer. An ``--llm`` is restored only
+    with the run's own proposer."""
+    stored: dict[str, Any] = {}
+    if resume is not None:
+        from kstrata.store.run_store import RunStore
+
+        with RunStore.open(resume) as store:
+            stored = store.config.get("cli") or {}
+    if proposer is None and stored.get("proposer"):
+        proposer = str(stored["proposer"])
+        llm = llm or stored.get("llm")
+    if baselines is None and stored.get("baselines"):
+        baselines = ",".join(map(str, stored["baselines"]))
+    return proposer or "builtin", llm, "eager" if baselines is None else baselines
+
+
 def _budget(option: str | None, resume: Path | None) -> Any:
     """The run's :class:`~kstrata.search.budget.Budget`: ``--budget`` when given,
     else a resumed run's stored budget, else :data:`DEFAULT_BUDGET`."""
@@ -359,13 +381,13 @@ def register(app: typer.Typer) -> None:
         backend: str = typer.Option("tvm-llvm", "--backend", "-b", help="Backend (see `kstrata env`)."),
         policy: str = typer.Option("greedy", "--policy", help="greedy, beam, uct or map-elites."),
         budget: str | None = typer.Option(None, "--budget", help=f"Limits, e.g. evals=40,wall=600,calls=20,tokens_out=50000,patience=10 ({DEFAULT_BUDGET} unless given; on --resume, the run's own budget, as its total). Each is checked before a step starts: a step under way (a verification, a tuning, the final round that re-times and confirms the best) finishes, so wall= can be passed by that step's time."),
-        proposer: str = typer.Option("builtin", "--proposer", help="builtin (rules + autotuner, no LLM), llm, or hierarchical (graph/schedule/source agents behind a router)."),
+        proposer: str | None = typer.Option(None, "--proposer", help="builtin (rules + autotuner, no LLM; the default), llm, or hierarchical (graph/schedule/source agents behind a router); on --resume, the run's own (with its --llm and --baselines) unless given."),
         ablate: str = typer.Option("", "--ablate", help="With --proposer hierarchical: parts to switch off, e.g. flat,linear,unrouted,no-memory,no-lookahead."),
         memory: Path | None = typer.Option(None, "--memory", "--db", help="With --proposer hierarchical: the memory database (default $KSTRATA_MEMORY_DB or ~/.cache/kstrata/memory.db)."),
         llm: str | None = typer.Option(None, "--llm", help="LLM provider for --proposer llm: openai:MODEL, anthropic:MODEL, queue:DIR, replay:FILE or a name from kstrata.toml."),
         record: Path | None = typer.Option(None, "--record", help="Write a cassette of every LLM exchange to this file."),
         config: Path | None = typer.Option(None, "--config", help="kstrata.toml (default: ./kstrata.toml if present)."),
-        baselines: str = typer.Option("eager", "--baselines", help="Comma-separated baselines to time against: eager, compile, metaschedule. The first is the one searched on."),
+        baselines: str | None = typer.Option(None, "--baselines", help="Comma-separated baselines to time against: eager (the default), compile, metaschedule. The first is the one searched on; on --resume, the run's own unless given."),
         out: Path | None = typer.Option(None, "--out", help="Run directory (default runs/<task>-<backend>-<time>)."),
         resume: Path | None = typer.Option(None, "--resume", help="Resume the run in this directory."),
         seed: int = typer.Option(0, "--seed", help="Seed of the policy and proposer."),
@@ -390,6 +412,7 @@ def register(app: typer.Typer) -> None:
             if resume is not None and not (resume / "run.db").is_file():
                 raise OptionError(f"--resume {arg(resume)}: no run there (no run.db); start one with --out")
             budget_obj = _budget(budget, resume)
+            proposer, llm, baselines = _run_settings(resume, proposer, llm, baselines)
             if (ablate or memory) and proposer != "hierarchical":
                 raise OptionError("--ablate and --memory need --proposer hierarchical")
             try:
@@ -491,10 +514,12 @@ def register(app: typer.Typer) -> None:
                                              "timing_shape": shape}},
                     )
                 learned = prop.learn(result.tree) if hasattr(prop, "learn") else None
-            except KeyboardInterrupt as exc:
+            except KeyboardInterrupt as exc:  # --resume restores the proposer, --llm and --baselines: said anyway
+                said = f" --proposer {arg(proposer)}" + (f" --llm {arg(llm)}" if llm else "") \
+                    if proposer != "builtin" else ""
                 console.print(f"\n{interrupted_word(exc)}; the run is kept. Continue it with:\n  kstrata optimize "
-                              f"{arg(task)} --backend {arg(backend)} --resume {arg(run_dir)}", highlight=False, markup=False,
-                              soft_wrap=True)
+                              f"{arg(task)} --backend {arg(backend)}{said} --resume {arg(run_dir)}", highlight=False,
+                              markup=False, soft_wrap=True)
                 raise typer.Exit(exit_status(exc)) from None
             except Exception as exc:
                 from kstrata.cli.errors import disk_full, disk_full_line, print_error
