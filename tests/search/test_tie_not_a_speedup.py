@@ -51,3 +51,20 @@ def test_export_says_a_tie(tmp_path):
     text = usage_hint(tmp_path)
     line = next(ln for ln in text.splitlines() if ln.startswith("speedup vs eager"))
     assert "a tie" in line, line
+
+
+def test_the_report_strip_marks_a_tie():
+    from kstrata.report.plots import speedup_strips
+
+    svg = speedup_strips([("all", [("rmsnorm", 1.16, "a tie: not faster, its interval [0.977, 1.37] holds 1"),
+                                   ("relu", 1.5, None)])])
+    assert "rmsnorm: 1.16x (a tie: not faster" in svg and "relu: 1.5x</title>" in svg
+
+
+def test_the_report_notes_a_tie_from_the_outcomes_interval():
+    from types import SimpleNamespace
+
+    from kstrata.report.html import _tie_note
+
+    assert "a tie" in _tie_note(SimpleNamespace(correct=True, speedup=1.16, speedup_ci=(0.977, 1.37)))
+    assert _tie_note(SimpleNamespace(correct=True, speedup=1.5, speedup_ci=(1.2, 1.9))) is None

@@ -112,6 +112,17 @@ def _json_script(data: Any) -> str:
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
+def _tie_note(outcome: Any) -> str | None:
+    """``"a tie: not faster ..."`` for a correct outcome whose speedup interval holds 1 (newcomer nc16: the
+    report plotted "rmsnorm: 1.15x" for a best whose interval was [0.977, 1.37]), else None."""
+    from kstrata.measure.stats import interval_verdict
+
+    ci = getattr(outcome, "speedup_ci", None)
+    if not outcome.correct or outcome.speedup is None or not ci or interval_verdict(*ci) != "a tie":
+        return None
+    return f"a tie: not faster, its interval [{ci[0]:.3g}, {ci[1]:.3g}] holds 1"
+
+
 def build_context(results: Results, count_initial: bool = False, **metric_kw: Any) -> dict[str, Any]:
     """Everything the template renders, from :func:`kstrata.bench.results.load_results`
     (loaded with ``count_initial``, which the leaderboard states beside its rates)."""
@@ -122,7 +133,7 @@ def build_context(results: Results, count_initial: bool = False, **metric_kw: An
                   for dim in ("level", "category", "backend")}
     views = {str(v.run_dir): v for v in results.runs}
     notes = [no_speedup_note(getattr(views.get(str(o.run_dir)), "tree", None))
-             if o.correct and o.speedup is None else None for o in outs]
+             if o.correct and o.speedup is None else _tie_note(o) for o in outs]
     strips = speedup_strips([
         (" / ".join(str(v) for v in r.key.values()),
          [(o.task, o.speedup if o.correct else None, note)

@@ -45,8 +45,9 @@ def speedup_strips(rows: Sequence[tuple[str, Sequence[tuple[str, float | None, s
         ``(label, [(task, speedup, note), ...])`` per row: ``speedup`` the
         ranked speedup (a ratio) or ``None``; ``note`` why a correct task has
         none (e.g. ``"correct, unranked (timing not trusted): ..."``), ``None``
-        for a task with no correct candidate. A 2-tuple ``(task, speedup)``
-        means ``note=None``.
+        for a task with no correct candidate; beside a speedup, what its
+        interval says (``"a tie: not faster ..."``: a grey dot, the note in its
+        title). A 2-tuple ``(task, speedup)`` means ``note=None``.
     width:
         Pixels.
     """
@@ -94,10 +95,10 @@ def speedup_strips(rows: Sequence[tuple[str, Sequence[tuple[str, float | None, s
                            f'<path d="M{cx - 4:.1f},{cy - 4:.1f}L{cx + 4:.1f},{cy + 4:.1f}'
                            f'M{cx - 4:.1f},{cy + 4:.1f}L{cx + 4:.1f},{cy - 4:.1f}" '
                            f'stroke="#c0392b" stroke-width="2"/></g>')
-            else:
+            else:  # a ranked speedup; its note, if any, says what its interval does (a tie: not faster)
                 out.append(f'<circle cx="{x_of(s):.1f}" cy="{y + jitter:.1f}" r="5" '
-                           f'fill="#2e86c1" fill-opacity="0.75"><title>{escape(task)}: '
-                           f'{_fmt_speedup(s)}</title></circle>')
+                           f'fill="{"#999" if note else "#2e86c1"}" fill-opacity="0.75"><title>{escape(task)}: '
+                           f'{_fmt_speedup(s)}{f" ({escape(note)})" if note else ""}</title></circle>')
     out.append("</svg>")
     return "".join(out)
 
