@@ -17,3 +17,25 @@ def test_a_bench_refuses_a_folder_of_the_users_files(tmp_path):
     with pytest.raises(BenchError, match=r"not a kstrata bench \(it holds notes\.txt\)"):
         make_bench(folder)
     assert [p.name for p in folder.iterdir()] == ["notes.txt"]
+
+
+def test_a_second_bench_on_one_folder_is_refused(tmp_path):
+    """One bench writes a bench folder at a time (kstrata.store.lock), as one
+    optimize writes a run."""
+    import subprocess
+    import sys
+
+    from kstrata.store.run_store import StoreError
+
+    make_bench(tmp_path / "b", tasks=("relu",), proposers=("edits",), evals=1)
+    hold = ("import sys, time\nfrom kstrata.store.lock import run_lock\n"
+            "with run_lock(sys.argv[1], 'kstrata bench'):\n    print('held', flush=True)\n    time.sleep(600)\n")
+    holder = subprocess.Popen([sys.executable, "-c", hold, str(tmp_path / "b")], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        with pytest.raises(StoreError, match=rf"in use by PID {holder.pid} \(kstrata bench\)"):
+            make_bench(tmp_path / "b", tasks=("relu",), proposers=("edits",), evals=2, resume=True)
+    finally:
+        holder.kill()
+        holder.wait()
+    assert make_bench(tmp_path / "b", tasks=("relu",), proposers=("edits",), evals=2, resume=True).ran

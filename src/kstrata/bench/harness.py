@@ -481,6 +481,7 @@ def run_bench(
     from kstrata.execute.select import make_executor, parse_executor
     from kstrata.search.loop import SearchSettings, optimize
     from kstrata.search.policies import make_policy
+    from kstrata.store.lock import LOCK_NAME, check_free, run_lock
     from kstrata.store.run_store import RunStore
 
     bench_dir = Path(bench_dir)
@@ -502,15 +503,17 @@ def run_bench(
         raise BenchError(f"{bench_dir} holds no bench to resume; run without --resume")
     if not resume and exists:
         raise BenchError(f"{bench_dir} already holds a bench; pass --resume or choose another --out")
-    if not resume and bench_dir.is_dir() and any(bench_dir.iterdir()):  # never among the user's files
-        held = ", ".join(sorted(p.name for p in bench_dir.iterdir())[:3])
-        raise BenchError(f"{bench_dir} is a non-empty folder that is not a kstrata bench (it holds {held}); "
+    held = sorted(p.name for p in bench_dir.iterdir() if p.name != LOCK_NAME) if bench_dir.is_dir() else []
+    if not resume and held:  # never among the user's files (a lock file is kstrata's own)
+        raise BenchError(f"{bench_dir} is a non-empty folder that is not a kstrata bench (it holds "
+                         f"{', '.join(held[:3])}); "
                          "choose a new or empty folder with --out")
     tasks = resolve_suite(spec.suite, spec.tasks)
     # a bad timing shape fails before anything is written
     shapes = {(t.name, b): timing_shape(spec, t, backend)
               for b, backend in backends.items() for t in tasks if _supports(backend, t)}
     if resume:
+        check_free(bench_dir, "kstrata bench")  # a second bench on this folder is refused before any work
         _check_resume(bench_dir, spec)
     else:
         rows = plan_cells(spec, tasks, backends)
@@ -564,7 +567,8 @@ def run_bench(
                                           "speedup": run.best.speedup if run.best is not None else None})
 
     try:
-        with BenchIndex(bench_dir) as index:
+        # one bench writes a bench folder at a time (its cells' runs are locked each by the search)
+        with run_lock(bench_dir, "kstrata bench"), BenchIndex(bench_dir) as index:
             todo = []
             for cell in index.cells():
                 key = (cell["task"], cell["backend"], cell["proposer"])
