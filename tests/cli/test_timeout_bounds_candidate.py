@@ -122,3 +122,15 @@ def test_the_small_block_estimate_matches_the_measured_run(task_file, monkeypatc
     est = interp_cost.estimate(resolve_task(str(task_file)), "full")
     assert 181 / 1.5 < est["small_blocks_s"] < 181 * 1.5, est
     assert est["low_s"] < 181 / 4
+
+
+def test_a_small_block_verification_of_minutes_is_announced_on_an_idle_machine(task_file, monkeypatch):
+    """Idle, the typical estimate (34 s) is under the warning's 60 s; the BLOCK = 64 kernel took 176 s here
+    (load 1, 2 CPUs), and nothing was said before it."""
+    from kstrata.backends.registry import get_backend
+    from kstrata.tasks.loader import resolve_task
+    from kstrata.verify import interp_cost
+
+    monkeypatch.setattr(interp_cost, "busy_factor", lambda: 1.0)
+    note = interp_cost.slow_note(resolve_task(str(task_file)), get_backend("triton-interp"), "full")
+    assert note is not None and "64-element blocks" in note and "an estimate" in note
