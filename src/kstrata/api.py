@@ -313,8 +313,11 @@ def evaluate(task: Any, candidate: str | Path | dict[str, str], backend: str | N
     secret:
         Seeds the hidden tests (default random).
     timeout_s:
-        Wall-clock limit (s) of the whole verification, the judge's own
-        reference and float64 oracle work included, and of the timing.
+        Limit (s) of the candidate's work in the verification (the judge's
+        reference and float64 oracle and the sandbox's start do not count;
+        the whole verification is bounded by
+        :func:`kstrata.verify.api.wall_limit`), and wall-clock limit of the
+        timing.
     time:
         Time a correct candidate (paired with eager PyTorch at ``timing_shape``).
     budget_ms:
