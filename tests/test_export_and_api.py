@@ -351,3 +351,20 @@ def test_export_shape_names_only_what_it_changes():
     assert _export_shape("B=8", info) == {"B": 8, "D": 512}
     assert _export_shape("timed", info) == {"B": 64, "D": 512}
     assert _export_shape("nominal", info) == info.task.full_shape(None) != {"B": 64, "D": 512}
+
+
+def test_an_exported_modules_printed_command_quotes_the_run_folder(tmp_path):
+    """newcomer nc16 (printed commands are shell-quoted): the exported module's own messages name
+    ``kstrata retime RUN`` too; a run folder with a space was split by a shell."""
+    import shlex
+
+    where = tmp_path / "my runs"
+    where.mkdir()
+    res = _run(where, "pytorch", {"source": RMSNORM_NEW})
+    out = kstrata.export(res.run_dir, tmp_path / "rms_torch")
+    (res.run_dir / "summary.json").write_text("[damaged")
+    code = f"import sys; sys.path.insert(0, {str(out.parent)!r}); import {out.name}"
+    run = subprocess.run([PY, "-c", code], capture_output=True, text=True, timeout=300)
+    line = next(ln for ln in run.stderr.splitlines() if "kstrata retime" in ln)
+    cmd = line.split("`")[1]
+    assert shlex.split(cmd)[2] == str(res.run_dir.resolve()), line

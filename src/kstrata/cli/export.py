@@ -74,6 +74,7 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import json
+import shlex
 import sys
 import warnings
 from pathlib import Path
@@ -128,7 +129,7 @@ def stale_reason():
     try:
         best = (json.loads(summary.read_text()).get("best") or {{}}).get("hash")
     except (OSError, ValueError, AttributeError):
-        return f"run {{META['run']}}: its summary.json is damaged; `kstrata retime {{META['run']}}` writes it again"
+        return f"run {{META['run']}}: its summary.json is damaged; `kstrata retime {{shlex.quote(META['run'])}}` writes it again"
     if META.get("chosen") == "best" and best and best != META["candidate"]:
         return (f"run {{META['run']}} was re-timed since this export: its best is now {{best[:12]}}, "
                 f"not this export's {{META['candidate'][:12]}}")
@@ -152,7 +153,7 @@ def check_shapes(inputs):
     if got != want:
         raise ValueError(f"this export runs only at {{META['shape_text']}} (input shapes {{want}}), "
                          f"got input shapes {{got}}; export again at your shape: kstrata export "
-                         f"{{META['run']}} --to DIR --shape {{','.join(k + '=...' for k in META['shape'])}}")
+                         f"{{shlex.quote(META['run'])}} --to DIR --shape {{','.join(k + '=...' for k in META['shape'])}}")
 
 
 def check_dtypes(inputs):
