@@ -62,5 +62,6 @@ def test_next_steps_name_a_task_file_by_its_path(tmp_path):
                                  "--out", str(out)], env={"COLUMNS": "400"})
     assert r.exit_code == 0, r.output
     cand = next(out.iterdir())
-    assert f"kstrata eval '{task_file}' {cand}" in r.output
-    assert f"kstrata optimize '{task_file}' --backend triton-interp --initial {cand}" in r.output
+    # the candidate's folder is named after the task file, space included: quoted too (nc16)
+    assert f"kstrata eval '{task_file}' '{cand}'" in r.output
+    assert f"kstrata optimize '{task_file}' --backend triton-interp --initial '{cand}'" in r.output
