@@ -147,7 +147,8 @@ def test_compare_and_cli(small_bench, tmp_path):
     pairs = {p.metric: p for p in compare_results(runs["edits"], runs["broken"], n_resamples=200)}
     assert pairs["correct_rate"].diff == -1.0 and pairs["correct_rate"].a.n == 1
     runner = CliRunner()
-    out = runner.invoke(app, ["compare", str(runs["edits"]), str(runs["broken"])])
+    # an 80-column terminal (piped output takes the table's natural width since nc16: Console.PIPE_WIDTH)
+    out = runner.invoke(app, ["compare", str(runs["edits"]), str(runs["broken"])], env={"COLUMNS": "80"})
     assert out.exit_code == 0, out.output
     assert "correct rate" in out.output and "-1" in out.output and "fast_1.5" in out.output
     assert "ran different tasks" not in out.output
