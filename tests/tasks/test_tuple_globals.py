@@ -213,7 +213,7 @@ def test_a_timeout_with_a_candidate_as_fast_as_the_reference_blames_the_referenc
     from kstrata.verify.runner import Context, Stop
 
     def blame(judge_s, reference_s, total):
-        ctx = SimpleNamespace(started=time.monotonic() - total, judge_s=judge_s, reference_s=reference_s,
+        ctx = SimpleNamespace(started=time.monotonic() - total, judge_s=judge_s, reference_s=reference_s, start_s=0.0,
                               REFERENCE_PACE=Context.REFERENCE_PACE)
         stop = Stop(Verdict.TIMEOUT, "wall_clock", "the candidate did not answer (a hanging or very slow "
                     "candidate)")
