@@ -84,7 +84,7 @@ def test_option_typos_are_told_before_torch_or_tvm_is_imported(tmp_path):
         (("optimize", "rmsnorm", "--budget", "time=1"), "--budget key 'time' unknown"),
         (("optimize", "rmsnorm", "--policy", "bogus"), "unknown --policy 'bogus'"),
         (("optimize", "rmsnorm", "--resume", str(tmp_path / "none")), "no run there"),
-        (("retime", str(tmp_path / "none")), "no run.db"),
+        (("retime", str(tmp_path / "none")), "no such directory"),
     ]
     for args, message in cases:
         rc, err, heavy = _run_cli_error(*args)

@@ -53,8 +53,10 @@ def test_an_eval_of_a_runs_candidate_names_the_runs_reading_as_the_runs(tmp_path
         sources = store.sources(best["hash"])
     line = run_reading_line(res.run_dir / "best", sources, FakeBackend.name)
     s = best["speedups"][0]
-    assert line == (f"run {res.run_dir} reads this candidate ({best['hash'][:12]}) at {s['value']:.3g}x "
-                    f"[{s['ci_low']:.3g}, {s['ci_high']:.3g}] vs eager (first timing); the timing above is this "
+    from kstrata.measure.speedup_words import speedup_text
+
+    assert line == (f"run {res.run_dir} reads this candidate ({best['hash'][:12]}) at "
+                    f"{speedup_text(s['value'], s['ci_low'], s['ci_high'])} vs eager (first timing); the timing above is this "
                     "eval's own, now, on this machine")
     assert run_reading_line(tmp_path / "elsewhere.py", sources, FakeBackend.name) is None  # a plain file: no run
     assert run_reading_line(res.run_dir / "best", {"schedule": "tile=99\n"}, FakeBackend.name) is None

@@ -94,6 +94,9 @@ def test_work_moved_into_the_output_fetch_is_not_a_trusted_speedup():
                                       scope="small", budget_ms=400.0, timing_shape={"B": 1024, "D": 2048})
     finally:
         pool.close()
+    if ev.verdict.value == "rejected":  # a forger that replaces kstrata.sandbox.wire's functions is stopped by the watch (d79eb8b) before the judge reads its reply
+        assert ev.check == "no_runtime_patching" and "kstrata.sandbox.wire" in ev.evidence["message"], ev.to_dict()
+        return
     assert ev.verdict.value == "correct", ev.to_dict()  # its outputs are right when checked
     notes = timing.get("suspicious", [])
     # never a trusted speedup: on a quiet machine the fetch note says why; on a busy one the

@@ -48,5 +48,8 @@ def test_a_death_on_a_hidden_test_quotes_no_number():
 
 def test_load_seconds_reported_at_hidden_shapes_are_not_added():
     d = kstrata_eval("load_seconds.py")
+    if d["verdict"] == "rejected":  # a forger that replaces kstrata.sandbox.wire's functions is stopped by the watch (d79eb8b) before the judge reads its reply
+        assert d["check"] == "no_runtime_patching" and "kstrata.sandbox.wire" in d["evidence"]["message"], d
+        return
     assert d["verdict"] == "correct", d["evidence"]
     assert d["load_seconds"] < 1000, d["load_seconds"]  # each hidden load said 1000 + B + D / 1e6

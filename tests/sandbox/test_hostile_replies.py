@@ -56,8 +56,11 @@ def test_a_forged_reply_shape_is_a_protocol_rejection():
                               pool=pool, scope="small", preset="warn")
     finally:
         pool.close()
-    assert (ev.verdict.value, ev.check) == ("rejected", "protocol"), ev.evidence
-    assert "outputs is a int" in ev.evidence["message"]
+    assert ev.verdict.value == "rejected" and ev.check in ("protocol", "no_runtime_patching"), ev.evidence
+    if ev.check == "no_runtime_patching":  # a forger that replaces kstrata.sandbox.wire's functions is stopped by the watch (d79eb8b) before the judge reads its reply
+        assert "kstrata.sandbox.wire" in ev.evidence["message"], ev.evidence
+    else:
+        assert "outputs is a int" in ev.evidence["message"]
 
 
 @pytest.mark.parametrize("reply, problem", [

@@ -65,7 +65,7 @@ def test_every_view_shows_the_retimed_reading_and_says_which_it_is(tmp_path, mon
     root, child = tree.root, next(n for n in tree if n.parents)
     assert child.slower_at_creation
     line = _line(_text(run_tree(res.run_dir)), child.hash)
-    assert "0.5x (slower than its parent)" in line and "re-timed" not in line
+    assert "0.5x (slower) (slower than its parent)" in line and "re-timed" not in line
 
     stop = json.loads((res.run_dir / "summary.json").read_text())["stop_reason"]
     monkeypatch.setattr(R, "open_run", lambda run_dir: R.RunInfo(res.run_dir, FakeTask(), FakeBackend(), None,

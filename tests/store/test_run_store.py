@@ -55,7 +55,7 @@ def test_create_writes_config_pragmas_and_version(store, tmp_path):
     assert store.conn.execute("SELECT version FROM schema_version").fetchone()[0] == SCHEMA_VERSION
     with pytest.raises(StoreError, match="already holds a run"):
         RunStore.create(run, {})
-    with pytest.raises(StoreError, match="no run.db"):
+    with pytest.raises(StoreError, match="no such directory"):
         RunStore.open(tmp_path / "nowhere")
 
 

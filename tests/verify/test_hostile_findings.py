@@ -87,7 +87,9 @@ def _verify(pool, source: str, preset: str = "warn"):
 ], ids=["unknown-check", "not-a-dict", "list-name"])
 def test_a_forged_finding_is_a_protocol_rejection_not_a_crash(pool, finding):
     ev = _verify(pool, FORGER.replace("FINDING", finding))
-    assert (ev.verdict.value, ev.check) == ("rejected", "protocol"), ev.to_dict()
+    assert ev.verdict.value == "rejected" and ev.check in ("protocol", "no_runtime_patching"), ev.to_dict()
+    if ev.check == "no_runtime_patching":  # a forger that replaces kstrata.sandbox.wire's functions is stopped by the watch (d79eb8b) before the judge reads its reply
+        assert "kstrata.sandbox.wire" in ev.evidence["message"], ev.to_dict()
     assert "bogus" not in str(ev.to_dict())  # the forged text is not echoed
 
 
@@ -167,7 +169,9 @@ def test_a_forged_timed_output_reply_is_a_rejection(pool):
     ev, timing = evaluate_sources(task, get_backend("pytorch"), {"source": FORGED_FETCH}, pool, preset="warn",
                                   scope="small", secret=SECRET, budget_ms=50.0,
                                   timing_shape=dict(task.small_shapes[0]))
-    assert (ev.verdict.value, ev.check) == ("rejected", "timed_output"), (ev.to_dict(), timing)
+    assert ev.verdict.value == "rejected" and ev.check in ("timed_output", "no_runtime_patching"), (ev.to_dict(), timing)
+    if ev.check == "no_runtime_patching":  # a forger that replaces kstrata.sandbox.wire's functions is stopped by the watch (d79eb8b) before the judge reads its reply
+        assert "kstrata.sandbox.wire" in ev.evidence["message"], ev.to_dict()
 
 
 #: A correct relu whose harness answers every later load with a non-numeric load time.
@@ -198,4 +202,6 @@ class ModelNew(nn.Module):
 @needs_sandbox
 def test_a_forged_load_reply_is_a_protocol_rejection_not_a_crash(pool):
     ev = _verify(pool, FORGED_LOAD)
-    assert (ev.verdict.value, ev.check) == ("rejected", "protocol"), ev.to_dict()
+    assert ev.verdict.value == "rejected" and ev.check in ("protocol", "no_runtime_patching"), ev.to_dict()
+    if ev.check == "no_runtime_patching":  # a forger that replaces kstrata.sandbox.wire's functions is stopped by the watch (d79eb8b) before the judge reads its reply
+        assert "kstrata.sandbox.wire" in ev.evidence["message"], ev.to_dict()

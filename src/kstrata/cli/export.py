@@ -552,7 +552,7 @@ def usage_hint(to: Path) -> str:
                         f"not known to be faster than the baseline; `kstrata retime {arg(meta['run'])}` on a quieter "
                         "machine re-times it")
     for s in meta.get("speedups", []):
-        from kstrata.measure.stats import speedup_text
+        from kstrata.measure.speedup_words import speedup_text
 
         which = meta.get("reading")
         said = [f"the run's {which}" + (" reading" if which == "re-timed" else "")] if which else []

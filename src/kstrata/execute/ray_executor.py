@@ -415,9 +415,14 @@ class RayExecutor(Executor):
         def done(f: Future, ref: Any = ref) -> None:
             with self._lock:
                 self._inflight.pop(ref, None)
-            _settle(out, f)
-            if self.call_log is not None and out.exception() is None:
-                self._log(call_record(target, args, kwargs, submitted, out.result()))
+            # the call log's line is written before the caller's future resolves, so a caller
+            # that reads the log after its results finds every call's line (a race under load)
+            staged: Future = Future()
+            staged.set_running_or_notify_cancel()
+            _settle(staged, f)
+            if self.call_log is not None and staged.exception() is None:
+                self._log(call_record(target, args, kwargs, submitted, staged.result()))
+            _resolve(out, exc=staged.exception()) if staged.exception() is not None else _resolve(out, staged.result())
 
         ref.future().add_done_callback(done)
         return out

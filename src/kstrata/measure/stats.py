@@ -13,6 +13,8 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from kstrata.measure.speedup_words import interval_verdict, speedup_text  # noqa: F401 (re-exported)
+
 #: Default number of bootstrap resamples. With 2,000 resamples the Monte-Carlo
 #: error of a 95% percentile bound is well below the width of the interval
 #: itself (Efron & Tibshirani 1993, ch. 13 recommend >= 1,000 for percentile
@@ -200,26 +202,3 @@ def paired_ratio_ci(
     alpha = (1 - confidence) / 2
     low, high = np.quantile(medians, [alpha, 1 - alpha])
     return RatioCI(float(np.median(ratios)), float(low), float(high), confidence, n_resamples)
-
-
-def interval_verdict(low: float | None, high: float | None) -> str | None:
-    """What a speedup's interval (baseline time / candidate time, the band
-    between machines already in it) says: ``"a tie"`` when it holds 1 (README:
-    not faster), ``"faster"`` when it lies above 1, ``"slower"`` below; None
-    when no interval was measured."""
-    if low is None or high is None:
-        return None
-    return "a tie" if low <= 1.0 <= high else ("faster" if low > 1.0 else "slower")
-
-
-def speedup_text(value: float, low: float | None = None, high: float | None = None,
-                 interval: bool = True) -> str:
-    """A speedup as every view shows it: ``"1.5x [1.2, 1.9]"`` (``interval``
-    False: ``"1.5x"``), with ``" (a tie: not faster)"`` appended when its
-    interval holds 1 and ``" (slower)"`` when it lies below, whether or not the
-    interval is shown (newcomer nc16: a best "1.16x [0.977, 1.37]" was shown
-    and exported as a speedup, where ``eval`` called it a tie)."""
-    ci = f" [{low:.3g}, {high:.3g}]" if interval and low is not None and high is not None else ""
-    word = interval_verdict(low, high)
-    mark = " (a tie: not faster)" if word == "a tie" else " (slower)" if word == "slower" else ""
-    return f"{value:.3g}x{ci}{mark}"

@@ -15,7 +15,7 @@ from rich.table import Table
 from rich.text import Text
 
 from kstrata.measure.contention import read_note
-from kstrata.measure.stats import interval_verdict, speedup_text
+from kstrata.measure.speedup_words import interval_verdict, speedup_text
 from kstrata.search.tree import UNTRUSTED_PREFIX, CandidateTree, Node, unevaluated
 from kstrata.shellarg import arg
 from kstrata.store.run_store import RunStore, StoreError, read_summary
@@ -50,7 +50,7 @@ class Reading:
     def text(self, interval: bool = False) -> str:
         """``"2.1x"`` (with ``interval``: ``"2.1x [1.45, 2.74]"`` where one was measured), marked
         ``(a tie: not faster)`` when the interval holds 1 (:func:`kstrata.measure.stats.speedup_text`)."""
-        from kstrata.measure.stats import speedup_text
+        from kstrata.measure.speedup_words import speedup_text
 
         return speedup_text(self.value, self.low, self.high, interval)
 
