@@ -80,11 +80,15 @@ def _eval(task_file, body: str, timeout: int, tmp_path) -> dict:
 
 
 def test_a_quick_candidate_passes_under_a_limit_shorter_than_the_judge_and_the_sandbox_start(task_file, tmp_path):
-    """The verification takes longer than --timeout (the judge's reference and oracle at 200 tests, the
-    sandbox's start), the candidate's own calls far less: it passes."""
-    out = _eval(task_file, "pass", 3, tmp_path)
+    """The verification takes longer than --timeout (the judge's reference and oracle at ~200 tests, the
+    sandbox's start), the candidate's own calls far less: it passes. The reference sleeps 10 ms a call, so
+    the judge's share is at least ~4 s on any machine (CI's took 0.9 s in all without it, and the premise
+    did not hold)."""
+    task_file.write_text(TASK.replace("    def forward(self, x):\n",
+                                      "    def forward(self, x):\n        import time; time.sleep(0.01)\n"))
+    out = _eval(task_file, "pass", 2, tmp_path)
     assert out["verdict"] == "correct", out
-    assert out["seconds"] > 3  # the whole verification did take longer than the candidate's limit
+    assert out["seconds"] > 2  # the whole verification did take longer than the candidate's limit
 
 
 def test_a_candidate_that_uses_its_time_is_stopped_and_named(task_file, tmp_path):
