@@ -9,8 +9,9 @@ from collections.abc import Mapping
 from pathlib import Path
 
 
-def write_atomic(path: Path, text: str) -> Path:
-    """Write ``text`` (UTF-8) to ``path`` through a temp file and rename.
+def write_atomic(path: Path, text: str | bytes) -> Path:
+    """Write ``text`` (UTF-8; bytes as they are) to ``path`` through a temp
+    file and rename. The file is created mode 0600 (:func:`tempfile.mkstemp`).
 
     Raises
     ------
@@ -21,8 +22,8 @@ def write_atomic(path: Path, text: str) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
+        with os.fdopen(fd, "wb") as f:
+            f.write(text.encode() if isinstance(text, str) else text)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)

@@ -45,7 +45,7 @@ def timing_line(t: dict, budget_ms: float = 1000.0) -> str:
         lo, hi = t["speedup_ci"]
         # the median of the per-pair ratios, not the ratio of the two medians (newcomer nc11 took them apart)
         # the interval is already widened by the process-to-process band (README): 1.0 inside it is a tie
-        from kstrata.measure.stats import interval_verdict
+        from kstrata.measure.speedup_words import interval_verdict
 
         verdict = interval_verdict(lo, hi)
         line += (f"; speedup {t['speedup']:.3f}x [{lo:.3f}, {hi:.3f}] (the median of the paired ratios, "

@@ -7,7 +7,6 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import shlex
 from pathlib import Path
 from typing import Any
 
@@ -198,7 +197,7 @@ def register(app: typer.Typer) -> None:
         if note:
             console.print(f"[yellow]warning:[/] {note}", highlight=False, soft_wrap=True)
         what = "verify it" if backend == "triton-interp" else "verify it and time it against eager PyTorch"
-        named = shlex.quote(task)  # as given: a task file's path, which its name alone would not find (nc14)
+        named = arg(task)  # as given: a task file's path, which its name alone would not find (nc14)
         console.print(f"next: kstrata eval {named} {arg(cand)}   ({what}; the backend is the import's; "
                       "--scope small for a quick check)", markup=False, highlight=False, soft_wrap=True)
         console.print(f"  or: kstrata optimize {named} --backend {arg(backend)} --initial {arg(cand)}   (search from it)",

@@ -4,7 +4,6 @@ its views."""
 from __future__ import annotations
 
 import secrets
-import shlex
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -528,8 +527,7 @@ def register(app: typer.Typer) -> None:
                 if full is None:
                     raise
                 # the step under way was rolled back (run.db and its files): the run is whole up to it
-                again = " ".join(shlex.quote(str(w)) for w in ("kstrata", "optimize", task, "--backend", backend,
-                                                               "--resume", run_dir))
+                again = " ".join(arg(w) for w in ("kstrata", "optimize", task, "--backend", backend, "--resume", run_dir))
                 print_error(disk_full_line(full, f"continue the run (it is kept) with: {again}"))
                 raise typer.Exit(1) from None
             finally:

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import shlex
 from pathlib import Path
 
 import typer
 
 from kstrata.cli.bench import bench_errors
 from kstrata.report.html import write_report
+from kstrata.shellarg import arg
 
 
 def register(app: typer.Typer) -> None:
@@ -30,6 +30,6 @@ def register(app: typer.Typer) -> None:
             if out is None and run_dir.is_dir() and not writable(run_dir):  # a read-only run (newcomer nc16)
                 raise OptionError(f"{run_dir} is not writable (a read-only folder or another user's), so the "
                                   f"report cannot go to {run_dir / 'report.html'}; write it elsewhere: kstrata "
-                                  f"report {shlex.quote(str(run_dir))} -o FILE.html")
+                                  f"report {arg(run_dir)} -o FILE.html")
             path = write_report(run_dir, out, count_initial=count_initial)
         typer.echo(str(path))

@@ -13,7 +13,6 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from kstrata.measure.speedup_words import interval_verdict, speedup_text  # noqa: F401 (re-exported)
 
 #: Default number of bootstrap resamples. With 2,000 resamples the Monte-Carlo
 #: error of a 95% percentile bound is well below the width of the interval

@@ -115,7 +115,7 @@ def _json_script(data: Any) -> str:
 def _tie_note(outcome: Any) -> str | None:
     """``"a tie: not faster ..."`` for a correct outcome whose speedup interval holds 1 (newcomer nc16: the
     report plotted "rmsnorm: 1.15x" for a best whose interval was [0.977, 1.37]), else None."""
-    from kstrata.measure.stats import interval_verdict
+    from kstrata.measure.speedup_words import interval_verdict
 
     ci = getattr(outcome, "speedup_ci", None)
     if not outcome.correct or outcome.speedup is None or not ci or interval_verdict(*ci) != "a tie":

@@ -56,6 +56,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
 
+from kstrata.atomic import write_atomic
+
 #: Where the caches live inside a sandbox (its private ``/tmp``).
 ROOT = "/tmp/kstrata-kernel-cache"
 #: The compiler cache variables every sandboxed process gets (:func:`kstrata.sandbox.policy.command`).
@@ -215,13 +217,9 @@ def _store(key: str, fd: int, report: dict | None, hidden: bool) -> bool:
         data = merge(path.read_bytes(), data)
     except OSError:
         pass  # none kept yet
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
     try:
-        tmp.write_bytes(data)
-        os.replace(tmp, path)
+        write_atomic(path, data)
     except OSError:
-        tmp.unlink(missing_ok=True)
         return False
     evict(total_limit(), keep=path)
     return True

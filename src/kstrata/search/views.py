@@ -49,9 +49,7 @@ class Reading:
 
     def text(self, interval: bool = False) -> str:
         """``"2.1x"`` (with ``interval``: ``"2.1x [1.45, 2.74]"`` where one was measured), marked
-        ``(a tie: not faster)`` when the interval holds 1 (:func:`kstrata.measure.stats.speedup_text`)."""
-        from kstrata.measure.speedup_words import speedup_text
-
+        ``(a tie: not faster)`` when the interval holds 1 (:func:`kstrata.measure.speedup_words.speedup_text`)."""
         return speedup_text(self.value, self.low, self.high, interval)
 
 

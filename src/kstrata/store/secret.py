@@ -19,6 +19,8 @@ import os
 import secrets
 from pathlib import Path
 
+from kstrata.atomic import write_atomic
+
 SECRET_FILE = "secret"
 CHECK_FILE = "secret.check"
 
@@ -75,12 +77,10 @@ def _check_same(run_dir: Path, value: str, source: str) -> None:
             "from a copy of the run, unset $KSTRATA_SECRET or set it to the run's value, or start a new run "
             "with --out")
     if run_dir.is_dir():
-        tmp = check.with_name(f".{CHECK_FILE}.{os.getpid()}.tmp")
         try:
-            tmp.write_text(want + "\n", encoding="ascii")
-            os.replace(tmp, check)
+            write_atomic(check, want + "\n")
         except OSError:  # a read-only copy of a run: nothing to record
-            tmp.unlink(missing_ok=True)
+            pass
 
 
 def _file_secret(run_dir: Path) -> str:
@@ -98,13 +98,8 @@ def _file_secret(run_dir: Path) -> str:
         if value:
             return value
     _refuse_new_secret_for_judged_run(Path(run_dir))
-    path.parent.mkdir(parents=True, exist_ok=True)
     value = secrets.token_hex(32)
-    tmp = path.with_name(f".{SECRET_FILE}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as f:
-        f.write(value + "\n")
-    os.replace(tmp, path)
+    write_atomic(path, value + "\n")  # mode 0600
     return value
 
 

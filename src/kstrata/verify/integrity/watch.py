@@ -20,6 +20,7 @@ WATCHED: tuple[tuple[str, tuple[str, ...]], ...] = (
               "process_time", "sleep")),
     # every builtin function and type: the harness and its transport call them in every request and
     # between requests (int, bool, memoryview, zip, sorted, any, ...), looked up at each call (rt52)
+    # (cost: changed() reads all ~265 watched names in ~130 us on this project's 2-core CPU, once per request)
     ("builtins", tuple(n for n in dir(builtins) if callable(getattr(builtins, n))
                        and (not n.startswith("_") or n in ("__import__", "__build_class__")))),
     ("torch", ("allclose", "equal", "isclose", "isfinite", "isnan", "where", "abs", "max", "empty",
