@@ -54,7 +54,7 @@ def stage_shapes(tests: list[Any]) -> list[dict[str, int]]:
     return out
 
 
-def prepare_stage(ctx: Any, tests: list[Any], public: bool, respawn: Callable[[float], Any],
+def prepare_stage(ctx: Any, tests: list[Any], public: bool, respawn: Callable[[], Any],
                   header: dict[str, Any]) -> dict[str, Any] | None:
     """Ask the candidate process (``ctx.proc``) to build what ``tests`` (one
     stage's, about to run) will load; returns its counts (builds made and
@@ -66,14 +66,15 @@ def prepare_stage(ctx: Any, tests: list[Any], public: bool, respawn: Callable[[f
     ----------
     ctx:
         The judge's :class:`kstrata.verify.runner.Context`; ``ctx.proc`` is
-        replaced by ``respawn(timeout_s)`` when the candidate process dies during
+        replaced by ``respawn()`` when the candidate process dies during
         the request, and ``ctx.prepare_off`` is then set (later stages load as before).
     tests:
         The stage's tests; only their shapes are sent.
     public:
         Whether the stage is the public one (the findings' stage).
     respawn:
-        Starts a fresh candidate process for this candidate within ``timeout_s`` seconds.
+        Starts a fresh candidate process for this candidate (its start has a
+        limit of its own, :data:`kstrata.verify.runner.START_S`).
     header:
         The load request's fields that name the build: ``backend``, ``task``,
         ``sources``, ``poison``.
@@ -93,7 +94,7 @@ def prepare_stage(ctx: Any, tests: list[Any], public: bool, respawn: Callable[[f
         ctx.prepare_off = True
         ctx.proc.close()
         hidden = ctx.proc.saw_hidden
-        ctx.proc = respawn(300.0 if ctx.deadline is None else max(1.0, ctx.deadline - time.monotonic()))
+        ctx.proc = respawn()
         ctx.proc.saw_hidden = hidden
         return None
     if not isinstance(h, dict) or not h.get("ok"):

@@ -1305,7 +1305,7 @@ def run_protocol(task: Task, backend_name: str, sources: dict[str, str], secret:
             finally:
                 ctx.start_s += time.monotonic() - t
 
-        def respawn(limit_s: float) -> Any:  # the process died while compiling ahead: a fresh one goes on
+        def respawn() -> Any:  # the process died while compiling ahead: a fresh one goes on
             fresh_spec = candidate_process(task, backend, unsafe_no_sandbox, cached)
             try:
                 return start(fresh_spec)
@@ -1344,7 +1344,7 @@ def run_protocol(task: Task, backend_name: str, sources: dict[str, str], secret:
         if warmed and warmed["loads"]:  # a fresh process finds what the warm ones compiled
             restored = ctx.proc.restored_hidden  # (not this verification's own hidden shapes: kernel_cache)
             ctx.proc.close()
-            ctx.proc = respawn(300.0 if ctx.deadline is None else max(1.0, ctx.deadline - time.monotonic()))
+            ctx.proc = respawn()
             ctx.proc.saw_hidden, ctx.proc.restored_hidden = True, restored
         ctx.prepared.append(warmed or prepare_stage(ctx, hid, False, respawn, build) or {})
         n, failure, _ = _run_stage(ctx, hid)
