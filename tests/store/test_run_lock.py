@@ -46,3 +46,30 @@ def test_a_second_writer_is_refused_and_a_killed_holder_blocks_nothing(tmp_path,
         holder.wait()
     res = _resume(run_dir, 3)  # the killed holder's lock is gone with it
     assert res.spent["evaluations"] == 3
+
+
+def test_the_lock_is_reentrant_and_held_until_the_outermost_block_ends(tmp_path):
+    import fcntl
+    import os
+
+    from kstrata.store.lock import LOCK_NAME, run_lock
+
+    def free() -> bool:  # another open file of run.lock: flock conflicts across open files, even in one process
+        fd = os.open(tmp_path / LOCK_NAME, os.O_RDWR)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False
+        finally:
+            os.close(fd)
+        return True
+
+    with run_lock(tmp_path, "kstrata optimize"):
+        with run_lock(tmp_path, "kstrata retime"):  # the CLI's lock, then the search's: no self-refusal
+            assert not free()
+        assert not free()  # the inner block's end leaves the outer one's lock
+        assert (tmp_path / LOCK_NAME).read_text() == f"{os.getpid()} kstrata optimize\n"
+    assert free()
+    with pytest.raises(ZeroDivisionError), run_lock(tmp_path, "kstrata optimize"):
+        1 / 0
+    assert free()  # released on an error too

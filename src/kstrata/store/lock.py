@@ -49,13 +49,22 @@ def run_lock(run_dir: str | Path, command: str) -> Iterator[None]:
         cannot be made (a read-only folder: nothing can be stored there).
     """
     key = Path(run_dir).resolve()
-    if key in _HELD:
-        _HELD[key][1] += 1
-        try:
-            yield
-        finally:
-            _HELD[key][1] -= 1
-        return
+    if key not in _HELD:
+        _HELD[key] = [_acquire(key, run_dir, command), 0]
+    _HELD[key][1] += 1
+    try:
+        yield
+    finally:
+        _HELD[key][1] -= 1
+        if not _HELD[key][1]:
+            fd = _HELD.pop(key)[0]
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            os.close(fd)
+
+
+def _acquire(key: Path, run_dir: str | Path, command: str) -> int:
+    """Open and lock ``key / run.lock`` for :func:`run_lock` (its errors), writing
+    this process's PID and ``command`` into it; the open file descriptor."""
     try:
         fd = os.open(key / LOCK_NAME, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
     except OSError as e:
@@ -74,15 +83,7 @@ def run_lock(run_dir: str | Path, command: str) -> Iterator[None]:
         os.write(fd, f"{os.getpid()} {command}\n".encode())
     except OSError:
         pass  # a full disk: the lock holds without its note
-    _HELD[key] = [fd, 1]
-    try:
-        yield
-    finally:
-        _HELD[key][1] -= 1
-        if not _HELD[key][1]:
-            del _HELD[key]
-            fcntl.flock(fd, fcntl.LOCK_UN)
-            os.close(fd)
+    return fd
 
 
 def check_free(run_dir: str | Path, command: str) -> None:
