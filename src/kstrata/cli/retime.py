@@ -138,7 +138,7 @@ def retime_run(run_dir: str | Path, candidate: str | None = None, *, evaluator: 
     """
     from kstrata.search.candidate import to_measurement_record
     from kstrata.search.loop import confirm_ranked_best, write_outcome
-    from kstrata.search.tree import UNTRUSTED_PREFIX, CandidateTree
+    from kstrata.search.tree import CandidateTree, untrusted_findings
     from kstrata.search.views import reading
     from kstrata.store.lock import check_free, run_lock
     from kstrata.store.run_store import RunStore
@@ -181,7 +181,7 @@ def retime_run(run_dir: str | Path, candidate: str | None = None, *, evaluator: 
                                 + "; the earlier one stands"})
                     continue
                 rec = to_measurement_record(m, info.baselines[0])
-                why = next((f for f in rec.findings if isinstance(f, str) and f.startswith(UNTRUSTED_PREFIX)), "")
+                why = (untrusted_findings(rec.findings) or [""])[0]
                 kept = CandidateTree.keeps_reading(node, rec)
                 if not kept:
                     store.replace_measurement(node.hash, rec)

@@ -27,6 +27,12 @@ UNTRUSTED_PREFIX = "untrusted timing:"
 DECLINED_PREFIX = "Declined: "
 
 
+def untrusted_findings(findings: Any) -> list[str]:
+    """The findings (a measurement's, in order) that mark its timing untrusted
+    (:data:`UNTRUSTED_PREFIX`); empty for a trusted timing."""
+    return [f for f in findings if isinstance(f, str) and f.startswith(UNTRUSTED_PREFIX)]
+
+
 def unevaluated(finished: bool) -> str:
     """How a candidate that was proposed but never evaluated is shown (the tree,
     the report): in a stopped run the budget ran out before it was reached."""
@@ -71,7 +77,7 @@ class Node:
         noisy or under the roofline floor after re-timing; see
         :data:`UNTRUSTED_PREFIX`)."""
         m = self.record.measurement
-        return m is None or not any(isinstance(f, str) and f.startswith(UNTRUSTED_PREFIX) for f in m.findings)
+        return m is None or not untrusted_findings(m.findings)
 
     @property
     def timing_contended(self) -> bool:
@@ -82,8 +88,7 @@ class Node:
         from kstrata.measure.contention import read_note
 
         m = self.record.measurement
-        return m is not None and any(isinstance(f, str) and f.startswith(UNTRUSTED_PREFIX) and read_note(f)
-                                     for f in m.findings)
+        return m is not None and any(read_note(f) for f in untrusted_findings(m.findings))
 
     @property
     def score(self) -> float:
@@ -241,8 +246,7 @@ class CandidateTree:
         never replaces a trusted reading, so it cannot cost a run its ranked
         best (newcomer nc16: a contended 1.68x replaced the best's trusted
         1.16x and the run claimed nothing)."""
-        untrusted = any(isinstance(f, str) and f.startswith(UNTRUSTED_PREFIX) for f in new.findings)
-        return untrusted and node.measurement is not None and node.timing_trusted
+        return bool(untrusted_findings(new.findings)) and node.measurement is not None and node.timing_trusted
 
     def improvements(self) -> list[Node]:
         """Nodes that raised the best score when evaluated, in creation order
@@ -267,9 +271,7 @@ class CandidateTree:
         out = []
         for n in self.nodes.values():
             if n.correct and not n.timing_trusted:
-                why = next(f for f in n.measurement.findings
-                           if isinstance(f, str) and f.startswith(UNTRUSTED_PREFIX))
-                out.append({"hash": n.hash, "speedup": n.speedup, "why": why})
+                out.append({"hash": n.hash, "speedup": n.speedup, "why": untrusted_findings(n.measurement.findings)[0]})
         return sorted(out, key=lambda d: -(d["speedup"] or 0.0))
 
     def verdict_counts(self) -> dict[str, int]:
