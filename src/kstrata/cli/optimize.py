@@ -128,11 +128,11 @@ def _check_out(run_dir: Path) -> None:
     if run_dir.exists() and not run_dir.is_dir():
         raise OptionError(f"--out {run_dir}: exists and is not a directory; give a new directory path "
                           "(or an empty directory)")
-    from kstrata.store.run_store import foreign_entries
+    from kstrata.store.run_store import foreign_folder
 
-    if foreign_entries(run_dir):  # never write a run among the user's own files (as export refuses)
-        raise OptionError(f"--out {run_dir}: a non-empty folder that is not a kstrata run (it holds "
-                          f"{', '.join(foreign_entries(run_dir))}); give a new or empty folder")
+    foreign = foreign_folder(run_dir)  # never write a run among the user's own files (as export refuses)
+    if foreign:
+        raise OptionError(f"--out {run_dir}: {foreign}")
     try:
         run_dir.mkdir(parents=True, exist_ok=True)
     except OSError as e:

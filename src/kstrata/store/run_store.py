@@ -122,16 +122,20 @@ OWN_BEFORE_DB = frozenset({"run.lock", "secret", "secret.check", "config.json", 
                            DB_NAME + ".init-wal", DB_NAME + ".init-shm"})
 
 
-def foreign_entries(run_dir: str | Path) -> list[str]:
-    """Names in ``run_dir`` (sorted, at most 3) that a new run there would be
-    written among: anything but :data:`OWN_BEFORE_DB`; empty for a missing or
-    empty folder. A new run goes into a new or empty folder only, as an export
-    does (newcomer nc16: ``--out`` a folder holding ``notes.txt`` wrote the run
-    among the user's files)."""
+def foreign_folder(run_dir: str | Path) -> str | None:
+    """Why a new run may not be written into ``run_dir``, naming at most 3 of
+    the entries it would be written among (anything but :data:`OWN_BEFORE_DB`),
+    or ``None`` for a missing or empty folder. A new run goes into a new or
+    empty folder only, as an export does (newcomer nc16: ``--out`` a folder
+    holding ``notes.txt`` wrote the run among the user's files)."""
     run_dir = Path(run_dir)
     if not run_dir.is_dir():
-        return []
-    return sorted(p.name for p in run_dir.iterdir() if p.name not in OWN_BEFORE_DB)[:3]
+        return None
+    held = sorted(p.name for p in run_dir.iterdir() if p.name not in OWN_BEFORE_DB)[:3]
+    if not held:
+        return None
+    return (f"a non-empty folder that is not a kstrata run (it holds {', '.join(held)}); choose a new or empty "
+            "folder for the run")
 
 
 def writable(run_dir: str | Path) -> bool:
@@ -315,13 +319,13 @@ class RunStore:
         ------
         StoreError
             If it already holds a run, or is a non-empty folder that is not
-            a kstrata run (:func:`foreign_entries`).
+            a kstrata run (:func:`foreign_folder`).
         """
         if cls.exists(run_dir):
             raise StoreError(f"{run_dir} already holds a run; resume it or choose another --out")
-        if foreign_entries(run_dir):
-            raise StoreError(f"{run_dir} is a non-empty folder that is not a kstrata run (it holds "
-                             f"{', '.join(foreign_entries(run_dir))}); choose a new or empty folder for the run")
+        foreign = foreign_folder(run_dir)
+        if foreign:
+            raise StoreError(f"{run_dir} is {foreign}")
 
     @classmethod
     def open(cls, run_dir: str | Path) -> RunStore:
