@@ -53,3 +53,27 @@ def test_options_given_on_resume_still_win(tmp_path, monkeypatch):
                                  "--proposer", "builtin", "--baselines", "compile"])
     assert r.exit_code == 130, r.output
     assert "llm" not in seen["proposer"].lower() and seen["baselines"] == ("compile",), seen
+
+
+def test_a_full_disk_names_the_same_resume_command_as_an_interrupt(tmp_path, monkeypatch):
+    import errno
+
+    import kstrata.search.loop as loop
+
+    queue = tmp_path / "queue"
+    run = tmp_path / "llm run"
+    RunStore.create(run, {"cli": {"proposer": "llm", "llm": f"queue:{queue}", "baselines": ["eager"]}}).close()
+
+    def full(task, backend, prop, evaluator, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device", str(run / "candidates" / "ab" / "graph.py"))
+
+    monkeypatch.setattr(loop, "optimize", full)
+    r = CliRunner().invoke(app, ["optimize", "relu", "--backend", "triton-interp", "--resume", str(run)],
+                           env={"COLUMNS": "400"})
+    assert r.exit_code == 1, r.output
+    text = " ".join(r.output.split())  # the error line may be wrapped
+    hint = text.split("continue the run (it is kept) with: ", 1)[1]
+    words = shlex.split(hint)
+    assert words[:2] == ["kstrata", "optimize"], words
+    assert words[words.index("--proposer") + 1] == "llm" and words[words.index("--llm") + 1] == f"queue:{queue}"
+    assert words[words.index("--resume") + 1] == str(run)

@@ -500,6 +500,11 @@ def register(app: typer.Typer) -> None:
             progress = beat.wrap(progress)
             from kstrata.cli.signals import exit_status, interrupted_word, sigterm_as_interrupt
 
+            # how to continue the run (interrupted, or on a full disk); --resume restores the proposer,
+            # --llm and --baselines: said anyway
+            said = f" --proposer {arg(proposer)}" + (f" --llm {arg(llm)}" if llm else "") \
+                if proposer != "builtin" else ""
+            again = f"kstrata optimize {arg(task)} --backend {arg(backend)}{said} --resume {arg(run_dir)}"
             try:
                 # off a terminal the progress lines are printed; a Live would print its last one again
                 with sigterm_as_interrupt(), \
@@ -513,12 +518,9 @@ def register(app: typer.Typer) -> None:
                                              "timing_shape": shape}},
                     )
                 learned = prop.learn(result.tree) if hasattr(prop, "learn") else None
-            except KeyboardInterrupt as exc:  # --resume restores the proposer, --llm and --baselines: said anyway
-                said = f" --proposer {arg(proposer)}" + (f" --llm {arg(llm)}" if llm else "") \
-                    if proposer != "builtin" else ""
-                console.print(f"\n{interrupted_word(exc)}; the run is kept. Continue it with:\n  kstrata optimize "
-                              f"{arg(task)} --backend {arg(backend)}{said} --resume {arg(run_dir)}", highlight=False,
-                              markup=False, soft_wrap=True)
+            except KeyboardInterrupt as exc:
+                console.print(f"\n{interrupted_word(exc)}; the run is kept. Continue it with:\n  {again}",
+                              highlight=False, markup=False, soft_wrap=True)
                 raise typer.Exit(exit_status(exc)) from None
             except Exception as exc:
                 from kstrata.cli.errors import disk_full, disk_full_line, print_error
@@ -527,7 +529,6 @@ def register(app: typer.Typer) -> None:
                 if full is None:
                     raise
                 # the step under way was rolled back (run.db and its files): the run is whole up to it
-                again = " ".join(arg(w) for w in ("kstrata", "optimize", task, "--backend", backend, "--resume", run_dir))
                 print_error(disk_full_line(full, f"continue the run (it is kept) with: {again}"))
                 raise typer.Exit(1) from None
             finally:
