@@ -61,9 +61,14 @@ def foreign_task_path(path: object, digest: object) -> str | None:
     except (OSError, UnicodeDecodeError):
         return None  # resolve_task names the missing or unreadable file
     if hashlib.sha256(text.encode()).hexdigest() != digest:
-        return (f"task file {file} changed since the run started (digest differs); the run verified its candidates "
-                "against the earlier text: restore that text to use the run")
+        return _task_changed(file)
     return None
+
+
+def _task_changed(file: object) -> str:
+    """Why a run whose task ``file`` no longer has its recorded digest is refused."""
+    return (f"task file {file} changed since the run started (digest differs); the run verified its candidates "
+            "against the earlier text: restore that text to use the run")
 
 
 def open_run(run_dir: str | Path) -> RunInfo:
@@ -93,8 +98,7 @@ def open_run(run_dir: str | Path) -> RunInfo:
     except Exception as e:  # noqa: BLE001 - turned into one message
         raise OptionError(f"{run_dir}: its task {meta.get('name')} ({meta.get('path')}) does not load: {e}") from None
     if task.digest != meta.get("digest"):
-        raise OptionError(f"{run_dir}: task file {meta.get('path')} changed since the run started (digest differs); "
-                          "the run verified its candidates against the earlier text: restore that text to use the run")
+        raise OptionError(f"{run_dir}: {_task_changed(meta.get('path'))}")
     cli = config.get("cli") or {}
     try:
         summary = read_summary(run_dir)
