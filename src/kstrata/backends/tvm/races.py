@@ -71,7 +71,11 @@ class _Access:
     guards: list  # conditions that hold where it runs
     events: list  # (var, value or Range), outermost first: loops and bindings around it
     loops: list  # (var, kind, extent) of the racing loops around it, outermost first
-    exempt: bool  # a shared or local buffer (one per block or thread)
+
+    @property
+    def exempt(self) -> bool:
+        """A shared or local buffer (one per block or thread)."""
+        return self.buffer.scope() != "global"
 
 
 def _collect(func: Any) -> list[_Access]:
@@ -85,9 +89,6 @@ def _collect(func: Any) -> list[_Access]:
         s_tir = None
     out: list[_Access] = []
 
-    def exempt(buf: Any) -> bool:
-        return buf.scope() != "global"
-
     def loads(e: Any, ctx: tuple) -> None:
         """Record the loads in expression ``e`` (fields walked generically)."""
         if e is None or isinstance(e, (str, int, float)):
@@ -99,7 +100,7 @@ def _collect(func: Any) -> list[_Access]:
         if type(e).__name__ in ("BufferLoad", "TensorLoad"):  # tirx.BufferLoad is a constructor here
             buf = getattr(e, "buffer", None) or e.source
             events, loops, guards = ctx
-            out.append(_Access(False, buf, list(e.indices), list(guards), events, loops, exempt(buf)))
+            out.append(_Access(False, buf, list(e.indices), list(guards), events, loops))
         for attr in ("a", "b", "value", "args", "indices", "condition", "true_value", "false_value",
                      "base", "stride", "body"):
             x = getattr(e, attr, None)
@@ -113,7 +114,7 @@ def _collect(func: Any) -> list[_Access]:
         if isinstance(s, tirx.SeqStmt):
             for x in s.seq:
                 if isinstance(x, tirx.Bind):  # a binding for the statements after it
-                    loads(x.value, (events, loops, guards))
+                    loads(x.value, (events, loops, guards))  # events as bound so far, not ctx's
                     events = events + [(x.var, x.value)]
                     continue
                 walk(x, events, loops, guards)
@@ -152,7 +153,7 @@ def _collect(func: Any) -> list[_Access]:
             return
         if isinstance(s, tirx.BufferStore):
             loads([s.value, s.indices], ctx)
-            out.append(_Access(True, s.buffer, list(s.indices), list(guards), events, loops, exempt(s.buffer)))
+            out.append(_Access(True, s.buffer, list(s.indices), list(guards), events, loops))
             return
         loads([getattr(s, "value", None), getattr(s, "condition", None)], ctx)
         for attr in ("body", "block", "init"):
@@ -226,10 +227,10 @@ def _where(a: _Access, indices: list | None = None) -> str:
 
 
 def parallel_race(func: Any) -> str | None:
-    """Why iterations of a parallel or ``blockIdx``-bound loop of ``func`` (a
-    ``tvm.tirx.PrimFunc``, scheduled or as written) store to the same element
-    of one of its buffers, or one reads an element another stores, or ``None``
-    (module docstring for the rules)."""
+    """Why iterations of a parallel, ``blockIdx``- or ``threadIdx``-bound loop
+    of ``func`` (a ``tvm.tirx.PrimFunc``, scheduled or as written) store to the
+    same element of one of its buffers, or one (not of a ``threadIdx`` loop)
+    reads an element another stores, or ``None`` (module docstring for the rules)."""
     from tvm.tirx.analysis import undefined_vars
 
     accesses = _collect(func)
@@ -249,8 +250,7 @@ def parallel_race(func: Any) -> str | None:
         for li, (v, kind, extent) in enumerate(a.loops):
             same = not any(u.same_as(v) for u in used)
             if not same:
-                its = _iterations(extent)
-                taken = [at(n, a, li, k) for k in its]
+                taken = [at(n, a, li, k) for k in _iterations(extent)]
                 same = any(_holds(taken[p][1]) and _holds(taken[q][1]) and _same(taken[p][0], taken[q][0])
                            for p in range(len(taken)) for q in range(p + 1, len(taken)))
             if same:
@@ -284,7 +284,6 @@ def parallel_race(func: Any) -> str | None:
                                     "come before the store (a run may not show it). Read only what the same "
                                     "iteration stored, or combine the iterations' results after the loop")
     return None
-
 
 
 def check_funcs(funcs: dict[str, Any]) -> None:
