@@ -323,18 +323,15 @@ def _vector_load(read: int, threads: int, vec: int) -> list[str]:
     the lanes stay one vector load (as :func:`_row_split`), not scalar loads."""
     if vec == 1:
         return [f"_, rtx = sch.split(rr, factors=[None, {threads}])"]
+    load = (f'    cr = sch.cache_read(r, {read}, "local", consumer_blocks=[r])\n'
+            "    sch.compute_at(cr, rtx)\n"
+            "    sch.vectorize(sch.get_loops(cr)[-1])\n")  # the lanes of a thread's read: one vector load
     return [f"if {_divides('rr', threads * vec)}:\n"
-            f"    _, rtx, rv = sch.split(rr, factors=[None, {threads}, {vec}])\n"
-            f'    cr = sch.cache_read(r, {read}, "local", consumer_blocks=[r])\n'
-            f"    sch.compute_at(cr, rtx)\n"
-            f"    sch.vectorize(sch.get_loops(cr)[-1])\n"
-            f"elif {_divides('rr', vec)}:\n"
+            f"    _, rtx, rv = sch.split(rr, factors=[None, {threads}, {vec}])\n" + load
+            + f"elif {_divides('rr', vec)}:\n"
             f"    _o, rv = sch.split(rr, factors=[None, {vec}])\n"
-            f"    _, rtx = sch.split(_o, factors=[None, {threads}])\n"
-            f'    cr = sch.cache_read(r, {read}, "local", consumer_blocks=[r])\n'
-            f"    sch.compute_at(cr, rtx)\n"
-            f"    sch.vectorize(sch.get_loops(cr)[-1])\n"
-            f"else:\n"
+            f"    _, rtx = sch.split(_o, factors=[None, {threads}])\n" + load
+            + "else:\n"
             f"    _, rtx = sch.split(rr, factors=[None, {threads}])"]
 
 
