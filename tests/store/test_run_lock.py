@@ -73,3 +73,13 @@ def test_the_lock_is_reentrant_and_held_until_the_outermost_block_ends(tmp_path)
     with pytest.raises(ZeroDivisionError), run_lock(tmp_path, "kstrata optimize"):
         1 / 0
     assert free()  # released on an error too
+
+
+def test_resuming_where_no_run_is_refused_before_a_lock_file_is_made(tmp_path):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(StoreError, match=r"no run\.db; is this a kstrata run directory"):
+        _resume(empty, 1)
+    with pytest.raises(StoreError, match="no such directory"):
+        _resume(tmp_path / "missing", 1)
+    assert list(empty.iterdir()) == [] and not (tmp_path / "missing").exists()

@@ -39,7 +39,7 @@ from kstrata.shellarg import arg
 from kstrata.store import artifacts
 from kstrata.store.lock import run_lock
 from kstrata.store.records import CandidateRecord, EvaluationRecord, ExpansionRecord, jsonable
-from kstrata.store.run_store import RunStore, StoreError
+from kstrata.store.run_store import RunStore, StoreError, no_run_here
 
 
 class Evaluator(Protocol):
@@ -673,12 +673,11 @@ def optimize(
         RunStore.check_new(run_dir)  # before the lock file: nothing is written into a folder that is refused
         Path(run_dir).mkdir(parents=True, exist_ok=True)
     elif not RunStore.exists(run_dir):
-        RunStore.open(run_dir)  # raises its "no run.db" error, before a lock file is made there
+        raise StoreError(no_run_here(run_dir))  # before a lock file is made there
     with run_lock(run_dir, "kstrata optimize"):  # one writer per run (a second --resume is refused)
         if resume:
             store = RunStore.open(run_dir)
-            old = store.config
-            mismatch = other_run(old, task, backend, run_dir)
+            mismatch = other_run(store.config, task, backend, run_dir)
             if mismatch:
                 store.close()
                 raise StoreError(mismatch)
