@@ -31,5 +31,5 @@ class ModelNew(nn.Module):
 
     def forward(self, x):
         y = torch.empty_like(x)
-        softmax_kernel[(x.shape[0],)](x, y, x.shape[1], BLOCK=64)
+        softmax_kernel[(x.shape[0],)](x, y, x.shape[1], BLOCK=256)  # several blocks a row at D = 512 and the sweep
         return y
