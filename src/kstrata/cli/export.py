@@ -49,11 +49,12 @@ from typing import Any
 
 import typer
 
-from kstrata.atomic import write_folder
+from kstrata.atomic import write_atomic, write_folder
 from kstrata.cli.errors import Console, OptionError, user_errors
+from kstrata.measure.speedup_words import speedup_text
 from kstrata.search.views import reading, shape_text
 from kstrata.shellarg import arg
-from kstrata.store.run_store import StoreError, read_summary
+from kstrata.store.run_store import StoreError, read_summary, writable
 
 console = Console()
 
@@ -493,13 +494,9 @@ def _check_writable(to: Path) -> None:
 
 def _record_export(run_dir: Path, to: Path, digest: str) -> None:
     """Add ``to`` to ``RUN/exports.json`` (so ``kstrata retime`` can name stale exports)."""
-    from kstrata.atomic import write_atomic
-
-    from kstrata.store.run_store import writable
-
-    path = run_dir / EXPORTS_FILE
     if not writable(run_dir):  # a read-only run (newcomer nc16): the export stands, only its note is not kept
         return
+    path = run_dir / EXPORTS_FILE
     try:
         known = json.loads(path.read_text()) if path.is_file() else {}
     except ValueError:
@@ -552,8 +549,6 @@ def usage_hint(to: Path) -> str:
                         f"not known to be faster than the baseline; `kstrata retime {arg(meta['run'])}` on a quieter "
                         "machine re-times it")
     for s in meta.get("speedups", []):
-        from kstrata.measure.speedup_words import speedup_text
-
         which = meta.get("reading")
         said = [f"the run's {which}" + (" reading" if which == "re-timed" else "")] if which else []
         said += [] if meta.get("timing_trusted", True) else ["timing not trusted; see kstrata retime"]
