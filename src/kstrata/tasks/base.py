@@ -28,13 +28,13 @@ from kstrata.tasks.meta import TaskMeta
 _counter = itertools.count()
 
 
-
 def _kind(x: object) -> str:
     """A short description of a Python object for an error message."""
     if isinstance(x, torch.Tensor):
         return f"a Tensor of shape {tuple(x.shape)}"
     mod = type(x).__module__
     return f"a {'' if mod == 'builtins' else mod + '.'}{type(x).__qualname__}"
+
 
 class TaskError(ValueError):
     """A task file that cannot be used; the message names the file and the fix."""
