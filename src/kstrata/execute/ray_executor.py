@@ -420,9 +420,12 @@ class RayExecutor(Executor):
             staged: Future = Future()
             staged.set_running_or_notify_cancel()
             _settle(staged, f)
-            if self.call_log is not None and staged.exception() is None:
+            if staged.exception() is not None:
+                _resolve(out, exc=staged.exception())
+                return
+            if self.call_log is not None:
                 self._log(call_record(target, args, kwargs, submitted, staged.result()))
-            _resolve(out, exc=staged.exception()) if staged.exception() is not None else _resolve(out, staged.result())
+            _resolve(out, staged.result())
 
         ref.future().add_done_callback(done)
         return out
