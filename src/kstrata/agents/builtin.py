@@ -211,8 +211,7 @@ class TVMRulesProposer:
         for rule, graph, desc in rewrites(sources.get("graph", "")):
             base = {**sources, "graph": graph, "schedule": render_schedule({}, "after the graph rule " + rule)}
             try:
-                variants, _ = schedule_expansion(task, base, self.backend.name,
-                                                 gpu=bool(getattr(self.backend, "gpu_like", False)))
+                variants, _ = schedule_expansion(task, base, self.backend.name, gpu=True)  # gpu_like, above
             except IsolatedCallError:
                 continue
             fresh = [v for v in variants if (normalize_source(graph), normalize_source(v["text"])) not in have]
