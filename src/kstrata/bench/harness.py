@@ -482,7 +482,7 @@ def run_bench(
     from kstrata.search.loop import SearchSettings, optimize
     from kstrata.search.policies import make_policy
     from kstrata.store.lock import LOCK_NAME, check_free, run_lock
-    from kstrata.store.run_store import RunStore
+    from kstrata.store.run_store import RunStore, foreign_folder
 
     bench_dir = Path(bench_dir)
     executor_kind, _ = parse_executor(executor)  # a bad --executor fails before anything is written
@@ -503,11 +503,9 @@ def run_bench(
         raise BenchError(f"{bench_dir} holds no bench to resume; run without --resume")
     if not resume and exists:
         raise BenchError(f"{bench_dir} already holds a bench; pass --resume or choose another --out")
-    held = sorted(p.name for p in bench_dir.iterdir() if p.name != LOCK_NAME) if bench_dir.is_dir() else []
-    if not resume and held:  # never among the user's files (a lock file is kstrata's own)
-        raise BenchError(f"{bench_dir} is a non-empty folder that is not a kstrata bench (it holds "
-                         f"{', '.join(held[:3])}); "
-                         "choose a new or empty folder with --out")
+    foreign = None if resume else foreign_folder(bench_dir, {LOCK_NAME}, "bench")  # a lock file is kstrata's own
+    if foreign:  # never among the user's files
+        raise BenchError(f"{bench_dir} is {foreign}")
     tasks = resolve_suite(spec.suite, spec.tasks)
     # a bad timing shape fails before anything is written
     shapes = {(t.name, b): timing_shape(spec, t, backend)

@@ -12,7 +12,7 @@ import os
 import shutil
 import sqlite3
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
@@ -122,20 +122,21 @@ OWN_BEFORE_DB = frozenset({"run.lock", "secret", "secret.check", "config.json", 
                            DB_NAME + ".init-wal", DB_NAME + ".init-shm"})
 
 
-def foreign_folder(run_dir: str | Path) -> str | None:
-    """Why a new run may not be written into ``run_dir``, naming at most 3 of
-    the entries it would be written among (anything but :data:`OWN_BEFORE_DB`),
-    or ``None`` for a missing or empty folder. A new run goes into a new or
-    empty folder only, as an export does (newcomer nc16: ``--out`` a folder
-    holding ``notes.txt`` wrote the run among the user's files)."""
-    run_dir = Path(run_dir)
-    if not run_dir.is_dir():
+def foreign_folder(folder: str | Path, own: Collection[str] = OWN_BEFORE_DB, what: str = "run") -> str | None:
+    """Why a new kstrata ``what`` (a run, a bench) may not be written into
+    ``folder``, naming at most 3 of the entries it would be written among
+    (anything but ``own``, what kstrata itself may have put there first), or
+    ``None`` for a missing or empty folder. A new run goes into a new or empty
+    folder only, as an export does (newcomer nc16: ``--out`` a folder holding
+    ``notes.txt`` wrote the run among the user's files)."""
+    folder = Path(folder)
+    if not folder.is_dir():
         return None
-    held = sorted(p.name for p in run_dir.iterdir() if p.name not in OWN_BEFORE_DB)[:3]
+    held = sorted(p.name for p in folder.iterdir() if p.name not in own)[:3]
     if not held:
         return None
-    return (f"a non-empty folder that is not a kstrata run (it holds {', '.join(held)}); choose a new or empty "
-            "folder for the run")
+    return (f"a non-empty folder that is not a kstrata {what} (it holds {', '.join(held)}); choose a new or empty "
+            f"folder for the {what}")
 
 
 def writable(run_dir: str | Path) -> bool:
