@@ -30,11 +30,11 @@ def write_atomic(path: Path, text: str | bytes) -> Path:
     except BaseException as e:
         if os.path.exists(tmp):
             os.unlink(tmp)
-        raise named(e, path) from None
+        raise _named(e, path) from None
     return path
 
 
-def named(e: BaseException, path: Path) -> BaseException:
+def _named(e: BaseException, path: Path) -> BaseException:
     """``e``, or for an ``OSError`` that names no file or only the temporary
     one (a write's ``ENOSPC``), the same error naming ``path``, the file being
     written: the message a user sees says which file did not fit."""
