@@ -630,12 +630,13 @@ def graph_variants(graph_text: str, gpu: bool = False) -> list[Variant]:
 
     header, _ = parse_graph(graph_text)
     rows = not gpu and _reduces_a_computed_value(graph_text)
-    # the algebraic rewrites first: they remove passes or work that no fusion choice does
-    first = [Variant("graph", text, rule, "", desc) for rule, text, desc in rewrites(graph_text)]
+    # the algebraic rewrites: first on a GPU target (they remove passes or work that no fusion choice does),
+    # last on a CPU one (see above)
+    rewritten = [Variant("graph", text, rule, "", desc) for rule, text, desc in rewrites(graph_text)]
     choices = FUSION_CHOICES if gpu else tuple(
         f for f in FUSION_CHOICES
         if (f != "rows" or rows) and (f != "none" or not rows or re.search(_ANCHOR_CALL, graph_text)))
-    out = list(first) if gpu else []
+    out = []
     if not gpu and "rows" in choices and header.fusion != "rows":
         out.append(Variant("graph", with_fusion(graph_text, "rows"), "fusion", "",
                            f"fusion: {header.fusion} -> rows (elementwise producers fused into the row "
@@ -650,4 +651,4 @@ def graph_variants(graph_text: str, gpu: bool = False) -> list[Variant]:
         for f in choices
         if f != header.fusion and (gpu or f != "rows")
     ]
-    return out if gpu else out + first
+    return rewritten + out if gpu else out + rewritten
