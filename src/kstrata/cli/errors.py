@@ -168,9 +168,14 @@ def disk_full(e: BaseException) -> str | None:
     return None
 
 
-def disk_full_line(what: str, then: str) -> str:
-    """``"disk full writing WHAT; free space, then THEN"`` (``then``: the command to run again)."""
-    return f"disk full writing {what}; free space, then {then}"
+def exit_if_disk_full(e: BaseException, again: str) -> None:
+    """When ``e`` says the disk is full (:func:`disk_full`), print ``error:
+    disk full writing WHAT; free space, then AGAIN`` (``again``: what to run
+    once space is freed) and exit with status 1; else return."""
+    full = disk_full(e)
+    if full is not None:
+        print_error(f"disk full writing {full}; free space, then {again}")
+        raise typer.Exit(1) from None
 
 
 @contextmanager
@@ -181,10 +186,7 @@ def user_errors(again: str = "run the command again") -> Iterator[None]:
     try:
         yield
     except Exception as e:
-        full = disk_full(e)
-        if full is not None:
-            print_error(disk_full_line(full, again))
-            raise typer.Exit(1) from None
+        exit_if_disk_full(e, again)
         if not is_user_error(e):
             raise
         print_error(e)

@@ -523,14 +523,11 @@ def register(app: typer.Typer) -> None:
                               highlight=False, markup=False, soft_wrap=True)
                 raise typer.Exit(exit_status(exc)) from None
             except Exception as exc:
-                from kstrata.cli.errors import disk_full, disk_full_line, print_error
+                from kstrata.cli.errors import exit_if_disk_full
 
-                full = disk_full(exc)
-                if full is None:
-                    raise
                 # the step under way was rolled back (run.db and its files): the run is whole up to it
-                print_error(disk_full_line(full, f"continue the run (it is kept) with: {again}"))
-                raise typer.Exit(1) from None
+                exit_if_disk_full(exc, f"continue the run (it is kept) with: {again}")
+                raise
             finally:
                 pool.close()
         if not console.is_terminal:
