@@ -131,7 +131,7 @@ def retime_run(run_dir: str | Path, candidate: str | None = None, *, evaluator: 
         ``"first timing"`` or ``"re-timed"``, :func:`kstrata.search.views.reading`),
         ``trusted`` (the new timing ranks), ``why``, ``kept`` (the new timing
         was untrusted and the stored trusted one stands:
-        :meth:`~kstrata.search.tree.CandidateTree.keeps_reading`).
+        :meth:`~kstrata.search.tree.Node.keeps_reading`).
 
     Raises
     ------
@@ -186,7 +186,7 @@ def retime_run(run_dir: str | Path, candidate: str | None = None, *, evaluator: 
                     continue
                 rec = to_measurement_record(m, info.baselines[0])
                 why = (untrusted_findings(rec.findings) or [""])[0]
-                kept = CandidateTree.keeps_reading(node, rec)
+                kept = node.keeps_reading(rec)
                 if not kept:
                     store.replace_measurement(node.hash, rec)
                 out.append({"hash": node.hash, "before": node.speedup, "before_was": was, "after": rec.speedup,

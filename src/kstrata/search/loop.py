@@ -392,7 +392,7 @@ class _Run:
             except Exception:  # noqa: BLE001 - the earlier timing stands
                 m = None
             rec = None if m is None else to_measurement_record(m, self.settings.primary_baseline)
-            if rec is not None and not CandidateTree.keeps_reading(node, rec):
+            if rec is not None and not node.keeps_reading(rec):
                 self.store.replace_measurement(node.hash, rec)
         if contenders:
             self.reload()

@@ -90,6 +90,15 @@ class Node:
         m = self.record.measurement
         return m is not None and any(read_note(f) for f in untrusted_findings(m.findings))
 
+    def keeps_reading(self, new: MeasurementRecord) -> bool:
+        """Whether a re-timing of this node (``kstrata retime``, the end-of-run
+        round) measured as ``new`` must leave the stored reading in place: an
+        untrusted re-timing (:data:`UNTRUSTED_PREFIX`, e.g. a busy machine)
+        never replaces a trusted reading, so it cannot cost a run its ranked
+        best (newcomer nc16: a contended 1.68x replaced the best's trusted
+        1.16x and the run claimed nothing)."""
+        return bool(untrusted_findings(new.findings)) and self.measurement is not None and self.timing_trusted
+
     @property
     def score(self) -> float:
         """Ranking key: speedup, ``0`` for a correct node untimed or with an
@@ -237,16 +246,6 @@ class CandidateTree:
                 and (pool is None or root in pool)):
             return root
         return best
-
-    @staticmethod
-    def keeps_reading(node: Node, new: MeasurementRecord) -> bool:
-        """Whether a re-timing of ``node`` (``kstrata retime``, the end-of-run
-        round) measured as ``new`` must leave the stored reading in place: an
-        untrusted re-timing (:data:`UNTRUSTED_PREFIX`, e.g. a busy machine)
-        never replaces a trusted reading, so it cannot cost a run its ranked
-        best (newcomer nc16: a contended 1.68x replaced the best's trusted
-        1.16x and the run claimed nothing)."""
-        return bool(untrusted_findings(new.findings)) and node.measurement is not None and node.timing_trusted
 
     def improvements(self) -> list[Node]:
         """Nodes that raised the best score when evaluated, in creation order
