@@ -6,7 +6,8 @@ kstrata does not build its own sandbox. It runs each candidate process under
 
 * a seccomp filter (:func:`seccomp_program`) refusing ptrace, mount,
   setns/unshare, module loading, bpf, userfaultfd, io_uring and other
-  kernel attack surface;
+  kernel attack surface, and every socket family but UNIX, IP and netlink
+  (AF_VSOCK is not isolated by a network namespace);
 * new user, PID, mount, IPC, UTS, cgroup and network namespaces
   (``--unshare-all``), no nested user namespaces (``--disable-userns``), an
   unprivileged uid/gid (65534) and no capabilities (``--cap-drop ALL``), so
@@ -381,28 +382,57 @@ DENIED_SYSCALLS_X86_64 = {
 }
 
 
+#: Socket families a candidate process may create (``socket``/``socketpair``'s
+#: first argument): UNIX, IPv4 and IPv6 (its own network namespace's loopback)
+#: and netlink (glibc's ``getaddrinfo``), each isolated by the sandbox's
+#: namespaces. Any other fails with EAFNOSUPPORT, as on a kernel without it:
+#: AF_VSOCK is not isolated by a network namespace, and a candidate bound ports
+#: of the machine's hypervisor channel, whose other end (CID 2) is the host
+#: (red-team round rt55); the rest (packet, crypto, Bluetooth, ...) is kernel
+#: attack surface no backend uses. The list of Docker's default profile refuses
+#: AF_VSOCK alone.
+SOCKET_FAMILIES = {"AF_UNIX": 1, "AF_INET": 2, "AF_INET6": 10, "AF_NETLINK": 16}
+#: x86-64 numbers of the system calls whose first argument is a socket family.
+SOCKET_SYSCALLS_X86_64 = {"socket": 41, "socketpair": 53}
+
+
 def seccomp_program() -> bytes | None:
     """A classic-BPF seccomp filter (``struct sock_filter[]``, as bubblewrap's
     ``--seccomp FD`` reads it) that makes :data:`DENIED_SYSCALLS_X86_64` and
-    every x32-ABI call fail with EPERM and allows the rest; None on other
-    architectures (no filter there)."""
+    every x32-ABI call fail with EPERM, a socket of a family not in
+    :data:`SOCKET_FAMILIES` fail with EAFNOSUPPORT, and allows the rest; None
+    on other architectures (no filter there)."""
+    import errno
     import platform
     import struct
 
     if platform.machine() != "x86_64":
         return None
     ld_abs, jeq, jge, ret = 0x20, 0x15, 0x35, 0x06
-    allow, eperm = 0x7FFF0000, 0x00050000 | 1
+    allow, eperm, eafnosupport = 0x7FFF0000, 0x00050000 | errno.EPERM, 0x00050000 | errno.EAFNOSUPPORT
     audit_arch_x86_64, x32_bit = 0xC000003E, 0x40000000
+    args0 = 16  # offsetof(struct seccomp_data, args[0]): its low 32 bits, the int the kernel reads
     nrs = sorted(set(DENIED_SYSCALLS_X86_64.values()))
+    fams = sorted(set(SOCKET_FAMILIES.values()))
+    socket_nr, socketpair_nr = SOCKET_SYSCALLS_X86_64["socket"], SOCKET_SYSCALLS_X86_64["socketpair"]
+    n, f = len(nrs), len(fams)
+    # layout: arch check (0-2), number (3), x32 (4), denied numbers (5 .. 4+n), socket calls (5+n, 6+n),
+    # family (7+n), allowed families (8+n .. 7+n+f), EAFNOSUPPORT, ALLOW, EPERM (the last three)
+    eperm_at = 10 + n + f
     prog = [(ld_abs, 0, 0, 4),                      # A = arch
             (jeq, 1, 0, audit_arch_x86_64),          # x86-64: go on
             (ret, 0, 0, eperm),                      # any other ABI (i386 via int 0x80): refused
             (ld_abs, 0, 0, 0),                       # A = syscall number
-            (jge, len(nrs) + 1, 0, x32_bit)]         # x32 numbers: refused (last instruction)
+            (jge, eperm_at - 5, 0, x32_bit)]         # x32 numbers: refused (last instruction)
     for i, nr in enumerate(nrs):
-        prog.append((jeq, len(nrs) - i, 0, nr))     # -> the EPERM return after the allow
-    prog += [(ret, 0, 0, allow), (ret, 0, 0, eperm)]
+        prog.append((jeq, eperm_at - (5 + i) - 1, 0, nr))  # -> the EPERM return
+    prog += [(jeq, 1, 0, socket_nr),                # socket: look at its family
+             (jeq, 0, f + 2, socketpair_nr),         # socketpair too; anything else: ALLOW
+             (ld_abs, 0, 0, args0)]                  # A = family
+    for j, fam in enumerate(fams):
+        prog.append((jeq, f - j, 0, fam))           # -> ALLOW
+    prog += [(ret, 0, 0, eafnosupport), (ret, 0, 0, allow), (ret, 0, 0, eperm)]
+    assert len(prog) == eperm_at + 1 and max(ins[1] for ins in prog) < 256
     return b"".join(struct.pack("<HBBI", *ins) for ins in prog)
 
 

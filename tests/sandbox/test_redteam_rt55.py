@@ -1,0 +1,91 @@
+"""Red-team round rt55: what the sandbox left reachable past its namespaces
+(cases under ``cases/rt55_*``). Each test fails before its fix."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kstrata.sandbox import policy, status
+
+CASES = Path(__file__).resolve().parent / "cases"
+
+needs_sandbox = pytest.mark.skipif(not status().usable, reason=f"no sandbox here: {status().reason}")
+
+
+@pytest.fixture(scope="module")
+def kernel_reach():
+    """What ``cases/rt55_kernel_reach`` reached (one ``kstrata eval`` for its tests)."""
+    import json
+    import re
+    import subprocess
+    import sys
+
+    kstrata = str(Path(sys.executable).with_name("kstrata"))
+    p = subprocess.run([kstrata, "eval", "relu", str(CASES / "rt55_kernel_reach" / "candidate.py"), "--backend",
+                        "pytorch", "--json", "--no-time", "--scope", "small", "--preset", "warn"],
+                       capture_output=True, text=True, timeout=300, cwd=str(CASES.parents[2]))
+    assert p.returncode == 0, p.stderr[-3000:]
+    d = json.loads(p.stdout[p.stdout.index("{"):])
+    m = re.search(r"PROBE(\{.*\})ENDPROBE", d["evidence"]["message"], re.S)
+    assert m, d["evidence"]["message"][:2000]
+    return json.loads(m.group(1))
+
+
+@needs_sandbox
+def test_a_candidate_gets_no_vsock_nor_other_unneeded_socket_families(kernel_reach):
+    """vsock is not isolated by a network namespace: a candidate bound ports of
+    the machine's hypervisor channel. Only UNIX, IPv4/IPv6 (its own loopback)
+    and netlink sockets are made; the rest fail as unsupported (EAFNOSUPPORT)."""
+    if policy.seccomp_program() is None:
+        pytest.skip("seccomp filter is built for x86-64 only")
+    r = kernel_reach
+    assert r["vsock"] == "ERR OSError 97" and r["vsock_bind"] == "ERR OSError 97", r
+    assert str(r["packet"]).startswith("ERR") and str(r["alg"]).startswith("ERR"), r
+    for family in ("inet", "inet6", "unix", "unix_pair", "netlink"):
+        assert r[family] == "made", (family, r)
+
+
+def test_the_seccomp_program_refuses_families_by_the_first_argument():
+    """The filter's own logic, run on sample system calls (no sandbox needed)."""
+    import errno
+
+    prog = policy.seccomp_program()
+    if prog is None:
+        pytest.skip("seccomp filter is built for x86-64 only")
+    run = _bpf(prog)
+    allow, refuse = 0x7FFF0000, 0x00050000
+    assert run(41, 2) == allow and run(41, 1) == allow and run(41, 10) == allow and run(41, 16) == allow
+    assert run(41, 40) == refuse | errno.EAFNOSUPPORT  # socket(AF_VSOCK)
+    assert run(53, 40) == refuse | errno.EAFNOSUPPORT  # socketpair(AF_VSOCK)
+    assert run(41, 40 | (1 << 32)) == refuse | errno.EAFNOSUPPORT  # the kernel reads an int
+    assert run(101, 0) == refuse | errno.EPERM  # ptrace, as before
+    assert run(0, 40) == allow  # read(40, ...): only socket calls look at their first argument
+
+
+def _bpf(prog: bytes):
+    """A tiny classic-BPF interpreter for the instructions seccomp_program uses."""
+    import struct
+
+    ins = [struct.unpack("<HBBI", prog[i:i + 8]) for i in range(0, len(prog), 8)]
+
+    def run(nr: int, arg0: int, arch: int = 0xC000003E) -> int:
+        data = struct.pack("<iIQ6Q", nr, arch, 0, arg0, 0, 0, 0, 0, 0)
+        a, pc = 0, 0
+        while True:
+            code, jt, jf, k = ins[pc]
+            if code == 0x20:  # ld abs
+                a = struct.unpack_from("<I", data, k)[0]
+                pc += 1
+            elif code == 0x15:  # jeq
+                pc += 1 + (jt if a == k else jf)
+            elif code == 0x35:  # jge
+                pc += 1 + (jt if a >= k else jf)
+            elif code == 0x06:  # ret
+                return k
+            else:
+                raise AssertionError(f"unexpected instruction {code:#x}")
+
+    return run
+
