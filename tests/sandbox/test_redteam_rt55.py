@@ -89,3 +89,23 @@ def _bpf(prog: bytes):
 
     return run
 
+
+@needs_sandbox
+def test_proc_sys_is_read_only_and_still_the_sandboxs_own(kernel_reach):
+    """bubblewrap leaves ``/proc/sys`` writable (its directory's mode hides it
+    from bubblewrap's own check); where kstrata runs as root, the candidate's
+    uid is the host's root, which is all the sysctl files check: it wrote
+    global kernel settings. Read-only now, and what it reads is still its own
+    namespaces' (the zygote reads ``ns_last_pid``)."""
+    r = kernel_reach
+    assert r["sysctl_write"] == "ERR OSError 30", r  # EROFS
+    assert r["sysctl_core_pattern_writable"] is False, r
+    assert r["sysctl_read"] is True and r["hostname"] == "kstrata-sandbox", r
+
+
+def test_the_command_line_binds_proc_sys_read_only_after_proc():
+    cmd = policy.command(["true"], memory_mb=512)
+    at = cmd.index("--proc")
+    assert cmd[at + 1] == "/proc"
+    assert cmd[at + 2:at + 5] == ["--ro-bind", "/proc/sys", "/proc/sys"], cmd[at:at + 6]
+

@@ -17,7 +17,7 @@ kstrata does not build its own sandbox. It runs each candidate process under
   ``/tmp`` (also ``HOME``) and ``/dev/shm``, the only writable places (``/dev``
   itself is read-only, ``/sys/fs`` hidden: :data:`MASKED_DIRS`); a fresh
   ``/proc`` of its own PID namespace, so the parent's ``/proc/<pid>/environ``
-  does not exist there;
+  does not exist there, its ``/proc/sys`` read-only;
 * ``--die-with-parent`` and ``--new-session``; the PID namespace ends the
   whole process tree when its first process dies, ``setsid`` children
   included;
@@ -157,8 +157,24 @@ def base_args(exe: str = "bwrap", tmpfs_bytes: int | None = None) -> list[str]:
     init = ["--as-pid-1"] if _has_option(exe, "--as-pid-1") else []
     return [exe, "--unshare-all", "--unshare-user", "--disable-userns", *init, "--uid", str(SANDBOX_UID),
             "--gid", str(SANDBOX_UID), "--cap-drop", "ALL", "--die-with-parent", "--new-session",
-            "--hostname", "kstrata-sandbox", "--dev", "/dev", "--proc", "/proc", *size, "--tmpfs", "/tmp",
-            *size, "--tmpfs", "/dev/shm"]
+            "--hostname", "kstrata-sandbox", "--dev", "/dev", "--proc", "/proc", *_proc_sys_read_only(),
+            *size, "--tmpfs", "/tmp", *size, "--tmpfs", "/dev/shm"]
+
+
+def _proc_sys_read_only() -> list[str]:
+    """bubblewrap options making the sandbox's ``/proc/sys`` read-only.
+
+    bubblewrap covers ``/proc/sys`` only where its own write check passes,
+    and the directory's mode (``r-x`` for everyone, root too) fails it, so the
+    files stayed writable to whoever owns them. Where kstrata runs as root,
+    the candidate's uid 65534 is the host's root, which is all a sysctl file
+    checks: a candidate wrote global kernel settings (``vm.stat_interval``;
+    ``kernel.core_pattern``, which has the kernel run a program as the host's
+    root, and ``kernel.panic_on_oops`` were writable too; red-team round rt55).
+    The host's ``/proc/sys`` is bound over it read-only: a sysctl file shows
+    the namespaces of the process that reads it, whichever procfs it is on,
+    so the sandbox still reads its own (``ns_last_pid``, its hostname)."""
+    return ["--ro-bind", "/proc/sys", "/proc/sys"] if os.path.isdir("/proc/sys") else []
 
 
 #: The share of a candidate's memory limit that its sandbox's ``/tmp`` and its
