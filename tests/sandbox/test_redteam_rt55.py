@@ -109,3 +109,52 @@ def test_the_command_line_binds_proc_sys_read_only_after_proc():
     assert cmd[at + 1] == "/proc"
     assert cmd[at + 2:at + 5] == ["--ro-bind", "/proc/sys", "/proc/sys"], cmd[at:at + 6]
 
+
+def _binds(cmd: list[str]) -> set[str]:
+    return {cmd[i + 1] for i, a in enumerate(cmd) if a in ("--ro-bind", "--bind")}
+
+
+def test_a_home_on_pythonpath_or_as_the_prefix_is_not_bound(tmp_path, monkeypatch):
+    """Only the literal ``/root`` and ``/home`` were kept out: a home on
+    ``PYTHONPATH`` (or an interpreter installed with ``--prefix=$HOME``) was
+    bound whole, and so was kstrata's cache folder above it."""
+    home = tmp_path / "alice"
+    (home / ".ssh").mkdir(parents=True)
+    (home / "lib").mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("KSTRATA_CACHE_DIR", str(home / ".cache" / "kstrata"))
+    monkeypatch.setenv("PYTHONPATH", f"{home}{':'}{home / '.cache'}")
+    monkeypatch.setattr(policy.sys, "prefix", str(home))
+    got = _binds(policy.command(["true"]))
+    assert not [b for b in got if str(home).startswith(b.rstrip("/") + "/") or b == str(home)
+                or b == str(home / ".cache")], sorted(got)
+    assert str(home / "lib") in got  # the prefix's own libraries still are
+    import kstrata
+
+    assert str(Path(kstrata.__file__).resolve().parents[1]) in got
+
+
+@needs_sandbox
+def test_a_candidate_cannot_read_a_home_that_is_on_pythonpath(tmp_path):
+    import json
+    import os
+    import re
+    import subprocess
+    import sys
+
+    home = tmp_path / "alice"
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh" / "id_ed25519").write_text("PRIVATE-KEY-RT55\n")
+    cand = tmp_path / "candidate.py"
+    cand.write_text((CASES / "rt55_home_on_pythonpath" / "candidate.py").read_text().replace("<home>", str(home)))
+    env = {**os.environ, "HOME": str(home), "PYTHONPATH": str(home),
+           "KSTRATA_CACHE_DIR": os.environ.get("KSTRATA_CACHE_DIR") or str(Path.home() / ".cache" / "kstrata")}
+    kstrata = str(Path(sys.executable).with_name("kstrata"))
+    p = subprocess.run([kstrata, "eval", "relu", str(cand), "--backend", "pytorch", "--json", "--no-time",
+                        "--scope", "small", "--preset", "warn"], capture_output=True, text=True, timeout=300,
+                       cwd=str(tmp_path), env=env)
+    assert p.returncode == 0, p.stderr[-3000:]
+    d = json.loads(p.stdout[p.stdout.index("{"):])
+    m = re.search(r"PROBE(\{.*\})ENDPROBE", d["evidence"]["message"], re.S)
+    assert m, d["evidence"]["message"][:2000]
+    assert json.loads(m.group(1))["key"] == "ERR FileNotFoundError", m.group(1)

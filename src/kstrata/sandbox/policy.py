@@ -264,13 +264,13 @@ def python_dirs(python: str | None = None) -> list[str]:
     (red-team round of 2026-12-04)."""
     dirs: set[str] = set()
     exe = Path(python or sys.executable)
-    for p in (exe, exe.resolve()):
-        dirs.add(str(p.parent.parent))  # venv root / installation prefix
+    prefixes = {str(p.parent.parent) for p in (exe, exe.resolve())}  # venv root / installation prefix
     started = interpreter_path(str(exe)) + interpreter_path(sys.executable)
     launched = launch_dirs()
     # where neither interpreter answers: this process's sys.path, less how it was started
     found = started or tuple(p for p in sys.path if p and os.path.abspath(p) not in launched)
-    for p in (sys.prefix, sys.base_prefix, sys.exec_prefix, *found):
+    prefixes |= {os.path.abspath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix) if p}
+    for p in found:
         if p and os.path.isdir(p):
             dirs.add(os.path.abspath(p))
     for p in os.environ.get("PYTHONPATH", "").split(os.pathsep):
@@ -279,7 +279,42 @@ def python_dirs(python: str | None = None) -> list[str]:
     import kstrata
 
     dirs.add(str(Path(kstrata.__file__).resolve().parent.parent))
-    return _minimal(dirs)
+    private = private_dirs()
+    for p in prefixes:  # a prefix holding the home (Python installed with --prefix=$HOME): its bin and lib only
+        dirs.update([p] if not _holds(p, private) else
+                    [os.path.join(p, d) for d in ("bin", "lib", "lib64") if os.path.isdir(os.path.join(p, d))])
+    return _minimal({p for p in dirs if os.path.isdir(p) and not _holds(p, private)})
+
+
+def private_dirs() -> list[str]:
+    """The user's folders no sandbox may hold (bind, or bind a folder above):
+    the home (``$HOME`` and the account's) and kstrata's cache folder (other
+    candidates' kernel caches, tuned schedules), each also as its real path.
+    A ``PYTHONPATH`` of ``$HOME`` (or a Python installed with
+    ``--prefix=$HOME``) bound the whole home, read-only, into every sandbox:
+    a candidate read ``~/.ssh`` (red-team round rt55). What is inside them and
+    needed (a virtual environment in the home, the TileLang environment under
+    the cache folder) is still bound on its own."""
+    import pwd
+
+    from kstrata.measure.roofline import cache_dir
+
+    out: set[str] = set()
+    homes = [os.environ.get("HOME", "")]
+    try:
+        homes.append(pwd.getpwuid(os.getuid()).pw_dir)
+    except KeyError:
+        pass
+    for p in [*homes, str(cache_dir())]:
+        if p and os.path.isabs(p):
+            out.update({os.path.abspath(p), os.path.realpath(p)})
+    return sorted(out - {"/"})
+
+
+def _holds(path: str, private: list[str]) -> bool:
+    """Whether binding ``path`` shows one of the ``private`` folders (it is one, or lies above one)."""
+    paths = {os.path.abspath(path).rstrip("/") or "/", os.path.realpath(path).rstrip("/") or "/"}
+    return any(s == p or s.startswith(p.rstrip("/") + "/") for s in private for p in paths)
 
 
 def _minimal(paths: set[str]) -> list[str]:
