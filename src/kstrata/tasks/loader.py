@@ -334,8 +334,7 @@ def _check_dtype(task: Task, inputs: list, outputs: list) -> None:
     fix = (f"set \"dtype\": \"{allowed[0]}\" in its KSTRATA metadata" if allowed else
            f"draw the inputs in one of {', '.join(get_args(Dtype))}")
     raise TaskError(f"{task.path}: its metadata {said} but its inputs and outputs are {', '.join(have)} tensors; "
-                    "make them "
-                    f"agree: {fix}" + (f", or draw the inputs in {want}" if allowed else ""))
+                    f"make them agree: {fix}" + (f", or draw the inputs in {want}" if allowed else ""))
 
 
 def check_reference(task: Task) -> None:
