@@ -158,3 +158,50 @@ def test_a_candidate_cannot_read_a_home_that_is_on_pythonpath(tmp_path):
     m = re.search(r"PROBE(\{.*\})ENDPROBE", d["evidence"]["message"], re.S)
     assert m, d["evidence"]["message"][:2000]
     assert json.loads(m.group(1))["key"] == "ERR FileNotFoundError", m.group(1)
+
+
+def test_the_timed_calls_the_judge_checks_cannot_be_predicted_from_the_load_request(monkeypatch):
+    """Which timed calls the judge fetches and compares was drawn from
+    ``random.Random(seed)``, the timing's seed, which the candidate's process
+    is sent in its ``load`` request (0 by default): it knew every fetched call
+    but the last ahead of time, and could do the work in those only."""
+    import random
+
+    from kstrata.backends.registry import get_backend
+    from kstrata.measure import candidate as measure_candidate
+    from kstrata.measure import remote
+    from kstrata.sandbox import client
+    from kstrata.tasks.loader import resolve_task
+
+    class FakeProc:
+        """A loaded candidate process that records what the judge sends."""
+
+        def __init__(self):
+            self.load: dict = {}
+            self.fetched_after: list[int] = []
+            self.calls = 0
+
+        def request(self, h, bufs=(), *a, **k):
+            self.load = dict(h)
+            return {"ok": True}, []
+
+        def ok(self, h, bufs=None):
+            if h.get("op") == "fetch" and h.get("outputs", True):
+                self.fetched_after.append(self.calls)
+            return {"ok": True, "outputs": [], "inputs": [], "findings": []}, []
+
+    proc = FakeProc()
+    monkeypatch.setattr(client, "fresh", lambda spec, timeout_s=300.0: proc)
+    task = resolve_task("relu")
+    b = get_backend("pytorch")
+    cand = measure_candidate._remote(task, b, b.initial_sources(task), task.nominal_shape, [], 0, [],
+                                     check=lambda *a, **k: None)
+    cand.uses, cand.seeds, cand.staged = [0], [[]], [[]]
+    for _ in range(400):
+        proc.calls += 1
+        cand.after_call(0)
+    # what the candidate's process predicts from its load request: call 1, then each call whose draw is low
+    rng = random.Random(proc.load["seed"])
+    predicted = [1] + [k for k in range(2, 401) if rng.random() < remote.CHECK_SHARE]
+    assert len(proc.fetched_after) >= 10
+    assert proc.fetched_after != predicted, "the checked calls follow the seed the candidate was sent"

@@ -111,8 +111,7 @@ def time_candidate(
                                random.SystemRandom().randrange(1 << 20), device, fresh_first=True)
     procs: list = []
     try:
-        cand = _remote(task, b, sources, shape, init_inputs, seed, procs,
-                       check=_checker(task, model, sets), check_seed=seed)
+        cand = _remote(task, b, sources, shape, init_inputs, seed, procs, check=_checker(task, model, sets))
         cand.probes = probe_sets(task, module, random.SystemRandom().randrange(1 << 20), device)
         if baseline == "eager":
             # the reference in a fresh process of its own, timed exactly as the candidate is: the
@@ -135,8 +134,8 @@ def time_candidate(
             raise ValueError(f"unknown baseline {baseline!r}")
         def timing(k: int) -> Measurement:
             # timing k > 0 re-times with the processes built above: fresh call counters and checked-call draws
-            c = cand.again(seed + k) if k else cand
-            bb = base.again(seed + k) if k and isinstance(base, RemoteCandidate) else base
+            c = cand.again() if k else cand
+            bb = base.again() if k and isinstance(base, RemoteCandidate) else base
             return _measure(task, b, c, bb, inputs, sets, shape, config, baseline, with_roofline, counters, seed)
 
         return retimed(timing(0), timing, retimes, retime_above)
@@ -279,7 +278,7 @@ def measured_work(task: Task, shape: dict[str, int], seed: int = 0) -> tuple[flo
 
 
 def _remote(task: Task, b: Any, sources: dict[str, str], shape: dict[str, int], init_inputs: list[Any],
-            seed: int, procs: list, check: Any = None, check_seed: int = 0, kernel_cache: bool = True,
+            seed: int, procs: list, check: Any = None, kernel_cache: bool = True,
             trusted: bool = False) -> Any:
     """Load ``sources`` in a fresh candidate process; a :class:`RemoteCandidate`.
     ``kernel_cache``: the process shares its compiler caches with the other
@@ -313,7 +312,7 @@ def _remote(task: Task, b: Any, sources: dict[str, str], shape: dict[str, int], 
         raise CandidateLoadError(f"candidate process: {e}") from None
     if not h.get("ok"):
         raise CandidateLoadError(str(h.get("message", "did not load")))
-    return RemoteCandidate(proc, check=check, seed=check_seed)
+    return RemoteCandidate(proc, check=check)  # its checked calls drawn unpredictably, never from ``seed``
 
 
 def _measure(task: Task, b: Any, cand: Any, base: Any, inputs: list[Any], sets: list[list[Any]],

@@ -96,16 +96,21 @@ class RemoteCandidate:
         is what the call read when the copy was freshened since it was staged
         (else None: the staged copy ``i``).
     seed:
-        Seeds the judge's choice of which calls to check.
+        Seeds the judge's choice of which calls to check, for tests; None
+        (what timings use): drawn here from the system's randomness. It was
+        the timing's seed, which the candidate's process is sent in its
+        ``load`` request (0 by default): the candidate could replay the draws
+        and know every checked call but the last ahead of time, and do the
+        work in those alone (red-team round rt55).
     """
 
     remote = True
 
     def __init__(self, proc: Any, check: Callable[[int, list[Any], Any], str | None] | None = None,
-                 seed: int = 0):
+                 seed: int | None = None):
         self.proc = proc
         self.check = check
-        self.rng = random.Random(seed)
+        self.rng = random.Random(_DRAW.randrange(1 << 63) if seed is None else seed)
         self.overhead_ms = 0.0
         self.calls = 0
         self.checked = 0
@@ -146,11 +151,11 @@ class RemoteCandidate:
         #: call: none for processes that stay stopped (:func:`ran_while_held`)
         self.held_cpu_ms = 0.0
 
-    def again(self, seed: int) -> RemoteCandidate:
+    def again(self) -> RemoteCandidate:
         """A handle for another timing of the same loaded candidate: its own
-        call counter (so that timing's first call is checked) and its own draw
-        of checked calls (``seed``)."""
-        again = RemoteCandidate(self.proc, check=self.check, seed=seed)
+        call counter (so that timing's first call is checked) and its own
+        unpredictable draw of checked calls."""
+        again = RemoteCandidate(self.proc, check=self.check)
         again.mirror_fetch = self.mirror_fetch
         again.probes = self.probes
         return again
