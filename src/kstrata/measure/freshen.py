@@ -83,20 +83,35 @@ def _sorted(torch: Any, x: Any) -> bool:
     return x.dim() == 0 or x.shape[-1] < 2 or bool((x[..., 1:] >= x[..., :-1]).all())
 
 
+def _one_element_each(x: Any) -> bool:
+    """Whether every element of ``x`` has memory of its own (no two indices share an
+    address, as in an expanded view): sorted by stride, each dimension's stride
+    spans the ones below it. Such a tensor can be written element by element."""
+    dims = sorted((st, n) for n, st in zip(x.shape, x.stride()) if n > 1)
+    span = 1
+    for st, n in dims:
+        if st < span:
+            return False
+        span = st * n
+    return True
+
+
 def _apply(torch: Any, xs: Sequence[Any], seed: int, inverse: bool) -> None:
     for k, x in enumerate(xs):
-        if not (isinstance(x, torch.Tensor) and x.is_contiguous() and x.numel() and not x.is_complex()):
+        if not (isinstance(x, torch.Tensor) and x.numel() and not x.is_complex() and _one_element_each(x)):
             continue
+        # the elements in row-major order whatever the layout: a view of a contiguous tensor, else a copy
+        # written back below. The judge's staged copy of a task input keeps the task's layout (a transposed
+        # weight) while the candidate's arrives contiguous: both must get the same factor at the same index
+        # (a layout left alone on one side only read as an honest candidate writing into its inputs).
+        flat = x.view(-1) if x.is_contiguous() else x.reshape(-1)
         if not x.is_floating_point():  # integers and booleans: all rotated, values kept
             n = x.numel()
             if n < 2 or x.dtype != torch.bool and _sorted(torch, x):
                 continue
             shift = _shift(n, x.shape[-1] if x.dim() else 1, seed, k)
-            flat = x.view(-1)
             flat.copy_(torch.roll(flat, -shift if inverse else shift))
-            continue
-        flat = x.view(-1)
-        if x.element_size() == 1:  # float8: no arithmetic of its own; through float32, rounded back
+        elif x.element_size() == 1:  # float8: no arithmetic of its own; through float32, rounded back
             v = flat.float()
             f = _factors(torch, v, seed, k)
             flat.copy_((v / f if inverse else v * f).to(x.dtype))
@@ -106,6 +121,8 @@ def _apply(torch: Any, xs: Sequence[Any], seed: int, inverse: bool) -> None:
                 flat.div_(f)
             else:
                 flat.mul_(f)
+        if not x.is_contiguous():
+            x.copy_(flat.view(x.shape))
 
 
 def freshen(torch: Any, xs: Sequence[Any], seed: int, previous: int | None = None) -> None:
@@ -117,10 +134,11 @@ def freshen(torch: Any, xs: Sequence[Any], seed: int, previous: int | None = Non
         The ``torch`` module (the candidate process passes the one it captured
         before any candidate code ran).
     xs:
-        One input copy: tensors (any shape and device; contiguous ones are
-        changed: floating ones scaled element by element, integer and boolean
+        One input copy: tensors (any shape, layout and device, element by
+        element in row-major order: floating ones scaled, integer and boolean
         ones rotated whole, except integer ones sorted along their last
-        dimension) and other arguments (left alone).
+        dimension; one whose elements share memory, an expanded view, is left
+        alone) and other arguments (left alone).
     seed:
         The judge's draw for this freshen.
     previous:

@@ -1,0 +1,44 @@
+"""Red-team round rt54 (2026-12-05): inputs the timing's freshen left alone, and padding sentinels
+beyond the draws' reach.
+
+Case folders ``cases/rt54_*`` (each ``expected.txt`` says what it did before and why).
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from kstrata.measure.freshen import freshen, replay
+from kstrata.sandbox import status
+
+needs_sandbox = pytest.mark.skipif(not status().usable, reason="no sandbox here")
+
+
+def test_rt54_freshen_changes_a_transposed_input_as_its_contiguous_copy():
+    # the judge keeps the task's layout, the candidate's process gets the values contiguous: both must change alike
+    t = torch.randn(5, 7).t()
+    c = t.contiguous()
+    before = c.clone()
+    freshen(torch, [t], 11)
+    freshen(torch, [c], 11)
+    assert not torch.equal(c, before)
+    assert torch.equal(t, c) and t.stride() == (1, 7)
+    # replayed on the transposed staging, the values are the contiguous copy's after the same seeds
+    r = replay(torch, [before.t().contiguous().t()], [11, 12])
+    freshen(torch, [c], 12, previous=11)
+    assert torch.equal(r[0], c)
+    # an expanded view (elements sharing memory) is left as it is
+    e = torch.randn(3).expand(4, 3)
+    kept = e.clone()
+    freshen(torch, [e], 5)
+    assert torch.equal(e, kept)
+
+
+@pytest.mark.slow
+@needs_sandbox
+def test_rt54_honest_candidate_on_transposed_inputs_is_timed(kstrata_eval):
+    d = kstrata_eval("rt54_noncontiguous_input_timed/task_transposed_weight.py",
+                     "rt54_noncontiguous_input_timed/honest.py", "--scope", "small", "--budget-ms", "300")
+    assert d["verdict"] == "correct", f"{d['verdict']}: {str((d.get('evidence') or {}).get('message'))[:300]}"
+    assert d["timing"] is not None and d["timing"].get("speedup") is not None
