@@ -205,3 +205,37 @@ def test_the_timed_calls_the_judge_checks_cannot_be_predicted_from_the_load_requ
     predicted = [1] + [k for k in range(2, 401) if rng.random() < remote.CHECK_SHARE]
     assert len(proc.fetched_after) >= 10
     assert proc.fetched_after != predicted, "the checked calls follow the seed the candidate was sent"
+
+
+def test_a_kernel_cache_archive_never_takes_the_disks_last_free_space(tmp_path, monkeypatch):
+    """A candidate that passes its tests leaves what it likes under its cache
+    folder (case: 60 MiB of random bytes, kept as a 60 MiB archive on the
+    host); the folder's cap (4 GiB) did not look at the disk, so a run of such
+    candidates filled one with less free. An archive that would leave less
+    than the disk's reserve is not written."""
+    import collections
+    import os
+    import shutil
+
+    from kstrata.sandbox import kernel_cache
+
+    monkeypatch.setenv("KSTRATA_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("KSTRATA_KERNEL_CACHE_MB", raising=False)
+    root = tmp_path / "root"
+    (root / "triton").mkdir(parents=True)
+    (root / "triton" / "junk").write_bytes(os.urandom(4096))
+    fd = os.memfd_create("archive")
+    try:
+        report = kernel_cache.pack(fd, str(root))
+        key = kernel_cache.candidate_key("pytorch", {"source": "x"})
+        usage = collections.namedtuple("usage", "total used free")
+        total = 100 << 30
+        tight = 64 << 20  # a 100 GiB disk with 64 MiB left: the 4 KiB archive fits, but in its last space
+        monkeypatch.setattr(shutil, "disk_usage", lambda p: usage(total, total - tight, tight))
+        assert kernel_cache.store(key, fd, report) is False
+        assert not kernel_cache.archive_path(key).exists()
+        roomy = 50 << 30
+        monkeypatch.setattr(shutil, "disk_usage", lambda p: usage(total, total - roomy, roomy))
+        assert kernel_cache.store(key, fd, report) is True and kernel_cache.archive_path(key).exists()
+    finally:
+        os.close(fd)

@@ -49,6 +49,7 @@ import hashlib
 import io
 import json
 import os
+import shutil
 import stat
 import struct
 import threading
@@ -119,6 +120,35 @@ def archive_path(key: str) -> Path:
     return folder() / f"{key}.kc"
 
 
+#: Free space kept on the cache folder's disk (bytes), at least: an archive that would leave less is not
+#: written (:func:`disk_reserve`).
+RESERVE_MIN = 1 << 30
+#: ... and at least this share of the disk.
+RESERVE_SHARE = 0.05
+
+
+def disk_reserve(total: int) -> int:
+    """Bytes of a disk of ``total`` bytes that no archive may take:
+    :data:`RESERVE_MIN` or :data:`RESERVE_SHARE` of it, the larger. The
+    archives are the candidates' data (any files their processes leave under
+    :data:`ROOT`, up to :data:`PACK_LIMIT` each), and the folder's cap
+    (:func:`total_limit`, 4 GiB) did not look at the disk: a candidate that
+    passed its tests left 128 MiB of random bytes per role, and a run of such
+    candidates filled a disk with less free than the cap, where run.db and
+    the user's own files are written (red-team round rt55)."""
+    return max(RESERVE_MIN, int(total * RESERVE_SHARE))
+
+
+def room_for(path: Path, size: int) -> bool:
+    """Whether ``size`` more bytes fit on ``path``'s disk and leave its
+    :func:`disk_reserve` free (False where the disk cannot be read)."""
+    try:
+        usage = shutil.disk_usage(path)
+    except OSError:
+        return False
+    return usage.free - size >= disk_reserve(usage.total)
+
+
 def total_limit() -> int:
     """Bytes the host folder may hold: ``KSTRATA_KERNEL_CACHE_MB`` (MiB, a
     whole number; 0 turns the cache off) or :data:`DEFAULT_TOTAL_MB`."""
@@ -176,8 +206,9 @@ def store(key: str, fd: int, report: dict | None = None, hidden: bool = False) -
     one candidate that ran side by side (:mod:`kstrata.verify.warm_loads`)
     each started from the same archive; the union keeps what every one of
     them compiled.
-    An empty or malformed archive, or one where nothing changed
-    (``report["new"] == 0`` and an archive exists), is not written. Returns
+    An empty or malformed archive, one where nothing changed
+    (``report["new"] == 0`` and an archive exists), or one that would leave
+    less than :func:`disk_reserve` free on the disk is not written. Returns
     whether a file was written. ``hidden``: the process ran hidden tests, or
     started from an archive that :func:`saw_hidden` (marked so, before the
     archive is written, and never unmarked). Never raises for a bad archive
@@ -217,6 +248,9 @@ def _store(key: str, fd: int, report: dict | None, hidden: bool) -> bool:
         data = merge(path.read_bytes(), data)
     except OSError:
         pass  # none kept yet
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if not room_for(path.parent, len(data)):  # the disk's last free space is not the candidates'
+        return False
     try:
         write_atomic(path, data)
     except OSError:
