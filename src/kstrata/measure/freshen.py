@@ -98,6 +98,10 @@ def _one_element_each(x: Any) -> bool:
 
 def _apply(torch: Any, xs: Sequence[Any], seed: int, inverse: bool) -> None:
     for k, x in enumerate(xs):
+        if isinstance(x, torch.Tensor) and x.is_complex() and not x.is_conj():
+            # its real and imaginary parts, each scaled by its own factor (a complex input left alone let a
+            # memo keyed on its address serve every timed call of a complex product: red-team rt54)
+            x = torch.view_as_real(x)
         if not (isinstance(x, torch.Tensor) and x.numel() and not x.is_complex() and _one_element_each(x)):
             continue
         # the elements in row-major order whatever the layout: a view of a contiguous tensor, else a copy
@@ -135,7 +139,8 @@ def freshen(torch: Any, xs: Sequence[Any], seed: int, previous: int | None = Non
         before any candidate code ran).
     xs:
         One input copy: tensors (any shape, layout and device, element by
-        element in row-major order: floating ones scaled, integer and boolean
+        element in row-major order: floating ones scaled, complex ones in their
+        real and imaginary parts, integer and boolean
         ones rotated whole, except integer ones sorted along their last
         dimension; one whose elements share memory, an expanded view, is left
         alone) and other arguments (left alone).
