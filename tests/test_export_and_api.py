@@ -293,9 +293,9 @@ RMSNORM_ROW_MAJOR = RMSNORM_NEW.replace(
 
 
 def test_an_exported_kernel_gets_contiguous_inputs(tmp_path):
-    """Red-team round of 2026-12-03: the verifier feeds contiguous inputs (what
-    get_inputs() gives), so a kernel that ignores strides passes it; the export
-    makes every input contiguous before the kernel sees it."""
+    """Red-team round of 2026-12-03: the verifier feeds rmsnorm's inputs contiguous (as its
+    get_inputs() gives them), so a kernel that ignores strides passes it; the export makes every
+    input contiguous before the kernel sees it."""
     assert "as_strided" in RMSNORM_ROW_MAJOR
     res = _run(tmp_path, "pytorch", {"source": RMSNORM_ROW_MAJOR})
     out = kstrata.export(res.run_dir, tmp_path / "rms_rowmajor")
@@ -368,3 +368,32 @@ def test_an_exported_modules_printed_command_quotes_the_run_folder(tmp_path):
     line = next(ln for ln in run.stderr.splitlines() if "kstrata retime" in ln)
     cmd = line.split("`")[1]
     assert shlex.split(cmd)[2] == str(res.run_dir.resolve()), line
+
+
+COL_MAJOR = '''import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        # reads x's memory as column-major: right on the task's transposed inputs only
+        return x.as_strided(x.shape, (1, x.shape[0])) * 2.0 + 1.0
+'''
+
+
+def test_an_exported_kernel_gets_its_inputs_in_the_layout_it_was_verified_on(tmp_path):
+    """Newcomer nc17: the verifier passes inputs in the layout get_inputs() makes (a transpose here),
+    so the export lays a caller's inputs out the same way (it made them row-major, and this kernel,
+    verified on column-major inputs, read them wrong)."""
+    task_file = Path(__file__).parent / "verify" / "cases" / "nc17_input_layout" / "task_transposed.py"
+    task = kstrata.load_task(task_file)
+    res = optimize(task, get_backend("pytorch"), _NoProposer(), _Correct(), "greedy", Budget(evaluations=1),
+                   tmp_path / "run", initial_sources={"source": COL_MAJOR})
+    out = kstrata.export(res.run_dir, tmp_path / "affine_colmajor")
+    assert json.loads((out / "export.json").read_text())["input_orders"] == [[1, 0]]
+    code = (f"import sys, torch\nsys.path.insert(0, {str(out.parent)!r})\n"
+            f"from {out.name} import KernelModule\n"
+            "x = torch.randn(8, 16)\n"  # a caller's row-major input
+            "print('maxdiff', float((KernelModule()(x) - (x * 2.0 + 1.0)).abs().max()))")
+    run = subprocess.run([PY, "-c", code], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert float(run.stdout.split("maxdiff")[-1]) < 1e-6

@@ -137,11 +137,24 @@ def stale_reason():
     return f"run {{META['run']}} was re-timed since this export: the speedups in export.json may be out of date"
 
 
-def contiguous(inputs):
-    """``inputs`` with every tensor made contiguous: kstrata verified this kernel
-    on contiguous inputs only (a kernel that reads a transposed or sliced view's
-    storage as row-major would return wrong values silently)."""
-    return tuple(x.contiguous() if isinstance(x, torch.Tensor) else x for x in inputs)
+def in_layout(inputs):
+    """``inputs`` with every tensor laid out densely in the order of dimensions
+    kstrata verified this kernel on: the task's ``get_inputs()`` layout
+    (``META["input_orders"]``: each input's dimensions from the largest stride
+    to the smallest; row-major where none is recorded). A kernel that reads a
+    view's storage in another order than it was verified on would return wrong
+    values silently. A task input that was a slice with gaps is passed dense."""
+    orders = META.get("input_orders") or []
+    out = []
+    for i, x in enumerate(inputs):
+        order = orders[i] if i < len(orders) else None
+        if isinstance(x, torch.Tensor):
+            if order is None or len(order) != x.dim() or list(order) == list(range(x.dim())):
+                x = x.contiguous()
+            else:
+                x = x.permute(order).contiguous().permute(sorted(range(x.dim()), key=list(order).__getitem__))
+        out.append(x)
+    return tuple(out)
 
 
 def check_shapes(inputs):
@@ -206,7 +219,7 @@ class KernelModule(torch.nn.Module):
         return cls(model=model)
 
     def forward(self, *inputs):
-        inputs = contiguous(inputs)
+        inputs = in_layout(inputs)
         check_shapes(inputs)
         check_dtypes(inputs)
         if self._runner is None:
@@ -267,7 +280,7 @@ class KernelModule(torch.nn.Module):
         return cls(model=model)
 
     def forward(self, *inputs):
-        return self.impl(*contiguous(inputs))
+        return self.impl(*in_layout(inputs))
 '''
 
 
@@ -406,7 +419,7 @@ def export_run(run_dir: str | Path, to: str | Path, candidate: str | None = None
     from kstrata.tasks.signature import call_signature
 
     init, input_shapes = call_signature(info.task, full)
-    from kstrata.tasks.signature import input_dtypes
+    from kstrata.tasks.signature import input_dtypes, input_orders
     name, b = info.backend.name, info.backend
     speedups = [dict(s.__dict__, shape=timed) for s in node.measurement.speedups] if node.measurement else []
     meta: dict[str, Any] = {
@@ -420,6 +433,8 @@ def export_run(run_dir: str | Path, to: str | Path, candidate: str | None = None
         "init_inputs": [repr(x) for x in init] if all(isinstance(x, (bool, int, float, str)) for x in init)
         else None,
         "summary_sha256": _summary_digest(info.run_dir),
+        # the layout the candidate was verified on (KernelModule lays its inputs out so)
+        "input_orders": input_orders(info.task, full),
     }
     if full != timed and speedups:
         meta["speedup_note"] = (f"measured at {shape_text(timed)}, not at the exported shape "

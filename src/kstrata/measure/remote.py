@@ -172,7 +172,7 @@ class RemoteCandidate:
         self.seeds = [[] for _ in sets]
         self.fresh_checks = 0
         bufs: list[Any] = []
-        enc = wire.encode(self.staged, bufs, copy=False)
+        enc = wire.encode(self.staged, bufs, copy=False, layout=True, views=True)
         # a fresh unpredictable seed for torch's generator, as each checked call gets its own
         h, _ = self.proc.ok({"op": "stage", "sets": enc, "flush_bytes": flush_bytes, "flush": flush,
                              "rng_seed": _DRAW.randrange(1 << 31), "graph": bool(graph)}, bufs)
@@ -417,7 +417,7 @@ class RemoteCandidate:
         for dist, xs in self.probes:
             i = _DRAW.choice(used)
             bufs: list[Any] = []
-            enc = wire.encode([list(xs)], bufs, copy=False)
+            enc = wire.encode([list(xs)], bufs, copy=False, layout=True, views=True)
             self.proc.ok({"op": "stage", "sets": enc, "index": i}, bufs)
             self.staged[i] = list(xs)
             self.seeds[i] = []  # the new values replace the freshened ones: the next freshen starts afresh

@@ -533,8 +533,22 @@ class Harness(metaclass=_Sealed):
             self._cuda_sync()
 
     def _to_device(self, xs: list[Any]) -> list[Any]:
+        """``xs`` on the candidate's device, each tensor in its layout: a
+        transpose keeps its strides (``.to``), and a slice with gaps is moved as
+        the memory it spans and viewed again (``.to`` would make it contiguous)."""
         T = self.Tensor
-        return [x.to(self.device) if isinstance(x, T) and self.device != "cpu" else x for x in xs]
+        if self.device == "cpu":
+            return xs
+        out = []
+        for x in xs:
+            if isinstance(x, T) and x.numel() and not wire.dense_strides(x.shape, x.stride()) \
+                    and wire.distinct_elements(x.shape, x.stride()):
+                span = wire.view_span(x.shape, x.stride())
+                x = x.as_strided((span,), (1,), x.storage_offset()).to(self.device).as_strided(x.shape, x.stride())
+            elif isinstance(x, T):
+                x = x.to(self.device)
+            out.append(x)
+        return out
 
     def _same_address(self, xs: list[Any], pattern: int) -> list[Any]:
         """Each test's inputs written into the SAME buffers as the previous
@@ -581,7 +595,8 @@ class Harness(metaclass=_Sealed):
         torch, T = self.torch, self.Tensor
         if self.fn is None:
             return {"ok": False, "kind": "protocol", "message": "no candidate loaded"}, []
-        xs = self._same_address(self._to_device(wire.decode(h["inputs"], bufs)), int(h.get("poison", 0)))
+        xs = self._same_address(self._to_device(wire.decode(h["inputs"], bufs, views=True)),
+                                int(h.get("poison", 0)))
         pristine = [x.clone() if isinstance(x, T) else x for x in xs] if h.get("check_inputs") else None
         if hasattr(self.backend, "set_poison"):
             self.backend.set_poison(int(h.get("poison", 0)))
@@ -714,7 +729,7 @@ class Harness(metaclass=_Sealed):
 
     # -- timing: the judge times these requests from outside ----------------------
     def stage(self, h: dict, bufs: list[bytes]) -> tuple[dict, list]:
-        sets = wire.decode(h["sets"], bufs)
+        sets = wire.decode(h["sets"], bufs, views=True)
         if h.get("rng_seed") is not None:  # as a checked call seeds torch: no seed tells timing apart
             self._seed(int(h["rng_seed"]))
         T = self.Tensor

@@ -10,7 +10,9 @@ where the header's ``"buffers"`` key lists the byte length of each buffer.
 Tensors travel as ``{"__tensor__": i, "dtype": "float32", "shape": [..]}``
 pointing at buffer ``i`` (contiguous, row-major, host memory; the candidate
 process's outputs add their ``"stride"`` and, laid out densely in another
-order, are sent in that memory order, see :func:`encode`); everything else
+order, are sent in that memory order, see :func:`encode`; the judge's inputs
+keep the layout ``get_inputs()`` gave them, a slice's gaps included:
+``views=True``); everything else
 is plain JSON (tuples become lists, marked ``{"__tuple__": [...]}``).
 
 The reader checks every length against :data:`MAX_HEADER` (and the count of
@@ -282,7 +284,26 @@ def dense_strides(shape: list[int] | tuple[int, ...], stride: list[int] | tuple[
     return True
 
 
-def encode(value: Any, buffers: list[Any], copy: bool = True, layout: bool = False) -> Any:
+def distinct_elements(shape: list[int] | tuple[int, ...], stride: list[int] | tuple[int, ...]) -> bool:
+    """Whether no two indices of a view of ``shape`` and ``stride`` share an
+    address (a contiguous tensor, a transpose, a slice with gaps; not an
+    expanded view, whose stride 0 repeats one element): sorted by stride, each
+    dimension's stride is at least the span of the ones below it."""
+    span = 1
+    for st, n in sorted((st, n) for n, st in zip(shape, stride) if n > 1):
+        if st < span:
+            return False
+        span = st * n
+    return True
+
+
+def view_span(shape: list[int] | tuple[int, ...], stride: list[int] | tuple[int, ...]) -> int:
+    """Elements of memory from a non-empty view's first element to its last:
+    ``1 + sum((n - 1) * stride)``."""
+    return 1 + sum((n - 1) * st for n, st in zip(shape, stride))
+
+
+def encode(value: Any, buffers: list[Any], copy: bool = True, layout: bool = False, views: bool = False) -> Any:
     """``value`` (tensors, numbers, strings, None, nested lists/tuples/dicts with
     string keys) as JSON, appending tensor bytes to ``buffers``.
 
@@ -298,6 +319,14 @@ def encode(value: Any, buffers: list[Any], copy: bool = True, layout: bool = Fal
     gaps or overlaps (a slice, an expanded view) is sent row-major with its
     strides and ``"dense": false``.
 
+    ``views=True`` (the judge's inputs, with ``layout``): a tensor with gaps
+    whose elements are distinct (:func:`distinct_elements`: a slice such as
+    ``torch.randn(B, 2 * D)[:, :D]``) is sent as the memory it spans
+    (:func:`view_span`, ``"span"``), so :func:`decode` rebuilds the same view
+    and the candidate is verified on the layout the task's ``get_inputs()``
+    makes (newcomer nc17: a kernel that read a transposed input as row-major
+    was called correct on the contiguous copy it was sent).
+
     Raises
     ------
     WireError
@@ -311,8 +340,12 @@ def encode(value: Any, buffers: list[Any], copy: bool = True, layout: bool = Fal
             t = t.cpu()  # keeps the strides of a dense layout (memory_format=torch.preserve_format)
         stride = list(t.stride())
         dense = dense_strides(t.shape, stride)
+        span = None
         if layout and dense and not t.is_contiguous() and t.numel():
             flat = t.as_strided((t.numel(),), (1,), t.storage_offset())  # its memory, in memory order
+        elif views and layout and not dense and t.numel() and distinct_elements(t.shape, stride):
+            span = view_span(t.shape, stride)
+            flat = t.as_strided((span,), (1,), t.storage_offset())  # the memory it spans, gaps included
         else:
             flat = t.contiguous().reshape(-1)
         name = str(t.dtype).removeprefix("torch.")
@@ -326,26 +359,32 @@ def encode(value: Any, buffers: list[Any], copy: bool = True, layout: bool = Fal
         out = {"__tensor__": len(buffers) - 1, "dtype": name, "shape": list(t.shape)}
         if layout:
             out["stride"] = stride
-            if not dense:
+            if span is not None:
+                out["span"] = span
+            elif not dense:
                 out["dense"] = False
         return out
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
     if isinstance(value, tuple):
-        return {"__tuple__": [encode(v, buffers, copy) for v in value]}
+        return {"__tuple__": [encode(v, buffers, copy, layout, views) for v in value]}
     if isinstance(value, list):
-        return [encode(v, buffers, copy) for v in value]
+        return [encode(v, buffers, copy, layout, views) for v in value]
     if isinstance(value, dict) and all(isinstance(k, str) for k in value):
         if "__tensor__" in value or "__tuple__" in value:
             raise WireError("dict keys __tensor__/__tuple__ are reserved")
-        return {k: encode(v, buffers, copy) for k, v in value.items()}
+        return {k: encode(v, buffers, copy, layout, views) for k, v in value.items()}
     raise WireError(f"a {type(value).__module__}.{type(value).__qualname__} cannot cross the boundary")
 
 
-def decode(value: Any, buffers: list[Any], device: str = "cpu") -> Any:
+def decode(value: Any, buffers: list[Any], device: str = "cpu", views: bool = False) -> Any:
     """Inverse of :func:`encode`; tensors are rebuilt (on ``device``) from the raw
     bytes: the first use of a :class:`Received` buffer is a view of it, any other
     use (or a plain bytes-like buffer) a fresh copy. Decoded tensors never share memory.
+    ``views=True`` (the candidate process reading the judge's inputs): a
+    tensor sent as the memory it spans (``"span"``) is rebuilt as the same
+    view; otherwise such a tensor is refused (the judge reads the candidate's
+    outputs as dense tensors only).
 
     Raises
     ------
@@ -366,9 +405,16 @@ def decode(value: Any, buffers: list[Any], device: str = "cpu") -> Any:
                 numel, span = numel * s, span * max(s, 1)
             if span > MAX_BUFFER:  # an empty tensor of size [0, 2**70] overflows torch's strides
                 raise WireError(f"tensor shape {shape[:8]} is too large")
+            stride, extent = value.get("stride"), value.get("span", numel)  # elements the buffer holds
+            if stride is not None and not (isinstance(stride, list) and len(stride) == len(shape)
+                                           and all(type(s) is int and 0 <= s <= MAX_BUFFER for s in stride)):
+                raise WireError("bad tensor strides")
+            if "span" in value and not (views and numel and stride is not None and type(extent) is int
+                                        and distinct_elements(shape, stride) and extent == view_span(shape, stride)):
+                raise WireError("a view's span is not accepted here, or does not match its shape and strides")
             raw = buffers[i]
             nbytes = raw.numel() if isinstance(raw, torch.Tensor) else memoryview(raw).nbytes
-            if numel * DTYPES[name] != nbytes:
+            if extent * DTYPES[name] != nbytes:
                 raise WireError(f"tensor of shape {shape} and dtype {name} does not fit {nbytes} bytes")
             dtype = getattr(torch, name)
             taken = getattr(buffers, "taken", None)
@@ -385,12 +431,10 @@ def decode(value: Any, buffers: list[Any], device: str = "cpu") -> Any:
                         import numpy
 
                         flat.numpy()[:] = numpy.frombuffer(raw, dtype=numpy.uint8)
-            stride = value.get("stride")
-            if stride is not None and not (isinstance(stride, list) and len(stride) == len(shape)
-                                           and all(type(s) is int and 0 <= s <= MAX_BUFFER for s in stride)):
-                raise WireError("bad tensor strides")
             if not numel:
                 t = torch.empty(shape, dtype=dtype)
+            elif "span" in value:
+                t = flat.view(dtype).as_strided(shape, stride)  # the sender's view, gaps included
             elif stride is not None and value.get("dense", True) is not False:
                 if not dense_strides(shape, stride):
                     raise WireError(f"strides {stride[:8]} do not lay shape {shape[:8]} out densely")
@@ -399,10 +443,10 @@ def decode(value: Any, buffers: list[Any], device: str = "cpu") -> Any:
                 t = flat.view(dtype).reshape(shape)
             return t.to(device) if device != "cpu" else t
         if "__tuple__" in value:
-            return tuple(decode(v, buffers, device) for v in value["__tuple__"])
-        return {k: decode(v, buffers, device) for k, v in value.items()}
+            return tuple(decode(v, buffers, device, views) for v in value["__tuple__"])
+        return {k: decode(v, buffers, device, views) for k, v in value.items()}
     if isinstance(value, list):
-        return [decode(v, buffers, device) for v in value]
+        return [decode(v, buffers, device, views) for v in value]
     return value
 
 

@@ -77,6 +77,7 @@ from typing import Any
 
 import torch
 
+from kstrata.sandbox.wire import distinct_elements
 from kstrata.tasks.meta import DISTRIBUTIONS
 
 #: ``grid`` draws ``k / GRID_STEPS`` for integer ``k`` in ``[-GRID_STEPS, GRID_STEPS]``
@@ -151,30 +152,48 @@ def apply_distribution(
                 chi2.add_(torch.randn(x.shape, generator=gen, dtype=torch.float64, device=where).square_())
             new = _extremes_at_the_edges(z.div_(chi2.div_(3).sqrt_()), positive_last=i % 2 == 0)
         elif dist == "large":
-            new = x.to(torch.float64, copy=True).mul_(100)
+            new = _f64(x).mul_(100)
         elif dist == "near_zero":
-            new = x.to(torch.float64, copy=True).mul_(1e-3)
+            new = _f64(x).mul_(1e-3)
         elif dist == "grid":
             new = torch.randint(-GRID_STEPS, GRID_STEPS + 1, x.shape, generator=gen, device=where,
                                 dtype=torch.int64).to(torch.float64).div_(GRID_STEPS)
         elif dist == "offset":
-            new = x.to(torch.float64, copy=True)
+            new = _f64(x)
             rows = new.view(-1, new.shape[-1]) if new.dim() > 1 else new.view(1, -1)
             sign = torch.ones(rows.shape[0], 1, dtype=torch.float64, device=rows.device)
             sign[1::2] = -1
             rows.add_(sign.mul_(OFFSET if new.dim() > 1 or seed % 2 == 0 else -OFFSET))
         elif dist == "nonfinite":
-            new = _nonfinite(x.to(torch.float64, copy=True), gen, where)
+            new = _nonfinite(_f64(x), gen, where)
         elif dist == "ties":
-            new = _ties(x.to(torch.float64, copy=True), seed)
+            new = _ties(_f64(x), seed)
         elif dist == "positive":
-            new = x.to(torch.float64, copy=True).abs_().add_(1)
+            new = _f64(x).abs_().add_(1)
         elif dist == "outliers":
-            new = _outliers(x.to(torch.float64, copy=True), gen, where, x.dtype)
+            new = _outliers(_f64(x), gen, where, x.dtype)
         else:  # shifted
-            new = x.to(torch.float64, copy=True).sub_(10)
-        out[i] = new.to(device=x.device, dtype=x.dtype).contiguous()
+            new = _f64(x).sub_(10)
+        out[i] = _in_layout(new.to(device=x.device, dtype=x.dtype), x)
     return out
+
+
+def _f64(x: torch.Tensor) -> torch.Tensor:
+    """A contiguous float64 copy of ``x`` (whatever its layout: the distributions view it by rows)."""
+    return x.to(torch.float64, copy=True, memory_format=torch.contiguous_format)
+
+
+def _in_layout(values: torch.Tensor, like: torch.Tensor) -> torch.Tensor:
+    """``values`` laid out as ``like`` (its strides: a transpose, a
+    permutation, a slice with gaps), as ``get_inputs()`` made it: the
+    candidate is verified on the task's own layout (newcomer nc17: a kernel
+    that read a transposed input as row-major passed on contiguous draws).
+    An expanded view, whose elements share memory, cannot hold a new value per
+    element: contiguous."""
+    if like.is_contiguous() or not distinct_elements(like.shape, like.stride()):
+        return values.contiguous()
+    out = torch.empty_strided(like.shape, like.stride(), dtype=values.dtype, device=values.device)
+    return out.copy_(values)
 
 
 def draw_inputs(get_inputs: Callable[[], Sequence[Any]], seed: int, dist: str, only: Sequence[int] | None = None,

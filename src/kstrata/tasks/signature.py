@@ -51,3 +51,21 @@ def input_dtypes(task: Any, shape: dict[str, int]) -> list[str | None]:
 
     _, inputs = _draw(task, shape)
     return [str(x.dtype).removeprefix("torch.") if isinstance(x, torch.Tensor) else None for x in inputs]
+
+
+def input_orders(task: Any, shape: dict[str, int]) -> list[list[int] | None]:
+    """The layout of each of ``get_inputs()`` at ``shape``, as the verifier
+    passes it to a candidate: its dimensions from the largest stride to the
+    smallest (``[1, 0]`` for a transposed matrix), ``None`` for a contiguous
+    tensor or an input that is not a tensor. Same draw and errors as
+    :func:`call_signature`."""
+    import torch
+
+    _, inputs = _draw(task, shape)
+    out: list[list[int] | None] = []
+    for x in inputs:
+        if not isinstance(x, torch.Tensor) or x.is_contiguous():
+            out.append(None)
+            continue
+        out.append(sorted(range(x.dim()), key=lambda d: (-x.stride(d), d)))
+    return out

@@ -475,7 +475,8 @@ class ShapeRun:
         together; the outputs of each (see :meth:`call`)."""
         self._rng = rng_seed(test)
         bufs: list[Any] = []
-        enc = wire.encode([x.cpu() if isinstance(x, torch.Tensor) else x for x in xs], bufs, copy=False)
+        enc = wire.encode([x.cpu() if isinstance(x, torch.Tensor) else x for x in xs], bufs, copy=False,
+                           layout=True, views=True)  # the layout get_inputs() gave
         headers = [self._header(enc, refs, p, False, False) for p in poisons]
         replies = self.ctx.requests(headers, bufs, test.public, limit=reply_limit(refs))
         return [self._outputs(h, b, test, refs, False)[0] for h, b in replies]
@@ -495,7 +496,8 @@ class ShapeRun:
         returns the outputs (CPU tensors, or None where not a plain tensor) and the reply."""
         ctx, public = self.ctx, test.public
         bufs: list[Any] = []
-        enc = wire.encode([x.cpu() if isinstance(x, torch.Tensor) else x for x in xs], bufs, copy=False)
+        enc = wire.encode([x.cpu() if isinstance(x, torch.Tensor) else x for x in xs], bufs, copy=False,
+                           layout=True, views=True)  # the layout get_inputs() gave
         h, b = ctx.request(self._header(enc, refs, poison, count_launches, noop), bufs, public,
                            limit=reply_limit(refs))
         return self._outputs(h, b, test, refs, noop)
@@ -625,7 +627,7 @@ class ShapeRun:
         for t, pristine, refs, _ in prepared:
             self._rng = rng_seed(t)
             enc = wire.encode([x.cpu() if isinstance(x, torch.Tensor) else x for x in pristine], bufs,
-                              copy=False)
+                              copy=False, layout=True, views=True)
             headers += [self._header(enc, refs, p, False, False) for p in POISON_PATTERNS]
         public = all(t.public for t in tests)
         h, b = self.ctx.request({"op": "call_many", "calls": headers}, bufs, public,
