@@ -239,3 +239,51 @@ def test_a_kernel_cache_archive_never_takes_the_disks_last_free_space(tmp_path, 
         assert kernel_cache.store(key, fd, report) is True and kernel_cache.archive_path(key).exists()
     finally:
         os.close(fd)
+
+
+def _run_folder(path: Path) -> Path:
+    path.mkdir(parents=True)
+    (path / "secret").write_text("a" * 64 + "\n")
+    (path / "run.db").write_bytes(b"")
+    return path
+
+
+def test_a_run_inside_a_bound_folder_is_masked(tmp_path, monkeypatch):
+    """A project on ``PYTHONPATH`` is bound for Python; its ``runs/r1`` (found
+    by the bounded walk) and a run registered deeper than the walk goes
+    (:func:`policy.keep_out`, as reading a run's secret does) are each hidden
+    under an empty read-only tmpfs."""
+    proj = tmp_path / "proj"
+    near = _run_folder(proj / "runs" / "r1")
+    deep = _run_folder(proj / "a" / "b" / "c" / "d" / "run")
+    monkeypatch.setenv("PYTHONPATH", str(proj))
+    monkeypatch.delenv(policy.RUN_DIRS_ENV, raising=False)
+    policy.keep_out(deep)
+    cmd = policy.command(["true"], memory_mb=512)
+    assert str(proj) in _binds(cmd)
+    for run in (near, deep):
+        at = [i for i, a in enumerate(cmd) if a == "--tmpfs" and cmd[i + 1] == str(run)]
+        assert at and cmd[at[0] + 2:at[0] + 4] == ["--remount-ro", str(run)], (run, cmd[-40:])
+
+
+@needs_sandbox
+def test_a_candidate_cannot_read_a_runs_secret_in_a_bound_folder(tmp_path):
+    import json
+    import os
+    import re
+    import subprocess
+    import sys
+
+    proj = tmp_path / "proj"
+    _run_folder(proj / "runs" / "r1")
+    env = {**os.environ, "PYTHONPATH": str(proj)}
+    env.pop("KSTRATA_RUN_DIRS", None)
+    kstrata = str(Path(sys.executable).with_name("kstrata"))
+    p = subprocess.run([kstrata, "eval", "relu", str(CASES / "rt55_run_in_bound_dir" / "candidate.py"), "--backend",
+                        "pytorch", "--json", "--no-time", "--scope", "small", "--preset", "warn"],
+                       capture_output=True, text=True, timeout=300, cwd=str(tmp_path), env=env)
+    assert p.returncode == 0, p.stderr[-3000:]
+    d = json.loads(p.stdout[p.stdout.index("{"):])
+    m = re.search(r"PROBE(\{.*\})ENDPROBE", d["evidence"]["message"], re.S)
+    assert m, d["evidence"]["message"][:2000]
+    assert json.loads(m.group(1))["secrets"] == {}, m.group(1)

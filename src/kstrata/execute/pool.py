@@ -45,6 +45,8 @@ ENV_ALLOW = (
     # where `kstrata setup` made the isolated environments (kstrata.backends.envs.env_root): a judge
     # worker starts a TileLang candidate's process with that environment's interpreter
     "KSTRATA_ENV_DIR",
+    # the run folders no sandbox may show (kstrata.sandbox.policy.keep_out)
+    "KSTRATA_RUN_DIRS",
 )
 
 #: glibc malloc settings of every worker and candidate process (``GLIBC_TUNABLES``).

@@ -373,7 +373,7 @@ def command(argv: list[str], *, python: str | None = None, read_only: list[str] 
     # tmpfs of its own): a file left there, or its /dev/fd and /dev/stdout links replaced, outlived
     # the candidate for every later one the zygote forks, which the scrub of /tmp and /dev/shm never
     # saw (red-team round of 2026-12-04). Not recursive: /tmp and /dev/shm stay writable mounts
-    args += ["--remount-ro", "/", "--remount-ro", "/dev"] + _masked(binds)
+    args += ["--remount-ro", "/", "--remount-ro", "/dev"] + _masked(binds) + _masked_runs(binds)
     args += ["--clearenv"]
     from kstrata.sandbox.kernel_cache import ENV as KERNEL_CACHE_ENV
 
@@ -394,6 +394,72 @@ def command(argv: list[str], *, python: str | None = None, read_only: list[str] 
 #: 2026-12-04); nothing a backend runs reads there (CPU topology and caches are
 #: under ``/sys/devices``, the GPUs under ``/sys/bus`` and ``/sys/module``).
 MASKED_DIRS = ("/sys/fs",)
+
+
+#: Environment variable naming (``os.pathsep``-separated) the run folders whose
+#: secret this process tree holds (:func:`keep_out`); the judge's workers get it.
+RUN_DIRS_ENV = "KSTRATA_RUN_DIRS"
+#: Directory entries :func:`run_folders` reads under one bound folder, at most.
+RUN_SCAN_ENTRIES = 5000
+#: How deep below a bound folder :func:`run_folders` looks for run folders.
+RUN_SCAN_DEPTH = 3
+
+
+def keep_out(run_dir: str | os.PathLike[str]) -> None:
+    """Name ``run_dir`` (a run whose secret this process reads) in
+    :data:`RUN_DIRS_ENV`, so that no sandbox started from here or from its
+    workers shows it, wherever it lies (:func:`run_folders`)."""
+    path = os.path.realpath(run_dir)
+    known = [p for p in os.environ.get(RUN_DIRS_ENV, "").split(os.pathsep) if p]
+    if path not in known:
+        os.environ[RUN_DIRS_ENV] = os.pathsep.join([*known, path])
+
+
+def _is_run(path: str) -> bool:
+    return os.path.isfile(os.path.join(path, "secret")) or os.path.isfile(os.path.join(path, "run.db")) \
+        or os.path.isfile(os.path.join(path, "bench.db"))
+
+
+def run_folders(binds: list[str]) -> list[str]:
+    """The kstrata run and bench folders inside the ``binds`` (none of the
+    system directories): those named in :data:`RUN_DIRS_ENV`, and those a
+    bounded walk finds (a folder holding ``secret``, ``run.db`` or
+    ``bench.db``, at most :data:`RUN_SCAN_DEPTH` levels down, reading at most
+    :data:`RUN_SCAN_ENTRIES` entries per bound folder, links not followed).
+    A run kept inside a folder that is bound (a project on ``PYTHONPATH`` or
+    installed editable, whose ``runs/`` held the run) was readable in every
+    sandbox: its secret (from which the hidden tests derive), run.db and the
+    candidates' sources (red-team round rt55)."""
+    roots = [b for b in binds if b not in _SYSTEM_DIRS]
+    known = [os.path.realpath(p) for p in os.environ.get(RUN_DIRS_ENV, "").split(os.pathsep) if p]
+    found = {k for k in known if any(k.startswith(b.rstrip("/") + "/") for b in roots) and os.path.isdir(k)}
+    for root in roots:
+        budget, level = RUN_SCAN_ENTRIES, [root]
+        for _ in range(RUN_SCAN_DEPTH):
+            deeper = []
+            for d in level:
+                try:
+                    with os.scandir(d) as it:
+                        for entry in it:
+                            budget -= 1
+                            if budget < 0:
+                                break
+                            if entry.is_dir(follow_symlinks=False):
+                                (found.add if _is_run(entry.path) else deeper.append)(entry.path)
+                except OSError:
+                    continue
+                if budget < 0:
+                    break
+            level = deeper
+    return sorted(found)
+
+
+def _masked_runs(binds: list[str]) -> list[str]:
+    """bubblewrap options hiding :func:`run_folders` (an empty read-only tmpfs over each)."""
+    out: list[str] = []
+    for d in run_folders(binds):
+        out += ["--tmpfs", d, "--remount-ro", d]
+    return out
 
 
 def _masked(binds: list[str]) -> list[str]:

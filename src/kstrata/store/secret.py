@@ -38,6 +38,9 @@ def run_secret(run_dir: str | Path) -> str:
         if it is not text (damaged); or if it (or ``$KSTRATA_SECRET``) is not
         the secret the run judged its candidates under (``secret.check``).
     """
+    from kstrata.sandbox.policy import keep_out
+
+    keep_out(run_dir)  # no sandbox started from this process tree shows the run folder
     env = os.environ.get("KSTRATA_SECRET")
     if env:
         _check_same(Path(run_dir), env, "$KSTRATA_SECRET")
