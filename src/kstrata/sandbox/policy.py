@@ -416,15 +416,15 @@ def keep_out(run_dir: str | os.PathLike[str]) -> None:
 
 
 def _is_run(path: str) -> bool:
-    return os.path.isfile(os.path.join(path, "secret")) or os.path.isfile(os.path.join(path, "run.db")) \
-        or os.path.isfile(os.path.join(path, "bench.db"))
+    """A run folder (``run.db``, or a ``secret`` with its ``secret.check``) or a bench folder (``bench.db``)."""
+    has = lambda name: os.path.isfile(os.path.join(path, name))  # noqa: E731
+    return has("run.db") or has("bench.db") or (has("secret") and has("secret.check"))
 
 
 def run_folders(binds: list[str]) -> list[str]:
     """The kstrata run and bench folders inside the ``binds`` (none of the
     system directories): those named in :data:`RUN_DIRS_ENV`, and those a
-    bounded walk finds (a folder holding ``secret``, ``run.db`` or
-    ``bench.db``, at most :data:`RUN_SCAN_DEPTH` levels down, reading at most
+    bounded walk finds (:func:`_is_run`, at most :data:`RUN_SCAN_DEPTH` levels down, reading at most
     :data:`RUN_SCAN_ENTRIES` entries per bound folder, links not followed).
     A run kept inside a folder that is bound (a project on ``PYTHONPATH`` or
     installed editable, whose ``runs/`` held the run) was readable in every
