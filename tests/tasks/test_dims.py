@@ -103,8 +103,15 @@ def test_boundary_values_and_tasks_without_variation(tmp_path):
         "class Model", "N = 64\n\nclass Model"))
     task = load_task(fixed)
     assert inferred_dims(task) == {}  # size variables: left to the task's own metadata
-    # its public tests run N = 64 only, but the hidden ones move N (newcomer nc14 read "NONE" for such a
-    # task whose hidden tests caught a tail bug)
+    # its nominal shape fits this CPU: its public test is the v + 1 variant, the sweep adds a prime
+    # (newcomer nc17: public tests ran N = 64 only, and a smaller task got weaker public tests)
+    assert task.small_shapes == [{"N": 65}] and {"N": 31} in task.sweep_shapes
+    assert variation_kind(task) == "ok" and variation_note(task) is None
+    # a size below MIN_SCALED is left alone: its public tests run N = 12 only, but the hidden ones move N
+    # (newcomer nc14 read "NONE" for such a task whose hidden tests caught a tail bug)
+    twelve = tmp_path / "twelve.py"
+    twelve.write_text(fixed.read_text().replace("N = 64", "N = 12"))
+    task = load_task(twelve)
     assert variation_kind(task) == "hidden only" and "hidden tests move N" in variation_note(task)
     literal = tmp_path / "literal.py"
     literal.write_text(LITERAL_TASK.replace("torch.randn(64, 512), torch.randn(64, 512)",

@@ -179,7 +179,8 @@ def test_constraints_are_kept_and_small_files_and_metadata_are_untouched(tmp_pat
         assert model(*inputs).shape[1] == 16
     lin = tmp_path / "linear.py"
     lin.write_text(LINEAR)
-    assert load_task(lin).small_shapes == [{"B": 8, "I": 16, "O": 4}]  # fits already: nominal
+    # fits already: the nominal shape's v + 1 variant (B = 8 and O = 4 are below the scaling floor; nc17)
+    assert load_task(lin).small_shapes == [{"B": 8, "I": 17, "O": 4}]
     meta = tmp_path / "meta.py"
     meta.write_text(SOFTMAX + 'KSTRATA = {"shapes": {"small": [{"batch_size": 3, "dim": 5}]}}\n')
     assert load_task(meta).small_shapes == [{"batch_size": 3, "dim": 5}]

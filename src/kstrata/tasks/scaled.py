@@ -39,6 +39,8 @@ shapes are derived from its nominal shape:
    multiple of any power-of-two block size, so a kernel that forgets its
    tail fails) and as the largest prime at most ``v / 2``; variants at which
    the reference does not run are dropped (that variable keeps its fitted value).
+   A nominal shape that already fits is the fitted shape, and its sizes of at
+   least :data:`MIN_SCALED` (a batch size: 2) get the same variants.
 
 The public (small) shapes are the ``v + 1`` variant; the hidden sweep is the
 fitted shape, the ``v + 1`` and the prime variant (the verifier adds secret
@@ -81,7 +83,7 @@ ENV = "KSTRATA_SHAPES"
 #: list size globals, tuple assignments, tied variables; 3: limits cut by the
 #: reference's measured cost; 4: literal input extents), so disk caches of an
 #: older fit are not reused.
-CACHE_VERSION = "fit4"
+CACHE_VERSION = "fit5"
 
 _MEM: dict[tuple, tuple[list[dict[str, int]], list[dict[str, int]]] | None] = {}
 _TIES: dict[tuple, list[list[str]]] = {}
@@ -278,8 +280,11 @@ def _fit(task: Any, max_flops: float, max_bytes: float) -> tuple[dict[str, int],
 def scaled_shapes(task: Any, max_flops: float = VERIFY_MAX_FLOPS,
                   max_bytes: float = VERIFY_MAX_BYTES) -> tuple[list[dict[str, int]], list[dict[str, int]]] | None:
     """``(small, sweep)`` test shapes of ``task`` scaled to the limits (module
-    docstring), or None when they do not apply (:func:`applies`), the nominal
-    shape already fits, or no scaled shape at which the reference runs was found.
+    docstring), or None when they do not apply (:func:`applies`) or no shape
+    other than the nominal one at which the reference runs was found. Where
+    the nominal shape already fits, it is the fitted shape and its size
+    variables (at least :data:`MIN_SCALED`, a batch size at least 2) get the
+    ``v + 1`` and prime variants all the same.
 
     Parameters
     ----------
@@ -351,9 +356,12 @@ def _compute(task: Any, max_flops: float,
                 break
             fitted, tied = refit[0], sorted({tuple(g) for g in [*tied, *refit[1]]})
             tied = [list(g) for g in tied]
-    if fitted is None or fitted == nominal or not _runs(task, fitted):
+    if fitted is None or not _runs(task, fitted):
         return None, []
     scaled = [k for k in fitted if fitted[k] != _nominal_value(nominal, k)]
+    if not scaled:  # the nominal shape fits: its sizes get the boundary variants all the same (newcomer
+        # nc17: a task made smaller had its public tests at the nominal shape only, no tail exposed)
+        scaled = [k for k in fitted if fitted[k] >= _min_scaled(k)]
 
     def variant(value_of: Any) -> dict[str, int]:
         whole = {**fitted, **{k: value_of(fitted[k]) for k in scaled}}
@@ -372,6 +380,8 @@ def _compute(task: Any, max_flops: float,
     for s in (fitted, odd, low):
         if s not in sweep:
             sweep.append(s)
+    if sweep == [nominal]:  # no variant runs: the nominal shape as before
+        return None, []
     return ([odd], sweep), tied
 
 
@@ -464,5 +474,8 @@ def describe(task: Any) -> str | None:
     fit = got[1][0]
     changed = ", ".join(f"{_name(k)}={fit[k]} (nominal {_nominal_value(nominal, k)})" for k in fit
                         if fit[k] != _nominal_value(nominal, k))
+    if not changed:
+        return ("tests run at the nominal shape (it fits this CPU) plus boundary variants of its sizes (v + 1, "
+                "a prime); shapes.small/shapes.sweep metadata chooses others")
     return (f"tests run at shapes scaled to this CPU: {changed}, plus boundary variants; "
             f"{ENV}=nominal uses the nominal shape")
