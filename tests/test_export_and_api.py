@@ -397,3 +397,16 @@ def test_an_exported_kernel_gets_its_inputs_in_the_layout_it_was_verified_on(tmp
     run = subprocess.run([PY, "-c", code], capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr[-3000:]
     assert float(run.stdout.split("maxdiff")[-1]) < 1e-6
+
+
+def test_an_export_folder_that_is_not_a_python_name_is_refused_before_anything_is_written(tmp_path):
+    """Newcomer nc17: ``--to "exports/gelu pkg"`` wrote a package and printed ``from gelu pkg import ...``,
+    a SyntaxError; the package is imported by its folder's name."""
+    res = _run(tmp_path, "pytorch", {"source": RMSNORM_NEW})
+    for name in ("gelu pkg", "2fast", "my-kernel"):
+        r = CliRunner().invoke(app, ["export", str(res.run_dir), "--to", str(tmp_path / name)],
+                               env={"COLUMNS": "300"})
+        assert r.exit_code == 2 and "not a Python identifier" in r.output, r.output
+        assert not (tmp_path / name).exists()
+        suggested = r.output.split("name it e.g. ")[1].split()[0].strip("'")
+        assert Path(suggested).name.isidentifier()

@@ -387,6 +387,12 @@ def export_run(run_dir: str | Path, to: str | Path, candidate: str | None = None
     to = Path(to)
     if to.exists() and not to.is_dir():
         raise OptionError(f"--to {to}: a file, not a directory; give a new or empty directory for the package")
+    if not to.resolve().name.isidentifier():  # newcomer nc17: `from gelu pkg import ...` was printed
+        fixed = "".join(c if c.isalnum() or c == "_" else "_" for c in to.resolve().name) or "kernel"
+        fixed = fixed if fixed.isidentifier() else f"k_{fixed}"
+        raise OptionError(f"--to {to}: the package is imported by its folder's name, and "
+                          f"{to.resolve().name!r} is not a Python identifier; name it e.g. "
+                          f"{arg(str(to.parent / fixed))}")
     _check_writable(to)
     info = open_run(run_dir)
     run_abs = info.run_dir.resolve()
