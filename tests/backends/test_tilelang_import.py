@@ -33,7 +33,8 @@ def test_bad_input_is_one_clear_error(tmp_path):
         (["import", str(bad), "-t", "relu", "-b", "triton"], "ModelNew"),
         (["import", str(bad), "-t", "no_such_task", "-b", "triton"], "no_such_task"),
         (["import", str(bad), "-t", "relu", "-b", "nope"], "unknown backend"),
-        (["import", str(bad), "-t", "relu", "-b", "pytorch"], "takes no kernel files"),
+        (["import", str(bad), "-t", "relu", "-b", "pytorch"], "not 'pytorch' ones"),
+        (["import", str(tmp_path), "-t", "relu", "-b", "triton"], "a directory, not a file"),  # nc17
     ]
     bad2 = tmp_path / "t.py"
     bad2.write_text("class ModelNew: pass\n")

@@ -43,6 +43,8 @@ def read_model_file(path: Path, what: str = "kernel file") -> str:
     TaskError
         Naming the file (and, for a syntax error, the line) when a check fails.
     """
+    if path.is_dir():  # newcomer nc17: a folder was called "no such file"
+        raise TaskError(f"{path}: a directory, not a file; give the kernel's .py file")
     if not path.is_file():
         raise TaskError(f"{path}: no such file")
     try:
@@ -78,8 +80,9 @@ def read_kernel_file(path: Path, backend: str) -> str:
         backend's DSL.
     """
     if backend not in DSL_MODULE:
-        raise TaskError(f"backend {backend!r} takes no kernel files; choose one of "
-                        f"{', '.join(DSL_MODULE)}")
+        raise TaskError(f"kstrata import takes Triton and TileLang kernel files, not {backend!r} ones; choose "
+                        f"one of {', '.join(DSL_MODULE)} (a ModelNew file for {backend!r} goes straight to "
+                        f"kstrata eval or kstrata optimize --initial)")
     text = read_model_file(path)
     dsl = DSL_MODULE[backend]
     if not re.search(rf"^[ \t]*(?:import[ \t]+{dsl}\b|from[ \t]+{dsl}(?:\.[\w.]+)?[ \t]+import\b)", text, re.M):
