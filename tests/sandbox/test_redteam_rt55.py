@@ -287,3 +287,42 @@ def test_a_candidate_cannot_read_a_runs_secret_in_a_bound_folder(tmp_path):
     m = re.search(r"PROBE(\{.*\})ENDPROBE", d["evidence"]["message"], re.S)
     assert m, d["evidence"]["message"][:2000]
     assert json.loads(m.group(1))["secrets"] == {}, m.group(1)
+
+
+def test_the_seconds_of_a_hidden_stages_warm_loads_are_not_added(monkeypatch):
+    """The judge times a stage's warm loads (TileLang: compiled ahead in
+    parallel processes) and added their seconds to ``load_seconds`` at the
+    hidden stage too: a candidate whose load spins for a time made of the
+    hidden shape told it in the verdict, as the load seconds its process
+    reported did before they were left out at hidden shapes."""
+    import time
+
+    from kstrata.verify import warm_loads
+
+    class Proc:
+        kernel_cache = "k"
+        saw_hidden = False
+
+        def request(self, header, bufs, timeout_s=None):
+            time.sleep(0.2)  # "B * 10 ms" at the hidden shape
+            return {"ok": True}, []
+
+        def close(self):
+            pass
+
+    class Ctx:
+        proc, deadline, load_seconds, backend = Proc(), None, 0.0, object()
+
+        def fire_all(self, findings, public):
+            pass
+
+    monkeypatch.setattr(warm_loads, "wanted", lambda backend: True)
+    monkeypatch.setattr(warm_loads, "procs", lambda n: 2)
+    monkeypatch.setattr(warm_loads, "stage_loads", lambda ctx, tests: [({"op": "load"}, [])] * 2)
+    ctx = Ctx()
+    out = warm_loads.warm_stage(ctx, [object(), object()], False, lambda limit: Proc())
+    assert out is not None and out["loads"] == 2
+    assert ctx.load_seconds == 0.0, ctx.load_seconds
+    pub = Ctx()
+    warm_loads.warm_stage(pub, [object(), object()], True, lambda limit: Proc())
+    assert pub.load_seconds >= 0.2  # a public stage's compile time still counts
