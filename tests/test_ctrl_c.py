@@ -34,3 +34,23 @@ def test_ctrl_c_during_optimize_prints_a_resume_hint_and_no_tracebacks(tmp_path)
     assert proc.returncode == 130, (stdout[-2000:], stderr[-2000:])
     assert f"--resume {out}" in stdout
     assert "Traceback" not in stderr and "KeyboardInterrupt" not in stderr, stderr[-3000:]
+
+
+def test_ctrl_c_during_eval_says_there_is_no_verdict(tmp_path):
+    """Newcomer nc17: an interrupted eval printed nothing at all."""
+    cand = tmp_path / "slow_relu.py"
+    cand.write_text("import time\nimport torch.nn as nn\n\n\nclass ModelNew(nn.Module):\n"
+                    "    def forward(self, x):\n        time.sleep(0.5)\n        return x.clamp_min(0)\n")
+    proc = subprocess.Popen([KSTRATA, "eval", "relu", str(cand), "--backend", "pytorch", "--no-time"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            cwd=tmp_path, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    try:
+        time.sleep(12)  # inside the verification: the candidate's calls sleep
+        os.killpg(proc.pid, signal.SIGINT)
+        stdout, stderr = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 130, (stdout[-2000:], stderr[-2000:])
+    assert "interrupted: no verdict" in stderr, stderr[-2000:]
+    assert "Traceback" not in stderr, stderr[-3000:]

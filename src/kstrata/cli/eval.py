@@ -320,9 +320,11 @@ def register(app: typer.Typer) -> None:
             raise typer.Exit(2)
         if slow:
             err_console.print(f"warning: {slow}", markup=False, highlight=False, soft_wrap=True)
+        from kstrata.cli.signals import exit_status, interrupted_word, sigterm_as_interrupt
+
         try:
             try:
-                with stage_line(err_console.is_terminal and not as_json) as progress:
+                with sigterm_as_interrupt(), stage_line(err_console.is_terminal and not as_json) as progress:
                     ev, timing = evaluate_sources(t, b, sources, pool, preset=preset, scope=scope, secret=secret,
                                                   timeout_s=timeout, time=time_it, budget_ms=budget_ms,
                                                   timing_shape=shape, progress=progress,
@@ -330,6 +332,11 @@ def register(app: typer.Typer) -> None:
             except (UnknownPresetError, SandboxUnavailable, TaskError) as e:  # TaskError: the reference fails
                 print_error(e)
                 raise typer.Exit(2) from None
+            except KeyboardInterrupt as exc:  # newcomer nc17: Ctrl-C ended eval without a word
+                err_console.print(f"\n{interrupted_word(exc)}: no verdict (the candidate's processes were "
+                                  "stopped); run the same command again to verify it", markup=False,
+                                  highlight=False, soft_wrap=True)
+                raise typer.Exit(exit_status(exc)) from None
         finally:
             pool.close()
         from kstrata.backends.pytorch_cuda import device_line
