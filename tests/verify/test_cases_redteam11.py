@@ -69,3 +69,32 @@ def test_rt54_memo_on_complex_inputs_is_not_timed_faster_than_honest(kstrata_eva
     # served from its memo a call took 0.66 ms where the honest product took 4.9 ms (a clone against a product);
     # computing every call it takes about the honest time
     assert memo["timing"]["candidate_ms"] > 0.5 * honest["timing"]["candidate_ms"], (memo["timing"], honest["timing"])
+
+
+def test_rt54_far_draw_lies_beyond_finite_padding_sentinels():
+    from kstrata.tasks.inputs import apply_distribution
+    from kstrata.tasks.meta import TaskMeta
+
+    x = torch.randn(16, 33)
+    low = apply_distribution([x], "far", 4)[0]  # even seed: every row below -1e4
+    assert low.dtype == x.dtype and low.shape == x.shape and bool((low.amax(dim=-1) < -1e4).all())
+    assert bool(torch.isfinite(low).all()) and float(low.amin()) > -torch.finfo(torch.float32).max / 2
+    high = apply_distribution([x], "far", 5)[0]  # odd seed: every row above +1e4
+    assert bool((high.amin(dim=-1) > 1e4).all())
+    half = apply_distribution([x.half()], "far", 2)[0]
+    assert bool(torch.isfinite(half).all()) and bool((half.amax(dim=-1) < -9e3).all())
+    # every task that reduces its inputs gets it, listed or not
+    meta = TaskMeta(level=1, category="softmax", dtype="float32", distributions=["normal"],
+                    shapes={"nominal": {"B": 4}})
+    assert "far" in meta.distributions
+
+
+@pytest.mark.slow
+@needs_sandbox
+@pytest.mark.parametrize("task,name", [("softmax", "softmax_pad_minus_1e4.py"),
+                                       ("max_dim", "max_dim_start_at_minus_1e4.py")])
+def test_rt54_finite_padding_sentinel_is_incorrect(kstrata_eval, task, name):
+    d = kstrata_eval(task, f"rt54_far_padding_sentinel/{name}", "--no-time", "--scope", "small",
+                     backend="triton-interp")
+    assert d["verdict"] == "incorrect", f"{d['verdict']}: {d.get('message')}"
+    assert d["evidence"]["test"]["distribution"] == "far"

@@ -55,6 +55,14 @@ outliers       given to every quantization task (:data:`kstrata.tasks.meta.QUANT
                dtype's largest finite value / 16: far outside any int8 or int16 range at any
                usual scale, so a quantization that casts before it clamps (int16 wraps at
                ``|x / s| >= 32768``, ``|x| >= 645`` at s = 2.5/127) or overflows shows
+far            given to every task whose category takes a maximum over its inputs as drawn
+               (reduction, softmax, pooling, scan, loss: :data:`kstrata.tasks.meta.FAR_CATEGORIES`),
+               opt-in for others: every row (the last dimension's) moved by ``-10^e`` on even seeds,
+               ``+10^e`` on odd ones, ``e`` drawn per row uniform from :data:`FAR_DECADE` (4) to
+               the dtype's range (``log10(max / 4)``: 37.9 in float32, 4.2 in float16): one-signed
+               rows far beyond any finite padding sentinel. A softmax or row maximum padded with
+               -1e4 (BERT's mask value) instead of -inf, its padded lanes kept in the sum, passed
+               every other draw, whose values stay above -1006 (red-team rt54)
 nonfinite      opt-in (not in :data:`kstrata.tasks.meta.DEFAULT_DISTRIBUTIONS`): the
                normal draw with one element in :data:`NONFINITE_EVERY` (at least
                three), at seeded positions, replaced by NaN, +inf and -inf in
@@ -80,6 +88,9 @@ import torch
 from kstrata.sandbox.wire import distinct_elements
 from kstrata.tasks.meta import DISTRIBUTIONS
 
+#: ``far`` moves each row by at least ``10^FAR_DECADE``: past -1e4, BERT's and many attention
+#: kernels' finite "minus infinity" (:func:`_far`).
+FAR_DECADE = 4.0
 #: ``grid`` draws ``k / GRID_STEPS`` for integer ``k`` in ``[-GRID_STEPS, GRID_STEPS]``
 #: (a power of two, so every value is exact in binary floating point).
 GRID_STEPS = 64
@@ -172,6 +183,8 @@ def apply_distribution(
             new = _f64(x).abs_().add_(1)
         elif dist == "outliers":
             new = _outliers(_f64(x), gen, where, x.dtype)
+        elif dist == "far":
+            new = _far(_f64(x), gen, where, x.dtype, seed)
         else:  # shifted
             new = _f64(x).sub_(10)
         out[i] = _in_layout(new.to(device=x.device, dtype=x.dtype), x)
@@ -328,6 +341,20 @@ def _ties(x: torch.Tensor, seed: int) -> torch.Tensor:
     for d in range(1, x.dim()):
         mask = mask | along(d)
     return x.masked_fill_(mask.expand(x.shape), c)
+
+
+def _far(x: torch.Tensor, gen: torch.Generator, where: torch.device | None, dtype: torch.dtype, seed: int
+         ) -> torch.Tensor:
+    """``x`` (float64, contiguous) with every row (last-dimension fibre; a vector is one
+    row) moved by ``s * 10^e``: ``s`` = -1 on even seeds and +1 on odd ones, ``e`` drawn
+    per row uniform on ``[FAR_DECADE, log10(max / 4)]``, ``max`` the largest finite
+    value of the input's ``dtype`` (float16's range stops near 1.6e4)."""
+    rows = x.view(-1, x.shape[-1]) if x.dim() > 1 else x.view(1, -1)
+    hi = math.log10(torch.finfo(dtype).max / 4)
+    lo = min(FAR_DECADE, hi)
+    e = torch.rand(rows.shape[0], 1, generator=gen, dtype=torch.float64, device=where).to(rows.device)
+    rows.add_(torch.pow(10.0, e.mul_(hi - lo).add_(lo)).mul_(-1.0 if seed % 2 == 0 else 1.0))
+    return x
 
 
 def _outliers(x: torch.Tensor, gen: torch.Generator, where: torch.device | None, dtype: torch.dtype

@@ -46,8 +46,10 @@ DEFAULT_DISTRIBUTIONS = (
 #: ``relu`` returns NaN for NaN; a kernel using IEEE ``max(x, 0)`` returns 0,
 #: so it is not a default: the shipped relu kernels would read incorrect),
 #: and ``outliers`` (values far outside an int8/int16 range among the normal
-#: draw), which every quantization task gets (:data:`QUANTIZE_DRAWS`).
-DISTRIBUTIONS = (*DEFAULT_DISTRIBUTIONS, "nonfinite", "outliers")
+#: draw), which every quantization task gets (:data:`QUANTIZE_DRAWS`),
+#: and ``far`` (rows beyond any finite padding sentinel), which every task that reduces its
+#: inputs gets (:data:`FAR_CATEGORIES`).
+DISTRIBUTIONS = (*DEFAULT_DISTRIBUTIONS, "nonfinite", "outliers", "far")
 #: Draws every quantization task gets, whatever its metadata lists
 #: (:meth:`TaskMeta.quantizes`): values far outside the representable range,
 #: so that a clamp after a narrowing cast (a wrap-around) or an integer
@@ -69,6 +71,13 @@ QUANTIZE_DRAWS = ("outliers", "positive", "shifted")
 #: draw does not reach a one-signed intermediate.
 ONE_SIGNED_CATEGORIES = ("reduction", "norm", "softmax", "pooling", "scan", "loss")
 ONE_SIGNED_DRAWS = ("positive", "shifted")
+#: Categories whose kernels take a maximum or minimum over the inputs as drawn, where a padding
+#: sentinel or a running maximum's start hides: every such task gets the ``far`` draw (every row
+#: beyond -1e4 or +1e4), listed or not. A softmax or row maximum padded with a finite sentinel
+#: (-1e4, BERT's mask value) instead of -inf passed every other draw (red-team rt54). Norms are
+#: left out: a norm has no maximum, and rows whose mean is 1e5 or more times their spread cancel
+#: in any float32 mean (the shipped Triton layernorm failed there where PyTorch's CPU one did not).
+FAR_CATEGORIES = ("reduction", "softmax", "pooling", "scan", "loss")
 #: one line per distribution, in a prompt's words (the table of :mod:`kstrata.tasks.inputs`, shortened): what a kernel author
 #: must handle; a test names the draw it failed on by these names
 DRAW_SUMMARY = {
@@ -84,6 +93,8 @@ DRAW_SUMMARY = {
     "ties": "constant rows and columns at the draw's maximum, and ties at the maximum in every other row",
     "outliers": "a few elements +-10^1..10^9 (casting before clamping overflows integer types)",
     "nonfinite": "a few elements NaN, +inf and -inf (they must propagate as in PyTorch)",
+    "far": "every row moved by -10^e (even seeds) or +10^e (odd), e from 4 to the dtype's range: a finite "
+           "padding sentinel such as -1e4 in place of -inf loses to the real values",
 }
 
 Dtype = Literal["float32", "float16", "bfloat16", "float64", "int8", "int32", "int64"]
@@ -241,6 +252,8 @@ class TaskMeta(_Strict):
             missing = tuple(d for d in ONE_SIGNED_DRAWS if d not in self.distributions)
             if missing:
                 object.__setattr__(self, "distributions", (*self.distributions, *missing))
+        if self.category.lower() in FAR_CATEGORIES and self.dist_inputs != () and "far" not in self.distributions:
+            object.__setattr__(self, "distributions", (*self.distributions, "far"))
         return self
 
     @field_validator("flops", "bytes")
