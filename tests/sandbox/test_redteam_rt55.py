@@ -326,3 +326,21 @@ def test_the_seconds_of_a_hidden_stages_warm_loads_are_not_added(monkeypatch):
     pub = Ctx()
     warm_loads.warm_stage(pub, [object(), object()], True, lambda limit: Proc())
     assert pub.load_seconds >= 0.2  # a public stage's compile time still counts
+
+
+@needs_sandbox
+def test_a_timeout_on_a_hidden_test_tells_none_of_the_judges_seconds(tmp_path):
+    import json
+    import re
+    import subprocess
+    import sys
+
+    kstrata = str(Path(sys.executable).with_name("kstrata"))
+    p = subprocess.run([kstrata, "eval", "relu", str(CASES / "rt55_hidden_timeout" / "candidate.py"), "--backend",
+                        "pytorch", "--json", "--no-time", "--scope", "small", "--timeout", "20"],
+                       capture_output=True, text=True, timeout=300, cwd=str(tmp_path))
+    assert p.returncode == 0, p.stderr[-3000:]
+    d = json.loads(p.stdout[p.stdout.index("{"):])
+    assert d["verdict"] == "timeout" and d["evidence"].get("stage") == "hidden", d["evidence"]
+    assert not {"judge_s", "reference_s", "candidate_s"} & set(d["evidence"]), d["evidence"]
+    assert not re.search(r"\d+\.\d", json.dumps(d["evidence"])), d["evidence"]

@@ -291,7 +291,7 @@ class Context:
                 stop.evidence.setdefault("stage", "public")
                 stop.evidence.setdefault("test", self.current.describe())
             if e.cause == "timeout":
-                self.blame_time(stop)
+                self.blame_time(stop, public)
             raise stop from None
 
     #: A candidate whose calls took at most this many times the reference's own
@@ -300,14 +300,27 @@ class Context:
     #: another process, so the file's own Model as the candidate takes ~2x.
     REFERENCE_PACE = 3.0
 
-    def blame_time(self, stop: "Stop") -> None:
+    def blame_time(self, stop: "Stop", public: bool = True) -> None:
         """Say on a timeout which side used the time: the judge's reference and
         float64 oracle, or the candidate's calls (the rest of the elapsed
         time); a candidate no slower than :data:`REFERENCE_PACE` times the
         reference's own calls leaves the blame with the reference's shapes
-        (check ``reference_time``)."""
+        (check ``reference_time``). On a hidden test (``public`` False) the
+        side is named without a number and the evidence is the hidden
+        stage's: the judge's seconds grow with the hidden shapes' sizes, and a
+        candidate that passed the public tests and hung at the k-th hidden one
+        had them told (red-team round rt55)."""
         total = time.monotonic() - self.started
         cand = max(0.0, total - self.judge_s - self.start_s)
+        if not public:
+            stop.evidence["stage"] = "hidden"
+            if self.judge_s > cand or cand <= self.REFERENCE_PACE * self.reference_s:
+                stop.check = "reference_time"
+                stop.evidence["message"] = (
+                    "the verification ran out of time on a hidden test, mostly in the task's reference (the "
+                    "judge's reference and float64 oracle) or no slower than it; its times are withheld, as a "
+                    "hidden test's details (give a larger --timeout or smaller shapes)")
+            return
         stop.evidence.update(judge_s=round(self.judge_s, 2), candidate_s=round(cand, 2),
                              reference_s=round(self.reference_s, 2))
         if self.judge_s > cand:
