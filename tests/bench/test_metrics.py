@@ -71,6 +71,15 @@ def test_undefined_metrics():
     assert M.Estimate(1, 0.5, 2, 3).overlaps(M.Estimate(3, 1.5, 4, 3)) is True
 
 
+def test_fast_p_of_correct_tasks_none_timed_is_not_measured():
+    """Newcomer nc17: a triton-interp run (correct, never timed) showed fast_1 = 0% in the report."""
+    m = M.compute_metrics([O("x", compiled=True, correct=True), O("y", compiled=True)])
+    assert m["fast_0"].value == pytest.approx(0.5)
+    assert all(m[f"fast_{p:g}"].value is None for p in M.FAST_P if p > 0)
+    # nothing correct: nothing is fast, whatever was timed
+    assert M.compute_metrics([O("y", compiled=True)])["fast_1"].value == 0.0
+
+
 def test_leaderboard_breakdown_taxonomy():
     outs = _outcomes()
     for o in outs:

@@ -325,7 +325,10 @@ def compute_metrics(
       ``> p`` (KernelBench's rule, with the interval: :func:`faster_than`); a
       task with no correct or no timed candidate, no interval, or an
       ``excluded`` speedup counts as not fast. ``fast_0`` is the share
-      correct, as in KernelBench (:meth:`TaskOutcome.fast`).
+      correct, as in KernelBench (:meth:`TaskOutcome.fast`). Undefined
+      (``None``) for ``p > 0`` when tasks of the group are correct but none
+      has a measured speedup (an interpreter's or an untimed run: not
+      measured, not 0%).
     - ``fast_1_tuned``: share of the ``N`` tasks correct and faster than
       :data:`TUNED_BASELINE` by the same rule (EdgeKernelBench's Fast@1.0);
       undefined (``None``) when no task of the group was timed against that baseline.
@@ -360,8 +363,14 @@ def compute_metrics(
         "compile_rate": bootstrap(cols, _rate("compiled"), **kw),
         "correct_rate": bootstrap(cols, _rate("correct"), **kw),
     }
+    # correct tasks, none timed (an interpreter's run): fast_p above 0 was not measured, not 0% (newcomer
+    # nc17); with no correct task it is 0% whatever was timed
+    # (an untrusted timing has no speedup but a roofline fraction: timed, and not fast)
+    measured = any(o.speedup is not None or o.speedups or o.roofline_fraction is not None for o in rows) \
+        or not any(o.correct for o in rows)
     for p in FAST_P:
-        out[f"fast_{p:g}"] = bootstrap(cols, _rate(f"fast_{p:g}"), **kw)
+        out[f"fast_{p:g}"] = bootstrap(cols, _rate(f"fast_{p:g}"), **kw) if measured or p <= 0 \
+            else Estimate(None, None, None, len(rows))
     if any(TUNED_BASELINE in o.speedups for o in rows):
         out["fast_1_tuned"] = bootstrap(cols, _rate("fast_1_tuned"), **kw)
     else:
