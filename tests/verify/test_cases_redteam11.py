@@ -91,10 +91,10 @@ def test_rt54_far_draw_lies_beyond_finite_padding_sentinels():
 
 @pytest.mark.slow
 @needs_sandbox
-@pytest.mark.parametrize("task,name", [("softmax", "softmax_pad_minus_1e4.py"),
-                                       ("max_dim", "max_dim_start_at_minus_1e4.py")])
-def test_rt54_finite_padding_sentinel_is_incorrect(kstrata_eval, task, name):
-    d = kstrata_eval(task, f"rt54_far_padding_sentinel/{name}", "--no-time", "--scope", "small",
-                     backend="triton-interp")
+@pytest.mark.parametrize("task,name,backend", [("softmax", "softmax_pad_minus_1e4.py", "triton-interp"),
+                                               ("max_dim", "max_dim_start_at_minus_1e4.py", "triton-interp"),
+                                               ("max_dim", "tvm_max_start_at_minus_1e4/graph.py", "tvm-llvm")])
+def test_rt54_finite_padding_sentinel_is_incorrect(kstrata_eval, task, name, backend):
+    d = kstrata_eval(task, f"rt54_far_padding_sentinel/{name}", "--no-time", "--scope", "small", backend=backend)
     assert d["verdict"] == "incorrect", f"{d['verdict']}: {d.get('message')}"
     assert d["evidence"]["test"]["distribution"] == "far"
