@@ -54,3 +54,30 @@ def test_ctrl_c_during_eval_says_there_is_no_verdict(tmp_path):
     assert proc.returncode == 130, (stdout[-2000:], stderr[-2000:])
     assert "interrupted: no verdict" in stderr, stderr[-2000:]
     assert "Traceback" not in stderr, stderr[-3000:]
+
+
+def test_ctrl_c_during_bench_prints_the_resume_command(tmp_path):
+    """Newcomer nc17: an interrupted bench printed nothing; the command it prints continues it."""
+    out = tmp_path / "bench out"
+    proc = subprocess.Popen([KSTRATA, "bench", "--tasks", "relu", "--backends", "tvm-llvm", "--budget", "evals=20",
+                             "--out", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True, cwd=tmp_path,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    try:
+        deadline = time.monotonic() + 240
+        while time.monotonic() < deadline and not list(out.glob("*/run.db")):
+            time.sleep(0.5)
+        time.sleep(5)
+        os.killpg(proc.pid, signal.SIGINT)
+        stdout, stderr = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 130, (stdout[-2000:], stderr[-2000:])
+    line = stdout.split("Continue it with:")[1].split("\n")[1].strip()
+    import shlex
+
+    words = shlex.split(line)
+    assert words[:2] == ["kstrata", "bench"] and words[-1] == "--resume", line
+    assert words[words.index("--out") + 1] == str(out) and words[words.index("--tasks") + 1] == "relu", line
+    assert "Traceback" not in stderr, stderr[-3000:]

@@ -112,8 +112,26 @@ def register(app: typer.Typer) -> None:
                 check_baselines(spec.baselines, name)
             proposer_factories = builtin_proposers(llm=llm, config=config)
             _print_devices(spec.backends)
-            result = run_bench(spec, out, resume=resume, proposers=proposer_factories,
-                               progress=progress, executor=executor)
+            from kstrata.cli.signals import exit_status, interrupted_word, sigterm_as_interrupt
+
+            try:
+                with sigterm_as_interrupt():
+                    result = run_bench(spec, out, resume=resume, proposers=proposer_factories,
+                                       progress=progress, executor=executor)
+            except KeyboardInterrupt as exc:  # newcomer nc17: an interrupted bench said nothing
+                given = [("--suite", suite, "all"), ("--backends", backends, "tvm-llvm"),
+                         ("--proposers", proposers, "builtin"), ("--budget", budget, "evals=20"),
+                         ("--tasks", tasks, None), ("--sample", sample, None), ("--seed", seed, 0),
+                         ("--policy", policy, "greedy"), ("--baselines", baselines, "eager"),
+                         ("--preset", preset, "strict"), ("--llm", llm, None), ("--config", config, None),
+                         ("--executor", executor, "local"), ("--out", out, None)]
+                again = " ".join(arg(w) for w in ["kstrata", "bench", *[x for name, value, default in given
+                                                                         if value != default
+                                                                         for x in (name, value)], "--resume"])
+                console.print(f"\n{interrupted_word(exc)}; the bench is kept (finished runs stay done, the "
+                              f"interrupted one continues where it stopped). Continue it with:\n  {again}",
+                              markup=False, highlight=False, soft_wrap=True)
+                raise typer.Exit(exit_status(exc)) from None
         failed = [c for c in result.cells if c["status"] == "failed"]
         from kstrata.search.views import bench_table
 
