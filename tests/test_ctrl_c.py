@@ -4,6 +4,7 @@ eval and bench say what was interrupted (newcomer nc17)."""
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import signal
@@ -70,3 +71,5 @@ def test_ctrl_c_during_bench_prints_the_resume_command(tmp_path):
     assert words[:2] == ["kstrata", "bench"] and words[-1] == "--resume", words
     assert words[words.index("--out") + 1] == str(out) and words[words.index("--tasks") + 1] == "relu", words
     assert "Traceback" not in stderr, stderr[-3000:]
+    # timed as optimize times (auto: fit on a CPU), not at the nominal shape (newcomer nc17)
+    assert json.loads((out / "bench.json").read_text())["spec"]["timing_shape"] == "auto"

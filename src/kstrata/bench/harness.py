@@ -258,11 +258,13 @@ class BenchSpec:
     timing_shape:
         The shape each cell times candidates and baselines at, as
         ``kstrata optimize --timing-shape`` reads it
-        (:func:`kstrata.tasks.scaling.parse_shape_option`): ``nominal``
-        (default, the task's nominal shape), ``fit`` (the nominal shape halved
-        until one call is at most 0.25 GFLOP and 16 MB: a GPU-sized nominal
-        shape costs seconds per call on a CPU) or ``NAME=INT,...``; ``auto`` is
-        ``fit`` on CPU backends and ``nominal`` on GPUs. Verification always
+        (:func:`kstrata.tasks.scaling.parse_shape_option`): ``auto``
+        (default, as optimize's: ``fit`` on CPU backends and ``nominal`` on
+        GPUs; newcomer nc17: a bench timed at the nominal shape where optimize
+        timed the same task at ``fit``), ``nominal`` (the task's nominal shape),
+        ``fit`` (the nominal shape halved until one call is at most 0.25 GFLOP
+        and 16 MB: a GPU-sized nominal shape costs seconds per call on a CPU)
+        or ``NAME=INT,...``. Verification always
         covers the task's own shapes, and the timed shape too.
     """
 
@@ -276,7 +278,7 @@ class BenchSpec:
     policy: str = "greedy"
     baselines: tuple[str, ...] = ("eager",)
     preset: str = "strict"
-    timing_shape: str = "nominal"
+    timing_shape: str = "auto"
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -16,6 +16,7 @@ from kstrata.bench.harness import (
     run_bench,
 )
 from kstrata.cli.errors import Console, check_number, print_error, user_errors
+from kstrata.cli.optimize import TIMING_SHAPE_HELP
 from kstrata.execute.select import EXECUTOR_HELP
 from kstrata.shellarg import arg
 from kstrata.store.run_store import StoreError
@@ -72,6 +73,7 @@ def register(app: typer.Typer) -> None:
         baselines: str = typer.Option("eager", "--baselines", help="Comma-separated baselines "
                                       "(eager, compile, metaschedule); the first is primary."),
         preset: str = typer.Option("strict", "--preset", help="Integrity preset: strict or warn."),
+        timing_shape: str = typer.Option("auto", "--timing-shape", help=TIMING_SHAPE_HELP),
         out: Path = typer.Option(Path("bench"), "--out", "-o", help="Bench directory."),
         resume: bool = typer.Option(False, "--resume", help="Continue the bench in --out."),
         llm: str | None = typer.Option(None, "--llm", help="PROVIDER:MODEL for LLM proposers."),
@@ -105,6 +107,7 @@ def register(app: typer.Typer) -> None:
                 suite=suite, backends=_split(backends), proposers=_split(proposers),
                 budget=parse_budget(budget).to_dict(), tasks=_split(tasks), sample=sample,
                 seed=seed, policy=policy, baselines=_split(baselines) or ("eager",), preset=preset,
+                timing_shape=timing_shape,
             )
             from kstrata.measure.baselines import check_baselines
 
@@ -123,7 +126,8 @@ def register(app: typer.Typer) -> None:
                          ("--proposers", proposers, "builtin"), ("--budget", budget, "evals=20"),
                          ("--tasks", tasks, None), ("--sample", sample, None), ("--seed", seed, 0),
                          ("--policy", policy, "greedy"), ("--baselines", baselines, "eager"),
-                         ("--preset", preset, "strict"), ("--llm", llm, None), ("--config", config, None),
+                         ("--preset", preset, "strict"), ("--timing-shape", timing_shape, "auto"),
+                         ("--llm", llm, None), ("--config", config, None),
                          ("--executor", executor, "local"), ("--out", out, None)]
                 again = " ".join(arg(w) for w in ["kstrata", "bench", *[x for name, value, default in given
                                                                          if value != default

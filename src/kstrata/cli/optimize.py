@@ -21,6 +21,12 @@ console = Console()
 DEFAULT_BUDGET = "evals=40"
 
 
+#: ``--timing-shape`` of optimize and bench
+TIMING_SHAPE_HELP = ("Shape candidates and baselines are timed at: auto (fit on CPU backends, nominal on GPUs), "
+                     "nominal, fit (the nominal shape halved until one call is at most 0.25 GFLOP and 16 MB), or "
+                     "NAME=INT,... Verification always covers the task's own shapes.")
+
+
 def _timing_shape(option: str, task: Any, backend: Any, resume: Path | None) -> dict[str, int]:
     """The ``--timing-shape`` as a full shape; a resumed run keeps the shape it started with.
 
@@ -391,7 +397,7 @@ def register(app: typer.Typer) -> None:
         resume: Path | None = typer.Option(None, "--resume", help="Resume the run in this directory."),
         seed: int = typer.Option(0, "--seed", help="Seed of the policy and proposer."),
         lookahead: int = typer.Option(2, "--lookahead", help="Schedule-level expansions granted to a slower graph-level change before it is judged (0 = off)."),
-        timing_shape: str = typer.Option("auto", "--timing-shape", help="Shape candidates and baselines are timed at: auto (fit on CPU backends, nominal on GPUs), nominal, fit (the nominal shape halved until one call is at most 0.25 GFLOP and 16 MB), or NAME=INT,... Verification always covers the task's own shapes."),
+        timing_shape: str = typer.Option("auto", "--timing-shape", help=TIMING_SHAPE_HELP),
         initial: Path | None = typer.Option(None, "--initial", help=INITIAL_HELP),
         confirm: str = typer.Option("best", "--confirm", help="When the full hidden protocol verifies the best: best (each would-be best, before it counts) or end (the run's best, once, when the search stops; cheaper where that verification is long, e.g. 4096x4096 tasks on a GPU)."),
         executor: str = typer.Option("local", "--executor", help="Where candidates are verified and timed: local (a worker process here) or ray[:ADDRESS] (Ray tasks, one candidate per GPU; ADDRESS host:port, ray://host:port or auto)."),
