@@ -98,3 +98,26 @@ def test_rt54_finite_padding_sentinel_is_incorrect(kstrata_eval, task, name, bac
     d = kstrata_eval(task, f"rt54_far_padding_sentinel/{name}", "--no-time", "--scope", "small", backend=backend)
     assert d["verdict"] == "incorrect", f"{d['verdict']}: {d.get('message')}"
     assert d["evidence"]["test"]["distribution"] == "far"
+
+
+def test_rt54_octave_probes_land_on_multiples_of_a_block():
+    from kstrata.tasks.loader import resolve_task
+    from kstrata.verify.plan import octave_tests
+
+    task = resolve_task("sum_dim")
+    for k in range(6):
+        sizes = [t.shape_dict["D"] for t in octave_tests(task, f"rt54-{k}", task.sweep_shapes)]
+        # some probe's row length is a multiple of two 1024-wide blocks or more, for every secret
+        assert any(d >= 2048 and d % 1024 == 0 for d in sizes), sizes
+        for d in sizes:
+            if d > 16 and d != 1001:  # in an octave (2^j, 2^(j+1)]: a multiple of 2^(j-1)
+                j = (d - 1).bit_length() - 1
+                assert d % 2 ** (j - 1) == 0, (d, sizes)
+
+
+@pytest.mark.slow
+@needs_sandbox
+def test_rt54_a_bug_at_multiples_of_the_block_is_incorrect(kstrata_eval):
+    d = kstrata_eval("sum_dim", "rt54_multiple_of_block/sum_last_block_skipped.py", "--no-time", "--scope", "full",
+                     backend="triton-interp")
+    assert d["verdict"] == "incorrect", f"{d['verdict']}: {d.get('message')}"

@@ -219,7 +219,14 @@ def octave_tests(task: Task, secret: str | bytes, base: list[dict[str, int]],
     probes are cheap next to the sweep; where more octaves are empty than
     :data:`OCTAVE_PROBES`, the secret picks which (the variable's widest
     gaps are not favoured: a kernel cannot know which are probed). The size
-    within an octave also comes from the secret. Shapes at which the
+    within an octave ``(2^k, 2^(k+1)]`` is a multiple of ``2^(k-1)``,
+    ``1.5 * 2^k`` or ``2^(k+1)`` as the secret picks (a size below the
+    variable's largest, where the octave holds no such multiple, anywhere in
+    it): the sweeps' sizes are odd or small powers of two, and a row-sum
+    kernel whose block loop stopped one 1024-wide block early when nothing
+    was left for its masked tail block (wrong at every multiple of 1024 from
+    2048) read correct at every sweep, perturbed and octave size (red-team
+    rt54; triton-interp does not run the nominal 4096). Shapes at which the
     reference does not run are dropped by the caller."""
     base = [b for b in base if b]
     if not base:
@@ -244,8 +251,11 @@ def octave_tests(task: Task, secret: str | bytes, base: list[dict[str, int]],
             group = tied.get(name, (name,))
             if any(shape.get(g) != shape[name] for g in group):
                 continue  # tied sizes that differ: no one-variable probe runs
+            # a multiple of 2^(k-1) (1.5 * 2^k or 2^(k+1)): a size that every block up to 2^(k-1) divides
+            step = 2 ** (k - 1)
+            mults = list(range(lo + (-lo) % step, hi + 1, step))
             for g in group:  # tied equal sizes move together
-                shape[g] = lo + r % (hi - lo + 1)
+                shape[g] = mults[r % len(mults)] if mults else lo + r % (hi - lo + 1)
             if _cost(task, shape) <= top and shape not in shapes:
                 candidates.append((derive_int(secret, f"{task.name}/octave-order/{name}/{k}"), shape))
     picked = [sh for _, sh in sorted(candidates, key=lambda p: p[0])[:OCTAVE_PROBES]]
