@@ -42,3 +42,20 @@ def test_an_untimed_runs_report_says_fast_p_was_not_measured(tmp_path):
     assert metrics["fast_0"]["value"] == "100%"
     assert metrics["fast_1"]["value"] == "–" and metrics["fast_2"]["value"] == "–", metrics
     assert ctx["environment_json"] != "{}" and "no candidate of the run was timed" in ctx["environment_json"]
+
+
+def test_a_bench_cell_whose_only_correct_candidate_is_the_start_says_so(tmp_path):
+    """Newcomer nc17: the bench table and the report said "none correct" / "no" for a task whose only
+    candidate (the initial one, which the bench does not count) was verified correct."""
+    from kstrata.search.views import not_correct_note
+    from kstrata.search.tree import CandidateTree
+    from kstrata.store.run_store import RunStore
+
+    res = optimize(kstrata.load_task("relu"), get_backend("pytorch"), _NoProposer(), _CorrectUntimed(), "greedy",
+                   Budget(evaluations=1), tmp_path / "run", initial_sources={"source": RELU})
+    with RunStore.open(res.run_dir) as store:
+        tree = CandidateTree.from_store(store, with_sources=False)
+    assert tree.start_correct()
+    assert "the initial candidate is not counted" in not_correct_note(tree)
+    (cell,) = build_context(load_results(res.run_dir))["cells"]
+    assert cell["correct"] == "no (only the initial candidate, not counted)"

@@ -178,9 +178,13 @@ def build_context(results: Results, count_initial: bool = False, **metric_kw: An
             "unranked_why": unranked_why(view.tree.unranked()),
             "spent": {k: f"{view.spent.get(k, 0):.4g}" for k in SPENT_KINDS},
         })
+    trees = {str(v.run_dir): v.tree for v in results.runs}
     cells = [{
         "task": o.task, "level": o.level, "category": o.category, "backend": o.backend,
-        "proposer": o.proposer, "status": o.status, "correct": o.correct,
+        "proposer": o.proposer, "status": o.status,
+        # the proposer's candidates (the start is not counted): say where only the start is correct (nc17)
+        "correct": "yes" if o.correct else "no (only the initial candidate, not counted)"
+        if str(o.run_dir) in trees and trees[str(o.run_dir)].start_correct() else "no",
         "speedup": (note or "–") if o.speedup is None else M.format_speedup(o.speedup, o.interval())
         + (" (not counted faster: no interval above 1)" if o.correct and o.speedup > 1 and not o.fast(1.0)
            else "")

@@ -218,6 +218,11 @@ class CandidateTree:
         pool = self.nodes.values() if nodes is None else nodes
         return sorted((n for n in pool if n.correct), key=lambda n: (-n.score, n.seq))
 
+    def start_correct(self) -> bool:
+        """Whether a start of the run (an evaluated candidate without parents: the
+        initial one) is correct; the bench's outcomes do not count it (newcomer nc17)."""
+        return any(n.correct for n in self if n.evaluated and not n.parents)
+
     def best_correct(self, within: str | None = None) -> Node | None:
         """The correct node with the highest score (in ``within``'s subtree if
         given), but never one that reads slower than the root.

@@ -573,6 +573,15 @@ def result_table(run_dir: str | Path, nominal: dict[str, int] | None = None) -> 
     return table
 
 
+def not_correct_note(tree: Any) -> str:
+    """What a bench cell without a correct candidate of its proposer's shows: ``"none correct"``,
+    or, where the run's start (not counted: the proposer's own candidates are) is correct, a phrase
+    saying so (newcomer nc17: "none correct" beside a run summary of one correct candidate)."""
+    if tree is not None and tree.start_correct():
+        return "none correct but the start (the initial candidate is not counted)"
+    return "none correct"
+
+
 def bench_table(bench_dir: str | Path) -> Table:
     """One row per bench cell: task, backend, proposer, status, the best
     speedup against the primary baseline with its interval, and verdicts
@@ -594,8 +603,9 @@ def bench_table(bench_dir: str | Path) -> Table:
     results = load_results(bench_dir)
     trees = {str(v.run_dir): v.tree for v in results.runs}
     for o in results.outcomes:
-        speedup = "none correct" if not o.correct else format_speedup(o.speedup, o.speedup_ci) \
-            if o.speedup is not None else no_speedup_note(trees.get(str(o.run_dir)))
+        speedup = not_correct_note(trees.get(str(o.run_dir))) if not o.correct \
+            else format_speedup(o.speedup, o.speedup_ci) if o.speedup is not None \
+            else no_speedup_note(trees.get(str(o.run_dir)))
         table.add_row(o.task, o.backend, o.proposer, o.status, speedup + (f" (excluded: {o.excluded})"
                                                                            if o.excluded else ""),
                       ", ".join(f"{k} {v}" for k, v in sorted(o.verdicts.items())))
