@@ -417,7 +417,12 @@ def register(app: typer.Typer) -> None:
             if resume is not None and not (resume / "run.db").is_file():
                 raise OptionError(f"--resume {arg(resume)}: no run there (no run.db); start one with --out")
             budget_obj = _budget(budget, resume)
+            llm_given = llm
             proposer, llm, baselines = _run_settings(resume, proposer, llm, baselines)
+            if llm_given and proposer == "builtin":  # newcomer nc17: it was ignored without a word
+                raise OptionError(f"--llm {arg(llm_given)} is read by --proposer llm or hierarchical only, and this "
+                                  "run's proposer is builtin (rules and the autotuner, no LLM); add --proposer llm, "
+                                  "or drop --llm")
             if (ablate or memory) and proposer != "hierarchical":
                 raise OptionError("--ablate and --memory need --proposer hierarchical")
             try:
