@@ -121,6 +121,29 @@ def _budget(option: str | None, resume: Path | None) -> Any:
     return Budget.from_dict({**parse_budget(DEFAULT_BUDGET), **parse_budget(option or DEFAULT_BUDGET)})
 
 
+def _check_total(budget: Any, run_dir: Path, option: str) -> None:
+    """Refuse a ``--budget`` on ``--resume`` whose evaluations are fewer than the
+    run has spent: it is the run's total (README), so nothing would run, and
+    the run's summary would be rewritten with a limit it never had (newcomer nc17).
+
+    Raises
+    ------
+    OptionError
+        Naming what the run has spent and a total that would continue it.
+    """
+    from kstrata.cli.errors import OptionError
+    from kstrata.store.run_store import RunStore
+
+    if budget.evaluations is None:
+        return
+    with RunStore.open(run_dir) as store:
+        done = int(store.spent().get("evaluations", 0))
+    if done >= budget.evaluations:
+        raise OptionError(f"--budget {option}: the budget on --resume is the run's total, and this run has "
+                          f"already spent {done} evaluations; give more to continue it (e.g. evals="
+                          f"{done + max(4, done // 2)}), or leave it as it is")
+
+
 def _check_out(run_dir: Path) -> None:
     """Refuse a run directory that is a file or cannot be created, before any work.
 
@@ -417,6 +440,8 @@ def register(app: typer.Typer) -> None:
             if resume is not None and not (resume / "run.db").is_file():
                 raise OptionError(f"--resume {arg(resume)}: no run there (no run.db); start one with --out")
             budget_obj = _budget(budget, resume)
+            if budget is not None and resume is not None:
+                _check_total(budget_obj, resume, budget)
             llm_given = llm
             proposer, llm, baselines = _run_settings(resume, proposer, llm, baselines)
             if llm_given and proposer == "builtin":  # newcomer nc17: it was ignored without a word

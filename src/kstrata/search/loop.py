@@ -682,6 +682,8 @@ def optimize(
                 store.close()
                 raise StoreError(mismatch)
             settings = SearchSettings(**{**asdict(settings), "seed": store.seed})
+            if store.config.get("budget") != budget.to_dict():  # a resume's budget is the run's total
+                store.update_config({"budget": budget.to_dict()})
         else:
             store = RunStore.create(run_dir, config, seed=settings.seed)
         with store:

@@ -443,6 +443,16 @@ class RunStore:
     def config(self) -> dict[str, Any]:
         return _loads(self.conn.execute("SELECT config_json FROM run").fetchone()[0], "the run's config")
 
+    def update_config(self, changes: dict[str, Any]) -> None:
+        """Replace top-level keys of the run's config (one transaction): a
+        resume's ``--budget`` is the run's total from then on (newcomer nc17:
+        the next resume without ``--budget`` read the creation's budget back
+        and said "6 of 4 evaluations done")."""
+        config = {**self.config, **changes}
+        with self.transaction() as conn:
+            conn.execute("UPDATE run SET config_json = ?", (dumps(config),))
+            self._artifact(self.run_dir / "config.json", json.dumps(jsonable(config), indent=2) + "\n")
+
     @property
     def seed(self) -> int:
         return int(self.conn.execute("SELECT seed FROM run").fetchone()[0])
