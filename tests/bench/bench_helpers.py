@@ -129,3 +129,39 @@ def isolated_env(cache_dir):
                     os.environ[k] = v
 
     return ctx()
+
+
+RELU_NEW = '''import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        return x.clamp_min(0)
+'''
+
+
+class CorrectUntimed:
+    """Stands in for the verifier: every candidate correct, none timed (as an interpreter's run)."""
+
+    def evaluate(self, task, backend, sources):
+        return {"verdict": "correct", "feedback": []}, None
+
+
+class NoProposer:
+    """Proposes nothing: a run of its start alone."""
+
+    name = "none"
+
+    def propose(self, *a, **k):
+        return []
+
+
+def untimed_relu_run(run_dir, evals: int = 1, resume: bool = False):
+    """A pytorch ``relu`` run of :data:`RELU_NEW` alone, judged by :class:`CorrectUntimed`
+    (a second, quick stand-in for a real run: what the views say of it is the test)."""
+    import kstrata
+    from kstrata.backends.registry import get_backend
+    from kstrata.search import Budget, optimize
+
+    return optimize(kstrata.load_task("relu"), get_backend("pytorch"), NoProposer(), CorrectUntimed(), "greedy",
+                    Budget(evaluations=evals), run_dir, initial_sources={"source": RELU_NEW}, resume=resume)

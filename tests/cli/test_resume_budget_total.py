@@ -4,38 +4,11 @@ without ``--budget`` does not read the creation's limit back ("6 of 4 evaluation
 
 from __future__ import annotations
 
+from bench_helpers import untimed_relu_run as _run
 from typer.testing import CliRunner
 
-import kstrata
-from kstrata.backends.registry import get_backend
 from kstrata.cli.main import app
-from kstrata.search import Budget, optimize
 from kstrata.store.run_store import RunStore
-
-RELU = '''import torch.nn as nn
-
-
-class ModelNew(nn.Module):
-    def forward(self, x):
-        return x.clamp_min(0)
-'''
-
-
-class _Correct:
-    def evaluate(self, task, backend, sources):
-        return {"verdict": "correct", "feedback": []}, None
-
-
-class _NoProposer:
-    name = "none"
-
-    def propose(self, *a, **k):
-        return []
-
-
-def _run(run_dir, evals, resume=False):
-    return optimize(kstrata.load_task("relu"), get_backend("pytorch"), _NoProposer(), _Correct(), "greedy",
-                    Budget(evaluations=evals), run_dir, initial_sources={"source": RELU}, resume=resume)
 
 
 def test_a_resume_budget_below_what_was_spent_is_refused_and_changes_nothing(tmp_path):

@@ -4,38 +4,14 @@ holds no timer's device instead of printing ``{}``."""
 
 from __future__ import annotations
 
-import kstrata
-from kstrata.backends.registry import get_backend
+from bench_helpers import untimed_relu_run
+
 from kstrata.bench.results import load_results
 from kstrata.report.html import build_context
-from kstrata.search import Budget, optimize
-
-RELU = '''import torch.nn as nn
-
-
-class ModelNew(nn.Module):
-    def forward(self, x):
-        return x.clamp_min(0)
-'''
-
-
-class _CorrectUntimed:
-    """Stands in for the verifier: correct, and no timing (as the interpreter's runs)."""
-
-    def evaluate(self, task, backend, sources):
-        return {"verdict": "correct", "feedback": []}, None
-
-
-class _NoProposer:
-    name = "none"
-
-    def propose(self, *a, **k):
-        return []
 
 
 def test_an_untimed_runs_report_says_fast_p_was_not_measured(tmp_path):
-    res = optimize(kstrata.load_task("relu"), get_backend("pytorch"), _NoProposer(), _CorrectUntimed(), "greedy",
-                   Budget(evaluations=1), tmp_path / "run", initial_sources={"source": RELU})
+    res = untimed_relu_run(tmp_path / "run")
     ctx = build_context(load_results(res.run_dir, count_initial=True), count_initial=True)
     (row,) = ctx["leaderboard"]
     metrics = row["metrics"]
@@ -51,8 +27,7 @@ def test_a_bench_cell_whose_only_correct_candidate_is_the_start_says_so(tmp_path
     from kstrata.search.tree import CandidateTree
     from kstrata.store.run_store import RunStore
 
-    res = optimize(kstrata.load_task("relu"), get_backend("pytorch"), _NoProposer(), _CorrectUntimed(), "greedy",
-                   Budget(evaluations=1), tmp_path / "run", initial_sources={"source": RELU})
+    res = untimed_relu_run(tmp_path / "run")
     with RunStore.open(res.run_dir) as store:
         tree = CandidateTree.from_store(store, with_sources=False)
     assert tree.start_correct()
