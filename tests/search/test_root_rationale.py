@@ -21,5 +21,7 @@ def _root_rationale(tmp_path, name, initial):
 def test_an_initial_file_is_named_as_given_and_the_shipped_start_as_the_backends(tmp_path):
     shipped = _root_rationale(tmp_path, "a", None)
     given = _root_rationale(tmp_path, "b", {"source": "x = 2\n"})
-    assert shipped == "the backend's untuned starting point"
+    # the CLI passes the backend's own start when no --initial is given (newcomer nc17: show called it given)
+    passed = _root_rationale(tmp_path, "c", FakeBackend().initial_sources(FakeTask()))
+    assert shipped == passed == "the backend's untuned starting point"
     assert given == "the given starting point (--initial)"

@@ -184,10 +184,19 @@ class _Run:
     def seed_root(self, initial_sources: dict[str, str] | None) -> None:
         if self.tree.root is not None:
             return
-        sources = normalize_sources(initial_sources or self.backend.initial_sources(self.task))
+        if initial_sources:
+            sources = normalize_sources(initial_sources)
+            try:
+                shipped = normalize_sources(self.backend.initial_sources(self.task))
+            except Exception:  # noqa: BLE001 - no start of the backend's to compare with
+                shipped = None
+        else:
+            sources = shipped = normalize_sources(self.backend.initial_sources(self.task))
         rec = CandidateRecord(
             hash=self.hash(sources), sources=sources, level=None, role="initial",
-            proposer="initial", rationale=("the given starting point (--initial)" if initial_sources
+            # the CLI passes the backend's own start too when no --initial was given (newcomer nc17: show
+            # called the shipped kernel "the given starting point (--initial)")
+            proposer="initial", rationale=("the given starting point (--initial)" if sources != shipped
                                            else "the backend's untuned starting point"),
             backend=self.backend.name,
         )
