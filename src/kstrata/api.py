@@ -149,7 +149,7 @@ def read_candidate(path: str | Path, backend: str | None = None) -> tuple[dict[s
         except (OSError, ValueError, AttributeError):
             exported = None
         return read_candidate(path / "sources", backend or exported)
-    run_backend = _run_backend(path)
+    run_backend = candidate_run_backend(path)
     if path.is_file() and (backend or run_backend):
         levels = get_backend(backend or run_backend).levels
         if len(levels) > 1 and path.stem in levels:
@@ -184,6 +184,27 @@ def read_candidate(path: str | Path, backend: str | None = None) -> tuple[dict[s
     return sources, name
 
 
+def candidate_task(path: str | Path) -> str | None:
+    """The name of the task whose candidate ``path`` is, where kstrata wrote
+    it down: a run's ``best/`` or ``candidates/<hash>`` (``RUN/config.json``),
+    a ``kstrata import`` directory (``candidate.json``) or a ``kstrata
+    export`` package (``export.json``); None for a plain file or where none
+    is recorded."""
+    path = _candidate_prefix(Path(path))
+    here = path if path.is_dir() else path.parent
+    records = [(run / "config.json", lambda d: (d.get("task") or {}).get("name"))
+               for run in (here.parent, here.parent.parent) if (run / "run.db").is_file()]
+    records += [(here / "candidate.json", lambda d: d.get("task")), (here / "export.json", lambda d: d.get("task"))]
+    for file, read in records:
+        try:
+            name = read(json.loads(file.read_text())) if file.is_file() else None
+        except (OSError, ValueError, AttributeError):
+            name = None
+        if isinstance(name, str) and name:
+            return name
+    return None
+
+
 def _candidate_prefix(path: Path) -> Path:
     """``RUN/candidates/<prefix>`` as the one candidate directory whose hash starts
     with ``prefix`` (as ``kstrata show`` and ``export`` take prefixes); ``path``
@@ -205,8 +226,10 @@ def _candidate_prefix(path: Path) -> Path:
     return hits[0] if hits else path
 
 
-def _run_backend(path: Path) -> str | None:
-    """The backend of the run ``path`` belongs to (``RUN/best``, ``RUN/candidates/<h>``, or a file in them)."""
+def candidate_run_backend(path: str | Path) -> str | None:
+    """The backend of the run ``path`` belongs to (``RUN/best``, ``RUN/candidates/<h>``, or a file in
+    them); None where ``path`` is not in a run."""
+    path = Path(path)
     here = path if path.is_dir() else path.parent
     for run in (here.parent, here.parent.parent):
         cfg = run / "config.json"

@@ -13,7 +13,8 @@ from typing import Any
 
 import typer
 
-from kstrata.api import evaluate_sources, read_candidate
+from kstrata.api import candidate_run_backend, candidate_task, evaluate_sources, read_candidate
+from kstrata.shellarg import arg
 from kstrata.cli.errors import MAX_SECONDS, Console, check_number, err_console, print_error
 from kstrata.backends.envs import EnvMissingError
 from kstrata.backends.registry import UnknownBackendError, get_backend
@@ -288,7 +289,16 @@ def register(app: typer.Typer) -> None:
                 raise ValueError("--secret is empty (an unset variable?); give the run's secret, or leave the option "
                                  "out for a random one")
             t = resolve_task(task)
+            ran = candidate_run_backend(candidate)
+            if backend and ran and backend != ran:  # newcomer nc17: "no level files of triton-interp"
+                raise ValueError(f"{candidate}: a {ran} candidate (its run's backend), not a {backend} one; drop "
+                                 "--backend (eval takes the run's)")
             sources, backend = read_candidate(candidate, backend)
+            own = candidate_task(candidate)
+            if own is not None and own != t.name:  # newcomer nc17: a compile_error TypeError after 12 s
+                raise ValueError(f"{candidate} is a candidate of {own}, not of {t.name}; evaluate it against "
+                                 f"its own task (kstrata eval {arg(own)} {arg(candidate)}, with {own}'s task file "
+                                 "where it is not a suite task)")
             b = get_backend(backend)
             av = b.availability()
             if not av.usable:
