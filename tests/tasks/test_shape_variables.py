@@ -21,3 +21,26 @@ def test_a_shape_with_a_variable_nominal_lacks_is_refused_by_name():
 def test_a_shape_may_leave_variables_out():
     s = Shapes(nominal={"B": 8, "D": 16}, small=[{"D": 4}], sweep=[{"B": 1, "D": 3}])
     assert s.small == [{"D": 4}]
+
+
+def test_a_size_written_as_a_shift_is_a_size_variable():
+    """Newcomer nc17: ``N = 1 << 20`` was no size variable (its shapes read ``@1048576=...`` and the nominal
+    shape ``{}``)."""
+    from kstrata.tasks.base import int_globals
+    from kstrata.tasks.formula import FormulaError, eval_formula
+
+    assert int_globals("N = 1 << 20\nM = N >> 2\n") == {"N": 1 << 20, "M": 1 << 18}
+    assert eval_formula("B << 1", {"B": 4.0}) == 8
+    with pytest.raises(FormulaError, match="whole numbers"):
+        eval_formula("B << 1", {"B": 4.5})
+
+
+def test_a_literal_sized_tasks_nominal_shape_is_named_in_words(tmp_path):
+    from kstrata.tasks.loader import load_task
+    from kstrata.verify.plan import nominal_words
+
+    p = tmp_path / "lit.py"
+    p.write_text("import torch\nimport torch.nn as nn\n\n\nclass Model(nn.Module):\n    def forward(self, x):\n"
+                 "        return x * 2\n\n\ndef get_inputs():\n    return [torch.randn(64, 512)]\n\n\n"
+                 "def get_init_inputs():\n    return []\n")
+    assert nominal_words(load_task(p)) == "the nominal shape (get_inputs()'s own sizes)"

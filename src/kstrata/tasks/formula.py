@@ -13,6 +13,16 @@ import operator
 
 from kstrata.pysyntax import parse_module
 
+def _shift(op):
+    """``op`` (a bit shift) of two whole numbers, which a size may be written with
+    (``N = 1 << 20``, newcomer nc17); a fraction is refused."""
+    def shifted(a: float, b: float) -> int:
+        if not (float(a).is_integer() and float(b).is_integer() and b >= 0):
+            raise FormulaError(f"a shift of {a} by {b}: shifts take whole numbers")
+        return op(int(a), int(b))
+    return shifted
+
+
 _BINOPS = {
     ast.Add: operator.add,
     ast.Sub: operator.sub,
@@ -21,6 +31,8 @@ _BINOPS = {
     ast.FloorDiv: operator.floordiv,
     ast.Pow: operator.pow,
     ast.Mod: operator.mod,
+    ast.LShift: _shift(operator.lshift),
+    ast.RShift: _shift(operator.rshift),
 }
 _FUNCS = {"min": min, "max": max, "ceil": math.ceil, "floor": math.floor, "log2": math.log2}
 

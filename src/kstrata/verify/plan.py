@@ -426,6 +426,16 @@ NOMINAL_MAX_CPU_FLOPS = 50e9
 NOMINAL_MAX_CPU_BYTES = 2e9
 
 
+def nominal_words(task: Task) -> str:
+    """``"the nominal shape B=4096, D=4096"``, or for a task whose sizes are literals in
+    ``get_inputs()`` (no size variables) ``"the nominal shape (get_inputs()'s own sizes)"``
+    (newcomer nc17: "the nominal shape {} was not verified")."""
+    shape = task.nominal_shape
+    if not shape:
+        return "the nominal shape (get_inputs()'s own sizes)"
+    return "the nominal shape " + ", ".join(f"{k}={v}" for k, v in shape.items())
+
+
 def nominal_tests(task: Task, secret: str | bytes, device: str = "cpu",
                   quick: bool = False) -> tuple[list[TestCase], str | None]:
     """Hidden tests at the task's nominal shape, which is verified whatever
@@ -444,15 +454,16 @@ def nominal_tests(task: Task, secret: str | bytes, device: str = "cpu",
     screening from 15 s to 150 s on two cores)."""
     shape = task.nominal_shape
     flops, nbytes = _cost(task, shape)
+    said = nominal_words(task)
     if quick and _is_large(task, shape):
-        return [], (f"the nominal shape {shape} was not verified at scope small ({flops / 1e9:.3g} GFLOP, "
+        return [], (f"{said} was not verified at scope small ({flops / 1e9:.3g} GFLOP, "
                     f"{nbytes / 1e9:.3g} GB per call): the full-scope verification runs it")
     if not device.startswith("cuda") and _scaled_here(task):
-        return [], (f"the nominal shape {shape} was not verified: this task's test shapes were scaled down for "
+        return [], (f"{said} was not verified: this task's test shapes were scaled down for "
                     "a CPU (no shapes metadata; kstrata.tasks.scaled), and its nominal shape is verified on a "
                     "GPU or with KSTRATA_SHAPES=nominal")
     if not device.startswith("cuda") and (flops > NOMINAL_MAX_CPU_FLOPS or nbytes > NOMINAL_MAX_CPU_BYTES):
-        return [], (f"the nominal shape {shape} was not verified: one call there is {flops / 1e9:.3g} GFLOP and "
+        return [], (f"{said} was not verified: one call there is {flops / 1e9:.3g} GFLOP and "
                     f"{nbytes / 1e9:.3g} GB, too large for verification on a CPU")
     dists = list(task.meta.distributions)
     dists = (dists[:1] + sorted(dists[1:], key=lambda d: d != LARGE_SECOND_DRAW))[:LARGE_DRAWS]

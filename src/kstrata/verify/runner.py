@@ -56,8 +56,8 @@ from kstrata.sandbox import wire
 from kstrata.sandbox.client import SINGLE_THREADED, CandidateDied, fresh
 from kstrata.sandbox.reported import self_reported
 from kstrata.verify.layout import layout_problem
-from kstrata.verify.plan import (TestCase, derive_int, hidden_tests, nominal_tests, octave_tests, perturbed_shapes,
-                                 public_tests, screening_shapes, unit_tests)
+from kstrata.verify.plan import (TestCase, derive_int, hidden_tests, nominal_tests, nominal_words, octave_tests,
+                                 perturbed_shapes, public_tests, screening_shapes, unit_tests)
 from kstrata.verify.prepare import prepare_stage
 from kstrata.verify.warm_loads import warm_stage
 from kstrata.verify.reference import is_oom, oom_failure, preflight, says_oom
@@ -1313,7 +1313,7 @@ def run_protocol(task: Task, backend_name: str, sources: dict[str, str], secret:
                 hid += more
                 ctx.not_verified = why_not
             else:  # an interpreter (triton-interp): never timed, and a GPU-sized shape takes it minutes
-                ctx.not_verified = (f"the nominal shape {task.nominal_shape} was not verified: {backend_name} "
+                ctx.not_verified = (f"{nominal_words(task)} was not verified: {backend_name} "
                                     "interprets the kernel (correctness only); the compiled backend verifies it")
         if reveal_hidden:
             hid = [replace(t, public=True) for t in hid]
