@@ -216,6 +216,19 @@ def test_values_item_names_a_per_row_factor_and_an_offset_up_to_rounding():
     assert "factor" not in vals["text"] and "off by" not in vals["text"]
 
 
+def test_a_row_normalizer_missing_a_tail_element_is_named_a_per_row_factor():
+    """Newcomer nc17: an l2norm whose row sum dropped the row's last element (D = 513) said only "60.93%
+    wrong, rows 0-5, 7-20"; its factors are ~1.0003-1.002, which the note took for 1 and left out."""
+    torch.manual_seed(0)
+    x = torch.randn(8, 513, dtype=torch.float64)
+    o = x / x.norm(dim=1, keepdim=True)
+    c = x / x[:, :512].norm(dim=1, keepdim=True)
+    bad = (c - o).abs() > 1e-5 + 1e-4 * o.abs()
+    vals = next(i for i in describe_tensor(c, o, bad, {}) if i["kind"] == "values")
+    assert "times one factor of that row" in vals["text"], vals["text"]
+    assert f"row 1: x{float(c[1, 0] / o[1, 0]):.7g}" in vals["text"]  # shown beyond 1.000
+
+
 def test_an_in_domain_comparison_locates_at_the_outputs_own_indices(monkeypatch):
     """Queue round 5 (add_layernorm, offset draw): a test compared again on
     the elements inside the task's numerical domain located its wrong
