@@ -93,8 +93,9 @@ DRAW_SUMMARY = {
     "ties": "constant rows and columns at the draw's maximum, and ties at the maximum in every other row",
     "outliers": "a few elements +-10^1..10^9 (casting before clamping overflows integer types)",
     "nonfinite": "a few elements NaN, +inf and -inf (they must propagate as in PyTorch)",
-    "far": "every row moved by -10^e (even seeds) or +10^e (odd), e from 4 to the dtype's range: a finite "
-           "padding sentinel such as -1e4 in place of -inf loses to the real values",
+    "far": "every row moved by -10^e (even seeds) or +10^e (odd), e from 4 to 5 in every other row and up to "
+           "the dtype's range in the rest: a finite padding sentinel such as -1e4 in place of -inf loses to the "
+           "real values (errors of the inputs' own rounding at that size are allowed)",
 }
 
 Dtype = Literal["float32", "float16", "bfloat16", "float64", "int8", "int32", "int64"]
