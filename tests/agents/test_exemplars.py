@@ -15,8 +15,9 @@ import pytest
 from kstrata.agents.exemplars import all_exemplars, exemplars_for
 
 EXEMPLARS = all_exemplars()
-#: checked under Triton's CPU interpreter at every sweep shape (~100-140 s on 2 CPUs): `pytest -m heavy`
-HEAVY_EXEMPLARS = {"softmax_online_triton"}
+#: checked under Triton's CPU interpreter at every sweep shape (~100-140 s on 2 CPUs), and the two TVM
+#: exemplars of 24-34 s each (CI keeps elementwise_tvm and softmax_rows_tvm): `pytest -m heavy`
+HEAVY_EXEMPLARS = {"softmax_online_triton", "gemm_tiled_tvm", "layernorm_rows_tvm"}
 
 
 def test_every_exemplar_has_a_check_on_one_of_its_backends():
