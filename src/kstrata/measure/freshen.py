@@ -46,6 +46,8 @@ import random
 from collections.abc import Sequence
 from typing import Any
 
+from kstrata.sandbox.wire import distinct_elements
+
 #: Every factor is drawn from ``[1 - SPREAD, 1 + SPREAD]`` away from 1 by at least ``SPREAD / 4``.
 SPREAD = 0.25
 #: Length of the table of factors tiled over a floating input (a prime: the tiling
@@ -83,26 +85,13 @@ def _sorted(torch: Any, x: Any) -> bool:
     return x.dim() == 0 or x.shape[-1] < 2 or bool((x[..., 1:] >= x[..., :-1]).all())
 
 
-def _one_element_each(x: Any) -> bool:
-    """Whether every element of ``x`` has memory of its own (no two indices share an
-    address, as in an expanded view): sorted by stride, each dimension's stride
-    spans the ones below it. Such a tensor can be written element by element."""
-    dims = sorted((st, n) for n, st in zip(x.shape, x.stride()) if n > 1)
-    span = 1
-    for st, n in dims:
-        if st < span:
-            return False
-        span = st * n
-    return True
-
-
 def _apply(torch: Any, xs: Sequence[Any], seed: int, inverse: bool) -> None:
     for k, x in enumerate(xs):
         if isinstance(x, torch.Tensor) and x.is_complex() and not x.is_conj():
             # its real and imaginary parts, each scaled by its own factor (a complex input left alone let a
             # memo keyed on its address serve every timed call of a complex product: red-team rt54)
             x = torch.view_as_real(x)
-        if not (isinstance(x, torch.Tensor) and x.numel() and not x.is_complex() and _one_element_each(x)):
+        if not (isinstance(x, torch.Tensor) and x.numel() and not x.is_complex() and distinct_elements(x.shape, x.stride())):
             continue
         # the elements in row-major order whatever the layout: a view of a contiguous tensor, else a copy
         # written back below. The judge's staged copy of a task input keeps the task's layout (a transposed

@@ -103,24 +103,13 @@ def _env(results: Results) -> dict[str, Any]:
             m = _timing_record(n.measurement.raw if n.measurement else None)
             if m is not None:
                 return {k: m.get(k) for k in ("device", "method", "versions", "settings", "config")}
+    from kstrata.measure import environment
+
     # no candidate was timed (an interpreter's run): what the run itself records (newcomer nc17: "{}")
     return {"timing": "none: no candidate of the run was timed (no timer's device or versions to show)",
             "backends": sorted({v.backend for v in results.runs}),
-            "versions": _versions_here()}
-
-
-def _versions_here() -> dict[str, str]:
-    """Python's and the main packages' versions in this process (the report's, not the run's machine)."""
-    import platform
-    from importlib import metadata
-
-    out = {"python": platform.python_version(), "note": "of the machine that wrote this report"}
-    for name in ("kstrata", "torch", "triton", "apache-tvm"):
-        try:
-            out[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            pass
-    return out
+            # this process's (the report's machine, not the run's)
+            "versions": {**environment.versions(), "note": "of the machine that wrote this report"}}
 
 
 def _json_script(data: Any) -> str:
