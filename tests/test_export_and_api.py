@@ -122,6 +122,18 @@ def test_export_pytorch_copies_the_candidate_and_wraps_it(tmp_path):
     assert kstrata.export(res.run_dir, out) == out
 
 
+def test_a_python_level_is_written_as_a_py_file(tmp_path):
+    # a Triton or PyTorch run's best/ held source.txt, which no editor opens as Python (newcomer nc17 F14)
+    res = _run(tmp_path, "pytorch", {"source": RMSNORM_NEW})
+    best = res.run_dir / "best"
+    assert sorted(p.name for p in best.iterdir()) == ["source.py"]
+    assert (res.run_dir / "candidates" / res.best.hash / "source.py").is_file()
+    assert read_candidate(best) == ({"source": RMSNORM_NEW}, "pytorch")
+    assert get_backend("triton-interp").source_extensions == {"source": "py"}
+    assert get_backend("tilelang-c").source_extensions == {"graph": "txt", "schedule": "json", "source": "py"}
+    assert get_backend("tvm-llvm").source_extensions == {"graph": "py", "schedule": "py"}
+
+
 def test_read_candidate_takes_a_runs_best_dir_or_one_level_file(tmp_path, tvm_run):
     res = tvm_run
     best = res.run_dir / "best"

@@ -175,8 +175,11 @@ def read_candidate(path: str | Path, backend: str | None = None) -> tuple[dict[s
     name = backend or run_backend or "pytorch"
     b = get_backend(name)
     ext = dict(getattr(b, "source_extensions", {}) or {})
-    sources = {lv: (path / source_name(lv, ext)).read_text() for lv in b.levels
-               if (path / source_name(lv, ext)).is_file()}
+    sources = {}
+    for lv in b.levels:  # a run folder written before a level had its own extension holds <level>.txt
+        found = [f for f in (path / source_name(lv, ext), path / source_name(lv, {})) if f.is_file()]
+        if found:
+            sources[lv] = found[0].read_text()
     if not sources:
         raise FileNotFoundError(f"{path}: no level files of {name} ({', '.join(source_name(lv, ext) for lv in b.levels)})"
                                 + (f"; its sources/ folder holds them: give {path / 'sources'}"

@@ -79,6 +79,15 @@ class Backend(ABC):
     level_kinds: dict[str, str] = {"source": "python-dsl"}
     level_globals: dict[str, dict[str, str]] = {}
 
+    @property
+    def source_extensions(self) -> dict[str, str]:
+        """The file extension of each level's file in a run folder (``best/``,
+        ``candidates/<hash>/``) and an export: ``py`` for a level whose kind is
+        Python (``python-dsl``, ``python-torch``, ``python-ir``), so that
+        ``RUN/best/source.py`` of a Triton run opens as Python; a level not
+        named here takes :data:`kstrata.store.artifacts.DEFAULT_EXTENSIONS`."""
+        return {level: "py" for level, kind in self.level_kinds.items() if kind.startswith("python")}
+
     @abstractmethod
     def availability(self) -> Availability:
         """Whether this backend's libraries and device are present (no side effects)."""

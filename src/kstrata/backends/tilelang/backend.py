@@ -179,6 +179,8 @@ class TileLangBackend(Backend):
     target = ""
     levels = ("graph", "schedule", "source")
     level_kinds = {"graph": "data", "schedule": "data", "source": "python-dsl"}
+    #: the names ``kstrata import`` gives them too (:func:`kstrata.cli.import_.import_kernel`)
+    source_extensions = {"graph": "txt", "schedule": "json", "source": "py"}
     #: launch hooks for the verifier's dynamic checks (``kernel_launched``, ``kernel_does_work``)
     launch_hooks = hooks
     #: each shape's kernels are JIT-compiled at the load's first call (kstrata.verify.warm_loads)
