@@ -47,6 +47,37 @@ def test_cell_done_carries_the_best_speedup(tmp_path):
                progress=lambda e, c: events.append((e, c)), evaluator_factory=lambda *a: Fixed())
     done = [c for e, c in events if e == "cell_done"]
     assert len(done) == 1 and done[0]["speedup"] == 1.25
+    # between a cell's start and end the search's own events come through, tagged with the cell
+    names = [e for e, _ in events]
+    start, end = names.index("cell_start"), names.index("cell_done")
+    inner = [c for e, c in events[start:end] if e == "evaluated"]
+    assert len(inner) == 2 and all(c["task"] == "relu" and c["proposer"] == "edits" for c in inner)
+    assert [int(c["spent"]["evaluations"]) for c in inner] == [1, 2]
+
+
+def test_bench_prints_a_line_per_evaluation_inside_a_cell(tmp_path, monkeypatch):
+    # newcomer nc17 F13: a bench said nothing between "▶ cell" and "done" for the whole search
+    import kstrata.cli.bench as cli_bench
+
+    def fake_run_bench(spec, out, resume=False, proposers=None, progress=None, executor="local"):
+        from kstrata.bench.harness import BenchResult
+
+        cell = {"task": "relu", "backend": "tvm-llvm", "proposer": "builtin", "run_dir": "runs/x"}
+        progress("cell_start", cell)
+        for n in (1, 2):
+            progress("evaluating", {**cell, "node": None})
+            progress("evaluated", {**cell, "tree": None, "spent": {"evaluations": n}})
+        progress("cell_failed", {**cell, "error": "stopped here"})
+        result = BenchResult(out)
+        result.cells = []
+        return result
+
+    monkeypatch.setattr(cli_bench, "run_bench", fake_run_bench)
+    r = CliRunner().invoke(app, ["bench", "--tasks", "relu", "--budget", "evals=2", "--out", str(tmp_path / "b")])
+    lines = r.output.splitlines()
+    evaluated = [ln for ln in lines if "relu · tvm-llvm · builtin: evaluated" in ln]
+    assert [ln.split("evaluated ")[1].split(" ")[0] for ln in evaluated] == ["1", "2"], r.output
+    assert lines.index(evaluated[0]) > next(i for i, ln in enumerate(lines) if "▶" in ln)
 
 
 def test_bench_defaults_are_a_backend_and_proposer_that_work_together():

@@ -453,7 +453,11 @@ def run_bench(
         parameter is also given the cell's :func:`timing_shape`.
     progress:
         Called as ``progress(event, info)`` with event ``cell_start``,
-        ``cell_done``, ``cell_skip`` or ``cell_failed`` and the cell's row.
+        ``cell_done``, ``cell_skip`` or ``cell_failed`` and the cell's row;
+        between a cell's start and end also with the search's own events
+        (``evaluated``, ``proposing``, ... as :func:`kstrata.search.loop.optimize`
+        gives them), their info merged into the cell's row (``tree``, ``spent``).
+        Calls are serialized when cells run at once.
     executor:
         ``"local"`` (one worker process per backend, cells one after another)
         or ``"ray[:ADDRESS]"`` (see :func:`kstrata.execute.select.make_executor`:
@@ -538,6 +542,10 @@ def run_bench(
         with lock:
             index.update(*key, status="running", started=time.time(), error=None)
             _emit(progress, "cell_start", cell)
+        def search_progress(event: str, info: dict[str, Any]) -> None:  # a cell is not silent for minutes
+            with lock:
+                _emit(progress, event, {**cell, **info})
+
         try:
             proposer = built[cell["proposer"], cell["backend"]]
             shape = shapes[cell["task"], cell["backend"]]
@@ -546,6 +554,7 @@ def run_bench(
                 by_name[cell["task"]], backend, proposer, evaluator, spec.policy, budget,
                 run_dir, resume=RunStore.exists(run_dir),
                 settings=SearchSettings(seed=spec.seed, primary_baseline=spec.baselines[0]),
+                progress=None if progress is None else search_progress,
                 # cli.timing_shape is where a run records its timing shape (retime and show read it)
                 extra_config={"bench": {"dir": str(bench_dir.resolve()),
                                         "baselines": list(spec.baselines)},

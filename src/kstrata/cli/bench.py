@@ -82,8 +82,24 @@ def register(app: typer.Typer) -> None:
                                      "cells run at once."),
     ) -> None:
         """Run a benchmark into OUT (one optimize run per task, backend and proposer)."""
+        from rich.text import Text
+
+        from kstrata.cli.optimize import progress_best
+        from kstrata.cli.progress import Heartbeat
+
+        status = Text("")
+
         def progress(event: str, cell: dict) -> None:
             where = f"{cell['task']} · {cell['backend']} · {cell['proposer']}"
+            if event in ("evaluated", "stopped"):  # inside a cell: a line per evaluation (newcomer nc17 F13)
+                spent = cell.get("spent") or {}
+                status.plain = f"{where}: evaluated {int(spent.get('evaluations', 0))} · " \
+                               f"{progress_best(cell.get('tree'))}"
+                console.print(f"  {status.plain}", highlight=False, markup=False, soft_wrap=True)
+                return
+            if event not in ("cell_start", "cell_done", "cell_skip", "cell_failed"):
+                return  # the search's other events (expanded, ...) only restart the heartbeat's clock
+            status.plain = where
             if event == "cell_start":
                 console.print(f"[bold]▶[/] {where}", highlight=False)
             elif event == "cell_done":  # the best as the run's summary gives it (an unranked one is no speedup)
@@ -118,9 +134,14 @@ def register(app: typer.Typer) -> None:
             from kstrata.cli.signals import exit_status, interrupted_word, sigterm_as_interrupt
 
             try:
-                with sigterm_as_interrupt():
+                # a step (a verification, a MetaSchedule tuning) can run for minutes: a line every 30 s
+                beat = Heartbeat(status, lambda line: console.print(f"  {line}", highlight=False, markup=False,
+                                                                    soft_wrap=True),
+                                 line_events=("cell_start", "cell_done", "cell_skip", "cell_failed",
+                                              "evaluated", "stopped"))
+                with sigterm_as_interrupt(), beat:
                     result = run_bench(spec, out, resume=resume, proposers=proposer_factories,
-                                       progress=progress, executor=executor)
+                                       progress=beat.wrap(progress), executor=executor)
             except KeyboardInterrupt as exc:  # newcomer nc17: an interrupted bench said nothing
                 given = [("--suite", suite, "all"), ("--backends", backends, "tvm-llvm"),
                          ("--proposers", proposers, "builtin"), ("--budget", budget, "evals=20"),
