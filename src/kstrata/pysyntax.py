@@ -91,8 +91,8 @@ def syntax_error_isolated(text: str, filename: str = "<text>") -> dict | None:
     def limits() -> None:
         resource.setrlimit(resource.RLIMIT_AS, (ISOLATED_MEMORY, ISOLATED_MEMORY))
 
-    try:
-        r = subprocess.run([sys.executable, "-c", _CHILD, filename], check=False, input=text, capture_output=True,
+    try:  # -P: `-c` put the working folder first on sys.path, and a json.py there ran (red-team rt57)
+        r = subprocess.run([sys.executable, "-P", "-c", _CHILD, filename], check=False, input=text, capture_output=True,
                            text=True, timeout=ISOLATED_TIMEOUT_S, preexec_fn=limits)
     except subprocess.TimeoutExpired:
         return {"msg": f"could not be parsed (the parser did not finish in {ISOLATED_TIMEOUT_S:g} s)",

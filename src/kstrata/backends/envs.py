@@ -382,7 +382,7 @@ def _freeze(python: Path) -> dict[str, str]:
     code = ("import json, importlib.metadata as m; out = {}\n"
             "for d in m.distributions(): out.setdefault(d.metadata['Name'].lower(), d.version)\n"
             "print(json.dumps(out))")
-    out = subprocess.run([str(python), "-c", code], capture_output=True, text=True, check=True)
+    out = subprocess.run([str(python), "-P", "-c", code], capture_output=True, text=True, check=True)
     return json.loads(out.stdout)
 
 
@@ -475,7 +475,7 @@ def download_wheels(spec: EnvSpec, dest: Path, torch_spec: str | None = None,
     plan = make_plan(spec, torch_spec, pip_args)
     dest = Path(dest).expanduser().resolve()
     dest.mkdir(parents=True, exist_ok=True)
-    cmd = [sys.executable, "-m", "pip", "download", "--disable-pip-version-check", "-q",
+    cmd = [sys.executable, "-P", "-m", "pip", "download", "--disable-pip-version-check", "-q",
            "--only-binary=:all:", "-d", str(dest), *pip_args]
     if python_version:
         cmd += ["--python-version", python_version, "--implementation", "cp"]
@@ -598,7 +598,7 @@ def _ensure_locked(spec: EnvSpec, plan: Plan, force: bool, log: Callable[[str], 
     if plan.system_torch:
         _see_running_venv(py, log)
         try:
-            _run([str(py), "-c", "import torch"], log)
+            _run([str(py), "-P", "-c", "import torch"], log)
         except EnvMissingError as e:
             raise EnvMissingError(f"--torch {SYSTEM_TORCH}: torch does not import from the site packages "
                                   f"of {sys.executable}'s base interpreter; install torch there or name "
@@ -615,7 +615,7 @@ def _ensure_locked(spec: EnvSpec, plan: Plan, force: bool, log: Callable[[str], 
         _run([*_pip(py), "uninstall", "-y", "-q", "kstrata"], log)
     # Torch and the pins must have survived the later installs.
     _run([*pip, "--no-deps", *torch, *plan.packages], log, wheels)
-    _run([str(py), "-c", f"import {spec.import_check}, kstrata"], log, env=_checkout_env())
+    _run([str(py), "-P", "-c", f"import {spec.import_check}, kstrata"], log, env=_checkout_env())
     installed = _freeze(py)
     record = {
         "manifest_version": MANIFEST_VERSION,
@@ -641,7 +641,7 @@ def _make_venv(path: Path, system_site: bool, log: Callable[[str], None]) -> Non
     ------
     EnvMissingError
         When the venv cannot be made."""
-    args = [sys.executable, "-m", "venv", *(["--system-site-packages"] if system_site else [])]
+    args = [sys.executable, "-P", "-m", "venv", *(["--system-site-packages"] if system_site else [])]
     try:
         _run([*args, str(path)], log)
     except EnvMissingError as e:
@@ -655,10 +655,10 @@ def _pip(py: Path) -> list[str]:
     """The pip command line that installs into the environment of interpreter
     ``py``: its own pip, else this interpreter's with ``--python`` (pip >= 22.3)."""
     try:
-        has_pip = subprocess.run([str(py), "-c", "import pip"], capture_output=True).returncode == 0
+        has_pip = subprocess.run([str(py), "-P", "-c", "import pip"], capture_output=True).returncode == 0
     except OSError:  # no interpreter yet: the venv step failed and says so itself
         has_pip = True
-    return [str(py), "-m", "pip"] if has_pip else [sys.executable, "-m", "pip", "--python", str(py)]
+    return [str(py), "-P", "-m", "pip"] if has_pip else [sys.executable, "-P", "-m", "pip", "--python", str(py)]
 
 
 #: ``.pth`` file of an environment made from a virtual environment with ``--torch system``
@@ -713,7 +713,7 @@ def check_main_env() -> dict[str, str]:
     out = {}
     for mod in ("torch", "tvm", "triton"):
         code = f"import {mod}; print(getattr({mod}, '__version__', 'unknown'))"
-        p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+        p = subprocess.run([sys.executable, "-P", "-c", code], capture_output=True, text=True)
         if p.returncode == 0:
             out[mod] = p.stdout.strip().splitlines()[-1]
         else:

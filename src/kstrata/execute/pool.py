@@ -192,7 +192,7 @@ class _Worker:
         req_r, self.req_w = os.pipe()
         self.rep_r, rep_w = os.pipe()
         self.log = tempfile.TemporaryFile()
-        args = [python, "-m", "kstrata.execute.worker", str(req_r), str(rep_w), str(memory_mb or 0)]
+        args = [python, "-P", "-m", "kstrata.execute.worker", str(req_r), str(rep_w), str(memory_mb or 0)]
         try:
             self.proc = subprocess.Popen(
                 args, env=env, cwd=cwd, pass_fds=(req_r, rep_w), stdin=subprocess.DEVNULL,

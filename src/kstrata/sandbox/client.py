@@ -117,7 +117,7 @@ class Zygote:
         if spec.sandbox:
             policy.require()
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        argv = [spec.python, "-m", "kstrata.sandbox.child", "--zygote", str(theirs.fileno()),
+        argv = [spec.python, "-P", "-m", "kstrata.sandbox.child", "--zygote", str(theirs.fileno()),
                 str(0 if spec.gpu else spec.memory_mb or 0), spec.backend, "1" if spec.sandbox else "0"]
         env = {"PYTHONDONTWRITEBYTECODE": "1", "PYTHONNOUSERSITE": "1", **spec.env}
         env["PYTHONPATH"] = os.pathsep.join(p for p in [_kstrata_src(), env.get("PYTHONPATH", "")] if p)

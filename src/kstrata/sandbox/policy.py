@@ -242,7 +242,7 @@ def interpreter_path(python: str) -> tuple[str, ...]:
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP")}
     env["PYTHONNOUSERSITE"] = "1"  # as the sandbox's processes run
     try:
-        out = subprocess.run([python, "-c", "import json, sys; print(json.dumps(sys.path))"], capture_output=True,
+        out = subprocess.run([python, "-P", "-c", "import json, sys; print(json.dumps(sys.path))"], capture_output=True,
                              text=True, timeout=60, cwd="/", env=env)
         paths = json.loads(out.stdout.strip().splitlines()[-1])
     except (OSError, subprocess.TimeoutExpired, ValueError, IndexError):

@@ -122,7 +122,7 @@ def json_serialization_works() -> bool:
     import sys
 
     probe = "import tvm; tvm.ir.save_json(tvm.tirx.IntImm('int32', 3))"
-    r = subprocess.run([sys.executable, "-c", probe], capture_output=True, timeout=120)
+    r = subprocess.run([sys.executable, "-P", "-c", probe], capture_output=True, timeout=120)
     return r.returncode == 0
 
 

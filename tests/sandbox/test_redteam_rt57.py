@@ -1,0 +1,68 @@
+"""Red-team round rt57: what a candidate's folder (or the folder kstrata is
+started in) reached outside the sandbox. Each test fails before its fix."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+SRC = Path(__file__).resolve().parents[2] / "src" / "kstrata"
+
+
+def _planted(folder: Path, module: str, marker: Path) -> None:
+    """A ``module.py`` in ``folder`` that records that it ran, then gives the real module back."""
+    (folder / f"{module}.py").write_text(
+        "import importlib, sys\n"
+        f"open({str(marker)!r}, 'a').write('ran\\n')\n"
+        f"del sys.modules[{module!r}]\n"
+        "sys.path[:] = [p for p in sys.path if p not in ('', '.')]\n"
+        f"globals().update(importlib.import_module({module!r}).__dict__)\n")
+
+
+def test_a_json_py_in_the_working_folder_does_not_run_when_a_candidate_is_parsed(tmp_path, monkeypatch):
+    """``kstrata import``, ``eval`` and ``optimize --initial`` parse a
+    candidate file in a ``python -c`` child, which put its working folder
+    first on ``sys.path``: run in a kernel repository's folder holding a
+    ``json.py``, its code ran as kstrata's user with kstrata's environment
+    (API keys), outside any sandbox. Now every Python child starts with
+    ``-P``."""
+    from kstrata.pysyntax import syntax_error_isolated
+
+    here, marker = tmp_path / "repo", tmp_path / "ran.txt"
+    here.mkdir()
+    _planted(here, "json", marker)
+    monkeypatch.chdir(here)
+    assert syntax_error_isolated("x = (1,\n", "kernel.py")["line"] == 1  # the parse still works
+    assert not marker.exists(), "json.py of the working folder ran in kstrata's child"
+
+
+def test_the_main_environment_check_does_not_import_from_the_working_folder(tmp_path, monkeypatch):
+    """``kstrata env`` (``check_main_env``) imports torch in a ``-c`` child:
+    a ``torch.py`` in the folder it was started in ran there."""
+    from kstrata.backends.envs import check_main_env
+
+    marker = tmp_path / "ran.txt"
+    _planted(tmp_path, "torch", marker)
+    monkeypatch.chdir(tmp_path)
+    assert "error" not in check_main_env()["torch"]
+    assert not marker.exists(), "torch.py of the working folder ran in kstrata's child"
+
+
+def _python_argvs(tree: ast.AST) -> list[ast.List]:
+    """List displays that start a Python child with ``-c`` or ``-m`` (the flag as a constant element)."""
+    return [n for n in ast.walk(tree) if isinstance(n, ast.List)
+            and any(isinstance(e, ast.Constant) and e.value in ("-c", "-m") for e in n.elts[1:2] + n.elts[2:3])]
+
+
+def test_every_python_child_kstrata_starts_leaves_its_working_folder_off_sys_path():
+    """The kind, wherever it is written: each ``[python, ..., "-c"|"-m", ...]``
+    command in kstrata's source passes ``-P`` before the flag."""
+    bad, seen = [], 0
+    for file in sorted(SRC.rglob("*.py")):
+        for node in _python_argvs(ast.parse(file.read_text())):
+            seen += 1
+            flags = [e.value for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+            first = next(f for f in flags if f in ("-c", "-m"))
+            if "-P" not in flags[:flags.index(first)]:
+                bad.append(f"{file.relative_to(SRC)}:{node.lineno}")
+    assert seen >= 10 and not bad, (seen, bad)  # pysyntax, the sandbox and worker starts, setup's, env's
