@@ -168,7 +168,7 @@ class Harness(metaclass=_Sealed):
                  "checked_launches", "copies", "device", "flusher", "fn", "graph_launches",
                  "graphs", "kernel_log", "last", "launch_deficit", "launches", "reused_output",
                  "slots", "spin_cycles", "tensor_dict", "timed_launches", "torch", "watch", "_set_stream",
-                 "_stream_ids", "_ops", "_StorageWeakRef", "_Counter")
+                 "_stream_ids", "_ops", "_StorageWeakRef", "_Counter", "_inference_mode")
 
     def __init__(self) -> None:
         import collections
@@ -200,6 +200,9 @@ class Harness(metaclass=_Sealed):
         # a candidate that replaces torch.cuda.synchronize (or torch._C._cuda_synchronize) cannot
         # make a timed request answer while its GPU work is still queued
         self._cuda_init = torch.cuda.init
+        # the mode the harness poisons returned outputs in (call, _replays_write): the only one in which an
+        # inference tensor (what a forward decorated with torch.inference_mode returns) can be written
+        self._inference_mode = torch.inference_mode
         self._cuda_sync = getattr(torch._C, "_cuda_synchronize", None)
         self._cuda_sleep = getattr(torch._C, "_cuda_sleep", None)  # the spin before a graph replay
         self._replay = getattr(getattr(torch._C, "_CUDAGraph", None), "replay", None)
@@ -606,12 +609,13 @@ class Harness(metaclass=_Sealed):
                                            and order >= 0 else None)
         poisoned = set()
         held = {x.untyped_storage().data_ptr() for x in xs if isinstance(x, T) and x.numel()}
-        for t in self.last:  # poison previous outputs: a buffer returned again unwritten reads NaN
-            if isinstance(t, T) and t.is_floating_point() and t.untyped_storage().data_ptr() not in held:
-                # (an output that was a view of an input buffer, reused for this call's input, is not poisoned)
-                t.fill_(float("nan"))
-                if t.numel():
-                    poisoned.add(t.untyped_storage().data_ptr())
+        with self._inference_mode():  # an honest forward under torch.inference_mode returns inference tensors
+            for t in self.last:  # poison previous outputs: a buffer returned again unwritten reads NaN
+                if isinstance(t, T) and t.is_floating_point() and t.untyped_storage().data_ptr() not in held:
+                    # (an output that was a view of an input buffer, reused for this call's input, is not poisoned)
+                    t.fill_(float("nan"))
+                    if t.numel():
+                        poisoned.add(t.untyped_storage().data_ptr())
         likes = h.get("likes") or []
         blocks = [torch.full(tuple(s), float("nan"), dtype=getattr(torch, d), device=self.device)
                   for d, s in likes if d in ("float32", "float64", "float16", "bfloat16")]
@@ -820,8 +824,9 @@ class Harness(metaclass=_Sealed):
                 g.replay()
                 self._sync()
                 before = [o.isnan() for o in floats]
-                for o in floats:
-                    o.fill_(float("nan"))
+                with self._inference_mode():  # (an inference tensor is written only there)
+                    for o in floats:
+                        o.fill_(float("nan"))
                 g.replay()
                 self._sync()
                 for o, was in zip(floats, before):
