@@ -373,6 +373,12 @@ def describe_tensor(cand: torch.Tensor, oracle: torch.Tensor, bad: torch.Tensor,
     return items
 
 
+def _shapes_text(shapes: list[dict[str, int]]) -> str:
+    """Shapes in the prompt's words, ``B=8, D=512; B=5, D=77`` (queue round rt56: the item printed
+    Python reprs, ``[{'B': 8, 'D': 512}]``)."""
+    return "; ".join(", ".join(f"{k}={v}" for k, v in s.items()) for s in shapes)
+
+
 def _probe(run: "ShapeRun", test: "TestCase") -> tuple[bool, float]:
     """(passes, max relative error) of one extra public test; candidate errors count as fail."""
     from kstrata.verify.runner import Stop
@@ -414,9 +420,13 @@ def locate(ctx: "Context", failure: "Failure", run: "ShapeRun | None", tests: li
                           "cache or an accumulator written only under a tail predicate or bounds mask, e.g. "
                           "at a size below the block or split factor)"))
     elif failure.race:
+        # the interpreter's shuffled program order is triton-interp's own: named only there (queue round rt56:
+        # a tvm-llvm prompt read "triton-interp runs them in a shuffled order" about a TVM PrimFunc)
+        order = (" (triton-interp runs them in a shuffled order on the second run)"
+                 if ctx.backend_name == "triton-interp" else "")
         items.append(item("race", "source", "two runs on the same input differ beyond rounding: "
-                          "non-determinism (a race, uninitialised memory, atomics order, or the order of a launch's "
-                          "programs: triton-interp runs them in a shuffled order on the second run), or state kept "
+                          "non-determinism (a race, uninitialised memory or a read past an input's end, atomics "
+                          f"order, or the order of a launch's programs{order}), or state kept "
                           "between calls (the result changes from one call to the next on the same input)"))
     # which distributions fail at the failing shape (seed of the failing test)
     if run is not None:
@@ -462,8 +472,8 @@ def locate(ctx: "Context", failure: "Failure", run: "ShapeRun | None", tests: li
         passing = [dict(s) for s, ok, _ in per_shape if ok]
         failing = [dict(s) for s, ok, _ in per_shape if not ok]
         if passing and failing:
-            items.append(item("shapes", "schedule", f"passes at {passing} but fails at {failing}: "
-                              "a boundary / shape-specific bug", passing=passing, failing=failing))
+            items.append(item("shapes", "schedule", f"passes at {_shapes_text(passing)} but fails at "
+                              f"{_shapes_text(failing)}: a boundary / shape-specific bug", passing=passing, failing=failing))
         growth = [(math.prod(dict(s).values()), rel) for s, ok, rel in per_shape if not ok and rel != float("inf")]
         growth.sort()
         if len(growth) >= 2 and all(b[1] > 2 * a[1] > 0 for a, b in zip(growth, growth[1:])):

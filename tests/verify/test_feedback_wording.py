@@ -1,0 +1,46 @@
+"""The located feedback of a failed public test speaks the prompt's words and
+names only the candidate's own backend (queue round rt56: a tvm-llvm
+layernorm whose tail read past the row was told "triton-interp runs them in a
+shuffled order on the second run", and "passes at [{'B': 8, 'D': 512}] but
+fails at [{'B': 5, 'D': 77}]")."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from kstrata.sandbox import status
+from kstrata.tasks.loader import resolve_task
+from kstrata.verify import runner
+
+pytestmark = pytest.mark.skipif(not status().usable, reason=f"no sandbox here: {status().reason}")
+
+#: rmsnorm, right at D = 512, off by a call count at D = 77: two runs on one input differ
+DRIFTS_AT_A_TAIL = textwrap.dedent('''
+    import torch
+    import torch.nn as nn
+
+
+    class ModelNew(nn.Module):
+        def __init__(self, dim, eps=1e-6):
+            super().__init__()
+            self.eps = eps
+            self.weight = nn.Parameter(1 + 0.1 * torch.randn(dim))
+            self.calls = 0
+
+        def forward(self, x):
+            self.calls += 1
+            y = x * torch.rsqrt(x.pow(2).mean(dim=-1, keepdim=True) + self.eps) * self.weight
+            return y + 0.01 * self.calls if x.shape[-1] % 16 else y
+''')
+
+
+def test_a_failed_public_test_names_shapes_in_words_and_no_other_backend():
+    ev = runner.run_protocol(resolve_task("rmsnorm"), "pytorch", {"source": DRIFTS_AT_A_TAIL}, "wording" * 4,
+                             scope="small")
+    assert ev["verdict"] == "incorrect", ev
+    items = {i["kind"]: i["text"] for i in ev["feedback"]}
+    assert "B=8, D=512" in items["shapes"] and "B=5, D=77" in items["shapes"], items
+    assert "{" not in items["shapes"], items["shapes"]
+    assert "race" in items and "triton" not in items["race"], items.get("race")
