@@ -101,13 +101,24 @@ def import_sources(folder: Path, meta: Any) -> dict[str, str]:
     levels = meta.get("levels", {}) if isinstance(meta, dict) else None
     if not isinstance(levels, dict):
         raise ValueError(f"{folder / 'candidate.json'}: 'levels' must be an object {{level: file name}}")
-    out = {}
-    for lv, f in levels.items():
-        file = folder / safe_file_name(f)
-        if file.is_symlink():
-            raise ValueError(f"{file}: a symbolic link; an imported level must be a file inside {folder}")
-        out[safe_level(lv)] = file.read_text()
-    return out
+    return {safe_level(lv): _level_text(folder / safe_file_name(f)) for lv, f in levels.items()}
+
+
+def _level_text(file: Path) -> str:
+    """The text of a candidate folder's level ``file``, which must not be a
+    symbolic link: a folder from elsewhere (a downloaded ``best/``, export or
+    import) whose ``graph.py`` links to ``~/.ssh/id_rsa`` or a run's
+    ``secret`` had that file read into the candidate, and so into the
+    sandbox, prompts and the run (red-team rt57).
+
+    Raises
+    ------
+    ValueError
+        When ``file`` is a symbolic link.
+    """
+    if file.is_symlink():
+        raise ValueError(f"{file}: a symbolic link; a candidate's level must be a file inside {file.parent}")
+    return file.read_text()
 
 
 def read_candidate(path: str | Path, backend: str | None = None) -> tuple[dict[str, str], str]:
@@ -134,7 +145,8 @@ def read_candidate(path: str | Path, backend: str | None = None) -> tuple[dict[s
     ValueError
         When a lone file is given for a ``tvm-*`` backend without the
         ``kstrata-tvm source`` header of a TVM source-level text (e.g. a
-        PyTorch ``ModelNew`` file): the message says what to give instead.
+        PyTorch ``ModelNew`` file): the message says what to give instead;
+        or when a directory's level file is a symbolic link.
     """
     from kstrata.backends.registry import get_backend
     from kstrata.store.artifacts import source_name
@@ -177,9 +189,10 @@ def read_candidate(path: str | Path, backend: str | None = None) -> tuple[dict[s
     ext = dict(getattr(b, "source_extensions", {}) or {})
     sources = {}
     for lv in b.levels:  # a run folder written before a level had its own extension holds <level>.txt
-        found = [f for f in (path / source_name(lv, ext), path / source_name(lv, {})) if f.is_file()]
+        found = [f for f in (path / source_name(lv, ext), path / source_name(lv, {}))
+                 if f.is_file() or f.is_symlink()]
         if found:
-            sources[lv] = found[0].read_text()
+            sources[lv] = _level_text(found[0])
     if not sources:
         raise FileNotFoundError(f"{path}: no level files of {name} ({', '.join(source_name(lv, ext) for lv in b.levels)})"
                                 + (f"; its sources/ folder holds them: give {path / 'sources'}"

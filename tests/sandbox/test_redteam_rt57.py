@@ -66,3 +66,63 @@ def test_every_python_child_kstrata_starts_leaves_its_working_folder_off_sys_pat
             if "-P" not in flags[:flags.index(first)]:
                 bad.append(f"{file.relative_to(SRC)}:{node.lineno}")
     assert seen >= 10 and not bad, (seen, bad)  # pysyntax, the sandbox and worker starts, setup's, env's
+
+
+def _linked_folder(folder: Path, secret: Path, **files: str) -> Path:
+    """A candidate folder whose first level file links to ``secret``."""
+    folder.mkdir(parents=True)
+    for i, (name, text) in enumerate(files.items()):
+        if i == 0:
+            (folder / name).symlink_to(secret)
+        else:
+            (folder / name).write_text(text)
+    return folder
+
+
+def test_a_level_file_that_links_outside_a_candidate_folder_is_refused(tmp_path):
+    """A run's ``best/`` (or ``candidates/<hash>/``) folder from elsewhere,
+    given to ``eval`` or ``optimize --initial``: its level files were read
+    through symbolic links (``source.py -> ~/.ssh/id_rsa``), and the linked
+    file became the candidate's text: sent into the sandbox, the prompts and
+    the run store. Refused now, as a ``candidate.json`` import's were; an
+    export package's ``sources/`` the same."""
+    import json
+
+    import pytest
+
+    from kstrata.api import read_candidate
+
+    secret = tmp_path / "id_rsa"
+    secret.write_text("PRIVATE KEY\n")
+    best = _linked_folder(tmp_path / "best", secret, **{"source.py": ""})
+    with pytest.raises(ValueError, match="symbolic link"):
+        read_candidate(best, "pytorch")
+    tvm = _linked_folder(tmp_path / "tvm", secret, **{"schedule.py": "", "graph.py": "# graph\n"})
+    with pytest.raises(ValueError, match="symbolic link"):
+        read_candidate(tvm, "tvm-llvm")
+    with pytest.raises(ValueError, match="symbolic link"):
+        read_candidate(tvm / "schedule.py", "tvm-llvm")  # one level file names its whole folder
+    pkg = tmp_path / "pkg"
+    _linked_folder(pkg / "sources", secret, **{"source.py": ""})
+    (pkg / "export.json").write_text(json.dumps({"backend": "pytorch"}))
+    with pytest.raises(ValueError, match="symbolic link"):
+        read_candidate(pkg)
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    (plain / "source.py").write_text("class ModelNew: pass\n")
+    assert read_candidate(plain, "pytorch") == ({"source": "class ModelNew: pass\n"}, "pytorch")
+
+
+def test_eval_of_a_folder_with_a_linked_level_file_says_so(tmp_path):
+    """The CLI: one clear error (exit 2), and nothing of the linked file is shown or run."""
+    import subprocess
+    import sys
+
+    secret = tmp_path / "id_rsa"
+    secret.write_text("sk-linked-private-line\n")
+    best = _linked_folder(tmp_path / "best", secret, **{"source.py": ""})
+    kstrata = str(Path(sys.executable).with_name("kstrata"))
+    p = subprocess.run([kstrata, "eval", "relu", str(best), "--backend", "pytorch", "--no-time", "--scope", "small"],
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 2 and "symbolic link" in p.stdout + p.stderr, (p.returncode, p.stdout[-2000:], p.stderr)
+    assert "sk-linked" not in p.stdout + p.stderr
