@@ -126,3 +126,70 @@ def test_eval_of_a_folder_with_a_linked_level_file_says_so(tmp_path):
                        capture_output=True, text=True, timeout=300)
     assert p.returncode == 2 and "symbolic link" in p.stdout + p.stderr, (p.returncode, p.stdout[-2000:], p.stderr)
     assert "sk-linked" not in p.stdout + p.stderr
+
+
+def _queue_answered(tmp_path: Path, make) -> tuple[object, BaseException | None]:
+    """One ``queue:DIR`` request whose answer files ``make(directory, rid)``
+    puts in place; what ``complete`` returned or raised (None when it did not
+    finish in 30 s)."""
+    import threading
+
+    from kstrata.llm.spec import ProviderConfig, ProviderSpec
+
+    cfg = ProviderConfig(kind="queue", path=str(tmp_path / "q"), poll_s=0.02, timeout_s=60)
+    provider = ProviderSpec("queue", cfg.path, cfg).build()
+    stop, got = threading.Event(), {}
+
+    def answerer() -> None:
+        while not stop.is_set():
+            for prompt in provider.directory.glob("*.prompt.md"):
+                rid = prompt.name.removesuffix(".prompt.md")
+                if not any(provider.directory.glob(f"{rid}.response.*")):
+                    make(provider.directory, rid)
+            stop.wait(0.02)
+
+    def call() -> None:
+        try:
+            got["value"] = provider.complete([{"role": "user", "content": "Make relu fast."}], max_tokens=50)
+        except BaseException as e:  # noqa: BLE001 - the outcome under test
+            got["error"] = e
+
+    threads = [threading.Thread(target=answerer, daemon=True), threading.Thread(target=call, daemon=True)]
+    for t in threads:
+        t.start()
+    threads[1].join(30)
+    stop.set()
+    return got.get("value"), got.get("error")
+
+
+def test_a_queue_answer_linked_to_a_file_of_kstratas_is_not_read(tmp_path):
+    """The queue's answerer (an external agent: the model) linked its
+    ``<id>.response.md`` to ``/proc/self/environ``; kstrata read it as
+    itself, and its environment (``OPENAI_API_KEY=...``) came back to the
+    answerer in the next prompt (case rt57_queue_answer_link). Linked to a
+    run's ``secret``, the seed of the hidden tests."""
+    from kstrata.llm.base import ProviderError
+
+    key = tmp_path / "environ"
+    key.write_text("OPENAI_API_KEY=sk-linked-rt57\n")
+    value, error = _queue_answered(tmp_path, lambda d, rid: (d / f"{rid}.response.md").symlink_to(key))
+    assert value is None and isinstance(error, ProviderError) and "symbolic link" in str(error), (value, error)
+    assert "sk-linked" not in str(error)
+
+
+def test_a_queue_answer_that_never_ends_does_not_hang_kstrata(tmp_path):
+    """A FIFO as the answer (or a report linked to ``/dev/zero``): kstrata
+    read without end, beyond its poll timeout."""
+    import os
+
+    from kstrata.llm.base import ProviderError
+
+    value, error = _queue_answered(tmp_path / "fifo", lambda d, rid: os.mkfifo(d / f"{rid}.response.md"))
+    assert isinstance(error, ProviderError) and "not a regular file" in str(error), (value, error)
+
+    def zero_report(d: Path, rid: str) -> None:
+        (d / f"{rid}.response.json").symlink_to("/dev/zero")
+        (d / f"{rid}.response.md").write_text("```python\nprint('fast')\n```\n")
+
+    value, error = _queue_answered(tmp_path / "zero", zero_report)
+    assert isinstance(error, ProviderError) and "symbolic link" in str(error), (value, error)

@@ -43,6 +43,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import stat
 import tempfile
 import threading
 import time
@@ -66,6 +67,47 @@ PROTOCOL_VERSION = 1
 #: the largest answer file read (bytes): :data:`kstrata.agents.parse.MAX_ANSWER_CHARS` characters of
 #: UTF-8 at up to 4 bytes each; a larger file is refused unread
 MAX_ANSWER_BYTES = 16_000_000
+#: the largest ``<id>.response.json`` report read (bytes)
+MAX_REPORT_BYTES = 1_000_000
+
+
+def read_answer_file(path: Path, limit: int, label: str) -> str:
+    """The UTF-8 text of ``path``, a file the answerer wrote into the queue
+    folder: opened without following a symbolic link, and only a regular file
+    of at most ``limit`` bytes is read. The answerer is untrusted (an external
+    agent, the model): an answer linked to ``/proc/self/environ`` was read as
+    kstrata and its environment, API keys included, came back to the
+    answerer in the next prompt; linked to a run's ``secret``, the hidden
+    tests' seed; to ``/dev/zero`` or a FIFO, kstrata read without end (red-team rt57).
+
+    Raises
+    ------
+    ProviderError
+        (kind ``rejected``) When ``path`` is a symbolic link or not a regular
+        file, is larger than ``limit`` bytes, or is not UTF-8 text.
+    """
+    def refuse(why: str) -> ProviderError:
+        return ProviderError(f"{label}: {path} {why}", provider=label, kind="rejected")
+
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError as e:
+        if os.path.islink(path):
+            raise refuse("is a symbolic link; write the answer itself into the file") from None
+        raise refuse(f"cannot be read: {e.strerror or e}") from None
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(f.fileno())
+        if not stat.S_ISREG(st.st_mode):
+            raise refuse("is not a regular file (a FIFO, device or socket); write the answer into a file")
+        data = f.read(limit + 1) if st.st_size <= limit else b""  # a larger one is refused unread
+    if st.st_size > limit or len(data) > limit:
+        raise refuse(f"is {max(st.st_size, len(data))} bytes, over the {limit} an answer may have; write a "
+                     "shorter answer (SEARCH/REPLACE edits, or the source alone)")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise refuse(f"is not UTF-8 text: {e}") from None
+
 
 def waiting_text(directory: str | Path) -> str | None:
     """What a ``queue:DIR`` run waits for, for a progress line: the newest
@@ -203,19 +245,14 @@ class QueueProvider(BaseProvider):
         while True:
             now = time.perf_counter()
             try:
-                size = answer.stat().st_size
+                size = answer.lstat().st_size  # a link's own size: its target is never looked at
             except FileNotFoundError:
                 size = -1
             if size >= 0:
                 if size != last_size:
                     last_size, stable_since = size, now
                 elif now - stable_since >= self.settle_s:
-                    if size > MAX_ANSWER_BYTES:  # never read into kstrata's memory
-                        raise ProviderError(
-                            f"{self.label}: {answer} is {size} bytes, over the {MAX_ANSWER_BYTES} an answer may "
-                            "have; write a shorter answer (SEARCH/REPLACE edits, or the source alone)",
-                            provider=self.label, kind="rejected")
-                    return answer.read_text(encoding="utf-8")
+                    return read_answer_file(answer, MAX_ANSWER_BYTES, self.label)
             if now - t0 > self.timeout_s:
                 raise ProviderTimeout(
                     f"{self.label}: no answer in {answer} after {self.timeout_s:g} s "
@@ -226,10 +263,10 @@ class QueueProvider(BaseProvider):
             time.sleep(min(self.poll_s, self.settle_s) if size >= 0 else self.poll_s)
 
     def _read_report(self, path: Path) -> dict[str, Any]:
-        if not path.exists():
+        if not os.path.lexists(path):
             return {}
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            data = json.loads(read_answer_file(path, MAX_REPORT_BYTES, self.label))
         except (ValueError, RecursionError) as e:  # not JSON or UTF-8, nested too deep (red team rt51)
             raise ProviderError(
                 f"{self.label}: {path} is not valid JSON: {e}", provider=self.label, kind="rejected"
