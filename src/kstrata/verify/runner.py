@@ -1460,8 +1460,11 @@ def run_protocol(task: Task, backend_name: str, sources: dict[str, str], secret:
             left = [sh for sh in task.sweep_shapes if task.full_shape(sh) not in tested]
             if left:
                 shown = "; ".join(", ".join(f"{k}={v}" for k, v in sh.items()) for sh in left[:4])
+                above = _sizes_not_reached(tested, [task.full_shape(sh) for sh in left])
+                reach = (f"; no test at this scope had {' or '.join(above)}: a code path that only larger sizes "
+                         "take was not run" if above else "")
                 ev.evidence["scope"] = (f"small: {len(left)} of the task's {len(task.sweep_shapes)} sweep shapes "
-                                        f"were not tested ({shown}{'; ...' if len(left) > 4 else ''}); "
+                                        f"were not tested ({shown}{'; ...' if len(left) > 4 else ''}){reach}; "
                                         "--scope full tests them (optimize confirms its best at the full scope)")
         weak = weak_check(ctx)
         if weak:
@@ -1583,6 +1586,19 @@ def failing_level(backend: Backend, sources: dict[str, str]) -> str:
         if level in getattr(backend, "levels", ()) and (sources.get(level) or "").strip():
             return level
     return getattr(backend, "levels", ("source",))[0]
+
+
+def _sizes_not_reached(tested: list[dict[str, int]], left: list[dict[str, int]]) -> list[str]:
+    """``["C above 1024", ...]``: each size variable that a left-out sweep shape takes past every tested
+    size, with a bound of the tested ones rounded up to a power of two (the hidden sizes stay unnamed).
+    Queue round rt56: a cross-entropy whose C > 4096 branch was wrong read correct at scope small (no test
+    there had C above ~1k) while the prompt said the hidden shapes cover C up to ~50k."""
+    out = []
+    for k in dict.fromkeys(k for sh in left for k in sh):
+        top = max((sh.get(k, 0) for sh in tested), default=0)
+        if top > 0 and any(sh.get(k, 0) > top for sh in left):
+            out.append(f"{k} above {1 << (top - 1).bit_length()}")
+    return out
 
 
 def _shape_words(shape: dict[str, int]) -> str:
