@@ -130,3 +130,17 @@ def test_a_hidden_failure_says_it_was_hidden_and_names_nothing_of_it():
     assert failing_test({"stage": "hidden", "message": "a hidden test fails"}) == \
         "a hidden test (its shape, seed and draw are not shown)"
     assert failing_test({"message": "compile error"}) == ""
+
+
+def test_a_failed_child_at_another_level_says_where_it_failed():
+    """Queue round rt56: the parent's schedule prompt listed the failed graph
+    child as "incorrect (tolerance): 384 of 385 elements outside tolerance",
+    without the test it failed at (B=5, D=77: a tail bug), which the judge had
+    recorded."""
+    task, prop, provider, tree = _tree_after_failed_graph("llm")
+    with pytest.raises(Declined):
+        prop.propose(task, tree["a" * 8], {}, "schedule", context=_ctx(tree))
+    user = provider.prompts[1][1]["content"]
+    section = user.split("# What the other levels' roles did with this candidate", 1)[1]
+    assert ("-> incorrect (tolerance) at the public test at B=5, D=77 (input draw `offset`, seed 0): "
+            + MESSAGE) in section

@@ -101,8 +101,9 @@ def judge_failure(node: Any) -> bool:
 def outcome(node: Any) -> str:
     """``node``'s verdict in a few words: ``correct, 1.2x`` (with ``timing
     untrusted`` when it was not believed, so it is not ranked), or the
-    verdict, check and the first line of the verifier's message (``not
-    judged`` first when the judge itself failed)."""
+    verdict, check, the test it failed at (:func:`failing_test`) and the
+    first line of the verifier's message (``not judged`` first when the
+    judge itself failed)."""
     if not node.evaluated:
         return "not evaluated yet"
     if node.correct:
@@ -114,7 +115,11 @@ def outcome(node: Any) -> str:
     msg = _message(node)
     check = f" ({ev.check})" if ev is not None and ev.check else ""
     head = "not judged, the judge itself failed (not the candidate's fault): " if judge_failure(node) else ""
-    return f"{head}{node.verdict}{check}" + (f": {clip_sentence(first_line(msg), 160)}" if msg else "")
+    # where it failed: told to every role, not only the one asked to fix it (queue round rt56: a failed graph
+    # child stood in its parent's schedule prompt as "384 of 385 elements outside tolerance" without B=5, D=77)
+    test = "" if head else failing_test(ev.evidence if ev is not None else None)
+    return f"{head}{node.verdict}{check}" + (f" at {test}" if test else "") \
+        + (f": {clip_sentence(first_line(msg), 160)}" if msg else "")
 
 
 def clip_sentence(line: str, limit: int) -> str:
