@@ -98,6 +98,8 @@ class TritonInterpBackend(TritonBackend):
         fidelity.model_gpu_dot_precision()
         # programs of one launch that race (the interpreter runs them one by one, in grid order) fail it
         fidelity.watch_races()
+        # triton.autotune benchmarks through a driver the interpreter lacks: it draws a config instead
+        fidelity.interpret_autotune()
 
     def set_program_order(self, seed: int | None) -> None:
         """See :meth:`Backend.set_program_order`: each interpreted launch runs
