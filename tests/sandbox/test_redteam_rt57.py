@@ -193,3 +193,32 @@ def test_a_queue_answer_that_never_ends_does_not_hang_kstrata(tmp_path):
 
     value, error = _queue_answered(tmp_path / "zero", zero_report)
     assert isinstance(error, ProviderError) and "symbolic link" in str(error), (value, error)
+
+
+def test_a_run_another_kstrata_opened_deeper_than_the_walk_is_masked(tmp_path, monkeypatch):
+    """A run that another kstrata process keeps five levels inside a bound
+    folder (a project on ``PYTHONPATH``): the walk stops at three and
+    :data:`~kstrata.sandbox.policy.RUN_DIRS_ENV` names only this process
+    tree's runs, so its secret was readable by this one's candidates (case
+    rt57_deep_run_other_process). Reading a run's secret registers it for
+    every kstrata process here (:mod:`kstrata.sandbox.known_runs`)."""
+    import os
+    import subprocess
+    import sys
+
+    from kstrata.sandbox import policy
+
+    monkeypatch.setenv("KSTRATA_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv(policy.RUN_DIRS_ENV, raising=False)
+    proj = tmp_path / "proj"
+    deep = proj / "runs" / "2026" / "exp" / "r1"
+    deep.mkdir(parents=True)
+    other = subprocess.run([sys.executable, "-c", "import sys; from kstrata.store.secret import run_secret; "
+                            "run_secret(sys.argv[1])", str(deep)], capture_output=True, text=True, timeout=120,
+                           env={**os.environ, "KSTRATA_CACHE_DIR": str(tmp_path / "cache")})
+    assert other.returncode == 0 and (deep / "secret").is_file(), other.stderr[-2000:]
+    monkeypatch.setenv("PYTHONPATH", str(proj))
+    cmd = policy.command(["true"], memory_mb=512)
+    assert str(proj) in {cmd[i + 1] for i, a in enumerate(cmd) if a == "--ro-bind"}
+    at = [i for i, a in enumerate(cmd) if a == "--tmpfs" and cmd[i + 1] == str(deep)]
+    assert at and cmd[at[0] + 2:at[0] + 4] == ["--remount-ro", str(deep)], cmd[-30:]

@@ -408,11 +408,16 @@ RUN_SCAN_DEPTH = 3
 def keep_out(run_dir: str | os.PathLike[str]) -> None:
     """Name ``run_dir`` (a run whose secret this process reads) in
     :data:`RUN_DIRS_ENV`, so that no sandbox started from here or from its
-    workers shows it, wherever it lies (:func:`run_folders`)."""
+    workers shows it, wherever it lies (:func:`run_folders`); and in the
+    registry of :mod:`kstrata.sandbox.known_runs`, so that no other kstrata
+    process's sandbox shows it either."""
+    from kstrata.sandbox import known_runs
+
     path = os.path.realpath(run_dir)
     known = [p for p in os.environ.get(RUN_DIRS_ENV, "").split(os.pathsep) if p]
     if path not in known:
         os.environ[RUN_DIRS_ENV] = os.pathsep.join([*known, path])
+    known_runs.remember(path)
 
 
 def _is_run(path: str) -> bool:
@@ -423,15 +428,21 @@ def _is_run(path: str) -> bool:
 
 def run_folders(binds: list[str]) -> list[str]:
     """The kstrata run and bench folders inside the ``binds`` (none of the
-    system directories): those named in :data:`RUN_DIRS_ENV`, and those a
-    bounded walk finds (:func:`_is_run`, at most :data:`RUN_SCAN_DEPTH` levels down, reading at most
+    system directories): those named in :data:`RUN_DIRS_ENV` or in the
+    registry of the runs any kstrata process here opened
+    (:mod:`kstrata.sandbox.known_runs`, red-team rt57: deeper than the walk),
+    and those a bounded walk finds (:func:`_is_run`, at most
+    :data:`RUN_SCAN_DEPTH` levels down, reading at most
     :data:`RUN_SCAN_ENTRIES` entries per bound folder, links not followed).
     A run kept inside a folder that is bound (a project on ``PYTHONPATH`` or
     installed editable, whose ``runs/`` held the run) was readable in every
     sandbox: its secret (from which the hidden tests derive), run.db and the
     candidates' sources (red-team round rt55)."""
+    from kstrata.sandbox import known_runs
+
     roots = [b for b in binds if b not in _SYSTEM_DIRS]
     known = [os.path.realpath(p) for p in os.environ.get(RUN_DIRS_ENV, "").split(os.pathsep) if p]
+    known += known_runs.remembered()
     found = {k for k in known if any(k.startswith(b.rstrip("/") + "/") for b in roots) and os.path.isdir(k)}
     for root in roots:
         budget, level = RUN_SCAN_ENTRIES, [root]
