@@ -44,3 +44,19 @@ def test_a_failed_public_test_names_shapes_in_words_and_no_other_backend():
     assert "B=8, D=512" in items["shapes"] and "B=5, D=77" in items["shapes"], items
     assert "{" not in items["shapes"], items["shapes"]
     assert "race" in items and "triton" not in items["race"], items.get("race")
+
+
+def test_a_per_row_factor_also_suggests_a_misplaced_epsilon():
+    """Queue round rt56: an RMSNorm with the epsilon added after the rsqrt
+    scaled every near_zero row by ~1.4; the per-row-factor hint named only a
+    reduction over padded lanes."""
+    import torch
+
+    from kstrata.verify.feedback import _row_factor
+
+    x = 1e-3 * torch.randn(4, 64, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+    ms = x.pow(2).mean(dim=-1, keepdim=True)
+    want = x * torch.rsqrt(ms + 1e-6)
+    got = x * (torch.rsqrt(ms) + 1e-6)
+    text = _row_factor(got, want, (got - want).abs() > 1e-4 * want.abs())
+    assert "one factor of that row" in text and "epsilon" in text, text

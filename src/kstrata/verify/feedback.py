@@ -258,7 +258,9 @@ def _row_factor(c: torch.Tensor, o: torch.Tensor, bad: torch.Tensor) -> str:
     norm's scale counting padded lanes) looks so (queue round 5: a softmax
     that sent other=0.0 padding through exp read 0.00200087 -> 0.00136189,
     0.00434466 -> 0.00295719, ... with nothing saying that every element of
-    the row was 0.681 of its value)."""
+    the row was 0.681 of its value), and so does an epsilon in the wrong place
+    (queue round rt56: rsqrt(mean(x^2)) + eps scaled near_zero rows by ~1.4,
+    and the hint named only padded lanes)."""
     if c.dim() < 2 or c.shape[-1] < 2:
         return ""
     n = c.shape[-1]
@@ -279,7 +281,7 @@ def _row_factor(c: torch.Tensor, o: torch.Tensor, bad: torch.Tensor) -> str:
     shown = ", ".join(f"row {r}: x{f:.4g}" if abs(f - 1) > 1e-3 else f"row {r}: x{f:.7g}" for r, f in factors[:3])
     return (f"; within each row the wrong elements are their expected values times one factor of that row "
             f"({shown}): a per-row normalizer or scale is wrong (a sum, max or count over the row that "
-            "includes padded lanes?)")
+            "includes padded lanes? an epsilon added in the wrong place, e.g. outside a square root?)")
 
 
 def _wrong_along_dims(bad: torch.Tensor) -> dict[int, list[int]]:
