@@ -222,3 +222,56 @@ def test_a_run_another_kstrata_opened_deeper_than_the_walk_is_masked(tmp_path, m
     assert str(proj) in {cmd[i + 1] for i, a in enumerate(cmd) if a == "--ro-bind"}
     at = [i for i, a in enumerate(cmd) if a == "--tmpfs" and cmd[i + 1] == str(deep)]
     assert at and cmd[at[0] + 2:at[0] + 4] == ["--remount-ro", str(deep)], cmd[-30:]
+
+
+def test_a_lone_surrogate_in_a_candidates_error_does_not_end_eval_in_a_traceback(tmp_path):
+    """A candidate whose import raises ``RuntimeError("\\ud800")``: its reply's
+    JSON spells the surrogate, and ``kstrata eval`` (without ``--json``) ended
+    in ``UnicodeEncodeError`` (exit 1) printing the verdict (case
+    rt57_lone_surrogate). Now written out as its escape, as control
+    characters are."""
+    import subprocess
+    import sys
+
+    from kstrata.sandbox.wire import printable, printable_strings
+
+    assert printable("a \ud800 b \udcff") == "a \\ud800 b \\udcff"
+    assert printable_strings({"m\udfff": ["\ud800"]}) == {"m\\udfff": ["\\ud800"]}
+    cand = tmp_path / "candidate.py"
+    cand.write_text("import torch\nimport torch.nn as nn\n\nraise RuntimeError('bad \\ud800 end')\n\n\n"
+                    "class ModelNew(nn.Module):\n    def forward(self, x):\n        return torch.relu(x)\n")
+    kstrata = str(Path(sys.executable).with_name("kstrata"))
+    p = subprocess.run([kstrata, "eval", "relu", str(cand), "--backend", "pytorch", "--no-time", "--scope", "small"],
+                       capture_output=True, text=True, timeout=300, errors="replace")
+    assert p.returncode == 0 and "compile_error" in p.stdout, (p.returncode, p.stdout[-1500:], p.stderr[-1500:])
+    assert "Traceback" not in p.stdout + p.stderr and "bad \\ud800 end" in p.stdout
+
+
+def test_lone_surrogates_from_a_model_an_mcp_client_or_an_initial_json_become_replacement_characters(tmp_path):
+    """A model's answer (an OpenAI-compatible reply may spell ``"\\ud800"``),
+    an MCP client's source and an ``optimize --initial`` JSON file: the text
+    reached the content hash (``optimize --initial x.json`` ended in
+    ``UnicodeEncodeError``) and the run store. Each is U+FFFD now."""
+    import json
+
+    from kstrata.backends.registry import get_backend
+    from kstrata.cli.optimize import _initial
+    from kstrata.llm.base import BaseProvider, Completion
+    from kstrata.search.candidate import content_hash
+    from kstrata.serve.service import candidate_sources
+    from kstrata.tasks.loader import resolve_task
+
+    class Hostile(BaseProvider):
+        def _call_once(self, messages, params, req_hash):  # noqa: ANN001, ANN202
+            return Completion(text="```python\nx = '\ud800'\n```", input_tokens=1, output_tokens=1, cost_usd=0.0,
+                              latency_s=0.0, model="m", provider=self.label, raw_finish_reason="stop")
+
+    text = Hostile("hostile:m", "m").complete([{"role": "user", "content": "Make relu fast."}]).text
+    assert text == "```python\nx = '\ufffd'\n```" and text.encode()
+    backend, task = get_backend("triton-interp"), resolve_task("relu")
+    assert candidate_sources(backend, "x = '\ud800'\n") == {"source": "x = '\ufffd'\n"}
+    initial = tmp_path / "initial.json"
+    initial.write_text(json.dumps({"source": "import triton\nx = '\ud800'\n"}))
+    sources = _initial(initial, task, backend, None)
+    assert sources == {"source": "import triton\nx = '\ufffd'\n"}
+    assert content_hash(sources, backend.name, task.digest)

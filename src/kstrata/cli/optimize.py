@@ -184,6 +184,7 @@ def _initial(option: Path | None, task: Any, backend: Any, resume: Path | None) 
     import json
 
     from kstrata.api import import_sources, read_candidate
+    from kstrata.surrogates import without_lone_surrogates
     from kstrata.cli.import_ import DSL_MODULE, read_kernel_file, read_model_file
     from kstrata.tasks.base import TaskError
 
@@ -221,6 +222,7 @@ def _initial(option: Path | None, task: Any, backend: Any, resume: Path | None) 
             raise OptionError(f"--initial {option}: a JSON {type(sources).__name__}, not an object; expected "
                               "{level: source text}")
         wrong = [k for k, v in sources.items() if not isinstance(v, str)]
+        sources = {k: without_lone_surrogates(v) if isinstance(v, str) else v for k, v in sources.items()}
         if wrong:  # name the key (newcomer nc16: {"schedule": 42} was told it was not an object)
             raise OptionError(f"--initial {option}: the value of {', '.join(map(repr, wrong))} is a JSON "
                               f"{type(sources[wrong[0]]).__name__}, not source text; give each level's source as "

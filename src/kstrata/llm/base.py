@@ -28,6 +28,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from kstrata.surrogates import SURROGATE, without_lone_surrogates
+
 Message = Mapping[str, str]
 
 ROLES = ("system", "user", "assistant")
@@ -462,6 +464,8 @@ class BaseProvider:
             except ProviderError as e:
                 error = e
         attempts = len(retries) + 1
+        if completion is not None and SURROGATE.search(completion.text):  # a reply's "\ud800" (red-team rt57)
+            completion = _replace(completion, text=without_lone_surrogates(completion.text))
         if completion is not None and retries:
             completion = _replace(completion, attempts=attempts)
         elif completion is not None:

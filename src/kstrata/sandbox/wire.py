@@ -77,8 +77,11 @@ OOM_EXIT = 86
 #: newline (ESC starts the sequences that move the cursor, erase lines, set the
 #: title or the clipboard: OSC 52), DEL, C1 controls (0x9b is a one-byte CSI
 #: on some terminals) and the bidirectional overrides that reorder what is
-#: shown ("Trojan Source", CVE-2021-42574).
-CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+#: shown ("Trojan Source", CVE-2021-42574); and lone surrogates (``\\ud800`` in
+#: a JSON reply decodes to one), which no UTF-8 output can hold: a load error's
+#: message with one ended ``kstrata eval`` in a UnicodeEncodeError traceback
+#: (red-team rt57).
+CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 
 
 def printable(text: str) -> str:

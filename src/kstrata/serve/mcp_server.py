@@ -256,6 +256,7 @@ class KernelServer:
                          parent: str | None = None, level: str | None = None,
                          rationale: str = "") -> dict[str, Any]:
         from kstrata.search.candidate import content_hash, to_evaluation_record
+        from kstrata.surrogates import without_lone_surrogates
 
         t = self._task(task)
         b = load_backend(backend or self.default_backend)
@@ -279,7 +280,8 @@ class KernelServer:
             level = b.levels[0] if len(b.levels) == 1 else "source"
         cand = CandidateRecord(
             hash=digest, sources=sources, level=level, role="external", proposer=PROVIDER,
-            parents=parents, rationale=rationale, backend=b.name, metadata={"task": t.name},
+            parents=parents, rationale=without_lone_surrogates(str(rationale or "")), backend=b.name,
+            metadata={"task": t.name},
         )
         self.store.add_candidate(cand, task_id)
         out = evaluate(t, b, sources, secret=self.secret, pool=self.pool, preset=self.preset,

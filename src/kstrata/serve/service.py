@@ -24,6 +24,7 @@ from typing import Any
 from kstrata.backends.base import Backend
 from kstrata.backends.registry import UnknownBackendError, get_backend
 from kstrata.serve.public import redact_hidden
+from kstrata.surrogates import without_lone_surrogates
 from kstrata.store.records import jsonable
 from kstrata.tasks.base import Task, TaskError
 from kstrata.tasks.loader import resolve_task
@@ -111,7 +112,7 @@ def candidate_sources(
         if not isinstance(text, str) or not text.strip():
             raise ServeError(f"the source of level {lv!r} is empty; send the candidate's full source text")
     out = dict(base or {})
-    out.update(given)
+    out.update({lv: without_lone_surrogates(text) for lv, text in given.items()})  # "\ud800" in JSON (rt57)
     return out
 
 
