@@ -3,9 +3,14 @@ it did before and why)."""
 
 from __future__ import annotations
 
+import uuid
+from pathlib import Path
+
 import pytest
 
 from kstrata.sandbox import status
+
+CASES = Path(__file__).parent / "cases"
 
 needs_sandbox = pytest.mark.skipif(not status().usable, reason="no sandbox here")
 
@@ -49,3 +54,39 @@ print("ok")
 """
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr[-2000:]
+
+
+@pytest.fixture(scope="module")
+def tilelang_pool():
+    from kstrata.backends import envs
+    from kstrata.execute import WorkerPool
+
+    ok, why = envs.env_ready("tilelang")
+    if not ok:
+        pytest.skip(f"no TileLang environment: {why}")
+    with WorkerPool(size=1, python=str(envs.python_for("tilelang-c"))) as p:
+        yield p
+
+
+def test_rt56_tilelang_autotune_compiles_on_the_c_target(tilelang_pool):
+    # its configs were timed with CUDA events: "Auto-tuning failed: No configuration successfully compiled"
+    from kstrata.tasks.loader import resolve_task
+
+    task = resolve_task("relu")
+    source = (CASES / "rt56_tilelang_autotune_c" / "relu_autotune.py").read_text()
+    # a comment of its own in the kernel's text: the autotuner's disk cache (keyed on that text) has no result
+    source = source.replace("    @T.prim_func", f"    # {uuid.uuid4().hex}\n    @T.prim_func", 1)
+    assert "# " in source.split("@T.prim_func")[0].splitlines()[-2]
+    r = tilelang_pool.call("kstrata.backends.tilelang.check:check_candidate", "tilelang-c", str(task.path),
+                           {"source": source}, {"B": 5, "D": 77}, timeout_s=300)
+    assert r.ok, f"{r.kind}: {r.error}"
+    assert r.value["ok"], r.value
+
+
+@pytest.mark.slow
+@needs_sandbox
+def test_rt56_an_honest_tilelang_autotune_kernel_is_correct(kstrata_eval):
+    # and leaves no thread behind (tqdm's monitor, started by the autotuner's progress bars: no_threads_left)
+    d = kstrata_eval("relu", "rt56_tilelang_autotune_c/relu_autotune.py", "--scope", "small", "--no-time",
+                     backend="tilelang-c")
+    assert d["verdict"] == "correct", f"{d['verdict']}: {str((d.get('evidence') or {}).get('message'))[:300]}"

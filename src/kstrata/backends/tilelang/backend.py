@@ -50,7 +50,7 @@ from typing import Any
 from kstrata import kernels
 from kstrata.backends import envs
 from kstrata.backends.base import Availability, Backend, CandidateLoadError
-from kstrata.backends.tilelang import hooks, races
+from kstrata.backends.tilelang import autotune, hooks, races
 from kstrata.backends.pytorch import load_model_new
 from kstrata.pysyntax import parse_module
 from kstrata.tasks.base import Task
@@ -217,6 +217,8 @@ class TileLangBackend(Backend):
         os.environ["TILELANG_DEFAULT_TARGET"] = self.target
         # blocks that store to one element fail their kernel's calls (tilelang-c runs blocks one by one)
         races.watch_block_races()
+        if self.device == "cpu":  # tilelang.autotune times its configs with CUDA events: it draws one instead
+            autotune.draw_configs()
         model = load_model_new(text, init_inputs, self.device)
         module = task.load_module(shape)
         torch.manual_seed(0)

@@ -79,17 +79,16 @@ benchmarker on its first call per tuning key and runs the fastest; the
 interpreter has no driver, so every autotuned kernel failed there
 ("0 active drivers"), an honest candidate read ``runtime_error`` (red-team
 rt56). :func:`interpret_autotune` gives the autotuner a benchmarker that runs
-nothing and draws each config's time at random: the config a GPU would pick is
-unknown here, so each tuning key (a shape) of each candidate process gets one
-drawn from all of them, and across the tests' shapes every config is verified.
+nothing and draws each config's time at random (:mod:`kstrata.backends.drawn_bench`).
 """
 
 from __future__ import annotations
 
-import random
 from typing import Any
 
 import numpy as np
+
+from kstrata.backends import drawn_bench
 
 
 def round_f32_to_tf32(data: Any) -> np.ndarray:
@@ -133,32 +132,16 @@ def model_gpu_dot_precision() -> bool:
 
 def interpret_autotune() -> bool:
     """Make ``triton.autotune`` pick a config at random instead of
-    benchmarking through a driver the interpreter lacks (idempotent; see the
-    module docstring). Every autotuned kernel's benchmarker is replaced, one
-    passed as ``do_bench=`` too (it times on a GPU). Call before candidate
-    code runs, in the process that interprets it. Returns False when this
-    Triton has no autotuner to patch."""
+    benchmarking through a driver the interpreter lacks
+    (:mod:`kstrata.backends.drawn_bench`; idempotent). Every autotuned
+    kernel's benchmarker is replaced, one passed as ``do_bench=`` too (it
+    times on a GPU). Call before candidate code runs, in the process that
+    interprets it. Returns False when this Triton has no autotuner to patch."""
     try:
         from triton.runtime.autotuner import Autotuner
     except ImportError:
         return False
-    current = Autotuner.__dict__.get("do_bench")
-    if current is None:
-        return False
-    if getattr(getattr(current, "fget", None), "_kstrata_drawn", False):
-        return True
-    draw = random.SystemRandom()
-
-    def drawn(kernel_call: Any, quantiles: Any = None, **_: Any) -> Any:
-        t = draw.random()
-        return [t] * len(quantiles) if quantiles else t
-
-    def do_bench(self: Any) -> Any:
-        return drawn
-
-    do_bench._kstrata_drawn = True  # type: ignore[attr-defined]
-    Autotuner.do_bench = property(do_bench)
-    return True
+    return drawn_bench.install(Autotuner, "do_bench", as_property=True)
 
 
 class DataRace(RuntimeError):

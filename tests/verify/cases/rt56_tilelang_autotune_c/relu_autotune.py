@@ -1,0 +1,26 @@
+import tilelang
+import tilelang.language as T
+import torch
+import torch.nn as nn
+
+
+@tilelang.autotune(configs=[{"block": 64, "threads": 1}, {"block": 256, "threads": 1}])
+@tilelang.jit(out_idx=[-1])
+def relu_kernel(n, block=128, threads=1, dtype="float32"):
+    @T.prim_func
+    def main(X: T.Tensor((n,), dtype), Y: T.Tensor((n,), dtype)):
+        with T.Kernel(T.ceildiv(n, block), threads=threads) as bx:
+            for i in T.serial(block):
+                if bx * block + i < n:
+                    Y[bx * block + i] = T.max(X[bx * block + i], T.cast(0, dtype))
+
+    return main
+
+
+class ModelNew(nn.Module):
+    """An honest relu whose block size TileLang's autotuner picks."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        flat = x.contiguous().view(-1)
+        kernel = relu_kernel(flat.numel())
+        return kernel(flat).view(x.shape)
