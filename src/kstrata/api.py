@@ -104,6 +104,32 @@ def import_sources(folder: Path, meta: Any) -> dict[str, str]:
     return {safe_level(lv): _level_text(folder / safe_file_name(f)) for lv, f in levels.items()}
 
 
+def import_meta(folder: Path) -> dict[str, Any]:
+    """The ``candidate.json`` of a ``kstrata import`` folder, parsed.
+
+    Raises
+    ------
+    ValueError
+        When it is not JSON, or not a JSON object (a folder from elsewhere
+        whose ``candidate.json`` held a list ended ``eval`` and ``optimize
+        --initial`` in an AttributeError traceback; red-team rt57).
+    OSError
+        When it cannot be read.
+    """
+    file = folder / "candidate.json"
+    try:
+        meta = json.loads(file.read_text())
+    except ValueError as e:
+        raise ValueError(f"{file}: not JSON ({e}); a kstrata import folder's candidate.json is an object "
+                         "{\"backend\": ..., \"levels\": {level: file name}}") from None
+    if not isinstance(meta, dict):
+        raise ValueError(f"{file}: a JSON {type(meta).__name__}, not an object {{\"backend\": ..., "
+                         "\"levels\": {level: file name}}")
+    if not isinstance(meta.get("backend", ""), (str, type(None))):
+        raise ValueError(f"{file}: 'backend' is a JSON {type(meta['backend']).__name__}, not a backend name")
+    return meta
+
+
 def _level_text(file: Path) -> str:
     """The text of a candidate folder's level ``file``, which must not be a
     symbolic link: a folder from elsewhere (a downloaded ``best/``, export or
@@ -156,11 +182,7 @@ def read_candidate(path: str | Path, backend: str | None = None) -> tuple[dict[s
         raise FileNotFoundError(f"{path}: no such candidate file or directory")
     if path.is_dir() and (path / "export.json").is_file() and (path / "sources").is_dir():
         # a `kstrata export` package: its sources/ and the backend its export.json names
-        try:
-            exported = json.loads((path / "export.json").read_text()).get("backend")
-        except (OSError, ValueError, AttributeError):
-            exported = None
-        return read_candidate(path / "sources", backend or exported)
+        return read_candidate(path / "sources", backend or _recorded_backend(path / "export.json"))
     run_backend = candidate_run_backend(path)
     if path.is_file() and (backend or run_backend):
         levels = get_backend(backend or run_backend).levels
@@ -179,9 +201,8 @@ def read_candidate(path: str | Path, backend: str | None = None) -> tuple[dict[s
                 f"ModelNew with --backend pytorch, or start a TVM run from the task: kstrata optimize TASK "
                 f"--backend {name}")
         return {"source": text}, name
-    meta_file = path / "candidate.json"
-    if meta_file.is_file():
-        meta = json.loads(meta_file.read_text())
+    if (path / "candidate.json").is_file():
+        meta = import_meta(path)
         name = backend or meta.get("backend") or "pytorch"
         return import_sources(path, meta), name
     name = backend or run_backend or "pytorch"
@@ -250,11 +271,21 @@ def candidate_run_backend(path: str | Path) -> str | None:
     for run in (here.parent, here.parent.parent):
         cfg = run / "config.json"
         if (run / "run.db").is_file() and cfg.is_file():
-            try:
-                return json.loads(cfg.read_text()).get("backend")
-            except ValueError:
-                return None
+            return _recorded_backend(cfg)
     return None
+
+
+def _recorded_backend(file: Path) -> str | None:
+    """The ``backend`` a JSON record kstrata wrote (a run's ``config.json``, an
+    export's ``export.json``) names; None where the file is not JSON, not an
+    object or its backend not text (a damaged or hand-made record ended
+    ``eval`` in a TypeError/AttributeError traceback; red-team rt57)."""
+    try:
+        value = json.loads(file.read_text())
+    except (OSError, ValueError):
+        return None
+    backend = value.get("backend") if isinstance(value, dict) else None
+    return backend if isinstance(backend, str) and backend else None
 
 
 def time_against_eager(pool: Any, backend: Any, task: Any, sources: dict[str, str], budget_ms: float,

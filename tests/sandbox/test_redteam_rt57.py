@@ -275,3 +275,43 @@ def test_lone_surrogates_from_a_model_an_mcp_client_or_an_initial_json_become_re
     sources = _initial(initial, task, backend, None)
     assert sources == {"source": "import triton\nx = '\ufffd'\n"}
     assert content_hash(sources, backend.name, task.digest)
+
+
+def test_a_candidate_folders_malformed_record_is_one_clear_error(tmp_path):
+    """A candidate folder from elsewhere whose ``candidate.json`` is a JSON
+    list (or names a backend that is a list), an export whose
+    ``export.json`` does, or a run whose ``config.json`` does: ``eval`` and
+    ``optimize --initial`` ended in AttributeError/TypeError tracebacks. Now
+    a ValueError naming the file (``error: ...``, exit 2) or, for a run's or
+    export's record, the backend is taken as not recorded."""
+    import json
+
+    import pytest
+
+    from kstrata.api import candidate_run_backend, read_candidate
+    from kstrata.backends.registry import get_backend
+    from kstrata.cli.errors import OptionError
+    from kstrata.cli.optimize import _initial
+    from kstrata.tasks.loader import resolve_task
+
+    imp = tmp_path / "imp"
+    imp.mkdir()
+    (imp / "s.py").write_text("import triton\n")
+    for meta, said in (([1, 2], "a JSON list, not an object"), ("s", "a JSON str"), ("{", "not JSON"),
+                       ({"levels": {"source": "s.py"}, "backend": ["x"]}, "'backend' is a JSON list")):
+        (imp / "candidate.json").write_text(meta if isinstance(meta, str) and meta == "{" else json.dumps(meta))
+        with pytest.raises(ValueError, match=said):
+            read_candidate(imp)
+        with pytest.raises(OptionError, match=said):
+            _initial(imp, resolve_task("relu"), get_backend("triton-interp"), None)
+    pkg = tmp_path / "pkg"
+    (pkg / "sources").mkdir(parents=True)
+    (pkg / "sources" / "source.py").write_text("x = 1\n")
+    (pkg / "export.json").write_text(json.dumps({"backend": ["x"]}))
+    assert read_candidate(pkg) == ({"source": "x = 1\n"}, "pytorch")
+    run = tmp_path / "run"
+    (run / "candidates" / "abc").mkdir(parents=True)
+    (run / "run.db").write_bytes(b"")
+    for cfg in ([], {"backend": [1]}):
+        (run / "config.json").write_text(json.dumps(cfg))
+        assert candidate_run_backend(run / "candidates" / "abc") is None

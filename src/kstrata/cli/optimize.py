@@ -183,7 +183,7 @@ def _initial(option: Path | None, task: Any, backend: Any, resume: Path | None) 
     """
     import json
 
-    from kstrata.api import import_sources, read_candidate
+    from kstrata.api import import_meta, import_sources, read_candidate
     from kstrata.surrogates import without_lone_surrogates
     from kstrata.cli.import_ import DSL_MODULE, read_kernel_file, read_model_file
     from kstrata.tasks.base import TaskError
@@ -200,7 +200,10 @@ def _initial(option: Path | None, task: Any, backend: Any, resume: Path | None) 
     if not option.exists():
         raise OptionError(f"--initial {option}: no such file or directory")
     if (option / "candidate.json").is_file():
-        meta = json.loads((option / "candidate.json").read_text())
+        try:
+            meta = import_meta(option)
+        except ValueError as e:
+            raise OptionError(f"--initial: {e}") from None
         if meta.get("backend") not in (None, backend.name) and \
                 DSL_MODULE.get(meta.get("backend")) != DSL_MODULE.get(backend.name):
             raise OptionError(f"--initial {option}: a candidate for {meta.get('backend')}, not {backend.name}")
