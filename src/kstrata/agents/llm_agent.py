@@ -16,7 +16,14 @@ from typing import Any
 from kstrata.agents.base import Proposal, ProposalBatch, ProposeContext
 from kstrata.agents.closed import REPEAT, ClosedLevels, skipped
 from kstrata.agents.knowledge import spec_for_backend
-from kstrata.agents.parse import ParseError, answer_to_sources, as_decline, clip_marked, parse_decline
+from kstrata.agents.parse import (
+    ParseError,
+    answer_to_sources,
+    as_decline,
+    clip_marked,
+    parse_cross_level_requests,
+    parse_decline,
+)
 from kstrata.agents.prompt import (
     LEVELS,
     Feedback,
@@ -531,13 +538,19 @@ class LLMProposer:
             raise
         proposals: list[Proposal] = []
         if answer is not None:
-            sources, parsed, _text = answer
+            sources, parsed, text = answer
             # text generated from the edited level (TVM's source) is stale now; kept, it was what ran
             # (the backend builds the lowest level present), so a graph or schedule change did nothing
             # (queue round 5: a graph without the weight multiply read correct on rmsnorm)
             stale = [lv for lv in derived_below(context.backend, level, context.levels or LEVELS) if lv in sources]
             sources = {k: v for k, v in sources.items() if k not in stale}
             meta = {"mode": parsed.mode, **({"dropped_levels": stale} if stale else {})}
+            # a request line beside code is kept as the hierarchical proposer keeps it, so the router asks the
+            # named level next and its prompt shows the request (queue round rt56: a graph change's "CROSS-LEVEL
+            # REQUEST: schedule: ..." was dropped, and the graph level was asked again on an unscheduled PrimFunc)
+            requests = [r for r in parse_cross_level_requests(text) if r["level"] != level]
+            if requests:
+                meta["cross_level_request"] = requests
             if level == "graph" and context.backend.startswith("tvm-") and hasattr(self.backend, "lower") \
                     and str(sources.get("schedule") or "").strip():
                 # the schedule names the PrimFuncs of the old graph: replayed on the new one, as the
