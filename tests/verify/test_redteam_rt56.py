@@ -90,3 +90,39 @@ def test_rt56_an_honest_tilelang_autotune_kernel_is_correct(kstrata_eval):
     d = kstrata_eval("relu", "rt56_tilelang_autotune_c/relu_autotune.py", "--scope", "small", "--no-time",
                      backend="tilelang-c")
     assert d["verdict"] == "correct", f"{d['verdict']}: {str((d.get('evidence') or {}).get('message'))[:300]}"
+
+
+def test_rt56_hidden_draws_vary_one_element_inputs_the_distribution_left_alone():
+    import torch
+
+    from kstrata.tasks.inputs import draw_inputs
+
+    def get_inputs():
+        return [torch.randn(4, 8), torch.tensor([2.5 / 127]), torch.tensor([3], dtype=torch.int32),
+                torch.tensor([0.5])]
+
+    public, _ = draw_inputs(get_inputs, 3, "uniform", [0])
+    assert public[1].item() == torch.tensor([2.5 / 127]).item() and public[3].item() == 0.5  # the task's values
+    seen = set()
+    for seed in range(8):
+        hidden, _ = draw_inputs(get_inputs, seed, "uniform", [0], vary_scalar_inputs=True)
+        s = hidden[1].item() / (2.5 / 127)
+        assert 0.5 - 1e-6 <= s <= 2 + 1e-6 and hidden[1].dtype == torch.float32 and hidden[1].shape == (1,)
+        assert hidden[2].item() == 3  # integers stay
+        seen.add(round(s, 6))
+    assert len(seen) == 8
+    # the normal draw leaves every input as get_inputs() made it: its scalars vary too; a drawn one is not moved
+    a, _ = draw_inputs(get_inputs, 5, "normal", None, vary_scalar_inputs=True)
+    b, _ = draw_inputs(get_inputs, 5, "uniform", None, vary_scalar_inputs=True)
+    assert a[3].item() != 0.5 and torch.equal(b[3], draw_inputs(get_inputs, 5, "uniform", None)[0][3])
+
+
+@needs_sandbox
+@pytest.mark.parametrize("task,name,verdict", [
+    ("quantize_per_tensor", "quantize_scale_written_in.py", "incorrect"),
+    ("dequantize_per_tensor", "dequantize_scale_written_in.py", "incorrect"),
+    ("quantize_per_tensor", "quantize_honest.py", "correct")])
+def test_rt56_a_scale_written_into_the_kernel_is_incorrect(kstrata_eval, task, name, verdict):
+    # every test had the task's scale (a one-element input outside the distributions): correct before
+    d = kstrata_eval(task, "rt56_scalar_input_written_in/" + name, "--scope", "small", "--no-time")
+    assert d["verdict"] == verdict, f"{d['verdict']}: {str((d.get('evidence') or {}).get('message'))[:300]}"

@@ -209,10 +209,39 @@ def _in_layout(values: torch.Tensor, like: torch.Tensor) -> torch.Tensor:
     return out.copy_(values)
 
 
+#: ``draw_inputs(..., vary_scalar_inputs=True)`` multiplies a one-element floating input that the draw
+#: left as ``get_inputs()`` made it by ``2^u``, ``u`` uniform on this range (:func:`vary_scalars`).
+SCALAR_OCTAVES = (-1.0, 1.0)
+
+
+def vary_scalars(inputs: list[Any], dist: str, seed: int, only: Sequence[int] | None = None) -> list[Any]:
+    """``inputs`` after :func:`apply_distribution` with each one-element floating
+    tensor that the draw left unchanged (the ``normal`` draw, or an index
+    ``only`` leaves out) multiplied by ``2^u``, ``u`` drawn from ``seed``
+    uniform on :data:`SCALAR_OCTAVES` (a factor in [0.5, 2]). Such an input (a
+    quantization scale, a temperature, an epsilon given as a tensor) had the
+    task's one value in every test, so a kernel that wrote that value in and
+    never read the input (``x / (2.5 / 127)``) read correct on every test of
+    ``quantize_per_tensor`` off the timing (red-team rt56). The judge applies
+    it to hidden tests, so the public tests keep the task's own values."""
+    gen = torch.Generator().manual_seed(seed * 7919 + 17)
+    out = list(inputs)
+    for i, x in enumerate(out):
+        if not (isinstance(x, torch.Tensor) and x.is_floating_point() and x.numel() == 1):
+            continue
+        if dist != "normal" and (only is None or i in only):
+            continue  # the distribution drew it
+        u = torch.empty((), dtype=torch.float64).uniform_(*SCALAR_OCTAVES, generator=gen)
+        out[i] = (x.to(torch.float64) * 2.0 ** float(u)).to(x.dtype)
+    return out
+
+
 def draw_inputs(get_inputs: Callable[[], Sequence[Any]], seed: int, dist: str, only: Sequence[int] | None = None,
-                device: str | torch.device | None = None) -> tuple[list[Any], list[Any] | None]:
+                device: str | torch.device | None = None,
+                vary_scalar_inputs: bool = False) -> tuple[list[Any], list[Any] | None]:
     """One test's inputs as the judge draws them: ``get_inputs()`` after
-    :func:`seed_all` with ``seed + 1``, then :func:`apply_distribution` with ``seed``.
+    :func:`seed_all` with ``seed + 1``, then :func:`apply_distribution` with ``seed``
+    (and :func:`vary_scalars` with ``vary_scalar_inputs``: the judge's hidden tests).
 
     Parameters
     ----------
@@ -255,6 +284,8 @@ def draw_inputs(get_inputs: Callable[[], Sequence[Any]], seed: int, dist: str, o
     seed_all(seed + 1)
     with torch.device(on):  # on the CPU: what the factory calls do anyway, the same values
         xs = apply_distribution(list(get_inputs()), dist, seed, only, device=on)
+        if vary_scalar_inputs:
+            xs = vary_scalars(xs, dist, seed, only)
     if on.type == "cpu":
         return xs, None
     return [x.cpu() if isinstance(x, torch.Tensor) else x for x in xs], xs

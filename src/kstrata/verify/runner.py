@@ -1258,9 +1258,11 @@ def _plus(a: list[Any], b: list[Any]) -> list[Any]:
 
 def _draw(task: Task, device: str, module: Any, test: TestCase) -> tuple[list[Any], list[Any] | None]:
     """The judge's input draw for ``test``: :func:`kstrata.tasks.inputs.draw_inputs`
-    on ``device`` (the backend's: a CUDA device draws there); (inputs on the
-    CPU, the same on the device or None)."""
-    return draw_inputs(module.get_inputs, test.seed, test.dist, task.meta.dist_inputs, device=device)
+    on ``device`` (the backend's: a CUDA device draws there), a hidden test's
+    one-element inputs varied (:func:`kstrata.tasks.inputs.vary_scalars`);
+    (inputs on the CPU, the same on the device or None)."""
+    return draw_inputs(module.get_inputs, test.seed, test.dist, task.meta.dist_inputs, device=device,
+                       vary_scalar_inputs=not test.public)
 
 
 def _seed_inputs(task: Task, device: str = "cpu") -> Callable[[Any, TestCase], list[Any]]:
