@@ -92,7 +92,7 @@ def test_rt56_an_honest_tilelang_autotune_kernel_is_correct(kstrata_eval):
     assert d["verdict"] == "correct", f"{d['verdict']}: {str((d.get('evidence') or {}).get('message'))[:300]}"
 
 
-def test_rt56_hidden_draws_vary_one_element_inputs_the_distribution_left_alone():
+def test_rt56_hidden_draws_vary_inputs_of_one_value_the_distribution_left_alone():
     import torch
 
     from kstrata.tasks.inputs import draw_inputs
@@ -115,6 +115,14 @@ def test_rt56_hidden_draws_vary_one_element_inputs_the_distribution_left_alone()
     a, _ = draw_inputs(get_inputs, 5, "normal", None, vary_scalar_inputs=True)
     b, _ = draw_inputs(get_inputs, 5, "uniform", None, vary_scalar_inputs=True)
     assert a[3].item() != 0.5 and torch.equal(b[3], draw_inputs(get_inputs, 5, "uniform", None)[0][3])
+    assert torch.equal(a[0], draw_inputs(get_inputs, 5, "normal", None)[0][0])  # a tensor of many values stays
+
+    def per_channel():  # a per-channel scale filled with one number; a mask of ones
+        return [torch.randn(6, 5), torch.full((6,), 0.02), torch.ones(6, 5)]
+
+    c, _ = draw_inputs(per_channel, 2, "uniform", [0], vary_scalar_inputs=True)
+    assert bool((c[1] == c[1][0]).all()) and c[1][0].item() != pytest.approx(0.02, rel=1e-6)
+    assert torch.equal(c[2], torch.ones(6, 5))
 
 
 @needs_sandbox

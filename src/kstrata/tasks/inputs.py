@@ -209,17 +209,19 @@ def _in_layout(values: torch.Tensor, like: torch.Tensor) -> torch.Tensor:
     return out.copy_(values)
 
 
-#: ``draw_inputs(..., vary_scalar_inputs=True)`` multiplies a one-element floating input that the draw
-#: left as ``get_inputs()`` made it by ``2^u``, ``u`` uniform on this range (:func:`vary_scalars`).
+#: ``draw_inputs(..., vary_scalar_inputs=True)`` multiplies a floating input of one value that the
+#: draw left as ``get_inputs()`` made it by ``2^u``, ``u`` uniform on this range (:func:`vary_scalars`).
 SCALAR_OCTAVES = (-1.0, 1.0)
 
 
 def vary_scalars(inputs: list[Any], dist: str, seed: int, only: Sequence[int] | None = None) -> list[Any]:
-    """``inputs`` after :func:`apply_distribution` with each one-element floating
-    tensor that the draw left unchanged (the ``normal`` draw, or an index
-    ``only`` leaves out) multiplied by ``2^u``, ``u`` drawn from ``seed``
-    uniform on :data:`SCALAR_OCTAVES` (a factor in [0.5, 2]). Such an input (a
-    quantization scale, a temperature, an epsilon given as a tensor) had the
+    """``inputs`` after :func:`apply_distribution` with each floating tensor that
+    the draw left unchanged (the ``normal`` draw, or an index ``only`` leaves
+    out) and that holds one value (one element, or every element one finite
+    value other than 0 and +-1: :func:`_one_value`) multiplied by ``2^u``,
+    ``u`` drawn from ``seed`` uniform on :data:`SCALAR_OCTAVES` (a factor in
+    [0.5, 2]). Such an input (a quantization scale, a temperature, an epsilon
+    given as a tensor, a per-channel scale filled with one number) had the
     task's one value in every test, so a kernel that wrote that value in and
     never read the input (``x / (2.5 / 127)``) read correct on every test of
     ``quantize_per_tensor`` off the timing (red-team rt56). The judge applies
@@ -227,13 +229,22 @@ def vary_scalars(inputs: list[Any], dist: str, seed: int, only: Sequence[int] | 
     gen = torch.Generator().manual_seed(seed * 7919 + 17)
     out = list(inputs)
     for i, x in enumerate(out):
-        if not (isinstance(x, torch.Tensor) and x.is_floating_point() and x.numel() == 1):
+        if not (isinstance(x, torch.Tensor) and x.is_floating_point() and x.numel()):
             continue
         if dist != "normal" and (only is None or i in only):
             continue  # the distribution drew it
+        if x.numel() > 1 and not _one_value(x):
+            continue
         u = torch.empty((), dtype=torch.float64).uniform_(*SCALAR_OCTAVES, generator=gen)
         out[i] = (x.to(torch.float64) * 2.0 ** float(u)).to(x.dtype)
     return out
+
+
+def _one_value(x: torch.Tensor) -> bool:
+    """Whether every element of ``x`` holds one finite value other than 0 and +-1 (a per-channel
+    scale filled with one number; not a mask of ones, whose 1 is a structure, not a magnitude)."""
+    v = x.reshape(-1)[0]
+    return bool(torch.isfinite(v)) and float(v.abs()) not in (0.0, 1.0) and bool((x == v).all())
 
 
 def draw_inputs(get_inputs: Callable[[], Sequence[Any]], seed: int, dist: str, only: Sequence[int] | None = None,
