@@ -315,3 +315,22 @@ def test_a_candidate_folders_malformed_record_is_one_clear_error(tmp_path):
     for cfg in ([], {"backend": [1]}):
         (run / "config.json").write_text(json.dumps(cfg))
         assert candidate_run_backend(run / "candidates" / "abc") is None
+
+
+def test_a_shape_option_refuses_a_variable_given_twice_and_sizes_past_64_bits():
+    """``--timing-shape B=1,B=2`` took B=2 without a word (as ``--budget
+    evals=10,evals=20`` did, case 17), and ``B=99999999999999999999`` (or
+    sizes whose product passes 64-bit byte counts) ended ``eval`` in a
+    traceback from inside the judge (rc=1). Each is one ValueError now
+    (``error: --timing-shape: ...``, exit 2)."""
+    import pytest
+
+    from kstrata.tasks.loader import resolve_task
+    from kstrata.tasks.scaling import parse_shape_option
+
+    task = resolve_task("relu")
+    assert parse_shape_option("B=2", task) == {"B": 2, "D": task.full_shape(None)["D"]}
+    for text, said in (("B=1,B=2", "given twice"), ("B=99999999999999999999", "at most"),
+                       ("B=2147483647,D=2147483647", "multiply to more than")):
+        with pytest.raises(ValueError, match=said):
+            parse_shape_option(text, task)
