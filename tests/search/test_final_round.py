@@ -240,3 +240,42 @@ def test_with_nothing_ranked_the_fastest_readings_are_retimed_even_below_the_bas
     assert 1 <= len(ev.final) <= 3
     assert res.best is not None and res.best.timing_trusted and res.best.speedup < 1.0
     assert res.best.measurement.raw["raw"] == {"final_round": True}
+
+
+class ScreenedUnranked(AllNoisy):
+    """Every timing untrusted, the final round's too (nothing ranks), and every
+    screening at a reduced scope; the first full-scope verification fails."""
+
+    def __init__(self):
+        super().__init__()
+        self.promoted: list[dict] = []
+
+    def evaluate(self, task, backend, srcs):
+        ev, m = super().evaluate(task, backend, srcs)
+        if ev.get("verdict") == "correct":
+            ev = {**ev, "evidence": {"scope": "small: 1 of the task's 2 sweep shapes were not tested (B=127)"}}
+        return ev, m
+
+    def final_round(self, task, backend, srcs):
+        m = super().final_round(task, backend, srcs)
+        m["findings"] = [f"{UNTRUSTED_PREFIX} contended in the final round"]
+        return m
+
+    # as PromotingEvaluator: no end-of-run confirm; the first full-scope verification fails, the next passes
+    confirm = PromotingEvaluator.confirm
+    confirm_promoted = PromotingEvaluator.confirm_promoted
+
+
+def test_an_unranked_best_is_verified_at_the_full_scope_at_the_end_of_the_run(tmp_path):
+    """Newcomer nc18: where nothing ranked, best/ held a correct fallback that only
+    the search's reduced-scope screening had verified (a row-tail bug at B=127)."""
+    ev = ScreenedUnranked()
+    res = optimize(FakeTask(), FakeBackend(), FakeProposer(), ev, "greedy", Budget(evaluations=6),
+                   tmp_path / "run", settings=SearchSettings(final_contenders=3))
+    assert len(ev.promoted) == 2  # the fallback failed the full scope; the next one passed it
+    failed = [n for n in res.tree if n.evaluated and (n.record.evaluation.evidence or {}).get("confirmed") is False]
+    assert len(failed) == 1 and failed[0].verdict == "incorrect"
+    assert res.best is not None and not res.best.timing_trusted and res.best.hash != failed[0].hash
+    assert res.best.record.evaluation.evidence["confirmed"] is True and res.best.reduced_scope is None
+    summary = json.loads((res.run_dir / "summary.json").read_text())
+    assert summary["best"]["hash"] == res.best.hash and summary["best"]["confirmed"] is True

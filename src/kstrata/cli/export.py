@@ -44,6 +44,7 @@ import json
 import os
 import shlex
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -341,8 +342,71 @@ def _exported(to: Path) -> tuple[str, str] | None:
         return None
 
 
+def confirm_for_export(info: Any, digest: str, on_start: Callable[[str], None] | None = None) -> None:
+    """Verify candidate ``digest`` of the run ``info`` (:func:`kstrata.cli.retime.open_run`)
+    at the full scope when the search verified it at a reduced scope only
+    (:attr:`kstrata.search.tree.Node.reduced_scope`), and store that verdict
+    (``evidence["confirmation"] = "kstrata export"``), rewriting ``best/`` and
+    the summary when the run's best changed. A package must not hold a kernel
+    wrong at shapes its tests never ran (newcomer nc18: a row-tail bug at
+    B=127 passed the screening of a run where nothing ranked, and was
+    exported as "verified at the task's test shapes").
+
+    ``on_start`` is called with a line saying what is verified, before it starts.
+
+    Raises
+    ------
+    OptionError
+        When the candidate fails the full scope (its verdict and message), or
+        another kstrata process holds the run.
+    """
+    from kstrata.backends.workers import pool_for
+    from kstrata.search.evaluators import VerifyMeasureEvaluator
+    from kstrata.search.loop import confirm_one, write_outcome
+    from kstrata.search.tree import CandidateTree
+    from kstrata.store.lock import check_free, run_lock
+    from kstrata.store.run_store import RunStore, StoreError
+    from kstrata.store.secret import run_secret
+
+    try:
+        check_free(info.run_dir, "kstrata export")
+    except StoreError as e:
+        raise OptionError(str(e)) from None
+    pool = pool_for(info.backend)
+    evaluator = VerifyMeasureEvaluator(secret=run_secret(info.run_dir), baselines=info.baselines,
+                                       shape=info.shape, pool=pool)
+    try:
+        with run_lock(info.run_dir, "kstrata export"), RunStore.open(info.run_dir) as store:
+            def reload() -> CandidateTree:
+                return CandidateTree.from_store(store, with_sources=False)
+
+            tree = reload()
+            node = tree[digest]
+            if not node.reduced_scope:
+                return
+            if on_start is not None:
+                on_start(f"verifying {digest[:12]} at the full scope first (the search verified it at a reduced "
+                         "scope only) ...")
+            best_before = tree.best_correct()
+            confirm_one(store, digest, info.task, info.backend, evaluator.confirm_promoted, "kstrata export")
+            tree = reload()
+            after = tree[digest]
+            best_now = tree.best_correct()
+            if best_before is not None and (best_now is None or best_now.hash != best_before.hash):
+                write_outcome(store, tree, info.stop_reason, dict(getattr(info.backend, "source_extensions", {}) or {}))
+    finally:
+        pool.close()
+    if not after.correct:
+        ev = after.record.evaluation
+        why = str((ev.evidence or {}).get("message", "") if ev is not None and isinstance(ev.evidence, dict)
+                  else "").strip().splitlines()
+        raise OptionError(f"candidate {digest[:12]} passed the search's reduced scope but is {after.verdict} at the "
+                          f"full scope{': ' + why[0] if why else ''}; nothing exported (the run now records that "
+                          f"verdict: `kstrata show {arg(info.run_dir)} {digest[:12]}` says where it fails)")
+
+
 def export_run(run_dir: str | Path, to: str | Path, candidate: str | None = None, shape: str = "timed",
-               unranked: bool = False) -> Path:
+               unranked: bool = False, on_confirm: Callable[[str], None] | None = None) -> Path:
     """Write the best candidate of ``run_dir`` (or ``candidate``, a hash prefix)
     into ``to`` as an importable package (see the module docstring).
 
@@ -360,6 +424,10 @@ def export_run(run_dir: str | Path, to: str | Path, candidate: str | None = None
         not trusted. Without it either is refused, naming ``kstrata retime``
         (a noisy reading of 2.5x is no more a result when the candidate is
         named); with it, ``export.json`` and the usage hint say so.
+    on_confirm:
+        Called with one line before a candidate the search verified at a
+        reduced scope only is verified at the full scope
+        (:func:`confirm_for_export`; one that fails there is not exported).
 
     Returns
     -------
@@ -420,6 +488,8 @@ def export_run(run_dir: str | Path, to: str | Path, candidate: str | None = None
                     f"a quieter machine first (kstrata retime {arg(info.run_dir)}), then export; --unranked exports "
                     f"{node.hash[:12]} anyway")
         sources = store.sources(node.hash)
+    if node.reduced_scope:  # verified at the full scope first; one that fails there is not exported
+        confirm_for_export(info, node.hash, on_confirm)
     full = _export_shape(shape, info)
     timed = info.task.full_shape(info.shape)
     from kstrata.tasks.signature import call_signature
@@ -617,7 +687,9 @@ def register(app: typer.Typer) -> None:
         before = _exported(to)
         with user_errors():
             try:
-                out = export_run(run_dir, to, candidate, shape, unranked)
+                out = export_run(run_dir, to, candidate, shape, unranked,
+                                 on_confirm=lambda line: console.print(line, highlight=False, markup=False,
+                                                                       soft_wrap=True))
             except IsolatedCallError as e:
                 raise OptionError(f"export failed: {e}") from None
         after = _exported(out)

@@ -417,14 +417,18 @@ class _Run:
         Without an end-of-run confirmation (``confirm`` returns None: bests
         are confirmed when their first timing ranks them), a ranked best that
         was never confirmed (the re-timing ranked it after an untrusted first
-        timing) is verified the same way (the evaluator's ``confirm_promoted``)."""
+        timing) is verified the same way (the evaluator's ``confirm_promoted``),
+        and so is an unranked best the screening verified at a reduced scope
+        only (:attr:`Node.reduced_scope`: the correct fallback ``best/`` holds
+        when no timing was trusted; newcomer nc18 exported one wrong at B=127)."""
         if self.confirm is None and self.confirm_promoted is None:
             return
 
         def hook_for(best: Node) -> Callable[..., Any]:
             def hook(task: Any, backend: Any, sources: dict[str, str]) -> Any:
                 ev = self.confirm(task, backend, sources) if self.confirm is not None else None
-                if ev is None and self.confirm_promoted is not None and best.timing_trusted:
+                if ev is None and self.confirm_promoted is not None and (best.timing_trusted or best.reduced_scope):
+                    # an unranked best (a correct fallback, what best/ holds) is confirmed too: newcomer nc18
                     ev = self.confirm_promoted(task, backend, sources)
                 return ev
             return hook
@@ -481,21 +485,35 @@ def confirm_bests(store: RunStore, tree: CandidateTree, reload: Callable[[], Can
             break
         if on_start is not None:
             on_start(best)
-        try:
-            ev = hook(task, backend, store.sources(best.hash))
-            if ev is None:
-                break
-            rec = to_evaluation_record(ev)
-        except Exception as e:  # noqa: BLE001 - errors are data
-            rec = _evaluator_error(e, "confirmation")
-        kept = rec.evidence if isinstance(rec.evidence, dict) else ({} if rec.evidence is None
-                                                                   else {"screening": rec.evidence})
-        rec.evidence = {**kept, "confirmed": rec.verdict == "correct", "confirmation": how}
-        store.replace_evaluation(best.hash, rec)
+        rec = confirm_one(store, best.hash, task, backend, hook, how)
+        if rec is None:
+            break
         tree = reload()
         if rec.verdict == "correct":
             break
     return tree
+
+
+def confirm_one(store: RunStore, digest: str, task: Any, backend: Any, hook: Callable[..., Any],
+                how: str) -> Any | None:
+    """Verify candidate ``digest`` with ``hook(task, backend, sources)`` (the
+    full scope) and store its verdict in place of the screening one, marked
+    ``evidence["confirmed"]`` and ``evidence["confirmation"] = how``; an
+    exception of the hook is stored as an ``evaluator_exception`` verdict.
+    Returns the stored :class:`~kstrata.store.records.EvaluationRecord`, or
+    None when the hook had nothing to verify (it returned None)."""
+    try:
+        ev = hook(task, backend, store.sources(digest))
+        if ev is None:
+            return None
+        rec = to_evaluation_record(ev)
+    except Exception as e:  # noqa: BLE001 - errors are data
+        rec = _evaluator_error(e, "confirmation")
+    kept = rec.evidence if isinstance(rec.evidence, dict) else ({} if rec.evidence is None
+                                                               else {"screening": rec.evidence})
+    rec.evidence = {**kept, "confirmed": rec.verdict == "correct", "confirmation": how}
+    store.replace_evaluation(digest, rec)
+    return rec
 
 
 def confirm_ranked_best(store: RunStore, task: Any, backend: Any, confirm: Callable[..., Any] | None,
@@ -508,7 +526,8 @@ def confirm_ranked_best(store: RunStore, task: Any, backend: Any, confirm: Calla
         return CandidateTree.from_store(store, with_sources=False)
 
     return confirm_bests(store, reload(), reload, task, backend,
-                         lambda best: confirm if confirm is not None and best.timing_trusted else None, how)
+                         lambda best: confirm if confirm is not None and (best.timing_trusted or best.reduced_scope)
+                         else None, how)
 
 
 def _confirmed(node: Node) -> bool | None:
@@ -540,10 +559,21 @@ def write_outcome(store: RunStore, tree: CandidateTree, stop_reason: str,
     from ``tree``; the end of :func:`optimize`, and again after ``kstrata retime``
     changed timings. Returns the best node (``None`` when none is correct)."""
     best = tree.best_correct()
+    written = set()
     if best is not None:
         for level, text in store.sources(best.hash).items():
             name = artifacts.source_name(level, extensions or {})
             artifacts.write_atomic(store.run_dir / "best" / name, text)
+            written.add(name)
+    # an earlier best's files go (a confirmation or re-timing that took the title from it, or left no
+    # correct candidate, must not leave its kernel in best/ under the new name or none)
+    folder = store.run_dir / "best"
+    if folder.is_dir() and not folder.is_symlink():
+        for old in folder.iterdir():
+            if old.name not in written and (old.is_file() or old.is_symlink()):
+                old.unlink()
+        if not written and not any(folder.iterdir()):
+            folder.rmdir()
     summary = {
         "stop_reason": stop_reason,
         "best": None if best is None else {  # an unranked best (every timing untrusted) claims no speedup

@@ -66,6 +66,22 @@ class Node:
         return self.verdict == "correct"
 
     @property
+    def reduced_scope(self) -> str | None:
+        """For a correct candidate the search verified at a reduced scope only
+        (``--scope small``: some of the task's sweep shapes untested, and no
+        full-scope confirmation since), what that scope left out (the
+        verifier's ``evidence["scope"]``); ``None`` for a candidate verified at
+        the full scope, confirmed there, or not correct. Such a candidate is
+        not known to be correct at the shapes left out (newcomer nc18: a row
+        tail bug at B=127 passed the search's screening, was called correct
+        everywhere and exported)."""
+        ev = self.record.evaluation
+        if not self.correct or ev is None or not isinstance(ev.evidence, dict):
+            return None
+        scope = ev.evidence.get("scope")
+        return str(scope) if scope and not ev.evidence.get("confirmed") else None
+
+    @property
     def speedup(self) -> float | None:
         """Speedup against the primary baseline; ``None`` unless correct and timed."""
         m = self.record.measurement

@@ -83,6 +83,8 @@ def node_label(tree: CandidateTree, node: Node, finished: bool = False) -> Text:
     colour = {"correct": "green", None: "dim"}.get(node.verdict, "red")
     parts: list[tuple[str, str]] = [(node.hash[:8], "bold"), (f" {node.level or 'initial'} {node.role} ", ""),
                                     (node.verdict or unevaluated(finished), colour)]
+    if node.reduced_scope:  # passed the search's small-scope screening only (newcomer nc18)
+        parts.append((" (small scope only)", "yellow"))
     r = reading(node)
     if r is not None:
         shown = f" {r.text()}" + (" re-timed" if r.retimed else "")
@@ -264,6 +266,10 @@ def candidate_view(run_dir: str | Path, prefix: str | None = None, as_json: bool
     row("router reason", node.router_reason or "-")
     row("verdict", f"{node.verdict or unevaluated((Path(run_dir) / 'summary.json').is_file())}"
                  + (f" ({node.evaluation.check})" if node.evaluation and node.evaluation.check else ""))
+    if node.reduced_scope:
+        row("verified", f"at a reduced scope only, not known to be correct beyond it: "
+                        f"{node.reduced_scope.removeprefix('small: ')}; `kstrata export` verifies it at the full "
+                        "scope before it exports it")
     message = verdict_message(node)
     if message:
         row("message", message)
