@@ -50,8 +50,6 @@ from triton.runtime.autotuner import Autotuner
 bench = Autotuner.__new__(Autotuner).do_bench
 best = {min(range(3), key=lambda i: bench(lambda: None, quantiles=(0.5, 0.2, 0.8))) for _ in range(64)}
 assert best == {0, 1, 2}, best
-import triton.testing
-assert 0 <= triton.testing.do_bench(lambda: None) < 1  # a candidate's own timing of its variants
 print("ok")
 """
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)

@@ -138,12 +138,9 @@ def interpret_autotune() -> bool:
     times on a GPU). Call before candidate code runs, in the process that
     interprets it. Returns False when this Triton has no autotuner to patch."""
     try:
-        import triton.testing
         from triton.runtime.autotuner import Autotuner
     except ImportError:
         return False
-    # a candidate that times its own variants (triton.testing.do_bench in its __init__) draws too
-    triton.testing.do_bench = drawn_bench.drawn
     return drawn_bench.install(Autotuner, "do_bench", as_property=True)
 
 
