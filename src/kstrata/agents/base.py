@@ -96,11 +96,18 @@ class ProposalBatch:
     edit on this candidate (:func:`kstrata.agents.closed.skipped`); the loop
     stores this decline record with the expansion (read back by
     :meth:`kstrata.search.tree.CandidateTree.declines`) and charges no call.
+
+    ``problems``: why each answer the model gave was not usable (a
+    SEARCH/REPLACE edit whose SEARCH text is not in the source, no code, a
+    duplicate of a candidate the run has); the loop counts them as malformed
+    proposals and stores them as the expansion's error (newcomer nc18: an
+    unusable answer spent the only call and left no trace).
     """
 
     proposals: list[Proposal] = field(default_factory=list)
     calls: list[ProposerCall] = field(default_factory=list)
     skipped: dict[str, Any] | None = None
+    problems: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

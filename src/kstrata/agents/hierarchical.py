@@ -362,7 +362,7 @@ class HierarchicalProposer:
         else:
             out = agent.propose(task, candidate, feedback, level, context=context)
             batch = out if isinstance(out, ProposalBatch) else ProposalBatch(list(out))
-            proposals, calls = list(batch.proposals), list(batch.calls)
+            proposals, calls, problems = list(batch.proposals), list(batch.calls), list(batch.problems)
         accepted, refused = [], []
         for p in proposals:
             why = scope_violation(parent, p, level, self.levels)
@@ -377,7 +377,7 @@ class HierarchicalProposer:
             accepted = [replace(p, metadata={**p.metadata, "refused": refused}) for p in accepted]
             if not accepted:
                 raise RefusedProposals("refused out-of-scope proposals: " + "; ".join(refused), calls)
-        return ProposalBatch(accepted, calls)
+        return ProposalBatch(accepted, calls, problems=[] if proposals else list(problems))
 
     def _finish(self, task: Any, parent: dict[str, str], p: Proposal, candidate: Any, level: str,
                 rebuild: dict | None, context: ProposeContext, key: str) -> Proposal:

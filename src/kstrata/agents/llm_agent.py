@@ -528,7 +528,7 @@ class LLMProposer:
                              history=tuple(tree_history(context.tree, candidate, level)),
                              text_of=self._proposed.get, run_shape=context.timing_shape, closed=self.closed)
         try:
-            answer, _problems = ask(self.provider, self.log, build_prompt(ctx), dict(candidate.sources), level,
+            answer, problems = ask(self.provider, self.log, build_prompt(ctx), dict(candidate.sources), level,
                                     role=self.role, language=ctx.language, retries=self.max_format_retries,
                                     calls_left=context.budget_left.get("proposer_calls"), other_roles=ctx.other_roles,
                                     known=known_candidate(context.tree, task, context.backend))
@@ -563,4 +563,5 @@ class LLMProposer:
             self.closed.observe(child, sources)
             proposals.append(Proposal(sources=sources, level=level, role=f"{self.role}-agent",
                                       rationale=parsed.rationale or "", metadata=meta))
-        return ProposalBatch(proposals=proposals, calls=list(self.log.take()))
+        return ProposalBatch(proposals=proposals, calls=list(self.log.take()),
+                             problems=[] if proposals else list(problems))

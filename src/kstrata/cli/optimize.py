@@ -393,6 +393,7 @@ def _report_proposer_errors(run_dir: Path) -> None:
 
     with RunStore.open(run_dir) as store:
         calls = store.proposer_calls()
+        unusable = [e.error for e in store.expansions() if e.n_malformed and e.error]
     errors = [c["error"] for c in calls if c.get("error")]
     near = [c["provider"] for c in calls if NEAREST_MARK in str(c.get("provider") or "")]
     if near:
@@ -403,6 +404,12 @@ def _report_proposer_errors(run_dir: Path) -> None:
     if errors:
         console.print(f"[yellow]warning:[/] {len(errors)} proposer call(s) failed; the first: {errors[0]}",
                       highlight=False)
+    if unusable:  # newcomer nc18: an answer whose edit did not apply spent the call without a word
+        from rich.markup import escape
+
+        first = escape(" ".join(unusable[0].split())[:400])
+        console.print(f"[yellow]warning:[/] {len(unusable)} expansion(s) got no usable answer (the proposer could "
+                      f"not apply what the model sent); the first: {first}", highlight=False)
 
 
 def register(app: typer.Typer) -> None:

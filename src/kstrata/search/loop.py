@@ -326,7 +326,7 @@ class _Run:
             budget_left=self.budget.left(self.store.spent()), router_reason=router_reason,
             tree=self.tree, timing_shape=timing_shape_of(self.store.config),
         )
-        error, calls, proposals = None, [], []
+        error, calls, proposals, unusable = None, [], [], []
         min_calls = 1  # a propose that reports no model call (rule-based) counts as one
         self.emit("proposing", node=node, level=level, backend=self.backend.name,
                   proposer=str(getattr(self.proposer, "name", "")))
@@ -334,6 +334,7 @@ class _Run:
             out = self.proposer.propose(self.task, node, node.feedback(), level, context=ctx)
             batch = out if isinstance(out, ProposalBatch) else ProposalBatch(list(out))
             proposals, calls = list(batch.proposals), list(batch.calls)
+            unusable = list(batch.problems)
             if batch.skipped is not None and not calls:  # nothing to edit there: no model was asked
                 error, min_calls = DECLINED_PREFIX + json.dumps(batch.skipped, sort_keys=True), 0
         except Exception as e:  # noqa: BLE001 - errors are data
@@ -345,6 +346,8 @@ class _Run:
             # the expansion still is (and the policy's per-level limit still ends a repeating failure)
             min_calls = 0
         new, dup, bad, problems = [], 0, 0, []
+        if error is None and unusable:  # answers the proposer could not use (never silently dropped)
+            bad, problems = len(unusable), [str(u) for u in unusable]
         seen = set()
         for p in proposals:
             why = validate_proposal(p, self.levels)
