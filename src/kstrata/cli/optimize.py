@@ -169,6 +169,37 @@ def _check_out(run_dir: Path) -> None:
                           "give a path in a writable directory") from None
 
 
+def _check_text_options(proposer: str, initial: Path | None, timing_shape: str, resume: Path | None) -> None:
+    """Refuse what ``--proposer``, ``--initial`` and ``--timing-shape`` say
+    wrong by their text alone, before the task, torch and the backend load
+    (newcomer nc18: each such error came after 20-29 s on a busy machine).
+    What needs the task (a shape variable's name, the file's contents) is
+    checked where it is used.
+
+    Raises
+    ------
+    OptionError
+        For an unknown proposer, a missing ``--initial`` path, ``--initial``
+        with ``--resume``, or a ``--timing-shape`` that is neither ``auto``,
+        ``nominal``, ``fit`` nor ``NAME=INT,...``.
+    """
+    from kstrata.agents.registry import NAMES
+
+    if proposer not in NAMES:
+        raise OptionError(f"unknown --proposer {proposer!r}; choose one of {', '.join(NAMES)}")
+    if initial is not None and resume is not None:
+        raise OptionError("--initial starts a new run; a resumed run keeps its root")
+    if initial is not None and not initial.exists():
+        raise OptionError(f"--initial {initial}: no such file or directory")
+    text = timing_shape.strip()
+    if text not in ("", "auto", "nominal", "fit"):
+        for item in text.split(","):
+            key, sep, value = item.partition("=")
+            if not sep or not key.strip().isidentifier() or not value.strip().lstrip("-").isdigit():
+                raise OptionError(f"--timing-shape: shape item {item!r} is not NAME=INT (or use 'auto', "
+                                  "'nominal' or 'fit')")
+
+
 def _initial(option: Path | None, task: Any, backend: Any, resume: Path | None) -> dict[str, str] | None:
     """The root's sources: ``--initial`` (:data:`INITIAL_HELP` says what it
     takes), else the backend's shipped start; ``None`` on resume (the run has
@@ -466,6 +497,7 @@ def register(app: typer.Typer) -> None:
                 parse_executor(executor)
             except ExecutorSpecError as e:
                 raise OptionError(str(e)) from None
+            _check_text_options(proposer, initial, timing_shape, resume)
             from kstrata.agents.registry import make_proposer
             from kstrata.backends.registry import get_backend
             from kstrata.backends.workers import pool_for

@@ -1,0 +1,35 @@
+"""``kstrata optimize`` refuses options wrong by their text alone before the
+task, torch and the backend load (newcomer nc18: ``--proposer gpt``,
+``--timing-shape huge`` and a missing ``--initial`` each took 20-29 s to be
+told on a busy machine). Checked by what the process imported, not by time."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+PROBE = """
+import sys
+from kstrata.__main__ import main
+sys.argv = ["kstrata", "optimize", "rmsnorm", *sys.argv[1:]]
+try:
+    main()
+except SystemExit as e:
+    print("exit", e.code)
+print("torch imported:", "torch" in sys.modules)
+"""
+
+
+@pytest.mark.parametrize(("args", "said"), [
+    (["--proposer", "gpt"], "unknown --proposer 'gpt'; choose one of builtin, llm, hierarchical"),
+    (["--initial", "nosuch.py"], "--initial nosuch.py: no such file or directory"),
+    (["--timing-shape", "huge"], "--timing-shape: shape item 'huge' is not NAME=INT"),
+    (["--timing-shape", "B=4,D=x"], "--timing-shape: shape item 'D=x' is not NAME=INT"),
+])
+def test_a_wrong_option_is_refused_before_torch_loads(args, said, tmp_path):
+    r = subprocess.run([sys.executable, "-c", PROBE, *args, "--budget", "evals=1"], capture_output=True,
+                       text=True, timeout=120, cwd=tmp_path)
+    assert "exit 2" in r.stdout and said in " ".join(r.stderr.split()), r.stdout + r.stderr
+    assert "torch imported: False" in r.stdout
