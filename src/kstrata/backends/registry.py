@@ -52,8 +52,14 @@ def get_backend(name: str) -> Backend:
                 target = ep.value
                 break
     if target is None:
+        import difflib
+
+        known = names()
+        close = difflib.get_close_matches(str(name), known, n=3, cutoff=0.5) or \
+            [k for k in known if str(name) and str(name) in k]  # 'cuda': tvm-cuda, pytorch-cuda, ...
+        hint = f" (did you mean {' or '.join(close[:3])}?)" if close else ""
         raise UnknownBackendError(
-            f"unknown backend {name!r}; known backends: {', '.join(names())}"
+            f"unknown backend {name!r}{hint}; known backends: {', '.join(known)}; `kstrata env` says which run here"
         )
     module_name, _, attr = target.partition(":")
     factory = getattr(importlib.import_module(module_name), attr)

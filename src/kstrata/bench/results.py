@@ -191,6 +191,7 @@ def load_results(path: str | Path, count_initial: bool = False,
             outcomes.append(o)
         return Results(path, "bench", config, outcomes, runs)
     if not RunStore.exists(path):
-        raise StoreError(f"{path}: neither a bench directory ({CONFIG_NAME}) nor a run (run.db)")
+        raise StoreError(f"{path}: neither a bench directory ({CONFIG_NAME}) nor a run (run.db); give a run's "
+                         "directory (the --out of kstrata optimize) or a bench's (the --out of kstrata bench)")
     view = read_run(path, with_sources)
     return Results(path, "run", view.config, [outcome(view, count_initial)], [view])

@@ -130,7 +130,8 @@ def load_task(path: str | Path, name: str | None = None, check_import: bool = Tr
         parse_module(source, filename=str(path))
     except SyntaxError as e:
         where = f"{path}:{e.lineno}" if e.lineno else str(path)
-        raise TaskError(f"{where}: syntax error: {e.msg}") from None
+        line = (e.text or "").strip()  # the code at fault, as a candidate's syntax error shows it
+        raise TaskError(f"{where}: syntax error: {e.msg}" + (f": `{line[:200]}`" if line else "")) from None
     raw = inferred_metadata(path, source, _metadata_dict(path, source))
     try:
         meta = TaskMeta.model_validate(raw)
