@@ -123,14 +123,20 @@ def test_rt56_hidden_draws_vary_inputs_of_one_value_the_distribution_left_alone(
     c, _ = draw_inputs(per_channel, 2, "uniform", [0], vary_scalar_inputs=True)
     assert bool((c[1] == c[1][0]).all()) and c[1][0].item() != pytest.approx(0.02, rel=1e-6)
     assert torch.equal(c[2], torch.ones(6, 5))
+    d, _ = draw_inputs(lambda: [torch.randn(3), 0.01, 4, True], 1, "uniform", None, vary_scalar_inputs=True)
+    assert 0.005 <= d[1] <= 0.02 and d[1] != 0.01 and d[2:] == [4, True]  # a Python float too; ints, bools stay
 
 
 @needs_sandbox
 @pytest.mark.parametrize("task,name,verdict", [
     ("quantize_per_tensor", "quantize_scale_written_in.py", "incorrect"),
     ("dequantize_per_tensor", "dequantize_scale_written_in.py", "incorrect"),
-    ("quantize_per_tensor", "quantize_honest.py", "correct")])
+    ("quantize_per_tensor", "quantize_honest.py", "correct"),
+    ("task_leaky_relu_slope.py", "leaky_relu_slope_written_in.py", "incorrect"),
+    ("task_leaky_relu_slope.py", "leaky_relu_honest.py", "correct")])
 def test_rt56_a_scale_written_into_the_kernel_is_incorrect(kstrata_eval, task, name, verdict):
-    # every test had the task's scale (a one-element input outside the distributions): correct before
-    d = kstrata_eval(task, "rt56_scalar_input_written_in/" + name, "--scope", "small", "--no-time")
+    # every test had the task's scale (a one-element input outside the distributions, a Python number): correct
+    # before
+    case = "rt56_scalar_input_written_in/"
+    d = kstrata_eval(case + task if task.endswith(".py") else task, case + name, "--scope", "small", "--no-time")
     assert d["verdict"] == verdict, f"{d['verdict']}: {str((d.get('evidence') or {}).get('message'))[:300]}"

@@ -218,7 +218,8 @@ def vary_scalars(inputs: list[Any], dist: str, seed: int, only: Sequence[int] | 
     """``inputs`` after :func:`apply_distribution` with each floating tensor that
     the draw left unchanged (the ``normal`` draw, or an index ``only`` leaves
     out) and that holds one value (one element, or every element one finite
-    value other than 0 and +-1: :func:`_one_value`) multiplied by ``2^u``,
+    value other than 0 and +-1: :func:`_one_value`), and each finite Python
+    ``float`` among them, multiplied by ``2^u``,
     ``u`` drawn from ``seed`` uniform on :data:`SCALAR_OCTAVES` (a factor in
     [0.5, 2]). Such an input (a quantization scale, a temperature, an epsilon
     given as a tensor, a per-channel scale filled with one number) had the
@@ -229,6 +230,9 @@ def vary_scalars(inputs: list[Any], dist: str, seed: int, only: Sequence[int] | 
     gen = torch.Generator().manual_seed(seed * 7919 + 17)
     out = list(inputs)
     for i, x in enumerate(out):
+        if type(x) is float and math.isfinite(x):  # a Python number: no distribution draws it
+            out[i] = x * 2.0 ** float(torch.empty((), dtype=torch.float64).uniform_(*SCALAR_OCTAVES, generator=gen))
+            continue
         if not (isinstance(x, torch.Tensor) and x.is_floating_point() and x.numel()):
             continue
         if dist != "normal" and (only is None or i in only):
