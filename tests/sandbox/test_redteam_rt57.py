@@ -334,3 +334,30 @@ def test_a_shape_option_refuses_a_variable_given_twice_and_sizes_past_64_bits():
                        ("B=2147483647,D=2147483647", "multiply to more than")):
         with pytest.raises(ValueError, match=said):
             parse_shape_option(text, task)
+
+
+def test_a_queue_report_with_fields_of_the_wrong_kind_is_refused(tmp_path):
+    """The answerer's ``<id>.response.json``: a NaN or negative ``cost_usd``
+    was taken as the answer's cost, so the run's cost limit was never reached
+    (NaN) or moved back (negative); ``"input_tokens": "abc"``, ``1e400`` or a
+    list raised ValueError/OverflowError/TypeError instead of a provider
+    error, and a dict as ``finish_reason`` went on to the run store. Each is
+    a ``rejected`` ProviderError naming the field; a well-formed report is
+    taken as before."""
+    from kstrata.llm.base import ProviderError
+
+    def with_report(report: str):
+        def make(d: Path, rid: str) -> None:
+            (d / f"{rid}.response.json").write_text(report)
+            (d / f"{rid}.response.md").write_text("hi")
+        return make
+
+    for i, (report, field) in enumerate((('{"cost_usd": NaN}', "cost_usd"), ('{"cost_usd": -5}', "cost_usd"),
+                                         ('{"input_tokens": "abc"}', "input_tokens"),
+                                         ('{"output_tokens": 1e400}', "output_tokens"),
+                                         ('{"finish_reason": {"a": 1}}', "finish_reason"))):
+        value, error = _queue_answered(tmp_path / str(i), with_report(report))
+        assert value is None and isinstance(error, ProviderError) and repr(field) in str(error), (report, value, error)
+    value, error = _queue_answered(tmp_path / "ok", with_report('{"input_tokens": 5, "output_tokens": 7, '
+                                                                  '"cost_usd": 0.5, "model": "m"}'))
+    assert error is None and (value.input_tokens, value.output_tokens, value.cost_usd, value.model) == (5, 7, 0.5, "m")

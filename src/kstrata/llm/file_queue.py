@@ -109,6 +109,42 @@ def read_answer_file(path: Path, limit: int, label: str) -> str:
         raise refuse(f"is not UTF-8 text: {e}") from None
 
 
+#: Tokens a report may claim for one answer, at most.
+MAX_REPORTED_TOKENS = 10**9
+
+
+def _checked_report(data: dict[str, Any], path: Path, label: str) -> dict[str, Any]:
+    """A ``<id>.response.json`` report whose fields have the types the file
+    protocol names: token counts whole numbers in ``[0, MAX_REPORTED_TOKENS]``,
+    ``cost_usd`` a finite number >= 0, ``model`` and ``finish_reason`` text.
+    The answerer is untrusted: ``{"input_tokens": "abc"}`` (or ``1e400``, a
+    list) ended the run in a ValueError/OverflowError/TypeError, a dict as
+    ``finish_reason`` reached the run store, and a NaN or negative
+    ``cost_usd`` kept the run's cost limit from ever being reached (red-team
+    rt57).
+
+    Raises
+    ------
+    ProviderError
+        (kind ``rejected``) Naming the first field that is wrong.
+    """
+    def bad(key: str, want: str) -> ProviderError:
+        return ProviderError(f"{label}: {path}: {key!r} is {str(data[key])[:60]!r}, not {want}",
+                             provider=label, kind="rejected")
+
+    for key in ("input_tokens", "output_tokens"):
+        v = data.get(key)
+        if key in data and not (type(v) is int and 0 <= v <= MAX_REPORTED_TOKENS):
+            raise bad(key, f"a whole number from 0 to {MAX_REPORTED_TOKENS}")
+    v = data.get("cost_usd")
+    if "cost_usd" in data and not (type(v) in (int, float) and math.isfinite(v) and v >= 0):
+        raise bad("cost_usd", "a finite number >= 0 (US dollars)")
+    for key in ("model", "finish_reason"):
+        if key in data and not isinstance(data[key], str):
+            raise bad(key, "text")
+    return data
+
+
 def waiting_text(directory: str | Path) -> str | None:
     """What a ``queue:DIR`` run waits for, for a progress line: the newest
     request of ``directory`` whose prompt is written and whose answer is not
@@ -271,4 +307,4 @@ class QueueProvider(BaseProvider):
             raise ProviderError(
                 f"{self.label}: {path} is not valid JSON: {e}", provider=self.label, kind="rejected"
             ) from None
-        return data if isinstance(data, dict) else {}
+        return _checked_report(data, path, self.label) if isinstance(data, dict) else {}
