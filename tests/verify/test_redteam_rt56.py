@@ -140,3 +140,24 @@ def test_rt56_a_scale_written_into_the_kernel_is_incorrect(kstrata_eval, task, n
     case = "rt56_scalar_input_written_in/"
     d = kstrata_eval(case + task if task.endswith(".py") else task, case + name, "--scope", "small", "--no-time")
     assert d["verdict"] == verdict, f"{d['verdict']}: {str((d.get('evidence') or {}).get('message'))[:300]}"
+
+
+@pytest.mark.parametrize("mode", ["inference_mode", "no_grad"])
+def test_rt56_the_modes_the_harness_enters_are_watched(mode):
+    # the harness enters inference_mode (poisoning the previous outputs) and no_grad (around the call) in every
+    # checked call: a replaced __enter__ would run candidate code there
+    import torch
+
+    from kstrata.verify.integrity.watch import RuntimeWatch
+
+    w = RuntimeWatch()
+    w.arm(None, skip=("kstrata.verify", "kstrata.tasks.inputs"))
+    assert w.changed() == []
+    cls = getattr(torch.autograd.grad_mode, mode)
+    orig = cls.__dict__["__enter__"]
+    cls.__enter__ = lambda self: orig(self)
+    try:
+        assert any("__enter__" in c for c in w.changed()), w.changed()
+    finally:
+        cls.__enter__ = orig
+    assert w.changed() == []

@@ -63,6 +63,10 @@ WATCHED: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("json", ("dumps", "loads")),
     ("kstrata.sandbox.wire", ("send", "recv", "encode", "decode", "depth", "dense_strides", "_wait",
                               "_read_exact", "_read_into", "_write_all", "_LEN")),
+    # the modes the harness enters in every checked call (no_grad around the call; inference_mode while it
+    # poisons the previous outputs, rt56): a replaced __enter__ ran candidate code in the harness's request
+    ("torch.autograd.grad_mode.no_grad", ("__enter__", "__exit__")),
+    ("torch.autograd.grad_mode.inference_mode", ("__init__", "__enter__", "__exit__")),
 )
 OPTIONAL = ("triton.testing", ("do_bench",)), ("triton.runtime.jit", ("JITFunction",))
 #: Names in the candidate process's harness module (``kstrata.sandbox.child``, run as ``__main__``)
@@ -78,7 +82,9 @@ HARNESS_NAMES = ("freshen", "wire", "RedZoned", "same_values", "failure", "_flat
 CLASSES = {"torch.Tensor": lambda: torch.Tensor, "torch.nn.Module": lambda: torch.nn.Module,
            "torch.UntypedStorage": lambda: torch.UntypedStorage,
            "torch.multiprocessing.reductions.StorageWeakRef":
-               lambda: importlib.import_module("torch.multiprocessing.reductions").StorageWeakRef}
+               lambda: importlib.import_module("torch.multiprocessing.reductions").StorageWeakRef,
+           "torch.autograd.grad_mode.no_grad": lambda: torch.autograd.grad_mode.no_grad,
+           "torch.autograd.grad_mode.inference_mode": lambda: torch.autograd.grad_mode.inference_mode}
 
 
 def _resolve(path: str) -> Any:
