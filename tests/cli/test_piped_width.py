@@ -36,3 +36,17 @@ def test_columns_and_an_explicit_width_still_decide(monkeypatch):
     monkeypatch.delenv("COLUMNS")
     assert Console(file=io.StringIO(), width=70).width == 70
     assert Console(file=io.StringIO()).width > 200
+
+
+def test_piped_lines_end_where_their_text_does(monkeypatch):
+    # newcomer nc18: show, summaries and tables in a log had every line padded with spaces to 240 columns
+    from rich.syntax import Syntax
+
+    monkeypatch.delenv("COLUMNS", raising=False)
+    out = io.StringIO()
+    console = Console(file=out)
+    console.print(_wide_table())
+    console.print(Syntax("def f(x):\n    return x\n", "python", line_numbers=True, word_wrap=True))
+    lines = out.getvalue().splitlines()
+    assert any("return x" in ln for ln in lines)
+    assert not [ln for ln in lines if ln.endswith(" ")], lines

@@ -57,8 +57,13 @@ class Console(rich.console.Console):
             return super().render_str(text, **{**kwargs, "markup": False})
 
     def _render_buffer(self, buffer):  # type: ignore[no-untyped-def] - rich's (private) last step
-        return super()._render_buffer(Segment(printable(text), _shown(style), control) if control is None and text
-                                      else Segment(text, style, control) for text, style, control in buffer)
+        out = super()._render_buffer(Segment(printable(text), _shown(style), control) if control is None and text
+                                     else Segment(text, style, control) for text, style, control in buffer)
+        if self.is_terminal:
+            return out
+        # off a terminal (a log, a pipe, a file) a table or source block padded every line with spaces to the
+        # console's 240 columns (newcomer nc18): the lines end where their text does
+        return "\n".join(line.rstrip(" ") for line in out.split("\n"))
 
 
 def _shown(style: Style | None) -> Style | None:
