@@ -19,7 +19,7 @@ from typer.testing import CliRunner
 from kstrata.cli.main import app
 from kstrata.search import Budget, optimize
 from kstrata.search.tree import CandidateTree
-from kstrata.search.views import candidate_view, node_label
+from kstrata.search.views import candidate_view, node_label, result_table
 from kstrata.store.run_store import RunStore
 from kstrata.tasks.loader import resolve_task
 
@@ -107,6 +107,11 @@ def test_a_small_scope_pass_is_named_so_in_tree_and_show(screened_run):
     res = screened_run
     assert res.best is not None and res.best.verdict == "correct"
     assert res.best.reduced_scope and "B=127, D=101" in res.best.reduced_scope
+    summary = json.loads((res.run_dir / "summary.json").read_text())
+    assert summary["verdicts"] == {"correct": 1} and summary["correct_at_reduced_scope"] == 1
+    table = Console(width=300, record=True, file=open("/dev/null", "w"))  # noqa: SIM115
+    table.print(result_table(res.run_dir))
+    assert "correct 1 (1 of the correct verified at the search's reduced scope only)" in table.export_text()
     label = node_label(res.tree, res.best).plain
     assert "correct (small scope only)" in label
     console = Console(width=300, record=True, file=open("/dev/null", "w"))  # noqa: SIM115

@@ -595,6 +595,8 @@ def write_outcome(store: RunStore, tree: CandidateTree, stop_reason: str,
         "spent": store.spent(),
         "candidates": len(tree),
         "verdicts": tree.verdict_counts(),
+        # of the correct ones, those verified at the search's reduced scope only (Node.reduced_scope)
+        "correct_at_reduced_scope": sum(1 for n in tree if n.reduced_scope),
         "lookahead": tree.lookahead_stats(),
         "unranked": tree.unranked(),
     }

@@ -566,7 +566,9 @@ def result_table(run_dir: str | Path, nominal: dict[str, int] | None = None) -> 
     if best and best.get("roofline_fraction") is not None:  # as the report shows it
         table.add_row("roofline fraction", f"{best['roofline_fraction']:.1%}"
                       + ("" if speedups else " (from an untrusted timing)"))
-    table.add_row("verdicts", ", ".join(f"{k} {v}" for k, v in sorted(summary["verdicts"].items())))
+    reduced = summary.get("correct_at_reduced_scope") or 0
+    table.add_row("verdicts", ", ".join(f"{k} {v}" for k, v in sorted(summary["verdicts"].items()))
+                  + (f" ({reduced} of the correct verified at the search's reduced scope only)" if reduced else ""))
     faster = [u for u in unranked if (u.get("speedup") or 0.0) > 1.0]
     if speedups and speedups[0]["value"] <= 1.0:
         table.add_row("note", f"the best ranked candidate is not faster than {speedups[0]['baseline']}"
