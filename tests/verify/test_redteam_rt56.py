@@ -161,3 +161,13 @@ def test_rt56_the_modes_the_harness_enters_are_watched(mode):
     finally:
         cls.__enter__ = orig
     assert w.changed() == []
+
+
+@needs_sandbox
+@pytest.mark.parametrize("task,name,verdict", [("gelu", "gelu_libdevice_erf.py", "correct"),
+                                               ("silu", "silu_cuda_libdevice_exp.py", "correct"),
+                                               ("gelu", "gelu_libdevice_tanh_approximation.py", "incorrect")])
+def test_rt56_libdevice_runs_on_the_interpreter(kstrata_eval, task, name, verdict):
+    # libdevice's functions were stubs there (None) or raised (extern_elementwise): honest kernels read runtime_error
+    d = kstrata_eval(task, "rt56_libdevice_interp/" + name, "--scope", "small", "--no-time", backend="triton-interp")
+    assert d["verdict"] == verdict, f"{d['verdict']}: {str((d.get('evidence') or {}).get('message'))[:300]}"

@@ -20,7 +20,7 @@ from typing import Any
 from kstrata import kernels
 from kstrata.backends.base import Availability, Backend, CandidateLoadError
 from kstrata.backends.pytorch import load_model_new
-from kstrata.backends.triton import fidelity, hooks
+from kstrata.backends.triton import fidelity, hooks, libdevice
 from kstrata.tasks.base import Task
 
 
@@ -100,6 +100,8 @@ class TritonInterpBackend(TritonBackend):
         fidelity.watch_races()
         # triton.autotune benchmarks through a driver the interpreter lacks: it draws a config instead
         fidelity.interpret_autotune()
+        # libdevice's math functions are stubs there (None, or extern_elementwise not supported)
+        libdevice.interpret_libdevice()
 
     def set_program_order(self, seed: int | None) -> None:
         """See :meth:`Backend.set_program_order`: each interpreted launch runs
