@@ -171,3 +171,43 @@ def test_rt56_libdevice_runs_on_the_interpreter(kstrata_eval, task, name, verdic
     # libdevice's functions were stubs there (None) or raised (extern_elementwise): honest kernels read runtime_error
     d = kstrata_eval(task, "rt56_libdevice_interp/" + name, "--scope", "small", "--no-time", backend="triton-interp")
     assert d["verdict"] == verdict, f"{d['verdict']}: {str((d.get('evidence') or {}).get('message'))[:300]}"
+
+
+def test_rt56_libdevice_functions_on_the_interpreter():
+    import subprocess
+    import sys
+
+    # in a process of its own: the patch is for the candidate's process, not this one
+    r = subprocess.run([sys.executable, "-c", LIBDEVICE_KERNEL], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr[-2000:]
+
+
+LIBDEVICE_KERNEL = """
+import os
+os.environ["TRITON_INTERPRET"] = "1"
+import numpy as np
+import torch
+import triton
+import triton.language as tl
+from kstrata.backends.triton.libdevice import interpret_libdevice
+assert interpret_libdevice() and interpret_libdevice()
+from triton.language.extra import libdevice
+
+
+@triton.jit
+def k(x_ptr, i_ptr, y_ptr, j_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    m = offs < n
+    x = tl.load(x_ptr + offs, mask=m)
+    i = tl.load(i_ptr + offs, mask=m)
+    tl.store(y_ptr + offs, libdevice.pow(libdevice.tanh(x), 2.0) + libdevice.atan2(x, 1.0), mask=m)
+    tl.store(j_ptr + offs, libdevice.abs(i), mask=m)
+
+
+x = torch.randn(37); i = torch.randint(-9, 9, (37,), dtype=torch.int32)
+y = torch.empty_like(x); j = torch.empty_like(i)
+k[(1,)](x, i, y, j, 37, BLOCK=64)
+assert torch.allclose(y, torch.tanh(x) ** 2 + torch.atan2(x, torch.ones_like(x)), atol=1e-6), (y,)
+assert torch.equal(j, i.abs()) and y.dtype == torch.float32
+print("ok")
+"""

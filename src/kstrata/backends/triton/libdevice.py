@@ -52,6 +52,8 @@ def _numpy_function(name: str, f: Callable[..., np.ndarray]) -> Callable[..., An
         if not tensors:
             raise TypeError(f"libdevice.{name} takes a tensor argument")
         first = tensors[0]
+        if name == "abs" and first.handle.data.dtype.kind == "i":  # libdevice's abs takes int32 and int64 too
+            return tl.tensor(TensorHandle(np.abs(first.handle.data), first.dtype.scalar), first.type)
         if first.handle.data.dtype.type not in _FLOATS:
             raise TypeError(f"libdevice.{name} takes float32 or float64, not {first.dtype}")
         data = [np.asarray(a.handle.data if isinstance(a, tl.tensor) else a, dtype=np.float64) for a in args]
