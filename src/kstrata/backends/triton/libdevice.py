@@ -39,6 +39,18 @@ FUNCTIONS: dict[str, Callable[..., np.ndarray]] = {
     "pow": np.power, "atan2": np.arctan2, "fmod": np.fmod, "hypot": np.hypot, "fmax": np.fmax,
     "fmin": np.fmin, "copysign": np.copysign, "fdim": lambda x, y: np.maximum(x - y, 0.0),
     "fma": lambda x, y, z: x * y + z,
+    # correctly rounded arithmetic (_rn: float64, then one rounding to float32, is correctly rounded for
+    # these) and CUDA's fast approximations (within a few ulp on a GPU; exact here)
+    "add_rn": np.add, "sub_rn": np.subtract, "mul_rn": np.multiply, "div_rn": np.divide,
+    "fma_rn": lambda x, y, z: x * y + z, "sqrt_rn": np.sqrt, "rsqrt_rn": lambda x: 1.0 / np.sqrt(x),
+    "rcp_rn": lambda x: 1.0 / x, "fast_dividef": np.divide, "fast_expf": np.exp,
+    "fast_exp10f": lambda x: np.power(10.0, x),
+    "fast_logf": np.log, "fast_log2f": np.log2, "fast_log10f": np.log10, "fast_sinf": np.sin, "fast_cosf": np.cos,
+    "fast_tanf": np.tan, "fast_powf": np.power, "saturatef": lambda x: np.clip(x, 0.0, 1.0),
+    "sinpi": lambda x: np.sin(np.pi * x), "cospi": lambda x: np.cos(np.pi * x), "rcbrt": lambda x: 1.0 / np.cbrt(x),
+    "rhypot": lambda x, y: 1.0 / np.hypot(x, y),
+    "normcdf": np.vectorize(lambda v: 0.5 * math.erfc(-v / math.sqrt(2.0)), otypes=[np.float64]),
+    "lgamma": np.vectorize(math.lgamma, otypes=[np.float64]),
 }
 _FLOATS = (np.float32, np.float64)
 
