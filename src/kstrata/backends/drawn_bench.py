@@ -47,3 +47,44 @@ def install(owner: type, name: str, as_property: bool = False) -> bool:
     if not getattr(getattr(current, "fget", current), "_kstrata_drawn", False):
         setattr(owner, name, property(_returns_drawn) if as_property else drawn)
     return True
+
+
+def install_covering(owner: type, bench: str = "do_bench", rounds: str = "prune_configs") -> bool:
+    """Like :func:`install` with ``as_property``, for an autotuner whose
+    ``rounds`` method starts each tuning round (Triton's ``prune_configs``,
+    called once per new tuning key before its configs are timed in order):
+    the configs are not drawn independently per key but in turn, the k-th
+    key of an autotuner getting config ``(offset + k) mod n`` with ``offset``
+    drawn once per autotuner (idempotent). Drawn independently, a config
+    could be missed by every shape of a verification (4 configs and 10
+    shapes: 5.6%), and a kernel wrong in that config only, the one a GPU may
+    pick, read correct; in turn, ``n`` shapes run each config once, in an
+    order the candidate cannot know. Returns False when ``owner`` lacks either method."""
+    current, start = owner.__dict__.get(bench), owner.__dict__.get(rounds)
+    if current is None or start is None:
+        return False
+    if getattr(getattr(current, "fget", current), "_kstrata_drawn", False):
+        return True
+
+    def new_round(self: Any, *args: Any, **kwargs: Any) -> Any:
+        configs = start(self, *args, **kwargs)
+        state = self.__dict__.setdefault("_kstrata_turns", {"offset": _DRAW.randrange(1 << 30), "round": 0})
+        state["pick"] = (state["offset"] + state["round"]) % max(1, len(configs))
+        state["round"], state["call"] = state["round"] + 1, 0
+        return configs
+
+    def benchmark_of(self: Any) -> Any:
+        def timed(*_args: Any, quantiles: Any = None, **_kwargs: Any) -> float | list[float]:
+            state = self.__dict__.get("_kstrata_turns")
+            if state is None or "pick" not in state:  # timed outside a tuning round: a drawn time
+                return drawn(quantiles=quantiles)
+            i, state["call"] = state["call"], state["call"] + 1
+            t = 0.0 if i == state["pick"] else 1.0 + i  # the round's pick is the fastest
+            return [t] * len(quantiles) if quantiles else t
+        return timed
+
+    benchmark_of._kstrata_drawn = True  # type: ignore[attr-defined]
+    setattr(owner, rounds, new_round)
+    setattr(owner, bench, property(benchmark_of))
+    return True
+

@@ -131,9 +131,10 @@ def model_gpu_dot_precision() -> bool:
 
 
 def interpret_autotune() -> bool:
-    """Make ``triton.autotune`` pick a config at random instead of
-    benchmarking through a driver the interpreter lacks
-    (:mod:`kstrata.backends.drawn_bench`; idempotent). Every autotuned
+    """Make ``triton.autotune`` pick its configs in turn, from a random
+    start, instead of benchmarking through a driver the interpreter lacks
+    (:func:`kstrata.backends.drawn_bench.install_covering`: across a
+    verification's shapes every config runs; idempotent). Every autotuned
     kernel's benchmarker is replaced, one passed as ``do_bench=`` too (it
     times on a GPU). Call before candidate code runs, in the process that
     interprets it. Returns False when this Triton has no autotuner to patch."""
@@ -141,7 +142,7 @@ def interpret_autotune() -> bool:
         from triton.runtime.autotuner import Autotuner
     except ImportError:
         return False
-    return drawn_bench.install(Autotuner, "do_bench", as_property=True)
+    return drawn_bench.install_covering(Autotuner) or drawn_bench.install(Autotuner, "do_bench", as_property=True)
 
 
 class DataRace(RuntimeError):
