@@ -20,7 +20,8 @@ from kstrata.tasks.meta import Tolerance
 from kstrata.verify.tolerance import dtype_bound
 
 
-def outside_domain(refs: Sequence[torch.Tensor], oracles: Sequence[torch.Tensor], tol: Tolerance) -> str | None:
+def outside_domain(refs: Sequence[torch.Tensor], oracles: Sequence[torch.Tensor], tol: Tolerance,
+                   inputs_finite: bool = False) -> str | None:
     """Why a test lies outside the task's numerical domain, or ``None``.
 
     Parameters
@@ -40,6 +41,14 @@ def outside_domain(refs: Sequence[torch.Tensor], oracles: Sequence[torch.Tensor]
         dtype cannot represent (the margin keeps ordinary long reductions,
         whose fp32 error is ~sqrt(n) u, inside the domain).
         Under ``quant`` and ``exact`` only non-finite mismatches count.
+    inputs_finite:
+        Every floating input of the test is finite. Then a NaN of the float64
+        oracle that the reference shares is an overflow artifact (``inf / inf``,
+        ``inf - inf`` of a textbook softmax on the ``offset`` or ``far`` draw)
+        or an undefined value, not a result: such elements are outside the
+        domain (:func:`nan_from_finite`), and a numerically stable candidate
+        that is finite there is not judged on them. False (the default) for a
+        draw that holds NaN/inf itself, whose propagation is the contract.
 
     Returns
     -------
@@ -52,7 +61,9 @@ def outside_domain(refs: Sequence[torch.Tensor], oracles: Sequence[torch.Tensor]
     -----
     Non-finite oracle values are matched position by position: where the
     oracle is itself non-finite, the reference must hold the same value
-    (``inf`` of the same sign, or ``nan``), else the test is outside.
+    (``inf`` of the same sign, or ``nan``), else the test is outside. An
+    infinite oracle value is kept as a result even from finite inputs (a pole
+    such as ``1 / 0`` cannot be told from a float64 overflow here).
     """
     for i, (r, o) in enumerate(zip(refs, oracles)):
         if not isinstance(r, torch.Tensor) or not r.is_floating_point() or r.numel() == 0:
@@ -70,6 +81,10 @@ def outside_domain(refs: Sequence[torch.Tensor], oracles: Sequence[torch.Tensor]
             if not bool((same | of).all()):
                 return (f"output {i}: the task's own {r.dtype} reference differs from the float64 "
                         "oracle's non-finite values")
+            if inputs_finite and bool(nan_from_finite(rd, od).any()):
+                return (f"output {i}: the float64 oracle and the task's own {r.dtype} reference are NaN from "
+                        "finite inputs (an overflow such as inf / inf, or an undefined value): no result "
+                        "to compare with there")
         if tol.kind != "oracle":
             continue
         atol, rtol = dtype_bound(r.dtype, tol)
@@ -82,7 +97,7 @@ def outside_domain(refs: Sequence[torch.Tensor], oracles: Sequence[torch.Tensor]
     return None
 
 
-def in_domain(r: torch.Tensor, o: torch.Tensor, tol: Tolerance) -> torch.Tensor | None:
+def in_domain(r: torch.Tensor, o: torch.Tensor, tol: Tolerance, inputs_finite: bool = False) -> torch.Tensor | None:
     """Where one output is inside the task's numerical domain: a boolean mask of
     ``r``'s shape, true where the reference in its dtype is what the float64
     oracle says (finite where the oracle is finite, the same non-finite value
@@ -94,7 +109,8 @@ def in_domain(r: torch.Tensor, o: torch.Tensor, tol: Tolerance) -> torch.Tensor 
     the others: a candidate that is wrong where the reference is right is
     wrong (red-team case 35: one global max for the softmax shift overflowed
     rows that the fp32 reference computed finitely, and the whole test was
-    excused).
+    excused). With ``inputs_finite``, the elements where the oracle and the
+    reference are both NaN are outside (:func:`nan_from_finite`).
     """
     if not (isinstance(r, torch.Tensor) and isinstance(o, torch.Tensor)) or not r.is_floating_point() \
             or r.shape != o.shape:
@@ -108,4 +124,27 @@ def in_domain(r: torch.Tensor, o: torch.Tensor, tol: Tolerance) -> torch.Tensor 
         atol, rtol = dtype_bound(r.dtype, tol)
         bound = od.abs().mul_(rtol).add_(atol).mul_(tol.k).add_(tol.floor or 0.0)
         ok &= ~of | ((rd - od).abs() <= bound)
+    if inputs_finite:
+        ok &= ~nan_from_finite(rd, od)
     return ok
+
+
+def nan_from_finite(ref: torch.Tensor, oracle: torch.Tensor) -> torch.Tensor:
+    """Where the float64 ``oracle`` and the task's native reference ``ref`` are
+    both NaN (boolean mask of their common shape). Called only for a test
+    whose inputs are all finite: there such a NaN is an overflow artifact of
+    the expression as the task wrote it (``exp(x) / exp(x).sum()`` at x ~ 1000
+    gives ``inf / inf`` in float64 too) or a value IEEE leaves undefined, and
+    a candidate computing it stably (finite) is as right as one that is NaN
+    (red-team case 22 variant: an honest max-subtracted softmax read incorrect
+    on a textbook-softmax task's ``offset`` draw)."""
+    return torch.isnan(oracle) & torch.isnan(ref)
+
+
+def inputs_finite(inputs: Sequence[object] | None) -> bool:
+    """Whether every floating-point tensor among a test's ``inputs`` is finite
+    (``False`` for ``None``: unknown inputs are not assumed finite)."""
+    if inputs is None:
+        return False
+    return all(bool(torch.isfinite(x).all()) for x in inputs
+               if isinstance(x, torch.Tensor) and (x.is_floating_point() or x.is_complex()))

@@ -50,6 +50,7 @@ from kstrata.tasks.base import ReferenceFailure, Task, TaskError
 from kstrata.tasks.inputs import draw_inputs, seed_all
 from kstrata.verdict import Verdict
 from kstrata.verify import feedback as fb
+from kstrata.verify.domain import inputs_finite
 from kstrata.verify.integrity.registry import CHECKS, Finding, applies, preset as get_preset
 from kstrata.verify.integrity.static import native_findings, static_findings, vendor_findings
 from kstrata.sandbox import wire
@@ -662,15 +663,16 @@ class ShapeRun:
 
     @staticmethod
     def _in_domain_comparisons(cmp: Any, out1: list[Any], oracles: list[Any], refs: list[Any],
-                               comps: list[Any], tol: Any) -> list[Any]:
+                               comps: list[Any], tol: Any, finite: bool = False) -> list[Any]:
         """``comps`` made again on the elements inside the task's numerical domain
-        only (:func:`kstrata.verify.domain.in_domain`); an output without a mask,
-        or of another shape than the oracle's, keeps its comparison."""
+        only (:func:`kstrata.verify.domain.in_domain`; ``finite``: the test's
+        inputs are all finite); an output without a mask, or of another shape
+        than the oracle's, keeps its comparison."""
         from kstrata.verify.domain import in_domain
 
         out = []
         for c, o, r, k in zip(out1, oracles, refs, comps):
-            mask = in_domain(r, o, tol) if isinstance(c, torch.Tensor) else None
+            mask = in_domain(r, o, tol, finite) if isinstance(c, torch.Tensor) else None
             if mask is None or c.shape != o.shape:
                 out.append(k)
                 continue
@@ -728,9 +730,11 @@ class ShapeRun:
         if not all(c.ok for c in comps):
             # a failing test decides nothing where the task's own reference fails it too; where the
             # reference is right, the candidate must be right (the test is compared again there)
-            reason = outside_domain(refs_cpu, oracles, tol)
+            finite = inputs_finite(pristine)
+            reason = outside_domain(refs_cpu, oracles, tol, finite)
             if reason is not None:
-                inside = self._in_domain_comparisons(self._comparer(test), out1, oracles, refs_cpu, comps, tol)
+                inside = self._in_domain_comparisons(self._comparer(test), out1, oracles, refs_cpu, comps, tol,
+                                                     finite)
                 if all(c.ok for c in inside):
                     ctx.dropped.append(reason if test.public else "a hidden test: " + reason.split(":")[0])
                     return None
@@ -1087,17 +1091,19 @@ def oracle_model(model: torch.nn.Module) -> torch.nn.Module | None:
     return m64
 
 
-def outside_domain(refs: list[torch.Tensor], oracles: list[torch.Tensor], tol: Any) -> str | None:
+def outside_domain(refs: list[torch.Tensor], oracles: list[torch.Tensor], tol: Any,
+                   finite: bool = False) -> str | None:
     """Why a test lies outside the task's numerical domain (it then does not
     decide the verdict), or None. A test is outside when the task's own
     reference, run in its own dtype, is non-finite where the float64 oracle is
-    finite (e.g. ``exp`` overflowing fp32 on a 'large' draw)."""
+    finite (e.g. ``exp`` overflowing fp32 on a 'large' draw), or, with
+    ``finite`` (the test's inputs are all finite), where both are NaN."""
     try:
         from kstrata.verify.domain import outside_domain as external
     except ImportError:
         external = None
     if external is not None:
-        return external(refs, oracles, tol)
+        return external(refs, oracles, tol, finite)
     for i, (r, o) in enumerate(zip(refs, oracles)):
         if r.is_floating_point() and o.is_floating_point() and r.shape == o.shape:
             bad = ~torch.isfinite(r) & torch.isfinite(o)
