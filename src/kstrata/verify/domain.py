@@ -42,13 +42,15 @@ def outside_domain(refs: Sequence[torch.Tensor], oracles: Sequence[torch.Tensor]
         whose fp32 error is ~sqrt(n) u, inside the domain).
         Under ``quant`` and ``exact`` only non-finite mismatches count.
     inputs_finite:
-        Every floating input of the test is finite. Then a NaN of the float64
-        oracle that the reference shares is an overflow artifact (``inf / inf``,
-        ``inf - inf`` of a textbook softmax on the ``offset`` or ``far`` draw)
-        or an undefined value, not a result: such elements are outside the
-        domain (:func:`nan_from_finite`), and a numerically stable candidate
-        that is finite there is not judged on them. False (the default) for a
-        draw that holds NaN/inf itself, whose propagation is the contract.
+        Every floating input of the test is finite. Then a NaN or inf of the
+        float64 oracle that the reference shares is, but for a pole met exactly
+        (``1 / 0``), an overflow of the expression as written (``inf / inf`` of
+        a textbook softmax, ``log(inf)`` of a textbook logsumexp on the
+        ``offset`` or ``far`` draw), not a result: such elements are outside
+        the domain (:func:`nonfinite_from_finite`), and a numerically stable
+        candidate that is finite there is not judged on them. False (the
+        default) for a draw that holds NaN/inf itself, whose propagation is
+        the contract.
 
     Returns
     -------
@@ -61,9 +63,7 @@ def outside_domain(refs: Sequence[torch.Tensor], oracles: Sequence[torch.Tensor]
     -----
     Non-finite oracle values are matched position by position: where the
     oracle is itself non-finite, the reference must hold the same value
-    (``inf`` of the same sign, or ``nan``), else the test is outside. An
-    infinite oracle value is kept as a result even from finite inputs (a pole
-    such as ``1 / 0`` cannot be told from a float64 overflow here).
+    (``inf`` of the same sign, or ``nan``), else the test is outside.
     """
     for i, (r, o) in enumerate(zip(refs, oracles)):
         if not isinstance(r, torch.Tensor) or not r.is_floating_point() or r.numel() == 0:
@@ -81,9 +81,9 @@ def outside_domain(refs: Sequence[torch.Tensor], oracles: Sequence[torch.Tensor]
             if not bool((same | of).all()):
                 return (f"output {i}: the task's own {r.dtype} reference differs from the float64 "
                         "oracle's non-finite values")
-            if inputs_finite and bool(nan_from_finite(rd, od).any()):
-                return (f"output {i}: the float64 oracle and the task's own {r.dtype} reference are NaN from "
-                        "finite inputs (an overflow such as inf / inf, or an undefined value): no result "
+            if inputs_finite and bool(nonfinite_from_finite(rd, od).any()):
+                return (f"output {i}: the float64 oracle and the task's own {r.dtype} reference are non-finite "
+                        "from finite inputs (the expression as written overflows float64 too): no result "
                         "to compare with there")
         if tol.kind != "oracle":
             continue
@@ -110,7 +110,7 @@ def in_domain(r: torch.Tensor, o: torch.Tensor, tol: Tolerance, inputs_finite: b
     wrong (red-team case 35: one global max for the softmax shift overflowed
     rows that the fp32 reference computed finitely, and the whole test was
     excused). With ``inputs_finite``, the elements where the oracle and the
-    reference are both NaN are outside (:func:`nan_from_finite`).
+    reference are both non-finite are outside (:func:`nonfinite_from_finite`).
     """
     if not (isinstance(r, torch.Tensor) and isinstance(o, torch.Tensor)) or not r.is_floating_point() \
             or r.shape != o.shape:
@@ -125,20 +125,22 @@ def in_domain(r: torch.Tensor, o: torch.Tensor, tol: Tolerance, inputs_finite: b
         bound = od.abs().mul_(rtol).add_(atol).mul_(tol.k).add_(tol.floor or 0.0)
         ok &= ~of | ((rd - od).abs() <= bound)
     if inputs_finite:
-        ok &= ~nan_from_finite(rd, od)
+        ok &= ~nonfinite_from_finite(rd, od)
     return ok
 
 
-def nan_from_finite(ref: torch.Tensor, oracle: torch.Tensor) -> torch.Tensor:
+def nonfinite_from_finite(ref: torch.Tensor, oracle: torch.Tensor) -> torch.Tensor:
     """Where the float64 ``oracle`` and the task's native reference ``ref`` are
-    both NaN (boolean mask of their common shape). Called only for a test
-    whose inputs are all finite: there such a NaN is an overflow artifact of
-    the expression as the task wrote it (``exp(x) / exp(x).sum()`` at x ~ 1000
-    gives ``inf / inf`` in float64 too) or a value IEEE leaves undefined, and
-    a candidate computing it stably (finite) is as right as one that is NaN
-    (red-team case 22 variant: an honest max-subtracted softmax read incorrect
-    on a textbook-softmax task's ``offset`` draw)."""
-    return torch.isnan(oracle) & torch.isnan(ref)
+    both non-finite (NaN or inf; boolean mask of their common shape). Called
+    only for a test whose inputs are all finite: there such a value is, but for
+    a pole met exactly, an overflow of the expression as the task wrote it
+    (``exp(x) / exp(x).sum()`` at x ~ 1000 gives ``inf / inf`` in float64 too,
+    ``log(exp(x).sum())`` gives inf where the true value is about 1000), and a
+    candidate computing it stably (finite) is as right as one that overflows
+    like the reference (red-team case 22 variants: an honest max-subtracted
+    softmax and logsumexp read incorrect on textbook tasks' ``offset`` draw).
+    Where the reference is finite the oracle decides as before."""
+    return ~torch.isfinite(oracle) & ~torch.isfinite(ref)
 
 
 def inputs_finite(inputs: Sequence[object] | None) -> bool:

@@ -1097,7 +1097,7 @@ def outside_domain(refs: list[torch.Tensor], oracles: list[torch.Tensor], tol: A
     decide the verdict), or None. A test is outside when the task's own
     reference, run in its own dtype, is non-finite where the float64 oracle is
     finite (e.g. ``exp`` overflowing fp32 on a 'large' draw), or, with
-    ``finite`` (the test's inputs are all finite), where both are NaN."""
+    ``finite`` (the test's inputs are all finite), where both are non-finite."""
     try:
         from kstrata.verify.domain import outside_domain as external
     except ImportError:
