@@ -148,7 +148,7 @@ def test_system_torch_makes_a_venv_that_sees_site_packages(tmp_path, monkeypatch
     res = envs.ensure_env(envs.TILELANG, torch_spec=envs.SYSTEM_TORCH)
     assert res.changed
     venv = calls[0]
-    assert venv[1:4] == ["-m", "venv", "--system-site-packages"]
+    assert venv[1:5] == ["-P", "-m", "venv", "--system-site-packages"]  # -P: the working folder is not on sys.path
     assert calls[1][-2:] == ["-c", "import torch"]
     installs = [c for c in calls if "install" in c]
     assert installs and not any(a.startswith("torch") or a == envs.SYSTEM_TORCH for c in installs for a in c)
@@ -228,7 +228,7 @@ def test_an_environment_without_its_own_pip_is_installed_into(tmp_path):
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(env)], check=True)
     py = env / "bin" / "python"
     pip = envs._pip(py)
-    assert pip[:4] == [sys.executable, "-m", "pip", "--python"]
+    assert pip[:5] == [sys.executable, "-P", "-m", "pip", "--python"]
     wheel = _wheel(tmp_path / "wheels", "kst_probe", "1.0", "VALUE = 42\n")
     envs._run([*pip, "install", "-q", "--no-index", "--find-links", str(wheel.parent), "kst-probe"], lambda s: None)
     out = subprocess.run([str(py), "-c", "import kst_probe; print(kst_probe.VALUE, kst_probe.__file__)"],
