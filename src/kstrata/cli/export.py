@@ -352,7 +352,10 @@ def confirm_for_export(info: Any, digest: str, on_start: Callable[[str], None] |
     B=127 passed the screening of a run where nothing ranked, and was
     exported as "verified at the task's test shapes").
 
-    ``on_start`` is called with a line saying what is verified, before it starts.
+    Called by :func:`export_run` for such a candidate only. A read-only run
+    (a mount kstrata cannot write) is verified all the same, its record
+    unchanged. ``on_start`` is called with a line saying what is verified,
+    before it starts.
 
     Raises
     ------
@@ -366,43 +369,48 @@ def confirm_for_export(info: Any, digest: str, on_start: Callable[[str], None] |
     from kstrata.search.tree import CandidateTree
     from kstrata.store.lock import check_free, run_lock
     from kstrata.store.run_store import RunStore, StoreError
+    from kstrata.search.candidate import to_evaluation_record
     from kstrata.store.secret import run_secret
 
-    try:
-        check_free(info.run_dir, "kstrata export")
-    except StoreError as e:
-        raise OptionError(str(e)) from None
+    writable = os.access(info.run_dir, os.W_OK) and os.access(info.run_dir / "run.db", os.W_OK)
+    if writable:
+        try:
+            check_free(info.run_dir, "kstrata export")
+        except StoreError as e:
+            raise OptionError(str(e)) from None
+    if on_start is not None:
+        on_start(f"verifying {digest[:12]} at the full scope first (the search verified it at a reduced scope "
+                 "only) ...")
     pool = pool_for(info.backend)
     evaluator = VerifyMeasureEvaluator(secret=run_secret(info.run_dir), baselines=info.baselines,
                                        shape=info.shape, pool=pool)
     try:
-        with run_lock(info.run_dir, "kstrata export"), RunStore.open(info.run_dir) as store:
-            def reload() -> CandidateTree:
-                return CandidateTree.from_store(store, with_sources=False)
+        if not writable:  # a read-only run (README): verified all the same, its verdict not stored
+            with RunStore.open(info.run_dir) as store:
+                sources = store.sources(digest)
+            rec = to_evaluation_record(evaluator.confirm_promoted(info.task, info.backend, sources))
+        else:
+            with run_lock(info.run_dir, "kstrata export"), RunStore.open(info.run_dir) as store:
+                def reload() -> CandidateTree:
+                    return CandidateTree.from_store(store, with_sources=False)
 
-            tree = reload()
-            node = tree[digest]
-            if not node.reduced_scope:
-                return
-            if on_start is not None:
-                on_start(f"verifying {digest[:12]} at the full scope first (the search verified it at a reduced "
-                         "scope only) ...")
-            best_before = tree.best_correct()
-            confirm_one(store, digest, info.task, info.backend, evaluator.confirm_promoted, "kstrata export")
-            tree = reload()
-            after = tree[digest]
-            best_now = tree.best_correct()
-            if best_before is not None and (best_now is None or best_now.hash != best_before.hash):
-                write_outcome(store, tree, info.stop_reason, dict(getattr(info.backend, "source_extensions", {}) or {}))
+                best_before = reload().best_correct()
+                rec = confirm_one(store, digest, info.task, info.backend, evaluator.confirm_promoted,
+                                  "kstrata export")
+                tree = reload()
+                best_now = tree.best_correct()
+                if best_before is not None and (best_now is None or best_now.hash != best_before.hash):
+                    write_outcome(store, tree, info.stop_reason,
+                                  dict(getattr(info.backend, "source_extensions", {}) or {}))
     finally:
         pool.close()
-    if not after.correct:
-        ev = after.record.evaluation
-        why = str((ev.evidence or {}).get("message", "") if ev is not None and isinstance(ev.evidence, dict)
-                  else "").strip().splitlines()
-        raise OptionError(f"candidate {digest[:12]} passed the search's reduced scope but is {after.verdict} at the "
-                          f"full scope{': ' + why[0] if why else ''}; nothing exported (the run now records that "
-                          f"verdict: `kstrata show {arg(info.run_dir)} {digest[:12]}` says where it fails)")
+    if rec is not None and rec.verdict != "correct":
+        why = str((rec.evidence or {}).get("message", "") if isinstance(rec.evidence, dict) else "").strip()
+        first = why.splitlines()[0] if why else ""
+        kept = (f"the run now records that verdict: `kstrata show {arg(info.run_dir)} {digest[:12]}` says where it "
+                "fails" if writable else "the run is read-only, so its record is unchanged")
+        raise OptionError(f"candidate {digest[:12]} passed the search's reduced scope but is {rec.verdict} at the "
+                          f"full scope{': ' + first if first else ''}; nothing exported ({kept})")
 
 
 def export_run(run_dir: str | Path, to: str | Path, candidate: str | None = None, shape: str = "timed",
