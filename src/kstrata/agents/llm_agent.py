@@ -406,7 +406,9 @@ def ask(provider: Any, log: Any, messages: list[dict[str, str]], sources: Mappin
                     continue
             else:
                 return (new, parsed, text), problems
-        raise Declined(level, role, declined.diagnosis or "no change", declined.requests, list(log.take()))
+        out = Declined(level, role, declined.diagnosis or "no change", declined.requests, list(log.take()))
+        out.problems = list(problems)
+        raise out
     if last is not None and last[1].kind == "no_code" and last[0].strip():
         d = as_decline(last[0], level)  # prose without code, twice: what it says is kept as a decline
         raise Declined(level, role, d.diagnosis, d.requests, list(log.take()))

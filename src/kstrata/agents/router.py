@@ -109,6 +109,9 @@ class Declined(RuntimeError):
                        "requests": [{"level": r["level"], "text": clip_marked(r["text"], REQUEST_CHARS)} for r in requests]}
         super().__init__(json.dumps(self.record, sort_keys=True))
         self.calls = list(calls or [])
+        #: why earlier answers of the same call could not be used (a SEARCH text not found, ...): the loop
+        #: counts them as malformed, so an unusable answer that a decline followed is not lost (newcomer nc18)
+        self.problems: list[str] = []
 
 
 def declines(tree: Any) -> list[dict[str, Any]]:

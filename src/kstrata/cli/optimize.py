@@ -424,7 +424,7 @@ def _report_proposer_errors(run_dir: Path) -> None:
 
     with RunStore.open(run_dir) as store:
         calls = store.proposer_calls()
-        unusable = [e.error for e in store.expansions() if e.n_malformed and e.error]
+        unusable = [e.error or "" for e in store.expansions() if e.n_malformed]
     errors = [c["error"] for c in calls if c.get("error")]
     near = [c["provider"] for c in calls if NEAREST_MARK in str(c.get("provider") or "")]
     if near:
@@ -438,9 +438,11 @@ def _report_proposer_errors(run_dir: Path) -> None:
     if unusable:  # newcomer nc18: an answer whose edit did not apply spent the call without a word
         from rich.markup import escape
 
-        first = escape(" ".join(unusable[0].split())[:400])
-        console.print(f"[yellow]warning:[/] {len(unusable)} expansion(s) got no usable answer (the proposer could "
-                      f"not apply what the model sent); the first: {first}", highlight=False)
+        said = [u for u in unusable if u.startswith("malformed proposals")]  # else a decline followed them
+        first = f"; the first: {escape(' '.join(said[0].split())[:400])}" if said else \
+            "; the model declined after them (`kstrata tree` shows the decline)"
+        console.print(f"[yellow]warning:[/] {len(unusable)} expansion(s) had answers the proposer could not use "
+                      f"(it could not apply what the model sent){first}", highlight=False)
 
 
 def register(app: typer.Typer) -> None:

@@ -342,11 +342,12 @@ class _Run:
             error = f"{type(e).__name__}: {e}" + ("" if getattr(e, "is_decline", False)
                                                   else f"\n{traceback.format_exc(limit=5)}")
             calls = list(getattr(e, "calls", []) or [])
+            unusable = list(getattr(e, "problems", []) or [])  # answers before a decline that could not be used
             # failed before reaching a model (e.g. a prompt template error): no call is charged,
             # the expansion still is (and the policy's per-level limit still ends a repeating failure)
             min_calls = 0
         new, dup, bad, problems = [], 0, 0, []
-        if error is None and unusable:  # answers the proposer could not use (never silently dropped)
+        if unusable:  # answers the proposer could not use (never silently dropped), a decline's earlier ones too
             bad, problems = len(unusable), [str(u) for u in unusable]
         seen = set()
         for p in proposals:
