@@ -67,6 +67,7 @@ def test_bench_prints_a_line_per_evaluation_inside_a_cell(tmp_path, monkeypatch)
         for n in (1, 2):
             progress("evaluating", {**cell, "node": None})
             progress("evaluated", {**cell, "tree": None, "spent": {"evaluations": n}})
+        progress("stopped", {**cell, "tree": None, "spent": {"evaluations": 2}})  # no second 'evaluated 2'
         progress("cell_failed", {**cell, "error": "stopped here"})
         result = BenchResult(out)
         result.cells = []

@@ -36,7 +36,8 @@ def test_a_bench_of_unranked_runs_says_correct_unranked_not_none_correct(tmp_pat
     assert "1.25x" not in table
     # its verdicts count what the proposer made, which the caption says (newcomer nc18: 'correct 2' beside
     # '3 of them were timed', the start included there)
-    assert "the start, the initial candidate, is not counted" in " ".join(table.split())
+    assert "speedup and verdicts: of the candidates each proposer made (the start, the initial candidate, is not " \
+        "counted" in " ".join(table.split())
 
 
 def test_best_phrase_covers_every_kind_of_run():

@@ -91,7 +91,9 @@ def register(app: typer.Typer) -> None:
 
         def progress(event: str, cell: dict) -> None:
             where = f"{cell['task']} · {cell['backend']} · {cell['proposer']}"
-            if event in ("evaluated", "stopped"):  # inside a cell: a line per evaluation (newcomer nc17 F13)
+            if event == "stopped":  # the cell's own line follows (its 'evaluated' line was printed: nc19)
+                return
+            if event == "evaluated":  # inside a cell: a line per evaluation (newcomer nc17 F13)
                 spent = cell.get("spent") or {}
                 status.plain = f"{where}: evaluated {int(spent.get('evaluations', 0))} · " \
                                f"{progress_best(cell.get('tree'))}"

@@ -605,8 +605,9 @@ def bench_table(bench_dir: str | Path) -> Table:
 
     # the verdicts column counts what the proposer made, the speedup note every correct candidate timed
     # (the start included): newcomer nc18 read 'correct 2' beside '3 of them were timed'
-    table = Table(title=f"bench {bench_dir}", caption="verdicts: of the candidates each proposer made (the "
-                  "start, the initial candidate, is not counted)")
+    table = Table(title=f"bench {bench_dir}", caption="speedup and verdicts: of the candidates each proposer "
+                  "made (the start, the initial candidate, is not counted: a run's own best, in its summary, may "
+                  "be the start)")
     for col in ("task", "backend", "proposer", "status"):  # names: never wrapped mid-name
         table.add_column(col, no_wrap=True)
     for col in ("speedup", "verdicts"):
