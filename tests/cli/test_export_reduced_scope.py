@@ -137,3 +137,11 @@ def test_export_verifies_a_small_scope_pass_at_the_full_scope_and_refuses_it(scr
     # best/ and the summary no longer hold it: no correct candidate is left
     assert not (res.run_dir / "best").exists()
     assert json.loads((res.run_dir / "summary.json").read_text())["best"] is None
+    # a second export has nothing correct left, and says where to look
+    r = CliRunner().invoke(app, ["export", str(res.run_dir), "--to", str(tmp_path / "pkg"), "--unranked"])
+    said = " ".join(r.output.split())
+    assert r.exit_code == 2 and "has no correct candidate to export" in said and "lists the verdicts" in said
+    r = CliRunner().invoke(app, ["export", str(res.run_dir), "--to", str(tmp_path / "pkg"), "--candidate",
+                                 res.best.hash[:12]])
+    said = " ".join(r.output.split())
+    assert r.exit_code == 2 and "is incorrect; export a correct one" in said and "lists the verdicts" in said

@@ -479,7 +479,8 @@ def export_run(run_dir: str | Path, to: str | Path, candidate: str | None = None
         if candidate is not None:
             node = tree[store.resolve(candidate)]
             if not node.correct:
-                raise OptionError(f"candidate {node.hash[:12]} is {node.verdict or 'not evaluated'}; export a correct one")
+                raise OptionError(f"candidate {node.hash[:12]} is {node.verdict or 'not evaluated'}; export a correct one "
+                                  f"(`kstrata tree {arg(info.run_dir)}` lists the verdicts)")
             if not node.timing_trusted and not unranked:
                 raise OptionError(
                     f"candidate {node.hash[:12]} is not ranked (its timing was not trusted), so it is not known to be "
@@ -488,7 +489,9 @@ def export_run(run_dir: str | Path, to: str | Path, candidate: str | None = None
         else:
             node = tree.best_correct()
             if node is None:
-                raise OptionError(f"{info.run_dir} has no correct candidate to export")
+                raise OptionError(f"{info.run_dir} has no correct candidate to export; `kstrata tree "
+                                  f"{arg(info.run_dir)}` lists the verdicts and `kstrata show {arg(info.run_dir)} "
+                                  "CAND` says where one failed (newcomer nc19)")
             if not node.timing_trusted and not unranked:
                 raise OptionError(
                     f"{info.run_dir}: nothing was ranked (no correct candidate's timing could be trusted), so its "
