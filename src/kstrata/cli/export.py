@@ -365,11 +365,10 @@ def confirm_for_export(info: Any, digest: str, on_start: Callable[[str], None] |
     """
     from kstrata.backends.workers import pool_for
     from kstrata.search.evaluators import VerifyMeasureEvaluator
-    from kstrata.search.loop import confirm_one, write_outcome
+    from kstrata.search.loop import confirm_one, confirmation_record, write_outcome
     from kstrata.search.tree import CandidateTree
     from kstrata.store.lock import check_free, run_lock
     from kstrata.store.run_store import RunStore, StoreError
-    from kstrata.search.candidate import to_evaluation_record
     from kstrata.store.secret import run_secret
 
     writable = os.access(info.run_dir, os.W_OK) and os.access(info.run_dir / "run.db", os.W_OK)
@@ -388,7 +387,7 @@ def confirm_for_export(info: Any, digest: str, on_start: Callable[[str], None] |
         if not writable:  # a read-only run (README): verified all the same, its verdict not stored
             with RunStore.open(info.run_dir) as store:
                 sources = store.sources(digest)
-            rec = to_evaluation_record(evaluator.confirm_promoted(info.task, info.backend, sources))
+            rec = confirmation_record(evaluator.confirm_promoted, info.task, info.backend, sources, "kstrata export")
         else:
             with run_lock(info.run_dir, "kstrata export"), RunStore.open(info.run_dir) as store:
                 def reload() -> CandidateTree:

@@ -209,8 +209,9 @@ def _initial(option: Path | None, task: Any, backend: Any, resume: Path | None) 
     Raises
     ------
     OptionError
-        For ``--initial`` with ``--resume``, an unreadable or unsuitable file,
-        or no ``--initial`` where the backend ships no start for the task.
+        For an unreadable or unsuitable file (a missing one, and one given
+        with ``--resume``, :func:`_check_text_options` refuses before), or
+        no ``--initial`` where the backend ships no start for the task.
     """
     import json
 
@@ -219,17 +220,13 @@ def _initial(option: Path | None, task: Any, backend: Any, resume: Path | None) 
     from kstrata.cli.import_ import DSL_MODULE, read_kernel_file, read_model_file
     from kstrata.tasks.base import TaskError
 
-    if resume is not None:
-        if option is not None:
-            raise OptionError("--initial starts a new run; a resumed run keeps its root")
+    if resume is not None:  # --initial with --resume, and a missing --initial, were refused by _check_text_options
         return None
     if option is None:
         try:
             return backend.initial_sources(task)
         except NotImplementedError as e:
             raise OptionError(str(e)) from None
-    if not option.exists():
-        raise OptionError(f"--initial {option}: no such file or directory")
     if (option / "candidate.json").is_file():
         try:
             meta = import_meta(option)

@@ -498,16 +498,15 @@ def confirm_bests(store: RunStore, tree: CandidateTree, reload: Callable[[], Can
     return tree
 
 
-def confirm_one(store: RunStore, digest: str, task: Any, backend: Any, hook: Callable[..., Any],
-                how: str) -> Any | None:
-    """Verify candidate ``digest`` with ``hook(task, backend, sources)`` (the
-    full scope) and store its verdict in place of the screening one, marked
-    ``evidence["confirmed"]`` and ``evidence["confirmation"] = how``; an
-    exception of the hook is stored as an ``evaluator_exception`` verdict.
-    Returns the stored :class:`~kstrata.store.records.EvaluationRecord`, or
-    None when the hook had nothing to verify (it returned None)."""
+def confirmation_record(hook: Callable[..., Any], task: Any, backend: Any, sources: dict[str, str],
+                        how: str) -> EvaluationRecord | None:
+    """The verdict of ``hook(task, backend, sources)`` (a full-scope
+    verification) as a record marked ``evidence["confirmed"]`` and
+    ``evidence["confirmation"] = how``; an exception of the hook is an
+    ``evaluator_exception`` verdict. None when the hook had nothing to verify
+    (it returned None)."""
     try:
-        ev = hook(task, backend, store.sources(digest))
+        ev = hook(task, backend, sources)
         if ev is None:
             return None
         rec = to_evaluation_record(ev)
@@ -516,7 +515,16 @@ def confirm_one(store: RunStore, digest: str, task: Any, backend: Any, hook: Cal
     kept = rec.evidence if isinstance(rec.evidence, dict) else ({} if rec.evidence is None
                                                                else {"screening": rec.evidence})
     rec.evidence = {**kept, "confirmed": rec.verdict == "correct", "confirmation": how}
-    store.replace_evaluation(digest, rec)
+    return rec
+
+
+def confirm_one(store: RunStore, digest: str, task: Any, backend: Any, hook: Callable[..., Any],
+                how: str) -> EvaluationRecord | None:
+    """:func:`confirmation_record` for candidate ``digest``, stored in place of
+    its screening verdict. Returns the stored record, or None (nothing to verify)."""
+    rec = confirmation_record(hook, task, backend, store.sources(digest), how)
+    if rec is not None:
+        store.replace_evaluation(digest, rec)
     return rec
 
 
