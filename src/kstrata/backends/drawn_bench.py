@@ -7,10 +7,12 @@ events on a CPU target) every autotuned kernel failed, and an honest candidate
 read ``runtime_error`` or ``compile_error`` (red-team rt56). :func:`install`
 replaces the timer by :func:`drawn`, which runs nothing and returns a random
 time: the config a GPU would pick is unknown there, so each tuning key (a
-shape) of each candidate process runs a config drawn from all of them, and
-across the tests' shapes every config is verified (a bug in one config is
-still found); a timed call times a drawn config, never one picked for being
-fast on a noisy CPU.
+shape) of each candidate process runs a config drawn from all of them (a
+bug in one config is found where a shape draws it); a timed call times a
+drawn config, never one picked for being fast on a noisy CPU. Where the
+autotuner marks its tuning rounds (Triton's ``prune_configs``),
+:func:`install_covering` gives the configs in turn instead, so that ``n``
+shapes run all ``n`` configs.
 """
 
 from __future__ import annotations

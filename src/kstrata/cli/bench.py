@@ -140,7 +140,7 @@ def register(app: typer.Typer) -> None:
                 beat = Heartbeat(status, lambda line: console.print(f"  {line}", highlight=False, markup=False,
                                                                     soft_wrap=True),
                                  line_events=("cell_start", "cell_done", "cell_skip", "cell_failed",
-                                              "evaluated", "stopped"))
+                                              "evaluated"))
                 with sigterm_as_interrupt(), beat:
                     result = run_bench(spec, out, resume=resume, proposers=proposer_factories,
                                        progress=beat.wrap(progress), executor=executor)
