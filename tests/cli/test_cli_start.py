@@ -85,6 +85,7 @@ def test_option_typos_are_told_before_torch_or_tvm_is_imported(tmp_path):
         (("optimize", "rmsnorm", "--policy", "bogus"), "unknown --policy 'bogus'"),
         (("optimize", "rmsnorm", "--resume", str(tmp_path / "none")), "no run there"),
         (("retime", str(tmp_path / "none")), "no such directory"),
+        (("optimize", "rmsnorm", "--backend", "cuda"), "did you mean tvm-cuda or pytorch-cuda"),  # registry: 2.6 s
     ]
     for args, message in cases:
         rc, err, heavy = _run_cli_error(*args)

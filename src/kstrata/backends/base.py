@@ -10,22 +10,13 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
+from kstrata.backends.availability import Availability  # noqa: F401 (re-exported)
 from kstrata.tasks.base import Task
 
 #: The IR levels at which a candidate can be edited (DESIGN.md, "level").
 LEVELS = ("graph", "schedule", "source")
-
-
-@dataclass(frozen=True)
-class Availability:
-    """Whether a backend can run here, and why not."""
-
-    usable: bool
-    reason: str = ""
-    versions: tuple[tuple[str, str], ...] = ()
 
 
 class CandidateLoadError(Exception):

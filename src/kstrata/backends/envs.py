@@ -37,7 +37,7 @@ from dataclasses import asdict, dataclass, field
 from importlib import metadata
 from pathlib import Path
 
-from kstrata.backends.base import Availability
+from kstrata.backends.availability import Availability
 
 MANIFEST = "kstrata-env.json"
 #: Bump when the manifest layout or the install recipe changes.

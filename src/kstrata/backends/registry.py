@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import importlib
 from importlib.metadata import entry_points
+from typing import TYPE_CHECKING
 
-from kstrata.backends.base import Backend
+if TYPE_CHECKING:  # base imports torch; naming a backend (or refusing a name) need not
+    from kstrata.backends.base import Backend
 
 #: name -> "module:factory" ; the factory is a Backend subclass or a callable
 #: returning a Backend.
@@ -37,13 +39,16 @@ def names() -> list[str]:
     return list(BUILTIN) + sorted(extra)
 
 
-def get_backend(name: str) -> Backend:
-    """Instantiate the backend called ``name``.
+def entry(name: str) -> str:
+    """The ``"module:factory"`` entry of the backend called ``name``, without importing
+    it (nor torch): the command line checks a ``--backend`` value with it before
+    anything heavy loads.
 
     Raises
     ------
     UnknownBackendError
-        For a name that is not registered (the message lists the known ones).
+        For a name that is not registered (the message names the close ones and lists
+        the known ones).
     """
     target = BUILTIN.get(name)
     if target is None:
@@ -61,6 +66,17 @@ def get_backend(name: str) -> Backend:
         raise UnknownBackendError(
             f"unknown backend {name!r}{hint}; known backends: {', '.join(known)}; `kstrata env` says which run here"
         )
-    module_name, _, attr = target.partition(":")
+    return target
+
+
+def get_backend(name: str) -> Backend:
+    """Instantiate the backend called ``name``.
+
+    Raises
+    ------
+    UnknownBackendError
+        For a name that is not registered (the message lists the known ones).
+    """
+    module_name, _, attr = entry(name).partition(":")
     factory = getattr(importlib.import_module(module_name), attr)
     return factory()

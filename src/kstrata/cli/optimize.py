@@ -497,8 +497,10 @@ def register(app: typer.Typer) -> None:
             except ExecutorSpecError as e:
                 raise OptionError(str(e)) from None
             _check_text_options(proposer, initial, timing_shape, resume)
+            from kstrata.backends.registry import entry, get_backend
+
+            entry(backend)  # an unknown name is refused before torch loads
             from kstrata.agents.registry import make_proposer
-            from kstrata.backends.registry import get_backend
             from kstrata.backends.workers import pool_for
             from kstrata.search.evaluators import VerifyMeasureEvaluator
             from kstrata.search.loop import SearchSettings, optimize
