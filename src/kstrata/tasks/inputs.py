@@ -74,7 +74,9 @@ nonfinite      opt-in (not in :data:`kstrata.tasks.meta.DEFAULT_DISTRIBUTIONS`):
                domain (:mod:`kstrata.verify.domain`).
 =============  ==================================================================
 
-Integer inputs (indices, labels, quantized weights) are never changed.
+Integer inputs (indices, labels, quantized weights) are never changed by a distribution; a hidden
+test moves an integer parameter of one value that the reference reads as a value (a zero point:
+:func:`vary_scalars`, :mod:`kstrata.verify.free_ints`).
 """
 
 from __future__ import annotations
@@ -214,7 +216,8 @@ def _in_layout(values: torch.Tensor, like: torch.Tensor) -> torch.Tensor:
 SCALAR_OCTAVES = (-1.0, 1.0)
 
 
-def vary_scalars(inputs: list[Any], dist: str, seed: int, only: Sequence[int] | None = None) -> list[Any]:
+def vary_scalars(inputs: list[Any], dist: str, seed: int, only: Sequence[int] | None = None,
+                 ints: Sequence[int] = (), fixed: Sequence[int] = ()) -> list[Any]:
     """``inputs`` after :func:`apply_distribution` with each floating tensor that
     the draw left unchanged (the ``normal`` draw, or an index ``only`` leaves
     out) and that holds one value (one element, or every element one finite
@@ -226,10 +229,21 @@ def vary_scalars(inputs: list[Any], dist: str, seed: int, only: Sequence[int] | 
     task's one value in every test, so a kernel that wrote that value in and
     never read the input (``x / (2.5 / 127)``) read correct on every test of
     ``quantize_per_tensor`` off the timing (red-team rt56). The judge applies
-    it to hidden tests, so the public tests keep the task's own values."""
+    it to hidden tests, so the public tests keep the task's own values.
+
+    ``ints``: indices of integer inputs moved too (:func:`move_int`): a one-valued integer tensor
+    or a Python int there (a dequantization's zero point, 3 at every seed: a kernel with 3
+    written in read correct on every test, red-team rt58). The judge names them
+    (:func:`kstrata.verify.free_ints.free_int_inputs`: those the reference reads as values).
+    ``fixed``: indices never moved (``TaskMeta.fixed_inputs``)."""
     gen = torch.Generator().manual_seed(seed * 7919 + 17)
     out = list(inputs)
     for i, x in enumerate(out):
+        if i in fixed:
+            continue
+        if i in ints:
+            out[i] = move_int(x, float(torch.rand((), dtype=torch.float64, generator=gen)))
+            continue
         if type(x) is float and math.isfinite(x):  # a Python number: no distribution draws it
             out[i] = x * 2.0 ** float(torch.empty((), dtype=torch.float64).uniform_(*SCALAR_OCTAVES, generator=gen))
             continue
@@ -244,6 +258,44 @@ def vary_scalars(inputs: list[Any], dist: str, seed: int, only: Sequence[int] | 
     return out
 
 
+def int_value(x: Any) -> int | None:
+    """The one value of an integer input: a Python int (not a bool), a one-element integer
+    tensor, or an integer tensor whose elements all hold one value other than 0 and +-1 (not a
+    mask or labels); None for anything else."""
+    if type(x) is int:
+        return x
+    if not isinstance(x, torch.Tensor) or x.is_floating_point() or x.is_complex() or x.dtype == torch.bool \
+            or x.numel() == 0:
+        return None
+    v = int(x.reshape(-1)[0])
+    if x.numel() > 1 and (v in (-1, 0, 1) or not bool((x == v).all())):
+        return None
+    return v
+
+
+def move_int(x: Any, r: float) -> Any:
+    """``x`` (see :func:`int_value`) with its value ``v`` moved by ``r`` in [0, 1]: ``|v| >= 2``
+    to ``round(v * 2^(2r - 1))`` (a factor in [0.5, 2], the sign kept, as floats are scaled),
+    ``0`` and ``+-1`` by 1 to 3 away from zero; never to ``v`` itself, and within the tensor's
+    dtype (the other way where the move would leave it). Anything else is returned unchanged."""
+    v = int_value(x)
+    if v is None:
+        return x
+    if abs(v) >= 2:
+        new = round(v * 2.0 ** (2 * r - 1))
+        new = new if new != v else v + (1 if r >= 0.5 else -1) * (1 if v > 0 else -1)
+    else:
+        new = v + (1 if v >= 0 else -1) * (1 + min(int(r * 3), 2))
+    if isinstance(x, torch.Tensor):
+        info = torch.iinfo(x.dtype)
+        if not info.min <= new <= info.max:
+            new = v - (new - v)
+            if not info.min <= new <= info.max:
+                return x
+        return torch.full_like(x, new)
+    return new
+
+
 def _one_value(x: torch.Tensor) -> bool:
     """Whether every element of ``x`` holds one finite value other than 0 and +-1 (a per-channel
     scale filled with one number; not a mask of ones, whose 1 is a structure, not a magnitude)."""
@@ -253,7 +305,8 @@ def _one_value(x: torch.Tensor) -> bool:
 
 def draw_inputs(get_inputs: Callable[[], Sequence[Any]], seed: int, dist: str, only: Sequence[int] | None = None,
                 device: str | torch.device | None = None,
-                vary_scalar_inputs: bool = False) -> tuple[list[Any], list[Any] | None]:
+                vary_scalar_inputs: bool = False, ints: Sequence[int] = (),
+                fixed: Sequence[int] = ()) -> tuple[list[Any], list[Any] | None]:
     """One test's inputs as the judge draws them: ``get_inputs()`` after
     :func:`seed_all` with ``seed + 1``, then :func:`apply_distribution` with ``seed``
     (and :func:`vary_scalars` with ``vary_scalar_inputs``: the judge's hidden tests).
@@ -264,6 +317,8 @@ def draw_inputs(get_inputs: Callable[[], Sequence[Any]], seed: int, dist: str, o
         The task module's ``get_inputs``.
     seed, dist, only:
         As :func:`apply_distribution` (``dist`` one of :data:`DISTRIBUTIONS`).
+    ints, fixed:
+        As :func:`vary_scalars` (with ``vary_scalar_inputs`` only).
     device:
         Where the values are drawn. None or a CPU device: on the CPU, the
         values every CPU draws (the same as before this function existed). A
@@ -300,7 +355,7 @@ def draw_inputs(get_inputs: Callable[[], Sequence[Any]], seed: int, dist: str, o
     with torch.device(on):  # on the CPU: what the factory calls do anyway, the same values
         xs = apply_distribution(list(get_inputs()), dist, seed, only, device=on)
         if vary_scalar_inputs:
-            xs = vary_scalars(xs, dist, seed, only)
+            xs = vary_scalars(xs, dist, seed, only, ints, fixed)
     if on.type == "cpu":
         return xs, None
     return [x.cpu() if isinstance(x, torch.Tensor) else x for x in xs], xs

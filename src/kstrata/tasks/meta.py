@@ -203,6 +203,13 @@ class TaskMeta(_Strict):
     #: indices into ``get_inputs()`` that distributions apply to; None = every
     #: floating-point input.
     dist_inputs: tuple[int, ...] | None = None
+    #: indices into ``get_inputs()`` of Python ints that are free parameters of the task (a zero
+    #: point, a shift): hidden tests move them as they move one-valued integer tensors
+    #: (:mod:`kstrata.verify.free_ints`). A Python int is otherwise left as it is (a ``dim``).
+    free_inputs: tuple[int, ...] = ()
+    #: indices into ``get_inputs()`` whose one value is part of the task's definition (a format
+    #: constant): hidden tests never move them (:func:`kstrata.tasks.inputs.vary_scalars`).
+    fixed_inputs: tuple[int, ...] = ()
     tolerance: Tolerance = Field(default_factory=Tolerance)
     precision: Precision = Field(default_factory=Precision)
     #: FLOP count of one forward call, as a formula over shape variables.

@@ -56,6 +56,7 @@ from kstrata.verify.integrity.static import native_findings, static_findings, ve
 from kstrata.sandbox import wire
 from kstrata.sandbox.client import SINGLE_THREADED, CandidateDied, fresh
 from kstrata.sandbox.reported import self_reported
+from kstrata.verify.free_ints import free_int_inputs
 from kstrata.verify.layout import layout_problem
 from kstrata.verify.plan import (TestCase, derive_int, hidden_tests, nominal_tests, nominal_words, octave_tests,
                                  perturbed_shapes, public_tests, screening_shapes, unit_tests)
@@ -1265,10 +1266,12 @@ def _plus(a: list[Any], b: list[Any]) -> list[Any]:
 def _draw(task: Task, device: str, module: Any, test: TestCase) -> tuple[list[Any], list[Any] | None]:
     """The judge's input draw for ``test``: :func:`kstrata.tasks.inputs.draw_inputs`
     on ``device`` (the backend's: a CUDA device draws there), a hidden test's
-    one-element inputs varied (:func:`kstrata.tasks.inputs.vary_scalars`);
+    one-valued inputs varied (:func:`kstrata.tasks.inputs.vary_scalars`; integer ones where the
+    reference reads them as values, :func:`kstrata.verify.free_ints.free_int_inputs`);
     (inputs on the CPU, the same on the device or None)."""
+    ints = () if test.public else free_int_inputs(task)
     return draw_inputs(module.get_inputs, test.seed, test.dist, task.meta.dist_inputs, device=device,
-                       vary_scalar_inputs=not test.public)
+                       vary_scalar_inputs=not test.public, ints=ints, fixed=task.meta.fixed_inputs)
 
 
 def _seed_inputs(task: Task, device: str = "cpu") -> Callable[[Any, TestCase], list[Any]]:

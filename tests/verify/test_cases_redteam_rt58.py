@@ -1,0 +1,90 @@
+"""Red-team round rt58 (2026-12-05). Case folders ``cases/rt58_*`` (each ``expected.txt`` says what
+it did before and why)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from kstrata.sandbox import status
+
+needs_sandbox = pytest.mark.skipif(not status().usable, reason="no sandbox here")
+
+INT = "rt58_int_param_written_in/"
+
+
+@needs_sandbox
+@pytest.mark.parametrize("task,name,verdict,backend", [
+    ("dequantize_per_tensor", "dequantize_zero_point_written_in.py", "incorrect", "pytorch"),
+    (INT + "task_dequantize_python_int_zero_point.py", "dequantize_python_int_written_in.py", "incorrect", "pytorch"),
+    (INT + "task_dequantize_python_int_zero_point.py", "dequantize_python_int_honest.py", "correct", "pytorch"),
+    (INT + "task_dequantize_per_channel_one_zero_point.py", "dequantize_per_channel_written_in.py", "incorrect",
+     "pytorch"),
+    (INT + "task_quantize_zero_point.py", "quantize_zero_point_written_in_triton.py", "incorrect", "triton-interp"),
+    (INT + "task_quantize_zero_point.py", "quantize_zero_point_honest_triton.py", "correct", "triton-interp"),
+])
+def test_rt58_a_zero_point_written_into_the_kernel_is_incorrect(kstrata_eval, task, name, verdict, backend):
+    # the zero point had the task's value in every test (no draw moved an integer input): correct before
+    d = kstrata_eval(task, INT + name, "--scope", "small", "--no-time", backend=backend)
+    assert d["verdict"] == verdict, f"{d['verdict']}: {str((d.get('evidence') or {}).get('message'))[:300]}"
+
+
+def _task(tmp_path, body: str, meta: str = ""):
+    from kstrata.tasks.loader import resolve_task
+
+    p = tmp_path / "task_ints.py"
+    p.write_text("import torch\nimport torch.nn as nn\n"
+                 f"KSTRATA = {{'shapes': {{'nominal': {{'B': 6, 'D': 5}}, 'small': [{{'B': 6, 'D': 5}}]}}{meta}}}\n"
+                 "B = 6\nD = 5\n" + body + "\ndef get_init_inputs():\n    return []\n")
+    return resolve_task(str(p))
+
+
+def test_rt58_only_integers_the_reference_reads_as_values_are_moved(tmp_path):
+    from kstrata.verify.free_ints import free_int_inputs
+
+    # 1: a zero point (moved); 2: a row index that may leave the rows (an error for the reference: not moved);
+    # 3: a dim (a Python int, not named as a zero point: not moved); 4: a shift (a Python int: moved where declared
+    # free); 5: an int read by nothing (not moved)
+    body = ("class Model(nn.Module):\n"
+            "    def forward(self, x, zp, row, dim, shift, unused):\n"
+            "        return torch.softmax(x, dim=dim) - zp + x[row].sum() + shift\n"
+            "def get_inputs():\n"
+            "    return [torch.randn(B, D), torch.tensor([3]), torch.tensor(B - 1), -1, 2, torch.tensor(7)]\n")
+    assert free_int_inputs(_task(tmp_path, body)) == (1,)
+    assert free_int_inputs(_task(tmp_path, body, ", 'free_inputs': [4]")) == (1, 4)  # declared free
+    assert free_int_inputs(_task(tmp_path, body, ", 'free_inputs': [3]")) == (1,)  # a dim moved leaves the dims
+    assert free_int_inputs(_task(tmp_path, body, ", 'fixed_inputs': [1]")) == ()
+
+
+def test_rt58_hidden_draws_move_the_free_integers_only():
+    from kstrata.tasks.inputs import draw_inputs, move_int
+
+    def get_inputs():
+        return [torch.randn(4, 8), torch.tensor([3], dtype=torch.int32), torch.full((4,), 5, dtype=torch.int8),
+                torch.zeros(4, dtype=torch.int64), 128, torch.tensor([0.5])]
+
+    public, _ = draw_inputs(get_inputs, 3, "uniform", [0], ints=(1, 2, 3, 4))
+    assert public[1].item() == 3 and public[4] == 128  # public tests keep the task's values
+    seen = set()
+    for seed in range(12):
+        h, _ = draw_inputs(get_inputs, seed, "uniform", [0], vary_scalar_inputs=True, ints=(1, 2, 3, 4), fixed=(5,))
+        assert h[1].dtype == torch.int32 and h[1].shape == (1,) and 2 <= h[1].item() <= 6 and h[1].item() != 3
+        assert h[2].dtype == torch.int8 and bool((h[2] == h[2][0]).all()) and h[2][0].item() != 5
+        assert torch.equal(h[3], torch.zeros(4, dtype=torch.int64))  # all zeros: a mask or labels, never moved
+        assert 64 <= h[4] <= 256 and h[4] != 128 and h[5].item() == 0.5  # fixed: the float stays too
+        seen.add(h[1].item())
+    assert len(seen) >= 3
+    assert move_int(torch.tensor([127], dtype=torch.int8), 1.0).item() in range(-128, 127)  # within the dtype
+    assert move_int(0, 0.0) == 1 and move_int(-1, 1.0) == -4 and move_int(True, 0.5) is True
+
+
+def test_rt58_fixed_and_free_inputs_are_task_metadata():
+    from pydantic import ValidationError
+
+    from kstrata.tasks.meta import TaskMeta
+
+    m = TaskMeta(free_inputs=[2], fixed_inputs=[1])
+    assert m.free_inputs == (2,) and m.fixed_inputs == (1,)
+    with pytest.raises(ValidationError):
+        TaskMeta(free_input=[2])
+
