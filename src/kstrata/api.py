@@ -175,7 +175,7 @@ def read_candidate(path: str | Path, backend: str | None = None) -> tuple[dict[s
         or when a directory's level file is a symbolic link.
     """
     from kstrata.backends.registry import get_backend
-    from kstrata.store.artifacts import source_name
+    from kstrata.store.artifacts import backend_extensions, source_name
 
     path = _candidate_prefix(Path(path))
     if not path.exists():
@@ -207,7 +207,7 @@ def read_candidate(path: str | Path, backend: str | None = None) -> tuple[dict[s
         return import_sources(path, meta), name
     name = backend or run_backend or "pytorch"
     b = get_backend(name)
-    ext = dict(getattr(b, "source_extensions", {}) or {})
+    ext = backend_extensions(b)
     sources = {}
     for lv in b.levels:  # a run folder written before a level had its own extension holds <level>.txt
         found = [f for f in (path / source_name(lv, ext), path / source_name(lv, {}))

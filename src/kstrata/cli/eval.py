@@ -244,10 +244,10 @@ def syntax_hint(candidate: Path, sources: dict[str, str], backend: Any) -> str |
     ``compile_error`` verdict with exit status 0 like any other, which scripts
     and external agents read from ``--json``."""
     from kstrata.pysyntax import syntax_error_isolated, syntax_error_text
-    from kstrata.store.artifacts import source_name
+    from kstrata.store.artifacts import backend_extensions, source_name
 
     kinds = getattr(backend, "level_kinds", {}) or {}
-    ext = dict(getattr(backend, "source_extensions", {}) or {})
+    ext = backend_extensions(backend)
     for level, text in sources.items():
         if kinds.get(level, "python-dsl") in ("native", "data"):
             continue

@@ -55,6 +55,7 @@ from kstrata.cli.errors import Console, OptionError, user_errors
 from kstrata.measure.speedup_words import speedup_text
 from kstrata.search.views import reading, shape_text
 from kstrata.shellarg import arg
+from kstrata.store.artifacts import backend_extensions
 from kstrata.store.run_store import StoreError, read_summary, writable
 
 console = Console()
@@ -399,8 +400,7 @@ def confirm_for_export(info: Any, digest: str, on_start: Callable[[str], None] |
                 tree = reload()
                 best_now = tree.best_correct()
                 if best_before is not None and (best_now is None or best_now.hash != best_before.hash):
-                    write_outcome(store, tree, info.stop_reason,
-                                  dict(getattr(info.backend, "source_extensions", {}) or {}))
+                    write_outcome(store, tree, info.stop_reason, backend_extensions(info.backend))
     finally:
         pool.close()
     if rec is not None and rec.verdict != "correct":
@@ -526,7 +526,7 @@ def export_run(run_dir: str | Path, to: str | Path, candidate: str | None = None
         meta["speedup_note"] = (f"measured at {shape_text(timed)}, not at the exported shape "
                                 f"{shape_text(full)}; export with --shape timed to get the measured build")
     files: dict[str, str | bytes] = {"task.py": info.task.source}
-    ext = dict(getattr(b, "source_extensions", {}) or {})
+    ext = backend_extensions(b)
     for level, text in sources.items():
         files[f"sources/{artifacts.source_name(level, ext)}"] = text
     if name.startswith("tvm-"):

@@ -145,6 +145,7 @@ def retime_run(run_dir: str | Path, candidate: str | None = None, *, evaluator: 
     from kstrata.search.tree import CandidateTree, untrusted_findings
     from kstrata.search.views import reading
     from kstrata.store.lock import check_free, run_lock
+    from kstrata.store.artifacts import backend_extensions
     from kstrata.store.run_store import RunStore
 
     info = open_run(run_dir)
@@ -194,8 +195,7 @@ def retime_run(run_dir: str | Path, candidate: str | None = None, *, evaluator: 
             # a best the new timings ranked must have passed the full hidden protocol, not only the screening
             tree = confirm_ranked_best(store, info.task, info.backend, getattr(evaluator, "confirm_promoted", None),
                                        "kstrata retime")
-            write_outcome(store, tree, info.stop_reason,
-                          dict(getattr(info.backend, "source_extensions", {}) or {}))
+            write_outcome(store, tree, info.stop_reason, backend_extensions(info.backend))
     finally:
         if pool is not None:
             pool.close()

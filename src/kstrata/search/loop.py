@@ -160,7 +160,7 @@ class _Run:
         self.policy, self.budget, self.settings = policy, budget, settings
         self.store, self.router, self.progress = store, router, progress
         self.levels = tuple(backend.levels)
-        self.extensions = dict(getattr(backend, "source_extensions", {}) or {})
+        self.extensions = artifacts.backend_extensions(backend)
         self.task_id = store.ensure_task(task)
         self.mark = time.monotonic()
         self.tree = CandidateTree.from_store(store, with_sources=False)

@@ -13,6 +13,12 @@ from kstrata.atomic import write_atomic  # noqa: F401 - re-exported for the stor
 DEFAULT_EXTENSIONS = {"graph": "py", "schedule": "py", "source": "txt"}
 
 
+def backend_extensions(backend: object) -> dict[str, str]:
+    """``{level: file extension}`` a backend's levels are stored under
+    (:attr:`kstrata.backends.base.Backend.source_extensions`); ``{}`` for an object
+    without one (a test's stand-in backend), whose levels then take
+    :data:`DEFAULT_EXTENSIONS`."""
+    return dict(getattr(backend, "source_extensions", {}) or {})
 
 
 #: what a level name, a file extension and a candidate hash may be when one
