@@ -145,9 +145,58 @@ def build_module(funcs: dict[str, Any], target: Any, poison: int = 0) -> Any:
     except ParallelRace as e:
         raise BuildError(str(e)) from e
     try:
-        return tvm.tirx.build(tvm.IRModule(dict(funcs)), target=target, pipeline=pipeline)
+        module = tvm.tirx.build(tvm.IRModule(dict(funcs)), target=target, pipeline=pipeline)
     except Exception as e:  # noqa: BLE001 - a bad schedule is data
         raise BuildError(f"TVM build failed: {_short(e)}") from e
+    too_many = threads_over_limit(funcs, target)
+    if too_many:
+        raise BuildError(too_many)
+    return module
+
+
+#: ``launch_thread("threadIdx.x", 2048)`` in a lowered device kernel's script (the extent a constant)
+_THREAD_LAUNCH = re.compile(r'launch_thread\("threadIdx\.([xyz])", (?:T\.int(?:32|64)\()?(\d+)\)?\)')
+
+
+def threads_over_limit(funcs: dict[str, Any], target: Any) -> str:
+    """Why a CUDA kernel of ``funcs`` could not launch: its threads per block
+    (the product of its ``threadIdx`` extents) above the target's
+    ``max_num_threads`` (1024 on every NVIDIA GPU since sm_20), or ``""``.
+
+    TVM builds such a kernel without complaint; on the GPU its launch fails
+    with an invalid-argument error that names neither the kernel nor the
+    limit (queue round rt58: a schedule binding ``threadIdx.x`` to 2048 built
+    on tvm-cuda). Only CUDA targets are checked; a lowering that fails here
+    reports nothing (the build above succeeded, and its error would be TVM's).
+    """
+    import tvm
+    from tvm import tirx
+
+    if str(getattr(getattr(target, "kind", None), "name", target)) != "cuda":
+        return ""
+    limit = int(target.attrs.get("max_num_threads", 1024))
+    try:
+        from tvm.tirx.build import split_host_device_mods
+
+        mod = tirx.transform.BindTarget(target.with_host(tvm.target.Target("llvm")))(tvm.IRModule(dict(funcs)))
+        pipeline, _, _ = tvm.tirx.get_default_tir_pipeline(target)
+        _, devs = split_host_device_mods(pipeline(mod))
+    except Exception:  # noqa: BLE001 - see above
+        return ""
+    for dmod in devs.values():
+        for gv, f in dmod.functions.items():
+            extents: dict[str, int] = {}
+            for axis, n in _THREAD_LAUNCH.findall(f.script()):
+                extents[axis] = max(extents.get(axis, 1), int(n))
+            total = 1
+            for n in extents.values():
+                total *= n
+            if total > limit:
+                dims = " x ".join(f"threadIdx.{a} {n}" for a, n in sorted(extents.items()))
+                return (f"kernel {gv.name_hint} launches {total} threads per block ({dims}); a CUDA block holds at "
+                        f"most {limit} (the product of the threadIdx extents): split the loop bound to threadIdx "
+                        f"by at most {limit} and bind the outer part to blockIdx or leave it a serial loop")
+    return ""
 
 
 #: what :func:`codegen_only` hands TVM instead of compiled code (a PTX comment)
@@ -203,7 +252,11 @@ def generated_source(module: Any, kind: str) -> str:
         return str(module.inspect_source("ll"))
     for m in module.imports:
         return str(m.inspect_source())
-    raise BuildError(f"built {kind} module has no device module")
+    # queue round rt58: "built cuda module has no device module" named no cause
+    raise BuildError(f"built {kind} module has no device kernel: no loop of any PrimFunc is bound to a GPU thread, "
+                     "so TVM compiled every loop nest for the host. A `schedule_<name>` function replaces that "
+                     "PrimFunc's default GPU schedule whole: bind its loops itself (e.g. `sch.bind(row, "
+                     "\"blockIdx.x\")`, and an inner split to `\"threadIdx.x\"`) for every block")
 
 
 def load_llvm_ir(text: str) -> Any:
