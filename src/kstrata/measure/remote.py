@@ -429,9 +429,11 @@ class RemoteCandidate:
                 self.after_call(i, last=True)
             except TimedOutputMismatch as e:
                 raise TimedOutputMismatch(
-                    f"a call in the timing on inputs drawn '{dist}' (as verification draws them) failed: {e}. "
-                    "The candidate computes another way when timed than when verified, right on the timing's "
-                    "own draw only", {**e.evidence, "distribution": dist}) from None
+                    f"a call in the timing on inputs drawn '{dist}' (as verification draws them, here at the "
+                    f"timing's shape, which may be larger than any verified one) failed: {e}. Either the kernel "
+                    "is wrong on this draw at this size (a numerical error that grows with the size or the "
+                    "magnitude of the inputs: look at the elements above), or it computes another way when "
+                    "timed than when verified", {**e.evidence, "distribution": dist}) from None
             finally:
                 self._probing = False
             self.probed += 1
