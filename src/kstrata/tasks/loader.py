@@ -367,7 +367,26 @@ def check_reference(task: Task) -> None:
     except USER_FILE_ERRORS as e:  # noqa: BLE001 - any failure of the user's file (sys.exit too) is reported
         raise TaskError(f"{task.path}: its small shapes cannot be worked out: {type(e).__name__}: "
                         f"{_one_line(e)}; fix get_inputs() or the shapes metadata") from None
-    key = (task.digest, str(task.path), task.meta.model_dump_json() + repr(sorted(shape.items())))
+    check_reference_at(task, shape)
+
+
+def check_reference_at(task: Task, shape: dict[str, int] | None) -> None:
+    """:func:`check_reference` at ``shape`` (None: the task's own sizes): the
+    judge runs it at each shape it verifies at, before its first use there. A
+    task whose ``get_inputs``, ``Model`` or ``forward`` breaks only at a larger
+    shape than the smallest (a dict from ``get_inputs``, a ``forward`` that
+    raises or returns None past some size) ended every verification in a
+    Python traceback ("kstrata verifier failed", red-team rt59) instead of
+    this one clear error. Cached per task text, metadata, path and shape in
+    this process.
+
+    Raises
+    ------
+    TaskError
+        ``"<path>: <what is wrong> at shape <shape>; <what to do>"``.
+    """
+    key = (task.digest, str(task.path), task.meta.model_dump_json() + repr(sorted((shape or {}).items()))
+           + ("" if shape is not None else "@own"))
     if key in _CHECKED:
         return
     where = f"at shape {shape}" if shape else "at its own sizes"
@@ -400,7 +419,7 @@ def check_reference(task: Task) -> None:
     bad = _bad_outputs(out)
     if bad:
         raise TaskError(
-            f"{task.path}: Model.forward returned {bad}; it must return a tensor or a "
+            f"{task.path}: Model.forward returned {bad} ({where}); it must return a tensor or a "
             "tuple/list of tensors (return the tensors as a tuple; wrap a Python number in "
             "torch.tensor(...))"
         )

@@ -47,6 +47,7 @@ import torch
 from kstrata.backends.base import Backend
 from kstrata.backends.registry import get_backend
 from kstrata.tasks.base import ReferenceFailure, Task, TaskError
+from kstrata.tasks.loader import check_reference_at
 from kstrata.tasks.inputs import draw_inputs, seed_all
 from kstrata.verdict import Verdict
 from kstrata.verify import feedback as fb
@@ -445,6 +446,7 @@ class ShapeRun:
         task = ctx.task
         self.threads = check_threads(task, shape, self.device, ctx.threads)
         torch.set_num_threads(self.threads)  # the reference's and the oracle's calls of this shape
+        check_reference_at(task, shape)  # a task broken at this shape only: a TaskError, not a traceback
         self.model, _, init_inputs, self.module = task.instantiate(shape, param_seed)
         self.model64 = oracle_model(self.model)
         self.model_dev = self.model.to(self.device)
@@ -1491,8 +1493,8 @@ def run_protocol(task: Task, backend_name: str, sources: dict[str, str], secret:
         ev.verdict, ev.check, ev.evidence = s.verdict, s.check, s.evidence
     except ReferenceFailure:
         raise
-    except TaskError as e:
-        raise RuntimeError(f"task {task.name} cannot run: {e}") from e
+    except TaskError as e:  # the task's own file, at a shape its check did not run at: the user's error
+        raise ReferenceFailure(f"task {task.name} cannot be verified: {e}") from None
     except (MemoryError, RuntimeError) as e:
         if is_oom(e):  # the candidate runs in its own process: an allocation failure here is the reference's
             raise oom_failure(task, "in the judge (the reference or its float64 oracle)", e) from None

@@ -1,0 +1,83 @@
+"""Red-team round rt59: task files broken past their smallest shape, and what
+a candidate reached outside the sandbox. Each test fails before its fix."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+KSTRATA = str(Path(sys.executable).with_name("kstrata"))
+HONEST_RELU = "import torch\n\nclass ModelNew(torch.nn.Module):\n    def forward(self, x):\n        return torch.relu(x)\n"
+#: a task whose smallest shape (N=8, where kstrata checks the reference) works and whose sweep shape
+#: (N=64, where the judge verifies) does not; BODY is the rest of the file
+_SIZED = ('import torch\nN = 64\nKSTRATA = {"shapes": {"nominal": {"N": 64}, "small": [{"N": 8}], '
+          '"sweep": [{"N": 64}]}}\n')
+BROKEN_PAST_SMALL = {
+    "get_inputs_dict": ("class Model(torch.nn.Module):\n    def forward(self, x): return torch.relu(x)\n"
+                        "def get_inputs(): return [torch.randn(N, 16)] if N < 40 else {'x': torch.randn(N, 16)}\n"
+                        "def get_init_inputs(): return []\n", "get_inputs() returned a dict"),
+    "forward_raises": ("class Model(torch.nn.Module):\n    def forward(self, x):\n"
+                       "        if x.shape[0] > 40: raise ValueError('too big')\n        return torch.relu(x)\n"
+                       "def get_inputs(): return [torch.randn(N, 16)]\ndef get_init_inputs(): return []\n",
+                       "ValueError: too big"),
+    "forward_dict": ("class Model(torch.nn.Module):\n"
+                     "    def forward(self, x): return torch.relu(x) if x.shape[0] < 40 else {'a': x}\n"
+                     "def get_inputs(): return [torch.randn(N, 16)]\ndef get_init_inputs(): return []\n",
+                     "returned a dict"),
+    "init_raises": ("class Model(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+                    "        if N > 40: raise KeyError('init')\n    def forward(self, x): return torch.relu(x)\n"
+                    "def get_inputs(): return [torch.randn(N, 16)]\ndef get_init_inputs(): return []\n",
+                    "KeyError: 'init'"),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(BROKEN_PAST_SMALL))
+def test_a_task_broken_past_its_smallest_shape_is_checked_at_each_shape(tmp_path, kind):
+    """The check of a task's reference ran at its smallest shape only: the
+    judge then met the break at the sweep's shape, in its own process."""
+    from kstrata.tasks.base import TaskError
+    from kstrata.tasks.loader import check_reference, check_reference_at, load_task
+
+    body, says = BROKEN_PAST_SMALL[kind]
+    path = tmp_path / f"task_{kind}.py"
+    path.write_text(_SIZED + body)
+    task = load_task(path)
+    check_reference(task)  # the smallest shape works
+    check_reference_at(task, {"N": 8})
+    with pytest.raises(TaskError, match="N': 64|get_inputs"):
+        check_reference_at(task, {"N": 64})
+
+
+def test_a_generator_from_get_inputs_is_caught_at_the_tasks_own_sizes(tmp_path):
+    """A literal-shaped task's dims are inferred through ``list(get_inputs())``,
+    so the check at the resized smallest shape passed a generator; the judge
+    met it at the task's own sizes."""
+    from kstrata.tasks.base import TaskError
+    from kstrata.tasks.loader import check_reference, check_reference_at, load_task
+
+    path = tmp_path / "task_gen.py"
+    path.write_text("import torch\nclass Model(torch.nn.Module):\n    def forward(self, x): return torch.relu(x)\n"
+                    "def get_inputs(): return (torch.randn(8, 8) for _ in range(1))\n"
+                    "def get_init_inputs(): return []\n")
+    task = load_task(path)
+    check_reference(task)
+    with pytest.raises(TaskError, match="generator"):
+        check_reference_at(task, None)
+
+
+@pytest.mark.parametrize("kind", ["get_inputs_dict", "forward_dict"])
+def test_eval_of_a_task_broken_past_its_smallest_shape_is_one_clear_error(tmp_path, kind):
+    """``kstrata eval``: exit 2 and ``error: ...`` naming the file and the
+    shape, not a ``VerifierError`` traceback (exit 1)."""
+    body, says = BROKEN_PAST_SMALL[kind]
+    task, cand = tmp_path / f"task_{kind}.py", tmp_path / "cand.py"
+    task.write_text(_SIZED + body)
+    cand.write_text(HONEST_RELU)
+    p = subprocess.run([KSTRATA, "eval", str(task), str(cand), "--backend", "pytorch", "--no-time", "--scope",
+                        "small"], capture_output=True, text=True, timeout=300)
+    out = p.stdout + p.stderr
+    assert p.returncode == 2 and "Traceback" not in out, (p.returncode, out[-3000:])
+    assert says in out and str(task) in out, out[-3000:]
