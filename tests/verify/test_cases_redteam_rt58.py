@@ -3,6 +3,8 @@ it did before and why)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 import torch
 
@@ -87,4 +89,31 @@ def test_rt58_fixed_and_free_inputs_are_task_metadata():
     assert m.free_inputs == (2,) and m.fixed_inputs == (1,)
     with pytest.raises(ValidationError):
         TaskMeta(free_input=[2])
+
+
+
+ID = "rt58_identity_weights_1d/"
+
+
+@needs_sandbox
+@pytest.mark.parametrize("name", ["returns_input.py", "affine_honest.py"])
+def test_rt58_one_dimensional_identity_weights_make_the_task_weak(kstrata_eval, name):
+    # x * ones + zeros: a candidate returning x read correct, ranked 1.2x faster, and tasks check said ok
+    d = kstrata_eval(ID + "task_affine_ones_zeros.py", ID + name, "--scope", "small", "--no-time")
+    assert d["verdict"] == "correct" and (d.get("evidence") or {}).get("weak_match") == "input", d.get("evidence")
+
+
+def test_rt58_the_input_fake_passes_an_identity_task_only():
+    from kstrata.tasks.loader import resolve_task
+    from kstrata.verify.weak import weak_fakes, weak_match
+
+    cases = Path(__file__).parent / "cases"
+    assert "input" in weak_fakes(resolve_task(str(cases / ID / "task_affine_ones_zeros.py")))
+    task = resolve_task("relu")
+    assert "input" not in weak_fakes(task)
+    x = torch.randn(4, 8)
+    tol = task.meta.tolerance
+    assert weak_match(["input"], [x.clone()], [x], tol, inputs=[x]) == "input"
+    assert weak_match(["input"], [x.relu()], [x.relu()], tol, inputs=[x]) is None
+    assert weak_match(["input"], [x.clone()], [x], tol, inputs=[x.t().contiguous().t()]) is None  # a strided one
 

@@ -770,7 +770,7 @@ class ShapeRun:
 
             have = ctx.weak_sample
             if have is None or rank(out1, self.prev) < rank(have[0], have[2]):
-                ctx.weak_sample = (out1, refs_cpu, self.prev[0] if self.prev else None)
+                ctx.weak_sample = (out1, refs_cpu, self.prev[0] if self.prev else None, pristine)
             self.prev = (out1, oracles)
             return None
         unwritten = race and follows_poison(out1, out2)
@@ -1530,16 +1530,16 @@ def weak_check(ctx: Context) -> str | None:
 
     if ctx.weak_sample is None:
         return None
-    outs, refs, prev = ctx.weak_sample
+    outs, refs, prev, ins = ctx.weak_sample
     tol = ctx.task.meta.tolerance
     digest = ctx.task.digest
     if digest not in _CONSTANT_WEIGHTS:
         _CONSTANT_WEIGHTS[digest] = constant_weights(ctx.task)
-    if weak_match(FAKES, outs, refs, tol, prev) is None:  # cheap: not fake-like at all
+    if weak_match(FAKES, outs, refs, tol, prev, ins) is None:  # cheap: not fake-like at all
         return CONSTANT_WEIGHTS if _CONSTANT_WEIGHTS[digest] else None
     if digest not in _WEAK_FAKES:
         _WEAK_FAKES[digest] = weak_fakes(ctx.task)
-    return weak_match(_WEAK_FAKES[digest], outs, refs, tol, prev)
+    return weak_match(_WEAK_FAKES[digest], outs, refs, tol, prev, ins)
 
 
 def candidate_process(task: Task, backend: Backend, unsafe_no_sandbox: bool = False,

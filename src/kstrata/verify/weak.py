@@ -22,7 +22,7 @@ from kstrata.verify.plan import hidden_tests, public_tests
 from kstrata.verify.runner import flatten
 from kstrata.verify.tolerance import agree, compare
 
-FAKES = ("zeros", "constant", "other_seed")
+FAKES = ("zeros", "constant", "other_seed", "input")
 #: Not an output but a property of the task: a weight of two or more dimensions
 #: whose elements are all equal whatever the parameter seed (:func:`constant_weights`).
 CONSTANT_WEIGHTS = "constant_weights"
@@ -72,7 +72,11 @@ def weak_fakes(task: Task, secret: str = "weak-test-guard", scope: str = "small"
 
     ``zeros``: all-zero output; ``constant``: the oracle's mean everywhere;
     ``other_seed``: the correct output for another seed's inputs (an
-    input-independent answer). An empty list means the tests are strong.
+    input-independent answer); ``input``: each output an input of its shape
+    as given (:func:`_input_fake`: an identity, a scale whose one-dimensional
+    weights are ones and zeros at every seed, which :func:`constant_weights`
+    leaves out; ``x.clone()`` read correct and ranked 1.2x faster there,
+    red-team rt58). An empty list means the tests are strong.
     :data:`CONSTANT_WEIGHTS` is added when the task's weights are degenerate
     (:func:`constant_weights`), whatever the fakes do.
     """
@@ -100,6 +104,11 @@ def weak_fakes(task: Task, secret: str = "weak-test-guard", scope: str = "small"
             "constant": [torch.full_like(r, float(o.double().mean()) if r.is_floating_point() else 0)
                          for r, o in zip(refs, oracles)],
         }
+        ins = _input_fake(refs, xs)
+        if ins is not None:
+            fakes["input"] = ins
+        else:
+            passing["input"] = False
         if t.shape in prev:
             fakes["other_seed"] = prev[t.shape]
         prev[t.shape] = [r.clone() for r in refs]
@@ -110,6 +119,20 @@ def weak_fakes(task: Task, secret: str = "weak-test-guard", scope: str = "small"
         if not any(passing.values()):
             break
     return [f for f, ok in passing.items() if ok] + degenerate
+
+
+def _input_fake(refs: Sequence[torch.Tensor], inputs: Sequence[object]) -> list[torch.Tensor] | None:
+    """For each reference output, the first contiguous input tensor of its shape, in its dtype
+    (the output of a kernel that returns its input); None when some output has none. A
+    strided input is left out: laying it out densely is a copy task's work."""
+    out = []
+    for r in refs:
+        x = next((x for x in inputs if isinstance(x, torch.Tensor) and x.shape == r.shape and x.is_contiguous()
+                  and x.is_floating_point() == r.is_floating_point()), None)
+        if x is None:
+            return None
+        out.append(x.detach().to(r.dtype))
+    return out
 
 
 def fakes_under_dtype_atol(task: Task, secret: str = "weak-test-guard", scope: str = "small") -> list[str]:
@@ -138,7 +161,8 @@ def fakes_under_dtype_atol(task: Task, secret: str = "weak-test-guard", scope: s
 
 
 def weak_match(fakes: Sequence[str], outputs: Sequence[torch.Tensor], refs: Sequence[torch.Tensor],
-               tol: Tolerance, prev_outputs: Sequence[torch.Tensor] | None = None) -> str | None:
+               tol: Tolerance, prev_outputs: Sequence[torch.Tensor] | None = None,
+               inputs: Sequence[object] | None = None) -> str | None:
     """Which fake a candidate's outputs match, on a task whose tests that fake passes.
 
     Called by the judge on a *passing* test: when the task is weak
@@ -162,13 +186,16 @@ def weak_match(fakes: Sequence[str], outputs: Sequence[torch.Tensor], refs: Sequ
     prev_outputs:
         The candidate's outputs on an earlier test of the same shape with
         other inputs (another seed or draw), for ``other_seed``.
+    inputs:
+        The test's inputs as the candidate got them (CPU tensors and other values), for ``input``.
 
     Returns
     -------
     str | None
         ``"zeros"`` (every output is ~0), ``"constant"`` (every output is one
         value throughout), ``"other_seed"`` (same outputs as for other
-        inputs: input-independent), checked in that order, only among
+        inputs: input-independent), ``"input"`` (each output an input of its
+        shape, ``inputs``), checked in that order, only among
         ``fakes``, then :data:`CONSTANT_WEIGHTS` for any other output when
         ``fakes`` holds it; ``None`` when the output matches none of them or the task
         is strong.
@@ -189,6 +216,11 @@ def weak_match(fakes: Sequence[str], outputs: Sequence[torch.Tensor], refs: Sequ
             p.shape == o.shape and agree(o, p.detach().cpu(), r.dtype, tol)
             for (o, r), p in zip(pairs, prev_outputs)):
         return "other_seed"
+    if "input" in fakes and inputs is not None:
+        ins = _input_fake([r for _, r in pairs], [x.detach().cpu() if isinstance(x, torch.Tensor) else x
+                                                  for x in inputs])
+        if ins is not None and all(agree(o, x, r.dtype, tol) for (o, r), x in zip(pairs, ins)):
+            return "input"
     # any other output: the tests cannot tell the weights' work from a shortcut that uses their one value
     return CONSTANT_WEIGHTS if CONSTANT_WEIGHTS in fakes else None
 
