@@ -117,3 +117,24 @@ def test_rt58_the_input_fake_passes_an_identity_task_only():
     assert weak_match(["input"], [x.relu()], [x.relu()], tol, inputs=[x]) is None
     assert weak_match(["input"], [x.clone()], [x], tol, inputs=[x.t().contiguous().t()]) is None  # a strided one
 
+
+ZERO = "rt58_zero_oracle_scale/"
+
+
+@needs_sandbox
+@pytest.mark.parametrize("name,verdict", [("logsigmoid_stable.py", "correct"), ("logsigmoid_off.py", "incorrect")])
+def test_rt58_an_all_zero_oracle_does_not_reject_a_tiny_true_value(kstrata_eval, name, verdict):
+    # a one-element test whose reference and oracle are both exactly 0 (1 + exp(-83) rounds to 1): atol was 0
+    d = kstrata_eval(ZERO + "task_logsigmoid_naive.py", ZERO + name, "--scope", "small", "--no-time")
+    assert d["verdict"] == verdict, f"{d['verdict']}: {str((d.get('evidence') or {}).get('message'))[:300]}"
+
+
+def test_rt58_the_atol_scale_of_an_all_zero_oracle_is_one():
+    from kstrata.tasks.meta import Tolerance
+    from kstrata.verify.tolerance import compare, output_scale
+
+    zero = torch.zeros(1, dtype=torch.float64)
+    assert output_scale(zero) == 1.0 and output_scale(torch.tensor([0.0, 2e-3], dtype=torch.float64)) == 2e-3
+    cand = torch.tensor([-7.93e-37])
+    assert compare(cand, zero, zero.float(), Tolerance()).ok
+    assert not compare(torch.tensor([2e-5]), zero, zero.float(), Tolerance()).ok  # the float32 atol, 1e-5

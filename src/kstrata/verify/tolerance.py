@@ -227,7 +227,15 @@ def output_scale(oracle: torch.Tensor) -> float:
     every output 4% off in float32, and a float16 softmax over 4096 columns
     (outputs near 2.4e-4 against an atol of 1e-3) with every row normalised
     twice (red-team round of 2026-12-02, the kind of case 01). A task's own
-    ``atol`` is used as given."""
+    ``atol`` is used as given.
+
+    An oracle whose finite values are all exactly zero tells no magnitude: 1,
+    as for one that holds an output of order one. With 0 every candidate value
+    but an exact zero read wrong: an honest log-sigmoid (-7.9e-37 at x = 83.1,
+    the true value) on a task written ``log(1 / (1 + exp(-x)))``, whose float32
+    reference and float64 oracle both round ``1 + exp(-x)`` to 1 and give 0, read
+    incorrect on a one-element test (red-team rt58, the kind of case 22); there
+    the reference's own error, 0 against its oracle, allows nothing either."""
     return _largest_up_to_one(oracle.abs())
 
 
@@ -239,7 +247,7 @@ def _largest_up_to_one(a: torch.Tensor, m: float | None = None) -> float:
     if not math.isfinite(m):
         fin = a[torch.isfinite(a)]
         m = float(fin.max()) if fin.numel() else 1.0
-    return min(1.0, m)
+    return min(1.0, m) if m > 0 or not a.numel() else 1.0
 
 
 def compare(cand: torch.Tensor, oracle: torch.Tensor, native: torch.Tensor, tol: Tolerance,
