@@ -34,6 +34,39 @@ def match_device(device_name: str) -> str | None:
     return best
 
 
+#: backends whose candidates run on an NVIDIA GPU: their prompts describe one even when none is visible
+GPU_BACKENDS = ("tvm-cuda", "triton", "tilelang-cuda", "pytorch-cuda")
+
+
+def _visible_gpu() -> str:
+    """The name torch reports for CUDA device 0, ``""`` without one."""
+    try:
+        import torch
+
+        return torch.cuda.get_device_name(0) if torch.cuda.is_available() else ""
+    except Exception:  # noqa: BLE001 - no CUDA runtime: no device to describe
+        return ""
+
+
+def gpu_target_spec(arch: str | None = None) -> dict:
+    """The ``hardware.toml`` entry of kstrata's GPU target ``arch`` (default
+    ``KSTRATA_CUDA_ARCH`` or ``sm_90``, as :func:`kstrata.backends.tvm.build.make_target`
+    takes it): the first entry of that architecture, with a ``device`` line
+    saying it is the architecture kstrata compiles for, not a GPU seen here.
+    A prompt for a GPU backend built on a machine without a GPU (or with one
+    no entry names) states this target and its limits instead of nothing
+    (queue round rt58: "Target: tvm-cuda on the target device" and no line
+    under it, on every GPU backend, since the prompt passed no device name).
+    Only ``{"name", "arch", "device"}`` when no entry has that ``arch``."""
+    arch = arch or os.environ.get("KSTRATA_CUDA_ARCH", "sm_90")
+    note = (f"kstrata compiles GPU kernels for {arch} (KSTRATA_CUDA_ARCH); no GPU of it is visible to this "
+            "process, so these are that architecture's datasheet figures")
+    for key, spec in hardware_specs().items():
+        if spec.get("kind") == "gpu" and f"({arch})" in str(spec.get("arch", "")):
+            return {"name": key, **spec, "device": note}
+    return {"name": f"an NVIDIA GPU of architecture {arch}", "arch": arch, "device": note}
+
+
 def spec_for_backend(backend: str, device_name: str = "") -> dict | None:
     """The spec a prompt should show for ``backend`` running on ``device_name``.
 
@@ -42,13 +75,19 @@ def spec_for_backend(backend: str, device_name: str = "") -> dict | None:
     ``x86-avx512-zen4``: it runs AVX-512 as two 256-bit halves), or the entry named by ``KSTRATA_CPU_SPEC`` (e.g.
     ``x86-avx512``: a recorded cassette replays on a CPU of another kind);
     ``tvm-opencl`` runs on PoCL on this CPU: the CPU's entry with a line on
-    how PoCL runs OpenCL there. GPU backends use :func:`match_device`.
+    how PoCL runs OpenCL there. GPU backends (:data:`GPU_BACKENDS`) use
+    :func:`match_device` on ``device_name``, else on the GPU torch sees, else
+    :func:`gpu_target_spec` (never ``None``).
 
     Raises
     ------
     ValueError
         If ``KSTRATA_CPU_SPEC`` names no known entry.
     """
+    if not device_name and backend in GPU_BACKENDS:
+        device_name = _visible_gpu()
+        if not device_name or not match_device(device_name):
+            return gpu_target_spec()
     if device_name:
         key = match_device(device_name)
         if key:
