@@ -110,9 +110,20 @@ def primfunc_context(task: Any, sources: dict[str, str], backend: str,
     text = "\n\n".join(parts)
     if len(text) > MAX_CONTEXT_CHARS:
         text = text[:MAX_CONTEXT_CHARS] + "\n# ... (truncated)"
-    return ("The graph lowers to these PrimFuncs (TensorIR at the nominal shape; "
+    note = ("The graph lowers to these PrimFuncs (TensorIR at the nominal shape; "
             "a schedule function `schedule_<name>(sch)` works on PrimFunc `<name>` "
             "as its `main`, with the block names below):\n```python\n" + text + "\n```")
+    defaults = out.get("defaults")
+    if defaults:  # queue round rt58 (tvm-cuda): the schedule said "default GPU schedule" and never showed it
+        if len(defaults) > MAX_CONTEXT_CHARS:
+            defaults = defaults[:MAX_CONTEXT_CHARS] + "\n# ... (truncated)"
+        note += ("\n\nA PrimFunc that no `schedule_<name>` function of the schedule names gets TVM's default GPU "
+                 "schedule (dlight's rules, or kstrata's vectorized elementwise recipe), built at each tested "
+                 "shape; at the nominal shape it is the schedule below. A `schedule_<name>` you write replaces "
+                 "that PrimFunc's default whole, so it must bind every block's loops to threads itself "
+                 "(this text is a starting point you may copy and change):\n```python\n"
+                 + defaults.strip() + "\n```")
+    return note
 
 
 def primfunc_structure(task: Any, sources: dict[str, str], backend: str,
@@ -134,8 +145,10 @@ def _lowered_answer(task: Any, sources: dict[str, str], backend: str, timeout_s:
     out = _CONTEXT.get(key)
     if out is None:
         try:
+            kind = backend.removeprefix("tvm-")  # GPU targets: what runs where a schedule names no PrimFunc
             out = _context_answer(_call("primfunc_scripts_inside", backend, timeout_s, task=task_record(task),
-                                        sources=_text_sources(sources)))
+                                        sources=_text_sources(sources),
+                                        gpu_target=kind if kind in ("cuda", "opencl") else None))
         except IsolatedCallError as e:  # not cached: a timeout or a lost process may not recur
             return {"error": _first_line(str(e)), "transient": True}
         _CONTEXT[key] = out
@@ -381,6 +394,8 @@ def _context_answer(out: Any) -> dict[str, Any]:
                                             for f in funcs)):
         raise IsolatedCallError("the sandboxed lowering returned malformed data")
     clean: dict[str, Any] = {"funcs": [[n[:200], t[:MAX_CONTEXT_CHARS + 1]] for n, t in funcs]}
+    if isinstance(out.get("defaults"), str):
+        clean["defaults"] = out["defaults"][:MAX_CONTEXT_CHARS + 1]
     structure = checked_structure(out.get("structure"))
     if structure is not None:
         clean["structure"] = structure
@@ -452,21 +467,40 @@ def _lower_inside(task: dict[str, Any], sources: dict[str, str]) -> Any:
     return lower_graph(t, sources.get("graph") or default_graph(t), shape)
 
 
-def primfunc_scripts_inside(task: dict[str, Any], sources: dict[str, str]) -> dict[str, Any]:
+def primfunc_scripts_inside(task: dict[str, Any], sources: dict[str, str],
+                            gpu_target: str | None = None) -> dict[str, Any]:
     """(Sandbox only.) The PrimFuncs ``sources``' graph lowers to at the nominal shape.
 
     Returns
     -------
     dict
-        ``{"funcs": [[name, TensorIR script], ...]}``, or ``{"error": message}``
+        ``{"funcs": [[name, TensorIR script], ...], "structure": ...}`` with,
+        for a ``gpu_target`` (``"cuda"``, ``"opencl"``), ``"defaults"``: the
+        default GPU schedule text of every PrimFunc; or ``{"error": message}``
         when the graph does not lower.
     """
     try:
         lowered = _lower_inside(task, sources)
     except Exception as e:  # noqa: BLE001 - shown to the agent
         return {"error": f"{type(e).__name__}: {e}"}
-    return {"funcs": [[name, func.script()] for name, func in lowered.funcs.items()],
-            "structure": graph_structure(lowered.funcs)}
+    out = {"funcs": [[name, func.script()] for name, func in lowered.funcs.items()],
+           "structure": graph_structure(lowered.funcs)}
+    if gpu_target:
+        out["defaults"] = _gpu_defaults_inside(lowered.funcs, gpu_target)
+    return out
+
+
+def _gpu_defaults_inside(funcs: dict[str, Any], gpu_target: str) -> str:
+    """(Sandbox only.) The default GPU schedule of ``funcs`` at the nominal
+    shape as schedule text (:func:`kstrata.backends.tvm.schedule.default_gpu_schedule`),
+    or one line saying why there is none."""
+    from kstrata.backends.tvm.build import make_target
+    from kstrata.backends.tvm.schedule import default_gpu_schedule
+
+    try:
+        return default_gpu_schedule(funcs, make_target(gpu_target))
+    except Exception as e:  # noqa: BLE001 - shown to the agent
+        return f"# (no default GPU schedule: {type(e).__name__}: {str(e)[:300]})"
 
 
 def replay_inside(task: dict[str, Any], sources: dict[str, str], schedule: str) -> dict[str, Any]:
