@@ -56,6 +56,13 @@ def test_rt58_only_integers_the_reference_reads_as_values_are_moved(tmp_path):
     assert free_int_inputs(_task(tmp_path, body, ", 'free_inputs': [4]")) == (1, 4)  # declared free
     assert free_int_inputs(_task(tmp_path, body, ", 'free_inputs': [3]")) == (1,)  # a dim moved leaves the dims
     assert free_int_inputs(_task(tmp_path, body, ", 'fixed_inputs': [1]")) == ()
+    # a Python int named as a zero point ('z', as the suite's descriptions write it) is a candidate undeclared
+    named = ("class Model(nn.Module):\n"
+             "    def forward(self, q, s, z):\n"
+             "        return (q.to(torch.int32) - z).float() * s\n"
+             "def get_inputs():\n"
+             "    return [torch.randint(-128, 128, (B, D), dtype=torch.int8), torch.tensor([0.02]), 3]\n")
+    assert free_int_inputs(_task(tmp_path, named)) == (2,)
 
 
 def test_rt58_hidden_draws_move_the_free_integers_only():

@@ -12,7 +12,7 @@ non-finite values, and a different output for at least one of them.
 
 Candidates: integer tensors of one value (:func:`kstrata.tasks.inputs.int_value`), and Python
 ints that the task names free (``TaskMeta.free_inputs``) or whose ``forward`` argument is named
-as a zero point (``zero_point``, ``x_zero_point``, ``zp``; a Python int is usually a ``dim`` or
+as a zero point (``zero_point``, ``x_zero_point``, ``zp``, ``z``; a Python int is usually a ``dim`` or
 a size, which the task fixes). ``TaskMeta.fixed_inputs`` are never moved.
 """
 
@@ -28,7 +28,7 @@ from kstrata.tasks.base import Task
 from kstrata.tasks.inputs import int_value, move_int
 
 #: a forward argument named as a quantization zero point
-ZERO_POINT_NAME = re.compile(r"(^|_)(zero_?points?|zps?)($|_)", re.IGNORECASE)
+ZERO_POINT_NAME = re.compile(r"(^|_)(z|zero|zero_?points?|zps?)($|_)", re.IGNORECASE)
 #: the ends of the range :func:`move_int` draws from (its ``r``), tried at each probed shape
 PROBE_MOVES = (0.0, 1.0)
 
@@ -64,11 +64,14 @@ def _probe(task: Task) -> tuple[int, ...]:
         try:
             with torch.random.fork_rng(devices=[]), torch.no_grad():
                 model, xs, _, _ = task.instantiate(shape, 0)
+                candidates = _candidates(task, model, xs)
+                if not candidates:  # most tasks: no reference call
+                    return ()
                 base = _outputs(model, xs)
         except Exception:  # noqa: BLE001 - a reference that does not run is reported elsewhere
             return ()
         here = set()
-        for i in _candidates(task, model, xs):
+        for i in candidates:
             ok, changed = _reads_as_value(model, xs, i, base)
             if ok:
                 here.add(i)
@@ -115,7 +118,7 @@ def _reads_as_value(model: torch.nn.Module, xs: list[Any], i: int, base: list[An
         ys = list(xs)
         ys[i] = move_int(xs[i], r)
         try:
-            with torch.random.fork_rng(devices=[]):
+            with torch.random.fork_rng(devices=[]), torch.no_grad():
                 outs = _outputs(model, ys)
         except Exception:  # noqa: BLE001 - out of range for the reference: structure, not a value
             return False, False
