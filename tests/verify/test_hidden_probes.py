@@ -62,6 +62,9 @@ def test_a_hidden_failure_below_a_block_size_gets_a_public_failing_shape():
     assert kinds[:2] == ["hidden_failure", "public_probe"], ev["feedback"]
     probe = ev["feedback"][1]
     assert probe["data"]["shape"] == {"M": 64, "K": 1} and "K = 1" in probe["text"], probe
+    # in the prompt's words, not Python reprs (queue round rt58: "at shape {'B': 8, 'D': 1}")
+    assert "at shape M=64, K=1 (the public shape M=64, K=512 with K = 1" in probe["text"], probe
+    assert "{" not in probe["text"], probe
     assert probe["data"]["test"] == {"shape": {"M": 64, "K": 1}, "seed": 0, "distribution": "normal"}
     wrong = next(i for i in ev["feedback"] if i["kind"] == "wrong_share")
     assert wrong["data"]["wrong"] == wrong["data"]["total"] == 64  # located at the probe's public shape
@@ -77,6 +80,7 @@ def test_probes_that_all_pass_say_so():
     assert ev["verdict"] == "incorrect" and ev["evidence"]["stage"] == "hidden", ev
     probe = [i for i in ev["feedback"] if i["kind"] == "public_probe"]
     assert len(probe) == 1 and "all pass" in probe[0]["text"], ev["feedback"]
+    assert "the public shape M=64, K=512 with" in probe[0]["text"] and "{" not in probe[0]["text"], probe
     assert not [i for i in ev["feedback"] if i["kind"] == "wrong_share"]
 
 

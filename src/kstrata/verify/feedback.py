@@ -551,14 +551,17 @@ def boundary_probes(ctx: "Context", public: list["TestCase"], level: str) -> lis
         return []
     first = public[0]
     base = dict(first.shape)
+    order = list(getattr(ctx.task, "nominal_shape", None) or base)  # the task's order, not the test key's
+    named = {k: base[k] for k in order if k in base} | base
     tried = []
     for shape, why in probe_shapes(ctx.task):
         if ctx.deadline is not None and ctx.deadline - time.monotonic() < PROBE_MIN_S:
             break
         test = TestCase(_key(shape), first.param_seed, first.seed, first.dist, True)
         tried.append(why)
-        head = (f"a public probe fails too: at shape {shape} (the public shape {base} with {why}; input seed "
-                f"{first.seed}, draw {first.dist})")
+        # in the prompt's words, B=8, D=1 (queue round rt58: Python reprs, {'B': 8, 'D': 1})
+        head = (f"a public probe fails too: at shape {_shapes_text([shape])} (the public shape "
+                f"{_shapes_text([named])} with {why}; input seed {first.seed}, draw `{first.dist}`)")
         try:
             run = ShapeRun(ctx, shape, first.param_seed)
             failure = run.run_test(test)
@@ -577,7 +580,8 @@ def boundary_probes(ctx: "Context", public: list["TestCase"], level: str) -> lis
                      shape=shape, test=test.describe())] + located
     if not tried:
         return []
-    return [item("public_probe", level, f"public probes at the public shape {base} with {'; '.join(tried)} "
+    return [item("public_probe", level, f"public probes at the public shape {_shapes_text([named])} with "
+                 f"{'; '.join(tried)} "
                  "all pass: the hidden failure needs a larger size, another input draw or seed",
                  shapes=len(tried))]
 
