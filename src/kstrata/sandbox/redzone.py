@@ -115,7 +115,10 @@ def same_values(torch: Any, a: Any, b: Any) -> bool:
     """Whether tensors ``a`` and ``b`` (same shape, dtype and device) hold the
     same values, NaN counted equal to NaN in the same places: what an input must
     still hold after a call (checked in the candidate's process after a checked
-    call, by the judge after a timed one)."""
+    call, by the judge after a timed one). Equal tensors (no NaN: the usual input)
+    are told in one pass, without the NaN-free copies."""
+    if torch.equal(a, b):
+        return True
     if not torch.equal(a.nan_to_num(), b.nan_to_num()):
         return False
     return not a.is_floating_point() or torch.equal(torch.isnan(a), torch.isnan(b))
