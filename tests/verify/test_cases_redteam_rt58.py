@@ -22,6 +22,7 @@ INT = "rt58_int_param_written_in/"
     (INT + "task_dequantize_python_int_zero_point.py", "dequantize_python_int_honest.py", "correct", "pytorch"),
     (INT + "task_dequantize_per_channel_one_zero_point.py", "dequantize_per_channel_written_in.py", "incorrect",
      "pytorch"),
+    (INT + "task_fake_quant_float_zero_point.py", "fake_quant_zero_point_ignored.py", "incorrect", "pytorch"),
     (INT + "task_quantize_zero_point.py", "quantize_zero_point_written_in_triton.py", "incorrect", "triton-interp"),
     (INT + "task_quantize_zero_point.py", "quantize_zero_point_honest_triton.py", "correct", "triton-interp"),
 ])
@@ -85,6 +86,9 @@ def test_rt58_hidden_draws_move_the_free_integers_only():
     assert len(seen) >= 3
     assert move_int(torch.tensor([127], dtype=torch.int8), 1.0).item() in range(-128, 127)  # within the dtype
     assert move_int(0, 0.0) == 1 and move_int(-1, 1.0) == -4 and move_int(True, 0.5) is True
+    # a float that is exactly zero (no scaling moves it): by 1 to 3 as an integer zero; other floats are scaled
+    assert move_int(0.0, 1.0) == 3.0 and move_int(torch.tensor([0.0]), 0.0).tolist() == [1.0]
+    assert move_int(torch.tensor([0.5]), 0.0).item() == 0.5 and move_int(torch.zeros(3), 0.0).tolist() == [0.0] * 3
 
 
 def test_rt58_fixed_and_free_inputs_are_task_metadata():

@@ -8,7 +8,8 @@ normal         the task's own draw (usually ``torch.randn``), unchanged
 uniform        U(-1, 1)
 heavy_tailed   Student-t with 3 degrees of freedom (finite variance, rare huge values),
                its largest and smallest values moved to the tensor's last and
-               first elements (alternating by input), see :func:`_extremes_at_the_edges`
+               first elements (alternating by input), see :func:`_extremes_at_the_edges`;
+               drawn at the input's precision (:func:`_student_t3`)
 large          the normal draw times 100 (exposes overflow in ``exp``/accumulators)
 near_zero      the normal draw times 1e-3 (exposes division and epsilon handling)
 shifted        the normal draw minus 10 (all-negative logits: exposes padding
@@ -128,7 +129,7 @@ def apply_distribution(
         Where the new values of ``uniform`` and ``heavy_tailed`` are drawn. None
         or a CPU device: with a CPU generator (the values every CPU draws). A
         CUDA device: there, with a CUDA generator seeded with ``seed``, in
-        float64 as on the CPU (the same law; other values than the CPU's,
+        the dtypes used on the CPU (the same law; other values than the CPU's,
         reproducible with the same seed on the same GPU model and PyTorch
         version, since PyTorch's CUDA Philox streams follow its launch
         configuration), the result copied back to each input's device. The
@@ -154,16 +155,13 @@ def apply_distribution(
             continue
         if dist == "normal":
             continue
-        # drawn and scaled in float64, then rounded once to the input's dtype; in-place steps
-        # compute the same values as the expressions they stand for, in one buffer
+        # drawn and scaled in float64 (heavy_tailed: at the input's precision, _student_t3), then
+        # rounded once to the input's dtype; in-place steps compute the same values as the
+        # expressions they stand for, in one buffer
         if dist == "uniform":
             new = torch.rand(x.shape, generator=gen, dtype=torch.float64, device=where).mul_(2).sub_(1)
         elif dist == "heavy_tailed":
-            z = torch.randn(x.shape, generator=gen, dtype=torch.float64, device=where)
-            chi2 = torch.randn(x.shape, generator=gen, dtype=torch.float64, device=where).square_()
-            for _ in range(2):
-                chi2.add_(torch.randn(x.shape, generator=gen, dtype=torch.float64, device=where).square_())
-            new = _extremes_at_the_edges(z.div_(chi2.div_(3).sqrt_()), positive_last=i % 2 == 0)
+            new = _extremes_at_the_edges(_student_t3(x.shape, gen, where, x.dtype), positive_last=i % 2 == 0)
         elif dist == "large":
             new = _f64(x).mul_(100)
         elif dist == "near_zero":
@@ -191,6 +189,24 @@ def apply_distribution(
             new = _f64(x).sub_(10)
         out[i] = _in_layout(new.to(device=x.device, dtype=x.dtype), x)
     return out
+
+
+def _student_t3(shape: torch.Size, gen: torch.Generator, where: torch.device | None,
+                dtype: torch.dtype) -> torch.Tensor:
+    """Student-t(3) values of ``shape``: ``z / sqrt((a^2 + b^2 + c^2) / 3)`` from four
+    independent standard normals per element (one draw of ``shape``, then one of
+    ``(3, *shape)``, from ``gen`` on ``where``), computed in float64 for a float64
+    input (``dtype``) and in float32 for any other: the normals then carry float32's
+    24 significant bits, as many as the values keep once rounded to the input's
+    dtype, and the law is the same. PyTorch draws float32 normals with a vectorized
+    Box-Muller, float64 ones element by element: at 4096 x 4096, the judge's
+    nominal-shape draw, the float64 draw took 2.0 CPU s, this 0.58 s; it was the
+    largest part of a full-scope verification of a suite task (two such draws per
+    verification; four of 6144 x 8192 in red-team case 02)."""
+    d = torch.float64 if dtype == torch.float64 else torch.float32
+    z = torch.randn(shape, generator=gen, dtype=d, device=where)
+    chi2 = torch.randn((3, *shape), generator=gen, dtype=d, device=where).square_().sum(0)
+    return z.div_(chi2.div_(3).sqrt_())
 
 
 def _f64(x: torch.Tensor) -> torch.Tensor:
@@ -261,11 +277,16 @@ def vary_scalars(inputs: list[Any], dist: str, seed: int, only: Sequence[int] | 
 def int_value(x: Any) -> int | None:
     """The one value of an integer input: a Python int (not a bool), a one-element integer
     tensor, or an integer tensor whose elements all hold one value other than 0 and +-1 (not a
-    mask or labels); None for anything else."""
+    mask or labels); also 0 for a floating input that is exactly zero (a Python float, a
+    one-element tensor: a float zero point or offset of 0.0, which no scaling moves). None for
+    anything else."""
     if type(x) is int:
         return x
-    if not isinstance(x, torch.Tensor) or x.is_floating_point() or x.is_complex() or x.dtype == torch.bool \
-            or x.numel() == 0:
+    if type(x) is float:
+        return 0 if x == 0 else None
+    if isinstance(x, torch.Tensor) and x.is_floating_point():
+        return 0 if x.numel() == 1 and float(x.reshape(-1)[0]) == 0 else None
+    if not isinstance(x, torch.Tensor) or x.is_complex() or x.dtype == torch.bool or x.numel() == 0:
         return None
     v = int(x.reshape(-1)[0])
     if x.numel() > 1 and (v in (-1, 0, 1) or not bool((x == v).all())):
@@ -286,6 +307,8 @@ def move_int(x: Any, r: float) -> Any:
         new = new if new != v else v + (1 if r >= 0.5 else -1) * (1 if v > 0 else -1)
     else:
         new = v + (1 if v >= 0 else -1) * (1 + min(int(r * 3), 2))
+    if type(x) is float or isinstance(x, torch.Tensor) and x.is_floating_point():
+        return float(new) if type(x) is float else torch.full_like(x, new)
     if isinstance(x, torch.Tensor):
         info = torch.iinfo(x.dtype)
         if not info.min <= new <= info.max:

@@ -10,7 +10,9 @@ given each end of the range a hidden test may move it to (:func:`kstrata.tasks.i
 runs without error, gives outputs of the same structure, shapes and dtypes, no more
 non-finite values, and a different output for at least one of them.
 
-Candidates: integer tensors of one value (:func:`kstrata.tasks.inputs.int_value`), and Python
+Candidates: integer tensors of one value (:func:`kstrata.tasks.inputs.int_value`), floating
+inputs that are exactly zero (a float zero point of 0.0: one element, or a Python float; scaling,
+which moves the other floats, leaves a zero where it is), and Python
 ints that the task names free (``TaskMeta.free_inputs``) or whose ``forward`` argument is named
 as a zero point (``zero_point``, ``x_zero_point``, ``zp``, ``z``; a Python int is usually a ``dim`` or
 a size, which the task fixes). ``TaskMeta.fixed_inputs`` are never moved.
