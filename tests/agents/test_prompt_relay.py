@@ -89,6 +89,8 @@ def test_a_failed_answer_on_the_parent_reaches_the_childs_prompt_at_the_same_tex
     assert "-lv = R.power(x, 2)" in diff.split("```", 1)[0]
     # said once: not again as an 'elsewhere in this run' history line
     assert "elsewhere in this run: [graph" not in user
+    # no later graph answer in the run: nothing said of one (test_prompt_later_fix.py)
+    assert "Since then, this agent answered" not in user and "unless a later answer" not in user
 
 
 @pytest.mark.parametrize("kind", ["llm", "hierarchical"])

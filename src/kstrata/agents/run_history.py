@@ -287,8 +287,8 @@ def last_failure(tree: Any, candidate: Any, level: str,
     -------
     dict
         ``{"hash", "role", "verdict", "check", "message", "items", "rationale",
-        "line", "excerpt", "diff", "judge", "ancestor", "test"}`` (``test``:
-        :func:`failing_test`): ``message`` the verifier's message (head and
+        "line", "excerpt", "diff", "judge", "ancestor", "test", "since"}`` (``test``:
+        :func:`failing_test`; ``since``: :func:`later_answers`): ``message`` the verifier's message (head and
         tail when long), ``items`` its located feedback (``{"kind", "level",
         "text"}``; each tagged ``level`` when the change was made from a
         correct candidate: the fault is the change's), ``line`` and
@@ -327,7 +327,25 @@ def last_failure(tree: Any, candidate: Any, level: str,
         "judge": judge_failure(child),
         "ancestor": at.hash[:8] if at is not candidate else "",
         "test": failing_test(ev.evidence if ev is not None else None),
+        "since": later_answers(tree, child, level),
     }
+
+
+def later_answers(tree: Any, child: Any, level: str, limit: int = 2) -> list[str]:
+    """The answers at ``level`` by ``child``'s role made after ``child``
+    elsewhere in the run, latest first (at most ``limit``), each as
+    ``"7f1c6960 (made on 82585bbc) -> correct, 1.8x"``. Queue round rt58 (a
+    resumed run): the root's graph prompt said "Your last answer for this
+    candidate failed ... a fix of that answer is what is wanted now", while
+    the same agent had fixed that change on another branch since (correct):
+    the prompt asked for the fix a second time."""
+    nodes = list(tree)
+    try:
+        after = nodes[nodes.index(child) + 1:]
+    except ValueError:
+        return []
+    later = [n for n in reversed(after) if n.level == level and n.role == child.role and n.evaluated]
+    return [f"{n.hash[:8]} (made on {(n.parents or ('?',))[0][:8]}) -> {outcome(n)}" for n in later[:limit]]
 
 
 def failing_test(evidence: Any) -> str:
