@@ -60,3 +60,23 @@ def test_a_per_row_factor_also_suggests_a_misplaced_epsilon():
     got = x * (torch.rsqrt(ms) + 1e-6)
     text = _row_factor(got, want, (got - want).abs() > 1e-4 * want.abs())
     assert "one factor of that row" in text and "epsilon" in text, text
+
+
+def test_a_per_row_factor_also_suggests_a_narrow_accumulator():
+    """Queue round rt58 (tilelang-c softmax): a row sum kept in a float16
+    accumulator scaled every row by x0.998-x1.002; the per-row-factor hint
+    named padded lanes and a misplaced epsilon only (a reduction_growth item
+    beside it named the precision)."""
+    import torch
+
+    from kstrata.verify.feedback import _row_factor
+
+    x = torch.randn(4, 512, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+    e = torch.exp(x - x.max(dim=-1, keepdim=True).values)
+    want = e / e.sum(dim=-1, keepdim=True)
+    acc = torch.zeros(4, 1, dtype=torch.float16)
+    for j in range(512):  # the sum in float16, one term at a time, as the kernel summed it
+        acc = acc + e[:, j:j + 1].to(torch.float16)
+    got = e / acc.double()
+    text = _row_factor(got, want, (got - want).abs() > 1e-5 + 1e-4 * want.abs())
+    assert "one factor of that row" in text and "narrower type than float32" in text, text

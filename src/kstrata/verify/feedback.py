@@ -281,7 +281,8 @@ def _row_factor(c: torch.Tensor, o: torch.Tensor, bad: torch.Tensor) -> str:
     shown = ", ".join(f"row {r}: x{f:.4g}" if abs(f - 1) > 1e-3 else f"row {r}: x{f:.7g}" for r, f in factors[:3])
     return (f"; within each row the wrong elements are their expected values times one factor of that row "
             f"({shown}): a per-row normalizer or scale is wrong (a sum, max or count over the row that "
-            "includes padded lanes? an epsilon added in the wrong place, e.g. outside a square root?)")
+            "includes padded lanes? a row sum accumulated in a narrower type than float32, e.g. float16? "
+            "an epsilon added in the wrong place, e.g. outside a square root?)")
 
 
 def _wrong_along_dims(bad: torch.Tensor) -> dict[int, list[int]]:
