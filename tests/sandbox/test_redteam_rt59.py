@@ -81,3 +81,39 @@ def test_eval_of_a_task_broken_past_its_smallest_shape_is_one_clear_error(tmp_pa
     out = p.stdout + p.stderr
     assert p.returncode == 2 and "Traceback" not in out, (p.returncode, out[-3000:])
     assert says in out and str(task) in out, out[-3000:]
+
+
+def test_an_output_path_under_a_file_is_one_clear_error(tmp_path):
+    """``kstrata import -o FILE`` (and ``-o FILE/sub``, ``report -o FILE/x.html``)
+    ended in a ``FileExistsError``/``NotADirectoryError`` traceback, exit 1."""
+    kernel, taken = tmp_path / "k.py", tmp_path / "taken"
+    kernel.write_text("import triton\n\nclass ModelNew:\n    pass\n")
+    taken.write_text("a file, not a folder\n")
+    for out in (taken, taken / "sub"):
+        p = subprocess.run([KSTRATA, "import", str(kernel), "-t", "relu", "-b", "triton-interp", "-o", str(out)],
+                           capture_output=True, text=True, timeout=300)
+        text = p.stdout + p.stderr
+        assert p.returncode == 2 and "Traceback" not in text and "give another path" in text, (p.returncode,
+                                                                                               text[-2000:])
+    assert taken.read_text() == "a file, not a folder\n"
+
+
+def test_path_errors_are_user_errors_and_other_os_errors_are_not():
+    """The kind, for every command under ``user_errors``: an ``OSError`` on a
+    path that cannot be used is one ``error:`` line (exit 2); an I/O error
+    without a path stays a bug's traceback."""
+    import errno
+
+    import typer
+
+    from kstrata.cli.errors import path_error, user_errors
+
+    for code in (errno.EEXIST, errno.ENOTDIR, errno.EISDIR, errno.EACCES, errno.EROFS):
+        with pytest.raises(typer.Exit) as ex, user_errors():
+            raise OSError(code, "bad", "/some/path")
+        assert ex.value.exit_code == 2
+        assert path_error(OSError(code, "bad", "/some/path")).startswith("/some/path: bad;")
+    with pytest.raises(OSError), user_errors():
+        raise OSError(errno.EIO, "I/O error", "/some/path")
+    with pytest.raises(PermissionError), user_errors():
+        raise PermissionError(errno.EACCES, "no path given")

@@ -135,12 +135,32 @@ USER_ERRORS: tuple[tuple[str, str], ...] = (
 )
 
 
+#: ``errno`` names of an ``OSError`` on a path that mean the path given cannot be used as it is: a file
+#: where a folder must be (EEXIST from ``mkdir(exist_ok=True)``, ENOTDIR), a folder where a file must
+#: be, one this user may not write, a read-only file system, a name too long, a loop of links
+PATH_ERRNOS = ("EEXIST", "ENOTDIR", "EISDIR", "EACCES", "EPERM", "EROFS", "ENAMETOOLONG", "ELOOP")
+
+
+def path_error(e: BaseException) -> str | None:
+    """One line for an ``OSError`` on a path the command was given or derived
+    from one (:data:`PATH_ERRNOS`, with its file name), else None: ``kstrata
+    import -o FILE`` and ``kstrata report RUN -o FILE/x.html`` ended in a
+    ``FileExistsError``/``NotADirectoryError`` traceback (red-team rt59)."""
+    import errno
+
+    codes = {getattr(errno, n) for n in PATH_ERRNOS if hasattr(errno, n)}
+    if not isinstance(e, OSError) or e.errno not in codes or not e.filename:
+        return None
+    return (f"{e.filename}: {e.strerror or e}; this path cannot be used (a file where a folder must be, a "
+            "folder where a file must be, or one this user cannot write): give another path")
+
+
 def is_user_error(e: BaseException) -> bool:
-    """Whether ``e`` is the user's mistake (:data:`USER_ERRORS`, :class:`OptionError`
-    or a missing file), to be printed as one ``error:`` line."""
+    """Whether ``e`` is the user's mistake (:data:`USER_ERRORS`, :class:`OptionError`,
+    a missing file or an unusable path, :func:`path_error`), to be printed as one ``error:`` line."""
     import sys
 
-    if isinstance(e, (OptionError, FileNotFoundError)):
+    if isinstance(e, (OptionError, FileNotFoundError)) or path_error(e):
         return True
     for module, name in USER_ERRORS:
         cls = getattr(sys.modules.get(module), name, None)
@@ -194,5 +214,5 @@ def user_errors(again: str = "run the command again") -> Iterator[None]:
         exit_if_disk_full(e, again)
         if not is_user_error(e):
             raise
-        print_error(e)
+        print_error(path_error(e) or e)
         raise typer.Exit(2) from None
