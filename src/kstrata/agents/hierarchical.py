@@ -64,7 +64,8 @@ from kstrata.agents.llm_agent import (LLM_MAX_PER_LEVEL, ask, editable_on, edita
 from kstrata.agents.memory import Attempt, MemoryStore, Skill, op_text
 from kstrata.agents.parse import clip_marked, parse_cross_level_requests
 from kstrata.agents.prompt import build_prompt, environment
-from kstrata.agents.run_history import first_line, reason, tree_history
+from kstrata.agents.run_history import first_line, judge_failure, reason, tree_history
+from kstrata.agents.run_history import outcome as node_outcome
 from kstrata.agents.router import Declined, FeedbackRouter, derived_below, editable_levels, rebuild_needed
 from kstrata.search.candidate import content_hash, normalize_sources
 from kstrata.search.policies import Expansion, Policy, default_router, make_policy
@@ -499,6 +500,8 @@ class HierarchicalProposer:
                                                 level=level, k=self.skills_k, same_level=True,
                                                 same_backend=True, exclude_run=run):
                 skills.append((score, {**s.to_json(), "diff_short": _short_diff(s.diff)}))
+        lessons = self.memory.lessons(task.name, context.backend, level, exclude_run=run) \
+            if self.memory is not None else []
         has = frozenset(lv for lv, t in dict(candidate.sources).items() if isinstance(t, str) and t.strip())
         others = [lv for lv in editable_levels(context.backend, self.levels, has)
                   if lv != level and self.closed.offered(candidate, lv, context.tree)]
@@ -517,7 +520,7 @@ class HierarchicalProposer:
             rebuild=rebuild, schedule_exemplars=schedules,
             exemplars=[e for e in exemplars_for(category, context.backend, level, intensity=intensity_of(task), tags=tags)
                        if _code_key(e.code) not in own],
-            skills=skills, category=category or "this", level=level, flat=self.ablations.flat,
+            skills=skills, lessons=lessons, category=category or "this", level=level, flat=self.ablations.flat,
             backend=context.backend, other_roles=others,
         ).strip()
 
@@ -557,7 +560,19 @@ class HierarchicalProposer:
                           run=key)
             if self.memory.add_skill(skill) is not None:
                 out.append(skill)
+        self._record_lessons(tree, task, key, made)
         return out
+
+    def _record_lessons(self, tree: Any, task: Any, key: str, made: dict[str, Attempt]) -> None:
+        """Store this run's proposals that failed verification (not those the
+        judge itself failed on) as lessons for later runs on the task
+        (:meth:`MemoryStore.lessons`), with where each failed."""
+        for n in tree:
+            a = made.get(n.hash)
+            if a is None or not n.evaluated or n.correct or judge_failure(n):
+                continue
+            self.memory.add_lesson(key, n.hash, task=task.name, backend=self.backend.name, level=a.level,
+                                   role=a.role, summary=reason(a.summary, 200), outcome=node_outcome(n))
 
 
 def _names_fit(schedule: str, graph: str) -> bool:

@@ -73,6 +73,20 @@ CREATE TABLE IF NOT EXISTS attempts (
     created TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS attempts_run ON attempts (run_key, parent);
+CREATE TABLE IF NOT EXISTS lessons (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    run TEXT NOT NULL,
+    child TEXT NOT NULL,
+    created TEXT NOT NULL,
+    task TEXT NOT NULL,
+    backend TEXT NOT NULL,
+    level TEXT NOT NULL,
+    role TEXT NOT NULL DEFAULT '',
+    summary TEXT NOT NULL DEFAULT '',
+    outcome TEXT NOT NULL,
+    UNIQUE (run, child)
+);
+CREATE INDEX IF NOT EXISTS lessons_task ON lessons (task, backend, level);
 """
 
 _TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -396,6 +410,33 @@ class MemoryStore:
         with self.transaction() as c:
             c.execute(f"INSERT INTO attempts ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})",
                       tuple(row.values()))
+
+    # -- lessons: failed proposals, kept across runs ------------------------------
+    def add_lesson(self, run: str, child: str, *, task: str, backend: str, level: str, role: str,
+                   summary: str, outcome: str) -> bool:
+        """Record that the proposal ``child`` of run ``run`` failed (``outcome``:
+        the verdict and where it failed, :func:`kstrata.agents.run_history.outcome`);
+        once per run and child. Returns whether a row was added."""
+        row = {"run": run, "child": child, "task": task, "backend": backend, "level": level, "role": role,
+               "summary": summary[:400], "outcome": outcome[:600],
+               "created": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+        with self.transaction() as c:
+            cur = c.execute(f"INSERT OR IGNORE INTO lessons ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})",
+                            tuple(row.values()))
+        return cur.rowcount == 1
+
+    def lessons(self, task: str, backend: str, level: str, *, exclude_run: str = "",
+                limit: int = 4) -> list[dict[str, str]]:
+        """The failed proposals of earlier runs on ``task`` at ``level`` on
+        ``backend``, latest first (not those of ``exclude_run``): ``{"summary",
+        "outcome", "role", "created"}`` each. A second run on a task repeats
+        the first run's mistakes unless its prompts say what failed (queue
+        round rt58: only skills with trusted speedups crossed runs, and a
+        contended machine stores none)."""
+        rows = self.conn.execute(
+            "SELECT summary, outcome, role, created FROM lessons WHERE task = ? AND backend = ? AND level = ? "
+            "AND run != ? ORDER BY id DESC LIMIT ?", (task, backend, level, exclude_run, int(limit)))
+        return [{k: r[k] for k in ("summary", "outcome", "role", "created")} for r in rows]
 
     def attempt_counts(self) -> tuple[int, int]:
         """``(proposals, runs)``: how many proposals were recorded, over how many runs."""
