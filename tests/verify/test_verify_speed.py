@@ -22,9 +22,10 @@ def _formula(x: torch.Tensor, dist: str, gen: torch.Generator, i: int) -> torch.
 
     if dist == "uniform":
         new = torch.rand(x.shape, generator=gen, dtype=torch.float64) * 2 - 1
-    elif dist == "heavy_tailed":
-        z = torch.randn(x.shape, generator=gen, dtype=torch.float64)
-        chi2 = sum(torch.randn(x.shape, generator=gen, dtype=torch.float64) ** 2 for _ in range(3))
+    elif dist == "heavy_tailed":  # at the input's precision: float32 normals for any but a float64 input
+        d = torch.float64 if x.dtype == torch.float64 else torch.float32
+        z = torch.randn(x.shape, generator=gen, dtype=d)
+        chi2 = (torch.randn((3, *x.shape), generator=gen, dtype=d) ** 2).sum(0)
         new = _extremes_at_the_edges(z / torch.sqrt(chi2 / 3), positive_last=i % 2 == 0)
     elif dist == "large":
         new = x.double() * 100
@@ -83,6 +84,7 @@ def test_a_test_is_drawn_once_and_the_oracle_copies_its_inputs():
 
     class Meta:
         dist_inputs = None
+        fixed_inputs = ()
 
     class Task:
         meta = Meta()
@@ -159,3 +161,21 @@ def test_a_cuda_draw_is_reproducible_and_comes_back_to_the_inputs_device():
             assert all(float(u.abs().max()) <= 1 for u in a)
         else:  # the extremes at the edges, as on the CPU
             assert float(a[0].reshape(-1)[-1]) == float(a[0].max()) and float(a[0].reshape(-1)[0]) == float(a[0].min())
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_the_heavy_tailed_draw_is_student_t3(dtype):
+    """Drawn at the input's precision (float32 normals for a float32 input), the
+    ``heavy_tailed`` values follow Student-t with 3 degrees of freedom: its
+    quantiles and the frequency of its rare huge values."""
+    x = torch.randn(400, 1000).to(dtype)
+    v = apply_distribution([x], "heavy_tailed", 5)[0].double().reshape(-1)
+    assert v.dtype == torch.float64 and bool(torch.isfinite(v).all())
+    # t(3) quantiles (scipy.stats.t(3).ppf): 0.5%, 5%, 25%, 50% and their mirrors
+    for p, q in ((0.005, -5.8409), (0.05, -2.3534), (0.25, -0.7649), (0.5, 0.0)):
+        for pp, qq in ((p, q), (1 - p, -q)):
+            assert abs(float(torch.quantile(v[:100_000], pp)) - qq) < 0.03 * max(1.0, abs(qq)) + 0.01, (pp, qq)
+    # P(|t| > 10) = 0.00213 and P(|t| > 50) = 1.8e-5 for t(3): about 852 and 7 of 400k
+    assert 700 < int((v.abs() > 10).sum()) < 1010
+    assert 1 <= int((v.abs() > 50).sum()) <= 20
+
