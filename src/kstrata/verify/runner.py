@@ -1487,6 +1487,10 @@ def run_protocol(task: Task, backend_name: str, sources: dict[str, str], secret:
                                        "whatever the seed (an identity init), so its tests cannot tell the "
                                        "weights' work from a shortcut (`kstrata tasks "
                                        "check`): correct, not ranked" if weak == "constant_weights" else
+                                       "; but the output is an input as given, and so is the task's at every "
+                                       "test (its weights make it an identity): its tests cannot tell a real "
+                                       "result from returning the input (`kstrata tasks check`): correct, not "
+                                       "ranked" if weak == "input" else
                                        f"; but the output is the '{weak}' fake, which this task's tests cannot "
                                        "tell from a real result (`kstrata tasks check`): correct, not ranked")
     except Stop as s:

@@ -194,11 +194,12 @@ def weak_match(fakes: Sequence[str], outputs: Sequence[torch.Tensor], refs: Sequ
     str | None
         ``"zeros"`` (every output is ~0), ``"constant"`` (every output is one
         value throughout), ``"other_seed"`` (same outputs as for other
-        inputs: input-independent), ``"input"`` (each output an input of its
-        shape, ``inputs``), checked in that order, only among
-        ``fakes``, then :data:`CONSTANT_WEIGHTS` for any other output when
-        ``fakes`` holds it; ``None`` when the output matches none of them or the task
-        is strong.
+        inputs: input-independent), checked in that order, only among
+        ``fakes``; then :data:`CONSTANT_WEIGHTS` for any other output when
+        ``fakes`` holds it (the tests cannot tell the weights' work from a
+        shortcut that uses their one value); then ``"input"`` (each output an
+        input of its shape, ``inputs``); ``None`` when the output matches none
+        of them or the task is strong.
     """
     if not fakes:
         return None
@@ -216,13 +217,14 @@ def weak_match(fakes: Sequence[str], outputs: Sequence[torch.Tensor], refs: Sequ
             p.shape == o.shape and agree(o, p.detach().cpu(), r.dtype, tol)
             for (o, r), p in zip(pairs, prev_outputs)):
         return "other_seed"
+    if CONSTANT_WEIGHTS in fakes:  # names the weights: the more telling of the two for an identity init
+        return CONSTANT_WEIGHTS
     if "input" in fakes and inputs is not None:
         ins = _input_fake([r for _, r in pairs], [x.detach().cpu() if isinstance(x, torch.Tensor) else x
                                                   for x in inputs])
         if ins is not None and all(agree(o, x, r.dtype, tol) for (o, r), x in zip(pairs, ins)):
             return "input"
-    # any other output: the tests cannot tell the weights' work from a shortcut that uses their one value
-    return CONSTANT_WEIGHTS if CONSTANT_WEIGHTS in fakes else None
+    return None
 
 
 def strengthening_draws(task: Task, secret: str = "weak-test-guard", scope: str = "small") -> list[str]:
