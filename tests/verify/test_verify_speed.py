@@ -178,4 +178,3 @@ def test_the_heavy_tailed_draw_is_student_t3(dtype):
     # P(|t| > 10) = 0.00213 and P(|t| > 50) = 1.8e-5 for t(3): about 852 and 7 of 400k
     assert 700 < int((v.abs() > 10).sum()) < 1010
     assert 1 <= int((v.abs() > 50).sum()) <= 20
-
