@@ -32,6 +32,16 @@ def test_rt58_a_zero_point_written_into_the_kernel_is_incorrect(kstrata_eval, ta
     assert d["verdict"] == verdict, f"{d['verdict']}: {str((d.get('evidence') or {}).get('message'))[:300]}"
 
 
+@needs_sandbox
+@pytest.mark.parametrize("name,verdict", [("column_index_honest.py", "correct"),
+                                          ("column_index_from_the_shape.py", "incorrect")])
+def test_rt58_an_index_is_moved_where_the_reference_takes_it(kstrata_eval, name, verdict):
+    # full scope: at D = 3 the moved index is past the end; that test keeps the task's value (the honest candidate
+    # ended in a VerifierError, IndexError, when every hidden test moved it)
+    d = kstrata_eval(INT + "task_column_index.py", INT + name, "--no-time")
+    assert d["verdict"] == verdict, f"{d['verdict']}: {str((d.get('evidence') or {}).get('message'))[:300]}"
+
+
 def _task(tmp_path, body: str, meta: str = ""):
     from kstrata.tasks.loader import resolve_task
 

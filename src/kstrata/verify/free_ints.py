@@ -10,6 +10,11 @@ given each end of the range a hidden test may move it to (:func:`kstrata.tasks.i
 runs without error, gives outputs of the same structure, shapes and dtypes, no more
 non-finite values, and a different output for at least one of them.
 
+A hidden test at whose shape the reference cannot take the moved value (an index moved past the
+end of a size-3 dimension, where the probed shapes had room) keeps the task's value there
+(:meth:`kstrata.verify.runner.ShapeRun.prepare`; on a GPU an out-of-range index is a device-side
+assert, which no process survives: such a task should name the input in ``fixed_inputs``).
+
 Candidates: integer tensors of one value (:func:`kstrata.tasks.inputs.int_value`), floating
 inputs that are exactly zero (a float zero point of 0.0: one element, or a Python float; scaling,
 which moves the other floats, leaves a zero where it is), and Python
