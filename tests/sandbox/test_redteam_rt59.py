@@ -117,3 +117,42 @@ def test_path_errors_are_user_errors_and_other_os_errors_are_not():
         raise OSError(errno.EIO, "I/O error", "/some/path")
     with pytest.raises(PermissionError), user_errors():
         raise PermissionError(errno.EACCES, "no path given")
+
+
+@pytest.mark.parametrize("formula", ["N / 0", "log2(N - 64)", "N ** N ** N", "1 << 10 ** 9", "1e308 * N", "min()"])
+def test_a_flops_formula_without_a_finite_value_is_a_task_error(tmp_path, formula):
+    """A task's ``flops`` formula was evaluated as exact Python arithmetic: a
+    division by zero ended ``kstrata eval`` in a ``ZeroDivisionError``
+    traceback, and ``N ** N ** N`` never ended (CPU and memory held). Each is
+    now a TaskError naming the file and the formula, at once."""
+    import time
+
+    from kstrata.tasks.base import TaskError
+    from kstrata.tasks.loader import load_task
+
+    path = tmp_path / "task_formula.py"
+    path.write_text(f"import torch\nN = 64\nKSTRATA = {{'flops': {formula!r}}}\n"
+                    "class Model(torch.nn.Module):\n    def forward(self, x): return torch.relu(x)\n"
+                    "def get_inputs(): return [torch.randn(N, 16)]\ndef get_init_inputs(): return []\n")
+    t0 = time.monotonic()
+    try:
+        task = load_task(path)  # a constant power too large is refused here already
+    except TaskError as e:
+        assert "flops" in str(e), e
+        return
+    with pytest.raises(TaskError, match="flops formula"):
+        task.flops({"N": 64})
+    assert time.monotonic() - t0 < 30
+
+
+def test_eval_of_a_task_whose_flops_formula_divides_by_zero_is_one_clear_error(tmp_path):
+    task, cand = tmp_path / "task_div0.py", tmp_path / "cand.py"
+    task.write_text("import torch\nN = 64\nKSTRATA = {'flops': 'N / (N - N)'}\n"
+                    "class Model(torch.nn.Module):\n    def forward(self, x): return torch.relu(x)\n"
+                    "def get_inputs(): return [torch.randn(N, 16)]\ndef get_init_inputs(): return []\n")
+    cand.write_text(HONEST_RELU)
+    p = subprocess.run([KSTRATA, "eval", str(task), str(cand), "--backend", "pytorch", "--scope", "small"],
+                       capture_output=True, text=True, timeout=300)
+    out = p.stdout + p.stderr
+    assert p.returncode == 2 and "Traceback" not in out and "flops formula" in out, (p.returncode, out[-3000:])
+    assert "--timing-shape" not in out, out[-2000:]  # the task's fault, not the option's

@@ -39,9 +39,13 @@ def _timing_shape(option: str, task: Any, backend: Any, resume: Path | None) -> 
 
     from kstrata.tasks.scaling import ShapeFitError, auto_shape_option, parse_shape_option
 
+    from kstrata.tasks.base import TaskError
+
     def parse(text: str) -> dict[str, int]:
         try:
             return parse_shape_option(text, task)
+        except TaskError:  # the task file's fault (a flops formula with no value), not the option's
+            raise
         except (ValueError, ShapeFitError) as e:
             raise OptionError(f"--timing-shape: {e}") from None
 

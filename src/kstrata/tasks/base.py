@@ -22,7 +22,7 @@ import torch
 
 from kstrata.pysyntax import parse_module
 from kstrata.tasks import dims, scaled, work
-from kstrata.tasks.formula import eval_formula
+from kstrata.tasks.formula import FormulaError, eval_formula
 from kstrata.tasks.meta import TaskMeta
 
 _counter = itertools.count()
@@ -380,7 +380,7 @@ class Task:
         if self.meta.flops is None:
             w = work.work_or_none(self, shape)
             return None if w is None else w[0]
-        return eval_formula(self.meta.flops, self.full_shape(shape))
+        return self._count("flops", self.meta.flops, shape)
 
     def bytes(self, shape: dict[str, int] | None = None) -> float | None:
         """Minimum bytes moved by one forward call at ``shape``: the ``bytes``
@@ -389,7 +389,21 @@ class Task:
         if self.meta.bytes is None:
             w = work.work_or_none(self, shape)
             return None if w is None else w[1]
-        return eval_formula(self.meta.bytes, self.full_shape(shape))
+        return self._count("bytes", self.meta.bytes, shape)
+
+    def _count(self, key: str, formula: str, shape: dict[str, int] | None) -> float:
+        """The metadata formula ``key`` at ``shape``.
+
+        Raises
+        ------
+        TaskError
+            When it has no finite value there (:class:`kstrata.tasks.formula.FormulaError`).
+        """
+        try:
+            return eval_formula(formula, self.full_shape(shape))
+        except FormulaError as e:
+            raise TaskError(f"{self.path}: its {key} formula cannot be evaluated: {e}; fix the KSTRATA "
+                            f"metadata's {key!r} (a count of one forward call over the shape variables)") from None
 
     def arithmetic_intensity(self, shape: dict[str, int] | None = None) -> float | None:
         """FLOP per byte at ``shape``, or None if either count is unknown."""
