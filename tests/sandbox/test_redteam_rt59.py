@@ -156,3 +156,22 @@ def test_eval_of_a_task_whose_flops_formula_divides_by_zero_is_one_clear_error(t
     out = p.stdout + p.stderr
     assert p.returncode == 2 and "Traceback" not in out and "flops formula" in out, (p.returncode, out[-3000:])
     assert "--timing-shape" not in out, out[-2000:]  # the task's fault, not the option's
+
+
+@pytest.mark.parametrize("tolerance", ["{'atol': -1}", "{'rtol': 1e999}", "{'k': -4.0}", "{'floor': -0.5}",
+                                       "{'kind': 'quant', 'cosine': 2}", "{'kind': 'quant', 'rel_l1': -1}"])
+def test_a_tolerance_below_zero_or_infinite_is_refused(tmp_path, tolerance):
+    """A negative ``atol`` made every candidate's output wrong (an honest ReLU
+    read ``rejected`` with "max error 0"); ``1e999`` (infinity, which the
+    KSTRATA literal takes) let any output pass. Refused when the task loads."""
+    from kstrata.tasks.base import TaskError
+    from kstrata.tasks.loader import load_task
+
+    path = tmp_path / "task_tol.py"
+    path.write_text(f"import torch\nN = 64\nKSTRATA = {{'tolerance': {tolerance}}}\n"
+                    "class Model(torch.nn.Module):\n    def forward(self, x): return torch.relu(x)\n"
+                    "def get_inputs(): return [torch.randn(N, 16)]\ndef get_init_inputs(): return []\n")
+    with pytest.raises(TaskError, match="tolerance"):
+        load_task(path)
+    path.write_text(path.read_text().replace(tolerance, "{'atol': 1e-5, 'rtol': 0.001}"))
+    assert load_task(path).meta.tolerance.atol == 1e-5

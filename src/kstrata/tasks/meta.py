@@ -165,15 +165,18 @@ class Tolerance(_Strict):
     False turns that off.
     """
 
+    # each bound a finite number >= 0 (a cosine at most 1): a negative atol made every output of every
+    # candidate wrong (an honest one read "rejected ... max error 0"), 1e999 (inf, a literal the KSTRATA
+    # dict takes) let any output pass (red-team rt59)
     kind: Literal["oracle", "quant", "exact"] = "oracle"
     reductions: bool = True
-    k: float = 4.0
-    floor: float | None = None
-    atol: float | None = None
-    rtol: float | None = None
-    cosine: float = 0.95
-    rel_l1: float = 0.05
-    rmse: float = 0.10
+    k: float = Field(4.0, ge=0, allow_inf_nan=False)
+    floor: float | None = Field(None, ge=0, allow_inf_nan=False)
+    atol: float | None = Field(None, ge=0, allow_inf_nan=False)
+    rtol: float | None = Field(None, ge=0, allow_inf_nan=False)
+    cosine: float = Field(0.95, ge=0, le=1, allow_inf_nan=False)
+    rel_l1: float = Field(0.05, ge=0, allow_inf_nan=False)
+    rmse: float = Field(0.10, ge=0, allow_inf_nan=False)
 
 
 class Precision(_Strict):
