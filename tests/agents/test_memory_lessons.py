@@ -24,6 +24,7 @@ ROOT = {"graph": "# kstrata-tvm graph\n# build: symbolic\nlv = R.nn.log_softmax(
 ANSWER = ("The max pass skips the tail: one PrimFunc per row.\n\n```python\n# kstrata-tvm graph\n"
           "# build: symbolic\nlv = R.call_tir(cls.rows, (x,))\n```\n")
 MESSAGE = "8 of 8 elements outside tolerance (max error inf)"
+VALUES = "first wrong elements (index: expected -> got): [0, 0]: 0 -> -inf; [1, 0]: 0 -> -inf"
 
 
 def _ctx(tree):
@@ -48,7 +49,9 @@ def _first_run(memory, task, created):
     failed.hash = content_hash(normalize_sources(p.sources), "tvm-llvm", task.digest)
     failed.evaluation = EvaluationRecord(verdict="incorrect", check="tolerance", evidence={
         "message": MESSAGE, "stage": "public", "test": {"shape": {"B": 8, "D": 1}, "seed": 0,
-                                                        "distribution": "normal"}})
+                                                        "distribution": "normal"}},
+        feedback=[{"kind": "wrong_share", "level": "source", "text": "8 of 8 elements wrong (100.00%)"},
+                  {"kind": "values", "level": "source", "text": VALUES}])
     prop.learn(CandidateTree([root, failed]), task)
 
 
@@ -70,6 +73,7 @@ def test_a_second_run_is_told_what_failed_in_the_first():
     assert "The max pass skips the tail" in section
     assert "incorrect (tolerance) at the public test at B=8, D=1 (input draw `normal`, seed 0)" in section
     assert MESSAGE in section, section
+    assert f"; where: {VALUES}" in section, section  # the located item, not the verdict's first line alone
 
 
 def test_a_run_is_not_shown_its_own_failures_as_an_earlier_runs():

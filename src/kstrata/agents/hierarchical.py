@@ -572,7 +572,25 @@ class HierarchicalProposer:
             if a is None or not n.evaluated or n.correct or judge_failure(n):
                 continue
             self.memory.add_lesson(key, n.hash, task=task.name, backend=self.backend.name, level=a.level,
-                                   role=a.role, summary=reason(a.summary, 200), outcome=node_outcome(n))
+                                   role=a.role, summary=reason(a.summary, 200),
+                                   outcome=node_outcome(n) + _located(n))
+
+
+#: the located items a lesson keeps beside the verdict (a hidden failure's public probe says where it reproduces)
+LESSON_ITEMS = ("public_probe", "values", "nonfinite")
+
+
+def _located(node: Any) -> str:
+    """Where ``node``'s failure was located, for a lesson: the first item of
+    each kind in :data:`LESSON_ITEMS` (``""`` without any), each clipped."""
+    ev = node.record.evaluation
+    items = ev.feedback if ev is not None and isinstance(ev.feedback, list) else []
+    texts = []
+    for kind in LESSON_ITEMS:
+        text = next((str(i.get("text", "")) for i in items if isinstance(i, dict) and i.get("kind") == kind), "")
+        if text:
+            texts.append(text[:240] + ("..." if len(text) > 240 else ""))
+    return "; where: " + "; ".join(texts) if texts else ""
 
 
 def _names_fit(schedule: str, graph: str) -> bool:
