@@ -30,6 +30,9 @@ def test_rt58_a_zero_point_written_into_the_kernel_is_incorrect(kstrata_eval, ta
     # the zero point had the task's value in every test (no draw moved an integer input): correct before
     d = kstrata_eval(task, INT + name, "--scope", "small", "--no-time", backend=backend)
     assert d["verdict"] == verdict, f"{d['verdict']}: {str((d.get('evidence') or {}).get('message'))[:300]}"
+    if verdict == "incorrect":  # the agent, who sees the public tests only, is told why such a kernel fails there
+        said = " ".join(f["text"] for f in d["feedback"] if f["kind"] == "hidden_failure")
+        assert "never write their value in" in said and "zero_point" in said, said
 
 
 @needs_sandbox

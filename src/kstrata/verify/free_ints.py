@@ -26,6 +26,7 @@ a size, which the task fixes). ``TaskMeta.fixed_inputs`` are never moved.
 from __future__ import annotations
 
 import inspect
+import math
 import re
 from typing import Any
 
@@ -144,3 +145,34 @@ def _reads_as_value(model: torch.nn.Module, xs: list[Any], i: int, base: list[An
                     return False, False
             changed |= not torch.equal(o, b)
     return True, changed
+
+
+def moved_input_names(task: Task) -> list[str]:
+    """The ``forward`` argument names (``input i`` where there is none) of the inputs a hidden
+    test gives other values than ``get_inputs()`` does: the integers of :func:`free_int_inputs`
+    and the floats of one value (:func:`kstrata.tasks.inputs.vary_scalars`), at the task's first
+    small shape. For the feedback on a hidden failure: a kernel with such a value written in
+    fails there, and the agent sees the public tests only. Empty when the reference does not build."""
+    from kstrata.tasks.inputs import _one_value
+
+    shape = task.small_shapes[0] if task.small_shapes else task.nominal_shape
+    try:
+        with torch.random.fork_rng(devices=[]):
+            model, xs, _, _ = task.instantiate(shape, 0)
+    except Exception:  # noqa: BLE001 - a reference that does not build is reported elsewhere
+        return []
+    ints = set(free_int_inputs(task))
+    names = _forward_names(model)
+    out = []
+    for i, x in enumerate(xs):
+        if i in task.meta.fixed_inputs:
+            continue
+        if type(x) is float:
+            scaled = x != 0 and math.isfinite(x)
+        else:
+            scaled = isinstance(x, torch.Tensor) and x.is_floating_point() and (
+                x.numel() == 1 and float(x.reshape(-1)[0]) != 0 or x.numel() > 1 and _one_value(x))
+        if i in ints or scaled:
+            out.append(names[i] if i < len(names) else f"input {i}")
+    return out
+

@@ -57,7 +57,7 @@ from kstrata.verify.integrity.static import native_findings, static_findings, ve
 from kstrata.sandbox import wire
 from kstrata.sandbox.client import SINGLE_THREADED, CandidateDied, fresh
 from kstrata.sandbox.reported import self_reported
-from kstrata.verify.free_ints import free_int_inputs
+from kstrata.verify.free_ints import free_int_inputs, moved_input_names
 from kstrata.verify.layout import layout_problem
 from kstrata.verify.plan import (TestCase, derive_int, hidden_tests, nominal_tests, nominal_words, octave_tests,
                                  perturbed_shapes, public_tests, screening_shapes, unit_tests)
@@ -1289,6 +1289,14 @@ def _draw(task: Task, device: str, module: Any, test: TestCase, move_ints: bool 
                        vary_scalar_inputs=not test.public, ints=ints, fixed=task.meta.fixed_inputs)
 
 
+def _moved_words(task: Task) -> str:
+    """The hidden-failure feedback's words on the inputs hidden tests give other values
+    (:func:`kstrata.verify.free_ints.moved_input_names`), or ``""``."""
+    names = moved_input_names(task)
+    return (f", and other values of the inputs that hold one value in get_inputs() ({', '.join(names)}): "
+            "read them in the kernel, never write their value in") if names else ""
+
+
 def _seed_inputs(task: Task, device: str = "cpu") -> Callable[[Any, TestCase], list[Any]]:
     """The judge's input draw for a test (as :meth:`ShapeRun.inputs`), for a
     module instantiated elsewhere (:func:`kstrata.verify.reference.preflight`):
@@ -1459,7 +1467,8 @@ def run_protocol(task: Task, backend_name: str, sources: dict[str, str], secret:
             ev.feedback = [fb.item("hidden_failure", level,
                                    "all public tests pass but a hidden test fails; the hidden set covers "
                                    "the sweep's boundary shapes (sizes 1, primes, non-multiples of any "
-                                   "block size) and all input distributions")] + fb.boundary_probes(ctx, pub, level)
+                                   "block size) and all input distributions" + _moved_words(task)
+                                   )] + fb.boundary_probes(ctx, pub, level)
             raise _incorrect(failure, public=False)
         ev.evidence = {"message": f"{ev.public_tests} public and {ev.hidden_tests} hidden tests pass"}
         reported = self_reported(backend_name, ctx.actions)
