@@ -175,3 +175,19 @@ def test_a_tolerance_below_zero_or_infinite_is_refused(tmp_path, tolerance):
         load_task(path)
     path.write_text(path.read_text().replace(tolerance, "{'atol': 1e-5, 'rtol': 0.001}"))
     assert load_task(path).meta.tolerance.atol == 1e-5
+
+
+@pytest.mark.parametrize("command", ["optimize", "bench"])
+def test_a_bad_config_file_is_refused_whatever_the_proposer(tmp_path, command):
+    """``--config`` was read by the LLM proposers only: with the builtin one a
+    file that is not TOML, or has unknown keys, was ignored without a word and
+    the run went on with other settings than the user named."""
+    bad = tmp_path / "kstrata.toml"
+    bad.write_text("bogus_key = 1\n")
+    args = (["optimize", "relu", "--backend", "triton-interp", "--out", str(tmp_path / "run")] if command == "optimize"
+            else ["bench", "--backends", "triton-interp", "--tasks", "relu", "--out", str(tmp_path / "bench")])
+    p = subprocess.run([KSTRATA, *args, "--budget", "evals=1", "--config", str(bad)], capture_output=True, text=True,
+                       timeout=120)
+    out = p.stdout + p.stderr
+    assert p.returncode == 2 and "bogus_key" in out and "Traceback" not in out, (p.returncode, out[-2000:])
+    assert not (tmp_path / "run").exists() and not (tmp_path / "bench" / "bench.db").exists()

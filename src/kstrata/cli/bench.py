@@ -121,6 +121,10 @@ def register(app: typer.Typer) -> None:
 
         with bench_errors():
             check_number("--sample", sample, minimum=1, strict=False)
+            if config is not None:  # read by the LLM proposers only: a bad file was ignored by the others
+                from kstrata.config import load_config
+
+                load_config(config)
             spec = BenchSpec(
                 suite=suite, backends=_split(backends), proposers=_split(proposers),
                 budget=parse_budget(budget).to_dict(), tasks=_split(tasks), sample=sample,

@@ -501,6 +501,10 @@ def register(app: typer.Typer) -> None:
             except ExecutorSpecError as e:
                 raise OptionError(str(e)) from None
             _check_text_options(proposer, initial, timing_shape, resume)
+            if config is not None:  # read by the LLM proposers only: a bad file was ignored by the others
+                from kstrata.config import load_config
+
+                load_config(config)
             from kstrata.backends.registry import entry, get_backend
 
             entry(backend)  # an unknown name is refused before torch loads
