@@ -47,8 +47,8 @@ import torch
 from kstrata.backends.base import Backend
 from kstrata.backends.registry import get_backend
 from kstrata.tasks.base import ReferenceFailure, Task, TaskError
-from kstrata.tasks.loader import check_reference_at
 from kstrata.tasks.inputs import draw_inputs, seed_all
+from kstrata.tasks.loader import check_reference_at
 from kstrata.verdict import Verdict
 from kstrata.verify import feedback as fb
 from kstrata.verify.domain import inputs_finite
