@@ -191,3 +191,19 @@ def test_a_bad_config_file_is_refused_whatever_the_proposer(tmp_path, command):
     out = p.stdout + p.stderr
     assert p.returncode == 2 and "bogus_key" in out and "Traceback" not in out, (p.returncode, out[-2000:])
     assert not (tmp_path / "run").exists() and not (tmp_path / "bench" / "bench.db").exists()
+
+
+@pytest.mark.parametrize("key", ["dist_inputs", "free_inputs", "fixed_inputs"])
+def test_metadata_naming_an_input_past_the_end_is_refused(tmp_path, key):
+    """``fixed_inputs: [9]`` on a task of one input was ignored without a word."""
+    from kstrata.tasks.base import TaskError
+    from kstrata.tasks.loader import check_reference, load_task
+
+    path = tmp_path / f"task_{key}.py"
+    body = ("class Model(torch.nn.Module):\n    def forward(self, x, s): return torch.relu(x) * s\n"
+            "def get_inputs(): return [torch.randn(N, 16), 2]\ndef get_init_inputs(): return []\n")
+    path.write_text(f"import torch\nN = 64\nKSTRATA = {{'{key}': [1, 2]}}\n" + body)
+    with pytest.raises(TaskError, match=f"{key} names input 2"):
+        check_reference(load_task(path))
+    path.write_text(f"import torch\nN = 64\nKSTRATA = {{'{key}': [1]}}\n" + body)
+    check_reference(load_task(path))

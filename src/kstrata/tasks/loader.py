@@ -338,6 +338,25 @@ def _check_dtype(task: Task, inputs: list, outputs: list) -> None:
                     f"make them agree: {fix}" + (f", or draw the inputs in {want}" if allowed else ""))
 
 
+def _check_input_indices(task: Task, n: int, where: str) -> None:
+    """Refuse metadata naming an input ``get_inputs()`` does not return
+    (``dist_inputs``, ``free_inputs``, ``fixed_inputs``): an index past the
+    end was ignored without a word (red-team rt59: ``fixed_inputs: [9]`` on a
+    task of one input), so the input meant was moved by the hidden tests, or
+    drawn from distributions it was to be kept out of.
+
+    Raises
+    ------
+    TaskError
+        Naming the key, the index and how many inputs there are.
+    """
+    for key in ("dist_inputs", "free_inputs", "fixed_inputs"):
+        bad = [i for i in getattr(task.meta, key) or () if not 0 <= i < n]
+        if bad:
+            raise TaskError(f"{task.path}: its metadata's {key} names input {bad[0]}, but get_inputs() returns "
+                            f"{n} input{'s' if n != 1 else ''} ({where}); give indices from 0 to {n - 1}")
+
+
 def check_reference(task: Task) -> None:
     """Run ``task``'s reference once at its smallest shape and check what it returns.
 
@@ -406,6 +425,7 @@ def check_reference_at(task: Task, shape: dict[str, int] | None) -> None:
                 raise TaskError(f"{task.path}: get_inputs() item {i} is {odd}; the inputs a candidate gets are "
                                 "dense strided CPU tensors with data (convert it, e.g. x.to_dense(), or draw it on the "
                                 "CPU, and keep the rest in Model)")
+        _check_input_indices(task, len(inputs), where)
         try:
             with torch.no_grad():
                 out = model(*inputs)
