@@ -122,6 +122,9 @@ REACHABLE_MODULES = tuple(sorted({m for mods in MODULE_CHECKS.values() for m in 
 #: host libraries that compute on their own arrays: named per call, they are compute outside the backend
 ARRAY_LIBRARIES = ("numpy",)
 REDUCED_DTYPES = {"float16", "half", "bfloat16", "float8_e4m3fn", "float8_e5m2"}
+#: a reduced dtype as text (TileLang's and TVM's spelling: ``"float16"``, ``"bf16"``, ``"float8_e4m3"``)
+REDUCED_DTYPE_TEXTS = REDUCED_DTYPES | {"fp16", "bf16", "float8_e4m3", "float8_e5m2fnuz", "float8_e4m3fnuz",
+                                        "e4m3_float8", "e5m2_float8", "fp8"}
 JIT_DECORATORS = ("triton.jit", "triton.autotune", "triton.heuristics", "triton.language.jit")
 
 
@@ -414,6 +417,11 @@ class _Visitor(ast.NodeVisitor):
         jit, init = self._is_jit(node), node.name == "__init__"
         for d in node.decorator_list:
             self.visit(d)
+        # defaults and annotations run where the def is, outside the body: a default value or annotation
+        # went unread by every check (`def f(x, g=__import__("os"))`, a TileLang accumulator dtype default)
+        self.visit(node.args)
+        if node.returns is not None:
+            self.visit(node.returns)
         self.in_jit += jit
         self.in_init += init
         self.scope.append(node.name)
@@ -497,6 +505,12 @@ class _Visitor(ast.NodeVisitor):
             # alone missed it (red-team 2026-12-04); 'tf32x3' (three TF32 products) stays allowed
             self.add("no_precision_downgrade", node, f"names precision {node.value!r} (plain TF32, 10-bit "
                      "mantissa inputs) on a float32 task; use input_precision='ieee' or 'tf32x3'")
+        if isinstance(node.value, str) and id(node) not in self.docstrings and self.dtype == "float32" \
+                and not self.allow_reduced and node.value.strip().lower() in REDUCED_DTYPE_TEXTS:
+            # TileLang names its dtypes as text (T.alloc_fragment(..., "float16"), accum_dtype="float16"): a
+            # float16 row sum on a float32 task went unflagged where Triton's tl.float16 was (queue round rt58)
+            self.add("no_precision_downgrade", node, f"names dtype {node.value!r} on a float32 task (a buffer, "
+                     "accumulator or cast in fewer bits than the task's)")
         if self.dsl and not self.in_jit and isinstance(node.value, str) and node.value in ESCAPE_ATTRS:
             self.add("no_foreign_libraries", node, f"names tensor attribute {node.value!r} in host code "
                      "(getattr/attrgetter/methodcaller into NumPy or a Python list)")
