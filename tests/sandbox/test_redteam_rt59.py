@@ -207,3 +207,39 @@ def test_metadata_naming_an_input_past_the_end_is_refused(tmp_path, key):
         check_reference(load_task(path))
     path.write_text(f"import torch\nN = 64\nKSTRATA = {{'{key}': [1]}}\n" + body)
     check_reference(load_task(path))
+
+
+def test_a_linked_folder_in_a_run_directory_is_never_written_through(tmp_path):
+    """A run directory from elsewhere with ``candidates -> OUTSIDE`` (or
+    ``best -> /etc``, which ``optimize --resume`` wrote ``source.py`` into):
+    kstrata's writes there replace the link with a folder of its own, and
+    nothing reaches the linked folder."""
+    import hashlib
+
+    from kstrata.search.candidate import content_hash, normalize_sources
+    from kstrata.store import CandidateRecord, RunStore
+    from kstrata.store.artifacts import UnsafeName, write_in_run
+
+    class _Task:
+        name, digest, path = "t", hashlib.sha256(b"t").hexdigest(), "t.py"
+
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    run = tmp_path / "run"
+    with RunStore.create(run, {}) as store:
+        task_id = store.ensure_task(_Task())
+        (run / "candidates").mkdir(exist_ok=True)
+        (run / "candidates").rmdir()
+        (run / "candidates").symlink_to(outside)
+        sources = normalize_sources({"schedule": "x = 1\n"})
+        cand = CandidateRecord(hash=content_hash(sources, "fake", _Task.digest), sources=sources, level="schedule",
+                               role="r", proposer="fake", parents=(), rationale="", router_reason="", metadata={},
+                               backend="fake")
+        assert store.add_candidate(cand, task_id)
+    assert list(outside.iterdir()) == [], "a candidate's files were written through the link"
+    assert (run / "candidates").is_dir() and not (run / "candidates").is_symlink()
+    (run / "best").symlink_to(outside)
+    write_in_run(run, run / "best" / "source.py", "kernel\n")
+    assert list(outside.iterdir()) == [] and (run / "best" / "source.py").read_text() == "kernel\n"
+    with pytest.raises(UnsafeName):
+        write_in_run(run, tmp_path / "elsewhere.py", "x\n")

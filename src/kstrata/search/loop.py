@@ -575,7 +575,7 @@ def write_outcome(store: RunStore, tree: CandidateTree, stop_reason: str,
     if best is not None:
         for level, text in store.sources(best.hash).items():
             name = artifacts.source_name(level, extensions or {})
-            artifacts.write_atomic(store.run_dir / "best" / name, text)
+            artifacts.write_in_run(store.run_dir, store.run_dir / "best" / name, text)
             written.add(name)
     # an earlier best's files go (a confirmation or re-timing that took the title from it, or left no
     # correct candidate, must not leave its kernel in best/ under the new name or none)

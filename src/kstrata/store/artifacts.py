@@ -64,6 +64,38 @@ def safe_file_name(name: object) -> str:
     return name
 
 
+def write_in_run(run_dir: Path, path: Path, text: str | bytes) -> Path:
+    """:func:`write_atomic` of ``path``, a file inside the run directory
+    ``run_dir``, after every folder between them that is a symbolic link was
+    removed (the write then makes it a real folder). A run directory copied
+    from elsewhere with ``best -> /etc`` (or ``candidates/<hash> -> ~/.ssh``)
+    had ``kstrata optimize --resume`` write the best candidate's
+    ``source.py`` into ``/etc`` (red-team rt59); a run's folders are
+    kstrata's own, and what a link there held is in ``run.db``. The file
+    itself is replaced by a rename, which never writes through a link.
+
+    Raises
+    ------
+    UnsafeName
+        When ``path`` is not inside ``run_dir``.
+    OSError
+        As :func:`write_atomic`.
+    """
+    run_dir, path = Path(run_dir), Path(path)
+    try:
+        parts = path.parent.relative_to(run_dir).parts
+    except ValueError:
+        raise UnsafeName(f"{path} is not inside the run directory {run_dir}") from None
+    if ".." in parts:
+        raise UnsafeName(f"{path} is not inside the run directory {run_dir}")
+    folder = run_dir
+    for part in parts:
+        folder = folder / part
+        if folder.is_symlink():
+            folder.unlink()
+    return write_atomic(path, text)
+
+
 def candidate_dir(run_dir: Path, digest: str) -> Path:
     """``RUN_DIR/candidates/<hash>``.
 

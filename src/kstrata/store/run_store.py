@@ -436,7 +436,7 @@ class RunStore:
             self._created_paths.append(top)
         elif not path.exists():
             self._created_paths.append(path)
-        return artifacts.write_atomic(path, text)
+        return artifacts.write_in_run(self.run_dir, path, text)
 
     # -- run and tasks -----------------------------------------------------
     @property
