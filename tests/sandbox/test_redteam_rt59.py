@@ -243,3 +243,23 @@ def test_a_linked_folder_in_a_run_directory_is_never_written_through(tmp_path):
     assert list(outside.iterdir()) == [] and (run / "best" / "source.py").read_text() == "kernel\n"
     with pytest.raises(UnsafeName):
         write_in_run(run, tmp_path / "elsewhere.py", "x\n")
+
+
+@pytest.mark.parametrize("kind", ["symlink", "hardlink"])
+def test_a_linked_run_lock_is_not_written_through(tmp_path, kind):
+    """``run.lock -> ~/.bashrc`` in a run directory from elsewhere: taking the
+    run's lock (``optimize --resume``, ``retime``) truncated the linked file
+    and wrote a PID into it. The link is replaced by a file of the run's own."""
+    from kstrata.store.lock import run_lock
+
+    run, victim = tmp_path / "run", tmp_path / "victim.txt"
+    run.mkdir()
+    victim.write_text("precious\n")
+    if kind == "symlink":
+        (run / "run.lock").symlink_to(victim)
+    else:
+        (run / "run.lock").hardlink_to(victim)
+    with run_lock(run, "kstrata optimize"):
+        assert not (run / "run.lock").is_symlink() and (run / "run.lock").stat().st_nlink == 1
+        assert "kstrata optimize" in (run / "run.lock").read_text()
+    assert victim.read_text() == "precious\n"

@@ -13,6 +13,7 @@ from __future__ import annotations
 import errno
 import fcntl
 import os
+import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -62,11 +63,39 @@ def run_lock(run_dir: str | Path, command: str) -> Iterator[None]:
             os.close(fd)
 
 
+def _open_own(path: Path) -> int:
+    """``path`` opened read-write (created 0644), as a regular file of the run's
+    own: a symbolic link there, a hard link to a file elsewhere, or anything
+    but a regular file is removed first. A run directory from elsewhere with
+    ``run.lock -> ~/.bashrc`` had ``kstrata optimize --resume`` truncate that
+    file and write its PID into it (red-team rt59).
+
+    Raises
+    ------
+    OSError
+        When the file cannot be removed or opened.
+    """
+    for _ in range(3):
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK, 0o644)
+        except OSError as e:
+            if e.errno != errno.ELOOP:
+                raise
+            path.unlink()  # a symbolic link: never written through
+            continue
+        st = os.fstat(fd)
+        if stat.S_ISREG(st.st_mode) and st.st_nlink == 1:
+            return fd
+        os.close(fd)
+        path.unlink()  # a FIFO or device, or a hard link to another file: not the run's own
+    raise OSError(errno.EEXIST, "cannot be made a plain file of the run (replaced while opened)", str(path))
+
+
 def _acquire(key: Path, run_dir: str | Path, command: str) -> int:
     """Open and lock ``key / run.lock`` for :func:`run_lock` (its errors), writing
     this process's PID and ``command`` into it; the open file descriptor."""
     try:
-        fd = os.open(key / LOCK_NAME, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        fd = _open_own(key / LOCK_NAME)
     except OSError as e:
         if e.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
             raise not_writable(run_dir, f"{command} stores to it") from None
