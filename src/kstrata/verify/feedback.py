@@ -551,14 +551,12 @@ def boundary_probes(ctx: "Context", public: list["TestCase"], level: str) -> lis
     if not public:
         return []
     first = public[0]
-    base = dict(first.shape)
-    order = list(getattr(ctx.task, "nominal_shape", None) or base)  # the task's order, not the test key's
-    named = {k: base[k] for k in order if k in base} | base
+    named = first.shape_dict  # in the task's order (TestCase.order), not the test key's
     tried = []
     for shape, why in probe_shapes(ctx.task):
         if ctx.deadline is not None and ctx.deadline - time.monotonic() < PROBE_MIN_S:
             break
-        test = TestCase(_key(shape), first.param_seed, first.seed, first.dist, True)
+        test = TestCase(_key(shape), first.param_seed, first.seed, first.dist, True, order=first.order)
         tried.append(why)
         # in the prompt's words, B=8, D=1 (queue round rt58: Python reprs, {'B': 8, 'D': 1})
         head = (f"a public probe fails too: at shape {_shapes_text([shape])} (the public shape "
@@ -575,8 +573,8 @@ def boundary_probes(ctx: "Context", public: list["TestCase"], level: str) -> lis
         if failure is None:
             continue
         dists = list(dict.fromkeys(t.dist for t in public))
-        located = locate(ctx, failure, run, [TestCase(_key(shape), first.param_seed, first.seed, d, True)
-                                             for d in dists])
+        located = locate(ctx, failure, run, [TestCase(_key(shape), first.param_seed, first.seed, d, True,
+                                                      order=first.order) for d in dists])
         return [item("public_probe", level, f"{head}: reproduce it there; the items below are for that shape",
                      shape=shape, test=test.describe())] + located
     if not tried:

@@ -30,7 +30,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from kstrata.tasks.base import Task
 
@@ -90,10 +90,16 @@ class TestCase:
     dist: str
     public: bool
     oracle: str = "fp64"
+    #: the task's size names in its own order (the nominal shape's), for what is shown: ``shape`` is
+    #: sorted (it names the test and seeds hidden draws), and a prompt read "K=128, N=64" for a task
+    #: written N, K (agents queue round rt58). Not part of the test's identity.
+    order: tuple[str, ...] = field(default=(), compare=False, repr=False)
 
     @property
     def shape_dict(self) -> dict[str, int]:
-        return dict(self.shape)
+        """``{size name: value}``, in the task's order where :attr:`order` gives it."""
+        d = dict(self.shape)
+        return {**{k: d[k] for k in self.order if k in d}, **d} if self.order else d
 
     def describe(self) -> dict:
         """JSON-able description (only ever used for public tests)."""
@@ -123,13 +129,13 @@ def public_tests(task: Task) -> list[TestCase]:
     out = []
     for shape in task.small_shapes:
         if _is_large(task, shape):  # fixed (public) seeds: 0, 1, 2, then 3, ...
-            out += [TestCase(t.shape, PUBLIC_SEEDS[0], t.seed, t.dist, True, t.oracle)
+            out += [TestCase(t.shape, PUBLIC_SEEDS[0], t.seed, t.dist, True, t.oracle, tuple(task.nominal_shape))
                     for t in shape_tests(task, shape, PUBLIC_SEEDS[0],
                                          lambda j: PUBLIC_SEEDS[j] if j < len(PUBLIC_SEEDS) else j)]
             continue
         for seed in PUBLIC_SEEDS:
             for dist in task.meta.distributions:
-                out.append(TestCase(_key(shape), PUBLIC_SEEDS[0], seed, dist, True))
+                out.append(TestCase(_key(shape), PUBLIC_SEEDS[0], seed, dist, True, order=tuple(task.nominal_shape)))
     return out
 
 
@@ -262,7 +268,8 @@ def octave_tests(task: Task, secret: str | bytes, base: list[dict[str, int]],
     param_seed = derive_int(secret, f"{task.name}/params")
     first = task.meta.distributions[0]
     return [TestCase(_key(sh), param_seed, derive_int(secret, f"{task.name}/octave/seed/{_key(sh)}"), first,
-                     False, oracle_kind(task, sh)) for sh in sorted(picked, key=lambda sh: _cost(task, sh))]
+                     False, oracle_kind(task, sh), tuple(task.nominal_shape))
+            for sh in sorted(picked, key=lambda sh: _cost(task, sh))]
 
 
 def unit_tests(task: Task, secret: str | bytes, base: list[dict[str, int]],
@@ -313,7 +320,8 @@ def unit_tests(task: Task, secret: str | bytes, base: list[dict[str, int]],
     param_seed = derive_int(secret, f"{task.name}/params")
     first = task.meta.distributions[0]
     return [TestCase(_key(sh), param_seed, derive_int(secret, f"{task.name}/unit/seed/{_key(sh)}"), first,
-                     False, oracle_kind(task, sh)) for sh in sorted(out, key=lambda sh: _cost(task, sh))]
+                     False, oracle_kind(task, sh), tuple(task.nominal_shape))
+            for sh in sorted(out, key=lambda sh: _cost(task, sh))]
 
 
 def _sizes(task: Task) -> set[str]:
@@ -470,8 +478,8 @@ def nominal_tests(task: Task, secret: str | bytes, device: str = "cpu",
     param_seed = derive_int(secret, f"{task.name}/params")
     oracle = oracle_kind(task, shape)
     n_seeds, dists = (1, dists[:1]) if quick else (LARGE_SEEDS, dists)
-    return [TestCase(_key(shape), param_seed, derive_int(secret, f"{task.name}/nominal/{j}"), d, False, oracle)
-            for j in range(n_seeds) for d in dists], None
+    return [TestCase(_key(shape), param_seed, derive_int(secret, f"{task.name}/nominal/{j}"), d, False, oracle,
+                     tuple(task.nominal_shape)) for j in range(n_seeds) for d in dists], None
 
 
 def _scaled_here(task: Task) -> bool:
@@ -506,7 +514,7 @@ def shape_tests(task: Task, shape: dict[str, int], param_seed: int,
             rest = sorted(dists[1:], key=lambda d: d != LARGE_SECOND_DRAW)
             dists, n_seeds = (dists[:1] + rest)[:LARGE_DRAWS], LARGE_SEEDS
     oracle = oracle_kind(task, shape)
-    return [TestCase(_key(shape), param_seed, seed_of(j), dist, False, oracle)
+    return [TestCase(_key(shape), param_seed, seed_of(j), dist, False, oracle, tuple(task.nominal_shape))
             for j in range(n_seeds) for dist in dists]
 
 
