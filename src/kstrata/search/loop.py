@@ -40,6 +40,7 @@ from kstrata.store import artifacts
 from kstrata.store.lock import run_lock
 from kstrata.store.records import CandidateRecord, EvaluationRecord, ExpansionRecord, jsonable
 from kstrata.store.run_store import RunStore, StoreError, no_run_here
+from kstrata.tasks.errors import ReferenceFailure
 
 
 class Evaluator(Protocol):
@@ -218,6 +219,11 @@ class _Run:
                 measurement = None
                 if m is not None and evaluation.verdict == "correct":
                     measurement = to_measurement_record(m, self.settings.primary_baseline)
+            except ReferenceFailure:
+                # the task's own reference cannot be verified (at a shape past its smallest, or the judge ran
+                # out of memory): no candidate can pass, and a per-candidate evaluator_exception spent the
+                # whole budget and put the error (with a hidden shape) into the next prompt (red-team rt59)
+                raise
             except Exception as e:  # noqa: BLE001 - errors are data
                 evaluation, measurement = _evaluator_error(e, "evaluation"), None
             node.record.evaluation, node.record.measurement = evaluation, measurement
@@ -504,12 +510,20 @@ def confirmation_record(hook: Callable[..., Any], task: Any, backend: Any, sourc
     verification) as a record marked ``evidence["confirmed"]`` and
     ``evidence["confirmation"] = how``; an exception of the hook is an
     ``evaluator_exception`` verdict. None when the hook had nothing to verify
-    (it returned None)."""
+    (it returned None).
+
+    Raises
+    ------
+    kstrata.tasks.errors.ReferenceFailure
+        When the task's own reference cannot be verified at the full scope
+        (the task's fault, not the candidate's: no verdict is stored)."""
     try:
         ev = hook(task, backend, sources)
         if ev is None:
             return None
         rec = to_evaluation_record(ev)
+    except ReferenceFailure:
+        raise
     except Exception as e:  # noqa: BLE001 - errors are data
         rec = _evaluator_error(e, "confirmation")
     kept = rec.evidence if isinstance(rec.evidence, dict) else ({} if rec.evidence is None

@@ -48,6 +48,7 @@ from kstrata.serve.service import (
 )
 from kstrata.store import RunStore
 from kstrata.store.records import CandidateRecord, dumps, jsonable
+from kstrata.tasks.errors import TaskError
 from kstrata.tasks.loader import load_dir, suite
 
 PROVIDER = "mcp"
@@ -388,6 +389,10 @@ def build_server(**kwargs: Any) -> MCPServer:
         except ServeError as e:
             state.record(tool, args, None, str(e), time.perf_counter() - start, charge=not free)
             raise ToolError(str(e)) from None
+        except TaskError as e:  # the task file's fault (e.g. its reference fails at a verified shape), not kstrata's
+            msg = f"the task cannot be used: {e}"
+            state.record(tool, args, None, msg, time.perf_counter() - start, charge=not free)
+            raise ToolError(msg) from None
         except Exception as e:  # noqa: BLE001 - recorded, then surfaced as a tool error
             msg = f"internal error in {tool}: {type(e).__name__}: {e}"
             state.record(tool, args, None, msg, time.perf_counter() - start, charge=not free)

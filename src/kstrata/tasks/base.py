@@ -21,6 +21,7 @@ from typing import Any
 import torch
 
 from kstrata.pysyntax import parse_module
+from kstrata.tasks.errors import ReferenceFailure, TaskError  # noqa: F401 (re-exported)
 from kstrata.tasks import dims, scaled, work
 from kstrata.tasks.formula import FormulaError, eval_formula
 from kstrata.tasks.meta import TaskMeta
@@ -34,17 +35,6 @@ def _kind(x: object) -> str:
         return f"a Tensor of shape {tuple(x.shape)}"
     mod = type(x).__module__
     return f"a {'' if mod == 'builtins' else mod + '.'}{type(x).__qualname__}"
-
-
-class TaskError(ValueError):
-    """A task file that cannot be used; the message names the file and the fix."""
-
-
-class ReferenceFailure(TaskError):
-    """The task's own reference (or its float64 oracle) cannot run as a
-    verification needs: out of memory, or too slow for the time limit at the
-    chosen shapes. Never a candidate's fault; the message names the reference,
-    the shape and what to change (``--timeout``, the shapes)."""
 
 
 #: What a user's task file may raise that kstrata reports as a :class:`TaskError`:
