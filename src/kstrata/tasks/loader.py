@@ -386,10 +386,10 @@ def check_reference(task: Task) -> None:
     except USER_FILE_ERRORS as e:  # noqa: BLE001 - any failure of the user's file (sys.exit too) is reported
         raise TaskError(f"{task.path}: its small shapes cannot be worked out: {type(e).__name__}: "
                         f"{_one_line(e)}; fix get_inputs() or the shapes metadata") from None
-    check_reference_at(task, shape)
+    check_reference_at(task, shape, inputs_kept=True)
 
 
-def check_reference_at(task: Task, shape: dict[str, int] | None) -> None:
+def check_reference_at(task: Task, shape: dict[str, int] | None, inputs_kept: bool = False) -> None:
     """:func:`check_reference` at ``shape`` (None: the task's own sizes): the
     judge runs it at each shape it verifies at, before its first use there. A
     task whose ``get_inputs``, ``Model`` or ``forward`` breaks only at a larger
@@ -402,10 +402,15 @@ def check_reference_at(task: Task, shape: dict[str, int] | None) -> None:
     Raises
     ------
     TaskError
-        ``"<path>: <what is wrong> at shape <shape>; <what to do>"``.
+        ``"<path>: <what is wrong> at shape <shape>; <what to do>"``; with
+        ``inputs_kept``, also for a reference that changes an input tensor in
+        place (``torch.relu_(x)``): a candidate must leave its inputs as they
+        were (the ``inputs_unchanged`` check), so a faithful one would be
+        rejected (newcomer nc20: rejected with no word that the reference did
+        the same).
     """
     key = (task.digest, str(task.path), task.meta.model_dump_json() + repr(sorted((shape or {}).items()))
-           + ("" if shape is not None else "@own"))
+           + ("" if shape is not None else "@own") + ("+kept" if inputs_kept else ""))
     if key in _CHECKED:
         return
     where = f"at shape {shape}" if shape else "at its own sizes"
@@ -426,6 +431,7 @@ def check_reference_at(task: Task, shape: dict[str, int] | None) -> None:
                                 "dense strided CPU tensors with data (convert it, e.g. x.to_dense(), or draw it on the "
                                 "CPU, and keep the rest in Model)")
         _check_input_indices(task, len(inputs), where)
+        before = {i: x.clone() for i, x in enumerate(inputs) if isinstance(x, torch.Tensor)} if inputs_kept else {}
         try:
             with torch.no_grad():
                 out = model(*inputs)
@@ -444,7 +450,24 @@ def check_reference_at(task: Task, shape: dict[str, int] | None) -> None:
             "torch.tensor(...))"
         )
     _check_dtype(task, inputs, list(out) if isinstance(out, (tuple, list)) else [out])
+    changed = [i for i, x in before.items() if not _same(x, inputs[i])]
+    if changed:
+        raise TaskError(
+            f"{task.path}: Model.forward changes get_inputs() item {changed[0]} in place ({where}); a candidate "
+            "must leave its inputs as they were (check inputs_unchanged), so one that does what the reference "
+            "does would be rejected: make the reference work on a copy (x = x.clone() first) or use the "
+            "out-of-place op (torch.relu rather than torch.relu_, inplace=False)")
     _CHECKED[key] = None
+
+
+def _same(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Bit-identical tensors of one shape and dtype (a NaN equal to the same NaN)."""
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    a, b = a.contiguous().reshape(-1), b.contiguous().reshape(-1)
+    if a.is_floating_point() or a.is_complex():
+        a, b = a.view(torch.uint8), b.view(torch.uint8)
+    return bool(torch.equal(a, b))
 
 
 def resolve_task(name_or_path: str, search_dir: str | Path | None = None) -> Task:
