@@ -194,6 +194,24 @@ def sign_hint(inputs: list[Any], bad: torch.Tensor) -> dict | None:
     return None
 
 
+
+def _shifted_hint(run: Any, failure: Any) -> str:
+    """The hint for a failure on the all-negative (``shifted``) draw alone: a
+    reduction's padding leaking into a max/exp/sum where an output has fewer
+    elements than the largest input (a row reduction), else what goes wrong
+    with negative values elementwise (newcomer nc20: a GELU approximation's
+    error was told about padding in a max/exp/sum)."""
+    try:
+        ins = [x for x in run.inputs(failure.test) if isinstance(x, torch.Tensor)]
+        reduces = bool(ins) and any(o.numel() < max(x.numel() for x in ins) for o in failure.outputs
+                                    if isinstance(o, torch.Tensor))
+    except Exception:  # noqa: BLE001 - a hint only
+        reduces = True
+    if reduces:
+        return " (all-negative inputs: a padding value such as other=0.0 leaking into a max/exp/sum?)"
+    return (" (all-negative inputs: a sign-dependent branch, an approximation that loses accuracy for negative "
+            "values, e.g. of erf/tanh/exp, or a max/clamp with 0 as its start?)")
+
 def _draw_hint(draws: list[str], most: int = 2) -> str:
     """`` (large: the normal draw times 100 (overflow in exp or accumulators))``:
     what each of at most ``most`` failing draws tests, beside the failure
@@ -439,8 +457,7 @@ def locate(ctx: "Context", failure: "Failure", run: "ShapeRun | None", tests: li
                 dists[t.dist] = _probe(run, t)[0]
         bad_d = [d for d, ok in dists.items() if not ok]
         if bad_d and len(bad_d) < len(dists):
-            hint = " (all-negative inputs: a padding value such as other=0.0 leaking into a max/exp/sum?)" \
-                if bad_d == ["shifted"] else _draw_hint(bad_d)
+            hint = _shifted_hint(run, failure) if bad_d == ["shifted"] else _draw_hint(bad_d)
             items.append(item("distributions", "source", f"fails for inputs drawn {', '.join(bad_d)}; passes "
                               f"{', '.join(d for d, ok in dists.items() if ok)}{hint}",
                               failing=bad_d, passing=[d for d, ok in dists.items() if ok]))
