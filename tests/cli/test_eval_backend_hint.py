@@ -49,3 +49,15 @@ def test_eval_prints_the_hint_beside_the_runtime_error(tmp_path, monkeypatch):
     assert "hint: this file imports triton" in text and "--backend triton-interp" in text, r.output
     r = CliRunner().invoke(app, ["eval", "softmax", str(path), "--no-time", "--json"])
     assert "--backend triton-interp" in json.loads(r.output.splitlines()[-1])["hint"]
+
+
+def test_a_plain_pytorch_file_rejected_on_a_dsl_backend_is_told_to_use_pytorch():
+    # newcomer nc20: `eval --backend triton-interp` of a PyTorch ModelNew read 'rejected no_torch_compute' only
+    plain = {"source": "import torch\n\nclass ModelNew(torch.nn.Module):\n    def forward(self, x):\n"
+                       "        return torch.relu(x)\n"}
+    for backend, dsl in (("triton-interp", "Triton"), ("tilelang-c", "TileLang")):
+        hint = backend_hint(plain, backend, "rejected", "no_torch_compute")
+        assert hint and f"expects a {dsl} kernel" in hint and "--backend pytorch" in hint, hint
+    assert backend_hint(plain, "triton-interp", "rejected", "kernel_launched") is not None
+    assert backend_hint(plain, "triton-interp", "rejected", "no_caching") is None  # another fault
+    assert backend_hint({"source": TRITON}, "triton-interp", "rejected", "no_torch_compute") is None  # a real kernel

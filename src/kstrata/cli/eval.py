@@ -180,18 +180,26 @@ _DSL_BACKENDS = {"triton": "--backend triton-interp (CPU, correctness only) or -
                  "tilelang": "--backend tilelang-c (CPU) or --backend tilelang-cuda (CUDA GPU)"}
 
 
-def backend_hint(sources: dict[str, str], backend: str, verdict: str) -> str | None:
+def backend_hint(sources: dict[str, str], backend: str, verdict: str, check: str = "") -> str | None:
     """A hint for a ``pytorch``/``pytorch-cuda`` evaluation that failed
     (``compile_error``/``runtime_error``) of a file whose text imports
     ``triton`` or ``tilelang`` (a line-start ``import``/``from``, found by
     pattern: the file is never imported here): it was run as plain PyTorch,
     where Triton, say, finds no driver on a CPU ("0 active drivers"), and the
-    hint names the backends that run such a kernel. ``None`` otherwise: a
-    PyTorch file may import Triton honestly, so this is a hint beside the
-    verdict, not a refusal."""
+    hint names the backends that run such a kernel. The other way round, a
+    Triton/TileLang evaluation ``rejected`` for torch compute or no kernel
+    (``check``: ``no_torch_compute``, ``kernel_launched``) of a file that
+    imports neither is told to use ``--backend pytorch`` (newcomer nc20).
+    ``None`` otherwise: a PyTorch file may import Triton honestly, so this is
+    a hint beside the verdict, not a refusal."""
+    found = list(dict.fromkeys(m.group(1) for text in sources.values() for m in _DSL_IMPORT.finditer(text)))
+    if backend.startswith(("triton", "tilelang")) and verdict == "rejected" and not found \
+            and check in ("no_torch_compute", "kernel_launched"):
+        return (f"this file imports neither triton nor tilelang, and --backend {backend} expects a "
+                f"{'Triton' if backend.startswith('triton') else 'TileLang'} kernel doing the work: a plain PyTorch ModelNew is "
+                "evaluated with --backend pytorch (CPU) or --backend pytorch-cuda")
     if backend not in ("pytorch", "pytorch-cuda") or verdict not in ("compile_error", "runtime_error"):
         return None
-    found = list(dict.fromkeys(m.group(1) for text in sources.values() for m in _DSL_IMPORT.finditer(text)))
     if not found:
         return None
     return (f"this file imports {' and '.join(found)}, and --backend {backend} runs it as a plain PyTorch "
@@ -354,7 +362,7 @@ def register(app: typer.Typer) -> None:
         where = device_line(b)
         # the file's own parse only where the judge found a compile error: a child process per eval otherwise
         hint = (syntax_hint(candidate, sources, b) if ev.verdict.value == "compile_error" else None) \
-            or backend_hint(sources, backend, ev.verdict.value)
+            or backend_hint(sources, backend, ev.verdict.value, ev.check or "")
         # a pass short of the full scope is not a plain 'correct' (newcomer nc12: a kernel wrong only at
         # the nominal shape read 'correct' on triton-interp, the reason on the last line)
         told = [k for k in REDUCED_SCOPE_KEYS if k in ev.evidence] if ev.correct else []
