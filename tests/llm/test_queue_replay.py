@@ -71,7 +71,7 @@ def record_ok(tmp_path, cassette, asks, torn=False):
 
 
 def queue(tmp_path, **kw):
-    cfg = ProviderConfig(kind="queue", path=str(tmp_path / "q"), poll_s=0.02, **kw)
+    cfg = ProviderConfig(kind="queue", path=str(tmp_path / "q"), poll_s=0.02, **{"settle_s": 0.1, **kw})
     return ProviderSpec("queue", cfg.path, cfg)
 
 
@@ -332,3 +332,17 @@ def test_an_answer_file_over_the_limit_is_refused_unread(tmp_path, monkeypatch):
             provider.complete(MESSAGES, max_tokens=50)
     finally:
         stop.set()
+
+
+def test_a_nearly_identical_prompt_never_reads_100_percent_similar(tmp_path):
+    """newcomer nc20: "3 of 4 replayed call(s) had no recorded prompt ... (100% similar)" read as a
+    contradiction; the similarity is rounded down to 0.1%."""
+    role = "You are the schedule-level agent.\n"
+    long = role + "Split the row loop by 8 and vectorize the inner one. " * 60
+    cassette = tmp_path / "run.jsonl"
+    record_ok(tmp_path, cassette, [[MESSAGES[0], {"role": "user", "content": long}]])
+    log = CallLog()
+    replay = ProviderSpec.parse(f"replay:{cassette}").build(accounting=log)
+    replay.complete([MESSAGES[0], {"role": "user", "content": long.replace("Split", "Spilt", 1)}])
+    (rec,) = log.take()
+    assert "99.9% similar" in rec.provider or "99.8% similar" in rec.provider, rec.provider

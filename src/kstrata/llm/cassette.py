@@ -34,6 +34,7 @@ two that masking leaves (recorded line against requested line).
 from __future__ import annotations
 
 import difflib
+import math
 import hashlib
 import re
 import fcntl
@@ -297,6 +298,13 @@ NEAREST_MIN = 0.8
 NEAREST_MARK = "closest recorded prompt"
 
 
+def similar_text(ratio: float) -> str:
+    """A similarity (0-1) as a percentage rounded down to 0.1%: a prompt that is
+    not the recorded one never reads "100% similar" (newcomer nc20: "no recorded
+    prompt ... (100% similar)" read as a contradiction)."""
+    return f"{math.floor(max(0.0, min(1.0, ratio)) * 1000) / 10:.1f}%"
+
+
 class ReplayProvider(BaseProvider):
     """Answers from a cassette by request hash; never touches the network.
 
@@ -353,7 +361,7 @@ class ReplayProvider(BaseProvider):
                 rec, ratio = near
                 with self._lock:
                     self._used["near:" + rec["hash"]] += 1
-                return replace(completion_of(rec), provider=f"{self.label} {NEAREST_MARK} ({ratio:.0%} similar, "
+                return replace(completion_of(rec), provider=f"{self.label} {NEAREST_MARK} ({similar_text(ratio)} similar, "
                                                                 f"recorded for request {rec['hash'][:16]})")
         if not recs:
             raise ProviderError(self._miss_message(messages, req_hash), provider=self.label, kind="replay_miss")
@@ -394,7 +402,7 @@ class ReplayProvider(BaseProvider):
         diff = first_difference(best["messages"], messages)
         return (
             f"{head} ({len(self.records)} records in the cassette); closest recorded prompt: "
-            f"{best['hash'][:16]} ({ratios[id(best)]:.0%} similar once measured values are masked"
+            f"{best['hash'][:16]} ({similar_text(ratios[id(best)])} similar once measured values are masked"
             f"{'; first difference at ' + diff if diff else ''}). The run differs from the recorded "
             "one (task, config, or prompt templates changed)."
         )
