@@ -104,3 +104,30 @@ def test_rt60_tvm_source_attempts(kstrata_eval, tmp_path, kind, verdict):
     f.write_text(_edit(kind))
     d = kstrata_eval("rmsnorm", str(f), "--no-time", backend="tvm-llvm")
     assert d["verdict"] == verdict, _message(d)
+
+
+@pytest.mark.parametrize("old,new,words", [
+    ("%36 = fadd reassoc float %35, %33", "%36 = fadd reassoc float %35, %99999",
+     "line 1260, column 33: use of undefined value '%99999' (at `%36 = fadd reassoc float %35, %99999"),
+    ('attributes #0 = { "target-cpu"="x86-64" }', "attributes #0 = { }",
+     "line 2006, column 1: attribute group has no attributes (at `attributes #0 = { }`)"),
+])
+def test_rt60_llvm_ir_that_does_not_parse_is_located(old, new, words):
+    # the proposer was told "LLVM rejected the IR: ^" (LLVM's caret line), with neither line nor reason
+    from kstrata.backends.tvm.build import BuildError, load_llvm_ir
+
+    text = (CASE / "rmsnorm_source.ll").read_text()
+    assert old in text
+    with pytest.raises(BuildError) as e:
+        load_llvm_ir(text.replace(old, new))
+    assert words in str(e.value) and "kstrata_ll_" not in str(e.value), str(e.value)
+
+
+@pytest.mark.slow
+@needs_sandbox
+def test_rt60_an_edited_source_that_does_not_parse_names_its_line(kstrata_eval, tmp_path):
+    f = tmp_path / "undefined.ll"
+    f.write_text(_edit("honest").replace("%36 = fadd reassoc float %35, %33", "%36 = fadd reassoc float %35, %kst_none"))
+    d = kstrata_eval("rmsnorm", str(f), "--no-time", backend="tvm-llvm")
+    assert d["verdict"] == "compile_error", _message(d)
+    assert "line 1260, column 33: use of undefined value '%kst_none'" in d["evidence"]["message"], _message(d)

@@ -276,7 +276,28 @@ def load_llvm_ir(text: str) -> Any:
         try:
             return tvm.runtime.load_module(path)
         except Exception as e:  # noqa: BLE001
-            raise BuildError(f"LLVM rejected the IR: {_short(e)}") from e
+            raise BuildError(f"LLVM rejected the IR: {llvm_diagnostic(str(e), path)}") from e
+
+
+def llvm_diagnostic(message: str, path: str) -> str:
+    """LLVM's parse error in ``message`` as ``line L, column C: what`` with the
+    offending IR line, the line numbers those of the ``source`` text as given
+    (its header lines included).
+
+    LLVM writes ``PATH:L:C: error: what``, the line, then a caret line; the
+    caret alone was all a proposer was told (red-team rt60: "LLVM rejected
+    the IR: ^" for an undefined value or an empty attribute group). Another
+    message is shortened as any TVM error is.
+    """
+    lines = message.strip().splitlines()
+    for i, ln in enumerate(lines):
+        m = re.match(rf"^{re.escape(path)}:(\d+):(\d+): error: (.*)$", ln) or re.match(
+            r"^\S*:(\d+):(\d+): error: (.*)$", ln)
+        if m:
+            where = f"line {m.group(1)}, column {m.group(2)}: {m.group(3).strip()}"
+            code = lines[i + 1].strip() if i + 1 < len(lines) and lines[i + 1].strip() != "^" else ""
+            return (where + (f" (at `{code[:300]}`)" if code else ""))[:600]
+    return _short(Exception(message.replace(path, "source")))
 
 
 def launch_table(funcs: dict[str, Any], target: Any) -> dict[str, Any]:
