@@ -31,10 +31,14 @@ Always: ``task.py`` (the task's reference, for its ``Model`` and
 ``sources/``; every file mode 0644. kstrata's process writes text and bytes
 only; it never imports the candidate.
 
-Staleness: ``export.json`` records the run's ``summary.json`` digest, and the
-run lists its exports in ``RUN/exports.json``. When ``kstrata retime`` changes
-the run afterwards, it names the exports that are now stale, and importing
-such an export warns (its best or its speedups changed since).
+Staleness: ``export.json`` records the digest of its candidate's readings in
+the run's ``summary.json`` (``readings``: its speedups and whether they were
+trusted), and the run lists its exports in ``RUN/exports.json``. When
+``kstrata retime`` changes the run afterwards, it names the exports that are
+now stale, and importing such an export warns: its candidate's own readings
+changed, or (exported as the best) the run's best is another candidate now.
+Re-timing another candidate leaves an export current. An export from before
+``readings`` compares the whole summary's digest.
 """
 
 from __future__ import annotations
@@ -51,7 +55,7 @@ from typing import Any
 import typer
 
 from kstrata.atomic import write_atomic, write_folder
-from kstrata.cli.errors import Console, OptionError, user_errors
+from kstrata.cli.errors import Console, OptionError, err_console, user_errors
 from kstrata.measure.speedup_words import speedup_text
 from kstrata.search.views import reading, shape_text
 from kstrata.shellarg import arg
@@ -130,12 +134,17 @@ def stale_reason():
     if hashlib.sha256(summary.read_bytes()).hexdigest() == META["summary_sha256"]:
         return None
     try:
-        best = (json.loads(summary.read_text()).get("best") or {{}}).get("hash")
+        now = json.loads(summary.read_text())
+        best = (now.get("best") or {{}}).get("hash")
+        readings = now.get("readings")
+        mine = readings.get(META["candidate"]) if isinstance(readings, dict) else None
     except (OSError, ValueError, AttributeError):
         return f"run {{META['run']}}: its summary.json is damaged; `kstrata retime {{shlex.quote(META['run'])}}` writes it again"
     if META.get("chosen") == "best" and best and best != META["candidate"]:
         return (f"run {{META['run']}} was re-timed since this export: its best is now {{best[:12]}}, "
                 f"not this export's {{META['candidate'][:12]}}")
+    if "readings_sha256" in META and isinstance(readings, dict) and mine == META["readings_sha256"]:
+        return None  # another candidate was re-timed: this one's readings are as exported
     return f"run {{META['run']}} was re-timed since this export: the speedups in export.json may be out of date"
 
 
@@ -334,6 +343,20 @@ def _summary_digest(run_dir: Path) -> str | None:
     return hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else None
 
 
+def _readings_digest(run_dir: Path, candidate: str) -> tuple[bool, str | None]:
+    """``(known, digest)``: whether the run's ``summary.json`` has a
+    ``readings`` map (a run from before it has none) and ``candidate``'s
+    digest there (``None``: never timed)."""
+    try:
+        readings = (read_summary(run_dir) or {}).get("readings")
+    except StoreError:
+        return False, None
+    if not isinstance(readings, dict):
+        return False, None
+    digest = readings.get(candidate)
+    return True, digest if isinstance(digest, str) else None
+
+
 def _exported(to: Path) -> tuple[str, str] | None:
     """``(run, candidate)`` of the export in ``to``, or None (none, or unreadable)."""
     try:
@@ -508,6 +531,7 @@ def export_run(run_dir: str | Path, to: str | Path, candidate: str | None = None
     from kstrata.tasks.signature import input_dtypes, input_orders
     name, b = info.backend.name, info.backend
     speedups = [dict(s.__dict__, shape=timed) for s in node.measurement.speedups] if node.measurement else []
+    has_readings, my_readings = _readings_digest(info.run_dir, node.hash)
     meta: dict[str, Any] = {
         "task": info.task.name, "backend": name, "candidate": node.hash, "run": str(run_abs),
         "chosen": "best" if candidate is None else "named", "device": b.device,
@@ -519,6 +543,8 @@ def export_run(run_dir: str | Path, to: str | Path, candidate: str | None = None
         "init_inputs": [repr(x) for x in init] if all(isinstance(x, (bool, int, float, str)) for x in init)
         else None,
         "summary_sha256": _summary_digest(info.run_dir),
+        # the candidate's own readings in summary.json (kstrata.search.tree.CandidateTree.readings)
+        **({"readings_sha256": my_readings} if has_readings else {}),
         # the layout the candidate was verified on (KernelModule lays its inputs out so)
         "input_orders": input_orders(info.task, full),
     }
@@ -632,9 +658,11 @@ def stale_exports(run_dir: str | Path) -> list[str]:
             continue
         if meta.get("summary_sha256") == digest:
             continue
+        known_now, mine = _readings_digest(run_dir, cand)
+        current = "readings_sha256" in meta and known_now and meta["readings_sha256"] == mine
         if meta.get("chosen") == "best" and best.get("hash") not in (None, cand):
             out.append(f"{where}: holds {cand[:12]}, but the run's best is now {best['hash'][:12]}")
-        else:
+        elif not current:  # another candidate re-timed leaves this one's readings, and the export, current
             out.append(f"{where}: {cand[:12]}'s speedups changed since the export")
     return out
 
@@ -694,14 +722,21 @@ def register(app: typer.Typer) -> None:
         """Write the run's best kernel as an importable module (KernelModule, a torch.nn.Module)."""
         from kstrata.sandbox import IsolatedCallError
 
+        from kstrata.cli.signals import exit_status, interrupted_word, sigterm_as_interrupt
+
         before = _exported(to)
         with user_errors():
             try:
-                out = export_run(run_dir, to, candidate, shape, unranked,
-                                 on_confirm=lambda line: console.print(line, highlight=False, markup=False,
-                                                                       soft_wrap=True))
+                with sigterm_as_interrupt():
+                    out = export_run(run_dir, to, candidate, shape, unranked,
+                                     on_confirm=lambda line: console.print(line, highlight=False, markup=False,
+                                                                           soft_wrap=True))
             except IsolatedCallError as e:
                 raise OptionError(f"export failed: {e}") from None
+            except KeyboardInterrupt as exc:  # newcomer nc20: Ctrl-C during the full-scope check said nothing
+                err_console.print(f"\n{interrupted_word(exc)}: nothing was exported ({to} is as it was); run the "
+                                  "same command again to export", markup=False, highlight=False, soft_wrap=True)
+                raise typer.Exit(exit_status(exc)) from None
         after = _exported(out)
         if before is not None and before != after:
             console.print(f"replaced the earlier export in {out} (candidate {before[1][:12]} of run {before[0]})",
