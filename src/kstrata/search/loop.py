@@ -622,6 +622,8 @@ def write_outcome(store: RunStore, tree: CandidateTree, stop_reason: str,
         "correct_at_reduced_scope": sum(1 for n in tree if n.reduced_scope),
         "lookahead": tree.lookahead_stats(),
         "unranked": tree.unranked(),
+        # each timed candidate's readings as a digest: an export is stale when its candidate's changes
+        "readings": tree.readings(),
     }
     artifacts.write_atomic(store.run_dir / "summary.json", json.dumps(summary, indent=2) + "\n")
     return best

@@ -8,6 +8,7 @@ what an uninterrupted one would.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections import Counter
 from collections.abc import Iterator
@@ -293,6 +294,21 @@ class CandidateTree:
             if n.correct and not n.timing_trusted:
                 out.append({"hash": n.hash, "speedup": n.speedup, "why": untrusted_findings(n.measurement.findings)[0]})
         return sorted(out, key=lambda d: -(d["speedup"] or 0.0))
+
+    def readings(self) -> dict[str, str]:
+        """``{hash: digest}`` of every timed candidate's own readings (its
+        speedups against each baseline, with their intervals, and whether its
+        timing was trusted): 16 hex digits of a sha256. An export records its
+        candidate's digest, so re-timing another candidate of the run does not
+        make it stale (newcomer nc20: one digest of the whole ``summary.json``
+        named every export stale)."""
+        out = {}
+        for n in self.nodes.values():
+            m = n.record.measurement
+            if m is not None:
+                key = {"speedups": [s.__dict__ for s in m.speedups], "trusted": n.timing_trusted}
+                out[n.hash] = hashlib.sha256(json.dumps(key, sort_keys=True, default=str).encode()).hexdigest()[:16]
+        return out
 
     def verdict_counts(self) -> dict[str, int]:
         return dict(Counter(n.verdict for n in self.nodes.values() if n.evaluated))
