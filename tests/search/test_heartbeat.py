@@ -57,3 +57,21 @@ def test_an_evaluating_step_on_triton_interp_says_nothing_is_timed():
         beat = Heartbeat(status, None, backend=backend)
         beat.wrap(lambda e, i: None)("evaluating", {"node": _Node()})
         assert beat.step == want and not_want not in beat.step
+
+
+def test_steps_do_not_stack_when_an_event_leaves_the_line_alone():
+    # newcomer nc20 (bench --resume): "proposing graph edits ... · proposing schedule edits ... · proposing
+    # source edits ... · verifying the best": the callback set the line on some events only
+    status = Text("")
+
+    def progress(event, info):
+        if event == "evaluated":
+            status.plain = "evaluated 1"
+
+    wrapped = Heartbeat(status, None, quiet_s=60).wrap(progress)
+    wrapped("evaluated", {})
+    for level in ("graph", "schedule", "source"):
+        wrapped("proposing", {"node": _Node(), "level": level})
+        wrapped("expanded", {"node": _Node(), "level": level})  # not drawn by the callback
+    wrapped("proposing", {"node": _Node(), "level": "source"})
+    assert status.plain.count("proposing") == 1 and status.plain.startswith("evaluated 1"), status.plain

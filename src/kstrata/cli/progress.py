@@ -135,6 +135,10 @@ class Heartbeat:
                 self.tick()
                 return
             self.step = None
+            # the line as the last event left it, without the step's text: a callback that leaves it alone for
+            # this event (bench, on 'expanded') kept the step in base, and each next step stacked on it
+            # (newcomer nc20: "proposing graph edits ... · proposing schedule edits ... · proposing source ...")
+            self.status.plain = self.base
             progress(event, info)
             self.base = self.status.plain
             self.changed = self.clock()
