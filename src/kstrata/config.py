@@ -97,6 +97,10 @@ class ProviderConfig(_Strict):
         Retries after the first attempt on rate limits and transient errors.
     poll_s:
         Queue only: seconds between checks for a response file.
+    settle_s:
+        Queue only: seconds a response file written in place must stay
+        unchanged before it is read (a person or a tool writing it in pieces;
+        the recommended way is a temporary name renamed into place, whole when it appears).
     """
 
     kind: Literal["openai", "anthropic", "queue", "replay"] = "openai"
@@ -112,6 +116,7 @@ class ProviderConfig(_Strict):
     timeout_s: float | None = Field(None, gt=0.0)
     max_retries: int = Field(5, ge=0)
     poll_s: float = Field(0.5, gt=0.0)
+    settle_s: float = Field(5.0, gt=0.0)
 
     @model_validator(mode="before")
     @classmethod

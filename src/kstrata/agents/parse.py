@@ -182,6 +182,18 @@ def code_blocks(text: str) -> tuple[list[CodeBlock], bool, list[str]]:
     return blocks, False, prose
 
 
+def looks_cut_off(text: str) -> bool:
+    """Whether ``text`` ends inside a fenced code block or a SEARCH/REPLACE
+    edit (more ``SEARCH`` markers than ``REPLACE`` ones): an answer still
+    being written, or one cut off. The queue provider waits longer before it
+    reads such an answer file (:mod:`kstrata.llm.file_queue`)."""
+    lines = text.splitlines()
+    searches = sum(1 for line in lines if _SEARCH.match(line))
+    if searches:
+        return searches > sum(1 for line in lines if _REPLACE.match(line))
+    return code_blocks(text)[1]
+
+
 def edit_blocks(text: str) -> tuple[list[Edit], list[str]]:
     """SEARCH/REPLACE edits of ``text`` and the lines outside them.
 
@@ -218,7 +230,9 @@ def edit_blocks(text: str) -> tuple[list[Edit], list[str]]:
             raise ParseError(
                 "truncated",
                 f"edit block {n} is not closed (no '=======' or '>>>>>>> REPLACE' line): the "
-                "answer looks cut off. Send fewer or shorter edits.",
+                "answer looks cut off before its end (written in part, or a marker left out; it did not stop at "
+                "the output token limit). Send the complete answer again, every edit closed by its "
+                "'>>>>>>> REPLACE' line.",
                 edit=n,
             )
         if any(_SEARCH.match(x) or _DIVIDER.match(x) for x in lines[div + 1 : end]):
@@ -396,8 +410,9 @@ def parse_answer(
         if unclosed:
             raise ParseError(
                 "truncated",
-                "a code block is opened with ``` but never closed: the answer looks cut off. "
-                "Send a shorter answer (SEARCH/REPLACE edits instead of the whole source).",
+                "a code block is opened with ``` but never closed: the answer looks cut off before its end "
+                "(written in part, or its closing ``` left out; it did not stop at the output token limit). "
+                "Send the complete answer again, its code block closed by a ``` line.",
             )
         code = _code_like(blocks, language)
         if not code:

@@ -22,8 +22,12 @@ start with ``.`` and end with ``.tmp``, so ignore those):
 
 The answerer writes the model's answer text, exactly as given, to
 ``DIR/<id>.response.md`` -- atomically please (write ``.<id>.response.md.tmp``
-then rename). A file written in place is read once its size has stayed the same
-for ``settle_s`` seconds. Optionally, *before* the answer,
+then rename). A file written in place is read once its size has stayed the same,
+and it was last modified, ``settle_s`` seconds before (default
+:data:`SETTLE_S`: a person pasting or a tool writing in pieces pauses between
+them); an answer that ends inside a code block or a SEARCH/REPLACE edit (still
+being written, it seems) waits ``cutoff_wait_s`` (default
+:data:`CUTOFF_WAIT_S`) unchanged before it is read as it is. Optionally, *before* the answer,
 ``DIR/<id>.response.json`` may report ``{"model": str, "input_tokens": int,
 "output_tokens": int, "cost_usd": float, "finish_reason": str}``; without it
 tokens are estimated as ``ceil(characters / 4)``, cost is 0 and the model is
@@ -62,6 +66,12 @@ from kstrata.llm.base import (
 from kstrata.store.artifacts import write_atomic
 
 PROTOCOL_VERSION = 1
+
+#: seconds an answer file written in place must stay unchanged before it is read: long enough for a person
+#: or a tool writing it in pieces (newcomer nc20: two parts 4 s apart were read after 0.2 s, half written)
+SETTLE_S = 5.0
+#: seconds an answer that ends inside a code block or an edit must stay unchanged before it is read as it is
+CUTOFF_WAIT_S = 60.0
 
 
 #: the largest answer file read (bytes): :data:`kstrata.agents.parse.MAX_ANSWER_CHARS` characters of
@@ -183,8 +193,14 @@ class QueueProvider(BaseProvider):
     poll_s:
         Seconds between looks for the answer file.
     settle_s:
-        An answer file must keep its size this long before it is read
-        (protects against editors that write in place).
+        Seconds an answer file must stay unchanged (its size, and since its
+        last modification) before it is read (protects against a person or
+        an editor writing it in place, in pieces).
+    cutoff_wait_s:
+        Seconds an answer that ends inside a code block or a SEARCH/REPLACE
+        edit (:func:`kstrata.agents.parse.looks_cut_off`) must stay unchanged
+        before it is read as it is: such a file is most likely still being
+        written. At least ``settle_s``.
     **kw:
         Passed to :class:`~kstrata.llm.base.BaseProvider` (concurrency,
         defaults, accounting).
@@ -198,7 +214,8 @@ class QueueProvider(BaseProvider):
         *,
         timeout_s: float = 24 * 3600.0,
         poll_s: float = 0.5,
-        settle_s: float = 0.2,
+        settle_s: float = SETTLE_S,
+        cutoff_wait_s: float = CUTOFF_WAIT_S,
         **kw: Any,
     ) -> None:
         self.directory = Path(directory)
@@ -207,6 +224,7 @@ class QueueProvider(BaseProvider):
         self.timeout_s = timeout_s
         self.poll_s = poll_s
         self.settle_s = settle_s
+        self.cutoff_wait_s = max(cutoff_wait_s, settle_s)
         self._seen: Counter[str] = Counter()
         self._ids_lock = threading.Lock()
 
@@ -276,19 +294,29 @@ class QueueProvider(BaseProvider):
         )
 
     def _wait_for(self, answer: Path, t0: float) -> str:
-        last_size = -1
+        """The text of ``answer`` once it has settled (see the module docstring)."""
+        from kstrata.agents.parse import looks_cut_off
+
+        last: tuple[int, int] | None = None
         stable_since = 0.0
         while True:
             now = time.perf_counter()
             try:
-                size = answer.lstat().st_size  # a link's own size: its target is never looked at
+                st = answer.lstat()  # a link's own size: its target is never looked at
+                state: tuple[int, int] | None = (st.st_size, st.st_mtime_ns)
             except FileNotFoundError:
-                size = -1
-            if size >= 0:
-                if size != last_size:
-                    last_size, stable_since = size, now
-                elif now - stable_since >= self.settle_s:
-                    return read_answer_file(answer, MAX_ANSWER_BYTES, self.label)
+                state = None
+            if state is not None:
+                if state != last:
+                    last, stable_since = state, now
+                else:
+                    # unchanged since the last look: settled once settle_s has passed since it was last
+                    # written (an answer already there when a run resumes is read at once)
+                    quiet = max(now - stable_since, time.time() - state[1] / 1e9)
+                    if quiet >= self.settle_s:
+                        text = read_answer_file(answer, MAX_ANSWER_BYTES, self.label)
+                        if quiet >= self.cutoff_wait_s or not looks_cut_off(text):
+                            return text
             if now - t0 > self.timeout_s:
                 raise ProviderTimeout(
                     f"{self.label}: no answer in {answer} after {self.timeout_s:g} s "
@@ -296,7 +324,7 @@ class QueueProvider(BaseProvider):
                     provider=self.label,
                     kind="timeout",
                 )
-            time.sleep(min(self.poll_s, self.settle_s) if size >= 0 else self.poll_s)
+            time.sleep(min(self.poll_s, self.settle_s) if state is not None else self.poll_s)
 
     def _read_report(self, path: Path) -> dict[str, Any]:
         if not os.path.lexists(path):

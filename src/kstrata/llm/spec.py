@@ -125,7 +125,8 @@ class ProviderSpec:
         elif self.kind == "queue":
             from kstrata.llm.file_queue import QueueProvider
 
-            provider = QueueProvider(self.target, timeout_s=timeout, poll_s=s.poll_s, **common)
+            provider = QueueProvider(self.target, timeout_s=timeout, poll_s=s.poll_s, settle_s=s.settle_s,
+                                     **common)
         else:
             from kstrata.llm.cassette import ReplayProvider
 
