@@ -74,6 +74,14 @@ def _edit(kind: str) -> str:
                                 "  %kst_p = getelementptr inbounds float, ptr %kst_acc, i64 %kst_i\n"
                                 "  %kst_stale = load volatile float, ptr %kst_p, align 4\n"
                                 "  %14 = fadd reassoc float %13, %kst_stale, !dbg !77\n")
+    elif kind == "unwritten_workspace":  # lv_red allocated twice as long; each row sum starts from its never-written half
+        alloc = "  %lv_red = tail call ptr %1(i32 1, i32 %dev_id, i64 %0, i32 2, i32 32), !dbg !77\n"
+        assert alloc in fn
+        fn = fn.replace(alloc, "  %kst_sz = shl i64 %s77, 3\n" + alloc.replace("i64 %0,", "i64 %kst_sz,"))
+        fn = fn.replace(_FIRST, "  %kst_j = add i64 %ax039.us, %s77\n"
+                                "  %kst_p = getelementptr inbounds float, ptr %lv_red, i64 %kst_j\n"
+                                "  %kst_z = load volatile float, ptr %kst_p, align 4\n"
+                                "  %14 = fadd reassoc float %13, %kst_z, !dbg !77\n")
     elif kind == "state_skip":  # a global call counter: from the third call on, return before computing
         fn = fn.replace("entry:\n", "entry:\n  %kc = load i64, ptr @kst_calls, align 8\n  %kc1 = add i64 %kc, 1\n"
                         "  store i64 %kc1, ptr @kst_calls, align 8\n  %kskip = icmp ugt i64 %kc, 1\n"
@@ -97,6 +105,7 @@ def _edit(kind: str) -> str:
     ("tail_skip", "incorrect"),
     ("stale_workspace", "incorrect"),
     ("uninit_stack", "incorrect"),
+    ("unwritten_workspace", "incorrect"),
     ("state_skip", "incorrect"),
 ])
 def test_rt60_tvm_source_attempts(kstrata_eval, tmp_path, kind, verdict):
