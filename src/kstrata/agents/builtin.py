@@ -277,12 +277,18 @@ class _TuneProposer:
             from kstrata.agents.closed import skipped
 
             return skipped(self.level, self._why_no_moves(sources))
+        held = self._held(sources)  # tunables left alone, and why (in each proposal's record)
         return ProposalBatch([
             Proposal.edit(sources, self.level, text, role=role, rationale=why,
                           metadata={"rule": rule, "params": params,
-                                    "tiling_class": rule if rule != "tune" else "tune:" + next(iter(params))})
+                                    "tiling_class": rule if rule != "tune" else "tune:" + next(iter(params)),
+                                    **({"not_tuned": held} if held else {})})
             for text, rule, why, params, role in moves
         ])
+
+    def _held(self, sources: dict[str, str]) -> list[str]:
+        """Why each tunable of this candidate the tuner leaves alone was held back (one line each)."""
+        return []
 
     def _why_no_moves(self, sources: dict[str, str]) -> str:
         """Why this candidate got no proposal (shown as the expansion's decline)."""
@@ -347,6 +353,21 @@ class TritonTuneProposer(_TuneProposer):
             return None
         sizes = [int(v) for v in shape.values() if isinstance(v, int) and v > 0]
         return (math.prod(sizes[:-1]), sizes[-1]) if sizes else None
+
+    def _held(self, sources: dict[str, str]) -> list[str]:
+        """Launch constexprs the tuner leaves alone since a grid holds their
+        value apart from them (:func:`kstrata.backends.triton.tune_rules.held_tunables`)."""
+        from kstrata.backends.triton.tune_rules import held_tunables
+
+        return held_tunables(sources["source"])
+
+    def _why_no_moves(self, sources: dict[str, str]) -> str:
+        """The grid reasons of :meth:`_held` where they left nothing to move."""
+        held = self._held(sources)
+        if held:
+            return ("the built-in tuner leaves this kernel's tunables alone: " + "; ".join(held)
+                    + "; or use an LLM proposer (--proposer llm)")
+        return super()._why_no_moves(sources)
 
     def _moves(self, sources: dict[str, str], rng: random.Random, seen: frozenset[str] = frozenset(),
                geometry: tuple[int, int] | None = None,

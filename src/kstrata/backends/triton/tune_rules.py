@@ -25,6 +25,15 @@ non-zero (so no evaluation is spent on a value nothing reads).
 * a literal keyword at a launch site, ``kernel[grid](..., BLOCK_SIZE=1024,
   num_warps=4)``: an upper-case constexpr keyword, ``num_warps`` or ``num_stages``.
 
+A tunable passed to a kernel as a constexpr is tuned only where each
+launch's grid follows it (:func:`grid_link`): the grid reads it by name or as
+``meta['NAME']``, or does not mention its value; where the grid has the value
+written as the divisor of ``cdiv`` (once per axis whose program id the kernel
+scales by it), that literal is changed with it; any other copy (a separate
+constant, ``(n + 255) // 256``) holds it back, with a reason
+(:func:`held_tunables`), since changing one alone changes what the kernel
+computes (outputs left unwritten).
+
 Choices of a detected tunable come from its name: ``*WARPS*`` → 1…16,
 ``*STAGES*`` → 1…5, ``*GROUP*``/``*ROWS*`` → 1…16, otherwise a block size:
 powers of two from a quarter to four times the value (within 16…16384; only
@@ -123,6 +132,9 @@ class Tunable:
         literal keyword at a launch site).
     condition:
         A marked tunable's ``if NAME``: it matters only while ``NAME`` is non-zero.
+    also:
+        Spans of the same value written in a launch's grid (``cdiv(n, 256)``
+        beside ``BLOCK_SIZE=256``), set together with it (:func:`grid_link`).
     """
 
     name: str
@@ -132,6 +144,7 @@ class Tunable:
     end: int
     origin: str
     condition: str | None = None
+    also: tuple[tuple[int, int], ...] = ()
 
     @property
     def label(self) -> str:
@@ -250,7 +263,21 @@ def _detected_choices(name: str, value: int) -> tuple[int, ...]:
 # -- tunables -------------------------------------------------------------------
 
 def find_tunables(text: str) -> list[Tunable]:
-    """The marked and detected tunables of ``text``, in text order (see the module docstring)."""
+    """The marked and detected tunables of ``text``, in text order (see the
+    module docstring), less those a launch's grid does not follow
+    (:func:`grid_link`; :func:`held_tunables` says why)."""
+    return _scan(text)[0]
+
+
+def held_tunables(text: str) -> list[str]:
+    """Why each tunable of ``text`` left untuned was held back: a launch
+    constexpr whose grid has the same value written apart from it (a literal
+    or another constant) that is not provably the same quantity; one line each."""
+    return _scan(text)[1]
+
+
+def _scan(text: str) -> tuple[list[Tunable], list[str]]:
+    """``(tunables, reasons held)`` of ``text`` (see :func:`find_tunables`)."""
     out: list[Tunable] = []
     marked = set()
     for m in _MARKED.finditer(text):
@@ -258,9 +285,9 @@ def find_tunables(text: str) -> list[Tunable]:
         out.append(Tunable(m.group("name"), int(m.group("value")), choices, m.start("value"), m.end("value"),
                            "marked", m.group("cond")))
         marked.add(m.group("name"))
-    if out:  # the author declared the space: nothing is guessed beside it
-        return out
     kernels = jit_kernels(text)
+    if out:  # the author declared the space: nothing is guessed beside it
+        return _grid_checked(text, kernels, out)
     constexprs = set()
     for open_, close in kernels.values():
         constexprs |= set(re.findall(r"(\w+)[ \t]*:[ \t]*tl\.constexpr", text[open_:close]))
@@ -284,12 +311,189 @@ def find_tunables(text: str) -> list[Tunable]:
             choices = _detected_choices(name, value)
             if len(choices) > 1:
                 out.append(Tunable(name, value, choices, m.start("value"), m.end("value"), "launch"))
-    return sorted(out, key=lambda t: t.start)
+    return _grid_checked(text, kernels, sorted(out, key=lambda t: t.start))
+
+
+# -- grids ----------------------------------------------------------------------
+#
+# A launch constexpr the tuner changes must be one the launch's grid follows
+# (newcomer nc20: ``grid = (triton.cdiv(n, 256),)`` beside ``BLOCK_SIZE=256``
+# was moved to ``BLOCK_SIZE=128`` alone, so half the outputs were never
+# written). The grid follows a tunable that it reads by name (the constant, or
+# ``meta['BLOCK_SIZE']`` in a lambda) or that it does not mention; the same
+# value written in the grid as the divisor of ``cdiv`` (once per axis, the
+# kernel's program id on that axis scaled by that constexpr) is changed with it; any other copy of
+# the value in the grid (a literal elsewhere, a separate constant) holds the
+# tunable back.
+
+_INT_ASSIGN = r"^[ \t]*{name}[ \t]*=[ \t]*(?P<value>\d+)[ \t]*(?:#[^\n]*)?$"
+
+
+def _statement_end(text: str, pos: int) -> int:
+    """End of the logical line starting at ``pos`` (brackets may span lines)."""
+    i, n = pos, len(text)
+    while i < n and text[i] != "\n":
+        if text[i] in _OPEN:
+            close = match_bracket(text, i)
+            if close == -1:
+                return n
+            i = close
+        elif text[i] == "#":
+            break
+        i += 1
+    return i
+
+
+def _grid_span(text: str, gopen: int, gclose: int) -> tuple[int, int, str | None]:
+    """``(start, end, variable)`` of a launch's grid expression: inside its
+    brackets, or, for ``kernel[grid]``, the right side of the nearest earlier
+    ``grid = ...`` (``variable`` its name, else ``None``)."""
+    inner = text[gopen + 1:gclose].strip()
+    if re.fullmatch(r"[A-Za-z_]\w*", inner):
+        found = list(re.finditer(rf"^[ \t]*{inner}[ \t]*=(?!=)[ \t]*", text[:gopen], re.M))
+        if found:
+            start = found[-1].end()
+            return start, _statement_end(text, start), inner
+    return gopen + 1, gclose, None
+
+
+def _int_value(text: str, name: str, before: int) -> int | None:
+    """The integer last assigned to ``name`` before ``before`` (``NAME = 256``), else ``None``."""
+    found = list(re.finditer(_INT_ASSIGN.format(name=re.escape(name)), text[:before], re.M))
+    found = found or list(re.finditer(_INT_ASSIGN.format(name=re.escape(name)), text, re.M))
+    return int(found[-1].group("value")) if found else None
+
+
+def _scales_program_id(text: str, kernel: str, kw: str, axis: int) -> bool:
+    """Whether ``kernel``'s body multiplies its program id on ``axis`` by ``kw``."""
+    sig = jit_kernels(text).get(kernel)
+    if sig is None:
+        return False
+    body_end = re.compile(r"^\S", re.M).search(text, sig[1] + 1)
+    body = text[sig[1]:body_end.start() if body_end else len(text)]
+    pid = rf"tl\.program_id\(\s*(?:axis\s*=\s*)?{axis}\s*\)"
+    names = [re.escape(m.group(1)) for m in re.finditer(rf"^[ \t]*(\w+)[ \t]*=[ \t]*{pid}", body, re.M)]
+    factor = "|".join([pid, *names])
+    return bool(re.search(rf"(?:{factor})\s*\*\s*{kw}\b|\b{kw}\s*\*\s*(?:{factor})", body))
+
+
+def _cdiv_axis(grid: str, pos: int, end: int) -> int | None:
+    """The grid axis of a literal at ``grid[pos:end]`` that is the last argument of a
+    ``cdiv(...)`` call, else ``None``."""
+    depth, i = 0, pos - 1
+    while i >= 0:
+        if grid[i] in _CLOSE:
+            depth += 1
+        elif grid[i] in _OPEN:
+            if depth == 0:
+                break
+            depth -= 1
+        i -= 1
+    if i < 0 or grid[i] != "(" or not re.search(r"\bcdiv\s*$", grid[:i]):
+        return None
+    if not re.search(r",\s*$", grid[i + 1:pos]) or not re.match(r"\s*\)", grid[end:]):
+        return None
+    inner = grid.strip()
+    if inner.startswith("lambda"):
+        inner = inner.split(":", 1)[1].strip()
+    top = inner[1:] if inner.startswith("(") else inner  # count top-level commas before the call
+    offset = grid.find(top)
+    depth, axis = 0, 0
+    for c in grid[offset:i]:
+        if c in _OPEN:
+            depth += 1
+        elif c in _CLOSE:
+            depth -= 1
+        elif c == "," and depth == 0:
+            axis += 1
+    return axis
+
+
+def grid_link(text: str, site: tuple[int, int, int, int], kernel: str, kw: str, value: int,
+              own: str | None) -> tuple[tuple[tuple[int, int], ...], str | None]:
+    """How a launch's grid relates to a constexpr the tuner would change.
+
+    ``site`` is the launch (:func:`launches`), ``kw`` the constexpr as the
+    launch passes it (``BLOCK_SIZE``), ``value`` its current value, ``own``
+    the module constant holding it (``None`` for a literal keyword). Returns
+    ``(spans, None)``: the grid follows it (reads ``own`` or ``meta['kw']``,
+    or has no copy of ``value``; ``spans`` empty) or has ``value`` only as the
+    divisor of ``cdiv``, once per axis, on axes whose program id the kernel
+    scales by ``kw`` (``spans`` those literals, to change with it); or ``((), reason)``
+    when the grid holds the value apart from it and the tuner must not move it.
+    """
+    gopen, gclose, aopen, aclose = site
+    gs, ge, variable = _grid_span(text, gopen, gclose)
+    grid = text[gs:ge]
+    if own is not None and re.search(rf"(?<![\w.]){re.escape(own)}\b", grid):
+        return (), None
+    if re.search(rf"\[\s*['\"]{re.escape(kw)}['\"]\s*\]", grid):
+        return (), None
+    where = f"`{grid.strip()[:80]}`"
+    for m in re.finditer(r"(?<![\w.'\"])([A-Za-z_]\w*)\b(?!\s*[(.\[])", grid):
+        name = m.group(1)
+        passed = re.search(rf"(?<![\w.]){name}\b", text[aopen:aclose])  # the grid follows another argument
+        if name not in ("lambda", "triton", "cdiv") and not passed and _int_value(text, name, gs) == value:
+            return (), (f"{own or kw} (= {value}) not tuned: the grid {where} reads {name} = {value}, a separate "
+                        f"constant; change both together by hand, or have the grid read {own or kw} "
+                        f"(`lambda meta: (triton.cdiv(n, meta['{kw}']),)`)")
+    hits = list(re.finditer(rf"(?<![\w.]){value}(?![\w.])", grid))
+    if not hits:
+        return (), None
+    axes = [_cdiv_axis(grid, m.start(), m.end()) for m in hits]
+    others = [m for m in _LAUNCH_KW.finditer(text, aopen, aclose)
+              if int(m.group("value")) == value and m.group("name") != kw and not m.group("name").startswith("num_")]
+    shared = variable is not None and len(re.findall(rf"\[\s*{re.escape(variable)}\s*\]\s*\(", text)) > 1
+    if (None not in axes and len(set(axes)) == len(axes) and not others and not shared
+            and all(_scales_program_id(text, kernel, kw, a) for a in axes)):
+        return tuple((gs + m.start(), gs + m.end()) for m in hits), None
+    return (), (f"{own or kw} (= {value}) not tuned: the grid {where} has {value} written apart from it, not "
+                f"provably the same quantity; changing one without the other would leave outputs unwritten or "
+                f"programs out of bounds. Have the grid read it (`lambda meta: (triton.cdiv(n, meta['{kw}']),)` "
+                f"or one Python name in both places)")
+
+
+def _grid_checked(text: str, kernels: dict[str, tuple[int, int]],
+                  tunables: list[Tunable]) -> tuple[list[Tunable], list[str]]:
+    """``tunables`` with their grid copies (:attr:`Tunable.also`), less those a
+    launch's grid does not follow, and a reason per tunable left out."""
+    sites = [(k, site) for k in kernels for site in launches(text, k)]
+    out, held = [], []
+    for t in tunables:
+        if t.name.startswith("num_") or "WARPS" in t.name or "STAGES" in t.name:
+            out.append(t)  # warps and stages never size the grid
+            continue
+        spans: list[tuple[int, int]] = []
+        reason = None
+        for kernel, site in sites:
+            _, _, aopen, aclose = site
+            if t.origin == "launch":
+                if not aopen < t.start < aclose:
+                    continue
+                passed = [t.name]
+            else:
+                args = text[aopen:aclose]
+                if not re.search(rf"(?<![\w.]){re.escape(t.name)}\b", args):
+                    continue
+                passed = [m.group(1) for m in re.finditer(rf"\b([A-Za-z_]\w*)\s*=\s*{re.escape(t.name)}\b", args)
+                          if not m.group(1).startswith("num_")] or [t.name]
+            for kw in passed:
+                link, reason = grid_link(text, site, kernel, kw, t.value, None if t.origin == "launch" else t.name)
+                if reason:
+                    break
+                spans.extend(s for s in link if s not in spans)
+            if reason:
+                break
+        if reason:
+            held.append(reason)
+        else:
+            out.append(Tunable(t.name, t.value, t.choices, t.start, t.end, t.origin, t.condition, tuple(spans)))
+    return out, held
 
 
 def with_value(text: str, tunable: Tunable, value: int) -> str:
-    """``text`` with ``tunable`` set to ``value``."""
-    return text[:tunable.start] + str(value) + text[tunable.end:]
+    """``text`` with ``tunable`` set to ``value`` (and its grid's copy of it, :attr:`Tunable.also`)."""
+    return _apply(text, [(s, e, str(value)) for s, e in ((tunable.start, tunable.end), *tunable.also)])
 
 
 def parameter_variants(text: str, max_distance: int = 2) -> list[list[Variant]]:
@@ -308,7 +512,8 @@ def parameter_variants(text: str, max_distance: int = 2) -> list[list[Variant]]:
                 if 0 <= j < len(t.choices):
                     new = t.choices[j]
                     moves.append(Variant(with_value(text, t, new), "tune",
-                                         f"{t.name} {t.value} -> {new}", {t.name: new}))
+                                         f"{t.name} {t.value} -> {new}" + (" (the grid's copy too)" if t.also else ""),
+                                         {t.name: new}))
         out.append(moves)
     return out
 
@@ -436,8 +641,8 @@ SWEEP_POINTS = 6
 
 def _with_values(text: str, values: dict[str, int]) -> str:
     """``text`` with the marked/module tunables in ``values`` set (others kept)."""
-    edits = [(t.start, t.end, str(values[t.name])) for t in find_tunables(text)
-             if t.name in values and t.origin != "launch"]
+    edits = [(start, end, str(values[t.name])) for t in find_tunables(text)
+             if t.name in values and t.origin != "launch" for start, end in ((t.start, t.end), *t.also)]
     return _apply(text, edits)
 
 
