@@ -655,7 +655,8 @@ def _variables(ctx: PromptContext) -> dict[str, Any]:
         "requests": [dict(r) for r in ctx.requests],
         # settled: a correct child or a decline (asked again, only another idea is new; a failed
         # answer is fixed instead: queue round 4 read "propose something different" beside "fix it")
-        "earlier": [{**e, "settled": e.get("kind") == "decline" or str(e.get("outcome", "")).startswith("correct")}
+        "earlier": [{**e, "settled": e.get("kind") in ("decline", "duplicate")
+                     or str(e.get("outcome", "")).startswith("correct")}
                     for e in ctx.earlier if e.get("level") == ctx.level or not _shown_as_request(e, ctx.requests)],
         "hardware_name": name,
         "hardware_lines": [(k, _flat(v)) for k, v in hw.items()],

@@ -206,6 +206,8 @@ def other_decline_lines(tree: Any, candidate: Any, limit: int = OTHER_DECLINES) 
 #: candidate the prompt is about (queue round 5: a failed graph child's "CROSS-LEVEL REQUEST: schedule:
 #: in rms_norm_rows parallelize ..." stood verbatim in the schedule prompt of its parent, which has
 #: no rms_norm_rows)
+#: a duplicate answer as the search loop stores it in an expansion's error (ask's problems, known_candidate's text)
+_DUPLICATE = re.compile(r"unusable answer \(duplicate\): [^;]*?its text is exactly candidate ([0-9a-f]{8})")
 _CHILD_REQUEST = re.compile(r"CROSS-LEVEL REQUEST\s*:(?=\s*[<\[`*\"']*\s*(?:graph|schedule|source)\b)")
 
 #: longest rationale or diagnosis shown whole in the "asked again" section
@@ -220,8 +222,12 @@ def earlier_answers(tree: Any, candidate: Any, limit: int = EARLIER_CHARS) -> li
     line in it marked as made for that child) and each
     decline on it (``{"kind": "decline", ..., "text", "expansion"}``: the
     diagnosis and what it asked of another level, and the id of the
-    expansion that stored it), children first; ``[]`` when it was never
-    expanded (or without a tree)."""
+    expansion that stored it) and each answer not used because its text was
+    a candidate the run already has (``{"kind": "duplicate", "hash"`` (that
+    candidate's), ``..., "text", "expansion"}``), children first; ``[]`` when
+    it was never expanded (or without a tree). A duplicate that used an
+    expansion's last retry was told to no one: the next prompt came out the
+    same and a temperature-0 model sent the same text again (newcomer nc20)."""
     if tree is None or candidate is None or candidate.hash not in getattr(tree, "nodes", {}):
         return []
     out: list[dict[str, str]] = []
@@ -237,6 +243,22 @@ def earlier_answers(tree: Any, candidate: Any, limit: int = EARLIER_CHARS) -> li
         out.append({"kind": "decline", "hash": "", "level": str(d.get("level")), "role": role_label(d.get("role")),
                     "outcome": "declined", "text": (clip_words(text, limit) or "no diagnosis") + _asks(d),
                     "expansion": str(d.get("expansion") if d.get("expansion") is not None else "")})
+    told: set[str] = set()
+    for e in getattr(tree, "expansion_log", []):
+        if e.candidate != candidate.hash:
+            continue
+        for m in _DUPLICATE.finditer(getattr(e, "error", None) or ""):
+            if m.group(1) in told:
+                continue
+            told.add(m.group(1))
+            same = next((n for h, n in tree.nodes.items() if h.startswith(m.group(1))), None)
+            what = f"candidate {m.group(1)}" + (f" ({outcome(same)})" if same is not None else "")
+            out.append({"kind": "duplicate", "hash": m.group(1), "level": str(e.level), "role": "",
+                        "outcome": "not evaluated: a duplicate",
+                        "text": f"an answer's text was exactly {what}, which this run already has, so it was not "
+                                "evaluated again (kstrata does not evaluate the same text twice): send a different "
+                                "change, not that text again",
+                        "expansion": str(e.id if e.id is not None else "")})
     return out
 
 
