@@ -9,7 +9,7 @@ import pytest
 
 from kstrata.agents.parse import ParseError, answer_to_sources, looks_cut_off
 from kstrata.config import ProviderConfig
-from kstrata.llm.file_queue import QueueProvider
+from kstrata.llm.file_queue import QueueProvider, waiting_text
 
 MSGS = [{"role": "user", "content": "make it faster"}]
 FIRST = "Use rsqrt.\n\n```python\nimport torch\n\n\nclass ModelNew(torch.nn.Module):\n"
@@ -77,3 +77,12 @@ def test_a_cut_off_answer_is_not_told_to_be_shorter(text):
         answer_to_sources(text, {"source": "import torch\n"}, "source")
     assert e.value.kind == "truncated"
     assert "shorter" not in str(e.value) and "complete answer" in str(e.value)
+
+
+def test_the_waiting_line_names_an_answer_being_written(tmp_path):
+    (tmp_path / "abc.prompt.md").write_text("make it faster")
+    (tmp_path / "abc.response.md").write_text(FIRST)
+    line = waiting_text(tmp_path)
+    assert line is not None and str(tmp_path / "abc.response.md") in line and "to be finished" in line
+    (tmp_path / "abc.response.md").write_text(FIRST + SECOND)
+    assert waiting_text(tmp_path) is None

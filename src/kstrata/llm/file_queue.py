@@ -160,7 +160,9 @@ def waiting_text(directory: str | Path) -> str | None:
     request of ``directory`` whose prompt is written and whose answer is not
     (``"waiting for DIR/<id>.response.md (the prompt: DIR/<id>.prompt.md)"``,
     with how many other requests are unanswered), or ``None`` when none is
-    (or the folder cannot be read)."""
+    (or the folder cannot be read). An answer being written, one modified in
+    the last :data:`CUTOFF_WAIT_S` seconds that ends inside a code block or an
+    edit, is named as such: kstrata waits for it to be finished."""
     directory = Path(directory)
     try:
         prompts = [(p.stat().st_mtime, p) for p in directory.glob("*.prompt.md")]
@@ -168,12 +170,39 @@ def waiting_text(directory: str | Path) -> str | None:
         return None
     open_ = sorted((m, p) for m, p in prompts
                    if not p.with_name(p.name.removesuffix(".prompt.md") + ".response.md").exists())
+    partial = _partial_answer(directory)
+    if partial is not None:
+        return (f"waiting for {partial} to be finished: it ends inside a code block or an edit (read as it is "
+                f"once unchanged for {CUTOFF_WAIT_S:g} s; write the whole answer to a temporary name, then "
+                "rename it)")
     if not open_:
         return None
     prompt = open_[-1][1]
     answer = prompt.with_name(prompt.name.removesuffix(".prompt.md") + ".response.md")
     more = f"; {len(open_) - 1} older request(s) there unanswered too" if len(open_) > 1 else ""
     return f"waiting for {answer} (the prompt: {prompt}){more}"
+
+
+def _partial_answer(directory: Path) -> Path | None:
+    """The newest ``*.response.md`` of ``directory`` modified in the last
+    :data:`CUTOFF_WAIT_S` seconds that looks cut off (an answer still being
+    written in place), or ``None``."""
+    from kstrata.agents.parse import looks_cut_off
+
+    now = time.time()
+    try:
+        recent = sorted(((a.lstat().st_mtime, a) for a in directory.glob("*.response.md")), reverse=True)
+    except OSError:
+        return None
+    for mtime, answer in recent:
+        if now - mtime > CUTOFF_WAIT_S:
+            break
+        try:
+            if looks_cut_off(read_answer_file(answer, MAX_ANSWER_BYTES, "queue")):
+                return answer
+        except ProviderError:
+            continue
+    return None
 
 
 def estimate_tokens(text: str) -> int:
