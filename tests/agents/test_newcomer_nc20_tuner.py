@@ -6,6 +6,9 @@ A. The Triton tuner broke a kernel: ``grid = (triton.cdiv(n, 256),)`` beside
    must be one the grid follows; a copy of its value in the grid is changed
    with it where it provably is the same quantity, else it is not tuned and
    the proposer's record says why.
+B. A tilelang-c search with the built-in tuner expanded the start at graph,
+   schedule and source though the tuner edits the schedule only, and its stop
+   line named "(graph, schedule, source)".
 """
 
 from __future__ import annotations
@@ -13,10 +16,12 @@ from __future__ import annotations
 import re
 from types import SimpleNamespace
 
+import kstrata
 from kstrata.agents.base import ProposeContext
-from kstrata.agents.builtin import TritonTuneProposer
+from kstrata.agents.builtin import TileLangTuneProposer, TritonTuneProposer
 from kstrata.backends.registry import get_backend
 from kstrata.backends.triton import tune_rules as tr
+from kstrata.search import Budget, SearchSettings, optimize
 
 HEAD = '''import torch
 import torch.nn as nn
@@ -126,3 +131,18 @@ def test_a_held_tunable_is_said_in_the_proposers_record():
     batch = proposer.propose(None, SimpleNamespace(sources={"source": bare}, hash="c0ffee"), None, "source",
                              context=context)
     assert not batch.proposals and "bs = 256" in batch.skipped["diagnosis"]
+
+
+#: a one-file TileLang start whose SCHEDULE declares no choices (what it computes does not matter here)
+TL_KERNEL = 'import tilelang\n\nSCHEDULE = {"threads": 1}\n\n\nclass ModelNew:\n    pass\n'
+
+
+def test_b_the_stop_line_names_only_the_levels_the_tuner_edits(tmp_path):
+    backend = get_backend("tilelang-c")
+    judge = SimpleNamespace(evaluate=lambda task, b, sources: ({"verdict": "correct", "feedback": []}, None))
+    res = optimize(kstrata.load_task("rmsnorm"), backend, TileLangTuneProposer(backend), judge, "greedy",
+                   Budget(evaluations=6), tmp_path / "run", settings=SearchSettings(final_contenders=0),
+                   initial_sources={"source": TL_KERNEL, "schedule": "{}", "graph": "plan"})
+    assert "at each of its levels (schedule);" in res.stop_reason, res.stop_reason
+    assert "graph" not in res.stop_reason and "source)" not in res.stop_reason
+    assert "the built-in tuner has nothing to tune on this kernel" in res.stop_reason

@@ -659,6 +659,17 @@ def other_run(config: dict[str, Any], task: Any, backend: Any, run_dir: Any) -> 
     return text
 
 
+def _proposer_levels(levels: tuple[str, ...], proposer: Any) -> tuple[str, ...]:
+    """The backend's ``levels`` the policy expands: those the proposer edits
+    where it says (its ``levels``; the built-in TileLang tuner edits
+    ``schedule`` only), so a run neither spends expansions on levels it never
+    changes nor names them when it stops (newcomer nc20: "expanded 1x at each
+    of its levels (graph, schedule, source)"); all of them otherwise."""
+    own = getattr(proposer, "levels", None)
+    narrowed = tuple(lv for lv in levels if own and lv in own)
+    return narrowed or levels
+
+
 def optimize(
     task: Any,
     backend: Any,
@@ -759,7 +770,7 @@ def optimize(
             run = _Run(task, backend, proposer, evaluator, policy, budget, settings, store,
                        router or default_router, progress)
             run.seed_root(initial_sources)
-            policy.pre_search(run.tree, run.levels)
+            policy.pre_search(run.tree, _proposer_levels(run.levels, proposer))
             while True:
                 stop = run.evaluate_pending() or run.unfixable_start() or run.stop_reason()
                 if stop:
