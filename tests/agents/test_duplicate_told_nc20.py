@@ -61,3 +61,34 @@ def test_a_duplicate_on_the_last_retry_is_named_in_the_next_prompt(kind):
     user = provider.prompts[0][-1]["content"]
     assert f"exactly candidate {first.hash[:8]}" in user, user[-3000:]
     assert "different change" in user
+
+
+def test_a_proposal_the_run_has_is_said_in_the_expansion_and_the_next_prompt(tmp_path):
+    """The loop's own duplicate check (a proposal whose sources the run has, which the
+    proposer did not catch) dropped it without a word: the expansion's error was None."""
+    from kstrata.agents.base import Proposal
+    from kstrata.agents.run_history import earlier_answers
+    from kstrata.backends.registry import get_backend
+    from kstrata.search import Budget, optimize
+    from kstrata.store.run_store import RunStore
+
+    source = "import torch\n\n\nclass ModelNew(torch.nn.Module):\n    def forward(self, x):\n        return x\n"
+
+    class Again:
+        name = "again"
+
+        def propose(self, task, candidate, feedback, level, *, context):
+            return [Proposal(sources=dict(candidate.sources), level="source", role="again", rationale="same")]
+
+    class Correct:
+        def evaluate(self, task, backend, sources):
+            return {"verdict": "correct", "feedback": []}, {"median_ms": 1.0, "speedups": {"eager": {"value": 1.0}}}
+
+    res = optimize(resolve_task("relu"), get_backend("pytorch"), Again(), Correct(), "greedy",
+                   Budget(evaluations=3, wall_clock_s=120), tmp_path / "run", initial_sources={"source": source})
+    store = RunStore.open(res.run_dir)
+    errors = [e.error for e in store.expansions()]
+    assert errors and all(f"exactly candidate {res.best.hash[:8]}" in (err or "") for err in errors), errors
+    tree = CandidateTree.from_store(store)
+    (told,) = [e for e in earlier_answers(tree, tree[res.best.hash]) if e["kind"] == "duplicate"]
+    assert told["hash"] == res.best.hash[:8]

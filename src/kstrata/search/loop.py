@@ -352,7 +352,7 @@ class _Run:
             # failed before reaching a model (e.g. a prompt template error): no call is charged,
             # the expansion still is (and the policy's per-level limit still ends a repeating failure)
             min_calls = 0
-        new, dup, bad, problems = [], 0, 0, []
+        new, dup, bad, problems, dups = [], 0, 0, [], []
         if unusable:  # answers the proposer could not use (never silently dropped), a decline's earlier ones too
             bad, problems = len(unusable), [str(u) for u in unusable]
         seen = set()
@@ -368,6 +368,9 @@ class _Run:
             h = self.hash(sources)
             if h in seen or self.store.has_candidate(h):
                 dup += 1
+                if h not in seen:  # said, so the next prompt for this candidate names it (newcomer nc20)
+                    dups.append(f"unusable answer (duplicate): its text is exactly candidate {h[:8]}, which "
+                                "this run already has (not evaluated again)")
                 continue
             seen.add(h)
             new.append(CandidateRecord(
@@ -377,7 +380,9 @@ class _Run:
                 metadata=jsonable(dict(p.metadata)), backend=self.backend.name,
             ))
         if problems and error is None:
-            error = "malformed proposals: " + "; ".join(problems[:5])
+            error = "malformed proposals: " + "; ".join((problems + dups)[:5])
+        elif dups and error is None:  # a proposal the run has: dropped, and said (run_history.earlier_answers)
+            error = "duplicate proposals: " + "; ".join(dups[:5])
         record = ExpansionRecord(
             candidate=node.hash, level=level, proposer=self.proposer.name, kind=kind,
             anchor=anchor, policy_reason=exp.reason, router_reason=router_reason,
