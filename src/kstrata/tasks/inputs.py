@@ -11,7 +11,12 @@ heavy_tailed   Student-t with 3 degrees of freedom (finite variance, rare huge v
                first elements (alternating by input), see :func:`_extremes_at_the_edges`;
                drawn at the input's precision (:func:`_student_t3`)
 large          the normal draw times 100 (exposes overflow in ``exp``/accumulators)
-near_zero      the normal draw times 1e-3 (exposes division and epsilon handling)
+near_zero      the normal draw times 1e-3 (exposes division and epsilon handling); in a
+               hidden test (:func:`draw_inputs` with ``vary_scalar_inputs``) also with a
+               seeded subset of each drawn input's last-dimension slices (rows) set to
+               exactly zero (:func:`zero_slices`): an L2 norm that dropped its epsilon
+               gives NaN on an all-zero (padding) row where the reference gives 0, and
+               read correct on every draw, whose rows are never zero (newcomer nc20)
 shifted        the normal draw minus 10 (all-negative logits: exposes padding
                values such as ``other=0.0`` that dominate a max or a sum of ``exp``)
 positive       the normal draw's absolute value plus 1: every value at least 1, the
@@ -332,7 +337,8 @@ def draw_inputs(get_inputs: Callable[[], Sequence[Any]], seed: int, dist: str, o
                 fixed: Sequence[int] = ()) -> tuple[list[Any], list[Any] | None]:
     """One test's inputs as the judge draws them: ``get_inputs()`` after
     :func:`seed_all` with ``seed + 1``, then :func:`apply_distribution` with ``seed``
-    (and :func:`vary_scalars` with ``vary_scalar_inputs``: the judge's hidden tests).
+    (and, with ``vary_scalar_inputs``, the judge's hidden tests: :func:`zero_slices` on the
+    ``near_zero`` draw, then :func:`vary_scalars`).
 
     Parameters
     ----------
@@ -378,10 +384,51 @@ def draw_inputs(get_inputs: Callable[[], Sequence[Any]], seed: int, dist: str, o
     with torch.device(on):  # on the CPU: what the factory calls do anyway, the same values
         xs = apply_distribution(list(get_inputs()), dist, seed, only, device=on)
         if vary_scalar_inputs:
+            if dist == "near_zero":
+                xs = zero_slices(xs, seed, only)
             xs = vary_scalars(xs, dist, seed, only, ints, fixed)
     if on.type == "cpu":
         return xs, None
     return [x.cpu() if isinstance(x, torch.Tensor) else x for x in xs], xs
+
+
+#: ``near_zero`` in a hidden test zeroes about one last-dimension slice in this many (at least one).
+ZERO_SLICES_EVERY = 8
+
+
+def zero_slices(inputs: Sequence[Any], seed: int, only: Sequence[int] | None = None) -> list[Any]:
+    """``inputs`` with some last-dimension slices (rows: ``x[i, j, :]``) of each floating
+    tensor the distribution drew (every one, or those ``only`` names; a one-element tensor,
+    a scale, is left as it is) set to exactly zero: ``max(1, rows // ZERO_SLICES_EVERY)``
+    rows at positions drawn from ``seed`` (a CPU generator), so a hidden test's secret seed
+    picks them. A vector (one row) is zeroed whole on odd seeds and kept on even ones, so
+    its scale test stays. The tensors are new (:func:`apply_distribution` made them) and
+    are changed in place, keeping their layout and device.
+
+    An all-zero row is where an epsilon matters: ``x / sqrt(sum(x^2) + eps)`` is 0 there
+    and NaN without the ``eps`` (newcomer nc20: a kernel without it read correct, since
+    the ``near_zero`` draw only scales by 1e-3). Where the reference and the float64
+    oracle are both non-finite on such a row (a task with no epsilon), those elements are
+    outside the domain (:func:`kstrata.verify.domain.nonfinite_from_finite`)."""
+    gen = torch.Generator().manual_seed(seed * 6007 + 29)
+    out = list(inputs)
+    for i, x in enumerate(out):
+        if not (isinstance(x, torch.Tensor) and x.is_floating_point()) or x.numel() < 2:
+            continue
+        if only is not None and i not in only:
+            continue
+        if x.dim() == 1:
+            if seed % 2:
+                x.zero_()
+            continue
+        lead = x.shape[:-1]
+        n = math.prod(lead)
+        k = max(1, n // ZERO_SLICES_EVERY)
+        at = torch.randperm(n, generator=gen)[:k] if n <= 1 << 20 else torch.randint(0, n, (k,), generator=gen)
+        mask = torch.zeros(n, dtype=torch.bool)
+        mask[at] = True
+        x[mask.view(lead).to(x.device)] = 0
+    return out
 
 
 def seed_all(seed: int) -> None:

@@ -85,7 +85,8 @@ DRAW_SUMMARY = {
     "uniform": "U(-1, 1)",
     "heavy_tailed": "Student-t (3 degrees of freedom): rare huge values, the extremes at the first and last elements",
     "large": "the normal draw times 100 (overflow in exp or accumulators)",
-    "near_zero": "the normal draw times 1e-3 (division and epsilon handling)",
+    "near_zero": "the normal draw times 1e-3 (division and epsilon handling); hidden tests also set some rows "
+                 "to exactly zero (an all-zero row must give what the reference gives there)",
     "shifted": "the normal draw minus 10 (all-negative logits: padding such as other=0.0 dominates a max or sum)",
     "positive": "the normal draw's absolute value plus 1 (all-positive: a minimum started at 0.0 wins)",
     "grid": "multiples of 1/64 in [-1, 1]: exact sums, so a reduction's rounding allowance is zero",
