@@ -59,6 +59,7 @@ from kstrata.sandbox.client import SINGLE_THREADED, CandidateDied, fresh
 from kstrata.sandbox.reported import self_reported
 from kstrata.verify.free_ints import free_int_inputs, moved_input_names
 from kstrata.verify.layout import layout_problem
+from kstrata.verify.partial_change import changed_in_place
 from kstrata.verify.plan import (TestCase, derive_int, hidden_tests, nominal_tests, nominal_words, octave_tests,
                                  perturbed_shapes, public_tests, screening_shapes, unit_tests)
 from kstrata.verify.prepare import prepare_stage
@@ -231,6 +232,8 @@ class Context:
     current: Any = None
     #: key of the order seeds (:func:`order_seed`), from the run's secret; never sent to the candidate
     order_key: str = ""
+    #: the partial in-place change of ``no_caching`` was made (:meth:`ShapeRun._partial_change`)
+    partial_checked: bool = False
 
     @property
     def deadline(self) -> float | None:
@@ -643,7 +646,47 @@ class ShapeRun:
         is outside the task's numerical domain."""
         pristine, refs, oracles = self.prepare(test)
         out1, out2 = self.calls(pristine, test, refs, POISON_PATTERNS)
-        return self.judge(test, refs, oracles, out1, out2, pristine)
+        failure = self.judge(test, refs, oracles, out1, out2, pristine)
+        if failure is None and not test.public and not self.ctx.partial_checked:
+            self._partial_change(test, pristine, out2, oracles)
+        return failure
+
+    def _partial_change(self, test: TestCase, pristine: list[Any], last: list[Any], before: list[Any]) -> None:
+        """The ``no_caching`` check's partial change, once per verification, at the first hidden
+        test that has an input to change: right after the test's calls (``last``: the candidate's
+        latest output, ``before``: its oracle), one more call on the same inputs with a few interior
+        elements of one input changed (:func:`kstrata.verify.partial_change.changed_in_place`),
+        which land in the same buffer. An output that stays the previous one where the oracle of
+        the new values moved beyond the tolerance is a result cached across calls (a key on the
+        buffer's address and a few sampled elements: newcomer nc20). Skipped where the change
+        takes the inputs outside the task's domain or moves no output."""
+        changed = changed_in_place(pristine, test.seed, self.ctx.task.meta.dist_inputs)
+        if changed is None:
+            return
+        xs, index, _ = changed
+        self.ctx.partial_checked = True
+        tol = self.ctx.task.meta.tolerance
+        with torch.no_grad():
+            seed_all(rng_seed(test))
+            refs = [r.detach() for r in flatten(self.model_dev(*[_to(x, self.device) for x in _clone(xs)]))]
+            oracles = self._oracle(xs, refs, test)
+        refs_cpu = [r.cpu() for r in refs]
+        if outside_domain(refs_cpu, oracles, tol, inputs_finite(xs)) is not None or all(
+                isinstance(a, torch.Tensor) and a.shape == b.shape and agree(a, b, r.dtype, tol)
+                for a, b, r in zip(oracles, before, refs_cpu)):
+            return
+        outs, _ = self.call(xs, test, refs)
+        cmp = self._comparer(test)
+        stale = len(outs) == len(last) and all(
+            isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and a.shape == b.shape
+            and agree(a, b, r.dtype, tol) for a, b, r in zip(outs, last, refs_cpu))
+        if stale and not all(cmp(c, o, r, tol).ok for c, o, r in zip(outs, oracles, refs_cpu)):
+            # the judge's own words (no shape, no count, nothing the candidate chose): said in full on a hidden
+            # test too, where ctx.fire would otherwise withhold it
+            self.ctx.fire("no_caching", f"after a few interior elements of input {index} were changed in place "
+                          "(the same buffer, every other element unchanged) the call returned the previous call's "
+                          "output: a result kept across calls, keyed on something that did not change (the "
+                          "buffer's address, its shape, a few sampled elements)", True, stage="hidden")
 
     def run_tests(self, tests: list[TestCase]) -> tuple[int, Failure | None]:
         """:meth:`run_test` for several tests of this shape, with every candidate
