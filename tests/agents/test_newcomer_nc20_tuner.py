@@ -13,14 +13,19 @@ B. A tilelang-c search with the built-in tuner expanded the start at graph,
 
 from __future__ import annotations
 
+import random
 import re
 from types import SimpleNamespace
+
+import pytest
 
 import kstrata
 from kstrata.agents.base import ProposeContext
 from kstrata.agents.builtin import TileLangTuneProposer, TritonTuneProposer
 from kstrata.backends.registry import get_backend
+from kstrata.backends.tilelang import tune_rules as tl
 from kstrata.backends.triton import tune_rules as tr
+from kstrata.cli.optimize import _check_tune_markers
 from kstrata.search import Budget, SearchSettings, optimize
 
 HEAD = '''import torch
@@ -146,3 +151,28 @@ def test_b_the_stop_line_names_only_the_levels_the_tuner_edits(tmp_path):
     assert "at each of its levels (schedule);" in res.stop_reason, res.stop_reason
     assert "graph" not in res.stop_reason and "source)" not in res.stop_reason
     assert "the built-in tuner has nothing to tune on this kernel" in res.stop_reason
+
+
+# B. `kstrata optimize softmax --backend tilelang-c` verified and timed the shipped start for minutes,
+#    then stopped: only the elementwise TileLang kernels declared `# kstrata-tune:` choices.
+
+@pytest.mark.parametrize("name", ["softmax", "rmsnorm"])
+def test_b_the_shipped_tilelang_c_row_kernels_declare_rows_per_program(name, capsys):
+    backend = get_backend("tilelang-c")
+    sources = backend.initial_sources(kstrata.load_task(name))
+    choices = tl.declared(sources["source"], "c")
+    assert choices.get("rpb", ((),))[0] == (1, 2, 4, 8), choices
+    moves = tl.schedule_variants(sources["source"], sources.get("schedule", ""), "c", random.Random(0), 8)
+    assert {m[2]["rpb"] for m in moves} >= {2, 4}
+    _check_tune_markers(sources, backend, None)
+    assert "warning" not in capsys.readouterr().err
+
+
+def test_b_a_shipped_tilelang_start_without_choices_is_warned_before_the_run(capsys):
+    backend = get_backend("tilelang-c")
+    sources = backend.initial_sources(kstrata.load_task("matmul_square"))
+    assert not tl.declared(sources["source"], "c")
+    _check_tune_markers(sources, backend, None)
+    err = " ".join(capsys.readouterr().err.split())
+    assert "warning: the start declares no `# kstrata-tune:` choices for target 'c'" in err
+    assert "or use --proposer llm" in err

@@ -45,7 +45,7 @@ def _run(tmp_path, task_name, answers):
 
 
 def test_a_threads_only_schedule_on_tilelang_c_is_skipped_without_a_call(tmp_path):
-    exps, roles = _run(tmp_path, "softmax", [DECLINE, DECLINE])
+    exps, roles = _run(tmp_path, "matmul_square", [DECLINE, DECLINE])  # its C form reads SCHEDULE["threads"] only
     assert roles and not any("schedule-level" in r for r in roles), roles
     skips = [json.loads(e.error.split(": ", 1)[1]) for e in exps if e.level == "schedule"]
     assert skips and all(s["skipped"] and "only `SCHEDULE['threads']`" in s["diagnosis"] for s in skips), skips

@@ -51,12 +51,13 @@ def test_builtin_proposer_edits_the_schedule_of_a_shipped_kernel():
 
 
 def test_a_kernel_with_nothing_to_tune_says_so():
-    """rmsnorm's CPU form declares no choices for the C target: the expansion is a
+    """matmul_square's CPU form declares no choices for the C target (rmsnorm's did
+    before it had rows per program, newcomer nc20): the expansion is a
     decline that names why (newcomer nc10: a 2-evaluation tilelang-c run evaluated 1
     and stopped with "policy exhausted", three silent empty expansions)."""
     backend = get_backend("tilelang-c")
     proposer = for_backend(backend)
-    sources = backend.initial_sources(resolve_task("rmsnorm"))
+    sources = backend.initial_sources(resolve_task("matmul_square"))
     node = SimpleNamespace(sources=sources, hash="h0")
     ctx = ProposeContext(backend="tilelang-c", levels=backend.levels)
     batch = proposer.propose(None, node, {}, "schedule", context=ctx)
