@@ -156,7 +156,8 @@ def test_b_the_stop_line_names_only_the_levels_the_tuner_edits(tmp_path):
 # B. `kstrata optimize softmax --backend tilelang-c` verified and timed the shipped start for minutes,
 #    then stopped: only the elementwise TileLang kernels declared `# kstrata-tune:` choices.
 
-@pytest.mark.parametrize("name", ["softmax", "rmsnorm"])
+@pytest.mark.parametrize("name", ["softmax", "rmsnorm", "log_softmax", "layernorm", "sum_dim", "max_dim",
+                                  "fused_exp_mean"])
 def test_b_the_shipped_tilelang_c_row_kernels_declare_rows_per_program(name, capsys):
     backend = get_backend("tilelang-c")
     sources = backend.initial_sources(kstrata.load_task(name))

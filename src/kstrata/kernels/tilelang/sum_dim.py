@@ -1,24 +1,26 @@
-"""Fusion plan: one kernel, one program per row: y = sum(x) over the last axis (keepdim)."""
+"""Fusion plan: one kernel, ``rpb`` rows per program: y = sum(x) over the last axis (keepdim)."""
 
 import tilelang
 import tilelang.language as T
 import torch
 import torch.nn as nn
 
-SCHEDULE = {"threads": 1}
+SCHEDULE = {"rpb": 1, "threads": 1}  # kstrata-tune: rpb in {1, 2, 4, 8}
 
 
 @tilelang.jit(out_idx=[-1])
-def row_kernel(rows, d, threads, dtype="float32"):
+def row_kernel(rows, d, rpb, threads, dtype="float32"):
     @T.prim_func
     def main(X: T.Tensor((rows, d), dtype), Y: T.Tensor((rows, 1), dtype)):
-        with T.Kernel(rows, threads=threads) as r:
+        with T.Kernel(T.ceildiv(rows, rpb), threads=threads) as b:
             acc = T.alloc_var("float32")
             top = T.alloc_var("float32")
-            acc = 0.0
-            for j in T.serial(d):
-                acc += X[r, j]
-            Y[r, 0] = acc
+            for i in T.serial(rpb):
+                if b * rpb + i < rows:
+                    acc = 0.0
+                    for j in T.serial(d):
+                        acc += X[b * rpb + i, j]
+                    Y[b * rpb + i, 0] = acc
 
     return main
 
@@ -27,5 +29,5 @@ class ModelNew(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         d = x.shape[-1]
         x2 = x.contiguous().view(-1, d)
-        y = row_kernel(x2.shape[0], d, SCHEDULE["threads"])(x2)
+        y = row_kernel(x2.shape[0], d, SCHEDULE["rpb"], SCHEDULE["threads"])(x2)
         return y.view(*x.shape[:-1], 1)
