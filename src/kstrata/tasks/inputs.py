@@ -263,10 +263,11 @@ def vary_scalars(inputs: list[Any], dist: str, seed: int, only: Sequence[int] | 
         if i in fixed:
             continue
         if i in ints:
-            out[i] = move_int(x, float(torch.rand((), dtype=torch.float64, generator=gen)))
+            out[i] = move_int(x, float(torch.rand((), dtype=torch.float64, generator=gen, device="cpu")))
             continue
         if type(x) is float and math.isfinite(x):  # a Python number: no distribution draws it
-            out[i] = x * 2.0 ** float(torch.empty((), dtype=torch.float64).uniform_(*SCALAR_OCTAVES, generator=gen))
+            out[i] = x * 2.0 ** float(torch.empty((), dtype=torch.float64, device="cpu").uniform_(*SCALAR_OCTAVES,
+                                                                                                   generator=gen))
             continue
         if not (isinstance(x, torch.Tensor) and x.is_floating_point() and x.numel()):
             continue
@@ -274,7 +275,7 @@ def vary_scalars(inputs: list[Any], dist: str, seed: int, only: Sequence[int] | 
             continue  # the distribution drew it
         if x.numel() > 1 and not _one_value(x):
             continue
-        u = torch.empty((), dtype=torch.float64).uniform_(*SCALAR_OCTAVES, generator=gen)
+        u = torch.empty((), dtype=torch.float64, device="cpu").uniform_(*SCALAR_OCTAVES, generator=gen)
         out[i] = (x.to(torch.float64) * 2.0 ** float(u)).to(x.dtype)
     return out
 
@@ -424,8 +425,9 @@ def zero_slices(inputs: Sequence[Any], seed: int, only: Sequence[int] | None = N
         lead = x.shape[:-1]
         n = math.prod(lead)
         k = max(1, n // ZERO_SLICES_EVERY)
-        at = torch.randperm(n, generator=gen)[:k] if n <= 1 << 20 else torch.randint(0, n, (k,), generator=gen)
-        mask = torch.zeros(n, dtype=torch.bool)
+        at = torch.randperm(n, generator=gen, device="cpu")[:k] if n <= 1 << 20 \
+            else torch.randint(0, n, (k,), generator=gen, device="cpu")
+        mask = torch.zeros(n, dtype=torch.bool, device="cpu")
         mask[at] = True
         x[mask.view(lead).to(x.device)] = 0
     return out

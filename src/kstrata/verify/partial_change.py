@@ -57,23 +57,24 @@ def changed_in_place(inputs: Sequence[Any], seed: int, only: Sequence[int] | Non
            and x.numel() >= CHANGE_MIN_NUMEL and (only is None or i in only) and bool(torch.isfinite(x).all())]
     if not fit:
         return None
-    i = fit[int(torch.randint(0, len(fit), (), generator=gen))]
+    i = fit[int(torch.randint(0, len(fit), (), generator=gen, device="cpu"))]
     x = inputs[i]
     k = min(CHANGE_MAX, max(CHANGE_MIN, x.numel() // CHANGE_EVERY))
     idx = []
     for n in x.shape:  # interior along every dimension that has one
         lo, hi = (1, n - 1) if n > 2 else (0, n)
-        idx.append(torch.randint(lo, hi, (k,), generator=gen))
-    at = torch.stack(idx, 1) if idx else torch.zeros(k, 0, dtype=torch.long)
-    centre = torch.tensor([n // 2 for n in x.shape])
+        idx.append(torch.randint(lo, hi, (k,), generator=gen, device="cpu"))
+    at = torch.stack(idx, 1) if idx else torch.zeros(k, 0, dtype=torch.long, device="cpu")
+    centre = torch.tensor([n // 2 for n in x.shape], device="cpu")
     at = at[~(at == centre).all(1)]
     if not len(at):
         return None
     d = x.double()
     mean, std = float(d.mean()), float(d.std())
-    values = torch.randn(len(at), generator=gen, dtype=torch.float64).mul_(std or 1.0).add_(mean).to(x.dtype)
+    values = torch.randn(len(at), generator=gen, dtype=torch.float64, device="cpu").mul_(std or 1.0).add_(mean) \
+        .to(x.device, x.dtype)
     new = x.clone()  # the input's strides (contiguous for an expanded view, whose elements share memory)
-    new[tuple(at.t())] = values
+    new[tuple(at.t().to(x.device))] = values
     if torch.equal(new, x):
         return None
     out = list(inputs)

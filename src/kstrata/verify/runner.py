@@ -968,8 +968,9 @@ class ShapeRun:
             return []
         gen = torch.Generator().manual_seed(test.seed)
         step = self.FAR_ROUNDING_EPS * torch.finfo(dtype).eps
-        shaken = [x.to(torch.float64, copy=True).mul_(torch.rand(x.shape, generator=gen, dtype=torch.float64)
-                                                      .mul_(2 * step).add_(1 - step))
+        shaken = [x.to(torch.float64, copy=True).mul_(torch.rand(x.shape, generator=gen, dtype=torch.float64,
+                                                                 device="cpu").mul_(2 * step).add_(1 - step)
+                                                      .to(x.device))
                   if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in pristine]
         t0 = time.monotonic()
         try:

@@ -244,7 +244,8 @@ class _Perturb(TorchDispatchMode):
             partial = scale * n if func in (_aten.mean.default, _aten.mean.dim) else scale
             if scale.numel() and exact_in_any_order(func, args, partial, self.u):
                 return out  # no order rounds: nothing to allow for (the grid draw)
-            sign = torch.randint(0, 2, out.shape, generator=self.gen, dtype=out.dtype).mul_(2).sub_(1)
+            sign = torch.randint(0, 2, out.shape, generator=self.gen, dtype=out.dtype, device=self.gen.device) \
+                .mul_(2).sub_(1).to(out.device)
             move = (LAMBDA * math.sqrt(n) * self.u) * scale
             if func in _PLAIN and n > 1 and args[0].dim():
                 dims = args[1] if func in (_aten.sum.dim_IntList, _aten.mean.dim) and len(args) > 1 else None
