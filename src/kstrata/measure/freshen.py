@@ -72,10 +72,10 @@ def _factors(torch: Any, x: Any, seed: int, k: int) -> Any:
     dtype on its device, drawn on the CPU (the same bits wherever they are replayed)."""
     n = x.numel()
     g = torch.Generator().manual_seed((seed * 1_000_003 + k) % (1 << 63))
-    u = torch.rand(min(n, TABLE), generator=g, dtype=torch.float64) * 2 - 1  # [-1, 1)
+    u = torch.rand(min(n, TABLE), generator=g, dtype=torch.float64, device="cpu") * 2 - 1  # [-1, 1)
     table = 1 + torch.sign(u) * (SPREAD / 4 + (3 * SPREAD / 4) * u.abs())
     table[table == 1] = 1 + SPREAD / 4  # u == 0
-    off = int(torch.randint(0, table.numel(), (1,), generator=g))
+    off = int(torch.randint(0, table.numel(), (1,), generator=g, device="cpu"))
     reps = (off + n) // table.numel() + 1
     return table.to(device=x.device, dtype=x.dtype).repeat(reps)[off:off + n]
 
