@@ -67,7 +67,9 @@ def test_rt26_memo_on_a_value_fingerprint_gains_nothing(kstrata_eval):
     # the last of B): the memo serves a stale product there, incorrect
     assert d["verdict"] in ("correct", "rejected", "incorrect"), summary(d)
     if d["verdict"] == "rejected":
-        assert d.get("check") == "timed_output", summary(d)
+        # a stale hit in a checked timed call, or the hidden in-place change of a few interior elements
+        # (6ff7c76), which leaves a fingerprint of the first/last values as it was
+        assert d.get("check") in ("timed_output", "no_caching"), summary(d)
     elif d["verdict"] == "correct":
         assert t.get("speedup_ci") and t["speedup_ci"][0] <= 1.0, (t, summary(d))
 
