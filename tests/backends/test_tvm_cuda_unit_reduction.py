@@ -1,12 +1,13 @@
-"""Known fault, kept visible (2026-12-05, H200): the tvm-cuda start of rmsnorm is
-wrong at D=1, the hidden size-1 probe's shape. dlight drops the unit reduction
-iterator but keeps the block's init, then folds the epilogue into it, so the
-reduction block accumulates into the function's output:
+"""The tvm-cuda default schedule at a unit reduction (2026-12-05, H200): the
+rmsnorm start was wrong at D=1, the hidden size-1 probe's shape. dlight dropped
+the unit reduction iterator but kept the block's init, then folded the epilogue
+into it, so the reduction block accumulated into the function's output:
 ``out = x * rsqrt(out + x^2 + eps) * w`` after ``out = x * rsqrt(0 + eps) * w``
-(benchmarks/results/gpu_tvm_cuda_unit_reduction.txt). Read from the scheduled
-TensorIR on the CPU (CUDA codegen needs no GPU). The D=64 case guards the check
-itself; the D=1 case is a strict xfail that turns into a pass when the default
-GPU schedule handles unit reductions."""
+(benchmarks/results/gpu_tvm_cuda_unit_reduction.txt). Such a PrimFunc now gets
+:func:`kstrata.backends.tvm.schedule.unit_reduction_schedule` (one kernel per
+block, nothing inlined). Read from the scheduled TensorIR on the CPU (CUDA
+codegen needs no GPU; the D=1 case failed before); the D=64 case guards the
+check itself. Not yet run on a GPU."""
 
 from __future__ import annotations
 
@@ -38,6 +39,5 @@ def test_a_full_reduction_accumulates_apart_from_the_output():
     assert _init_blocks_writing_the_output(64) == []
 
 
-@pytest.mark.xfail(strict=True, reason="dlight folds the epilogue into a unit reduction's init (tvm-cuda, D=1)")
 def test_a_unit_reduction_accumulates_apart_from_the_output():
     assert _init_blocks_writing_the_output(1) == []

@@ -272,6 +272,56 @@ def trace_lines(sch: Any) -> list[str]:
     return [str(x) for x in sch.trace.as_python(remove_postproc=True)]
 
 
+def unit_reduction_schedule(func: Any, threads: int = 256) -> list[str] | None:
+    """A GPU schedule for a PrimFunc whose reduction blocks all have reduction loops
+    of extent 1 at this shape (rmsnorm's mean at D=1): each block's spatial loops
+    fused, split by ``threads`` and bound to ``blockIdx.x``/``threadIdx.x``, one
+    kernel per block in order, nothing inlined; ``None`` for a PrimFunc without
+    such a reduction (or with another reduction beside it).
+
+    dlight's rules drop a unit reduction iterator (``transform_block_layout``) but
+    keep the block's init, then ``reverse_compute_inline`` the epilogue into it:
+    the block ran ``out = x * rsqrt(0 + eps) * w`` as its init and
+    ``out = x * rsqrt(out + x^2 + eps) * w`` as its update, wrong on every row
+    (the shipped tvm-cuda rmsnorm start on the H200's hidden D=1 probe,
+    2026-12-05; benchmarks/results/gpu_tvm_cuda_unit_reduction.txt). Such a
+    shape is a test's edge, not a size worth a fast schedule.
+    """
+    import tvm
+
+    sch = tvm.s_tir.Schedule(tvm.IRModule({"main": func}))
+    try:
+        blocks = sch.get_child_blocks(sch.get_sblock("root"))
+    except Exception:  # noqa: BLE001 - no root block: not this case
+        return None
+    unit = False
+    for block in blocks:
+        stmt = sch.get(block)
+        reduce = [iv for iv in stmt.iter_vars if iv.iter_type != tvm.tirx.IterVar.DataPar]
+        if not reduce:
+            continue
+        if not all(isinstance(iv.dom.extent, tvm.tirx.IntImm) and int(iv.dom.extent) == 1 for iv in reduce):
+            return None  # a real reduction: dlight's rules take it
+        unit = True
+    if not unit:
+        return None
+    try:
+        for block in blocks:
+            stmt = sch.get(block)
+            loops = sch.get_loops(block)
+            spatial = sum(1 for iv in stmt.iter_vars if iv.iter_type == tvm.tirx.IterVar.DataPar)
+            if not loops or spatial == 0:
+                return None
+            outer = loops[:spatial]
+            fused = sch.fuse(*outer) if len(outer) > 1 else outer[0]
+            bx, tx = sch.split(fused, [None, threads])
+            sch.bind(bx, "blockIdx.x")
+            sch.bind(tx, "threadIdx.x")
+    except Exception:  # noqa: BLE001 - the loops are not in the simple form this handles: the rules decide
+        return None
+    return trace_lines(sch)
+
+
 def default_gpu_schedule(funcs: dict[str, Any], target: Any) -> str:
     """Thread-bound schedules for a GPU target (as text).
 
@@ -308,6 +358,10 @@ def default_gpu_schedule(funcs: dict[str, Any], target: Any) -> str:
             # no tensor-core attempt: a failed sch.tensorize formats its error through
             # ToJSONGraph, which segfaults with apache-tvm-ffi 0.1.15.x (see tune.py)
             main = tvm.IRModule({"main": func.with_attr("dlight.do_not_tensorize", True)})["main"]
+            unit = unit_reduction_schedule(func)
+            if unit is not None:  # dlight's rules are wrong there (see unit_reduction_schedule)
+                per_func[name] = unit
+                continue
             for rule in rules:
                 if rule is None:
                     lines = default_elementwise(func, target)
