@@ -18,6 +18,7 @@ import torch
 from pydantic import ValidationError
 
 from kstrata.pysyntax import parse_module
+from kstrata.sandbox.redzone import same_values
 from kstrata.tasks.base import USER_FILE_ERRORS, Task, TaskError, import_module_from_path
 from kstrata.tasks.meta import Dtype, TaskMeta, inferred_category, level_from_path, op_kinds, quantizes_source
 from kstrata.tasks.scaled import ShapeModeError
@@ -450,7 +451,8 @@ def check_reference_at(task: Task, shape: dict[str, int] | None, inputs_kept: bo
             "torch.tensor(...))"
         )
     _check_dtype(task, inputs, list(out) if isinstance(out, (tuple, list)) else [out])
-    changed = [i for i, x in before.items() if not _same(x, inputs[i])]
+    # the inputs_unchanged check's own comparison, so the refusal says what a candidate would meet
+    changed = [i for i, x in before.items() if not same_values(torch, x, inputs[i])]
     if changed:
         raise TaskError(
             f"{task.path}: Model.forward changes get_inputs() item {changed[0]} in place ({where}); a candidate "
@@ -458,16 +460,6 @@ def check_reference_at(task: Task, shape: dict[str, int] | None, inputs_kept: bo
             "does would be rejected: make the reference work on a copy (x = x.clone() first) or use the "
             "out-of-place op (torch.relu rather than torch.relu_, inplace=False)")
     _CHECKED[key] = None
-
-
-def _same(a: torch.Tensor, b: torch.Tensor) -> bool:
-    """Bit-identical tensors of one shape and dtype (a NaN equal to the same NaN)."""
-    if a.shape != b.shape or a.dtype != b.dtype:
-        return False
-    a, b = a.contiguous().reshape(-1), b.contiguous().reshape(-1)
-    if a.is_floating_point() or a.is_complex():
-        a, b = a.view(torch.uint8), b.view(torch.uint8)
-    return bool(torch.equal(a, b))
 
 
 def resolve_task(name_or_path: str, search_dir: str | Path | None = None) -> Task:
