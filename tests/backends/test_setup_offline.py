@@ -270,3 +270,31 @@ def test_download_command_names_this_machines_platform(monkeypatch):
                                          "manylinux_2_24_x86_64", "manylinux_2_17_x86_64", "manylinux2014_x86_64"]
     monkeypatch.setattr(platform, "libc_ver", lambda *a, **k: ("", ""))  # musl, macOS: no tag guessed
     assert "--platform" not in envs.download_command_here()
+
+
+def test_a_setup_without_system_torch_drops_the_base_venv_pth_an_earlier_one_left(tmp_path, monkeypatch):
+    """CI (f874efc): a `--torch system` setup of the real environment (an old test) wrote
+    _kstrata_base_venv.pth; the pinned setup after it remade the venv but kept the file, so the
+    main environment's apache-tvm showed through in the TileLang workers, and a later setup with
+    the same plan said 'up to date'."""
+    monkeypatch.setenv("KSTRATA_ENV_DIR", str(tmp_path))
+    env = tmp_path / "tilelang"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(env)], check=True)
+    py = envs.env_python("tilelang")
+    pth = envs._base_venv_pth(py)
+    pth.write_text(f"{tmp_path / 'elsewhere'}\n")
+    plan = envs.make_plan(envs.TILELANG)
+    from kstrata.atomic import write_atomic
+
+    write_atomic(env / envs.MANIFEST, json.dumps({"plan_digest": plan.digest(), "plan": {"torch": plan.torch},
+                                                  "installed": {}}))
+    ok, why = envs.env_ready("tilelang")
+    assert not ok and envs.BASE_VENV_PTH in why and "kstrata setup" in why
+    calls = []
+    monkeypatch.setattr(envs, "_run", lambda cmd, log, wheels=None, env=None: calls.append(cmd))
+    monkeypatch.setattr(envs, "_freeze", lambda py: {"tilelang": "0.1.15"})
+    res = envs.ensure_env(envs.TILELANG)
+    assert res.changed and calls  # not 'up to date' while the file is there
+    assert not pth.exists()
+    assert envs.env_ready("tilelang") == (True, "")
+    assert not envs.ensure_env(envs.TILELANG).changed  # and now it is

@@ -135,10 +135,16 @@ def env_ready(name: str) -> tuple[bool, str]:
     py = env_python(name)
     if not py.exists():
         return False, f"isolated environment {env_dir(name)} does not exist; run `kstrata setup`"
-    if read_manifest(name) is None:
+    manifest = read_manifest(name)
+    if manifest is None:
         return False, (f"{env_dir(name)} has no {MANIFEST}: its setup failed or was interrupted; run "
                        f"`kstrata setup` again, with the same --wheels/--torch options on a machine without "
                        f"network (its last error said what was missing)")
+    system = (manifest.get("plan") or {}).get("torch") == SYSTEM_TORCH
+    if not system and _base_venv_pth(py).exists():
+        return False, (f"{env_dir(name)} still sees another environment's packages through "
+                       f"{_base_venv_pth(py).name}, left by an earlier `--torch {SYSTEM_TORCH}` setup; "
+                       f"run `kstrata setup` again (it removes the file)")
     return True, ""
 
 
@@ -588,7 +594,8 @@ def _ensure_locked(spec: EnvSpec, plan: Plan, force: bool, log: Callable[[str], 
     path = env_dir(spec.name)
     py = env_python(spec.name)
     manifest = read_manifest(spec.name)
-    if not force and manifest and manifest.get("plan_digest") == plan.digest() and py.exists():
+    stale_pth = not plan.system_torch and _base_venv_pth(py).exists()  # see below
+    if not force and manifest and manifest.get("plan_digest") == plan.digest() and py.exists() and not stale_pth:
         return SetupResult(spec.name, path, False, time.perf_counter() - start,
                            manifest.get("installed", {}), "up to date")
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -603,6 +610,11 @@ def _ensure_locked(spec: EnvSpec, plan: Plan, force: bool, log: Callable[[str], 
             raise EnvMissingError(f"--torch {SYSTEM_TORCH}: torch does not import from the site packages "
                                   f"of {sys.executable}'s base interpreter; install torch there or name "
                                   f"a torch requirement\n{e}") from None
+    else:
+        # An earlier `--torch system` setup of this folder left the .pth that lists the running venv's
+        # site packages; remade without --system-site-packages the venv still read it, and the main
+        # environment's apache-tvm (and its apache-tvm-ffi) showed through in the TileLang workers.
+        _base_venv_pth(py).unlink(missing_ok=True)
     torch = [] if plan.system_torch else [plan.torch]
     wheels = plan.wheels
     pip = [*_pip(py), "install", "--disable-pip-version-check", "-q", *plan.pip_args]
@@ -677,8 +689,7 @@ def _see_running_venv(py: Path, log: Callable[[str], None]) -> None:
     running venv's site-packages folders; ``site`` appends them after the
     environment's own folder, so its own pins (``apache-tvm-ffi``) still win.
     Removed again when this interpreter is not a venv."""
-    version = f"python{sys.version_info[0]}.{sys.version_info[1]}"  # the venv was made by this interpreter
-    pth = py.parent.parent / "lib" / version / "site-packages" / BASE_VENV_PTH
+    pth = _base_venv_pth(py)
     if sys.prefix == sys.base_prefix:
         pth.unlink(missing_ok=True)
         return
@@ -690,6 +701,12 @@ def _see_running_venv(py: Path, log: Callable[[str], None]) -> None:
 
     pth.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(pth, "".join(f"{p}\n" for p in ours))
+
+
+def _base_venv_pth(py: Path) -> Path:
+    """Where :func:`_see_running_venv` writes :data:`BASE_VENV_PTH` for interpreter ``py``."""
+    version = f"python{sys.version_info[0]}.{sys.version_info[1]}"  # the venv was made by this interpreter
+    return py.parent.parent / "lib" / version / "site-packages" / BASE_VENV_PTH
 
 
 def _sees_system_site(path: Path) -> bool:
