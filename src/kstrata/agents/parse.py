@@ -244,10 +244,53 @@ def edit_blocks(text: str) -> tuple[list[Edit], list[str]]:
     return edits, prose
 
 
-def _locate(source: str, search: str) -> list[tuple[int, int, str]]:
+#: Work one SEARCH part may cost, in all, while it is located with an indentation shift forgiven
+#: (each position whose first line fits is compared line by line; a line costs its characters plus
+#: :data:`LOCATE_LINE_COST`, so at most 400,000 line comparisons, under a second): an answer whose
+#: SEARCH part almost matched everywhere (30,000 lines against 60,000 the same) held kstrata's own
+#: process for about 20 minutes (red team rt62); honest edits compare a few thousand.
+LOCATE_CHARS = 20_000_000
+LOCATE_LINE_COST = 50
+#: Characters of current source one answer's edits may read, in all (each edit looks for its SEARCH
+#: part in the whole current source): 40,000 edits of a 2 MB source took about a minute (red team rt62).
+EDIT_WORK_CHARS = 1_000_000_000
+#: An edit's SEARCH text that does not occur is answered with the closest source line: the first
+#: HINT_LINES lines are compared, each by its first HINT_LINE_CHARS characters.
+HINT_LINES, HINT_LINE_CHARS = 10_000, 200
+
+
+def _exact_lines(rs: list[str], rp: list[str], limit: int = 2) -> list[tuple[int, int, str]]:
+    """Up to ``limit`` positions where the lines ``rp`` occur in ``rs`` as a run
+    of whole lines, found with one string search each (linear in their
+    length): lines hold no newline, so a match of the newline-framed text
+    starts at a line start."""
+    import bisect
+
+    text, needle = "\n" + "\n".join(rs) + "\n", "\n" + "\n".join(rp) + "\n"
+    starts, at = [], 0
+    for line in rs:
+        starts.append(at)
+        at += len(line) + 1
+    hits: list[tuple[int, int, str]] = []
+    p = text.find(needle)
+    while p >= 0 and len(hits) < limit:
+        i = bisect.bisect_left(starts, p)
+        hits.append((i, i + len(rp), ""))
+        p = text.find(needle, p + 1)
+    return hits
+
+
+def _locate(source: str, search: str, n_edit: int = 1) -> list[tuple[int, int, str]]:
     """Where ``search`` matches ``source``: ``(start_line, end_line, indent)``
     matches by line, with trailing whitespace ignored and, if that finds
-    nothing, one indentation prefix added to (or removed from) every line."""
+    nothing, one indentation prefix added to (or removed from) every line; at
+    most two (more is ambiguous anyway).
+
+    Raises
+    ------
+    ParseError
+        ``edit_no_match`` when the indentation-forgiving search would compare
+        more than :data:`LOCATE_CHARS` (lines compared)."""
     src = source.splitlines()
     pat = search.splitlines()
     n = len(pat)
@@ -255,24 +298,37 @@ def _locate(source: str, search: str) -> list[tuple[int, int, str]]:
         return []
     rs = [line.rstrip() for line in src]
     rp = [line.rstrip() for line in pat]
-    hits = [(i, i + n, "") for i in range(len(src) - n + 1) if rs[i : i + n] == rp]
+    hits = _exact_lines(rs, rp)
     if hits:
         return hits
     first = next((k for k, line in enumerate(rp) if line.strip()), None)
     if first is None:
         return []
+    b = rp[first]
+    stripped = b.lstrip()
+    base = b[: len(b) - len(stripped)]
+    work = 0
     for i in range(len(src) - n + 1):
-        a, b = rs[i + first], rp[first]
-        if not a.endswith(b.lstrip()):
+        a = rs[i + first]
+        if not a.endswith(stripped):
             continue
-        shift = a[: len(a) - len(b.lstrip())]
-        base = b[: len(b) - len(b.lstrip())]
-        ok = all(
-            (not p.strip() and not s.strip()) or _reindent(p, base, shift) == s
-            for p, s in zip(rp, rs[i : i + n])
-        )
-        if ok:
+        shift = a[: len(a) - len(stripped)]
+        for p, s in zip(rp, rs[i : i + n]):
+            work += len(p) + LOCATE_LINE_COST
+            if not ((not p.strip() and not s.strip()) or _reindent(p, base, shift) == s):
+                break
+        else:
             hits.append((i, i + n, f"{base}\0{shift}"))
+            if len(hits) > 1:
+                return hits
+        if work > LOCATE_CHARS:
+            raise ParseError(
+                "edit_no_match",
+                f"the SEARCH text of edit block {n_edit} does not occur in the current source as it is, and "
+                "finding it with its indentation changed would take too long (its lines nearly match in too many "
+                "places). Copy SEARCH lines exactly from the current source, only as many as make it unique.",
+                edit=n_edit,
+            )
     return hits
 
 
@@ -290,9 +346,20 @@ def apply_edits(source: str, edits: list[Edit] | tuple[Edit, ...]) -> str:
     ParseError
         ``edit_no_match`` (with the closest lines of the current source),
         ``edit_ambiguous`` (SEARCH occurs more than once) or ``malformed_edit``
-        (an empty SEARCH on a non-empty source).
+        (an empty SEARCH on a non-empty source); ``too_long`` when the edits
+        would read more than :data:`EDIT_WORK_CHARS` characters of source.
     """
+    work = 0
     for n, e in enumerate(edits, 1):
+        work += len(source) + len(e.search)
+        if work > EDIT_WORK_CHARS:
+            raise ParseError(
+                "too_long",
+                f"its {len(edits)} edits of a source of {len(source)} characters would take too long to apply "
+                f"(edit block {n} and later were not). Send fewer SEARCH/REPLACE edits, each covering the lines "
+                "that change together, or the whole source in one code block.",
+                edit=n,
+            )
         if not e.search.strip():
             if source.strip():
                 raise ParseError(
@@ -308,7 +375,7 @@ def apply_edits(source: str, edits: list[Edit] | tuple[Edit, ...]) -> str:
             continue
         if count > 1:
             raise _ambiguous(n, count)
-        hits = _locate(source, e.search)
+        hits = _locate(source, e.search, n)
         if len(hits) > 1:
             raise _ambiguous(n, len(hits))
         if not hits:
@@ -338,10 +405,13 @@ def _ambiguous(n: int, count: int) -> ParseError:
 def _no_match(n: int, source: str, search: str) -> ParseError:
     src = source.splitlines()
     first = next((line for line in search.splitlines() if line.strip()), "")
-    close = difflib.get_close_matches(first, src, n=1, cutoff=0.5)
+    # the hint compares line beginnings of the first lines only: difflib's ratio on whole lines of
+    # 30,000 characters took 79 s for a 2 MB answer (red team rt62)
+    heads = [line[:HINT_LINE_CHARS] for line in src[:HINT_LINES]]
+    close = difflib.get_close_matches(first[:HINT_LINE_CHARS], heads, n=1, cutoff=0.5)
     hint = ""
     if close:
-        k = src.index(close[0])
+        k = heads.index(close[0])
         snippet = "\n".join(src[k : k + max(3, min(8, len(search.splitlines())))])
         hint = f" The closest lines of the current source start at line {k + 1}:\n{snippet}\n"
     return ParseError(

@@ -1,0 +1,105 @@
+"""Red-team round rt62: what an attacker's answers, candidates, task files,
+options and run folders still reached (the kinds of ``cases/sandbox``). Each
+test fails before its fix."""
+
+from __future__ import annotations
+
+import signal
+from contextlib import contextmanager
+
+import pytest
+
+
+@contextmanager
+def _within(seconds: float, what: str):
+    """Raise TimeoutError when the block takes over ``seconds`` (kstrata's own process)."""
+    def too_slow(*_):
+        raise TimeoutError(f"{what} took over {seconds:g} s")
+
+    old = signal.signal(signal.SIGALRM, too_slow)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+
+
+_CURRENT = "import torch\nclass ModelNew(torch.nn.Module):\n    def forward(self, x):\n        return torch.relu(x)\n"
+
+
+def _edit(search: str, replace: str) -> str:
+    return f"<<<<<<< SEARCH\n{search}=======\n{replace}>>>>>>> REPLACE\n"
+
+
+@pytest.mark.parametrize("indent", ["", "  "])
+def test_an_edit_whose_search_part_almost_matches_everywhere_is_applied_in_bounded_time(indent):
+    """An LLM answer's SEARCH/REPLACE edits are applied in kstrata's own
+    process. The first edit grows the source by 60,000 one-character lines, the
+    second searches for 30,000 of them plus one line that is nowhere: locating
+    it compared every position line by line (quadratic), and this 200 KB answer
+    held kstrata for about 20 minutes (a 48 KB one 76 s; a 4 MB answer, the
+    largest read, days). With the source indented, the search forgiving a
+    uniform indentation shift did the same. It must end within 10 s, as an
+    unusable answer."""
+    from kstrata.agents import parse as P
+
+    grown = "class ModelNew(torch.nn.Module):\n" + f"{indent}#\n" * 60_000
+    answer = _edit("class ModelNew(torch.nn.Module):\n", grown) + _edit("#\n" * 30_000 + "#x\n", "y\n")
+    with _within(10, "applying the edits"), pytest.raises(P.ParseError) as e:
+        P.parse_answer(answer, _CURRENT, language="python")
+    assert e.value.kind in ("edit_no_match", "too_long"), e.value
+
+
+def test_many_small_edits_of_a_large_source_are_refused_in_bounded_time():
+    """Each edit reads the whole current source: 40,000 edits of a 2 MB
+    source (an earlier answer's) took about a minute; they are refused once
+    applying them would read more than the limit, saying what to send."""
+    from kstrata.agents import parse as P
+
+    n = 40_000
+    current = "import torch\n" + "".join(f"# u{i:06d}\n" for i in range(n)) + "z" * 1_600_000 + "\n"
+    answer = "".join(_edit(f"# u{i:06d}\n", f"# v{i:06d}\n") for i in range(n))
+    with _within(10, "applying the edits"), pytest.raises(P.ParseError) as e:
+        P.parse_answer(answer, current, language="python")
+    assert e.value.kind == "too_long" and "edits" in str(e.value), e.value
+
+
+def test_located_edits_still_apply():
+    """The bounded search still finds what the old one found: trailing spaces
+    and a uniform indentation shift forgiven, an ambiguous SEARCH refused."""
+    from kstrata.agents import parse as P
+
+    out = P.apply_edits(_CURRENT, [P.Edit("return torch.relu(x)  \n", "return torch.abs(x)\n")])
+    assert "        return torch.abs(x)\n" in out
+    out = P.apply_edits(_CURRENT, [P.Edit("def forward(self, x):   \n    return torch.relu(x)\n",
+                                          "def forward(self, x):\n    return x\n")])
+    assert out.endswith("    def forward(self, x):\n        return x\n")
+    with pytest.raises(P.ParseError) as e:
+        P.apply_edits("a = 1 \nb\na = 1  \n", [P.Edit("a = 1\n", "c\n")])
+    assert e.value.kind == "edit_ambiguous"
+    with pytest.raises(P.ParseError) as e:
+        P.apply_edits("    a\n    a\n", [P.Edit("a\n", "c\n")])
+    assert e.value.kind == "edit_ambiguous"
+
+
+def test_the_closest_line_hint_of_an_unmatched_edit_is_found_in_bounded_time():
+    """An unmatched SEARCH is answered with the closest line of the source
+    (difflib): 60 source lines of 30,000 characters, each nearly the SEARCH
+    line, took 79 s to compare. It must take under 10 s and still name the
+    closest line of an honest source."""
+    import random
+
+    from kstrata.agents import parse as P
+
+    rng = random.Random(1)
+    alpha = [chr(c) for c in range(0x4E00, 0x4E00 + 3000)]
+    lines = ["".join(rng.choice(alpha) for _ in range(30_000)) for _ in range(60)]
+    answer = (_edit("class ModelNew(torch.nn.Module):\n", "class ModelNew(torch.nn.Module):\n"
+                    + "".join(line + "\n" for line in lines)) + _edit(lines[0][:-1] + "!\n", "y\n"))
+    with _within(10, "the closest-line hint"), pytest.raises(P.ParseError) as e:
+        P.parse_answer(answer, _CURRENT)
+    assert e.value.kind == "edit_no_match"
+    with pytest.raises(P.ParseError) as e:
+        P.parse_answer(_edit("        return torch.relu(y)\n", "x\n"), _CURRENT)
+    assert "line 4" in e.value.feedback and "torch.relu(x)" in e.value.feedback
