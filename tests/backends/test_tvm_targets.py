@@ -101,3 +101,15 @@ def test_metaschedule_tune_is_correct_and_cached(tmp_path):
     ok, why = run_once(get_backend("tvm-llvm"), task, r.sources, task.small_shapes[-1])  # rebuilt there
     assert ok, why
     assert tune(task, shape, trials=4, cache_dir=tmp_path).cached
+
+
+def test_opencl_unit_reduction_workspace_is_launched(opencl):
+    """Queue round rt63: mean_dim's shipped start failed to load at the hidden
+    B=1, R=1, D=3 ("kernel mean_kernel argument x_red.data is neither a parameter
+    nor a workspace"): the host allocates the float32 workspace as
+    ``T.alloc_buffer((3,))``, dtype left out, which the launch table did not read."""
+    task = resolve_task("mean_dim")
+    shape = {"B": 1, "R": 1, "D": 3}
+    sources = opencl.initial_sources(task)
+    ok, why = run_once(opencl, task, sources, shape)
+    assert ok, why

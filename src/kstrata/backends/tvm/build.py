@@ -307,7 +307,7 @@ def launch_table(funcs: dict[str, Any], target: Any) -> dict[str, Any]:
     -------
     dict
         ``{primfunc: {"params": [buffer names in call order],
-        "kernels": [{"name", "args": [buffer name | {"alloc": [nbytes]} | int],
+        "kernels": [{"name", "args": [buffer name | {"alloc": nbytes, "name": workspace} | int],
         "grid": [x, y, z], "block": [x, y, z], "shared": bytes}]}}``,
         read from TVM's own host/device split (``tvm.tirx.build`` steps 3-5).
     """
@@ -365,7 +365,8 @@ def launch_table(funcs: dict[str, Any], target: Any) -> dict[str, Any]:
                 if n in params or base in params:
                     args.append(n if n in params else base)
                 elif n in allocs or base in allocs:
-                    args.append({"alloc": allocs.get(n, allocs.get(base))})
+                    key = n if n in allocs else base  # one buffer per workspace, shared by the kernels
+                    args.append({"alloc": allocs[key], "name": key})
                 else:
                     raise BuildError(f"kernel {kname} argument {a} is neither a parameter nor a workspace")
             entry["kernels"].append({"name": kname, "args": args, "grid": grid, "block": block,
@@ -377,15 +378,18 @@ def launch_table(funcs: dict[str, Any], target: Any) -> dict[str, Any]:
 
 
 def _workspaces(host_script: str) -> dict[str, int]:
-    """Global workspaces a host function allocates: name -> bytes."""
+    """Global workspaces a host function allocates: name -> bytes. TVMScript
+    leaves the dtype out where it is float32 (``x_red = T.alloc_buffer((3,))``,
+    mean_dim's unit reduction at B=1, R=1, D=3): 4 bytes an element then."""
     out: dict[str, int] = {}
-    for m in re.finditer(r"(\w+) = T\.\w*alloc\w*\(\(([^)]*)\),\s*\"(\w+)\"", host_script):
+    for m in re.finditer(r"(\w+) = T\.\w*alloc\w*\(\(([^)]*)\)(?:,\s*\"(\w+)\")?", host_script):
         n = 1
         for e in m.group(2).split(","):
             e = re.sub(r"T\.int64\((\d+)\)", r"\1", e.strip())
             if e:
                 n *= int(e)
-        bits = int(re.search(r"(\d+)$", m.group(3)).group(1)) if re.search(r"\d+$", m.group(3)) else 8
+        dtype = m.group(3) or "float32"
+        bits = int(re.search(r"(\d+)$", dtype).group(1)) if re.search(r"\d+$", dtype) else 8
         out[m.group(1)] = n * max(bits // 8, 1)
     return out
 

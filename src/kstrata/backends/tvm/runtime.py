@@ -266,15 +266,22 @@ class OpenCLRunner:
                     self._fill(bufs[o], nbytes, dtype, pattern)
             entry = self.launch[step["func"]]
             local = dict(zip(entry["params"], [bufs[a] for a in step["args"] + step["outs"]]))
+            # a PrimFunc's workspace is one buffer for all its kernels: one writes it, the next reads it
+            spaces: dict[str, Any] = {}
             for k in entry["kernels"]:
                 args = []
                 for a in k["args"]:
                     if isinstance(a, str):
                         args.append(local[a])
                     elif isinstance(a, dict):
-                        args.append(cl.Buffer(self.ctx, cl.mem_flags.READ_WRITE, max(a["alloc"], 1)))
-                        if pattern and a["alloc"]:
-                            self._fill(args[-1], a["alloc"], None, pattern)
+                        ws = spaces.get(a.get("name", ""))
+                        if ws is None:
+                            ws = cl.Buffer(self.ctx, cl.mem_flags.READ_WRITE, max(a["alloc"], 1))
+                            if pattern and a["alloc"]:
+                                self._fill(ws, a["alloc"], None, pattern)
+                            if a.get("name"):
+                                spaces[a["name"]] = ws
+                        args.append(ws)
                     else:
                         args.append(np.int32(a))
                 kern = self._kernels[k["name"]]
