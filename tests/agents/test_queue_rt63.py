@@ -36,3 +36,42 @@ def test_tilelang_c_source_prompt_says_t_max_does_not_compile_in_t_vectorized():
     assert "`T.max` and `T.min` inside `T.vectorized` do not compile on this target" in text
     assert "no match for 'operator>'" in text and "`T.serial` loop of constant extent" in text
     assert "(`+ - * /`, `T.max`, `T.min`) lower" not in text
+
+
+PROBE = ("a public probe fails too: at shape B=2, R=1, D=128 (the public shape B=2, R=64, D=128 with R = 1; input "
+         "seed 0, draw `normal`): the candidate gives compile_error (load): kernel mean_kernel argument x_red.data "
+         "is neither a parameter nor a workspace")
+
+
+@pytest.mark.parametrize("where", ["current", "last_answer"])
+def test_a_hidden_load_failure_shows_its_public_probe(where):
+    """mean_dim on tvm-opencl: the start and every answer after it were
+    compile_error (load) at a hidden shape, the prompt said only "did not load
+    at a hidden test's shape (an exception)". The verifier now probes public
+    shapes of the same kind (tests/verify/test_hidden_probes.py); the prompt
+    carries that probe's error, for the current candidate and for a failed answer."""
+    from kstrata.store.records import EvaluationRecord
+
+    items = [{"kind": "hidden_failure", "level": "schedule", "text": "all public tests pass but the candidate does "
+              "not load at a hidden test's shape", "data": {}},
+             {"kind": "public_probe", "level": "schedule", "text": PROBE, "data": {}}]
+    evaluation = EvaluationRecord(verdict="compile_error", check="load", feedback=items, evidence={
+        "message": "the candidate did not load at a hidden test's shape (an exception)"})
+    sources = {"graph": "# kstrata-tvm graph\n", "schedule": "def schedule(sch):\n    pass\n"}
+    root = rec("a", sources=sources, backend="tvm-opencl")
+    nodes = [root]
+    if where == "current":
+        root.evaluation = evaluation
+    else:
+        child = rec("b", "schedule", ("a",), sources={**sources, "schedule": "def schedule_mean(sch):\n    pass\n"},
+                    backend="tvm-opencl", expansion_id=1, rationale="a plain schedule")
+        child.evaluation = evaluation
+        nodes.append(child)
+    tree = CandidateTree(nodes)
+    provider = ScriptedProvider(["DECLINE\nDIAGNOSIS: looking"])
+    prop = LLMProposer(provider, NoLog(), backend=None)
+    with pytest.raises(Declined):
+        prop.propose(resolve_task("mean_dim"), tree["a" * 8], tree["a" * 8].feedback(), "schedule",
+                     context=ProposeContext(backend="tvm-opencl", levels=("graph", "schedule"), tree=tree))
+    text = provider.prompts[0][1]["content"]
+    assert "at shape B=2, R=1, D=128" in text and "is neither a parameter nor a workspace" in text, text

@@ -145,3 +145,40 @@ def test_outputs_that_follow_the_poison_are_told_from_a_race():
     assert follows_poison([nan], [big]) and follows_poison([nan], [torch.tensor([1.0, float("inf")])])
     assert not follows_poison([torch.tensor([1.0, 2.0])], [torch.tensor([1.0, 2.5])])  # a race's difference
     assert not follows_poison([big], [nan])  # the other order is not the patterns' (NaN first, then 1e30)
+
+
+#: does not load below D=4 (the hidden sweep has D=1); its error names the size
+NO_SMALL_D = textwrap.dedent('''
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+
+    class ModelNew(nn.Module):
+        def __init__(self, dim, eps=1e-5):
+            super().__init__()
+            if dim < 4:
+                raise ValueError(f"dim={dim}: rows shorter than the 4-wide vector are not handled")
+            self.eps = eps
+            self.weight = nn.Parameter(1 + 0.1 * torch.randn(dim))
+            self.bias = nn.Parameter(0.1 * torch.randn(dim))
+
+        def forward(self, x):
+            return F.layer_norm(x, (x.shape[-1],), self.weight, self.bias, self.eps)
+''')
+
+
+def test_a_candidate_that_does_not_load_at_a_hidden_shape_gets_the_error_at_a_public_probe():
+    """Queue round rt63 (mean_dim on tvm-opencl): a load failure at a hidden
+    shape read only "the candidate did not load at a hidden test's shape (an
+    exception)", with no probe: no agent could tell what to fix. A public
+    probe of the same kind that does not load either now names the error."""
+    task = resolve_task("layernorm")
+    ev = runner.run_protocol(task, "pytorch", {"source": NO_SMALL_D}, SECRET, scope="small")
+    assert ev["verdict"] == "compile_error" and ev["check"] == "load", ev
+    assert ev["evidence"]["message"] == "the candidate did not load at a hidden test's shape (ValueError)", ev
+    kinds = [i["kind"] for i in ev["feedback"]]
+    assert kinds[:2] == ["hidden_failure", "public_probe"], ev["feedback"]
+    probe = ev["feedback"][1]
+    assert "a public probe fails too: at shape B=8, D=1" in probe["text"], probe
+    assert "compile_error (load)" in probe["text"] and "dim=1: rows shorter than the 4-wide vector" in probe["text"]

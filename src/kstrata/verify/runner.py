@@ -1504,7 +1504,20 @@ def run_protocol(task: Task, backend_name: str, sources: dict[str, str], secret:
             ctx.proc = respawn()
             ctx.proc.saw_hidden, ctx.proc.restored_hidden = True, restored
         ctx.prepared.append(warmed or prepare_stage(ctx, hid, False, respawn, build) or {})
-        n, failure, _ = _run_stage(ctx, hid)
+        try:
+            n, failure, _ = _run_stage(ctx, hid)
+        except Stop as s:
+            if s.verdict == Verdict.COMPILE_ERROR and s.check == "load":
+                # its message is withheld (it could name the hidden shape): a public probe that does not
+                # load either gives the agent the error itself (queue round rt63: mean_dim on tvm-opencl
+                # read only "did not load at a hidden test's shape (an exception)", every answer after)
+                level = failing_level(backend, sources)
+                ev.feedback = [fb.item("hidden_failure", level,
+                                       "all public tests pass but the candidate does not load at a hidden "
+                                       "test's shape; the hidden set covers the sweep's boundary shapes (sizes "
+                                       "1, primes, non-multiples of any block size)")] + \
+                    fb.boundary_probes(ctx, pub, level)
+            raise
         ev.hidden_tests = n
         if failure is not None:
             level = failing_level(backend, sources)
