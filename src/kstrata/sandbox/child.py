@@ -623,7 +623,7 @@ class Harness(metaclass=_Sealed):
         findings: list[dict] = []
         recorder: Any = nullcontext()
         if h.get("record_ops"):  # dispatch and function modes: one switch turns off only one of them
-            recorder = self._ops.Recorders()
+            recorder = self._ops.Recorders(xs)
         hooks = getattr(self.backend, "launch_hooks", None)
         counting = hooks.count() if (hooks is not None and h.get("count_launches")) else nullcontext()
         noop = hooks.noop() if (hooks is not None and h.get("noop")) else nullcontext()
@@ -659,6 +659,13 @@ class Harness(metaclass=_Sealed):
                                  f"PyTorch operators for outputs of {size} elements: its work is done element by "
                                  "element in Python (scalar reads and writes), not by a DSL kernel",
                                  "evidence": {"ops": recorder.dispatch.count, "elements": size}})
+            if h.get("moves_only") and self._ops.moved_the_data(recorder.dispatch.moved, size):
+                findings.append({"check": "no_torch_compute", "message": f"the call's host code copied "
+                                 f"{recorder.dispatch.moved} elements of its inputs with PyTorch (copy_, clone, "
+                                 f"contiguous, to, cat, stack) for outputs of {size} elements: the task's reference "
+                                 "only moves data, so those copies did its work; the DSL kernel must read the "
+                                 "inputs as they are (their strides) and write the outputs itself",
+                                 "evidence": {"moved": recorder.dispatch.moved, "elements": size}})
         findings += self._output_findings(outs, xs, poisoned)
         if pristine is not None:
             findings += self._zone_findings()

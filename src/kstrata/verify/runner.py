@@ -234,6 +234,10 @@ class Context:
     order_key: str = ""
     #: the partial in-place change of ``no_caching`` was made (:meth:`ShapeRun._partial_change`)
     partial_checked: bool = False
+    #: the task's reference runs only allowed operators (it moves data: a transpose, a cast), so a DSL
+    #: candidate's host copies of its inputs may not do the work (:func:`kstrata.verify.integrity.ops.moved_the_data`);
+    #: None until the first reference call of a DSL candidate's verification
+    moves_only: bool | None = None
 
     @property
     def deadline(self) -> float | None:
@@ -508,6 +512,7 @@ class ShapeRun:
         order = order_seed(self.ctx.order_key, self._rng) if poison == POISON_PATTERNS[1] else None
         return {"op": "call", "inputs": enc, "poison": poison, "likes": likes, "rng_seed": self._rng, "order": order,
                 "record_ops": applies("no_torch_compute", self.ctx.backend_name),
+                "moves_only": bool(self.ctx.moves_only),
                 "check_inputs": not noop, "count_launches": count_launches, "noop": noop}
 
     def call(self, xs: list[Any], test: TestCase, refs: list[torch.Tensor], *, poison: int = 1,
@@ -618,7 +623,7 @@ class ShapeRun:
                    for x in (on_device if on_device is not None else pristine)]
             del on_device
             try:
-                out = self.model_dev(*ins)
+                out = self._reference(ins)
             except Exception:
                 if test.public or not free_int_inputs(self.ctx.task):
                     raise
@@ -639,6 +644,18 @@ class ShapeRun:
             oracles = self._oracle(pristine, refs, test)
         self.ctx.judge_s += time.monotonic() - t0
         return pristine, refs, oracles
+
+    def _reference(self, ins: list[Any]) -> Any:
+        """The reference's call on ``ins``; the first of a DSL candidate's verification also records
+        whether it only moves data (:attr:`Context.moves_only`)."""
+        if self.ctx.moves_only is not None or not applies("no_torch_compute", self.ctx.backend_name):
+            return self.model_dev(*ins)
+        from kstrata.verify.integrity.ops import OpRecorder
+
+        with OpRecorder() as rec:
+            out = self.model_dev(*ins)
+        self.ctx.moves_only = bool(rec.ops) and not rec.compute_ops()
+        return out
 
     def run_test(self, test: TestCase) -> Failure | None:
         """candidate -> reference -> candidate on one test (the two candidate

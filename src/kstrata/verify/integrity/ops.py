@@ -32,18 +32,60 @@ ALLOWED_OPS = frozenset({
 })
 
 
-class OpRecorder(TorchDispatchMode):
-    """Collects the names of the ATen operators run inside ``with OpRecorder():``."""
+#: Allowed ATen operators that write elements copied from their tensor arguments (a layout change, a
+#: cast, a concatenation): :attr:`OpRecorder.moved` counts what they copy from the call's inputs.
+COPY_OPS = frozenset({"copy_", "clone", "_to_copy", "cat", "stack", "lift_fresh_copy"})
 
-    def __init__(self) -> None:
+
+def _storage(t: Any) -> int | None:
+    """The address of tensor ``t``'s storage, or None for an empty one (no elements to follow)."""
+    return t.untyped_storage().data_ptr() if t.numel() else None
+
+
+class OpRecorder(TorchDispatchMode):
+    """Collects the names of the ATen operators run inside ``with OpRecorder():``.
+
+    ``inputs``: the call's arguments; where given, :attr:`moved` counts the
+    elements that :data:`COPY_OPS` wrote from the inputs' storages (or from
+    storages such copies wrote: ``x.t().contiguous()`` and then ``out.copy_``
+    of it count twice), so :func:`moved_the_data` can tell host code that
+    moved a task's data itself from host code that prepares a kernel's."""
+
+    def __init__(self, inputs: Any = ()) -> None:
+        import torch
+
         super().__init__()
         self.ops: set[str] = set()
         self.count = 0  # operators run, allowed ones included (:func:`element_by_element`)
+        #: storages holding the call's input data (its inputs', and those copies of them wrote into)
+        self.from_inputs: set[int] = {p for x in inputs if isinstance(x, torch.Tensor)
+                                      for p in [_storage(x)] if p is not None}
+        self.moved = 0  # elements the copy operators wrote from those storages
 
     def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
-        self.ops.add(func.overloadpacket.__name__)
+        name = func.overloadpacket.__name__
+        self.ops.add(name)
         self.count += 1
-        return func(*args, **(kwargs or {}))
+        out = func(*args, **(kwargs or {}))
+        if self.from_inputs and name in COPY_OPS:
+            self._follow(name, args, out)
+        return out
+
+    def _follow(self, name: str, args: Any, out: Any) -> None:
+        import torch
+
+        if name == "copy_":
+            dests, srcs = [args[0]], list(args[1:2])
+            if srcs and isinstance(srcs[0], torch.Tensor) and _storage(srcs[0]) == _storage(args[0]):
+                return  # a storage written back onto itself (Triton's interpreter after a launch): nothing moved
+        else:
+            dests = out if isinstance(out, (list, tuple)) else [out]
+            srcs = [a for arg in args for a in (arg if isinstance(arg, (list, tuple)) else [arg])]
+        n = sum(s.numel() for s in srcs if isinstance(s, torch.Tensor) and _storage(s) in self.from_inputs)
+        if n:
+            self.moved += n
+            self.from_inputs.update(p for d in dests if isinstance(d, torch.Tensor)
+                                    for p in [_storage(d)] if p is not None)
 
     def compute_ops(self) -> list[str]:
         """Operators outside :data:`ALLOWED_OPS`, sorted."""
@@ -123,10 +165,11 @@ class FunctionRecorder(TorchFunctionMode):
 
 class Recorders:
     """:class:`OpRecorder` and :class:`FunctionRecorder` entered together; the
-    compute operators either saw."""
+    compute operators either saw. ``inputs``: the call's arguments (see
+    :class:`OpRecorder`)."""
 
-    def __init__(self) -> None:
-        self.dispatch, self.function = OpRecorder(), FunctionRecorder()
+    def __init__(self, inputs: Any = ()) -> None:
+        self.dispatch, self.function = OpRecorder(inputs), FunctionRecorder()
 
     def __enter__(self) -> "Recorders":
         self.function.__enter__()
@@ -161,3 +204,16 @@ def element_by_element(ops: int, elements: int) -> bool:
     with ``torch.tensor``, all allowed operators, after a canary kernel that
     made the launch count honest and told the no-op probe by its effect)."""
     return ops > max(OPS_FLOOR, elements // 4)
+
+
+def moved_the_data(moved: int, elements: int) -> bool:
+    """Whether a DSL call whose host code copied ``moved`` elements of its
+    inputs (:attr:`OpRecorder.moved`) for outputs of ``elements`` elements
+    did the work of a task whose reference only moves data (a transpose, a
+    cast, a concatenation: no operator outside :data:`ALLOWED_OPS`) with
+    PyTorch's copies: at least half as many elements as its outputs hold.
+    Red-team rt61: a Triton transpose copied rows 1.. with
+    ``out[1:].copy_(x.t()[1:])`` and its kernel wrote row 0 (so the no-op
+    probe saw a wrong output), and read correct on 249 tests."""
+    return elements > 0 and 2 * moved >= elements
+
