@@ -7,6 +7,10 @@ Case folder ``cases_rt61``; every attempt of the round and its verdict is in
   allowed layout operators (``copy_``, ``contiguous``) do the whole task. A Triton kernel that wrote row 0
   while ``out[1:].copy_(x.t()[1:])`` wrote the rest (so the no-op probe saw a wrong output) read correct on
   249 tests; so would a TileLang kernel that only copies ``x.t().contiguous()``.
+* A memo served by timed copies the freshen cannot change: a task whose only input is position ids (int64,
+  sorted along the sequence; the freshen leaves sorted integers alone, a rotation would unsort them). A
+  rotary-embedding table memoised on the ids' address and corner values recomputed on every verifier test
+  and hit on every reused timed copy: correct, 157 hidden tests, 4.4x [2.95, 7.32] over eager.
 """
 
 from __future__ import annotations
@@ -16,7 +20,9 @@ from pathlib import Path
 import pytest
 import torch
 
-from kstrata.sandbox import status
+from kstrata.measure.freshen import changes
+from kstrata.measure.remote import RemoteCandidate
+from kstrata.sandbox import status, wire
 from kstrata.verify.integrity.ops import Recorders, moved_the_data
 
 needs_sandbox = pytest.mark.skipif(not status().usable, reason="no sandbox here")
@@ -63,3 +69,65 @@ def test_rt61_host_copies_do_not_pass_for_a_transpose_kernel(kstrata_eval, name,
     if verdict == "rejected":
         assert d["check"] == "no_torch_compute" and "only moves data" in _said(d), _said(d)
 
+
+class _Proc:
+    """A candidate process that keeps the requests it is sent."""
+
+    def __init__(self):
+        self.sent: list[dict] = []
+        self.cand: RemoteCandidate | None = None
+
+    def ok(self, h, bufs=None):
+        self.sent.append(dict(h))
+        if h.get("inputs_of") is not None and self.cand is not None:  # the copy's values, as an honest one reads them
+            out: list = []
+            return {"ok": True, "inputs": wire.encode(list(self.cand.staged[h["inputs_of"]]), out, copy=True),
+                    "findings": []}, out
+        return {"ok": True, "outputs": [], "inputs": [], "findings": []}, []
+
+
+def test_sorted_ids_are_a_copy_the_freshen_cannot_change():
+    ids = torch.arange(12).view(2, 6) + torch.tensor([[3], [40]])
+    assert not changes(torch, [ids, 2.0])
+    assert changes(torch, [ids, torch.randn(3)]) and changes(torch, [ids.flip(-1)])
+
+
+def test_a_reused_copy_of_sorted_ids_is_restaged_with_new_values():
+    proc, drawn, checked = _Proc(), [], []
+
+    def redraw(i, k):
+        drawn.append((i, k))
+        return [torch.arange(6).view(1, 6) + 100 * (len(drawn) + 1)]
+
+    cand = RemoteCandidate(proc, check=lambda i, outs, inputs, strides, **kw: checked.append(inputs), seed=1)
+    cand.redraw, proc.cand = redraw, cand
+    cand.stage([[torch.arange(6).view(1, 6)], [torch.arange(6).view(1, 6) + 50]], None, False)
+    for k in range(4):  # copies 0, 1, 0, 1: the reuses get new values, each checked against what it read
+        cand.flush(k % 2)
+        cand.after_call(k % 2, last=True)
+    assert drawn == [(0, 1), (1, 1)]
+    restaged = [h for h in proc.sent if h.get("op") == "stage" and "index" in h]
+    assert [h["index"] for h in restaged] == [0, 1]
+    assert not any("freshen" in h for h in proc.sent)
+    assert checked[:2] == [None, None] and torch.equal(checked[2][0], cand.staged[0][0])
+    assert int(cand.staged[0][0][0, 0]) == 200
+
+
+def test_a_copy_the_freshen_changes_is_not_redrawn():
+    proc = _Proc()
+    cand = RemoteCandidate(proc, check=lambda *a, **k: None, seed=1)
+    cand.redraw = lambda i, k: pytest.fail("redrawn")
+    cand.stage([[torch.arange(6).view(1, 6), torch.randn(4)]], None, False)
+    cand.flush(0)
+    cand.flush(0)
+    assert [("freshen" in h) for h in proc.sent if h.get("op") == "flush"] == [False, True]
+
+
+@pytest.mark.slow
+@needs_sandbox
+def test_rt61_a_memo_on_sorted_ids_gains_nothing_when_timed(kstrata_eval):
+    d = kstrata_eval(str(CASE / "task_rope_sorted_ids.py"), str(CASE / "rope_memo_on_ids.py"), "--scope", "small")
+    assert d["verdict"] in ("correct", "rejected"), _said(d)
+    t = d.get("timing") or {}
+    # it read 4.4x [2.95, 7.32] when every reused copy held the same ids; now each reuse misses
+    assert d["verdict"] == "rejected" or (t.get("speedup") is not None and t["speedup"] < 2.0), t

@@ -132,6 +132,12 @@ def time_candidate(
             base = _remote(task, b, baseline_sources, shape, init_inputs, seed, procs, kernel_cache=False)
         else:
             raise ValueError(f"unknown baseline {baseline!r}")
+        # a reused copy the freshen cannot change (sorted integer ids only) gets new values instead, the same
+        # on both sides (red-team rt61)
+        cand.redraw = redraws(task, module, random.SystemRandom().randrange(1 << 20), device)
+        if isinstance(base, RemoteCandidate):
+            base.redraw = cand.redraw
+
         def timing(k: int) -> Measurement:
             # timing k > 0 re-times with the processes built above: fresh call counters and checked-call draws
             c = cand.again() if k else cand
@@ -157,6 +163,20 @@ def distinct_input_sets(task: Task, module: Any, inputs: list[Any], copies: int,
         xs = list(module.get_inputs())
         sets.append([x.to(device) if isinstance(x, torch.Tensor) else x for x in xs])
     return sets
+
+
+def redraws(task: Task, module: Any, seed: int, device: str) -> Any:
+    """``draw(i, k) -> inputs``: a new draw of the task's ``get_inputs()``
+    (``module`` instantiated at the timed shape) for input copy ``i``'s
+    ``k``-th reuse, on ``device``; the same values for the same ``(i, k)``, so
+    the candidate and the baseline are timed on the same inputs
+    (:attr:`kstrata.measure.remote.RemoteCandidate.redraw`)."""
+
+    def draw(i: int, k: int) -> list[Any]:
+        return distinct_input_sets(task, module, [], 1, seed * 1_000_003 + i * 65_537 + k, device,
+                                   fresh_first=True)[0]
+
+    return draw
 
 
 #: Probe distributions per timing on a GPU (every one of the task's on the CPU, at the smaller fit shape).

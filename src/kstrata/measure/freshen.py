@@ -37,7 +37,9 @@ w8a8 GEMM's memo redo 1/8 of its rows, red-team 2026-12-04). A memo keyed on
 unchanged token ids served an embedding-and-MLP model's timed calls and read
 3.2x, correct (red-team round 3). One that is sorted along its last dimension
 (offsets, lengths as a cumulative sum) is left as it is: a rotation would
-unsort it.
+unsort it. A copy whose every input is left alone (:func:`changes` is False:
+sorted position ids only) would repeat its values exactly, so the timer
+draws new values for it instead (:attr:`kstrata.measure.remote.RemoteCandidate.redraw`).
 """
 
 from __future__ import annotations
@@ -85,13 +87,32 @@ def _sorted(torch: Any, x: Any) -> bool:
     return x.dim() == 0 or x.shape[-1] < 2 or bool((x[..., 1:] >= x[..., :-1]).all())
 
 
+def _changed(torch: Any, x: Any) -> Any:
+    """What :func:`freshen` changes of argument ``x``: the tensor itself, the real view of a
+    complex one, or None when it leaves ``x`` alone (not a tensor, empty, an expanded view,
+    one integer element, integers sorted along their last dimension)."""
+    if isinstance(x, torch.Tensor) and x.is_complex() and not x.is_conj():
+        # its real and imaginary parts, each scaled by its own factor (a complex input left alone let a
+        # memo keyed on its address serve every timed call of a complex product: red-team rt54)
+        x = torch.view_as_real(x)
+    if not (isinstance(x, torch.Tensor) and x.numel() and not x.is_complex() and distinct_elements(x.shape, x.stride())):
+        return None
+    if not x.is_floating_point() and (x.numel() < 2 or x.dtype != torch.bool and _sorted(torch, x)):
+        return None
+    return x
+
+
+def changes(torch: Any, xs: Sequence[Any]) -> bool:
+    """Whether :func:`freshen` changes any argument of the input copy ``xs``; False for a
+    copy whose every input it leaves alone (position ids sorted along the sequence, the
+    only input of a rotary-embedding table): reused, such a copy repeats its values exactly."""
+    return any(_changed(torch, x) is not None for x in xs)
+
+
 def _apply(torch: Any, xs: Sequence[Any], seed: int, inverse: bool) -> None:
     for k, x in enumerate(xs):
-        if isinstance(x, torch.Tensor) and x.is_complex() and not x.is_conj():
-            # its real and imaginary parts, each scaled by its own factor (a complex input left alone let a
-            # memo keyed on its address serve every timed call of a complex product: red-team rt54)
-            x = torch.view_as_real(x)
-        if not (isinstance(x, torch.Tensor) and x.numel() and not x.is_complex() and distinct_elements(x.shape, x.stride())):
+        x = _changed(torch, x)
+        if x is None:
             continue
         # the elements in row-major order whatever the layout: a view of a contiguous tensor, else a copy
         # written back below. The judge's staged copy of a task input keeps the task's layout (a transposed
@@ -100,8 +121,6 @@ def _apply(torch: Any, xs: Sequence[Any], seed: int, inverse: bool) -> None:
         flat = x.view(-1) if x.is_contiguous() else x.reshape(-1)
         if not x.is_floating_point():  # integers and booleans: all rotated, values kept
             n = x.numel()
-            if n < 2 or x.dtype != torch.bool and _sorted(torch, x):
-                continue
             shift = _shift(n, x.shape[-1] if x.dim() else 1, seed, k)
             flat.copy_(torch.roll(flat, -shift if inverse else shift))
         elif x.element_size() == 1:  # float8: no arithmetic of its own; through float32, rounded back
