@@ -103,3 +103,71 @@ def test_the_closest_line_hint_of_an_unmatched_edit_is_found_in_bounded_time():
     with pytest.raises(P.ParseError) as e:
         P.parse_answer(_edit("        return torch.relu(y)\n", "x\n"), _CURRENT)
     assert "line 4" in e.value.feedback and "torch.relu(x)" in e.value.feedback
+
+
+def _two_candidate_run(run):
+    """A run with a start and one child (measured against eager); their hashes."""
+    import hashlib
+
+    from kstrata.search.candidate import content_hash, normalize_sources
+    from kstrata.store import CandidateRecord, EvaluationRecord, ExpansionRecord, MeasurementRecord, RunStore
+    from kstrata.store.records import Speedup
+
+    class Task:
+        name, digest, path = "t", hashlib.sha256(b"t").hexdigest(), "t.py"
+
+    hashes = []
+    with RunStore.create(run, {}) as store:
+        tid = store.ensure_task(Task())
+        for i in range(2):
+            sources = normalize_sources({"source": f"x = {i}\n"})
+            h = content_hash(sources, "fake", Task.digest)
+            store.add_candidate(CandidateRecord(hash=h, sources=sources, level="source", role="r", proposer="p",
+                                                parents=tuple(hashes), backend="fake"), tid)
+            store.record_evaluation(h, EvaluationRecord(verdict="correct", evidence={}, feedback=[]),
+                                    MeasurementRecord(median_ms=1.0, speedups=(Speedup("eager", 1.5, 1.4, 1.6),),
+                                                      speedup=1.5))
+            hashes.append(h)
+        store.add_expansion(ExpansionRecord(candidate=hashes[0], level="source", proposer="p"), min_calls=0)
+    return hashes
+
+
+@pytest.mark.parametrize("edit", [
+    "INSERT INTO candidate_parents VALUES ('{h0}', '{h1}', 0)",          # the start made its child's child: a loop
+    "INSERT INTO candidate_parents VALUES ('{h1}', '" + "f" * 64 + "', 1)",  # a parent that is no candidate
+    "UPDATE candidates SET seq = 'abc' WHERE hash = '{h1}'",            # SQLite keeps text in an INTEGER column
+    "UPDATE speedups SET value = 'abc'",
+    "UPDATE measurements SET median_ms = 'slow'",
+    "UPDATE evaluations SET n_public = 'x'",
+    "UPDATE evaluations SET feedback_json = '\"x\"'",
+    "UPDATE expansions SET candidate = '" + "e" * 64 + "'",
+    "UPDATE schema_version SET version = 'x'",
+    "DELETE FROM schema_version",
+])
+def test_a_hand_edited_run_db_is_one_damaged_run_error_never_a_traceback_or_a_hang(tmp_path, edit):
+    """run.db is data anyone could have edited (a copied or hand-fixed run).
+    A parent loop kept ``kstrata show`` and ``tree`` in an endless loop (the
+    lineage walk); a parent that is no candidate, text in a number column
+    (SQLite keeps it) and an unreadable schema version ended them in a
+    KeyError/TypeError/ValueError traceback. Each must be one ``damaged`` error
+    (exit 2), at once."""
+    import sqlite3
+
+    from typer.testing import CliRunner
+
+    from kstrata.cli.main import app
+
+    run = tmp_path / "run"
+    h0, h1 = _two_candidate_run(run)
+    for command in (["show", str(run)], ["tree", str(run)]):  # both read well before the edit
+        out = CliRunner().invoke(app, command)
+        assert out.exit_code == 0, (command, out.output, out.exception)
+    conn = sqlite3.connect(run / "run.db")
+    with conn:
+        conn.execute("PRAGMA foreign_keys = OFF")
+        conn.execute(edit.format(h0=h0, h1=h1))
+    conn.close()
+    for command in (["show", str(run)], ["tree", str(run)]):
+        with _within(30, " ".join(command[:1])):
+            out = CliRunner().invoke(app, command)
+        assert out.exit_code == 2 and "damaged" in out.output, (command, out.output, out.exception)

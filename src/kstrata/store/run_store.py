@@ -20,7 +20,7 @@ from typing import Any
 
 from kstrata import __version__
 from kstrata.shellarg import arg
-from kstrata.store import artifacts
+from kstrata.store import artifacts, row_check
 from kstrata.store.records import (
     CandidateRecord,
     EvaluationRecord,
@@ -353,7 +353,11 @@ class RunStore:
             problems = [r[0] for r in conn.execute("PRAGMA quick_check(3)")]
             if problems != ["ok"]:
                 raise sqlite3.DatabaseError("; ".join(problems))
-            (version,) = conn.execute("SELECT version FROM schema_version").fetchone()
+            rows = conn.execute("SELECT version FROM schema_version").fetchall()
+            version = rows[0][0] if len(rows) == 1 else None
+            if type(version) is not int or not 1 <= version:  # a hand-edited row (red team rt62: a traceback)
+                raise sqlite3.DatabaseError(f"its schema_version table holds {[r[0] for r in rows][:3]!r}, not one "
+                                            "version number")
         except sqlite3.DatabaseError as e:
             conn.close()
             raise database_error(path, e) from None
@@ -730,7 +734,13 @@ class RunStore:
         return {level: text for level, text in rows}
 
     def candidates(self, with_sources: bool = False) -> list[CandidateRecord]:
-        """Every candidate in creation order, with parents, evaluation and measurement."""
+        """Every candidate in creation order, with parents, evaluation and measurement.
+
+        Raises
+        ------
+        StoreError
+            When a row is not what kstrata writes: a field of the wrong kind, a
+            parent that is no earlier candidate (:mod:`kstrata.store.row_check`)."""
         c = self.conn
         parents: dict[str, list[str]] = {}
         for child, parent in c.execute(
@@ -778,12 +788,26 @@ class RunStore:
                     ),
                 )
             )
+        row_check.check_candidates(out, self._damaged)
         return out
 
     def expansions(self) -> list[ExpansionRecord]:
-        """Every expansion in order."""
+        """Every expansion in order.
+
+        Raises
+        ------
+        StoreError
+            When a row is not what kstrata writes (:mod:`kstrata.store.row_check`)."""
         rows = self.conn.execute("SELECT * FROM expansions ORDER BY id").fetchall()
-        return [ExpansionRecord(**dict(r)) for r in rows]
+        out = [ExpansionRecord(**dict(r)) for r in rows]
+        hashes = {h for (h,) in self.conn.execute("SELECT hash FROM candidates")}
+        row_check.check_expansions(out, hashes, self._damaged)
+        return out
+
+    def _damaged(self, why: str) -> StoreError:
+        """The error for a run.db whose rows are not what kstrata writes (hand-edited)."""
+        return StoreError(f"{self.run_dir / 'run.db'} is damaged: {why}; start a new run with --out, or restore "
+                          "the file")
 
     def proposer_calls(self) -> list[dict[str, Any]]:
         return [dict(r) for r in self.conn.execute("SELECT * FROM proposer_calls ORDER BY id")]
