@@ -22,12 +22,15 @@ start with ``.`` and end with ``.tmp``, so ignore those):
 
 The answerer writes the model's answer text, exactly as given, to
 ``DIR/<id>.response.md`` -- atomically please (write ``.<id>.response.md.tmp``
-then rename). A file written in place is read once its size has stayed the same,
+then rename). An answer renamed into place is read as soon as it is seen: it
+cannot be half-written (on Linux, where inotify tells a rename into the folder
+from a write, :mod:`kstrata.llm.queue_arrivals`). A file written in place (or
+one whose arrival could not be seen) is read once its size has stayed the same,
 and it was last modified, ``settle_s`` seconds before (default
 :data:`SETTLE_S`: a person pasting or a tool writing in pieces pauses between
 them); an answer that ends inside a code block or a SEARCH/REPLACE edit (still
 being written, it seems) waits ``cutoff_wait_s`` (default
-:data:`CUTOFF_WAIT_S`) unchanged before it is read as it is. Optionally, *before* the answer,
+:data:`CUTOFF_WAIT_S`) unchanged before it is read as it is, renamed or not. Optionally, *before* the answer,
 ``DIR/<id>.response.json`` may report ``{"model": str, "input_tokens": int,
 "output_tokens": int, "cost_usd": float, "finish_reason": str}``; without it
 tokens are estimated as ``ceil(characters / 4)``, cost is 0 and the model is
@@ -63,6 +66,7 @@ from kstrata.llm.base import (
     ProviderTimeout,
     render_markdown,
 )
+from kstrata.llm.queue_arrivals import Arrivals
 from kstrata.store.artifacts import write_atomic
 
 PROTOCOL_VERSION = 1
@@ -222,9 +226,10 @@ class QueueProvider(BaseProvider):
     poll_s:
         Seconds between looks for the answer file.
     settle_s:
-        Seconds an answer file must stay unchanged (its size, and since its
-        last modification) before it is read (protects against a person or
-        an editor writing it in place, in pieces).
+        Seconds an answer file written in place must stay unchanged (its
+        size, and since its last modification) before it is read (protects
+        against a person or an editor writing it in pieces). An answer seen
+        to arrive by a rename is read without this wait.
     cutoff_wait_s:
         Seconds an answer that ends inside a code block or a SEARCH/REPLACE
         edit (:func:`kstrata.agents.parse.looks_cut_off`) must stay unchanged
@@ -256,6 +261,7 @@ class QueueProvider(BaseProvider):
         self.cutoff_wait_s = max(cutoff_wait_s, settle_s)
         self._seen: Counter[str] = Counter()
         self._ids_lock = threading.Lock()
+        self._arrivals: Arrivals | None = None
 
     def check(self) -> None:
         """Create the folder and make sure it is writable.
@@ -284,8 +290,17 @@ class QueueProvider(BaseProvider):
             n = self._seen[req_hash]
         return req_hash[:16] + (f"-{n}" if n > 1 else "")
 
+    def _watch(self) -> Arrivals:
+        """The folder's :class:`Arrivals` watch, started before a request is
+        written (an answer renamed in before the watch began waits to settle)."""
+        with self._ids_lock:
+            if self._arrivals is None or self._arrivals.blind:
+                self._arrivals = Arrivals(self.directory)
+            return self._arrivals
+
     def _call_once(self, messages, params, req_hash) -> Completion:  # type: ignore[no-untyped-def]
         self.check()
+        self._watch()
         rid = self.request_id(req_hash)
         answer = self.directory / f"{rid}.response.md"
         t0 = time.perf_counter()
@@ -336,6 +351,9 @@ class QueueProvider(BaseProvider):
             except FileNotFoundError:
                 state = None
             if state is not None:
+                text = self._renamed_whole(answer)
+                if text is not None and not looks_cut_off(text):
+                    return text
                 if state != last:
                     last, stable_since = state, now
                 else:
@@ -354,6 +372,17 @@ class QueueProvider(BaseProvider):
                     kind="timeout",
                 )
             time.sleep(min(self.poll_s, self.settle_s) if state is not None else self.poll_s)
+
+    def _renamed_whole(self, answer: Path) -> str | None:
+        """The text of ``answer`` when it arrived by a rename and was not
+        written since, before and after it was read (so not half-written);
+        ``None`` when that is not known (then it must settle)."""
+        arrivals = self._arrivals
+        token = arrivals.whole(answer.name) if arrivals is not None else None
+        if token is None:
+            return None
+        text = read_answer_file(answer, MAX_ANSWER_BYTES, self.label)
+        return text if arrivals.whole(answer.name) == token else None
 
     def _read_report(self, path: Path) -> dict[str, Any]:
         if not os.path.lexists(path):
