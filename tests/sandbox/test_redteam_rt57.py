@@ -162,6 +162,16 @@ def _queue_answered(tmp_path: Path, make) -> tuple[object, BaseException | None]
     return got.get("value"), got.get("error")
 
 
+def _rename_in(path: Path, text: str) -> None:
+    """``text`` written to ``path`` as the queue protocol asks: a temporary name, then a rename (read at once;
+    an answer written in place waits ``settle_s``, 5 s, unchanged)."""
+    import os
+
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
 def test_a_queue_answer_linked_to_a_file_of_kstratas_is_not_read(tmp_path):
     """The queue's answerer (an external agent: the model) linked its
     ``<id>.response.md`` to ``/proc/self/environ``; kstrata read it as
@@ -189,7 +199,7 @@ def test_a_queue_answer_that_never_ends_does_not_hang_kstrata(tmp_path):
 
     def zero_report(d: Path, rid: str) -> None:
         (d / f"{rid}.response.json").symlink_to("/dev/zero")
-        (d / f"{rid}.response.md").write_text("```python\nprint('fast')\n```\n")
+        _rename_in(d / f"{rid}.response.md", "```python\nprint('fast')\n```\n")
 
     value, error = _queue_answered(tmp_path / "zero", zero_report)
     assert isinstance(error, ProviderError) and "symbolic link" in str(error), (value, error)
@@ -349,7 +359,7 @@ def test_a_queue_report_with_fields_of_the_wrong_kind_is_refused(tmp_path):
     def with_report(report: str):
         def make(d: Path, rid: str) -> None:
             (d / f"{rid}.response.json").write_text(report)
-            (d / f"{rid}.response.md").write_text("hi")
+            _rename_in(d / f"{rid}.response.md", "hi")
         return make
 
     for i, (report, field) in enumerate((('{"cost_usd": NaN}', "cost_usd"), ('{"cost_usd": -5}', "cost_usd"),
