@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 
 import pytest
@@ -136,7 +137,11 @@ def test_propose_through_the_queue(tmp_path):
             for p in provider.directory.glob("*.prompt.md"):
                 answer = p.with_name(p.name.replace(".prompt.md", ".response.md"))
                 if not answer.exists() and "# What you may change" in p.read_text():
-                    answer.write_text("Unroll.\n```python\n" + SCHEDULE + "    sch.unroll(i)\n```\n")
+                    # the protocol's way: a temporary name, renamed into place (read at once; written in
+                    # place, the answer would wait the 5 s settle)
+                    tmp = answer.with_name(f".{answer.name}.tmp")
+                    tmp.write_text("Unroll.\n```python\n" + SCHEDULE + "    sch.unroll(i)\n```\n")
+                    os.replace(tmp, answer)
             stop.wait(0.02)
 
     threading.Thread(target=person, daemon=True).start()
