@@ -75,3 +75,20 @@ def test_a_hidden_load_failure_shows_its_public_probe(where):
                      context=ProposeContext(backend="tvm-opencl", levels=("graph", "schedule"), tree=tree))
     text = provider.prompts[0][1]["content"]
     assert "at shape B=2, R=1, D=128" in text and "is neither a parameter nor a workspace" in text, text
+
+
+def test_tilelang_c_schedule_goal_names_only_what_the_schedule_json_can_do():
+    """max_dim on tilelang-c, schedule level (its JSON sets `rpb`, `threads`):
+    the goal of an untrusted run said to aim for "vectorized loops and
+    compiler flags", both the source level's; the schedule prompt now says
+    what its level can change and whose the rest is."""
+    from kstrata.search.tree import UNTRUSTED_PREFIX
+
+    noisy = UNTRUSTED_PREFIX + " contended: other processes kept 1.7 of 2 CPUs busy"
+    text = _tilelang_c_prompt("schedule", speedup=0.09, findings=(noisy,))
+    assert "no timing in this run was trusted" in text
+    assert "at this level only through the values of the `SCHEDULE` keys the source reads" in text
+    assert "vectorized loops and compiler flags are the source level's" in text
+    assert "(fewer passes over memory, vectorized loops and compiler flags: the C target" not in text
+    source = _tilelang_c_prompt("source", speedup=0.09, findings=(noisy,))
+    assert "(fewer passes over memory, vectorized loops and compiler flags: the C target" in source
