@@ -48,7 +48,7 @@ from kstrata.backends.tvm.poison import PoisonSwitch, check_pattern
 from kstrata.backends.tvm.schedule import (
     ScheduleTextError,
     default_gpu_schedule,
-    parse_schedule,
+    replay_with_gpu_defaults,
     render_schedule,
     replay_schedule,
     schedule_lines,
@@ -201,13 +201,10 @@ class TVMBackend(Backend):
         """
         lowered = self.lower(task, sources, shape, symbolic)
         text = sources.get("schedule") or render_schedule({})
-        funcs, applied, failed = replay_schedule(lowered.funcs, text, strict=strict)
         if self.gpu_like:
-            named = set(parse_schedule(text))
-            rest = {n: f for n, f in lowered.funcs.items() if n not in named}
-            if rest:
-                funcs2, _, _ = replay_schedule(rest, default_gpu_schedule(rest, self.target()), strict=True)
-                funcs.update(funcs2)
+            funcs, applied, failed = replay_with_gpu_defaults(lowered.funcs, text, self.target(), strict)
+        else:
+            funcs, applied, failed = replay_schedule(lowered.funcs, text, strict=strict)
         return lowered, funcs, applied, failed
 
     def materialize_schedule(self, task: Task, sources: dict[str, str], shape: dict[str, int]) -> str:

@@ -46,7 +46,7 @@ def _namespace(sch: Any) -> dict[str, Any]:
     import tvm
     from tvm.script import tirx as T
 
-    return {"sch": sch, "tvm": tvm, "T": T, "__builtins__": __builtins__}
+    return {"sch": sch, "tvm": tvm, "T": T, "unit_reductions": unit_reductions, "__builtins__": __builtins__}
 
 
 def _loop_values(stmt: ast.stmt, ns: dict[str, Any], before: dict[str, Any]) -> str:
@@ -175,6 +175,24 @@ def _merged_twin(name: str, funcs: dict[str, Any]) -> str | None:
     return base if base in funcs else None
 
 
+def _renumbered(name: str, funcs: dict[str, Any], named: dict[str, Any]) -> str | None:
+    """The PrimFunc here that a missing ``name`` is, numbered otherwise: Relax
+    numbers the operators it fuses into a name (``multiply1``, ``multiply2``) by
+    how many of each the module has, and that count changes with the shape (a
+    mean over one element is no division: rmsnorm's
+    ``fused_multiply_fused_mean_add_tir_rsqrt_multiply1_multiply2`` at the
+    nominal shape is ``..._multiply_multiply1`` at D=1). The one PrimFunc whose
+    name is ``name`` without its digits, and that the schedule does not name
+    itself; else None (then :func:`_merged_twin` or an error)."""
+    import re
+
+    if name in funcs:
+        return None
+    key = re.sub(r"\d+", "", name)
+    found = [n for n in funcs if n not in named and re.sub(r"\d+", "", n) == key]
+    return found[0] if len(found) == 1 else None
+
+
 def replay_schedule(
     funcs: dict[str, Any], schedule_src: str, strict: bool = False
 ) -> tuple[dict[str, Any], list[Step], list[Step]]:
@@ -216,6 +234,18 @@ def replay_schedule(
     for name, body in fns.items():
         if name == "":
             continue
+        here = _renumbered(name, out, fns)
+        if here is not None:
+            # the same PrimFunc numbered otherwise at this shape (rmsnorm's `...multiply1_multiply2` is
+            # `...multiply_multiply1` at D=1): its schedule applies to it
+            applied.append(Step(name, body[0].lineno if body else 0,
+                                f"# schedule_{name} applied to {here!r}: its name at this shape"))
+            sch = Schedule(tvm.IRModule({"main": out[here]}))
+            a, f = _run_steps(sch, name, body, strict, outside)
+            applied += a
+            failed += f
+            out[here] = sch.mod["main"].with_attr("global_symbol", here)
+            continue
         if name not in out:
             twin = _merged_twin(name, out)
             if twin is not None:
@@ -242,6 +272,20 @@ def replay_schedule(
         applied += a
         failed += f
         out = {gv.name_hint: fn.with_attr("global_symbol", gv.name_hint) for gv, fn in sch.mod.functions.items()}
+    return out, applied, failed
+
+
+def replay_with_gpu_defaults(funcs: dict[str, Any], schedule_src: str, target: Any,
+                             strict: bool = True) -> tuple[dict[str, Any], list[Step], list[Step]]:
+    """:func:`replay_schedule` for a GPU target: the PrimFuncs the text does not
+    name get :func:`default_gpu_schedule` (dlight's rules), as every GPU build
+    does. Same returns and errors as :func:`replay_schedule`."""
+    out, applied, failed = replay_schedule(funcs, schedule_src, strict=strict)
+    named = set(parse_schedule(schedule_src))
+    rest = {n: f for n, f in funcs.items() if n not in named}
+    if rest:
+        done, _, _ = replay_schedule(rest, default_gpu_schedule(rest, target), strict=True)
+        out.update(done)
     return out, applied, failed
 
 
@@ -274,10 +318,9 @@ def trace_lines(sch: Any) -> list[str]:
 
 def unit_reduction_schedule(func: Any, threads: int = 256) -> list[str] | None:
     """A GPU schedule for a PrimFunc whose reduction blocks all have reduction loops
-    of extent 1 at this shape (rmsnorm's mean at D=1): each block's spatial loops
-    fused, split by ``threads`` and bound to ``blockIdx.x``/``threadIdx.x``, one
-    kernel per block in order, nothing inlined; ``None`` for a PrimFunc without
-    such a reduction (or with another reduction beside it).
+    of extent 1 at this shape (rmsnorm's mean at D=1), as statements (the trace
+    of :func:`unit_reductions`); ``None`` for a PrimFunc without such a
+    reduction (or with another reduction beside it).
 
     dlight's rules drop a unit reduction iterator (``transform_block_layout``) but
     keep the block's init, then ``reverse_compute_inline`` the epilogue into it:
@@ -291,35 +334,77 @@ def unit_reduction_schedule(func: Any, threads: int = 256) -> list[str] | None:
 
     sch = tvm.s_tir.Schedule(tvm.IRModule({"main": func}))
     try:
-        blocks = sch.get_child_blocks(sch.get_sblock("root"))
+        return trace_lines(sch) if unit_reductions(sch, threads) else None
+    except Exception:  # noqa: BLE001 - the loops are not in the simple form this handles: the rules decide
+        return None
+
+
+def _unit_reduction_blocks(sch: Any) -> list[Any] | None:
+    """The root's child blocks when at least one is a reduction and every
+    reduction loop of every block has extent 1 (and each block has a spatial
+    loop to bind), else None."""
+    import tvm
+
+    try:
+        blocks = sch.get_child_blocks(sch.get_sblock("root", func_name="main"))
     except Exception:  # noqa: BLE001 - no root block: not this case
         return None
     unit = False
     for block in blocks:
         stmt = sch.get(block)
         reduce = [iv for iv in stmt.iter_vars if iv.iter_type != tvm.tirx.IterVar.DataPar]
+        spatial = len(stmt.iter_vars) - len(reduce)
+        if spatial == 0 or len(sch.get_loops(block)) < spatial:
+            return None
         if not reduce:
             continue
         if not all(isinstance(iv.dom.extent, tvm.tirx.IntImm) and int(iv.dom.extent) == 1 for iv in reduce):
-            return None  # a real reduction: dlight's rules take it
+            return None  # a real reduction: another schedule takes it
         unit = True
-    if not unit:
-        return None
-    try:
-        for block in blocks:
-            stmt = sch.get(block)
-            loops = sch.get_loops(block)
-            spatial = sum(1 for iv in stmt.iter_vars if iv.iter_type == tvm.tirx.IterVar.DataPar)
-            if not loops or spatial == 0:
-                return None
-            outer = loops[:spatial]
-            fused = sch.fuse(*outer) if len(outer) > 1 else outer[0]
-            bx, tx = sch.split(fused, [None, threads])
-            sch.bind(bx, "blockIdx.x")
-            sch.bind(tx, "threadIdx.x")
-    except Exception:  # noqa: BLE001 - the loops are not in the simple form this handles: the rules decide
-        return None
-    return trace_lines(sch)
+    return blocks if unit else None
+
+
+def unit_reductions(sch: Any, threads: int = 256) -> bool:
+    """Schedule the PrimFunc ``main`` of ``sch`` for a GPU when every reduction
+    it has runs one iteration at this shape (a size-1 test: rmsnorm at D=1,
+    cross_entropy at C=1, a GEMM at K=1); return whether it did.
+
+    Each block's spatial loops are fused, split by ``threads`` and bound to
+    ``blockIdx.x``/``threadIdx.x``: one kernel per block, in order, nothing
+    inlined, so no reduction's init meets its epilogue
+    (:func:`unit_reduction_schedule` says why dlight's rules fail there). A
+    PrimFunc without a reduction, or with one of more than one iteration, is
+    left unchanged (``False``). Also a name of the schedule text's namespace:
+    the built-in GPU recipes start with ``if not unit_reductions(sch):`` so that
+    the schedule they write at the nominal shape also builds at a size-1 test,
+    where TVM's lowering drops the unit loops their statements name.
+
+    Parameters
+    ----------
+    sch:
+        A ``tvm.s_tir.Schedule`` of one PrimFunc named ``main`` (static shapes).
+    threads:
+        Threads per block (``threadIdx.x`` extent).
+
+    Raises
+    ------
+    tvm.error.TVMError
+        Where a block's loops are not in the simple nest this handles (a
+        schedule already applied to them): the statement fails, located.
+    """
+    import tvm
+
+    blocks = _unit_reduction_blocks(sch)
+    if blocks is None:
+        return False
+    for block in blocks:
+        spatial = sum(1 for iv in sch.get(block).iter_vars if iv.iter_type == tvm.tirx.IterVar.DataPar)
+        outer = sch.get_loops(block)[:spatial]
+        fused = sch.fuse(*outer) if len(outer) > 1 else outer[0]
+        bx, tx = sch.split(fused, [None, threads])
+        sch.bind(bx, "blockIdx.x")
+        sch.bind(tx, "threadIdx.x")
+    return True
 
 
 def default_gpu_schedule(funcs: dict[str, Any], target: Any) -> str:

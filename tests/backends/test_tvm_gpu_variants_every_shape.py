@@ -1,0 +1,110 @@
+"""The built-in GPU schedule variants build, and compute the reference, at the
+verifier's test shapes, not only at the nominal shape they are written at.
+
+On the H200 (2026-12-05, benchmarks/results/gpu_tvm_cuda_unit_reduction.txt)
+every tvm-cuda candidate of cross_entropy past the start was a compile error
+on a hidden test: at C=1 (the size-1 test) TVM's lowering drops the unit
+reduction loops that a gpu_rows or dlight schedule written at C=32000 splits
+and binds. The same check on the CPU found mean_dim's row variants failing at
+13 of its 19 test shapes and the rmsnorm square rewrite's schedule naming a
+PrimFunc that D=1 numbers otherwise. Variants now start with
+``if not unit_reductions(sch):``, a row recipe is not offered where a
+statistic is per column, a renumbered PrimFunc takes its schedule, and an
+expansion keeps only variants that build at the task's public, sweep and
+size-1 shapes. The shapes checked here are the verifier's own hidden plan for
+a secret the expansion never sees.
+"""
+
+from __future__ import annotations
+
+import pytest
+import tvm
+from tvm.s_tir import Schedule
+
+from kstrata.backends.registry import get_backend
+from kstrata.backends.tvm.coverage import run_once
+from kstrata.backends.tvm.gpu_rules import RECIPES, gpu_variants
+from kstrata.backends.tvm.graph_rules import rewrites
+from kstrata.backends.tvm.isolated import schedule_expansion
+from kstrata.backends.tvm.schedule import render_schedule, replay_schedule
+from kstrata.tasks.loader import resolve_task
+from kstrata.verify import plan
+
+SECRET = "a secret the proposer does not know"
+
+
+def _verifier_shapes(task):
+    """The shapes of the full-scope plan for :data:`SECRET` that only the verifier
+    knows (perturbed, size-1, octave); the public and sweep shapes are the
+    expansion's own check."""
+    base = task.sweep_shapes
+    extra = plan.perturbed_shapes(task, SECRET, base=base)
+    tests = plan.hidden_tests(task, SECRET, extra, base=[])
+    tests += plan.unit_tests(task, SECRET, base, extra) + plan.octave_tests(task, SECRET, base, extra)
+    out = []
+    for t in tests:
+        if t.shape_dict not in out and t.shape_dict not in [*base, *task.small_shapes]:
+            out.append(t.shape_dict)
+    return out
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["cross_entropy", "mean_dim"])
+def test_every_variant_of_an_expansion_builds_at_every_shape_the_verifier_tests(name):
+    cuda, task = get_backend("tvm-cuda"), resolve_task(name)
+    sources = cuda.initial_sources(task)
+    variants, _ = schedule_expansion(task, sources, "tvm-cuda", gpu=True)
+    assert variants  # the filter left something to propose
+    shapes = _verifier_shapes(task)
+    assert any(1 in s.values() for s in shapes)  # the size-1 tests are among them
+    for v in variants:
+        for shape in shapes:
+            cuda.generate_source(task, {**sources, "schedule": v["text"]}, task.full_shape(shape))
+
+
+@pytest.mark.parametrize("name, shape", [("cross_entropy", {"B": 3, "C": 1}), ("rmsnorm", {"B": 3, "D": 1})])
+def test_a_row_variant_at_a_size_one_reduction_computes_the_reference_on_opencl(name, shape):
+    """The variant made at the nominal shape, run on PoCL (this CPU) where its every
+    reduction has one element: the guard's unit schedule, then the reference."""
+    opencl, task = get_backend("tvm-opencl"), resolve_task(name)
+    sources = opencl.initial_sources(task)
+    funcs = opencl.lower(task, sources, task.nominal_shape).funcs
+    rows = gpu_variants(funcs, sources["schedule"], opencl.target(), rules=["gpu_rows"])
+    assert rows
+    v = rows[0]
+    assert "if not unit_reductions(sch):" in v.text
+    for at in (shape, task.small_shapes[-1]):  # and a shape where the recipe itself runs
+        ok, why = run_once(opencl, task, {**sources, "schedule": v.text}, task.full_shape(at))
+        assert ok, f"{name} at {at}, {v.description}: {why}"
+
+
+def test_no_row_recipe_for_a_statistic_per_column():
+    """mean_dim reduces the middle axis of (B, R, D): a sum per (b, d), not per row.
+    The row recipe fused the columns with the reduction across the threads; it
+    built at the nominal shape and failed at 13 of the 19 test shapes."""
+    cuda, task = get_backend("tvm-cuda"), resolve_task("mean_dim")
+    funcs = cuda.lower(task, cuda.initial_sources(task), task.nominal_shape).funcs
+    for func in funcs.values():
+        assert list(RECIPES["gpu_rows"](Schedule(tvm.IRModule({"main": func})), cuda.target())) == []
+    softmax = resolve_task("softmax")
+    funcs = cuda.lower(softmax, cuda.initial_sources(softmax), softmax.nominal_shape).funcs
+    assert any(list(RECIPES["gpu_rows"](Schedule(tvm.IRModule({"main": f})), cuda.target())) for f in funcs.values())
+
+
+def test_a_schedule_applies_to_its_primfunc_numbered_otherwise_at_another_shape():
+    """rmsnorm's square rewrite names its PrimFunc ``..._multiply1_multiply2`` at the
+    nominal shape and ``..._multiply_multiply1`` at D=1 (Relax numbers operators by count)."""
+    cuda, task = get_backend("tvm-cuda"), resolve_task("rmsnorm")
+    graph = next(g for rule, g, _ in rewrites(cuda.initial_sources(task)["graph"]) if rule == "square")
+    src = {**cuda.initial_sources(task), "graph": graph, "schedule": render_schedule({})}
+    nominal = cuda.lower(task, src, task.nominal_shape).funcs
+    unit = cuda.lower(task, src, task.full_shape({"B": 3, "D": 1})).funcs
+    (name,) = [n for n in nominal if "mean" in n]
+    (there,) = [n for n in unit if "mean" in n]
+    assert name != there  # the numbering differs; the test means nothing otherwise
+    text = render_schedule({name: ["b = sch.get_sblock('root', func_name='main')"]})
+    _, applied, failed = replay_schedule(unit, text)
+    assert not failed
+    assert any(f"applied to {there!r}" in s.code for s in applied)
+    with pytest.raises(Exception, match="no PrimFunc named"):  # a name nothing here matches stays an error
+        replay_schedule(unit, render_schedule({"fused_nothing_like_it": ["pass"]}), strict=True)
