@@ -90,3 +90,15 @@ def test_targets_that_build_every_shape_static_say_the_build_header_is_not_read(
 def test_llvm_keeps_the_symbolic_build_notes():
     assert "is not read" not in api_sheet("tvm-llvm", "graph")
     assert "(graph header) the schedule is applied to the symbolic PrimFunc" in api_sheet("tvm-llvm", "schedule")
+
+
+@pytest.mark.parametrize("backend", ["tvm-cuda", "tvm-opencl", "tvm-llvm"])
+def test_a_gpu_schedule_sheet_names_the_size_one_guard_that_is_in_scope(backend):
+    """The verifier's size-1 tests made every built-in tvm-cuda variant of cross_entropy a
+    compile error (the unit loops dropped); a GPU sheet tells the guard the namespace has."""
+    from kstrata.backends.tvm.schedule import _namespace
+
+    user = _prompt(backend, "schedule")
+    gpu = backend != "tvm-llvm"
+    assert ("if not unit_reductions(sch):" in user) == gpu
+    assert "unit_reductions" in _namespace(None)  # what the sheet names is there when it runs
