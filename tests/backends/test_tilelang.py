@@ -69,3 +69,28 @@ def test_wrong_kernel_is_caught(pool):
         "T.cast(0, dtype)", "T.cast(0.5, dtype)")
     res = _check(pool, task, {"source": bad}, {"B": 5, "D": 77})
     assert res["stage"] == "compare" and not res["ok"] and res["max_abs_err"] > 0.1
+
+
+def test_a_compile_error_names_the_compilers_own_error(pool):
+    """Queue round rt63 (max_dim on tilelang-c): `T.max` in `T.vectorized`
+    lowers to a `?:` on two float4 structs that g++ rejects; the load error held
+    TileLang's command and the generated code but not g++'s message, which
+    went to the process's stderr. It now comes right after the first line."""
+    task = resolve_task("max_dim")
+    src = get_backend("tilelang-c").initial_sources(task)["source"]
+    loop = "                    for j in T.serial(d):\n                        top = T.max(top, X[b * rpb + i, j])\n"
+    assert 'acc = T.alloc_var("float32")' in src and loop in src
+    bad = src.replace('acc = T.alloc_var("float32")', 'acc = T.alloc_local((4,), "float32")').replace(
+        loop, "                    for j in T.serial(d // 4):\n"
+              "                        for k in T.vectorized(4):\n"
+              "                            acc[k] = T.max(acc[k], X[b * rpb + i, j * 4 + k])\n"
+              "                    for k in T.serial(4):\n"
+              "                        top = T.max(top, acc[k])\n")
+    # at D=512 the lanes are vectorized (float4); at D=77 TileLang finds no plan and emits a serial loop
+    res = _check(pool, task, {"source": bad}, {"B": 8, "D": 512})
+    assert res["stage"] == "load" and not res["ok"], res
+    head, errors = res["error"].split("\n", 2)[:2], res["error"]
+    assert head[0].startswith("first call (kernel compilation) raised RuntimeError: Compilation Failed!"), head
+    assert head[1] == "the compiler's errors:", head
+    assert "kernel.cpp:" in errors and "error: no match for" in errors and "float4" in errors, errors
+    assert errors.index("no match for") < errors.index("the generated code:") < errors.index("main_kernel")
