@@ -11,6 +11,9 @@ Case folder ``cases_rt61``; every attempt of the round and its verdict is in
   sorted along the sequence; the freshen leaves sorted integers alone, a rotation would unsort them). A
   rotary-embedding table memoised on the ids' address and corner values recomputed on every verifier test
   and hit on every reused timed copy: correct, 157 hidden tests, 4.4x [2.95, 7.32] over eager.
+* The kernel on its own grid doing nothing when timed: a TileLang relu with a run-time bound, launched with
+  the bound n in checked calls (a fresh allocation reads poisoned) and 0 in timed calls, where nn.ReLU did the
+  work; the launch log (kernel and grid) matched, and PyTorch's time was credited to the kernel: correct.
 """
 
 from __future__ import annotations
@@ -131,3 +134,21 @@ def test_rt61_a_memo_on_sorted_ids_gains_nothing_when_timed(kstrata_eval):
     t = d.get("timing") or {}
     # it read 4.4x [2.95, 7.32] when every reused copy held the same ids; now each reuse misses
     assert d["verdict"] == "rejected" or (t.get("speedup") is not None and t["speedup"] < 2.0), t
+
+
+def test_the_launch_log_keeps_scalar_arguments():
+    from kstrata.sandbox.child import _scalars
+
+    t = torch.zeros(3)
+    assert _scalars((t, 4096, 0.5, t), {"BLOCK": 256, "grid": (4,), "warmup": False}) == \
+        ((4096, 0.5), (("BLOCK", 256),))
+    assert _scalars((t, 0), {}) != _scalars((t, 4096), {})
+
+
+@pytest.mark.slow
+@needs_sandbox
+def test_rt61_a_kernel_bounded_to_nothing_when_timed_is_rejected(kstrata_eval):
+    d = kstrata_eval("relu", str(CASE / "relu_timed_bound_zero_tilelang.py"), "--scope", "small",
+                     backend="tilelang-c")
+    assert d["verdict"] == "rejected" and d["check"] == "timed_output", _said(d)
+    assert "scalar arguments" in _said(d), _said(d)

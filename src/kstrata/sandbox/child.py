@@ -154,6 +154,15 @@ class _Sealed(type):
         raise AttributeError(f"{cls.__name__} is sealed: its attributes cannot be deleted")
 
 
+def _scalars(args: tuple, kwargs: dict) -> tuple:
+    """The plain scalar arguments of a kernel launch (ints, floats, bools, strings), positional and
+    by name (the launcher's own ``grid`` and ``warmup`` aside): what :meth:`Harness._log_kernels`
+    keeps beside the kernel and grid."""
+    plain = (bool, int, float, str)
+    return (tuple(a for a in args if type(a) in plain),
+            tuple(sorted((k, v) for k, v in kwargs.items() if type(v) in plain and k not in ("grid", "warmup"))))
+
+
 class Harness(metaclass=_Sealed):
     """The candidate process's state: the backend, the loaded candidate and its
     timing input copies.
@@ -346,11 +355,16 @@ class Harness(metaclass=_Sealed):
         self._log_kernels(getattr(backend, "name", ""))
 
     def _log_kernels(self, backend_name: str) -> None:
-        """Which kernel each launch ran, and on which grid where it is a tuple
-        (Triton's ``JITFunction.run``/``InterpretedFunction.run``, TileLang's
-        ``JITKernel.__call__``, each object one compiled kernel): a timed call
-        that keeps the count by launching a cheap canary kernel instead of
-        its own still launches fewer of the checked calls' kernels."""
+        """Which kernel each launch ran, on which grid where it is a tuple, and
+        with which scalar arguments (Triton's ``JITFunction.run``/
+        ``InterpretedFunction.run``, TileLang's ``JITKernel.__call__``, each
+        object one compiled kernel): a timed call that keeps the count by
+        launching a cheap canary kernel instead of its own, or its own kernel
+        on its own grid with a bound of 0 so that no program works (red-team
+        rt61: a TileLang relu's timed calls passed ``limit=0`` and nn.ReLU did
+        the work, read correct), still launches fewer of the checked calls'
+        kernels. Scalars of an honest kernel follow the inputs' shapes, which
+        timed and checked calls of one signature share."""
         try:
             if backend_name.startswith("triton"):
                 from triton.runtime.interpreter import InterpretedFunction
@@ -366,12 +380,14 @@ class Harness(metaclass=_Sealed):
         except ImportError:
             return
         log: list[tuple] = []
+        scalars = _scalars  # bound before any candidate code runs, as the log itself
 
         def make(orig: Any) -> Any:
             def launch(kernel: Any, *args: Any, **kwargs: Any) -> Any:
                 if not kwargs.get("warmup"):
                     grid = kwargs.get("grid")
-                    log.append((id(kernel), tuple(grid) if isinstance(grid, (tuple, list)) else None))
+                    log.append((id(kernel), tuple(grid) if isinstance(grid, (tuple, list)) else None,
+                                scalars(args, kwargs)))
                 return orig(kernel, *args, **kwargs)
             return launch
 
@@ -464,7 +480,8 @@ class Harness(metaclass=_Sealed):
                      + ": its work is not the kernel's", "evidence": found}]
         return [{"check": "kernel_launched", "message": f"a timed call launched {found['timed']} DSL kernel(s) "
                  f"where the checked calls on inputs of the same shapes launched {found['checked']}"
-                 + (f" ({missing} launch(es) of the checked calls' kernels on their grids missing)" if missing else "")
+                 + (f" ({missing} launch(es) of the checked calls' kernels on their grids, with their scalar "
+                    "arguments, missing)" if missing else "")
                  + ": its timed calls do their work some other way (logged on the DSL's launcher in every call)",
                  "evidence": found}]
 
