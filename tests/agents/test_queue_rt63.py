@@ -92,3 +92,38 @@ def test_tilelang_c_schedule_goal_names_only_what_the_schedule_json_can_do():
     assert "(fewer passes over memory, vectorized loops and compiler flags: the C target" not in text
     source = _tilelang_c_prompt("source", speedup=0.09, findings=(noisy,))
     assert "(fewer passes over memory, vectorized loops and compiler flags: the C target" in source
+
+
+OOB = ("candidate raised InterpreterError: OutOfBounds('out-of-bounds load in kernel _kernel, program 2 (linear grid "
+       "index): 231 lane(s) of a load with the mask on address memory outside every tensor argument')")
+
+
+def test_a_runtime_error_names_the_public_test_it_failed_at():
+    """mean_dim on triton-interp: a 2-D tile without the R mask read past the
+    input (runtime_error); the judge kept the public test (B=3, R=5, D=77) in
+    the evidence without a "stage", and the prompt named no shape, while an
+    incorrect verdict's names it. Now both say "It failed at the public test at"."""
+    from kstrata.store.records import EvaluationRecord
+
+    task = resolve_task("mean_dim")
+    root = rec("a", sources={"source": "import triton\n"}, backend="triton-interp")
+    child = rec("b", "source", ("a",), sources={"source": "import triton  # tiled\n"}, backend="triton-interp",
+                expansion_id=1, rationale="a [BLOCK_R, BLOCK_D] tile per iteration")
+    child.evaluation = EvaluationRecord(verdict="runtime_error", check="run", evidence={
+        "message": OOB, "test": {"distribution": "normal", "seed": 0, "shape": {"B": 3, "D": 77, "R": 5}}})
+    tree = CandidateTree([root, child])
+
+    class Interp:
+        name, levels, timing_meaningful = "triton-interp", ("source",), False
+
+        def level_context(self, task, sources, level):
+            return {}
+
+    provider = ScriptedProvider(["DECLINE\nDIAGNOSIS: looking"])
+    prop = LLMProposer(provider, NoLog(), backend=Interp())
+    with pytest.raises(Declined):
+        prop.propose(task, tree["a" * 8], tree["a" * 8].feedback(), "source",
+                     context=ProposeContext(backend="triton-interp", levels=("source",), tree=tree))
+    text = provider.prompts[0][1]["content"]
+    assert "It failed at the public test at B=3, D=77, R=5 (input draw `normal`, seed 0)." in text, text
+    assert "-> runtime_error (run) at the public test at B=3, D=77, R=5" in text
