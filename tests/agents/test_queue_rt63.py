@@ -127,3 +127,39 @@ def test_a_runtime_error_names_the_public_test_it_failed_at():
     text = provider.prompts[0][1]["content"]
     assert "It failed at the public test at B=3, D=77, R=5 (input draw `normal`, seed 0)." in text, text
     assert "-> runtime_error (run) at the public test at B=3, D=77, R=5" in text
+
+
+SCHEDULED = ("# kstrata-tvm schedule: one `def schedule_<primfunc>(sch)` per scheduled PrimFunc\n\n\n"
+             "def schedule_fused_divide_tir_round_tir_clip_cast(sch):\n"
+             "    sch.compute_inline(sch.get_sblock(\"T_divide\"))\n")
+
+
+@pytest.mark.parametrize("backend_name", ["tvm-llvm", "tvm-opencl"])
+def test_a_graph_prompt_says_how_the_schedule_follows_a_graph_change(backend_name):
+    """quantize_per_tensor on tvm-llvm, hierarchical: the graph agent of a
+    scheduled candidate (schedule_fused_divide_tir_round_tir_clip_cast) was
+    not told that its change has that schedule replayed by PrimFunc name, so a
+    change that renames the fused PrimFunc (divide -> multiply) leaves it
+    unscheduled: whether a change pays could not be judged from the prompt."""
+    root = rec("a", sources={"graph": "# kstrata-tvm graph\n", "schedule": SCHEDULED}, backend=backend_name)
+    tree = CandidateTree([root])
+    provider = ScriptedProvider(["DECLINE\nDIAGNOSIS: looking"])
+    prop = LLMProposer(provider, NoLog(), backend=None)
+    with pytest.raises(Declined):
+        prop.propose(resolve_task("quantize_per_tensor"), tree["a" * 8], tree["a" * 8].feedback(), "graph",
+                     context=ProposeContext(backend=backend_name, levels=("graph", "schedule"), tree=tree))
+    text = provider.prompts[0][1]["content"]
+    assert "The schedule above is replayed on your new graph, function by function by PrimFunc name" in text
+    assert "(fused_divide_tir_round_tir_clip_cast now)" in text
+    default = "TVM's default loop nests (serial, not vectorized)" if backend_name == "tvm-llvm" \
+        else "TVM's default GPU schedule"
+    assert f"renames (its name comes from the ops fused into it: another op, another name) gets {default}" in text
+    bare = rec("a", sources={"graph": "# kstrata-tvm graph\n", "schedule": "def schedule(sch):\n    pass\n"},
+               backend=backend_name)
+    provider = ScriptedProvider(["DECLINE\nDIAGNOSIS: looking"])
+    tree = CandidateTree([bare])
+    with pytest.raises(Declined):
+        LLMProposer(provider, NoLog(), backend=None).propose(
+            resolve_task("quantize_per_tensor"), tree["a" * 8], tree["a" * 8].feedback(), "graph",
+            context=ProposeContext(backend=backend_name, levels=("graph", "schedule"), tree=tree))
+    assert "is replayed on your new graph" not in provider.prompts[0][1]["content"]  # nothing scheduled

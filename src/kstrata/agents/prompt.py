@@ -648,6 +648,9 @@ def _variables(ctx: PromptContext) -> dict[str, Any]:
             if lvl != ctx.level and text.strip()
         ],
         "level_notes": dict(ctx.level_notes),
+        # the PrimFuncs the schedule names: a graph change has the schedule replayed by those names (TVM)
+        "scheduled_funcs": _SCHEDULED.findall(ctx.sources.get("schedule", "") or "")
+        if ctx.level == "graph" and ctx.backend.startswith("tvm-") else [],
         "feedback": ctx.feedback,
         "history": ctx.history,
         "last_failure": dict(ctx.last_failure) if ctx.last_failure else None,
@@ -664,6 +667,10 @@ def _variables(ctx: PromptContext) -> dict[str, Any]:
             ctx.integrity_rules if ctx.integrity_rules is not None else integrity_rules(ctx.backend)
         ),
     }
+
+
+#: a schedule function of the TVM schedule text: ``def schedule_<primfunc>(sch):``
+_SCHEDULED = re.compile(r"^def schedule_(\w+)\(", re.MULTILINE)
 
 
 def _shown_as_request(entry: Mapping[str, str], requests: Sequence[Mapping[str, Any]]) -> bool:
