@@ -77,3 +77,55 @@ def test_an_abort_names_the_heap_corruption_and_leaves_other_frames_out():
     hidden = crash_item({"message": "the candidate process was killed by SIGSEGV"}, "triton")
     assert "out-of-bounds pointer" in hidden["text"] and "no stderr" in hidden["text"]
     assert crash_item({"message": "the candidate process was killed by SIGKILL"}, "triton") is None
+
+
+OOB_TILE = '''import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def mean_kernel(x_ptr, y_ptr, R, D, BLOCK_D: tl.constexpr, BLOCK_R: tl.constexpr):
+    b = tl.program_id(0).to(tl.int64)
+    cols = tl.program_id(1) * BLOCK_D + tl.arange(0, BLOCK_D)
+    mask = cols < D
+    acc = tl.zeros((BLOCK_D,), dtype=tl.float32)
+    for r0 in range(0, R, BLOCK_R):
+        rows = r0 + tl.arange(0, BLOCK_R)
+        tile = tl.load(x_ptr + (b * R + rows[:, None]) * D + cols[None, :], mask=mask[None, :], other=0.0)
+        acc += tl.sum(tile, axis=0)
+    tl.store(y_ptr + b * D + cols, acc / R, mask=mask)
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        x = x.contiguous()
+        Bn, R, D = x.shape
+        y = torch.empty((Bn, D), dtype=x.dtype, device=x.device)
+        mean_kernel[(Bn, triton.cdiv(D, 128))](x, y, R, D, BLOCK_D=128, BLOCK_R=8)
+        return y
+'''
+
+
+def test_an_out_of_bounds_triton_load_names_its_line_and_program_ids(tmp_path):
+    """Queue round rt63 (mean_dim on triton-interp): a [BLOCK_R, BLOCK_D] tile
+    loaded without the R mask read past the input; the message named the kernel
+    and the program but not which of its loads. It now names the kernel's line,
+    and on a grid of several axes the program ids as tl.program_id gives them."""
+    cand = tmp_path / "oob_tile.py"
+    cand.write_text(OOB_TILE)
+    r = CliRunner().invoke(app, ["eval", "mean_dim", str(cand), "--backend", "triton-interp", "--scope", "small",
+                                 "--no-time", "--json"])
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.output.strip().splitlines()[-1])
+    assert out["verdict"] == "runtime_error", out
+    message = out["evidence"]["message"]
+    assert "out-of-bounds load in kernel mean_kernel at line 15 (`tile = tl.load(x_ptr + (b * R" in message, message
+    assert "program 2 (linear grid index)" in message, message  # a (3, 1) grid: the index is program_id(0)
+    from kstrata.backends.triton.fidelity import _Launch
+
+    launch = _Launch("k")
+    launch.begin(5, (3, 2, 1))  # grid order: program 5 is program_id(0) = 2, program_id(1) = 1
+    assert launch.program_words() == ("program 5 (linear grid index; tl.program_id(0..1) = 2, 1 of a grid of "
+                                      "3, 2)")

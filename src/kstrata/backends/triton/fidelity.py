@@ -193,6 +193,20 @@ def _order_words() -> str:
     return "in grid order" if _ORDER[0] is None else "in a shuffled order (the judge's second call of a test)"
 
 
+def kernel_line(kernel: str) -> str:
+    """`` at line L (`the line`)``: where the running ``@triton.jit`` function
+    ``kernel`` stands in its file (the interpreter runs it as Python, so its
+    frame is on the stack), ``""`` when it is not found. The candidate's file
+    is its source text, so L is the line of that text."""
+    import traceback
+
+    for frame in reversed(traceback.extract_stack()):
+        if frame.name == kernel and frame.lineno:
+            line = (frame.line or "").strip()
+            return f" at line {frame.lineno}" + (f" (`{line[:160]}`)" if line else "")
+    return ""
+
+
 class _Launch:
     """One launch's record: the tensor arguments' storages, and per storage
     (allocated at its first store or atomic) the program that last stored each
@@ -214,6 +228,7 @@ class _Launch:
         self.order: np.ndarray | None = None  # the programs' linear indices in the order they run (shuffled)
         self.spin: tuple[bytes, bytes] | None = None  # the running program's last read (addresses, values)
         self.repeats = 0  # how many times in a row it read exactly that
+        self.grid: tuple[int, int, int] = (1, 1, 1)  # the launch's grid (:meth:`begin`)
 
     def add_tensors(self, args: Any) -> None:
         import torch
@@ -259,10 +274,24 @@ class _Launch:
         if out.any():
             n = int(out.sum())
             does = "reads whatever is there" if what == "load" else "writes over whatever is there"
-            raise OutOfBounds(f"out-of-bounds {what} in kernel {self.kernel}, program {self.program} (linear grid "
-                              f"index): {n} lane(s) of a {what} with the mask on address memory outside every "
-                              f"tensor argument (the interpreter {does}; on a GPU it is an illegal address). "
-                              "Mask every lane whose offset is out of range, even if its value is dropped later")
+            raise OutOfBounds(f"out-of-bounds {what} in kernel {self.kernel}{kernel_line(self.kernel)}, "
+                              f"{self.program_words()}: {n} lane(s) of a {what} with the mask on address memory "
+                              f"outside every tensor argument (the interpreter {does}; on a GPU it is an illegal "
+                              "address). Mask every lane whose offset is out of range, even if its value is "
+                              "dropped later")
+
+    def program_words(self) -> str:
+        """The running program in words: ``program 2 (linear grid index)``, and
+        on a grid of more than one axis its ids as ``tl.program_id`` gives them
+        (queue round rt63: "program 2" of a (3, 1) grid read as an index alone)."""
+        gx, gy, gz = self.grid
+        p = self.program
+        if gy == 1 and gz == 1:
+            return f"program {p} (linear grid index)"
+        ids = (p // (gy * gz), (p // gz) % gy, p % gz)
+        shown = ids if gz > 1 else ids[:2]
+        return (f"program {p} (linear grid index; tl.program_id(0..{len(shown) - 1}) = "
+                f"{', '.join(map(str, shown))} of a grid of {', '.join(map(str, self.grid[:len(shown)]))})")
 
     def _shadow(self, table: dict[int, np.ndarray], base: int) -> np.ndarray:
         if base not in table:
@@ -346,6 +375,7 @@ class _Launch:
         """The linear index of the program that runs as the launch's ``step``-th
         (of a ``grid``), per :func:`shuffle_program_order`; made the running program."""
         n = grid[0] * grid[1] * grid[2]
+        self.grid = grid
         p = step
         if _ORDER[0] is not None:
             if self.order is None or len(self.order) != n:
