@@ -39,13 +39,18 @@ class ModelNew(nn.Module):
 '''
 
 
-def test_an_out_of_bounds_triton_store_is_told_what_likely_happened(tmp_path):
-    cand = tmp_path / "oob_softmax.py"
-    cand.write_text(OOB_SOFTMAX)
-    r = CliRunner().invoke(app, ["eval", "softmax", str(cand), "--backend", "triton-interp", "--scope", "small",
+def _eval_interp(tmp_path, task: str, source: str) -> dict:
+    """``kstrata eval TASK FILE --backend triton-interp --scope small --no-time --json`` of ``source``."""
+    cand = tmp_path / "candidate.py"
+    cand.write_text(source)
+    r = CliRunner().invoke(app, ["eval", task, str(cand), "--backend", "triton-interp", "--scope", "small",
                                  "--no-time", "--json"])
     assert r.exit_code == 0, r.output
-    out = json.loads(r.output.strip().splitlines()[-1])
+    return json.loads(r.output.strip().splitlines()[-1])
+
+
+def test_an_out_of_bounds_triton_store_is_told_what_likely_happened(tmp_path):
+    out = _eval_interp(tmp_path, "softmax", OOB_SOFTMAX)
     assert out["verdict"] == "runtime_error", out
     if out["check"] != "crash":
         # the interpreter's bounds watch (kstrata.backends.triton.fidelity) stops the store before it lands
@@ -113,12 +118,7 @@ def test_an_out_of_bounds_triton_load_names_its_line_and_program_ids(tmp_path):
     loaded without the R mask read past the input; the message named the kernel
     and the program but not which of its loads. It now names the kernel's line,
     and on a grid of several axes the program ids as tl.program_id gives them."""
-    cand = tmp_path / "oob_tile.py"
-    cand.write_text(OOB_TILE)
-    r = CliRunner().invoke(app, ["eval", "mean_dim", str(cand), "--backend", "triton-interp", "--scope", "small",
-                                 "--no-time", "--json"])
-    assert r.exit_code == 0, r.output
-    out = json.loads(r.output.strip().splitlines()[-1])
+    out = _eval_interp(tmp_path, "mean_dim", OOB_TILE)
     assert out["verdict"] == "runtime_error", out
     message = out["evidence"]["message"]
     assert "out-of-bounds load in kernel mean_kernel at line 15 (`tile = tl.load(x_ptr + (b * R" in message, message
