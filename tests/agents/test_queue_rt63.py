@@ -163,3 +163,51 @@ def test_a_graph_prompt_says_how_the_schedule_follows_a_graph_change(backend_nam
             resolve_task("quantize_per_tensor"), tree["a" * 8], tree["a" * 8].feedback(), "graph",
             context=ProposeContext(backend=backend_name, levels=("graph", "schedule"), tree=tree))
     assert "is replayed on your new graph" not in provider.prompts[0][1]["content"]  # nothing scheduled
+
+
+DIFF_ANSWER = """Make BLOCK_R a tunable and raise it to 16 so 16 rows are in flight per iteration.
+
+```diff
+--- a/source.py
++++ b/source.py
+@@ -9,1 +9,2 @@
+ BLOCK_D = 128
++BLOCK_R = 16
+```
+"""
+
+
+@pytest.mark.parametrize("calls", [1, None])
+def test_a_unified_diff_answer_is_told_to_send_edits_never_read_as_a_decline(calls):
+    """mean_dim on triton-interp: an answer whose change was a ```diff block
+    read as "no code block" and, on the run's last call, as a decline whose
+    diagnosis was the rationale. It is now its own unusable kind: the retry
+    says to send SEARCH/REPLACE edits or the whole text; with no call left it
+    is recorded unusable, not declined."""
+    from kstrata.agents.parse import ParseError, parse_answer
+
+    with pytest.raises(ParseError) as e:
+        parse_answer(DIFF_ANSWER, "BLOCK_D = 128\n", language="python")
+    assert e.value.kind == "diff_block" and "SEARCH/REPLACE edits" in str(e.value)
+    root = rec("a", sources={"source": "BLOCK_D = 128\n"}, backend="triton-interp")
+    tree = CandidateTree([root])
+
+    class Interp:
+        name, levels, timing_meaningful = "triton-interp", ("source",), False
+
+        def level_context(self, task, sources, level):
+            return {}
+
+    provider = ScriptedProvider([DIFF_ANSWER, "DECLINE\nDIAGNOSIS: looking"])
+    prop = LLMProposer(provider, NoLog(), backend=Interp())
+    ctx = ProposeContext(backend="triton-interp", levels=("source",), tree=tree,
+                         budget_left={"proposer_calls": calls})
+    if calls == 1:  # no retry left: unusable, not a decline made of the rationale
+        batch = prop.propose(resolve_task("mean_dim"), tree["a" * 8], tree["a" * 8].feedback(), "source",
+                             context=ctx)
+        assert not batch.proposals and any("diff_block" in p for p in batch.problems), batch.problems
+    else:
+        with pytest.raises(Declined):
+            prop.propose(resolve_task("mean_dim"), tree["a" * 8], tree["a" * 8].feedback(), "source", context=ctx)
+        retry = provider.prompts[1][-1]["content"]
+        assert "unified diff (a ```diff block), which kstrata does not apply" in retry, retry

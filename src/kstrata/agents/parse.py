@@ -21,7 +21,7 @@ A malformed answer raises :class:`ParseError`, whose :attr:`ParseError.feedback`
 is written to be sent back to the model for a retry (the retry counts against
 the budget like any call). Kinds: ``truncated`` (unclosed fence or edit block,
 or the API says the token limit was hit), ``too_long`` (over :data:`MAX_ANSWER_CHARS`,
-refused before it is read further), ``no_code``, ``conflicting_blocks``,
+refused before it is read further), ``no_code``, ``diff_block`` (a unified diff, not applied), ``conflicting_blocks``,
 ``malformed_edit``, ``edit_no_match``, ``edit_ambiguous``, ``unchanged``; and
 ``duplicate``, raised by the agents (:func:`kstrata.agents.llm_agent.known_candidate`:
 the answer's text is a candidate the run already has).
@@ -422,8 +422,14 @@ def _no_match(n: int, source: str, search: str) -> ParseError:
     )
 
 
+def _is_diff(block: CodeBlock) -> bool:
+    """Whether ``block`` is a unified diff: tagged ``diff``/``patch``, or its
+    body has a ``@@ -a,b +c,d @@`` hunk header."""
+    return block.language in ("diff", "patch") or bool(re.search(r"^@@ -\d+(?:,\d+)? \+\d+", block.body, re.M))
+
+
 def _code_like(blocks: list[CodeBlock], language: str | None) -> list[CodeBlock]:
-    out = [b for b in blocks if b.body.strip() and b.language not in NON_CODE_LANGUAGES]
+    out = [b for b in blocks if b.body.strip() and b.language not in NON_CODE_LANGUAGES and not _is_diff(b)]
     if language:
         tagged = [b for b in out if b.language in ("", language.lower())]
         out = tagged or out
@@ -485,6 +491,15 @@ def parse_answer(
                 "Send the complete answer again, its code block closed by a ``` line.",
             )
         code = _code_like(blocks, language)
+        if not code and any(_is_diff(b) for b in blocks):
+            # queue round rt63: a ```diff answer read as "no code block", then (no retry left) as a decline
+            raise ParseError(
+                "diff_block",
+                "it sends its change as a unified diff (a ```diff block), which kstrata does not apply. Send the "
+                "same change as SEARCH/REPLACE edits of the current text (its lines copied exactly) or as the "
+                "complete new text in one code block.",
+                blocks=len(blocks),
+            )
         if not code:
             raise ParseError("no_code", "it contains no code block.", blocks=len(blocks))
         distinct = {b.body.strip() for b in code}
