@@ -171,3 +171,61 @@ def test_a_hand_edited_run_db_is_one_damaged_run_error_never_a_traceback_or_a_ha
         with _within(30, " ".join(command[:1])):
             out = CliRunner().invoke(app, command)
         assert out.exit_code == 2 and "damaged" in out.output, (command, out.output, out.exception)
+
+
+def _bench_with_cell(bench, config: str, **cell):
+    from kstrata.bench.harness import BenchIndex
+
+    bench.mkdir(parents=True)
+    (bench / "bench.json").write_text(config)
+    row = {"task": "t", "backend": "fake", "proposer": "p", "level": 1, "category": "elementwise",
+           "run_dir": "runs/fake/p/t", "status": "done"} | cell
+    with BenchIndex(bench) as index:
+        index.plan([row])
+
+
+_SPEC = '{"spec": {"suite": "level1", "backends": ["fake"], "proposers": ["p"], "budget": {}}}'
+
+
+@pytest.mark.parametrize("config, cell", [
+    (_SPEC, {"run_dir": "{outside}"}),          # an absolute path: another run of the user's
+    (_SPEC, {"run_dir": "../outside"}),
+    (_SPEC, {"run_dir": "runs/link"}),           # a link out of the bench
+    (_SPEC, {"level": "x"}),
+    ("[1, 2]", {}),                               # bench.json not an object: AttributeError traceback
+    ("{not json", {}),                            # the error did not name the file
+])
+def test_a_hand_edited_bench_folder_is_one_damaged_error_and_reads_no_run_outside_it(tmp_path, config, cell):
+    """A bench folder is data anyone could have edited. A cell of bench.db
+    naming a run folder outside the bench (absolute, ``..``, through a link)
+    had ``kstrata report`` embed that run's candidates' sources in the bench's
+    report, and ``kstrata bench --resume`` resume (write into) it; a bench.json
+    that is a JSON list ended report in a traceback. Each is one ``damaged``
+    error (exit 2) naming the file."""
+    from typer.testing import CliRunner
+
+    from kstrata.cli.main import app
+
+    outside = tmp_path / "outside"
+    _two_candidate_run(outside)
+    bench = tmp_path / "bench"
+    cell = {k: v.format(outside=outside) if isinstance(v, str) else v for k, v in cell.items()}
+    _bench_with_cell(bench, config, **cell)
+    (bench / "runs").mkdir(exist_ok=True)
+    (bench / "runs" / "link").symlink_to(outside)
+    report = tmp_path / "r.html"
+    out = CliRunner().invoke(app, ["report", str(bench), "--out", str(report)])
+    assert out.exit_code == 2 and "damaged" in out.output, (out.output, out.exception)
+    assert ("bench.json" if "spec" not in config else "bench.db") in " ".join(out.output.split())
+    assert not report.exists()
+
+
+def test_a_bench_cell_inside_the_bench_is_still_read(tmp_path):
+    """The check refuses only what leaves the bench: the planned layout reads."""
+    from kstrata.bench.results import load_results
+
+    bench = tmp_path / "bench"
+    _bench_with_cell(bench, _SPEC)
+    _two_candidate_run(bench / "runs" / "fake" / "p" / "t")
+    results = load_results(bench)
+    assert results.kind == "bench" and len(results.runs) == 1

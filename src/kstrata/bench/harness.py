@@ -226,7 +226,72 @@ class BenchIndex:
                           (*values.values(), task, backend, proposer))
 
     def cells(self) -> list[dict[str, Any]]:
-        return [dict(r) for r in self.conn.execute("SELECT * FROM cells ORDER BY position")]
+        """Every cell, in plan order, each checked (:func:`check_cell`).
+
+        Raises
+        ------
+        kstrata.store.StoreError
+            For a cell that is not what kstrata writes (bench.db hand-edited)."""
+        rows = [dict(r) for r in self.conn.execute("SELECT * FROM cells ORDER BY position")]
+        for row in rows:
+            check_cell(self.path.parent, row)
+        return rows
+
+
+#: the kinds of a cell's columns kstrata writes and reads (bench.db keeps whatever is put there)
+_CELL_KINDS = {"task": str, "backend": str, "proposer": str, "level": int, "category": str, "run_dir": str,
+               "status": str}
+
+
+def check_cell(bench_dir: Path, cell: Mapping[str, Any]) -> None:
+    """Raise :class:`kstrata.store.StoreError` unless ``cell`` (a row of
+    ``bench.db``) has its columns of the kinds kstrata writes and names a run
+    folder inside ``bench_dir``: a relative path of plain names (as
+    :func:`plan_cells` makes, ``runs/<backend>/<proposer>/<task>``) that
+    resolves there, links followed. bench.db is data anyone could have edited:
+    a cell naming ``/elsewhere/run`` or ``../run`` had ``kstrata report`` embed
+    another run's candidates' sources, and ``kstrata bench --resume`` resume
+    (write into) that run (red team rt62)."""
+    from kstrata.store.run_store import StoreError
+
+    where = f"{bench_dir / INDEX_NAME} is damaged"
+    for key, kind in _CELL_KINDS.items():
+        if not isinstance(cell.get(key), kind):
+            raise StoreError(f"{where}: a cell's {key} is {str(cell.get(key))[:40]!r}, not "
+                             f"{'an integer' if kind is int else 'text'}; start a new bench with --out, or restore "
+                             "the file")
+    run_dir = cell["run_dir"]
+    parts = run_dir.split("/")
+    inside = not run_dir.startswith("/") and all(part not in ("", ".", "..") and "\\" not in part for part in parts)
+    if inside:
+        root = bench_dir.resolve()
+        inside = (bench_dir / run_dir).resolve().is_relative_to(root) and (bench_dir / run_dir).resolve() != root
+    if not inside:
+        raise StoreError(f"{where}: cell {cell['task']}/{cell['backend']}/{cell['proposer']} names the run folder "
+                         f"{run_dir[:200]!r}, which is not a folder inside the bench; start a new bench with --out, "
+                         "or restore the file")
+
+
+def read_config(bench_dir: str | Path) -> dict[str, Any]:
+    """``BENCH_DIR/bench.json`` as a JSON object.
+
+    Raises
+    ------
+    kstrata.store.StoreError
+        When it cannot be read, is not JSON, or is not an object (naming the file)."""
+    from kstrata.store.run_store import StoreError
+
+    path = Path(bench_dir) / CONFIG_NAME
+    try:
+        config = json.loads(path.read_text())
+        why = None if isinstance(config, dict) else f"a JSON {type(config).__name__}, not an object"
+    except (OSError, UnicodeDecodeError, ValueError) as e:
+        why = str(e)
+    except RecursionError:
+        why = "JSON nested too deep"
+    if why is not None:
+        raise StoreError(f"{path} is damaged ({why}); start a new bench with --out, or restore the file")
+    return config
 
 
 # -- the spec and the run ------------------------------------------------------
@@ -413,7 +478,14 @@ class BenchResult:
 
 
 def _check_resume(bench_dir: Path, spec: BenchSpec) -> None:
-    old = BenchSpec.from_dict(json.loads((bench_dir / CONFIG_NAME).read_text())["spec"])
+    from kstrata.store.run_store import StoreError
+
+    try:
+        old = BenchSpec.from_dict(read_config(bench_dir)["spec"])
+    except (KeyError, TypeError, ValueError) as e:
+        raise StoreError(f"{bench_dir / CONFIG_NAME} is damaged (its spec is not one kstrata wrote: "
+                         f"{type(e).__name__}: {str(e)[:200]}); start a new bench with --out, or restore the "
+                         "file") from None
     diff = [k for k, v in spec.to_dict().items() if k != "budget" and old.to_dict()[k] != v]
     if diff:
         raise BenchError(

@@ -7,13 +7,12 @@ read (``kstrata report``, ``kstrata compare``).
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kstrata.bench.harness import CONFIG_NAME, BenchIndex
+from kstrata.bench.harness import CONFIG_NAME, BenchIndex, read_config
 from kstrata.bench.metrics import excluded_reason, TaskOutcome
 from kstrata.search.tree import CandidateTree
 from kstrata.store.run_store import RunStore, StoreError, read_summary
@@ -168,7 +167,7 @@ def load_results(path: str | Path, count_initial: bool = False,
     """
     path = Path(path)
     if is_bench_dir(path):
-        config = json.loads((path / CONFIG_NAME).read_text())
+        config = read_config(path)
         outcomes, runs = [], []
         from kstrata.store.run_store import writable
 
