@@ -14,6 +14,9 @@ Case folder ``cases_rt61``; every attempt of the round and its verdict is in
 * The kernel on its own grid doing nothing when timed: a TileLang relu with a run-time bound, launched with
   the bound n in checked calls (a fresh allocation reads poisoned) and 0 in timed calls, where nn.ReLU did the
   work; the launch log (kernel and grid) matched, and PyTorch's time was credited to the kernel: correct.
+  With the bound read from a one-element tensor instead (the same kernel, grid and scalar arguments), the
+  timing (11.7 ms for a kernel that takes 53 ms) is now marked: the timing process times the call under
+  checked-call conditions too.
 """
 
 from __future__ import annotations
@@ -152,3 +155,24 @@ def test_rt61_a_kernel_bounded_to_nothing_when_timed_is_rejected(kstrata_eval):
                      backend="tilelang-c")
     assert d["verdict"] == "rejected" and d["check"] == "timed_output", _said(d)
     assert "scalar arguments" in _said(d), _said(d)
+
+
+def test_timed_calls_far_faster_than_the_checked_call_are_marked():
+    from types import SimpleNamespace
+
+    from kstrata.measure.remote import checked_path_note
+
+    assert "checked path" in checked_path_note(SimpleNamespace(checked_ms=53.0), 11.7)
+    assert checked_path_note(SimpleNamespace(checked_ms=53.0), 44.6) is None  # poison and records cost a little
+    assert checked_path_note(SimpleNamespace(checked_ms=0.9), 0.01) is None  # host overhead of a tiny kernel
+    assert checked_path_note(SimpleNamespace(checked_ms=None), 1.0) is None
+
+
+@pytest.mark.slow
+@needs_sandbox
+def test_rt61_a_kernel_told_by_a_tensor_to_do_nothing_when_timed_is_not_ranked(kstrata_eval):
+    d = kstrata_eval("relu", str(CASE / "relu_timed_flag_tensor_tilelang.py"), "--scope", "small",
+                     backend="tilelang-c")
+    assert d["verdict"] in ("correct", "rejected"), _said(d)
+    if d["verdict"] == "correct":
+        assert any("checked path" in str(n) for n in d["timing"].get("suspicious") or []), d["timing"]

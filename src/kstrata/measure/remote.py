@@ -136,6 +136,9 @@ class RemoteCandidate:
         #: change none of its inputs (set by the caller; None: such a copy is reused as it is)
         self.redraw: Callable[[int, int], list[Any]] | None = None
         self.redrawn: list[bool] = []  # per copy: it holds values redrawn since it was staged
+        #: ms of the fastest untimed call its process made under checked-call conditions at staging
+        #: (its own clock; None where it made none): :func:`checked_path_note`
+        self.checked_ms: float | None = None
         #: on the CPU, the judge's own :class:`kstrata.measure.cache_flush.CacheFlusher`, run after each
         #: untimed request and before the timed call (set by measure; None: the process flushes itself)
         self.judge_flusher: Any = None
@@ -192,6 +195,9 @@ class RemoteCandidate:
         h, _ = self.proc.ok({"op": "stage", "sets": enc, "flush_bytes": flush_bytes, "flush": flush,
                              "rng_seed": _DRAW.randrange(1 << 31), "graph": bool(graph)}, bufs)
         self.graphed = bool(graph) and h.get("graph") is True
+        ck = h.get("checked_ms")
+        self.checked_ms = float(ck) if isinstance(ck, (int, float)) and not isinstance(ck, bool) \
+            and 0 <= ck < 1e9 else None
         self.graph_error = None if self.graphed or not graph else str(h.get("graph_error") or "not captured")
         self.use_graph = False
 
@@ -471,6 +477,35 @@ class RemoteCandidate:
 #: until the judge continues it, so this covers only a process caught inside
 #: a system call when it was stopped.
 HELD_CPU_MS = 5.0
+
+
+#: A timed median this many times faster than the same call under checked-call conditions
+#: (:func:`checked_path_note`), beyond :data:`CHECKED_PATH_SLACK_MS`, is another computation.
+CHECKED_PATH_RATIO = 3.0
+#: What checked-call conditions may add to a call whatever its kernel: the poisoned allocations' fill and
+#: the operator records (a few microseconds per PyTorch operator of the host code), in ms.
+CHECKED_PATH_SLACK_MS = 1.0
+
+
+def checked_path_note(candidate: RemoteCandidate, timed_ms: float) -> str | None:
+    """A note when the candidate's timed calls (median ``timed_ms``) ran far
+    faster than the same call made under checked-call conditions in its
+    timing process (:attr:`RemoteCandidate.checked_ms`: poisoned
+    allocations, operator records, warm caches): more than
+    :data:`CHECKED_PATH_RATIO` times and :data:`CHECKED_PATH_SLACK_MS`
+    faster. A candidate that tells the two apart (a fresh allocation reads
+    poisoned in a checked call) can launch its kernel on its own grid with
+    the same arguments when checked and have it do nothing when timed (its
+    bound read from a tensor), while PyTorch does the work: red-team rt61, a
+    TileLang relu whose kernel takes 53 ms was timed at 11.7 ms, correct.
+    None when the calls agree or none was made."""
+    ck = candidate.checked_ms
+    if ck is None or not timed_ms > 0 or ck <= CHECKED_PATH_RATIO * timed_ms + CHECKED_PATH_SLACK_MS:
+        return None
+    return (f"checked path: the timed calls took {timed_ms:.3g} ms (median) where the same call under "
+            f"checked-call conditions took {ck:.3g} ms in the timing process ({ck / timed_ms:.1f}x): the "
+            "candidate computes another way when it is timed than when it is checked, so this time is not "
+            "its kernel's; not ranked")
 
 
 def held_delta(before: float | None, after: float | None) -> float:

@@ -593,6 +593,12 @@ def measure(
         fetched = fetch_work_note(candidate, baseline, r["a_ms"], r["b_ms"])
         if fetched:
             suspicious.append(fetched)
+    if remote:
+        from kstrata.measure.remote import checked_path_note
+
+        other = checked_path_note(candidate, cand.median)
+        if other:
+            suspicious.append(other)
     if remote and cuda:
         from kstrata.measure.remote import clock_gaps, clock_note
 

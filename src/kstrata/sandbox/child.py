@@ -177,7 +177,8 @@ class Harness(metaclass=_Sealed):
                  "checked_launches", "copies", "device", "flusher", "fn", "graph_launches",
                  "graphs", "kernel_log", "last", "launch_deficit", "launches", "reused_output",
                  "slots", "spin_cycles", "tensor_dict", "timed_launches", "torch", "watch", "_set_stream",
-                 "_stream_ids", "_ops", "_StorageWeakRef", "_Counter", "_inference_mode")
+                 "_stream_ids", "_ops", "_StorageWeakRef", "_Counter", "_inference_mode", "_clock",
+                 "checked_ms")
 
     def __init__(self) -> None:
         import collections
@@ -232,6 +233,9 @@ class Harness(metaclass=_Sealed):
         self.timed_launches: dict[tuple, int] = {}
         self.graph_launches: list[tuple[int, Any]] = []
         self.launch_deficit: dict | None = None  # the first timed call that launched less (_timed_call)
+        self._clock = time.perf_counter_ns  # captured before any candidate code runs
+        #: ms of the fastest untimed call under checked-call conditions on the first copy (_reference_launches)
+        self.checked_ms: float | None = None
 
     # -- set-up -------------------------------------------------------------------
     def _backend(self, name: str) -> Any:
@@ -437,20 +441,26 @@ class Harness(metaclass=_Sealed):
         runs them (no gradients, poisoned allocations), counting their
         launches: what a timed call of this signature must launch at least,
         in a process that times and never verifies (the fewest of ``calls``:
-        the first may autotune or compile)."""
+        the first may autotune or compile), and how long the fastest took
+        (:attr:`checked_ms`, this process's clock: the judge holds the timed
+        calls against it, :func:`kstrata.measure.remote.checked_path_note`)."""
         if self.launches is None or not self.copies or self.fn is None:
             return
         Recorders, element_by_element = self._ops.Recorders, self._ops.element_by_element
         xs = [x.clone() if isinstance(x, self.Tensor) else x for x in self.copies[0]]
+        self.checked_ms = None
         for _ in range(calls):
             mark = self._launched()
             try:  # the operator records too: a candidate that knows this process only times (its first
                 # call is at the timing shape) may compute with PyTorch in these calls as well
                 with self.torch.no_grad(), self.watch.candidate(), Recorders() as rec, _poisoned_allocations(1):
+                    t0 = self._clock()
                     out = self.fn(*xs)
                     self._sync()
+                    ms = (self._clock() - t0) / 1e6
             except BaseException:  # noqa: BLE001 - a failing call is the timed calls' to report
                 return
+            self.checked_ms = ms if self.checked_ms is None else min(self.checked_ms, ms)
             self._checked_call(xs, mark)
             size = sum(o.numel() for o in _flatten(out) if isinstance(o, self.Tensor))
             ops = rec.compute_ops()
@@ -773,6 +783,8 @@ class Harness(metaclass=_Sealed):
         reply: dict[str, Any] = {"ok": True, "copies": len(self.copies)}
         if h.get("index") is None:
             self._reference_launches()
+            if self.checked_ms is not None:
+                reply["checked_ms"] = self.checked_ms
             self.graphs = []
             if h.get("graph") and self._events is not None:
                 reply.update(self._capture())
