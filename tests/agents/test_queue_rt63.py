@@ -211,3 +211,25 @@ def test_a_unified_diff_answer_is_told_to_send_edits_never_read_as_a_decline(cal
             prop.propose(resolve_task("mean_dim"), tree["a" * 8], tree["a" * 8].feedback(), "source", context=ctx)
         retry = provider.prompts[1][-1]["content"]
         assert "unified diff (a ```diff block), which kstrata does not apply" in retry, retry
+
+
+def test_a_graph_prompt_shows_only_the_header_of_the_generated_source_it_drops():
+    """rmsnorm on tvm-llvm started from --initial with TVM's generated LLVM IR as
+    `source`: the graph prompt showed 40 lines of its string constants as the
+    read-only source, which the graph change drops anyway. It now shows the
+    IR's header (target, shape, plan) and how many lines it leaves out."""
+    ir = ("; kstrata-tvm source target=llvm shape=symbolic\n; kstrata-plan: {\"inputs\":[\"x\"]}\n"
+          "; ModuleID = 'TVMMod'\nsource_filename = \"TVMMod\"\n"
+          + "".join(f'@.str.{i} = private constant [2 x i8] c"{i % 10}\\00", align 1\n' for i in range(300)))
+    root = rec("a", sources={"graph": "# kstrata-tvm graph\n", "schedule": "def schedule(sch):\n    pass\n",
+                             "source": ir})
+    tree = CandidateTree([root])
+    provider = ScriptedProvider(["DECLINE\nDIAGNOSIS: looking"])
+    with pytest.raises(Declined):
+        LLMProposer(provider, NoLog(), backend=None).propose(
+            resolve_task("rmsnorm"), tree["a" * 8], tree["a" * 8].feedback(), "graph",
+            context=ProposeContext(backend="tvm-llvm", levels=("graph", "schedule", "source"), tree=tree))
+    text = provider.prompts[0][1]["content"]
+    assert "; kstrata-plan: {\"inputs\":[\"x\"]}\n; ModuleID = 'TVMMod'\n... (301 lines of generated code omitted)" \
+        in text, text
+    assert "@.str.1 = private constant" not in text and "a `graph` change drops it" in text

@@ -580,6 +580,24 @@ def summarize(text: str, max_lines: int) -> dict[str, Any]:
     return {"body": "\n".join(head + [f"... ({omitted} lines omitted) ..."] + tail), "omitted": omitted}
 
 
+def header_only(text: str, most: int = 6) -> dict[str, Any]:
+    """``{"body", "omitted"}`` of a generated level a change here drops (TVM's
+    ``source``): its leading comment lines (``;``, ``//``, ``#``: target,
+    shape, plan), at most ``most``, the rest omitted. Queue round rt63
+    (rmsnorm on tvm-llvm): the graph prompt showed the first 40 of 2183 lines
+    of LLVM IR, all string constants of TVM's argument checks."""
+    lines = text.splitlines()
+    head = []
+    for line in lines[:most]:
+        if not line.lstrip().startswith((";", "//", "#")):
+            break
+        head.append(line)
+    omitted = len(lines) - len(head)
+    # the count stands in the body; the heading's "N lines omitted" is left out (0), not said twice
+    return {"body": "\n".join(head + ([f"... ({omitted} lines of generated code omitted) ..."] if omitted else [])),
+            "omitted": 0}
+
+
 def _shape(shape: Mapping[str, int]) -> str:
     return ", ".join(f"{k}={v}" for k, v in shape.items()) or "(fixed)"
 
@@ -643,7 +661,8 @@ def _variables(ctx: PromptContext) -> dict[str, Any]:
         # a level generated from this one (TVM's source): what runs now, dropped by a change here
         "stale": list(derived_below(ctx.backend, ctx.level)),
         "other_levels": [
-            (lvl, summarize(text, ctx.summary_lines))
+            (lvl, header_only(text) if lvl in derived_below(ctx.backend, ctx.level)
+             else summarize(text, ctx.summary_lines))
             for lvl, text in ctx.sources.items()
             if lvl != ctx.level and text.strip()
         ],
