@@ -17,12 +17,13 @@ candidate processes (see README, "Trust boundary").
 
 from __future__ import annotations
 
-import json
 import secrets as _secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from kstrata import jsontext
 
 
 def load_task(name_or_path: str | Path) -> Any:
@@ -118,7 +119,7 @@ def import_meta(folder: Path) -> dict[str, Any]:
     """
     file = folder / "candidate.json"
     try:
-        meta = json.loads(file.read_text())
+        meta = jsontext.loads(file.read_text())
     except ValueError as e:
         raise ValueError(f"{file}: not JSON ({e}); a kstrata import folder's candidate.json is an object "
                          "{\"backend\": ..., \"levels\": {level: file name}}") from None
@@ -234,7 +235,7 @@ def candidate_task(path: str | Path) -> str | None:
     records += [(here / "candidate.json", lambda d: d.get("task")), (here / "export.json", lambda d: d.get("task"))]
     for file, read in records:
         try:
-            name = read(json.loads(file.read_text())) if file.is_file() else None
+            name = read(jsontext.loads(file.read_text())) if file.is_file() else None
         except (OSError, ValueError, AttributeError):
             name = None
         if isinstance(name, str) and name:
@@ -281,7 +282,7 @@ def _recorded_backend(file: Path) -> str | None:
     object or its backend not text (a damaged or hand-made record ended
     ``eval`` in a TypeError/AttributeError traceback; red-team rt57)."""
     try:
-        value = json.loads(file.read_text())
+        value = jsontext.loads(file.read_text())
     except (OSError, ValueError):
         return None
     backend = value.get("backend") if isinstance(value, dict) else None

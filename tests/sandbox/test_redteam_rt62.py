@@ -229,3 +229,47 @@ def test_a_bench_cell_inside_the_bench_is_still_read(tmp_path):
     _two_candidate_run(bench / "runs" / "fake" / "p" / "t")
     results = load_results(bench)
     assert results.kind == "bench" and len(results.runs) == 1
+
+
+_DEEP = "[" * 100_000 + "]" * 100_000
+
+
+@pytest.mark.parametrize("where", ["export.json", "config.json"])
+def test_a_deeply_nested_json_record_beside_a_candidate_is_not_a_traceback(tmp_path, where):
+    """``kstrata eval TASK DIR`` reads the backend a run's ``config.json`` or
+    an export's ``export.json`` records beside the candidate; JSON nested past
+    the parser's recursion limit raised RecursionError, which the readers of
+    kstrata's own files (they catch ValueError) let through: eval ended in a
+    traceback. The record is read as absent (the candidate's default backend)."""
+    from kstrata.api import candidate_task, read_candidate
+
+    if where == "export.json":
+        folder = tmp_path / "exp"
+        (folder / "sources").mkdir(parents=True)
+        (folder / "sources" / "source.py").write_text("class ModelNew:\n    pass\n")
+        (folder / "export.json").write_text(_DEEP)
+    else:
+        run = tmp_path / "run"
+        _two_candidate_run(run)
+        (run / "config.json").write_text(_DEEP)
+        folder = run / "best"
+        folder.mkdir()
+        (folder / "source.py").write_text("class ModelNew:\n    pass\n")
+    sources, backend = read_candidate(folder)
+    assert backend == "pytorch" and "ModelNew" in sources["source"]
+    assert candidate_task(folder) is None
+
+
+def test_every_json_record_reader_reads_deep_nesting_as_a_damaged_file():
+    """The kind, not one file: the readers of kstrata's records and caches
+    (tuned-schedule moves, task work and scaled-shape caches, roofline peaks,
+    environment records) go through one loader that makes nesting too deep a
+    ValueError, which each of them handles as a damaged file."""
+    import random
+
+    from kstrata import jsontext
+    from kstrata.backends.tilelang.tune_rules import schedule_variants
+
+    with pytest.raises(ValueError, match="nested too deep"):
+        jsontext.loads(_DEEP)
+    assert schedule_variants("SCHEDULE = {} # kstrata-tune: bm in {1, 2}\n", _DEEP, "c", random.Random(0)) == []

@@ -37,6 +37,7 @@ from dataclasses import asdict, dataclass, field
 from importlib import metadata
 from pathlib import Path
 
+from kstrata import jsontext
 from kstrata.backends.availability import Availability
 
 MANIFEST = "kstrata-env.json"
@@ -125,7 +126,7 @@ def read_manifest(name: str) -> dict | None:
     """The manifest of env ``name`` as a dict, or None if absent or unreadable."""
     path = env_dir(name) / MANIFEST
     try:
-        return json.loads(path.read_text())
+        return jsontext.loads(path.read_text())
     except (OSError, ValueError):
         return None
 

@@ -54,6 +54,7 @@ from typing import Any
 
 import typer
 
+from kstrata import jsontext
 from kstrata.atomic import write_atomic, write_folder
 from kstrata.cli.errors import Console, OptionError, err_console, user_errors
 from kstrata.measure.speedup_words import speedup_text
@@ -360,7 +361,7 @@ def _readings_digest(run_dir: Path, candidate: str) -> tuple[bool, str | None]:
 def _exported(to: Path) -> tuple[str, str] | None:
     """``(run, candidate)`` of the export in ``to``, or None (none, or unreadable)."""
     try:
-        meta = json.loads((Path(to) / "export.json").read_text())
+        meta = jsontext.loads((Path(to) / "export.json").read_text())
         return str(meta.get("run", "")), str(meta.get("candidate", ""))
     except (OSError, ValueError, AttributeError):
         return None
@@ -625,7 +626,7 @@ def _record_export(run_dir: Path, to: Path, digest: str) -> None:
         return
     path = run_dir / EXPORTS_FILE
     try:
-        known = json.loads(path.read_text()) if path.is_file() else {}
+        known = jsontext.loads(path.read_text()) if path.is_file() else {}
     except ValueError:
         known = {}
     known[str(to.resolve())] = digest
@@ -640,7 +641,7 @@ def stale_exports(run_dir: str | Path) -> list[str]:
     run_dir = Path(run_dir)
     path = run_dir / EXPORTS_FILE
     try:
-        known = json.loads(path.read_text()) if path.is_file() else {}
+        known = jsontext.loads(path.read_text()) if path.is_file() else {}
     except ValueError:
         return []
     digest = _summary_digest(run_dir)
@@ -651,8 +652,10 @@ def stale_exports(run_dir: str | Path) -> list[str]:
     out = []
     for where, cand in sorted(known.items()):
         try:
-            meta = json.loads((Path(where) / "export.json").read_text())
+            meta = jsontext.loads((Path(where) / "export.json").read_text())
         except (OSError, ValueError):
+            continue
+        if not isinstance(meta, dict):  # a hand-edited export.json (a list): not this run's export
             continue
         if meta.get("candidate") != cand or Path(meta.get("run", "")) != run_dir.resolve():
             continue

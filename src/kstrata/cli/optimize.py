@@ -12,6 +12,7 @@ import typer
 from rich.live import Live
 from rich.text import Text
 
+from kstrata import jsontext
 from kstrata.cli.errors import Console, OptionError, check_number, err_console, user_errors
 from kstrata.shellarg import arg
 
@@ -217,8 +218,6 @@ def _initial(option: Path | None, task: Any, backend: Any, resume: Path | None) 
         with ``--resume``, :func:`_check_text_options` refuses before), or
         no ``--initial`` where the backend ships no start for the task.
     """
-    import json
-
     from kstrata.api import import_meta, import_sources, read_candidate
     from kstrata.surrogates import without_lone_surrogates
     from kstrata.cli.import_ import DSL_MODULE, read_kernel_file, read_model_file
@@ -250,7 +249,7 @@ def _initial(option: Path | None, task: Any, backend: Any, resume: Path | None) 
             raise OptionError(f"--initial: {e}") from None
     elif option.suffix == ".json":
         try:
-            sources = json.loads(option.read_text())
+            sources = jsontext.loads(option.read_text())
         except ValueError as e:
             raise OptionError(f"--initial {option}: not JSON: {e}") from None
         if not isinstance(sources, dict):

@@ -23,6 +23,7 @@ from typing import Any
 
 import torch
 
+from kstrata import jsontext
 from kstrata.backends.registry import get_backend
 from kstrata.measure import environment
 from kstrata.measure.roofline import atomic_write_text, cache_dir
@@ -215,7 +216,7 @@ def run_baselines(
     path = cache_dir() / "baselines" / f"{baseline_key(task, shape, backend, trials, config)}.json"
     if use_cache and path.exists():
         try:
-            return [BaselineResult(**{**d, "cached": True}) for d in json.loads(path.read_text())]
+            return [BaselineResult(**{**d, "cached": True}) for d in jsontext.loads(path.read_text())]
         except (ValueError, TypeError):
             pass  # a stale format: measure again
     device = get_backend(backend).device

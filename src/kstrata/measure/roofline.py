@@ -23,6 +23,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from kstrata import jsontext
 from kstrata.atomic import write_atomic
 
 import torch
@@ -207,7 +208,7 @@ def ceilings(device: str = "cpu", dtype: str = "float32", path: Path | None = No
     path = Path(path) if path else cache_dir() / "roofline.json"
     key = _key(device, dtype)
     try:
-        data = json.loads(path.read_text())
+        data = jsontext.loads(path.read_text())
     except (OSError, ValueError):
         data = {}
     cached = Ceilings(**data[key]) if key in data else None
@@ -231,7 +232,7 @@ def _store(path: Path, key: str, c: Ceilings) -> None:
     """Write ``c`` under ``key`` into the JSON cache at ``path``, atomically; the
     file is re-read first, since another process may have added entries."""
     try:
-        data = json.loads(path.read_text())
+        data = jsontext.loads(path.read_text())
     except (OSError, ValueError):
         data = {}
     data[key] = c.to_dict()

@@ -14,6 +14,7 @@ from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
+from kstrata import jsontext
 from kstrata.measure.contention import read_note
 from kstrata.measure.speedup_words import interval_verdict, speedup_text
 from kstrata.search.tree import UNTRUSTED_PREFIX, CandidateTree, Node, unevaluated
@@ -545,7 +546,7 @@ def result_table(run_dir: str | Path, nominal: dict[str, int] | None = None) -> 
         from kstrata.search.loop import timing_shape_of
 
         try:
-            shape = timing_shape_of(json.loads((run_dir / "config.json").read_text()))
+            shape = timing_shape_of(jsontext.loads((run_dir / "config.json").read_text()))
         except (OSError, ValueError, AttributeError, TypeError):  # a damaged config.json: no shape line
             shape = None
     which = ""

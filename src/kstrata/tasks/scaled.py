@@ -59,6 +59,8 @@ from typing import Any
 
 import torch
 
+from kstrata import jsontext
+
 #: Per-call limits of the scaled verification shape: about 10-50 ms for the
 #: fp32 reference and the fp64 oracle together on 2 cores, so the ~100 tests
 #: of the protocol take seconds, not hours.
@@ -308,7 +310,7 @@ def scaled_shapes(task: Any, max_flops: float = VERIFY_MAX_FLOPS,
     path = cache_root() / "task_shapes" / _disk_path(task.digest).name
     skey = f"{max_flops:g}/{max_bytes:g}/torch={torch.__version__}/{CACHE_VERSION}"
     try:
-        disk = json.loads(path.read_text()).get(skey)
+        disk = jsontext.loads(path.read_text()).get(skey)
     except (OSError, ValueError, AttributeError):
         disk = None
     if isinstance(disk, dict) and "small" in disk:
@@ -320,7 +322,7 @@ def scaled_shapes(task: Any, max_flops: float = VERIFY_MAX_FLOPS,
     _MEM[key] = result
     _TIES[key] = tied
     try:
-        data = json.loads(path.read_text()) if path.is_file() else {}
+        data = jsontext.loads(path.read_text()) if path.is_file() else {}
     except (OSError, ValueError):
         data = {}
     data[skey] = {"small": result[0] if result else [], "sweep": result[1] if result else [], "ties": tied}

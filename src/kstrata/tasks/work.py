@@ -29,6 +29,8 @@ from typing import Any
 
 import torch
 
+from kstrata import jsontext
+
 #: A model that cannot run on ``meta`` is run for real only when its inputs
 #: and parameters (measured on ``meta``) take at most this many bytes.
 REAL_RUN_MAX_BYTES = 256e6
@@ -59,7 +61,7 @@ def _disk_path(digest: str) -> Path:
 
 def _disk_read(digest: str) -> dict[str, list[float]]:
     try:
-        data = json.loads(_disk_path(digest).read_text())
+        data = jsontext.loads(_disk_path(digest).read_text())
         return data if isinstance(data, dict) else {}
     except (OSError, ValueError):
         return {}

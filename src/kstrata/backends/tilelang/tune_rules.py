@@ -20,6 +20,8 @@ import json
 import random
 import re
 
+from kstrata import jsontext
+
 _LINE = re.compile(r"^SCHEDULE[ \t]*=(?P<dict>[^#\n]*)#[ \t]*kstrata-tune:[ \t]*(?P<spec>[^\n]+)$", re.M)
 #: one ``key in {choices} [on target]`` item; a key starts at a word boundary and is taken whole
 #: (``\b``, ``\w++``): from every position inside a 20 KB run of digits on a candidate's tune line the
@@ -88,7 +90,7 @@ def schedule_variants(source: str, schedule: str, target: str, rng: random.Rando
     empty); a malformed one yields no moves (the candidate does not load anyway).
     """
     try:
-        current = json.loads(schedule) if schedule.strip() else {}
+        current = jsontext.loads(schedule) if schedule.strip() else {}
     except ValueError:
         return []
     if not isinstance(current, dict):
