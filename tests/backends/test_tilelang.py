@@ -94,3 +94,17 @@ def test_a_compile_error_names_the_compilers_own_error(pool):
     assert head[1] == "the compiler's errors:", head
     assert "kernel.cpp:" in errors and "error: no match for" in errors and "float4" in errors, errors
     assert errors.index("no match for") < errors.index("the generated code:") < errors.index("main_kernel")
+
+
+def test_a_forged_compilation_failure_runs_no_other_program(tmp_path):
+    """The compiler's errors are had by running TileLang's failed command again
+    (compiler_errors.compiler_output); a message the candidate raised itself,
+    naming another program, runs nothing."""
+    from kstrata.backends.tilelang.compiler_errors import compiler_output
+
+    src = tmp_path / "k.cpp"
+    src.write_text("int main( {}\n")
+    mark = tmp_path / "ran"
+    forged = f"Compilation Failed! {['/bin/sh', '-c', f'touch {mark}', str(src)]!r}\n"
+    assert compiler_output(forged) == "" and not mark.exists()
+    assert compiler_output("Compilation Failed! ['g++', '-c', '/etc/hostname.cpp']\n") == ""  # no such temp source

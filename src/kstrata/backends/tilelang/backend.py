@@ -51,7 +51,7 @@ from kstrata import kernels
 from kstrata.backends import envs
 from kstrata.backends.base import Availability, Backend, CandidateLoadError
 from kstrata.backends.tilelang import autotune, hooks, races
-from kstrata.backends.tilelang.compiler_errors import captured_stderr, with_compiler_errors
+from kstrata.backends.tilelang.compiler_errors import compiler_output, with_compiler_errors
 from kstrata.backends.pytorch import load_model_new
 from kstrata.pysyntax import parse_module
 from kstrata.tasks.base import Task
@@ -226,11 +226,11 @@ class TileLangBackend(Backend):
         inputs = [x.to(self.device) if isinstance(x, torch.Tensor) else x
                   for x in module.get_inputs()]
         try:
-            with captured_stderr() as stderr, torch.no_grad():  # the compiler's errors go there
+            with torch.no_grad():
                 model(*inputs)
         except Exception as e:  # noqa: BLE001 - a candidate bug is data
-            raise CandidateLoadError(with_compiler_errors(
-                f"first call (kernel compilation) raised {type(e).__name__}: {e}", "".join(stderr))) from e
+            raise CandidateLoadError(with_compiler_errors(  # the compiler's own errors, which TileLang drops
+                f"first call (kernel compilation) raised {type(e).__name__}: {e}", compiler_output(str(e)))) from e
         return model
 
     def level_empty(self, sources: dict[str, str], level: str) -> str | None:

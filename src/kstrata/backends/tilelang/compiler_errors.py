@@ -5,46 +5,60 @@ TileLang 0.1.15 runs the host compiler with its stderr inherited (on Linux,
 Failed! [command] ...")`` holds the command and the generated code but not
 what the compiler said: a proposer saw 80 lines of C++ and not the line
 "error: no match for 'operator>' (operand types are 'float4' ...)" (queue
-round rt63, max_dim on tilelang-c). :func:`captured_stderr` records file
-descriptor 2 (a child process's too) while a kernel compiles, and
-:func:`with_compiler_errors` puts the compiler's error lines into the message.
-Both run in the candidate's process.
+round rt63, max_dim on tilelang-c). :func:`compiler_output` runs that
+command again and :func:`with_compiler_errors` puts the compiler's error
+lines into the message. Both run in the candidate's process.
 """
 
 from __future__ import annotations
 
-import contextlib
+import ast
 import os
 import re
+import subprocess
 import tempfile
-from collections.abc import Iterator
 
 #: a compiler diagnostic line: "/tmp/tmpab12.cpp:18:70: error: ..." (gcc, clang, nvcc)
 _ERROR = re.compile(r"^(?P<path>[^\s:]+):(?P<line>\d+):(?:(?P<col>\d+):)? (?:fatal )?error: ", re.MULTILINE)
 #: at most this many lines of the compiler's output go into the message
 MAX_LINES = 24
+#: the compilers TileLang 0.1.15 runs (tilelang.contrib.cc.get_cplus_compiler, nvcc): another program is never run
+COMPILERS = frozenset({"g++", "c++", "gcc", "cc", "clang++", "clang", "nvcc"})
+#: TileLang's failure: "Compilation Failed! ['/usr/bin/g++', '-std=c++17', ...]" (tilelang.jit.adapter.libgen)
+_FAILED = re.compile(r"Compilation Failed! (\[[^\n]*\])")
 
 
-@contextlib.contextmanager
-def captured_stderr() -> Iterator[list[str]]:
-    """Record what is written to file descriptor 2 inside the block, the
-    compilers TileLang starts included; yields a list that holds the text
-    (str, decoded with replacement) once the block ends. The text is written
-    to the real stderr afterwards too, so the process log keeps it."""
-    out: list[str] = []
-    with tempfile.TemporaryFile() as sink:
-        saved = os.dup(2)
-        os.dup2(sink.fileno(), 2)
-        try:
-            yield out
-        finally:
-            os.dup2(saved, 2)
-            os.close(saved)
-            sink.seek(0)
-            data = sink.read()
-            out.append(data.decode("utf-8", "replace"))
-            with contextlib.suppress(OSError):
-                os.write(2, data)
+def compiler_output(message: str, timeout_s: float = 120.0) -> str:
+    """What the compiler says when the command of TileLang's ``Compilation
+    Failed! [command]`` ``message`` is run again (its source file is still
+    there: TileLang writes it with ``delete=False``), stdout and stderr
+    together; ``""`` when ``message`` is not such a failure, the command is
+    not a list of strings, its source file is gone, or it does not end in
+    ``timeout_s`` seconds. Run again rather than captured the first time:
+    redirecting file descriptor 2 around the first call would also take a
+    crash's stack (faulthandler writes to it) away from the process log."""
+    m = _FAILED.search(message)
+    if not m:
+        return ""
+    try:
+        command = ast.literal_eval(m.group(1))
+    except (ValueError, SyntaxError):
+        return ""
+    if not isinstance(command, list) or not command or not all(isinstance(a, str) for a in command):
+        return ""
+    # only a compiler on a temporary source, as TileLang runs it: a message the candidate raised itself
+    # does not get another program run here
+    if os.path.basename(command[0]) not in COMPILERS:
+        return ""
+    tmp = os.path.realpath(tempfile.gettempdir())
+    if not any(a.endswith((".cpp", ".cu")) and os.path.isfile(a) and os.path.realpath(a).startswith(tmp + os.sep)
+               for a in command):
+        return ""
+    try:
+        run = subprocess.run(command, capture_output=True, text=True, timeout=timeout_s, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    return (run.stderr or "") + (run.stdout or "")
 
 
 def compiler_errors(stderr: str) -> str:
