@@ -273,3 +273,30 @@ def test_every_json_record_reader_reads_deep_nesting_as_a_damaged_file():
     with pytest.raises(ValueError, match="nested too deep"):
         jsontext.loads(_DEEP)
     assert schedule_variants("SCHEDULE = {} # kstrata-tune: bm in {1, 2}\n", _DEEP, "c", random.Random(0)) == []
+
+
+def test_a_candidates_cgroup_limits_memory_and_swap_together():
+    """Under cgroup v1 only ``memory.limit_in_bytes`` was set: on a machine
+    with swap a candidate past its limit was swapped out rather than killed,
+    taking the machine's swap too (v2 already sets ``memory.swap.max`` 0).
+    memory+swap (``memory.memsw.limit_in_bytes``) is capped at the same
+    limit, at creation and when the limit is moved past the zygote's use."""
+    from kstrata.sandbox import policy
+
+    if policy.cgroup_kind() is None:
+        pytest.skip("kstrata cannot create cgroups here (rlimits are used)")
+    cg = policy.Cgroup.create(300 << 20)
+    assert cg is not None
+    try:
+        mem = cg.dirs[0]
+        if cg.kind == "cgroup-v2":
+            assert not (mem / "memory.swap.max").exists() or (mem / "memory.swap.max").read_text().strip() == "0"
+            return
+        if not (mem / "memory.memsw.limit_in_bytes").exists():
+            pytest.skip("this kernel does not account swap in cgroup v1 (no memory.memsw files)")
+        assert int((mem / "memory.memsw.limit_in_bytes").read_text()) == 300 << 20
+        cg.limit_beyond_now(400 << 20)
+        limit = int((mem / "memory.limit_in_bytes").read_text())
+        assert limit >= 400 << 20 and int((mem / "memory.memsw.limit_in_bytes").read_text()) == limit
+    finally:
+        cg.remove()

@@ -617,6 +617,18 @@ def _remove_stale() -> None:
                 cg.remove()
 
 
+def _limit_swap_v1(mem: Path, memory_bytes: int) -> None:
+    """In a cgroup-v1 memory cgroup, cap memory and swap together at
+    ``memory_bytes`` (``memory.memsw.limit_in_bytes``, where the kernel
+    accounts swap), as cgroup v2's ``memory.swap.max`` of 0 does: with
+    ``memory.limit_in_bytes`` alone, a candidate past its limit was swapped
+    out instead of killed, and took the machine's swap as well (red team
+    rt62)."""
+    memsw = mem / "memory.memsw.limit_in_bytes"
+    if memsw.exists():
+        memsw.write_text(str(memory_bytes))
+
+
 @dataclass
 class Cgroup:
     """A cgroup (one per sandbox) with a memory and a process-count limit.
@@ -658,6 +670,7 @@ class Cgroup:
                 (pid / "pids.max").write_text(str(pids))
                 if memory_bytes:
                     (mem / "memory.limit_in_bytes").write_text(str(memory_bytes))
+                    _limit_swap_v1(mem, memory_bytes)
         except OSError:
             cg.remove()
             return None
@@ -683,7 +696,13 @@ class Cgroup:
             for used, limit in (("memory.current", "memory.max"), ("memory.usage_in_bytes", "memory.limit_in_bytes")):
                 try:
                     now = int((d / used).read_text())
-                    (d / limit).write_text(str(memory_bytes + now))
+                    if limit == "memory.limit_in_bytes" and (d / "memory.memsw.limit_in_bytes").exists():
+                        # memory and swap together, never below the memory limit: raised first, set after
+                        (d / "memory.memsw.limit_in_bytes").write_text("-1")
+                        (d / limit).write_text(str(memory_bytes + now))
+                        _limit_swap_v1(d, memory_bytes + now)
+                    else:
+                        (d / limit).write_text(str(memory_bytes + now))
                 except (OSError, ValueError):
                     continue
 
