@@ -300,3 +300,23 @@ def test_a_candidates_cgroup_limits_memory_and_swap_together():
         assert limit >= 400 << 20 and int((mem / "memory.memsw.limit_in_bytes").read_text()) == limit
     finally:
         cg.remove()
+
+
+def test_a_huge_exception_message_is_a_runtime_error_not_a_tampering_verdict():
+    """The candidate's own exception (40 million characters) is reported as
+    what it is: a runtime error whose message is clipped, never 'broke the
+    protocol ... tampered with its process's harness'."""
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    here = Path(__file__).resolve().parent
+    kstrata = str(Path(sys.executable).with_name("kstrata"))
+    p = subprocess.run([kstrata, "eval", "relu", str(here / "cases" / "rt62_huge_exception" / "candidate.py"),
+                        "--backend", "pytorch", "--json", "--no-time", "--scope", "small"],
+                       capture_output=True, text=True, timeout=600, cwd=str(here.parents[1]))
+    assert p.returncode == 0, p.stderr[-3000:]
+    d = json.loads(p.stdout[p.stdout.index("{"):])
+    assert d["verdict"] == "runtime_error" and d["check"] != "protocol", d["message"][:500]
+    assert "ValueError: AAAA" in d["message"] and "tampered" not in d["message"], d["message"][:500]

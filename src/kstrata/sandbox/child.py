@@ -1013,6 +1013,26 @@ class Harness(metaclass=_Sealed):
         return {"ok": True, "value": value}, []
 
 
+#: The most characters of a reply's ``message`` and ``traceback`` sent to the judge (head and tail kept).
+REPLY_TEXT_CHARS = 64 << 10
+
+
+def clipped(header: dict) -> dict:
+    """``header`` with its ``message`` and ``traceback`` texts cut to
+    :data:`REPLY_TEXT_CHARS` (the middle left out, marked). A candidate that
+    raised an exception of 50 million characters made the honest harness send
+    a header past the wire's limit, and the verdict said the candidate had
+    tampered with its process's harness (red team rt62); the judge shows a
+    few KB of it anyway."""
+    out = dict(header)
+    for key in ("message", "traceback"):
+        text = out.get(key)
+        if isinstance(text, str) and len(text) > REPLY_TEXT_CHARS:
+            half = REPLY_TEXT_CHARS // 2
+            out[key] = f"{text[:half]} [... {len(text) - 2 * half} characters left out ...] {text[-half:]}"
+    return out
+
+
 def failure(e: BaseException) -> dict:
     """The reply for a request the harness could not complete (``oom`` when an
     allocation was refused: the memory limit)."""
@@ -1065,7 +1085,7 @@ def serve(rfd: int, wfd: int, harness: "Harness | None" = None) -> None:
         except BaseException as e:  # noqa: BLE001 - a failure here is data for the judge
             reply = (failure(e), [])
         try:
-            wire.send(wfd, *reply)
+            wire.send(wfd, clipped(reply[0]), reply[1])
         except wire.WireError as e:
             wire.send(wfd, {"ok": False, "kind": "runtime_error", "message": f"output cannot cross: {e}"})
 
