@@ -17,6 +17,9 @@ Case folder ``cases_rt61``; every attempt of the round and its verdict is in
   With the bound read from a one-element tensor instead (the same kernel, grid and scalar arguments), the
   timing (11.7 ms for a kernel that takes 53 ms) is now marked: the timing process times the call under
   checked-call conditions too.
+* Tiny-tensor timing over the floors: 16 Linear+ReLU layers on a batch of 8 (1.05 MFLOP, just over the
+  1 MFLOP work floor; medians of milliseconds, far over the time floors) called without the module wrappers
+  read 1.84x [1.30, 2.68] faster with no overhead note, at ~100x the work's roofline time.
 """
 
 from __future__ import annotations
@@ -176,3 +179,23 @@ def test_rt61_a_kernel_told_by_a_tensor_to_do_nothing_when_timed_is_not_ranked(k
     assert d["verdict"] in ("correct", "rejected"), _said(d)
     if d["verdict"] == "correct":
         assert any("checked path" in str(n) for n in d["timing"].get("suspicious") or []), d["timing"]
+
+
+def test_a_small_call_far_over_its_roofline_floor_is_overhead():
+    from kstrata.measure.overhead import counts_as_win, overhead_notes
+
+    m = {"candidate": {"median": 0.994}, "baseline": {"median": 4.24}, "speedup": {"point": 1.84, "low": 1.3}}
+    notes = overhead_notes(m, 1.05e6, 2e5, "cpu", floor_ms=0.0075)
+    assert notes and "roofline" in notes[0] and not counts_as_win(m, notes)
+    assert overhead_notes(m, 1.05e6, 2e5, "cpu", floor_ms=0.25) == []  # real work: relu at 1024 x 1024
+    near = {"candidate": {"median": 0.09}, "baseline": {"median": 0.4}}
+    assert overhead_notes(near, 1.05e6, 2e5, "cuda:0", floor_ms=0.0075) == []  # a kernel near its floor
+
+
+@pytest.mark.slow
+@needs_sandbox
+def test_rt61_module_calls_removed_from_a_tiny_mlp_are_not_a_speedup(kstrata_eval):
+    d = kstrata_eval(str(CASE / "task_deep_tiny_mlp.py"), str(CASE / "deep_tiny_mlp_unwrapped.py"), "--scope",
+                     "small", "--budget-ms", "300")
+    assert d["verdict"] == "correct", _said(d)
+    assert any(str(n).startswith("overhead-dominated:") for n in d["timing"].get("suspicious") or []), d["timing"]

@@ -396,7 +396,7 @@ def _measure(task: Task, b: Any, cand: Any, base: Any, inputs: list[Any], sets: 
     if flops is None or nbytes is None:
         mf, mb = measured_work(task, shape, seed)
         flops, nbytes = (mf if flops is None else flops), (mb if nbytes is None else nbytes)
-    m.suspicious = list(m.suspicious) + overhead_notes(m, flops, nbytes, device)
+    m.suspicious = list(m.suspicious) + overhead_notes(m, flops, nbytes, device, floor_ms=floor)
     m.findings = [f.to_dict() for f in findings(point, ceil, min_bytes=nbytes, perf=per_call,
                                                  dtype=task.meta.dtype)]
     return m

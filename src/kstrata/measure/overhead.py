@@ -24,6 +24,14 @@ Constants and where they come from
     5 us: both medians within this of the measured cost of an empty module
     call (:func:`empty_call_ms`) means all that differs between them is
     Python/launch overhead.
+:data:`SMALL_WORK_MS`, :data:`OVER_FLOOR`
+    A call whose work takes under 50 us at the roofline (a handful of op
+    dispatches, the floors above) and whose candidate and baseline both take
+    more than 20x that (under 5% of the roofline) is timed as overhead, not
+    as work, whatever its FLOP count: red-team rt61, 16 Linear+ReLU layers
+    on a batch of 8 (1.05 MFLOP, just over :data:`MIN_FLOPS`), called
+    without the module wrappers, read 1.84x [1.30, 2.68] faster at ~100x its
+    roofline floor.
 """
 
 from __future__ import annotations
@@ -38,6 +46,8 @@ MIN_BYTES = 64 * 1024
 CPU_MIN_MEDIAN_MS = 0.020
 GPU_MIN_MEDIAN_MS = 0.010
 EMPTY_MARGIN_MS = 0.005
+SMALL_WORK_MS = 0.05
+OVER_FLOOR = 20.0
 #: Every note of :func:`overhead_notes` starts with this, so it can be found
 #: again among a measurement's ``suspicious`` reasons.
 PREFIX = "overhead-dominated:"
@@ -90,7 +100,7 @@ def _medians(measurement: Any) -> tuple[float | None, float | None]:
 
 
 def overhead_notes(measurement: Any, flops: float | None, nbytes: float | None, device: str,
-                   empty_ms: float | None = None) -> list[str]:
+                   empty_ms: float | None = None, floor_ms: float | None = None) -> list[str]:
     """Reasons a timing measures per-call overhead rather than a kernel.
 
     Parameters
@@ -108,6 +118,9 @@ def overhead_notes(measurement: Any, flops: float | None, nbytes: float | None, 
         The measured cost of an empty module call on that device
         (:func:`empty_call_ms`); ``None`` skips the third criterion (it is
         never measured here, so the judge decides where it is timed).
+    floor_ms:
+        The roofline floor of one call at the timed shape (ms,
+        :func:`kstrata.measure.roofline.floor_ms`); ``None`` skips the fourth.
 
     Returns
     -------
@@ -119,7 +132,9 @@ def overhead_notes(measurement: Any, flops: float | None, nbytes: float | None, 
         * time floor: the larger median (candidate or baseline) is below
           :data:`CPU_MIN_MEDIAN_MS` (CPU) / :data:`GPU_MIN_MEDIAN_MS` (GPU);
         * overhead only: both medians within :data:`EMPTY_MARGIN_MS` of
-          ``empty_ms`` (the speedup is removed launch/Python overhead).
+          ``empty_ms`` (the speedup is removed launch/Python overhead);
+        * far over a small floor: ``floor_ms`` under :data:`SMALL_WORK_MS`
+          and both medians over :data:`OVER_FLOOR` times it.
     """
     notes = []
     if flops is not None and nbytes is not None and flops < MIN_FLOPS and nbytes < MIN_BYTES:
@@ -136,6 +151,11 @@ def overhead_notes(measurement: Any, flops: float | None, nbytes: float | None, 
             max(cand, base) - empty_ms <= EMPTY_MARGIN_MS:
         notes.append(f"{PREFIX} both medians are within {EMPTY_MARGIN_MS * 1e3:.3g} us of an empty "
                      f"module call ({empty_ms * 1e3:.3g} us): the speedup is removed call overhead")
+    if floor_ms is not None and 0 < floor_ms < SMALL_WORK_MS and len(known) == 2 and \
+            min(known) > OVER_FLOOR * floor_ms:
+        notes.append(f"{PREFIX} one call's work takes {floor_ms * 1e3:.3g} us at the roofline and both medians "
+                     f"({', '.join(f'{x * 1e3:.3g} us' for x in known)}) are over {OVER_FLOOR:g}x that: the time "
+                     "is per-call overhead (dispatch, module calls, thread-pool handoffs), not work")
     return notes
 
 
