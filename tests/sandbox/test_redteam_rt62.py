@@ -320,3 +320,34 @@ def test_a_huge_exception_message_is_a_runtime_error_not_a_tampering_verdict():
     d = json.loads(p.stdout[p.stdout.index("{"):])
     assert d["verdict"] == "runtime_error" and d["check"] != "protocol", d["message"][:500]
     assert "ValueError: AAAA" in d["message"] and "tampered" not in d["message"], d["message"][:500]
+
+
+@pytest.mark.parametrize("edit", ["UPDATE skills SET speedup = 'abc'", "UPDATE skills SET description = x'41'"])
+def test_a_hand_edited_memory_database_is_one_damaged_error(tmp_path, edit):
+    """The agents' memory (``memory.db``, shared by every run, or ``--memory
+    PATH``) is a file anyone could have edited: a speedup of ``'abc'`` ended
+    ``kstrata memory list``/``show`` in a ValueError traceback, a description
+    stored as bytes ``list`` and ``export`` in rich's/json's. Each is one
+    ``damaged`` error naming the file (exit 2)."""
+    import sqlite3
+
+    from typer.testing import CliRunner
+
+    from kstrata.agents.memory import MemoryStore, Skill
+    from kstrata.cli.main import app
+
+    db = tmp_path / "memory.db"
+    with MemoryStore(db) as store:
+        store.add_skill(Skill(backend="tvm-llvm", level="schedule", after="sch.parallel(i)\n", speedup=1.5,
+                              before="pass\n", description="parallel outer loop"))
+    for command in (["list"], ["show", "1"], ["export"]):
+        out = CliRunner().invoke(app, ["memory", *command, "--memory", str(db)])
+        assert out.exit_code == 0, (command, out.output, out.exception)
+    conn = sqlite3.connect(db)
+    with conn:
+        conn.execute(edit)
+    conn.close()
+    for command in (["list"], ["show", "1"], ["export"]):
+        out = CliRunner().invoke(app, ["memory", *command, "--memory", str(db)])
+        assert out.exit_code == 2 and "damaged" in out.output and "memory.db" in out.output, \
+            (command, out.output, out.exception)

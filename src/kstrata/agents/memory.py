@@ -325,11 +325,27 @@ class MemoryStore:
             raise KeyError(f"no skill with id {skill_id} in {self.path}")
         return self._skill(row)
 
-    @staticmethod
-    def _skill(row: sqlite3.Row) -> Skill:
+    def _skill(self, row: sqlite3.Row) -> Skill:
         d = dict(row)
         d.pop("digest", None)
-        return Skill(**d)
+        return self._checked(Skill(**d), f"skill {d.get('id')}")
+
+    def _checked(self, record: Any, what: str) -> Any:
+        """``record`` (a :class:`Skill` or :class:`Attempt` read back), once each
+        field holds the kind it declares: the database is a file anyone could
+        have edited, and a speedup of ``'abc'`` or a description stored as
+        bytes ended ``kstrata memory list``/``show``/``export`` in a traceback
+        (red team rt62).
+
+        Raises
+        ------
+        MemoryFileError
+            Naming the database, the row and the field."""
+        from kstrata.store.row_check import check_fields
+
+        check_fields(record, what, lambda why: MemoryFileError(
+            f"{self.path} is damaged: {why}; restore it, or move it away to start an empty memory"))
+        return record
 
     def similar(self, query: str, *, category: str = "", backend: str = "", level: str | None = None,
                 k: int = 3, min_score: float = 0.05, same_level: bool = False, same_backend: bool = False,
@@ -452,4 +468,5 @@ class MemoryStore:
         if outcome is not None:
             q, args = q + " AND outcome = ?", [*args, outcome]
         names = {f.name for f in fields(Attempt)}
-        return [Attempt(**{k: r[k] for k in names}) for r in self.conn.execute(q + " ORDER BY id", args)]
+        return [self._checked(Attempt(**{k: r[k] for k in names}), f"attempt {r['id']}")
+                for r in self.conn.execute(q + " ORDER BY id", args)]

@@ -132,6 +132,7 @@ USER_ERRORS: tuple[tuple[str, str], ...] = (
     ("kstrata.search.budget", "BudgetError"),
     ("kstrata.sandbox.policy", "SandboxUnavailable"),
     ("kstrata.tasks.scaled", "ShapeModeError"),
+    ("kstrata.agents.memory", "MemoryFileError"),
 )
 
 

@@ -39,7 +39,9 @@ _JSON = {"evidence": ((dict, type(None)), "a JSON object"), "feedback": ((list, 
          "raw": ((dict, type(None)), "a JSON object")}
 
 
-def _check_fields(record: Any, what: str, damaged: Callable[[str], Exception]) -> None:
+def check_fields(record: Any, what: str, damaged: Callable[[str], Exception]) -> None:
+    """Raise ``damaged(reason)`` unless each field of the dataclass ``record`` whose annotation
+    is a plain kind (text, integer, number, flag, JSON object or list) holds a value of that kind."""
     for f in dataclasses.fields(record):
         kinds = _JSON.get(f.name) if f.type == "Any" else _KINDS.get(str(f.type))
         if kinds is None:
@@ -60,12 +62,12 @@ def check_candidates(records: Iterable[CandidateRecord], damaged: Callable[[str]
     records = list(records)
     for r in records:
         what = f"candidate {str(r.hash)[:12]}"
-        _check_fields(r, what, damaged)
+        check_fields(r, what, damaged)
         for part in (r.evaluation, r.measurement):
             if part is not None:
-                _check_fields(part, what, damaged)
+                check_fields(part, what, damaged)
         for s in r.measurement.speedups if r.measurement is not None else ():
-            _check_fields(s, f"{what}'s speedup against {str(s.baseline)[:20]!r}", damaged)
+            check_fields(s, f"{what}'s speedup against {str(s.baseline)[:20]!r}", damaged)
         if not all(isinstance(k, str) and isinstance(v, str) for k, v in r.sources.items()):
             raise damaged(f"{what} has a source that is not text")
         seqs[r.hash] = r.seq
@@ -85,7 +87,7 @@ def check_expansions(records: Iterable[ExpansionRecord], hashes: set[str],
     one of ``hashes``."""
     for e in records:
         what = f"expansion {e.id}"
-        _check_fields(e, what, damaged)
+        check_fields(e, what, damaged)
         for name in ("candidate", "anchor"):
             h = getattr(e, name)
             if h is not None and h not in hashes:
