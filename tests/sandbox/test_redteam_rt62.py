@@ -351,3 +351,27 @@ def test_a_hand_edited_memory_database_is_one_damaged_error(tmp_path, edit):
         out = CliRunner().invoke(app, ["memory", *command, "--memory", str(db)])
         assert out.exit_code == 2 and "damaged" in out.output and "memory.db" in out.output, \
             (command, out.output, out.exception)
+
+
+@pytest.mark.parametrize("field, value", [("messages", 5), ("messages", ["a"]), ("hash", [1]),
+                                          ("response", [1]), ("tokens", "many")])
+def test_a_cassette_record_of_the_wrong_kind_is_one_clear_error(tmp_path, field, value):
+    """A cassette (``--llm replay:FILE``) is a file anyone could have edited:
+    a record whose ``messages`` was a number or whose ``hash`` a list ended
+    ``kstrata optimize`` in a TypeError traceback when the replay provider was
+    made. It is one error naming the file and line."""
+    import json
+
+    from kstrata.llm import ProviderError
+    from kstrata.llm.cassette import ReplayProvider
+
+    record = {"hash": "ab" * 32, "messages": [{"role": "user", "content": "hi"}],
+              "response": {"text": "ok", "finish_reason": "stop"}, "tokens": {"input": 1, "output": 1},
+              "model": "m", "provider": "p", "cost_usd": 0.0, "latency_s": 1.0, "attempts": 1, "version": 1}
+    good = tmp_path / "good.jsonl"
+    good.write_text(json.dumps(record) + "\n")
+    ReplayProvider(good)  # a record as kstrata writes it reads
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(json.dumps(record | {field: value}) + "\n")
+    with pytest.raises(ProviderError, match=f"line 1 is not a cassette record.*{field}"):
+        ReplayProvider(bad)

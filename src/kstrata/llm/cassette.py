@@ -162,8 +162,36 @@ def read_cassette(path: str | Path) -> list[dict[str, Any]]:
                 f"replay:{path}: line {i} is not a cassette record (no {', '.join(missing)})",
                 kind="config",
             )
+        wrong = _wrong_kind(rec)
+        if wrong:
+            raise ProviderError(f"replay:{path}: line {i} is not a cassette record ({wrong})", kind="config")
         records.append(rec)
     return records
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _wrong_kind(rec: dict[str, Any]) -> str | None:
+    """Which field of a cassette record is not of the kind :func:`record` writes, or None.
+    A cassette is a file anyone could have edited: ``"messages": 5`` or a list as ``hash`` ended
+    ``kstrata optimize --llm replay:FILE`` in a TypeError traceback (red team rt62)."""
+    messages = rec["messages"]
+    response, tokens = rec["response"], rec["tokens"]
+    checks = (
+        ("hash", isinstance(rec["hash"], str)),
+        ("messages", isinstance(messages, list) and all(
+            isinstance(m, dict) and isinstance(m.get("role"), str) and isinstance(m.get("content"), str)
+            for m in messages)),
+        ("response", isinstance(response, dict) and isinstance(response.get("text"), str)
+         and isinstance(response.get("finish_reason"), (str, type(None)))),
+        ("tokens", isinstance(tokens, dict) and all(_number(tokens.get(k)) for k in ("input", "output"))),
+        *((k, _number(rec[k])) for k in ("cost_usd", "latency_s", "attempts") if k in rec),
+        *((k, isinstance(rec[k], str)) for k in ("model", "provider") if k in rec),
+    )
+    bad = [name for name, ok in checks if not ok]
+    return f"{', '.join(bad)} not of the kind kstrata records" if bad else None
 
 
 #: Prompt lines whose whole content is measured (see ``agents/prompts/_base.j2``,
