@@ -375,3 +375,21 @@ def test_a_cassette_record_of_the_wrong_kind_is_one_clear_error(tmp_path, field,
     bad.write_text(json.dumps(record | {field: value}) + "\n")
     with pytest.raises(ProviderError, match=f"line 1 is not a cassette record.*{field}"):
         ReplayProvider(bad)
+
+
+@pytest.mark.parametrize("text", ["[1, 2]", '{"/x": 5}', "7"])
+def test_a_hand_edited_exports_list_of_a_run_is_read_as_empty(tmp_path, text):
+    """``RUN/exports.json`` (the exports ``kstrata retime`` names when stale)
+    is run-folder data: a JSON list there ended retime's stale-export lines in
+    an AttributeError traceback, and the next ``kstrata export`` in a
+    TypeError. It is read as holding no exports."""
+    from kstrata.cli.export import _record_export, stale_exports
+
+    run = tmp_path / "run"
+    _two_candidate_run(run)
+    (run / "exports.json").write_text(text)
+    assert stale_exports(run) == []
+    _record_export(run, tmp_path / "pkg", "ab" * 32)
+    import json
+
+    assert json.loads((run / "exports.json").read_text()) == {str((tmp_path / "pkg").resolve()): "ab" * 32}

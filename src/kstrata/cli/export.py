@@ -620,15 +620,27 @@ def _check_writable(to: Path) -> None:
                           "can write, e.g. a new folder under the current one")
 
 
+def _known_exports(path: Path) -> dict[str, str]:
+    """``RUN/exports.json``: export folder -> candidate hash; ``{}`` where it is
+    missing or not such an object (run-folder data anyone could have edited: a
+    JSON list there ended ``kstrata export`` and ``retime`` in an
+    AttributeError/TypeError traceback; red team rt62), entries of other kinds
+    left out."""
+    try:
+        known = jsontext.loads(path.read_text()) if path.is_file() else {}
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(known, dict):
+        return {}
+    return {k: v for k, v in known.items() if isinstance(k, str) and isinstance(v, str)}
+
+
 def _record_export(run_dir: Path, to: Path, digest: str) -> None:
     """Add ``to`` to ``RUN/exports.json`` (so ``kstrata retime`` can name stale exports)."""
     if not writable(run_dir):  # a read-only run (newcomer nc16): the export stands, only its note is not kept
         return
     path = run_dir / EXPORTS_FILE
-    try:
-        known = jsontext.loads(path.read_text()) if path.is_file() else {}
-    except ValueError:
-        known = {}
+    known = _known_exports(path)
     known[str(to.resolve())] = digest
     write_atomic(path, json.dumps(known, indent=2, sort_keys=True) + "\n")
 
@@ -640,10 +652,7 @@ def stale_exports(run_dir: str | Path) -> list[str]:
     another run's are skipped."""
     run_dir = Path(run_dir)
     path = run_dir / EXPORTS_FILE
-    try:
-        known = jsontext.loads(path.read_text()) if path.is_file() else {}
-    except ValueError:
-        return []
+    known = _known_exports(path)
     digest = _summary_digest(run_dir)
     try:
         best = (read_summary(run_dir) or {}).get("best") or {} if digest else {}
