@@ -199,3 +199,40 @@ def test_rt61_module_calls_removed_from_a_tiny_mlp_are_not_a_speedup(kstrata_eva
                      "small", "--budget-ms", "300")
     assert d["verdict"] == "correct", _said(d)
     assert any(str(n).startswith("overhead-dominated:") for n in d["timing"].get("suspicious") or []), d["timing"]
+
+
+class _StagingProc(_Proc):
+    """Answers a stage with a checked-condition call's time and a fetch with ``outputs``."""
+
+    def __init__(self, outputs):
+        super().__init__()
+        self.outputs = outputs
+
+    def ok(self, h, bufs=None):
+        self.sent.append(dict(h))
+        if h.get("op") == "stage":
+            return {"ok": True, "checked_ms": 53.0}, []
+        out: list = []
+        return {"ok": True, "outputs": [wire.encode(o, out, layout=True) for o in self.outputs],
+                "findings": []}, out
+
+
+@pytest.mark.parametrize("right", [True, False])
+def test_the_timing_process_checked_call_is_held_against_the_oracle(right):
+    from kstrata.measure.remote import TimedOutputMismatch
+
+    x = torch.randn(4, 8)
+    y = torch.relu(x) if right else torch.zeros(4, 8)
+    compared = []
+
+    def check(i, outs, inputs, strides, **kw):
+        compared.append(i)
+        return None if torch.equal(outs[0], torch.relu(x)) else "output 0: 16 of 32 elements wrong"
+
+    cand = RemoteCandidate(_StagingProc([y]), check=check, seed=1)
+    if right:
+        cand.stage([[x]], None, False)
+        assert cand.checked_ms == 53.0 and compared == [0]
+    else:
+        with pytest.raises(TimedOutputMismatch, match="checked-call conditions"):
+            cand.stage([[x]], None, False)

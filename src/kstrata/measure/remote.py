@@ -198,6 +198,8 @@ class RemoteCandidate:
         ck = h.get("checked_ms")
         self.checked_ms = float(ck) if isinstance(ck, (int, float)) and not isinstance(ck, bool) \
             and 0 <= ck < 1e9 else None
+        if self.checked_ms is not None and self.check is not None:
+            self._check_checked()
         self.graph_error = None if self.graphed or not graph else str(h.get("graph_error") or "not captured")
         self.use_graph = False
 
@@ -389,6 +391,30 @@ class RemoteCandidate:
                     raise TimedOutputMismatch(
                         f"during timing ({f['check']}): {str(f.get('message', ''))[:500]}",
                         {"call": self.calls, "check": f["check"]})
+
+    def _check_checked(self) -> None:
+        """Fetch the outputs of the timing process's last untimed call under checked-call conditions
+        (on a clone of copy 0, as staged) and hold them against copy 0's oracle: :attr:`checked_ms` is believed only
+        for a call that did the work (red-team rt61: a candidate that knows its process only times
+        could make those calls cheap and wrong, and its timed calls' PyTorch path read as its kernel's).
+
+        Raises
+        ------
+        TimedOutputMismatch
+            When they are malformed or wrong."""
+        h, b = self.proc.ok({"op": "fetch"})
+        self._timing_findings(h)
+        try:
+            outs = [wire.decode(o, b) if isinstance(o, dict) and "__tensor__" in o else None
+                    for o in h.get("outputs", [])]
+        except (wire.WireError, TypeError, AttributeError, KeyError, IndexError, ValueError):
+            raise TimedOutputMismatch("the outputs of the timing process's checked-condition call were "
+                                      "malformed (the candidate tampered with its harness)", {"call": 0})
+        problem = self.check(0, outs, None, None)
+        if problem:
+            raise TimedOutputMismatch(
+                f"an untimed call under checked-call conditions in the timing process returned a wrong output: "
+                f"{problem}; the candidate computes another way in a process that only times", {"call": 0})
 
     def _restage(self, i: int, xs: Sequence[Any]) -> None:
         """Copy ``i`` holds ``xs`` from now on, in the candidate's process (the same buffers) and here."""
