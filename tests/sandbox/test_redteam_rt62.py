@@ -393,3 +393,18 @@ def test_a_hand_edited_exports_list_of_a_run_is_read_as_empty(tmp_path, text):
     import json
 
     assert json.loads((run / "exports.json").read_text()) == {str((tmp_path / "pkg").resolve()): "ab" * 32}
+
+
+def test_a_file_that_cannot_be_made_is_named_as_asked_not_as_its_temporary(tmp_path):
+    """``kstrata report RUN --out /proc/x.html`` said ``No such file or
+    directory: '/proc/.x.html.5pyz09tc.tmp'``: the error of the atomic write's
+    temporary file, a name the user never gave. It names the file asked for."""
+    import os
+
+    from kstrata.atomic import write_atomic
+
+    if not os.path.isdir("/proc/self"):
+        pytest.skip("no /proc here")
+    with pytest.raises(OSError) as e:
+        write_atomic(__import__("pathlib").Path("/proc/x.html"), "<html>")
+    assert e.value.filename == "/proc/x.html", e.value
