@@ -163,6 +163,11 @@ def test_a_graph_prompt_says_how_the_schedule_follows_a_graph_change(backend_nam
             resolve_task("quantize_per_tensor"), tree["a" * 8], tree["a" * 8].feedback(), "graph",
             context=ProposeContext(backend=backend_name, levels=("graph", "schedule"), tree=tree))
     assert "is replayed on your new graph" not in provider.prompts[0][1]["content"]  # nothing scheduled
+    # and that prompt's text is as before, to the line break (trim_blocks ate the one after the scope once)
+    from kstrata.agents.prompt import environment
+
+    scope = environment().get_template("scope_graph.j2")
+    assert scope.render(scheduled_funcs=[], backend=backend_name).endswith("say which schedule it enables.\n")
 
 
 DIFF_ANSWER = """Make BLOCK_R a tunable and raise it to 16 so 16 rows are in flight per iteration.
