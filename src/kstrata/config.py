@@ -212,7 +212,9 @@ def find_config_file(path: str | Path | None, env: Mapping[str, str]) -> Path | 
         p = Path(explicit)
         if not p.is_file():
             how = "--config" if path is not None else f"${ENV_CONFIG_FILE}"
-            raise ConfigError(f"config file {p} (from {how}) does not exist")
+            what = ("is a directory" if p.is_dir() else "is not a regular file (a device or a pipe)" if p.exists()
+                    else "does not exist")  # /dev/null was said not to exist (red team rt62)
+            raise ConfigError(f"config file {p} (from {how}) {what}; give a kstrata.toml file")
         return p
     p = Path(DEFAULT_FILE)
     return p if p.is_file() else None

@@ -408,3 +408,13 @@ def test_a_file_that_cannot_be_made_is_named_as_asked_not_as_its_temporary(tmp_p
     with pytest.raises(OSError) as e:
         write_atomic(__import__("pathlib").Path("/proc/x.html"), "<html>")
     assert e.value.filename == "/proc/x.html", e.value
+
+
+@pytest.mark.parametrize("given, words", [("/dev/null", "not a regular file"), ("{dir}", "is a directory")])
+def test_a_config_option_naming_no_regular_file_says_what_it_is(tmp_path, given, words):
+    """``--config /dev/null`` and ``--config DIR`` were refused as files that
+    'do not exist'; the error says what the path is."""
+    from kstrata.config import ConfigError, find_config_file
+
+    with pytest.raises(ConfigError, match=words):
+        find_config_file(given.format(dir=tmp_path), {})
