@@ -145,7 +145,23 @@ def _level_text(file: Path) -> str:
     """
     if file.is_symlink():
         raise ValueError(f"{file}: a symbolic link; a candidate's level must be a file inside {file.parent}")
-    return file.read_text()
+    return source_text(file)
+
+
+def source_text(file: Path) -> str:
+    """The text of a candidate's source ``file`` (UTF-8).
+
+    Raises
+    ------
+    ValueError
+        Naming the file when it is not UTF-8 text (``kstrata eval`` said only
+        "'utf-8' codec can't decode byte 0xff in position 0", not which file;
+        red team rt62)."""
+    try:
+        return file.read_text()
+    except UnicodeDecodeError as e:
+        raise ValueError(f"{file}: not UTF-8 text ({e.reason} at byte {e.start}); a candidate is source text") \
+            from None
 
 
 def read_candidate(path: str | Path, backend: str | None = None) -> tuple[dict[str, str], str]:
@@ -191,7 +207,7 @@ def read_candidate(path: str | Path, backend: str | None = None) -> tuple[dict[s
             path = path.parent  # one level of a multi-level candidate: take all its levels
     if path.is_file():
         name = backend or run_backend or "pytorch"
-        text = path.read_text()
+        text = source_text(path)
         if name.startswith("tvm-") and "kstrata-tvm source" not in text:
             # read as text only (never imported): a lone file on TVM is its generated source, with headers
             what = "a PyTorch/KernelBench file (it defines ModelNew)" if "ModelNew" in text else "not one"

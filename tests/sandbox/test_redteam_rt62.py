@@ -418,3 +418,22 @@ def test_a_config_option_naming_no_regular_file_says_what_it_is(tmp_path, given,
 
     with pytest.raises(ConfigError, match=words):
         find_config_file(given.format(dir=tmp_path), {})
+
+
+@pytest.mark.parametrize("which", ["task", "candidate"])
+def test_a_task_or_candidate_file_that_is_not_utf8_is_named(tmp_path, which):
+    """``kstrata eval bad.py cand.py`` (or a candidate that is not UTF-8) said
+    only "'utf-8' codec can't decode byte 0xff in position 0": not which file.
+    The error names it (exit 2)."""
+    from typer.testing import CliRunner
+
+    from kstrata.cli.main import app
+
+    bad = tmp_path / "bad.py"
+    bad.write_bytes(b"\xff\xfe not text")
+    good = tmp_path / "cand.py"
+    good.write_text("import torch\nclass ModelNew(torch.nn.Module):\n    def forward(self, x):\n"
+                    "        return torch.relu(x)\n")
+    args = [str(bad), str(good)] if which == "task" else ["relu", str(bad)]
+    out = CliRunner().invoke(app, ["eval", *args, "--backend", "pytorch", "--no-time"])
+    assert out.exit_code == 2 and "bad.py: not UTF-8" in " ".join(out.output.split()), (out.output, out.exception)

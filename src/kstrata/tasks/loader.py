@@ -126,7 +126,11 @@ def load_task(path: str | Path, name: str | None = None, check_import: bool = Tr
     path = Path(path)
     if not path.is_file():
         raise TaskError(f"{path}: no such task file")
-    source = path.read_text()
+    try:
+        source = path.read_text()
+    except UnicodeDecodeError as e:  # the error named no file (red team rt62)
+        raise TaskError(f"{path}: not UTF-8 text ({e.reason} at byte {e.start}); a task file is Python source") \
+            from None
     try:
         parse_module(source, filename=str(path))
     except SyntaxError as e:
