@@ -310,7 +310,9 @@ def _read_tuned(path: Path | None, key: str) -> dict[str, Any] | None:
     if path is None or not path.is_file():
         return None
     try:
-        data = json.loads(path.read_text())
+        from kstrata.jsontext import loads
+
+        data = loads(path.read_text())
         src = data["sources"]
         if not (isinstance(src, dict) and all(isinstance(v, str) for v in src.values())
                 and isinstance(src.get("schedule"), str)):
