@@ -236,3 +236,25 @@ def test_the_timing_process_checked_call_is_held_against_the_oracle(right):
     else:
         with pytest.raises(TimedOutputMismatch, match="checked-call conditions"):
             cand.stage([[x]], None, False)
+
+
+@pytest.mark.slow
+@needs_sandbox
+@pytest.mark.parametrize("name,rejected", [("transpose_host_then_copy_tilelang", True),
+                                           ("transpose_honest_tilelang", False)])
+def test_rt61_a_timing_process_counts_host_copies_for_a_task_that_moves_data(name, rejected):
+    # timed without verification first: the timing process's own checked-condition calls must catch the host
+    # copies, for a candidate that tells its timing process apart and copies only there
+    from kstrata.measure.candidate import time_candidate
+    from kstrata.measure.remote import TimedOutputMismatch
+    from kstrata.measure.timing import TimingConfig
+
+    def timed():
+        return time_candidate("tilelang-c", "transpose", {"source": (CASE / f"{name}.py").read_text()},
+                              {"M": 256, "N": 384}, config=TimingConfig(budget_ms=100.0), with_roofline=False)
+
+    if rejected:
+        with pytest.raises(TimedOutputMismatch, match="host copies of the inputs"):
+            timed()
+    else:
+        assert timed().speedup is not None

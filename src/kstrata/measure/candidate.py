@@ -28,6 +28,7 @@ from kstrata.measure.profilers.findings import findings
 from kstrata.measure.roofline import cache_dir
 from kstrata.backends.base import CandidateLoadError
 from kstrata.measure.overhead import overhead_notes
+from kstrata.verify.integrity.ops import moves_only
 from kstrata.measure.remote import RemoteCandidate
 from kstrata.measure.retime import retimed
 from kstrata.measure.timing import Measurement, TimingConfig, measure, n_input_copies, under_floor
@@ -113,6 +114,8 @@ def time_candidate(
     try:
         cand = _remote(task, b, sources, shape, init_inputs, seed, procs, check=_checker(task, model, sets))
         cand.probes = probe_sets(task, module, random.SystemRandom().randrange(1 << 20), device)
+        with torch.no_grad():  # as the verifier records it (Context.moves_only)
+            cand.moves_only = moves_only(model, inputs)[1]
         if baseline == "eager":
             # the reference in a fresh process of its own, timed exactly as the candidate is: the
             # same request path, clock and subtracted round trip, so the process boundary costs

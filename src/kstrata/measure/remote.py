@@ -139,6 +139,9 @@ class RemoteCandidate:
         #: ms of the fastest untimed call its process made under checked-call conditions at staging
         #: (its own clock; None where it made none): :func:`checked_path_note`
         self.checked_ms: float | None = None
+        #: the task's reference only moves data (:func:`kstrata.verify.integrity.ops.moved_the_data`): the
+        #: process's checked-condition calls count host copies of their inputs as compute (set by the caller)
+        self.moves_only = False
         #: on the CPU, the judge's own :class:`kstrata.measure.cache_flush.CacheFlusher`, run after each
         #: untimed request and before the timed call (set by measure; None: the process flushes itself)
         self.judge_flusher: Any = None
@@ -175,6 +178,7 @@ class RemoteCandidate:
         again.mirror_fetch = self.mirror_fetch
         again.probes = self.probes
         again.redraw = self.redraw
+        again.moves_only = self.moves_only
         return again
 
     def stage(self, sets: list[list[Any]], flush_bytes: int | None, flush: bool, graph: bool = False) -> None:
@@ -193,7 +197,8 @@ class RemoteCandidate:
         enc = wire.encode(self.staged, bufs, copy=False, layout=True, views=True)
         # a fresh unpredictable seed for torch's generator, as each checked call gets its own
         h, _ = self.proc.ok({"op": "stage", "sets": enc, "flush_bytes": flush_bytes, "flush": flush,
-                             "rng_seed": _DRAW.randrange(1 << 31), "graph": bool(graph)}, bufs)
+                             "rng_seed": _DRAW.randrange(1 << 31), "graph": bool(graph),
+                             "moves_only": bool(self.moves_only)}, bufs)
         self.graphed = bool(graph) and h.get("graph") is True
         ck = h.get("checked_ms")
         self.checked_ms = float(ck) if isinstance(ck, (int, float)) and not isinstance(ck, bool) \

@@ -437,14 +437,16 @@ class Harness(metaclass=_Sealed):
         T = self.Tensor
         return tuple((tuple(x.shape), str(x.dtype)) if isinstance(x, T) else repr(x)[:64] for x in xs)
 
-    def _reference_launches(self, calls: int = 2) -> None:
+    def _reference_launches(self, calls: int = 2, moves_only: bool = False) -> None:
         """Untimed calls on a clone of the first input copy as a checked call
         runs them (no gradients, poisoned allocations), counting their
         launches: what a timed call of this signature must launch at least,
         in a process that times and never verifies (the fewest of ``calls``:
         the first may autotune or compile), and how long the fastest took
         (:attr:`checked_ms`, this process's clock: the judge holds the timed
-        calls against it, :func:`kstrata.measure.remote.checked_path_note`)."""
+        calls against it, :func:`kstrata.measure.remote.checked_path_note`).
+        ``moves_only``: the task's reference only moves data, so host copies of
+        the inputs count as compute there too (as in verification's calls)."""
         if self.launches is None or not self.copies or self.fn is None:
             return
         Recorders, element_by_element = self._ops.Recorders, self._ops.element_by_element
@@ -454,7 +456,7 @@ class Harness(metaclass=_Sealed):
             mark = self._launched()
             try:  # the operator records too: a candidate that knows this process only times (its first
                 # call is at the timing shape) may compute with PyTorch in these calls as well
-                with self.torch.no_grad(), self.watch.candidate(), Recorders() as rec, _poisoned_allocations(1):
+                with self.torch.no_grad(), self.watch.candidate(), Recorders(xs) as rec, _poisoned_allocations(1):
                     t0 = self._clock()
                     out = self.fn(*xs)
                     self._sync()
@@ -466,6 +468,8 @@ class Harness(metaclass=_Sealed):
             self._checked_call(xs, mark)
             size = sum(o.numel() for o in _flatten(out) if isinstance(o, self.Tensor))
             ops = rec.compute_ops()
+            if moves_only and self._ops.moved_the_data(rec.dispatch.moved, size):
+                ops = ops + ["host copies of the inputs"]
             if (ops or element_by_element(rec.dispatch.count, size)) and self.launch_deficit is None:
                 self.launch_deficit = {"timed": 0, "checked": 0, "compute": ops[:8] or ["element by element"]}
             if not self._since(mark)[0] and self.launch_deficit is None:
@@ -785,7 +789,7 @@ class Harness(metaclass=_Sealed):
         reply: dict[str, Any] = {"ok": True, "copies": len(self.copies)}
         if h.get("index") is None:
             self.checked_out = []
-            self._reference_launches()
+            self._reference_launches(moves_only=bool(h.get("moves_only")))
             if self.checked_ms is not None:
                 reply["checked_ms"] = self.checked_ms
                 # what that call returned is the next fetch's, for the judge to hold against copy 0's

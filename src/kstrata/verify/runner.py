@@ -650,11 +650,9 @@ class ShapeRun:
         whether it only moves data (:attr:`Context.moves_only`)."""
         if self.ctx.moves_only is not None or not applies("no_torch_compute", self.ctx.backend_name):
             return self.model_dev(*ins)
-        from kstrata.verify.integrity.ops import OpRecorder
+        from kstrata.verify.integrity.ops import moves_only
 
-        with OpRecorder() as rec:
-            out = self.model_dev(*ins)
-        self.ctx.moves_only = bool(rec.ops) and not rec.compute_ops()
+        out, self.ctx.moves_only = moves_only(self.model_dev, ins)
         return out
 
     def run_test(self, test: TestCase) -> Failure | None:

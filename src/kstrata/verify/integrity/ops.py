@@ -206,6 +206,15 @@ def element_by_element(ops: int, elements: int) -> bool:
     return ops > max(OPS_FLOOR, elements // 4)
 
 
+def moves_only(model: Any, inputs: Any) -> tuple[Any, bool]:
+    """``model(*inputs)`` (a task's reference, run by the judge) and whether it
+    ran only :data:`ALLOWED_OPS`: its work is moving data (a transpose, a
+    cast), which PyTorch's allowed copies can do whole (:func:`moved_the_data`)."""
+    with OpRecorder() as rec:
+        out = model(*inputs)
+    return out, bool(rec.ops) and not rec.compute_ops()
+
+
 def moved_the_data(moved: int, elements: int) -> bool:
     """Whether a DSL call whose host code copied ``moved`` elements of its
     inputs (:attr:`OpRecorder.moved`) for outputs of ``elements`` elements
