@@ -417,13 +417,10 @@ def timing_shape(spec: BenchSpec, task: Task, backend: Any) -> dict[str, int]:
         On a malformed value, an unknown shape variable, or ``fit`` for a task
         without the FLOP/byte formulas to fit by.
     """
-    from kstrata.tasks.scaling import ShapeFitError, auto_shape_option, parse_shape_option
+    from kstrata.tasks.scaling import ShapeFitError, timing_shape_for
 
-    option = spec.timing_shape
-    if option.strip() == "auto":
-        option = auto_shape_option(getattr(backend, "device", "cpu"))
     try:
-        return parse_shape_option(option, task)
+        return timing_shape_for(spec.timing_shape, task, getattr(backend, "device", "cpu"))
     except (ValueError, ShapeFitError) as e:
         raise BenchError(f"timing shape {spec.timing_shape!r} for {task.name}: {e}") from None
 

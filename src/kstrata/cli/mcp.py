@@ -8,6 +8,7 @@ from pathlib import Path
 import typer
 
 from kstrata.cli.errors import MAX_SECONDS, OptionError, check_number, print_error, user_errors
+from kstrata.cli.optimize import TIMING_SHAPE_HELP
 
 
 def mcp(
@@ -23,6 +24,7 @@ def mcp(
     workers: int = typer.Option(1, "--workers", help="Worker processes for verification and timing."),
     no_timing: bool = typer.Option(False, "--no-timing", help="Do not time correct candidates in evaluate/submit."),
     timing_reps: int | None = typer.Option(None, "--timing-reps", help="Quick timing: at most this many pairs, no re-measurement (default: the timer's full protocol)."),
+    timing_shape: str = typer.Option("auto", "--timing-shape", help=TIMING_SHAPE_HELP),
 ) -> None:
     """Start an MCP server: list/show tasks, evaluate, profile and submit candidates,
     get the best, and the budget left; every call is recorded in the run store."""
@@ -49,7 +51,7 @@ def mcp(
         try:
             serve(run_dir, transport=transport, host=host, port=port, backend=backend,
                   task_dir=tasks, limits=limits, workers=workers, time_candidates=not no_timing,
-                  timing=quick_timing(timing_reps) if timing_reps else None)
+                  timing=quick_timing(timing_reps) if timing_reps else None, timing_shape=timing_shape)
         except (ServeError, StoreError) as e:
             print_error(e)
             raise typer.Exit(2) from None

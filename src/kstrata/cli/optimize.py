@@ -38,13 +38,12 @@ def _timing_shape(option: str, task: Any, backend: Any, resume: Path | None) -> 
     """
     import json
 
-    from kstrata.tasks.scaling import ShapeFitError, auto_shape_option, parse_shape_option
-
     from kstrata.tasks.base import TaskError
+    from kstrata.tasks.scaling import ShapeFitError, timing_shape_for
 
     def parse(text: str) -> dict[str, int]:
         try:
-            return parse_shape_option(text, task)
+            return timing_shape_for(text, task, getattr(backend, "device", "cpu"))
         except TaskError:  # the task file's fault (a flops formula with no value), not the option's
             raise
         except (ValueError, ShapeFitError) as e:
@@ -64,8 +63,6 @@ def _timing_shape(option: str, task: Any, backend: Any, resume: Path | None) -> 
                                       f"{', '.join(f'{k}={v}' for k, v in shape.items())}; a resumed run keeps "
                                       "its timing shape (drop --timing-shape, or start a new run with --out)")
             return shape
-    if option == "auto":
-        option = auto_shape_option(getattr(backend, "device", "cpu"))
     return parse(option)
 
 

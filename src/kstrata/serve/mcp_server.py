@@ -102,6 +102,9 @@ class KernelServer:
         Time correct candidates in ``evaluate_candidate``/``submit_candidate``.
     timing:
         A :class:`kstrata.measure.timing.TimingConfig` (the timer's defaults if None).
+    timing_shape:
+        The ``--timing-shape`` value candidates are timed at (``auto``: fitted
+        on a CPU backend, nominal on a GPU, as ``kstrata eval``/``optimize``).
 
     Not thread-safe: :func:`build_server` calls it from one thread.
     """
@@ -109,7 +112,7 @@ class KernelServer:
     def __init__(self, run_dir: str | Path, *, backend: str = "pytorch",
                  task_dir: str | Path | None = None, limits: Limits = Limits(),
                  workers: int = 1, time_candidates: bool = True, preset: str = "strict",
-                 timing: Any = None):
+                 timing: Any = None, timing_shape: str = "auto"):
         self.run_dir = Path(run_dir)
         self.default_backend = backend
         default = load_backend(backend)  # fail at start on a bad backend
@@ -136,6 +139,7 @@ class KernelServer:
         self.preset = preset
         self.time_candidates = time_candidates
         self.timing = timing
+        self.timing_shape = timing_shape
         self.pool = WorkerPool(size=max(1, workers),
                                env=dict(getattr(default, "worker_env", {}) or {}))
 
@@ -227,7 +231,7 @@ class KernelServer:
         t, b, sources = self._inputs(task, source, backend, level)
         out = evaluate(t, b, sources, secret=self.secret, pool=self.pool, preset=self.preset,
                        time_it=self.time_candidates if time_it is None else time_it,
-                       timing=self.timing)
+                       timing=self.timing, timing_shape=self.timing_shape)
         self.store.charge("evaluations", 1, "mcp:evaluate")
         self.store.charge("wall_s", out.wall_s, "mcp:evaluate")
         return out.public | {"task": t.name, "backend": b.name}
@@ -236,7 +240,7 @@ class KernelServer:
                           level: str | None = None) -> dict[str, Any]:
         t, b, sources = self._inputs(task, source, backend, level)
         out = evaluate(t, b, sources, secret=self.secret, pool=self.pool, preset=self.preset,
-                       time_it=True, timing=self.timing)
+                       time_it=True, timing=self.timing, timing_shape=self.timing_shape)
         self.store.charge("evaluations", 1, "mcp:profile")
         self.store.charge("wall_s", out.wall_s, "mcp:profile")
         result = out.public | {"task": t.name, "backend": b.name}
@@ -286,7 +290,7 @@ class KernelServer:
         )
         self.store.add_candidate(cand, task_id)
         out = evaluate(t, b, sources, secret=self.secret, pool=self.pool, preset=self.preset,
-                       time_it=self.time_candidates, timing=self.timing)
+                       time_it=self.time_candidates, timing=self.timing, timing_shape=self.timing_shape)
         from kstrata.search.candidate import to_measurement_record
 
         record = to_evaluation_record(out.evaluation)

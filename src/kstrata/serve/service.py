@@ -157,13 +157,13 @@ def _get(obj: Any, name: str, default: Any = None) -> Any:
 
 
 def _verify(task: Task, backend: Backend, sources: dict[str, str], secret: str, pool: Any,
-            preset: str, timed: bool = False) -> Any:
+            preset: str, timed_shape: dict[str, int] | None = None) -> Any:
     try:
         from kstrata.verify import verify_candidate
     except ImportError as e:
         raise RuntimeError(f"kstrata.verify.verify_candidate is not available: {e}") from e
-    # the shape it will be timed at (nominal) gets the hidden protocol too
-    shapes = [task.nominal_shape] if timed and backend.timing_meaningful else []
+    # the shape it will be timed at gets the hidden protocol too
+    shapes = [timed_shape] if timed_shape is not None and backend.timing_meaningful else []
     return verify_candidate(task, backend.name, sources, secret=secret, pool=pool, preset=preset,
                             timed_shapes=shapes)
 
@@ -173,12 +173,12 @@ TIME_TARGET = "kstrata.measure.candidate:time_candidate"
 
 
 def _measure(task: Task, backend: Backend, sources: dict[str, str], pool: Any,
-             timeout_s: float, config: Any) -> tuple[Any, str | None]:
+             timeout_s: float, config: Any, shape: dict[str, int]) -> tuple[Any, str | None]:
     """The timer's result for a correct candidate (paired against eager
-    PyTorch at the nominal shape, in a worker), or (None, why not)."""
+    PyTorch at ``shape``, in a worker), or (None, why not)."""
     if pool is None:
         return None, "timing skipped: no worker pool"
-    r = pool.call(TIME_TARGET, backend.name, task, sources, config=config, timeout_s=timeout_s)
+    r = pool.call(TIME_TARGET, backend.name, task, sources, shape, config=config, timeout_s=timeout_s)
     if not r.ok:
         return None, f"timing failed ({r.kind}): {r.error}"
     return r.value, None
@@ -222,6 +222,7 @@ def evaluate(
     time_it: bool = True,
     time_limit_s: float = 300.0,
     timing: Any = None,
+    timing_shape: str = "auto",
 ) -> Outcome:
     """Verify ``sources`` (public then hidden tests) and time them if correct.
 
@@ -238,21 +239,36 @@ def evaluate(
         The :class:`~kstrata.execute.WorkerPool` to run in (the verifier's
         own default when None).
     time_it:
-        Time a correct candidate against eager PyTorch (paired, nominal shape)
-        and place it on the roofline.
+        Time a correct candidate against eager PyTorch (paired, at
+        ``timing_shape``) and place it on the roofline.
     time_limit_s:
         Wall-clock limit of the timing call (the worker is killed after it).
     timing:
         A :class:`kstrata.measure.timing.TimingConfig` (the timer's defaults if None).
+    timing_shape:
+        A ``--timing-shape`` value (``auto``: the fitted shape on a CPU
+        backend, nominal on a GPU, as ``kstrata eval`` and ``optimize`` choose,
+        :func:`kstrata.tasks.scaling.timing_shape_for`); the public timing
+        names the shape under ``shape``.
 
     Returns
     -------
     Outcome
         Never raises for a bad candidate: build failures, crashes, hangs and
         cheats are verdicts.
+
+    Raises
+    ------
+    ValueError
+        For a malformed ``timing_shape`` (a :class:`kstrata.tasks.scaling.ShapeFitError` included).
     """
     start = time.perf_counter()
-    ev = _verify(task, backend, sources, secret, pool, preset, timed=time_it)
+    shape = None
+    if time_it:
+        from kstrata.tasks.scaling import timing_shape_for
+
+        shape = timing_shape_for(timing_shape, task, getattr(backend, "device", "cpu"))
+    ev = _verify(task, backend, sources, secret, pool, preset, timed_shape=shape)
     verdict = str(getattr(_get(ev, "verdict"), "value", _get(ev, "verdict")))
     from kstrata.search.candidate import to_evaluation_record
 
@@ -272,7 +288,7 @@ def evaluate(
         public["timing"] = {"available": False, "reason": "not timed: the output is a fake this task's tests "
                             "cannot tell from a real result (weak task)"}
     elif verdict == "correct" and time_it:
-        m, why = _measure(task, backend, sources, pool, time_limit_s, timing)
+        m, why = _measure(task, backend, sources, pool, time_limit_s, timing, shape)
         if m is None and "TimedOutputMismatch" in str(why):
             verdict = "rejected"
             public.update(verdict=verdict, check="timed_output",
@@ -280,10 +296,10 @@ def evaluate(
             out.verdict = verdict
         out.measurement = m
         if m is None:
-            public["timing"] = {"available": False, "reason": why}
+            public["timing"] = {"available": False, "reason": why, "shape": shape}
             out.notes.append(str(why))
         else:
-            view = _timing_view(m)
+            view = _timing_view(m) | {"shape": shape}
             public["timing"] = view
             out.speedup = view["speedup"]
             if view["speedup_ci"]:
