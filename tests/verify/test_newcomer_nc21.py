@@ -1,0 +1,66 @@
+"""Newcomer round nc21 (2026-12-05): feedback on two triton-interp kernels for a gated sum.
+
+Case folder ``cases_nc21`` (``out[b, l] = sum_c x * sigmoid(g) * w[c]``, a weight of size C):
+
+- ``gated_sum_tail.py`` launches floor(L/32) programs along L: the last partial tile is never
+  written (0). Its feedback said "a parameter of that size (33) differs from the Model's" (no
+  parameter has size 33; every wrong element is 0) and "passes far": the ``far`` draw moves g to
+  -1e4 and beyond, sigmoid gives exactly 0, the reference output is all zeros and any all-zero
+  output passes that draw's tests (:func:`kstrata.verify.feedback.blind`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import torch
+
+from kstrata.verify.feedback import blind, parameter_hint
+from kstrata.tasks.meta import Tolerance
+
+CASE = Path(__file__).resolve().parent / "cases_nc21"
+
+
+class _Scaled(torch.nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.weight = torch.nn.Parameter(1 + 0.1 * torch.randn(d))
+
+
+def test_nc21_no_parameter_hint_for_an_unwritten_tail():
+    torch.manual_seed(0)
+    o = torch.randn(3, 33, dtype=torch.float64)
+    c = o.clone()
+    c[:, 32] = 0  # the last partial tile never written
+    assert parameter_hint(_Scaled(7), c, o) is None  # no parameter of size 33
+    assert parameter_hint(_Scaled(33), c, o) is None  # one of that size, but the evidence is a zeroed column
+    c = o.clone()
+    c[:, 30:] *= 2  # a few columns off: not another draw of a parameter
+    assert parameter_hint(_Scaled(33), c, o) is None
+    c = o.clone()
+    c[:, 32] = 0
+    assert parameter_hint(_Scaled(33), c - 0.5, o) is None  # an offset with a zeroed column
+    # a parameter drawn differently still gets the hint
+    model = _Scaled(33)
+    assert parameter_hint(model, o / model.weight.detach().double(), o)["kind"] == "parameters"
+
+
+def test_nc21_blind_names_a_draw_whose_reference_output_is_zero_or_constant():
+    tol = Tolerance()
+    r = torch.randn(4, 9)
+    assert blind([r.double()], [r], tol) is None
+    z = torch.zeros(4, 9)
+    assert blind([z.double()], [z], tol) == "zero"
+    k = torch.full((4, 9), 3.25)
+    assert blind([k.double()], [k], tol) == "constant"
+
+
+def test_nc21_tail_feedback_has_no_parameter_hint_and_no_pass_on_the_zero_draw(kstrata_eval):
+    d = kstrata_eval(str(CASE / "gated_sum_task.py"), str(CASE / "gated_sum_tail.py"), "--no-time", "--scope",
+                     "small", backend="triton-interp")
+    assert d["verdict"] == "incorrect", d.get("message")
+    kinds = {f["kind"]: f for f in d["feedback"]}
+    assert "tail_tile" in kinds and "parameters" not in kinds, kinds.get("parameters")
+    dist = kinds.get("distributions")
+    assert dist is None or "far" not in dist["data"]["passing"], dist
+    assert dist is None or dist["data"]["blind"] == {"far": "zero"}, dist
