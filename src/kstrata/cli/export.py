@@ -296,6 +296,29 @@ class KernelModule(torch.nn.Module):
 '''
 
 
+def nothing_correct(tree: Any, info: Any) -> str:
+    """Why a run with no correct candidate cannot be exported, and what to do:
+    where a candidate failed, the commands that show why; where one was never
+    evaluated (a run stopped during its first verification, newcomer nc21),
+    the command that resumes the run. ``tree`` is the run's
+    :class:`~kstrata.search.tree.CandidateTree`, ``info`` its
+    :class:`~kstrata.cli.retime.RunInfo`."""
+    from kstrata.shellarg import resume_command
+
+    run = arg(info.run_dir)
+    failed = [n for n in tree if n.evaluated]
+    pending = tree.pending()
+    text = f"{info.run_dir} has no correct candidate to export"
+    if failed:
+        text += (f"; {len(failed)} failed: `kstrata tree {run}` lists the verdicts and `kstrata show {run} "
+                 f"{failed[0].hash[:12]}` says where it failed")
+    if pending:
+        task = getattr(info.task, "path", None) or getattr(info.task, "name", "TASK")
+        text += (f"; {len(pending)} {'was' if len(pending) == 1 else 'were'} never evaluated (the run stopped "
+                 f"first): continue the run with: {resume_command(task, info.backend.name, info.run_dir)}")
+    return text
+
+
 def _export_shape(option: str, info: Any) -> dict[str, int]:
     """``--shape``: ``timed`` (the run's timing shape; nominal for a run without
     one), ``nominal``, ``fit`` or ``NAME=INT,...``, completed to a full shape
@@ -512,9 +535,7 @@ def export_run(run_dir: str | Path, to: str | Path, candidate: str | None = None
         else:
             node = tree.best_correct()
             if node is None:
-                raise OptionError(f"{info.run_dir} has no correct candidate to export; `kstrata tree "
-                                  f"{arg(info.run_dir)}` lists the verdicts and `kstrata show {arg(info.run_dir)} "
-                                  "CAND` says where one failed (newcomer nc19)")
+                raise OptionError(nothing_correct(tree, info))
             if not node.timing_trusted and not unranked:
                 raise OptionError(
                     f"{info.run_dir}: nothing was ranked (no correct candidate's timing could be trusted), so its "

@@ -598,8 +598,9 @@ class _Visitor(ast.NodeVisitor):
         if name in ("operator.attrgetter", "operator.methodcaller") and not (
                 node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)
                 and all(isinstance(a, ast.Constant) for a in node.args[1:] if name.endswith("attrgetter"))):
-            self.add("no_introspection", node, f"calls {name}() with a computed name (red-team round of "
-                     "2026-12-03: attrgetter('gi' + '_frame') walked to the judge's harness)")
+            # red-team round of 2026-12-03: attrgetter('gi' + '_frame') walked to the judge's harness
+            self.add("no_introspection", node, f"calls {name}() with a computed name (e.g. attrgetter('gi' + "
+                     "'_frame'), which can reach the judge's harness); name attributes with literal strings")
         if isinstance(func, ast.Name):
             if func.id in INTROSPECTION_CALLS:
                 self.add("no_introspection", node, f"calls {func.id}()")
