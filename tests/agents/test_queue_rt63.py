@@ -238,3 +238,17 @@ def test_a_graph_prompt_shows_only_the_header_of_the_generated_source_it_drops()
     assert "; kstrata-plan: {\"inputs\":[\"x\"]}\n; ModuleID = 'TVMMod'\n... (301 lines of generated code omitted)" \
         in text, text
     assert "@.str.1 = private constant" not in text and "a `graph` change drops it" in text
+
+
+def test_the_tvm_llvm_source_scope_offers_what_a_cpu_ir_edit_can_do():
+    """rmsnorm on tvm-llvm, source level: the scope offered to "change launch
+    configurations", which LLVM IR for a CPU has none of; it now names vector
+    types, intrinsics and the hand-written tail the sheet says an edit needs."""
+    from kstrata.agents.prompt import environment
+
+    scope = environment().get_template("scope_source.j2")
+    cpu = scope.render(backend="tvm-llvm")
+    assert "change launch configurations" not in cpu
+    assert "use vector types (`<8 x float>` loads and arithmetic) and target intrinsics, unroll and write the tail " \
+        "loop yourself (the edited IR gets no optimization passes)" in cpu
+    assert "change launch configurations" in scope.render(backend="tvm-cuda")  # a GPU launch has them
