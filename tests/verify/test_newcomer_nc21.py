@@ -7,6 +7,9 @@ Case folder ``cases_nc21`` (``out[b, l] = sum_c x * sigmoid(g) * w[c]``, a weigh
   parameter has size 33; every wrong element is 0) and "passes far": the ``far`` draw moves g to
   -1e4 and beyond, sigmoid gives exactly 0, the reference output is all zeros and any all-zero
   output passes that draw's tests (:func:`kstrata.verify.feedback.blind`).
+- ``gated_sum_oob.py`` loads x without its mask (line 22, one of three loads): the out-of-bounds message
+  named no line (fixed since, 285ae05) nor which pointer argument the stray lanes overrun; it now names
+  both, with the stray lanes' element offsets into that tensor.
 """
 
 from __future__ import annotations
@@ -64,3 +67,37 @@ def test_nc21_tail_feedback_has_no_parameter_hint_and_no_pass_on_the_zero_draw(k
     dist = kinds.get("distributions")
     assert dist is None or "far" not in dist["data"]["passing"], dist
     assert dist is None or dist["data"]["blind"] == {"far": "zero"}, dist
+
+
+def test_nc21_an_out_of_bounds_triton_load_names_the_pointer_argument_it_overruns():
+    """Finding 5 (``gated_sum_oob.py``, the x load unmasked at line 22 of three loads): the message named
+    the kernel and the program but not which argument the stray lanes belong to."""
+    import numpy as np
+    import pytest
+    from types import SimpleNamespace
+
+    from kstrata.backends.triton.fidelity import OutOfBounds, _Launch
+
+    x, w = torch.zeros(2, 3, 8), torch.zeros(5)
+    launch = _Launch("k")
+    launch.add_tensors([x, w, 8], ["x_ptr", "w_ptr", "L"])
+    addr = x.data_ptr() + 4 * np.arange(40, 56, dtype=np.uint64)  # elements 40-55 of 48: the last 8 stray
+    with pytest.raises(OutOfBounds) as e:
+        launch.bounds(SimpleNamespace(data=addr), SimpleNamespace(data=np.ones(16, dtype=bool)), "load")
+    text = str(e.value)
+    assert "8 of its 16 lane(s) (every lane is on" in text, text
+    assert "into `x_ptr` (a float32 tensor of shape (2, 3, 8), 48 elements)" in text, text
+    assert "its elements 48 to 55" in text, text
+    mask = np.arange(16) % 2 == 0  # half the lanes on: only those count
+    with pytest.raises(OutOfBounds) as e:
+        launch.bounds(SimpleNamespace(data=addr), SimpleNamespace(data=mask), "store")
+    assert "4 of its 8 lane(s) (lanes whose mask is true)" in str(e.value) and "elements 48 to 54" in str(e.value)
+
+
+def test_nc21_out_of_bounds_feedback_names_line_and_argument(kstrata_eval):
+    d = kstrata_eval(str(CASE / "gated_sum_task.py"), str(CASE / "gated_sum_oob.py"), "--no-time", "--scope",
+                     "small", backend="triton-interp")
+    assert d["verdict"] == "runtime_error", d.get("message")
+    message = d["evidence"]["message"]
+    assert "at line 22 (`x = tl.load(x_ptr + idx)`)" in message, message
+    assert "into `x_ptr` (a float32 tensor of shape (2, 16, 64), 2048 elements)" in message, message

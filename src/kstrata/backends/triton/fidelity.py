@@ -84,6 +84,7 @@ nothing and draws each config's time at random (:mod:`kstrata.backends.drawn_ben
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 import numpy as np
@@ -217,6 +218,7 @@ class _Launch:
         self.kernel = kernel
         self.regions: list[tuple[int, int, int]] = []  # (base address, bytes, element size)
         self.spans: list[tuple[int, int]] = []  # (first byte, end) of each tensor argument's elements
+        self.named: list[tuple[int, int, str]] = []  # (first byte, element size, its words) per span
         self.writer: dict[int, np.ndarray] = {}
         self.atomic: dict[int, np.ndarray] = {}
         self.program = 0
@@ -230,12 +232,16 @@ class _Launch:
         self.repeats = 0  # how many times in a row it read exactly that
         self.grid: tuple[int, int, int] = (1, 1, 1)  # the launch's grid (:meth:`begin`)
 
-    def add_tensors(self, args: Any) -> None:
+    def add_tensors(self, args: Any, names: list[str] | None = None) -> None:
+        """Record the tensor arguments ``args`` (nested tuples and lists, a
+        TensorDescriptor's tensor) and, with ``names`` (the kernel's parameter
+        name of each, in order), what an out-of-bounds access names them by."""
         import torch
 
-        for a in args:
+        for i, a in enumerate(args):
+            name = names[i] if names is not None and i < len(names) else None
             if isinstance(a, (tuple, list)):
-                self.add_tensors(a)
+                self.add_tensors(a, [f"{name}[{j}]" for j in range(len(a))] if name else None)
                 continue
             a = getattr(a, "base", a) if not isinstance(a, torch.Tensor) else a  # a TensorDescriptor's tensor
             if isinstance(a, torch.Tensor) and a.numel():
@@ -243,6 +249,9 @@ class _Launch:
                 lo = a.data_ptr()
                 last = sum((n - 1) * step for n, step in zip(a.shape, a.stride()))
                 self.spans.append((lo, lo + a.element_size() * (last + 1)))
+                words = (f"`{name}`" if name else f"argument {i}") + \
+                    f" (a {str(a.dtype).replace('torch.', '')} tensor of shape {tuple(a.shape)}, {last + 1} elements)"
+                self.named.append((lo, a.element_size(), words))
                 st = a.untyped_storage()
                 base, size = st.data_ptr(), st.nbytes()
                 if all(r[0] != base for r in self.regions):
@@ -274,11 +283,34 @@ class _Launch:
         if out.any():
             n = int(out.sum())
             does = "reads whatever is there" if what == "load" else "writes over whatever is there"
+            lanes = ("every lane is on: no mask, or one true everywhere" if bool(keep.all())
+                     else "lanes whose mask is true")
             raise OutOfBounds(f"out-of-bounds {what} in kernel {self.kernel}{kernel_line(self.kernel)}, "
-                              f"{self.program_words()}: {n} lane(s) of a {what} with the mask on address memory "
-                              f"outside every tensor argument (the interpreter {does}; on a GPU it is an illegal "
-                              "address). Mask every lane whose offset is out of range, even if its value is "
-                              "dropped later")
+                              f"{self.program_words()}: {n} of its {int(keep.sum())} lane(s) ({lanes}) address "
+                              f"memory outside every tensor argument{self._overrun(addr, keep, inside, out)} "
+                              f"(the interpreter {does}; on a GPU it is an illegal address). Mask every lane "
+                              "whose offset is out of range, even if its value is dropped later")
+
+    def _overrun(self, addr: np.ndarray, keep: np.ndarray, inside: np.ndarray, out: np.ndarray) -> str:
+        """``: the pointer is into `x_ptr` (...), its lanes reach element 2431 ...``:
+        the tensor argument the access's pointer most likely derives from (the
+        one holding most of its in-bounds lanes, else the one nearest its
+        first stray lane) and the stray lanes' element offsets from that
+        tensor's first element; ``""`` when the kernel has no tensor argument."""
+        if not self.named:
+            return ""
+        a = addr.astype(np.int64)  # addresses of user space fit in int64
+        hits = [int(((a >= lo) & (a < hi) & keep & inside).sum()) for lo, hi in self.spans]
+        first = int(a[np.flatnonzero(out)[0]])
+        if max(hits) > 0:
+            k = int(np.argmax(hits))
+        else:
+            k = min(range(len(self.spans)), key=lambda j: max(self.spans[j][0] - first, first - self.spans[j][1], 0))
+        lo, elsize, words = self.named[k]
+        rel = (a[out] - lo) // elsize
+        lo_i, hi_i = int(rel.min()), int(rel.max())
+        span = f"element {lo_i}" if lo_i == hi_i else f"elements {lo_i} to {hi_i}"
+        return f": the pointer is most likely into {words}, and the stray lanes address its {span}"
 
     def program_words(self) -> str:
         """The running program in words: ``program 2 (linear grid index)``, and
@@ -461,7 +493,14 @@ def watch_races() -> bool:
     def init_args(self: Any, args_dev: Any, kwargs: Any) -> Any:
         args_hst, kwargs_hst = orig["_init_args_hst"](self, args_dev, kwargs)
         if _LAUNCH:
-            _LAUNCH[-1].add_tensors(list(args_hst) + list(kwargs_hst.values()))
+            try:  # the kernel's parameter names, as its call binds them
+                bound = inspect.getcallargs(self.fn, *args_hst, **kwargs_hst)
+            except Exception:  # noqa: BLE001 - a call that does not bind fails in Triton itself next
+                bound = None
+            if bound is not None:
+                _LAUNCH[-1].add_tensors(list(bound.values()), list(bound))
+            else:
+                _LAUNCH[-1].add_tensors(list(args_hst) + list(kwargs_hst.values()))
         return args_hst, kwargs_hst
 
     def set_grid_idx(self: Any, x: int, y: int, z: int) -> Any:
