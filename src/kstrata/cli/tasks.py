@@ -55,8 +55,8 @@ def list_(
 
     candidates = [e.path for e in problems if isinstance(e, SkippedOnPurpose) and e.kind == "candidate"]
     folders = [e for e in problems if isinstance(e, SkippedOnPurpose) and e.kind == "folder"]
-    for e in problems:
-        if not isinstance(e, SkippedOnPurpose):
+    for e in problems:  # a file that is no task by its text is listed with why, never run (newcomer nc21)
+        if not isinstance(e, SkippedOnPurpose) or e.kind == "not_task":
             console.print(f"[yellow]skipped:[/] {e}", highlight=False)
     if candidates:
         console.print(f"skipped {len(candidates)} candidate file(s) (they define ModelNew, not a task's Model): "

@@ -74,9 +74,10 @@ def import_module_from_path(path: Path, prefix: str = "kstrata_task") -> ModuleT
                     "run: a file that imports it is a TileLang candidate (give it to kstrata eval or optimize "
                     "--initial with --backend tilelang-c), not a task, whose reference must import only what "
                     "kstrata's own environment has")
-        elif isinstance(e, ModuleNotFoundError) and root:  # a library the task needs and this Python lacks
-            hint = (f"; the task needs the package that provides {root!r}: install it into "
-                    f"the environment kstrata runs in (e.g. pip install {root})")
+        elif isinstance(e, ModuleNotFoundError) and root:  # no 'pip install NAME': NAME may be a local folder
+            hint = (f"; no module {root!r} is importable from the environment kstrata runs in (if it is a folder "
+                    "of yours, put it on PYTHONPATH; if it is a library, install the distribution that provides "
+                    "it; a task's reference should import only what this environment has)")
         if isinstance(e, (SystemExit, KeyboardInterrupt)):  # sys.exit(3) ended kstrata silently with rc 3
             hint = "; a task file must define Model, get_inputs and get_init_inputs, not exit"
         raise TaskError(f"{path}: failed to import: {type(e).__name__}: {e}{hint}") from None

@@ -177,8 +177,10 @@ KSTRATA_FOLDERS = {"run.db": "a run", "export.json": "an export (kstrata export)
 class SkippedOnPurpose(TaskError):
     """A file or folder :func:`load_dir_lenient` leaves out on purpose (not a
     broken task): ``kind`` is ``"candidate"`` (a file defining ``ModelNew`` and
-    no ``Model``, read as text and never imported) or ``"folder"`` (kstrata's
-    own output, :data:`KSTRATA_FOLDERS`); ``path`` is the file or folder."""
+    no ``Model``, read as text and never imported), ``"not_task"`` (a file whose
+    text defines no ``Model``/``get_inputs``/``get_init_inputs``:
+    :func:`not_a_task_reason`, never imported) or ``"folder"`` (kstrata's own
+    output, :data:`KSTRATA_FOLDERS`); ``path`` is the file or folder."""
 
     def __init__(self, message: str, kind: str, path: Path) -> None:
         super().__init__(message)
@@ -196,13 +198,59 @@ def _is_candidate_text(path: Path) -> bool:
     return new and not any(line.startswith(("class Model(", "class Model:")) for line in lines)
 
 
+def _top_level_names(body: list[ast.stmt]) -> set[str]:
+    """Names a module body binds at top level (classes, functions, assignments,
+    imports), looking into ``if``/``try``/``with`` blocks but not into functions
+    or classes; ``"*"`` for a star import, whose names the text does not show."""
+    names: set[str] = set()
+    for node in body:
+        if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names.update(n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name))
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update((a.asname or a.name).split(".")[0] for a in node.names)
+        if not isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            for block in ("body", "orelse", "finalbody"):
+                inner = getattr(node, block, None)
+                if isinstance(inner, list):
+                    names |= _top_level_names(inner)
+            for handler in getattr(node, "handlers", None) or []:
+                names |= _top_level_names(handler.body)
+    return names
+
+
+def not_a_task_reason(path: Path) -> str | None:
+    """Why ``path`` does not read as a task file from its text, or ``None`` if it
+    may be one. The one rule every folder discovery (``tasks list --path``,
+    ``tasks show/check --path``, ``bench DIR``, ``mcp --tasks DIR``) applies
+    before importing a file: a file is imported only if its text defines
+    ``Model``, ``get_inputs`` and ``get_init_inputs`` at top level (the file is
+    parsed, never run), so a helper script beside the tasks is never executed.
+    A file that does not parse returns ``None`` (:func:`load_task` reports its
+    syntax error without importing it)."""
+    try:
+        source = path.read_text(errors="replace")
+        names = _top_level_names(parse_module(source, filename=str(path)).body)
+    except (OSError, SyntaxError):
+        return None
+    missing = [s for s in REQUIRED if s not in names]
+    if not missing:
+        return None
+    star = " (a star import does not count: its names are not in the text)" if "*" in names else ""
+    return (f"not a task, not imported: its text defines no {', '.join(missing)}{star}; a task file defines "
+            "class Model (a torch.nn.Module), get_inputs() and get_init_inputs() at top level")
+
+
 def load_dir_lenient(directory: str | Path, check_import: bool = True) -> tuple[list[Task], list[TaskError]]:
     """Like :func:`load_dir`, but a bad file (or a duplicate name) is reported
     instead of stopping: ``(tasks that loaded, one TaskError per bad file)``,
     for listings of a foreign directory (e.g. a KernelBench checkout with a few
-    files kstrata cannot load). Candidate files and kstrata's own folders
-    (runs, exports, imports: :data:`KSTRATA_FOLDERS`) are not imported; each is
-    one :class:`SkippedOnPurpose` among the problems.
+    files kstrata cannot load). Candidate files, files whose text is no task
+    (:func:`not_a_task_reason`) and kstrata's own folders (runs, exports,
+    imports: :data:`KSTRATA_FOLDERS`) are not imported; each is one
+    :class:`SkippedOnPurpose` among the problems.
 
     Raises
     ------
@@ -229,6 +277,10 @@ def load_dir_lenient(directory: str | Path, check_import: bool = True) -> tuple[
         if _is_candidate_text(path):
             problems.append(SkippedOnPurpose(f"{path}: a candidate file (defines ModelNew, not a task's Model)",
                                              "candidate", path))
+            continue
+        why = not_a_task_reason(path)
+        if why is not None:  # a helper script beside the tasks is never run (newcomer nc21)
+            problems.append(SkippedOnPurpose(f"{path}: {why}", "not_task", path))
             continue
         try:
             task = load_task(path, check_import=check_import)
@@ -481,11 +533,19 @@ def resolve_task(name_or_path: str, search_dir: str | Path | None = None) -> Tas
         task = load_task(candidate)
         check_reference(task)
         return task
-    pool = load_dir(search_dir) if search_dir else suite()
+    problems: list[TaskError] = []
+    if search_dir:  # read as text, the named task alone imported: no other file of the folder runs (nc21)
+        pool, problems = load_dir_lenient(search_dir, check_import=False)
+    else:
+        pool = suite()
     by_name = {t.name: t for t in pool}
     if name_or_path in by_name:
-        check_reference(by_name[name_or_path])
-        return by_name[name_or_path]
+        task = load_task(by_name[name_or_path].path) if search_dir else by_name[name_or_path]
+        check_reference(task)
+        return task
+    named = [e for e in problems if Path(str(e).split(": ", 1)[0]).stem == name_or_path]
+    if named:  # the file of that name is no task: its own reason, not another file's (newcomer nc21)
+        raise TaskError(str(named[0]))
     close = difflib.get_close_matches(name_or_path, list(by_name), n=5, cutoff=0.5)
     if not close:
         close = [n for n in by_name if name_or_path.lower() in n.lower()][:5]
