@@ -18,26 +18,7 @@ from kstrata.cli.main import app
 from kstrata.search import Budget, optimize
 from kstrata.tasks.loader import resolve_task
 
-TASK = '''import torch
-import torch.nn as nn
-
-KSTRATA = {"level": 1, "category": "elementwise", "dtype": "float32",
-           "shapes": {"nominal": {"B": 8, "D": 16}, "small": [{"B": 2, "D": 3}]}}
-B, D = 8, 16
-
-
-class Model(nn.Module):
-    def forward(self, x):
-        return torch.relu(x)
-
-
-def get_inputs():
-    return [torch.randn(B, D)]
-
-
-def get_init_inputs():
-    return []
-'''
+TINY_RELU = Path(__file__).parents[1] / "serve" / "tasks" / "tiny_relu.py"
 
 START = '''import torch
 import torch.nn as nn
@@ -64,7 +45,7 @@ class Interrupted:
 
 
 def test_export_of_a_run_stopped_before_any_verdict_gives_the_resume_command(tmp_path, monkeypatch):
-    (tmp_path / "relu_task.py").write_text(TASK)
+    (tmp_path / "relu_task.py").write_text(TINY_RELU.read_text())
     task = resolve_task(str(tmp_path / "relu_task.py"))
     run_dir = tmp_path / "run"
     run_dir.mkdir()

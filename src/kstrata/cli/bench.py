@@ -16,7 +16,7 @@ from kstrata.bench.harness import (
     run_bench,
 )
 from kstrata.cli.errors import Console, check_number, print_error, user_errors
-from kstrata.cli.optimize import TIMING_SHAPE_HELP
+from kstrata.cli.optimize import TIMING_SHAPE_HELP, _absolute_llm
 from kstrata.execute.select import EXECUTOR_HELP
 from kstrata.shellarg import arg
 from kstrata.store.run_store import StoreError
@@ -154,8 +154,10 @@ def register(app: typer.Typer) -> None:
                          ("--tasks", tasks, None), ("--sample", sample, None), ("--seed", seed, 0),
                          ("--policy", policy, "greedy"), ("--baselines", baselines, "eager"),
                          ("--preset", preset, "strict"), ("--timing-shape", timing_shape, "auto"),
-                         ("--llm", llm, None), ("--config", config, None),
-                         ("--executor", executor, "local"), ("--out", out, None)]
+                         # paths absolute: the command is pasteable from any folder (newcomer nc21)
+                         ("--llm", llm and _absolute_llm(llm), None),
+                         ("--config", config and config.resolve(), None),
+                         ("--executor", executor, "local"), ("--out", out.resolve(), None)]
                 again = " ".join(arg(w) for w in ["kstrata", "bench", *[x for name, value, default in given
                                                                          if value != default
                                                                          for x in (name, value)], "--resume"])

@@ -14,7 +14,7 @@ from rich.text import Text
 
 from kstrata import jsontext
 from kstrata.cli.errors import Console, OptionError, check_number, err_console, user_errors
-from kstrata.shellarg import arg
+from kstrata.shellarg import arg, resume_command
 
 console = Console()
 
@@ -64,6 +64,15 @@ def _timing_shape(option: str, task: Any, backend: Any, resume: Path | None) -> 
                                       "its timing shape (drop --timing-shape, or start a new run with --out)")
             return shape
     return parse(option)
+
+
+def _absolute_llm(llm: str) -> str:
+    """``--llm`` with the file of ``queue:PATH``/``replay:PATH`` made
+    absolute, so the printed ``--resume`` command works from any folder."""
+    kind, sep, path = llm.partition(":")
+    if sep and kind in ("queue", "replay") and path:
+        return f"{kind}:{Path(path).resolve()}"
+    return llm
 
 
 def parse_budget(text: str) -> dict[str, float | int]:
@@ -587,9 +596,9 @@ def register(app: typer.Typer) -> None:
 
             # how to continue the run (interrupted, or on a full disk); --resume restores the proposer,
             # --llm and --baselines: said anyway
-            said = f" --proposer {arg(proposer)}" + (f" --llm {arg(llm)}" if llm else "") \
+            said = f" --proposer {arg(proposer)}" + (f" --llm {arg(_absolute_llm(llm))}" if llm else "") \
                 if proposer != "builtin" else ""
-            again = f"kstrata optimize {arg(task)} --backend {arg(backend)}{said} --resume {arg(run_dir)}"
+            again = resume_command(task, backend, run_dir, said)  # pasteable from any folder
             try:
                 # off a terminal the progress lines are printed; a Live would print its last one again
                 with sigterm_as_interrupt(), \

@@ -35,7 +35,7 @@ from kstrata.search.candidate import content_hash, normalize_sources, to_evaluat
 from kstrata.search.candidate import to_measurement_record
 from kstrata.search.policies import Expansion, Policy, default_router, make_policy
 from kstrata.search.tree import DECLINED_PREFIX, CandidateTree, Node
-from kstrata.shellarg import arg
+from kstrata.shellarg import arg, resume_command
 from kstrata.store import artifacts
 from kstrata.store.lock import run_lock
 from kstrata.store.records import CandidateRecord, EvaluationRecord, ExpansionRecord, jsonable
@@ -653,14 +653,13 @@ def other_run(config: dict[str, Any], task: Any, backend: Any, run_dir: Any) -> 
         # scaled_tanh on triton-interp"): what it verified against is not what the file says now
         if now and was.get("path") and Path(now).resolve() != Path(str(was["path"])).resolve():
             return (f"{run_dir} is a run of the task file {was['path']}, and {now} differs from it; resume it "
-                    f"with: kstrata optimize {arg(was['path'])} --backend {arg(was_backend)} --resume {arg(run_dir)}")
+                    f"with: {resume_command(was['path'], was_backend, run_dir)}")
         return (f"the task file {where} changed since {run_dir} started (the run verified every candidate "
                 f"against its earlier text); restore the file's earlier text to resume it, or start a new run "
                 f"of the changed task with --out DIR")
     text = f"{run_dir} is a run of {was.get('name')} on {was_backend}, not {task.name} on {backend.name}"
     if where and was_backend:
-        text += (f"; resume it with: kstrata optimize {arg(where)} --backend "
-                 f"{arg(was_backend)} --resume {arg(run_dir)}")
+        text += f"; resume it with: {resume_command(where, was_backend, run_dir)}"
     return text
 
 
