@@ -67,6 +67,15 @@ class Node:
         return self.verdict == "correct"
 
     @property
+    def timing_failure(self) -> str | None:
+        """Why a correct candidate has no timing where its timing failed (the
+        evaluation's ``evidence["not_timed"]``: a timing worker killed for
+        memory or at its time limit), else ``None``."""
+        ev = self.record.evaluation
+        why = ev.evidence.get("not_timed") if ev is not None and isinstance(ev.evidence, dict) else None
+        return str(why) if why else None
+
+    @property
     def reduced_scope(self) -> str | None:
         """For a correct candidate the search verified at a reduced scope only
         (``--scope small``: some of the task's sweep shapes untested, and no

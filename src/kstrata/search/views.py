@@ -87,6 +87,8 @@ def node_label(tree: CandidateTree, node: Node, finished: bool = False) -> Text:
     if node.reduced_scope:  # passed the search's small-scope screening only (newcomer nc18)
         parts.append((" (small scope only)", "yellow"))
     r = reading(node)
+    if r is None and node.correct and node.timing_failure:
+        parts.append((" timing failed (`kstrata show` says why)", "yellow"))
     if r is not None:
         shown = f" {r.text()}" + (" re-timed" if r.retimed else "")
         parts.append((shown, "cyan") if r.trusted else (f"{shown} unranked (untrusted timing)", "yellow"))
@@ -161,8 +163,25 @@ def run_tree(run_dir: str | Path) -> RenderableType:
     with RunStore.open(run_dir) as store:
         tree = CandidateTree.from_store(store, with_sources=False)
         config = store.config
-    title = f"{config.get('task', {}).get('name', '?')} on {config.get('backend', '?')}"
+    title = run_title(config, tree)
     return Group(tree_view(tree, title, finished=(Path(run_dir) / "summary.json").is_file()), legend(_levels(tree)))
+
+
+def run_title(config: dict, tree: CandidateTree) -> str:
+    """``TASK on BACKEND`` for ``kstrata tree``'s header: from the run's
+    config, else (a ``kstrata mcp`` run, whose submissions may be of several
+    tasks and backends) from its candidates, ``(MCP)`` added; ``?`` only
+    where nothing is known (newcomer nc21: an MCP run read "? on ?")."""
+    task = (config.get("task") or {}).get("name") if isinstance(config.get("task"), dict) else None
+    backend = config.get("backend")
+    if task and backend:
+        return f"{task} on {backend}"
+    serve = config.get("serve") if isinstance(config.get("serve"), dict) else {}
+    tasks = sorted({str(n.metadata.get("task")) for n in tree if isinstance(n.metadata, dict)
+                    and n.metadata.get("task")})
+    backends = sorted({n.backend for n in tree if n.backend}) or ([serve["backend"]] if serve.get("backend") else [])
+    title = f"{task or ', '.join(tasks) or '?'} on {backend or ', '.join(backends) or '?'}"
+    return title + (" (MCP)" if serve else "")
 
 
 def _is_bench(path: str | Path) -> bool:
@@ -182,7 +201,7 @@ def best_note(node: Node, run_dir: str | Path) -> str:
     if not node.timing_trusted:
         rank = "none ranked: its timing was not trusted, so no speedup is claimed"
     elif r is None:
-        rank = "correct, not timed"
+        rank = "correct, timing failed (its timing line says why)" if node.timing_failure else "correct, not timed"
     else:
         rank = f"ranked, {r.text()}" + (" re-timed" if r.retimed else "")
     return (f"the run's best, {node.hash[:12]} ({rank}); `kstrata show {arg(run_dir)} CAND` shows another "
@@ -275,6 +294,8 @@ def candidate_view(run_dir: str | Path, prefix: str | None = None, as_json: bool
     if message:
         row("message", message)
     r = reading(node)
+    if node.correct and node.measurement is None and node.timing_failure:
+        row("timing", node.timing_failure)
     if node.measurement is not None:
         which = "" if r is None else f" ({r.which}" + ("" if r.trusted else "; timing not trusted: unranked") + ")"
         for s in node.measurement.speedups:

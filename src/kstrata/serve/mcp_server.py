@@ -295,6 +295,11 @@ class KernelServer:
 
         record = to_evaluation_record(out.evaluation)
         record.wall_s = out.wall_s
+        timing = out.public.get("timing") or {}
+        failed = str(timing.get("reason", "")).startswith("timing failed")
+        if out.verdict == "correct" and out.measurement is None and failed:
+            # kstrata show/tree say the timing failed and why, not "not timed" (newcomer nc21)
+            record.evidence = {**(record.evidence or {}), "not_timed": str(timing["reason"])}
         meas = None
         if out.measurement is not None:
             meas = to_measurement_record(out.measurement)
