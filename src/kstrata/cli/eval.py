@@ -330,6 +330,9 @@ def register(app: typer.Typer) -> None:
         # an interpreter's verification can take minutes (newcomer nc11); a refusal gives the estimate whatever
         # it is (newcomer nc16: under the warning's threshold, --timeout 5 started and ended `timeout`)
         slow = slow_note(t, b, scope, timeout, always=over is not None)
+        unparsed = syntax_hint(candidate, sources, b) if slow else None
+        if unparsed:  # a compile_error in a moment: no interpreter estimate of hours first (newcomer nc21)
+            over = slow = None
         if slow and over:  # it would end in `timeout` having tested little or nothing (newcomer nc15: 611 s)
             print_error(f"not started: even an elementwise kernel would take longer than --timeout {timeout:g} s "
                         f"here. {slow}; or, to try anyway, a --timeout above the estimate, e.g. --timeout "
@@ -361,7 +364,7 @@ def register(app: typer.Typer) -> None:
 
         where = device_line(b)
         # the file's own parse only where the judge found a compile error: a child process per eval otherwise
-        hint = (syntax_hint(candidate, sources, b) if ev.verdict.value == "compile_error" else None) \
+        hint = ((unparsed or syntax_hint(candidate, sources, b)) if ev.verdict.value == "compile_error" else None) \
             or backend_hint(sources, backend, ev.verdict.value, ev.check or "")
         # a pass short of the full scope is not a plain 'correct' (newcomer nc12: a kernel wrong only at
         # the nominal shape read 'correct' on triton-interp, the reason on the last line)
