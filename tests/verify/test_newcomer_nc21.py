@@ -101,3 +101,20 @@ def test_nc21_out_of_bounds_feedback_names_line_and_argument(kstrata_eval):
     message = d["evidence"]["message"]
     assert "at line 22 (`x = tl.load(x_ptr + idx)`)" in message, message
     assert "into `x_ptr` (a float32 tensor of shape (2, 16, 64), 2048 elements)" in message, message
+
+
+def test_nc21_tests_an_all_zero_output_passes_are_not_counted_as_evidence(kstrata_eval):
+    """Finding 4, the verdict's side: a correct kernel's tests on the ``far`` draw (reference output
+    exactly 0) are still run (a kernel failing them fails) but not counted among the tests it passed."""
+    from kstrata.tasks.loader import load_task
+    from kstrata.verify.plan import public_tests
+
+    task = load_task(CASE / "gated_sum_task.py")
+    d = kstrata_eval(str(CASE / "gated_sum_task.py"), str(CASE / "gated_sum_einsum.py"), "--no-time", "--scope",
+                     "small")
+    assert d["verdict"] == "correct", d.get("evidence")
+    blind_tests = d["evidence"]["blind_tests"]
+    far = sum(t.dist == "far" for t in public_tests(task))
+    assert 0 < blind_tests["public"] <= far, blind_tests  # far's even seeds: g moved to -1e4 and beyond
+    assert d["public_tests"] + blind_tests["public"] == len(public_tests(task))
+    assert "not counted" in d["evidence"]["message"]

@@ -238,6 +238,9 @@ class Context:
     #: candidate's host copies of its inputs may not do the work (:func:`kstrata.verify.integrity.ops.moved_the_data`);
     #: None until the first reference call of a DSL candidate's verification
     moves_only: bool | None = None
+    #: per stage, the passing tests an all-zero or constant output passes too (:func:`kstrata.verify.feedback.blind`:
+    #: their reference output is zero or one value throughout); no evidence, not counted (newcomer nc21)
+    blind: dict[str, int] = field(default_factory=dict)
 
     @property
     def deadline(self) -> float | None:
@@ -392,6 +395,19 @@ def rng_seed(test: TestCase) -> int:
     """The seed of torch's generator before each call of one test (reference,
     oracle and candidate alike), for forwards that draw random numbers."""
     return (test.seed * 1_000_003 + 17) % (2**31)
+
+
+def _flat(oracles: list[Any]) -> bool:
+    """Every floating output spans at most 1e-3 of its largest magnitude (one
+    pass each): only such a test can be one an all-zero or constant output
+    passes (:func:`kstrata.verify.feedback.blind` decides, under the tolerance)."""
+    for o in oracles:
+        if not isinstance(o, torch.Tensor) or not o.is_floating_point() or o.numel() == 0:
+            return False
+        lo, hi = (float(v) for v in torch.aminmax(o))
+        if not hi - lo <= 1e-3 * max(abs(lo), abs(hi)):
+            return False
+    return bool(oracles)
 
 
 def _constant(outs: list[Any]) -> bool:
@@ -842,6 +858,8 @@ class ShapeRun:
             if have is None or rank(out1, self.prev) < rank(have[0], have[2]):
                 ctx.weak_sample = (out1, refs_cpu, self.prev[0] if self.prev else None, pristine)
             self.prev = (out1, oracles)
+            if _flat(oracles) and fb.blind(oracles, refs_cpu, tol) is not None:
+                ctx.blind[ctx.stage] = ctx.blind.get(ctx.stage, 0) + 1
             return None
         unwritten = race and follows_poison(out1, out2)
         if race and all(c.ok for c in comps):  # locate the run that is wrong
@@ -1505,7 +1523,7 @@ def run_protocol(task: Task, backend_name: str, sources: dict[str, str], secret:
 
         ctx.stage = "public"
         n, failure, run = _run_stage(ctx, pub, probe)
-        ev.public_tests = n
+        ev.public_tests = n - (ctx.blind.get("public", 0) if failure is None else 0)
         if failure is not None:
             ev.feedback = fb.locate(ctx, failure, run, pub)
             raise _incorrect(failure, public=True)
@@ -1533,7 +1551,7 @@ def run_protocol(task: Task, backend_name: str, sources: dict[str, str], secret:
                                        "1, primes, non-multiples of any block size)")] + \
                     fb.boundary_probes(ctx, pub, level)
             raise
-        ev.hidden_tests = n
+        ev.hidden_tests = n - (ctx.blind.get("hidden", 0) if failure is None else 0)
         if failure is not None:
             level = failing_level(backend, sources)
             ev.feedback = [fb.item("hidden_failure", level,
@@ -1543,6 +1561,12 @@ def run_protocol(task: Task, backend_name: str, sources: dict[str, str], secret:
                                    )] + fb.boundary_probes(ctx, pub, level)
             raise _incorrect(failure, public=False)
         ev.evidence = {"message": f"{ev.public_tests} public and {ev.hidden_tests} hidden tests pass"}
+        if sum(ctx.blind.values()):
+            k = sum(ctx.blind.values())
+            ev.evidence["blind_tests"] = dict(ctx.blind)
+            ev.evidence["message"] += (f"; {k} more pass that an all-zero or constant output passes too (their "
+                                       "reference output is zero or one value throughout, e.g. a draw that "
+                                       "saturates a sigmoid): no evidence, not counted")
         reported = self_reported(backend_name, ctx.actions)
         if reported["checks"]:  # what rests on the candidate process's word (kstrata.sandbox.reported)
             ev.evidence["self_reported"] = reported
