@@ -655,11 +655,18 @@ def register(app: typer.Typer) -> None:
         run_dir: Path = typer.Argument(..., metavar="RUN_DIR", help="A run directory."),
         candidate: str | None = typer.Argument(None, metavar="CANDIDATE", help="A candidate hash or unique prefix (default: the "
                                                "run's best, what best/ holds)."),
-        as_json: bool = typer.Option(False, "--json", help="Print the feedback as the stored JSON (what a "
-                                     "proposer is given) instead of text lines."),
+        as_json: bool = typer.Option(False, "--json", help="Print one JSON object (lineage, verdict, evidence, "
+                                     "timing, the stored feedback a proposer is given, sources) instead of text."),
     ) -> None:
         """One candidate's sources, verdict, timings and feedback (default: the run's best)."""
         from kstrata.search.views import candidate_view
 
         with user_errors():
-            console.print(candidate_view(run_dir, candidate, as_json=as_json), crop=False)  # the hash line is never cut
+            if as_json:  # one object, as `kstrata eval --json` prints (newcomer nc21)
+                import json
+
+                from kstrata.search.show_json import candidate_json
+
+                typer.echo(json.dumps(candidate_json(run_dir, candidate), sort_keys=True, default=str))
+                return
+            console.print(candidate_view(run_dir, candidate), crop=False)  # the hash line is never cut

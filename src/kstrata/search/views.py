@@ -242,11 +242,10 @@ def feedback_lines(feedback: dict[str, Any]) -> list[str]:
     return lines
 
 
-def candidate_view(run_dir: str | Path, prefix: str | None = None, as_json: bool = False) -> RenderableType:
-    """One candidate: lineage, verdict, speedups, feedback and its sources;
+def shown_candidate(run_dir: str | Path, prefix: str | None = None) -> tuple[CandidateTree, Node, bool]:
+    """The candidate ``kstrata show RUN [CAND]`` shows: ``(tree, node, is_best)``;
     without ``prefix``, the run's best (:meth:`CandidateTree.best_correct`,
-    what ``best/`` holds), under a line that says so. The feedback is text
-    (:func:`feedback_lines`), or the stored JSON with ``as_json``.
+    what ``best/`` holds, ``is_best`` True).
 
     Raises
     ------
@@ -257,15 +256,31 @@ def candidate_view(run_dir: str | Path, prefix: str | None = None, as_json: bool
     with RunStore.open(run_dir) as store:
         tree = CandidateTree.from_store(store)
         digest = None if prefix is None else store.resolve(prefix)
+    if digest is not None:
+        return tree, tree[digest], False
+    best = tree.best_correct()
+    if best is None:
+        raise StoreError(f"{run_dir} has no correct candidate, so no best to show; name one: "
+                         f"`kstrata show {arg(run_dir)} CAND` (`kstrata tree {arg(run_dir)}` lists them)")
+    return tree, best, True
+
+
+def candidate_view(run_dir: str | Path, prefix: str | None = None) -> RenderableType:
+    """One candidate (:func:`shown_candidate`) as text: lineage, verdict,
+    speedups, feedback (:func:`feedback_lines`) and its sources; the run's
+    best under a line that says so (``kstrata show --json`` prints
+    :func:`kstrata.search.show_json.candidate_json` instead).
+
+    Raises
+    ------
+    kstrata.store.StoreError
+        As :func:`shown_candidate`.
+    """
+    tree, node, is_best = shown_candidate(run_dir, prefix)
+    digest = node.hash
     parts: list[RenderableType] = []
-    if digest is None:
-        best = tree.best_correct()
-        if best is None:
-            raise StoreError(f"{run_dir} has no correct candidate, so no best to show; name one: "
-                             f"`kstrata show {arg(run_dir)} CAND` (`kstrata tree {arg(run_dir)}` lists them)")
-        digest = best.hash
-        parts.append(Text(f"showing {best_note(best, run_dir)}", style="bold"))
-    node = tree[digest]
+    if is_best:
+        parts.append(Text(f"showing {best_note(node, run_dir)}", style="bold"))
     speedups = node.measurement.speedups if node.measurement is not None else ()
     width = max([len("router reason"), *(len(f"speedup vs {s.baseline}") for s in speedups)])
     # the full hash on a line of its own that is never wrapped (print the view with crop=False), aligned
@@ -313,9 +328,7 @@ def candidate_view(run_dir: str | Path, prefix: str | None = None, as_json: bool
         feedback["measurement"]["findings"] = [f for i, f in enumerate(found) if not any(
             j != i and isinstance(f, str) and isinstance(g, str) and f in g and (f != g or j < i)
             for j, g in enumerate(found))]
-    if as_json and (feedback.get("evaluation") or feedback.get("measurement")):
-        parts += [Text("feedback (JSON)", style="bold"), Text(json.dumps(feedback, indent=2, default=str))]
-    elif feedback.get("evaluation") or feedback.get("measurement"):
+    if feedback.get("evaluation") or feedback.get("measurement"):
         # the judge words its advice for any run ("kstrata retime RUN"): here the run is known
         lines = "\n".join(feedback_lines(feedback)).replace("kstrata retime RUN", f"kstrata retime {arg(run_dir)}")
         parts += [Text("feedback", style="bold"), Text(lines)]
