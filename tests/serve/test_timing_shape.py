@@ -67,4 +67,6 @@ def test_cpu_candidates_are_timed_at_the_fitted_shape_and_the_reply_names_it(tmp
     (_, args, _), = pool.calls
     assert fitted in args  # the timer was given the fitted shape, not left at its nominal default
     assert out.public["timing"]["shape"] == fitted
-    assert "timeout" in out.public["timing"]["reason"]
+    reason = out.public["timing"]["reason"]
+    assert "timeout" in reason and "the verdict stands, only the speedup is unknown" in reason
+    assert ", ".join(f"{k}={v}" for k, v in fitted.items()) in reason and "--timing-shape" in reason

@@ -180,7 +180,12 @@ def _measure(task: Task, backend: Backend, sources: dict[str, str], pool: Any,
         return None, "timing skipped: no worker pool"
     r = pool.call(TIME_TARGET, backend.name, task, sources, shape, config=config, timeout_s=timeout_s)
     if not r.ok:
-        return None, f"timing failed ({r.kind}): {r.error}"
+        why = f"timing failed ({r.kind}): {r.error}"
+        if r.kind == "timeout":  # what the null speedup means, and what to do (newcomer nc21)
+            why += (f"; the verdict stands, only the speedup is unknown: the paired timing at "
+                    f"{', '.join(f'{k}={v}' for k, v in shape.items())} did not finish in {timeout_s:g} s "
+                    "(a faster candidate, or a server started with a smaller --timing-shape, is timed)")
+        return None, why
     return r.value, None
 
 
