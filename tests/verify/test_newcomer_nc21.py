@@ -101,6 +101,13 @@ def test_nc21_out_of_bounds_feedback_names_line_and_argument(kstrata_eval):
     message = d["evidence"]["message"]
     assert "at line 22 (`x = tl.load(x_ptr + idx)`)" in message, message
     assert "into `x_ptr` (a float32 tensor of shape (2, 16, 64), 2048 elements)" in message, message
+    # the traceback ends with the candidate's own frames (it held only Triton's and kstrata's)
+    trace = d["evidence"]["traceback"]
+    own = trace[trace.index("The candidate's own frames (innermost last):"):]
+    assert 'File "<candidate>", line 38, in forward' in own and 'File "<candidate>", line 22, in gated_sum_kernel' \
+        in own and "x = tl.load(x_ptr + idx)" in own, trace[-2000:]
+    assert own.index("line 38, in forward") < own.index("line 22, in gated_sum_kernel")
+    assert "kstrata-cand-" not in trace
 
 
 def test_nc21_tests_an_all_zero_output_passes_are_not_counted_as_evidence(kstrata_eval):

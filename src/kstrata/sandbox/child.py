@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import resource
 import sys
 import threading
@@ -341,7 +342,7 @@ class Harness(metaclass=_Sealed):
             return {"ok": False, "kind": "compile_error", "message": str(e)}, []
         except BaseException as e:  # noqa: BLE001 - a candidate bug (even SystemExit) is data
             return {"ok": False, "kind": "compile_error", "message": f"{type(e).__name__}: {e}",
-                    "traceback": traceback.format_exc(limit=-4)}, []
+                    "traceback": candidate_traceback(e)}, []
         return {"ok": True, "load_s": time.perf_counter() - t0, "findings": self._watch_findings()}, []
 
     def _count_launches(self, backend: Any) -> None:
@@ -674,7 +675,7 @@ class Harness(metaclass=_Sealed):
             return {"ok": False, "kind": "runtime_error", "message": text,
                     "oom": isinstance(e, MemoryError) or "out of memory" in text.lower()
                     or "can't allocate memory" in text.lower(),
-                    "traceback": traceback.format_exc(limit=-4), "findings": self._watch_findings()}, []
+                    "traceback": candidate_traceback(e), "findings": self._watch_findings()}, []
         if mark is not None and not h.get("noop"):
             self._checked_call(xs, mark)
         findings += self._written_after_return(out)
@@ -1043,13 +1044,45 @@ def clipped(header: dict) -> dict:
     return out
 
 
+#: What a candidate's file is named in this process (:func:`kstrata.backends.pytorch.load_model_new`'s
+#: private temporary file); a traceback shows it as ``<candidate>``.
+CANDIDATE_FILE = re.compile(r"[^\s\"']*kstrata-cand-[^/\s]*/cand_[^/\s\"']*\.py")
+
+
+def candidate_traceback(e: BaseException, limit: int = -4) -> str:
+    """``traceback.format_exc(limit=limit)`` (the innermost frames of each
+    exception in the chain) followed by the candidate's own frames, every one
+    of them across the chain, innermost last (at the end: what a clipped
+    traceback keeps), its file named ``<candidate>``:
+    an error raised deep in Triton's interpreter or kstrata's checks kept only
+    their frames, and no line of the candidate (newcomer nc21: an
+    out-of-bounds tl.load's traceback was 29 lines of fidelity.py and
+    interpreter.py)."""
+    frames, seen, exc = [], set(), e
+    chain: list[BaseException] = []
+    while exc is not None and exc not in chain and len(chain) < 8:
+        chain.append(exc)
+        exc = exc.__cause__ or exc.__context__
+    for x in chain:  # a handler's exception holds the outer frames, its cause the inner ones
+        for fs in traceback.extract_tb(x.__traceback__):
+            key = (fs.filename, fs.lineno, fs.name)
+            if CANDIDATE_FILE.fullmatch(fs.filename or "") and key not in seen:
+                seen.add(key)
+                frames.append(fs)
+    tail = traceback.format_exc(limit=limit)
+    if not frames:
+        return tail
+    head = "".join(traceback.format_list(frames))
+    return CANDIDATE_FILE.sub("<candidate>", tail + "\nThe candidate's own frames (innermost last):\n" + head)
+
+
 def failure(e: BaseException) -> dict:
     """The reply for a request the harness could not complete (``oom`` when an
     allocation was refused: the memory limit)."""
     text = f"{type(e).__name__}: {e}"
     return {"ok": False, "kind": "runtime_error", "message": text,
             "oom": isinstance(e, MemoryError) or "out of memory" in text.lower() or "allocate memory" in text.lower(),
-            "traceback": traceback.format_exc(limit=-4)}
+            "traceback": candidate_traceback(e)}
 
 
 #: the harness's request handlers, by op
