@@ -125,3 +125,14 @@ def test_nc21_tests_an_all_zero_output_passes_are_not_counted_as_evidence(kstrat
     assert 0 < blind_tests["public"] <= far, blind_tests  # far's even seeds: g moved to -1e4 and beyond
     assert d["public_tests"] + blind_tests["public"] == len(public_tests(task))
     assert "not counted" in d["evidence"]["message"]
+
+
+def test_nc21_a_shape_whose_reference_output_is_zero_is_not_told_as_passing(kstrata_eval):
+    """The shapes item said "passes at B=2 ... fails at B=3: a boundary / shape-specific bug" for an
+    all-zero output, whose pass at B=2 (reference output all zero there) tells nothing of shapes."""
+    d = kstrata_eval(str(CASE / "gated_by_batch_task.py"), str(CASE / "gated_by_batch_zeros.py"), "--no-time",
+                     "--scope", "small")
+    assert d["verdict"] == "incorrect", d.get("evidence")
+    kinds = {f["kind"]: f for f in d["feedback"]}
+    assert "shapes" not in kinds, kinds["shapes"]
+    assert "wrong_share" in kinds  # the failure itself is still located
