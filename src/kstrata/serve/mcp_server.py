@@ -49,7 +49,7 @@ from kstrata.serve.service import (
 from kstrata.store import RunStore
 from kstrata.store.records import CandidateRecord, dumps, jsonable
 from kstrata.tasks.errors import TaskError
-from kstrata.tasks.loader import load_dir, suite
+from kstrata.tasks.loader import load_dir_lenient, suite
 
 PROVIDER = "mcp"
 
@@ -182,7 +182,11 @@ class KernelServer:
 
     # -- tools -----------------------------------------------------------------
     def _tasks(self) -> list[Any]:
-        return load_dir(self.task_dir, check_import=False) if self.task_dir else suite()
+        """The suite, or the tasks of ``--tasks DIR`` by the rule of ``tasks list --path``
+        (:func:`~kstrata.tasks.loader.load_dir_lenient`): a file that is no task by
+        its text is left out and never imported (newcomer nc21: helper scripts were
+        listed as tasks and run by show_task)."""
+        return load_dir_lenient(self.task_dir, check_import=False)[0] if self.task_dir else suite()
 
     def _task(self, name: str) -> Any:
         """A task by name only (a suite task, or one in the operator's ``--tasks``
@@ -465,11 +469,18 @@ def serve(run_dir: str | Path, *, transport: str = "stdio", host: str = "127.0.0
     ``http://HOST:PORT/mcp``) until it is stopped."""
     if transport not in ("stdio", "http"):
         raise ServeError(f"unknown transport {transport!r}; use stdio or http")
+    if transport == "stdio":  # stdout is the protocol's: a task's or kstrata's print goes to stderr (nc21)
+        from kstrata.serve.stdout_guard import stdout_to_stderr
+
+        with stdout_to_stderr():
+            server = build_server(run_dir=run_dir, **kwargs)
+            try:
+                server.run("stdio")
+            finally:
+                server.kstrata_close()  # type: ignore[attr-defined]
+        return
     server = build_server(run_dir=run_dir, **kwargs)
     try:
-        if transport == "stdio":
-            server.run("stdio")
-        else:
-            server.run("streamable-http", host=host, port=port)
+        server.run("streamable-http", host=host, port=port)
     finally:
         server.kstrata_close()  # type: ignore[attr-defined]
