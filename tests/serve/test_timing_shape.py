@@ -6,6 +6,7 @@ the 300 s timing limit)."""
 
 from __future__ import annotations
 
+import json
 import textwrap
 
 from kstrata.execute.pool import CallResult
@@ -70,3 +71,26 @@ def test_cpu_candidates_are_timed_at_the_fitted_shape_and_the_reply_names_it(tmp
     reason = out.public["timing"]["reason"]
     assert "timeout" in reason and "the verdict stands, only the speedup is unknown" in reason
     assert ", ".join(f"{k}={v}" for k, v in fitted.items()) in reason and "--timing-shape" in reason
+
+
+def test_show_task_names_the_shape_candidates_are_timed_at(tmp_path):
+    """The contract an agent reads (show_task, KernelEnv's observation) named only the nominal shape
+    (the env's prompt called it "nominal (timed)"), not the fitted one the tools time at on a CPU."""
+    from kstrata.serve.env import KernelEnv
+    from kstrata.serve.mcp_server import KernelServer
+
+    (tmp_path / "big_relu.py").write_text(BIG_TASK)
+    task = load_task("big_relu", tmp_path)
+    fitted = timing_shape_for("auto", task, "cpu")
+    srv = KernelServer(tmp_path / "run", backend="pytorch", task_dir=tmp_path, time_candidates=False)
+    try:
+        shown = srv.show_task(task="big_relu")
+    finally:
+        srv.close()
+    assert shown["timed"]["shape"] == fitted and shown["nominal"]["shape"] == task.full_shape(None)
+    env = KernelEnv(task, "pytorch", time_candidates=False, workers=1)
+    try:
+        prompt = env.observation().prompt
+    finally:
+        env.close()
+    assert f"timed at: {json.dumps(fitted)}" in prompt and "nominal (timed)" not in prompt

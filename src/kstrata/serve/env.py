@@ -119,6 +119,10 @@ class KernelEnv:
     timing:
         A :class:`kstrata.measure.timing.TimingConfig`
         (:func:`kstrata.serve.service.quick_timing` for rollouts at scale).
+    timing_shape:
+        The ``--timing-shape`` value candidates are timed at (``auto``: fitted
+        on a CPU backend, nominal on a GPU, as ``kstrata eval`` times); the
+        observation's contract and prompt name the shape.
 
     Raises
     ------
@@ -139,6 +143,7 @@ class KernelEnv:
         preset: str = "strict",
         pool: WorkerPool | None = None,
         timing: Any = None,
+        timing_shape: str = "auto",
     ):
         self.task = task if isinstance(task, Task) else load_task(task)
         self.backend = load_backend(backend)
@@ -148,6 +153,7 @@ class KernelEnv:
         self.time_candidates = time_candidates
         self.preset = preset
         self.timing = timing
+        self.timing_shape = timing_shape
         self._owned = pool is None
         self.pool = pool or WorkerPool(
             size=max(1, workers), env=dict(getattr(self.backend, "worker_env", {}) or {})
@@ -178,7 +184,10 @@ class KernelEnv:
 
     def observation(self) -> Observation:
         """The current :class:`Observation`."""
-        contract = public_task(self.task, self.backend.levels)
+        from kstrata.tasks.scaling import timing_shape_for
+
+        timed = timing_shape_for(self.timing_shape, self.task, getattr(self.backend, "device", "cpu"))  # as timed
+        contract = public_task(self.task, self.backend.levels, timed_shape=timed)
         return Observation(
             task=contract,
             backend=self.backend.name,
@@ -198,7 +207,8 @@ class KernelEnv:
             "Reference (KernelBench format; your candidate defines the backend's entry point, "
             "e.g. ModelNew with the same constructor and forward signature):",
             contract["reference_source"],
-            f"Public test shapes: {shapes}; nominal (timed): {json.dumps(contract['nominal']['shape'])}.",
+            f"Public test shapes: {shapes}; nominal: {json.dumps(contract['nominal']['shape'])}; "
+            f"timed at: {json.dumps(contract['timed']['shape'])}.",
             f"Tolerance: {contract['tolerance']['text']}.",
             "Hidden tests with other shapes, seeds and input distributions decide the verdict. "
             "Do not call the reference, cache outputs or fall back to another implementation: "
@@ -222,6 +232,7 @@ class KernelEnv:
         out: Outcome = evaluate(
             self.task, self.backend, sources, secret=self.secret, pool=self.pool,
             preset=self.preset, time_it=self.time_candidates, timing=self.timing,
+            timing_shape=self.timing_shape,
         )
         r, parts = shaped_reward(
             out.verdict, self.reward, speedup=out.speedup, ci=out.speedup_ci, trusted=out.trusted

@@ -222,7 +222,11 @@ class KernelServer:
 
     def show_task(self, task: str, backend: str | None = None) -> dict[str, Any]:
         b = load_backend(backend or self.default_backend)
-        return public_task(self._task(task), b.levels) | {"backend": b.name}
+        from kstrata.tasks.scaling import timing_shape_for
+
+        t = self._task(task)
+        timed = timing_shape_for(self.timing_shape, t, getattr(b, "device", "cpu"))  # as the tools time
+        return public_task(t, b.levels, timed_shape=timed) | {"backend": b.name}
 
     def _inputs(self, task: str, source: Any, backend: str | None,
                 level: str | None) -> tuple[Any, Any, dict[str, str]]:

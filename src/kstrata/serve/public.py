@@ -94,7 +94,8 @@ def task_summary(task: Task) -> dict[str, Any]:
     }
 
 
-def public_task(task: Task, backend_levels: tuple[str, ...] | None = None) -> dict[str, Any]:
+def public_task(task: Task, backend_levels: tuple[str, ...] | None = None,
+                timed_shape: dict[str, int] | None = None) -> dict[str, Any]:
     """The public contract of ``task`` as JSON-able data.
 
     Returns
@@ -106,7 +107,10 @@ def public_task(task: Task, backend_levels: tuple[str, ...] | None = None) -> di
         FLOP and byte counts are per forward call), ``public_seeds``,
         ``distributions``, ``tolerance`` (policy and text), ``precision``,
         ``flops_formula``/``bytes_formula`` and, when given, ``levels`` (the
-        source levels a candidate of the chosen backend has).
+        source levels a candidate of the chosen backend has), and ``timed``
+        (the ``timed_shape`` row, where given: the shape a correct candidate
+        is timed at, :func:`kstrata.tasks.scaling.timing_shape_for`; on a CPU
+        not the GPU-sized nominal one).
     """
     m = task.meta
     try:
@@ -130,6 +134,8 @@ def public_task(task: Task, backend_levels: tuple[str, ...] | None = None) -> di
     }
     if backend_levels is not None:
         out["levels"] = list(backend_levels)
+    if timed_shape is not None:
+        out["timed"] = _shape_row(task, timed_shape)
     return out
 
 
