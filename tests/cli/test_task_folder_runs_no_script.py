@@ -73,3 +73,14 @@ def test_the_suite_reads_as_tasks():
 
     assert [p.name for p in sorted(SUITE_DIR.rglob("*.py"))
             if not p.name.startswith("_") and not_a_task_reason(p)] == []
+
+
+def test_a_script_named_as_a_task_file_is_not_run(folder):
+    r = CliRunner().invoke(app, ["tasks", "show", str(folder / "make_report.py")], env={"COLUMNS": "300"})
+    assert r.exit_code == 2, r.output
+    assert "make_report.py: not a task, not imported" in " ".join(r.output.split()), r.output
+    assert not (folder / "SIDE_EFFECT_RAN").exists()
+    # a star import may bring the names: a file the user names is imported (and judged) then
+    (folder / "star.py").write_text("from relu import *\n")
+    with pytest.raises(TaskError, match="failed to import: ModuleNotFoundError"):
+        resolve_task(str(folder / "star.py"))

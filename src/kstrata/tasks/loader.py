@@ -143,6 +143,9 @@ def load_task(path: str | Path, name: str | None = None, check_import: bool = Tr
     except ValidationError as e:
         raise TaskError(_format_validation(path, e)) from None
     if check_import:
+        why = not_a_task_reason(path, star_may_define=True)
+        if why is not None:  # a script given as a task is not run to find out (newcomer nc21)
+            raise TaskError(f"{path}: {why}")
         module = import_module_from_path(path)
         missing = [s for s in REQUIRED if not hasattr(module, s)]
         if missing:
@@ -221,7 +224,7 @@ def _top_level_names(body: list[ast.stmt]) -> set[str]:
     return names
 
 
-def not_a_task_reason(path: Path) -> str | None:
+def not_a_task_reason(path: Path, star_may_define: bool = False) -> str | None:
     """Why ``path`` does not read as a task file from its text, or ``None`` if it
     may be one. The one rule every folder discovery (``tasks list --path``,
     ``tasks show/check --path``, ``bench DIR``, ``mcp --tasks DIR``) applies
@@ -229,14 +232,16 @@ def not_a_task_reason(path: Path) -> str | None:
     ``Model``, ``get_inputs`` and ``get_init_inputs`` at top level (the file is
     parsed, never run), so a helper script beside the tasks is never executed.
     A file that does not parse returns ``None`` (:func:`load_task` reports its
-    syntax error without importing it)."""
+    syntax error without importing it). ``star_may_define``: a ``from M import *``
+    may bring the names (a file the user named, which :func:`load_task` then imports);
+    a folder's discovery does not count on it."""
     try:
         source = path.read_text(errors="replace")
         names = _top_level_names(parse_module(source, filename=str(path)).body)
     except (OSError, SyntaxError):
         return None
     missing = [s for s in REQUIRED if s not in names]
-    if not missing:
+    if not missing or (star_may_define and "*" in names):
         return None
     star = " (a star import does not count: its names are not in the text)" if "*" in names else ""
     return (f"not a task, not imported: its text defines no {', '.join(missing)}{star}; a task file defines "
