@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import functools
 import os
-import re
 import resource
 import sys
 import threading
@@ -1044,9 +1043,12 @@ def clipped(header: dict) -> dict:
     return out
 
 
-#: What a candidate's file is named in this process (:func:`kstrata.backends.pytorch.load_model_new`'s
-#: private temporary file); a traceback shows it as ``<candidate>``.
-CANDIDATE_FILE = re.compile(r"[^\s\"']*kstrata-cand-[^/\s]*/cand_[^/\s\"']*\.py")
+def _candidate_file(name: str) -> bool:
+    """Whether ``name`` is a candidate's file in this process
+    (:func:`kstrata.backends.pytorch.load_model_new`'s private temporary file,
+    ``.../kstrata-cand-*/cand_*.py``); a traceback shows it as ``<candidate>``."""
+    folder, _, base = name.rpartition("/")
+    return base.startswith("cand_") and base.endswith(".py") and folder.rpartition("/")[2].startswith("kstrata-cand-")
 
 
 def candidate_traceback(e: BaseException, limit: int = -4) -> str:
@@ -1066,14 +1068,16 @@ def candidate_traceback(e: BaseException, limit: int = -4) -> str:
     for x in chain:  # a handler's exception holds the outer frames, its cause the inner ones
         for fs in traceback.extract_tb(x.__traceback__):
             key = (fs.filename, fs.lineno, fs.name)
-            if CANDIDATE_FILE.fullmatch(fs.filename or "") and key not in seen:
+            if _candidate_file(fs.filename or "") and key not in seen:
                 seen.add(key)
                 frames.append(fs)
     tail = traceback.format_exc(limit=limit)
     if not frames:
         return tail
-    head = "".join(traceback.format_list(frames))
-    return CANDIDATE_FILE.sub("<candidate>", tail + "\nThe candidate's own frames (innermost last):\n" + head)
+    text = tail + "\nThe candidate's own frames (innermost last):\n" + "".join(traceback.format_list(frames))
+    for name in {fs.filename for fs in frames}:  # str.replace: linear in a message of any size (rt62's 40 MB)
+        text = text.replace(name, "<candidate>")
+    return text
 
 
 def failure(e: BaseException) -> dict:
