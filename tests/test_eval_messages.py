@@ -6,6 +6,7 @@ judge's max error covers finite elements only), a top-level ``message`` in
 from __future__ import annotations
 
 import json
+import re
 from types import SimpleNamespace
 
 import pytest
@@ -67,7 +68,8 @@ def test_eval_json_has_a_top_level_message_naming_the_nans(tmp_path):
 @pytest.mark.slow
 def test_eval_times_at_the_timing_shape_and_says_so(tmp_path):
     out = _eval(tmp_path, GOOD, "--timing-shape", "B=64,D=128", "--budget-ms", "200")
-    assert out["verdict"] == "correct" and out["message"].endswith("hidden tests pass")
+    # a test an all-zero or constant output passes too (softmax over one column is 1.0) is told apart, not counted
+    assert out["verdict"] == "correct" and re.match(r"\d+ public and \d+ hidden tests pass(;|$)", out["message"])
     assert out["timing"]["shape"] == {"B": 64, "D": 128} and out["timing"]["speedup"] > 0
     r = CliRunner().invoke(app, ["eval", "softmax", str(tmp_path / "cand.py"), "--timing-shape", "Q=3"])
     assert r.exit_code == 2 and "--timing-shape" in r.output and "no shape variable 'Q'" in r.output

@@ -78,11 +78,14 @@ def test_the_resume_hint_after_ctrl_c_works_from_any_folder(tmp_path, monkeypatc
 def test_the_bench_resume_hint_names_its_folder_absolute(tmp_path, monkeypatch):
     """The same for ``kstrata bench``: its default ``--out bench`` was printed relative."""
     import kstrata.bench.harness as harness
+    import kstrata.cli.bench as cli_bench
 
     def interrupted(*a, **k):
         raise KeyboardInterrupt
 
+    # the CLI binds run_bench at its import: patch the name it calls (and the harness's, for a lazy import)
     monkeypatch.setattr(harness, "run_bench", interrupted)
+    monkeypatch.setattr(cli_bench, "run_bench", interrupted)
     monkeypatch.chdir(tmp_path)
     r = CliRunner().invoke(app, ["bench", "--tasks", "relu", "--backends", "tvm-llvm", "--budget", "evals=1"],
                            env={"COLUMNS": "400"})

@@ -82,7 +82,8 @@ class TVMBackend(Backend):
     levels = ("graph", "schedule", "source")
     level_kinds = {"graph": "python-ir", "schedule": "python-ir", "source": "native"}
     #: what a schedule runs with bound (kstrata.backends.tvm.schedule._namespace)
-    level_globals = {"schedule": {"tvm": "tvm", "T": "tvm.script.tirx"}}
+    level_globals = {"schedule": {"tvm": "tvm", "T": "tvm.script.tirx",
+                                  "unit_reductions": "kstrata.backends.tvm.schedule.unit_reductions"}}
 
     # ------------------------------------------------------------------ info
     def target(self) -> Any:
