@@ -556,17 +556,26 @@ def _replaying_at_small_shapes(task: dict[str, Any], sources: dict[str, str], fo
     makes its ``*_rf`` block at 4096 but not at 77, so a rule that names that block fails to
     build there (a quick-start run on 2026-12-04 spent 2 of 12 evaluations on such compile
     errors). A small shape that does not lower is skipped (its tests report it)."""
-    from kstrata.backends.tvm.lower import default_graph, lower_graph
     from kstrata.backends.tvm.schedule import replay_schedule
 
     t = _task_inside(task)
-    others = []
-    for shape in t.small_shapes:
+    others = _lowered_at(t, sources, t.small_shapes)
+    return [v for v in found if all(not replay_schedule(funcs, v.text)[2] for funcs in others)]
+
+
+def _lowered_at(t: Any, sources: dict[str, str], shapes: list[dict[str, int]]) -> list[dict[str, Any]]:
+    """The candidate's graph lowered at each of ``shapes`` (its PrimFuncs); a shape
+    that does not lower is skipped (not the variant filters' to report: the
+    verifier's tests at that shape do)."""
+    from kstrata.backends.tvm.lower import default_graph, lower_graph
+
+    out = []
+    for shape in shapes:
         try:
-            others.append(lower_graph(t, sources.get("graph") or default_graph(t), t.full_shape(shape)).funcs)
+            out.append(lower_graph(t, sources.get("graph") or default_graph(t), t.full_shape(shape)).funcs)
         except Exception:  # noqa: BLE001 - not this filter's to report
             continue
-    return [v for v in found if all(not replay_schedule(funcs, v.text)[2] for funcs in others)]
+    return out
 
 
 #: most GPU variants :func:`_building_at_check_shapes` checks per expansion (in order; an
@@ -599,17 +608,11 @@ def _building_at_check_shapes(task: dict[str, Any], sources: dict[str, str], fou
     verifier's tests report it); the code is generated, not compiled
     (:func:`kstrata.backends.tvm.build.codegen_only`)."""
     from kstrata.backends.tvm import build as tb
-    from kstrata.backends.tvm.lower import default_graph, lower_graph
     from kstrata.backends.tvm.schedule import replay_with_gpu_defaults
 
     t = _task_inside(task)
     target = tb.make_target(target_kind)
-    others = []
-    for shape in check_shapes(t):
-        try:
-            others.append(lower_graph(t, sources.get("graph") or default_graph(t), t.full_shape(shape)).funcs)
-        except Exception:  # noqa: BLE001 - not this filter's to report
-            continue
+    others = _lowered_at(t, sources, check_shapes(t))
 
     def builds_everywhere(text: str) -> bool:
         for funcs in others:

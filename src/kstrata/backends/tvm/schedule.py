@@ -234,19 +234,8 @@ def replay_schedule(
     for name, body in fns.items():
         if name == "":
             continue
-        here = _renumbered(name, out, fns)
-        if here is not None:
-            # the same PrimFunc numbered otherwise at this shape (rmsnorm's `...multiply1_multiply2` is
-            # `...multiply_multiply1` at D=1): its schedule applies to it
-            applied.append(Step(name, body[0].lineno if body else 0,
-                                f"# schedule_{name} applied to {here!r}: its name at this shape"))
-            sch = Schedule(tvm.IRModule({"main": out[here]}))
-            a, f = _run_steps(sch, name, body, strict, outside)
-            applied += a
-            failed += f
-            out[here] = sch.mod["main"].with_attr("global_symbol", here)
-            continue
-        if name not in out:
+        here = name if name in out else _renumbered(name, out, fns)
+        if here is None:
             twin = _merged_twin(name, out)
             if twin is not None:
                 # legalization made one PrimFunc of two that are identical at this shape (sdpa's two
@@ -261,11 +250,16 @@ def replay_schedule(
                 raise ScheduleTextError(step.error)
             failed.append(step)
             continue
-        sch = Schedule(tvm.IRModule({"main": out[name]}))
+        if here != name:
+            # the same PrimFunc numbered otherwise at this shape (rmsnorm's `...multiply1_multiply2` is
+            # `...multiply_multiply1` at D=1): its schedule applies to it
+            applied.append(Step(name, body[0].lineno if body else 0,
+                                f"# schedule_{name} applied to {here!r}: its name at this shape"))
+        sch = Schedule(tvm.IRModule({"main": out[here]}))
         a, f = _run_steps(sch, name, body, strict, outside)
         applied += a
         failed += f
-        out[name] = sch.mod["main"].with_attr("global_symbol", name)
+        out[here] = sch.mod["main"].with_attr("global_symbol", here)
     if "" in fns:
         sch = Schedule(tvm.IRModule(dict(out)))
         a, f = _run_steps(sch, "", fns[""], strict, outside)
