@@ -25,7 +25,12 @@ the pattern (NaN under 1, huge under 2), so running each test under pattern
 
 Scope: on CPU (``llvm``) every allocation is poisoned; in GPU device code only
 ``local`` (per-thread) arrays are, since filling ``shared`` memory from every
-thread would need a barrier the pipeline has already placed. A ``source``-level
+thread would need a barrier the pipeline has already placed. The host
+function of a GPU build is left alone: its allocations are the kernels'
+``global`` workspaces, device memory that host code cannot store into (a
+host-side fill of them killed tvm-cuda candidates with SIGSEGV wherever a
+PrimFunc kept a global intermediate, e.g. rmsnorm's size-1 test, D=1, on the
+H100 on 2026-12-05). So ``global`` workspaces of GPU builds are not poisoned. A ``source``-level
 candidate (edited target code) has no TIR left to instrument: only the plan
 runner's buffers are poisoned for it.
 """
@@ -149,19 +154,29 @@ def _wanted(buf: Any, scopes: tuple[str, ...] | None) -> bool:
 
 def poison_pass(pattern: int) -> Any:
     """A module pass that fills every ``AllocBuffer`` with ``pattern`` right after
-    it (host/CPU functions: every scope; GPU device functions: ``local`` only).
-    Meant to run after TVM's default TIR pipeline (buffers flattened, placed)."""
+    it (CPU functions: every scope; GPU device functions: ``local`` only; the
+    host functions of a GPU build: nothing, their buffers are device memory).
+    Meant to run after TVM's default TIR pipeline (buffers flattened, placed,
+    host and device functions split)."""
     import tvm
+
+    def kind_of(func: Any) -> str:
+        target = func.attrs.get("target") if func.attrs is not None else None
+        return target.kind.name if target is not None else "llvm"
 
     @tvm.transform.module_pass(opt_level=0, name="KstrataPoisonAllocations")
     def _pass(mod: Any, _ctx: Any) -> Any:
+        prims = [(gv, f) for gv, f in mod.functions.items() if isinstance(f, tvm.tirx.PrimFunc)]
+        gpu_build = any(kind_of(f) not in ("llvm", "c") for _, f in prims)
         updates = {}
-        for gv, func in mod.functions.items():
-            if not isinstance(func, tvm.tirx.PrimFunc):
-                continue
-            target = func.attrs.get("target") if func.attrs is not None else None
-            kind = target.kind.name if target is not None else "llvm"
-            scopes = None if kind in ("llvm", "c") else ("local",)
+        for gv, func in prims:
+            kind = kind_of(func)
+            if kind in ("llvm", "c"):
+                if gpu_build:
+                    continue  # a GPU build's host code: its allocations live on the device
+                scopes = None
+            else:
+                scopes = ("local",)
             updates[gv] = func.with_body(_rewrite(func.body, pattern, scopes))
         for gv, func in updates.items():
             mod[gv] = func
