@@ -121,3 +121,31 @@ def test_a_task_killed_in_its_final_round_keeps_its_searchs_numbers_aside(gos, t
     assert [r["status"] for r in kept] == ["partial"] and kept[0]["best"]["search"]["value"] == 2.0
     # the report reads done rows only: the partial one neither counts as a task nor as a win
     assert not gos.outcome(kept[0]).correct
+
+
+def test_final_round_retimes_a_doubtful_timing_and_reports_the_earlier_notes(gos) -> None:
+    """The final round asks time_candidate to re-time a doubtful timing in the same processes
+    (an honest Triton softmax read 'clock disagreement' in one final round of two on the H100,
+    benchmarks/results/gpu_h100_20261205.txt), and the row keeps the notes of the timings it
+    replaced."""
+    from types import SimpleNamespace
+
+    calls = []
+    note = "clock disagreement: the judge's wall clock exceeds the candidate's CUDA-event times"
+
+    class Pool:
+        def call(self, fn, *args, **kw):
+            calls.append((fn, kw))
+            m = SimpleNamespace(
+                speedup=SimpleNamespace(point=1.3, low=1.2, high=1.4, placement=0.1),
+                roofline={}, candidate=SimpleNamespace(median=0.05), baseline=SimpleNamespace(median=0.065),
+                noisy=False, suspicious=[],
+                retimes=[{"suspicious": [note], "noisy": False}])
+            return SimpleNamespace(ok=True, value=m)
+
+    got = gos._final_timings("softmax", SimpleNamespace(name="triton"), Pool(), {"kernel": "x"},
+                             {"B": 8, "D": 8}, 100.0, ("eager",))
+    assert calls and calls[0][1]["retimes"] >= 1 and calls[0][1]["retime_above"] is not None
+    assert calls[0][1]["retime_above"] < 1.0  # a slower-than-baseline timing is re-timed too
+    assert got["eager"]["suspicious"] == [] and got["eager"]["retimed"] == [
+        {"suspicious": [note], "noisy": False, "error": None}]
