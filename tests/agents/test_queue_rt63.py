@@ -125,8 +125,9 @@ def test_a_runtime_error_names_the_public_test_it_failed_at():
         prop.propose(task, tree["a" * 8], tree["a" * 8].feedback(), "source",
                      context=ProposeContext(backend="triton-interp", levels=("source",), tree=tree))
     text = provider.prompts[0][1]["content"]
-    assert "It failed at the public test at B=3, D=77, R=5 (input draw `normal`, seed 0)." in text, text
-    assert "-> runtime_error (run) at the public test at B=3, D=77, R=5" in text
+    # the stored shape's keys come sorted; the prompt names them in the task's order (B, R, D: queue round rt66)
+    assert "It failed at the public test at B=3, R=5, D=77 (input draw `normal`, seed 0)." in text, text
+    assert "-> runtime_error (run) at the public test at B=3, R=5, D=77" in text
 
 
 SCHEDULED = ("# kstrata-tvm schedule: one `def schedule_<primfunc>(sch)` per scheduled PrimFunc\n\n\n"

@@ -51,7 +51,7 @@ from __future__ import annotations
 
 import random
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
@@ -342,7 +342,7 @@ class HierarchicalProposer:
             why = self._nothing_to_edit(task, candidate, level, context)
             if why is not None:  # no call: the role would have nothing to edit (stored on the tree, not shown)
                 return skipped(level, why)
-            history = self.history(key, context.tree, candidate, level)
+            history = self.history(key, context.tree, candidate, level, order=tuple(task.nominal_shape))
             extra = self.knowledge(task, context, candidate, level, rebuild)
             try:
                 proposals, problems = agent.run(task, parent, feedback, level, context, history, extra,
@@ -470,7 +470,8 @@ class HierarchicalProposer:
         return None
 
     # -- prompt material -----------------------------------------------------------
-    def history(self, key: str, tree: Any, candidate: Any, level: str) -> tuple[str, ...]:
+    def history(self, key: str, tree: Any, candidate: Any, level: str,
+                order: Sequence[str] = ()) -> tuple[str, ...]:
         """This run's history for a prompt: the edits on the path to
         ``candidate``, what was tried from it that left no child (refusals
         and unusable answers; its children and declines are in the prompt's
@@ -479,7 +480,7 @@ class HierarchicalProposer:
         agent's own stated reason. Only this run's (``key``; the tree is this run's)."""
         if self.memory is None:
             return ()  # memory ablated: no short-term memory either
-        lines = tree_history(tree, candidate, level, self.history_k)
+        lines = tree_history(tree, candidate, level, self.history_k, order=order)
         for a in self.memory.attempts(key, parent=candidate.hash):
             if a.outcome not in ("proposed", "declined"):
                 lines.append("from this candidate: " + a.line())
@@ -573,7 +574,7 @@ class HierarchicalProposer:
                 continue
             self.memory.add_lesson(key, n.hash, task=task.name, backend=self.backend.name, level=a.level,
                                    role=a.role, summary=reason(a.summary, 200),
-                                   outcome=node_outcome(n) + _located(n))
+                                   outcome=node_outcome(n, tuple(task.nominal_shape)) + _located(n))
 
 
 #: the located items a lesson keeps beside the verdict (a hidden failure's public probe says where it reproduces)

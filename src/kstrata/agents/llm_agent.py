@@ -312,11 +312,12 @@ def prompt_context(task: Any, candidate: Any, feedback: Any, level: str, *, role
             backend_name, f"{backend_name} does not time candidates: correctness and integrity only."),
         api=api_sheet(backend_name, level, public_reference(getattr(task, "source", "") or "") + "\n"
                       + "\n".join(sources.values())), toolchain=toolchain(backend_name), decline=decline,
-        last_failure=last_failure(tree, candidate, level, text_of) if candidate is not None else None,
+        last_failure=last_failure(tree, candidate, level, text_of, order=tuple(task.nominal_shape))
+        if candidate is not None else None,
         goal=goal_facts(tree, candidate),
         requests=placed_requests(tree, tree[candidate.hash], level)
         if tree is not None and candidate is not None and candidate.hash in getattr(tree, "nodes", {}) else (),
-        earlier=tuple(earlier_answers(tree, tree[candidate.hash]))
+        earlier=tuple(earlier_answers(tree, tree[candidate.hash], order=tuple(task.nominal_shape)))
         if tree is not None and candidate is not None and candidate.hash in getattr(tree, "nodes", {}) else (),
         other_roles=tuple(lv for lv in editable_levels(backend_name, levels, has | {"graph", "schedule"})
                           if lv != level and (closed is None or candidate is None
@@ -340,8 +341,8 @@ def known_candidate(tree: Any, task: Any, backend_name: str) -> Callable[[Mappin
         node = tree[h]
         origin = f"made from {node.parents[0][:8]}" if node.parents else "the run's start"
         return (f"Your previous answer could not be used: its text is exactly candidate {h[:8]} ({origin}; "
-                f"{outcome(node)}), which this run already has, and kstrata does not evaluate the same text "
-                "twice. Send a different change, or decline (no code, a DIAGNOSIS).")
+                f"{outcome(node, tuple(task.nominal_shape))}), which this run already has, and kstrata does "
+                "not evaluate the same text twice. Send a different change, or decline (no code, a DIAGNOSIS).")
     return known
 
 
@@ -527,7 +528,8 @@ class LLMProposer:
             return skipped(level, why)
         ctx = prompt_context(task, candidate, feedback, level, role=self.role, backend_name=context.backend,
                              backend=self.backend, tree=context.tree, decline=True, notes=self.level_notes,
-                             history=tuple(tree_history(context.tree, candidate, level)),
+                             history=tuple(tree_history(context.tree, candidate, level,
+                                                        order=tuple(task.nominal_shape))),
                              text_of=self._proposed.get, run_shape=context.timing_shape, closed=self.closed)
         try:
             answer, problems = ask(self.provider, self.log, build_prompt(ctx), dict(candidate.sources), level,

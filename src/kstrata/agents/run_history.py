@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 #: verifier messages longer than this are shown as head and tail
@@ -98,12 +98,12 @@ def judge_failure(node: Any) -> bool:
     return ev.check == EVALUATOR_EXCEPTION or (ev.check == "timing" and bool(_JUDGE_OOM.match(_message(node))))
 
 
-def outcome(node: Any) -> str:
+def outcome(node: Any, order: Sequence[str] = ()) -> str:
     """``node``'s verdict in a few words: ``correct, 1.2x`` (with ``timing
     untrusted`` when it was not believed, so it is not ranked), or the
-    verdict, check, the test it failed at (:func:`failing_test`) and the
-    first line of the verifier's message (``not judged`` first when the
-    judge itself failed)."""
+    verdict, check, the test it failed at (:func:`failing_test`, its shape
+    in ``order``, the task's size names) and the first line of the
+    verifier's message (``not judged`` first when the judge itself failed)."""
     if not node.evaluated:
         return "not evaluated yet"
     if node.correct:
@@ -117,7 +117,7 @@ def outcome(node: Any) -> str:
     head = "not judged, the judge itself failed (not the candidate's fault): " if judge_failure(node) else ""
     # where it failed: told to every role, not only the one asked to fix it (queue round rt56: a failed graph
     # child stood in its parent's schedule prompt as "384 of 385 elements outside tolerance" without B=5, D=77)
-    test = "" if head else failing_test(ev.evidence if ev is not None else None)
+    test = "" if head else failing_test(ev.evidence if ev is not None else None, order)
     return f"{head}{node.verdict}{check}" + (f" at {test}" if test else "") \
         + (f": {clip_sentence(first_line(msg), 160)}" if msg else "")
 
@@ -137,7 +137,7 @@ def clip_sentence(line: str, limit: int) -> str:
     return cut.rstrip(" ,;:") + " (…)"
 
 
-def tree_history(tree: Any, candidate: Any, level: str, limit: int = 10) -> list[str]:
+def tree_history(tree: Any, candidate: Any, level: str, limit: int = 10, order: Sequence[str] = ()) -> list[str]:
     """This run's history for a prompt about ``candidate`` at ``level``: the
     edits on the path to it (at most 4, oldest first), the latest correct
     candidates made elsewhere (siblings and cousins, at most
@@ -152,7 +152,7 @@ def tree_history(tree: Any, candidate: Any, level: str, limit: int = 10) -> list
     path = tree.path_to_root(candidate.hash)
     for n in reversed(path[:-1][:4]):
         lines.append(f"on the path to this candidate: [{n.level}, {n.role}] "
-                     f"{reason(n.rationale) or 'an edit'} -> {outcome(n)}")
+                     f"{reason(n.rationale) or 'an edit'} -> {outcome(n, order)}")
     here = set(candidate.children) | {n.hash for n in path}
     shown = failed_answer(tree, candidate, level)  # the prompt's failure section gives it in full
     if shown is not None:
@@ -160,13 +160,14 @@ def tree_history(tree: Any, candidate: Any, level: str, limit: int = 10) -> list
     elsewhere = [n for n in reversed(list(tree)) if n.hash not in here and n.evaluated]
     for n in [n for n in elsewhere if n.correct][:OTHER_CORRECT]:
         lines.append(f"elsewhere in this run ({n.hash[:8]}, from {(n.parents or ('?',))[0][:8]}): "
-                     f"[{n.level}, {n.role}] {reason(n.rationale, 160) or 'an edit'} -> {outcome(n)}")
+                     f"[{n.level}, {n.role}] {reason(n.rationale, 160) or 'an edit'} -> {outcome(n, order)}")
     lines += other_decline_lines(tree, candidate)
     for n in elsewhere:
         if len(lines) >= limit:
             break
         if n.level == level and not n.correct:
-            lines.append(f"elsewhere in this run: [{n.level}, {n.role}] {reason(n.rationale, 160)} -> {outcome(n)}")
+            lines.append(f"elsewhere in this run: [{n.level}, {n.role}] {reason(n.rationale, 160)} "
+                         f"-> {outcome(n, order)}")
     return lines[:limit]
 
 
@@ -214,7 +215,8 @@ _CHILD_REQUEST = re.compile(r"CROSS-LEVEL REQUEST\s*:(?=\s*[<\[`*\"']*\s*(?:grap
 EARLIER_CHARS = 1200
 
 
-def earlier_answers(tree: Any, candidate: Any, limit: int = EARLIER_CHARS) -> list[dict[str, str]]:
+def earlier_answers(tree: Any, candidate: Any, limit: int = EARLIER_CHARS,
+                    order: Sequence[str] = ()) -> list[dict[str, str]]:
     """What came of the earlier expansions of ``candidate`` in this run, for a
     prompt that asks about it again: each child made from it (``{"kind":
     "child", "hash", "level", "role", "outcome", "text"}``, ``text`` its full
@@ -225,7 +227,8 @@ def earlier_answers(tree: Any, candidate: Any, limit: int = EARLIER_CHARS) -> li
     expansion that stored it) and each answer not used because its text was
     a candidate the run already has (``{"kind": "duplicate", "hash"`` (that
     candidate's), ``..., "text", "expansion"}``), children first; ``[]`` when
-    it was never expanded (or without a tree). A duplicate that used an
+    it was never expanded (or without a tree); ``order``: the task's size
+    names, for the shape of a failed test (:func:`failing_test`). A duplicate that used an
     expansion's last retry was told to no one: the next prompt came out the
     same and a temperature-0 model sent the same text again (newcomer nc20)."""
     if tree is None or candidate is None or candidate.hash not in getattr(tree, "nodes", {}):
@@ -235,7 +238,7 @@ def earlier_answers(tree: Any, candidate: Any, limit: int = EARLIER_CHARS) -> li
         text = _CHILD_REQUEST.sub(f"CROSS-LEVEL REQUEST (made for child {c.hash[:8]}, not for this candidate):",
                                   " ".join((c.rationale or "").split()))
         out.append({"kind": "child", "hash": c.hash[:8], "level": str(c.level), "role": str(c.role),
-                    "outcome": outcome(c), "text": clip_words(text, limit) or "(no rationale given)"})
+                    "outcome": outcome(c, order), "text": clip_words(text, limit) or "(no rationale given)"})
     for d in tree.declines() if hasattr(tree, "declines") else []:
         if d.get("candidate") != candidate.hash or d.get("skipped"):  # a skip asked no model: no answer
             continue
@@ -252,7 +255,7 @@ def earlier_answers(tree: Any, candidate: Any, limit: int = EARLIER_CHARS) -> li
                 continue
             told.add(m.group(1))
             same = next((n for h, n in tree.nodes.items() if h.startswith(m.group(1))), None)
-            what = f"candidate {m.group(1)}" + (f" ({outcome(same)})" if same is not None else "")
+            what = f"candidate {m.group(1)}" + (f" ({outcome(same, order)})" if same is not None else "")
             out.append({"kind": "duplicate", "hash": m.group(1), "level": str(e.level), "role": "",
                         "outcome": "not evaluated: a duplicate",
                         "text": f"an answer's text was exactly {what}, which this run already has, so it was not "
@@ -299,7 +302,8 @@ def located_lines(text: str, message: str, around: int = CONTEXT_LINES) -> tuple
 
 
 def last_failure(tree: Any, candidate: Any, level: str,
-                 text_of: Callable[[str], str | None] | None = None) -> dict[str, Any] | None:
+                 text_of: Callable[[str], str | None] | None = None,
+                 order: Sequence[str] = ()) -> dict[str, Any] | None:
     """The latest child of ``candidate`` made at ``level`` that failed
     verification (or of the ancestor :func:`failed_answer` finds, whose
     ``level`` text is the same), for the prompt of the next attempt there;
@@ -310,7 +314,8 @@ def last_failure(tree: Any, candidate: Any, level: str,
     dict
         ``{"hash", "role", "verdict", "check", "message", "items", "rationale",
         "line", "excerpt", "diff", "judge", "ancestor", "test", "since"}`` (``test``:
-        :func:`failing_test`; ``since``: :func:`later_answers`): ``message`` the verifier's message (head and
+        :func:`failing_test`, its shape in ``order``, the task's size names; ``since``:
+        :func:`later_answers`): ``message`` the verifier's message (head and
         tail when long), ``items`` its located feedback (``{"kind", "level",
         "text"}``; each tagged ``level`` when the change was made from a
         correct candidate: the fault is the change's), ``line`` and
@@ -348,12 +353,12 @@ def last_failure(tree: Any, candidate: Any, level: str,
         "diff": change_diff(before, text) if text and isinstance(before, str) else "",
         "judge": judge_failure(child),
         "ancestor": at.hash[:8] if at is not candidate else "",
-        "test": failing_test(ev.evidence if ev is not None else None),
-        "since": later_answers(tree, child, level),
+        "test": failing_test(ev.evidence if ev is not None else None, order),
+        "since": later_answers(tree, child, level, order=order),
     }
 
 
-def later_answers(tree: Any, child: Any, level: str, limit: int = 2) -> list[str]:
+def later_answers(tree: Any, child: Any, level: str, limit: int = 2, order: Sequence[str] = ()) -> list[str]:
     """The answers at ``level`` by ``child``'s role made after ``child``
     elsewhere in the run, latest first (at most ``limit``), each as
     ``"7f1c6960 (made on 82585bbc) -> correct, 1.8x"``. Queue round rt58 (a
@@ -367,16 +372,23 @@ def later_answers(tree: Any, child: Any, level: str, limit: int = 2) -> list[str
     except ValueError:
         return []
     later = [n for n in reversed(after) if n.level == level and n.role == child.role and n.evaluated]
-    return [f"{n.hash[:8]} (made on {(n.parents or ('?',))[0][:8]}) -> {outcome(n)}" for n in later[:limit]]
+    return [f"{n.hash[:8]} (made on {(n.parents or ('?',))[0][:8]}) -> {outcome(n, order)}"
+            for n in later[:limit]]
 
 
-def failing_test(evidence: Any) -> str:
+def failing_test(evidence: Any, order: Sequence[str] = ()) -> str:
     """Which test a failed verdict came from, in the prompt's words: ``the
     public test at B=8, D=512 (input draw `offset`, seed 0)``, ``a hidden
     test (its shape, seed and draw are not shown)``, or ``""`` when the
     evidence names no stage (queue round 5: the failure section gave the
     message and its located items, but not the shape and draw the judge had
-    recorded, which tell a one-pass variance from a tail bug)."""
+    recorded, which tell a one-pass variance from a tail bug).
+
+    ``order`` is the task's size names in its own order (``task.nominal_shape``):
+    the shape is written in it. The run store writes evidence with sorted keys,
+    so a test read back from it comes in alphabetical order (queue round rt66:
+    one prompt read "N=64, K=128" for the latest failure and "K=128, N=64" for
+    an older one, on a task written N, K)."""
     if not isinstance(evidence, Mapping):
         return ""
     test = evidence.get("test")
@@ -384,7 +396,7 @@ def failing_test(evidence: Any) -> str:
     # keeps it without a "stage" (queue round rt63: an out-of-bounds load on triton-interp named no shape)
     if evidence.get("stage", "public") == "public" and isinstance(test, Mapping) \
             and isinstance(test.get("shape"), Mapping):
-        shape = ", ".join(f"{k}={v}" for k, v in test["shape"].items())
+        shape = ", ".join(f"{k}={v}" for k, v in in_task_order(test["shape"], order))
         draw = f"input draw `{test['distribution']}`" if test.get("distribution") else ""
         seed = f"seed {test['seed']}" if test.get("seed") is not None else ""
         more = ", ".join(x for x in (draw, seed) if x)
@@ -392,6 +404,13 @@ def failing_test(evidence: Any) -> str:
     if evidence.get("stage") == "hidden":
         return "a hidden test (its shape, seed and draw are not shown)"
     return ""
+
+
+def in_task_order(shape: Mapping[str, Any], order: Sequence[str] = ()) -> list[tuple[str, Any]]:
+    """``shape``'s items with the names in ``order`` first, in that order, then
+    any others as they come (``order`` empty: as they come)."""
+    first = [k for k in order if k in shape]
+    return [(k, shape[k]) for k in first] + [(k, v) for k, v in shape.items() if k not in first]
 
 
 #: the levels in the order kstrata lowers them: an edit at one leaves the texts of those before it as they were

@@ -1,0 +1,75 @@
+"""Queue round rt66 (an engineer as the model behind ``--llm queue:DIR``, from
+the prompts alone): what the prompts lacked or said wrongly, rendered through
+the agents' own path and asserted present now."""
+
+from __future__ import annotations
+
+import pytest
+from agent_fakes import G0, S0, NoLog, ScriptedProvider, TVMStub, rec
+
+from kstrata.agents.base import ProposeContext
+from kstrata.agents.hierarchical import HierarchicalProposer, LevelAgent
+from kstrata.agents.llm_agent import LLMProposer
+from kstrata.agents.memory import MemoryStore
+from kstrata.agents.router import Declined
+from kstrata.backends.registry import get_backend
+from kstrata.search.tree import CandidateTree
+from kstrata.tasks.loader import resolve_task
+
+DECLINE = "DECLINE\nDIAGNOSIS: looking"
+
+
+def _failed(h: str, level: str, parent: str, shape: dict, **kw):
+    """A child that failed a public test, its evidence as the run store gives it back: keys sorted."""
+    r = rec(h, level, (parent,), verdict="incorrect", rationale=f"change {h}", **kw)
+    r.evaluation.check = "tolerance"
+    r.evaluation.evidence = {"message": "4008 of 8192 elements differ", "stage": "public",
+                             "test": {"distribution": "normal", "seed": 0, "shape": dict(sorted(shape.items()))}}
+    return r
+
+
+def test_a_failed_public_test_read_back_from_the_store_is_named_in_the_task_order():
+    """quantize_per_channel (N, K) on triton-interp: one prompt read "the public
+    test at N=64, K=128" for the latest failure (its evidence fresh from the
+    judge) and "at K=128, N=64" for an older one read back from the run store,
+    which writes JSON with sorted keys. Every place a prompt names a failed
+    test (history, earlier answers, the last failure) now uses the task's order."""
+    task = resolve_task("quantize_per_channel")
+    backend = get_backend("triton-interp")
+    start = backend.initial_sources(task)
+    shape = {"N": 64, "K": 128}
+    root = rec("a", sources=start, backend="triton-interp")
+    good = rec("b", "source", ("a",), sources=start, backend="triton-interp", rationale="tiles")
+    other = _failed("c", "source", "a", shape, sources=start, backend="triton-interp")  # elsewhere in the run
+    latest = _failed("d", "source", "b", shape, sources=start, backend="triton-interp")  # this candidate's
+    tree = CandidateTree([root, good, other, latest])
+    provider = ScriptedProvider([DECLINE])
+    prop = LLMProposer(provider, NoLog(), backend=backend)
+    with pytest.raises(Declined):
+        prop.propose(task, tree["b" * 8], tree["b" * 8].feedback(), "source",
+                     context=ProposeContext(backend="triton-interp", levels=backend.levels, tree=tree))
+    text = provider.prompts[0][1]["content"]
+    assert "K=128, N=64" not in text, text
+    # the latest failure (section and earlier answers) and the older one elsewhere (history)
+    assert text.count("at the public test at N=64, K=128") >= 3, text
+
+
+def test_the_hierarchical_history_names_a_failed_test_in_the_task_order():
+    """The level agents' history (HierarchicalProposer.history) reads the same stored evidence."""
+    task = resolve_task("gemv")  # M, K
+    shape = {"M": 5, "K": 77}
+    root = rec("a", sources={"graph": G0, "schedule": S0})
+    good = rec("b", "graph", ("a",), sources={"graph": G0 + "# fused\n", "schedule": S0})
+    other = _failed("c", "schedule", "a", shape, sources={"graph": G0, "schedule": S0 + "# x\n"})
+    tree = CandidateTree([root, good, other])
+    provider = ScriptedProvider([DECLINE])
+    prop = HierarchicalProposer(TVMStub({None: {"matmul": {"blocks": 1, "open_loops": 2}}}),
+                                agents={lv: LevelAgent(provider, NoLog(), lv) for lv in ("graph", "schedule")},
+                                memory=MemoryStore(":memory:"))
+    ctx = ProposeContext(backend="tvm-llvm", levels=("graph", "schedule", "source"), tree=tree,
+                         budget_left={"proposer_calls": 4})
+    with pytest.raises(Declined):
+        prop.propose(task, tree["b" * 8], {}, "schedule", context=ctx)
+    text = provider.prompts[0][1]["content"]
+    assert "at the public test at M=5, K=77" in text and "K=77, M=5" not in text, text
+
