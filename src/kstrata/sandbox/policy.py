@@ -17,7 +17,8 @@ kstrata does not build its own sandbox. It runs each candidate process under
   ``/tmp`` (also ``HOME``) and ``/dev/shm``, the only writable places (``/dev``
   itself is read-only, ``/sys/fs`` hidden: :data:`MASKED_DIRS`); a fresh
   ``/proc`` of its own PID namespace, so the parent's ``/proc/<pid>/environ``
-  does not exist there, its ``/proc/sys`` read-only;
+  does not exist there, its ``/proc/sys``, ``/proc/pressure`` and every other
+  system-wide file with a write bit read-only;
 * ``--die-with-parent`` and ``--new-session``; the PID namespace ends the
   whole process tree when its first process dies, ``setsid`` children
   included;
@@ -157,12 +158,15 @@ def base_args(exe: str = "bwrap", tmpfs_bytes: int | None = None) -> list[str]:
     init = ["--as-pid-1"] if _has_option(exe, "--as-pid-1") else []
     return [exe, "--unshare-all", "--unshare-user", "--disable-userns", *init, "--uid", str(SANDBOX_UID),
             "--gid", str(SANDBOX_UID), "--cap-drop", "ALL", "--die-with-parent", "--new-session",
-            "--hostname", "kstrata-sandbox", "--dev", "/dev", "--proc", "/proc", *_proc_sys_read_only(),
+            "--hostname", "kstrata-sandbox", "--dev", "/dev", "--proc", "/proc", *_proc_read_only(),
             *size, "--tmpfs", "/tmp", *size, "--tmpfs", "/dev/shm"]
 
 
-def _proc_sys_read_only() -> list[str]:
-    """bubblewrap options making the sandbox's ``/proc/sys`` read-only.
+def _proc_read_only() -> list[str]:
+    """bubblewrap options making the system-wide files of the sandbox's
+    ``/proc`` read-only: ``/proc/sys`` first, then every other top-level entry
+    that is no process's (``/proc/<pid>``, ``self``, ``thread-self``) and holds
+    a file with a write bit on this host (:func:`_proc_writable_entries`).
 
     bubblewrap covers ``/proc/sys`` only where its own write check passes,
     and the directory's mode (``r-x`` for everyone, root too) fails it, so the
@@ -171,10 +175,50 @@ def _proc_sys_read_only() -> list[str]:
     checks: a candidate wrote global kernel settings (``vm.stat_interval``;
     ``kernel.core_pattern``, which has the kernel run a program as the host's
     root, and ``kernel.panic_on_oops`` were writable too; red-team round rt55).
-    The host's ``/proc/sys`` is bound over it read-only: a sysctl file shows
-    the namespaces of the process that reads it, whichever procfs it is on,
-    so the sandbox still reads its own (``ns_last_pid``, its hostname)."""
-    return ["--ro-bind", "/proc/sys", "/proc/sys"] if os.path.isdir("/proc/sys") else []
+    ``/proc/pressure/{cpu,io,memory}`` (mode 0666) took a candidate's PSI
+    triggers, kernel polling work on the host's pressure that outlives the
+    write while the file stays open (red team rt62, closed in rt65). The
+    host's entry is bound over each read-only: a sysctl file shows the
+    namespaces of the process that reads it, whichever procfs it is on, so the
+    sandbox still reads its own (``ns_last_pid``, its hostname)."""
+    out: list[str] = []
+    for p in _proc_writable_entries():
+        out += ["--ro-bind", p, p]
+    return out
+
+
+@functools.lru_cache(maxsize=1)
+def _proc_writable_entries() -> tuple[str, ...]:
+    """``/proc/sys`` (where it exists) and the other top-level ``/proc`` entries
+    of no process that are, or hold within three levels, a file with a write bit
+    (``/proc/pressure``, ``/proc/irq``, ``/proc/bus``, ``/proc/mtrr`` here)."""
+    try:
+        names = sorted(os.listdir("/proc"))
+    except OSError:
+        return ()
+    rest = [f"/proc/{n}" for n in names
+            if not n.isdigit() and n not in ("self", "thread-self", "sys") and _holds_writable(f"/proc/{n}", 3)]
+    return tuple((["/proc/sys"] if os.path.isdir("/proc/sys") else []) + rest)
+
+
+def _holds_writable(path: str, depth: int) -> bool:
+    """Whether ``path`` is a file with a write bit, or a directory (links not
+    followed) holding one at most ``depth`` levels down."""
+    import stat
+
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:
+        return False
+    if stat.S_ISDIR(mode):
+        if depth <= 0:
+            return False
+        try:
+            names = os.listdir(path)
+        except OSError:
+            return False
+        return any(_holds_writable(os.path.join(path, n), depth - 1) for n in names)
+    return stat.S_ISREG(mode) and bool(mode & 0o222)
 
 
 #: The share of a candidate's memory limit that its sandbox's ``/tmp`` and its
