@@ -61,7 +61,7 @@ def test_copies_of_copies_count_and_other_data_does_not():
         buf = torch.empty(30)
         buf.copy_(buf)  # a storage written onto itself (Triton's interpreter after a launch)
     assert rec.dispatch.moved == 60
-    assert not moved_the_data(0, 30) and not moved_the_data(14, 30) and moved_the_data(15, 30)
+    assert not moved_the_data(0, 30) and moved_the_data(15, 30)  # any share of it: red-team rt64
 
 
 @pytest.mark.slow

@@ -215,14 +215,23 @@ def moves_only(model: Any, inputs: Any) -> tuple[Any, bool]:
     return out, bool(rec.ops) and not rec.compute_ops()
 
 
+#: Share of a DSL call's output that its host code may copy from the inputs on a task whose reference only
+#: moves data (:func:`moved_the_data`): an honest kernel's host code copies none of them.
+MOVED_SHARE = 1 / 64
+
+
 def moved_the_data(moved: int, elements: int) -> bool:
     """Whether a DSL call whose host code copied ``moved`` elements of its
     inputs (:attr:`OpRecorder.moved`) for outputs of ``elements`` elements
-    did the work of a task whose reference only moves data (a transpose, a
-    cast, a concatenation: no operator outside :data:`ALLOWED_OPS`) with
-    PyTorch's copies: at least half as many elements as its outputs hold.
-    Red-team rt61: a Triton transpose copied rows 1.. with
-    ``out[1:].copy_(x.t()[1:])`` and its kernel wrote row 0 (so the no-op
-    probe saw a wrong output), and read correct on 249 tests."""
-    return elements > 0 and 2 * moved >= elements
-
+    did (part of) the work of a task whose reference only moves data (a
+    transpose, a cast, a concatenation: no operator outside
+    :data:`ALLOWED_OPS`) with PyTorch's copies: at least
+    :data:`MOVED_SHARE` of its outputs' elements (any copy, for an output under
+    64 elements). A kernel that reads its inputs through their strides copies
+    none on the host, and a share this small moves no timing. Red-team rt61: a
+    Triton transpose copied rows 1.. with ``out[1:].copy_(x.t()[1:])`` and its
+    kernel wrote row 0 (so the no-op probe saw a wrong output), and read
+    correct on 249 tests; the rule then counted copies of half the outputs and
+    more, and red-team rt64's kernels wrote 60% (Triton) and 70% (TileLang) of
+    the rows with the rest copied on the host: correct, 147 hidden tests."""
+    return elements > 0 and moved > 0 and moved >= MOVED_SHARE * elements
