@@ -73,3 +73,94 @@ def test_the_hierarchical_history_names_a_failed_test_in_the_task_order():
     text = provider.prompts[0][1]["content"]
     assert "at the public test at M=5, K=77" in text and "K=77, M=5" not in text, text
 
+
+ROWS_GRAPH = '''# kstrata-tvm graph
+# inputs: 1
+# params:
+# output: single
+# fusion: rows
+# shape: symbolic
+# build: symbolic
+# from typing import TypeVar
+# from tvm.script import ir as I
+# from tvm.script import relax as R
+# from tvm.script import tirx as T
+
+s27 = TypeVar("s27")
+s77 = TypeVar("s77")
+@I.ir_module
+class Module:
+    @T.prim_func(private=True, s_tir=True)
+    def fake_quant_rows(var_x: T.handle, var_y: T.handle):
+        T.func_attr({"tirx.noalias": True})
+        n, d = T.int64(), T.int64()
+        x = T.match_buffer(var_x, (n, d), "float32")
+        y = T.match_buffer(var_y, (n, d), "float32")
+        amax = T.sblock_alloc_buffer((n,), "float32")
+%s
+    @R.function
+    def main(x: R.Tensor((s77, s27), dtype="float32")) -> R.Tuple(R.Tensor((s77, s27), dtype="float32")):
+        R.func_attr({"tir_var_lower_bound": {"s27": 1, "s77": 1}})
+        cls = Module
+        with R.dataflow():
+            lv = R.call_tir(cls.fake_quant_rows, (x,), out_ty=R.Tensor((s77, s27), dtype="float32"))
+            gv: R.Tuple(R.Tensor((s77, s27), dtype="float32")) = (lv,)
+            R.output(gv)
+        return gv
+'''
+Y = ("y[vi, vj] = T.max(T.min(T.nearbyint(x[vi, vj] / (amax[vi] / T.float32(127.0))), T.float32(127.0)), "
+     "T.float32(-127.0)) * (amax[vi] / T.float32(127.0))")
+SHARED_ROW = f'''        for i in range(n):
+            for k in range(d):
+                with T.sblock("amax"):
+                    vi, vk = T.axis.remap("SR", [i, k])
+                    with T.init():
+                        amax[vi] = T.min_value("float32")
+                    amax[vi] = T.max(amax[vi], T.fabs(x[vi, vk]))
+            for j in range(d):
+                with T.sblock("y"):
+                    vi, vj = T.axis.remap("SS", [i, j])
+                    {Y}
+'''
+OWN_NESTS = f'''        for i, k in T.grid(n, d):
+            with T.sblock("amax"):
+                vi, vk = T.axis.remap("SR", [i, k])
+                with T.init():
+                    amax[vi] = T.min_value("float32")
+                amax[vi] = T.max(amax[vi], T.fabs(x[vi, vk]))
+        for i, j in T.grid(n, d):
+            with T.sblock("y"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                {Y}
+'''
+
+
+def test_the_gpu_graph_sheet_says_which_hand_written_primfunc_the_default_gpu_schedule_takes():
+    """fake_quant_per_token on tvm-opencl: the graph sheet advised blocks under a
+    shared row loop (right on tvm-llvm); on a GPU target no dlight rule schedules
+    that form, the graph change was a compile_error "no dlight GPU rule schedules
+    PrimFunc fake_quant_rows", and a failed child is never expanded, so the
+    schedule level could not rescue it. The same PrimFunc with each block in its
+    own loop nest is scheduled (a work-group per row). The sheet now says so on
+    GPU targets, and keeps its CPU advice on tvm-llvm."""
+    pytest.importorskip("tvm")
+    from kstrata.agents.prompt import api_sheet
+    from kstrata.backends.tvm.schedule import ScheduleTextError, default_gpu_schedule
+
+    backend = get_backend("tvm-opencl")
+    task = resolve_task("fake_quant_per_token")
+
+    def default(body: str) -> str:
+        lowered = backend.lower(task, {"graph": ROWS_GRAPH % body}, dict(task.small_shapes[0]))
+        return default_gpu_schedule(lowered.funcs, backend.target())
+
+    with pytest.raises(ScheduleTextError, match="no dlight GPU rule schedules PrimFunc fake_quant_rows"):
+        default(SHARED_ROW)
+    assert 'thread_axis="blockIdx.x"' in default(OWN_NESTS)
+    for name in ("tvm-opencl", "tvm-cuda"):
+        sheet = api_sheet(name, "graph")
+        assert "no dlight GPU rule schedules PrimFunc" in sheet and "`for i, k in T.grid(n, d):`" in sheet
+        assert "under a shared row loop, and leave parallel rows" not in sheet
+    cpu = api_sheet("tvm-llvm", "graph")
+    assert "under a shared row loop, and leave parallel rows" in cpu and "dlight" not in cpu
+
