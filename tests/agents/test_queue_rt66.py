@@ -164,3 +164,24 @@ def test_the_gpu_graph_sheet_says_which_hand_written_primfunc_the_default_gpu_sc
     cpu = api_sheet("tvm-llvm", "graph")
     assert "under a shared row loop, and leave parallel rows" in cpu and "dlight" not in cpu
 
+
+def test_a_tvm_pass_error_names_its_cause_and_the_gpu_sheet_the_reduction_identity():
+    """The same graph in separate loop nests, its absmax started at 0.0: the
+    verdict read only "TVM build failed: Error in pass: _pipeline", TVM's cause
+    ("No matched reducer ...", the first line of its message) cut off, so the
+    next prompt could not say where the fault was. The cause is kept now, and
+    the GPU graph sheet says a reduction starts at its combiner's identity."""
+    pytest.importorskip("tvm")
+    from kstrata.agents.prompt import api_sheet
+    from kstrata.backends.base import CandidateLoadError
+
+    backend = get_backend("tvm-opencl")
+    task = resolve_task("fake_quant_per_token")
+    zero_init = OWN_NESTS.replace('T.min_value("float32")', "T.float32(0.0)")
+    assert "amax[vi] = T.float32(0.0)" in zero_init
+    with pytest.raises(CandidateLoadError) as err:
+        backend.generate_source(task, {"graph": ROWS_GRAPH % zero_init}, dict(task.small_shapes[0]))
+    assert "No matched reducer for the identity and the combiner" in str(err.value), str(err.value)
+    assert "(Error in pass: _pipeline)" in str(err.value)
+    assert "`T.min_value(\"float32\")` for a max" in api_sheet("tvm-opencl", "graph")
+

@@ -241,7 +241,14 @@ def codegen_only(target: Any) -> Iterator[None]:
 
 
 def _short(e: BaseException) -> str:
+    """TVM's error in one line: the last line naming an error, or, for a pass's
+    error (its cause first, then ``Error in pass: NAME`` and the script), the
+    cause with the pass named (queue round rt66: "TVM build failed: Error in pass:
+    _pipeline" hid "No matched reducer for the identity and the combiner ...")."""
     lines = [ln for ln in str(e).strip().splitlines() if ln.strip()]
+    at = next((i for i, ln in enumerate(lines) if ln.startswith("Error in pass:")), None)
+    if at:  # the cause is the text before it
+        return f"{' '.join(ln.strip() for ln in lines[:at])} ({lines[at].strip()[:100]})"[:600]
     tail = [ln for ln in lines if "Error" in ln or "Check failed" in ln] or lines[-1:]
     return (tail[-1] if tail else type(e).__name__)[:600]
 
