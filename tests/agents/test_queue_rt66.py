@@ -185,3 +185,22 @@ def test_a_tvm_pass_error_names_its_cause_and_the_gpu_sheet_the_reduction_identi
     assert "(Error in pass: _pipeline)" in str(err.value)
     assert "`T.min_value(\"float32\")` for a max" in api_sheet("tvm-opencl", "graph")
 
+
+def test_a_tilelang_source_prompt_gives_no_tvm_schedule_request_as_its_example():
+    """fused_exp_mean on tilelang-c: the source prompt's example request to the
+    schedule level read "parallelize the row loop of the new PrimFunc and
+    vectorize its inner loop by 16", a TVM schedule; TileLang's schedule level is
+    a JSON of the `SCHEDULE` keys the source reads, and the C target has no
+    parallel loops."""
+    backend = get_backend("tilelang-c")
+    task = resolve_task("fused_exp_mean")
+    root = rec("a", sources=backend.initial_sources(task), backend="tilelang-c")
+    tree = CandidateTree([root])
+    provider = ScriptedProvider([DECLINE])
+    prop = LLMProposer(provider, NoLog(), backend=backend)
+    with pytest.raises(Declined):
+        prop.propose(task, tree["a" * 8], tree["a" * 8].feedback(), "source",
+                     context=ProposeContext(backend="tilelang-c", levels=backend.levels, tree=tree))
+    system = provider.prompts[0][0]["content"]
+    assert "CROSS-LEVEL REQUEST: schedule: set the rows-per-block key the source reads from `SCHEDULE` to 4" in system
+    assert "PrimFunc" not in system
