@@ -126,7 +126,7 @@ def test_a_copy_the_freshen_changes_is_not_redrawn():
     proc = _Proc()
     cand = RemoteCandidate(proc, check=lambda *a, **k: None, seed=1)
     cand.redraw = lambda i, k: pytest.fail("redrawn")
-    cand.stage([[torch.arange(6).view(1, 6), torch.randn(4)]], None, False)
+    cand.stage([[torch.arange(6).flip(0).view(1, 6), torch.randn(4)]], None, False)  # ids not sorted: rotated
     cand.flush(0)
     cand.flush(0)
     assert [("freshen" in h) for h in proc.sent if h.get("op") == "flush"] == [False, True]

@@ -135,8 +135,8 @@ def time_candidate(
             base = _remote(task, b, baseline_sources, shape, init_inputs, seed, procs, kernel_cache=False)
         else:
             raise ValueError(f"unknown baseline {baseline!r}")
-        # a reused copy the freshen cannot change (sorted integer ids only) gets new values instead, the same
-        # on both sides (red-team rt61)
+        # a reused copy with an input the freshen leaves alone (sorted integer ids) gets new values instead,
+        # the same on both sides (red-team rt61, rt64)
         cand.redraw = redraws(task, module, random.SystemRandom().randrange(1 << 20), device)
         if isinstance(base, RemoteCandidate):
             base.redraw = cand.redraw

@@ -109,6 +109,21 @@ def changes(torch: Any, xs: Sequence[Any]) -> bool:
     return any(_changed(torch, x) is not None for x in xs)
 
 
+def repeats(torch: Any, xs: Sequence[Any]) -> bool:
+    """Whether the input copy ``xs``, reused after :func:`freshen`, would
+    hold some of the values an earlier call read: it changes none of its
+    arguments, or leaves a tensor of two or more elements as it is (sorted
+    integer ids, an expanded view) beside one it changes. A memo of the part
+    of the work that depends on such a tensor alone is served on every reuse:
+    red-team rt64, a rotary embedding of a float ``x`` at sorted position
+    ids memoised its cos/sin tables on the ids (``x`` freshened, so the copy
+    was reused) and read correct and 12x faster than eager. Such a copy is
+    drawn anew instead (:attr:`kstrata.measure.remote.RemoteCandidate.redraw`).
+    A one-element integer (a count, a length) is left alone."""
+    return not changes(torch, xs) or any(
+        isinstance(x, torch.Tensor) and x.numel() >= 2 and _changed(torch, x) is None for x in xs)
+
+
 def _apply(torch: Any, xs: Sequence[Any], seed: int, inverse: bool) -> None:
     for k, x in enumerate(xs):
         x = _changed(torch, x)

@@ -57,13 +57,14 @@ from kstrata.sandbox import wire
 
 #: Empty requests timed to calibrate the round-trip cost subtracted from each call.
 CALIBRATION_CALLS = 64
-def _freshen_changes(xs: Sequence[Any]) -> bool:
-    """Whether :func:`kstrata.measure.freshen.freshen` changes any input of copy ``xs``."""
+def _freshen_repeats(xs: Sequence[Any]) -> bool:
+    """Whether copy ``xs`` would repeat values after :func:`kstrata.measure.freshen.freshen`
+    (:func:`kstrata.measure.freshen.repeats`)."""
     import torch
 
-    from kstrata.measure.freshen import changes
+    from kstrata.measure.freshen import repeats
 
-    return changes(torch, xs)
+    return repeats(torch, xs)
 
 
 #: Share of timed calls (besides the first and last) whose outputs are checked.
@@ -297,16 +298,17 @@ class RemoteCandidate:
         and baseline process. When the call reuses copy ``i``, the request
         first freshens it with a seed drawn here
         (:func:`kstrata.measure.freshen.freshen`: no timed call reads values an
-        earlier one read). A copy whose every input the freshen leaves alone
-        (integers sorted along their last dimension: position ids, offsets) is
-        restaged instead with new values from :attr:`redraw` where it is set
-        and ``redraw`` (red-team rt61: a rotary-embedding table memoised on its
-        position ids read correct and 4.4x faster, every reused copy the same
-        values). How long each request took (ms, the judge's clock)
+        earlier one read). A copy with an input the freshen leaves alone
+        (integers sorted along their last dimension: position ids, offsets;
+        :func:`kstrata.measure.freshen.repeats`) is restaged instead with new
+        values from :attr:`redraw` where it is set and ``redraw`` (red-team
+        rt61: a rotary-embedding table memoised on its position ids read
+        correct and 4.4x faster, every reused copy the same values; rt64: the
+        same tables beside a float input the freshen changed, 12x). How long each request took (ms, the judge's clock)
         is kept in ``flush_ms`` for :func:`untimed_work_note`."""
         h: dict[str, Any] = {"op": "flush"}
         if i is not None and 0 <= i < len(self.uses):
-            if self.uses[i] and redraw and self.redraw is not None and not _freshen_changes(self.staged[i]):
+            if self.uses[i] and redraw and self.redraw is not None and _freshen_repeats(self.staged[i]):
                 self._restage(i, self.redraw(i, self.uses[i]))
                 self.redrawn[i] = True
             elif self.uses[i]:
