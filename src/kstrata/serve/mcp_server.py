@@ -45,6 +45,7 @@ from kstrata.serve.service import (
     evaluate,
     load_backend,
     load_task,
+    name_argument,
 )
 from kstrata.store import RunStore
 from kstrata.store.records import CandidateRecord, dumps, jsonable
@@ -200,7 +201,8 @@ class KernelServer:
         ServeError
             For a path, or a name that is not one of :meth:`_tasks`.
         """
-        if not isinstance(name, str) or not name.strip():
+        name_argument(name, "task", "relu")
+        if not name or not name.strip():
             raise ServeError("task is empty; give a task name from list_tasks")
         name = name.strip()
         if "/" in name or "\\" in name or name.endswith(".py") or name.startswith("."):
@@ -275,6 +277,7 @@ class KernelServer:
         b = load_backend(backend or self.default_backend)
         parents: tuple[str, ...] = ()
         base = None
+        name_argument(parent, "parent", "3fa2c1")
         if parent:
             try:
                 full = self.store.resolve(parent)

@@ -34,6 +34,29 @@ class ServeError(ValueError):
     """A caller's bad input or an exhausted budget; the message says what to do."""
 
 
+def name_argument(value: Any, what: str, example: str) -> str | None:
+    """``value`` of a tool argument that names something (``task``,
+    ``backend``, ``level``, ``parent``): text, or ``None`` where it was left out.
+
+    An MCP client sends any JSON, and a list or an object reached code that
+    hashes or compares names: ``submit_candidate(backend=["pytorch"])`` ended
+    in ``TypeError: unhashable type: 'list'``, reported as an internal error of
+    kstrata, and ``task=["relu"]`` read "task is empty" (red team rt62, left
+    open; rt65).
+
+    Raises
+    ------
+    ServeError
+        When ``value`` is neither text nor ``None``, naming the argument, the
+        JSON kind sent and an example of a name.
+    """
+    if value is None or isinstance(value, str):
+        return value
+    kind = {bool: "true/false", int: "a number", float: "a number", list: "a JSON list",
+            tuple: "a JSON list", dict: "a JSON object"}.get(type(value), type(value).__name__)
+    raise ServeError(f"{what} must be a name given as text (e.g. {example!r}), not {kind}")
+
+
 def new_secret() -> str:
     """A fresh per-run secret (256 random bits, hex) for the hidden tests."""
     return _secrets.token_hex(32)
@@ -47,7 +70,8 @@ def load_task(name: str, task_dir: str | Path | None = None) -> Task:
     ServeError
         For an empty or unknown name (with the closest names suggested).
     """
-    if not isinstance(name, str) or not name.strip():
+    name_argument(name, "task", "relu")
+    if not name or not name.strip():
         raise ServeError("task is empty; give a suite task name (see list_tasks) or a task file path")
     try:
         return resolve_task(name.strip(), task_dir)
@@ -62,8 +86,10 @@ def load_backend(name: str) -> Backend:
     ------
     ServeError
         For an unknown backend (known ones listed) or one whose libraries or
-        device are missing (the reason given).
+        device are missing (the reason given), or a ``name`` that is not
+        text (:func:`name_argument`).
     """
+    name_argument(name, "backend", "pytorch")
     try:
         backend = get_backend(name)
     except UnknownBackendError as e:
@@ -95,8 +121,10 @@ def candidate_sources(
     Raises
     ------
     ServeError
-        When no non-empty source is given, or a level is not one of the backend's.
+        When no non-empty source is given, or a level is not one of the
+        backend's (or not text, :func:`name_argument`).
     """
+    name_argument(level, "level", backend.levels[0])
     if isinstance(source, Mapping):
         given = {str(k): v for k, v in source.items()}
     else:
