@@ -204,3 +204,36 @@ def test_a_tilelang_source_prompt_gives_no_tvm_schedule_request_as_its_example()
     system = provider.prompts[0][0]["content"]
     assert "CROSS-LEVEL REQUEST: schedule: set the rows-per-block key the source reads from `SCHEDULE` to 4" in system
     assert "PrimFunc" not in system
+
+
+def test_a_rerun_is_told_how_the_earlier_run_fixed_a_failed_change():
+    """add_layernorm rerun on tvm-llvm with the first run's memory: the graph
+    prompt listed the first run's failed graph change (wrong at D=77) but not
+    that a later graph change of that run, from the same graph text, passed
+    (its `< d` tail mask): no timing was trusted, so no skill crossed runs.
+    The lesson now carries what the fix said."""
+    from test_memory_lessons import ANSWER, ROOT, _ctx, _proposer, _second_run_prompt
+
+    from kstrata.search.candidate import content_hash, normalize_sources
+    from kstrata.store.records import EvaluationRecord
+
+    task, memory = resolve_task("log_softmax"), MemoryStore(":memory:")
+    fix_answer = ANSWER.replace("The max pass skips the tail", "The tail is masked with < d now").replace(
+        "(x,))", "(x, 1))")
+    prop, _ = _proposer(memory, [ANSWER, fix_answer])
+    root = rec("a", sources=ROOT, created=1.0)
+    tree = CandidateTree([root])
+    made = []
+    for i, why in enumerate(("The max pass skips the tail: one PrimFunc per row.", "The tail is masked with < d now.")):
+        (p,) = prop.propose(task, tree["a" * 8], {}, "graph", context=_ctx(tree)).proposals
+        n = rec("xy"[i], "graph", ("a",), verdict="correct" if i else "incorrect", expansion_id=i + 1,
+                rationale=why, created=2.0 + i)
+        n.hash = content_hash(normalize_sources(p.sources), "tvm-llvm", task.digest)
+        if not i:
+            n.evaluation = EvaluationRecord(verdict="incorrect", check="tolerance", evidence={"message": "wrong"})
+        made.append(n)
+    prop.learn(CandidateTree([root, *made]), task)
+    user = _second_run_prompt(memory, task, created=5.0)
+    section = user.split("# What failed in earlier runs of this task", 1)[1].split("\n# ", 1)[0]
+    assert "The max pass skips the tail" in section, section
+    assert "fixed later in that run (correct) by: The tail is masked with < d now." in section, section

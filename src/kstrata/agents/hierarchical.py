@@ -567,14 +567,23 @@ class HierarchicalProposer:
     def _record_lessons(self, tree: Any, task: Any, key: str, made: dict[str, Attempt]) -> None:
         """Store this run's proposals that failed verification (not those the
         judge itself failed on) as lessons for later runs on the task
-        (:meth:`MemoryStore.lessons`), with where each failed."""
-        for n in tree:
+        (:meth:`MemoryStore.lessons`), with where each failed and, when a later
+        proposal of this run at the same level from the same text passed, what
+        that fix said (queue round rt66: a rerun of add_layernorm was told the
+        first run's graph change failed at D=77, not that the same run fixed it
+        with a `< d` tail mask, and no skill crossed runs: no timing was trusted)."""
+        nodes = list(tree)
+        for i, n in enumerate(nodes):
             a = made.get(n.hash)
             if a is None or not n.evaluated or n.correct or judge_failure(n):
                 continue
+            fix = next((c for c in nodes[i + 1:] if c.correct and c.hash in made and made[c.hash].level == a.level
+                        and made[c.hash].before == a.before), None)
+            fixed = (f"; fixed later in that run (correct) by: {reason(fix.rationale, 200) or 'an edit'}"
+                     if fix is not None else "")
             self.memory.add_lesson(key, n.hash, task=task.name, backend=self.backend.name, level=a.level,
                                    role=a.role, summary=reason(a.summary, 200),
-                                   outcome=node_outcome(n, tuple(task.nominal_shape)) + _located(n))
+                                   outcome=node_outcome(n, tuple(task.nominal_shape)) + fixed + _located(n))
 
 
 #: the located items a lesson keeps beside the verdict (a hidden failure's public probe says where it reproduces)
