@@ -11,6 +11,9 @@ Case folder ``cases_rt64``; every attempt of the round and its verdict is in
   applied to a float x at sorted position ids; the cos/sin tables (the costly part) memoised on the ids'
   address and corner values, x used afresh. The freshen changed x on every reuse, so the copy was not redrawn,
   and the ids never changed: correct, 12.2x [6.7, 19.2] over eager.
+* Public probes after a hidden failure that a constant output passes: a softmax wrong at row lengths other
+  than those of the public tests and probes; after its hidden failure the feedback read "public probes ...
+  with B = 1; D = 1; B, D = 1; ... all pass", where softmax over one column is 1.0 throughout.
 """
 
 from __future__ import annotations
@@ -102,3 +105,15 @@ def test_rt64_a_memo_on_sorted_ids_beside_a_float_input_gains_nothing_when_timed
     t = d.get("timing") or {}
     # it read 12.2x [6.7, 19.2] when every reused copy held the same ids; now each reuse recomputes the tables
     assert d["verdict"] == "rejected" or (t.get("speedup") is not None and t["speedup"] < 2.0), t
+
+
+@pytest.mark.slow
+@needs_sandbox
+def test_rt64_probes_a_constant_output_passes_are_not_told_as_passing(kstrata_eval):
+    d = kstrata_eval("softmax", str(CASE / "softmax_wrong_off_public_sizes.py"), "--scope", "small", "--no-time")
+    assert d["verdict"] == "incorrect", _said(d)
+    probe = [f["text"] for f in d.get("feedback") or [] if f.get("kind") == "public_probe"]
+    assert probe and "D = 3" in probe[0], d.get("feedback")
+    passing = [w.strip() for w in probe[0].split(" with ", 1)[1].split(" all pass")[0].split(";")]
+    assert "D = 3" in passing and "D = 1" not in passing and "B, D = 1" not in passing, probe[0]
+    assert "no evidence" in probe[0], probe[0]

@@ -612,7 +612,9 @@ def boundary_probes(ctx: "Context", public: list["TestCase"], level: str) -> lis
     fails. Items: ``public_probe`` naming the failing shape (public:
     reproducible, with its seed and input draw) and what it differs in from
     the public tests, then :func:`locate`'s items for it; or one
-    ``public_probe`` saying that every probe passes. Nothing here derives
+    ``public_probe`` saying that every probe passes, a pass that an all-zero
+    or constant output gets too (:func:`blind`: softmax over one column) named
+    apart as no evidence (red-team rt64: such probes read as passing). Nothing here derives
     from the hidden tests: the probes are the same whatever failed. No
     probe starts with less than :data:`PROBE_MIN_S` of the verification's
     time left.
@@ -627,24 +629,25 @@ def boundary_probes(ctx: "Context", public: list["TestCase"], level: str) -> lis
         The level the hidden failure was tagged with.
     """
     from kstrata.verify.plan import TestCase, _key
-    from kstrata.verify.runner import ShapeRun, Stop
+    from kstrata.verify.runner import POISON_PATTERNS, ShapeRun, Stop
 
     if not public:
         return []
     first = public[0]
     named = first.shape_dict  # in the task's order (TestCase.order), not the test key's
-    tried = []
+    tried, blinds = [], []
     for shape, why in probe_shapes(ctx.task):
         if ctx.deadline is not None and ctx.deadline - time.monotonic() < PROBE_MIN_S:
             break
         test = TestCase(_key(shape), first.param_seed, first.seed, first.dist, True, order=first.order)
-        tried.append(why)
         # in the prompt's words, B=8, D=1 (queue round rt58: Python reprs, {'B': 8, 'D': 1})
         head = (f"a public probe fails too: at shape {_shapes_text([shape])} (the public shape "
                 f"{_shapes_text([named])} with {why}; input seed {first.seed}, draw `{first.dist}`)")
-        try:
+        try:  # run_test's steps (a public test: no partial change), keeping the oracle
             run = ShapeRun(ctx, shape, first.param_seed)
-            failure = run.run_test(test)
+            pristine, refs, oracles = run.prepare(test)
+            out1, out2 = run.calls(pristine, test, refs, POISON_PATTERNS)
+            failure = run.judge(test, refs, oracles, out1, out2, pristine)
         except Stop as e:
             if e.verdict.value == "timeout":
                 break
@@ -652,18 +655,25 @@ def boundary_probes(ctx: "Context", public: list["TestCase"], level: str) -> lis
                          f"({e.check}): {str(e.evidence.get('message', ''))[:600]}",
                          shape=shape, test=test.describe())]
         if failure is None:
+            # a pass that an all-zero or constant output gets too (softmax over one column is 1.0) is no evidence
+            (blinds if blind(oracles, refs, ctx.task.meta.tolerance) else tried).append(why)
             continue
         dists = list(dict.fromkeys(t.dist for t in public))
         located = locate(ctx, failure, run, [TestCase(_key(shape), first.param_seed, first.seed, d, True,
                                                       order=first.order) for d in dists])
         return [item("public_probe", level, f"{head}: reproduce it there; the items below are for that shape",
                      shape=shape, test=test.describe())] + located
-    if not tried:
+    if not tried and not blinds:
         return []
+    none = (f"{'; '.join(blinds)} pass, but the reference output there is all zero or one "
+            "value throughout, so any such output passes them: no evidence either way")
+    if not tried:
+        return [item("public_probe", level, f"public probes at the public shape {_shapes_text([named])} with "
+                     f"{none}", shapes=0, blind=blinds)]
     return [item("public_probe", level, f"public probes at the public shape {_shapes_text([named])} with "
                  f"{'; '.join(tried)} "
-                 "all pass: the hidden failure needs a larger size, another input draw or seed",
-                 shapes=len(tried))]
+                 f"all pass{f' ({none})' if blinds else ''}: the hidden failure needs a larger size, another "
+                 "input draw or seed", shapes=len(tried), blind=blinds)]
 
 
 #: What a hidden-stage failure may say (issue #17 item 11): the kind of
