@@ -67,3 +67,84 @@ def test_an_mcp_argument_naming_something_that_is_no_text_gets_one_clear_error(t
         assert srv.store.candidates() == [] and srv.budget()["spent"]["evaluations"] == 0
     finally:
         srv.close()
+
+
+def _run_with_config(run: Path, config) -> None:
+    """A run folder whose run.db holds ``config`` as the run's config (as a hand edit leaves it)."""
+    import json
+    import sqlite3
+
+    from kstrata.store.run_store import RunStore
+
+    RunStore.create(run, {"task": {"name": "relu", "digest": "0" * 64, "path": ""}, "backend": "tvm-llvm"}).close()
+    with sqlite3.connect(run / "run.db") as c:
+        c.execute("UPDATE run SET config_json = ?", (json.dumps(config),))
+    c.close()
+
+
+_GOOD = {"task": {"name": "relu", "digest": "0" * 64, "path": ""}, "backend": "tvm-llvm", "proposer": "builtin",
+         "budget": {"evaluations": 2}, "cli": {"baselines": ["eager"], "proposer": "builtin", "llm": None,
+                                               "timing_shape": {"B": 64, "D": 64}}}
+
+
+def _edited(path: str, value):
+    import copy
+
+    config = copy.deepcopy(_GOOD)
+    *parents, last = path.split(".")
+    node = config
+    for key in parents:
+        node = node[key]
+    node[last] = value
+    return config
+
+
+@pytest.mark.parametrize("config,says", [
+    (_edited("budget", "abc"), "budget as text"),
+    (_edited("budget.evaluations", "abc"), "budget.evaluations 'abc'"),
+    (_edited("budget.evaluations", -5), "budget.evaluations '-5'"),
+    (_edited("budget.bogus", 1), "budget.bogus (no such limit"),
+    (_edited("cli", [1]), "cli as a JSON list"),
+    (_edited("cli.baselines", 5), "cli.baselines as a number"),
+    (_edited("cli.timing_shape", [1, 2]), "cli.timing_shape as a JSON list"),
+    (_edited("cli.timing_shape", "abc"), "cli.timing_shape as text that is not JSON"),
+    (_edited("cli.timing_shape", {"B": "x", "D": 3}), "cli.timing_shape.B 'x'"),
+    ([_GOOD], "config is a JSON list"),
+    (None, "config is null"),
+])
+def test_a_hand_edited_run_config_of_the_wrong_kind_gets_one_clear_error_on_resume(tmp_path, config, says):
+    """A run's config (run.db, mirrored in config.json) is a file anyone can
+    edit: ``"budget": "abc"``, a ``timing_shape`` list, a JSON list for the
+    whole config ended ``kstrata optimize --resume`` (and ``kstrata tree``) in
+    an ``AttributeError``/``ValueError``/``TypeError``/``JSONDecodeError``
+    traceback; a negative limit was taken (red team rt62, left open). Each is
+    ``RUN/run.db is damaged: ...`` (exit 2) naming the entry, and nothing in
+    the run folder is written."""
+    import hashlib
+    import subprocess
+    import sys
+
+    run = tmp_path / "run"
+    _run_with_config(run, config)
+    before = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in run.iterdir() if p.is_file()}
+    kstrata = str(Path(sys.executable).with_name("kstrata"))
+    for args in (["optimize", "relu", "--backend", "tvm-llvm", "--resume", str(run)], ["tree", str(run)]):
+        p = subprocess.run([kstrata, *args], capture_output=True, text=True, timeout=300)
+        out = p.stdout + p.stderr
+        assert p.returncode == 2 and "Traceback" not in out, (args, out[-3000:])
+        assert "run.db is damaged" in out and says in " ".join(out.split()), (args, out[-3000:])
+    after = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in run.iterdir() if p.is_file()}
+    assert after == before
+
+
+def test_a_stored_timing_shape_naming_no_size_of_the_task_is_refused_on_resume(tmp_path):
+    """``cli.timing_shape`` ``{"Q": 4}`` for relu (sizes B, D) was taken on
+    resume: the run went on timing at a shape of no size the task has."""
+    from kstrata.cli.optimize import _timing_shape
+    from kstrata.store.run_store import StoreError
+    from kstrata.tasks.loader import resolve_task
+
+    run = tmp_path / "run"
+    _run_with_config(run, _edited("cli.timing_shape", {"Q": 4}))
+    with pytest.raises(StoreError, match="is damaged: its timing shape does not fit the task .*'Q'"):
+        _timing_shape("auto", resolve_task("relu"), None, run)

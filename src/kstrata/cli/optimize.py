@@ -35,6 +35,8 @@ def _timing_shape(option: str, task: Any, backend: Any, resume: Path | None) -> 
     ------
     OptionError
         On a malformed value or a task without FLOP/byte formulas to fit by.
+    kstrata.store.StoreError
+        When a resumed run's stored shape names a size the task does not have.
     """
     import json
 
@@ -56,6 +58,13 @@ def _timing_shape(option: str, task: Any, backend: Any, resume: Path | None) -> 
             stored = (store.config.get("cli") or {}).get("timing_shape")
         if stored:
             shape = {k: int(v) for k, v in (json.loads(stored) if isinstance(stored, str) else stored).items()}
+            try:  # names and sizes of this task (run.db is a file anyone can edit; its kinds are checked on read)
+                timing_shape_for(",".join(f"{k}={v}" for k, v in shape.items()), task, getattr(backend, "device", "cpu"))
+            except (ValueError, ShapeFitError) as e:
+                from kstrata.store.run_store import StoreError
+
+                raise StoreError(f"{resume / 'run.db'} is damaged: its timing shape does not fit the task ({e}); "
+                                 "start a new run with --out, or restore the file") from None
             if option != "auto":
                 asked = parse(option)
                 if asked != shape:

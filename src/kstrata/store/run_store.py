@@ -445,7 +445,16 @@ class RunStore:
     # -- run and tasks -----------------------------------------------------
     @property
     def config(self) -> dict[str, Any]:
-        return _loads(self.conn.execute("SELECT config_json FROM run").fetchone()[0], "the run's config")
+        """The run's config as stored in run.db, each entry kstrata reads back of
+        the kind it writes.
+
+        Raises
+        ------
+        StoreError
+            When it is not JSON, or an entry is of another kind
+            (:func:`kstrata.store.row_check.check_config`)."""
+        return row_check.check_config(
+            _loads(self.conn.execute("SELECT config_json FROM run").fetchone()[0], "the run's config"), self._damaged)
 
     def update_config(self, changes: dict[str, Any]) -> None:
         """Replace top-level keys of the run's config (one transaction): a
