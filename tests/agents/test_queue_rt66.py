@@ -237,3 +237,55 @@ def test_a_rerun_is_told_how_the_earlier_run_fixed_a_failed_change():
     section = user.split("# What failed in earlier runs of this task", 1)[1].split("\n# ", 1)[0]
     assert "The max pass skips the tail" in section, section
     assert "fixed later in that run (correct) by: The tail is masked with < d now." in section, section
+
+
+ROUNDING = '''
+import torch
+import triton
+import triton.language as tl
+from triton.language.extra import libdevice
+
+from kstrata.backends.triton.libdevice import interpret_libdevice
+
+interpret_libdevice()  # as kstrata's triton-interp workers do
+
+
+@triton.jit
+def k(x_ptr, r_ptr, t_ptr, a_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    m = offs < n
+    x = tl.load(x_ptr + offs, mask=m, other=0.0)
+    tl.store(r_ptr + offs, libdevice.rint(x), mask=m)
+    tl.store(t_ptr + offs, x.to(tl.int8), mask=m)
+    tl.store(a_ptr + offs, libdevice.round(x), mask=m)
+
+
+x = torch.tensor([0.5, 1.5, 2.5, -0.5, -1.5, -2.7, 2.7])
+r, t, a = torch.empty_like(x), torch.empty(x.shape, dtype=torch.int8), torch.empty_like(x)
+k[(1,)](x, r, t, a, x.numel(), BLOCK=8)
+print(r.tolist(), t.tolist(), a.tolist())
+'''
+
+
+def test_the_triton_sheet_says_how_to_round_half_to_even_on_a_rounding_task():
+    """quantize_per_channel on triton-interp: the sheet named no rounding, and an
+    answer that let `.to(tl.int8)` round (it truncates) failed on half of the
+    elements. On a task that rounds, the sheet now names `libdevice.rint` (half
+    to even, as torch.round; checked under kstrata's interpreter here), the
+    truncating cast and `libdevice.round` (half away from zero); a task that
+    does not round is not told."""
+    import os
+    import subprocess
+    import sys
+
+    from kstrata.agents.prompt import api_sheet, public_reference
+
+    out = subprocess.run([sys.executable, "-c", ROUNDING], capture_output=True, text=True, timeout=300,
+                         env={**os.environ, "TRITON_INTERPRET": "1", "PYTHONDONTWRITEBYTECODE": "1"})
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ("[0.0, 2.0, 2.0, -0.0, -2.0, -3.0, 3.0] [0, 1, 2, 0, -1, -2, 2] "
+                                  "[1.0, 2.0, 3.0, -1.0, -2.0, -3.0, 3.0]").split(), out.stdout
+    line = "torch.round's half to even is `libdevice.rint(x)`"
+    quant = public_reference(resolve_task("quantize_per_channel").source)
+    assert line in api_sheet("triton-interp", "source", quant)
+    assert line not in api_sheet("triton-interp", "source", public_reference(resolve_task("softmax").source))

@@ -114,6 +114,10 @@ _DOT_OPS = re.compile(r"\b(?:matmul|mm|bmm|addmm|baddbmm|einsum|linear|Linear|do
                       r"scaled_dot_product_attention)\b|[\w)\]][ \t]*@[ \t]*[\w(]")
 
 
+#: code that rounds to an integer grid (quantization): the rounding hint applies
+_ROUND_OPS = re.compile(r"\b(?:round|rint|nearbyint|quantize\w*|int8|uint8)\b")
+
+
 def api_sheet(backend: str, level: str, code: str | None = None) -> str:
     """The short API sheet for ``level`` on ``backend`` (``api/<family>_<level>.md``
     or ``api/<family>.md``), rendered with the toolchain version; ``""`` if none.
@@ -121,16 +125,19 @@ def api_sheet(backend: str, level: str, code: str | None = None) -> str:
     ``code`` (the task's reference and the candidate's text): op-specific hints
     are kept only when it uses the ops they are about (exponentials or a
     softmax-like op: masked lanes turning into NaN; a matrix product:
-    ``tl.dot``); ``None`` keeps every hint. Interpreter backends (``*-interp``)
+    ``tl.dot``; rounding to an integer grid: how to round half to even);
+    ``None`` keeps every hint. Interpreter backends (``*-interp``)
     get the interpreter's pitfalls."""
     family = backend.split("-")[0]
     uses_exp = code is None or bool(_EXP_OPS.search(code))
     uses_dot = code is None or bool(_DOT_OPS.search(code))
+    uses_round = code is None or bool(_ROUND_OPS.search(code))
     for name in (f"api/{family}_{level}.md", f"api/{family}.md"):
         if (PROMPTS / name).is_file():
             return environment().get_template(name).render(
                 toolchain=toolchain(backend), interpreter=backend.endswith("-interp"),
-                uses_exp=uses_exp, uses_dot=uses_dot, c_target=backend == "tilelang-c", level=level,
+                uses_exp=uses_exp, uses_dot=uses_dot, uses_round=uses_round, c_target=backend == "tilelang-c",
+                level=level,
                 # TVM builds shape-generic code on llvm only (TVMBackend.symbolic_builds): elsewhere per shape
                 backend=backend, symbolic_builds=backend == "tvm-llvm").strip()
     return ""
