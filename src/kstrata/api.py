@@ -156,9 +156,13 @@ def source_text(file: Path) -> str:
     ValueError
         Naming the file when it is not UTF-8 text (``kstrata eval`` said only
         "'utf-8' codec can't decode byte 0xff in position 0", not which file;
-        red team rt62)."""
+        red team rt62), or when it is longer than any source
+        (:func:`kstrata.pysyntax.read_source`: a 3 GB file was read whole,
+        red team rt65)."""
+    from kstrata.pysyntax import read_source
+
     try:
-        return file.read_text()
+        return read_source(file)  # a SourceTooLarge (ValueError) names the file
     except UnicodeDecodeError as e:
         raise ValueError(f"{file}: not UTF-8 text ({e.reason} at byte {e.start}); a candidate is source text") \
             from None

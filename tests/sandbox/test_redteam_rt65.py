@@ -4,6 +4,7 @@ left open. Each test fails before its fix."""
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -148,3 +149,39 @@ def test_a_stored_timing_shape_naming_no_size_of_the_task_is_refused_on_resume(t
     _run_with_config(run, _edited("cli.timing_shape", {"Q": 4}))
     with pytest.raises(StoreError, match="is damaged: its timing shape does not fit the task .*'Q'"):
         _timing_shape("auto", resolve_task("relu"), None, run)
+
+
+def _kstrata_capped(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
+    """``kstrata ARGS`` with its address space capped at 3 GB (what a larger file read whole exceeds)."""
+    import resource
+    import sys
+
+    def cap() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))
+
+    return subprocess.run([str(Path(sys.executable).with_name("kstrata")), *args], capture_output=True, text=True,
+                          timeout=300, cwd=str(cwd), preexec_fn=cap)
+
+
+@pytest.mark.parametrize("what", ["candidate", "task", "task folder"])
+def test_a_source_file_larger_than_memory_is_refused_without_reading_it_whole(tmp_path, what):
+    """``kstrata eval`` read a candidate or task file whole before anything
+    looked at its length: a 4 GB file ended in a ``MemoryError`` traceback
+    (here under a 3 GB cap; without one, a file larger than the machine's
+    memory takes all of it), and so did ``tasks list --path`` over a folder
+    holding one. No source may be longer than ``pysyntax.MAX_SOURCE_CHARS``:
+    one clear error naming the file (exit 2), or the folder's file skipped."""
+    big = tmp_path / "folder" / "big.py"
+    big.parent.mkdir()
+    with open(big, "wb") as f:
+        f.truncate(4 << 30)  # sparse: no disk used
+    honest = tmp_path / "honest.py"
+    honest.write_text(_RELU)
+    args = {"candidate": ["eval", "relu", str(big), "--backend", "pytorch", "--no-time"],
+            "task": ["eval", str(big), str(honest), "--backend", "pytorch", "--no-time"],
+            "task folder": ["tasks", "list", "--path", str(big.parent)]}[what]
+    p = _kstrata_capped(args, tmp_path)
+    out = p.stdout + p.stderr
+    assert "Traceback" not in out and "MemoryError" not in out, out[-3000:]
+    assert "over 2000000 characters" in " ".join(out.split()), out[-3000:]
+    assert p.returncode == (0 if what == "task folder" else 2), out[-3000:]

@@ -15,7 +15,7 @@ import typer
 from kstrata.backends.registry import get_backend
 from kstrata.backends.tilelang.backend import graph_plan
 from kstrata.cli.errors import Console, user_errors
-from kstrata.pysyntax import syntax_error_isolated, syntax_error_text
+from kstrata.pysyntax import SourceTooLarge, read_source, syntax_error_isolated, syntax_error_text
 from kstrata.shellarg import arg
 from kstrata.atomic import write_folder
 from kstrata.tasks.base import TaskError
@@ -48,9 +48,11 @@ def read_model_file(path: Path, what: str = "kernel file") -> str:
     if not path.is_file():
         raise TaskError(f"{path}: no such file")
     try:
-        text = path.read_text()
+        text = read_source(path)
     except UnicodeDecodeError as e:
         raise TaskError(f"{path}: not a UTF-8 text file: {e}") from None
+    except SourceTooLarge as e:
+        raise TaskError(str(e)) from None
     # kstrata's own process never parses candidate text (DESIGN.md, trust boundary): line patterns
     # here, the syntax in a child process
     if "\x00" in text:

@@ -17,7 +17,7 @@ from typing import get_args
 import torch
 from pydantic import ValidationError
 
-from kstrata.pysyntax import parse_module
+from kstrata.pysyntax import MAX_SOURCE_CHARS, SourceTooLarge, parse_module, read_source
 from kstrata.sandbox.redzone import same_values
 from kstrata.tasks.base import USER_FILE_ERRORS, Task, TaskError, import_module_from_path
 from kstrata.tasks.meta import Dtype, TaskMeta, inferred_category, level_from_path, op_kinds, quantizes_source
@@ -127,10 +127,12 @@ def load_task(path: str | Path, name: str | None = None, check_import: bool = Tr
     if not path.is_file():
         raise TaskError(f"{path}: no such task file")
     try:
-        source = path.read_text()
+        source = read_source(path)
     except UnicodeDecodeError as e:  # the error named no file (red team rt62)
         raise TaskError(f"{path}: not UTF-8 text ({e.reason} at byte {e.start}); a task file is Python source") \
             from None
+    except SourceTooLarge as e:  # read whole before (red team rt65: MemoryError)
+        raise TaskError(str(e)) from None
     try:
         parse_module(source, filename=str(path))
     except SyntaxError as e:
@@ -194,8 +196,8 @@ def _is_candidate_text(path: Path) -> bool:
     """Whether ``path``'s text has a top-level ``class ModelNew`` and no ``class Model``
     (a candidate file; read as text, never imported)."""
     try:
-        lines = path.read_text(errors="replace").splitlines()
-    except OSError:
+        lines = read_source(path, errors="replace").splitlines()
+    except (OSError, SourceTooLarge):  # too large: not_a_task_reason says so
         return False
     new = any(line.startswith("class ModelNew") for line in lines)
     return new and not any(line.startswith(("class Model(", "class Model:")) for line in lines)
@@ -236,8 +238,10 @@ def not_a_task_reason(path: Path, star_may_define: bool = False) -> str | None:
     may bring the names (a file the user named, which :func:`load_task` then imports);
     a folder's discovery does not count on it."""
     try:
-        source = path.read_text(errors="replace")
+        source = read_source(path, errors="replace")
         names = _top_level_names(parse_module(source, filename=str(path)).body)
+    except SourceTooLarge:
+        return f"not a task, not imported: over {MAX_SOURCE_CHARS} characters, longer than any source file"
     except (OSError, SyntaxError):
         return None
     missing = [s for s in REQUIRED if s not in names]
