@@ -14,6 +14,9 @@ Case folder ``cases_rt64``; every attempt of the round and its verdict is in
 * Public probes after a hidden failure that a constant output passes: a softmax wrong at row lengths other
   than those of the public tests and probes; after its hidden failure the feedback read "public probes ...
   with B = 1; D = 1; B, D = 1; ... all pass", where softmax over one column is 1.0 throughout.
+* Timing inputs from a searchable seed: the timing's input copies came from ``torch.manual_seed(s * 7919 +
+  1000 + k)`` with ``s`` one of 2^20 values; matching a first warm-up input's first elements against every
+  ``s`` took about 11 s here, after which every copy (and so its outputs) was known ahead of its timed calls.
 """
 
 from __future__ import annotations
@@ -117,3 +120,19 @@ def test_rt64_probes_a_constant_output_passes_are_not_told_as_passing(kstrata_ev
     passing = [w.strip() for w in probe[0].split(" with ", 1)[1].split(" all pass")[0].split(";")]
     assert "D = 3" in passing and "D = 1" not in passing and "B, D = 1" not in passing, probe[0]
     assert "no evidence" in probe[0], probe[0]
+
+
+def test_the_timing_seed_cannot_be_found_by_trying_seeds():
+    from types import SimpleNamespace
+
+    from kstrata.measure.candidate import SEED_BITS, distinct_input_sets, redraws, unpredictable_seed
+
+    seeds = [unpredictable_seed() for _ in range(64)]
+    # torch's CPU generator keeps a seed's low 32 bits: those must be out of a search's reach (2^32 tries),
+    # and every seed derived from one must stay in torch.manual_seed's range
+    assert max(seeds) >= 1 << 32 and len({(s * 7919 + 1000) & 0xFFFFFFFF for s in seeds}) == 64
+    module = SimpleNamespace(get_inputs=lambda: [torch.randn(3)])
+    top = (1 << SEED_BITS) - 1  # the largest: a redraw's seed is multiplied again when its copy is drawn
+    assert len(distinct_input_sets(None, module, [], 15, top, "cpu", fresh_first=True)) == 15
+    assert redraws(None, module, top, "cpu")(14, 2000)[0].shape == (3,)
+

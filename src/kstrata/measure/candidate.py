@@ -35,6 +35,24 @@ from kstrata.measure.timing import Measurement, TimingConfig, measure, n_input_c
 from kstrata.tasks.base import Task
 
 
+#: Bits of the timing's own draws (:func:`unpredictable_seed`): torch's CPU generator keeps the low 32 bits of
+#: a seed, and every seed derived from one of these (``seed * 7919 + 1000 + k``; a redraw's, reduced below
+#: 2^SEED_BITS first) stays under 2^63, where ``torch.manual_seed`` takes it.
+SEED_BITS = 40
+
+
+def unpredictable_seed() -> int:
+    """A seed for the timing's input copies, redraws and probes, from the OS's
+    entropy, in ``[0, 2^SEED_BITS)``: what the candidate's process cannot
+    find by trying seeds. With ``2^20`` seeds a candidate matched the first
+    elements of its first warm-up call's input against ``torch.manual_seed(s *
+    7919 + 1000)`` for every ``s`` in about 11 s on a loaded 2-core CPU,
+    rebuilt every copy ``get_inputs()`` draws and could compute their outputs
+    in that untimed call, for timed calls that only look them up (red-team
+    rt64); the low 32 bits torch keeps take 2^32 tries (about 12 hours)."""
+    return random.SystemRandom().randrange(1 << SEED_BITS)
+
+
 def time_candidate(
     backend: str,
     task: Task | str,
@@ -109,11 +127,11 @@ def time_candidate(
     # the timed inputs come from an unpredictable draw: a candidate that rebuilds them from a known seed
     # (and computes their outputs ahead of the timed calls) cannot (red-team case 27)
     sets = distinct_input_sets(task, module, inputs, n_input_copies(inputs, config),
-                               random.SystemRandom().randrange(1 << 20), device, fresh_first=True)
+                               unpredictable_seed(), device, fresh_first=True)
     procs: list = []
     try:
         cand = _remote(task, b, sources, shape, init_inputs, seed, procs, check=_checker(task, model, sets))
-        cand.probes = probe_sets(task, module, random.SystemRandom().randrange(1 << 20), device)
+        cand.probes = probe_sets(task, module, unpredictable_seed(), device)
         with torch.no_grad():  # as the verifier records it (Context.moves_only)
             cand.moves_only = moves_only(model, inputs)[1]
         if baseline == "eager":
@@ -137,7 +155,7 @@ def time_candidate(
             raise ValueError(f"unknown baseline {baseline!r}")
         # a reused copy with an input the freshen leaves alone (sorted integer ids) gets new values instead,
         # the same on both sides (red-team rt61, rt64)
-        cand.redraw = redraws(task, module, random.SystemRandom().randrange(1 << 20), device)
+        cand.redraw = redraws(task, module, unpredictable_seed(), device)
         if isinstance(base, RemoteCandidate):
             base.redraw = cand.redraw
 
@@ -176,8 +194,9 @@ def redraws(task: Task, module: Any, seed: int, device: str) -> Any:
     (:attr:`kstrata.measure.remote.RemoteCandidate.redraw`)."""
 
     def draw(i: int, k: int) -> list[Any]:
-        return distinct_input_sets(task, module, [], 1, seed * 1_000_003 + i * 65_537 + k, device,
-                                   fresh_first=True)[0]
+        # kept under 2^SEED_BITS: distinct_input_sets multiplies it again (torch takes seeds under 2^64)
+        derived = (seed * 1_000_003 + i * 65_537 + k) % (1 << SEED_BITS)
+        return distinct_input_sets(task, module, [], 1, derived, device, fresh_first=True)[0]
 
     return draw
 
