@@ -20,38 +20,36 @@ from __future__ import annotations
 import ast
 import os
 
+from kstrata.textfile import TextTooLarge, read_text
+
 #: text longer than this (characters) is refused before parsing: the largest shipped task or kernel
 #: is under 20 KB, and KernelBench's largest problem files are under 10 KB
 MAX_SOURCE_CHARS = 2_000_000
 
 
-class SourceTooLarge(ValueError):
+class SourceTooLarge(TextTooLarge):
     """A source file longer than :data:`MAX_SOURCE_CHARS`; the message names the file."""
 
 
 def read_source(path: str | os.PathLike[str], errors: str = "strict") -> str:
     """The text of the file ``path`` as ``Path.read_text(errors=errors)``
-    reads it, reading no more than :data:`MAX_SOURCE_CHARS` characters.
-
-    ``read_text`` read a file whole before anything looked at its length: a
-    3 GB file given as a candidate or a task ended ``kstrata eval`` in a
-    ``MemoryError`` traceback, and one larger than the machine's memory took
-    it all (red team rt65); no source kstrata parses may be longer anyway.
+    reads it, reading no more than :data:`MAX_SOURCE_CHARS` characters
+    (:func:`kstrata.textfile.read_text`: a 3 GB candidate or task file was
+    read whole, red team rt65); no source kstrata parses may be longer.
 
     Raises
     ------
     SourceTooLarge
         When the file holds more than :data:`MAX_SOURCE_CHARS` characters
-        (naming the file and the limit).
+        (naming the file and the limit, and what to give instead).
     OSError, UnicodeDecodeError
         As ``read_text`` does.
     """
-    with open(path, encoding=None, errors=errors) as f:
-        text = f.read(MAX_SOURCE_CHARS + 1)
-    if len(text) > MAX_SOURCE_CHARS:
-        raise SourceTooLarge(f"{path}: over {MAX_SOURCE_CHARS} characters, more than a Python source file may have "
-                             "here (the largest shipped task or kernel is under 20 KB); give the task's or kernel's own .py file")
-    return text
+    try:
+        return read_text(path, MAX_SOURCE_CHARS, "a Python source file", errors=errors)
+    except TextTooLarge as e:
+        raise SourceTooLarge(f"{e} (the largest shipped task or kernel is under 20 KB); give the task's or "
+                             "kernel's own .py file") from None
 
 
 def parse_module(text: str, filename: str = "<text>", mode: str = "exec") -> ast.AST:

@@ -4,6 +4,7 @@ left open. Each test fails before its fix."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 from pathlib import Path
 
@@ -163,7 +164,7 @@ def _kstrata_capped(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
                           timeout=300, cwd=str(cwd), preexec_fn=cap)
 
 
-@pytest.mark.parametrize("what", ["candidate", "task", "task folder"])
+@pytest.mark.parametrize("what", ["candidate", "task", "task folder", "initial", "cassette", "memory import"])
 def test_a_source_file_larger_than_memory_is_refused_without_reading_it_whole(tmp_path, what):
     """``kstrata eval`` read a candidate or task file whole before anything
     looked at its length: a 4 GB file ended in a ``MemoryError`` traceback
@@ -171,7 +172,7 @@ def test_a_source_file_larger_than_memory_is_refused_without_reading_it_whole(tm
     memory takes all of it), and so did ``tasks list --path`` over a folder
     holding one. No source may be longer than ``pysyntax.MAX_SOURCE_CHARS``:
     one clear error naming the file (exit 2), or the folder's file skipped."""
-    big = tmp_path / "folder" / "big.py"
+    big = tmp_path / "folder" / ("big.json" if what in ("initial", "cassette", "memory import") else "big.py")
     big.parent.mkdir()
     with open(big, "wb") as f:
         f.truncate(4 << 30)  # sparse: no disk used
@@ -179,9 +180,14 @@ def test_a_source_file_larger_than_memory_is_refused_without_reading_it_whole(tm
     honest.write_text(_RELU)
     args = {"candidate": ["eval", "relu", str(big), "--backend", "pytorch", "--no-time"],
             "task": ["eval", str(big), str(honest), "--backend", "pytorch", "--no-time"],
-            "task folder": ["tasks", "list", "--path", str(big.parent)]}[what]
+            "task folder": ["tasks", "list", "--path", str(big.parent)],
+            "initial": ["optimize", "relu", "--backend", "tvm-llvm", "--initial", str(big), "--out", "run"],
+            "cassette": ["optimize", "relu", "--backend", "tvm-llvm", "--proposer", "llm", "--llm", f"replay:{big}",
+                         "--budget", "evals=1", "--out", "run"],
+            "memory import": ["memory", "import", str(big), "--db", str(tmp_path / "memory.db")]}[what]
     p = _kstrata_capped(args, tmp_path)
     out = p.stdout + p.stderr
     assert "Traceback" not in out and "MemoryError" not in out, out[-3000:]
-    assert "over 2000000 characters" in " ".join(out.split()), out[-3000:]
+    assert re.search(r"over \d+ characters", " ".join(out.split())) and str(big) in out, out[-3000:]
     assert p.returncode == (0 if what == "task folder" else 2), out[-3000:]
+    assert not (tmp_path / "run").exists()

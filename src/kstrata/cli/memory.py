@@ -105,6 +105,10 @@ def export_cmd(out: Path | None = typer.Argument(None, metavar="OUT", help="JSON
             console.print(f"exported {n} skill(s) to {out}")
 
 
+#: characters a ``kstrata memory import`` file may hold (a skill is a few KB; this is 100,000 of them)
+MAX_IMPORT_CHARS = 256_000_000
+
+
 @app.command("import")
 def import_cmd(path: Path = typer.Argument(..., metavar="PATH", help="A JSON-lines file from `kstrata memory export`."),
                db: Path | None = _DB) -> None:
@@ -115,8 +119,12 @@ def import_cmd(path: Path = typer.Argument(..., metavar="PATH", help="A JSON-lin
         if not path.is_file():
             raise OptionError(f"no file {path}")
         with _open(db, must_exist=False) as store:
-            try:
-                added, present = store.import_jsonl(path.read_text().splitlines())
+            from kstrata.textfile import TextTooLarge, read_text
+
+            try:  # bounded: a file larger than memory was read whole (red team rt65)
+                added, present = store.import_jsonl(read_text(path, MAX_IMPORT_CHARS, "a memory export").splitlines())
+            except TextTooLarge as e:
+                raise OptionError(f"{e}; nothing imported") from None
             except MemoryFileError as e:
                 raise OptionError(f"{path}: {e}; nothing imported") from None
     console.print(f"imported {added} skill(s); {present} already present")

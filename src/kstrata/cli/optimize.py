@@ -263,8 +263,13 @@ def _initial(option: Path | None, task: Any, backend: Any, resume: Path | None) 
         except (FileNotFoundError, ValueError) as e:
             raise OptionError(f"--initial: {e}") from None
     elif option.suffix == ".json":
-        try:
-            sources = jsontext.loads(option.read_text())
+        from kstrata.pysyntax import MAX_SOURCE_CHARS
+        from kstrata.textfile import TextTooLarge, read_text
+
+        try:  # at most 8 levels of the longest source (read whole before: a 4 GB file, MemoryError; rt65)
+            sources = jsontext.loads(read_text(option, 8 * MAX_SOURCE_CHARS, "a candidate's sources"))
+        except TextTooLarge as e:
+            raise OptionError(f"--initial {e}") from None
         except ValueError as e:
             raise OptionError(f"--initial {option}: not JSON: {e}") from None
         if not isinstance(sources, dict):

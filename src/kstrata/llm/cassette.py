@@ -127,6 +127,10 @@ class CassetteWriter:
             os.write(fd, b"\n")  # a crash left half a line: keep it on its own
 
 
+#: characters a cassette may hold (a recorded run of 40 LLM calls is a few MB)
+MAX_CASSETTE_CHARS = 256_000_000
+
+
 def read_cassette(path: str | Path) -> list[dict[str, Any]]:
     """All complete records of a cassette, in file order; torn lines (not
     JSON: an interrupted append) are skipped with a warning.
@@ -134,13 +138,18 @@ def read_cassette(path: str | Path) -> list[dict[str, Any]]:
     Raises
     ------
     ProviderError
-        When the file is missing, or a JSON line is not a record (the message
-        names the line).
+        When the file is missing, longer than :data:`MAX_CASSETTE_CHARS`, or a
+        JSON line is not a record (the message names the line).
     """
     path = Path(path)
     if not path.is_file():
         raise ProviderError(f"replay:{path}: no such cassette file", kind="config")
-    lines = path.read_text(encoding="utf-8").split("\n")
+    from kstrata.textfile import TextTooLarge, read_text
+
+    try:  # bounded: a file larger than memory was read whole (red team rt65)
+        lines = read_text(path, MAX_CASSETTE_CHARS, "a cassette", encoding="utf-8").split("\n")
+    except TextTooLarge as e:
+        raise ProviderError(f"replay:{e}", kind="config") from None
     records = []
     for i, line in enumerate(lines, 1):
         if not line.strip():
