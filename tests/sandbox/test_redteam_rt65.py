@@ -191,3 +191,23 @@ def test_a_source_file_larger_than_memory_is_refused_without_reading_it_whole(tm
     assert re.search(r"over \d+ characters", " ".join(out.split())) and str(big) in out, out[-3000:]
     assert p.returncode == (0 if what == "task folder" else 2), out[-3000:]
     assert not (tmp_path / "run").exists()
+
+
+def test_an_mcp_submission_longer_than_any_source_is_refused_before_it_is_stored(tmp_path):
+    """submit_candidate stored the source in run.db and the run folder before
+    verifying it, whatever its length: a client sending 100 MB a call filled
+    the run's disk (no kernel is longer than ``pysyntax.MAX_SOURCE_CHARS``,
+    which the verifier refuses anyway). Refused with a ServeError, nothing stored."""
+    from kstrata.pysyntax import MAX_SOURCE_CHARS
+    from kstrata.serve.mcp_server import KernelServer
+    from kstrata.serve.service import ServeError
+
+    srv = KernelServer(tmp_path / "run", backend="pytorch", time_candidates=False)
+    try:
+        before = (tmp_path / "run" / "run.db").stat().st_size
+        with pytest.raises(ServeError, match=f"over the {MAX_SOURCE_CHARS} a source may have"):
+            srv.submit_candidate(task="relu", source=_RELU + "#" * MAX_SOURCE_CHARS)
+        assert srv.store.candidates() == [] and not (tmp_path / "run" / "candidates").exists()
+        assert (tmp_path / "run" / "run.db").stat().st_size < before + MAX_SOURCE_CHARS
+    finally:
+        srv.close()

@@ -121,8 +121,11 @@ def candidate_sources(
     Raises
     ------
     ServeError
-        When no non-empty source is given, or a level is not one of the
-        backend's (or not text, :func:`name_argument`).
+        When no non-empty source is given, a source is longer than
+        :data:`kstrata.pysyntax.MAX_SOURCE_CHARS` (no kernel is; each
+        submission was stored in run.db and the run folder before it was
+        verified, 100 MB a call, red team rt65), or a level is not one of
+        the backend's (or not text, :func:`name_argument`).
     """
     name_argument(level, "level", backend.levels[0])
     if isinstance(source, Mapping):
@@ -136,9 +139,14 @@ def candidate_sources(
         raise ServeError(
             f"level(s) {bad} are not levels of backend {backend.name!r}; use one of {list(backend.levels)}"
         )
+    from kstrata.pysyntax import MAX_SOURCE_CHARS
+
     for lv, text in given.items():
         if not isinstance(text, str) or not text.strip():
             raise ServeError(f"the source of level {lv!r} is empty; send the candidate's full source text")
+        if len(text) > MAX_SOURCE_CHARS:  # stored before it is verified: a client filled the run's disk (rt65)
+            raise ServeError(f"the source of level {lv!r} is {len(text)} characters, over the {MAX_SOURCE_CHARS} a "
+                             "source may have; send the kernel itself")
     out = dict(base or {})
     out.update({lv: without_lone_surrogates(text) for lv, text in given.items()})  # "\ud800" in JSON (rt57)
     return out
