@@ -97,7 +97,8 @@ def outside_domain(refs: Sequence[torch.Tensor], oracles: Sequence[torch.Tensor]
     return None
 
 
-def in_domain(r: torch.Tensor, o: torch.Tensor, tol: Tolerance, inputs_finite: bool = False) -> torch.Tensor | None:
+def in_domain(r: torch.Tensor, o: torch.Tensor, tol: Tolerance, inputs_finite: bool = False,
+              candidate: torch.Tensor | None = None) -> torch.Tensor | None:
     """Where one output is inside the task's numerical domain: a boolean mask of
     ``r``'s shape, true where the reference in its dtype is what the float64
     oracle says (finite where the oracle is finite, the same non-finite value
@@ -111,6 +112,18 @@ def in_domain(r: torch.Tensor, o: torch.Tensor, tol: Tolerance, inputs_finite: b
     rows that the fp32 reference computed finitely, and the whole test was
     excused). With ``inputs_finite``, the elements where the oracle and the
     reference are both non-finite are outside (:func:`nonfinite_from_finite`).
+
+    With ``candidate`` (the candidate's output, same shape): where the
+    reference overflows at some element of this output (non-finite where the
+    oracle is finite), the draw reaches the edge of the dtype's range for this
+    task, and an element where the candidate overflows instead (non-finite, the
+    oracle finite) is outside too: which rows of such a draw overflow depends
+    on the order of a reduction, not on its correctness (newcomer nc22: the
+    fp32 row mean of a task's own reference overflowed in 52 rows of the
+    ``far`` draw at 1e37, an equally correct reordered sum in 14 others). The
+    candidate's finite elements are still compared, and a task whose
+    reference never overflows on a draw (a stable softmax) excuses nothing:
+    an ``exp`` without the max subtracted is still caught there.
     """
     if not (isinstance(r, torch.Tensor) and isinstance(o, torch.Tensor)) or not r.is_floating_point() \
             or r.shape != o.shape:
@@ -126,6 +139,8 @@ def in_domain(r: torch.Tensor, o: torch.Tensor, tol: Tolerance, inputs_finite: b
         ok &= ~of | ((rd - od).abs() <= bound)
     if inputs_finite:
         ok &= ~nonfinite_from_finite(rd, od)
+    if isinstance(candidate, torch.Tensor) and candidate.shape == r.shape and bool((of & ~rf).any()):
+        ok &= torch.isfinite(candidate.detach().cpu()) | ~of
     return ok
 
 
