@@ -211,3 +211,24 @@ def test_an_mcp_submission_longer_than_any_source_is_refused_before_it_is_stored
         assert (tmp_path / "run" / "run.db").stat().st_size < before + MAX_SOURCE_CHARS
     finally:
         srv.close()
+
+
+def test_an_mcp_call_s_long_arguments_are_recorded_clipped(tmp_path):
+    """Every tool call's arguments were stored whole in ``proposer_calls``
+    (refused calls too), and a submission's rationale with its candidate: a
+    client sending a 100 MB rationale or source a call filled the run's disk.
+    Each text is kept to ``mcp_server.RECORDED_CHARS`` (4096) there, its length noted."""
+    from kstrata.serve.mcp_server import KernelServer
+
+    srv = KernelServer(tmp_path / "run", backend="pytorch", time_candidates=False)
+    try:
+        huge = "#" * 5_000_000
+        srv.record("submit_candidate", {"task": "relu", "source": huge, "rationale": huge}, None, "refused", 0.0)
+        (row,) = srv.store.proposer_calls()
+        assert len(row["prompt"]) < 20_000 and "5000000 characters in all" in row["prompt"], len(row["prompt"])
+        out = srv.submit_candidate(task="relu", source="import torch\nclass ModelNew(torch.nn.Module):\n    def "
+                                   "forward(self, x):\n        return x\n", rationale=huge)
+        (cand,) = srv.store.candidates()
+        assert cand.hash == out["candidate"] and len(cand.rationale) < 10_000, len(cand.rationale)
+    finally:
+        srv.close()

@@ -176,7 +176,7 @@ class KernelServer:
                 "INSERT INTO proposer_calls (expansion_id, provider, model, prompt, response,"
                 " tokens_in, tokens_out, cost_usd, latency_s, error, created)"
                 " VALUES (NULL,?,?,?,?,0,0,0,?,?,?)",
-                (PROVIDER, tool, dumps(args), dumps(response), latency_s, error, time.time()),
+                (PROVIDER, tool, dumps(_clipped(args)), dumps(response), latency_s, error, time.time()),
             )
             if charge:
                 self.store.charge("proposer_calls", 1, f"mcp:{tool}")
@@ -296,7 +296,7 @@ class KernelServer:
             level = b.levels[0] if len(b.levels) == 1 else "source"
         cand = CandidateRecord(
             hash=digest, sources=sources, level=level, role="external", proposer=PROVIDER,
-            parents=parents, rationale=without_lone_surrogates(str(rationale or "")), backend=b.name,
+            parents=parents, rationale=_clipped(without_lone_surrogates(str(rationale or ""))), backend=b.name,
             metadata={"task": t.name},
         )
         self.store.add_candidate(cand, task_id)
@@ -351,6 +351,25 @@ class KernelServer:
 
     def budget_left(self) -> dict[str, Any]:
         return self.budget()
+
+
+#: Characters of one text argument (a source, a rationale) kept in a tool call's record
+RECORDED_CHARS = 4096
+
+
+def _clipped(value: Any) -> Any:
+    """``value`` (a tool call's arguments) with each text longer than
+    :data:`RECORDED_CHARS` cut there and its length noted. Every call's
+    arguments were stored whole in ``proposer_calls``, refused calls too: a
+    client sending a 100 MB source or rationale a call filled the run's disk
+    (red team rt65); a submitted source is stored whole with its candidate."""
+    if isinstance(value, str) and len(value) > RECORDED_CHARS:
+        return value[:RECORDED_CHARS] + f"... [{len(value)} characters in all]"
+    if isinstance(value, dict):
+        return {k: _clipped(v) for k, v in list(value.items())[:64]}
+    if isinstance(value, (list, tuple)):
+        return [_clipped(v) for v in value[:64]]
+    return value
 
 
 #: tool name -> (method, evaluates a candidate, free of the calls budget)
