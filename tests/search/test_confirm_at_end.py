@@ -80,3 +80,21 @@ def test_the_default_confirms_each_would_be_best_and_not_at_the_end():
     assert VerifyMeasureEvaluator(secret="s").confirm(None, None, {}) is None
     same = VerifyMeasureEvaluator(secret="s", confirm_at="end", confirm_scope="small")
     assert same.confirm(None, None, {}) is None  # the screening's own scope: nothing more to verify
+
+
+def test_a_best_the_confirmation_did_not_reach_is_called_unverified(tmp_path):
+    """Newcomer nc22: three bests failed the full scope, and the table called the
+    fourth, never confirmed, "the first correct candidate" with no warning."""
+    from rich.console import Console
+
+    from kstrata.search.views import result_table
+
+    res = _run(tmp_path, ConfirmingEvaluator(fail=100))
+    console = Console(width=200, record=True)
+    console.print(result_table(res.run_dir))
+    text = console.export_text()
+    assert "not at the full scope" in text and res.best.hash[:12] in text and "kstrata export" in text
+    confirmed = _run(tmp_path, ConfirmingEvaluator(), "confirmed")
+    console = Console(width=200, record=True)
+    console.print(result_table(confirmed.run_dir))
+    assert "not at the full scope" not in console.export_text()

@@ -545,6 +545,20 @@ def _incorrect_start(run_dir: Path) -> str | None:
             f"(`kstrata show {arg(run_dir)} {start.hash[:12]}` has its feedback) or start from another (--initial FILE)")
 
 
+def _unconfirmed_best(best: dict | None, run_dir: Path) -> str | None:
+    """What the end-of-run table says of a best the full-scope confirmation
+    did not reach (``summary["best"]["confirmed"] is False``: it stopped after
+    :data:`~kstrata.search.loop.MAX_CONFIRMATIONS` earlier bests failed there);
+    None for a confirmed best or one no confirmation was asked for. Newcomer
+    nc22: a best screened at a reduced scope only read "the first correct
+    candidate" and was found incorrect by ``kstrata export``."""
+    if not best or best.get("confirmed") is not False:
+        return None
+    return (f"{best['hash'][:12]} was verified by the search's screening only, not at the full scope (the "
+            f"end-of-run confirmation stopped before reaching it, after earlier bests failed there): it is not "
+            f"known to be correct; `kstrata export {arg(run_dir)}` verifies it at the full scope first")
+
+
 def result_table(run_dir: str | Path, nominal: dict[str, int] | None = None) -> Table:
     """End-of-run table: best ranked candidate, its speedup vs each baseline
     with its 95% interval and the shape it was timed at, roofline fraction,
@@ -575,6 +589,9 @@ def result_table(run_dir: str | Path, nominal: dict[str, int] | None = None) -> 
                               f"(best/ holds {best['hash'][:12]})")
     else:
         table.add_row("best", best["hash"][:12])
+    unconfirmed = _unconfirmed_best(best, run_dir)
+    if unconfirmed:
+        table.add_row("not verified", unconfirmed)
     shape = summary.get("timing_shape")
     if shape is None and (run_dir / "config.json").is_file():  # a run summarized before it was recorded
         from kstrata.search.loop import timing_shape_of
