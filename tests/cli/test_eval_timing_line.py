@@ -84,3 +84,12 @@ def test_the_speedup_says_tie_faster_or_slower_by_its_interval():
     assert "CI): a tie" in timing_line(_timing())  # [0.897, 1.74] holds 1.0
     assert "CI): faster" in timing_line({**_timing(), "speedup_ci": [1.05, 1.74]})
     assert "CI): slower" in timing_line({**_timing(), "speedup": 0.8, "speedup_ci": [0.7, 0.9]})
+
+
+def test_a_suspicious_timing_is_never_called_faster():
+    """Newcomer nc22: an eval of the reference's own ops read "1.658x [1.022, 2.834] ...: faster"
+    beside a SUSPICIOUS contended note."""
+    line = timing_line({**_timing(NOTE), "speedup": 1.658, "speedup_ci": [1.022, 2.834]})
+    assert "faster;" not in line and ": faster" not in line
+    assert "CI): not trusted" in line and "SUSPICIOUS: contended" in line
+    assert "CI): faster" in timing_line({**_timing(), "speedup_ci": [1.05, 1.74]})  # a clean timing still is

@@ -49,6 +49,9 @@ def timing_line(t: dict, budget_ms: float = 1000.0) -> str:
         from kstrata.measure.speedup_words import interval_verdict
 
         verdict = interval_verdict(lo, hi)
+        if t.get("suspicious"):  # a doubtful timing is no reading: never "faster" (newcomer nc22, an A/A
+            # eval of the reference's own ops read "1.658x [1.022, 2.834]: faster" while contended)
+            verdict = "not trusted: the timing is suspicious (see below), so it says neither faster nor slower"
         line += (f"; speedup {t['speedup']:.3f}x [{lo:.3f}, {hi:.3f}] (the median of the paired ratios, "
                  f"{t['confidence']:.0%} CI): {verdict}")
     if t.get("roofline_fraction") is not None:
