@@ -169,5 +169,9 @@ def register(app: typer.Typer) -> None:
         from kstrata.search.views import bench_table
 
         console.print(bench_table(out))
-        console.print(f"{len(result.ran)} run, {len(result.skipped)} skipped, {len(failed)} failed; "
-                      f"report: kstrata report {arg(out)}", highlight=False)
+        unsupported = [c for c in result.cells if c["status"] == "unsupported"]
+        not_run = (f", {len(unsupported)} not run (unsupported: the backend ships no starting kernel for the "
+                   f"task; `kstrata optimize TASK --backend B --initial FILE` starts from yours)"
+                   if unsupported else "")
+        console.print(f"{len(result.ran)} run, {len(result.skipped)} skipped, {len(failed)} failed{not_run}; "
+                      f"report: kstrata report {arg(out)}", highlight=False, soft_wrap=True)

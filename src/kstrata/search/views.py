@@ -642,6 +642,14 @@ def not_correct_note(tree: Any) -> str:
     return "none correct"
 
 
+def unsupported_note(backend: str) -> str:
+    """What a bench says of an ``unsupported`` cell (no run made): the backend
+    ships no starting kernel for the task, and how to give one. Newcomer nc22
+    read 'unsupported | none correct' and took it for failed candidates."""
+    return (f"not run: {backend} ships no starting kernel for this task; give one with "
+            f"`kstrata optimize TASK --backend {backend} --initial FILE`")
+
+
 def bench_table(bench_dir: str | Path) -> Table:
     """One row per bench cell: task, backend, proposer, status, the best
     speedup against the primary baseline with its interval, and verdicts
@@ -667,7 +675,8 @@ def bench_table(bench_dir: str | Path) -> Table:
     results = load_results(bench_dir)
     trees = {str(v.run_dir): v.tree for v in results.runs}
     for o in results.outcomes:
-        speedup = not_correct_note(trees.get(str(o.run_dir))) if not o.correct \
+        speedup = unsupported_note(o.backend) if o.status == "unsupported" \
+            else not_correct_note(trees.get(str(o.run_dir))) if not o.correct \
             else format_speedup(o.speedup, o.speedup_ci) if o.speedup is not None \
             else no_speedup_note(trees.get(str(o.run_dir)))
         table.add_row(o.task, o.backend, o.proposer, o.status, speedup + (f" (excluded: {o.excluded})"

@@ -1,0 +1,30 @@
+"""``kstrata bench`` says why a cell did not run and counts it: a task the
+backend ships no starting kernel for is ``unsupported``, its speedup column
+says so and how to start from one's own kernel, and the closing count names
+it (newcomer nc22: 'unsupported | none correct' and '0 run, 0 skipped,
+0 failed' with no reason)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+CASES = Path(__file__).parent / "cases" / "nc22"
+
+
+def test_an_unsupported_cell_says_why_and_is_counted(tmp_path):
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    shutil.copy(CASES / "maxmean.py", suite / "maxmean.py")  # a user task: no shipped triton kernel
+    r = subprocess.run([sys.executable, "-m", "kstrata", "bench", "--suite", str(suite), "--backends",
+                        "triton-interp", "--proposers", "builtin", "--budget", "evals=1", "--out",
+                        str(tmp_path / "b")], capture_output=True, text=True, timeout=300, cwd=tmp_path,
+                       env={**__import__("os").environ, "COLUMNS": "300"})
+    out = " ".join(r.stdout.split())
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "none correct" not in out
+    assert "not run: triton-interp ships no starting kernel for this task" in out
+    assert "--initial FILE" in out
+    assert "0 run, 0 skipped, 0 failed, 1 not run (unsupported" in out
