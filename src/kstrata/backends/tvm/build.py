@@ -136,10 +136,13 @@ def build_module(funcs: dict[str, Any], target: Any, poison: int = 0) -> Any:
     """
     import tvm
 
-    from kstrata.backends.tvm.poison import pipeline_name
+    from kstrata.backends.tvm.poison import fill_global_workspaces, pipeline_name
     from kstrata.backends.tvm.races import ParallelRace, check_funcs
 
     pipeline = pipeline_name(poison) if poison else "default"
+    kind = (target if isinstance(target, tvm.target.Target) else tvm.target.Target(target)).kind.name
+    if poison and kind == "cuda":  # its global workspaces are device memory: filled on the device
+        funcs = {name: fill_global_workspaces(f, poison) for name, f in funcs.items()}
     try:
         check_funcs(funcs)  # iterations of a parallel loop that store to one element: not built
     except ParallelRace as e:

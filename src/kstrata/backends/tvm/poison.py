@@ -30,7 +30,10 @@ function of a GPU build is left alone: its allocations are the kernels'
 ``global`` workspaces, device memory that host code cannot store into (a
 host-side fill of them killed tvm-cuda candidates with SIGSEGV wherever a
 PrimFunc kept a global intermediate, e.g. rmsnorm's size-1 test, D=1, on the
-H100 on 2026-12-05). So ``global`` workspaces of GPU builds are not poisoned. A ``source``-level
+H100 on 2026-12-05). A GPU build's ``global`` workspaces are poisoned on the
+device instead: before the build, :func:`fill_global_workspaces` puts one
+thread-bound fill kernel per such buffer at the head of the PrimFunc, so TVM's
+split launches the fills before the PrimFunc's own kernels, on the same stream. A ``source``-level
 candidate (edited target code) has no TIR left to instrument: only the plan
 runner's buffers are poisoned for it.
 """
@@ -183,6 +186,65 @@ def poison_pass(pattern: int) -> Any:
         return mod
 
     return _pass
+
+
+#: threads per block of a device-side fill kernel (:func:`fill_global_workspaces`)
+FILL_THREADS = 256
+
+
+def _device_fill(buf: Any, pattern: int) -> Any:
+    """A loop nest bound to ``blockIdx.x``/``threadIdx.x`` storing the pattern
+    into every element of ``buf`` (flat index, unravelled over its shape)."""
+    import tvm
+    from tvm import tirx
+
+    ity = "int64"
+
+    def i64(e: Any) -> Any:
+        return e if str(e.ty) == ity else tirx.Cast(ity, e)
+
+    n = tirx.const(1, ity)
+    for e in buf.shape:
+        n = n * i64(e)
+    bx, tx = tirx.Var("kstrata_poison_bx", ity), tirx.Var("kstrata_poison_tx", ity)
+    flat, rest, idx = bx * FILL_THREADS + tx, bx * FILL_THREADS + tx, []
+    for e in reversed(list(buf.shape)):
+        part = tirx.floormod(rest, i64(e))
+        idx.append(part if str(e.ty) == ity else tirx.Cast(str(e.ty), part))
+        rest = tirx.floordiv(rest, i64(e))
+    idx.reverse()
+    dt = str(buf.dtype)
+    store = tirx.BufferStore(buf, tirx.const(fill_value(dt, pattern), dt), idx)
+    blocks = tirx.floordiv(n + (FILL_THREADS - 1), FILL_THREADS)
+    zero, width = tirx.const(0, ity), tirx.const(FILL_THREADS, ity)
+    thread = tirx.IterVar(tvm.ir.Range(zero, width), tx, tirx.IterVar.ThreadIndex, "threadIdx.x")
+    block = tirx.IterVar(tvm.ir.Range(zero, blocks), bx, tirx.IterVar.ThreadIndex, "blockIdx.x")
+    inner = tirx.For(tx, zero, width, tirx.ForKind.THREAD_BINDING, tirx.IfThenElse(flat < n, store, None),
+                     thread_binding=thread)
+    return tirx.For(bx, zero, blocks, tirx.ForKind.THREAD_BINDING, inner, thread_binding=block)
+
+
+def fill_global_workspaces(func: Any, pattern: int) -> Any:
+    """``func`` (a scheduled TensorIR PrimFunc for a GPU target) with a fill
+    kernel per ``global`` buffer its root block allocates, ahead of its body:
+    the device-side poison of a GPU build (the host cannot store into device
+    memory; see the module docstring). ``func`` unchanged when it allocates no
+    such buffer, its body is not a root block, or ``pattern`` is 0 (scalar
+    dtypes only: a vector-lane buffer is left as it is)."""
+    from tvm import s_tir, tirx
+
+    realize = func.body
+    if not pattern or not isinstance(realize, s_tir.stmt.SBlockRealize):
+        return func
+    blk = realize.block
+    bufs = [b for b in blk.alloc_buffers
+            if b.scope() == "global" and len(b.shape) and "x" not in str(b.dtype) and _wanted(b, None)]
+    if not bufs:
+        return func
+    body = tirx.SeqStmt([*(_device_fill(b, pattern) for b in bufs), blk.body])
+    new = s_tir.stmt.SBlock(blk.iter_vars, blk.reads, blk.writes, blk.name_hint, body, blk.init,
+                            blk.alloc_buffers, blk.match_buffers, blk.annotations)
+    return func.with_body(s_tir.stmt.SBlockRealize(realize.iter_values, realize.predicate, new))
 
 
 def pipeline_name(pattern: int) -> str:
