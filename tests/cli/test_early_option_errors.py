@@ -33,3 +33,35 @@ def test_a_wrong_option_is_refused_before_torch_loads(args, said, tmp_path):
                        text=True, timeout=120, cwd=tmp_path)
     assert "exit 2" in r.stdout and said in " ".join(r.stderr.split()), r.stdout + r.stderr
     assert "torch imported: False" in r.stdout
+
+
+BACKEND_PROBE = """
+import sys
+from kstrata.__main__ import main
+sys.argv = ["kstrata", *sys.argv[1:]]
+try:
+    main()
+except SystemExit as e:
+    print("exit", e.code)
+print("backend loaded:", "kstrata.backends.tvm" in sys.modules)
+"""
+
+
+@pytest.mark.parametrize(("args", "said"), [
+    (["optimize", "rmsnorm", "--timing-shape", "B=0"], "--timing-shape: shape item 'B=0': sizes must be at least 1"),
+    (["optimize", "rmsnorm", "--timing-shape", "Q=5"], "--timing-shape: task rmsnorm has no shape variable 'Q'"),
+    (["eval", "rmsnorm", "x.json", "--scope", "tiny"], "unknown scope 'tiny'; choose full or small"),
+    (["eval", "rmsnorm", "x.json", "--timing-shape", "B=0"], "sizes must be at least 1"),
+    (["eval", "rmsnorm", "x.json", "--timing-shape", "Q=5"], "task rmsnorm has no shape variable 'Q'"),
+])
+def test_a_wrong_value_is_refused_before_the_backend_loads(args, said, tmp_path):
+    """Newcomer nc22: --timing-shape B=0 took 44 s, Q=5 25 s, eval --scope tiny 15 s to be refused."""
+    r = subprocess.run([sys.executable, "-c", BACKEND_PROBE, *args, "--backend", "tvm-llvm",
+                        *(["--budget", "evals=1"] if args[0] == "optimize" else [])],
+                       capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert "exit 2" in r.stdout and said in " ".join(r.stderr.split()), r.stdout + r.stderr
+    assert "backend loaded: False" in r.stdout
+    if "B=0" in args:  # a size below 1 is wrong by its text alone: refused before torch loads
+        r = subprocess.run([sys.executable, "-c", PROBE, "--timing-shape", "B=0", "--budget", "evals=1"],
+                           capture_output=True, text=True, timeout=120, cwd=tmp_path)
+        assert "torch imported: False" in r.stdout, r.stdout + r.stderr

@@ -121,6 +121,9 @@ def register(app: typer.Typer) -> None:
 
         with bench_errors():
             check_number("--sample", sample, minimum=1, strict=False)
+            from kstrata.cli.optimize import check_shape_text
+
+            check_shape_text(timing_shape)  # before the suite loads (newcomer nc22)
             if config is not None:  # read by the LLM proposers only: a bad file was ignored by the others
                 from kstrata.config import load_config
 

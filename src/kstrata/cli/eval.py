@@ -299,7 +299,13 @@ def register(app: typer.Typer) -> None:
             if secret is not None and not secret.strip():
                 raise ValueError("--secret is empty (an unset variable?); give the run's secret, or leave the option "
                                  "out for a random one")
+            if scope not in ("full", "small"):  # before the task and torch load (newcomer nc22: 15 s)
+                raise ValueError(f"unknown scope {scope!r}; choose full or small")
+            from kstrata.cli.optimize import check_shape_names, check_shape_text
+
+            check_shape_text(timing_shape)
             t = resolve_task(task)
+            check_shape_names(timing_shape, t)
             ran = candidate_run_backend(candidate)
             if backend and ran and backend != ran:  # newcomer nc17: "no level files of triton-interp"
                 raise ValueError(f"{candidate}: a {ran} candidate (its run's backend), not a {backend} one; drop "
@@ -314,8 +320,6 @@ def register(app: typer.Typer) -> None:
             av = b.availability()
             if not av.usable:
                 raise ValueError(f"backend {backend} is not usable here: {av.reason}")
-            if scope not in ("full", "small"):
-                raise ValueError(f"unknown scope {scope!r}; choose full or small")
             if show_hidden and secret is not None:
                 raise ValueError("--show-hidden names a failing hidden test only under a secret of this call's "
                                  "own; drop --secret (a known secret's hidden shapes are never told)")

@@ -211,13 +211,53 @@ def _check_text_options(proposer: str, initial: Path | None, timing_shape: str, 
         raise OptionError("--initial starts a new run; a resumed run keeps its root")
     if initial is not None and not initial.exists():
         raise OptionError(f"--initial {initial}: no such file or directory")
+    check_shape_text(timing_shape)
+
+
+def check_shape_text(timing_shape: str) -> None:
+    """Refuse a ``--timing-shape`` wrong by its text alone (not ``auto``,
+    ``nominal``, ``fit`` nor ``NAME=INT,...``; a size below 1; a variable
+    given twice), before the task and torch load: optimize, eval and bench
+    (newcomer nc22: ``B=0`` was refused after 44 s).
+
+    Raises
+    ------
+    OptionError
+        Naming the item and what to give."""
     text = timing_shape.strip()
     if text not in ("", "auto", "nominal", "fit"):
+        seen = set()
         for item in text.split(","):
             key, sep, value = item.partition("=")
             if not sep or not key.strip().isidentifier() or not value.strip().lstrip("-").isdigit():
                 raise OptionError(f"--timing-shape: shape item {item!r} is not NAME=INT (or use 'auto', "
                                   "'nominal' or 'fit')")
+            if int(value) < 1:
+                raise OptionError(f"--timing-shape: shape item {item!r}: sizes must be at least 1")
+            if key.strip() in seen:
+                raise OptionError(f"--timing-shape: shape item {item!r}: {key.strip()} is given twice; give each "
+                                  "variable once")
+            seen.add(key.strip())
+
+
+def check_shape_names(timing_shape: str, task: Any) -> None:
+    """Refuse a ``--timing-shape`` variable the task does not have, as soon as
+    the task is loaded (before the backend, the sandbox and the proposer;
+    newcomer nc22: ``Q=5`` was refused after 25 s).
+
+    Raises
+    ------
+    OptionError
+        Naming the task's variables."""
+    text = timing_shape.strip()
+    if text in ("", "auto", "nominal", "fit"):
+        return
+    names = task.full_shape(None)
+    for item in text.split(","):
+        key = item.partition("=")[0].strip()
+        if key not in names:
+            raise OptionError(f"--timing-shape: task {task.name} has no shape variable {key!r}; it has "
+                              f"{', '.join(names)}")
 
 
 def _initial(option: Path | None, task: Any, backend: Any, resume: Path | None) -> dict[str, str] | None:
@@ -536,6 +576,7 @@ def register(app: typer.Typer) -> None:
             from kstrata.tasks.loader import resolve_task
 
             t = resolve_task(task)
+            check_shape_names(timing_shape, t)
             b = get_backend(backend)
             av = b.availability()
             if not av.usable:
