@@ -289,3 +289,28 @@ def test_the_triton_sheet_says_how_to_round_half_to_even_on_a_rounding_task():
     quant = public_reference(resolve_task("quantize_per_channel").source)
     assert line in api_sheet("triton-interp", "source", quant)
     assert line not in api_sheet("triton-interp", "source", public_reference(resolve_task("softmax").source))
+
+
+def test_the_graph_sheet_says_rows_fusion_leaves_an_epilogue_after_a_max_apart():
+    """fake_quant_per_token on tvm-opencl: the start's header is `# fusion: rows`,
+    which the sheet said makes "a row's producers, reduction and epilogue" one
+    PrimFunc, yet its absmax and the quantize epilogue were two PrimFuncs (on
+    tvm-llvm too): rows fusion takes a reduction's producers; an epilogue joins
+    only where TVM fused it in the first place (after a mean, inside
+    layer_norm), not after a max."""
+    pytest.importorskip("tvm")
+    import re
+
+    from kstrata.agents.prompt import api_sheet
+
+    for name in ("tvm-llvm", "tvm-opencl"):
+        backend = get_backend(name)
+        funcs = {}
+        for task_name in ("fake_quant_per_token", "rmsnorm"):
+            task = resolve_task(task_name)
+            graph = re.sub(r"# fusion: \S+", "# fusion: rows", backend.initial_sources(task)["graph"])
+            funcs[task_name] = list(backend.lower(task, {"graph": graph}, dict(task.small_shapes[0])).funcs)
+        assert sorted(funcs["fake_quant_per_token"]) == ["fused_divide_divide1_tir_round_tir_clip_multiply",
+                                                         "fused_tir_abs_max"], funcs
+        assert len(funcs["rmsnorm"]) == 1, funcs  # a mean's epilogue joins
+        assert "and not after `R.max`: fake_quant_per_token's `abs` joins its `max`" in api_sheet(name, "graph")
