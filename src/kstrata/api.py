@@ -168,14 +168,46 @@ def source_text(file: Path) -> str:
             from None
 
 
+def read_sources_json(path: Path) -> dict[str, str]:
+    """A candidate's sources from a JSON file of ``{level: source text}``, read
+    as text (never imported), at most 8 levels of the longest source kstrata
+    parses; what ``optimize --initial FILE.json`` and ``eval TASK FILE.json``
+    take. The levels are not checked against a backend here.
+
+    Raises
+    ------
+    ValueError
+        Starting with the path: a file over the limit, not JSON, not an
+        object, or a value that is not a string (naming its key)."""
+    from kstrata.pysyntax import MAX_SOURCE_CHARS
+    from kstrata.surrogates import without_lone_surrogates
+    from kstrata.textfile import TextTooLarge, read_text
+
+    try:  # read whole before: a 4 GB file, MemoryError (red team rt65)
+        sources = jsontext.loads(read_text(path, 8 * MAX_SOURCE_CHARS, "a candidate's sources"))
+    except TextTooLarge:
+        raise
+    except ValueError as e:
+        raise ValueError(f"{path}: not JSON: {e}") from None
+    if not isinstance(sources, dict):
+        raise ValueError(f"{path}: a JSON {type(sources).__name__}, not an object; expected {{level: source text}}")
+    wrong = [k for k, v in sources.items() if not isinstance(v, str)]
+    if wrong:  # name the key (newcomer nc16: {"schedule": 42} was told it was not an object)
+        raise ValueError(f"{path}: the value of {', '.join(map(repr, wrong))} is a JSON "
+                         f"{type(sources[wrong[0]]).__name__}, not source text; give each level's source as "
+                         "a JSON string")
+    return {k: without_lone_surrogates(v) for k, v in sources.items()}
+
+
 def read_candidate(path: str | Path, backend: str | None = None) -> tuple[dict[str, str], str]:
     """The sources of a candidate on disk, as text (never imported), and its backend.
 
     ``path`` is a kernel file (KernelBench format, defines ``ModelNew``), a
     run's ``best/`` or ``candidates/<hash>/`` directory, one level file in
     such a directory (``best/graph.py`` reads the whole directory), or a
-    ``kstrata import`` directory (``candidate.json``), or a ``kstrata export``
-    package (its ``sources/``). A run's ``candidates/<prefix>`` takes a hash
+    ``kstrata import`` directory (``candidate.json``), a ``kstrata export``
+    package (its ``sources/``), or a JSON file of ``{level: source text}``
+    (:func:`read_sources_json`, as ``optimize --initial`` takes it). A run's ``candidates/<prefix>`` takes a hash
     prefix. The backend is ``backend`` when given, else the run's
     (``RUN/config.json``), the import's or the export's (``export.json``),
     else ``pytorch``.
@@ -193,7 +225,8 @@ def read_candidate(path: str | Path, backend: str | None = None) -> tuple[dict[s
         When a lone file is given for a ``tvm-*`` backend without the
         ``kstrata-tvm source`` header of a TVM source-level text (e.g. a
         PyTorch ``ModelNew`` file): the message says what to give instead;
-        or when a directory's level file is a symbolic link.
+        when a directory's level file is a symbolic link; or for a JSON file
+        that :func:`read_sources_json` refuses or whose levels are not the backend's.
     """
     from kstrata.backends.registry import get_backend
     from kstrata.store.artifacts import backend_extensions, source_name
@@ -209,6 +242,15 @@ def read_candidate(path: str | Path, backend: str | None = None) -> tuple[dict[s
         levels = get_backend(backend or run_backend).levels
         if len(levels) > 1 and path.stem in levels:
             path = path.parent  # one level of a multi-level candidate: take all its levels
+    if path.is_file() and path.suffix == ".json" and not run_backend:
+        # {level: source text}, as optimize --initial FILE.json takes it (newcomer nc22)
+        name = backend or "pytorch"
+        sources = read_sources_json(path)
+        levels = get_backend(name).levels
+        unknown = sorted(set(sources) - set(levels))
+        if not sources or unknown:
+            raise ValueError(f"{path}: levels {unknown or '(none)'} are not levels of {name} ({', '.join(levels)})")
+        return sources, name
     if path.is_file():
         name = backend or run_backend or "pytorch"
         text = source_text(path)

@@ -12,7 +12,6 @@ import typer
 from rich.live import Live
 from rich.text import Text
 
-from kstrata import jsontext
 from kstrata.cli.errors import Console, OptionError, check_number, err_console, user_errors
 from kstrata.shellarg import arg, resume_command
 
@@ -273,8 +272,7 @@ def _initial(option: Path | None, task: Any, backend: Any, resume: Path | None) 
         with ``--resume``, :func:`_check_text_options` refuses before), or
         no ``--initial`` where the backend ships no start for the task.
     """
-    from kstrata.api import import_meta, import_sources, read_candidate
-    from kstrata.surrogates import without_lone_surrogates
+    from kstrata.api import import_meta, import_sources, read_candidate, read_sources_json
     from kstrata.cli.import_ import DSL_MODULE, read_kernel_file, read_model_file
     from kstrata.tasks.base import TaskError
 
@@ -303,24 +301,10 @@ def _initial(option: Path | None, task: Any, backend: Any, resume: Path | None) 
         except (FileNotFoundError, ValueError) as e:
             raise OptionError(f"--initial: {e}") from None
     elif option.suffix == ".json":
-        from kstrata.pysyntax import MAX_SOURCE_CHARS
-        from kstrata.textfile import TextTooLarge, read_text
-
-        try:  # at most 8 levels of the longest source (read whole before: a 4 GB file, MemoryError; rt65)
-            sources = jsontext.loads(read_text(option, 8 * MAX_SOURCE_CHARS, "a candidate's sources"))
-        except TextTooLarge as e:
-            raise OptionError(f"--initial {e}") from None
+        try:
+            sources = read_sources_json(option)
         except ValueError as e:
-            raise OptionError(f"--initial {option}: not JSON: {e}") from None
-        if not isinstance(sources, dict):
-            raise OptionError(f"--initial {option}: a JSON {type(sources).__name__}, not an object; expected "
-                              "{level: source text}")
-        wrong = [k for k, v in sources.items() if not isinstance(v, str)]
-        sources = {k: without_lone_surrogates(v) if isinstance(v, str) else v for k, v in sources.items()}
-        if wrong:  # name the key (newcomer nc16: {"schedule": 42} was told it was not an object)
-            raise OptionError(f"--initial {option}: the value of {', '.join(map(repr, wrong))} is a JSON "
-                              f"{type(sources[wrong[0]]).__name__}, not source text; give each level's source as "
-                              "a JSON string")
+            raise OptionError(f"--initial {e}") from None
     elif backend.name in DSL_MODULE or tuple(backend.levels) == ("source",):
         try:  # a one-file candidate: a Triton/TileLang kernel file, or a PyTorch ModelNew file
             sources = {"source": read_kernel_file(option, backend.name) if backend.name in DSL_MODULE
