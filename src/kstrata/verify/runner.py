@@ -1000,7 +1000,8 @@ class ShapeRun:
         the change of the float64 oracle (at least its row's mean change,
         :func:`_row_spread`: one random sample misses a row-wide offset)
         when every floating input is moved
-        by a random relative :data:`FAR_ROUNDING_EPS` x eps(dtype): the
+        by a random relative :data:`FAR_ROUNDING_EPS` x eps(dtype), or by
+        that much up and down alternately along its row (the larger): the
         rounding of the inputs themselves at that magnitude, which a correct
         formulation carries into its outputs (a backward-error allowance:
         ``x - logsumexp(x)`` for log_softmax was 6.24 off at rows near 1e30,
@@ -1022,19 +1023,32 @@ class ShapeRun:
             return []
         gen = torch.Generator().manual_seed(test.seed)
         step = self.FAR_ROUNDING_EPS * torch.finfo(dtype).eps
-        shaken = [x.to(torch.float64, copy=True).mul_(torch.rand(x.shape, generator=gen, dtype=torch.float64,
-                                                                 device="cpu").mul_(2 * step).add_(1 - step)
-                                                      .to(x.device))
-                  if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in pristine]
-        t0 = time.monotonic()
-        try:
-            moved = self._float64(shaken, test)
-        except Exception:  # noqa: BLE001 - the forward fails on the moved inputs: no allowance
-            return []
-        finally:
-            self.ctx.judge_s += time.monotonic() - t0
-        return [_row_spread(m, o) if isinstance(m, torch.Tensor) and isinstance(o, torch.Tensor)
-                and m.shape == o.shape and m.is_floating_point() else None for m, o in zip(moved, oracles)]
+
+        def factors(x: torch.Tensor, random: bool) -> torch.Tensor:
+            if random:
+                return torch.rand(x.shape, generator=gen, dtype=torch.float64, device="cpu").mul_(2 * step)
+            # +-step alternating along the last dimension: a row of two moves its elements apart whatever the
+            # draw (one random sample moved both alike, and the row's allowance was at rounding size)
+            signs = torch.ones(x.shape[-1] if x.dim() else 1, dtype=torch.float64)
+            signs[1::2] = -1
+            return (signs.add_(1).mul_(step)).expand(x.shape)
+
+        spreads: list[Any] = []
+        for random in (True, False):
+            shaken = [x.to(torch.float64, copy=True).mul_(factors(x, random).add(1 - step).to(x.device))
+                      if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in pristine]
+            t0 = time.monotonic()
+            try:
+                moved = self._float64(shaken, test)
+            except Exception:  # noqa: BLE001 - the forward fails on the moved inputs: no allowance
+                return []
+            finally:
+                self.ctx.judge_s += time.monotonic() - t0
+            got = [_row_spread(m, o) if isinstance(m, torch.Tensor) and isinstance(o, torch.Tensor)
+                   and m.shape == o.shape and m.is_floating_point() else None for m, o in zip(moved, oracles)]
+            spreads = got if not spreads else [None if a is None or b is None else torch.maximum(a, b)
+                                               for a, b in zip(spreads, got)]
+        return spreads
 
     def _oracle(self, pristine: list[Any], refs: list[torch.Tensor], test: TestCase) -> list[torch.Tensor]:
         """The float64 oracle's outputs for ``pristine`` (CPU); the native
