@@ -229,6 +229,7 @@ def read_candidate(path: str | Path, backend: str | None = None) -> tuple[dict[s
         that :func:`read_sources_json` refuses or whose levels are not the backend's.
     """
     from kstrata.backends.registry import get_backend
+    from kstrata.pysyntax import not_python_file
     from kstrata.store.artifacts import backend_extensions, source_name
 
     path = _candidate_prefix(Path(path))
@@ -253,6 +254,10 @@ def read_candidate(path: str | Path, backend: str | None = None) -> tuple[dict[s
         return sources, name
     if path.is_file():
         name = backend or run_backend or "pytorch"
+        other = None if run_backend or name.startswith("tvm-") else \
+            not_python_file(path, "the .py file that defines ModelNew")
+        if other:  # a notes.txt read "Python syntax error" (newcomer nc22)
+            raise ValueError(other)
         text = source_text(path)
         if name.startswith("tvm-") and "kstrata-tvm source" not in text:
             # read as text only (never imported): a lone file on TVM is its generated source, with headers

@@ -141,3 +141,15 @@ def syntax_error_text(where: str, bad: dict) -> str:
     line = str(bad.get("text") or "").strip()
     shown = f": `{line[:120]}{'...' if len(line) > 120 else ''}`" if line else ""
     return f"{where}{at}: Python syntax error, {bad['msg']}{shown}"
+
+
+def not_python_file(path: str | os.PathLike[str], what: str) -> str | None:
+    """Why ``path`` is not taken as a Python file (its name ends in another
+    suffix than ``.py``, e.g. ``notes.txt``), or None for a ``.py`` file or a
+    name without a suffix. Said before any syntax check, so that a text file
+    is not reported as a Python syntax error (newcomer nc22); ``what`` names
+    what was expected, e.g. ``"a task file (a .py file defining Model)"``."""
+    suffix = os.path.splitext(os.fspath(path))[1]
+    if suffix in ("", ".py"):
+        return None
+    return f"{os.fspath(path)}: not a Python file (its name ends in {suffix}); give {what}"

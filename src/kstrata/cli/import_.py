@@ -15,7 +15,7 @@ import typer
 from kstrata.backends.registry import get_backend
 from kstrata.backends.tilelang.backend import graph_plan
 from kstrata.cli.errors import Console, user_errors
-from kstrata.pysyntax import SourceTooLarge, read_source, syntax_error_isolated, syntax_error_text
+from kstrata.pysyntax import SourceTooLarge, not_python_file, read_source, syntax_error_isolated, syntax_error_text
 from kstrata.shellarg import arg
 from kstrata.atomic import write_folder
 from kstrata.tasks.base import TaskError
@@ -47,6 +47,9 @@ def read_model_file(path: Path, what: str = "kernel file") -> str:
         raise TaskError(f"{path}: a directory, not a file; give the kernel's .py file")
     if not path.is_file():
         raise TaskError(f"{path}: no such file")
+    other = not_python_file(path, "the .py file that defines ModelNew")
+    if other:
+        raise TaskError(other)
     try:
         text = read_source(path)
     except UnicodeDecodeError as e:

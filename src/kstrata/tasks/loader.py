@@ -17,7 +17,7 @@ from typing import get_args
 import torch
 from pydantic import ValidationError
 
-from kstrata.pysyntax import MAX_SOURCE_CHARS, SourceTooLarge, parse_module, read_source
+from kstrata.pysyntax import MAX_SOURCE_CHARS, SourceTooLarge, not_python_file, parse_module, read_source
 from kstrata.sandbox.redzone import same_values
 from kstrata.tasks.base import USER_FILE_ERRORS, Task, TaskError, import_module_from_path
 from kstrata.tasks.meta import Dtype, TaskMeta, inferred_category, level_from_path, op_kinds, quantizes_source
@@ -539,6 +539,9 @@ def resolve_task(name_or_path: str, search_dir: str | Path | None = None) -> Tas
     """
     candidate = Path(name_or_path)
     if candidate.suffix == ".py" or candidate.is_file():
+        other = not_python_file(candidate, "a task's .py file (it defines Model, get_inputs, get_init_inputs)")
+        if other:
+            raise TaskError(other)
         task = load_task(candidate)
         check_reference(task)
         return task
