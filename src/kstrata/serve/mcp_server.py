@@ -393,6 +393,27 @@ def _summary(result: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def unknown_tool_message(name: str) -> str:
+    """What a call of a tool name kstrata does not have is told: the name, the
+    closest tool names, and every tool name (newcomer nc22: ``Unknown tool:
+    evaluate`` named none)."""
+    import difflib
+
+    close = difflib.get_close_matches(name, list(TOOLS), n=3, cutoff=0.4) or \
+        [t for t in TOOLS if name and name.lower() in t]
+    hint = f" Did you mean: {', '.join(close)}?" if close else ""
+    return f"unknown tool {name!r}.{hint} The tools: {', '.join(TOOLS)} (tools/list describes each)."
+
+
+class _KstrataMCP(MCPServer):
+    """:class:`MCPServer` whose unknown-tool error names the tools."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        if name not in TOOLS:
+            raise ToolError(unknown_tool_message(name))
+        return await super().call_tool(name, arguments, context)
+
+
 def build_server(**kwargs: Any) -> MCPServer:
     """An :class:`MCPServer` over a :class:`KernelServer` (``kwargs`` are its
     arguments), created and always called on one dedicated thread.
@@ -402,7 +423,7 @@ def build_server(**kwargs: Any) -> MCPServer:
     ServeError
         For a bad backend; :class:`kstrata.store.StoreError` for a bad run dir.
     """
-    server: MCPServer = MCPServer(
+    server: MCPServer = _KstrataMCP(
         name="kstrata", version=__version__,
         instructions=(
             "kstrata evaluates kernel candidates with a verifier that hidden tests and "

@@ -90,7 +90,7 @@ def task_summary(task: Task) -> dict[str, Any]:
         "level": m.level,
         "category": m.category,
         "dtype": m.dtype,
-        "description": m.description,
+        "description": task.description,
     }
 
 

@@ -279,6 +279,23 @@ class Task:
         """sha256 of the task file's text (part of every cache key)."""
         return hashlib.sha256(self.source.encode()).hexdigest()
 
+    @property
+    def description(self) -> str:
+        """The task's description: metadata ``description``, else the first
+        paragraph of its ``Model`` class's docstring, read from the task file's
+        text (the file kstrata loads as the task; newcomer nc22's MCP
+        ``list_tasks`` gave ``""`` for a Model with a docstring); ``""`` when
+        neither is there or the text does not parse."""
+        if self.meta.description:
+            return self.meta.description
+        try:
+            tree = parse_module(self.source, str(self.path))
+        except (SyntaxError, ValueError):
+            return ""
+        model = next((n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Model"), None)
+        doc = ast.get_docstring(model) if model is not None else None
+        return " ".join(doc.split("\n\n", 1)[0].split()) if doc else ""
+
     # -- shapes ------------------------------------------------------------
     @property
     def nominal_shape(self) -> dict[str, int]:
