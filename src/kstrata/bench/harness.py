@@ -121,7 +121,12 @@ def resolve_suite(suite: str, names: Sequence[str] | None = None) -> list[Task]:
         missing = [n for n in names if n not in by_name]
         if missing:
             why = f"; files there that are no task: {'; '.join(str(e) for e in problems[:3])}" if problems else ""
-            raise TaskError(f"tasks {', '.join(missing)} are not in suite {suite!r}{why}")
+            from kstrata.tasks.loader import close_names
+
+            hints = [f"{n} (did you mean: {', '.join(c)}?)" if (c := close_names(n, by_name)) else n
+                     for n in missing]  # newcomer nc22: sofmax got no hint, where eval suggests softmax
+            raise TaskError(f"tasks {', '.join(hints)} are not in suite {suite!r}{why}; `kstrata tasks list` "
+                            "shows the names")
         tasks = [t for t in tasks if t.name in set(names)]
     return tasks
 

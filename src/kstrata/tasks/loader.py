@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import difflib
 import tomllib
+from collections.abc import Iterable
 from functools import lru_cache
 from pathlib import Path
 from typing import get_args
@@ -527,6 +528,15 @@ def check_reference_at(task: Task, shape: dict[str, int] | None, inputs_kept: bo
     _CHECKED[key] = None
 
 
+def close_names(name: str, names: Iterable[str]) -> list[str]:
+    """Up to 5 of ``names`` close to a mistyped ``name`` (by difflib, else
+    those that contain it), for a "Did you mean" hint; what ``eval``, ``tasks
+    show`` and ``bench --tasks`` suggest."""
+    names = list(names)
+    close = difflib.get_close_matches(name, names, n=5, cutoff=0.5)
+    return close or [n for n in names if name.lower() in n.lower()][:5]
+
+
 def resolve_task(name_or_path: str, search_dir: str | Path | None = None) -> Task:
     """A task by suite name, by name within ``search_dir``, or by file path,
     checked once with :func:`check_reference`.
@@ -558,9 +568,7 @@ def resolve_task(name_or_path: str, search_dir: str | Path | None = None) -> Tas
     named = [e for e in problems if Path(str(e).split(": ", 1)[0]).stem == name_or_path]
     if named:  # the file of that name is no task: its own reason, not another file's (newcomer nc21)
         raise TaskError(str(named[0]))
-    close = difflib.get_close_matches(name_or_path, list(by_name), n=5, cutoff=0.5)
-    if not close:
-        close = [n for n in by_name if name_or_path.lower() in n.lower()][:5]
+    close = close_names(name_or_path, by_name)
     hint = f" Did you mean: {', '.join(close)}?" if close else ""
     raise TaskError(
         f"unknown task {name_or_path!r}.{hint} `kstrata tasks list` shows all names; "

@@ -1,8 +1,9 @@
-"""``kstrata bench`` says why a cell did not run and counts it: a task the
+"""``kstrata bench`` says why: a cell that did not run is counted, with why (a task the
 backend ships no starting kernel for is ``unsupported``, its speedup column
 says so and how to start from one's own kernel, and the closing count names
 it (newcomer nc22: 'unsupported | none correct' and '0 run, 0 skipped,
-0 failed' with no reason)."""
+0 failed' with no reason), and a mistyped --tasks name gets the suggestion
+eval and tasks show give."""
 
 from __future__ import annotations
 
@@ -28,3 +29,12 @@ def test_an_unsupported_cell_says_why_and_is_counted(tmp_path):
     assert "not run: triton-interp ships no starting kernel for this task" in out
     assert "--initial FILE" in out
     assert "0 run, 0 skipped, 0 failed, 1 not run (unsupported" in out
+
+
+def test_a_mistyped_task_name_gets_a_suggestion(tmp_path):
+    """Newcomer nc22: `bench --tasks relu,sofmax` said only "tasks sofmax are not in suite 'level1'"."""
+    r = subprocess.run([sys.executable, "-m", "kstrata", "bench", "--suite", "level1", "--tasks", "relu,sofmax",
+                        "--out", str(tmp_path / "b")], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    said = " ".join(r.stderr.split())
+    assert r.returncode == 2 and "sofmax (did you mean: softmax" in said, r.stdout + r.stderr
+    assert not (tmp_path / "b" / "bench.db").exists()
