@@ -111,7 +111,13 @@ def test_a_small_scope_pass_is_named_so_in_tree_and_show(screened_run):
     assert summary["verdicts"] == {"correct": 1} and summary["correct_at_reduced_scope"] == 1
     table = Console(width=300, record=True, file=open("/dev/null", "w"))  # noqa: SIM115
     table.print(result_table(res.run_dir))
-    assert "correct 1 (1 of the correct verified at the search's reduced scope only)" in table.export_text()
+    text = table.export_text()
+    assert "correct 1 (1 of the correct verified at the search's reduced scope only)" in text
+    # and the best is one of them, said on its own line (newcomer nc22: "best/ holds ..., the first correct
+    # candidate" for a best never confirmed at the full scope)
+    assert summary["best"]["reduced_scope"] is True
+    assert f"{res.best.hash[:12]} was verified by the search's screening only, not at the full scope" in \
+        " ".join(text.split())
     label = node_label(res.tree, res.best).plain
     assert "correct (small scope only)" in label
     console = Console(width=300, record=True, file=open("/dev/null", "w"))  # noqa: SIM115

@@ -613,6 +613,8 @@ def write_outcome(store: RunStore, tree: CandidateTree, stop_reason: str,
             # verified by the full protocol at the end of the run (False: it failed or was not reached;
             # None: confirmed as a would-be best during the search, or no confirmation asked for)
             "confirmed": _best_confirmed(best, tree),
+            # verified at the search's reduced scope only, never confirmed at the full scope (Node.reduced_scope)
+            "reduced_scope": best.reduced_scope is not None,
             "speedups": [s.__dict__ for s in best.measurement.speedups]
             if best.measurement and best.timing_trusted else [],
         },

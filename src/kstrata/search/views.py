@@ -548,15 +548,19 @@ def _incorrect_start(run_dir: Path) -> str | None:
 def _unconfirmed_best(best: dict | None, run_dir: Path) -> str | None:
     """What the end-of-run table says of a best the full-scope confirmation
     did not reach (``summary["best"]["confirmed"] is False``: it stopped after
-    :data:`~kstrata.search.loop.MAX_CONFIRMATIONS` earlier bests failed there);
+    :data:`~kstrata.search.loop.MAX_CONFIRMATIONS` earlier bests failed there)
+    or a best verified at a reduced scope only (``"reduced_scope"``: e.g. the
+    run was stopped before its end);
     None for a confirmed best or one no confirmation was asked for. Newcomer
     nc22: a best screened at a reduced scope only read "the first correct
     candidate" and was found incorrect by ``kstrata export``."""
-    if not best or best.get("confirmed") is not False:
+    if not best or (best.get("confirmed") is not False and not best.get("reduced_scope")):
         return None
-    return (f"{best['hash'][:12]} was verified by the search's screening only, not at the full scope (the "
-            f"end-of-run confirmation stopped before reaching it, after earlier bests failed there): it is not "
-            f"known to be correct; `kstrata export {arg(run_dir)}` verifies it at the full scope first")
+    why = "the full-scope confirmation did not reach it" + \
+        (", stopping after earlier bests failed there" if best.get("confirmed") is False else "")
+    return (f"{best['hash'][:12]} was verified by the search's screening only, not at the full scope ({why}): "
+            f"it is not known to be correct; `kstrata export {arg(run_dir)}` verifies it at the full scope first, "
+            f"or resume the run")
 
 
 def result_table(run_dir: str | Path, nominal: dict[str, int] | None = None) -> Table:
