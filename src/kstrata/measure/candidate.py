@@ -233,18 +233,20 @@ def _host64(xs: list[Any]) -> list[Any]:
 
 
 def _checker(task: Task, model: Any, sets: list[list[Any]]) -> Any:
-    """``check(i, outputs, inputs=None, strides=None, domain=False) -> problem or None``
+    """``check(i, outputs, inputs=None, strides=None, domain=False, dist=None) -> problem or None``
     against the oracle of copy ``i`` (float64 where the model converts, else
     the native reference), or of ``inputs`` when given (a freshened copy: not
     cached; with ``domain``, None when the task's own reference is outside its
-    numerical domain there: :func:`kstrata.verify.domain.outside_domain`), and
+    numerical domain there: :func:`kstrata.verify.domain.outside_domain`; with
+    ``dist``, a probe's draw, a far or offset one gets the judge's allowance for the
+    rounding of its inputs: :func:`kstrata.verify.runner.far_spread`), and
     against the reference output's layout
     (:mod:`kstrata.verify.layout`) with each output's ``strides`` as the
     candidate process stated them (None: the decoded tensors' own)."""
     from kstrata.verify.domain import outside_domain
     from kstrata.verify.layout import layout_problem
     from kstrata.verify.rounding import rounding_sides, within_a_tie
-    from kstrata.verify.runner import flatten, oracle_model
+    from kstrata.verify.runner import FAR_DRAWS, far_spread, flatten, oracle_model
     from kstrata.verify.tolerance import compare
     from kstrata.verify.tolerance_reduction import reduction_allowance
 
@@ -266,7 +268,7 @@ def _checker(task: Task, model: Any, sets: list[list[Any]]) -> Any:
         return refs, ors
 
     def check(i: int, outs: list[Any], inputs: list[Any] | None = None,
-              strides: list[Any] | None = None, domain: bool = False) -> str | None:
+              strides: list[Any] | None = None, domain: bool = False, dist: str | None = None) -> str | None:
         if inputs is not None:
             xs = inputs
             refs, ors = oracle(xs)
@@ -303,6 +305,12 @@ def _checker(task: Task, model: Any, sets: list[list[Any]]) -> Any:
                     extra = reduction_allowance(m64, _host64(xs), ors, r.dtype)[0] or [None]
                 if j < len(extra) and extra[j] is not None:
                     c = compare(o, g, r, tol, extra[j])
+            if not c.ok and m64 is not None and tol.kind == "oracle" and dist in FAR_DRAWS and inputs is not None:
+                # as the judge does: a probe drawn far or offset allows for the rounding of its inputs (rt64)
+                spread = far_spread(lambda ys: [y.detach() for y in flatten(m64(*_host64(ys)))], list(inputs),
+                                    ors, r.dtype, 0)
+                if j < len(spread) and spread[j] is not None:
+                    c = compare(o, g, r, tol, spread[j])
             if not c.ok:
                 return (f"output {j}: {c.stats.get('wrong', '?')} of {c.stats.get('total', '?')} elements wrong"
                         + _where_wrong(o, g, c))

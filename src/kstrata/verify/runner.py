@@ -987,13 +987,6 @@ class ShapeRun:
         self.ctx.judge_s += time.monotonic() - t0
         return extra
 
-    #: The ``far`` (and ``offset``) draw's input perturbation, in units of the dtype's epsilon (relative, each
-    #: element).
-    FAR_ROUNDING_EPS = 8
-    #: Draws whose rows sit far from zero with a small spread: a correct formulation carries the rounding of
-    #: the inputs themselves into its outputs (:meth:`_far_allowance`).
-    FAR_DRAWS = ("far", "offset")
-
     def _far_allowance(self, pristine: list[Any], oracles: list[torch.Tensor], refs: list[torch.Tensor],
                        test: TestCase) -> list[torch.Tensor | None]:
         """Per output, on the ``far`` draw (rows moved by 1e4 and more), twice
@@ -1016,39 +1009,16 @@ class ShapeRun:
         maximum first (red-team rt64); one-pass variance (10% off) and a
         padding sentinel stay far outside it. [] on other draws or without a
         float64 oracle."""
-        if test.dist not in self.FAR_DRAWS or self.model64 is None or _native(test):
+        if test.dist not in FAR_DRAWS or self.model64 is None or _native(test):
             return []
         dtype = next((r.dtype for r in refs if r.is_floating_point()), None)
         if dtype is None:
             return []
-        gen = torch.Generator().manual_seed(test.seed)
-        step = self.FAR_ROUNDING_EPS * torch.finfo(dtype).eps
-
-        def factors(x: torch.Tensor, random: bool) -> torch.Tensor:
-            if random:
-                return torch.rand(x.shape, generator=gen, dtype=torch.float64, device="cpu").mul_(2 * step)
-            # +-step alternating along the last dimension: a row of two moves its elements apart whatever the
-            # draw (one random sample moved both alike, and the row's allowance was at rounding size)
-            signs = torch.ones(x.shape[-1] if x.dim() else 1, dtype=torch.float64)
-            signs[1::2] = -1
-            return (signs.add_(1).mul_(step)).expand(x.shape)
-
-        spreads: list[Any] = []
-        for random in (True, False):
-            shaken = [x.to(torch.float64, copy=True).mul_(factors(x, random).add(1 - step).to(x.device))
-                      if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in pristine]
-            t0 = time.monotonic()
-            try:
-                moved = self._float64(shaken, test)
-            except Exception:  # noqa: BLE001 - the forward fails on the moved inputs: no allowance
-                return []
-            finally:
-                self.ctx.judge_s += time.monotonic() - t0
-            got = [_row_spread(m, o) if isinstance(m, torch.Tensor) and isinstance(o, torch.Tensor)
-                   and m.shape == o.shape and m.is_floating_point() else None for m, o in zip(moved, oracles)]
-            spreads = got if not spreads else [None if a is None or b is None else torch.maximum(a, b)
-                                               for a, b in zip(spreads, got)]
-        return spreads
+        t0 = time.monotonic()
+        try:
+            return far_spread(lambda xs: self._float64(xs, test), pristine, oracles, dtype, test.seed)
+        finally:
+            self.ctx.judge_s += time.monotonic() - t0
 
     def _oracle(self, pristine: list[Any], refs: list[torch.Tensor], test: TestCase) -> list[torch.Tensor]:
         """The float64 oracle's outputs for ``pristine`` (CPU); the native
@@ -1380,6 +1350,51 @@ def _row_spread(moved: torch.Tensor, oracle: torch.Tensor) -> torch.Tensor:
     if d.dim():
         d = torch.maximum(d, d.mean(dim=-1, keepdim=True))
     return d.mul_(2)
+
+
+#: The ``far`` (and ``offset``) draw's input perturbation, in units of the dtype's epsilon (relative, each element).
+FAR_ROUNDING_EPS = 8
+#: Draws whose rows sit far from zero with a small spread: a correct formulation carries the rounding of the
+#: inputs themselves into its outputs (:func:`far_spread`).
+FAR_DRAWS = ("far", "offset")
+
+
+def far_spread(forward64: Callable[[list[Any]], list[Any]], pristine: list[Any], oracles: list[Any],
+               dtype: torch.dtype, seed: int) -> list[torch.Tensor | None]:
+    """Per output, the allowance of :meth:`ShapeRun._far_allowance`: twice
+    the change of the float64 oracle (:func:`_row_spread`) when every
+    floating input of ``pristine`` is moved by a random relative
+    :data:`FAR_ROUNDING_EPS` x eps(``dtype``) (drawn from ``seed``), or by
+    that much up and down alternately along its rows, whichever is larger;
+    ``forward64(inputs) -> outputs`` is the float64 oracle, ``oracles`` its
+    outputs on ``pristine``. [] when the forward fails on the moved inputs.
+    The verifier's tests and the timing's probes (:mod:`kstrata.measure.candidate`)
+    both use it."""
+    gen = torch.Generator().manual_seed(seed)
+    step = FAR_ROUNDING_EPS * torch.finfo(dtype).eps
+
+    def factors(x: torch.Tensor, random: bool) -> torch.Tensor:
+        if random:
+            return torch.rand(x.shape, generator=gen, dtype=torch.float64, device="cpu").mul_(2 * step)
+        # +-step alternating along the last dimension: a row of two moves its elements apart whatever the
+        # draw (one random sample moved both alike, and the row's allowance was at rounding size)
+        signs = torch.ones(x.shape[-1] if x.dim() else 1, dtype=torch.float64)
+        signs[1::2] = -1
+        return signs.add_(1).mul_(step).expand(x.shape)
+
+    spreads: list[Any] = []
+    for random in (True, False):
+        shaken = [x.to(torch.float64, copy=True).mul_(factors(x, random).add(1 - step).to(x.device))
+                  if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in pristine]
+        try:
+            moved = forward64(shaken)
+        except Exception:  # noqa: BLE001 - the forward fails on the moved inputs: no allowance
+            return []
+        got = [_row_spread(m, o) if isinstance(m, torch.Tensor) and isinstance(o, torch.Tensor)
+               and m.shape == o.shape and m.is_floating_point() else None for m, o in zip(moved, oracles)]
+        spreads = got if not spreads else [None if a is None or b is None else torch.maximum(a, b)
+                                           for a, b in zip(spreads, got)]
+    return spreads
 
 
 def _plus(a: list[Any], b: list[Any]) -> list[Any]:
