@@ -53,6 +53,7 @@ print("backend loaded:", "kstrata.backends.tvm" in sys.modules)
     (["eval", "rmsnorm", "x.json", "--scope", "tiny"], "unknown scope 'tiny'; choose full or small"),
     (["eval", "rmsnorm", "x.json", "--timing-shape", "B=0"], "sizes must be at least 1"),
     (["eval", "rmsnorm", "x.json", "--timing-shape", "Q=5"], "task rmsnorm has no shape variable 'Q'"),
+    (["eval", "rmsnorm", "x.json", "--preset", "bogus"], "unknown preset 'bogus'; choose one of strict, warn"),
 ])
 def test_a_wrong_value_is_refused_before_the_backend_loads(args, said, tmp_path):
     """Newcomer nc22: --timing-shape B=0 took 44 s, Q=5 25 s, eval --scope tiny 15 s to be refused."""
@@ -65,3 +66,13 @@ def test_a_wrong_value_is_refused_before_the_backend_loads(args, said, tmp_path)
         r = subprocess.run([sys.executable, "-c", PROBE, "--timing-shape", "B=0", "--budget", "evals=1"],
                            capture_output=True, text=True, timeout=120, cwd=tmp_path)
         assert "torch imported: False" in r.stdout, r.stdout + r.stderr
+
+
+def test_bench_refuses_an_unknown_preset_before_any_cell_runs(tmp_path):
+    """Every candidate of every cell was a runtime_error of the evaluator (45 s for one cell), the bench
+    'run'; now one error, and no bench folder."""
+    r = subprocess.run([sys.executable, "-c", BACKEND_PROBE, "bench", "--suite", "level1", "--tasks", "relu",
+                        "--preset", "bogus", "--out", str(tmp_path / "b")],
+                       capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert "exit 2" in r.stdout and "unknown preset 'bogus'" in r.stderr, r.stdout + r.stderr
+    assert not (tmp_path / "b" / "bench.db").exists()

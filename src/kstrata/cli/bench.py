@@ -124,6 +124,9 @@ def register(app: typer.Typer) -> None:
             from kstrata.cli.optimize import check_shape_text
 
             check_shape_text(timing_shape)  # before the suite loads (newcomer nc22)
+            from kstrata.verify.integrity.registry import preset as check_preset
+
+            check_preset(preset)  # an unknown one made every candidate a runtime_error of the evaluator
             if config is not None:  # read by the LLM proposers only: a bad file was ignored by the others
                 from kstrata.config import load_config
 

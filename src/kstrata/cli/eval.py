@@ -331,7 +331,9 @@ def register(app: typer.Typer) -> None:
             if scope not in ("full", "small"):  # before the task and torch load (newcomer nc22: 15 s)
                 raise ValueError(f"unknown scope {scope!r}; choose full or small")
             from kstrata.cli.optimize import check_shape_names, check_shape_text
+            from kstrata.verify.integrity.registry import preset as check_preset
 
+            check_preset(preset)
             check_shape_text(timing_shape)
             t = resolve_task(task)
             check_shape_names(timing_shape, t)
@@ -386,9 +388,6 @@ def register(app: typer.Typer) -> None:
         try:
             try:
                 if early is not None:  # no judge needed to say it does not parse (newcomer nc22)
-                    from kstrata.verify.integrity.registry import preset as check_preset
-
-                    check_preset(preset)  # an unknown one is refused as the judge refuses it
                     ev, timing = early, None
                 else:
                     with sigterm_as_interrupt(), stage_line(err_console.is_terminal and not as_json) as progress:
