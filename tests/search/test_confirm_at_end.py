@@ -94,6 +94,9 @@ def test_a_best_the_confirmation_did_not_reach_is_called_unverified(tmp_path):
     console.print(result_table(res.run_dir))
     text = console.export_text()
     assert "not at the full scope" in text and res.best.hash[:12] in text and "kstrata export" in text
+    from kstrata.search.views import next_steps
+
+    assert "(not verified at the full scope: the export verifies it there first)" in next_steps(res.run_dir)
     confirmed = _run(tmp_path, ConfirmingEvaluator(), "confirmed")
     console = Console(width=200, record=True)
     console.print(result_table(confirmed.run_dir))

@@ -495,7 +495,9 @@ def next_steps(run_dir: str | Path) -> str:
                 f"not as a result.\nnext: re-time on a quieter machine first: kstrata retime {arg(run_dir)}\n"
                 f"then export what ranks: kstrata export {arg(run_dir)} --to DIR (--unranked exports the fallback "
                 "anyway)")
-    return (f"best candidate's sources: {run_dir / 'best'}\n"
+    unverified = " (not verified at the full scope: the export verifies it there first)" \
+        if _unconfirmed_best(best, run_dir) else ""
+    return (f"best candidate's sources: {run_dir / 'best'}{unverified}\n"
             f"use it from Python: kstrata export {arg(run_dir)} --to DIR (prints how to call it)")
 
 
