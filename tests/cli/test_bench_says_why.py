@@ -29,6 +29,12 @@ def test_an_unsupported_cell_says_why_and_is_counted(tmp_path):
     assert "not run: triton-interp ships no starting kernel for this task" in out
     assert "--initial FILE" in out
     assert "0 run, 0 skipped, 0 failed, 1 not run (unsupported" in out
+    # the bench's report says it too, not "correct: no"
+    r = subprocess.run([sys.executable, "-m", "kstrata", "report", str(tmp_path / "b"), "-o",
+                        str(tmp_path / "r.html")], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    page = (tmp_path / "r.html").read_text()
+    assert "not run: triton-interp ships no starting kernel for this task" in page
 
 
 def test_a_mistyped_task_name_gets_a_suggestion(tmp_path):

@@ -20,7 +20,7 @@ from kstrata.bench import metrics as M
 from kstrata.bench.results import Results, RunView, load_results
 from kstrata.report.plots import VERDICT_COLOURS, speedup_strips, tree_svg
 from kstrata.search.tree import unevaluated
-from kstrata.search.views import no_speedup_note, reading, unranked_why
+from kstrata.search.views import no_speedup_note, reading, unranked_why, unsupported_note
 from kstrata.store.artifacts import unified_diff, write_atomic
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -172,9 +172,12 @@ def build_context(results: Results, count_initial: bool = False, **metric_kw: An
         "task": o.task, "level": o.level, "category": o.category, "backend": o.backend,
         "proposer": o.proposer, "status": o.status,
         # the proposer's candidates (the start is not counted): say where only the start is correct (nc17)
-        "correct": "yes" if o.correct else "no (only the initial candidate, not counted)"
+        # a cell that never ran says so and why, not "no" (newcomer nc22)
+        "correct": "not run" if o.status == "unsupported" else "yes" if o.correct
+        else "no (only the initial candidate, not counted)"
         if str(o.run_dir) in trees and trees[str(o.run_dir)].start_correct() else "no",
-        "speedup": (note or "–") if o.speedup is None else M.format_speedup(o.speedup, o.interval())
+        "speedup": unsupported_note(o.backend) if o.status == "unsupported"
+        else (note or "–") if o.speedup is None else M.format_speedup(o.speedup, o.interval())
         + (" (not counted faster: no interval above 1)" if o.correct and o.speedup > 1 and not o.fast(1.0)
            else "")
         + (f" excluded: {o.excluded}" if o.excluded else ""),
