@@ -103,3 +103,26 @@ def test_help_shows_no_bool_type_after_flags():
     r = CliRunner().invoke(app, ["eval", "--help"], env={"COLUMNS": "200"})
     assert r.exit_code == 0 and "--json" in r.output and "--no-time" in r.output
     assert "<bool>" not in r.output and "<float>" in r.output  # value options keep their type
+
+
+def test_an_outside_domain_evidence_line_says_what_it_is(monkeypatch, tmp_path):
+    """Newcomer nc22: a correct verdict printed "outside_domain: a hidden test: output 0" with no word of what
+    it meant."""
+    from typer.testing import CliRunner
+
+    from kstrata.cli.main import app
+    from kstrata.verdict import Verdict
+    from kstrata.verify.result import Evaluation
+
+    def judged(task, backend, sources, pool, **k):
+        return Evaluation(Verdict.CORRECT, evidence={"outside_domain": ["a hidden test: output 0"]},
+                          public_tests=2, hidden_tests=3, task=task.name, backend=backend.name), None
+
+    monkeypatch.setattr("kstrata.cli.eval.evaluate_sources", judged)
+    cand = tmp_path / "c.py"
+    cand.write_text("import torch\nclass ModelNew(torch.nn.Module):\n    pass\n")
+    r = CliRunner().invoke(app, ["eval", "softmax", str(cand), "--no-time"], env={"COLUMNS": "300"})
+    said = " ".join(r.output.split())
+    assert r.exit_code == 0, r.output
+    assert "outside_domain (tests where the task's own reference misses the float64 oracle" in said
+    assert "a hidden test: output 0" in said

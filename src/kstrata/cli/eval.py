@@ -115,6 +115,14 @@ def evidence_text(value: Any) -> str:
     return str(value)
 
 
+#: what an evidence key means, said after it where the key alone does not (newcomer nc22: a correct
+#: verdict's "outside_domain: a hidden test: output 0" had no word of what it was)
+EVIDENCE_NOTES = {
+    "outside_domain": " (tests where the task's own reference misses the float64 oracle, e.g. its float32 "
+                      "result overflows; they were compared only where the reference is right, and passed "
+                      "there; a hidden test names only the output)",
+}
+
 #: most lines of one evidence value :func:`quoted` prints
 QUOTED_LINES = 40
 
@@ -433,7 +441,8 @@ def register(app: typer.Typer) -> None:
                 console.print(f"  hint: {hint}", markup=False, highlight=False, soft_wrap=True)
             for k, v in ev.evidence.items():
                 if k != "message":
-                    console.print(f"  {k}: {quoted(evidence_text(v), console.width, len(k) + 4)}",
+                    label = k + EVIDENCE_NOTES.get(k, "")
+                    console.print(f"  {label}: {quoted(evidence_text(v), console.width, len(label) + 4)}",
                                   markup=False, highlight=False, soft_wrap=True)
             for w in ev.warnings:
                 label = f"  warning [{w['check']}]: "
