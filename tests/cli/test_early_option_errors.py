@@ -13,12 +13,13 @@ import pytest
 PROBE = """
 import sys
 from kstrata.__main__ import main
-sys.argv = ["kstrata", "optimize", "rmsnorm", *sys.argv[1:]]
+sys.argv = ["kstrata", *sys.argv[1:]]
 try:
     main()
 except SystemExit as e:
     print("exit", e.code)
 print("torch imported:", "torch" in sys.modules)
+print("backend loaded:", "kstrata.backends.tvm" in sys.modules)
 """
 
 
@@ -29,22 +30,12 @@ print("torch imported:", "torch" in sys.modules)
     (["--timing-shape", "B=4,D=x"], "--timing-shape: shape item 'D=x' is not NAME=INT"),
 ])
 def test_a_wrong_option_is_refused_before_torch_loads(args, said, tmp_path):
-    r = subprocess.run([sys.executable, "-c", PROBE, *args, "--budget", "evals=1"], capture_output=True,
+    r = subprocess.run([sys.executable, "-c", PROBE, "optimize", "rmsnorm", *args, "--budget", "evals=1"],
+                       capture_output=True,
                        text=True, timeout=120, cwd=tmp_path)
     assert "exit 2" in r.stdout and said in " ".join(r.stderr.split()), r.stdout + r.stderr
     assert "torch imported: False" in r.stdout
 
-
-BACKEND_PROBE = """
-import sys
-from kstrata.__main__ import main
-sys.argv = ["kstrata", *sys.argv[1:]]
-try:
-    main()
-except SystemExit as e:
-    print("exit", e.code)
-print("backend loaded:", "kstrata.backends.tvm" in sys.modules)
-"""
 
 
 @pytest.mark.parametrize(("args", "said"), [
@@ -57,13 +48,14 @@ print("backend loaded:", "kstrata.backends.tvm" in sys.modules)
 ])
 def test_a_wrong_value_is_refused_before_the_backend_loads(args, said, tmp_path):
     """Newcomer nc22: --timing-shape B=0 took 44 s, Q=5 25 s, eval --scope tiny 15 s to be refused."""
-    r = subprocess.run([sys.executable, "-c", BACKEND_PROBE, *args, "--backend", "tvm-llvm",
+    r = subprocess.run([sys.executable, "-c", PROBE, *args, "--backend", "tvm-llvm",
                         *(["--budget", "evals=1"] if args[0] == "optimize" else [])],
                        capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert "exit 2" in r.stdout and said in " ".join(r.stderr.split()), r.stdout + r.stderr
     assert "backend loaded: False" in r.stdout
     if "B=0" in args:  # a size below 1 is wrong by its text alone: refused before torch loads
-        r = subprocess.run([sys.executable, "-c", PROBE, "--timing-shape", "B=0", "--budget", "evals=1"],
+        r = subprocess.run([sys.executable, "-c", PROBE, "optimize", "rmsnorm", "--timing-shape", "B=0", "--budget",
+                            "evals=1"],
                            capture_output=True, text=True, timeout=120, cwd=tmp_path)
         assert "torch imported: False" in r.stdout, r.stdout + r.stderr
 
@@ -71,7 +63,7 @@ def test_a_wrong_value_is_refused_before_the_backend_loads(args, said, tmp_path)
 def test_bench_refuses_an_unknown_preset_before_any_cell_runs(tmp_path):
     """Every candidate of every cell was a runtime_error of the evaluator (45 s for one cell), the bench
     'run'; now one error, and no bench folder."""
-    r = subprocess.run([sys.executable, "-c", BACKEND_PROBE, "bench", "--suite", "level1", "--tasks", "relu",
+    r = subprocess.run([sys.executable, "-c", PROBE, "bench", "--suite", "level1", "--tasks", "relu",
                         "--preset", "bogus", "--out", str(tmp_path / "b")],
                        capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert "exit 2" in r.stdout and "unknown preset 'bogus'" in r.stderr, r.stdout + r.stderr
