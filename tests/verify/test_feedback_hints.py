@@ -249,7 +249,7 @@ def test_an_in_domain_comparison_locates_at_the_outputs_own_indices(monkeypatch)
     c[3, 100:200] += 1.0  # wrong in row 3 only
     keep = torch.ones(8, 512, dtype=torch.bool)
     keep[0, :87] = False  # the domain leaves 87 elements of row 0 out
-    monkeypatch.setattr(domain, "in_domain", lambda ref, oracle, t, finite=False: keep)
+    monkeypatch.setattr(domain, "in_domain", lambda ref, oracle, t, finite=False, candidate=None: keep)
     (comp,) = ShapeRun._in_domain_comparisons(compare, [c], [o], [r], [None], tol)
     assert not comp.ok and tuple(comp.bad.shape) == (8, 512)
     assert comp.bad[3, 100:200].all() and int(comp.bad.sum()) == 100

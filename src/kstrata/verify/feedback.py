@@ -261,6 +261,7 @@ def values_item(c: torch.Tensor, o: torch.Tensor, bad: torch.Tensor) -> dict[str
         f"{list(p) if len(p) > 1 else p[0]}: {e:.6g} -> {g:.6g}" for p, e, g in shown)
     got, want = c[bad], o[bad]
     fin = torch.isfinite(got) & torch.isfinite(want)
+    text += _rounding_direction(got, want) if bool(fin.all()) else ""
     if got.numel() > 1 and bool(fin.all()):
         if bool((got == got[0]).all()):
             text += f"; every wrong element is {float(got[0]):.6g}"
@@ -273,6 +274,28 @@ def values_item(c: torch.Tensor, o: torch.Tensor, bad: torch.Tensor) -> dict[str
         else:
             text += _row_factor(c, o, bad)
     return item("values", "source", text, samples=[[list(p), e, g] for p, e, g in shown])
+
+
+def _rounding_direction(got: torch.Tensor, want: torch.Tensor) -> str:
+    """A sentence when every wrong element (``got`` vs the oracle's ``want``,
+    finite float64) is integer-valued and one step off in one direction from
+    zero: toward zero is a cast that truncates where the reference rounds;
+    away from zero (never from 0 itself alone) is ties rounded away from zero
+    where the reference rounds half to even (queue round rt66: an int8 cast
+    that truncated was told only where it was wrong). '' otherwise."""
+    if not got.numel() or not bool((got == got.round()).all() and (want == want.round()).all()) \
+            or not bool(((got - want).abs() == 1).all()):
+        return ""
+    toward = got.abs() < want.abs()
+    if bool(toward.all()):
+        return ("; every wrong element is one step toward zero from the expected value: a cast that truncates "
+                "(.to(int8), (int)x, tl's .to(tl.int8)) where the reference rounds (half to even, as "
+                "torch.round): round first, then cast")
+    if bool((~toward).all()) and bool((want != 0).any()):
+        return ("; every wrong element is one step away from zero: ties rounded away from zero (C's round, "
+                "libdevice.round, floor(|x| + 0.5)) where the reference rounds half to even (torch.round, "
+                "rint)?")
+    return ""
 
 
 #: spread, relative to their size, within which values read as "the same" in :func:`values_item`
