@@ -77,7 +77,10 @@ def _small_cross_entropy_task(tmp_path):
 def test_shipped_cross_entropy_keeps_small_losses_of_offset_rows(judge, tmp_path):
     """The loss is (max - z[label]) + log(sum(exp(z - max))): with logits near +-1000 (the
     ``offset`` draw) and two classes, (max + log(sum)) - z[label] rounds a loss of ~0.05 at
-    the spacing of floats near 1000 (6e-5), which the judge rejects; the shipped order does not."""
+    the spacing of floats near 1000 (6e-5). Since red-team rt64 (bc6e419, b5e9356) the judge
+    allows that on the ``offset`` draw as on ``far``: it is the rounding of the inputs
+    themselves at that size (a backward-error allowance), so both orders are correct; an
+    ``exp`` without the row's max subtracted, which overflows there, is not."""
     verify = pytest.importorskip("kstrata.verify.api")
     task = _small_cross_entropy_task(tmp_path)
     shipped = kernels.initial_source("triton", "cross_entropy")
@@ -88,5 +91,12 @@ def test_shipped_cross_entropy_keeps_small_losses_of_offset_rows(judge, tmp_path
                               "loss = (m + tl.log(tl.sum(e, axis=0))) - z_label")
     assert rounded != shipped
     ev = verify.verify_candidate(task, "triton-interp", {"source": rounded}, secret="ce-offset",
+                                 scope="full", timeout_s=600, pool=judge)
+    assert ev.verdict.value == "correct", ev
+    unshifted = shipped.replace("e = tl.where(mask, tl.exp(z - m), 0.0)", "e = tl.where(mask, tl.exp(z), 0.0)"
+                                ).replace("loss = (m - z_label) + tl.log(tl.sum(e, axis=0))",
+                                          "loss = tl.log(tl.sum(e, axis=0)) - z_label")
+    assert unshifted.count("tl.exp(z)") == 1 and "tl.log(tl.sum(e, axis=0)) - z_label" in unshifted
+    ev = verify.verify_candidate(task, "triton-interp", {"source": unshifted}, secret="ce-offset",
                                  scope="full", timeout_s=600, pool=judge)
     assert ev.verdict.value == "incorrect", ev
