@@ -122,7 +122,7 @@ def test_an_outside_domain_evidence_line_says_what_it_is(monkeypatch, tmp_path):
     cand = tmp_path / "c.py"
     cand.write_text("import torch\nclass ModelNew(torch.nn.Module):\n    pass\n")
     r = CliRunner().invoke(app, ["eval", "softmax", str(cand), "--no-time"], env={"COLUMNS": "300"})
-    said = " ".join(r.output.split())
+    said = " ".join(r.output.replace("|", " ").split())  # a wrapped evidence line goes on after '|'
     assert r.exit_code == 0, r.output
     assert "outside_domain (tests where the task's own reference misses the float64 oracle" in said
     assert "a hidden test: output 0" in said
