@@ -18,6 +18,7 @@ candidate processes (see README, "Trust boundary").
 from __future__ import annotations
 
 import secrets as _secrets
+import shlex
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -238,7 +239,7 @@ def read_candidate(path: str | Path, backend: str | None = None) -> tuple[dict[s
     if path.is_dir() and (path / "export.json").is_file() and (path / "sources").is_dir():
         # a `kstrata export` package: its sources/ and the backend its export.json names
         return read_candidate(path / "sources", backend or _recorded_backend(path / "export.json"))
-    run_backend = candidate_run_backend(path)
+    run_backend = candidate_run_backend(path, backend)
     if path.is_file() and (backend or run_backend):
         levels = get_backend(backend or run_backend).levels
         if len(levels) > 1 and path.stem in levels:
@@ -331,15 +332,30 @@ def _candidate_prefix(path: Path) -> Path:
     return hits[0] if hits else path
 
 
-def candidate_run_backend(path: str | Path) -> str | None:
+def candidate_run_backend(path: str | Path, given: str | None = None) -> str | None:
     """The backend of the run ``path`` belongs to (``RUN/best``, ``RUN/candidates/<h>``, or a file in
-    them); None where ``path`` is not in a run."""
+    them); None where ``path`` is not in a run, or where its record names none and the caller
+    ``given`` one (``--backend``).
+
+    Raises
+    ------
+    ValueError
+        When the run's ``config.json`` names no backend as text (damaged or
+        hand-edited: ``"backend": 5`` was read as no backend and the
+        candidate evaluated as ``pytorch``, "no level files of pytorch";
+        red-team rt65) and none is ``given``: the message names the file and
+        what to do."""
     path = Path(path)
     here = path if path.is_dir() else path.parent
     for run in (here.parent, here.parent.parent):
         cfg = run / "config.json"
         if (run / "run.db").is_file() and cfg.is_file():
-            return _recorded_backend(cfg)
+            backend = _recorded_backend(cfg)
+            if backend is None and not given:
+                raise ValueError(f"{cfg} names no backend (the file is damaged or was edited by hand): pass "
+                                 f"--backend with the run's backend (`kstrata tree {shlex.quote(str(run))}` "
+                                 "names it, from run.db)")
+            return backend
     return None
 
 

@@ -292,8 +292,9 @@ def test_a_candidate_folders_malformed_record_is_one_clear_error(tmp_path):
     list (or names a backend that is a list), an export whose
     ``export.json`` does, or a run whose ``config.json`` does: ``eval`` and
     ``optimize --initial`` ended in AttributeError/TypeError tracebacks. Now
-    a ValueError naming the file (``error: ...``, exit 2) or, for a run's or
-    export's record, the backend is taken as not recorded."""
+    a ValueError naming the file (``error: ...``, exit 2) or, for an
+    export's record, the backend is taken as not recorded (a run's: named
+    too unless ``--backend`` is given, red-team rt65)."""
     import json
 
     import pytest
@@ -324,7 +325,10 @@ def test_a_candidate_folders_malformed_record_is_one_clear_error(tmp_path):
     (run / "run.db").write_bytes(b"")
     for cfg in ([], {"backend": [1]}):
         (run / "config.json").write_text(json.dumps(cfg))
-        assert candidate_run_backend(run / "candidates" / "abc") is None
+        # since rt65: named, with what to do, unless the caller gives the backend (then its own stands)
+        with pytest.raises(ValueError, match="config.json names no backend"):
+            candidate_run_backend(run / "candidates" / "abc")
+        assert candidate_run_backend(run / "candidates" / "abc", "pytorch") is None
 
 
 def test_a_shape_option_refuses_a_variable_given_twice_and_sizes_past_64_bits():

@@ -240,7 +240,9 @@ def test_a_deeply_nested_json_record_beside_a_candidate_is_not_a_traceback(tmp_p
     an export's ``export.json`` records beside the candidate; JSON nested past
     the parser's recursion limit raised RecursionError, which the readers of
     kstrata's own files (they catch ValueError) let through: eval ended in a
-    traceback. The record is read as absent (the candidate's default backend)."""
+    traceback. An export's record is read as absent (the candidate's default
+    backend); a run's is named as damaged, with what to do, unless the backend
+    is given (red-team rt65)."""
     from kstrata.api import candidate_task, read_candidate
 
     if where == "export.json":
@@ -255,7 +257,10 @@ def test_a_deeply_nested_json_record_beside_a_candidate_is_not_a_traceback(tmp_p
         folder = run / "best"
         folder.mkdir()
         (folder / "source.py").write_text("class ModelNew:\n    pass\n")
-    sources, backend = read_candidate(folder)
+    if where == "config.json":
+        with pytest.raises(ValueError, match="config.json names no backend"):
+            read_candidate(folder)
+    sources, backend = read_candidate(folder, None if where == "export.json" else "pytorch")
     assert backend == "pytorch" and "ModelNew" in sources["source"]
     assert candidate_task(folder) is None
 

@@ -345,7 +345,7 @@ def register(app: typer.Typer) -> None:
             check_shape_text(timing_shape)
             t = resolve_task(task)
             check_shape_names(timing_shape, t)
-            ran = candidate_run_backend(candidate)
+            ran = candidate_run_backend(candidate, backend)
             if backend and ran and backend != ran:  # newcomer nc17: "no level files of triton-interp"
                 raise ValueError(f"{candidate}: a {ran} candidate (its run's backend), not a {backend} one; drop "
                                  "--backend (eval takes the run's)")
