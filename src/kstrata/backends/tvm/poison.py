@@ -207,7 +207,8 @@ def _device_fill(buf: Any, pattern: int) -> Any:
     for e in buf.shape:
         n = n * i64(e)
     bx, tx = tirx.Var("kstrata_poison_bx", ity), tirx.Var("kstrata_poison_tx", ity)
-    flat, rest, idx = bx * FILL_THREADS + tx, bx * FILL_THREADS + tx, []
+    flat = bx * FILL_THREADS + tx
+    rest, idx = flat, []
     for e in reversed(list(buf.shape)):
         part = tirx.floormod(rest, i64(e))
         idx.append(part if str(e.ty) == ity else tirx.Cast(str(e.ty), part))
@@ -238,7 +239,7 @@ def fill_global_workspaces(func: Any, pattern: int) -> Any:
         return func
     blk = realize.block
     bufs = [b for b in blk.alloc_buffers
-            if b.scope() == "global" and len(b.shape) and "x" not in str(b.dtype) and _wanted(b, None)]
+            if b.scope() == "global" and "x" not in str(b.dtype) and _wanted(b, None)]
     if not bufs:
         return func
     body = tirx.SeqStmt([*(_device_fill(b, pattern) for b in bufs), blk.body])
