@@ -771,13 +771,12 @@ class ShapeRun:
                 out.append(k)
                 continue
             m = mask.reshape(-1)
+            cm, om, rm = (t.reshape(-1)[m.to(t.device)] for t in (c, o, r))
             allow = extra[i] if extra and i < len(extra) else None
             if isinstance(allow, torch.Tensor) and allow.shape == o.shape:
-                sub = compare(c.reshape(-1)[m.to(c.device)], o.reshape(-1)[m.to(o.device)],
-                              r.reshape(-1)[m.to(r.device)], tol, allow.reshape(-1)[m.to(allow.device)])
+                sub = compare(cm, om, rm, tol, allow.reshape(-1)[m.to(allow.device)])
             else:
-                sub = cmp(c.reshape(-1)[m.to(c.device)], o.reshape(-1)[m.to(o.device)],
-                          r.reshape(-1)[m.to(r.device)], tol)
+                sub = cmp(cm, om, rm, tol)
             if sub.bad is not None and sub.bad.numel() == int(m.sum()):
                 # the mask back at the output's own indices: flat over the in-domain elements it located
                 # nothing (queue round 5: "wrong elements of the output (shape (4009,)) at indices along
