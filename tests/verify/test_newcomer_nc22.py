@@ -1,6 +1,6 @@
 """Newcomer nc22: a correct reordered row mean read ``incorrect`` on the ``far`` draw.
 
-The task (``cases/nc22_far_reordered_mean/task.py``, the newcomer's own) is
+The task (``tests/cli/cases/nc22/maxmean.py``, the newcomer's own) is
 ``max - mean`` over rows; its distributions default to every draw, ``far``
 included (rows moved by up to 1e37). There the fp32 reference's own mean
 overflows in some rows and cancels catastrophically in most others, so the
@@ -28,11 +28,12 @@ from kstrata.tasks.meta import Tolerance
 from kstrata.verify.domain import in_domain
 
 CASE = Path(__file__).resolve().parent / "cases" / "nc22_far_reordered_mean"
+TASK = Path(__file__).resolve().parents[1] / "cli" / "cases" / "nc22" / "maxmean.py"
 KSTRATA = [sys.executable, "-m", "kstrata"]
 
 
 def _eval(candidate: str, backend: str) -> dict:
-    p = subprocess.run([*KSTRATA, "eval", str(CASE / "task.py"), str(CASE / candidate), "--backend", backend,
+    p = subprocess.run([*KSTRATA, "eval", str(TASK), str(CASE / candidate), "--backend", backend,
                         "--no-time", "--json", "--timeout", "300"],
                        capture_output=True, text=True, timeout=900, env={**os.environ, "PYTHONUNBUFFERED": "1"})
     assert p.stdout.strip(), p.stderr[-3000:]
