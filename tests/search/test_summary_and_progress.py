@@ -60,6 +60,27 @@ def test_progress_names_the_best_ranked_candidate_never_an_untrusted_one(tmp_pat
     assert progress_best(tree) == f"best {best.speedup:.2f}x ({best.hash[:8]}, {best.level or 'initial'})"
 
 
+class Screened(FakeEvaluator):
+    """Every correct candidate verified at a reduced scope only (``--scope small``
+    with the confirmation at the run's end, not reached yet)."""
+
+    def evaluate(self, task, backend, srcs):
+        ev, m = super().evaluate(task, backend, srcs)
+        if ev["verdict"] == "correct":
+            ev["evidence"] = {"scope": "small: 3 of 9 sweep shapes"}
+        return ev, m
+
+
+def test_progress_says_a_best_verified_at_the_screening_scope_only_is_screened_only(tmp_path):
+    res = optimize(FakeTask(), FakeBackend(), FakeProposer(), Screened(), "greedy", Budget(evaluations=4),
+                   tmp_path / "run", settings=SearchSettings(final_contenders=0))
+    tree = _tree(res.run_dir)
+    best = tree.best_correct()
+    assert best is not None and best.reduced_scope
+    assert progress_best(tree) == f"best {best.speedup:.2f}x ({best.hash[:8]}, {best.level or 'initial'}, " \
+                                  "screened only)"
+
+
 def test_no_ranked_candidate_is_said_plainly_in_progress_and_summary(tmp_path):
     res = _run(tmp_path, limit=0.0)  # every timing untrusted, the start's included
     tree = _tree(res.run_dir)

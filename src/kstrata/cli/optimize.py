@@ -369,7 +369,11 @@ def progress_best(tree: Any) -> str:
     what the summary will name) with its speedup when its timing is trusted,
     else ``no ranked candidate yet``: a candidate whose timing was not
     believed is never shown as the best (the final round re-times those at
-    the end of the run). ``no correct candidate yet`` before any is correct."""
+    the end of the run). ``no correct candidate yet`` before any is correct.
+    A best the search verified at its screening scope only (``--confirm end``,
+    or its confirmation not reached yet) says ``screened only``, as the end
+    table's 'not verified' line does (newcomer nc22: the progress line called
+    such a best plainly 'best')."""
     from kstrata.search.views import reading
 
     best = tree.best_correct() if tree is not None else None
@@ -378,10 +382,12 @@ def progress_best(tree: Any) -> str:
     if not best.timing_trusted:
         unranked = sum(1 for n in tree if n.correct and not n.timing_trusted)
         return f"no ranked candidate yet ({unranked} correct, timing not trusted yet)"
+    screened = ", screened only" if best.reduced_scope else ""
     r = reading(best)  # the reading tree, show and the summary show
     if r is None:  # e.g. triton-interp: correctness only, no timing
-        return f"best {best.hash[:8]} ({best.level or 'initial'}; correct, not timed)"
-    return f"best {r.value:.2f}x ({best.hash[:8]}, {best.level or 'initial'}" + (", re-timed)" if r.retimed else ")")
+        return f"best {best.hash[:8]} ({best.level or 'initial'}{screened}; correct, not timed)"
+    return f"best {r.value:.2f}x ({best.hash[:8]}, {best.level or 'initial'}" + \
+        (", re-timed" if r.retimed else "") + f"{screened})"
 
 
 def _check_tune_markers(sources: dict[str, str], backend: Any, initial: Path | None) -> None:
