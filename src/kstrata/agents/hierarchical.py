@@ -61,6 +61,7 @@ from kstrata.agents.exemplars import exemplars_for, intensity_of
 from kstrata.agents.knowledge import spec_for_backend
 from kstrata.agents.llm_agent import (LLM_MAX_PER_LEVEL, ask, editable_on, editable_only, known_candidate,
                                       prompt_context, replay_in_sandbox)
+from kstrata.agents.llvm_debug import editable_sources
 from kstrata.agents.memory import Attempt, MemoryStore, Skill, op_text
 from kstrata.agents.parse import clip_marked, parse_cross_level_requests
 from kstrata.agents.prompt import build_prompt, environment
@@ -188,6 +189,7 @@ class LevelAgent:
         kstrata.agents.router.Declined
             When the model declines; it carries the calls made.
         """
+        sources = editable_sources(context.backend, sources, level)  # tvm-llvm IR: no debug metadata
         ctx = prompt_context(task, candidate, feedback, level, role=self.role, backend_name=context.backend,
                              backend=backend, tree=context.tree, history=history, decline=True,
                              sources=sources, notes=self.level_notes, text_of=text_of,

@@ -16,6 +16,7 @@ from typing import Any
 from kstrata.agents.base import Proposal, ProposalBatch, ProposeContext
 from kstrata.agents.closed import REPEAT, ClosedLevels, skipped
 from kstrata.agents.knowledge import spec_for_backend
+from kstrata.agents.llvm_debug import editable_sources
 from kstrata.agents.parse import (
     ParseError,
     answer_to_sources,
@@ -526,13 +527,15 @@ class LLMProposer:
         why = self.closed.nothing_to_edit(candidate, level)
         if why is not None:
             return skipped(level, why)
+        shown = editable_sources(context.backend, dict(candidate.sources), level)  # tvm-llvm IR: no debug metadata
         ctx = prompt_context(task, candidate, feedback, level, role=self.role, backend_name=context.backend,
                              backend=self.backend, tree=context.tree, decline=True, notes=self.level_notes,
+                             sources=shown,
                              history=tuple(tree_history(context.tree, candidate, level,
                                                         order=tuple(task.nominal_shape))),
                              text_of=self._proposed.get, run_shape=context.timing_shape, closed=self.closed)
         try:
-            answer, problems = ask(self.provider, self.log, build_prompt(ctx), dict(candidate.sources), level,
+            answer, problems = ask(self.provider, self.log, build_prompt(ctx), shown, level,
                                     role=self.role, language=ctx.language, retries=self.max_format_retries,
                                     calls_left=context.budget_left.get("proposer_calls"), other_roles=ctx.other_roles,
                                     known=known_candidate(context.tree, task, context.backend))
