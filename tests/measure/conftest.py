@@ -2,6 +2,7 @@ import os
 
 import pytest
 import torch
+from bench_helpers import keep_ceilings, seed_ceilings
 
 from kstrata.measure.environment import THREAD_ENV
 
@@ -9,11 +10,14 @@ from kstrata.measure.environment import THREAD_ENV
 @pytest.fixture(autouse=True)
 def _restore_threads_and_cache(tmp_path, monkeypatch):
     """Timing fixes the thread count process-wide; give it back after each test,
-    and keep caches (roofline, baselines) in a temporary directory."""
+    and keep caches (roofline, baselines) in a temporary directory, seeded with
+    the CPU ceilings an earlier test of this process measured (bench_helpers.seed_ceilings)."""
     threads = torch.get_num_threads()
     env = {v: os.environ.get(v) for v in THREAD_ENV}
     monkeypatch.setenv("KSTRATA_CACHE_DIR", str(tmp_path / "cache"))
+    seed_ceilings(tmp_path / "cache")
     yield
+    keep_ceilings(tmp_path / "cache")
     torch.set_num_threads(threads)
     for k, v in env.items():
         if v is None:
