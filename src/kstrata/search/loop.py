@@ -442,7 +442,8 @@ class _Run:
         def hook_for(best: Node) -> Callable[..., Any]:
             def hook(task: Any, backend: Any, sources: dict[str, str]) -> Any:
                 ev = self.confirm(task, backend, sources) if self.confirm is not None else None
-                if ev is None and self.confirm_promoted is not None and (best.timing_trusted or best.reduced_scope):
+                if ev is None and self.confirm_promoted is not None and (best.timing_trusted or best.reduced_scope) \
+                        and not self.given_start_untimed(best):
                     # an unranked best (a correct fallback, what best/ holds) is confirmed too: newcomer nc18
                     ev = self.confirm_promoted(task, backend, sources)
                 return ev
@@ -454,6 +455,25 @@ class _Run:
 
         confirm_bests(self.store, self.tree, reload, self.task, self.backend, hook_for, "end of run",
                       on_start=lambda best: self.emit("confirming", node=best))
+
+    def given_start_untimed(self, node: Node) -> bool:
+        """Whether ``node`` is the start the run was given (``--initial``, not
+        the backend's shipped kernel) on a backend that times nothing
+        (``timing_meaningful`` false, e.g. triton-interp). There nothing ranks
+        a rewrite above the start, so the start is the run's best whatever the
+        agents made, and confirming it at the full scope verifies the user's
+        own kernel, not a result of the search: left to ``kstrata export`` and
+        ``kstrata eval --scope full`` (the summary calls it verified at a reduced
+        scope only). Queue round rt66: a slow start (a program per row, K walked
+        16 at a time) was being confirmed in Triton's interpreter for up to
+        82 minutes after every call had been answered."""
+        if getattr(self.backend, "timing_meaningful", True) or node.parents:
+            return False
+        try:
+            shipped = normalize_sources(self.backend.initial_sources(self.task))
+        except Exception:  # noqa: BLE001 - no shipped start: the start was given
+            return True
+        return normalize_sources(self.store.sources(node.hash)) != shipped
 
     def finish(self, reason: str) -> RunResult:
         self.policy.post_search(self.tree)
