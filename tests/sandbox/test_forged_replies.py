@@ -44,7 +44,7 @@ def test_a_forged_load_reply_with_buffers_is_refused_unread(tmp_path):
 
 def test_a_reply_that_stops_arriving_ends_at_the_time_limit_blamed_on_the_candidate(tmp_path):
     t0 = time.monotonic()
-    d = kstrata_eval(tmp_path, "stall", "--timeout", "20")
+    d = kstrata_eval(tmp_path, "stall", "--timeout", "10")
     assert d["verdict"] == "timeout", d["evidence"]
     msg = d["evidence"]["message"]
     assert "stopped arriving" in msg and "reference or the oracle" not in msg, msg

@@ -337,7 +337,7 @@ def test_a_timeout_on_a_hidden_test_tells_none_of_the_judges_seconds(tmp_path):
 
     kstrata = str(Path(sys.executable).with_name("kstrata"))
     p = subprocess.run([kstrata, "eval", "relu", str(CASES / "rt55_hidden_timeout" / "candidate.py"), "--backend",
-                        "pytorch", "--json", "--no-time", "--scope", "small", "--timeout", "20"],
+                        "pytorch", "--json", "--no-time", "--scope", "small", "--timeout", "10"],
                        capture_output=True, text=True, timeout=300, cwd=str(tmp_path))
     assert p.returncode == 0, p.stderr[-3000:]
     d = json.loads(p.stdout[p.stdout.index("{"):])
