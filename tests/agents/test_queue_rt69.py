@@ -91,3 +91,30 @@ def test_strip_llvm_debug_leaves_ir_unchanged_where_kept_metadata_needs_debug_no
     # a string constant that spells an attachment is text, not an attachment
     s = '@s = private constant [10 x i8] c", !dbg !5\\00"\n'
     assert s.strip() in strip_llvm_debug(s + plain)
+
+
+def test_a_single_agents_request_to_the_source_level_is_routed_there():
+    """silu on tvm-llvm, --proposer llm, --initial with the generated IR as
+    `source`: the graph answer declined with "CROSS-LEVEL REQUEST: source:
+    ...", and the next prompt went to the schedule level. The loop's tree is
+    read without sources, so the router took the start for one without
+    source text (TVM's source exists only once given) and left the requested
+    level out; the policy already knew it from the proposer's own record, as
+    the hierarchical proposer's router does."""
+    from agent_fakes import declined_expansion
+
+    from kstrata.agents.router import Declined
+
+    task = resolve_task("silu")
+    full = CandidateTree([rec("a", sources={"graph": "# g\n", "schedule": "# s\n", "source": "; ir\n"})])
+    answer = ("DECLINE\nDIAGNOSIS: one fused PrimFunc already\n"
+              "CROSS-LEVEL REQUEST: source: a vector exp in the sigmoid loop\n")
+    prop = LLMProposer(ScriptedProvider([answer]), NoLog(), backend=StubBackend())
+    with pytest.raises(Declined) as d:
+        prop.propose(task, full["a" * 8], full["a" * 8].feedback(), "graph",
+                     context=ProposeContext(backend="tvm-llvm", levels=LEVELS, tree=full))
+    # the loop's view: the same start, read without its sources, and the decline stored with its expansion
+    loop = CandidateTree([rec("a")], [declined_expansion("a", "graph", "single", d.value.record["diagnosis"],
+                                                         d.value.record["requests"], 1)])
+    level, reason = prop.router(loop, loop["a" * 8], ["schedule", "source"], LEVELS)
+    assert level == "source" and "a vector exp" in reason, reason

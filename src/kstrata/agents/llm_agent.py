@@ -503,8 +503,10 @@ class LLMProposer:
         (:class:`~kstrata.agents.router.FeedbackRouter` with ``failures_only``)."""
         from kstrata.agents.router import FeedbackRouter
 
+        # known_text: the loop's tree is read without sources, so only the proposer knows that a start
+        # given with TVM's `source` has text there (queue round rt69: a request to source went unrouted)
         return FeedbackRouter(backend=getattr(self.backend, "name", None), failures_only=True, rebuild=False,
-                              levels=getattr(self.backend, "levels", None),
+                              levels=getattr(self.backend, "levels", None), known_text=self._text.get,
                               closed=lambda tree, node, lv: self.closed.why(node, lv, tree))
 
     def propose(self, task: Any, candidate: Any, feedback: Any, level: str, *,
