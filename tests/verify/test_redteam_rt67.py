@@ -75,3 +75,18 @@ def test_rt67_w8a8_on_int6_activations_is_incorrect(kstrata_eval):
     assert d["verdict"] == "incorrect" and d["check"] == "tolerance", _said(d)
     d = kstrata_eval("w8a8_gemm", str(case / "honest_exact.py"), "--scope", "small", "--no-time")
     assert d["verdict"] == "correct", _said(d)
+
+
+
+class _Test:
+    def describe(self) -> str:
+        return "a public test"
+
+
+def test_the_message_says_the_typical_element_is_off():
+    from kstrata.verify.runner import Failure, _incorrect
+
+    cand, oracle = _w8a8(bits_dropped=2)
+    r = compare(cand, oracle, oracle.float(), QUANT)
+    stop = _incorrect(Failure(test=_Test(), outputs=[], oracles=[], comparisons=[r]), True)
+    assert "median element" in str(stop) and "fewer bits" in str(stop), stop

@@ -1867,6 +1867,12 @@ def _incorrect(failure: Failure, public: bool) -> Stop:
             msg = (f"{wrong} of {total} elements differ from the reference's by more than the quant policy "
                    "allows for integer outputs (one quantization step, and only where the exact value "
                    "before the rounding is within rounding of a tie)")
+        elif stats.get("typical_exceeded"):
+            msg = (f"{wrong} of {total} elements outside tolerance: the median element is off by "
+                   f"{stats.get('median_err', float('nan')) / max(stats.get('typical_cap') or 1e-300, 1e-300):.3g} "
+                   "times what the quant policy allows an output of this dtype (float16's rounding of the "
+                   "outputs' RMS): the whole output is computed on fewer bits than its contract (the cosine, "
+                   "rel_l1 and rmse limits stand for rounding ties and half-precision accumulation)")
         elif missed:  # "max error" covers finite elements only: NaN/Inf the candidate did not propagate
             msg = (f"{wrong} of {total} elements outside tolerance: {missed} where the oracle is NaN/Inf and "
                    f"the candidate's value is not the same NaN/Inf, max error {max_err} over the rest")

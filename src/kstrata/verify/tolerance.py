@@ -376,6 +376,8 @@ def _compare_quant(cd: torch.Tensor, o: torch.Tensor, tol: Tolerance, stats: dic
         typical_cap = max(QUANT_TYPICAL * rms, tol.k * _median_abs((nd - ov).abs().nan_to_num_(0.0)))
         stats.update(median_err=_median_abs(err), typical_cap=typical_cap)
         typical_ok = stats["median_err"] <= typical_cap
+        if not typical_ok:
+            stats["typical_exceeded"] = True
     ok = cos >= tol.cosine and rel_l1 <= tol.rel_l1 and rmse <= tol.rmse and not nonfinite.any() \
         and not (err.numel() and float(err.max()) > cap) and typical_ok
     if ok:
