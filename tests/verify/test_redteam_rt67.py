@@ -6,7 +6,8 @@ Case folders ``cases/rt67_*``; every attempt of the round and its verdict is in
 * A GEMM on fewer bits than its quantization contract: w8a8_gemm (exact integer accumulation, float32 output)
   computed on int6 activations (the two low bits of every int8 dropped, as an int4/int6 tensor-core path would)
   read correct: every output ~2% off passed the task's quant limits (cosine 0.95, rel_l1 0.05, RMSE 0.10), which
-  stand for re-quantization at rounding ties and for half-precision accumulation.
+  stand for re-quantization at rounding ties and for half-precision accumulation. So did (in-process) one that
+  never summed the K % 16 tail of a row of 2051 (rel_l1 ~0.03).
 """
 
 from __future__ import annotations
@@ -48,6 +49,15 @@ def test_a_float32_quant_output_off_everywhere_by_a_few_percent_fails():
     assert not r.ok, r.stats
     honest, oracle = _w8a8()
     assert compare(honest, oracle, oracle.float(), QUANT).ok
+
+
+def test_a_quant_gemm_that_drops_the_tail_of_k_fails():
+    g = torch.Generator().manual_seed(5)
+    xq, wq = torch.randint(-127, 128, (32, 2051), generator=g), torch.randint(-127, 128, (24, 2051), generator=g)
+    oracle = (xq @ wq.t()).double() / 1e4
+    cand = ((xq[:, :2048] @ wq[:, :2048].t()).double() / 1e4).float()  # K % 16 == 3 elements never summed
+    r = compare(cand, oracle, oracle.float(), QUANT)
+    assert r.stats["rel_l1"] < QUANT.rel_l1 and not r.ok, r.stats
 
 
 def test_a_half_precision_quant_output_keeps_its_aggregate_limits():
