@@ -137,7 +137,7 @@ def expansions(backend: Any, task: Any, sources: dict[str, str], shape: dict[str
     head, rows = [], []
     graphs = [("", sources["graph"])]
     if args.rewrites:
-        graphs = [(rule, g) for rule, g, _ in rewrites(sources["graph"])] + graphs
+        graphs = [(rule, g) for rule, g, _ in rewrites(sources["graph"], gpu=True)] + graphs
     for rule, graph in graphs:
         src = {**sources, "graph": graph}
         t0 = time.perf_counter()

@@ -108,3 +108,92 @@ def test_a_schedule_applies_to_its_primfunc_numbered_otherwise_at_another_shape(
     assert any(f"applied to {there!r}" in s.code for s in applied)
     with pytest.raises(Exception, match="no PrimFunc named"):  # a name nothing here matches stays an error
         replay_schedule(unit, render_schedule({"fused_nothing_like_it": ["pass"]}), strict=True)
+
+
+def _online(backend, task):
+    """cross_entropy's sources with the one-pass log-softmax + gather rewrite and
+    its ``gpu_online`` variants in the proposer's order (``gpu_variants``)."""
+    src = backend.initial_sources(task)
+    graph = next(g for rule, g, _ in rewrites(src["graph"], gpu=True) if rule == "log_softmax_gather_online")
+    base = {**src, "graph": graph, "schedule": render_schedule({})}
+    funcs = backend.lower(task, base, task.nominal_shape).funcs
+    return base, gpu_variants(funcs, base["schedule"], backend.target())
+
+
+def _nvcc_compiles(sources: list[str], tmp_path) -> None:
+    """Each CUDA C text compiles for sm_90 (one nvcc call for all, a cubin each)."""
+    import shutil
+    import subprocess
+
+    if shutil.which("nvcc") is None:
+        pytest.skip("nvcc is not on PATH")
+    names = []
+    for i, text in enumerate(sources):
+        (tmp_path / f"k{i}.cu").write_text(text)
+        names.append(f"k{i}.cu")
+    done = subprocess.run(["nvcc", "-arch=sm_90", "-cubin", *names], cwd=tmp_path, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert all((tmp_path / f"k{i}.cubin").stat().st_size > 0 for i in range(len(sources)))
+
+
+def test_the_one_pass_cross_entropy_variants_come_first_and_only_on_a_gpu():
+    """The rewrite that reads a row once (online max and sum) is the first the
+    GPU proposer offers for cross_entropy, its first two schedules are
+    ``gpu_online`` (the GPU suite evaluates the start and those two), and a
+    CPU target is offered neither the rewrite nor the recipe."""
+    from kstrata.backends.tvm.rules import graph_variants, schedule_variants
+
+    cuda, llvm, task = get_backend("tvm-cuda"), get_backend("tvm-llvm"), resolve_task("cross_entropy")
+    graph = cuda.initial_sources(task)["graph"]
+    assert [r for r, _, _ in rewrites(graph, gpu=True)][:1] == ["log_softmax_gather_online"]
+    assert "log_softmax_gather_online" not in [r for r, _, _ in rewrites(graph)]
+    assert "log_softmax_gather_online" not in [v.rule for v in graph_variants(graph, gpu=False)]
+    assert graph_variants(graph, gpu=True)[0].rule == "log_softmax_gather_online"
+    _, variants = _online(cuda, task)
+    assert [v.rule for v in variants[:2]] == ["gpu_online", "gpu_online"]
+    assert "512 threads" in variants[0].description and "1024 threads" in variants[1].description
+    src = llvm.initial_sources(task)
+    funcs = llvm.lower(task, src, task.small_shapes[0]).funcs
+    assert all(v.rule != "gpu_online" for v in schedule_variants(funcs, src.get("schedule", ""), gpu=False))
+
+
+@pytest.mark.parametrize("shape", [{"B": 3, "C": 1}, {"B": 2, "C": 2049}, {"B": 5, "C": 77}])
+def test_the_one_pass_cross_entropy_computes_the_reference_on_opencl(shape):
+    """The online max and sum (lanes past the row's end, a row shorter than the
+    lanes, one column) give the reference's loss on PoCL, for the two variants
+    proposed first."""
+    opencl, task = get_backend("tvm-opencl"), resolve_task("cross_entropy")
+    base, variants = _online(opencl, task)
+    for v in variants[:2]:
+        ok, why = run_once(opencl, task, {**base, "schedule": v.text}, task.full_shape(shape))
+        assert ok, f"{v.description} at {shape}: {why}"
+
+
+@pytest.mark.slow
+def test_the_one_pass_cross_entropy_variants_build_at_every_verifier_shape_and_compile_with_nvcc(tmp_path):
+    """Every ``gpu_online`` variant generates CUDA at every shape the verifier
+    tests, normal and poison builds (kstrata's uninitialised-memory check); the
+    two proposed first compile with nvcc for sm_90 at the size-1 and nominal
+    shapes, poison builds included. The proposer's own check (the expansion's
+    filter) keeps them."""
+    from kstrata.backends.tvm import build as tb
+
+    cuda, task = get_backend("tvm-cuda"), resolve_task("cross_entropy")
+    base, variants = _online(cuda, task)
+    online = [v for v in variants if v.rule == "gpu_online"]
+    assert len(online) == 4
+    kept, _ = schedule_expansion(task, base, "tvm-cuda", gpu=True)
+    assert [v["rule"] for v in kept[:2]] == ["gpu_online", "gpu_online"]
+    shapes = _verifier_shapes(task)
+    assert any(1 in s.values() for s in shapes)
+    to_compile = []
+    for n, v in enumerate(online):
+        src = {**base, "schedule": v.text}
+        for shape in shapes + [task.nominal_shape]:
+            _, funcs, _, _ = cuda.scheduled_funcs(task, src, task.full_shape(shape))
+            for poison in (0, 1, 2):
+                with tb.codegen_only(cuda.target()):
+                    code = tb.generated_source(tb.build_module(funcs, cuda.target(), poison=poison), "cuda")
+                if n < 2 and (shape == task.nominal_shape or 1 in shape.values()):
+                    to_compile.append(code)
+    _nvcc_compiles(to_compile, tmp_path)

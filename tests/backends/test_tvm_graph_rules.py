@@ -133,7 +133,7 @@ def test_the_first_schedule_of_the_rewrite_builds_at_every_verified_shape(cuda, 
 def test_graph_level_offers_the_rewrite_first_on_a_gpu_last_on_a_cpu(cuda, llvm):
     _, sources = _graph(cuda, "cross_entropy")
     rules = [v.rule for v in graph_variants(sources["graph"], gpu=True)]
-    assert rules[0] == "log_softmax_gather" and "fusion" in rules[1:]
+    assert rules[:2] == ["log_softmax_gather_online", "log_softmax_gather"] and "fusion" in rules[2:]
     _, sources = _graph(llvm, "rmsnorm")
     rules = [v.rule for v in graph_variants(sources["graph"])]
     assert rules[0] == "fusion" and rules[-1] == "square"  # rows first on a CPU (test_tvm_cpu_rows)
@@ -155,12 +155,14 @@ def test_schedule_expansion_offers_the_rewrite_with_its_schedules_first(cuda, mo
     root = SimpleNamespace(sources=sources, hash="root")
     ctx = ProposeContext(backend=cuda.name, levels=cuda.levels, seed=0, step=0, tree=[root])
     props = TVMRulesProposer(cuda, tune_trials=0).propose(task, root, None, "schedule", context=ctx).proposals
-    assert [p.level for p in props[:2]] == ["graph", "graph"]
-    assert [p.sources["schedule"] for p in props[:2]] == ["# new 0\n", "# new 1\n"]
-    assert all("R.nn.log_softmax" not in p.sources["graph"] for p in props[:2])
-    assert props[0].metadata["rule"] == "log_softmax_gather+gpu_rows"
-    assert [p.sources["schedule"] for p in props[2:]] == [f"# old {i}\n" for i in range(4)]
-    assert all(p.sources["graph"] == sources["graph"] for p in props[2:])
+    # the one-pass form first (the row read once), then the two-pass one, two schedules each
+    assert [p.level for p in props[:4]] == ["graph"] * 4
+    assert [p.sources["schedule"] for p in props[:4]] == ["# new 0\n", "# new 1\n"] * 2
+    assert all("R.nn.log_softmax" not in p.sources["graph"] for p in props[:4])
+    assert [p.metadata["rule"] for p in props[:4:2]] == ["log_softmax_gather_online+gpu_rows",
+                                                          "log_softmax_gather+gpu_rows"]
+    assert [p.sources["schedule"] for p in props[4:]] == [f"# old {i}\n" for i in range(4)]
+    assert all(p.sources["graph"] == sources["graph"] for p in props[4:])
     # on a CPU target the schedule expansion keeps to schedules
     llvm = get_backend("tvm-llvm")
     seen.clear()

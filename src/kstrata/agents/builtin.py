@@ -208,7 +208,7 @@ class TVMRulesProposer:
         if not self.per_rewrite or not getattr(self.backend, "gpu_like", False):
             return []  # a CPU search has the evaluations to reach them at the graph level
         out = []
-        for rule, graph, desc in rewrites(sources.get("graph", "")):
+        for rule, graph, desc in rewrites(sources.get("graph", ""), gpu=True):
             base = {**sources, "graph": graph, "schedule": render_schedule({}, "after the graph rule " + rule)}
             try:
                 variants, _ = schedule_expansion(task, base, self.backend.name, gpu=True)  # gpu_like, above

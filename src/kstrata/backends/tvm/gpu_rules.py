@@ -50,6 +50,13 @@ Recipes (``recipe`` is the variant's rule name), each over a few parameters:
                     (``local``) form is not offered: TVM sizes a thread's
                     local buffer by the bounding box of the indices it
                     touches, the whole strided row here.
+``gpu_online``      the one-pass log-softmax + gather PrimFunc of the graph rewrite
+                    ``log_softmax_gather_online`` (cross_entropy): a block per
+                    row, each thread's adjacent lanes' running max and sum in
+                    registers over the row's chunks, then the two cross-thread
+                    reductions; the row read from global memory once
+                    (:func:`recipe_online`). Its first two thread counts are
+                    :data:`ONLINE_LEADS`.
 ``gpu_reduce``      a PrimFunc ending in a reduction (sum/max/mean over some
                     axes): ``cross`` puts a block per output and the reduction
                     across ``threads`` threads (contiguous reductions);
@@ -120,6 +127,11 @@ LEADS: tuple[tuple[str, Params], ...] = (
 #: it in L2 (H200: 2 blocks per SM x 132 SMs x 128 KB = 34 MB of its 50 MB L2; at 512 threads
 #: 66 MB). Not measured yet (benchmarks/tvm_cuda_rows_next.sh times it against the rest)
 LONG_ROW_LEAD: tuple[str, Params] = ("gpu_rows", {"threads": 1024, "vec": 4, "unroll": 0})
+
+#: the first variants of the one-pass log-softmax PrimFunc (``gpu_online``, its first two thread
+#: counts), ahead of :data:`LEADS`: the built-in proposer offers a graph rewrite's first two
+#: variants, and the GPU suite's three evaluations are the start and those two
+ONLINE_LEADS: tuple[tuple[str, Params], ...] = (("gpu_online", {"threads": 512}), ("gpu_online", {"threads": 1024}))
 
 #: GEMM tiles (block M, block N, k step, thread M, thread N); the first is the default
 GEMM_TILES = ((64, 64, 8, 4, 4), (128, 128, 8, 8, 8), (64, 64, 16, 4, 4), (128, 64, 8, 8, 4), (32, 32, 8, 2, 2))
@@ -283,6 +295,54 @@ def _shared_row_lines(staged: tuple[int, int, int], reductions: list[str], last:
             f"    cc = sch.fuse(*cl[1:]) if len(cl) > 2 else cl[-1]\n"
             f"{copy}\n"
             f'    sch.bind(ctx, "threadIdx.x")']
+
+
+#: the blocks of :data:`kstrata.backends.tvm.graph_rules.LOG_SOFTMAX_GATHER_ONLINE` that
+#: :func:`recipe_online` schedules (a PrimFunc with these blocks, in this order, and no others)
+ONLINE_BLOCKS = ("lane_stats", "row_max", "row_sumexp", "gathered")
+#: threads per row of ``gpu_online``, in the order proposed: 512 (4 adjacent lanes each: a warp's
+#: loads of one chunk cover 512 contiguous bytes), then 1024 (2 lanes), then 256 and 128 (8 and 16
+#: lanes: the shipped Triton kernel's ``TWO_PASS`` runs 128 threads at its ``CHUNK=2048``)
+ONLINE_THREADS = (512, 1024, 256, 128)
+
+
+def recipe_online(sch: Any, target: Any) -> Iterator[tuple[Params, list[str], str]]:
+    """``gpu_online``: the one-pass log-softmax + gather PrimFunc (its blocks
+    :data:`ONLINE_BLOCKS`). A block per row; the row's lanes split into
+    ``threads`` groups of ``lanes / threads`` adjacent lanes, one per thread,
+    their running max and sum held in registers (``local``) over the chunks
+    (the chunk loop outside the lanes, both unrolled) up to the two
+    cross-thread reductions (the max, then the rescaled sum, in shared
+    memory); thread 0 writes the gathered value. The row is read from global
+    memory once, where the two-pass form reads it twice (the second time from
+    L2 while it is still there)."""
+    blocks = _blocks(sch)
+    if tuple(b[0] for b in blocks) != ONLINE_BLOCKS:
+        return
+    lanes = _extent(sch, blocks[0][2][1])
+    for threads in ONLINE_THREADS:
+        if lanes % threads:
+            continue
+        lines = ["b = " + _sblock("gathered"), "loops = sch.get_loops(b)",
+                 "row = sch.fuse(*loops[:-1]) if len(loops) > 2 else loops[0]",
+                 f"_, tx = sch.split(loops[-1], factors=[None, {threads}])",
+                 'sch.bind(tx, "threadIdx.x")', 'sch.bind(row, "blockIdx.x")']
+        for r in ("row_sumexp", "row_max"):
+            lines += [f"r = {_sblock(r)}", "sch.compute_at(r, row)", 'sch.set_scope(r, 0, "shared")',
+                      f"rtx, _ = sch.split(sch.get_loops(r)[-1], factors=[{threads}, None])",
+                      'sch.bind(rtx, "threadIdx.x")']
+        lines += [f"u = {_sblock('lane_stats')}", "sch.compute_at(u, row)", "ul = sch.get_loops(u)",
+                  f"utx, uw = sch.split(ul[1], factors=[{threads}, None])", 'sch.bind(utx, "threadIdx.x")',
+                  "sch.unroll(uw)",
+                  # the chunk loop (none where the row is one chunk: TVM drops a unit loop) outside the lanes
+                  "if len(ul) > 2:\n"
+                  "    sch.reorder(utx, ul[2], uw)\n"
+                  '    sch.annotate(ul[2], "pragma_auto_unroll_max_step", 256)\n'
+                  '    sch.annotate(ul[2], "pragma_unroll_explicit", 1)',
+                  'sch.set_scope(u, 0, "local")', 'sch.set_scope(u, 1, "local")']
+        yield ({"threads": threads}, lines,
+               f"one-pass rows (online max and sum): a block per row, {threads} threads, {lanes // threads} "
+               f"lanes each in registers, the row read once")
 
 
 def _is_gemm(sch: Any, entry: tuple[str, Any, list[Any], str]) -> bool:
@@ -482,6 +542,7 @@ def recipe_dlight(sch: Any, target: Any) -> Iterator[tuple[Params, list[str], st
 
 
 RECIPES: dict[str, Recipe] = {
+    "gpu_online": recipe_online,
     "gpu_gemm": recipe_gemm,
     "gpu_rows": recipe_rows,
     "gpu_reduce": recipe_reduce,
@@ -533,14 +594,14 @@ def _family(key: tuple[str, Params]) -> tuple[str, Any]:
 def _ordered(found: list[tuple[tuple[str, Params], Variant]],
              current: tuple[str, Params] | None) -> list[Variant]:
     """Nearest to the candidate's own variant first (when it is one); else the
-    :data:`LEADS` that were found (and :data:`LONG_ROW_LEAD` where no variant
+    :data:`ONLINE_LEADS` and :data:`LEADS` that were found (and :data:`LONG_ROW_LEAD` where no variant
     stages the row in shared memory), then each family's first variant (its
     defaults), then moves of one parameter from those, then two, ...; ties in
     generation order."""
     firsts: dict[tuple[str, Any], tuple[str, Params]] = {}
     for k, _ in found:
         firsts.setdefault(_family(k), k)
-    leads = list(LEADS) if current is None else []
+    leads = list(ONLINE_LEADS + LEADS) if current is None else []
     if leads and not any(k[0] == "gpu_rows" and k[1].get("cache") == "shared" for k, _ in found):
         leads.append(LONG_ROW_LEAD)
     keys = [(leads.index(k) - len(leads) if k in leads else

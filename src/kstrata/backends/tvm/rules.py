@@ -506,7 +506,7 @@ RULES: dict[str, Rule] = {
 
 #: Rules that write a whole schedule for a PrimFunc (tried first, in order),
 #: the GPU recipes of :mod:`kstrata.backends.tvm.gpu_rules` among them.
-COMPOSITE = ("fuse_rows", "gemm_tile", "reduce_vec", "conv_tile", "gpu_gemm", "gpu_rows", "gpu_reduce",
+COMPOSITE = ("fuse_rows", "gemm_tile", "reduce_vec", "conv_tile", "gpu_gemm", "gpu_online", "gpu_rows", "gpu_reduce",
              "gpu_elementwise", "dlight")
 
 
@@ -632,7 +632,7 @@ def graph_variants(graph_text: str, gpu: bool = False) -> list[Variant]:
     rows = not gpu and _reduces_a_computed_value(graph_text)
     # the algebraic rewrites: first on a GPU target (they remove passes or work that no fusion choice does),
     # last on a CPU one (see above)
-    rewritten = [Variant("graph", text, rule, "", desc) for rule, text, desc in rewrites(graph_text)]
+    rewritten = [Variant("graph", text, rule, "", desc) for rule, text, desc in rewrites(graph_text, gpu=gpu)]
     choices = FUSION_CHOICES if gpu else tuple(
         f for f in FUSION_CHOICES
         if (f != "rows" or rows) and (f != "none" or not rows or re.search(_ANCHOR_CALL, graph_text)))
