@@ -36,3 +36,45 @@ def test_a_hidden_tests_shape_does_not_reach_the_next_candidate_through_the_sand
             got[name] = (ev.verdict.value, str(ev.evidence.get("message"))[:500])
     assert got["relays.py"][0] == "correct", got
     assert got["reads.py"][0] == "correct", got  # a compile_error naming the relayed counts before
+
+
+def test_a_message_the_reader_stops_taking_ends_at_its_deadline():
+    """wire.send with a deadline: a reader that takes nothing more ends the
+    write (Stalled) instead of holding the writer for ever."""
+    import os
+    import time
+
+    from kstrata.sandbox import wire
+
+    r, w = os.pipe()
+    try:
+        t0 = time.monotonic()
+        with pytest.raises(wire.Stalled):
+            wire.send(w, {"op": "call"}, [bytes(8 << 20)], time.monotonic() + 1.0)
+        assert time.monotonic() - t0 < 10
+    finally:
+        os.close(r)
+        os.close(w)
+
+
+@sandboxed
+def test_a_candidate_that_stops_reading_its_request_gets_its_own_timeout():
+    """The candidate swapped its request pipe at load and stopped reading at
+    the first request larger than a pipe: the judge's write blocked past every
+    time limit and stall watch, until the pool killed the judge at its wall
+    limit (3 x 20 + 300 s here) with a verdict blaming the reference."""
+    import time
+
+    from kstrata.tasks.loader import resolve_task
+    from kstrata.verify import verify_candidate
+    from kstrata.verify.api import wall_limit
+
+    source = (CASES / "rt68_stops_reading" / "stops_reading.py").read_text()
+    t0 = time.monotonic()
+    ev = verify_candidate(resolve_task("relu"), "pytorch", {"source": source}, secret="5eed" * 4,
+                          scope="small", preset="warn", timeout_s=20)
+    took = time.monotonic() - t0
+    message = str(ev.evidence.get("message"))
+    assert ev.verdict.value == "timeout", (ev.verdict, ev.check, message)
+    assert "verification did not finish" not in message, message
+    assert took < wall_limit(20) - 60, took

@@ -569,8 +569,14 @@ class CandidateProcess:
         if limit is None:
             limit = 0 if header.get("op") in BUFFERLESS_OPS else reply_cap()
         churn = Churn.mark(self, header) if header.get("op") in CHECKED_OPS else None
-        try:
-            wire.send(self.wfd, header, list(buffers))
+        deadline = math.inf if timeout_s is None else time.monotonic() + timeout_s
+        try:  # under the request's time limit: a process that stops reading its request is ended (wire.send)
+            wire.send(self.wfd, header, list(buffers), deadline)
+        except wire.Stalled as e:
+            self.kill()
+            cause = "timeout" if time.monotonic() >= deadline else "stall"
+            raise CandidateDied(cause, f"the candidate process stopped reading its '{header.get('op', '?')}' "
+                                f"request ({e}); its process tree was killed") from None
         except (BrokenPipeError, OSError):
             raise self._died() from None
         h, b = self._recv(timeout_s, limit, f"'{header.get('op', '?')}' request")
@@ -743,8 +749,8 @@ class CandidateProcess:
         """Ask the process to exit, then end its tree whatever it does."""
         if self.wfd >= 0:
             try:
-                wire.send(self.wfd, {"op": "exit"})
-            except OSError:
+                wire.send(self.wfd, {"op": "exit"}, time.monotonic() + 1.0)
+            except (OSError, wire.WireError):  # gone, or no longer reading: ended below either way
                 pass
         self.kill()
 

@@ -161,20 +161,58 @@ def _read_exact(fd: int, n: int, deadline: float | None = None) -> bytes:
     return b"".join(chunks)
 
 
-def _write_all(fd: int, data: bytes | memoryview) -> None:
+def _wait_writable(fd: int, deadline: float | None) -> None:
+    """Wait until ``fd`` takes bytes again, at most until ``deadline``
+    (``time.monotonic``) and :data:`IDLE_S` from now; None: as long as it takes.
+
+    Raises
+    ------
+    Stalled
+        When the reader took no byte in time.
+    """
+    import select
+    import time
+
+    left = None if deadline is None else max(0.0, min(deadline - time.monotonic(), IDLE_S))
+    if not select.select([], [fd], [], left)[1]:
+        raise Stalled(f"the reader stopped taking the message: none of it taken for {left:.3g} s")
+
+
+def _write_all(fd: int, data: bytes | memoryview, deadline: float | None = None) -> None:
     view = memoryview(data).cast("B")
     while view:
-        view = view[os.write(fd, view):]
+        try:
+            view = view[os.write(fd, view):]
+        except BlockingIOError:  # a non-blocking end (send with a deadline): wait for room
+            _wait_writable(fd, deadline)
 
 
-def send(fd: int, header: dict[str, Any], buffers: list[bytes | memoryview] = ()) -> None:
-    """Write one message: ``header`` (JSON-able) and its raw ``buffers``."""
+def send(fd: int, header: dict[str, Any], buffers: list[bytes | memoryview] = (),
+         deadline: float | None = None) -> None:
+    """Write one message: ``header`` (JSON-able) and its raw ``buffers``.
+
+    With ``deadline`` (a ``time.monotonic`` value, ``math.inf`` for none),
+    ``fd`` is made non-blocking and the whole message must be taken by then,
+    with no pause of :data:`IDLE_S` s in it: the judge's write of a request
+    larger than the pipe held it past every time limit and stall watch when
+    the candidate's process stopped reading (its request pipe swapped for
+    another at load; red team rt68).
+
+    Raises
+    ------
+    Stalled
+        When the reader stops taking the message (only with ``deadline``).
+    OSError
+        When the reader is gone (``BrokenPipeError``).
+    """
     header = dict(header)
     header["buffers"] = [memoryview(b).nbytes for b in buffers]
     text = json.dumps(header, allow_nan=True).encode()
-    _write_all(fd, _LEN.pack(len(text)) + text)
+    if deadline is not None:
+        os.set_blocking(fd, False)
+    _write_all(fd, _LEN.pack(len(text)) + text, deadline)
     for b in buffers:
-        _write_all(fd, b)
+        _write_all(fd, b, deadline)
 
 
 class Received(list):
