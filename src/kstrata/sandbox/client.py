@@ -749,7 +749,7 @@ class CandidateProcess:
         """Ask the process to exit, then end its tree whatever it does."""
         if self.wfd >= 0:
             try:
-                wire.send(self.wfd, {"op": "exit"}, time.monotonic() + 1.0)
+                wire.send(self.wfd, {"op": "exit"}, deadline=time.monotonic() + 1.0)
             except (OSError, wire.WireError):  # gone, or no longer reading: ended below either way
                 pass
         self.kill()
