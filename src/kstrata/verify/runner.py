@@ -1868,10 +1868,10 @@ def _incorrect(failure: Failure, public: bool) -> Stop:
                    "allows for integer outputs (one quantization step, and only where the exact value "
                    "before the rounding is within rounding of a tie)")
         elif stats.get("typical_exceeded"):
-            msg = (f"{wrong} of {total} elements outside tolerance: the median element is off by "
-                   f"{stats.get('median_err', float('nan')) / max(stats.get('typical_cap') or 1e-300, 1e-300):.3g} "
+            msg = (f"{wrong} of {total} elements outside tolerance: one in ten elements or more is off by "
+                   f"{stats.get('typical_err', float('nan')) / max(stats.get('typical_cap') or 1e-300, 1e-300):.3g} "
                    "times what the quant policy allows an output of this dtype (float16's rounding of the "
-                   "outputs' RMS): the whole output is computed on fewer bits than its contract (the cosine, "
+                   "outputs' RMS): the output is computed on fewer bits than its contract (the cosine, "
                    "rel_l1 and rmse limits stand for rounding ties and half-precision accumulation)")
         elif missed:  # "max error" covers finite elements only: NaN/Inf the candidate did not propagate
             msg = (f"{wrong} of {total} elements outside tolerance: {missed} where the oracle is NaN/Inf and "

@@ -139,8 +139,8 @@ rounding that differs everywhere (re-quantization, fp16 accumulation); the
 elementwise cap is for outputs that are wrong outright: the last 8 of 4096
 GEMV outputs never written (0) moved the RMSE by 0.044, inside 0.10, and read
 correct (red-team round of 2026-12-03). An output finer than float16 must also
-keep its median error within float16's unit roundoff of the oracle's RMS
-(:data:`QUANT_TYPICAL`, or k times the reference's own median error): only a
+keep nine in ten of its errors within float16's unit roundoff of the oracle's
+RMS (:data:`QUANT_TYPICAL`, or k times the reference's own): only a
 half-precision output accumulates in half precision. With K = 6 a kernel that spends the
 whole RMSE allowance on Gaussian-like errors keeps its largest of 4096 (about
 3.9 sigma) inside the cap, and an output missing outright fails whenever its
@@ -331,24 +331,29 @@ def compare(cand: torch.Tensor, oracle: torch.Tensor, native: torch.Tensor, tol:
 
 #: Elementwise cap of the ``quant`` policy, in units of its RMSE limit times the oracle's RMS.
 QUANT_ELEMENT_K = 6.0
-#: Under ``quant``, the largest median error of an output finer than float16, relative to the oracle's RMS:
-#: float16's unit roundoff (2^-11). The aggregate limits stand for re-quantization, which moves a few
-#: elements at rounding ties (the median not at all), and for half-precision accumulation, which only a
+#: Under ``quant``, the largest error of the :data:`QUANT_TYPICAL_SHARE` smallest of an output finer than
+#: float16, relative to the oracle's RMS: float16's unit roundoff (2^-11). The aggregate limits stand for
+#: re-quantization, which moves a few elements at rounding ties (none of these), and for half-precision
+#: accumulation, which only a
 #: half-precision output has: a float32 output whose typical element is off by more than a float16
 #: rounding was computed on fewer bits than its contract (red-team rt67: a w8a8 GEMM on int6 activations,
 #: every output ~2% off, passed cosine 0.95, rel_l1 0.05, RMSE 0.10).
 QUANT_TYPICAL = 2.0**-11
-#: Elements the median of :data:`QUANT_TYPICAL` is taken over, at most (an even stride through the output).
-QUANT_MEDIAN_SAMPLE = 1 << 20
+#: The share of elements :data:`QUANT_TYPICAL` bounds: a median alone let a kernel take the shortcut on just
+#: under half of the output (half the rows of the int6 GEMM).
+QUANT_TYPICAL_SHARE = 0.9
+#: Elements the quantile of :data:`QUANT_TYPICAL` is taken over, at most (an even stride through the output).
+QUANT_TYPICAL_SAMPLE = 1 << 20
 
 
-def _median_abs(err: torch.Tensor) -> float:
-    """Median of ``err`` (float64, finite) over at most :data:`QUANT_MEDIAN_SAMPLE` evenly strided elements."""
+def _typical_abs(err: torch.Tensor) -> float:
+    """The :data:`QUANT_TYPICAL_SHARE` quantile of ``err`` (float64, finite) over at most
+    :data:`QUANT_TYPICAL_SAMPLE` evenly strided elements (0.0 for none)."""
     flat = err.flatten()
     if not flat.numel():
         return 0.0
-    flat = flat[:: max(1, flat.numel() // QUANT_MEDIAN_SAMPLE)]
-    return float(flat.median())
+    flat = flat[:: max(1, flat.numel() // QUANT_TYPICAL_SAMPLE)]
+    return float(flat.kthvalue(max(1, math.ceil(QUANT_TYPICAL_SHARE * flat.numel()))).values)
 
 
 def _compare_quant(cd: torch.Tensor, o: torch.Tensor, tol: Tolerance, stats: dict[str, Any],
@@ -373,9 +378,9 @@ def _compare_quant(cd: torch.Tensor, o: torch.Tensor, tol: Tolerance, stats: dic
     if native is not None and native.is_floating_point() \
             and torch.finfo(native.dtype).eps < torch.finfo(torch.float16).eps and ov.numel():
         nd = native.double()[fin]  # the reference's own typical error is allowed too (k times it)
-        typical_cap = max(QUANT_TYPICAL * rms, tol.k * _median_abs((nd - ov).abs().nan_to_num_(0.0)))
-        stats.update(median_err=_median_abs(err), typical_cap=typical_cap)
-        typical_ok = stats["median_err"] <= typical_cap
+        typical_cap = max(QUANT_TYPICAL * rms, tol.k * _typical_abs((nd - ov).abs().nan_to_num_(0.0)))
+        stats.update(typical_err=_typical_abs(err), typical_cap=typical_cap)
+        typical_ok = stats["typical_err"] <= typical_cap
         if not typical_ok:
             stats["typical_exceeded"] = True
     ok = cos >= tol.cosine and rel_l1 <= tol.rel_l1 and rmse <= tol.rmse and not nonfinite.any() \
