@@ -17,13 +17,16 @@ graph is specialized to the header's shape and refused at any other.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import re
 import shutil
 import subprocess
 import tempfile
+import threading
 from collections.abc import Iterator
+from concurrent.futures import Future
 from typing import Any
 
 from kstrata.backends.tvm.lower import Plan
@@ -412,8 +415,22 @@ def nvcc_path() -> str | None:
     )
 
 
+#: nvcc's output in this process by (nvcc, arch, fmt, sha256 of the CUDA C): a candidate's normal build
+#: and its two poison builds at a shape, and shapes that specialise to the same kernels, often generate
+#: the same text (relu's start at the verifier's 17 shapes: 51 builds, 13 distinct texts; a poison
+#: build differs only where a kernel allocates a ``local`` array or a workspace), and nvcc is most of
+#: a tvm-cuda build. Same text, same compiler, same flags: the same PTX, so no check is weakened.
+_NVCC_DONE: dict[tuple[str, str, str, str], Future] = {}
+_NVCC_DONE_LOCK = threading.Lock()
+#: most compiled texts kept (a candidate's verification compiles at most a few dozen)
+NVCC_CACHE_ENTRIES = 256
+
+
 def nvcc_compile(code: str, arch: str = "sm_90", fmt: str = "ptx", timeout: float = 300) -> bytes:
     """Compile CUDA C with nvcc; returns the PTX (``fmt="ptx"``) or cubin bytes.
+    A text already compiled in this process (or being compiled by another
+    thread) with the same nvcc, ``arch`` and ``fmt`` is not compiled again
+    (:data:`_NVCC_DONE`); a failure is not kept.
 
     Raises
     ------
@@ -423,6 +440,28 @@ def nvcc_compile(code: str, arch: str = "sm_90", fmt: str = "ptx", timeout: floa
     nvcc = nvcc_path()
     if nvcc is None:
         raise BuildError("nvcc not found (install the CUDA toolkit or put nvcc on PATH)")
+    key = (nvcc, arch, fmt, hashlib.sha256(code.encode()).hexdigest())
+    with _NVCC_DONE_LOCK:
+        done, mine = _NVCC_DONE.get(key), None
+        if done is None:
+            if len(_NVCC_DONE) >= NVCC_CACHE_ENTRIES:
+                _NVCC_DONE.pop(next(iter(_NVCC_DONE)))
+            done = mine = _NVCC_DONE[key] = Future()
+    if mine is None:
+        return done.result()
+    try:
+        out = _run_nvcc(nvcc, code, arch, fmt, timeout)
+    except BaseException as e:
+        with _NVCC_DONE_LOCK:
+            _NVCC_DONE.pop(key, None)
+        mine.set_exception(e)
+        raise
+    mine.set_result(out)
+    return out
+
+
+def _run_nvcc(nvcc: str, code: str, arch: str, fmt: str, timeout: float) -> bytes:
+    """One nvcc run (see :func:`nvcc_compile`)."""
     with tempfile.TemporaryDirectory(prefix="kstrata_nvcc_") as d:
         src, out = os.path.join(d, "k.cu"), os.path.join(d, f"k.{fmt}")
         with open(src, "w") as f:
