@@ -46,13 +46,23 @@ def _answerer(directory, marker, stop, seen):
 def _lightly_timed(monkeypatch):
     """The CLI's evaluator with a short timing round and no re-timing: what is
     tested here is where the answer runs and what the next prompt shows, not
-    what a timing reads (the default rounds took most of 4.5 minutes under load)."""
+    what a timing reads (the default rounds took most of 4.5 minutes under load).
+    Nor the end of the run: no full-scope confirmation of a would-be best (the
+    same verification in the same sandbox, at more shapes) and no end-of-run
+    re-timing of untrusted contenders (``final_round``); together 28% of the
+    test's time (109 s of 390 s at load 9). tests/search/test_final_round.py and
+    test_confirm_at_end.py test those."""
     from kstrata.measure.timing import TimingConfig
     from kstrata.search import evaluators
 
     light, full = TimingConfig(warmup_ms=5.0, budget_ms=20.0, max_remeasure=0), evaluators.VerifyMeasureEvaluator
-    monkeypatch.setattr(evaluators, "VerifyMeasureEvaluator",
-                        lambda **kw: full(**kw, timing_config=light, final_timing_config=light, retimes=0))
+
+    def evaluator(**kw):
+        ev = full(**{**kw, "confirm_scope": None}, timing_config=light, final_timing_config=light, retimes=0)
+        ev.final_round = None  # the search loop takes the round from the evaluator when it has one
+        return ev
+
+    monkeypatch.setattr(evaluators, "VerifyMeasureEvaluator", evaluator)
 
 
 @pytest.mark.slow
