@@ -18,6 +18,17 @@ class TextTooLarge(ValueError):
     """A file longer than its reader's limit; the message names the file and the limit."""
 
 
+class UnreadableFile(OSError):
+    """A file that opened but could not be read (``EIO``: ``/proc/self/mem``, a
+    failing disk; ``EINVAL``): the message names the file. A user error
+    (:data:`kstrata.cli.errors.USER_ERRORS`): a candidate or task given as a
+    link to such a file ended ``kstrata eval`` in an ``OSError`` traceback
+    that named no file (red team rt68)."""
+
+    def __str__(self) -> str:
+        return str(self.strerror)
+
+
 def read_text(path: str | os.PathLike[str], limit: int, what: str, errors: str = "strict",
               encoding: str | None = None) -> str:
     """The text of the file ``path`` as ``Path.read_text(encoding, errors)``
@@ -34,11 +45,17 @@ def read_text(path: str | os.PathLike[str], limit: int, what: str, errors: str =
     ------
     TextTooLarge
         When the file holds more than ``limit`` characters.
+    UnreadableFile
+        When the file opened but reading it failed.
     OSError, UnicodeDecodeError
-        As ``read_text`` does.
+        As ``open`` and ``read_text`` do.
     """
     with open(path, encoding=encoding, errors=errors) as f:
-        text = f.read(limit + 1)
+        try:
+            text = f.read(limit + 1)
+        except OSError as e:
+            raise UnreadableFile(e.errno, f"{path}: cannot be read ({e.strerror or e}); give {what} "
+                                 "that is a readable file") from None
     if len(text) > limit:
         raise TextTooLarge(f"{path}: over {limit} characters, more than {what} may have here")
     return text

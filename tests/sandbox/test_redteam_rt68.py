@@ -78,3 +78,26 @@ def test_a_candidate_that_stops_reading_its_request_gets_its_own_timeout():
     assert ev.verdict.value == "timeout", (ev.verdict, ev.check, message)
     assert "verification did not finish" not in message, message
     assert took < wall_limit(20) - 60, took
+
+
+@pytest.mark.skipif(not Path("/proc/self/mem").exists(), reason="no /proc/self/mem here")
+@pytest.mark.parametrize("args", [["eval", "relu", "{link}", "--backend", "pytorch"],
+                                  ["eval", "{link}", "{ok}", "--backend", "pytorch"],
+                                  ["memory", "import", "{link}"]])
+def test_a_file_that_opens_but_cannot_be_read_is_one_clear_error(tmp_path, args):
+    """A candidate or task given as a link to /proc/self/mem (it opens, its
+    read fails with EIO) ended eval in an OSError traceback naming no file,
+    exit 1; memory import the same."""
+    import subprocess
+    import sys
+
+    link = tmp_path / "kernel.py"
+    link.symlink_to("/proc/self/mem")
+    ok = tmp_path / "cand.py"
+    ok.write_text("import torch\nclass ModelNew(torch.nn.Module):\n    def forward(self, x):\n"
+                  "        return torch.relu(x)\n")
+    argv = [a.format(link=link, ok=ok) for a in args]
+    out = subprocess.run([sys.executable, "-m", "kstrata", *argv], capture_output=True, text=True, timeout=300,
+                         env={**__import__("os").environ, "COLUMNS": "300"})
+    assert out.returncode == 2, out.stderr[-2000:]
+    assert "Traceback" not in out.stderr and "cannot be read" in out.stderr, out.stderr[-2000:]

@@ -133,6 +133,7 @@ USER_ERRORS: tuple[tuple[str, str], ...] = (
     ("kstrata.sandbox.policy", "SandboxUnavailable"),
     ("kstrata.tasks.scaled", "ShapeModeError"),
     ("kstrata.agents.memory", "MemoryFileError"),
+    ("kstrata.textfile", "UnreadableFile"),
 )
 
 

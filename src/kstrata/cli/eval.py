@@ -21,6 +21,7 @@ from kstrata.backends.registry import UnknownBackendError, get_backend
 from kstrata.backends.workers import pool_for
 from kstrata.tasks.base import TaskError
 from kstrata.tasks.loader import resolve_task
+from kstrata.textfile import UnreadableFile
 from kstrata.sandbox.policy import SandboxUnavailable
 from kstrata.verify.integrity.registry import UnknownPresetError
 
@@ -367,7 +368,7 @@ def register(app: typer.Typer) -> None:
             shape = _timing_shape(timing_shape, t, b, None)  # an OptionError is a ValueError
             pool = pool_for(b)
         except (TaskError, UnknownBackendError, UnknownPresetError, FileNotFoundError, ValueError,
-                EnvMissingError) as e:
+                EnvMissingError, UnreadableFile) as e:
             print_error(e)
             raise typer.Exit(2) from None
         from kstrata.verify.interp_cost import over_limit, slow_note, suggested_timeout
