@@ -93,6 +93,34 @@ def test_strip_llvm_debug_leaves_ir_unchanged_where_kept_metadata_needs_debug_no
     assert s.strip() in strip_llvm_debug(s + plain)
 
 
+@pytest.mark.parametrize("calls, told", [(1, True), (2, False), (None, False)])
+def test_the_runs_last_call_says_an_unusable_answer_gets_no_retry(calls, told):
+    """rt63 and rt66 left open: an edit whose SEARCH text did not occur, sent
+    on a run's last call, was recorded unusable and no retry prompt came (a
+    retry is a call; the budget is a hard limit). The last call's prompt now
+    says so, and how to avoid it; earlier calls' prompts do not."""
+    task = resolve_task("mean_dim")
+    tree = CandidateTree([rec("a", sources={"source": "BLOCK_D = 128\n"}, backend="triton-interp")])
+
+    class Interp:
+        name, levels, timing_meaningful = "triton-interp", ("source",), False
+
+        def level_context(self, task, sources, level):
+            return {}
+
+    wrong = "Wider blocks.\n\n<<<<<<< SEARCH\nBLOCK_D = 64\n=======\nBLOCK_D = 256\n>>>>>>> REPLACE\n"
+    provider = ScriptedProvider([wrong, wrong])
+    ctx = ProposeContext(backend="triton-interp", levels=("source",), tree=tree, budget_left={"proposer_calls": calls})
+    batch = LLMProposer(provider, NoLog(), backend=Interp()).propose(task, tree["a" * 8], tree["a" * 8].feedback(),
+                                                                     "source", context=ctx)
+    assert not batch.proposals and "edit_no_match" in batch.problems[0]
+    first = provider.prompts[0][-1]["content"]
+    assert ("# This is the run's last call" in first) is told
+    assert len(provider.prompts) == (1 if told else 2)  # the retry came where the budget had a call for it
+    if told:
+        assert "gets no second prompt" in first and "send the complete new text in one code block" in first
+
+
 def test_a_single_agents_request_to_the_source_level_is_routed_there():
     """silu on tvm-llvm, --proposer llm, --initial with the generated IR as
     `source`: the graph answer declined with "CROSS-LEVEL REQUEST: source:

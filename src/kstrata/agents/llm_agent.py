@@ -32,6 +32,7 @@ from kstrata.agents.prompt import (
     TaskContract,
     api_sheet,
     build_prompt,
+    last_call_messages,
     public_reference,
     retry_messages,
     toolchain,
@@ -357,7 +358,9 @@ def ask(provider: Any, log: Any, messages: list[dict[str, str]], sources: Mappin
     retry asks for a request line only where one can be made). An answer
     whose sources ``known`` has a message for (:func:`known_candidate`: a
     candidate the run already has) is retried with that message, as a
-    ``duplicate`` parse error.
+    ``duplicate`` parse error. When ``calls_left`` allows this call only
+    (and ``retries`` would have allowed a retry), the prompt says that an
+    unusable answer gets no retry (:func:`~kstrata.agents.prompt.last_call_messages`).
 
     Returns
     -------
@@ -378,6 +381,9 @@ def ask(provider: Any, log: Any, messages: list[dict[str, str]], sources: Mappin
     """
     problems: list[str] = []
     last: tuple[str, ParseError] | None = None
+    if retries > 0 and calls_left is not None and calls_left < 2:
+        # the budget allows this call only: say so, since an unusable answer gets no retry prompt
+        messages = last_call_messages(messages, level, decline=True)
     for attempt in range(retries + 1):
         if calls_left is not None and attempt >= calls_left:
             break  # a format retry may not overrun the call budget

@@ -760,3 +760,15 @@ def retry_messages(
         {"role": "assistant", "content": answer},
         {"role": "user", "content": text},
     ]
+
+
+def last_call_messages(messages: Sequence[Message], level: str, decline: bool = False) -> list[dict[str, str]]:
+    """``messages`` with a note on their last (user) turn that no format
+    retry can follow this answer: the run's call budget ends with it (queue
+    rounds rt63, rt66: an edit whose SEARCH text did not occur, sent on a
+    run's last call, was recorded unusable and no retry prompt came, since a
+    retry is a call and the budget is a hard limit)."""
+    out = [{"role": m["role"], "content": m["content"]} for m in messages]
+    note = environment().get_template("last_call.j2").render(level=level, decline=decline).strip()
+    out[-1]["content"] = out[-1]["content"].rstrip("\n") + "\n\n" + note + "\n"
+    return out
