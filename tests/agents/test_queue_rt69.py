@@ -146,3 +146,31 @@ def test_a_single_agents_request_to_the_source_level_is_routed_there():
                                                          d.value.record["requests"], 1)])
     level, reason = prop.router(loop, loop["a" * 8], ["schedule", "source"], LEVELS)
     assert level == "source" and "a vector exp" in reason, reason
+
+
+def test_a_not_judged_candidates_goal_does_not_ask_to_make_it_correct_first():
+    """silu on tvm-llvm (run5): the judge's own process failed on the start
+    (an evaluator_exception); the prompt said "NOT JUDGED ... says nothing
+    about whether this code is right or wrong" and then, under Goal, "Make
+    this candidate correct first (the verdict above says why it is not)"
+    (rt63's P7.1 met the same after a protocol fault). The goal now says the
+    code is not known to need a fix."""
+    from kstrata.agents.router import Declined
+    from kstrata.store.records import EvaluationRecord
+
+    task = resolve_task("silu")
+    root = rec("a", sources={"graph": "# kstrata-tvm graph\n", "schedule": "# s\n"}, verdict="runtime_error")
+    root.evaluation = EvaluationRecord(verdict="runtime_error", check="evaluator_exception",
+                                       evidence={"error": "VerifierError: kstrata verifier failed on silu/tvm-llvm"},
+                                       feedback=[{"level": None, "message": "evaluation failed: VerifierError"}])
+    tree = CandidateTree([root])
+    provider = ScriptedProvider(["DECLINE\nDIAGNOSIS: looking"])
+    with pytest.raises(Declined):
+        LLMProposer(provider, NoLog(), backend=StubBackend()).propose(
+            task, tree["a" * 8], tree["a" * 8].feedback(), "schedule",
+            context=ProposeContext(backend="tvm-llvm", levels=LEVELS, tree=tree))
+    text = provider.prompts[0][1]["content"]
+    assert "- NOT JUDGED: the judge itself failed on this candidate" in text
+    goal = text.split("# Goal", 1)[1]
+    assert "Make this candidate correct first" not in goal
+    assert "neither known wrong nor known right" in goal and "Make the change you would make to a correct" in goal
