@@ -101,3 +101,19 @@ def test_a_file_that_opens_but_cannot_be_read_is_one_clear_error(tmp_path, args)
                          env={**__import__("os").environ, "COLUMNS": "300"})
     assert out.returncode == 2, out.stderr[-2000:]
     assert "Traceback" not in out.stderr and "cannot be read" in out.stderr, out.stderr[-2000:]
+
+
+@pytest.mark.skipif(not Path("/proc/self/mem").exists(), reason="no /proc/self/mem here")
+def test_a_folder_listing_skips_a_file_that_cannot_be_read(tmp_path):
+    """tasks list --path DIR with one file that opens but cannot be read: that
+    file is skipped with why, the listing goes on (a 4 GB file is, rt65)."""
+    import subprocess
+    import sys
+
+    (tmp_path / "bad.py").symlink_to("/proc/self/mem")
+    out = subprocess.run([sys.executable, "-m", "kstrata", "tasks", "list", "--path", str(tmp_path)],
+                         capture_output=True, text=True, timeout=300,
+                         env={**__import__("os").environ, "COLUMNS": "300"})
+    text = out.stdout + out.stderr
+    assert out.returncode == 0 and "Traceback" not in text, text[-2000:]
+    assert "skipped" in text and "cannot be read" in text, text[-2000:]

@@ -19,6 +19,7 @@ import torch
 from pydantic import ValidationError
 
 from kstrata.pysyntax import MAX_SOURCE_CHARS, SourceTooLarge, not_python_file, parse_module, read_source
+from kstrata.textfile import UnreadableFile
 from kstrata.sandbox.redzone import same_values
 from kstrata.tasks.base import USER_FILE_ERRORS, Task, TaskError, import_module_from_path
 from kstrata.tasks.meta import Dtype, TaskMeta, inferred_category, level_from_path, op_kinds, quantizes_source
@@ -132,7 +133,7 @@ def load_task(path: str | Path, name: str | None = None, check_import: bool = Tr
     except UnicodeDecodeError as e:  # the error named no file (red team rt62)
         raise TaskError(f"{path}: not UTF-8 text ({e.reason} at byte {e.start}); a task file is Python source") \
             from None
-    except SourceTooLarge as e:  # read whole before (red team rt65: MemoryError)
+    except (SourceTooLarge, UnreadableFile) as e:  # read whole before (rt65: MemoryError); EIO (rt68: OSError)
         raise TaskError(str(e)) from None
     try:
         parse_module(source, filename=str(path))
