@@ -38,8 +38,9 @@ def test_case01_constant_candidate_on_narrow_task_is_weak():
     # under the fixed atol, 'large' inputs make softmax rows peaked: zeros and constants fail there
     fixed = task.meta.tolerance.model_copy(update={"atol": DTYPE_BOUNDS[torch.float32][0]})
     trial = dataclasses.replace(task, meta=task.meta.model_copy(update={"tolerance": fixed}))
-    assert "constant" in weak_fakes(trial)
-    assert weak_match(weak_fakes(trial), outs, refs, fixed) in ("zeros", "constant")
+    fakes = weak_fakes(trial)  # deterministic (a fixed secret and seeds): computed once, ~10% of this test
+    assert "constant" in fakes
+    assert weak_match(fakes, outs, refs, fixed) in ("zeros", "constant")
     assert {"large", "heavy_tailed"} & set(strengthening_draws(trial))
 
 
