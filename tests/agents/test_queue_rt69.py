@@ -174,3 +174,37 @@ def test_a_not_judged_candidates_goal_does_not_ask_to_make_it_correct_first():
     goal = text.split("# Goal", 1)[1]
     assert "Make this candidate correct first" not in goal
     assert "neither known wrong nor known right" in goal and "Make the change you would make to a correct" in goal
+
+
+def test_a_failed_ir_edits_diff_is_from_the_ir_the_agent_was_shown(softmax_ir):
+    """After dbf8dcb the source agent edits the IR without debug metadata, but
+    the next prompt's "The change that failed" diff was taken from the
+    candidate's stored IR (with it): every `, !dbg !N` line read as changed,
+    and the one edited line was lost among them. The diff is from the text
+    the agent was shown."""
+    from kstrata.agents.llvm_debug import strip_llvm_debug
+    from kstrata.agents.router import Declined
+    from kstrata.search.candidate import content_hash, normalize_sources
+    from kstrata.store.records import EvaluationRecord
+
+    backend, task, sources = softmax_ir
+    shown = strip_llvm_debug(sources["source"])
+    line = next(ln for ln in shown.splitlines() if "@llvm.exp.f32(float %" in ln)
+    bad = shown.replace(line, line.replace("@llvm.exp.f32", "@llvm.fastexp.f32"))
+    root = rec("a", sources=sources)
+    child = rec("x", "source", ("a",), sources={}, verdict="compile_error", expansion_id=1, rationale="fast exp")
+    child.hash = content_hash(normalize_sources({**sources, "source": bad}), "tvm-llvm", task.digest)
+    child.evaluation = EvaluationRecord(verdict="compile_error", check="load", evidence={
+        "message": "LLVM rejected the IR: line 9, column 33: unknown intrinsic 'llvm.fastexp.f32'"})
+    tree = CandidateTree([root, child])
+    provider = ScriptedProvider(["DECLINE\nDIAGNOSIS: looking"])
+    prop = LLMProposer(provider, NoLog(), backend=StubBackend())
+    prop._proposed[child.hash] = bad
+    with pytest.raises(Declined):
+        prop.propose(task, tree["a" * 8], tree["a" * 8].feedback(), "source",
+                     context=ProposeContext(backend="tvm-llvm", levels=LEVELS, tree=tree))
+    text = provider.prompts[0][1]["content"]
+    diff = text.split("The change that failed (a diff from the current text above):", 1)[1].split("```diff\n", 1)[1]
+    diff = diff.split("```", 1)[0]
+    changed = [ln for ln in diff.splitlines() if ln[:1] in "+-" and not ln.startswith(("+++", "---"))]
+    assert changed == ["-" + line, "+" + line.replace("@llvm.exp.f32", "@llvm.fastexp.f32")], changed

@@ -314,7 +314,7 @@ def prompt_context(task: Any, candidate: Any, feedback: Any, level: str, *, role
             backend_name, f"{backend_name} does not time candidates: correctness and integrity only."),
         api=api_sheet(backend_name, level, public_reference(getattr(task, "source", "") or "") + "\n"
                       + "\n".join(sources.values())), toolchain=toolchain(backend_name), decline=decline,
-        last_failure=last_failure(tree, candidate, level, text_of, order=tuple(task.nominal_shape))
+        last_failure=last_failure(tree, candidate, level, text_of, order=tuple(task.nominal_shape), shown=sources)
         if candidate is not None else None,
         goal=goal_facts(tree, candidate),
         requests=placed_requests(tree, tree[candidate.hash], level)

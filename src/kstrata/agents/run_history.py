@@ -303,7 +303,7 @@ def located_lines(text: str, message: str, around: int = CONTEXT_LINES) -> tuple
 
 def last_failure(tree: Any, candidate: Any, level: str,
                  text_of: Callable[[str], str | None] | None = None,
-                 order: Sequence[str] = ()) -> dict[str, Any] | None:
+                 order: Sequence[str] = (), shown: Mapping[str, str] | None = None) -> dict[str, Any] | None:
     """The latest child of ``candidate`` made at ``level`` that failed
     verification (or of the ancestor :func:`failed_answer` finds, whose
     ``level`` text is the same), for the prompt of the next attempt there;
@@ -322,7 +322,9 @@ def last_failure(tree: Any, candidate: Any, level: str,
         ``excerpt`` the line the message names and the failed text around it
         (``None`` and ``""`` when the message names no line or ``text_of``
         does not know the child's ``level`` text), ``diff`` the failed change
-        as a unified diff from ``candidate``'s ``level`` text (``""`` when the
+        as a unified diff from ``candidate``'s ``level`` text, or from
+        ``shown[level]`` when given (the text the agent was shown and edited,
+        e.g. tvm-llvm IR without its debug metadata) (``""`` when the
         failed text is not known), ``judge`` whether the verdict is the judge's
         own failure (:func:`judge_failure`), not the change's; ``ancestor``
         the short hash of the ancestor it was made from, ``""`` when made
@@ -344,7 +346,8 @@ def last_failure(tree: Any, candidate: Any, level: str,
              if isinstance(item, Mapping) and item.get("text")]
     text = text_of(child.hash) if text_of is not None else None
     located = located_lines(text, message) if text and message else None
-    before = (getattr(candidate, "sources", None) or {}).get(level)
+    # the diff is from the text the agent was shown and edited (``shown``: tvm-llvm IR without debug metadata)
+    before = (shown if shown is not None else (getattr(candidate, "sources", None) or {})).get(level)
     return {
         "hash": child.hash, "role": child.role, "verdict": str(child.verdict),
         "check": (ev.check if ev is not None else None) or "", "message": _clip(message),
