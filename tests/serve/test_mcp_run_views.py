@@ -25,21 +25,27 @@ def _text(renderable) -> str:
     return " ".join(console.export_text().split())
 
 
+def _submitted(tmp_path, monkeypatch, **outcome) -> str:
+    """The hash of SOURCE submitted through ``kstrata mcp``'s submit_candidate, with the judge
+    replaced by a correct verdict and ``outcome``'s :class:`Outcome` fields."""
+    def judged(task, backend, sources, **kw):
+        ev = Evaluation(verdict=Verdict.CORRECT, public_tests=1, hidden_tests=1)
+        return Outcome(verdict="correct", evaluation=ev, **outcome)
+
+    monkeypatch.setattr("kstrata.serve.mcp_server.evaluate", judged)
+    srv = KernelServer(tmp_path / "run", backend="pytorch", task_dir=TASKS)
+    try:
+        return srv.submit_candidate(task="tiny_relu", source=SOURCE)["candidate"]
+    finally:
+        srv.close()
+
+
 def test_an_mcp_run_names_its_task_and_backend_and_a_failed_timing(tmp_path, monkeypatch):
     from kstrata.search.views import candidate_view, run_tree
 
-    def timed_out(task, backend, sources, **kw):  # correct, and the timing worker killed at its limit
-        ev = Evaluation(verdict=Verdict.CORRECT, public_tests=1, hidden_tests=1)
-        return Outcome(verdict="correct", public={"verdict": "correct", "timing": {"available": False,
-                                                                                   "reason": WHY}},
-                       evaluation=ev)
-
-    monkeypatch.setattr("kstrata.serve.mcp_server.evaluate", timed_out)
-    srv = KernelServer(tmp_path / "run", backend="pytorch", task_dir=TASKS)
-    try:
-        digest = srv.submit_candidate(task="tiny_relu", source=SOURCE)["candidate"]
-    finally:
-        srv.close()
+    # correct, and the timing worker killed at its limit
+    digest = _submitted(tmp_path, monkeypatch, public={"verdict": "correct",
+                                                       "timing": {"available": False, "reason": WHY}})
     tree = _text(run_tree(tmp_path / "run"))
     assert "tiny_relu on pytorch" in tree and "?" not in tree.split("tiny_relu")[0], tree
     assert "timing failed" in tree, tree
@@ -47,3 +53,41 @@ def test_an_mcp_run_names_its_task_and_backend_and_a_failed_timing(tmp_path, mon
     assert WHY in shown, shown
     best = _text(candidate_view(tmp_path / "run"))
     assert "not timed" not in best and "timing failed" in best, best
+
+
+def _contended_timing():
+    """A paired timing the timer flagged (contended), as the worker returns it."""
+    from kstrata.measure.stats import RatioCI, summarize
+    from kstrata.measure.timing import Measurement
+
+    cand, base = [2.0, 2.5, 3.0, 2.2], [1.8, 2.0, 2.4, 2.1]
+    return Measurement(
+        method="paired", device="cpu", reps=4, warmup_reps=1, candidate=summarize(cand),
+        baseline=summarize(base), speedup=RatioCI(0.839, 0.65, 1.08, 0.95, 100), candidate_ms=cand,
+        baseline_ms=base, attempts=[], remeasured=0, noisy=False, flush={}, input_copies=1, settings={},
+        versions={}, config={}, suspicious=["contended: other processes kept the CPUs busy"],
+        labels={"candidate": "pytorch", "baseline": "eager", "task": "tiny_relu"})
+
+
+def test_an_mcp_submission_with_a_contended_timing_is_stored_unranked_vs_its_baseline(tmp_path, monkeypatch):
+    """newcomer nc23: the reply warned 'contended', but the store ranked it (``show``: "ranked, 0.839x") and
+    the speedup row read "vs Spread(n=70, median=...)"; stored as optimize stores the same timing."""
+    from kstrata.search.evaluators import one_timing
+    from kstrata.search.views import candidate_view, run_tree
+    from kstrata.store import RunStore
+
+    m = _contended_timing()
+
+    digest = _submitted(tmp_path, monkeypatch, public={"verdict": "correct", "timing": {"speedup": 0.839}},
+                        measurement=m, speedup=0.839)
+    with RunStore.open(tmp_path / "run") as store:
+        stored = next(c for c in store.candidates() if c.hash == digest).measurement
+    assert [s.baseline for s in stored.speedups] == ["eager"], stored.speedups
+    assert stored.findings[:1] == one_timing(m)["findings"][:1]
+    assert stored.findings[0].startswith("untrusted timing:"), stored.findings
+    shown = _text(candidate_view(tmp_path / "run", digest[:12]))
+    assert "Spread(" not in shown and "vs eager" in shown, shown
+    best = _text(candidate_view(tmp_path / "run"))
+    assert "(ranked" not in best, best
+    tree = _text(run_tree(tmp_path / "run"))
+    assert "unranked (untrusted timing)" in tree, tree

@@ -412,6 +412,21 @@ def final_trusted(m: Any) -> bool:
     return bool(s.high / s.low / widened <= FINAL_MAX_CI_RATIO)
 
 
+def one_timing(m: Any, baseline: str | None = None) -> dict:
+    """The measurement mapping ``optimize`` stores for a single timing ``m``
+    (a :class:`~kstrata.measure.timing.Measurement` with no further re-timing):
+    its speedup keyed by the baseline's name (``baseline``, else
+    ``m.labels["baseline"]``, else ``"eager"``), and, when ``m`` is doubtful
+    (noisy, or with a suspicious note such as contention), the untrusted-timing
+    finding that keeps it unranked. ``kstrata mcp``'s ``submit_candidate``
+    stores through it (newcomer nc23: a contended timing was stored ranked, and
+    its speedup row read "vs Spread(n=70, ...)")."""
+    label = str(baseline or (getattr(m, "labels", None) or {}).get("baseline") or "eager")
+    untrusted = _untrusted(m, len(getattr(m, "retimes", None) or [])) if _doubtful(m) else None
+    speedups = {} if getattr(m, "speedup", None) is None else {label: m.speedup}
+    return _measurement_dict(m, speedups, {label: _record(m)}, untrusted)
+
+
 def _measurement_dict(first: Any, speedups: dict, raw: dict, untrusted: str | None) -> dict:
     """The measurement mapping :func:`kstrata.search.candidate.to_measurement_record` reads."""
     position = ((first.roofline or {}).get("candidate") or {}) if first else {}
