@@ -1635,8 +1635,14 @@ def run_protocol(task: Task, backend_name: str, sources: dict[str, str], secret:
         if named:
             ev.evidence["covered"] = " and ".join(dict.fromkeys(named)) + (" were" if len(named) > 1 else " was") \
                 + " among the tests"
+        # the largest size of each variable the tests reached, at every scope (newcomer nc23: a kernel correct
+        # only up to the task's largest declared D read plain 'correct'); bounds only, the hidden sizes unnamed
+        tested = [task.full_shape(t.shape_dict) for t in pub + hid]
+        if _largest_sizes(tested):
+            ev.evidence["largest_sizes"] = (f"the tests reached {', '.join(_largest_sizes(tested))} (each rounded "
+                                            "up to a power of two); a code path that only larger sizes take was "
+                                            "not run")
         if scope == "small":  # a pass at the small scope says which sweep shapes it left out (newcomer nc11)
-            tested = [task.full_shape(t.shape_dict) for t in pub + hid]
             left = [sh for sh in task.sweep_shapes if task.full_shape(sh) not in tested]
             if left:
                 shown = "; ".join(", ".join(f"{k}={v}" for k, v in sh.items()) for sh in left[:4])
@@ -1772,6 +1778,22 @@ def failing_level(backend: Backend, sources: dict[str, str]) -> str:
     return getattr(backend, "levels", ("source",))[0]
 
 
+def _bound(size: int) -> int:
+    """``size`` rounded up to a power of two (a tested size stated without naming a hidden one)."""
+    return 1 << (size - 1).bit_length()
+
+
+def _largest_sizes(tested: list[dict[str, int]]) -> list[str]:
+    """``["B up to 128", "D up to 4096"]``: each size variable's largest value over the ``tested``
+    shapes, rounded up by :func:`_bound`; empty when no shape has a positive size."""
+    out = []
+    for k in dict.fromkeys(k for sh in tested for k in sh):
+        top = max((sh.get(k, 0) for sh in tested), default=0)
+        if top > 0:
+            out.append(f"{k} up to {_bound(top)}")
+    return out
+
+
 def _sizes_not_reached(tested: list[dict[str, int]], left: list[dict[str, int]]) -> list[str]:
     """``["C above 1024", ...]``: each size variable that a left-out sweep shape takes past every tested
     size, with a bound of the tested ones rounded up to a power of two (the hidden sizes stay unnamed).
@@ -1781,7 +1803,7 @@ def _sizes_not_reached(tested: list[dict[str, int]], left: list[dict[str, int]])
     for k in dict.fromkeys(k for sh in left for k in sh):
         top = max((sh.get(k, 0) for sh in tested), default=0)
         if top > 0 and any(sh.get(k, 0) > top for sh in left):
-            out.append(f"{k} above {1 << (top - 1).bit_length()}")
+            out.append(f"{k} above {_bound(top)}")
     return out
 
 
