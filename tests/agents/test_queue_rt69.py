@@ -208,3 +208,27 @@ def test_a_failed_ir_edits_diff_is_from_the_ir_the_agent_was_shown(softmax_ir):
     diff = diff.split("```", 1)[0]
     changed = [ln for ln in diff.splitlines() if ln[:1] in "+-" and not ln.startswith(("+++", "---"))]
     assert changed == ["-" + line, "+" + line.replace("@llvm.exp.f32", "@llvm.fastexp.f32")], changed
+
+
+def test_a_remembered_ir_edit_is_from_the_ir_the_role_was_shown(softmax_ir):
+    """The hierarchical proposer stores each attempt's before/after texts (the
+    memory's lessons and skills show their diff): a tvm-llvm source edit's
+    `before` was the stored IR with its debug metadata, so the lesson's diff
+    was every `, !dbg !N` line. It is the text the role was shown."""
+    from kstrata.agents.hierarchical import HierarchicalProposer
+    from kstrata.agents.llvm_debug import strip_llvm_debug
+    from kstrata.agents.memory import MemoryStore
+
+    backend, task, sources = softmax_ir
+    shown = strip_llvm_debug(sources["source"])
+    line = next(ln for ln in shown.splitlines() if "@llvm.exp.f32(float %" in ln)
+    answer = f"Probe.\n\n<<<<<<< SEARCH\n{line}\n=======\n{line}  ; kept\n>>>>>>> REPLACE\n"
+    tree = CandidateTree([rec("a", sources=sources)])
+    memory = MemoryStore(":memory:")
+    prop = HierarchicalProposer(StubBackend(), agents={"source": LevelAgent(ScriptedProvider([answer]), NoLog(),
+                                                                             "source")}, memory=memory)
+    ctx = ProposeContext(backend="tvm-llvm", levels=LEVELS, tree=tree, budget_left={"proposer_calls": 4})
+    batch = prop.propose(task, tree["a" * 8], {}, "source", context=ctx)
+    assert batch.proposals, batch.problems
+    (attempt,) = [a for a in memory.attempts(prop.run_key(task, ctx)) if a.outcome == "proposed"]
+    assert attempt.before == shown and "!dbg" not in attempt.before and "; kept" in attempt.after

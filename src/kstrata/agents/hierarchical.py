@@ -416,7 +416,10 @@ class HierarchicalProposer:
             self.closed.observe_structure(child, structure)
         self._proposed[child] = sources.get(level, "")
         self._remember(key, Attempt(candidate.hash, level, p.role, "proposed", reason(p.rationale),
-                                    child=child, before=parent.get(level, ""), after=sources.get(level, "")))
+                                    child=child, after=sources.get(level, ""),
+                                    # the text the role edited (tvm-llvm IR without debug metadata), so a lesson's
+                                    # diff holds the change only
+                                    before=editable_sources(context.backend, parent, level).get(level, "")))
         return p
 
     def _nothing_to_edit(self, task: Any, candidate: Any, level: str, context: ProposeContext) -> str | None:
