@@ -136,3 +136,18 @@ def test_nc21_a_shape_whose_reference_output_is_zero_is_not_told_as_passing(kstr
     kinds = {f["kind"]: f for f in d["feedback"]}
     assert "shapes" not in kinds, kinds["shapes"]
     assert "wrong_share" in kinds  # the failure itself is still located
+
+
+def test_nc23_a_test_whose_output_is_one_number_is_not_blind():
+    """newcomer nc23: a row dot at B=1 (the output one number) had 103 passing tests told as ones "an
+    all-zero or constant output passes too ... e.g. a draw that saturates a sigmoid", and the hidden-failure
+    probe at B = 1 said "any such output passes them": one number is one value throughout by itself, so the
+    oracle's mean is the answer, not a fake. A zero answer, and a constant over many elements, still are."""
+    tol = Tolerance()
+    one = torch.tensor([-12.375])
+    assert blind([one.double()], [one], tol) is None
+    zero = torch.zeros(1)
+    assert blind([zero.double()], [zero], tol) == "zero"
+    many = torch.full((5,), -12.375)
+    assert blind([many.double()], [many], tol) == "constant"
+    assert blind([one.double(), many.double()], [one, many], tol) == "constant"

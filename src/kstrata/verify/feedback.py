@@ -447,7 +447,8 @@ def _probe(run: "ShapeRun", test: "TestCase") -> tuple[bool, float]:
 
 
 #: How :func:`blind`'s answers read in a ``distributions`` item.
-_BLIND_WORDS = {"zero": "all zero (within the tolerance)", "constant": "one value throughout (within the tolerance)"}
+_BLIND_WORDS = {"zero": "all zero (within the tolerance)",
+                "constant": "one value over all its elements (within the tolerance)"}
 
 
 def blind(oracles: list[Any], refs: list[Any], tol: Any) -> str | None:
@@ -456,8 +457,13 @@ def blind(oracles: list[Any], refs: list[Any], tol: Any) -> str | None:
     ``"constant"`` when one value everywhere (the oracle's mean) does, else
     ``None`` (newcomer nc21: the ``far`` draw moved gated_sum's gate to
     -1e4 and beyond, sigmoid gave exactly 0, every oracle element was 0, and
-    a kernel with an unwritten tail "passed far"). ``oracles``/``refs``: the
-    test's float64 oracle and reference outputs; ``tol``: the task's policy."""
+    a kernel with an unwritten tail "passed far"). A test whose every output
+    is a single number is never ``"constant"``: any one number is "one value
+    throughout", so its oracle's mean is the right answer itself, not an
+    input-independent fake (newcomer nc23: a row dot at B=1 had 103 passing
+    tests told as no evidence, "e.g. a draw that saturates a sigmoid").
+    ``oracles``/``refs``: the test's float64 oracle and reference outputs;
+    ``tol``: the task's policy."""
     from kstrata.verify.tolerance import compare
 
     pairs = [(o.detach().cpu(), r.detach().cpu()) for o, r in zip(oracles, refs)
@@ -470,6 +476,8 @@ def blind(oracles: list[Any], refs: list[Any], tol: Any) -> str | None:
         mean = float(o.double().mean())  # an oracle with inf, or a mean past the output dtype's range: no constant
         return torch.full_like(r, mean) if abs(mean) <= torch.finfo(r.dtype).max else None
 
+    if all(r.numel() == 1 for _, r in pairs):
+        return None
     fills = [filled(o, r) for o, r in pairs]
     if all(f is not None and compare(f, o, r, tol).ok for f, (o, r) in zip(fills, pairs)):
         return "constant"
@@ -688,8 +696,8 @@ def boundary_probes(ctx: "Context", public: list["TestCase"], level: str) -> lis
                      shape=shape, test=test.describe())] + located
     if not tried and not blinds:
         return []
-    none = (f"{'; '.join(blinds)} pass, but the reference output there is all zero or one "
-            "value throughout, so any such output passes them: no evidence either way")
+    none = (f"{'; '.join(blinds)} pass, but the reference output there is all zero, or one value over all "
+            "its elements, so an all-zero or constant output passes them too: no evidence either way")
     if not tried:
         return [item("public_probe", level, f"public probes at the public shape {_shapes_text([named])} with "
                      f"{none}", shapes=0, blind=blinds)]

@@ -1614,8 +1614,8 @@ def run_protocol(task: Task, backend_name: str, sources: dict[str, str], secret:
             k = sum(ctx.blind.values())
             ev.evidence["blind_tests"] = dict(ctx.blind)
             ev.evidence["message"] += (f"; {k} more pass that an all-zero or constant output passes too (their "
-                                       "reference output is zero or one value throughout, e.g. a draw that "
-                                       "saturates a sigmoid): no evidence, not counted")
+                                       "reference output is all zero, or one value over all its elements, "
+                                       "within the tolerance): no evidence, not counted")
         reported = self_reported(backend_name, ctx.actions)
         if reported["checks"]:  # what rests on the candidate process's word (kstrata.sandbox.reported)
             ev.evidence["self_reported"] = reported
