@@ -108,3 +108,35 @@ def test_the_message_says_the_typical_element_is_off():
     r = compare(cand, oracle, oracle.float(), QUANT)
     stop = _incorrect(Failure(test=_Test(), outputs=[], oracles=[], comparisons=[r]), True)
     assert "one in ten elements" in str(stop) and "fewer bits" in str(stop), stop
+
+
+def test_a_fake_quant_step_at_a_rounding_tie_passes_either_way():
+    from kstrata.verify.rounding import nearest_side, rounding_sides
+
+    def fake_quant(x: torch.Tensor) -> torch.Tensor:
+        scale = x.abs().amax(dim=-1, keepdim=True) / 127
+        return torch.round(x / scale).clamp(-127, 127) * scale
+
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(2, 256, generator=g)
+    x[1, 0], x[1, 1] = 45.39824676513672, 0.5361997485160828  # the row's amax; x / s = 1.49999995
+    ref, oracle = fake_quant(x), fake_quant(x.double())
+    cand = torch.round(x * (127.0 / x.abs().amax(-1, keepdim=True))).clamp(-127, 127) \
+        * (x.abs().amax(-1, keepdim=True) * (1.0 / 127))
+    tol = Tolerance(kind="quant", cosine=0.999, rel_l1=0.01, rmse=0.02)
+    assert not compare(cand, oracle, ref, tol).ok  # one step past the elementwise cap
+    down, up, _ = rounding_sides(lambda: [fake_quant(x.double())], torch.float32)
+    eff, ref_moved, moved = nearest_side(cand, oracle, ref, down[0], up[0])
+    assert moved >= 1 and compare(cand, eff, ref_moved, tol).ok
+    wrong = cand.clone()
+    wrong[1, 5] += float(x[1].abs().max() / 127)  # the same step where no tie is: still wrong
+    eff, ref_moved, _ = nearest_side(wrong, oracle, ref, down[0], up[0])
+    assert not compare(wrong, eff, ref_moved, tol).ok
+
+
+@pytest.mark.slow
+@needs_sandbox
+def test_rt67_an_honest_fake_quant_at_a_tie_is_correct(kstrata_eval):
+    case = CASES / "rt67_fake_quant_tie_float"
+    d = kstrata_eval(str(case / "task_tie_row.py"), str(case / "reciprocal.py"), "--scope", "small", "--no-time")
+    assert d["verdict"] == "correct", _said(d)

@@ -112,3 +112,25 @@ def within_a_tie(cand: torch.Tensor, native: torch.Tensor, down: torch.Tensor, u
         if isinstance(side, torch.Tensor) and side.shape == c.shape:
             ok |= c.to(torch.float64) == side.detach().cpu().to(torch.float64)
     return ok
+
+
+def nearest_side(cand: torch.Tensor, oracle: torch.Tensor, native: torch.Tensor, down: Any, up: Any
+                 ) -> tuple[torch.Tensor, torch.Tensor, int]:
+    """The float64 ``oracle`` of a floating output with each element moved to the side of a rounding tie
+    (``down``, ``up``: :func:`rounding_sides`' outputs, the oracle's shape) nearer the candidate's ``cand``,
+    the reference's ``native`` output with the same elements set alike (so its own error against the moved
+    oracle, which the quant policy allows k times everywhere, is not a whole step), and how many moved. A fake quantization ``round(x / s) * s`` whose ``x / s`` is within rounding
+    of a ``.5`` tie lands a whole step either way in an honest kernel (one that multiplies by ``127 / amax``
+    rounds twice): fake_quant_per_token at T=12, D=65540 on the heavy_tailed draw, x / s = 1.49999995, read
+    incorrect, one element a step past the quant policy's elementwise cap (red-team rt67). Elements away
+    from a tie have down == up == oracle and stay."""
+    c = cand.detach().cpu().double()
+    eff = oracle.detach().cpu().double().clone()
+    for side in (down, up):
+        if isinstance(side, torch.Tensor) and side.shape == eff.shape:
+            sd = side.detach().cpu().double()
+            closer = (c - sd).abs() < (c - eff).abs()
+            eff = torch.where(closer, sd, eff)
+    moved = eff != oracle.detach().cpu().double()
+    n = native.detach().cpu()
+    return eff, torch.where(moved, eff.to(n.dtype), n), int(moved.sum())

@@ -65,6 +65,7 @@ from kstrata.verify.plan import (TestCase, derive_int, hidden_tests, nominal_tes
 from kstrata.verify.prepare import prepare_stage
 from kstrata.verify.warm_loads import warm_stage
 from kstrata.verify.reference import is_oom, oom_failure, preflight, says_oom
+from kstrata.verify.residue_probes import residue_tests
 from kstrata.verify.result import Evaluation
 from kstrata.verify.ties import index_readable, tie_equivalent, tie_prone_draw
 from kstrata.verify.tolerance import DTYPE_BOUNDS, Comparison, agree, compare, compare_native
@@ -817,7 +818,7 @@ class ShapeRun:
                     f"which does not allow for the reference's own rounding), and the judge could not "
                     f"compute it: {skipped}. The judge's side, not the candidate's: verify "
                     "again on a less loaded machine, with a longer --timeout, or at smaller shapes")
-        comps = self._rounding_aware(test, comps, out1, refs_cpu, pristine)
+        comps = self._rounding_aware(test, comps, out1, refs_cpu, pristine, oracles)
         extra: list[Any] = []
         if not all(c.ok for c in comps) and pristine is not None:
             extra = _plus(self._reduction_allowance(pristine, oracles, refs_cpu, test),
@@ -917,19 +918,24 @@ class ShapeRun:
         return out
 
     def _rounding_aware(self, test: TestCase, comps: list[Comparison], out1: list[Any], refs: list[torch.Tensor],
-                        pristine: list[Any] | None) -> list[Comparison]:
-        """``comps`` with each failing integer output of a ``quant``-policy task
+                        pristine: list[Any] | None, oracles: list[torch.Tensor] | None = None) -> list[Comparison]:
+        """``comps`` with each failing output of a ``quant``-policy task
         compared again allowing one quantization step where the exact value
         before a rounding is within rounding of a tie
         (:mod:`kstrata.verify.rounding`: the float64 forward run with each
-        such rounding taken down, then up); the count of elements so allowed
-        is recorded (``rounding_ties``). Other policies and outputs: unchanged."""
-        from kstrata.verify.rounding import rounding_sides, within_a_tie
+        such rounding taken down, then up): an integer output may equal
+        either side; a floating one (a fake quantization) is compared under
+        the policy with the float64 ``oracles`` moved to the side nearer it
+        (:func:`kstrata.verify.rounding.nearest_side`). The count of elements
+        so allowed is recorded (``rounding_ties``). Other policies: unchanged."""
+        from kstrata.verify.rounding import nearest_side, rounding_sides, within_a_tie
 
         tol = self.ctx.task.meta.tolerance
         failing = [i for i, (k, c, r) in enumerate(zip(comps, out1, refs))
                    if not k.ok and isinstance(c, torch.Tensor) and isinstance(r, torch.Tensor)
-                   and not r.is_floating_point() and c.shape == r.shape]
+                   and c.shape == r.shape
+                   and (not r.is_floating_point() or oracles is not None and i < len(oracles)
+                        and isinstance(oracles[i], torch.Tensor) and oracles[i].shape == r.shape)]
         if tol.kind != "quant" or not failing or pristine is None or self.model64 is None:
             return comps
         dtype = getattr(torch, self.ctx.task.meta.dtype, None)
@@ -945,6 +951,12 @@ class ShapeRun:
         out = list(comps)
         for i in failing:
             if i >= len(down) or i >= len(up):
+                continue
+            if refs[i].is_floating_point():
+                eff, ref, moved = nearest_side(out1[i], oracles[i], refs[i], down[i], up[i])
+                if moved:
+                    again = compare(out1[i], eff, ref, tol)
+                    out[i] = Comparison(again.ok, again.bad, {**again.stats, "rounding_ties": moved})
                 continue
             ok = within_a_tie(out1[i], refs[i], down[i], up[i])
             wrong = int((~ok).sum())
@@ -1518,7 +1530,8 @@ def run_protocol(task: Task, backend_name: str, sources: dict[str, str], secret:
             if full not in extra and full not in base:
                 extra.append(full)
         hid = hidden_tests(task, secret, extra, base=base)
-        probes = unit_tests(task, secret, base, extra) + octave_tests(task, secret, base, extra)
+        probes = unit_tests(task, secret, base, extra) + octave_tests(task, secret, base, extra) + \
+            residue_tests(task, secret, base, extra)
         safe = safe_shapes(task, [t.shape_dict for t in probes])
         hid = [t for t in probes if t.shape_dict in safe] + hid  # cheap: they run first
         if task.nominal_shape not in base and task.nominal_shape not in extra:
