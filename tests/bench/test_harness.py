@@ -1,10 +1,11 @@
 """Real bench runs: pytorch backend, suite tasks, a deterministic proposer,
-the real verifier and timer (see bench_helpers)."""
+the real verifier and timer (see bench_helpers); the interrupted bench's
+resume with a stand-in evaluator."""
 
 import json
 
 import pytest
-from bench_helpers import PROPOSERS, QuickEvaluator, make_bench
+from bench_helpers import PROPOSERS, CorrectUntimed, make_bench
 from typer.testing import CliRunner
 
 from kstrata.bench.compare import compare_results
@@ -85,9 +86,12 @@ def test_bench_end_to_end_and_resume_repeats_nothing(small_bench):
 
 
 def test_interrupted_bench_resumes_where_it_stopped(tmp_path):
+    """The stand-in evaluator (every candidate correct, none timed): what is tested is
+    where a resume starts and what it counts; the bench above verifies and times for
+    real, resume included (the real evaluator made this test 43 s of the full run)."""
     calls = []
 
-    class Interrupting(QuickEvaluator):
+    class Interrupting(CorrectUntimed):
         def evaluate(self, task, backend, sources):
             calls.append(task.name)
             if len(calls) == 2:  # the first child of the first cell
@@ -95,7 +99,7 @@ def test_interrupted_bench_resumes_where_it_stopped(tmp_path):
             return super().evaluate(task, backend, sources)
 
     def factory(spec, backend, secret, pool, shape=None):
-        return Interrupting(secret=secret, pool=pool, shape=shape)
+        return Interrupting()
 
     with pytest.raises(KeyboardInterrupt):
         make_bench(tmp_path / "b", tasks=("relu",), proposers=("edits",), evaluator_factory=factory)
@@ -112,7 +116,8 @@ def test_interrupted_bench_resumes_where_it_stopped(tmp_path):
     assert len(evaluated2) == 3 and spent["evaluations"] == 3
     assert set(evaluated) <= set(evaluated2)
     # the budget grows: the done cell continues its run, evaluating only new candidates
-    more = make_bench(tmp_path / "b", tasks=("relu",), proposers=("edits",), resume=True, evals=4)
+    more = make_bench(tmp_path / "b", tasks=("relu",), proposers=("edits",), resume=True, evals=4,
+                      evaluator_factory=factory)
     assert more.ran and _evaluated(run_dir)[1]["evaluations"] == 4
 
 
