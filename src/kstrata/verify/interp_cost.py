@@ -91,11 +91,13 @@ def _plan_bytes(task: Any, scope: str, secret: str) -> tuple[int, float] | None:
         screening_shapes,
         unit_tests,
     )
+    from kstrata.verify.residue_probes import residue_tests
 
     base = screening_shapes(task) if scope == "small" else task.sweep_shapes
     extra = perturbed_shapes(task, secret, base=task.small_shapes if scope == "small" else base)
     tests = public_tests(task) + hidden_tests(task, secret, extra, base=base)
     tests += unit_tests(task, secret, base, extra) + octave_tests(task, secret, base, extra)
+    tests += residue_tests(task, secret, base, extra)
     total = 0.0
     for t in tests:
         b = task.bytes(t.shape_dict)
