@@ -123,7 +123,7 @@ def check_number(option: str, value: float | None, *, minimum: float = 0.0, stri
 #: been raised, so the check imports nothing (a typo'd option must not pay for
 #: importing torch or TVM: seconds on a busy machine).
 USER_ERRORS: tuple[tuple[str, str], ...] = (
-    ("kstrata.tasks.base", "TaskError"),
+    ("kstrata.tasks.errors", "TaskError"),  # kstrata.tasks.base re-exports it (and loads torch)
     ("kstrata.backends.registry", "UnknownBackendError"),
     ("kstrata.store.run_store", "StoreError"),
     ("kstrata.llm", "ProviderError"),

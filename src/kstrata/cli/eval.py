@@ -17,13 +17,22 @@ from kstrata.api import candidate_run_backend, candidate_task, evaluate_sources,
 from kstrata.shellarg import arg
 from kstrata.cli.errors import MAX_SECONDS, Console, check_number, err_console, print_error
 from kstrata.backends.envs import EnvMissingError
-from kstrata.backends.registry import UnknownBackendError, get_backend
-from kstrata.backends.workers import pool_for
-from kstrata.tasks.base import TaskError
-from kstrata.tasks.loader import resolve_task
+from kstrata.backends.registry import UnknownBackendError, entry, get_backend
+from kstrata.tasks.errors import TaskError
+from kstrata.tasks.names import check_task_argument
 from kstrata.textfile import UnreadableFile
 from kstrata.sandbox.policy import SandboxUnavailable
-from kstrata.verify.integrity.registry import UnknownPresetError
+
+# torch (and TVM) load only after the arguments that can be checked without them are (newcomer nc23: every
+# argument error took 10-11 s): kstrata.backends.workers, kstrata.tasks.loader and
+# kstrata.verify.integrity.registry are imported in the command, after those checks
+
+
+def pool_for(backend: Any, *args: Any, **kwargs: Any) -> Any:
+    """:func:`kstrata.backends.workers.pool_for` (imported on first use: it loads torch)."""
+    from kstrata.backends.workers import pool_for as make
+
+    return make(backend, *args, **kwargs)
 
 console = Console()
 
@@ -340,10 +349,17 @@ def register(app: typer.Typer) -> None:
             if scope not in ("full", "small"):  # before the task and torch load (newcomer nc22: 15 s)
                 raise ValueError(f"unknown scope {scope!r}; choose full or small")
             from kstrata.cli.optimize import check_shape_names, check_shape_text
+
+            check_shape_text(timing_shape)
+            check_task_argument(task)  # the checks that need no torch first (newcomer nc23)
+            if not candidate.exists():
+                raise FileNotFoundError(f"{candidate}: no such candidate file or directory")
+            if backend is not None:
+                entry(backend)  # an unknown --backend, told without importing it
+            from kstrata.tasks.loader import resolve_task
             from kstrata.verify.integrity.registry import preset as check_preset
 
             check_preset(preset)
-            check_shape_text(timing_shape)
             t = resolve_task(task)
             check_shape_names(timing_shape, t)
             ran = candidate_run_backend(candidate, backend)
@@ -367,7 +383,7 @@ def register(app: typer.Typer) -> None:
 
             shape = _timing_shape(timing_shape, t, b, None)  # an OptionError is a ValueError
             pool = pool_for(b)
-        except (TaskError, UnknownBackendError, UnknownPresetError, FileNotFoundError, ValueError,
+        except (TaskError, UnknownBackendError, FileNotFoundError, ValueError,  # an UnknownPresetError too
                 EnvMissingError, UnreadableFile) as e:
             print_error(e)
             raise typer.Exit(2) from None
@@ -393,6 +409,7 @@ def register(app: typer.Typer) -> None:
         if slow:
             err_console.print(f"warning: {slow}", markup=False, highlight=False, soft_wrap=True)
         from kstrata.cli.signals import exit_status, interrupted_word, sigterm_as_interrupt
+        from kstrata.verify.integrity.registry import UnknownPresetError
 
         try:
             try:

@@ -9,8 +9,10 @@ import typer
 from rich.table import Table
 
 from kstrata.cli.errors import Console, user_errors
-from kstrata.tasks.dims import input_shapes, is_dim_key, variation_kind, variation_note
-from kstrata.tasks.loader import load_dir, load_dir_lenient, resolve_task, suite
+from kstrata.tasks.names import check_task_argument
+
+# kstrata.tasks.loader and kstrata.tasks.dims load torch: each command imports them after the arguments that
+# can be checked without it (newcomer nc23: `tasks show` of an unknown name took 10-11 s to say so)
 
 app = typer.Typer(help="List and inspect tasks (the shipped suite or a directory).", no_args_is_help=True)
 # 80 columns is rich's width when piped; tables of task names need more
@@ -33,6 +35,8 @@ def list_(
     path: Path | None = typer.Option(None, "--path", help="A directory of task files (KernelBench format) instead of the suite."),
 ) -> None:
     """List tasks with level, category, dtype and nominal arithmetic intensity."""
+    from kstrata.tasks.loader import load_dir_lenient, suite
+
     problems: list = []
     with user_errors():
         tasks, problems = load_dir_lenient(path) if path else (suite(), [])
@@ -96,6 +100,10 @@ def show(
 ) -> None:
     """Shapes, dtype, FLOPs, bytes, arithmetic intensity and tolerance of one task."""
     with user_errors():
+        check_task_argument(name, path)
+        from kstrata.tasks.dims import input_shapes, is_dim_key, variation_note
+        from kstrata.tasks.loader import resolve_task
+
         t = resolve_task(name, path)
     m = t.meta
     console.print(f"[bold]{t.name}[/]  level {m.level} · {m.category} · {m.dtype}   ({t.path})")
@@ -154,9 +162,13 @@ def check(
 ) -> None:
     """Weak-test guard: report tasks whose checks an all-zero, constant or
     input-independent output would pass. Exits 1 if any task is weak."""
-    from kstrata.verify.weak import fakes_under_dtype_atol, weak_fakes
-
     with user_errors():
+        if name:
+            check_task_argument(name, path)
+        from kstrata.verify.weak import fakes_under_dtype_atol, weak_fakes
+        from kstrata.tasks.dims import variation_kind
+        from kstrata.tasks.loader import load_dir, resolve_task, suite
+
         tasks = [resolve_task(name, path)] if name else (load_dir(path) if path else suite())
     table = Table(title=f"weak-test guard ({scope} shapes)")
     for col in ("task", "passing fake outputs", "status", "shape variation"):

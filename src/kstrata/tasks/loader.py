@@ -8,7 +8,6 @@ apply, so unmodified KernelBench problem files load as they are.
 from __future__ import annotations
 
 import ast
-import difflib
 import tomllib
 from collections.abc import Iterable
 from functools import lru_cache
@@ -22,10 +21,10 @@ from kstrata.pysyntax import MAX_SOURCE_CHARS, SourceTooLarge, not_python_file, 
 from kstrata.textfile import UnreadableFile
 from kstrata.sandbox.redzone import same_values
 from kstrata.tasks.base import USER_FILE_ERRORS, Task, TaskError, import_module_from_path
+from kstrata.tasks.names import SUITE_DIR, close_names, unknown_task  # noqa: F401 (re-exported)
 from kstrata.tasks.meta import Dtype, TaskMeta, inferred_category, level_from_path, op_kinds, quantizes_source
 from kstrata.tasks.scaled import ShapeModeError
 
-SUITE_DIR = Path(__file__).parent / "suite"
 REQUIRED = ("Model", "get_inputs", "get_init_inputs")
 
 
@@ -529,15 +528,6 @@ def check_reference_at(task: Task, shape: dict[str, int] | None, inputs_kept: bo
     _CHECKED[key] = None
 
 
-def close_names(name: str, names: Iterable[str]) -> list[str]:
-    """Up to 5 of ``names`` close to a mistyped ``name`` (by difflib, else
-    those that contain it), for a "Did you mean" hint; what ``eval``, ``tasks
-    show`` and ``bench --tasks`` suggest."""
-    names = list(names)
-    close = difflib.get_close_matches(name, names, n=5, cutoff=0.5)
-    return close or [n for n in names if name.lower() in n.lower()][:5]
-
-
 def resolve_task(name_or_path: str, search_dir: str | Path | None = None) -> Task:
     """A task by suite name, by name within ``search_dir``, or by file path,
     checked once with :func:`check_reference`.
@@ -569,9 +559,4 @@ def resolve_task(name_or_path: str, search_dir: str | Path | None = None) -> Tas
     named = [e for e in problems if Path(str(e).split(": ", 1)[0]).stem == name_or_path]
     if named:  # the file of that name is no task: its own reason, not another file's (newcomer nc21)
         raise TaskError(str(named[0]))
-    close = close_names(name_or_path, by_name)
-    hint = f" Did you mean: {', '.join(close)}?" if close else ""
-    raise TaskError(
-        f"unknown task {name_or_path!r}.{hint} `kstrata tasks list` shows all names; "
-        "a path to a task file works too."
-    )
+    raise unknown_task(name_or_path, by_name)
