@@ -455,6 +455,21 @@ def _without_choices(text: str) -> str:
     return re.sub(r"^# (build|fusion):.*\n?", "", text, flags=re.M)
 
 
+#: TVMScript names TVM 0.27 renamed, as its parser's error says them, and what to write instead (newcomer nc23:
+#: a hand-written graph failed twice, each eval a minute, the new names only in the LLM's API sheet)
+RENAMED = (("has no attribute 'block'", "TVM 0.27 renamed `T.block` to `T.sblock`: `with T.sblock(\"name\"):`"),
+           ("unexpected keyword argument 'out_sinfo'",
+            "TVM 0.27 renamed `R.call_tir`'s `out_sinfo=` to `out_ty=`: `R.call_tir(cls.f, args, out_ty=R.Tensor(...))`"))
+
+
+def parse_error_text(e: BaseException) -> str:
+    """The first line of TVM's TVMScript parse error ``e`` (at most 400
+    characters), followed, for a name TVM 0.27 renamed (:data:`RENAMED`),
+    by the name to write instead."""
+    first = _first_line(e)
+    return first + "".join(f"; {new}" for old, new in RENAMED if old in first)
+
+
 def _first_line(e: BaseException) -> str:
     text = str(e).strip()
     lines = [ln for ln in text.splitlines() if ln.strip()]
@@ -745,7 +760,7 @@ def lower_graph(task: Task, graph_text: str, shape: dict[str, int], symbolic: bo
     try:
         mod = tvm.script.from_source(body)
     except Exception as e:  # noqa: BLE001 - a bad edit is data
-        raise LoweringError(f"graph TVMScript does not parse: {_first_line(e)}") from e
+        raise LoweringError(f"graph TVMScript does not parse: {parse_error_text(e)}") from e
     if not isinstance(mod, tvm.IRModule) or "main" not in [g.name_hint for g in mod.functions]:
         raise LoweringError("graph must be an IRModule with a Relax function 'main'")
     n_params = len(mod["main"].params)
