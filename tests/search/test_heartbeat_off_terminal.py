@@ -109,3 +109,15 @@ def test_an_event_that_prints_no_line_does_not_restart_the_silence():
     clock.run(beat, 60)
     gaps = [b - a for a, b in zip([0.0] + lines, lines)]
     assert lines and max(gaps) <= 30, lines
+
+
+def test_a_quiet_start_reads_starting_not_no_change():
+    """newcomer nc23: `kstrata bench` printed "no change for 30 s" before its first task line (nothing had
+    happened to change); the time before the first event reads "starting", with its running time."""
+    lines = []
+    beat, wrapped, clock, _ = _beat(lambda ln: lines.append(ln))
+    clock.run(beat, 30)
+    assert lines == ["starting (running 30 s)"], lines
+    wrapped("evaluated", {"n": 1})
+    clock.run(beat, 30)
+    assert lines[-1] == "evaluated 1 · no change for 30 s", lines

@@ -115,6 +115,7 @@ class Heartbeat:
         self.step: str | None = None
         self.step_start = self.last_line = self.changed = clock()
         self.beats = 0  # heartbeat lines printed since the last change
+        self.heard = False  # whether any event came yet: before one, nothing "changed" (newcomer nc23)
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -123,6 +124,7 @@ class Heartbeat:
 
         def wrapped(event: str, info: dict) -> None:
             node = info.get("node")
+            self.heard = True
             if event in STEPS:
                 how = proposing_how(str(info.get("backend") or ""), str(info.get("proposer") or ""))
                 backend = str(info.get("backend") or self.backend)
@@ -163,6 +165,8 @@ class Heartbeat:
             line += f"{sep}{self.step} (running {duration_text(now - self.step_start)})"
             more = self.waiting() if self.waiting is not None and self.step_event == "proposing" else None
             line += f"; {more}" if more else ""
+        elif now - self.changed >= self.quiet_s and not self.heard:  # before the first event: no change to tell
+            line += f"{sep}starting (running {duration_text(now - self.changed)})"
         elif now - self.changed >= self.quiet_s:  # between steps: the time since the last event
             line += f"{sep}no change for {duration_text(now - self.changed)}"
         self.status.plain = line
