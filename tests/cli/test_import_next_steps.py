@@ -65,3 +65,18 @@ def test_next_steps_name_a_task_file_by_its_path(tmp_path):
     # the candidate's folder is named after the task file, space included: quoted too (nc16)
     assert f"kstrata eval '{task_file}' '{cand}'" in r.output
     assert f"kstrata optimize '{task_file}' --backend triton-interp --initial '{cand}'" in r.output
+
+
+def test_import_says_where_it_wrote_the_candidate(tmp_path, monkeypatch):
+    """newcomer nc23: without --out, import wrote a candidates/ folder into the current directory without
+    saying so; it names the folder it wrote (absolute) and that it is the default --out."""
+    kernel = tmp_path / "k.py"
+    kernel.write_text(RMS.replace("dim: int, eps: float = 1e-6", "*args"))
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    r = CliRunner().invoke(app, ["import", str(kernel), "--task", "softmax", "--backend", "triton-interp"],
+                           env={"COLUMNS": "400"})
+    assert r.exit_code == 0, r.output
+    cand = next((work / "candidates").iterdir())
+    assert f"written to {cand.resolve()} (./candidates/ in the current directory, the default --out)" in r.output

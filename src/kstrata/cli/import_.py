@@ -183,6 +183,10 @@ def import_kernel(path: Path, task_name: str, backend: str, out: Path) -> Path:
     return cand
 
 
+#: where ``kstrata import`` writes without ``--out``: a folder of the current directory
+DEFAULT_OUT = Path("candidates")
+
+
 def register(app: typer.Typer) -> None:
     """Add the ``import`` command to ``app``."""
 
@@ -192,8 +196,9 @@ def register(app: typer.Typer) -> None:
         task: str = typer.Option(..., "--task", "-t", help="Suite task name or task file."),
         backend: str = typer.Option(..., "--backend", "-b",
                                     help="triton, triton-interp, tilelang-c or tilelang-cuda."),
-        out: Path = typer.Option(Path("candidates"), "--out", "-o",
-                                 help="Folder that receives the candidate directory."),
+        out: Path = typer.Option(DEFAULT_OUT, "--out", "-o",
+                                 help="Folder that receives the candidate directory (default: ./candidates in the "
+                                      "current directory)."),
     ) -> None:
         """Import an existing kernel file as a candidate for TASK on BACKEND."""
         with user_errors():
@@ -202,6 +207,11 @@ def register(app: typer.Typer) -> None:
             note = constructor_note(read_kernel_file(kernel_file, backend), t)
         console.print(f"[green]✓[/] imported {kernel_file} as {cand} (checked as text: it parses and imports "
                       f"{DSL_MODULE[backend]}; nothing of it was run)", highlight=False, soft_wrap=True)
+        # where it went: the default --out is a folder of the current directory (newcomer nc23: a candidates/
+        # folder appeared there unannounced)
+        console.print(f"  written to {cand.resolve()}"
+                      + (" (./candidates/ in the current directory, the default --out)" if out == DEFAULT_OUT
+                         else ""), markup=False, highlight=False, soft_wrap=True)
         if note:
             console.print(f"[yellow]warning:[/] {note}", highlight=False, soft_wrap=True)
         what = "verify it" if backend == "triton-interp" else "verify it and time it against eager PyTorch"
