@@ -64,6 +64,24 @@ def test_the_seccomp_program_refuses_families_by_the_first_argument():
     assert run(0, 40) == allow  # read(40, ...): only socket calls look at their first argument
 
 
+def test_the_seccomp_program_refuses_file_watches_and_makes_flock_a_no_op():
+    """Red team rt68's lock/watch channel between sandboxes: inotify and fanotify
+    fail with EPERM, flock returns 0 without locking; other calls as before."""
+    import errno
+
+    prog = policy.seccomp_program()
+    if prog is None:
+        pytest.skip("seccomp filter is built for x86-64 only")
+    run = _bpf(prog)
+    allow, refuse = 0x7FFF0000, 0x00050000
+    for nr in (253, 254, 294, 300, 301):  # inotify_init, inotify_add_watch, inotify_init1, fanotify_*
+        assert run(nr, 0) == refuse | errno.EPERM, nr
+    assert run(73, 3) == refuse  # flock: SECCOMP_RET_ERRNO with errno 0, the call returns 0
+    assert run(72, 3) == allow and run(101, 0) == refuse | errno.EPERM  # fcntl allowed, ptrace refused
+    assert run(41, 40) == refuse | errno.EAFNOSUPPORT and run(41, 2) == allow  # the families as before
+    assert run(0x40000000 | 73, 0) == refuse | errno.EPERM  # x32 numbers still refused
+
+
 def _bpf(prog: bytes):
     """A tiny classic-BPF interpreter for the instructions seccomp_program uses."""
     import struct

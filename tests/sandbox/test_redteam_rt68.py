@@ -117,3 +117,27 @@ def test_a_folder_listing_skips_a_file_that_cannot_be_read(tmp_path):
     text = out.stdout + out.stderr
     assert out.returncode == 0 and "Traceback" not in text, text[-2000:]
     assert "skipped" in text and "cannot be read" in text, text[-2000:]
+
+
+@sandboxed
+def test_no_lock_nor_file_watch_reaches_another_sandbox():
+    """rt68's open item: a flock on a file bound read-only into every sandbox
+    was seen by a candidate in another sandbox at the same time, and inotify saw
+    its opens (a channel between candidates screened at once). inotify now fails
+    with EPERM and flock succeeds without locking: a second open of the file
+    takes the same exclusive lock (case cases/rt68_lock_watch_channel)."""
+    import json
+    import re
+    import subprocess
+    import sys
+
+    case = Path(__file__).resolve().parent / "cases" / "rt68_lock_watch_channel" / "candidate.py"
+    p = subprocess.run([sys.executable, "-m", "kstrata", "eval", "relu", str(case), "--backend", "pytorch",
+                        "--json", "--no-time", "--scope", "small", "--preset", "warn"],
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr[-3000:]
+    d = json.loads(p.stdout[p.stdout.index("{"):])
+    m = re.search(r"PROBE(\{.*?\})ENDPROBE", d["evidence"]["message"], re.S)
+    assert m, d["evidence"]["message"][:2000]
+    r = json.loads(m.group(1))
+    assert r == {"inotify": "ERR 1", "flock": "both"}, r

@@ -551,7 +551,22 @@ DENIED_SYSCALLS_X86_64 = {
     # candidate forked from it ran at nice 19 (red-team round of 2026-12-02)
     "setpriority": 141, "sched_setparam": 142, "sched_setscheduler": 144, "ioprio_set": 251,
     "sched_setattr": 314,
+    # file watches: files bound read-only into every sandbox are the same inodes, and a watch on
+    # one sees another sandbox's opens and reads of it, a channel between candidates screened at
+    # once (red team rt68); no backend watches files. fanotify needs CAP_SYS_ADMIN (none here)
+    "inotify_init": 253, "inotify_add_watch": 254, "inotify_init1": 294,
+    "fanotify_init": 300, "fanotify_mark": 301,
 }
+
+#: x86-64 system calls that succeed without doing anything (return 0): ``flock``
+#: on a file bound read-only into every sandbox was seen by a candidate in
+#: another sandbox at the same time (red team rt68: with inotify, a channel for
+#: the hidden shapes from a candidate in its hidden stage to one failing in
+#: public). A candidate process is the only user of its sandbox's writable
+#: directories, so no lock it takes has another process of the candidate's
+#: kernels to exclude. (``fcntl`` record locks need a file opened for writing
+#: to exclude another reader: the shared files are read-only.)
+NOOP_SYSCALLS_X86_64 = {"flock": 73}
 
 
 #: Socket families a candidate process may create (``socket``/``socketpair``'s
@@ -571,9 +586,10 @@ SOCKET_SYSCALLS_X86_64 = {"socket": 41, "socketpair": 53}
 def seccomp_program() -> bytes | None:
     """A classic-BPF seccomp filter (``struct sock_filter[]``, as bubblewrap's
     ``--seccomp FD`` reads it) that makes :data:`DENIED_SYSCALLS_X86_64` and
-    every x32-ABI call fail with EPERM, a socket of a family not in
-    :data:`SOCKET_FAMILIES` fail with EAFNOSUPPORT, and allows the rest; None
-    on other architectures (no filter there)."""
+    every x32-ABI call fail with EPERM, :data:`NOOP_SYSCALLS_X86_64` return 0
+    without running, a socket of a family not in :data:`SOCKET_FAMILIES` fail
+    with EAFNOSUPPORT, and allows the rest; None on other architectures (no
+    filter there)."""
     import errno
     import platform
     import struct
@@ -582,29 +598,35 @@ def seccomp_program() -> bytes | None:
         return None
     ld_abs, jeq, jge, ret = 0x20, 0x15, 0x35, 0x06
     allow, eperm, eafnosupport = 0x7FFF0000, 0x00050000 | errno.EPERM, 0x00050000 | errno.EAFNOSUPPORT
+    noop = 0x00050000  # SECCOMP_RET_ERRNO with errno 0: the call returns 0 and does nothing
     audit_arch_x86_64, x32_bit = 0xC000003E, 0x40000000
     args0 = 16  # offsetof(struct seccomp_data, args[0]): its low 32 bits, the int the kernel reads
     nrs = sorted(set(DENIED_SYSCALLS_X86_64.values()))
+    noops = sorted(set(NOOP_SYSCALLS_X86_64.values()))
     fams = sorted(set(SOCKET_FAMILIES.values()))
     socket_nr, socketpair_nr = SOCKET_SYSCALLS_X86_64["socket"], SOCKET_SYSCALLS_X86_64["socketpair"]
-    n, f = len(nrs), len(fams)
-    # layout: arch check (0-2), number (3), x32 (4), denied numbers (5 .. 4+n), socket calls (5+n, 6+n),
-    # family (7+n), allowed families (8+n .. 7+n+f), EAFNOSUPPORT, ALLOW, EPERM (the last three)
-    eperm_at = 10 + n + f
+    n, m, f = len(nrs), len(noops), len(fams)
+    # layout: arch check (0-2), number (3), x32 (4), denied numbers (5 .. 4+n), no-op numbers (5+n .. 4+n+m),
+    # socket calls (5+n+m, 6+n+m), family (7+n+m), allowed families (8+n+m .. 7+n+m+f), EAFNOSUPPORT, ALLOW,
+    # EPERM, NOOP (the last four)
+    eperm_at = 10 + n + m + f
+    noop_at = eperm_at + 1
     prog = [(ld_abs, 0, 0, 4),                      # A = arch
             (jeq, 1, 0, audit_arch_x86_64),          # x86-64: go on
             (ret, 0, 0, eperm),                      # any other ABI (i386 via int 0x80): refused
             (ld_abs, 0, 0, 0),                       # A = syscall number
-            (jge, eperm_at - 5, 0, x32_bit)]         # x32 numbers: refused (last instruction)
+            (jge, eperm_at - 5, 0, x32_bit)]         # x32 numbers: refused
     for i, nr in enumerate(nrs):
         prog.append((jeq, eperm_at - (5 + i) - 1, 0, nr))  # -> the EPERM return
+    for i, nr in enumerate(noops):
+        prog.append((jeq, noop_at - (5 + n + i) - 1, 0, nr))  # -> the no-op return
     prog += [(jeq, 1, 0, socket_nr),                # socket: look at its family
              (jeq, 0, f + 2, socketpair_nr),         # socketpair too; anything else: ALLOW
              (ld_abs, 0, 0, args0)]                  # A = family
     for j, fam in enumerate(fams):
         prog.append((jeq, f - j, 0, fam))           # -> ALLOW
-    prog += [(ret, 0, 0, eafnosupport), (ret, 0, 0, allow), (ret, 0, 0, eperm)]
-    assert len(prog) == eperm_at + 1 and max(ins[1] for ins in prog) < 256
+    prog += [(ret, 0, 0, eafnosupport), (ret, 0, 0, allow), (ret, 0, 0, eperm), (ret, 0, 0, noop)]
+    assert len(prog) == noop_at + 1 and max(ins[1] for ins in prog) < 256
     return b"".join(struct.pack("<HBBI", *ins) for ins in prog)
 
 
