@@ -417,6 +417,9 @@ def describe_tensor(cand: torch.Tensor, oracle: torch.Tensor, bad: torch.Tensor,
             items.append(item("blocks", "schedule",
                               f"{int((per > 0).sum())} of {per.numel()} 32x32 tiles hold wrong elements; "
                               f"first {wrong_tiles}", tiles=wrong_tiles, tile=t))
+    axis = axis_factors(c, o) if nbad and same else None
+    if axis is not None:
+        items.append(axis)
     fin = torch.isfinite(c) & torch.isfinite(o) & (o.abs() > 1e-6 * max(float(o.abs().max()), 1e-30))
     if fin.sum() >= 4:
         ratio = c[fin] / o[fin]
@@ -433,6 +436,55 @@ def describe_tensor(cand: torch.Tensor, oracle: torch.Tensor, bad: torch.Tensor,
                               f"output = {r:.6g} x expected everywhere{hint}: a missing or extra scale factor",
                               ratio=r))
     return items
+
+
+#: how far (in log of the ratio) the candidate/expected ratios may stray from a row factor times a column
+#: factor, and how much the factors must vary, for :func:`axis_factors` to name them
+AXIS_FIT = 1e-3
+
+
+def axis_factors(c: torch.Tensor, o: torch.Tensor) -> dict[str, Any] | None:
+    """An item when the candidate's output ``c`` over the expected ``o``
+    (float64, same shape, 2 or more dimensions: rows are all but the last) is
+    one factor per row times one factor per column, both varying: a scale or
+    normalizer applied along the wrong axis (a per-column scale indexed by the
+    row, or the reverse) makes ``c[i, j] = o[i, j] * s[i] / s[j]``, which no
+    other hint named (queue rounds rt66/rt69, newcomer nc23: a dequantized
+    output with its per-channel scale on the wrong axis read only as wrong
+    values). Only elements where both are finite, non-zero and of one sign are
+    read; at least 2 rows and 2 columns of them. ``None`` otherwise, and when
+    the columns' factor is constant (a per-row factor, which
+    :func:`_row_factor` tells) or the rows' is (a per-column one, told here)."""
+    if c.dim() < 2 or c.shape != o.shape or c.shape[-1] < 2:
+        return None
+    n = c.shape[-1]
+    got, want = c.reshape(-1, n), o.reshape(-1, n)
+    if got.shape[0] < 2:
+        return None
+    ok = torch.isfinite(got) & torch.isfinite(want) & (want != 0) & (got != 0) & ((got > 0) == (want > 0))
+    if not bool(ok.all()):  # a partial view would need a masked fit: only whole outputs are read
+        return None
+    lr = torch.log(got / want)
+    row = lr.mean(dim=1, keepdim=True)
+    col = lr.mean(dim=0, keepdim=True) - lr.mean()
+    if float((lr - row - col).abs().max()) > AXIS_FIT:
+        return None
+    row_spread = float(row.max() - row.min())
+    col_spread = float(col.max() - col.min())
+    if col_spread <= AXIS_FIT:
+        return None  # one factor per row: _row_factor's sentence
+    fr, fc = torch.exp(row.flatten()), torch.exp(col.flatten())
+    cols = ", ".join(f"column {j}: x{float(fc[j]):.4g}" for j in range(min(3, n)))
+    if row_spread <= AXIS_FIT:
+        return item("axis_factor", "source",
+                    f"every element of a column is its expected value times one factor of that column ({cols}, "
+                    f"the same in every row): a per-column scale or weight is wrong (which parameter has "
+                    f"{n} entries? its values or its indexing?)", axis="column")
+    rows = ", ".join(f"row {i}: x{float(fr[i]):.4g}" for i in range(min(3, got.shape[0])))
+    return item("axis_factor", "source",
+                f"output / expected is one factor per row times one factor per column ({rows}; {cols}): "
+                "a scale or normalizer applied along the wrong axis (a per-column scale indexed by the row, "
+                "or a per-row one by the column: s[i] where the reference has s[j])?", axis="both")
 
 
 def _shapes_text(shapes: list[dict[str, int]]) -> str:
