@@ -91,3 +91,27 @@ def test_an_mcp_submission_with_a_contended_timing_is_stored_unranked_vs_its_bas
     assert "(ranked" not in best, best
     tree = _text(run_tree(tmp_path / "run"))
     assert "unranked (untrusted timing)" in tree, tree
+
+
+def test_get_best_ranks_a_trusted_timing_above_a_faster_untrusted_one(tmp_path, monkeypatch):
+    """The same kind of fault as nc23's stored ranking: get_best took the highest speedup read, a contended
+    timing's included; an untrusted reading ranks below every trusted one, and the lineage says which."""
+    from dataclasses import replace as replaced
+
+    from kstrata.measure.stats import RatioCI
+
+    contended = replaced(_contended_timing(), speedup=RatioCI(2.5, 1.9, 3.1, 0.95, 100))
+    quiet = replaced(_contended_timing(), suspicious=[], speedup=RatioCI(1.2, 1.1, 1.3, 0.95, 100))
+    first = _submitted(tmp_path, monkeypatch, public={"verdict": "correct"}, measurement=contended, speedup=2.5)
+    srv = KernelServer(tmp_path / "run", backend="pytorch", task_dir=TASKS)
+    try:
+        monkeypatch.setattr("kstrata.serve.mcp_server.evaluate", lambda *a, **k: Outcome(
+            verdict="correct", public={"verdict": "correct"}, measurement=quiet, speedup=1.2,
+            evaluation=Evaluation(verdict=Verdict.CORRECT, public_tests=1, hidden_tests=1)))
+        second = srv.submit_candidate(task="tiny_relu", source=SOURCE.replace("relu", "clamp_min") + "#\n")
+        best = srv.get_best("tiny_relu")
+    finally:
+        srv.close()
+    assert first != second["candidate"]
+    assert best["best"]["candidate"] == second["candidate"], best
+    assert best["best"]["timing_trusted"] is True, best

@@ -322,6 +322,8 @@ class KernelServer:
                              "task": t.name, "backend": b.name, "duplicate": False}
 
     def get_best(self, task: str) -> dict[str, Any]:
+        from kstrata.search.tree import untrusted_findings
+
         t = self._task(task)
         cands = [c for c in self.store.candidates(with_sources=True)
                  if c.metadata.get("task") == t.name]
@@ -330,9 +332,11 @@ class KernelServer:
             return {"task": t.name, "best": None, "lineage": [], "candidates": len(cands),
                     "note": "no correct candidate submitted for this task yet"}
 
+        def ranked(c: CandidateRecord) -> bool:  # an untrusted timing (contended, noisy) ranks nothing (nc23)
+            return bool(c.measurement and c.measurement.speedup and not untrusted_findings(c.measurement.findings))
+
         def key(c: CandidateRecord) -> tuple[float, int]:
-            s = c.measurement.speedup if c.measurement and c.measurement.speedup else 0.0
-            return (s, -c.seq)
+            return (c.measurement.speedup if ranked(c) else 0.0, -c.seq)
 
         best = max(correct, key=key)
         by_hash = {c.hash: c for c in cands}
@@ -343,6 +347,7 @@ class KernelServer:
                 "level": node.level, "proposer": node.proposer, "rationale": node.rationale,
                 "verdict": node.evaluation.verdict if node.evaluation else None,
                 "speedup": node.measurement.speedup if node.measurement else None,
+                "timing_trusted": ranked(node) if node.measurement and node.measurement.speedup else None,
             })
             node = by_hash.get(node.parents[0]) if node.parents else None
         return {"task": t.name, "best": lineage[0] | {"sources": best.sources},
@@ -493,7 +498,8 @@ def build_server(**kwargs: Any) -> MCPServer:
         return await run("submit_candidate", task=task, source=source, backend=backend,
                          parent=parent, level=level, rationale=rationale)
 
-    @server.tool(description="The best correct submitted candidate of a task, its sources and lineage.")
+    @server.tool(description="The best correct submitted candidate of a task (by speedup; an untrusted timing, "
+                             "e.g. a contended one, ranks below every trusted one), its sources and lineage.")
     async def get_best(task: str) -> dict[str, Any]:
         return await run("get_best", task=task)
 
