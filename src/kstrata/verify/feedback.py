@@ -644,10 +644,18 @@ def locate(ctx: "Context", failure: "Failure", run: "ShapeRun | None", tests: li
         growth = [(math.prod(dict(s).values()), rel) for s, ok, rel in per_shape if not ok and rel != float("inf")]
         growth.sort()
         if len(growth) >= 2 and all(b[1] > 2 * a[1] > 0 for a, b in zip(growth, growth[1:])):
-            items.append(item("reduction_growth", "source", "relative error grows with problem size: "
-                              "accumulation precision (accumulate in fp32, or use a tree reduction)",
+            # an elementwise op sums nothing: accumulation precision would point the wrong way (queue round rt69)
+            why = ("accumulation precision (accumulate in fp32, or use a tree reduction)"
+                   if ctx.task.meta.category not in ELEMENTWISE_CATEGORIES else
+                   "an elementwise op sums nothing, so not accumulation: an index or offset computed in too narrow "
+                   "a type, or a value that depends on the element's position?")
+            items.append(item("reduction_growth", "source", f"relative error grows with problem size: {why}",
                               sizes=[g[0] for g in growth], rel_err=[g[1] for g in growth]))
     return items
+
+
+#: task categories whose ops sum nothing (the error-growth item does not name accumulation for them)
+ELEMENTWISE_CATEGORIES = ("elementwise", "activation")
 
 
 #: Sizes a hidden failure's public probes give one shape variable at a time
