@@ -39,3 +39,19 @@ def test_no_axis_item_for_other_errors():
     noisy = y * (1 + 0.05 * torch.randn(4, 8, dtype=torch.float64))
     assert axis_factors(noisy, y) is None
     assert "axis_factor" not in _items(y * row, y)
+
+
+def test_a_per_row_offset_is_named():
+    """log_softmax whose log-sum-exp counted padded lanes: expected minus one amount per row (queue round rt69)."""
+    from kstrata.verify.feedback import values_item
+
+    torch.manual_seed(3)
+    x = torch.randn(4, 10, dtype=torch.float64)
+    want = torch.log_softmax(x, -1)
+    padded = torch.cat([x, torch.zeros(4, 6, dtype=torch.float64)], -1)  # 6 padded lanes of 0 in the sum
+    got = x - torch.logsumexp(padded, -1, keepdim=True)
+    text = values_item(got, want, (got - want).abs() > 1e-9)["text"]
+    assert "off by one amount of that row" in text and "padded lanes" in text, text
+    # one amount everywhere is the older sentence, not this one
+    text = values_item(want - 0.5, want, torch.ones_like(want, dtype=torch.bool))["text"]
+    assert "of that row" not in text, text

@@ -272,8 +272,37 @@ def values_item(c: torch.Tensor, o: torch.Tensor, bad: torch.Tensor) -> dict[str
                      "amount up to rounding (an extra or a missing term in a sum or mean, such as padded "
                      "lanes counted?)")
         else:
-            text += _row_factor(c, o, bad)
+            text += _row_factor(c, o, bad) or _row_offset(c, o, bad)
     return item("values", "source", text, samples=[[list(p), e, g] for p, e, g in shown])
+
+
+def _row_offset(c: torch.Tensor, o: torch.Tensor, bad: torch.Tensor) -> str:
+    """``"; within each row ... off by one amount"``: when the output has rows
+    (2 or more dimensions, a row being the last one) and within every row
+    holding a wrong element (at least 2 of them) each wrong element is off by
+    one amount of that row (up to :data:`SAME_SPREAD` of it), the amounts differing
+    between rows; else ``""``. A per-row additive term that is wrong looks so: a
+    log_softmax whose log-sum-exp counted padded lanes (exp(0) = 1 each) is
+    its expected value minus one amount per row (queue round rt69: it had to be
+    read off the values)."""
+    if c.dim() < 2 or c.shape[-1] < 2:
+        return ""
+    n = c.shape[-1]
+    rows, diff = bad.reshape(-1, n), (c - o).reshape(-1, n)
+    hit = rows.any(dim=1)
+    if not bool(hit.any()) or bool((rows[hit].sum(dim=1) < 2).any()):
+        return ""
+    lo = torch.where(rows, diff, torch.full_like(diff, math.inf)).min(dim=1).values[hit]
+    hi = torch.where(rows, diff, torch.full_like(diff, -math.inf)).max(dim=1).values[hit]
+    mid = (lo + hi) / 2
+    if not bool(torch.isfinite(mid).all()) or not bool(((hi - lo) <= SAME_SPREAD * mid.abs()).all()) \
+            or bool((mid == 0).any()):
+        return ""
+    offsets = list(zip(hit.nonzero().flatten().tolist(), mid.tolist()))
+    shown = ", ".join(f"row {r}: {d:+.4g}" for r, d in offsets[:3])
+    return (f"; within each row the wrong elements are off by one amount of that row ({shown}): a per-row "
+            "additive term is wrong (a log-sum-exp, max or mean over the row that counts padded lanes, e.g. "
+            "masked loads with other=0.0 whose exp is 1? a row's shift taken from the wrong row?)")
 
 
 def _rounding_direction(got: torch.Tensor, want: torch.Tensor) -> str:
