@@ -29,18 +29,20 @@ from kstrata.backends.tvm.isolated import schedule_expansion
 from kstrata.backends.tvm.schedule import render_schedule, replay_schedule
 from kstrata.tasks.loader import resolve_task
 from kstrata.verify import plan
+from kstrata.verify.residue_probes import residue_tests
 
 SECRET = "a secret the proposer does not know"
 
 
 def _verifier_shapes(task):
     """The shapes of the full-scope plan for :data:`SECRET` that only the verifier
-    knows (perturbed, size-1, octave); the public and sweep shapes are the
+    knows (perturbed, size-1, octave, residue); the public and sweep shapes are the
     expansion's own check."""
     base = task.sweep_shapes
     extra = plan.perturbed_shapes(task, SECRET, base=base)
     tests = plan.hidden_tests(task, SECRET, extra, base=[])
     tests += plan.unit_tests(task, SECRET, base, extra) + plan.octave_tests(task, SECRET, base, extra)
+    tests += residue_tests(task, SECRET, base, extra)
     out = []
     for t in tests:
         if t.shape_dict not in out and t.shape_dict not in [*base, *task.small_shapes]:
