@@ -141,3 +141,32 @@ def test_no_lock_nor_file_watch_reaches_another_sandbox():
     assert m, d["evidence"]["message"][:2000]
     r = json.loads(m.group(1))
     assert r == {"inotify": "ERR 1", "flock": "both"}, r
+
+
+@sandboxed
+def test_a_sandbox_that_saw_hidden_tests_serves_the_same_candidate_again_and_no_other():
+    """b005edb ended every sandbox whose process ran hidden tests, so each of a
+    candidate's later processes (its timing, its next stage) paid a fresh
+    zygote (~3 s; the test suite ran at half its speed). Such a sandbox now
+    goes back marked with the candidate's kernel-cache key: the same candidate
+    takes it again, another candidate gets a fresh one."""
+    from kstrata.backends.registry import get_backend
+    from kstrata.sandbox import CandidateProcess
+    from kstrata.sandbox.client import sandbox_env
+
+    env = sandbox_env(get_backend("pytorch"))
+    a, b = "a" * 64, "b" * 64
+
+    def used(key: str, hidden: bool):
+        p = CandidateProcess("pytorch", env=env, memory_mb=4096, kernel_cache=key).start()
+        p.saw_hidden = hidden
+        z = p.zygote
+        p.close()
+        return z
+
+    first = used(a, hidden=True)
+    assert first.alive() and first.hidden_of == a
+    assert used(a, hidden=False) is first  # the same candidate: the same sandbox
+    other = used(b, hidden=False)
+    assert other is not first  # another candidate: never the sandbox where a's hidden tests ran
+    assert first.alive()

@@ -102,6 +102,10 @@ class Zygote:
         self._stderr = bytearray()
         self._written = 0  # bytes of stderr read so far (the tail keeps the last 64 KiB)
         self.forks = 0
+        #: the candidate (its kernel-cache key) whose process ran hidden tests here, or started from a
+        #: kernel cache such a process wrote: this sandbox then serves that candidate's processes only
+        #: (:func:`_take_zygote`; red team rt68)
+        self.hidden_of: str | None = None
 
     def start(self, timeout_s: float = 300.0) -> "Zygote":
         """Start the sandbox and wait until the zygote has imported everything.
@@ -305,7 +309,8 @@ def _take_zygote(spec: "CandidateProcess", timeout_s: float) -> Zygote:
     with _IDLE_LOCK:
         found = None
         for z in reversed(_IDLE):  # the most recently given back first
-            if z.spec.key() == key:
+            # a sandbox where a candidate's hidden tests ran serves that candidate alone (Zygote.hidden_of)
+            if z.spec.key() == key and z.hidden_of in (None, spec.kernel_cache):
                 _IDLE.remove(z)
                 if z.alive():
                     found = z
@@ -623,14 +628,19 @@ class CandidateProcess:
         finally:
             if pack_fd is not None:
                 os.close(pack_fd)
-        if self.zygote_oom or self.saw_hidden or self.restored_hidden:
+        hidden = self.saw_hidden or self.restored_hidden
+        if self.zygote_oom or hidden and (not self.kernel_cache or z.hidden_of not in (None, self.kernel_cache)):
             # a sandbox whose cgroup has seen an OOM kill is not reused; nor one whose process ran hidden tests
-            # (or started from a kernel cache that such a process wrote): the state its processes share and
-            # the scrub cannot reset (the PID, System V IPC id and loopback counters of its namespaces, the
-            # times of its /tmp and /dev/shm, the zygote's /proc/1/coredump_filter) carried a hidden test's
-            # shape to the next candidate forked there, whose public failure the agent is told (red team rt68)
+            # (or started from a kernel cache that such a process wrote) for another candidate: the state its
+            # processes share and the scrub cannot reset (the PID, System V IPC id and loopback counters of its
+            # namespaces, the times of its /tmp and /dev/shm, the zygote's /proc/1/coredump_filter) carried a
+            # hidden test's shape to the next candidate forked there, whose public failure the agent is told
+            # (red team rt68). The same candidate's later processes (its timing, its next verification) may use
+            # it: they are the candidate that saw those tests; a fresh zygote for each cost ~3 s a process
             z.kill()
         else:
+            if hidden:
+                z.hidden_of = self.kernel_cache
             _give_back(z)
         self.zygote = None
         self._last_zygote = z
