@@ -310,7 +310,7 @@ def _take_zygote(spec: "CandidateProcess", timeout_s: float) -> Zygote:
         found = None
         for z in reversed(_IDLE):  # the most recently given back first
             # a sandbox where a candidate's hidden tests ran serves that candidate alone (Zygote.hidden_of)
-            if z.spec.key() == key and z.hidden_of in (None, spec.kernel_cache):
+            if z.spec.key() == key and getattr(z, "hidden_of", None) in (None, spec.kernel_cache):
                 _IDLE.remove(z)
                 if z.alive():
                     found = z
@@ -629,7 +629,8 @@ class CandidateProcess:
             if pack_fd is not None:
                 os.close(pack_fd)
         hidden = self.saw_hidden or self.restored_hidden
-        if self.zygote_oom or hidden and (not self.kernel_cache or z.hidden_of not in (None, self.kernel_cache)):
+        if self.zygote_oom or hidden and (not self.kernel_cache
+                                          or getattr(z, "hidden_of", None) not in (None, self.kernel_cache)):
             # a sandbox whose cgroup has seen an OOM kill is not reused; nor one whose process ran hidden tests
             # (or started from a kernel cache that such a process wrote) for another candidate: the state its
             # processes share and the scrub cannot reset (the PID, System V IPC id and loopback counters of its
