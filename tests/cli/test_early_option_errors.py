@@ -47,7 +47,9 @@ def test_a_wrong_option_is_refused_before_torch_loads(args, said, tmp_path):
     (["eval", "rmsnorm", "x.json", "--preset", "bogus"], "unknown preset 'bogus'; choose one of strict, warn"),
 ])
 def test_a_wrong_value_is_refused_before_the_backend_loads(args, said, tmp_path):
-    """Newcomer nc22: --timing-shape B=0 took 44 s, Q=5 25 s, eval --scope tiny 15 s to be refused."""
+    """Newcomer nc22: --timing-shape B=0 took 44 s, Q=5 25 s, eval --scope tiny 15 s to be refused.
+    The candidate file exists: a missing one is refused first, before any option (c19d6d5)."""
+    (tmp_path / "x.json").write_text('{"source": "import torch"}')
     r = subprocess.run([sys.executable, "-c", PROBE, *args, "--backend", "tvm-llvm",
                         *(["--budget", "evals=1"] if args[0] == "optimize" else [])],
                        capture_output=True, text=True, timeout=120, cwd=tmp_path)
