@@ -43,10 +43,11 @@ class ModelNew(torch.nn.Module):
 
 
 def test_optimize_stops_with_one_message_and_stores_no_evaluator_exception(tmp_path):
-    task, start, run = tmp_path / "task_broken_big.py", tmp_path / "relu.py", tmp_path / "run"
-    task.write_text(TASK)
-    start.write_text(TRITON_RELU)
-    p = subprocess.run([KSTRATA, "optimize", str(task), "--backend", "triton-interp", "--initial", str(start),
+    """On tvm-llvm (timed), so the run's best is verified at the full scope, where the reference fails: on
+    triton-interp a start given with --initial is no longer confirmed there (4656329), which this test used."""
+    task, run = tmp_path / "task_broken_big.py", tmp_path / "run"
+    task.write_text(TASK.replace('"nominal": {"N": 64}', '"nominal": {"N": 8}').replace("N = 64", "N = 8"))
+    p = subprocess.run([KSTRATA, "optimize", str(task), "--backend", "tvm-llvm",
                         "--budget", "evals=2", "--out", str(run)], capture_output=True, text=True, timeout=900)
     out = p.stdout + p.stderr
     assert p.returncode == 2 and "Traceback" not in out, (p.returncode, out[-3000:])
