@@ -276,6 +276,28 @@ def values_item(c: torch.Tensor, o: torch.Tensor, bad: torch.Tensor) -> dict[str
     return item("values", "source", text, samples=[[list(p), e, g] for p, e, g in shown])
 
 
+def _per_row_spread(values: torch.Tensor, bad: torch.Tensor) \
+        -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor] | None:
+    """Per row (the last dimension; outputs of 2 or more dimensions whose rows
+    hold 2 or more elements) of ``values`` (float64, the output's shape), the
+    least and greatest value over the wrong elements (``bad``) of each row
+    holding one, and their midpoint: ``(hit, lo, hi, mid)``, ``hit`` the
+    boolean mask over rows, the others one entry per hit row. None when the
+    output has no rows, no element is wrong, or a hit row holds a single wrong
+    element (one element fits any per-row term). Shared by the per-row
+    additive and multiplicative hints."""
+    if values.dim() < 2 or values.shape[-1] < 2:
+        return None
+    n = values.shape[-1]
+    rows, flat = bad.reshape(-1, n), values.reshape(-1, n)
+    hit = rows.any(dim=1)
+    if not bool(hit.any()) or bool((rows[hit].sum(dim=1) < 2).any()):
+        return None
+    lo = torch.where(rows, flat, torch.full_like(flat, math.inf)).min(dim=1).values[hit]
+    hi = torch.where(rows, flat, torch.full_like(flat, -math.inf)).max(dim=1).values[hit]
+    return hit, lo, hi, (lo + hi) / 2
+
+
 def _row_offset(c: torch.Tensor, o: torch.Tensor, bad: torch.Tensor) -> str:
     """``"; within each row ... off by one amount"``: when the output has rows
     (2 or more dimensions, a row being the last one) and within every row
@@ -285,16 +307,10 @@ def _row_offset(c: torch.Tensor, o: torch.Tensor, bad: torch.Tensor) -> str:
     log_softmax whose log-sum-exp counted padded lanes (exp(0) = 1 each) is
     its expected value minus one amount per row (queue round rt69: it had to be
     read off the values)."""
-    if c.dim() < 2 or c.shape[-1] < 2:
+    spread = _per_row_spread(c - o, bad)
+    if spread is None:
         return ""
-    n = c.shape[-1]
-    rows, diff = bad.reshape(-1, n), (c - o).reshape(-1, n)
-    hit = rows.any(dim=1)
-    if not bool(hit.any()) or bool((rows[hit].sum(dim=1) < 2).any()):
-        return ""
-    lo = torch.where(rows, diff, torch.full_like(diff, math.inf)).min(dim=1).values[hit]
-    hi = torch.where(rows, diff, torch.full_like(diff, -math.inf)).max(dim=1).values[hit]
-    mid = (lo + hi) / 2
+    hit, lo, hi, mid = spread
     if not bool(torch.isfinite(mid).all()) or not bool(((hi - lo) <= SAME_SPREAD * mid.abs()).all()) \
             or bool((mid == 0).any()):
         return ""
@@ -349,17 +365,12 @@ def _row_factor(c: torch.Tensor, o: torch.Tensor, bad: torch.Tensor) -> str:
     the row was 0.681 of its value), and so does an epsilon in the wrong place
     (queue round rt56: rsqrt(mean(x^2)) + eps scaled near_zero rows by ~1.4,
     and the hint named only padded lanes)."""
-    if c.dim() < 2 or c.shape[-1] < 2:
+    if bool((bad & (o == 0)).any()):
         return ""
-    n = c.shape[-1]
-    rows, got, want = bad.reshape(-1, n), c.reshape(-1, n), o.reshape(-1, n)
-    hit = rows.any(dim=1)
-    if not bool(hit.any()) or bool((rows & (want == 0)).any()) or bool((rows[hit].sum(dim=1) < 2).any()):
+    spread = _per_row_spread(c / torch.where(bad, o, torch.ones_like(o)), bad)
+    if spread is None:
         return ""
-    ratio = got / torch.where(rows, want, torch.ones_like(want))
-    lo = torch.where(rows, ratio, torch.full_like(ratio, math.inf)).min(dim=1).values[hit]
-    hi = torch.where(rows, ratio, torch.full_like(ratio, -math.inf)).max(dim=1).values[hit]
-    mid = (lo + hi) / 2
+    hit, lo, hi, mid = spread
     # one factor a row (its wrong elements' ratios within SAME_SPREAD), on one side of 1 (beyond its own
     # spread): a row normalizer off by a tail's share is ~1.001 (newcomer nc17: an l2norm dropping a row's
     # last element said only "60.93% wrong"), noise around 1 is not a factor
