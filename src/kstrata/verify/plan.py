@@ -162,6 +162,16 @@ def screening_shapes(task: Task) -> list[dict[str, int]]:
     return small + cheap
 
 
+def sizes_in_reach(value: int, modulus: int, residue: int) -> list[int]:
+    """The sizes other than ``value`` within :data:`PERTURB_MAX` of it, above
+    8, that leave ``residue`` modulo ``modulus``, ascending: where a perturbed
+    shape (:func:`perturbed_shapes`) or a residue probe
+    (:func:`kstrata.verify.residue_probes.residue_shapes`) may move a size, so
+    both stay inside the bounds :func:`size_bounds` tells an agent."""
+    return [v for v in range(max(9, value - PERTURB_MAX), value + PERTURB_MAX + 1)
+            if v % modulus == residue and v != value]
+
+
 def perturbed_shapes(task: Task, secret: str | bytes, n: int = PERTURBED_SHAPES,
                      base: list[dict[str, int]] | None = None) -> list[dict[str, int]]:
     """Secret-derived variants of sweep shapes: each variable > 8 moves by 1-7
@@ -195,7 +205,7 @@ def perturbed_shapes(task: Task, secret: str | bytes, n: int = PERTURBED_SHAPES,
             r = derive_int(secret, f"{task.name}/perturb/{i}/{group[0] if group else name}")
             up = bool((r >> 8) & 1) or value <= 8 + PERTURB_MAX
             sign = 1 if up else -1
-            hits = [d for d in range(1, PERTURB_MAX + 1) if (value + sign * d) % modulus == residue]
+            hits = sorted((abs(v - value) for v in sizes_in_reach(value, modulus, residue) if (v - value) * sign > 0))
             delta = hits[r % len(hits)] if hits else 1 + r % PERTURB_MAX
             new[name] = value + sign * delta
         if new not in sweep and new not in out:

@@ -25,13 +25,23 @@ distribution and a secret seed, as the octave and size-1 probes
 from __future__ import annotations
 
 from kstrata.tasks.base import Task
-from kstrata.verify.plan import (PERTURB_MAX, TestCase, _cost, _key, _sizes, _tied, derive_int, oracle_kind)
+from kstrata.verify.plan import (TestCase, _cost, _key, _sizes, _tied, derive_int, oracle_kind, sizes_in_reach)
 
 #: every size variable takes every remainder modulo this (the widest vector of 32-bit lanes in
 #: 256 bits, and the common unroll factor) at a size above 8 somewhere in the verification
 MODULUS = 8
 #: most residue probes one verification adds (one per missing remainder, so at most MODULUS)
 RESIDUE_PROBES = MODULUS
+
+
+def _above_8(shape: dict[str, int], names: list[str]) -> int:
+    """How many of ``names`` are above 8 in ``shape`` (a probe can move them)."""
+    return sum(1 for n in names if isinstance(shape.get(n), int) and shape[n] > 8)
+
+
+def _at_1(shape: dict[str, int], names) -> int:  # noqa: ANN001 - any collection of size names
+    """How many of ``names`` are 1 in ``shape``."""
+    return sum(1 for n in names if shape.get(n) == 1)
 
 
 def residue_shapes(task: Task, secret: str | bytes, base: list[dict[str, int]],
@@ -69,16 +79,11 @@ def residue_shapes(task: Task, secret: str | bytes, base: list[dict[str, int]],
     for r in range(MODULUS):
         missing = [n for n in names if r not in covered[n]]
         while missing:
-            def above(b: dict[str, int]) -> int:
-                return sum(1 for n in missing if isinstance(b.get(n), int) and b[n] > 8)
-
-            def ones(b: dict[str, int]) -> int:
-                return sum(1 for n in sizes if b.get(n) == 1)
-
             # the shape that moves most of the missing variables at once; of those, one with no size at 1 (a
             # probe of a single row compares one sum, where a dropped element may happen to be small: the
             # size-1 probes cover batches of one), the cheapest
-            hosts = sorted((b for b in base if above(b)), key=lambda b: (-above(b), ones(b), _cost(task, b)))
+            hosts = sorted((b for b in base if _above_8(b, missing)),
+                           key=lambda b: (-_above_8(b, missing), _at_1(b, sizes), _cost(task, b)))
             if not hosts:
                 break
             shape, moved = dict(hosts[0]), []
@@ -87,8 +92,7 @@ def residue_shapes(task: Task, secret: str | bytes, base: list[dict[str, int]],
                 value = shape.get(n)
                 if not isinstance(value, int) or value <= 8 or any(shape.get(g) != value for g in group):
                     continue  # not above 8 here, or tied sizes that differ (out_channels = 2 W): left as they are
-                reach = [v for v in range(max(9, value - PERTURB_MAX), value + PERTURB_MAX + 1)
-                         if v % MODULUS == r and v != value]
+                reach = sizes_in_reach(value, MODULUS, r)
                 if not reach:
                     continue
                 pick = reach[derive_int(secret, f"{task.name}/residue/{r}/{group[0]}") % len(reach)]
