@@ -22,6 +22,7 @@ is written to be sent back to the model for a retry (the retry counts against
 the budget like any call). Kinds: ``truncated`` (unclosed fence or edit block,
 or the API says the token limit was hit), ``too_long`` (over :data:`MAX_ANSWER_CHARS`,
 refused before it is read further), ``no_code``, ``diff_block`` (a unified diff, not applied), ``conflicting_blocks``,
+``no_opening_fence`` (code sent as prose, closed by a bare ``` with no opening fence),
 ``malformed_edit``, ``edit_no_match``, ``edit_ambiguous``, ``unchanged``; and
 ``duplicate``, raised by the agents (:func:`kstrata.agents.llm_agent.known_candidate`:
 the answer's text is a candidate the run already has).
@@ -180,6 +181,23 @@ def code_blocks(text: str) -> tuple[list[CodeBlock], bool, list[str]]:
         blocks.append(CodeBlock(lang, "\n".join(lines[i + 1 : end]) + "\n", i))
         i = end + 1
     return blocks, False, prose
+
+
+#: a line that reads as code, not prose: an import, a definition, a decorator, an assignment, a call,
+#: a block's opening or closing, an LLVM definition or a C preprocessor line
+_CODE_LINE = re.compile(r"^(?:\s*(?:import |from \S+ import |def |class |@\w|return\b|for |if |#include"
+                        r"|define |declare )|\s*[\w.\[\]]+\s*=[^=]|\s*\w[\w.]*\(.*\)\s*$|\s*[{}]\s*$|\s{4,}\S)")
+
+
+def _closing_fence_only(text: str) -> bool:
+    """Whether the one fence of ``text`` is a bare ``` (no language) on its
+    last non-blank line with code-like lines before it: a code block whose
+    opening line was left out, not an answer cut off after an opening fence."""
+    lines = [line for line in text.splitlines() if line.strip()]
+    fences = [i for i, line in enumerate(lines) if _FENCE.match(line)]
+    if fences != [len(lines) - 1] or _FENCE.match(lines[-1]).group(2):
+        return False
+    return sum(1 for line in lines[:-1] if _CODE_LINE.match(line)) >= 2
 
 
 def looks_cut_off(text: str) -> bool:
@@ -483,6 +501,15 @@ def parse_answer(
         prose = [line for line in prose if not _FENCE.match(line)]
     else:
         blocks, unclosed, prose = code_blocks(text)
+        if unclosed and _closing_fence_only(text):
+            # queue round rt72: the code sent as prose and one ``` line after it was told "cut off"
+            tag = f"```{language}" if language else "```python"
+            raise ParseError(
+                "no_opening_fence",
+                f"its only code fence is a bare ``` line at the end, after the code: the opening {tag} line "
+                "before the code is missing, so the code reads as prose (the answer is not cut off). Send the "
+                f"answer again with the code between a {tag} line and a ``` line.",
+            )
         if unclosed:
             raise ParseError(
                 "truncated",

@@ -35,6 +35,10 @@ MAX_DIFF_LINES = 80
 #: correct candidates made elsewhere in the run (siblings, cousins) listed in a history
 OTHER_CORRECT = 3
 _LINE = re.compile(r"\bline (\d+)\b")
+#: a Python error about a name, without a line: its attribute or name
+_NO_ATTRIBUTE = re.compile(r"has no attribute '(\w+)'")
+_UNDEFINED = re.compile(r"\bname '(\w+)' is not defined")
+_UNRESOLVED = re.compile(r'Unresolved call .*?\bname="tirx\.(\w+)"')
 #: a timing failure that is the judge's timing worker dying of memory, not the candidate
 #: (:meth:`kstrata.search.evaluators.VerifyMeasureEvaluator._screen` words it)
 _JUDGE_OOM = re.compile(r"^timing against \S+ failed: RuntimeError: oom:")
@@ -286,13 +290,39 @@ def _clip(text: str, limit: int = MAX_MESSAGE_CHARS) -> str:
     return "\n".join(head + [f"... ({omitted} lines omitted) ..."] + tail)
 
 
+def _named_line(lines: list[str], message: str) -> int | None:
+    """The first line of ``lines`` (1-based) that uses the name a Python
+    error in ``message`` is about, where the message gives no line:
+    ``module 'tilelang.language' has no attribute 'erff'`` (``.erff``),
+    ``name 'acc' is not defined`` (``acc``) or TileLang's ``Unresolved call
+    ... name="tirx.fabs"`` (``T.abs(``/``T.fabs(``); ``None`` otherwise. Queue
+    rounds rt69, rt72: a TileLang kernel's ``T.logf``/``T.erff``, or ``T.abs``
+    in a ``T.vectorized`` loop, failed at its first call with that message
+    alone, no line of the source."""
+    m = _NO_ATTRIBUTE.search(message)
+    u = _UNRESOLVED.search(message)
+    n = _UNDEFINED.search(message)
+    # TileLang's math call that does not lower (inside T.vectorized): T.exp for tirx.exp, T.abs for tirx.fabs
+    names = "|".join(map(re.escape, {u.group(1), u.group(1).lstrip("f")})) if u else ""
+    pattern = (re.compile(r"\.\s*" + re.escape(m.group(1)) + r"\b") if m else
+               re.compile(r"(?<![\w.])" + re.escape(n.group(1)) + r"\b") if n else
+               re.compile(r"\bT\s*\.\s*(?:" + names + r")\s*\(") if u else None)
+    if pattern is None:
+        return None
+    code = [(i, line.split("#", 1)[0]) for i, line in enumerate(lines, 1)]
+    return next((i for i, line in code if pattern.search(line)), None)
+
+
 def located_lines(text: str, message: str, around: int = CONTEXT_LINES) -> tuple[int, str] | None:
     """``(line, excerpt)``: the first line number ``message`` names ("line
-    N") and the numbered lines of ``text`` around it, the named one marked
-    ``>>``; ``None`` when it names none inside ``text``."""
+    N"), or else the first line using the attribute or name a Python
+    ``AttributeError``/``NameError`` in it is about (:func:`_named_line`),
+    and the numbered lines of ``text`` around it, that one marked ``>>``;
+    ``None`` when it names none inside ``text``."""
     lines = text.splitlines()
-    for m in _LINE.finditer(message):
-        n = int(m.group(1))
+    found = [int(m.group(1)) for m in _LINE.finditer(message)]
+    named = _named_line(lines, message) if not any(1 <= n <= len(lines) for n in found) else None
+    for n in found + ([named] if named else []):
         if 1 <= n <= len(lines):
             lo, hi = max(1, n - around), min(len(lines), n + around)
             width = len(str(hi))

@@ -1,0 +1,68 @@
+"""Queue round rt72 (an engineer as the model behind ``--llm queue:DIR``, from
+the prompts alone): what the prompts or the answer parsing got wrong,
+asserted fixed now."""
+
+from __future__ import annotations
+
+import pytest
+
+from kstrata.agents.parse import ParseError, parse_answer
+
+CURRENT = "x = 1\n"
+CODE = ("import torch\nimport triton\n\n\n@triton.jit\ndef k(x_ptr, n, BLOCK: tl.constexpr):\n"
+        "    offs = tl.arange(0, BLOCK)\n    tl.store(x_ptr + offs, 0.0, mask=offs < n)\n")
+
+
+def test_code_sent_without_its_opening_fence_is_told_so_not_called_cut_off():
+    """rt72 P2.3: an answer whose code followed the rationale with no ```python
+    line, closed by one bare ``` line, was answered "a code block is opened
+    with ``` but never closed: the answer looks cut off": the opposite of the
+    fault. The retry now names the missing opening line."""
+    answer = "Fixed the tail mask.\n" + CODE + "```\n"
+    with pytest.raises(ParseError) as e:
+        parse_answer(answer, CURRENT, language="python")
+    assert e.value.kind == "no_opening_fence"
+    assert "opening ```python line" in str(e.value.feedback) and "cut off" in str(e.value.feedback)
+    assert "not cut off" in str(e.value.feedback)
+
+
+@pytest.mark.parametrize("answer", [
+    "Rewrite.\n\n```python\n" + CODE,  # an answer cut off inside its block
+    "Rewrite.\n\n```\n",  # cut off right after a bare opening fence
+    "Rewrite the kernel with a larger block and fewer programs.\n```\n",  # prose only before the fence
+])
+def test_an_answer_cut_off_inside_its_block_is_still_told_truncated(answer):
+    with pytest.raises(ParseError) as e:
+        parse_answer(answer, CURRENT, language="python")
+    assert e.value.kind == "truncated"
+
+
+def test_a_python_error_about_a_name_locates_the_line_that_uses_it():
+    """rt69 and rt72 left open: a TileLang kernel calling ``T.erff`` (no such
+    function) failed at its first call with "module 'tilelang.language' has
+    no attribute 'erff'" and no line; the next prompt now shows the line of
+    the failed text that uses it, with its neighbours."""
+    from kstrata.agents.run_history import located_lines
+
+    text = ("import tilelang.language as T\n\n\ndef k(n):\n    # T.erff is not a thing\n"
+            "    for i in T.serial(n):\n        Y[i] = 0.5 * (1.0 + T.erff(X[i]))\n")
+    msg = "first call (kernel compilation) raised AttributeError: module 'tilelang.language' has no attribute 'erff'"
+    line, excerpt = located_lines(text, msg)
+    assert line == 7 and ">> 7 |         Y[i] = 0.5 * (1.0 + T.erff(X[i]))" in excerpt
+    assert located_lines(text, "NameError: name 'acc' is not defined") is None  # not used anywhere
+    assert located_lines(text + "    acc += 1\n", "NameError: name 'acc' is not defined")[0] == 8
+    assert located_lines(text, "ValueError: bad block") is None
+
+
+def test_tilelangs_unresolved_math_call_locates_its_line():
+    """rt72 P3.4: ``T.abs`` inside ``T.vectorized`` on tilelang-c failed with
+    "InternalError: Unresolved call ir.Op(... name="tirx.fabs" ...)" and no
+    line; the next prompt shows the line that calls it."""
+    from kstrata.agents.run_history import located_lines
+
+    text = ("def k(n):\n    for l in T.vectorized(16):\n        x = X[l]\n        z = T.abs(x) * 0.5\n"
+            "        e = T.exp(-z)\n")
+    msg = ('first call (kernel compilation) raised InternalError: Unresolved call ir.Op(span=None, '
+           'struct_info_=None, name="tirx.fabs", op_type=None, description="", arguments=(), num_inputs=1)')
+    assert located_lines(text, msg)[0] == 4
+    assert located_lines(text, msg.replace("tirx.fabs", "tirx.exp"))[0] == 5
