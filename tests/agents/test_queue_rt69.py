@@ -216,11 +216,11 @@ def test_a_remembered_ir_edit_is_from_the_ir_the_role_was_shown(softmax_ir):
     `before` was the stored IR with its debug metadata, so the lesson's diff
     was every `, !dbg !N` line. It is the text the role was shown."""
     from kstrata.agents.hierarchical import HierarchicalProposer
-    from kstrata.agents.llvm_debug import strip_llvm_debug
+    from kstrata.agents.llvm_debug import editable_text
     from kstrata.agents.memory import MemoryStore
 
     backend, task, sources = softmax_ir
-    shown = strip_llvm_debug(sources["source"])
+    shown = editable_text("tvm-llvm", "source", sources["source"])  # no debug metadata, folded (rt72)
     line = next(ln for ln in shown.splitlines() if "@llvm.exp.f32(float %" in ln)
     answer = f"Probe.\n\n<<<<<<< SEARCH\n{line}\n=======\n{line}  ; kept\n>>>>>>> REPLACE\n"
     tree = CandidateTree([rec("a", sources=sources)])

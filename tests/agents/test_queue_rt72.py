@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import pytest
 
+from test_queue_rt69 import softmax_ir  # noqa: F401 - the fixture
+
 from kstrata.agents.parse import ParseError, parse_answer
 
 CURRENT = "x = 1\n"
@@ -52,6 +54,71 @@ def test_a_python_error_about_a_name_locates_the_line_that_uses_it():
     assert located_lines(text, "NameError: name 'acc' is not defined") is None  # not used anywhere
     assert located_lines(text + "    acc += 1\n", "NameError: name 'acc' is not defined")[0] == 8
     assert located_lines(text, "ValueError: bad block") is None
+
+
+def _folded_source_child(softmax_ir, answer_of, hierarchical):
+    from test_queue_rt69 import _source_prompt_and_child
+
+    from kstrata.agents.llvm_debug import strip_llvm_debug
+    from kstrata.agents.llvm_fold import FOLD_MARK
+
+    backend, task, sources = softmax_ir
+    stripped = strip_llvm_debug(sources["source"])
+    compute = next(ln for ln in stripped.splitlines() if "@llvm.exp.f32(float %" in ln)
+    prompt, child = _source_prompt_and_child(backend, task, sources, answer_of(compute, prompt_text=None),
+                                             hierarchical)
+    body = prompt.split("## Level `source`: the text you edit", 1)[1].split("# Feedback", 1)[0]
+    shown = body.split("```llvm\n", 1)[1].split("\n```", 1)[0] if "```llvm\n" in body else body
+    assert FOLD_MARK in shown
+    return backend, task, stripped, shown, compute, child
+
+
+def _loads_softmax(backend, task, text):
+    import torch
+
+    x = torch.randn(5, 77)
+    fn = backend.load(task, {"source": text}, {"B": 5, "D": 77}, [])
+    y = fn(x)
+    y = y[0] if isinstance(y, (tuple, list)) else y
+    torch.testing.assert_close(y, torch.softmax(x, dim=-1), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("hierarchical", [False, True], ids=["llm", "hierarchical"])
+def test_the_llvm_source_prompt_folds_tvms_argument_checking_and_the_edit_builds(softmax_ir, hierarchical):
+    """rt69 left open: the tvm-llvm source IR was ~1000 lines without debug
+    metadata, most of it TVM's FFI argument checking (``@__tvm_ffi_*``, its
+    error strings) and fp16 helpers, which no kernel change needs. The prompt
+    folds them into one line; an edit of the computing function applies, the
+    candidate gets them back and computes softmax; the edited line has the
+    same number in the candidate as in the text shown (LLVM's messages)."""
+    def answer_of(compute, prompt_text):
+        return (f"Probe of the edit path.\n\n<<<<<<< SEARCH\n{compute}\n=======\n{compute}  ; kept\n"
+                ">>>>>>> REPLACE\n")
+
+    backend, task, stripped, shown, compute, child = _folded_source_child(softmax_ir, answer_of, hierarchical)
+    assert "@__tvm_ffi_softmax(" not in shown and "Mismatched type on argument" not in shown
+    assert "@softmax_compute_" in shown and "llvm.exp" in shown
+    assert len(shown.splitlines()) < 0.6 * len(stripped.splitlines())
+    text = child["source"]
+    assert "define" in text and "@__tvm_ffi_softmax(" in text and "Mismatched type" in text
+    kept = next(i for i, ln in enumerate(text.splitlines()) if ln.endswith("; kept"))
+    assert shown.splitlines()[kept] == compute
+    _loads_softmax(backend, task, text)
+
+
+def test_a_whole_text_answer_without_the_fold_line_gets_the_folded_lines_back(softmax_ir):
+    """A whole-text answer that leaves out the fold line (a model that trims
+    comments) still makes a candidate with TVM's FFI entry: it is appended."""
+    from kstrata.agents.llvm_debug import editable_text, restorer
+    from kstrata.agents.llvm_fold import FOLD_MARK
+
+    backend, task, sources = softmax_ir
+    shown = editable_text("tvm-llvm", "source", sources["source"])
+    answer = "\n".join(ln for ln in shown.splitlines() if not ln.startswith(FOLD_MARK))
+    text = restorer("tvm-llvm", sources, "source")({"source": answer})["source"]
+    assert "@__tvm_ffi_softmax(" in text and FOLD_MARK not in text
+    assert editable_text("tvm-llvm", "source", text).strip() == shown.strip()  # the next prompt's diff: none
+    _loads_softmax(backend, task, text)
 
 
 def test_tilelangs_unresolved_math_call_locates_its_line():

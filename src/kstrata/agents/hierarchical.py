@@ -61,7 +61,7 @@ from kstrata.agents.exemplars import exemplars_for, intensity_of
 from kstrata.agents.knowledge import spec_for_backend
 from kstrata.agents.llm_agent import (LLM_MAX_PER_LEVEL, ask, editable_on, editable_only, known_candidate,
                                       prompt_context, replay_in_sandbox)
-from kstrata.agents.llvm_debug import editable_sources
+from kstrata.agents.llvm_debug import editable_sources, restorer
 from kstrata.agents.memory import Attempt, MemoryStore, Skill, op_text
 from kstrata.agents.parse import clip_marked, parse_cross_level_requests
 from kstrata.agents.prompt import build_prompt, environment
@@ -189,7 +189,8 @@ class LevelAgent:
         kstrata.agents.router.Declined
             When the model declines; it carries the calls made.
         """
-        sources = editable_sources(context.backend, sources, level)  # tvm-llvm IR: no debug metadata
+        restore = restorer(context.backend, sources, level)  # what the shown text leaves out, put back
+        sources = editable_sources(context.backend, sources, level)  # tvm-llvm IR: no debug metadata, folded
         ctx = prompt_context(task, candidate, feedback, level, role=self.role, backend_name=context.backend,
                              backend=backend, tree=context.tree, history=history, decline=True,
                              sources=sources, notes=self.level_notes, text_of=text_of,
@@ -200,7 +201,7 @@ class LevelAgent:
         answer, problems = ask(self.provider, self.log, messages, sources, level, role=self.role,
                                language=ctx.language, retries=self.max_format_retries,
                                calls_left=context.budget_left.get("proposer_calls"), other_roles=ctx.other_roles,
-                               known=known_candidate(context.tree, task, context.backend))
+                               known=known_candidate(context.tree, task, context.backend), restore=restore)
         if answer is None:
             return [], problems
         new, parsed, text = answer
@@ -416,9 +417,10 @@ class HierarchicalProposer:
             self.closed.observe_structure(child, structure)
         self._proposed[child] = sources.get(level, "")
         self._remember(key, Attempt(candidate.hash, level, p.role, "proposed", reason(p.rationale),
-                                    child=child, after=sources.get(level, ""),
-                                    # the text the role edited (tvm-llvm IR without debug metadata), so a lesson's
-                                    # diff holds the change only
+                                    # both as the role was shown them (tvm-llvm IR without debug metadata, folded),
+                                    # so a lesson's diff holds the change only
+                                    child=child, after=editable_sources(context.backend, sources, level)
+                                    .get(level, ""),
                                     before=editable_sources(context.backend, parent, level).get(level, "")))
         return p
 

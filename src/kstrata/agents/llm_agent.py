@@ -16,7 +16,7 @@ from typing import Any
 from kstrata.agents.base import Proposal, ProposalBatch, ProposeContext
 from kstrata.agents.closed import REPEAT, ClosedLevels, skipped
 from kstrata.agents.knowledge import spec_for_backend
-from kstrata.agents.llvm_debug import editable_sources
+from kstrata.agents.llvm_debug import editable_sources, editable_text, restorer
 from kstrata.agents.parse import (
     ParseError,
     answer_to_sources,
@@ -314,7 +314,10 @@ def prompt_context(task: Any, candidate: Any, feedback: Any, level: str, *, role
             backend_name, f"{backend_name} does not time candidates: correctness and integrity only."),
         api=api_sheet(backend_name, level, public_reference(getattr(task, "source", "") or "") + "\n"
                       + "\n".join(sources.values())), toolchain=toolchain(backend_name), decline=decline,
-        last_failure=last_failure(tree, candidate, level, text_of, order=tuple(task.nominal_shape), shown=sources)
+        # the failed text as the agent was shown its parent's (tvm-llvm IR: folded), for the diff and the lines
+        last_failure=last_failure(tree, candidate, level,
+                                  (lambda h: editable_text(backend_name, level, text_of(h))) if text_of else None,
+                                  order=tuple(task.nominal_shape), shown=sources)
         if candidate is not None else None,
         goal=goal_facts(tree, candidate),
         requests=placed_requests(tree, tree[candidate.hash], level)
@@ -351,7 +354,8 @@ def known_candidate(tree: Any, task: Any, backend_name: str) -> Callable[[Mappin
 def ask(provider: Any, log: Any, messages: list[dict[str, str]], sources: Mapping[str, str], level: str, *,
         role: str, language: str, retries: int, calls_left: float | None,
         other_roles: tuple[str, ...] = (),
-        known: Callable[[Mapping[str, str]], str | None] | None = None) -> tuple[Any, list[str]]:
+        known: Callable[[Mapping[str, str]], str | None] | None = None,
+        restore: Callable[[dict[str, str]], dict[str, str]] | None = None) -> tuple[Any, list[str]]:
     """Ask for a change of ``level``, retrying malformed answers with the
     parse error (each retry is a call against the budget; ``other_roles``:
     the levels the first prompt offered for cross-level requests, so the
@@ -361,6 +365,9 @@ def ask(provider: Any, log: Any, messages: list[dict[str, str]], sources: Mappin
     ``duplicate`` parse error. When ``calls_left`` allows this call only
     (and ``retries`` would have allowed a retry), the prompt says that an
     unusable answer gets no retry (:func:`~kstrata.agents.prompt.last_call_messages`).
+    ``restore`` completes the new sources made from the shown ``sources``
+    (:func:`~kstrata.agents.llvm_debug.restorer`: lines folded out of the
+    shown text put back) before ``known`` reads them.
 
     Returns
     -------
@@ -398,6 +405,7 @@ def ask(provider: Any, log: Any, messages: list[dict[str, str]], sources: Mappin
             try:
                 new, parsed = answer_to_sources(text, sources, level, finish_reason=completion.raw_finish_reason,
                                                 language=language)
+                new = restore(new) if restore is not None else new
                 seen = known(new) if known is not None else None
                 if seen is not None:
                     dup = ParseError("duplicate", seen)
@@ -546,7 +554,8 @@ class LLMProposer:
             answer, problems = ask(self.provider, self.log, build_prompt(ctx), shown, level,
                                     role=self.role, language=ctx.language, retries=self.max_format_retries,
                                     calls_left=context.budget_left.get("proposer_calls"), other_roles=ctx.other_roles,
-                                    known=known_candidate(context.tree, task, context.backend))
+                                    known=known_candidate(context.tree, task, context.backend),
+                                    restore=restorer(context.backend, dict(candidate.sources), level))
         except Declined as d:
             self.closed.close(candidate.hash, level, f"the model declined on {candidate.hash[:8]}: "
                                                      + clip_marked(d.record["diagnosis"], 200))

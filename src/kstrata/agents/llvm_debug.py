@@ -16,7 +16,9 @@ parsed by LLVM or evaluated in kstrata's process.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+
+from kstrata.agents.llvm_fold import fold_llvm, unfold_llvm
 
 #: a debug record (LLVM 19+) or a call of a debug intrinsic: the whole line goes
 _RECORD = re.compile(r"^\s*(#dbg_\w+\(|(tail |notail )?call void @llvm\.dbg\.\w+\(|declare void @llvm\.dbg\.\w+\()")
@@ -90,13 +92,40 @@ def strip_llvm_debug(text: str) -> str:
     return "\n".join(out)
 
 
+def editable_text(backend_name: str, level: str, text: str | None) -> str | None:
+    """``text`` of ``level`` as its agent is shown it (:func:`editable_sources`)."""
+    if backend_name == "tvm-llvm" and level == "source" and isinstance(text, str):
+        return fold_llvm(strip_llvm_debug(text))[0]
+    return text
+
+
 def editable_sources(backend_name: str, sources: Mapping[str, str], level: str) -> dict[str, str]:
     """``sources`` as the agent of ``level`` is shown them and edits them: on
     tvm-llvm, for the ``source`` level, its LLVM IR without its debug metadata
-    (:func:`strip_llvm_debug`); every other level and backend as given. An
-    edit's SEARCH text is matched against this text, so the candidate the
-    answer makes holds the IR without the metadata too (the same code)."""
+    (:func:`strip_llvm_debug`) and with TVM's argument checking and helpers
+    folded into one line (:func:`kstrata.agents.llvm_fold.fold_llvm`); every
+    other level and backend as given. An edit's SEARCH text is matched
+    against this text; :func:`restorer` puts the folded lines back into the
+    answer's text, so the candidate the answer makes holds the IR without the
+    metadata (the same code) and with every definition."""
     out = {k: v for k, v in sources.items()}
-    if backend_name == "tvm-llvm" and level == "source" and isinstance(out.get("source"), str):
-        out["source"] = strip_llvm_debug(out["source"])
+    if isinstance(out.get(level), str):
+        out[level] = editable_text(backend_name, level, out[level])
     return out
+
+
+def restorer(backend_name: str, sources: Mapping[str, str], level: str) -> Callable[[dict[str, str]], dict[str, str]]:
+    """For an answer made from :func:`editable_sources` of ``sources``: the
+    function that gives its new sources the lines folded out of the shown
+    ``level`` text back (:func:`kstrata.agents.llvm_fold.unfold_llvm`); the
+    identity where nothing was folded."""
+    text = sources.get(level)
+    if backend_name != "tvm-llvm" or level != "source" or not isinstance(text, str):
+        return lambda new: new
+    folded = fold_llvm(strip_llvm_debug(text))[1]
+
+    def restore(new: dict[str, str]) -> dict[str, str]:
+        if not folded or not isinstance(new.get(level), str):
+            return new
+        return {**new, level: unfold_llvm(new[level], folded)}
+    return restore
