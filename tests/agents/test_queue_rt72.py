@@ -133,3 +133,24 @@ def test_tilelangs_unresolved_math_call_locates_its_line():
            'struct_info_=None, name="tirx.fabs", op_type=None, description="", arguments=(), num_inputs=1)')
     assert located_lines(text, msg)[0] == 4
     assert located_lines(text, msg.replace("tirx.fabs", "tirx.exp"))[0] == 5
+
+
+def test_the_near_zero_draw_says_a_non_finite_reference_on_a_zero_row_is_not_judged():
+    """rt72 P4.1 (fake_quant_per_token): the task's description says "an
+    all-zero row would divide by zero, so near_zero is kept only as a scale
+    test (rows stay nonzero)", while the draws list said hidden tests set
+    rows to exactly zero and "an all-zero row must give what the reference
+    gives there" (NaN: 0/0). The judge leaves elements where the reference
+    and the oracle are both non-finite out (a candidate giving 0 there passes:
+    `kstrata eval` with a clamped scale, 48 public and 187 hidden tests); the
+    line now says so."""
+    from kstrata.agents.prompt import Feedback, PromptContext, TaskContract, build_prompt
+    from kstrata.tasks.loader import resolve_task
+
+    ctx = PromptContext(task=TaskContract.from_task(resolve_task("fake_quant_per_token")), backend="triton-interp",
+                        level="source", role="single", sources={"source": "x = 1\n"},
+                        feedback=Feedback(verdict="correct"))
+    user = build_prompt(ctx)[-1]["content"]
+    line = next(ln for ln in user.splitlines() if ln.strip().startswith("- `near_zero`"))
+    assert "set some rows to exactly zero" in line
+    assert "where the reference itself gives NaN or Inf on such a row" in line and "not judged" in line

@@ -61,6 +61,16 @@ DEFAULT_RULES = (
     "not aliasing inputs; inputs must stay unchanged",
 )
 
+#: what a prompt adds to a draw's line of :data:`~kstrata.tasks.meta.DRAW_SUMMARY` (the verifier's words too).
+#: near_zero: hidden tests zero whole rows (:func:`kstrata.tasks.inputs.zero_slices`); where the reference is
+#: NaN/Inf there, as fake_quant_per_token's 0/0 scale, so is the float64 oracle, and those elements are outside
+#: the domain (:func:`kstrata.verify.domain.nonfinite_from_finite`). Queue round rt72: the prompt said "an
+#: all-zero row must give what the reference gives there" beside that task's "rows stay nonzero".
+DRAW_PROMPT_NOTES = {
+    "near_zero": "; where the reference itself gives NaN or Inf on such a row (a division by the row's maximum or "
+                 "norm with no epsilon), those elements are not judged",
+}
+
 
 @lru_cache(maxsize=1)
 def _family_rules() -> dict[str, dict[str, str]]:
@@ -342,7 +352,8 @@ class TaskContract:
             bytes=meta.bytes,
             hidden_sizes=hidden_size_ranges(task),
             hidden_primes=_has_prime(task),
-            draws=tuple((d, DRAW_SUMMARY.get(d, "")) for d in getattr(meta, "distributions", ())),
+            draws=tuple((d, DRAW_SUMMARY.get(d, "") + DRAW_PROMPT_NOTES.get(d, ""))
+                        for d in getattr(meta, "distributions", ())),
         )
 
 
