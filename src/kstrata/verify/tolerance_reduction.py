@@ -29,7 +29,12 @@ reference itself performs (the policy, with sources, is in
      ``gamma_{N_c - 1} * S`` (:func:`worst_case_terms`). Where the terms
      nearly cancel it is about ``sqrt(n) * u * S`` and adds nothing; where
      they are nearly equal it is about ``n/2 * u * S``, the size of the
-     systematic error such a sum really makes (:func:`left_to_right`).
+     systematic error such a sum really makes (:func:`left_to_right`);
+   - for a ``sum``/``mean`` of more than ``N_c`` terms (:func:`worst_case_terms`),
+     at most the bound of the orders kernels use, simulated on the operand
+     (:func:`kstrata.verify.summation_orders.ordered_sum_bound`): where the
+     terms cancel, ``sqrt(n) * S`` overstates the partial sums, and a sum of
+     65537 normal terms missing one term passed (red-team rt70).
 3. The moved outputs' distance from the oracle's, elementwise, maximised over
    :data:`DRAWS` sign draws and multiplied by :data:`SAFETY`, is the
    allowance; it carries each reduction's bound through the ops after it
@@ -48,6 +53,8 @@ from typing import Any
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
+
+from kstrata.verify.summation_orders import ordered_sum_bound
 
 #: Higham & Mary's lambda: the probabilistic bound holds with probability at
 #: least ``1 - 2 exp(-lambda^2 / 2)`` (lambda = 6: 1 - 3e-8) per sum.
@@ -209,9 +216,11 @@ def _absolute(x: Any) -> Any:
 class _Perturb(TorchDispatchMode):
     """Moves every summing op's result by its error bound (module docstring)."""
 
-    def __init__(self, u: float, gen: torch.Generator):
+    def __init__(self, u: float, gen: torch.Generator, orders: dict[Any, torch.Tensor | None] | None = None):
         super().__init__()
         self.u, self.gen, self.max_terms = u, gen, 1
+        # the ordered-sum bounds of the forward's long sums by (summing op's index, op), shared by the sign draws
+        self.orders, self.calls = (orders if orders is not None else {}), 0
 
     def __torch_dispatch__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
         from torch._decomp import decomposition_table
@@ -232,6 +241,7 @@ class _Perturb(TorchDispatchMode):
                 return out
         out = func(*args, **kwargs)
         if (func in _SUMS or func in _SCANS) and isinstance(out, torch.Tensor) and out.is_floating_point():
+            op, self.calls = (self.calls, func), self.calls + 1
             if func in _SCANS:
                 dim = int(args[1]) % max(out.dim(), 1)
                 n = int(out.shape[dim]) if out.dim() else 1
@@ -251,6 +261,13 @@ class _Perturb(TorchDispatchMode):
                 dims = args[1] if func in (_aten.sum.dim_IntList, _aten.mean.dim) and len(args) > 1 else None
                 seq = left_to_right(args[0], dims, out.shape).mul_(self.u / (n if _PLAIN[func] else 1))
                 move = torch.maximum(move, torch.minimum(seq, gamma(worst_case_terms(self.u) - 1, self.u) * scale))
+                if n > worst_case_terms(self.u):  # long sums: the orders kernels use, where smaller (rt70)
+                    if op not in self.orders:  # the first draw's; later draws' operands differ from it
+                        self.orders[op] = ordered_sum_bound(args[0], dims, out.shape, self.u, LAMBDA)
+                    tight = self.orders[op]  # by first-order moves only
+                    tight = None if tight is None or tight.shape != out.shape else tight.clone()
+                    if tight is not None:
+                        move = torch.minimum(move, tight.div_(n) if _PLAIN[func] else tight)
             out = out + sign * move
         return out
 
@@ -339,8 +356,9 @@ def reduction_allowance(model64: torch.nn.Module, inputs64: list[Any], oracles: 
     was = torch.get_default_dtype()
     try:
         torch.set_default_dtype(torch.float64)
+        orders: dict[Any, torch.Tensor | None] = {}
         for _ in range(DRAWS):
-            mode = _Perturb(u, gen)
+            mode = _Perturb(u, gen, orders)
             if torch_seed is not None:
                 torch.manual_seed(torch_seed)
             with torch.no_grad(), mode:
