@@ -7,7 +7,9 @@ kstrata does not build its own sandbox. It runs each candidate process under
 * a seccomp filter (:func:`seccomp_program`) refusing ptrace, mount,
   setns/unshare, module loading, bpf, userfaultfd, io_uring and other
   kernel attack surface, and every socket family but UNIX, IP and netlink
-  (AF_VSOCK is not isolated by a network namespace);
+  (AF_VSOCK is not isolated by a network namespace); ``sched_setaffinity``
+  too where kstrata has only some of the host's CPUs (a candidate widened
+  its affinity past them);
 * new user, PID, mount, IPC, UTS, cgroup and network namespaces
   (``--unshare-all``), no nested user namespaces (``--disable-userns``), an
   unprivileged uid/gid (65534) and no capabilities (``--cap-drop ALL``), so
@@ -568,6 +570,26 @@ DENIED_SYSCALLS_X86_64 = {
 #: to exclude another reader: the shared files are read-only.)
 NOOP_SYSCALLS_X86_64 = {"flock": 73}
 
+#: x86-64 system calls refused (EPERM) where kstrata may use only some of the
+#: host's CPUs (:func:`affinity_narrowed`: ``taskset``, a pinned lane): a
+#: process may widen its own affinity to any CPU of its cpuset, whatever its
+#: parent's mask, and a candidate took every CPU of the machine with as many
+#: intra-op threads while the baseline ran on the CPUs kstrata was given (red
+#: team rt71; tests/sandbox/cases/rt71_cpu_affinity). Nothing a backend runs
+#: there pins threads: :func:`kstrata.execute.pool.worker_env` sets
+#: ``TVM_BIND_THREADS=0`` under the same condition, and OpenMP binds only when
+#: ``OMP_PROC_BIND`` is set.
+AFFINITY_SYSCALLS_X86_64 = {"sched_setaffinity": 203}
+
+
+def affinity_narrowed() -> bool:
+    """Whether this process may run on fewer CPUs than the host has
+    (:func:`kstrata.execute.cpus.allowed_cpus`; False where the OS cannot say)."""
+    from kstrata.execute.cpus import allowed_cpus
+
+    allowed = allowed_cpus()
+    return allowed is not None and allowed != set(range(os.cpu_count() or 1))
+
 
 #: Socket families a candidate process may create (``socket``/``socketpair``'s
 #: first argument): UNIX, IPv4 and IPv6 (its own network namespace's loopback)
@@ -583,10 +605,11 @@ SOCKET_FAMILIES = {"AF_UNIX": 1, "AF_INET": 2, "AF_INET6": 10, "AF_NETLINK": 16}
 SOCKET_SYSCALLS_X86_64 = {"socket": 41, "socketpair": 53}
 
 
-def seccomp_program() -> bytes | None:
+def seccomp_program(deny_affinity: bool | None = None) -> bytes | None:
     """A classic-BPF seccomp filter (``struct sock_filter[]``, as bubblewrap's
-    ``--seccomp FD`` reads it) that makes :data:`DENIED_SYSCALLS_X86_64` and
-    every x32-ABI call fail with EPERM, :data:`NOOP_SYSCALLS_X86_64` return 0
+    ``--seccomp FD`` reads it) that makes :data:`DENIED_SYSCALLS_X86_64`
+    (with ``deny_affinity``, :data:`AFFINITY_SYSCALLS_X86_64` too; by default
+    where :func:`affinity_narrowed`) and every x32-ABI call fail with EPERM, :data:`NOOP_SYSCALLS_X86_64` return 0
     without running, a socket of a family not in :data:`SOCKET_FAMILIES` fail
     with EAFNOSUPPORT, and allows the rest; None on other architectures (no
     filter there)."""
@@ -601,7 +624,10 @@ def seccomp_program() -> bytes | None:
     noop = 0x00050000  # SECCOMP_RET_ERRNO with errno 0: the call returns 0 and does nothing
     audit_arch_x86_64, x32_bit = 0xC000003E, 0x40000000
     args0 = 16  # offsetof(struct seccomp_data, args[0]): its low 32 bits, the int the kernel reads
-    nrs = sorted(set(DENIED_SYSCALLS_X86_64.values()))
+    if deny_affinity is None:
+        deny_affinity = affinity_narrowed()
+    nrs = sorted(set(DENIED_SYSCALLS_X86_64.values())
+                 | (set(AFFINITY_SYSCALLS_X86_64.values()) if deny_affinity else set()))
     noops = sorted(set(NOOP_SYSCALLS_X86_64.values()))
     fams = sorted(set(SOCKET_FAMILIES.values()))
     socket_nr, socketpair_nr = SOCKET_SYSCALLS_X86_64["socket"], SOCKET_SYSCALLS_X86_64["socketpair"]

@@ -1,0 +1,64 @@
+"""Red-team round rt71 (sandbox kinds): each test fails before its fix."""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from kstrata.sandbox import policy, status
+from test_redteam_rt55 import _bpf
+
+CASES = Path(__file__).resolve().parent / "cases"
+REPO = Path(__file__).resolve().parents[2]
+
+sandboxed = pytest.mark.skipif(not status().usable, reason=f"no sandbox here: {status().reason}")
+
+
+def test_the_seccomp_program_refuses_widening_the_affinity_where_kstrata_has_some_cpus(monkeypatch):
+    """sched_setaffinity (203) fails with EPERM where this process may use only
+    some of the host's CPUs, and stays allowed where it has them all (TVM pins
+    its pool there); the other rules are unchanged."""
+    import kstrata.execute.cpus as cpus
+
+    if policy.seccomp_program(deny_affinity=False) is None:
+        pytest.skip("seccomp filter is built for x86-64 only")
+    allow, refuse = 0x7FFF0000, 0x00050000
+    narrow, wide = _bpf(policy.seccomp_program(deny_affinity=True)), _bpf(policy.seccomp_program(deny_affinity=False))
+    assert narrow(203, 0) == refuse | errno.EPERM
+    assert wide(203, 0) == allow
+    for run in (narrow, wide):
+        assert run(204, 0) == allow  # sched_getaffinity
+        assert run(101, 0) == refuse | errno.EPERM and run(73, 0) == refuse  # ptrace refused, flock a no-op
+        assert run(41, 40) == refuse | errno.EAFNOSUPPORT and run(41, 2) == allow
+    n = os.cpu_count() or 1
+    monkeypatch.setattr(cpus, "allowed_cpus", lambda: set(range(n)))
+    assert not policy.affinity_narrowed() and _bpf(policy.seccomp_program())(203, 0) == allow
+    monkeypatch.setattr(cpus, "allowed_cpus", lambda: {0})
+    assert policy.affinity_narrowed() == (n > 1)
+    if n > 1:
+        assert _bpf(policy.seccomp_program())(203, 0) == refuse | errno.EPERM
+
+
+@sandboxed
+@pytest.mark.skipif((os.cpu_count() or 1) < 2 or not hasattr(os, "sched_setaffinity"), reason="needs 2 CPUs")
+def test_a_candidate_cannot_take_cpus_kstrata_was_not_given():
+    """kstrata run under ``taskset -c 0``: the candidate widened its own affinity
+    to every CPU of the host and ran as many intra-op threads, while the
+    baseline ran on the one CPU kstrata had (case cases/rt71_cpu_affinity:
+    'widened: before [0] after [0, 1] threads 2'). The widening now fails."""
+    case = CASES / "rt71_cpu_affinity" / "candidate.py"
+    p = subprocess.run([sys.executable, "-m", "kstrata", "eval", "relu", str(case), "--backend", "pytorch",
+                        "--json", "--no-time", "--scope", "small", "--preset", "warn"],
+                       capture_output=True, text=True, timeout=300, cwd=str(REPO),
+                       preexec_fn=lambda: os.sched_setaffinity(0, {0}))
+    assert p.returncode == 0, p.stderr[-3000:]
+    d = json.loads(p.stdout[p.stdout.index("{"):])
+    message = str(d["evidence"]["message"])
+    assert "rt71-affinity refused" in message, message[:1000]
+    assert "after [0] threads 1" in message, message[:1000]
