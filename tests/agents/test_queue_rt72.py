@@ -70,6 +70,9 @@ def _folded_source_child(softmax_ir, answer_of, hierarchical):
     body = prompt.split("## Level `source`: the text you edit", 1)[1].split("# Feedback", 1)[0]
     shown = body.split("```llvm\n", 1)[1].split("\n```", 1)[0] if "```llvm\n" in body else body
     assert FOLD_MARK in shown
+    # the LLVM sheet says what the fold line stands for, and which function launches the thread pool
+    assert "the `; kstrata-folded:` line at the end of the text stands for it" in prompt
+    assert "which `@<primfunc>_compute_` hands to TVM's thread pool" in prompt
     return backend, task, stripped, shown, compute, child
 
 
