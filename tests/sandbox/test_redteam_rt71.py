@@ -5,6 +5,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -62,3 +63,26 @@ def test_a_candidate_cannot_take_cpus_kstrata_was_not_given():
     message = str(d["evidence"]["message"])
     assert "rt71-affinity refused" in message, message[:1000]
     assert "after [0] threads 1" in message, message[:1000]
+
+
+@pytest.mark.parametrize("name, item", [("task_numpy_input.py", "get_inputs() item 0 is a numpy.ndarray"),
+                                        ("task_numpy_init_input.py", "get_init_inputs() item 0 is a numpy.float32")])
+def test_a_task_input_that_cannot_cross_to_the_candidate_is_a_task_error(name, item):
+    """Case 16's kind: a numpy array from get_inputs(), or a numpy number from
+    get_init_inputs(), reached the wire to the candidate process and ended
+    ``kstrata eval`` in a WireError traceback ("a numpy.ndarray cannot cross
+    the boundary", exit 1). The task's check names the item."""
+    from kstrata.tasks.errors import TaskError
+    from kstrata.tasks.loader import check_reference_at, load_task
+
+    with pytest.raises(TaskError, match=re.escape(item)):
+        check_reference_at(load_task(CASES / "rt71_task_numpy_inputs" / name), None)
+
+
+def test_eval_of_a_task_with_a_numpy_input_is_one_clear_error():
+    case = CASES / "rt71_task_numpy_inputs"
+    p = subprocess.run([sys.executable, "-m", "kstrata", "eval", str(case / "task_numpy_input.py"),
+                        str(case / "candidate.py"), "--backend", "pytorch", "--no-time", "--scope", "small"],
+                       capture_output=True, text=True, timeout=300, cwd=str(REPO))
+    assert p.returncode == 2 and "Traceback" not in p.stderr, p.stderr[-3000:]
+    assert "get_inputs() item 0 is a numpy.ndarray" in p.stderr, p.stderr[-3000:]

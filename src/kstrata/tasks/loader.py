@@ -356,6 +356,24 @@ def _odd_tensor(x: torch.Tensor) -> str | None:
     return None
 
 
+def _odd_value(x: object) -> str | None:
+    """What keeps input ``x`` (of ``get_inputs()`` or ``get_init_inputs()``)
+    from crossing to a candidate process (:func:`kstrata.sandbox.wire.encode`:
+    tensors, Python numbers, strings, None and lists, tuples and dicts of
+    those), or None. A numpy array among the inputs, or a numpy number among
+    the init inputs, ended ``kstrata eval`` in a WireError traceback ("a
+    numpy.ndarray cannot cross the boundary"; red team rt71)."""
+    from kstrata.sandbox import wire
+
+    try:
+        wire.encode(x, [], copy=False)
+    except wire.WireError as e:
+        return f"a {type(x).__module__}.{type(x).__qualname__} ({_one_line(e)})"
+    except USER_FILE_ERRORS as e:  # noqa: BLE001 - a tensor inside that cannot be read as bytes
+        return f"a {type(x).__module__}.{type(x).__qualname__} ({type(e).__name__}: {_one_line(e)})"
+    return None
+
+
 def _bad_outputs(out: object) -> str | None:
     """What is wrong with a reference's outputs (None: a tensor, or a
     tuple/list of tensors, possibly nested, at least one; each dense and
@@ -483,7 +501,7 @@ def check_reference_at(task: Task, shape: dict[str, int] | None, inputs_kept: bo
     where = f"at shape {shape}" if shape else "at its own sizes"
     with torch.random.fork_rng(devices=[]):
         try:
-            model, inputs, _, _ = task.instantiate(shape, seed=0)
+            model, inputs, init_inputs, _ = task.instantiate(shape, seed=0)
         except TaskError:
             raise
         except USER_FILE_ERRORS as e:  # noqa: BLE001 - any failure of the user's file is reported
@@ -492,11 +510,17 @@ def check_reference_at(task: Task, shape: dict[str, int] | None, inputs_kept: bo
                 "fix get_init_inputs(), get_inputs() or Model.__init__"
             ) from None
         for i, x in enumerate(inputs):
-            odd = _odd_tensor(x) if isinstance(x, torch.Tensor) else None
+            odd = _odd_tensor(x) if isinstance(x, torch.Tensor) else _odd_value(x)
             if odd:
                 raise TaskError(f"{task.path}: get_inputs() item {i} is {odd}; the inputs a candidate gets are "
                                 "dense strided CPU tensors with data (convert it, e.g. x.to_dense(), or draw it on the "
                                 "CPU, and keep the rest in Model)")
+        for i, x in enumerate(init_inputs):
+            odd = _odd_value(x)
+            if odd:
+                raise TaskError(f"{task.path}: get_init_inputs() item {i} is {odd}; a candidate's Model gets them "
+                                "as tensors, Python numbers, strings or lists, tuples and dicts of those (convert "
+                                "it, e.g. torch.from_numpy(a) or float(v))")
         _check_input_indices(task, len(inputs), where)
         before = {i: x.clone() for i, x in enumerate(inputs) if isinstance(x, torch.Tensor)} if inputs_kept else {}
         try:

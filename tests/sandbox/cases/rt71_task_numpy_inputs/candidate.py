@@ -1,0 +1,3 @@
+import torch
+class ModelNew(torch.nn.Module):
+    def forward(self, *a): return torch.relu(torch.as_tensor(a[0]))
