@@ -272,8 +272,32 @@ def values_item(c: torch.Tensor, o: torch.Tensor, bad: torch.Tensor) -> dict[str
                      "amount up to rounding (an extra or a missing term in a sum or mean, such as padded "
                      "lanes counted?)")
         else:
-            text += _row_factor(c, o, bad) or _row_offset(c, o, bad)
+            text += _row_factor(c, o, bad) or _row_offset(c, o, bad) or _one_sided(got, want)
     return item("values", "source", text, samples=[[list(p), e, g] for p, e, g in shown])
+
+
+#: the fewest wrong elements whose errors, all of one sign, are named as one-sided
+ONE_SIDED_MIN = 3
+
+
+def _one_sided(got: torch.Tensor, want: torch.Tensor) -> str:
+    """``"; every wrong element is above (below) its expected value ..."``
+    when every one of at least :data:`ONE_SIDED_MIN` wrong elements (``got``
+    vs the oracle's ``want``, finite float64) errs in one direction by
+    differing amounts; ``""`` otherwise. Queue round rt72: a cross-entropy
+    whose tail mask dropped each row's last class gave every per-row loss too
+    low, one that counted padded lanes (other=0.0 through exp) every loss too
+    high, by amounts that differ per row (so no offset item applies); the
+    sign had to be read off the values."""
+    if got.numel() < ONE_SIDED_MIN:
+        return ""
+    d = got - want
+    for side, sel in (("above", d > 0), ("below", d < 0)):
+        if bool(sel.all()):
+            return (f"; every wrong element is {side} its expected value ({got.numel()} of {got.numel()}, by "
+                    "differing amounts): a one-sided, systematic error, not rounding noise (a term counted that "
+                    "should not be, or one left out: padded lanes in a sum or max, a dropped tail element?)")
+    return ""
 
 
 def _per_row_spread(values: torch.Tensor, bad: torch.Tensor) \
