@@ -63,6 +63,23 @@ def _loop_values(stmt: ast.stmt, ns: dict[str, Any], before: dict[str, Any]) -> 
     return " (in the iteration where " + ", ".join(f"{n} = {ns[n]!r}" for n in before) + ")"
 
 
+def _missing_block_note(sch: Any, func: str, message: str) -> str:
+    """For TVM's "Cannot find a block with the name: X", the names of the
+    PrimFunc's blocks at that point of the schedule (earlier steps may have
+    inlined some), ``" (the blocks of <func> here: a, b, ...)"``; ``""`` for any
+    other error or when they cannot be read. Queue round rt72: a schedule on
+    the legalized graph's block name (T_layer_norm) after a graph change
+    named its blocks y, s_part, ...; the error named only the missing one."""
+    if "Cannot find a block with the name" not in message:
+        return ""
+    try:
+        root = sch.get_sblock("root", func_name="main")
+        names = [sch.get(b).name_hint for b in sch.get_child_blocks(root)]
+    except Exception:  # noqa: BLE001 - a note, never a second error
+        return ""
+    return f" (the blocks of {func or 'main'} here: {', '.join(names)})" if names else ""
+
+
 def _failing_line(stmt: ast.stmt, error: BaseException, filename: str) -> tuple[int, str, str]:
     """``(line, code, where)`` of the statement inside ``stmt`` that raised
     ``error`` (the innermost frame of the schedule's own code, ``filename``):
@@ -148,7 +165,7 @@ def _run_steps(sch: Any, func: str, body: list[ast.stmt], strict: bool,
             if isinstance(e, NameError) and getattr(e, "name", None) in outside:
                 error += (f" ({e.name} is defined outside schedule_{func}; module-level names are not visible "
                           "there: put every statement inside the schedule function)")
-            error += _loop_values(stmt, ns, before)
+            error += _loop_values(stmt, ns, before) + _missing_block_note(sch, func, str(e))
             step = Step(func, stmt.lineno, code, error)
             if strict:
                 line, what, where = _failing_line(stmt, e, f"<schedule_{func}>")
