@@ -86,3 +86,19 @@ def test_eval_of_a_task_with_a_numpy_input_is_one_clear_error():
                        capture_output=True, text=True, timeout=300, cwd=str(REPO))
     assert p.returncode == 2 and "Traceback" not in p.stderr, p.stderr[-3000:]
     assert "get_inputs() item 0 is a numpy.ndarray" in p.stderr, p.stderr[-3000:]
+
+
+@pytest.mark.parametrize("command", [["optimize", "relu", "--backend", "triton-interp"],
+                                     ["bench", "--backends", "triton-interp", "--tasks", "relu"]])
+@pytest.mark.parametrize("seed", ["99999999999999999999999", "-99999999999999999999999"])
+def test_a_seed_a_run_cannot_record_is_one_clear_error_and_makes_no_folder(tmp_path, command, seed):
+    """Case 17's kind: ``optimize --seed 99999999999999999999999`` ended in an
+    OverflowError traceback ('Python int too large to convert to SQLite
+    INTEGER', exit 1) and left a run folder with a lock and a secret but no
+    run.db. The seed is checked with the other options."""
+    out = tmp_path / "run"
+    p = subprocess.run([sys.executable, "-m", "kstrata", *command, "--seed", seed, "--out", str(out)],
+                       capture_output=True, text=True, timeout=300, cwd=str(REPO))
+    assert p.returncode == 2 and "Traceback" not in p.stderr, p.stderr[-3000:]
+    assert f"--seed {seed}: must be a whole number" in p.stderr, p.stderr[-3000:]
+    assert not out.exists()

@@ -15,7 +15,7 @@ from kstrata.bench.harness import (
     parse_budget,
     run_bench,
 )
-from kstrata.cli.errors import Console, check_number, print_error, user_errors
+from kstrata.cli.errors import Console, check_number, check_seed, print_error, user_errors
 from kstrata.cli.optimize import TIMING_SHAPE_HELP, _absolute_llm
 from kstrata.execute.select import EXECUTOR_HELP
 from kstrata.shellarg import arg
@@ -124,6 +124,7 @@ def register(app: typer.Typer) -> None:
             from kstrata.cli.optimize import check_shape_text
 
             check_shape_text(timing_shape)  # before the suite loads (newcomer nc22)
+            check_seed("--seed", seed)
             from kstrata.verify.integrity.registry import preset as check_preset
 
             check_preset(preset)  # an unknown one made every candidate a runtime_error of the evaluator

@@ -87,6 +87,25 @@ class OptionError(ValueError):
 MAX_SECONDS = 1e7
 
 
+#: Bounds of a ``--seed``: what a SQLite INTEGER holds (signed 64 bits), where
+#: a run records it; ``--seed 99999999999999999999999`` ended ``kstrata
+#: optimize`` in an OverflowError traceback after it had made the run folder
+#: (red team rt71).
+SEED_MIN, SEED_MAX = -(1 << 63), (1 << 63) - 1
+
+
+def check_seed(option: str, value: int) -> None:
+    """Refuse a seed a run cannot record (:data:`SEED_MIN` .. :data:`SEED_MAX`).
+
+    Raises
+    ------
+    OptionError
+        ``"--seed 99999999999999999999999: must be a whole number from -2**63 to 2**63 - 1"``.
+    """
+    if not SEED_MIN <= value <= SEED_MAX:
+        raise OptionError(f"{option} {value}: must be a whole number from -2**63 to 2**63 - 1")
+
+
 def check_number(option: str, value: float | None, *, minimum: float = 0.0, strict: bool = True,
                  unit: str = "", maximum: float = math.inf) -> None:
     """Refuse a numeric option value that is NaN, infinite, too small or

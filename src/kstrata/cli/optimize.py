@@ -12,7 +12,7 @@ import typer
 from rich.live import Live
 from rich.text import Text
 
-from kstrata.cli.errors import Console, OptionError, check_number, err_console, user_errors
+from kstrata.cli.errors import Console, OptionError, check_number, check_seed, err_console, user_errors
 from kstrata.shellarg import arg, resume_command
 
 console = Console()
@@ -525,6 +525,7 @@ def register(app: typer.Typer) -> None:
 
         with user_errors():
             check_number("--lookahead", lookahead, strict=False)
+            check_seed("--seed", seed)
             if confirm not in ("best", "end"):
                 raise OptionError(f"--confirm {confirm!r}: choose best or end")
             # Options checked by text first: a typo costs no torch/TVM import (seconds on a busy machine).
