@@ -28,6 +28,13 @@ def _said(d: dict) -> str:
     return f"{d['verdict']} {d.get('check')}: {str((d.get('evidence') or {}).get('message'))[:400]}"
 
 
+def _verdicts(kstrata_eval, task: str, *files_then_args) -> list[dict]:
+    """``kstrata eval TASK FILE --no-time ARGS`` for each file (Paths first, then the extra arguments)."""
+    files = [f for f in files_then_args if isinstance(f, Path)]
+    args = [a for a in files_then_args if isinstance(a, str)]
+    return [kstrata_eval(task, str(f), "--no-time", *args) for f in files]
+
+
 def _lanes(x: torch.Tensor, lanes: int) -> torch.Tensor:
     """Row sums of float32 ``x`` (B, D): ``lanes`` interleaved float32 accumulators, each left to right,
     then the lanes left to right (numpy's float32 cumsum accumulates in float32)."""
@@ -68,10 +75,9 @@ def test_the_bound_stays_where_the_float32_orders_overflow():
 @needs_sandbox
 def test_rt70_sum_dropping_a_term_off_the_grid_is_incorrect(kstrata_eval):
     case = CASES / "rt70_sum_drops_a_term"
-    d = kstrata_eval("sum_dim", str(case / "drops_middle_off_grid.py"), "--no-time")
-    assert d["verdict"] == "incorrect" and d["check"] == "tolerance", _said(d)
-    d = kstrata_eval("sum_dim", str(case / "sequential_fp32.py"), "--no-time")
-    assert d["verdict"] == "correct", _said(d)
+    wrong, honest = _verdicts(kstrata_eval, "sum_dim", case / "drops_middle_off_grid.py", case / "sequential_fp32.py")
+    assert (wrong["verdict"], wrong["check"]) == ("incorrect", "tolerance"), _said(wrong)
+    assert honest["verdict"] == "correct", _said(honest)
 
 
 @pytest.mark.parametrize("seed", [0, 1])
@@ -92,3 +98,45 @@ def test_an_honest_left_to_right_layernorm_on_the_ties_draw_is_within_the_allowa
         y = (x - mean) / torch.sqrt(var + model.eps) * model.weight + model.bias
         r = compare(y, oracle, model(x), task.meta.tolerance, extra[0])
     assert r.ok, r.stats  # 5 elements out before (max error 2.2e-4 where the allowance was ~4e-6)
+
+
+def _half_gemm(k: int, how: str) -> tuple[torch.Tensor, torch.Tensor]:
+    """(float16 candidate, float64 oracle) of x (64, k) @ w (128, k)^T: ``how`` 'fp32' (float32
+    accumulation), 'fp16' (float16 accumulation left to right) or 'fp8' (e4m3 per-token activations)."""
+    g = torch.Generator().manual_seed(k)
+    x = torch.randn(64, k, generator=g).half()
+    w = (0.02 * torch.randn(128, k, generator=g)).half()
+    oracle = x.double() @ w.double().t()
+    if how == "fp16":
+        prod = (x.float()[:, None, :] * w.float()[None, :, :]).half().numpy()
+        return torch.from_numpy(np.cumsum(prod, axis=-1, dtype=np.float16)[..., -1].copy()), oracle
+    xf = x.float()
+    if how == "fp8":
+        s = xf.abs().amax(1, keepdim=True) / 448
+        xf = (xf / s).to(torch.float8_e4m3fn).float() * s
+    return (xf @ w.float().t()).half(), oracle
+
+
+@pytest.mark.parametrize("k", [128, 1024, 4096])
+def test_float8_activations_fail_a_half_quant_output_where_half_accumulation_passes(k):
+    from kstrata.tasks.meta import Tolerance
+
+    quant = Tolerance(kind="quant", cosine=0.95, rel_l1=0.05, rmse=0.10)  # w4a16's limits
+    for how in ("fp32", "fp16"):
+        cand, oracle = _half_gemm(k, how)
+        assert compare(cand, oracle, oracle.half(), quant).ok, how
+    cand, oracle = _half_gemm(k, "fp8")
+    r = compare(cand, oracle, oracle.half(), quant)
+    assert r.stats["rmse"] < quant.rmse and r.stats["cosine"] > quant.cosine  # inside the aggregate limits
+    assert not r.ok and r.stats.get("typical_exceeded"), r.stats
+
+
+@pytest.mark.slow
+@needs_sandbox
+def test_rt70_w4a16_on_float8_activations_is_incorrect(kstrata_eval, tmp_path):
+    fp8 = CASES / "rt70_w4a16_float8_activations" / "float8_activations.py"
+    honest = tmp_path / "honest_fp16.py"  # the same kernel with the float8 path switched off
+    honest.write_text(fp8.read_text().replace("if x.shape[0] >= 4 and w.shape[0] >= 8:", "if False:"))
+    wrong, right = _verdicts(kstrata_eval, "w4a16_gemm", fp8, honest, "--scope", "small")
+    assert (wrong["verdict"], wrong["check"]) == ("incorrect", "tolerance"), _said(wrong)
+    assert right["verdict"] == "correct", _said(right)

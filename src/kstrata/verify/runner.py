@@ -68,7 +68,8 @@ from kstrata.verify.reference import is_oom, oom_failure, preflight, says_oom
 from kstrata.verify.residue_probes import residue_tests
 from kstrata.verify.result import Evaluation
 from kstrata.verify.ties import index_readable, tie_equivalent, tie_prone_draw
-from kstrata.verify.tolerance import DTYPE_BOUNDS, Comparison, agree, compare, compare_native
+from kstrata.verify.tolerance import (DTYPE_BOUNDS, QUANT_TYPICAL_HALF_UNITS, Comparison, agree, compare,
+                                     compare_native)
 
 
 class Stop(Exception):
@@ -1906,7 +1907,9 @@ def _incorrect(failure: Failure, public: bool) -> Stop:
             msg = (f"{wrong} of {total} elements outside tolerance: one in ten elements or more is off by "
                    f"{stats.get('typical_err', float('nan')) / max(stats.get('typical_cap') or 1e-300, 1e-300):.3g} "
                    "times what the quant policy allows an output of this dtype (float16's rounding of the "
-                   "outputs' RMS): the output is computed on fewer bits than its contract (the cosine, "
+                   f"outputs' RMS, {QUANT_TYPICAL_HALF_UNITS:g} times that for a half-precision output): the "
+                   "output is computed on fewer "
+                   "bits than its contract (the cosine, "
                    "rel_l1 and rmse limits stand for rounding ties and half-precision accumulation)")
         elif missed:  # "max error" covers finite elements only: NaN/Inf the candidate did not propagate
             msg = (f"{wrong} of {total} elements outside tolerance: {missed} where the oracle is NaN/Inf and "
