@@ -35,6 +35,19 @@ def _verdicts(kstrata_eval, task: str, *files_then_args) -> list[dict]:
     return [kstrata_eval(task, str(f), "--no-time", *args) for f in files]
 
 
+def _long_rows(name: str, dist: str, seed: int) -> tuple:
+    """(task, x, float64 oracle, reordered-reduction allowances) of suite task ``name`` at its sweep's
+    B=17, D=65537 on draw ``dist``."""
+    from kstrata.tasks.inputs import apply_distribution
+
+    task = resolve_task(name)
+    model, inputs, _, _ = task.instantiate({"B": 17, "D": 65537}, seed)
+    x = apply_distribution(inputs, dist, seed)[0]
+    oracle = model.double()(x.double())
+    extra, _ = reduction_allowance(model.double(), [x.double()], [oracle], torch.float32, seed=seed)
+    return task, x, oracle, extra
+
+
 def _lanes(x: torch.Tensor, lanes: int) -> torch.Tensor:
     """Row sums of float32 ``x`` (B, D): ``lanes`` interleaved float32 accumulators, each left to right,
     then the lanes left to right (numpy's float32 cumsum accumulates in float32)."""
@@ -46,13 +59,7 @@ def _lanes(x: torch.Tensor, lanes: int) -> torch.Tensor:
 
 @pytest.mark.parametrize("dist", ["normal", "uniform", "heavy_tailed", "large", "near_zero"])
 def test_a_long_sum_missing_one_term_fails_where_reordered_sums_pass(dist):
-    from kstrata.tasks.inputs import apply_distribution
-
-    task = resolve_task("sum_dim")
-    model, inputs, _, _ = task.instantiate({"B": 17, "D": 65537}, 1)
-    x = apply_distribution(inputs, dist, 1)[0]
-    oracle = model.double()(x.double())
-    extra, _ = reduction_allowance(model.double(), [x.double()], [oracle], torch.float32, seed=1)
+    task, x, oracle, extra = _long_rows("sum_dim", dist, 1)
     ref = x.sum(-1, keepdim=True)
     for lanes in (1, 8, 32, 1024):  # honest orders, none of them PyTorch's
         r = compare(_lanes(x, lanes), oracle, ref, task.meta.tolerance, extra[0])
@@ -140,3 +147,24 @@ def test_rt70_w4a16_on_float8_activations_is_incorrect(kstrata_eval, tmp_path):
     wrong, right = _verdicts(kstrata_eval, "w4a16_gemm", fp8, honest, "--scope", "small")
     assert (wrong["verdict"], wrong["check"]) == ("incorrect", "tolerance"), _said(wrong)
     assert right["verdict"] == "correct", _said(right)
+
+
+@pytest.mark.parametrize("dist", ["uniform", "heavy_tailed", "normal", "offset"])
+def test_a_long_scan_missing_one_term_fails_on_centred_draws_where_scan_orders_pass(dist):
+    from kstrata.verify.summation_orders import _chunked_scan, _hillis_steele
+
+    task, x, oracle, extra = _long_rows("cumsum", dist, 2)
+    ref, a = torch.cumsum(x, -1), x.numpy()
+    for y in (np.cumsum(a, 1, dtype=np.float32), _chunked_scan(a, 256), _chunked_scan(a, 4096), _hillis_steele(a)):
+        assert compare(torch.from_numpy(np.ascontiguousarray(y)), oracle, ref, task.meta.tolerance, extra[0]).ok
+    if dist in ("uniform", "heavy_tailed"):  # centred: the term shows (the task's normal draw is rand: one-signed)
+        dropped = x.clone()
+        dropped[:, x.shape[1] // 2] = 0
+        assert not compare(torch.cumsum(dropped, -1), oracle, ref, task.meta.tolerance, extra[0]).ok
+
+
+@pytest.mark.slow
+@needs_sandbox
+def test_rt70_scan_dropping_a_term_off_the_grid_is_incorrect(kstrata_eval):
+    (d,) = _verdicts(kstrata_eval, "cumsum", CASES / "rt70_scan_drops_a_term" / "drops_middle_off_grid.py")
+    assert (d["verdict"], d["check"]) == ("incorrect", "tolerance"), _said(d)

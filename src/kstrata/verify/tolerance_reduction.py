@@ -34,7 +34,9 @@ reference itself performs (the policy, with sources, is in
      at most the bound of the orders kernels use, simulated on the operand
      (:func:`kstrata.verify.summation_orders.ordered_sum_bound`): where the
      terms cancel, ``sqrt(n) * S`` overstates the partial sums, and a sum of
-     65537 normal terms missing one term passed (red-team rt70).
+     65537 normal terms missing one term passed (red-team rt70); a scan's
+     (``cumsum``) likewise per prefix
+     (:func:`kstrata.verify.summation_orders.ordered_scan_bound`).
 3. The moved outputs' distance from the oracle's, elementwise, maximised over
    :data:`DRAWS` sign draws (the second flips the first's signs of every other
    summing op: :meth:`_Perturb._sign`) and multiplied by :data:`SAFETY`, is the
@@ -55,7 +57,7 @@ from typing import Any
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from kstrata.verify.summation_orders import ordered_sum_bound
+from kstrata.verify.summation_orders import ordered_scan_bound, ordered_sum_bound
 
 #: Higham & Mary's lambda: the probabilistic bound holds with probability at
 #: least ``1 - 2 exp(-lambda^2 / 2)`` (lambda = 6: 1 - 3e-8) per sum.
@@ -240,6 +242,17 @@ class _Perturb(TorchDispatchMode):
             self.orders[("sign", op)] = sign
         return sign
 
+    def _at_most(self, move: torch.Tensor, op: Any, out: torch.Tensor, divide: int, bound: Any) -> torch.Tensor:
+        """``move`` capped by the ordered-order bound ``bound()`` of op ``op`` (divided by ``divide``: a
+        mean's ``n``), computed in the first draw and reused in the second (whose operands differ from the
+        first's by first-order moves only); ``move`` itself where there is none."""
+        if op not in self.orders:
+            self.orders[op] = bound()
+        tight = self.orders[op]
+        if tight is None or tight.shape != out.shape:
+            return move
+        return torch.minimum(move, tight / divide)
+
     def __torch_dispatch__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
         from torch._decomp import decomposition_table
 
@@ -279,12 +292,10 @@ class _Perturb(TorchDispatchMode):
                 seq = left_to_right(args[0], dims, out.shape).mul_(self.u / (n if _PLAIN[func] else 1))
                 move = torch.maximum(move, torch.minimum(seq, gamma(worst_case_terms(self.u) - 1, self.u) * scale))
                 if n > worst_case_terms(self.u):  # long sums: the orders kernels use, where smaller (rt70)
-                    if op not in self.orders:  # the first draw's; later draws' operands differ from it
-                        self.orders[op] = ordered_sum_bound(args[0], dims, out.shape, self.u, LAMBDA)
-                    tight = self.orders[op]  # by first-order moves only
-                    tight = None if tight is None or tight.shape != out.shape else tight.clone()
-                    if tight is not None:
-                        move = torch.minimum(move, tight.div_(n) if _PLAIN[func] else tight)
+                    move = self._at_most(move, op, out, n if _PLAIN[func] else 1,
+                                         lambda: ordered_sum_bound(args[0], dims, out.shape, self.u, LAMBDA))
+            elif func in _SCANS and n > worst_case_terms(self.u) and args[0].dim():
+                move = self._at_most(move, op, out, 1, lambda: ordered_scan_bound(args[0], dim, self.u, LAMBDA))
             out = out + sign * move
         return out
 
