@@ -102,3 +102,48 @@ def test_a_seed_a_run_cannot_record_is_one_clear_error_and_makes_no_folder(tmp_p
     assert p.returncode == 2 and "Traceback" not in p.stderr, p.stderr[-3000:]
     assert f"--seed {seed}: must be a whole number" in p.stderr, p.stderr[-3000:]
     assert not out.exists()
+
+
+def test_without_a_cgroup_the_seccomp_program_refuses_memory_no_address_space_counts():
+    if policy.seccomp_program() is None:
+        pytest.skip("seccomp filter is built for x86-64 only")
+    allow, refuse = 0x7FFF0000, 0x00050000
+    held, bare = _bpf(policy.seccomp_program(uncounted_memory=False)), _bpf(policy.seccomp_program(uncounted_memory=True))
+    for nr in (319, 29):  # memfd_create, shmget
+        assert held(nr, 0) == allow and bare(nr, 0) == refuse | errno.EPERM, nr
+    assert bare(9, 0) == allow and bare(30, 0) == allow  # mmap; shmat of nothing gets nothing
+
+
+@sandboxed
+def test_a_memfd_cannot_hold_memory_past_the_limit_of_a_sandbox_without_a_cgroup(monkeypatch):
+    """Case 13's kind where kstrata cannot make cgroups (RLIMIT_AS alone): a
+    candidate wrote 1536 MiB into a memfd under a 512 MiB limit (no address
+    space counts an unmapped memfd; the same for a System V segment once
+    detached). memfd_create and shmget now fail there (case
+    cases/rt71_memfd_uncounted)."""
+    import torch
+
+    from kstrata.sandbox import CandidateDied, CandidateProcess, wire
+    from kstrata.sandbox.client import fresh
+    from kstrata.tasks.loader import resolve_task
+    from kstrata.verify.runner import task_record
+
+    monkeypatch.setattr(policy.Cgroup, "create", classmethod(lambda cls, limit, *a, **k: None))
+    task = resolve_task("relu")
+    source = (CASES / "rt71_memfd_uncounted" / "candidate.py").read_text()
+    proc = fresh(CandidateProcess("pytorch", memory_mb=512))
+    try:
+        assert proc.zygote is not None and proc.zygote.cgroup is None
+        h, _ = proc.request({"op": "load", "backend": "pytorch", "task": task_record(task), "sources": {"source": source},
+                             "shape": task.small_shapes[0], "seed": 0, "init": []}, timeout_s=120)
+        assert h.get("ok"), h
+        bufs: list = []
+        enc = wire.encode([torch.randn(4, 4)], bufs)
+        try:
+            h, _ = proc.request({"op": "call", "inputs": enc}, bufs, timeout_s=120)
+        except CandidateDied as e:  # killed some other way: the memory was not held either
+            h = {"message": str(e)}
+    finally:
+        proc.close()
+    assert "holds" not in str(h.get("message")), h
+    assert "Operation not permitted" in str(h.get("message")), h

@@ -129,7 +129,8 @@ class Zygote:
         cg = self.cgroup
         seccomp_fd = None
         if spec.sandbox:
-            program = policy.seccomp_program()
+            # without a cgroup, memory a memfd or a System V segment holds is counted nowhere (policy)
+            program = policy.seccomp_program(uncounted_memory=cg is None and not spec.gpu)
             if program is not None:
                 seccomp_fd = os.memfd_create("kstrata-seccomp")
                 os.write(seccomp_fd, program)
