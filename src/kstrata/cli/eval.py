@@ -137,7 +137,16 @@ EVIDENCE_NOTES = {
 QUOTED_LINES = 40
 
 
-def quoted(text: str, width: int | None = None, indent: int = 0, limit: int = QUOTED_LINES) -> str:
+#: evidence keys whose text kstrata writes itself, never the candidate (:func:`kstrata.sandbox.reported.self_reported`,
+#: the comparison's numbers, the scope notes): their wrapped lines are indented, not marked ``    | `` (newcomer nc24:
+#: "these checks passed on findings sent by the candidate's own process" read as the candidate's own output)
+OWN_EVIDENCE_KEYS = ("self_reported", "stats", "scope", "nominal_shape")
+#: how a wrapped line of kstrata's own text starts (as wide as the mark, so columns do not move)
+OWN_INDENT = "      "
+
+
+def quoted(text: str, width: int | None = None, indent: int = 0, limit: int = QUOTED_LINES,
+           mark: str = "    | ") -> str:
     """A value printed after its label (``  message: ...``, ``indent``
     characters) whose text the candidate may have chosen (an exception's
     message, a traceback, its output): every line after the first is marked
@@ -148,14 +157,14 @@ def quoted(text: str, width: int | None = None, indent: int = 0, limit: int = QU
     ``soft_wrap=True``. A candidate's message of 30 newlines, then
     ``verdict: correct`` and a speedup, read on a terminal as kstrata's last
     word, the real ``runtime_error`` line scrolled away (red-team round of
-    2026-12-04)."""
+    2026-12-04). Text kstrata wrote itself passes ``mark=OWN_INDENT``: the
+    mark says a candidate wrote it, and must not be on kstrata's words."""
     import textwrap
 
     lines: list[str] = []
     for line in text.splitlines() or [""]:
         if line.strip() or not lines or lines[-1].strip():
             lines.append(line.rstrip())
-    mark = "    | "
     out: list[str] = []
     for line in lines:
         if not width or not line:
@@ -170,6 +179,16 @@ def quoted(text: str, width: int | None = None, indent: int = 0, limit: int = QU
     extra = len(out) - limit
     out = out[:limit] + ([f"{mark}... ({extra} more lines)"] if extra > 0 else [])
     return "\n".join(out)
+
+
+def evidence_line(key: str, value: Any, width: int | None = None) -> str:
+    """``kstrata eval``'s line for one evidence item: ``  key: value``, the
+    value as :func:`evidence_text` writes it, wrapped to ``width`` characters
+    by :func:`quoted` (later lines marked ``    | `` unless the key is one of
+    :data:`OWN_EVIDENCE_KEYS`, kstrata's own text, then only indented)."""
+    label = key + EVIDENCE_NOTES.get(key, "")
+    own = {"mark": OWN_INDENT} if key in OWN_EVIDENCE_KEYS else {}
+    return f"  {label}: {quoted(evidence_text(value), width, len(label) + 4, **own)}"
 
 
 #: evidence keys of a pass short of the full scope (kstrata.verify.runner): sweep shapes left out by
@@ -459,8 +478,7 @@ def register(app: typer.Typer) -> None:
                 console.print(f"  hint: {hint}", markup=False, highlight=False, soft_wrap=True)
             for k, v in ev.evidence.items():
                 if k != "message":
-                    label = k + EVIDENCE_NOTES.get(k, "")
-                    console.print(f"  {label}: {quoted(evidence_text(v), console.width, len(label) + 4)}",
+                    console.print(evidence_line(k, v, console.width),
                                   markup=False, highlight=False, soft_wrap=True)
             for w in ev.warnings:
                 label = f"  warning [{w['check']}]: "
