@@ -243,7 +243,7 @@ class _Perturb(TorchDispatchMode):
         return sign
 
     def _at_most(self, move: torch.Tensor, op: Any, out: torch.Tensor, divide: int, bound: Any) -> torch.Tensor:
-        """``move`` capped by the ordered-order bound ``bound()`` of op ``op`` (divided by ``divide``: a
+        """``move`` capped by the kernel-order bound ``bound()`` of op ``op`` (divided by ``divide``: a
         mean's ``n``), computed in the first draw and reused in the second (whose operands differ from the
         first's by first-order moves only); ``move`` itself where there is none."""
         if op not in self.orders:
