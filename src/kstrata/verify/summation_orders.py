@@ -68,9 +68,11 @@ def _pad(a: np.ndarray, m: int) -> np.ndarray:
 
 
 def _sq(a: np.ndarray) -> np.ndarray:
-    """Sum of squares over every axis but the first, in float64: ``(rows,)``."""
-    a64 = a.astype(np.float64).reshape(a.shape[0], -1)
-    return np.einsum("ij,ij->i", a64, a64)
+    """Sum of squares over every axis but the first, in float64: ``(rows,)``. einsum
+    widens each element as it goes (no float64 copy of ``a``: a partial-sum array is
+    as large as the operand, 64 MB at 4096 x 4096 float32)."""
+    axes = "ijklmnop"[:a.ndim]
+    return np.einsum(f"{axes},{axes}->i", a, a, dtype=np.float64)
 
 
 def _pairwise(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
