@@ -81,6 +81,22 @@ def timing_line(t: dict, budget_ms: float = 1000.0) -> str:
     return line + (f"; timed at {', '.join(f'{k}={v}' for k, v in t['shape'].items())}" if t.get("shape") else "")
 
 
+def edited_note(candidate: Path, backend: Any) -> str | None:
+    """When ``candidate`` is a run's ``best/`` or ``candidates/<hash>/`` whose
+    files were edited after the run stored them (:func:`kstrata.store.edited.edited_copy`):
+    that this eval checks the edited files, not the stored candidate that
+    ``kstrata export`` ships (newcomer nc24); else None."""
+    from kstrata.store.artifacts import backend_extensions
+    from kstrata.store.edited import edited_copy
+
+    e = edited_copy(candidate, backend_extensions(backend))
+    if e is None:
+        return None
+    return (f"evaluating edited files, not candidate {e.digest[:12]} as run {e.run_dir} stored it: {e.names()} "
+            f"differ from the stored text (which `kstrata export {arg(e.run_dir)}` ships); to keep the edit, start a "
+            f"run from it: kstrata optimize TASK --backend {backend.name} --initial {arg(e.folder)}")
+
+
 def run_reading_line(candidate: Path, sources: dict[str, str], backend: str) -> str | None:
     """When ``candidate`` is a run's ``best/`` or ``candidates/<hash>``
     (or a file in one) and the run holds these ``sources``: the run's own
@@ -395,6 +411,9 @@ def register(app: typer.Typer) -> None:
             av = b.availability()
             if not av.usable:
                 raise ValueError(f"backend {backend} is not usable here: {av.reason}")
+            edited = edited_note(candidate, b)
+            if edited:
+                err_console.print(f"note: {edited}", markup=False, highlight=False, soft_wrap=True)
             if show_hidden and secret is not None:
                 raise ValueError("--show-hidden names a failing hidden test only under a secret of this call's "
                                  "own; drop --secret (a known secret's hidden shapes are never told)")

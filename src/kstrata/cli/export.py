@@ -390,7 +390,18 @@ def _exported(to: Path) -> tuple[str, str] | None:
         return None
 
 
-def confirm_for_export(info: Any, digest: str, on_start: Callable[[str], None] | None = None) -> None:
+def timed_out_confirmation(node: Any) -> bool:
+    """Whether ``node``'s stored verdict is a ``timeout`` of a full-scope
+    confirmation (``evidence["confirmation"]``) that replaced a passing
+    screening verdict: runs before newcomer nc24's fix stored it so, for good;
+    such a candidate is verified again rather than refused."""
+    ev = node.record.evaluation
+    return node.verdict == "timeout" and isinstance(getattr(ev, "evidence", None), dict) \
+        and "confirmation" in ev.evidence
+
+
+def confirm_for_export(info: Any, digest: str, on_start: Callable[[str], None] | None = None,
+                       timeout_s: float | None = None, again: str = "") -> None:
     """Verify candidate ``digest`` of the run ``info`` (:func:`kstrata.cli.retime.open_run`)
     at the full scope when the search verified it at a reduced scope only
     (:attr:`kstrata.search.tree.Node.reduced_scope`), and store that verdict
@@ -403,13 +414,24 @@ def confirm_for_export(info: Any, digest: str, on_start: Callable[[str], None] |
     Called by :func:`export_run` for such a candidate only. A read-only run
     (a mount kstrata cannot write) is verified all the same, its record
     unchanged. ``on_start`` is called with a line saying what is verified,
-    before it starts.
+    before it starts, with the interpreter's estimate of its time where that
+    is long (:func:`kstrata.verify.interp_cost.slow_note`), and then with a
+    status line at least every 30 s while it runs (:class:`kstrata.cli.progress.Heartbeat`;
+    newcomer nc24: 10.5 silent minutes). ``timeout_s`` is the candidate's
+    time limit (s) there (None: the verifier's 600 s). ``again`` is the
+    export command, said with a longer ``--timeout`` when the verification
+    timed out.
+
+    A ``timeout`` there is not stored as the candidate's verdict
+    (:func:`kstrata.search.loop.confirm_one`): it stays verified at the
+    reduced scope only, and the export can be tried again.
 
     Raises
     ------
     OptionError
-        When the candidate fails the full scope (its verdict and message), or
-        another kstrata process holds the run.
+        When the candidate fails the full scope (its verdict and message), its
+        verification timed out (what to do), or another kstrata process holds
+        the run.
     """
     from kstrata.backends.workers import pool_for
     from kstrata.search.evaluators import VerifyMeasureEvaluator
@@ -425,13 +447,31 @@ def confirm_for_export(info: Any, digest: str, on_start: Callable[[str], None] |
             check_free(info.run_dir, "kstrata export")
         except StoreError as e:
             raise OptionError(str(e)) from None
+    from kstrata.verify.api import DEFAULT_TIMEOUT_S
+    from kstrata.verify.interp_cost import slow_note
+
+    limit = DEFAULT_TIMEOUT_S if timeout_s is None else timeout_s
+    beat = None
     if on_start is not None:
+        from rich.text import Text
+
+        from kstrata.cli import progress
+
         on_start(f"verifying {digest[:12]} at the full scope first (the search verified it at a reduced scope "
                  "only) ...")
+        note = slow_note(info.task, info.backend, "full", limit, what="this full-scope verification",
+                         scope_option=None)
+        if note:
+            on_start(f"estimate: {note}")
+        beat = progress.Heartbeat(Text(""), on_start, quiet_s=progress.QUIET_S, max_quiet_s=progress.QUIET_S,
+                                  backend=info.backend.name)
     pool = pool_for(info.backend)
     evaluator = VerifyMeasureEvaluator(secret=run_secret(info.run_dir), baselines=info.baselines,
-                                       shape=info.shape, pool=pool)
+                                       shape=info.shape, pool=pool, confirm_timeout_s=timeout_s)
     try:
+        if beat is not None:
+            beat.__enter__()
+            beat.begin(f"verifying {digest[:12]} at the full scope")
         if not writable:  # a read-only run (README): verified all the same, its verdict not stored
             with RunStore.open(info.run_dir) as store:
                 sources = store.sources(digest)
@@ -449,7 +489,11 @@ def confirm_for_export(info: Any, digest: str, on_start: Callable[[str], None] |
                 if best_before is not None and (best_now is None or best_now.hash != best_before.hash):
                     write_outcome(store, tree, info.stop_reason, backend_extensions(info.backend))
     finally:
+        if beat is not None:
+            beat.__exit__(None, None, None)
         pool.close()
+    if rec is not None and rec.verdict == "timeout":
+        raise OptionError(timed_out_text(info, digest, rec, limit, again))
     if rec is not None and rec.verdict != "correct":
         why = str((rec.evidence or {}).get("message", "") if isinstance(rec.evidence, dict) else "").strip()
         first = why.splitlines()[0] if why else ""
@@ -459,8 +503,48 @@ def confirm_for_export(info: Any, digest: str, on_start: Callable[[str], None] |
                           f"full scope{': ' + first if first else ''}; nothing exported ({kept})")
 
 
+def edited_warning(info: Any, digest: str, best: bool) -> str | None:
+    """When the run's copy of candidate ``digest`` (``best/`` when ``best``, else
+    ``candidates/<hash>/``) differs from what the run stored: which files, that
+    the stored candidate is what is exported, and how to use the edit
+    (:func:`kstrata.store.edited.edited_copy`; newcomer nc24: an edited
+    ``best/graph.py`` was ignored silently); else None."""
+    from kstrata.store.edited import edited_copy
+
+    folder = info.run_dir / "best" if best else info.run_dir / "candidates" / digest
+    e = edited_copy(folder, backend_extensions(info.backend))
+    if e is None or e.digest != digest:
+        return None
+    return (f"{e.names()} differ from candidate {digest[:12]} as the run stored it; the export is built from the "
+            f"stored candidate, not from the edited files. To use the edit, check it (kstrata eval TASK "
+            f"{arg(e.folder)}) and start a run from it (kstrata optimize TASK --backend {info.backend.name} "
+            f"--initial {arg(e.folder)}), then export that run")
+
+
+def timed_out_text(info: Any, digest: str, rec: Any, limit: float, again: str) -> str:
+    """Why ``kstrata export`` exported nothing when the full-scope verification of
+    candidate ``digest`` ended in ``timeout`` (``rec``) under a ``limit`` of
+    seconds, and what to do: ``again`` (the export command) with a longer
+    ``--timeout``, a quieter machine, or ``kstrata eval --scope full``."""
+    why = str((rec.evidence or {}).get("message", "") if isinstance(rec.evidence, dict) else "").strip()
+    first = why.splitlines()[0] if why else ""
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
+    busy = f" (load now {load:.1f} on {os.cpu_count()} CPUs)" if load is not None else ""
+    longer = int(max(2 * limit, limit + 600))
+    cmd = f"{again} --timeout {longer}" if again else f"kstrata export {arg(info.run_dir)} --to DIR --timeout {longer}"
+    where = info.run_dir / "candidates" / digest
+    check = (f"kstrata eval {arg(info.task.path)} {arg(where)} --backend {info.backend.name} --scope full "
+             f"--timeout {longer}") if getattr(info.task, "path", None) else ""
+    return (f"candidate {digest[:12]} passed the search's reduced scope, but its full-scope verification did not "
+            f"finish within the {limit:g} s limit{': ' + first if first else ''}. A timeout is not a wrong answer: "
+            f"the run keeps {digest[:12]} as verified at the reduced scope only, and nothing was exported. Try again "
+            f"when the machine is quieter{busy}, or with more time: {cmd}"
+            + (f"; to check it alone: {check}" if check else ""))
+
+
 def export_run(run_dir: str | Path, to: str | Path, candidate: str | None = None, shape: str = "timed",
-               unranked: bool = False, on_confirm: Callable[[str], None] | None = None) -> Path:
+               unranked: bool = False, on_confirm: Callable[[str], None] | None = None,
+               timeout_s: float | None = None, on_warning: Callable[[str], None] | None = None) -> Path:
     """Write the best candidate of ``run_dir`` (or ``candidate``, a hash prefix)
     into ``to`` as an importable package (see the module docstring).
 
@@ -481,7 +565,14 @@ def export_run(run_dir: str | Path, to: str | Path, candidate: str | None = None
     on_confirm:
         Called with one line before a candidate the search verified at a
         reduced scope only is verified at the full scope
-        (:func:`confirm_for_export`; one that fails there is not exported).
+        (:func:`confirm_for_export`; one that fails there is not exported),
+        and with its status lines while that runs.
+    timeout_s:
+        The candidate's time limit (s) in that verification (None: 600 s).
+    on_warning:
+        Called with a warning when the run's copy of the exported candidate
+        (``best/`` or ``candidates/<hash>/``) was edited after the run stored
+        it: the stored candidate is exported, not the edit (:func:`edited_warning`).
 
     Returns
     -------
@@ -524,7 +615,7 @@ def export_run(run_dir: str | Path, to: str | Path, candidate: str | None = None
         tree = CandidateTree.from_store(store, with_sources=False)
         if candidate is not None:
             node = tree[store.resolve(candidate)]
-            if not node.correct:
+            if not node.correct and not timed_out_confirmation(node):
                 raise OptionError(f"candidate {node.hash[:12]} is {node.verdict or 'not evaluated'}; export a correct one "
                                   f"(`kstrata tree {arg(info.run_dir)}` lists the verdicts)")
             if not node.timing_trusted and not unranked:
@@ -543,8 +634,14 @@ def export_run(run_dir: str | Path, to: str | Path, candidate: str | None = None
                     f"a quieter machine first (kstrata retime {arg(info.run_dir)}), then export; --unranked exports "
                     f"{node.hash[:12]} anyway")
         sources = store.sources(node.hash)
-    if node.reduced_scope:  # verified at the full scope first; one that fails there is not exported
-        confirm_for_export(info, node.hash, on_confirm)
+    said = edited_warning(info, node.hash, candidate is None)
+    if said and on_warning is not None:
+        on_warning(said)
+    if node.reduced_scope or timed_out_confirmation(node):  # verified at the full scope first; one that fails
+        again = " ".join(["kstrata export", arg(run_dir), "--to", arg(to)]  # there is not exported
+                         + (["--candidate", node.hash[:12]] if candidate is not None else [])
+                         + (["--unranked"] if unranked else []) + ([] if shape == "timed" else ["--shape", arg(shape)]))
+        confirm_for_export(info, node.hash, on_confirm, timeout_s, again)
     full = _export_shape(shape, info)
     timed = info.task.full_shape(info.shape)
     from kstrata.tasks.signature import call_signature
@@ -751,6 +848,7 @@ def register(app: typer.Typer) -> None:
         candidate: str | None = typer.Option(None, "--candidate", help="A candidate hash or prefix (default: the best)."),
         shape: str = typer.Option("timed", "--shape", help="Shape a static TVM build is built for: timed (the run's timing shape, where the speedup was measured), nominal, fit, or NAME=INT,..."),
         unranked: bool = typer.Option(False, "--unranked", help="Export the run's best even when nothing was ranked (every timing untrusted: not known to be faster; `kstrata retime RUN` on a quieter machine first is better)."),
+        timeout: float | None = typer.Option(None, "--timeout", help="Limit in seconds of the candidate's work in the full-scope verification that a candidate the search verified at a reduced scope only gets first (default 600; a timeout there exports nothing but is not stored as a verdict)."),
     ) -> None:
         """Write the run's best kernel as an importable module (KernelModule, a torch.nn.Module)."""
         from kstrata.sandbox import IsolatedCallError
@@ -761,9 +859,15 @@ def register(app: typer.Typer) -> None:
         with user_errors():
             try:
                 with sigterm_as_interrupt():
+                    if timeout is not None:
+                        from kstrata.cli.errors import MAX_SECONDS, check_number
+
+                        check_number("--timeout", timeout, unit=" s", maximum=MAX_SECONDS)
                     out = export_run(run_dir, to, candidate, shape, unranked,
                                      on_confirm=lambda line: console.print(line, highlight=False, markup=False,
-                                                                           soft_wrap=True))
+                                                                           soft_wrap=True), timeout_s=timeout,
+                                     on_warning=lambda line: err_console.print(f"warning: {line}", highlight=False,
+                                                                               markup=False, soft_wrap=True))
             except IsolatedCallError as e:
                 raise OptionError(f"export failed: {e}") from None
             except KeyboardInterrupt as exc:  # newcomer nc20: Ctrl-C during the full-scope check said nothing

@@ -130,11 +130,8 @@ class Heartbeat:
                 backend = str(info.get("backend") or self.backend)
                 text = STEPS[event] if event != "evaluating" or timed(backend) \
                     else "verifying {node} (nothing is timed on " + backend + ")"
-                self.step = text.format(node=getattr(node, "hash", "?")[:8], level=info.get("level", "?"),
-                                                how=how)
-                self.step_start = self.changed = self.clock()
-                self.step_event, self.beats = event, 0
-                self.tick()
+                self.begin(text.format(node=getattr(node, "hash", "?")[:8], level=info.get("level", "?"),
+                                       how=how), event)
                 return
             self.step = None
             # the line as the last event left it, without the step's text: a callback that leaves it alone for
@@ -149,6 +146,14 @@ class Heartbeat:
             self.beats = 0
 
         return wrapped
+
+    def begin(self, step: str, event: str = "") -> None:
+        """Start a step shown as ``step`` (with its running time), outside the
+        search's events (``kstrata export``'s full-scope verification)."""
+        self.step, self.step_event, self.beats = step, event, 0
+        self.step_start = self.changed = self.clock()
+        self.heard = True
+        self.tick()
 
     def gap(self) -> float:
         """Seconds of silence after which the next heartbeat line is printed off a terminal."""

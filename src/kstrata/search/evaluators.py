@@ -75,6 +75,9 @@ class VerifyMeasureEvaluator:
         spends one full-scope verification per run instead of one per
         improvement (about 40 s each for a 4096x4096 task on an H200), at the
         price of ranking unconfirmed candidates during the search.
+    confirm_timeout_s:
+        The candidate's time limit (s) in a full-scope confirmation
+        (``kstrata export --timeout``); None: the verifier's default.
     """
 
     secret: str
@@ -91,6 +94,7 @@ class VerifyMeasureEvaluator:
     retimes: int = 2
     final_timing_config: Any = None
     confirm_at: str = "best"
+    confirm_timeout_s: float | None = None
     best_speedup: float = field(default=0.0, init=False)
 
     def _config(self) -> Any:
@@ -292,9 +296,10 @@ class VerifyMeasureEvaluator:
 
         if not self.confirm_scope or self.confirm_scope == self.scope:
             return None
+        limit = {} if self.confirm_timeout_s is None else {"timeout_s": self.confirm_timeout_s}
         return verify_candidate(task, backend.name, sources, secret=self.secret, pool=self._runner(),
                                 preset=self.preset, scope=self.confirm_scope,
-                                timed_shapes=self._timed_shapes(task, backend))
+                                timed_shapes=self._timed_shapes(task, backend), **limit)
 
     def final_round(self, task: Any, backend: Any, sources: dict[str, str]) -> dict | None:
         """Re-time one correct candidate in the end-of-run round: longer

@@ -34,7 +34,7 @@ from kstrata.search.budget import LIMIT_KINDS, Budget
 from kstrata.search.candidate import content_hash, normalize_sources, to_evaluation_record
 from kstrata.search.candidate import to_measurement_record
 from kstrata.search.policies import Expansion, Policy, default_router, make_policy
-from kstrata.search.tree import DECLINED_PREFIX, CandidateTree, Node
+from kstrata.search.tree import CONFIRMATION_TIMEOUT, DECLINED_PREFIX, CandidateTree, Node
 from kstrata.shellarg import arg, resume_command
 from kstrata.store import artifacts
 from kstrata.store.lock import run_lock
@@ -524,7 +524,7 @@ def confirm_bests(store: RunStore, tree: CandidateTree, reload: Callable[[], Can
         if rec is None:
             break
         tree = reload()
-        if rec.verdict == "correct":
+        if rec.verdict in ("correct", "timeout"):  # a timeout keeps the best its title, unconfirmed (confirm_one)
             break
     return tree
 
@@ -560,10 +560,32 @@ def confirmation_record(hook: Callable[..., Any], task: Any, backend: Any, sourc
 def confirm_one(store: RunStore, digest: str, task: Any, backend: Any, hook: Callable[..., Any],
                 how: str) -> EvaluationRecord | None:
     """:func:`confirmation_record` for candidate ``digest``, stored in place of
-    its screening verdict. Returns the stored record, or None (nothing to verify)."""
+    its screening verdict. Returns the confirmation's record, or None (nothing
+    to verify).
+
+    A confirmation that ended in ``timeout`` is not evidence that the
+    candidate is wrong (a busy machine, or a limit too short for an
+    interpreter): its screening verdict stays, with the timeout recorded in
+    its evidence under :data:`CONFIRMATION_TIMEOUT` (``how``, the message,
+    the check), so it stays verified at the reduced scope only and a later
+    confirmation (``kstrata export``, perhaps with a longer ``--timeout``)
+    can still pass. Newcomer nc24: a correct Triton kernel's confirmation by
+    ``kstrata export`` timed out at load 10, the run stored ``timeout`` for
+    good, and every later export refused it."""
     rec = confirmation_record(hook, task, backend, store.sources(digest), how)
-    if rec is not None:
-        store.replace_evaluation(digest, rec)
+    if rec is None:
+        return None
+    if rec.verdict == "timeout":
+        screening = next((c.evaluation for c in store.candidates() if c.hash == digest), None)
+        if screening is not None and screening.verdict == "correct":
+            evidence = dict(screening.evidence) if isinstance(screening.evidence, dict) else {}
+            note = rec.evidence if isinstance(rec.evidence, dict) else {}
+            evidence[CONFIRMATION_TIMEOUT] = {"by": how, "check": rec.check,
+                                              "message": str(note.get("message", ""))[:500]}
+            screening.evidence = evidence
+            store.replace_evaluation(digest, screening)
+            return rec
+    store.replace_evaluation(digest, rec)
     return rec
 
 
@@ -584,6 +606,13 @@ def confirm_ranked_best(store: RunStore, task: Any, backend: Any, confirm: Calla
 def _confirmed(node: Node) -> bool | None:
     evidence = getattr(node.record.evaluation, "evidence", None)
     return evidence.get("confirmed") if isinstance(evidence, dict) and "confirmation" in evidence else None
+
+
+def _timed_out_by(node: Node) -> str | None:
+    """Which confirmation of ``node`` at the full scope timed out (:data:`CONFIRMATION_TIMEOUT`), else None."""
+    evidence = getattr(node.record.evaluation, "evidence", None)
+    note = evidence.get(CONFIRMATION_TIMEOUT) if isinstance(evidence, dict) else None
+    return str(note.get("by") or "a confirmation") if isinstance(note, dict) else None
 
 
 def _best_confirmed(best: Node, tree: CandidateTree) -> bool | None:
@@ -635,6 +664,8 @@ def write_outcome(store: RunStore, tree: CandidateTree, stop_reason: str,
             "confirmed": _best_confirmed(best, tree),
             # verified at the search's reduced scope only, never confirmed at the full scope (Node.reduced_scope)
             "reduced_scope": best.reduced_scope is not None,
+            # its full-scope confirmation timed out (confirm_one kept it as screened): what said so
+            "full_scope_timeout": _timed_out_by(best),
             "speedups": [s.__dict__ for s in best.measurement.speedups]
             if best.measurement and best.timing_trusted else [],
         },

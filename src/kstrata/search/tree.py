@@ -164,6 +164,10 @@ class Node:
         return out
 
 
+#: ``evidence`` key of a screening verdict whose full-scope confirmation timed out
+#: (:func:`kstrata.search.loop.confirm_one`: kept, the timeout noted, since a timeout is no wrong answer)
+CONFIRMATION_TIMEOUT = "full_scope_timeout"
+
 class CandidateTree:
     """All candidates of a run with lineage and query helpers."""
 

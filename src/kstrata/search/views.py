@@ -17,7 +17,7 @@ from rich.text import Text
 from kstrata import jsontext
 from kstrata.measure.contention import read_note
 from kstrata.measure.speedup_words import interval_verdict, speedup_text
-from kstrata.search.tree import UNTRUSTED_PREFIX, CandidateTree, Node, unevaluated
+from kstrata.search.tree import CONFIRMATION_TIMEOUT, UNTRUSTED_PREFIX, CandidateTree, Node, unevaluated
 from kstrata.shellarg import arg
 from kstrata.store.run_store import RunStore, StoreError, read_summary
 
@@ -53,6 +53,10 @@ class Reading:
         ``(a tie: not faster)`` when the interval holds 1 (:func:`kstrata.measure.speedup_words.speedup_text`)."""
         return speedup_text(self.value, self.low, self.high, interval)
 
+
+#: how the judge's reduced-scope note ends (kstrata.verify.runner); not so for a start given on a backend that
+#: times nothing, whose confirmation is left to `kstrata export` (newcomer nc24), so `kstrata show` drops it
+OPTIMIZE_CONFIRMS = " (optimize confirms its best at the full scope)"
 
 def reading(node: Node) -> Reading | None:
     """The one speedup reading of ``node`` that the views show
@@ -302,9 +306,16 @@ def candidate_view(run_dir: str | Path, prefix: str | None = None) -> Renderable
     row("verdict", f"{node.verdict or unevaluated((Path(run_dir) / 'summary.json').is_file())}"
                  + (f" ({node.evaluation.check})" if node.evaluation and node.evaluation.check else ""))
     if node.reduced_scope:
+        # the judge's note ends "(optimize confirms its best at the full scope)", which a run that left that to
+        # export (the given start on triton-interp) contradicted on the same line (newcomer nc24)
+        scope = node.reduced_scope.removeprefix("small: ").replace(OPTIMIZE_CONFIRMS, "")
         row("verified", f"at a reduced scope only, not known to be correct beyond it: "
-                        f"{node.reduced_scope.removeprefix('small: ')}; `kstrata export` verifies it at the full "
-                        "scope before it exports it")
+                        f"{scope}; `kstrata export` verifies it at the full scope before it exports it")
+        timed_out = (node.evaluation.evidence or {}).get(CONFIRMATION_TIMEOUT) if node.evaluation else None
+        if isinstance(timed_out, dict):
+            row("full scope", f"its verification there ({timed_out.get('by')}) timed out: a time limit, not a "
+                              f"wrong answer; `kstrata export {arg(run_dir)} --to DIR --timeout N` tries again "
+                              "with more time")
     message = verdict_message(node)
     if message:
         row("message", message)
@@ -558,11 +569,15 @@ def _unconfirmed_best(best: dict | None, run_dir: Path) -> str | None:
     candidate" and was found incorrect by ``kstrata export``."""
     if not best or (best.get("confirmed") is not False and not best.get("reduced_scope")):
         return None
-    why = "the full-scope confirmation did not reach it" + \
-        (", stopping after earlier bests failed there" if best.get("confirmed") is False else "")
+    if best.get("full_scope_timeout"):  # kept as screened: a timeout is no wrong answer (loop.confirm_one)
+        why = "its full-scope verification timed out, a time limit, not a wrong answer"
+    elif best.get("confirmed") is False:
+        why = "the full-scope confirmation did not reach it, stopping after earlier bests failed there"
+    else:  # e.g. the start given on a backend that times nothing: left to export (loop._Run.given_start_untimed)
+        why = "the search did not verify it there"
     return (f"{best['hash'][:12]} was verified by the search's screening only, not at the full scope ({why}): "
-            f"it is not known to be correct; `kstrata export {arg(run_dir)}` verifies it at the full scope first, "
-            f"or resume the run")
+            f"it is not known to be correct; `kstrata export {arg(run_dir)}` verifies it at the full scope first "
+            "(on a busy machine give it a longer --timeout)")
 
 
 def result_table(run_dir: str | Path, nominal: dict[str, int] | None = None) -> Table:
