@@ -287,6 +287,11 @@ class RunStore:
         """
         run_dir = Path(run_dir)
         cls.check_new(run_dir)
+        from kstrata.store.secret import CONFIG_KEY, stored_fingerprint
+
+        fingerprint = stored_fingerprint(run_dir)  # the secret's, kept in run.db too (red team rt71)
+        if fingerprint and CONFIG_KEY not in config:
+            config = {**config, CONFIG_KEY: fingerprint}
         run_dir.mkdir(parents=True, exist_ok=True)
         tmp = run_dir / (DB_NAME + ".init")
         made = (run_dir / "config.json", tmp, Path(str(tmp) + "-wal"), Path(str(tmp) + "-shm"))
