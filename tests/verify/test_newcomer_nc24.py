@@ -15,3 +15,38 @@ def test_a_scale_invariant_wrong_kernel_is_incorrect_not_accused_of_caching(kstr
     d = kstrata_eval(f"{CACHING}/l2norm.py", f"{CACHING}/l2_eps_small.py", "--no-time")
     assert (d["verdict"], d["check"]) == ("incorrect", "tolerance"), d
     assert "near_zero" in str(d["feedback"]) and "epsilon" in str(d["feedback"]), d["feedback"]
+
+
+LINEAR = "nc24_linear_param_drawn_differently_not_named"
+
+
+@needs_sandbox
+@pytest.mark.parametrize("candidate, named", [("gl_ones_init.py", ("linear.weight (32, 64)", "linear.bias (32,)")),
+                                              ("gl_reinit.py", ("linear.weight (32, 64)",))])
+def test_a_linear_weight_drawn_differently_is_named(kstrata_eval, candidate, named):
+    d = kstrata_eval(f"{LINEAR}/gelu_linear.py", f"{LINEAR}/{candidate}", "--scope", "small", "--no-time")
+    assert d["verdict"] == "incorrect", d
+    said = " ".join(i["text"] for i in d["feedback"] if i["kind"] == "parameters")
+    assert all(n in said for n in named) and "std" in said, d["feedback"]
+    if candidate == "gl_reinit.py":
+        assert "linear.bias" not in said, said  # the same nn.Linear call draws the bias alike
+
+
+def test_modelnews_summary_is_validated_and_only_models_names_are_said():
+    import torch
+
+    from kstrata.verify.param_draws import differing, validated
+
+    torch.manual_seed(0)
+    model = torch.nn.Linear(4, 3)
+    forged = [{"name": "evil\x1b[2J", "shape": [3, 4], "mean": 0.0, "std": 1.0, "head": [9.0] * 8},
+              {"name": "x", "shape": [3], "mean": float("nan"), "std": 0.0, "head": [0.0] * 3},
+              {"name": "y", "shape": "3", "mean": 0.0, "std": 0.0, "head": []}, "junk"]
+    got = validated(forged)
+    assert [p["name"] for p in got] == ["evil\x1b[2J"]
+    said = differing(model, got)
+    assert len(said) == 1 and said[0].startswith("weight (3, 4)") and "evil" not in said[0], said
+    w = model.weight.detach().reshape(-1)
+    same = [{"name": "weight", "shape": [3, 4], "mean": float(w.mean()), "std": float(w.std()),
+             "head": [float(v) for v in w[:8]]}]
+    assert differing(model, validated(same)) == []

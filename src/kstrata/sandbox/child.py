@@ -30,6 +30,7 @@ from typing import Any
 
 from kstrata.measure.freshen import freshen  # imported before any candidate code runs
 from kstrata.sandbox import wire
+from kstrata.sandbox.param_summary import summarize
 from kstrata.sandbox.redzone import REDZONE_BYTES, RedZoned, same_values
 
 #: How long (ms) the GPU spins before the start event of a graph replay: longer
@@ -342,7 +343,10 @@ class Harness(metaclass=_Sealed):
         except BaseException as e:  # noqa: BLE001 - a candidate bug (even SystemExit) is data
             return {"ok": False, "kind": "compile_error", "message": f"{type(e).__name__}: {e}",
                     "traceback": candidate_traceback(e)}, []
-        return {"ok": True, "load_s": time.perf_counter() - t0, "findings": self._watch_findings()}, []
+        load_s = time.perf_counter() - t0
+        with self.watch.candidate():  # its named_parameters() is the candidate's code
+            params = summarize(self.fn)
+        return {"ok": True, "load_s": load_s, "params": params, "findings": self._watch_findings()}, []
 
     def _count_launches(self, backend: Any) -> None:
         """Count the DSL's kernel launches in every call from now on, checked

@@ -28,6 +28,8 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
+from kstrata.verify.param_draws import differing
+
 if TYPE_CHECKING:
     from kstrata.verify.plan import TestCase
     from kstrata.verify.runner import Context, Failure, ShapeRun
@@ -631,6 +633,10 @@ def locate(ctx: "Context", failure: "Failure", run: "ShapeRun | None", tests: li
             items += describe_tensor(failure.outputs[i], failure.oracles[i], comp.bad, comp.stats)
             hint = parameter_hint(run.model, failure.outputs[i], failure.oracles[i]) if run is not None else None
             items += [hint] if hint else []
+            if run is not None and not hint:
+                drawn = differing(run.model, run.cand_params)
+                items += [item("parameters", "source", "ModelNew's parameters hold other values than Model's "
+                               f"after the same seed: {'; '.join(drawn)}. {SAME_SEED}")] if drawn else []
             sign = sign_hint(run.inputs(failure.test), comp.bad) if run is not None else None
             items += [sign] if sign else []
             break

@@ -59,6 +59,7 @@ from kstrata.sandbox.client import SINGLE_THREADED, CandidateDied, fresh
 from kstrata.sandbox.reported import self_reported
 from kstrata.verify.free_ints import free_int_inputs, moved_input_names
 from kstrata.verify.layout import layout_problem
+from kstrata.verify.param_draws import validated
 from kstrata.verify.partial_change import changed_in_place
 from kstrata.verify.plan import (TestCase, derive_int, hidden_tests, nominal_tests, nominal_words, octave_tests,
                                  perturbed_shapes, public_tests, screening_shapes, unit_tests)
@@ -488,6 +489,8 @@ class ShapeRun:
         if public:  # a number the candidate's process sends: at a hidden shape it could be the shape
             ctx.load_seconds += float(load_s)
         ctx.fire_all(h.get("findings"), public)
+        #: ModelNew's tensors as its process summarized them (the candidate's word: feedback only)
+        self.cand_params = validated(h.get("params"))
         self.prev: tuple[list[torch.Tensor], list[torch.Tensor]] | None = None
         #: per test, the reference's outputs that are views of its inputs (:func:`aliased_outputs`)
         self.ref_alias: dict[TestCase, set[int]] = {}
