@@ -50,3 +50,30 @@ def test_modelnews_summary_is_validated_and_only_models_names_are_said():
     same = [{"name": "weight", "shape": [3, 4], "mean": float(w.mean()), "std": float(w.std()),
              "head": [float(v) for v in w[:8]]}]
     assert differing(model, validated(same)) == []
+
+
+LAYOUT = "nc24_noncontig_no_layout_hint"
+
+
+@needs_sandbox
+def test_a_kernel_that_ignores_a_transposed_inputs_strides_is_told_of_the_layout(kstrata_eval):
+    d = kstrata_eval(f"{LAYOUT}/l2norm_t.py", f"{LAYOUT}/l2t_triton_contig_only.py", "--scope", "small",
+                     "--no-time", backend="triton-interp")
+    assert d["verdict"] == "incorrect", d
+    layout = [i for i in d["feedback"] if i["kind"] == "layout"]
+    assert layout and layout[0]["data"]["matches_row_major"], d["feedback"]
+    assert "strides (1, 8)" in layout[0]["text"] and "transpose" in layout[0]["text"], layout
+
+
+def test_no_layout_hint_for_contiguous_inputs_or_a_wrong_kernel_that_follows_the_strides():
+    import torch
+
+    from kstrata.verify.layout_hint import layout_hint
+
+    model = torch.nn.Softmax(dim=-1)
+    x = torch.randn(6, 4).t()
+    assert layout_hint(model, [x.contiguous()], [model(x) * 2], 1.0) is None
+    assert layout_hint(model, [x], [model(x) + 1e-3], 0.01) is None
+    rm = torch.as_strided(x, x.shape, (6, 1))
+    got = layout_hint(model, [x], [model(rm.contiguous())], 1.0)
+    assert got is not None and got["data"]["matches_row_major"] and "strides (1, 4)" in got["text"], got

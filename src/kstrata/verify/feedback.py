@@ -15,6 +15,8 @@ the problem most likely belongs to (DESIGN.md). Kinds:
 ``race``            two runs on the same input differ (non-determinism, or state kept between calls)
 ``call_history``    the failing test passes on a candidate loaded afresh: state is kept between calls
 ``unwritten_memory`` they differ as the poison patterns do: memory never written reached the output
+``parameters``      a parameter of ModelNew's drawn differently from Model's (:mod:`kstrata.verify.param_draws`)
+``layout``          a non-contiguous input the kernel reads as row-major (:mod:`kstrata.verify.layout_hint`)
 ``public_probe``    after a hidden failure: a public shape of the same kind (a size of 1, 3 or 13)
                     that fails too, with the items above for it, or that none does
 """
@@ -28,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
+from kstrata.verify.layout_hint import layout_hint
 from kstrata.verify.param_draws import differing
 
 if TYPE_CHECKING:
@@ -637,6 +640,10 @@ def locate(ctx: "Context", failure: "Failure", run: "ShapeRun | None", tests: li
                 drawn = differing(run.model, run.cand_params)
                 items += [item("parameters", "source", "ModelNew's parameters hold other values than Model's "
                                f"after the same seed: {'; '.join(drawn)}. {SAME_SEED}")] if drawn else []
+            if run is not None:
+                layout = layout_hint(run.model_dev, run.inputs(failure.test), failure.outputs,
+                                     int(comp.bad.sum()) / max(comp.bad.numel(), 1), run.device)
+                items += [layout] if layout else []
             sign = sign_hint(run.inputs(failure.test), comp.bad) if run is not None else None
             items += [sign] if sign else []
             break
