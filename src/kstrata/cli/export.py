@@ -536,8 +536,9 @@ def timed_out_text(info: Any, digest: str, rec: Any, limit: float, again: str) -
     check = (f"kstrata eval {arg(info.task.path)} {arg(where)} --backend {info.backend.name} --scope full "
              f"--timeout {longer}") if getattr(info.task, "path", None) else ""
     return (f"candidate {digest[:12]} passed the search's reduced scope, but its full-scope verification did not "
-            f"finish within the {limit:g} s limit{': ' + first if first else ''}. A timeout is not a wrong answer: "
-            f"the run keeps {digest[:12]} as verified at the reduced scope only, and nothing was exported. Try again "
+            f"finish within the {limit:g} s limit{': ' + first if first else ''}. A timeout is not a wrong answer, "
+            "so the run does not hold it against the candidate (a later export verifies it again), but nothing was "
+            "exported. Try again "
             f"when the machine is quieter{busy}, or with more time: {cmd}"
             + (f"; to check it alone: {check}" if check else ""))
 
