@@ -6,6 +6,8 @@ estimate it printed at --timeout 600 was 4-6x low for its BLOCK = 64 kernel)."""
 from __future__ import annotations
 
 import json
+import math
+import os
 
 import pytest
 from typer.testing import CliRunner
@@ -79,16 +81,27 @@ def _eval(task_file, body: str, timeout: int, tmp_path) -> dict:
     return json.loads(r.output.strip().splitlines()[-1])
 
 
+def _quick_limit() -> int:
+    """``--timeout`` (s) for a quick candidate: 6, or 3 s per unit of load per CPU where the machine is
+    busier. What the limit counts besides the candidate's calls (their round trips, the judge's comparisons)
+    took ~1 s at load 5 on 2 CPUs and passed 2 s at load 9 (newcomer nc24: ``timeout``, check
+    ``reference_time``, under ``pytest tests/cli -n 2`` while other jobs ran)."""
+    busy = os.getloadavg()[0] / (os.cpu_count() or 1)
+    return max(6, math.ceil(3 * busy))
+
+
 def test_a_quick_candidate_passes_under_a_limit_shorter_than_the_judge_and_the_sandbox_start(task_file, tmp_path):
     """The verification takes longer than --timeout (the judge's reference and oracle at ~200 tests, the
-    sandbox's start), the candidate's own calls far less: it passes. The reference sleeps 10 ms a call, so
-    the judge's share is at least ~4 s on any machine (CI's took 0.9 s in all without it, and the premise
-    did not hold)."""
+    sandbox's start), the candidate's own calls far less: it passes. The reference sleeps limit / 200 s a
+    call (~400 calls), so the judge's share is at least twice the limit on any machine (CI's took 0.9 s in
+    all without a sleep, and the premise did not hold); the limit grows with the machine's load
+    (:func:`_quick_limit`), the sleep with it."""
+    limit = _quick_limit()
     task_file.write_text(TASK.replace("    def forward(self, x):\n",
-                                      "    def forward(self, x):\n        import time; time.sleep(0.01)\n"))
-    out = _eval(task_file, "pass", 2, tmp_path)
+                                      f"    def forward(self, x):\n        import time; time.sleep({limit / 200})\n"))
+    out = _eval(task_file, "pass", limit, tmp_path)
     assert out["verdict"] == "correct", out
-    assert out["seconds"] > 2  # the whole verification did take longer than the candidate's limit
+    assert out["seconds"] > limit  # the whole verification did take longer than the candidate's limit
 
 
 def test_a_candidate_that_uses_its_time_is_stopped_and_named(task_file, tmp_path):
