@@ -77,3 +77,27 @@ def test_no_layout_hint_for_contiguous_inputs_or_a_wrong_kernel_that_follows_the
     rm = torch.as_strided(x, x.shape, (6, 1))
     got = layout_hint(model, [x], [model(rm.contiguous())], 1.0)
     assert got is not None and got["data"]["matches_row_major"] and "strides (1, 4)" in got["text"], got
+
+
+@needs_sandbox
+def test_a_tanh_gelu_for_the_tasks_erf_gelu_is_named(kstrata_eval):
+    d = kstrata_eval(f"{LINEAR}/gelu_linear.py", "nc24_gelu_tanh_generic_feedback/gl_tanh.py", "--scope", "small",
+                     "--no-time")
+    assert d["verdict"] == "incorrect", d
+    said = [i for i in d["feedback"] if i["kind"] == "approximation"]
+    assert said and "tanh approximation" in said[0]["text"] and "erf" in said[0]["text"], d["feedback"]
+
+
+def test_no_gelu_hint_without_a_gelu_or_for_another_bug():
+    import torch
+
+    from kstrata.verify.approx_hint import gelu_formula_hint
+
+    x = torch.randn(8, 16) * 3
+    gelu = torch.nn.GELU()
+    assert gelu_formula_hint(gelu, [x], [torch.nn.functional.gelu(x, approximate="tanh")]) is not None
+    assert gelu_formula_hint(gelu, [x], [gelu(x) * 1.01]) is None
+    tanh_task = torch.nn.GELU(approximate="tanh")
+    got = gelu_formula_hint(tanh_task, [x], [gelu(x)])
+    assert got is not None and got["data"]["task"] == "tanh"
+    assert gelu_formula_hint(torch.nn.ReLU(), [x], [torch.relu(x) + 1]) is None

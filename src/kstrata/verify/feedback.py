@@ -16,6 +16,7 @@ the problem most likely belongs to (DESIGN.md). Kinds:
 ``call_history``    the failing test passes on a candidate loaded afresh: state is kept between calls
 ``unwritten_memory`` they differ as the poison patterns do: memory never written reached the output
 ``parameters``      a parameter of ModelNew's drawn differently from Model's (:mod:`kstrata.verify.param_draws`)
+``approximation``   the task's GELU computed with the other formula (:mod:`kstrata.verify.approx_hint`)
 ``layout``          a non-contiguous input the kernel reads as row-major (:mod:`kstrata.verify.layout_hint`)
 ``public_probe``    after a hidden failure: a public shape of the same kind (a size of 1, 3 or 13)
                     that fails too, with the items above for it, or that none does
@@ -30,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
+from kstrata.verify.approx_hint import gelu_formula_hint
 from kstrata.verify.layout_hint import layout_hint
 from kstrata.verify.param_draws import differing
 
@@ -644,6 +646,8 @@ def locate(ctx: "Context", failure: "Failure", run: "ShapeRun | None", tests: li
                 layout = layout_hint(run.model_dev, run.inputs(failure.test), failure.outputs,
                                      int(comp.bad.sum()) / max(comp.bad.numel(), 1), run.device)
                 items += [layout] if layout else []
+                gelu = gelu_formula_hint(run.model_dev, run.inputs(failure.test), failure.outputs, run.device)
+                items += [gelu] if gelu else []
             sign = sign_hint(run.inputs(failure.test), comp.bad) if run is not None else None
             items += [sign] if sign else []
             break

@@ -24,12 +24,14 @@ def _row_major_view(x: torch.Tensor) -> torch.Tensor | None:
                             x.storage_offset())
 
 
-def _close(a: torch.Tensor, b: torch.Tensor) -> bool:
+def close(a: torch.Tensor, b: torch.Tensor, rtol: float = 1e-3) -> bool:
+    """Whether the candidate's output ``a`` equals a counterfactual reference's ``b`` (same shape;
+    within ``rtol`` and 1e-5 of ``b``'s largest magnitude; NaN where NaN)."""
     if a.shape != b.shape:
         return False
     a, b = a.double().cpu(), b.double().cpu()
     scale = float(b.abs().max()) if b.numel() else 0.0
-    return bool(torch.allclose(a, b, rtol=1e-3, atol=1e-5 * max(scale, 1e-30), equal_nan=True))
+    return bool(torch.allclose(a, b, rtol=rtol, atol=1e-5 * max(scale, 1e-30), equal_nan=True))
 
 
 def layout_hint(model: torch.nn.Module, inputs: list[Any], outputs: list[Any], share: float,
@@ -67,7 +69,7 @@ def layout_hint(model: torch.nn.Module, inputs: list[Any], outputs: list[Any], s
         outs = list(out) if isinstance(out, (tuple, list)) else [out]
         cands = [o for o in outputs if isinstance(o, torch.Tensor)]
         if out is not None and cands and len(cands) == len(outs) and all(
-                isinstance(r, torch.Tensor) and _close(c, r) for c, r in zip(cands, outs)):
+                isinstance(r, torch.Tensor) and close(c, r) for c, r in zip(cands, outs)):
             return item("layout", "source",
                         f"the output is what the reference gives on the inputs' memory read as row-major: {named}, "
                         "and the kernel indexes it as if contiguous (row * cols + col). Use the input's strides "
