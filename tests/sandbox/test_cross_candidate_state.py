@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from kstrata.sandbox import status
+from kstrata.sandbox import policy, status
 
 CASE = Path(__file__).resolve().parent / "cases" / "cross_candidate_state"
 
@@ -36,7 +36,7 @@ def test_a_later_candidate_finds_nothing_an_earlier_one_left(judge):
     task = resolve_task("softmax")
     got = {}
     nice = os.getpriority(os.PRIO_PROCESS, 0)  # what the judge's zygote inherits; only a renice is a leak
-    oom = Path("/proc/self/oom_score_adj").read_text().strip()  # the same for the OOM score
+    oom = str(policy.SANDBOX_OOM_SCORE_ADJ)  # every sandbox process's OOM score, set as the zygote starts
     for name in ("leaves.py", "finds.py"):
         text = (CASE / name).read_text().replace("EXPECTED_NICE = 0", f"EXPECTED_NICE = {nice}").replace(
             'EXPECTED_OOM = "0"', f"EXPECTED_OOM = {oom!r}")

@@ -144,6 +144,11 @@ class Zygote:
                         **env}
 
         def preexec() -> None:
+            try:  # the OOM killer's first choice (policy.SANDBOX_OOM_SCORE_ADJ); raising it needs no privilege
+                with open("/proc/self/oom_score_adj", "w") as f:
+                    f.write(str(policy.SANDBOX_OOM_SCORE_ADJ))
+            except OSError:
+                pass
             if cg is not None:
                 cg.enter()
             else:  # without a cgroup: limit the process count (effective for non-root users)

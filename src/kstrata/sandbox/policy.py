@@ -54,6 +54,13 @@ SANDBOX_UID = 65534
 UNSAFE_ENV = "KSTRATA_UNSAFE_NO_SANDBOX"
 #: Default process-count limit of one candidate sandbox.
 DEFAULT_PIDS = 256
+#: ``/proc/self/oom_score_adj`` of every sandbox process (the most a process can have): where memory
+#: runs out on the whole machine (no cgroup holds the sandbox, or several candidates' limits add up past
+#: it), the kernel's OOM killer ends a candidate's process before the judge or another user's. The full
+#: suite, four test processes beside other jobs on a 24 GB machine, had a judge that held 1.4 GB killed
+#: that way, and its relu verification ended as a reference failure (2026-12-06). Set by a root
+#: kstrata, the floor is raised too (``oom_score_adj_min``), so a candidate cannot lower it.
+SANDBOX_OOM_SCORE_ADJ = 1000
 
 
 class SandboxUnavailable(RuntimeError):

@@ -3,7 +3,7 @@ find it: a file in /tmp (also a Triton cache entry, a module), one in
 /dev/shm, a directory it made unwritable, a System V shared memory segment,
 a POSIX message queue, an extended attribute on /tmp, files in /etc, / and
 /dev, its zygote reniced to 19, its session's autogroup (the whole sandbox's
-CPU share) set to nice 19, the zygote's oom_score_adj raised, and /tmp itself
+CPU share) set to nice 19, the zygote's oom_score_adj lowered (a root kstrata set its floor to 1000), and /tmp itself
 made unlistable (mode 0333), which hid every file in it from the scrub."""
 
 import torch
@@ -41,7 +41,7 @@ for path in ("/etc/left_by_an_earlier_candidate", "/left_by_an_earlier_candidate
         pass
 libc.setpriority(0, os.getppid(), 19)  # renice the zygote (refused by seccomp: -1)
 for path, value in (("/proc/self/autogroup", "19"),  # the session's: the zygote's and every later process's
-                    ("/proc/1/oom_score_adj", "1000"),  # the zygote's own, inherited by its forks
+                    ("/proc/1/oom_score_adj", "0"),  # the zygote's own (1000), inherited by its forks: lowered
                     ("/dev/left_by_an_earlier_candidate", "A was here")):  # (/dev is read-only since 2026-12-04)
     try:
         with getattr(_imp("buil" + "tins"), "op" + "en")(path, "w") as f:
