@@ -24,7 +24,9 @@ def test_a_wrong_timed_output_says_where_and_by_how_much():
     task = resolve_task("log_softmax")
     module = task.load_module({"B": 4, "D": 64})
     model = module.Model(*module.get_init_inputs())
-    x = torch.randn(4, 64)
+    # a fixed draw: whether x - (m + log s) leaves the tolerance depends on how m + log s rounds, and 4 of
+    # 40 unseeded draws stayed inside it (the test failed once in a full run); seed 1's far row does not
+    x = torch.randn(4, 64, generator=torch.Generator().manual_seed(1))
     x[1] += 1e5  # a row moved far, as the 'far' draw moves it
     check = _checker(task, model, [[x]])
     assert check(0, [_reassociated_log_softmax(x)]) is not None
