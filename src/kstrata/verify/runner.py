@@ -462,6 +462,16 @@ def load_request(ctx: "Context", shape: dict[str, int], param_seed: int, init_in
 
 
 # -- one shape -----------------------------------------------------------------
+def _outputs_agree(a: list[Any], b: list[Any], refs: list[torch.Tensor], tol: Any) -> bool:
+    """Whether two calls' flattened outputs are the same answer: as many of them, each a
+    tensor of the other's shape, agreeing within the dtype bound of the reference output's
+    dtype (:func:`kstrata.verify.tolerance.agree`; ``refs`` the reference's outputs, ``tol``
+    the task's tolerance). How the no_caching checks tell a repeated output."""
+    return len(a) == len(b) and all(isinstance(x, torch.Tensor) and isinstance(y, torch.Tensor)
+                                    and x.shape == y.shape and agree(x, y, r.dtype, tol)
+                                    for x, y, r in zip(a, b, refs))
+
+
 class ShapeRun:
     """Reference and oracle (here, in the judge) and the candidate (loaded in the
     candidate process) for one (shape, parameter seed)."""
@@ -713,9 +723,7 @@ class ShapeRun:
             return
         outs, _ = self.call(xs, test, refs)
         cmp = self._comparer(test)
-        stale = len(outs) == len(last) and all(
-            isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and a.shape == b.shape
-            and agree(a, b, r.dtype, tol) for a, b, r in zip(outs, last, refs_cpu))
+        stale = _outputs_agree(outs, last, refs_cpu, tol)
         if stale and not all(cmp(c, o, r, tol).ok for c, o, r in zip(outs, oracles, refs_cpu)):
             # the judge's own words (no shape, no count, nothing the candidate chose): said in full on a hidden
             # test too, where ctx.fire would otherwise withhold it
@@ -739,21 +747,16 @@ class ShapeRun:
         if pristine is None:
             return True
         tol = self.ctx.task.meta.tolerance
-
-        def same(a: list[Any], b: list[Any]) -> bool:
-            return len(a) == len(b) and all(isinstance(x, torch.Tensor) and isinstance(y, torch.Tensor)
-                                            and x.shape == y.shape and agree(x, y, r.dtype, tol)
-                                            for x, y, r in zip(a, b, refs))
-
         fresh = replace(test, seed=test.seed + 7919)
         xs, refs_c, oracles_c = self.prepare(fresh)
-        if same(oracles_c, oracles):
+        if _outputs_agree(oracles_c, oracles, refs, tol):
             return True
         self._rng = rng_seed(fresh)
         out_c, _ = self.call(xs, fresh, refs_c)
         self._rng = rng_seed(test)
         again, _ = self.call(pristine, test, refs)
-        return same(out_c, out1) or (same(again, out_c) and not same(again, out1))
+        return _outputs_agree(out_c, out1, refs, tol) or (
+            _outputs_agree(again, out_c, refs, tol) and not _outputs_agree(again, out1, refs, tol))
 
     def run_tests(self, tests: list[TestCase]) -> tuple[int, Failure | None]:
         """:meth:`run_test` for several tests of this shape, with every candidate
