@@ -520,7 +520,7 @@ class CandidateProcess:
                                     "the judge's work had used the rest), before the limit (a hanging or very "
                                     "slow candidate); its process tree was killed")
         try:  # the message's own bytes under the same limit, and never a pause of wire.IDLE_S in it
-            h, b = wire.recv(self.rfd, limit, math.inf if deadline is None else deadline)
+            h, b = wire.recv(self.rfd, limit, math.inf if deadline is None else deadline, bounded_ints=True)
         except wire.Closed:
             raise self._died() from None
         except wire.Stalled as e:

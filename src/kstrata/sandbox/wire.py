@@ -58,6 +58,14 @@ MAX_HEADER_ITEMS = 1 << 20
 MAX_DEPTH = 100
 #: Largest single buffer accepted (bytes): 32 GiB, above any tensor a task makes.
 MAX_BUFFER = 32 << 30
+#: Range of the JSON integers a reply from the candidate process may hold
+#: (:func:`recv` with ``bounded_ints``): a signed or unsigned 64-bit value,
+#: wide enough for every shape, stride, size, seed and element an honest
+#: reply carries. A forged load reply whose parameter summary held a mean of
+#: 10**400 ended the verification in an OverflowError traceback when the
+#: judge asked ``math.isfinite`` of it (red team rt74): a larger integer
+#: makes the reply malformed here, before any of the judge's checks see it.
+INT_RANGE = (-(1 << 63), (1 << 64) - 1)
 
 #: dtype names accepted on the wire -> element size in bytes.
 DTYPES = {
@@ -247,9 +255,21 @@ def _read_into(fd: int, n: int, deadline: float | None = None) -> Any:
     return buf
 
 
-def recv(fd: int, limit: int | None = None, deadline: float | None = None) -> tuple[dict[str, Any], list[Any]]:
+def _bounded_int(text: str) -> int:
+    """A JSON integer within :data:`INT_RANGE` (``json.loads``' ``parse_int``);
+    ValueError outside it."""
+    v = int(text)
+    if not INT_RANGE[0] <= v <= INT_RANGE[1]:
+        raise ValueError(f"an integer of {len(text)} digits, outside the 64-bit range")
+    return v
+
+
+def recv(fd: int, limit: int | None = None, deadline: float | None = None,
+         bounded_ints: bool = False) -> tuple[dict[str, Any], list[Any]]:
     """Read one message; ``limit`` caps the total bytes of its buffers (the
-    reader knows how large an honest answer can be). With ``deadline`` (a
+    reader knows how large an honest answer can be); ``bounded_ints`` refuses
+    integers outside :data:`INT_RANGE` (the judge reading the candidate
+    process: a task's own Python ints that the judge sends may be wider). With ``deadline`` (a
     ``time.monotonic`` value), the whole message must have come by then, and
     no pause in it may last :data:`IDLE_S` s: a sender that wrote a header's
     length and nothing more held the judge in a blocking read past every time
@@ -277,7 +297,7 @@ def recv(fd: int, limit: int | None = None, deadline: float | None = None) -> tu
         raise WireError(f"header holds about {items} JSON values, more than the {MAX_HEADER_ITEMS} an honest "
                         "message holds")
     try:
-        header = json.loads(raw)
+        header = json.loads(raw, parse_int=_bounded_int) if bounded_ints else json.loads(raw)
     except (ValueError, RecursionError) as e:  # not JSON, not UTF-8, nested too deep, an int of 5000 digits
         raise WireError(f"header is not JSON that can be read: {type(e).__name__}: {str(e)[:200]}") from None
     if not isinstance(header, dict):
