@@ -34,6 +34,7 @@ import torch
 from kstrata.verify.approx_hint import gelu_formula_hint
 from kstrata.verify.layout_hint import layout_hint
 from kstrata.verify.param_draws import differing
+from kstrata.verify.row_groups import row_groups_item
 
 if TYPE_CHECKING:
     from kstrata.verify.plan import TestCase
@@ -466,6 +467,9 @@ def describe_tensor(cand: torch.Tensor, oracle: torch.Tensor, bad: torch.Tensor,
         items.append(item("rows_cols", "source", _name_dims(tuple(bad.shape), per_dim),
                           rows=rows[:64], cols=cols[:64], n_rows=view.shape[0], n_cols=n_cols,
                           shape=list(bad.shape), dims={str(d): idx[:64] for d, idx in per_dim.items()}))
+        groups = row_groups_item(c, o, bad) if same else None
+        if groups is not None:
+            items.append(groups)
         edge = [r for r in rows if r in (0, view.shape[0] - 1)]
         if nonfin.any() and rows and edge == rows and bad.dim() > 1:  # a 1-D output is one "row"
             where = "last" if rows == [view.shape[0] - 1] else "first" if rows == [0] else "first and last"
@@ -564,6 +568,35 @@ def _shapes_text(shapes: list[dict[str, int]]) -> str:
     return "; ".join(", ".join(f"{k}={v}" for k, v in s.items()) for s in shapes)
 
 
+#: the block size whose multiples :func:`_remainder_note` tells from sizes that leave a remainder
+REMAINDER_BLOCK = 16
+
+
+def _remainder_note(passing: list[dict[str, int]], failing: list[dict[str, int]]) -> str:
+    """``"; D=77 leaves a remainder ..."``: for each size variable whose value
+    in every passing shape is a multiple of :data:`REMAINDER_BLOCK` (16, so of
+    every smaller block too) while some failing shape's is not, a sentence
+    naming that failing size as a full count of blocks plus a remainder;
+    ``""`` when none. Queue round rt75: a fused add + LayerNorm whose chunk
+    loop ran ``d // 16`` chunks (the tail dropped) passed at D=512 and failed
+    at D=77, every element wrong, and the shapes item left the remainder to
+    the reader."""
+    notes = []
+    for name in failing[0]:
+        ok = [s[name] for s in passing if name in s]
+        bad = sorted({s[name] for s in failing if name in s and s[name] % REMAINDER_BLOCK})
+        if ok and bad and all(v % REMAINDER_BLOCK == 0 for v in ok):
+            n = bad[0]
+            ways = " = ".join(f"{n // b} x {b} + {n % b}" for b in (64, 16) if n > b and n % b)
+            what = f"leaves a remainder ({ways})" if ways else f"is less than one block of {REMAINDER_BLOCK}"
+            notes.append(f"{name}={n} {what} where every passing {name} "
+                         f"({', '.join(map(str, sorted(set(ok))))}) is a multiple of {REMAINDER_BLOCK}")
+    if not notes:
+        return ""
+    return ("; " + "; ".join(notes) + ": the partial last chunk, tile or split is mishandled (a chunk count "
+            "n // BLOCK that drops the rest, a bound or mask that is off, a padded lane counted in a sum)")
+
+
 def _probe(run: "ShapeRun", test: "TestCase") -> tuple[bool, float]:
     """(passes, max relative error) of one extra public test; candidate errors count as fail."""
     return _probe_blind(run, test)[:2]
@@ -659,8 +692,9 @@ def locate(ctx: "Context", failure: "Failure", run: "ShapeRun | None", tests: li
                               "an input: " + it["text"])
         items.append(item("unwritten_memory", "source",
                           "the outputs follow kstrata's poison: every buffer the candidate allocates is filled "
-                          "with NaN on one run and 1e30 on the other, and wrong outputs are NaN on the first "
-                          "and huge on the second: the kernel reads memory it never wrote (partial results, a "
+                          "with NaN on one run and 1e30 on the other (integers: the dtype's maximum, then its "
+                          "minimum or 0x55 bytes), and wrong outputs hold those values: the kernel reads or "
+                          "returns memory it never wrote (output elements no program stores, partial results, a "
                           "cache or an accumulator written only under a tail predicate or bounds mask, e.g. "
                           "at a size below the block or split factor)"))
     elif failure.race:
@@ -723,7 +757,8 @@ def locate(ctx: "Context", failure: "Failure", run: "ShapeRun | None", tests: li
         failing = [dict(s) for s, ok, _ in per_shape if not ok]
         if passing and failing:
             items.append(item("shapes", "schedule", f"passes at {_shapes_text(passing)} but fails at "
-                              f"{_shapes_text(failing)}: a boundary / shape-specific bug", passing=passing, failing=failing))
+                              f"{_shapes_text(failing)}: a boundary / shape-specific bug"
+                              + _remainder_note(passing, failing), passing=passing, failing=failing))
         growth = [(math.prod(dict(s).values()), rel) for s, ok, rel in per_shape if not ok and rel != float("inf")]
         growth.sort()
         if len(growth) >= 2 and all(b[1] > 2 * a[1] > 0 for a, b in zip(growth, growth[1:])):

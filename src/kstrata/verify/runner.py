@@ -1211,12 +1211,25 @@ def follows_poison(out1: list[Any], out2: list[Any]) -> bool:
     (:data:`POISON_PATTERNS`: NaN in the first run's fresh buffers, 1e30 in
     the second's): some element is NaN in the first and at least 1e29 in
     magnitude (or infinite) in the second. Memory the candidate never wrote
-    reached its output; a race or atomics order does not make that pattern."""
+    reached its output; a race or atomics order does not make that pattern.
+    Integer outputs (not bool) follow it where an element is the dtype's
+    maximum in the first and, in the second, its minimum (PyTorch's allocations
+    in the candidate process) or the integer of ``0x55`` bytes (TVM's buffers,
+    :mod:`kstrata.backends.tvm.poison`): queue round rt75, an int8
+    quantization whose chunk loop skipped K < BLOCK read 127 (then -128) in
+    every element it never wrote, and was told of a race."""
     for a, b in zip(out1, out2):
-        if not (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and a.shape == b.shape
-                and a.is_floating_point() and b.is_floating_point()):
+        if not (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and a.shape == b.shape):
             continue
-        if bool((torch.isnan(a) & ~(b.double().abs() < 1e29)).any()):
+        if a.is_floating_point() and b.is_floating_point():
+            if bool((torch.isnan(a) & ~(b.double().abs() < 1e29)).any()):
+                return True
+            continue
+        if a.dtype != b.dtype or a.is_floating_point() or a.is_complex() or a.dtype == torch.bool:
+            continue
+        info = torch.iinfo(a.dtype)
+        fives = int.from_bytes(b"\x55" * a.element_size(), "little")
+        if bool(((a == info.max) & ((b == info.min) | (b == fives))).any()):
             return True
     return False
 
