@@ -80,6 +80,22 @@ def _missing_block_note(sch: Any, func: str, message: str) -> str:
     return f" (the blocks of {func or 'main'} here: {', '.join(names)})" if names else ""
 
 
+def _reduction_loop_note(message: str) -> str:
+    """For TVM's "... some block iter whose block binding contains the loop
+    var is not a data parallel block iter" (``vectorize``, ``parallel`` or
+    ``bind`` of a loop that a block reduces over), what that means and the two
+    ways out; ``""`` for any other error. Queue round rt75: ``sch.vectorize``
+    of the inner split of layer_norm's ``lv_sum`` reduction loop read "with
+    regard to block s_tir.SBlock#0 ... not a data parallel block iter", which
+    names neither the reduction nor a remedy."""
+    if "not a data parallel block iter" not in message:
+        return ""
+    return (" (that loop is a reduction loop of the block, e.g. the k of a row sum: vectorize, parallelize or "
+            "bind only its spatial loops; to vectorize a sum, split the reduction loop and `sch.rfactor(inner, "
+            "0)` first, then vectorize the rfactor block's spatial loop, or write partial sums as a block of "
+            "their own at the graph level)")
+
+
 def _failing_line(stmt: ast.stmt, error: BaseException, filename: str) -> tuple[int, str, str]:
     """``(line, code, where)`` of the statement inside ``stmt`` that raised
     ``error`` (the innermost frame of the schedule's own code, ``filename``):
@@ -165,7 +181,8 @@ def _run_steps(sch: Any, func: str, body: list[ast.stmt], strict: bool,
             if isinstance(e, NameError) and getattr(e, "name", None) in outside:
                 error += (f" ({e.name} is defined outside schedule_{func}; module-level names are not visible "
                           "there: put every statement inside the schedule function)")
-            error += _loop_values(stmt, ns, before) + _missing_block_note(sch, func, str(e))
+            error += _loop_values(stmt, ns, before) + _missing_block_note(sch, func, str(e)) \
+                + _reduction_loop_note(str(e))
             step = Step(func, stmt.lineno, code, error)
             if strict:
                 line, what, where = _failing_line(stmt, e, f"<schedule_{func}>")
