@@ -105,3 +105,15 @@ def test_quant_kernels_from_the_round_get_the_items(kstrata_eval):
     kinds = {i["kind"]: i["text"] for i in d["feedback"]}
     assert d["verdict"] == "incorrect" and "unwritten_memory" in kinds and "race" not in kinds, d["feedback"]
     assert "K=5 is less than one block of 16" in kinds.get("shapes", ""), kinds
+
+
+def test_an_output_zeroed_with_signed_zeros_reads_0_and_names_an_overflowed_sum():
+    # rt75 P3.2: rmsnorm_fp16 summing x*x in float16 on the `large` draw: rstd = 1/sqrt(inf) = 0, so every wrong
+    # element was -0.0 or 0.0, and the values item said "every wrong element is -0"
+    from kstrata.verify.feedback import values_item
+
+    want = torch.tensor([[-1.32288, -0.648807, 0.62, 1.5]], dtype=torch.float64)
+    got = want * 0.0  # -0.0 where want < 0
+    text = values_item(got, want, torch.ones_like(got, dtype=torch.bool))["text"]
+    assert "every wrong element is 0: the result zeroed" in text and "is -0" not in text, text
+    assert "overflowed a narrow accumulator" in text

@@ -271,7 +271,11 @@ def values_item(c: torch.Tensor, o: torch.Tensor, bad: torch.Tensor) -> dict[str
     fin = torch.isfinite(got) & torch.isfinite(want)
     text += _rounding_direction(got, want) if bool(fin.all()) else ""
     if got.numel() > 1 and bool(fin.all()):
-        if bool((got == got[0]).all()):
+        if bool((got == 0).all()):  # -0.0 and 0.0 alike: "is -0" read as a sign bug (queue round rt75)
+            text += ("; every wrong element is 0: the result zeroed, e.g. a factor that came out 0 (1 / sqrt(inf) "
+                     "from a sum of squares that overflowed a narrow accumulator such as float16, max 65504) or "
+                     "a path that stores zeros")
+        elif bool((got == got[0]).all()):
             text += f"; every wrong element is {float(got[0]):.6g}"
         elif bool(((got - want) == (got - want)[0]).all()):
             text += f"; every wrong element is off by {float(got[0] - want[0]):+.6g}"
