@@ -35,6 +35,9 @@ MAX_DIFF_LINES = 80
 #: correct candidates made elsewhere in the run (siblings, cousins) listed in a history
 OTHER_CORRECT = 3
 _LINE = re.compile(r"\bline (\d+)\b")
+#: a frame of the candidate's own file in the traceback its process sends (kstrata.sandbox.child names the
+#: file ``<candidate>`` under "The candidate's own frames (innermost last):")
+_CANDIDATE_FRAME = re.compile(r'File "<candidate>", line (\d+)')
 #: a Python error about a name, without a line: its attribute or name
 _NO_ATTRIBUTE = re.compile(r"has no attribute '(\w+)'")
 _UNDEFINED = re.compile(r"\bname '(\w+)' is not defined")
@@ -331,6 +334,20 @@ def located_lines(text: str, message: str, around: int = CONTEXT_LINES) -> tuple
     return None
 
 
+def candidate_frame_line(evidence: Any) -> int | None:
+    """The line of the innermost frame of the candidate's own file in the
+    traceback of a failed verdict's ``evidence`` (``evidence["traceback"]``,
+    whose "<candidate>" frames :mod:`kstrata.sandbox.child` lists innermost
+    last); None when there is none. Queue round rt75: a Triton kernel whose
+    ``x * rstd[:, None]`` broadcast a wrong-axis sum failed with "candidate
+    raised InterpreterError: ValueError('Cannot make_shape_compatible: ...')",
+    a message naming no line, while the traceback named the kernel's line 20:
+    the prompt showed neither."""
+    tb = evidence.get("traceback") if isinstance(evidence, Mapping) else None
+    found = _CANDIDATE_FRAME.findall(tb) if isinstance(tb, str) else []
+    return int(found[-1]) if found else None
+
+
 def last_failure(tree: Any, candidate: Any, level: str,
                  text_of: Callable[[str], str | None] | None = None,
                  order: Sequence[str] = (), shown: Mapping[str, str] | None = None) -> dict[str, Any] | None:
@@ -349,8 +366,9 @@ def last_failure(tree: Any, candidate: Any, level: str,
         tail when long), ``items`` its located feedback (``{"kind", "level",
         "text"}``; each tagged ``level`` when the change was made from a
         correct candidate: the fault is the change's), ``line`` and
-        ``excerpt`` the line the message names and the failed text around it
-        (``None`` and ``""`` when the message names no line or ``text_of``
+        ``excerpt`` the line the message names (else the innermost frame of the
+        candidate's file in its traceback: :func:`candidate_frame_line`) and the
+        failed text around it (``None`` and ``""`` when neither names a line or ``text_of``
         does not know the child's ``level`` text), ``diff`` the failed change
         as a unified diff from ``candidate``'s ``level`` text, or from
         ``shown[level]`` when given (the text the agent was shown and edited,
@@ -376,6 +394,8 @@ def last_failure(tree: Any, candidate: Any, level: str,
              if isinstance(item, Mapping) and item.get("text")]
     text = text_of(child.hash) if text_of is not None else None
     located = located_lines(text, message) if text and message else None
+    frame = candidate_frame_line(ev.evidence if ev is not None else None) if text and located is None else None
+    located = located_lines(text, f"line {frame}") if frame else located
     # the diff is from the text the agent was shown and edited (``shown``: tvm-llvm IR without debug metadata)
     before = (shown if shown is not None else (getattr(candidate, "sources", None) or {})).get(level)
     return {
