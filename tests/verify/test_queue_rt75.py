@@ -49,7 +49,7 @@ def test_a_tile_absmax_over_the_whole_tile_is_named_with_varying_rows():
     tile = x.abs().reshape(2, -1).amax(dim=1).repeat_interleave(4) / 127
     kinds = _kinds(_quant(x, tile) * tile[:, None], _quant(x, row) * row[:, None])
     text = kinds.get("row_groups", "")
-    assert "every group of 4 consecutive rows" in text and "a different one in each" in text, kinds
+    assert "every group of 4 consecutive rows" in text and "a different one in each group" in text, kinds
     assert "without axis=1" in text
 
 
@@ -117,3 +117,15 @@ def test_an_output_zeroed_with_signed_zeros_reads_0_and_names_an_overflowed_sum(
     text = values_item(got, want, torch.ones_like(got, dtype=torch.bool))["text"]
     assert "every wrong element is 0: the result zeroed" in text and "is -0" not in text, text
     assert "overflowed a narrow accumulator" in text
+
+
+def test_the_same_right_row_in_two_groups_is_not_called_the_first_row():
+    # rt72's candidate ece615f4 (a tile-wide absmax on fake_quant_per_token, B=8): rows 1 and 5 right, the rows
+    # holding each tile's maximum; "loaded at the tile's first row" would be wrong there
+    from kstrata.verify.row_groups import row_groups_item
+
+    want = torch.arange(1.0, 33.0, dtype=torch.float64).reshape(8, 4)
+    got = want.clone()
+    got[[0, 2, 3, 4, 6, 7]] += 0.5
+    text = row_groups_item(got, want, got != want)["text"]
+    assert "row 1 of each group (rows 1, 5)" in text and "without axis=1" in text and "first row" not in text, text

@@ -95,16 +95,18 @@ def row_groups_item(c: torch.Tensor, o: torch.Tensor, bad: torch.Tensor) -> dict
     offsets = {i % p for i in at}
     shown = ", ".join(map(str, at[:4])) + (", ..." if len(at) > 4 else "")
     groups = f"{len(range(0, len(right), p))} groups: rows 0-{p - 1}, {p}-{2 * p - 1}, ..."
-    if len(offsets) == 1:
-        which = f"row {offsets.pop()} of each group (rows {shown}) is right"
+    whole = (f"computed over the whole tile of {p} rows (a tl.max / tl.sum without axis=1), so it fits only the "
+             "row that holds the tile's extreme")
+    if len(offsets) == 1 and at[0] == 0 and len(at) >= 3:
+        which = f"row 0 of each group (rows {shown}) is right"
         cause = (f"a value each row needs for itself (a scale, max, sum or norm) taken once per tile of {p} rows "
                  f"and used for all its rows (loaded at the tile's first row, e.g. `scale[pid * {p}]` where "
                  "the reference has one per row)?")
     else:
-        which = f"one row of each group is right, a different one in each (rows {shown})"
-        cause = (f"a value each row needs for itself (a scale, max, sum or norm) computed over the whole tile of "
-                 f"{p} rows (a tl.max / tl.sum without axis=1), so it fits only the row that holds the tile's "
-                 "extreme?")
+        where = f"row {at[0] % p} of each group" if len(offsets) == 1 else "a different one in each group"
+        which = f"one row of each group is right, {where} (rows {shown})"
+        cause = (f"a value each row needs for itself (a scale, max, sum or norm) taken once per tile of {p} rows: "
+                 f"{whole}, or loaded at one row of the tile?")
     flat_c, flat_o = c.reshape(-1, n_cols), o.reshape(-1, n_cols)
     factors = _factors(flat_c, flat_o, [i for i, w in enumerate(wrong) if w])
     text = (f"in every group of {p} consecutive rows ({groups}) exactly one row is right and the others are "
