@@ -36,7 +36,11 @@ reference itself performs (the policy, with sources, is in
      terms cancel, ``sqrt(n) * S`` overstates the partial sums, and a sum of
      65537 normal terms missing one term passed (red-team rt70); a scan's
      (``cumsum``) likewise per prefix
-     (:func:`kstrata.verify.summation_orders.ordered_scan_bound`).
+     (:func:`kstrata.verify.summation_orders.ordered_scan_bound`);
+   - for a matrix product (not a convolution), at most the bound of the
+     left-to-right order's partial sums
+     (:func:`kstrata.verify.product_orders.ordered_product_bound`): a GEMV
+     reading TF32 at K = 4099 passed ``sqrt(K) * |A||x|`` (red-team rt73).
 3. The moved outputs' distance from the oracle's, elementwise, maximised over
    :data:`DRAWS` sign draws (the second flips the first's signs of every other
    summing op: :meth:`_Perturb._sign`) and multiplied by :data:`SAFETY`, is the
@@ -57,6 +61,7 @@ from typing import Any
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from kstrata.verify.product_orders import ordered_product_bound
 from kstrata.verify.summation_orders import ordered_scan_bound, ordered_sum_bound
 
 #: Higham & Mary's lambda: the probabilistic bound holds with probability at
@@ -296,6 +301,9 @@ class _Perturb(TorchDispatchMode):
                                          lambda: ordered_sum_bound(args[0], dims, out.shape, self.u, LAMBDA))
             elif func in _SCANS and n > worst_case_terms(self.u) and args[0].dim():
                 move = self._at_most(move, op, out, 1, lambda: ordered_scan_bound(args[0], dim, self.u, LAMBDA))
+            elif n > 1 and func is not _aten.convolution.default:  # matrix products (rt73)
+                move = self._at_most(move, op, out, 1,
+                                     lambda: ordered_product_bound(func, args, kwargs, out.shape, self.u, LAMBDA))
             out = out + sign * move
         return out
 
