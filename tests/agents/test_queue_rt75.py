@@ -60,3 +60,15 @@ def test_a_message_without_a_line_is_located_by_the_traceback():
     user = provider.prompts[1][1]["content"]
     assert MESSAGE in user
     assert "Line 7 of the text you sent" in user and ">> 7 |     sch.parallel(i)" in user, user[-3000:]
+
+
+def test_the_triton_prompt_allows_the_tf32x3_dot_its_start_uses():
+    # rt75 P4.1 (matmul_bias_relu, triton-interp): the shipped start passes input_precision="tf32x3", which the
+    # static check allows, while the rule and the sheet read "tl.dot without input_precision='ieee'" / "TF32 is not
+    # allowed": the start looked like a breach of an integrity rule
+    from kstrata.agents.prompt import api_sheet, integrity_rules
+
+    sheet = api_sheet("triton-interp", "source")
+    assert "plain TF32, tl.dot's default, is not allowed; `\"tf32x3\"`" in sheet
+    rule = next(r for r in integrity_rules("triton-interp") if r.startswith("no_precision_downgrade"))
+    assert "input_precision='ieee' or 'tf32x3'" in rule, rule

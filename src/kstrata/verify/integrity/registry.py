@@ -73,8 +73,8 @@ CHECKS: dict[str, Check] = {c.name: c for c in (
           "uninitialized-memory fill, dispatch and function modes): a candidate that can tell a checked "
           "call from a timed one can be verified computing one thing and timed computing another"),
     Check("no_precision_downgrade", "static",
-          "no TF32 or fp16/bf16 compute the task does not allow (incl. tl.dot without "
-          "input_precision='ieee' on an fp32 task)"),
+          "no TF32 or fp16/bf16 compute the task does not allow (incl. a tl.dot at plain TF32, its default, "
+          "on an fp32 task: pass input_precision='ieee' or 'tf32x3')"),
     Check("output_type", "dynamic",
           "every output is a plain torch.Tensor (no subclass) of the reference's dtype, shape, device"),
     Check("output_layout", "dynamic",
