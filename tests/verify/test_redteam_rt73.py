@@ -117,3 +117,31 @@ def test_rt73_tf32_gemv_on_long_rows_is_incorrect(kstrata_eval):
     honest = kstrata_eval("gemv", str(case / "lanes_fp32.py"), "--no-time")
     assert (wrong["verdict"], wrong["check"]) == ("incorrect", "tolerance"), _said(wrong)
     assert honest["verdict"] == "correct", _said(honest)
+
+
+class _ThreeSums(torch.nn.Module):
+    """Three summing ops of which the first and the third feed one output with opposite signs (op indices 0
+    and 2: the same index parity)."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        a = x.sum(-1)
+        b = (0.5 * x).sum(-1)
+        c = x.flip(-1).sum(-1)
+        return a - c + 0.0 * b
+
+
+def test_three_summing_ops_are_each_seen_with_both_relative_signs():
+    """rt70 open item 3: the second sign draw flipped every other op, so ops 0 and 2 kept one relative sign
+    in both draws and where the first draw gave them the same sign their moves cancelled: ``a - c`` got no
+    allowance (but their ordered-sum bounds' difference) at about half of its elements, and an honest kernel
+    summing ``a`` left to right read wrong there."""
+    g = torch.Generator().manual_seed(3)
+    x = torch.randn(64, 4096, generator=g)
+    m64 = _ThreeSums()
+    with torch.no_grad():
+        oracle = m64(x.double())
+        extra, _ = reduction_allowance(m64, [x.double()], [oracle], torch.float32, seed=0)
+        seq = torch.from_numpy(np.cumsum(x.numpy(), axis=1, dtype=np.float32)[:, -1].copy())
+        honest = seq - x.flip(-1).sum(-1)
+        r = compare(honest, oracle, m64(x), resolve_task("sum_dim").meta.tolerance, extra[0])
+    assert r.ok, r.stats  # before: 'a - c' wrong where the two moves cancelled in both draws

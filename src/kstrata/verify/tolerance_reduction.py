@@ -42,8 +42,10 @@ reference itself performs (the policy, with sources, is in
      (:func:`kstrata.verify.product_orders.ordered_product_bound`): a GEMV
      reading TF32 at K = 4099 passed ``sqrt(K) * |A||x|`` (red-team rt73).
 3. The moved outputs' distance from the oracle's, elementwise, maximised over
-   :data:`DRAWS` sign draws (the second flips the first's signs of every other
-   summing op: :meth:`_Perturb._sign`) and multiplied by :data:`SAFETY`, is the
+   :func:`sign_draws` sign draws (each after the first flips the first's signs
+   of the summing ops whose index has one bit set, so every pair of ops is seen
+   with both relative signs: :meth:`_Perturb._sign`) and multiplied by
+   :data:`SAFETY`, is the
    allowance; it carries each reduction's bound through the ops after it
    (first order), e.g. the mean's and the variance's bounds through
    LayerNorm's ``(x - mean) / std``.
@@ -67,8 +69,18 @@ from kstrata.verify.summation_orders import ordered_scan_bound, ordered_sum_boun
 #: Higham & Mary's lambda: the probabilistic bound holds with probability at
 #: least ``1 - 2 exp(-lambda^2 / 2)`` (lambda = 6: 1 - 3e-8) per sum.
 LAMBDA = 6.0
-#: Sign draws whose elementwise maximum is taken.
+#: Sign draws whose elementwise maximum is taken, at least (:func:`sign_draws`).
 DRAWS = 2
+#: Sign draws at most: ``1 + log2`` of the summing ops whose every pair is seen with both relative signs
+#: (8 ops; each draw is one float64 forward).
+MAX_DRAWS = 4
+
+
+def sign_draws(ops: int) -> int:
+    """Sign draws for a forward of ``ops`` summing ops: the first random, then one per bit of an op's index
+    (:meth:`_Perturb._sign`), so that any two ops differ in some draw's flip: ``1 + ceil(log2(ops))``, at
+    least :data:`DRAWS`, at most :data:`MAX_DRAWS`."""
+    return min(MAX_DRAWS, max(DRAWS, 1 + math.ceil(math.log2(max(ops, 1)))))
 #: Factor over the drawn maximum (a draw's signs can partly cancel where
 #: several reductions feed one output).
 SAFETY = 2.0
@@ -232,15 +244,17 @@ class _Perturb(TorchDispatchMode):
         self.orders, self.calls = (orders if orders is not None else {}), 0
 
     def _sign(self, op: Any, out: torch.Tensor) -> torch.Tensor:
-        """The signs of summing op ``op``'s move: random in the first draw; in the second the first's,
-        flipped for every other op (by index), so two ops whose effects on an output would cancel under
-        one pair of signs add under the other: the first-order ``|a| + |b|``. Two independent draws
-        gave both ops the same relative sign half the time: a layernorm's mean and variance moves then
-        cancelled at the elements where ``(x - mean) / std`` made them equal, and an honest left-to-right
-        layernorm read 2.2e-4 off where its allowance was 4e-6 (red-team rt70, ties draw, D=65537)."""
-        base = self.orders.get(("sign", op)) if self.draw == 1 else None
+        """The signs of summing op ``op``'s move: random in the first draw; in draw ``d >= 1`` the first's,
+        flipped where bit ``d - 1`` of the op's index is set, so any two ops (their indices differ in some
+        bit) whose effects on an output would cancel under one pair of signs add under another: the
+        first-order ``|a| + |b|`` (:func:`sign_draws` draws). Two independent draws gave both ops the same
+        relative sign half the time: a layernorm's mean and variance moves then cancelled at the elements
+        where ``(x - mean) / std`` made them equal, and an honest left-to-right layernorm read 2.2e-4 off
+        where its allowance was 4e-6 (red-team rt70, ties draw, D=65537); with one flip of every other op,
+        ops 0 and 2 of three kept one relative sign (red-team rt73)."""
+        base = self.orders.get(("sign", op)) if self.draw >= 1 else None
         if base is not None and base.shape == out.shape:
-            return base.neg() if op[0] % 2 else base
+            return base.neg() if (op[0] >> (self.draw - 1)) & 1 else base
         sign = torch.randint(0, 2, out.shape, generator=self.gen, dtype=out.dtype, device=self.gen.device) \
             .mul_(2).sub_(1).to(out.device)
         if self.draw == 0:
@@ -393,7 +407,8 @@ def reduction_allowance(model64: torch.nn.Module, inputs64: list[Any], oracles: 
     try:
         torch.set_default_dtype(torch.float64)
         orders: dict[Any, Any] = {}
-        for draw in range(DRAWS):
+        draws, draw = DRAWS, 0
+        while draw < draws:
             mode = _Perturb(u, gen, orders, draw)
             if torch_seed is not None:
                 torch.manual_seed(torch_seed)
@@ -405,6 +420,9 @@ def reduction_allowance(model64: torch.nn.Module, inputs64: list[Any], oracles: 
                     continue
                 d = (o.detach().double().cpu() - g.detach()).abs_().nan_to_num_(nan=0.0, posinf=0.0, neginf=0.0)
                 best[i] = d if best[i] is None else torch.maximum(best[i], d)
+            if draw == 0:
+                draws = sign_draws(mode.calls)
+            draw += 1
     except Exception:  # noqa: BLE001 - a forward the mode cannot trace gets no allowance
         return [], n
     finally:
