@@ -72,3 +72,16 @@ def test_the_triton_prompt_allows_the_tf32x3_dot_its_start_uses():
     assert "plain TF32, tl.dot's default, is not allowed; `\"tf32x3\"`" in sheet
     rule = next(r for r in integrity_rules("triton-interp") if r.startswith("no_precision_downgrade"))
     assert "input_precision='ieee' or 'tf32x3'" in rule, rule
+
+
+def test_the_default_precision_dot_finding_names_both_allowed_precisions():
+    # rt75 P4.3: "tl.dot defaults to TF32 on GPUs; pass input_precision='ieee' on a float32 task", while the
+    # start it edits passes 'tf32x3' by a constexpr (allowed); the same written as a literal was rejected
+    from kstrata.verify.integrity.static import static_findings
+
+    src = ("import triton\nimport triton.language as tl\n\n\n@triton.jit\ndef k(a, b):\n"
+           "    acc = tl.dot(a, b)\n    ok = tl.dot(a, b, input_precision='tf32x3')\n")
+    found = [f for f in static_findings(src, dsl=True) if f.check == "no_precision_downgrade"]
+    assert len(found) == 1 and "input_precision='ieee' or 'tf32x3'" in str(found[0]), found
+    plain = src.replace("'tf32x3'", "'tf32'")
+    assert any("input_precision='tf32' on a float32 task" in f.message for f in static_findings(plain, dsl=True))

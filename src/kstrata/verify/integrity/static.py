@@ -635,13 +635,16 @@ class _Visitor(ast.NodeVisitor):
             if isinstance(kw.get("allow_tf32"), ast.Constant) and kw["allow_tf32"].value is True:
                 self.add("no_precision_downgrade", node, "allow_tf32=True on a float32 task")
             ip = kw.get("input_precision")
-            if isinstance(ip, ast.Constant) and isinstance(ip.value, str) and "tf32" in ip.value:
+            # plain TF32 only: 'tf32x3' (three TF32 products) is allowed written here as through a constexpr
+            # (queue round rt75: the literal was rejected while the shipped GEMMs pass it by a constexpr)
+            if isinstance(ip, ast.Constant) and isinstance(ip.value, str) and _PLAIN_TF32.fullmatch(ip.value.strip()):
                 self.add("no_precision_downgrade", node, f"input_precision={ip.value!r} on a float32 task")
             # None is the default too (rt47: input_precision=None passed the check and ran TF32 on GPUs)
             given = {k for k, v in kw.items() if not (isinstance(v, ast.Constant) and v.value is None)}
             if name == "triton.language.dot" and "input_precision" not in given and "allow_tf32" not in given:
                 self.add("no_precision_downgrade", node,
-                         "tl.dot defaults to TF32 on GPUs; pass input_precision='ieee' on a float32 task")
+                         "tl.dot defaults to TF32 on GPUs; pass input_precision='ieee' or 'tf32x3' on a float32 "
+                         "task")
         if not self.allow_reduced and isinstance(node.func, ast.Attribute) and \
                 node.func.attr in ("half", "bfloat16") and not node.args:
             self.add("no_precision_downgrade", node, f".{node.func.attr}() on a float32 task")
