@@ -61,3 +61,66 @@ def test_a_forged_load_reply_with_a_huge_integer_is_the_candidates_fault():
     d = _eval(CASES / "rt74_bigint_reply" / "candidate.py")
     assert d["verdict"] == "rejected" and d["check"] == "protocol", d["evidence"]
     assert "64-bit range" in d["evidence"]["message"], d["evidence"]
+
+
+def _judged_slowly(source: str, monkeypatch) -> str | None:
+    """Load ``source`` for relu in a fresh pytorch sandbox, then six calls 0.6 s apart (the
+    judge at work between them); the cause the process was ended for, or None."""
+    import time
+
+    import torch
+
+    from kstrata.sandbox import CandidateDied, CandidateProcess, idle_cpu
+    from kstrata.sandbox.client import fresh
+    from kstrata.tasks.loader import resolve_task
+    from kstrata.verify.runner import task_record
+
+    # a low bar: the spinners' share of a machine that others keep busy is small (autogroup)
+    monkeypatch.setattr(idle_cpu, "SHARE", 0.02)
+    monkeypatch.setattr(idle_cpu, "MIN_MS", 20.0)
+    task = resolve_task("relu")
+    proc = fresh(CandidateProcess("pytorch", memory_mb=2048))
+    try:
+        h, _ = proc.request({"op": "load", "backend": "pytorch", "task": task_record(task),
+                             "sources": {"source": source}, "shape": task.small_shapes[0], "seed": 0,
+                             "init": []}, timeout_s=120)
+        assert h.get("ok"), h
+        for _ in range(6):
+            time.sleep(0.6)
+            bufs: list = []
+            h, _ = proc.request({"op": "call", "inputs": wire.encode([torch.randn(4, 4)], bufs)}, bufs,
+                                timeout_s=120)
+            assert h.get("ok"), h
+    except CandidateDied as e:
+        return f"{e.cause}: {e}"
+    finally:
+        proc.close()
+    return None
+
+
+@sandboxed
+def test_a_sandbox_busy_while_the_judge_works_is_ended(monkeypatch):
+    """Case cases/rt74_spin_while_judged: processes forked at import spun between the
+    candidate's requests, while the judge drew inputs and ran the reference and the oracle,
+    and nothing saw it (16 of them kept a 24 s verification running past 10 minutes on this
+    machine). Now the sandbox's CPU over the judge's gaps ends it (cause 'busy', which the
+    judge reports as rejected, no_threads_left); an honest candidate uses none there."""
+    spin = (CASES / "rt74_spin_while_judged" / "candidate.py").read_text()
+    why = _judged_slowly(spin, monkeypatch)
+    assert why is not None and why.startswith("busy: ") and "while the judge worked" in why, why
+    honest = "import torch\nimport torch.nn as nn\n\n\nclass ModelNew(nn.Module):\n" \
+             "    def forward(self, x):\n        return torch.relu(x)\n"
+    assert _judged_slowly(honest, monkeypatch) is None
+
+
+def test_a_busy_sandbox_is_rejected_by_the_judge():
+    """The judge's verdict for cause 'busy' (kstrata.verify.runner.died): rejected,
+    no_threads_left; on a hidden test the message names the cause only."""
+    from kstrata.sandbox import CandidateDied
+    from kstrata.verify.runner import died
+
+    e = CandidateDied("busy", "the candidate's processes used 3 s of CPU in 2 s while the judge worked")
+    public, hidden = died(e, None, True), died(e, None, False)
+    assert (public.verdict.value, public.check) == ("rejected", "no_threads_left"), public
+    assert "while the judge worked" in str(public)
+    assert "kept the CPUs busy between its requests" in str(hidden) and "3 s" not in str(hidden)

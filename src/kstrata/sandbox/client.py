@@ -24,6 +24,7 @@ from typing import Any
 
 from kstrata.execute.cpus import allowed_cpu_count
 from kstrata.sandbox import kernel_cache, policy, stall, wire
+from kstrata.sandbox.idle_cpu import IdleCpu
 
 
 class CandidateDied(RuntimeError):
@@ -33,7 +34,8 @@ class CandidateDied(RuntimeError):
     ----------
     cause:
         ``"timeout"``, ``"stall"`` (no progress long before the time limit,
-        :mod:`kstrata.sandbox.stall`), ``"memory"``, ``"signal"``, ``"exit"`` or ``"protocol"``.
+        :mod:`kstrata.sandbox.stall`), ``"memory"``, ``"signal"``, ``"exit"``, ``"protocol"`` or
+        ``"busy"`` (CPU used while the judge worked between requests, :mod:`kstrata.sandbox.idle_cpu`).
     """
 
     def __init__(self, cause: str, message: str):
@@ -419,6 +421,7 @@ class CandidateProcess:
         self.rss_killed = 0
         self.tail_from = 0  # where this candidate's output starts in the sandbox's stderr (Zygote.mark)
         self.own_threads: set[int] | None = None  # its threads after hello (SINGLE_THREADED backends)
+        self.idle_cpu: IdleCpu | None = None  # its CPU between replies and requests (first reply on)
 
     # -- life cycle -------------------------------------------------------------------
     def start(self, timeout_s: float = 300.0) -> "CandidateProcess":
@@ -579,6 +582,10 @@ class CandidateProcess:
             raise CandidateDied("exit", "the candidate process is not running")
         if limit is None:
             limit = 0 if header.get("op") in BUFFERLESS_OPS else reply_cap()
+        why = self.idle_cpu.sending() if self.idle_cpu is not None else None
+        if why is not None:
+            self.kill()
+            raise CandidateDied("busy", why)
         churn = Churn.mark(self, header) if header.get("op") in CHECKED_OPS else None
         deadline = math.inf if timeout_s is None else time.monotonic() + timeout_s
         try:  # under the request's time limit: a process that stops reading its request is ended (wire.send)
@@ -598,6 +605,10 @@ class CandidateProcess:
                                 f"({problem})")
         if churn is not None:
             churn.report(h)
+        if self.zygote is not None and not self.trusted:
+            if self.idle_cpu is None:
+                self.idle_cpu = IdleCpu(self._own_processes, lambda: self.zygote_pid)
+            self.idle_cpu.replied()
         return h, b
 
     zygote_oom = False

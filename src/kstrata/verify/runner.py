@@ -369,7 +369,8 @@ class Context:
 
 #: What a candidate process's death on a hidden test says, by cause (:func:`died`).
 HIDDEN_DEATHS = {"timeout": "did not answer before the time limit", "stall": "stopped making progress",
-                 "memory": "exceeded the memory limit", "protocol": "broke the protocol"}
+                 "memory": "exceeded the memory limit", "protocol": "broke the protocol",
+                 "busy": "kept the CPUs busy between its requests"}
 
 
 def died(e: CandidateDied, proc: Any, public: bool) -> Stop:
@@ -390,6 +391,8 @@ def died(e: CandidateDied, proc: Any, public: bool) -> Stop:
         return Stop(Verdict.RUNTIME_ERROR, "oom", what)
     if e.cause == "protocol":
         return tampered(what)
+    if e.cause == "busy":  # kstrata.sandbox.idle_cpu: work while the judge worked, left running after a reply
+        return Stop(Verdict.REJECTED, "no_threads_left", what)
     ev = {"output_tail": proc.output_tail()[-2000:]} if public else {}
     return Stop(Verdict.RUNTIME_ERROR, "crash", what, **ev)
 

@@ -1,0 +1,91 @@
+"""CPU that a candidate's sandbox uses while the judge works between its requests.
+
+A candidate process answers a request and then waits for the next one; meanwhile the judge
+draws inputs and runs the reference and the float64 oracle on the same CPUs. Nothing froze
+the sandbox then (:meth:`kstrata.sandbox.client.CandidateProcess.freeze` holds it during a
+baseline's timed calls only): a candidate that forked 16 busy processes at import, with
+honest calls, kept a ``kstrata eval relu --scope small`` verification (24 s alone) running
+for more than 10 minutes on this project's 2-CPU machine, and every other process of the
+machine with it (red team rt74, tests/sandbox/cases/rt74_spin_while_judged). Its time limit
+counts its own requests only; the whole verification's wall limit (3 x the limit + 300 s)
+would have ended it as the judge's timeout, the task's reference named.
+
+:class:`IdleCpu` reads the CPU-time clocks of the sandbox's processes (and what their
+reapers reaped) when each reply arrives and when the next request is sent, and sums both
+over the gaps: once the gaps add up to :data:`WINDOW_S` of wall time, a sandbox that used
+more than :data:`SHARE` of a CPU over them (and at least :data:`MIN_MS`) is ended. An
+honest candidate uses about none there (its process blocks in a read; the pools' threads
+sleep: ``OMP_WAIT_POLICY=PASSIVE``, ``TVM_THREAD_POOL_SPIN_COUNT=0``).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+#: Wall time of the judge's gaps (s) summed before the sandbox's use over them is judged.
+WINDOW_S = 2.0
+#: Most CPUs the sandbox may use on average over the gaps.
+SHARE = 0.25
+#: Least CPU ms over a window that ends a candidate (below: timer and reaping noise).
+MIN_MS = 500.0
+#: The sandbox's process list is read again at most this often (s): a walk of the host's
+#: ``/proc`` (milliseconds), where each clock read is one system call.
+REFRESH_S = 1.0
+
+
+class IdleCpu:
+    """Call :meth:`replied` when a reply has arrived and :meth:`sending` before the next
+    request; :meth:`sending` returns why the candidate must be ended, or None.
+
+    Parameters
+    ----------
+    pids:
+        The host PIDs of the sandbox's processes that may run candidate code
+        (:meth:`kstrata.sandbox.client.CandidateProcess._own_processes`).
+    reaper:
+        The host PID of the sandbox's zygote (0 while unknown): what ended there
+        moved its CPU time into the zygote's reaped-children times.
+    """
+
+    def __init__(self, pids: Callable[[], list[int]], reaper: Callable[[], int]):
+        self._pids, self._reaper = pids, reaper
+        self._listed: list[int] = []
+        self._listed_at = -float("inf")
+        self._mark: tuple[float, dict[int, float]] | None = None
+        self.gap_s = 0.0
+        self.gap_ms = 0.0
+
+    def _read(self) -> dict[int, float]:
+        """CPU ms per process now (each with what it reaped), from the process list of at
+        most :data:`REFRESH_S` ago."""
+        from kstrata.measure.remote import sandbox_cpu_ms
+
+        now = time.monotonic()
+        if now - self._listed_at >= REFRESH_S:
+            self._listed, self._listed_at = list(self._pids()), now
+        z = self._reaper()
+        return {pid: sandbox_cpu_ms([pid]) for pid in ([z] if z else []) + self._listed}
+
+    def replied(self) -> None:
+        self._mark = (time.monotonic(), self._read())
+
+    def sending(self) -> str | None:
+        mark, self._mark = self._mark, None
+        if mark is None:
+            return None
+        t0, before = mark
+        after = self._read()
+        self.gap_s += time.monotonic() - t0
+        # a process on both lists: one born in the gap is counted from the next gap on
+        self.gap_ms += sum(max(0.0, after[p] - before[p]) for p in after if p in before)
+        if self.gap_s < WINDOW_S:
+            return None
+        wall, used = self.gap_s, self.gap_ms
+        self.gap_s = self.gap_ms = 0.0
+        if used <= max(MIN_MS, SHARE * wall * 1e3):
+            return None
+        return (f"the candidate's processes used {used / 1e3:.2g} s of CPU in {wall:.2g} s while the judge "
+                "worked between its requests (inputs, reference, oracle), where a candidate waits for its next "
+                "request: a thread or process left running takes the CPUs from the judge (its process tree "
+                "was killed)")
