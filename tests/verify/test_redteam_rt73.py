@@ -145,3 +145,42 @@ def test_three_summing_ops_are_each_seen_with_both_relative_signs():
         honest = seq - x.flip(-1).sum(-1)
         r = compare(honest, oracle, m64(x), resolve_task("sum_dim").meta.tolerance, extra[0])
     assert r.ok, r.stats  # before: 'a - c' wrong where the two moves cancelled in both draws
+
+
+def _conv_judged(shape: dict, dist: str, seed: int) -> tuple:
+    """(task, model in float32, x, float64 oracle, float32 reference, allowance) of suite task conv2d at
+    ``shape`` (wider than its sweep: case rt73_conv_tf32_wide)."""
+    task = resolve_task("conv2d")
+    model, inputs, _, _ = task.instantiate(shape, seed)
+    x = apply_distribution(inputs, dist, seed)[0]
+    m64 = model.double()
+    with torch.no_grad():
+        oracle = m64(x.double())
+        extra, _ = reduction_allowance(m64, [x.double()], [oracle], torch.float32, seed=seed)
+        model = model.float()
+        return task, model, x, oracle, model(x), extra[0]
+
+
+@pytest.mark.parametrize("dist", ["normal", "uniform", "near_zero"])
+def test_a_tf32_convolution_over_2304_terms_fails(dist):
+    """A convolution's allowance was ``12 sqrt(K) u |W||x|`` too (K = C_in * 3 * 3 = 2304): TF32 inputs passed
+    the uniform and near_zero draws and failed 6 of 131072 outputs on normal."""
+    task, model, x, oracle, ref, extra = _conv_judged(
+        {"N": 2, "C_IN": 256, "C_OUT": 64, "H": 34, "W": 34, "KS": 3}, dist, 1)
+    with torch.no_grad():
+        y = torch.nn.functional.conv2d(_tf32(x), _tf32(model.conv.weight), model.conv.bias)
+    r = compare(y, oracle, ref, task.meta.tolerance, extra)
+    assert not r.ok and r.stats["wrong"] > 50, (dist, r.stats)
+
+
+@pytest.mark.parametrize("dist", ["normal", "uniform", "heavy_tailed", "large", "near_zero"])
+def test_honest_convolution_orders_stay_within_the_product_bound(dist):
+    """im2col then each output summed left to right, in 32-wide k-tiles, in 32 lanes (float32): correct."""
+    task, model, x, oracle, ref, extra = _conv_judged(
+        {"N": 1, "C_IN": 256, "C_OUT": 8, "H": 18, "W": 18, "KS": 3}, dist, 0)
+    w = model.conv.weight.detach().reshape(8, -1)
+    cols = torch.nn.functional.unfold(x, 3)[0]  # (K, L)
+    for how, y in _orders(w, cols).items():
+        y = (y + model.conv.bias.detach()[:, None]).reshape(oracle.shape)
+        r = compare(y, oracle, ref, task.meta.tolerance, extra)
+        assert r.ok, (dist, how, r.stats)

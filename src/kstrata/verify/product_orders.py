@@ -27,6 +27,12 @@ before it, so ``sum_j s^2 <= 2 L s_0^2 + 2 sum_j r_j^2`` and by Cauchy-Schwarz
 ``sum_j r_j^2 <= L^2 sum_block p^2``: an upper bound of ``sum_k s_k^2`` that
 costs one float64 product plus ``(|A|^2)(|B|^2)``, and exceeds it by a factor
 of about 3 on centred data for ``L ~ sqrt(K / 2)``.
+
+A 1-D or 2-D convolution (one group, not transposed) is the product of its
+weights ``(C_out, C_in * kernel)`` and its input's im2col matrix
+(``torch.nn.functional.unfold``), where that matrix is at most
+:data:`UNFOLD_BUDGET` elements: TF32 inputs to a convolution over
+``K = 256 * 3 * 3`` terms passed two of three draws before.
 """
 
 from __future__ import annotations
@@ -50,9 +56,35 @@ BLOCK_BUDGET = 1 << 27
 MIN_BLOCKS = 16
 
 
-def _operands(func: Any, args: tuple, kwargs: dict) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
+#: Elements of a convolution's im2col matrix (batch x terms x output positions), at most.
+UNFOLD_BUDGET = 1 << 24
+
+
+def _convolution(args: tuple) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None] | None:
+    """A 1-D or 2-D convolution (not transposed, one group) as ``(W (C_out, K), im2col (N, K, L), bias)``
+    in float64, ``K = C_in * prod(kernel)``, or None (another kind, or an im2col over :data:`UNFOLD_BUDGET`)."""
+    x, w, bias, stride, padding, dilation, transposed = args[:7]
+    if transposed or int(args[8]) != 1 or x.dim() not in (3, 4) or w.dim() != x.dim():
+        return None
+    if x.dim() == 3:  # (N, C, L) as (N, C, 1, L)
+        x, w = x.unsqueeze(2), w.unsqueeze(2)
+        stride, padding, dilation = [1, *stride], [0, *padding], [1, *dilation]
+    kernel = [int(d) for d in w.shape[2:]]
+    positions = math.prod((int(x.shape[2 + i]) + 2 * int(padding[i]) - int(dilation[i]) * (kernel[i] - 1) - 1)
+                          // int(stride[i]) + 1 for i in range(2))
+    if int(x.shape[0]) * math.prod(int(d) for d in w.shape[1:]) * max(positions, 0) > UNFOLD_BUDGET:
+        return None
+    cols = torch.nn.functional.unfold(x.double(), kernel, dilation=list(dilation), padding=list(padding),
+                                      stride=list(stride))
+    c = None if bias is None else bias.double()[:, None]
+    return w.double().reshape(w.shape[0], -1), cols, c
+
+
+def _operands(func: Any, args: tuple, kwargs: dict) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None] | None:
     """``(A (..., M, K), B (..., K, N), C or None)`` in float64 with ``alpha`` folded into ``A`` and
-    ``beta`` into ``C`` (broadcastable to the product)."""
+    ``beta`` into ``C`` (broadcastable to the product); None for an op or operands it cannot read."""
+    if func is _aten.convolution.default:
+        return _convolution(args)
     if func in ADDED_PRODUCTS:
         named = dict(zip(("beta", "alpha"), args[3:5]))
         named.update(kwargs)
@@ -77,7 +109,8 @@ def ordered_product_bound(func: Any, args: tuple, kwargs: dict, out_shape: Any, 
     Parameters
     ----------
     func:
-        The aten op: one of :data:`PLAIN_PRODUCTS` or :data:`ADDED_PRODUCTS`.
+        The aten op: one of :data:`PLAIN_PRODUCTS` or :data:`ADDED_PRODUCTS`, or ``convolution`` (1-D or
+        2-D, not transposed, one group: an im2col product, :func:`_convolution`).
     args, kwargs:
         Its arguments (floating tensors, float64 in the oracle's run).
     out_shape:
@@ -95,13 +128,16 @@ def ordered_product_bound(func: Any, args: tuple, kwargs: dict, out_shape: Any, 
         ``c`` (beta times the bias) first or last; None for another op or operands it cannot read; inf
         where a value is not finite (the caller keeps its own bound there).
     """
-    if func not in PLAIN_PRODUCTS and func not in ADDED_PRODUCTS:
+    if func not in PLAIN_PRODUCTS and func not in ADDED_PRODUCTS and func is not _aten.convolution.default:
         return None
-    a, b, c = _operands(func, args, kwargs)
+    operands = _operands(func, args, kwargs)
+    if operands is None:
+        return None
+    a, b, c = operands
     k = int(a.shape[-1])
     if k == 0 or not math.isfinite(u):
         return None
-    outputs = math.prod(int(d) for d in a.shape[:-1]) * int(b.shape[-1])
+    outputs = math.prod(torch.broadcast_shapes(a.shape[:-2], b.shape[:-2])) * int(a.shape[-2]) * int(b.shape[-1])
     blocks = min(k, MAX_BLOCKS, max(1, math.ceil(k / math.sqrt(max(k / 2, 1)))),
                  max(MIN_BLOCKS, BLOCK_BUDGET // max(outputs, 1)))
     step = math.ceil(k / blocks)

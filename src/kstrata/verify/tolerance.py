@@ -88,7 +88,7 @@ u a softmax 5% too large passed at rows of 512, red-team round of
   At 2^22 terms near -9.5 a loop's LayerNorm is off by 0.2 on outputs of
   size 1 (PyTorch's by 3e-6); it stays incorrect.
 
-A matrix product (not a convolution) gets at most the bound of its
+A matrix product or a 1-D/2-D convolution gets at most the bound of its
 left-to-right order's partial sums, ``lambda * u * sqrt(sum_k s_k^2 +
 sum_k p_k^2)`` estimated from above block by block, times 4
 (:func:`kstrata.verify.product_orders.ordered_product_bound`): on centred

@@ -37,7 +37,7 @@ reference itself performs (the policy, with sources, is in
      65537 normal terms missing one term passed (red-team rt70); a scan's
      (``cumsum``) likewise per prefix
      (:func:`kstrata.verify.summation_orders.ordered_scan_bound`);
-   - for a matrix product (not a convolution), at most the bound of the
+   - for a matrix product or a convolution, at most the bound of the
      left-to-right order's partial sums
      (:func:`kstrata.verify.product_orders.ordered_product_bound`): a GEMV
      reading TF32 at K = 4099 passed ``sqrt(K) * |A||x|`` (red-team rt73).
@@ -315,7 +315,7 @@ class _Perturb(TorchDispatchMode):
                                          lambda: ordered_sum_bound(args[0], dims, out.shape, self.u, LAMBDA))
             elif func in _SCANS and n > worst_case_terms(self.u) and args[0].dim():
                 move = self._at_most(move, op, out, 1, lambda: ordered_scan_bound(args[0], dim, self.u, LAMBDA))
-            elif n > 1 and func is not _aten.convolution.default:  # matrix products (rt73)
+            elif n > 1:  # matrix products and convolutions (rt73)
                 move = self._at_most(move, op, out, 1,
                                      lambda: ordered_product_bound(func, args, kwargs, out.shape, self.u, LAMBDA))
             out = out + sign * move
