@@ -61,7 +61,14 @@ def timing_line(t: dict, budget_ms: float = 1000.0) -> str:
         verdict = interval_verdict(lo, hi)
         if t.get("suspicious"):  # a doubtful timing is no reading: never "faster" (newcomer nc22, an A/A
             # eval of the reference's own ops read "1.658x [1.022, 2.834]: faster" while contended)
-            verdict = "not trusted: the timing is suspicious (see below), so it says neither faster nor slower"
+            from kstrata.measure.contention import most_favourable_speedup
+
+            best = most_favourable_speedup(hi, [str(n) for n in t["suspicious"]])
+            if best is not None and best < 1.0:  # newcomer nc25: 0.078x [0.066, 0.092] at 1.25 of 2 CPUs
+                verdict = (f"slower, even at the most favourable reading the contention allows (at most "
+                           f"{best:.3g}x); not trusted as a timing (see below), so not ranked")
+            else:
+                verdict = "not trusted: the timing is suspicious (see below), so it says neither faster nor slower"
         line += (f"; speedup {t['speedup']:.3f}x [{lo:.3f}, {hi:.3f}] (the median of the paired ratios, "
                  f"{t['confidence']:.0%} CI): {verdict}")
     if t.get("roofline_fraction") is not None:

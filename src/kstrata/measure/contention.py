@@ -147,3 +147,56 @@ def read_note(text: str | None) -> tuple[float, int] | None:
     m = re.search(r"other processes kept ([0-9.]+) of (\d+) CPUs", text)
     return (float(m.group(1)), int(m.group(2))) if m else None
 
+
+
+def most_favourable_speedup(high: float, notes: list[str] | tuple[str, ...]) -> float | None:
+    """The highest speedup (baseline time / candidate time) that a contended
+    paired timing whose interval tops out at ``high`` can stand for, when the
+    contention alone distorted it; ``None`` when the notes do not bound it
+    (a suspicious note other than contention, such as the roofline floor or
+    launch overhead, which says nothing about by how much; others that held
+    all the CPUs; no interval).
+
+    Reasoning. ``notes`` are the timing's suspicious notes; each contention note
+    (:meth:`ContentionProbe.note`, read by :func:`read_note`) gives ``others``,
+    the CPUs other processes kept busy on average over the timing, of ``cpus``.
+    Contention only slows a side down; the speedup is wrong in the candidate's
+    disfavour by the most when all of it fell on the candidate's calls and none
+    on the baseline's. Those calls fill a share ``c = 1 / (1 + s)`` of the
+    paired loop's wall time at speedup ``s`` (candidate time / baseline time is
+    ``1 / s``); taking ``s = high`` makes ``c`` smallest and so the
+    concentration worst: others then held up to ``min(cpus, others / c)`` CPUs
+    while the candidate ran. Work that needs the whole machine gets the CPUs
+    left, ``cpus - others / c``, and a pool whose threads wait on one another
+    (OpenMP, TVM) runs no faster than its slowest thread, which is also the
+    share left; so the candidate's calls took at most ``cpus / (cpus - others / c)``
+    times as long as they would have alone, and the true speedup is at most
+    ``high`` times that factor (the largest over the notes). Checked against
+    the A/A case in this module's docstring: three busy loops beside a 2-thread GELU on
+    2 CPUs (others about 1.2 of 2) give a factor of 2.5 or more, beyond the
+    0.44x that timing read. ``kstrata eval`` says ``slower`` for a contended
+    timing only when this bound stays below 1 (newcomer nc25: a per-row loop
+    read 0.078x [0.066, 0.092] with others at 1.25 of 2 CPUs: at most 0.28x);
+    it never says ``faster`` for one.
+
+    Parameters
+    ----------
+    high:
+        The upper end of the speedup's interval (dimensionless, > 0).
+    notes:
+        The timing's suspicious notes (strings).
+    """
+    if not notes or not high or high <= 0:
+        return None
+    share = 1.0 / (1.0 + high)  # the candidate's calls' share of the loop's wall time
+    factor = 1.0
+    for n in notes:
+        seen = read_note(n)
+        if seen is None:
+            return None
+        others, cpus = seen
+        left = cpus - others / share
+        if left <= 0:
+            return None
+        factor = max(factor, cpus / left)
+    return high * factor

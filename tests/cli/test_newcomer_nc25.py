@@ -1,0 +1,49 @@
+"""Newcomer nc25 (README only, a shared 2-core machine at load 2-175)."""
+
+from __future__ import annotations
+
+from kstrata.cli.eval import timing_line
+from kstrata.measure.contention import most_favourable_speedup
+
+NOTE = ("contended: other processes kept {others} of 2 CPUs busy during this timing, which used 2 thread(s); "
+        "candidate and baseline were not timed alike. Time it again on a quiet machine (`kstrata retime RUN`) "
+        "before believing the speedup")
+
+
+def _timing(speedup: float, lo: float, hi: float, *suspicious: str) -> dict:
+    return {"candidate_ms": 25.6162, "baseline_ms": 1.7338, "speedup": speedup, "speedup_ci": [lo, hi],
+            "confidence": 0.95, "suspicious": list(suspicious), "method": "paired", "pairs": 84,
+            "shape": {"B": 1024, "N": 1024}}
+
+
+def test_a_contended_timing_far_below_one_is_called_slower_and_still_untrusted():
+    # nc25: a per-row loop read 0.078x [0.066, 0.092] with others at 1.25 of 2 CPUs and eval said
+    # "neither faster nor slower"; the contention can make it at most 0.29x
+    line = timing_line(_timing(0.078, 0.066, 0.092, NOTE.format(others="1.25")))
+    assert "speedup 0.078x [0.066, 0.092]" in line
+    assert "slower, even at the most favourable reading the contention allows (at most 0.29x)" in line
+    assert "not trusted as a timing" in line and "not ranked" in line
+    assert "faster than" not in line and "SUSPICIOUS: contended" in line
+
+
+def test_a_contended_timing_the_contention_could_explain_says_neither():
+    # the same newcomer's 0.351x [0.276, 0.433] at 1.46 of 2 CPUs: the contention could explain it all
+    line = timing_line(_timing(0.351, 0.276, 0.433, NOTE.format(others="1.46")))
+    assert "so it says neither faster nor slower" in line and "slower, even" not in line
+    # a contended reading above 1 is never worded faster
+    line = timing_line(_timing(3.0, 2.5, 3.5, NOTE.format(others="0.9")))
+    assert "neither faster nor slower" in line and ": faster" not in line
+
+
+def test_a_suspicious_note_that_does_not_bound_the_distortion_says_neither():
+    overhead = "overhead: the call is dominated by launch overhead; time a larger shape (--timing-shape)"
+    line = timing_line(_timing(0.078, 0.066, 0.092, NOTE.format(others="1.25"), overhead))
+    assert "neither faster nor slower" in line
+
+
+def test_the_bound_follows_the_candidates_share_of_the_loop():
+    # candidate calls fill 1 / (1 + 0.092) of the loop; others held 1.25 / that while it ran
+    share = 1 / 1.092
+    assert abs(most_favourable_speedup(0.092, [NOTE.format(others="1.25")]) - 0.092 * 2 / (2 - 1.25 / share)) < 1e-12
+    assert most_favourable_speedup(0.5, [NOTE.format(others="1.9")]) is None  # the others held every CPU
+    assert most_favourable_speedup(0.5, []) is None
