@@ -47,3 +47,61 @@ def test_the_bound_follows_the_candidates_share_of_the_loop():
     assert abs(most_favourable_speedup(0.092, [NOTE.format(others="1.25")]) - 0.092 * 2 / (2 - 1.25 / share)) < 1e-12
     assert most_favourable_speedup(0.5, [NOTE.format(others="1.9")]) is None  # the others held every CPU
     assert most_favourable_speedup(0.5, []) is None
+
+
+def _runtime_error_run(tmp_path, frames: int = 3):
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "search"))
+    from search_fakes import FakeBackend, FakeProposer, FakeTask
+
+    from kstrata.search import Budget, optimize
+
+    tb = ("Traceback (most recent call last):\n"
+          + "".join(f'  File "/site-packages/triton/interpreter.py", line {i}, in call\n    inner()\n'
+                    for i in range(frames))
+          + "triton.runtime.errors.InterpreterError: ValueError('mask has unsupported dtype')\n\n"
+          "The candidate's own frames (innermost last):\n"
+          '  File "<candidate>", line 18, in _l2norm_rows\n'
+          "    x = tl.load(X + row * D + cols, mask=m, other=0.0)\n")
+
+    class Raises:
+        def evaluate(self, task, backend, srcs):
+            return {"verdict": "runtime_error", "check": "run", "evidence": {
+                "message": "candidate raised InterpreterError: ValueError('mask has unsupported dtype')",
+                "test": {"distribution": "normal", "seed": 0, "shape": {"B": 8, "D": 512}},
+                "traceback": tb}}, None
+
+    res = optimize(FakeTask(), FakeBackend(), FakeProposer(), Raises(), "greedy", Budget(evaluations=1),
+                   tmp_path / "run", initial_sources={"graph": "fuse=0\n", "schedule": "tile=1\norder=0\n"})
+    return res.run_dir, res.tree.root.hash
+
+
+def test_show_prints_a_runtime_errors_traceback_and_failing_kernel_line_as_eval_does(tmp_path):
+    # nc25: `kstrata show RUN HASH` printed the exception message only; the traceback was stored
+    from typer.testing import CliRunner
+
+    from kstrata.cli.main import app
+
+    run_dir, digest = _runtime_error_run(tmp_path)
+    out = CliRunner().invoke(app, ["show", str(run_dir), digest[:12]], env={"COLUMNS": "200"})
+    assert out.exit_code == 0, out.output
+    assert "message        candidate raised InterpreterError" in out.output
+    assert "  test: distribution=normal, seed=0, shape=(B=8, D=512)" in out.output
+    assert "  traceback: Traceback (most recent call last):" in out.output
+    assert '    |   File "<candidate>", line 18, in _l2norm_rows' in out.output
+    assert "    |     x = tl.load(X + row * D + cols, mask=m, other=0.0)" in out.output
+
+
+def test_a_long_traceback_keeps_the_candidates_own_frames_at_its_end(tmp_path):
+    from kstrata.cli.eval import evidence_line
+
+    run_dir, digest = _runtime_error_run(tmp_path, frames=60)
+    from kstrata.search.views import shown_candidate
+
+    _, node, _ = shown_candidate(run_dir, digest)
+    line = evidence_line("traceback", node.evaluation.evidence["traceback"], 200)
+    assert "earlier lines)" in line and "more lines" not in line
+    assert line.splitlines()[-1] == "    |     x = tl.load(X + row * D + cols, mask=m, other=0.0)"
+    assert line.splitlines()[0] == "  traceback: Traceback (most recent call last):"

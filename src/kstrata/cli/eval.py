@@ -169,7 +169,7 @@ OWN_INDENT = "      "
 
 
 def quoted(text: str, width: int | None = None, indent: int = 0, limit: int = QUOTED_LINES,
-           mark: str = "    | ") -> str:
+           mark: str = "    | ", tail: bool = False) -> str:
     """A value printed after its label (``  message: ...``, ``indent``
     characters) whose text the candidate may have chosen (an exception's
     message, a traceback, its output): every line after the first is marked
@@ -181,7 +181,10 @@ def quoted(text: str, width: int | None = None, indent: int = 0, limit: int = QU
     ``verdict: correct`` and a speedup, read on a terminal as kstrata's last
     word, the real ``runtime_error`` line scrolled away (red-team round of
     2026-12-04). Text kstrata wrote itself passes ``mark=OWN_INDENT``: the
-    mark says a candidate wrote it, and must not be on kstrata's words."""
+    mark says a candidate wrote it, and must not be on kstrata's words.
+    With ``tail`` the last ``limit`` lines are kept and the earlier ones
+    counted (a traceback: its innermost frames and the candidate's own frames,
+    the failing line of its kernel, come last; newcomer nc25)."""
     import textwrap
 
     lines: list[str] = []
@@ -200,6 +203,8 @@ def quoted(text: str, width: int | None = None, indent: int = 0, limit: int = QU
     if out and width:
         out[0] = out[0][indent:]
     extra = len(out) - limit
+    if extra > 0 and tail:
+        return "\n".join([out[0], f"{mark}... ({extra} earlier lines)", *out[-(limit - 1):]])
     out = out[:limit] + ([f"{mark}... ({extra} more lines)"] if extra > 0 else [])
     return "\n".join(out)
 
@@ -211,7 +216,7 @@ def evidence_line(key: str, value: Any, width: int | None = None) -> str:
     :data:`OWN_EVIDENCE_KEYS`, kstrata's own text, then only indented)."""
     label = key + EVIDENCE_NOTES.get(key, "")
     own = {"mark": OWN_INDENT} if key in OWN_EVIDENCE_KEYS else {}
-    return f"  {label}: {quoted(evidence_text(value), width, len(label) + 4, **own)}"
+    return f"  {label}: {quoted(evidence_text(value), width, len(label) + 4, tail=key == 'traceback', **own)}"
 
 
 #: evidence keys of a pass short of the full scope (kstrata.verify.runner): sweep shapes left out by

@@ -715,4 +715,4 @@ def register(app: typer.Typer) -> None:
 
                 typer.echo(json.dumps(candidate_json(run_dir, candidate), sort_keys=True, default=str))
                 return
-            console.print(candidate_view(run_dir, candidate), crop=False)  # the hash line is never cut
+            console.print(candidate_view(run_dir, candidate, console.width), crop=False)  # the hash line is never cut

@@ -269,10 +269,13 @@ def shown_candidate(run_dir: str | Path, prefix: str | None = None) -> tuple[Can
     return tree, best, True
 
 
-def candidate_view(run_dir: str | Path, prefix: str | None = None) -> RenderableType:
+def candidate_view(run_dir: str | Path, prefix: str | None = None, columns: int | None = None) -> RenderableType:
     """One candidate (:func:`shown_candidate`) as text: lineage, verdict,
-    speedups, feedback (:func:`feedback_lines`) and its sources; the run's
-    best under a line that says so (``kstrata show --json`` prints
+    speedups, a failed verdict's evidence (the test, the traceback with the
+    candidate's own frames, ...) as ``kstrata eval`` prints it
+    (:func:`kstrata.cli.eval.evidence_line`, wrapped to ``columns`` characters,
+    the terminal's), feedback (:func:`feedback_lines`) and its sources; the
+    run's best under a line that says so (``kstrata show --json`` prints
     :func:`kstrata.search.show_json.candidate_json` instead).
 
     Raises
@@ -333,6 +336,15 @@ def candidate_view(run_dir: str | Path, prefix: str | None = None) -> Renderable
     if note:
         row("graph header", note)
     parts.append(head)
+    ev = node.evaluation
+    if ev is not None and not node.correct and isinstance(ev.evidence, dict):
+        # newcomer nc25: show printed a runtime_error's message only; the traceback and the failing line of the
+        # candidate's kernel were stored (show --json had them) and eval printed them
+        from kstrata.cli.eval import evidence_line
+
+        lines = [evidence_line(k, v, columns) for k, v in ev.evidence.items() if k not in ("message", "error")]
+        if lines:
+            parts += [Text("evidence", style="bold"), Text("\n".join(lines))]
     feedback = node.feedback()
     if isinstance(feedback.get("measurement"), dict):  # a finding another one already holds is shown once
         found = feedback["measurement"]["findings"]
