@@ -105,3 +105,40 @@ def test_a_long_traceback_keeps_the_candidates_own_frames_at_its_end(tmp_path):
     assert "earlier lines)" in line and "more lines" not in line
     assert line.splitlines()[-1] == "    |     x = tl.load(X + row * D + cols, mask=m, other=0.0)"
     assert line.splitlines()[0] == "  traceback: Traceback (most recent call last):"
+
+
+HOLD = ("import sys, time\nfrom kstrata.store.lock import run_lock\n"
+        "with run_lock(sys.argv[1], 'kstrata optimize'):\n    print('held', flush=True)\n    time.sleep(600)\n")
+
+
+def test_out_at_a_run_in_use_says_both_that_it_holds_a_run_and_who_uses_it(tmp_path):
+    # nc25: `--out RUN` said "already holds a run; pass --resume"; only that --resume then said "in use by PID N"
+    import signal
+    import subprocess
+    import sys
+
+    from typer.testing import CliRunner
+
+    from kstrata.cli.main import app
+    from kstrata.store.lock import in_use_by
+
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    (run_dir / "run.db").write_bytes(b"")
+    assert in_use_by(run_dir) is None  # no run.lock: nobody
+    args = ["optimize", "argmax_dim", "--backend", "pytorch", "--out", str(run_dir)]
+    holder = subprocess.Popen([sys.executable, "-c", HOLD, str(run_dir)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        assert in_use_by(run_dir) == f"PID {holder.pid} (kstrata optimize)"
+        out = CliRunner().invoke(app, args, env={"COLUMNS": "400"})
+        assert out.exit_code == 2, out.output
+        said = " ".join(out.output.split())
+        assert f"already holds a run, and it is in use by PID {holder.pid} (kstrata optimize) now" in said
+        assert f"--resume {run_dir}" in said and "choose another --out" in said
+    finally:
+        holder.send_signal(signal.SIGKILL)
+        holder.wait()
+    assert in_use_by(run_dir) is None  # the lock went with its holder; trying it took nothing
+    out = CliRunner().invoke(app, args, env={"COLUMNS": "400"})
+    assert "already holds a run; pass --resume" in " ".join(out.output.split()) and "in use" not in out.output

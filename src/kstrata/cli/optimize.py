@@ -585,6 +585,13 @@ def register(app: typer.Typer) -> None:
             if proposer == "builtin" and root is not None:
                 _check_tune_markers(root, b, initial)
             if resume is None and (run_dir / "run.db").exists():
+                from kstrata.store.lock import in_use_by
+
+                who = in_use_by(run_dir)  # newcomer nc25: said only after a --resume that was refused again
+                if who is not None:
+                    raise OptionError(f"{run_dir} already holds a run, and it is in use by {who} now: wait for "
+                                      f"that to finish or stop it, then continue the run with --resume "
+                                      f"{arg(run_dir)}, or choose another --out")
                 raise OptionError(f"{run_dir} already holds a run; pass --resume {arg(run_dir)} to continue it")
             extra = {"ablations": ablate, "memory": memory} if proposer == "hierarchical" else {}
             prop = make_proposer(proposer, backend=b, llm=llm, record=record, config=config, **extra)

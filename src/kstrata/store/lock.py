@@ -121,3 +121,29 @@ def check_free(run_dir: str | Path, command: str) -> None:
     for its writes later."""
     with run_lock(run_dir, command):
         pass
+
+
+def in_use_by(run_dir: str | Path) -> str | None:
+    """Who writes ``run_dir`` now (:func:`holder`'s words, ``"PID 1234
+    (kstrata optimize)"``), or None when no other process holds its lock (no
+    ``run.lock``, one that cannot be read, or this process's own). The lock
+    is only tried and let go at once, never kept or created: a command that
+    refuses ``run_dir`` anyway says in one message that it is in use too
+    (newcomer nc25: ``--out`` at a running run said "pass --resume", and
+    only then did ``--resume`` say it was in use)."""
+    path = Path(run_dir) / LOCK_NAME
+    if path.resolve().parent in _HELD:
+        return None
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return holder(run_dir)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)  # closing the only descriptor of this open file drops a lock it got
+    return None
