@@ -142,3 +142,41 @@ def test_out_at_a_run_in_use_says_both_that_it_holds_a_run_and_who_uses_it(tmp_p
     assert in_use_by(run_dir) is None  # the lock went with its holder; trying it took nothing
     out = CliRunner().invoke(app, args, env={"COLUMNS": "400"})
     assert "already holds a run; pass --resume" in " ".join(out.output.split()) and "in use" not in out.output
+
+
+def test_the_interpreter_estimate_follows_a_steady_load_not_a_one_minute_spike(monkeypatch):
+    # nc25: a 1-minute load spike to 175 on 2 CPUs announced "about 94 min" for a 2-minute verification
+    from kstrata.verify import interp_cost
+
+    monkeypatch.setattr(interp_cost, "_LOAD", [])
+    monkeypatch.setattr(interp_cost, "LOAD_KEPT_S", 0.0)
+    monkeypatch.setattr("kstrata.execute.cpus.allowed_cpu_count", lambda: 2)
+    monkeypatch.setattr(interp_cost.os, "getloadavg", lambda: (175.0, 40.0, 9.0))
+    monkeypatch.setattr(interp_cost, "_runnable_now", lambda: 3.0)  # a spike of tasks blocked on disk
+    assert interp_cost.machine_load() == (3.0, "tasks runnable now (median of a few readings)")
+    assert interp_cost.busy_factor() == 1.5
+    monkeypatch.setattr(interp_cost, "_runnable_now", lambda: None)  # off Linux: the averages only
+    assert interp_cost.machine_load() == (40.0, "5-minute load average") and interp_cost.busy_factor() == 20.0
+    monkeypatch.setattr(interp_cost.os, "getloadavg", lambda: (6.0, 40.0, 9.0))  # a load falling back
+    assert interp_cost.machine_load() == (6.0, "1-minute load average")
+
+
+def test_the_estimate_names_the_load_figure_it_used(monkeypatch):
+    from kstrata.backends.registry import get_backend
+    from kstrata.tasks.loader import resolve_task
+    from kstrata.verify import interp_cost
+
+    monkeypatch.setattr(interp_cost, "_LOAD", [])
+    monkeypatch.setattr(interp_cost, "LOAD_KEPT_S", 60.0)
+    monkeypatch.setattr("kstrata.execute.cpus.allowed_cpu_count", lambda: 2)
+    monkeypatch.setattr(interp_cost.os, "getloadavg", lambda: (175.0, 12.0, 9.0))
+    monkeypatch.setattr(interp_cost, "_runnable_now", lambda: None)
+    task = resolve_task("softmax")
+    est = interp_cost.estimate(task, "full")
+    assert est["busy"] == 6.0 and est["load_figure"] == "5-minute load average"
+    note = interp_cost.slow_note(task, get_backend("triton-interp"), "full")
+    assert ("on this machine's load now (6.0 times its CPUs by the 5-minute load average, the lowest of the 1- "
+            "and 5-minute load averages and the tasks runnable now)") in note
+    # the refusal stays the idle machine's low end (README: not even an elementwise kernel would finish)
+    assert interp_cost.over_limit(task, get_backend("triton-interp"), "full", est["low_s"] / 6.0 * 0.99)
+    assert interp_cost.over_limit(task, get_backend("triton-interp"), "full", est["low_s"] / 6.0 * 1.01) is None

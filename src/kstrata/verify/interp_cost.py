@@ -111,31 +111,94 @@ def _duration(s: float) -> str:
     return f"{s:.0f} s" if s < 120 else f"{s / 60:.0f} min" if s < 7200 else f"{s / 3600:.1f} h"
 
 
+#: Samples of ``procs_running`` (``/proc/stat``) :func:`machine_load` takes, and the seconds between them.
+RUNNABLE_SAMPLES = 5
+RUNNABLE_GAP_S = 0.01
+
+
+def _runnable_now() -> float | None:
+    """The median of :data:`RUNNABLE_SAMPLES` readings of ``procs_running``
+    (``/proc/stat``: tasks running or waiting for a CPU now, this one
+    included), :data:`RUNNABLE_GAP_S` apart (about 40 ms); None off Linux."""
+    import statistics
+    import time
+
+    seen = []
+    for i in range(RUNNABLE_SAMPLES):
+        if i:
+            time.sleep(RUNNABLE_GAP_S)
+        try:
+            with open("/proc/stat") as f:
+                line = next((ln for ln in f if ln.startswith("procs_running ")), None)
+        except OSError:
+            return None
+        if line is None:
+            return None
+        seen.append(int(line.split()[1]))
+    return float(statistics.median(seen))
+
+
+#: Seconds :func:`machine_load` keeps its reading (one eval's estimates, at two scopes, read it once).
+LOAD_KEPT_S = 2.0
+_LOAD: list = []  # [(time.monotonic(), reading)]
+
+
+def machine_load() -> tuple[float, str] | None:
+    """The machine's load for an estimate of CPU-bound work, and which figure
+    it is: the lowest of the 1- and 5-minute load averages and the runnable
+    tasks now (:func:`_runnable_now`), as ``(tasks, words)``; None when none
+    can be read. A reading is kept :data:`LOAD_KEPT_S` seconds, so that an
+    estimate's factor and the figure it names are one reading.
+
+    Why the lowest: the 1-minute average alone followed a spike (newcomer
+    nc25: load 175 on 2 CPUs announced "about 94 min" for a verification
+    that took 2 minutes). The 5-minute average lags a spike; Linux's load
+    averages also count tasks blocked on disk (state D), which take no CPU,
+    while ``procs_running`` counts only tasks that run or wait for a CPU, but
+    at one instant, hence its median over a few readings. A load that is
+    really high is high in all three."""
+    import time
+
+    if _LOAD and time.monotonic() - _LOAD[0][0] < LOAD_KEPT_S:
+        return _LOAD[0][1]
+    figures = []
+    try:
+        one, five, _ = os.getloadavg()
+        figures += [(one, "1-minute load average"), (five, "5-minute load average")]
+    except (OSError, AttributeError):
+        pass
+    runnable = _runnable_now()
+    if runnable is not None:
+        figures.append((runnable, "tasks runnable now (median of a few readings)"))
+    reading = min(figures, key=lambda f: f[0]) if figures else None
+    _LOAD[:] = [(time.monotonic(), reading)]
+    return reading
+
+
 def busy_factor() -> float:
     """How much slower than on an idle machine a CPU-bound process runs now:
-    the 1-minute load average over the CPUs this process may use, at least 1
-    (newcomer nc14: at load 4-8 on 2 CPUs an estimate of 62 s took 277 s)."""
+    the load (:func:`machine_load`, which names its figure) over the CPUs
+    this process may use, at least 1 (newcomer nc14: at load 4-8 on 2 CPUs an
+    estimate of 62 s took 277 s); 1 when no load can be read."""
     from kstrata.execute.cpus import allowed_cpu_count
 
-    try:
-        load = os.getloadavg()[0]
-    except OSError:
-        return 1.0
-    return max(1.0, load / max(1, allowed_cpu_count()))
+    seen = machine_load()
+    return 1.0 if seen is None else max(1.0, seen[0] / max(1, allowed_cpu_count()))
 
 
 def estimate(task: Any, scope: str) -> dict[str, Any] | None:
-    """``{"tests", "megabytes", "low_s", "typical_s", "small_blocks_s", "high_s", "busy"}`` of a
-    verification at ``scope`` under the interpreter (module docstring; s,
-    scaled by :func:`busy_factor`, which ``busy`` gives), or None when the
-    task's byte counts are unknown."""
+    """``{"tests", "megabytes", "low_s", "typical_s", "small_blocks_s", "high_s", "busy", "load_figure"}``
+    of a verification at ``scope`` under the interpreter (module docstring; s,
+    scaled by :func:`busy_factor`, which ``busy`` gives, from the load figure
+    ``load_figure`` names), or None when the task's byte counts are unknown."""
     planned = plan_bytes(task, scope)
     if planned is None:
         return None
     n, total = planned
     fixed = FIXED_S + PER_TEST_S * n
     busy = busy_factor()
-    return {"tests": n, "megabytes": round(total / 1e6, 1), "busy": round(busy, 2),
+    figure = (machine_load() or (0.0, "load"))[1]
+    return {"tests": n, "megabytes": round(total / 1e6, 1), "busy": round(busy, 2), "load_figure": figure,
             **{f"{k}_s": round(busy * (fixed + CALLS_PER_TEST * total * r), 1) for k, r in RATES_S_PER_BYTE.items()}}
 
 
@@ -225,7 +288,9 @@ def slow_note(task: Any, backend: Any, scope: str, timeout_s: float | None = Non
             f"{_duration(est['typical_s'])} for a kernel with one program per row, {_duration(est['low_s'])} for an "
             f"elementwise one with 1024-element blocks, {_duration(est['small_blocks_s'])} for one with 64-element "
             f"blocks, up to {_duration(est['high_s'])} for one that loops over small tiles in each row"
-            + (f", on this machine's load now ({est['busy']:.1f} times its CPUs)" if est["busy"] > 1.2 else ""))
+            + (f", on this machine's load now ({est['busy']:.1f} times its CPUs by the {est['load_figure']}, the "
+               "lowest of the 1- and 5-minute load averages and the tasks runnable now)"
+               if est["busy"] > 1.2 else ""))
     if timeout_s and est["typical_s"] > timeout_s:
         text += f", more than the --timeout of {timeout_s:g} s (the verdict would then be `timeout`)"
     ways = []
