@@ -180,3 +180,42 @@ def test_the_estimate_names_the_load_figure_it_used(monkeypatch):
     # the refusal stays the idle machine's low end (README: not even an elementwise kernel would finish)
     assert interp_cost.over_limit(task, get_backend("triton-interp"), "full", est["low_s"] / 6.0 * 0.99)
     assert interp_cost.over_limit(task, get_backend("triton-interp"), "full", est["low_s"] / 6.0 * 1.01) is None
+
+
+def test_the_reports_tree_starts_scrolled_to_its_root(tmp_path):
+    # nc25: the root of a wide tree sat at the far right of the report's tree box, its label cut, until scrolled
+    import re
+    import shutil
+    import subprocess
+    from importlib import resources
+
+    import pytest
+
+    from kstrata.report.plots import tree_svg
+
+    def node(h, parent, role):
+        return {"hash": h, "parent": parent, "level": "schedule", "role": role, "verdict": "correct",
+                "speedup": 0.834, "best": False, "retimed": True, "unranked": True}
+
+    root, graph = "r" * 64, "g" * 64
+    nodes = [node(root, None, "initial"), node(graph, root, "graph-rules")]
+    nodes += [node(f"{i:064d}", graph, "schedule-rules") for i in range(12)] + [node("b" * 64, root, "metaschedule")]
+    svg = tree_svg(nodes, "run0")
+    root_x = float(re.search(r'data-root-x="([0-9.]+)"', svg).group(1))
+    assert root_x == float(re.search(r'<circle cx="([0-9.]+)"', svg).group(1))  # the root's own circle
+    assert root_x > 1300  # past a 1280-px window's box: the case to scroll
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if chromium is None:
+        pytest.skip("chromium not found")
+    templates = resources.files("kstrata.report") / "templates"
+    page = tmp_path / "tree.html"
+    page.write_text(f"<!doctype html><html><head><style>{(templates / 'report.css').read_text()}</style></head>"
+                    f'<body><div class="run" id="run0"><div class="scroll tree-box">{svg}</div></div>'
+                    f'<script type="application/json" id="node-data">{{}}</script>'
+                    f"<script>{(templates / 'report.js').read_text()}</script></body></html>")
+    dom = subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                          "--disable-background-networking", f"--user-data-dir={tmp_path / 'profile'}",
+                          "--window-size=1280,900", "--dump-dom", page.as_uri()],
+                         capture_output=True, text=True, timeout=120).stdout
+    assert 'data-ready="1"' in dom
+    assert 'data-root-in-view="1"' in dom

@@ -154,7 +154,8 @@ def _node_labels(n: dict[str, Any]) -> tuple[str, str]:
 def tree_svg(nodes: Sequence[dict[str, Any]], run_id: str) -> str:
     """The candidate tree as SVG: one circle per candidate coloured by verdict,
     labelled with level, role and speedup; ``data-node`` carries the hash for the
-    report's click handler.
+    report's click handler, and the ``<svg>``'s ``data-root-x`` the first root's
+    x (px), which the report's script scrolls a wide tree to.
 
     Parameters
     ----------
@@ -178,8 +179,12 @@ def tree_svg(nodes: Sequence[dict[str, Any]], run_id: str) -> str:
         x, d = pos[h]
         return pad + x * col_w + col_w / 2 - pad / 2, pad / 2 + 14 + d * row_h
 
+    # the first root's x (px): the report's script scrolls a tree wider than its box to it (newcomer nc25: the
+    # root sat at the mean x of its children, past the box's right edge, its label cut)
+    root = next((n["hash"] for n in nodes if n["parent"] not in pos), None)
+    root_x = f' data-root-x="{xy(root)[0]:.1f}"' if root is not None else ""
     out = [f'<svg class="tree" width="{width}" '
-           f'height="{height}" viewBox="0 0 {width} {height}" data-run="{escape(run_id)}" '
+           f'height="{height}" viewBox="0 0 {width} {height}" data-run="{escape(run_id)}"{root_x} '
            f'role="img" aria-label="candidate tree">']
     for n in nodes:
         if n["parent"] in pos:

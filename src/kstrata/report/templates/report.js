@@ -56,11 +56,26 @@
     g.addEventListener("keydown", function (ev) { if (ev.key === "Enter") { pick(); } });
   });
 
+  // a tree wider than its box starts scrolled to its root (data-root-x), which sits at the mean x of its
+  // children and so may lie past the box's right edge (newcomer nc25); a hidden run's box has no width yet
+  function showRoots() {
+    document.querySelectorAll("div.run:not([hidden]) div.tree-box").forEach(function (box) {
+      var svg = box.querySelector("svg.tree");
+      var x = svg ? parseFloat(svg.getAttribute("data-root-x")) : NaN;
+      if (isNaN(x) || !box.clientWidth) { return; }
+      box.scrollLeft = Math.max(0, x - box.clientWidth / 2);
+      var seen = x >= box.scrollLeft && x <= box.scrollLeft + box.clientWidth;
+      box.setAttribute("data-root-in-view", seen ? "1" : "0");
+    });
+  }
+
   if (select) {
     select.addEventListener("change", function () {
       document.querySelectorAll("div.run").forEach(function (r) { r.hidden = r.id !== select.value; });
+      showRoots();
     });
   }
+  showRoots();
   var first = document.querySelector("div.run:not([hidden]) svg.tree g.node");
   if (first) { first.dispatchEvent(new Event("click")); }
   document.body.setAttribute("data-ready", "1");
