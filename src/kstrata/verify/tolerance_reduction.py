@@ -84,6 +84,14 @@ def sign_draws(ops: int) -> int:
 #: Factor over the drawn maximum (a draw's signs can partly cancel where
 #: several reductions feed one output).
 SAFETY = 2.0
+#: A mean's division, in units of ``u`` of the result, where no order of its sum rounds (the grid and
+#: ties draws; :func:`exact_in_any_order`): 2 ulp (an ulp is at most ``2u`` of the value), the largest
+#: error of the division a GPU kernel makes by default (PTX ``div.full.f32`` and CUDA's ``__fdividef``:
+#: 2 ulp, CUDA C++ Programming Guide, "Intrinsic Functions"; Triton's ``/`` on float32). A correctly
+#: rounded division errs half an ulp. Triton's one-pass LayerNorm (its tutorial's) on an H100 read
+#: incorrect on the ties draw at B=1, D=3: the constant row's mean 3c/3 came out an ulp or two off c,
+#: and ``(x - mean) / sqrt(var + eps)`` multiplied that by 1/sqrt(eps) = 316, where the allowance was 0.
+MEAN_DIVISION_U = 4.0
 
 #: Unit roundoff of the task dtypes (2^-t, t the significand's bits incl. the implicit one).
 UNIT_ROUNDOFF: dict[torch.dtype, float] = {
@@ -303,7 +311,11 @@ class _Perturb(TorchDispatchMode):
             # a mean's partial sums reach n times its scale (the mean of |x|)
             partial = scale * n if func in (_aten.mean.default, _aten.mean.dim) else scale
             if scale.numel() and exact_in_any_order(func, args, partial, self.u):
-                return out  # no order rounds: nothing to allow for (the grid draw)
+                if func not in (_aten.mean.default, _aten.mean.dim) or n <= 1:
+                    return out  # no order rounds: nothing to allow for (the grid draw)
+                # no sum rounds, but a mean's division does: by up to 2 ulp where the kernel divides as a GPU
+                # does by default (MEAN_DIVISION_U)
+                return out + self._sign(op, out) * (MEAN_DIVISION_U * self.u) * out.abs()
             sign = self._sign(op, out)
             move = (LAMBDA * math.sqrt(n) * self.u) * scale
             if func in _PLAIN and n > 1 and args[0].dim():
