@@ -572,7 +572,12 @@ def _pct(x: float | None) -> str:
 def task_line(r: dict) -> str:
     """The line printed when a task ends."""
     if r.get("status") != "done":
-        return f"#   {r['task']}: ERROR after {r.get('task_s', 0):.0f}s: {r.get('error')}"
+        found = ""
+        if r.get("best") and r.get("initial"):  # a search that ended before its final round
+            found = (f" (its search had finished: initial {_fs((r.get('initial') or {}).get('search'))} -> best "
+                     f"{_fs(r['best'].get('search'))} over eager, best made by {r['best'].get('role')}:"
+                     f"{r['best'].get('rule')})")
+        return f"#   {r['task']}: ERROR after {r.get('task_s', 0):.0f}s: {r.get('error')}{found}"
     if r.get("best") is None:
         return (f"#   {r['task']}: no correct candidate in {r['n_eval']} evaluations ({r['wall_s']:.0f}s); "
                 f"verdicts {r.get('checks')}")
@@ -844,6 +849,15 @@ def drive(args: argparse.Namespace) -> int:
             if killed == "stop":
                 out(salvage(task.name, row, args.stop, rows_path.with_suffix(".partial.jsonl")))
                 break
+            if row is not None and row.get("status") == "partial":
+                # the search's row, written before the final round, and the process gone without its final
+                # one (H100 2026-12-06: tvm-cuda cross_entropy's row read 'ERROR: None'): an error row that
+                # says so and keeps the search's numbers
+                tail = " | ".join(log.read_text(errors="replace").strip().splitlines()[-3:]) if log.exists() else ""
+                why = (f"killed at the task cap {limit:.0f}s" if killed
+                       else f"the task's process exited with {proc.returncode}")
+                row = {**row, "status": "error", "error": f"{why} in the final round, after its search; log: "
+                       f"{tail[-240:]}", "task_s": time.monotonic() - t_start - elapsed}
             if row is None:
                 tail = " | ".join(log.read_text(errors="replace").strip().splitlines()[-3:]) if log.exists() else ""
                 why = (f"killed at the task cap {limit:.0f}s (--task-wall + --final-allowance)" if killed

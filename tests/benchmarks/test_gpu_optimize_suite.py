@@ -149,3 +149,16 @@ def test_final_round_retimes_a_doubtful_timing_and_reports_the_earlier_notes(gos
     assert calls[0][1]["retime_above"] < 1.0  # a slower-than-baseline timing is re-timed too
     assert got["eager"]["suspicious"] == [] and got["eager"]["retimed"] == [
         {"suspicious": [note], "noisy": False, "error": None}]
+
+
+def test_a_task_whose_process_died_in_its_final_round_says_so_with_its_searchs_numbers(gos) -> None:
+    """H100 2026-12-06: tvm-cuda cross_entropy's process ended in its final round and the line read
+    'ERROR after 393s: None'; an error row made from its partial row names why and keeps what the search
+    found."""
+    row = _row("cross_entropy", "loss", {}, {}, status="error", final=None,
+               error="the task's process exited with -9 in the final round, after its search; log: ...")
+    line = gos.task_line(row)
+    assert "exited with -9 in the final round" in line and "None" not in line
+    assert "initial 1.10 [1.00,1.20] -> best 2.00 [1.90,2.10]" in line and "triton-tune:sweep" in line
+    # a plain error row (no search) says only its error
+    assert "its search had finished" not in gos.task_line({"task": "x", "status": "error", "error": "boom"})
