@@ -125,6 +125,33 @@ def _flatten(out: Any) -> list[Any]:
     return [out]
 
 
+def _still_alive(outs: list[Any], inputs: set[int], seen: dict[int, Any], tensor: type, weak_ref: Any) -> list[int]:
+    """Positions in ``outs`` whose storage is one an earlier output had and
+    that is still alive (its weak reference in ``seen``, by storage address,
+    has not expired); storages at an address in ``inputs`` are left out.
+    Then records each output's storage in ``seen`` (at most 256 kept, oldest
+    dropped), so outputs of one call sharing a storage (``torch.split``'s)
+    are not counted. ``tensor``: ``torch.Tensor``; ``weak_ref``: PyTorch's
+    ``StorageWeakRef``, captured before candidate code ran."""
+    kept, now = [], {}
+    for i, o in enumerate(outs):
+        if isinstance(o, tensor) and o.numel():
+            st = o.untyped_storage()
+            ptr = st.data_ptr()
+            if ptr in inputs:
+                continue
+            ref = seen.get(ptr)
+            if ref is not None and not ref.expired():
+                kept.append(i)
+            now[ptr] = st
+    for ptr, st in now.items():
+        seen.pop(ptr, None)
+        seen[ptr] = weak_ref(st)
+    while len(seen) > 256:
+        seen.pop(next(iter(seen)))
+    return kept
+
+
 
 #: attributes torch.compile itself sets on the tensors a compiled function
 #: returns (which dims it treats as dynamic): an honest ``torch.compile(...,
@@ -174,7 +201,7 @@ class Harness(metaclass=_Sealed):
     2026-12-03); the judge's own checks never rest on that alone."""
 
     __slots__ = ("Tensor", "_all_seed", "_cpu_seed", "_cuda_init", "_cuda_sleep", "_cuda_sync",
-                 "_events", "_input_ptrs", "_launch_block", "_replay", "_returned", "backend",
+                 "_events", "_input_ptrs", "_launch_block", "_replay", "_returned", "_checked_returned", "backend",
                  "checked_launches", "copies", "device", "flusher", "fn", "graph_launches",
                  "graphs", "kernel_log", "last", "launch_deficit", "launches", "reused_output",
                  "slots", "spin_cycles", "tensor_dict", "timed_launches", "torch", "watch", "_set_stream",
@@ -711,6 +738,7 @@ class Harness(metaclass=_Sealed):
                     changed = int((b != x).sum())
                     findings.append({"check": "inputs_unchanged", "message": f"input {i} was modified by "
                                      f"the candidate ({changed} elements changed)", "evidence": {}})
+        findings += self._reused_findings(outs, xs)
         self.last = [o for o in outs if isinstance(o, T)]
         return self._reply_outputs(outs, findings,
                                    {"launches": getattr(counter, "launches", None) if counter else None,
@@ -950,6 +978,29 @@ class Harness(metaclass=_Sealed):
             self.reused_output = True
         return reply, []
 
+    def _reused_findings(self, outs: list[Any], xs: list[Any]) -> list[dict]:
+        """``output_reused`` for a checked call: an output stored in the memory
+        of an earlier checked call's output that is still alive. The harness
+        holds the previous call's outputs through this call (as a caller keeps
+        a result), and the candidate holds any other one it kept; an allocator
+        that hands freed memory back gives a new storage, whose predecessor's
+        weak reference has expired, so an honest caching allocator is not
+        flagged. Such an output overwrote a result already returned (newcomer
+        nc25: one buffer per shape, returned on every call). Outputs in an
+        input's storage are left out (``no_output_alias``'s)."""
+        seen = getattr(self, "_checked_returned", None)
+        if seen is None:
+            seen = self._checked_returned = {}
+        T = self.Tensor
+        inputs = {x.untyped_storage().data_ptr() for x in xs if isinstance(x, T) and x.numel()}
+        kept = _still_alive([o if type(o) is T else None for o in outs], inputs, seen, T, self._StorageWeakRef)
+        if not kept:
+            return []
+        return [{"check": "output_reused", "message": f"output {kept[0]} was returned in the memory of an earlier "
+                 "call's output that is still alive (held by the caller): this call overwrote a result the "
+                 "caller already had. Allocate each call's outputs anew (torch.empty / empty_like in forward), "
+                 "not once per shape kept on the module", "evidence": {"outputs": kept[:8]}}]
+
     def _kept_outputs(self, outs: list[Any]) -> bool:
         """Whether an output's storage is an earlier timed call's output storage
         that is still alive: the harness drops its reference to a call's
@@ -967,21 +1018,7 @@ class Harness(metaclass=_Sealed):
         if cached is None or cached[0] is not self.copies:  # the copies keep their storage across calls
             cached = self._input_ptrs = (self.copies, {x.untyped_storage().data_ptr() for c in self.copies
                                                        for x in c if isinstance(x, self.Tensor) and x.numel()})
-        inputs = cached[1]
-        kept = False
-        for o in outs:
-            if isinstance(o, self.Tensor) and o.numel():
-                st = o.untyped_storage()
-                ptr = st.data_ptr()
-                if ptr in inputs:
-                    continue
-                ref = seen.get(ptr)
-                if ref is not None and not ref.expired():
-                    kept = True
-                seen[ptr] = StorageWeakRef(st)
-        while len(seen) > 256:
-            seen.pop(next(iter(seen)))
-        return kept
+        return bool(_still_alive(outs, cached[1], seen, self.Tensor, StorageWeakRef))
 
     def fetch(self, h: dict, bufs: list[bytes]) -> tuple[dict, list]:
         """The last timed call's outputs, with the output checks and the

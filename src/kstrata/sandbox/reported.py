@@ -25,7 +25,8 @@ from kstrata.sandbox.client import CHURN_CHECKED, SINGLE_THREADED
 
 #: Checks whose passing rests on findings the candidate process sends.
 REPORTED_CHECKS = ("kernel_launched", "kernel_does_work", "no_torch_compute", "no_runtime_patching",
-                   "no_threads_left", "inputs_unchanged", "no_output_alias")
+                   "no_threads_left", "inputs_unchanged", "no_output_alias",
+                   "output_reused")
 
 
 def self_reported(backend_name: str, actions: Mapping[str, str]) -> dict[str, Any]:

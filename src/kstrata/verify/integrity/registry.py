@@ -83,6 +83,9 @@ CHECKS: dict[str, Check] = {c.name: c for c in (
           "(kstrata.verify.layout), not from the candidate's word"),
     Check("no_output_alias", "dynamic", "outputs do not share memory with inputs"),
     Check("inputs_unchanged", "dynamic", "inputs are bit-identical after the call"),
+    Check("output_reused", "dynamic",
+          "no output is returned in the memory of an earlier call's output that is still alive (a result the "
+          "caller holds is never overwritten by a later call)"),
     Check("kernel_launched", "dynamic", "a DSL kernel is launched on every call", dsl_only=True),
     Check("kernel_does_work", "dynamic",
           "replacing every kernel launch by a no-op makes the output wrong", dsl_only=True),
