@@ -170,3 +170,41 @@ def test_a_sandbox_that_saw_hidden_tests_serves_the_same_candidate_again_and_no_
     other = used(b, hidden=False)
     assert other is not first  # another candidate: never the sandbox where a's hidden tests ran
     assert first.alive()
+
+
+@sandboxed
+def test_the_same_candidates_timing_never_forks_where_its_hidden_tests_ran(monkeypatch):
+    """A timing's numbers reach the agent (kstrata.sandbox.kernel_cache: no timing process
+    starts from a verification's archive), so the timing of the very candidate whose hidden
+    tests ran in a sandbox gets another one: the state that sandbox's processes share and the
+    scrub leaves (rt68's relay) could carry the hidden shapes into its speedup. This costs one
+    zygote start per evaluated candidate (a search's evaluation: verification, then timing;
+    benchmarks/results/eval_cost_cpu.txt); keying the mark by candidate alone, not by the
+    candidate's role, would save it and open that channel."""
+    from kstrata.backends.registry import get_backend
+    from kstrata.sandbox import CandidateProcess, client
+    from kstrata.sandbox.client import sandbox_env
+    from kstrata.sandbox.kernel_cache import candidate_key
+
+    env = sandbox_env(get_backend("pytorch"))
+    sources = {"source": "# one candidate\n"}
+    client.close_zygotes()  # no idle sandbox of these settings left by an earlier test
+    starts = []
+    start = client.Zygote.start
+    monkeypatch.setattr(client.Zygote, "start", lambda z, *a, **k: starts.append(z) or start(z, *a, **k))
+
+    def used(role: str, hidden: bool):
+        key = candidate_key("pytorch", sources, role, "task-digest")
+        p = CandidateProcess("pytorch", env=env, memory_mb=4096, kernel_cache=key).start()
+        p.saw_hidden = hidden
+        z = p.zygote
+        p.close()
+        return z
+
+    verified = used("verify", hidden=True)
+    assert verified.alive() and verified.hidden_of == candidate_key("pytorch", sources, "verify", "task-digest")
+    n = len(starts)
+    timed = used("time", hidden=False)
+    assert timed is not verified and len(starts) == n + 1  # a fresh sandbox for the timing
+    assert used("time", hidden=False) is timed and len(starts) == n + 1  # the timing's, unmarked, serves again
+    assert verified.alive() and verified.hidden_of is not None  # kept for the candidate's next verification

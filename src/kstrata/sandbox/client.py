@@ -105,8 +105,8 @@ class Zygote:
         self._written = 0  # bytes of stderr read so far (the tail keeps the last 64 KiB)
         self.forks = 0
         #: the candidate (its kernel-cache key) whose process ran hidden tests here, or started from a
-        #: kernel cache such a process wrote: this sandbox then serves that candidate's processes only
-        #: (:func:`_take_zygote`; red team rt68)
+        #: kernel cache such a process wrote: this sandbox then serves that candidate's processes of that
+        #: key only, i.e. of the same role (:func:`_take_zygote`; red team rt68): never its timing
         self.hidden_of: str | None = None
 
     def start(self, timeout_s: float = 300.0) -> "Zygote":
@@ -317,7 +317,8 @@ def _take_zygote(spec: "CandidateProcess", timeout_s: float) -> Zygote:
     with _IDLE_LOCK:
         found = None
         for z in reversed(_IDLE):  # the most recently given back first
-            # a sandbox where a candidate's hidden tests ran serves that candidate alone (Zygote.hidden_of)
+            # a sandbox where a candidate's hidden tests ran serves that candidate's processes of the same
+            # kernel-cache key (role) alone (Zygote.hidden_of): never its timing, whose numbers reach the agent
             if z.spec.key() == key and getattr(z, "hidden_of", None) in (None, spec.kernel_cache):
                 _IDLE.remove(z)
                 if z.alive():
@@ -653,8 +654,12 @@ class CandidateProcess:
             # processes share and the scrub cannot reset (the PID, System V IPC id and loopback counters of its
             # namespaces, the times of its /tmp and /dev/shm, the zygote's /proc/1/coredump_filter) carried a
             # hidden test's shape to the next candidate forked there, whose public failure the agent is told
-            # (red team rt68). The same candidate's later processes (its timing, its next verification) may use
-            # it: they are the candidate that saw those tests; a fresh zygote for each cost ~3 s a process
+            # (red team rt68). The same candidate's later processes of the same kernel-cache key (its next
+            # verification stage, its full-scope confirmation) may use it: they are the candidate that saw those
+            # tests. Its timing may not (another key, role 'time'): timing numbers reach the agent, and
+            # kstrata.sandbox.kernel_cache keeps what a verification left from every timing; so each evaluated
+            # candidate's timing starts a zygote of its own
+            # (benchmarks/results/eval_cost_cpu.txt; tests/sandbox/test_redteam_rt68.py -k timing_never)
             z.kill()
         else:
             if hidden:
