@@ -20,6 +20,9 @@ the problem most likely belongs to (DESIGN.md). Kinds:
 ``layout``          a non-contiguous input the kernel reads as row-major (:mod:`kstrata.verify.layout_hint`)
 ``public_probe``    after a hidden failure: a public shape of the same kind (a size of 1, 3 or 13)
                     that fails too, with the items above for it, or that none does
+``index_bound``     each wrong row's largest error at the index an integer input gives (:mod:`kstrata.verify.index_hint`)
+``reproduce``       a hidden failure revealed by ``--show-hidden``: Python lines that draw its inputs
+                    (:mod:`kstrata.verify.reproduce`)
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from kstrata.verify.approx_hint import gelu_formula_hint
+from kstrata.verify.index_hint import index_hint
 from kstrata.verify.layout_hint import layout_hint
 from kstrata.verify.param_draws import differing
 from kstrata.verify.row_groups import row_groups_item
@@ -687,6 +691,9 @@ def locate(ctx: "Context", failure: "Failure", run: "ShapeRun | None", tests: li
                 items += [gelu] if gelu else []
             sign = sign_hint(run.inputs(failure.test), comp.bad) if run is not None else None
             items += [sign] if sign else []
+            bound = index_hint(run.model, run.inputs(failure.test), failure.outputs[i], failure.oracles[i],
+                               comp.bad) if run is not None else None
+            items += [bound] if bound else []
             break
     if failure.unwritten:
         for it in items:  # the two signatures match alike: say which reading comes first (newcomer nc14)

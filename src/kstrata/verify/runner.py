@@ -66,6 +66,7 @@ from kstrata.verify.plan import (TestCase, derive_int, hidden_tests, nominal_tes
 from kstrata.verify.prepare import prepare_stage
 from kstrata.verify.warm_loads import warm_stage
 from kstrata.verify.reference import is_oom, oom_failure, preflight, says_oom
+from kstrata.verify.reproduce import reproduce_item
 from kstrata.verify.residue_probes import residue_tests
 from kstrata.verify.result import Evaluation
 from kstrata.verify.ties import index_readable, tie_equivalent, tie_prone_draw
@@ -1654,7 +1655,7 @@ def run_protocol(task: Task, backend_name: str, sources: dict[str, str], secret:
             ctx.proc.saw_hidden, ctx.proc.restored_hidden = True, restored
         ctx.prepared.append(warmed or prepare_stage(ctx, hid, False, respawn, build) or {})
         try:
-            n, failure, _ = _run_stage(ctx, hid)
+            n, failure, hrun = _run_stage(ctx, hid)
         except Stop as s:
             if s.verdict == Verdict.COMPILE_ERROR and s.check == "load":
                 # its message is withheld (it could name the hidden shape): a public probe that does not
@@ -1670,6 +1671,11 @@ def run_protocol(task: Task, backend_name: str, sources: dict[str, str], secret:
         ev.hidden_tests = n - (ctx.blind.get("hidden", 0) if failure is None else 0)
         if failure is not None:
             level = failing_level(backend, sources)
+            if reveal_hidden:  # the caller's own secret: located as a public failure is, and how to draw it
+                same = [t for t in hid if t.shape == failure.test.shape and t.seed == failure.test.seed]
+                ev.feedback = fb.locate(ctx, failure, hrun, same) + [
+                    reproduce_item(task, failure.test, backend.device, level)]
+                raise _incorrect(failure, public=True)
             ev.feedback = [fb.item("hidden_failure", level,
                                    "all public tests pass but a hidden test fails; the hidden set covers "
                                    "the sweep's boundary shapes (sizes 1, primes, non-multiples of any "
