@@ -1564,6 +1564,8 @@ def run_protocol(task: Task, backend_name: str, sources: dict[str, str], secret:
     # this call tells everything), and the hidden tests' failures are told in full, as a public test's
     cached = None if reveal_hidden else sources
     spec = candidate_process(task, backend, unsafe_no_sandbox, cached)
+    # a timing follows a verification with timed shapes: a spare zygote for it starts while this one runs
+    spec.spare = bool(timed_shapes)
     ctx = Context(task, backend, backend_name, sources, get_preset(preset), spec, ev)
     ctx.order_key = str(derive_int(secret, f"{task.name}/program-order", bits=62))
     from kstrata.verify.api import START_ALLOWANCE_S, wall_limit

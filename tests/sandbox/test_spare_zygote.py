@@ -1,0 +1,87 @@
+"""A spare zygote started in the background while a verification that a timing follows runs
+(kstrata.sandbox.client.start_spare): the timing finds it instead of starting one itself.
+
+Since red team rt68 a verification marks the zygote its hidden tests ran in, and the same candidate's
+timing may not use it (tests/sandbox/test_redteam_rt68.py), so in a search every candidate's timing
+started a zygote of its own (benchmarks/results/eval_cost_cpu.txt). What a process may use does not
+change here; only when the start happens.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from kstrata.sandbox import status
+
+sandboxed = pytest.mark.skipif(not status().usable, reason="no sandbox here")
+
+
+def _counted(monkeypatch) -> list:
+    from kstrata.sandbox import client
+
+    starts: list = []
+    start = client.Zygote.start
+    monkeypatch.setattr(client.Zygote, "start", lambda z, *a, **k: starts.append(z) or start(z, *a, **k))
+    return starts
+
+
+def _spec(role: str, spare: bool = False):
+    from kstrata.backends.registry import get_backend
+    from kstrata.sandbox import CandidateProcess
+    from kstrata.sandbox.client import sandbox_env
+    from kstrata.sandbox.kernel_cache import candidate_key
+
+    key = candidate_key("pytorch", {"source": "# one candidate\n"}, role, "task-digest")
+    p = CandidateProcess("pytorch", env=sandbox_env(get_backend("pytorch")), memory_mb=4096, kernel_cache=key)
+    p.spare = spare
+    return p
+
+
+@sandboxed
+def test_a_verification_that_a_timing_follows_leaves_the_timing_a_zygote_started_beside_it(monkeypatch):
+    from kstrata.sandbox import client
+
+    client.close_zygotes()
+    starts = _counted(monkeypatch)
+    warm = _spec("time").start()  # an earlier candidate's timing: its zygote is idle, unmarked, afterwards
+    first = warm.zygote
+    warm.close()
+    assert len(starts) == 1
+
+    verifying = _spec("verify", spare=True).start()  # takes that zygote; a spare starts in the background
+    assert verifying.zygote is first
+    verifying.saw_hidden = True
+    verifying.close()  # the hidden tests ran there: marked for this candidate's verifications only
+    assert first.hidden_of is not None
+    key = _spec("time").key()
+    with client._IDLE_LOCK:  # before the timing asks: a zygote it may use is starting or idle already
+        assert key in client._STARTING or client._unmarked_idle(key)
+    timing = _spec("time").start()  # waits for the spare if it is still starting: no start of its own
+    try:
+        assert timing.zygote is not first and timing.zygote.hidden_of is None
+        assert len(starts) == 2 and starts[1] is timing.zygote  # the spare, and nothing more
+    finally:
+        timing.close()
+        client.close_zygotes()
+
+
+@sandboxed
+def test_no_spare_where_no_timing_follows_or_one_is_idle(monkeypatch):
+    from kstrata.sandbox import client
+
+    client.close_zygotes()
+    starts = _counted(monkeypatch)
+    p = _spec("verify").start()  # a lone verification (eval --no-time): spare off
+    p.close()
+    assert len(starts) == 1 and not client._STARTING
+    other = _spec("time")
+    assert not client.start_spare(other)  # an unmarked idle zygote of these settings is there
+    q = _spec("verify", spare=True).start()  # takes it: now none is idle, so one spare starts
+    try:
+        assert client.start_spare(other) is False  # ... and only one, whoever asks
+        event = client._STARTING.get(other.key())
+        assert event is None or event.wait(300)
+        assert len(starts) == 2
+    finally:
+        q.close()
+        client.close_zygotes()
