@@ -85,3 +85,35 @@ def test_no_spare_where_no_timing_follows_or_one_is_idle(monkeypatch):
     finally:
         q.close()
         client.close_zygotes()
+
+
+@sandboxed
+def test_the_next_candidates_verification_finds_a_zygote_started_when_the_last_one_ran_hidden_tests(monkeypatch):
+    """b005edb/24cccb0: every verification of a new candidate started a zygote (the one before was marked);
+    now the end of a process that ran hidden tests starts its replacement in the background."""
+    from kstrata.backends.registry import get_backend
+    from kstrata.sandbox import CandidateProcess, client
+    from kstrata.sandbox.client import sandbox_env
+    from kstrata.sandbox.kernel_cache import candidate_key
+
+    client.close_zygotes()
+    starts = _counted(monkeypatch)
+
+    def verification(text: str):
+        key = candidate_key("pytorch", {"source": text}, "verify", "task-digest")
+        return CandidateProcess("pytorch", env=sandbox_env(get_backend("pytorch")), memory_mb=4096, kernel_cache=key)
+
+    a = verification("# candidate a\n").start()
+    a.saw_hidden = True
+    a.close()
+    settings = a.key()
+    with client._IDLE_LOCK:
+        assert settings in client._STARTING or client._unmarked_idle(settings)
+    b = verification("# candidate b\n").start()
+    try:
+        assert len(starts) == 2 and starts[1] is b.zygote  # a's zygote once, then the one started as a closed
+    finally:
+        b.close()
+        ev = client._STARTING.get(settings)
+        assert ev is None or ev.wait(300)
+        client.close_zygotes()
