@@ -436,11 +436,14 @@ def evaluate_sources(task: Any, backend: Any, sources: dict[str, str], pool: Any
     elif time and ev.correct:
         say(f"timing against eager PyTorch ({budget_ms:g} ms budget)")
         timing = dict(time_against_eager(pool, backend, task, sources, budget_ms, timeout_s, shape), shape=shape)
-        if "TimedOutputMismatch" in str(timing.get("error", "")):
+        from kstrata.sandbox.idle_cpu import timing_rejection
+
+        rejected = timing_rejection(timing.get("error", "")) if timing.get("error") else None
+        if rejected is not None:
             from kstrata.verdict import Verdict
 
-            ev.verdict, ev.check = Verdict.REJECTED, "timed_output"
-            ev.evidence = {"message": timing["error"].split("TimedOutputMismatch: ", 1)[-1]}
+            ev.verdict, ev.check = Verdict.REJECTED, rejected[0]
+            ev.evidence = {"message": rejected[1]}
             timing = None
     return ev, timing
 

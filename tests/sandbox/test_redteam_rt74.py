@@ -124,3 +124,14 @@ def test_a_busy_sandbox_is_rejected_by_the_judge():
     assert (public.verdict.value, public.check) == ("rejected", "no_threads_left"), public
     assert "while the judge worked" in str(public)
     assert "kept the CPUs busy between its requests" in str(hidden) and "3 s" not in str(hidden)
+
+
+def test_a_timing_ended_for_a_busy_sandbox_rejects_as_the_verification_does():
+    """The timing's error text crosses the judge's worker pool: a 'busy' death there is the candidate's fault
+    (rejected, no_threads_left), not a failed timing beside a correct verdict (rt49_helpers read correct)."""
+    from kstrata.sandbox.idle_cpu import BUSY_MARK, timing_rejection
+
+    said = f"exception: CandidateDied: the candidate's processes used 4.2 s of CPU in 3.8 s {BUSY_MARK} (inputs)"
+    assert timing_rejection(said) == ("no_threads_left", said.split("CandidateDied: ", 1)[-1])
+    assert timing_rejection("exception: TimedOutputMismatch: call 3 differs")[0] == "timed_output"
+    assert timing_rejection("exception: CandidateDied: the candidate process exited (code 1)") is None

@@ -85,7 +85,28 @@ class IdleCpu:
         self.gap_s = self.gap_ms = 0.0
         if used <= max(MIN_MS, SHARE * wall * 1e3):
             return None
-        return (f"the candidate's processes used {used / 1e3:.2g} s of CPU in {wall:.2g} s while the judge "
-                "worked between its requests (inputs, reference, oracle), where a candidate waits for its next "
+        return (f"the candidate's processes used {used / 1e3:.2g} s of CPU in {wall:.2g} s {BUSY_MARK} "
+                "(inputs, reference, oracle), where a candidate waits for its next "
                 "request: a thread or process left running takes the CPUs from the judge (its process tree "
                 "was killed)")
+
+
+#: The words every 'busy' death's message holds (:meth:`IdleCpu.sending`): a timing that ended so reaches the
+#: caller as text through the judge's worker pool (:func:`timing_rejection`).
+BUSY_MARK = "while the judge worked between its requests"
+
+
+def timing_rejection(error: object) -> tuple[str, str] | None:
+    """``(check, message)`` where a timing's error is the candidate's fault and makes it ``rejected``, as
+    the verification would have: a timed call's output differed from the oracle (``timed_output``), or its
+    sandbox kept the CPUs busy while the judge worked (``no_threads_left``, as
+    :func:`kstrata.verify.runner.died` says of the same death). None for any other error (the timing
+    failed; the verdict stands). ``error`` is the exception or its text ("exception: CandidateDied: ...").
+    Red-team case rt49_helpers_continue_each_other read correct, its timing's error aside, once the sandbox
+    was ended for being busy (76e5a94) before the timing's own SIGCONT finding could reject it."""
+    text = str(error)
+    if "TimedOutputMismatch" in text:
+        return "timed_output", text.split("TimedOutputMismatch: ", 1)[-1]
+    if "CandidateDied" in text and BUSY_MARK in text:
+        return "no_threads_left", text.split("CandidateDied: ", 1)[-1]
+    return None

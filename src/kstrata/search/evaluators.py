@@ -26,6 +26,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from kstrata.sandbox.idle_cpu import timing_rejection
+
 
 @dataclass
 class VerifyMeasureEvaluator:
@@ -177,7 +179,7 @@ class VerifyMeasureEvaluator:
         speedups, raw, first, error = self._time_all(task, backend, sources, retime_above=self.best_speedup)
         if error is not None:
             baseline, e = error
-            if "TimedOutputMismatch" in str(e):
+            if timing_rejection(e) is not None:
                 return _timed_output_rejected(ev, e), None
             msg = f"timing against {baseline} failed: {type(e).__name__}: {e}"
             if isinstance(e, RuntimeError) and str(e).startswith("oom:"):
@@ -204,7 +206,7 @@ class VerifyMeasureEvaluator:
                                **({"retime_above": retime_above} if first is None and retime_above is not None
                                   else {}))
             except Exception as e:  # noqa: BLE001 - errors are data
-                if first is None or "TimedOutputMismatch" in str(e):
+                if first is None or timing_rejection(e) is not None:
                     return speedups, raw, first, (baseline, e)
                 raw[baseline] = {"error": f"{type(e).__name__}: {e}"}
                 continue
@@ -227,7 +229,7 @@ class VerifyMeasureEvaluator:
             try:
                 m = self._time(task, backend, sources, baseline)
             except Exception as e:  # the first timing stands, untrusted
-                if "TimedOutputMismatch" in str(e):
+                if timing_rejection(e) is not None:
                     raise
                 break
             if not _doubtful(m):
@@ -347,11 +349,13 @@ def _doubtful(m: Any) -> bool:
 
 
 def _timed_output_rejected(ev: Any, e: Exception) -> Any:
-    """``ev`` turned ``rejected`` (check ``timed_output``): a timed call's outputs differed from the oracle."""
+    """``ev`` turned ``rejected`` by the timing's error ``e`` (:func:`kstrata.sandbox.idle_cpu.timing_rejection`:
+    check ``timed_output``, a timed call's outputs differed from the oracle, or ``no_threads_left``, its
+    sandbox kept the CPUs busy while the judge worked)."""
     from kstrata.verdict import Verdict
 
-    return replace(ev, verdict=Verdict.REJECTED, check="timed_output",
-                   evidence={"message": str(e).split("TimedOutputMismatch: ", 1)[-1]})
+    check, message = timing_rejection(e) or ("timed_output", str(e))
+    return replace(ev, verdict=Verdict.REJECTED, check=check, evidence={"message": message})
 
 
 def _record(m: Any) -> dict:
