@@ -349,7 +349,7 @@ def start_spare(spec: "CandidateProcess") -> bool:
         try:
             z = Zygote(spec).start()
         except Exception:  # noqa: BLE001 - a spare that does not start is simply not there; the next take starts one
-            z = None
+            pass
         finally:
             with _IDLE_LOCK:
                 _STARTING.pop(key, None)
@@ -723,7 +723,7 @@ class CandidateProcess:
             # verification stage, its full-scope confirmation) may use it: they are the candidate that saw those
             # tests. Its timing may not (another key, role 'time'): timing numbers reach the agent, and
             # kstrata.sandbox.kernel_cache keeps what a verification left from every timing; so each evaluated
-            # candidate's timing starts a zygote of its own
+            # candidate's timing needs a zygote of its own, started ahead in the background (start_spare, below)
             # (benchmarks/results/eval_cost_cpu.txt; tests/sandbox/test_redteam_rt68.py -k timing_never)
             z.kill()
         else:

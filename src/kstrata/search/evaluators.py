@@ -180,7 +180,7 @@ class VerifyMeasureEvaluator:
         if error is not None:
             baseline, e = error
             if timing_rejection(e) is not None:
-                return _timed_output_rejected(ev, e), None
+                return _timing_rejected(ev, e), None
             msg = f"timing against {baseline} failed: {type(e).__name__}: {e}"
             if isinstance(e, RuntimeError) and str(e).startswith("oom:"):
                 # the judge's own timing worker was killed for memory (the machine's OOM killer), not the
@@ -259,8 +259,8 @@ class VerifyMeasureEvaluator:
             else:
                 try:
                     first, speedups, raw, untrusted = self._retime(task, backend, sources, first, speedups, raw)
-                except Exception as e:  # noqa: BLE001 - only a timed-output mismatch comes out
-                    return _timed_output_rejected(ev, e), None
+                except Exception as e:  # noqa: BLE001 - only what timing_rejection calls the candidate's fault comes out
+                    return _timing_rejected(ev, e), None
             primary = speedups.get(self.baselines[0])
             point = getattr(primary, "point", None)
             if untrusted:
@@ -348,7 +348,7 @@ def _doubtful(m: Any) -> bool:
     return doubtful(m)
 
 
-def _timed_output_rejected(ev: Any, e: Exception) -> Any:
+def _timing_rejected(ev: Any, e: Exception) -> Any:
     """``ev`` turned ``rejected`` by the timing's error ``e`` (:func:`kstrata.sandbox.idle_cpu.timing_rejection`:
     check ``timed_output``, a timed call's outputs differed from the oracle, or ``no_threads_left``, its
     sandbox kept the CPUs busy while the judge worked)."""
