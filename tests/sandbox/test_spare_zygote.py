@@ -16,9 +16,10 @@ from kstrata.sandbox import status
 sandboxed = pytest.mark.skipif(not status().usable, reason="no sandbox here")
 
 
-def _counted(monkeypatch) -> list:
+def _counted(monkeypatch, spares: int = 1) -> list:
     from kstrata.sandbox import client
 
+    monkeypatch.setenv(client.SPARES_ENV, str(spares))  # spare_target: one per four CPUs otherwise
     starts: list = []
     start = client.Zygote.start
     monkeypatch.setattr(client.Zygote, "start", lambda z, *a, **k: starts.append(z) or start(z, *a, **k))
@@ -35,6 +36,13 @@ def _spec(role: str, spare: bool = False):
     p = CandidateProcess("pytorch", env=sandbox_env(get_backend("pytorch")), memory_mb=4096, kernel_cache=key)
     p.spare = spare
     return p
+
+
+def _wait_starts(key: tuple) -> None:
+    from kstrata.sandbox import client
+
+    for event in list(client._STARTING.get(key, ())):
+        assert event.wait(300)
 
 
 @sandboxed
@@ -78,9 +86,8 @@ def test_no_spare_where_no_timing_follows_or_one_is_idle(monkeypatch):
     assert not client.start_spare(other)  # an unmarked idle zygote of these settings is there
     q = _spec("verify", spare=True).start()  # takes it: now none is idle, so one spare starts
     try:
-        assert client.start_spare(other) is False  # ... and only one, whoever asks
-        event = client._STARTING.get(other.key())
-        assert event is None or event.wait(300)
+        assert client.start_spare(other) == 0  # ... and only one, whoever asks
+        _wait_starts(other.key())
         assert len(starts) == 2
     finally:
         q.close()
@@ -114,6 +121,45 @@ def test_the_next_candidates_verification_finds_a_zygote_started_when_the_last_o
         assert len(starts) == 2 and starts[1] is b.zygote  # a's zygote once, then the one started as a closed
     finally:
         b.close()
-        ev = client._STARTING.get(settings)
-        assert ev is None or ev.wait(300)
+        _wait_starts(settings)
+        client.close_zygotes()
+
+
+@sandboxed
+def test_several_spares_keep_a_run_of_new_candidates_from_starting_zygotes_on_their_path(monkeypatch):
+    """On the H100 host a zygote start took 8-10 s and a level-1 verification a few seconds, so one spare
+    left a start on every task's path (12-24 s per task at 6e2faca). With spare_target() = 2 the close of
+    the first candidate's process starts two, and the next two candidates' verifications start none."""
+    from kstrata.backends.registry import get_backend
+    from kstrata.sandbox import CandidateProcess, client
+    from kstrata.sandbox.client import sandbox_env
+    from kstrata.sandbox.kernel_cache import candidate_key
+
+    client.close_zygotes()
+    starts = _counted(monkeypatch, spares=2)
+
+    def verification(text: str):
+        key = candidate_key("pytorch", {"source": text}, "verify", "task-digest")
+        return CandidateProcess("pytorch", env=sandbox_env(get_backend("pytorch")), memory_mb=4096, kernel_cache=key)
+
+    a = verification("# candidate a\n").start()
+    a.saw_hidden = True
+    a.close()
+    settings = a.key()
+    with client._IDLE_LOCK:
+        assert len(client._STARTING.get(settings, ())) + client._unmarked_idle(settings) == 2
+    _wait_starts(settings)
+    assert len(starts) == 3
+    used = []
+    try:
+        for text in ("# candidate b\n", "# candidate c\n"):
+            p = verification(text).start()
+            used.append(p.zygote)
+            p.saw_hidden = True
+            p.close()  # starts replacements in the background (not counted below until they are taken)
+        # b took a spare; c took the other (or, where it was quicker, b's replacement): none started on its path
+        assert used[0] is not used[1] and used[0] in starts[1:3] and used[1] in starts[1:]
+        assert a.key() == settings and all(z.hidden_of is not None for z in used)
+    finally:
+        _wait_starts(settings)
         client.close_zygotes()
