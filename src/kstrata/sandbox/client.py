@@ -524,6 +524,9 @@ class CandidateProcess:
         self.tail_from = 0  # where this candidate's output starts in the sandbox's stderr (Zygote.mark)
         self.own_threads: set[int] | None = None  # its threads after hello (SINGLE_THREADED backends)
         self.idle_cpu: IdleCpu | None = None  # its CPU between replies and requests (first reply on)
+        #: set while a timed call's request is on the judge's wall clock: the timer makes the idle-CPU reads
+        #: (idle_check, idle_mark: /proc reads, ~0.3 ms) outside it (kstrata.measure.remote.RemoteTimer)
+        self.idle_paused = False
 
     # -- life cycle -------------------------------------------------------------------
     def start(self, timeout_s: float = 300.0) -> "CandidateProcess":
@@ -686,10 +689,8 @@ class CandidateProcess:
             raise CandidateDied("exit", "the candidate process is not running")
         if limit is None:
             limit = 0 if header.get("op") in BUFFERLESS_OPS else reply_cap()
-        why = self.idle_cpu.sending() if self.idle_cpu is not None else None
-        if why is not None:
-            self.kill()
-            raise CandidateDied("busy", why)
+        if not self.idle_paused:
+            self.idle_check()
         churn = Churn.mark(self, header) if header.get("op") in CHECKED_OPS else None
         deadline = math.inf if timeout_s is None else time.monotonic() + timeout_s
         try:  # under the request's time limit: a process that stops reading its request is ended (wire.send)
@@ -709,11 +710,32 @@ class CandidateProcess:
                                 f"({problem})")
         if churn is not None:
             churn.report(h)
+        if not self.idle_paused:
+            self.idle_mark()
+        return h, b
+
+    def idle_check(self) -> None:
+        """Judge the sandbox's CPU use over the judge's gap since the last reply
+        (:meth:`kstrata.sandbox.idle_cpu.IdleCpu.sending`); :meth:`request` does
+        it first unless :attr:`idle_paused`.
+
+        Raises
+        ------
+        CandidateDied
+            ``"busy"`` (its process tree killed) when it kept the CPUs busy there.
+        """
+        why = self.idle_cpu.sending() if self.idle_cpu is not None else None
+        if why is not None:
+            self.kill()
+            raise CandidateDied("busy", why)
+
+    def idle_mark(self) -> None:
+        """Start the next gap of :meth:`idle_check` (a reply has arrived); :meth:`request` does it last
+        unless :attr:`idle_paused`. Untrusted sandboxed processes only."""
         if self.zygote is not None and not self.trusted:
             if self.idle_cpu is None:
                 self.idle_cpu = IdleCpu(self._own_processes, lambda: self.zygote_pid)
             self.idle_cpu.replied()
-        return h, b
 
     zygote_oom = False
 
