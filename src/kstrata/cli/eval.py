@@ -88,6 +88,17 @@ def timing_line(t: dict, budget_ms: float = 1000.0) -> str:
     return line + (f"; timed at {', '.join(f'{k}={v}' for k, v in t['shape'].items())}" if t.get("shape") else "")
 
 
+def timing_text(t: dict, budget_ms: float = 1000.0, width: int | None = None) -> str:
+    """:func:`timing_line` wrapped to ``width`` for ``kstrata eval``'s ``  timing: `` label. A
+    measured timing is kstrata's own text (numbers, its suspicious notes), so its wrapped lines are
+    indented, not marked ``    | `` as a candidate's text is (newcomer nc26: on an 80-column
+    terminal a contended timing's ``SUSPICIOUS: ...`` and ``timed at`` lines read as the
+    candidate's output); a timing that failed (``error``) may carry the candidate's exception
+    text and keeps the mark."""
+    own = {} if "error" in t else {"mark": OWN_INDENT}
+    return quoted(timing_line(t, budget_ms), width, 10, **own)
+
+
 def edited_note(candidate: Path, backend: Any) -> str | None:
     """When ``candidate`` is a run's ``best/`` or ``candidates/<hash>/`` whose
     files were edited after the run stored them (:func:`kstrata.store.edited.edited_copy`):
@@ -162,8 +173,10 @@ QUOTED_LINES = 40
 
 #: evidence keys whose text kstrata writes itself, never the candidate (:func:`kstrata.sandbox.reported.self_reported`,
 #: the comparison's numbers, the scope notes): their wrapped lines are indented, not marked ``    | `` (newcomer nc24:
-#: "these checks passed on findings sent by the candidate's own process" read as the candidate's own output)
-OWN_EVIDENCE_KEYS = ("self_reported", "stats", "scope", "nominal_shape")
+#: "these checks passed on findings sent by the candidate's own process" read as the candidate's own output;
+#: nc26: the judge's coverage notes, ``covered``, ``largest_sizes``, ``reference_check`` and ``blind_tests``, too)
+OWN_EVIDENCE_KEYS = ("self_reported", "stats", "scope", "nominal_shape", "covered", "largest_sizes", "reference_check",
+                     "blind_tests")
 #: how a wrapped line of kstrata's own text starts (as wide as the mark, so columns do not move)
 OWN_INDENT = "      "
 
@@ -523,7 +536,7 @@ def register(app: typer.Typer) -> None:
                 console.print("  to see the failing hidden test's shape: the same command with --show-hidden",
                               markup=False, highlight=False)
             if timing is not None:
-                console.print("  timing: " + quoted(timing_line(timing, budget_ms), console.width, 10),
+                console.print("  timing: " + timing_text(timing, budget_ms, console.width),
                               markup=False, highlight=False, soft_wrap=True)
                 run_line = run_reading_line(candidate, sources, backend) if "speedup" in timing else None
                 if run_line:
