@@ -69,3 +69,29 @@ def input_orders(task: Any, shape: dict[str, int]) -> list[list[int] | None]:
             continue
         out.append(sorted(range(x.dim()), key=lambda d: (-x.stride(d), d)))
     return out
+
+
+def output_dtypes(task: Any, shape: dict[str, int]) -> list[str] | None:
+    """The dtype of each tensor the task's reference ``Model.forward`` returns
+    at ``shape`` (``"int8"``, ``"float32"``; a tuple or list of outputs in
+    order), from a call on PyTorch's ``meta`` device: no data, no arithmetic.
+    Runs the task's own code (its ``Model``), never a candidate's.
+
+    Returns ``None`` where the reference cannot run on ``meta`` (an op without
+    a meta kernel, ``.item()`` on a value) or does not load: the caller then
+    knows nothing of the outputs (queue round rt78: the quant tolerance line
+    stated the int8-code rule and the float metrics together, and a
+    float32 fake-quant task's "int8 grid" read as int8 codes)."""
+    import torch
+
+    try:
+        module = task.load_module(shape)
+        with torch.device("meta"):
+            model = module.Model(*module.get_init_inputs())
+            out = model(*module.get_inputs())
+    except Exception:  # noqa: BLE001 - the task's own code; any failure means "not known"
+        return None
+    outs = out if isinstance(out, (tuple, list)) else [out]
+    if not outs or not all(isinstance(x, torch.Tensor) for x in outs):
+        return None
+    return [str(x.dtype).removeprefix("torch.") for x in outs]

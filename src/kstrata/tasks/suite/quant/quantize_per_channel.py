@@ -13,8 +13,10 @@ KSTRATA = {
     "description": "int8 quantization of w (N, K) float32 with per-row scales s (N,) given as "
     "an input; s = 0.8 * amax|w[n]| / 127, so each row spans the int8 range and its largest "
     "values saturate. Rows have different magnitudes (w = randn * (0.1 + row factor)), so a "
-    "scale applied along the wrong axis fails. Policy 'quant' rather than 'exact': one step "
-    "allowed at rounding ties only, see quantize_per_tensor.",
+    "scale applied along the wrong axis fails. The int8 output must equal the reference's "
+    "except one step where w / s is within rounding of a .5 tie (torch.round rounds half to "
+    "even), where the float32 reference, the float64 oracle and a kernel that multiplies by "
+    "1/s may differ; truncation toward zero, floor, or a clamp off by one fails.",
     "shapes": {
         "nominal": {"N": 8192, "K": 4096},
         "small": [{"N": 64, "K": 128}, {"N": 77, "K": 5}],
