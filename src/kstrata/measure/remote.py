@@ -925,20 +925,23 @@ class RemoteTimer:
             return self.local(thunk)
         thunk.prepare()
         owner.device_ms = None
-        before = owner.cpu_ms()
-        if before is not None and owner._cpu_after is not None and not owner._fetched:
-            owner.gap_cpu_ms.append(before - owner._cpu_after)
-        owner._fetched = False
         # the sandbox's idle-CPU reads (kstrata.sandbox.idle_cpu: psutil and /proc, ~0.3 ms a request on the H100
         # host) happen before and after the judge's clock, not inside it: inside, an honest Triton
         # cross_entropy's wall-minus-event gap read 0.86 ms against eager's 0.52 ms (eager's trusted process
         # makes none) and its timing was marked suspicious (clock disagreement; benchmarks/results/
-        # gpu_h100_20261206b.txt)
+        # gpu_h100_20261206b.txt). The candidate's CPU clocks are read inside them, next to the judge's clock:
+        # read outside (7f66959), what its helpers did while the judge made those reads, off the clock, counted
+        # as the call's CPU and not as a gap's (deferred_work_note): work ahead of each call and left after it,
+        # unseen (red team rt77, tests/sandbox/test_rt77_sandbox_idle_window.py)
         with idle_reads_off_clock(owner.proc):
+            before = owner.cpu_ms()
+            if before is not None and owner._cpu_after is not None and not owner._fetched:
+                owner.gap_cpu_ms.append(before - owner._cpu_after)
+            owner._fetched = False
             t0 = time.perf_counter_ns()
             thunk()
             ms = (time.perf_counter_ns() - t0) / 1e6
-        owner._cpu_after = owner.cpu_ms()
+            owner._cpu_after = owner.cpu_ms()
         dev = owner.device_ms
         owner.after_call(thunk.i)
         if self.device.startswith("cuda"):
