@@ -38,6 +38,17 @@ def _spec(role: str, spare: bool = False):
     return p
 
 
+def _verification(text: str):
+    """A new candidate's verification process (its own kernel-cache key), not started."""
+    from kstrata.backends.registry import get_backend
+    from kstrata.sandbox import CandidateProcess
+    from kstrata.sandbox.client import sandbox_env
+    from kstrata.sandbox.kernel_cache import candidate_key
+
+    key = candidate_key("pytorch", {"source": text}, "verify", "task-digest")
+    return CandidateProcess("pytorch", env=sandbox_env(get_backend("pytorch")), memory_mb=4096, kernel_cache=key)
+
+
 def _wait_starts(key: tuple) -> None:
     from kstrata.sandbox import client
 
@@ -98,25 +109,18 @@ def test_no_spare_where_no_timing_follows_or_one_is_idle(monkeypatch):
 def test_the_next_candidates_verification_finds_a_zygote_started_when_the_last_one_ran_hidden_tests(monkeypatch):
     """b005edb/24cccb0: every verification of a new candidate started a zygote (the one before was marked);
     now the end of a process that ran hidden tests starts its replacement in the background."""
-    from kstrata.backends.registry import get_backend
-    from kstrata.sandbox import CandidateProcess, client
-    from kstrata.sandbox.client import sandbox_env
-    from kstrata.sandbox.kernel_cache import candidate_key
+    from kstrata.sandbox import client
 
     client.close_zygotes()
     starts = _counted(monkeypatch)
 
-    def verification(text: str):
-        key = candidate_key("pytorch", {"source": text}, "verify", "task-digest")
-        return CandidateProcess("pytorch", env=sandbox_env(get_backend("pytorch")), memory_mb=4096, kernel_cache=key)
-
-    a = verification("# candidate a\n").start()
+    a = _verification("# candidate a\n").start()
     a.saw_hidden = True
     a.close()
     settings = a.key()
     with client._IDLE_LOCK:
         assert settings in client._STARTING or client._unmarked_idle(settings)
-    b = verification("# candidate b\n").start()
+    b = _verification("# candidate b\n").start()
     try:
         assert len(starts) == 2 and starts[1] is b.zygote  # a's zygote once, then the one started as a closed
     finally:
@@ -130,19 +134,12 @@ def test_several_spares_keep_a_run_of_new_candidates_from_starting_zygotes_on_th
     """On the H100 host a zygote start took 8-10 s and a level-1 verification a few seconds, so one spare
     left a start on every task's path (12-24 s per task at 6e2faca). With spare_target() = 2 the close of
     the first candidate's process starts two, and the next two candidates' verifications start none."""
-    from kstrata.backends.registry import get_backend
-    from kstrata.sandbox import CandidateProcess, client
-    from kstrata.sandbox.client import sandbox_env
-    from kstrata.sandbox.kernel_cache import candidate_key
+    from kstrata.sandbox import client
 
     client.close_zygotes()
     starts = _counted(monkeypatch, spares=2)
 
-    def verification(text: str):
-        key = candidate_key("pytorch", {"source": text}, "verify", "task-digest")
-        return CandidateProcess("pytorch", env=sandbox_env(get_backend("pytorch")), memory_mb=4096, kernel_cache=key)
-
-    a = verification("# candidate a\n").start()
+    a = _verification("# candidate a\n").start()
     a.saw_hidden = True
     a.close()
     settings = a.key()
@@ -153,7 +150,7 @@ def test_several_spares_keep_a_run_of_new_candidates_from_starting_zygotes_on_th
     used = []
     try:
         for text in ("# candidate b\n", "# candidate c\n"):
-            p = verification(text).start()
+            p = _verification(text).start()
             used.append(p.zygote)
             p.saw_hidden = True
             p.close()  # starts replacements in the background (not counted below until they are taken)
