@@ -451,6 +451,10 @@ def confirm_for_export(info: Any, digest: str, on_start: Callable[[str], None] |
     from kstrata.verify.interp_cost import slow_note
 
     limit = DEFAULT_TIMEOUT_S if timeout_s is None else timeout_s
+    try:  # before any word of a verification: a run without its secret is refused (newcomer nc26)
+        secret = run_secret(info.run_dir)
+    except StoreError as e:
+        raise OptionError(str(e)) from None
     beat = None
     if on_start is not None:
         from rich.text import Text
@@ -466,7 +470,7 @@ def confirm_for_export(info: Any, digest: str, on_start: Callable[[str], None] |
         beat = progress.Heartbeat(Text(""), on_start, quiet_s=progress.QUIET_S, max_quiet_s=progress.QUIET_S,
                                   backend=info.backend.name)
     pool = pool_for(info.backend)
-    evaluator = VerifyMeasureEvaluator(secret=run_secret(info.run_dir), baselines=info.baselines,
+    evaluator = VerifyMeasureEvaluator(secret=secret, baselines=info.baselines,
                                        shape=info.shape, pool=pool, confirm_timeout_s=timeout_s)
     try:
         if beat is not None:
