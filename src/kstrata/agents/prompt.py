@@ -22,6 +22,7 @@ through which a hidden shape, seed or the run secret could reach a prompt.
 
 from __future__ import annotations
 
+import ast
 import re
 import tomllib
 from collections.abc import Mapping, Sequence
@@ -168,6 +169,49 @@ def answer_example(backend: str, level: str) -> str:
         if isinstance(entry, Mapping) and isinstance(entry.get("change"), str):
             return entry["change"].strip()
     return ""
+
+
+def _forward_params(source: str) -> list[str] | None:
+    """The parameter names of the reference ``Model.forward`` (without
+    ``self``), read from the task's text; ``None`` when it does not parse or
+    has no such method."""
+    try:
+        tree = parse_module(source)
+    except (SyntaxError, ValueError):
+        return None
+    model = next((n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Model"), None)
+    fwd = next((n for n in (model.body if model else ()) if isinstance(n, ast.FunctionDef) and n.name == "forward"),
+               None)
+    return [a.arg for a in fwd.args.args[1:]] if fwd is not None else None
+
+
+def drawn_inputs(source: str, meta: Any) -> str:
+    """Which inputs the task's input draws change, in words, where not all of
+    them (``meta.dist_inputs`` set and a draw other than ``normal``): e.g.
+    "the draws change `w` only; `scale` is not drawn (... computed before the
+    draw and not recomputed after it)". ``""`` where every
+    floating input is drawn (``dist_inputs`` None) or the names are unknown.
+
+    Queue round rt78 (quantize_per_channel, tvm-llvm): the prompt said "every
+    test runs the task's inputs under one of these" and the description
+    "s = 0.8 * amax|w[n]| / 127, so ... its largest values saturate", while the
+    judge draws w alone (``dist_inputs [0]``, kstrata.tasks.inputs.apply_distribution)
+    and keeps the scale get_inputs() computed from the undrawn w: under
+    `outliers` or `shifted` most of a row saturates."""
+    only = getattr(meta, "dist_inputs", None)
+    if only is None or not [d for d in getattr(meta, "distributions", ()) if d != "normal"]:
+        return ""
+    names = _forward_params(source)
+    if not names or any(i >= len(names) for i in only):
+        return ""
+    drawn = [f"`{names[i]}`" for i in only]
+    kept = [f"`{n}`" for i, n in enumerate(names) if i not in only]
+    if not drawn:
+        return "the draws change no input: every test uses the values get_inputs() makes"
+    rest = (f"; {', '.join(kept)} {'is' if len(kept) == 1 else 'are'} not drawn (a value get_inputs() derives "
+            "from a drawn input, such as a scale, is computed before the draw and not recomputed after it)"
+            ) if kept else ""
+    return f"the draws change {', '.join(drawn)} only{rest}"
 
 
 def public_reference(source: str) -> str:
@@ -354,6 +398,7 @@ class TaskContract:
     hidden_sizes: tuple[str, ...] = ()
     hidden_primes: bool = False
     draws: tuple[tuple[str, str], ...] = ()
+    drawn_inputs: str = ""
 
     @classmethod
     def from_task(cls, task: Any) -> "TaskContract":
@@ -388,6 +433,7 @@ class TaskContract:
             hidden_primes=_has_prime(task),
             draws=tuple((d, DRAW_SUMMARY.get(d, "") + DRAW_PROMPT_NOTES.get(d, ""))
                         for d in getattr(meta, "distributions", ())),
+            drawn_inputs=drawn_inputs(task.source, meta),
         )
 
 
