@@ -28,11 +28,15 @@ before it, so ``sum_j s^2 <= 2 L s_0^2 + 2 sum_j r_j^2`` and by Cauchy-Schwarz
 costs one float64 product plus ``(|A|^2)(|B|^2)``, and exceeds it by a factor
 of about 3 on centred data for ``L ~ sqrt(K / 2)``.
 
-A 1-D or 2-D convolution (one group, not transposed) is the product of its
-weights ``(C_out, C_in * kernel)`` and its input's im2col matrix
-(``torch.nn.functional.unfold``), where that matrix is at most
-:data:`UNFOLD_BUDGET` elements: TF32 inputs to a convolution over
-``K = 256 * 3 * 3`` terms passed two of three draws before.
+Every convolution (1-, 2- or 3-D, grouped, transposed; ``aten.convolution``)
+is bounded the same way with its input channels as the blocks
+(:func:`ordered_convolution_bound`): each block's partial sum is the
+convolution of those channels, and ``sum_k p_k^2`` the convolution of
+``x^2`` with ``w^2``. Red-team rt73 bounded only 1-D/2-D, one-group,
+not-transposed convolutions (through im2col); rt76: TF32 inputs to a
+grouped convolution (256 channels a group, K = 2304), a 3-D one (K = 3456)
+and a transposed one (K = 2304) read within the old ``sqrt(K) |W||x|``
+allowance (cases ``tests/verify/cases/rt76_*_tf32``).
 """
 
 from __future__ import annotations
@@ -56,35 +60,9 @@ BLOCK_BUDGET = 1 << 27
 MIN_BLOCKS = 16
 
 
-#: Elements of a convolution's im2col matrix (batch x terms x output positions), at most.
-UNFOLD_BUDGET = 1 << 24
-
-
-def _convolution(args: tuple) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None] | None:
-    """A 1-D or 2-D convolution (not transposed, one group) as ``(W (C_out, K), im2col (N, K, L), bias)``
-    in float64, ``K = C_in * prod(kernel)``, or None (another kind, or an im2col over :data:`UNFOLD_BUDGET`)."""
-    x, w, bias, stride, padding, dilation, transposed = args[:7]
-    if transposed or int(args[8]) != 1 or x.dim() not in (3, 4) or w.dim() != x.dim():
-        return None
-    if x.dim() == 3:  # (N, C, L) as (N, C, 1, L)
-        x, w = x.unsqueeze(2), w.unsqueeze(2)
-        stride, padding, dilation = [1, *stride], [0, *padding], [1, *dilation]
-    kernel = [int(d) for d in w.shape[2:]]
-    positions = math.prod((int(x.shape[2 + i]) + 2 * int(padding[i]) - int(dilation[i]) * (kernel[i] - 1) - 1)
-                          // int(stride[i]) + 1 for i in range(2))
-    if int(x.shape[0]) * math.prod(int(d) for d in w.shape[1:]) * max(positions, 0) > UNFOLD_BUDGET:
-        return None
-    cols = torch.nn.functional.unfold(x.double(), kernel, dilation=list(dilation), padding=list(padding),
-                                      stride=list(stride))
-    c = None if bias is None else bias.double()[:, None]
-    return w.double().reshape(w.shape[0], -1), cols, c
-
-
 def _operands(func: Any, args: tuple, kwargs: dict) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None] | None:
     """``(A (..., M, K), B (..., K, N), C or None)`` in float64 with ``alpha`` folded into ``A`` and
     ``beta`` into ``C`` (broadcastable to the product); None for an op or operands it cannot read."""
-    if func is _aten.convolution.default:
-        return _convolution(args)
     if func in ADDED_PRODUCTS:
         named = dict(zip(("beta", "alpha"), args[3:5]))
         named.update(kwargs)
@@ -109,8 +87,8 @@ def ordered_product_bound(func: Any, args: tuple, kwargs: dict, out_shape: Any, 
     Parameters
     ----------
     func:
-        The aten op: one of :data:`PLAIN_PRODUCTS` or :data:`ADDED_PRODUCTS`, or ``convolution`` (1-D or
-        2-D, not transposed, one group: an im2col product, :func:`_convolution`).
+        The aten op: one of :data:`PLAIN_PRODUCTS` or :data:`ADDED_PRODUCTS`, or ``convolution``
+        (:func:`ordered_convolution_bound`).
     args, kwargs:
         Its arguments (floating tensors, float64 in the oracle's run).
     out_shape:
@@ -128,7 +106,9 @@ def ordered_product_bound(func: Any, args: tuple, kwargs: dict, out_shape: Any, 
         ``c`` (beta times the bias) first or last; None for another op or operands it cannot read; inf
         where a value is not finite (the caller keeps its own bound there).
     """
-    if func not in PLAIN_PRODUCTS and func not in ADDED_PRODUCTS and func is not _aten.convolution.default:
+    if func is _aten.convolution.default:
+        return ordered_convolution_bound(args, out_shape, u, lam)
+    if func not in PLAIN_PRODUCTS and func not in ADDED_PRODUCTS:
         return None
     operands = _operands(func, args, kwargs)
     if operands is None:
@@ -148,6 +128,13 @@ def ordered_product_bound(func: Any, args: tuple, kwargs: dict, out_shape: Any, 
         starts.addcmul_(s, s, value=hi - lo)
         s.add_(a[..., lo:hi] @ b[..., lo:hi, :])
     leaves = (a * a) @ (b * b)  # sum_k p_k^2
+    return _bound(starts, step, (a * a) @ (b * b), c, k, u, lam, out_shape)
+
+
+def _bound(starts: torch.Tensor, step: int, leaves: torch.Tensor, c: torch.Tensor | None, k: int, u: float,
+           lam: float, out_shape: Any) -> torch.Tensor:
+    """``ORDER_MARGIN * lam * u * sqrt(2 starts + 2 step^2 leaves + leaves)``, with the added term ``c``
+    first or last (module docstring); inf where not finite."""
     sq = 2 * starts + 2 * step * step * leaves + leaves
     if c is not None:
         c2 = torch.broadcast_to(c * c, sq.shape)
@@ -155,3 +142,46 @@ def ordered_product_bound(func: Any, args: tuple, kwargs: dict, out_shape: Any, 
     bound = (ORDER_MARGIN * lam * u) * sq.sqrt()
     bound = torch.where(torch.isfinite(bound), bound, torch.full_like(bound, math.inf))
     return bound.reshape(out_shape)
+
+
+def ordered_convolution_bound(args: tuple, out_shape: Any, u: float, lam: float) -> torch.Tensor | None:
+    """The left-to-right bound of :func:`ordered_product_bound` for ``aten.convolution`` of any kind.
+
+    ``args`` are ``(x (N, C_in, *spatial), w, bias, stride, padding, dilation, transposed, output_padding,
+    groups)``; ``w`` is ``(C_out, C_in / groups, *kernel)``, or ``(C_in, C_out / groups, *kernel)`` when
+    transposed. Each output sums at most ``K = C_in / groups * prod(kernel)`` products, taken channel by
+    channel; the channels of every group are cut into the same blocks of ``step`` channels
+    (``L = step * prod(kernel)`` terms), a block's partial sum is the convolution of those channels
+    (float64) and ``sum_k p_k^2`` is ``conv(x^2, w^2)``. Returns float64 ``out_shape``, or None for
+    operands it cannot read (not floating, depthwise: one channel a group, where ``K`` is the kernel's
+    size and the caller's ``sqrt(K) |W||x|`` is as tight)."""
+    x, w, bias = args[0], args[1], args[2]
+    transposed, groups = bool(args[6]), int(args[8])
+    if not (isinstance(x, torch.Tensor) and isinstance(w, torch.Tensor)) or x.dim() < 3 or not math.isfinite(u):
+        return None
+    per_group = int(x.shape[1]) // max(groups, 1)
+    kernel = math.prod(int(d) for d in w.shape[2:])
+    k = per_group * kernel
+    if per_group <= 1 or k <= 1:
+        return None
+    x, w = x.double(), w.double()
+    rest = list(args[3:])
+    outputs = math.prod(int(d) for d in out_shape)
+    blocks = min(per_group, MAX_BLOCKS, max(1, math.ceil(k / math.sqrt(max(k / 2, 1)))),
+                 max(MIN_BLOCKS, BLOCK_BUDGET // max(outputs, 1)))
+    step = math.ceil(per_group / blocks)
+
+    def part(lo: int, hi: int) -> torch.Tensor:
+        idx = torch.cat([torch.arange(g * per_group + lo, g * per_group + hi) for g in range(groups)])
+        ws = w[idx] if transposed else w[:, lo:hi]
+        return _aten.convolution.default(x[:, idx], ws, None, *rest)
+
+    s = part(0, step)
+    starts = torch.zeros_like(s)
+    for lo in range(step, per_group, step):
+        hi = min(per_group, lo + step)
+        starts.addcmul_(s, s, value=(hi - lo) * kernel)
+        s.add_(part(lo, hi))
+    leaves = _aten.convolution.default(x * x, w * w, None, *rest)
+    c = None if bias is None else bias.double().reshape(-1, *([1] * (x.dim() - 2)))
+    return _bound(starts, step * kernel, leaves, c, k, u, lam, out_shape)
