@@ -29,9 +29,13 @@ WINDOW_S = 2.0
 SHARE = 0.25
 #: Least CPU ms over a window that ends a candidate (below: timer and reaping noise).
 MIN_MS = 500.0
-#: The sandbox's process list is read again at most this often (s): a walk of the host's
-#: ``/proc`` (milliseconds), where each clock read is one system call.
-REFRESH_S = 1.0
+#: The sandbox's process list is read again at most this often (s): 0, at every reply and request, read
+#: from the sandbox's own ``/proc/PID/task/TID/children`` files (:func:`kstrata.sandbox.client.descendants`,
+#: ~0.3 ms). It was 1 s (a walk of the host's whole ``/proc``, milliseconds): a process forked in a call,
+#: spinning through the judge's gap and reaped in the next call was on neither list, and its CPU went into
+#: its reaper's clock inside a request, so a sandbox that kept a CPU busy over every gap read 0.1 ms
+#: (red team rt77, tests/sandbox/cases/rt77_fresh_spinner_per_gap).
+REFRESH_S = 0.0
 
 
 class IdleCpu:
@@ -77,8 +81,9 @@ class IdleCpu:
         t0, before = mark
         after = self._read()
         self.gap_s += time.monotonic() - t0
-        # a process on both lists: one born in the gap is counted from the next gap on
-        self.gap_ms += sum(max(0.0, after[p] - before[p]) for p in after if p in before)
+        # a process on both lists by its use since the reply; one on the second only was born in the gap
+        # (both lists are fresh, REFRESH_S): all its CPU (with what it reaped) is the gap's
+        self.gap_ms += sum(max(0.0, after[p] - before[p]) if p in before else after[p] for p in after)
         if self.gap_s < WINDOW_S:
             return None
         wall, used = self.gap_s, self.gap_ms
