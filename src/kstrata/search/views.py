@@ -86,7 +86,9 @@ def node_label(tree: CandidateTree, node: Node, finished: bool = False) -> Text:
     e.g. a lookahead) says so (``finished``: the run has stopped, so an
     unevaluated node never will be)."""
     colour = {"correct": "green", None: "dim"}.get(node.verdict, "red")
-    parts: list[tuple[str, str]] = [(node.hash[:8], "bold"), (f" {node.level or 'initial'} {node.role} ", ""),
+    # the start has no level and no proposer: "initial" once, not "initial initial" (newcomer nc26)
+    edited = f"{node.level or 'initial'} {node.role}" if node.level or node.role != "initial" else "initial"
+    parts: list[tuple[str, str]] = [(node.hash[:8], "bold"), (f" {edited} ", ""),
                                     (node.verdict or unevaluated(finished), colour)]
     if node.reduced_scope:  # passed the search's small-scope screening only (newcomer nc18)
         parts.append((" (small scope only)", "yellow"))
