@@ -295,7 +295,9 @@ def _initial(option: Path | None, task: Any, backend: Any, resume: Path | None) 
             sources = import_sources(option, meta)
         except ValueError as e:
             raise OptionError(f"--initial {option}: {e}") from None
-    elif option.is_dir():  # a run's best/ or candidates/<hash>/: its level files
+    elif option.is_dir() or (len(backend.levels) > 1 and option.is_file() and option.stem in backend.levels):
+        # a run's best/ or candidates/<hash>/: its level files; one of them (best/graph.py) reads the whole folder,
+        # as kstrata eval takes it (newcomer nc26: eval took best/graph.py, --initial refused it)
         try:
             sources, _ = read_candidate(option, backend.name)
         except (FileNotFoundError, ValueError) as e:
@@ -357,7 +359,8 @@ def _interpreter_notes(task: Any, backend: Any, evaluator: Any) -> None:
 INITIAL_HELP = ("Start from this candidate instead of the backend's shipped kernel for the task. A "
                 "one-file candidate for pytorch, pytorch-cuda, triton, triton-interp and tilelang-* (a "
                 "KernelBench-format .py file defining ModelNew, as `kstrata eval` takes; for Triton/TileLang "
-                "it imports the DSL); for any backend a run's best/ or candidates/<hash>/ directory, a "
+                "it imports the DSL); for any backend a run's best/ or candidates/<hash>/ directory (or one of "
+                "its level files, e.g. best/graph.py), a "
                 "`kstrata import` directory, or a JSON file {level: source text} (tvm-*: graph, schedule, "
                 "source). The built-in proposer tunes a Triton/TileLang start over its `# kstrata-tune:` "
                 "choices, e.g. `SCHEDULE = {\"rpb\": 1}  # kstrata-tune: rpb in {1, 2, 4}` (TileLang) or "
