@@ -5,8 +5,8 @@ candidate folder, as ``kstrata eval`` takes that path (newcomer nc26).
 schedule and verified the candidate, but ``kstrata optimize rmsnorm --backend tvm-llvm
 --initial RUN/best/graph.py`` refused the same path ('a tvm-llvm candidate has the levels
 graph, schedule, source, not one file'). A level file of a multi-level backend now reads its
-folder; any other lone file is refused as before. ``cases/nc26_tvm_best`` is the start
-(graph.py, schedule.py) of a quick-start rmsnorm run on tvm-llvm."""
+folder; any other lone file is refused as before. The candidate folder is red-team round rt60's
+honest rmsnorm graph and schedule (tests/verify/cases_rt60/g_rsqrt_honest), read as text only."""
 
 from pathlib import Path
 
@@ -17,7 +17,7 @@ from kstrata.cli.errors import OptionError
 from kstrata.cli.optimize import _initial
 from kstrata.tasks.loader import resolve_task
 
-BEST = Path(__file__).parent / "cases" / "nc26_tvm_best"
+BEST = Path(__file__).parents[1] / "verify" / "cases_rt60" / "g_rsqrt_honest"
 
 
 def test_a_level_file_starts_from_its_whole_folder():
