@@ -30,6 +30,7 @@ from __future__ import annotations
 import math
 import re
 import time
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import torch
@@ -439,8 +440,10 @@ def _name_dims(shape: tuple[int, ...], per_dim: dict[int, list[int]]) -> str:
     return f"wrong elements of the output (shape {tuple(shape)}) at indices along " + "; ".join(parts)
 
 
-def describe_tensor(cand: torch.Tensor, oracle: torch.Tensor, bad: torch.Tensor, stats: dict) -> list[dict]:
-    """Items locating the wrong elements of one output."""
+def describe_tensor(cand: torch.Tensor, oracle: torch.Tensor, bad: torch.Tensor, stats: dict,
+                    inputs: Sequence[Any] = ()) -> list[dict]:
+    """Items locating the wrong elements of one output (``inputs``: the test's, where known: an item
+    whose pattern the inputs' rows explain is left out, :func:`kstrata.verify.row_groups.row_groups_item`)."""
     items = []
     c, o = cand.double(), oracle.double()
     left_out = int(stats.get("outside_domain") or 0)  # elements the task's domain excuses (the reference fails)
@@ -475,7 +478,7 @@ def describe_tensor(cand: torch.Tensor, oracle: torch.Tensor, bad: torch.Tensor,
         items.append(item("rows_cols", "source", _name_dims(tuple(bad.shape), per_dim),
                           rows=rows[:64], cols=cols[:64], n_rows=view.shape[0], n_cols=n_cols,
                           shape=list(bad.shape), dims={str(d): idx[:64] for d, idx in per_dim.items()}))
-        groups = row_groups_item(c, o, bad) if same else None
+        groups = row_groups_item(c, o, bad, inputs) if same else None
         if groups is not None:
             items.append(groups)
         edge = [r for r in rows if r in (0, view.shape[0] - 1)]
@@ -676,7 +679,8 @@ def locate(ctx: "Context", failure: "Failure", run: "ShapeRun | None", tests: li
     items: list[dict] = []
     for i, comp in enumerate(failure.comparisons):
         if not comp.ok and comp.bad is not None and i < len(failure.outputs):
-            items += describe_tensor(failure.outputs[i], failure.oracles[i], comp.bad, comp.stats)
+            items += describe_tensor(failure.outputs[i], failure.oracles[i], comp.bad, comp.stats,
+                                     run.inputs(failure.test) if run is not None else ())
             hint = parameter_hint(run.model, failure.outputs[i], failure.oracles[i]) if run is not None else None
             items += [hint] if hint else []
             if run is not None and not hint:

@@ -15,6 +15,8 @@ ratios)."""
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
 from typing import Any
 
 import torch
@@ -64,7 +66,33 @@ def _factors(c: torch.Tensor, o: torch.Tensor, rows: list[int]) -> str:
             f"rounding ({', '.join(shown)}): each row was divided by another row's scale")
 
 
-def row_groups_item(c: torch.Tensor, o: torch.Tensor, bad: torch.Tensor) -> dict[str, Any] | None:
+def explained_by_inputs(right: list[bool], inputs: Sequence[Any]) -> bool:
+    """Whether a floating input with one row per output row (its elements split evenly over the
+    output's rows) separates the right rows from the wrong ones by its row means alone (every right
+    row's mean above every wrong row's, or below): the pattern then follows the data, not a tile.
+    Newcomer nc26: a softmax whose max started at 0.0 was wrong on every row the ``offset`` draw moved
+    to -1000 and right on those moved to +1000, alternately, and read as "row 0 of each group of 2
+    right: a value taken once per tile of 2 rows" from a kernel with one program per row
+    (tests/verify/cases/nc26_misleading_hints). Needs 4 or more rows (by chance, a tile bug's random
+    rows separate with probability 2 / C(n, n/P): 1/35 at 8 rows in groups of 2)."""
+    n = len(right)
+    if n < 4 or all(right) or not any(right):
+        return False
+    for x in inputs:
+        if not (isinstance(x, torch.Tensor) and x.is_floating_point() and x.dim() >= 2 and x.numel()):
+            continue
+        if math.prod(x.shape[:-1]) != n:  # one input row per output row
+            continue
+        means = torch.nan_to_num(x.detach().double().reshape(n, -1).mean(dim=1)).tolist()
+        ok = [m for m, r in zip(means, right) if r]
+        bad = [m for m, r in zip(means, right) if not r]
+        if min(ok) > max(bad) or max(ok) < min(bad):
+            return True
+    return False
+
+
+def row_groups_item(c: torch.Tensor, o: torch.Tensor, bad: torch.Tensor,
+                    inputs: Sequence[Any] = ()) -> dict[str, Any] | None:
     """The ``row_groups`` item (level ``source``) for one output, or None.
 
     Parameters
@@ -74,6 +102,9 @@ def row_groups_item(c: torch.Tensor, o: torch.Tensor, bad: torch.Tensor) -> dict
         more dimensions (rows: every index but the last, flattened).
     bad : torch.Tensor
         bool, that shape: the wrong elements.
+    inputs : sequence
+        The test's inputs, where known: None when one of them explains the
+        pattern (:func:`explained_by_inputs`).
 
     Returns
     -------
@@ -89,7 +120,7 @@ def row_groups_item(c: torch.Tensor, o: torch.Tensor, bad: torch.Tensor) -> dict
     wrong = bad.reshape(-1, n_cols).any(dim=1).tolist()
     right = [not w for w in wrong]
     p = _group(right)
-    if p is None or sum(right) < MIN_GROUPS:
+    if p is None or sum(right) < MIN_GROUPS or explained_by_inputs(right, inputs):
         return None
     at = [i for i, ok in enumerate(right) if ok]
     offsets = {i % p for i in at}
