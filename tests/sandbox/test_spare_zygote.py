@@ -160,3 +160,18 @@ def test_several_spares_keep_a_run_of_new_candidates_from_starting_zygotes_on_th
     finally:
         _wait_starts(settings)
         client.close_zygotes()
+
+
+def test_several_spares_only_for_gpu_candidates_unless_set(monkeypatch):
+    """A spare starts while the previous candidate's timing runs: on a CPU backend several starts at once
+    took CPUs from that timing, so CPU candidates keep one spare whatever the host; GPU candidates (whose
+    timing reads CUDA events) one per four CPUs, 1 to 4; KSTRATA_SPARE_ZYGOTES sets both."""
+    from kstrata.sandbox import client
+
+    monkeypatch.delenv(client.SPARES_ENV, raising=False)
+    monkeypatch.setattr(client, "allowed_cpu_count", lambda: 16)
+    assert client.spare_target(gpu=True) == 4 and client.spare_target(gpu=False) == 1
+    monkeypatch.setattr(client, "allowed_cpu_count", lambda: 2)
+    assert client.spare_target(gpu=True) == 1
+    monkeypatch.setenv(client.SPARES_ENV, "3")
+    assert client.spare_target(gpu=False) == 3 and client.spare_target(gpu=True) == 3

@@ -322,9 +322,12 @@ _IDLE_CHANGED = threading.Condition(_IDLE_LOCK)
 SPARES_ENV = "KSTRATA_SPARE_ZYGOTES"
 
 
-def spare_target() -> int:
+def spare_target(gpu: bool = True) -> int:
     """How many zygotes of one settings key :func:`start_spare` keeps idle (unmarked) or starting:
-    :data:`SPARES_ENV` when set, else one per four CPUs this process may use, at least 1, at most 4.
+    :data:`SPARES_ENV` when set; else, for GPU candidates (``gpu``), one per four CPUs this process may
+    use, at least 1, at most 4; for CPU candidates 1. A spare starts while the previous candidate's
+    timing runs: on a CPU backend several starts at once would take CPUs from that timing (its
+    contention check then leaves the speedup untrusted); a GPU timing reads CUDA events.
 
     Why more than one: every verification of a new candidate needs a zygote no hidden test marked
     (red team rt68), a zygote start takes 8-10 s on the H100 host (torch with its CUDA libraries and
@@ -335,7 +338,7 @@ def spare_target() -> int:
     v = os.environ.get(SPARES_ENV, "").strip()
     if v.isdigit():
         return int(v)
-    return max(1, min(4, allowed_cpu_count() // 4))
+    return max(1, min(4, allowed_cpu_count() // 4)) if gpu else 1
 
 
 def _unmarked_idle(key: tuple) -> int:
@@ -370,7 +373,7 @@ def start_spare(spec: "CandidateProcess") -> int:
     with _IDLE_LOCK:
         unmarked = sum(1 for z in _IDLE if getattr(z, "hidden_of", None) is None)
         room = MAX_IDLE_ZYGOTES - unmarked - sum(len(e) for e in _STARTING.values())
-        n = min(spare_target() - _unmarked_idle(key) - len(_STARTING.get(key, ())), room)
+        n = min(spare_target(bool(spec.gpu)) - _unmarked_idle(key) - len(_STARTING.get(key, ())), room)
         events = [threading.Event() for _ in range(max(0, n))]
         if events:
             _STARTING.setdefault(key, []).extend(events)
@@ -414,7 +417,8 @@ def _take_zygote(spec: "CandidateProcess", timeout_s: float) -> Zygote:
             left = deadline - time.monotonic()
             if left <= 0 or not _IDLE_CHANGED.wait(left):
                 break
-    return Zygote(spec).start(max(1.0, deadline - time.monotonic()))
+    # its own start gets the whole limit, as before spares (a spare that hung past it took only the wait)
+    return Zygote(spec).start(timeout_s)
 
 
 def _take_idle(spec: "CandidateProcess") -> Zygote | None:
