@@ -1,7 +1,10 @@
-"""The row_groups item stays silent where the inputs' rows explain which rows are right (newcomer nc26,
-tests/verify/cases/nc26_misleading_hints): a softmax whose running max started at 0.0 was wrong on every
-row the ``offset`` draw moved to -1000 and right on those moved to +1000, alternately, and was told "row 0
-of each group of 2 is right: a value taken once per tile of 2 rows" of a kernel with one program per row."""
+"""Feedback hints that misled newcomer nc26 (tests/verify/cases/nc26_misleading_hints).
+
+The row_groups item stays silent where the inputs' rows explain which rows are right: a softmax whose
+running max started at 0.0 was wrong on every row the ``offset`` draw moved to -1000 and right on those
+moved to +1000, alternately, and was told "row 0 of each group of 2 is right: a value taken once per tile
+of 2 rows" of a kernel with one program per row. The input_sign item stays silent where most elements of
+that sign are right."""
 
 from __future__ import annotations
 
@@ -44,3 +47,19 @@ def test_a_tile_that_shares_one_rows_value_is_still_named_on_random_rows():
     item = row_groups_item(c, o, bad, [x])
     assert item is not None and item["data"]["group"] == 2 and item["data"]["right"][:3] == [0, 2, 4]
     assert not explained_by_inputs([not b for b in bad.any(1).tolist()], [x])
+
+
+def test_wrong_elements_at_one_sign_are_named_only_where_most_of_that_sign_is_wrong():
+    """nc26's second hint: a wrong per-row normalizer (a softmax sum missing its last partial chunk) put its
+    wrong elements where the input is positive (the larger outputs cross atol first) with most positive
+    elements right; a branch for negative inputs (nc14's GELU) puts most of them wrong."""
+    from kstrata.verify.feedback import sign_hint
+
+    g = torch.Generator().manual_seed(2)
+    x = torch.randn(64, 256, generator=g, dtype=torch.float64)
+    top = x > torch.quantile(x, 0.85)  # the largest outputs only, all at positive inputs
+    assert bool((x[top] > 0).all()) and int(top.sum()) < int((x > 0).sum()) // 2
+    assert sign_hint([x], top) is None
+    branch = x < -0.1  # a formula wrong for negative inputs, small ones within tolerance
+    hint = sign_hint([x], branch)
+    assert hint is not None and hint["data"]["sign"] == "negative"
