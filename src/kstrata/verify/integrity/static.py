@@ -106,6 +106,12 @@ EVAL_LIKE = {"typing.get_type_hints", "typing.ForwardRef", "typing.evaluate_forw
              "typing_extensions.get_type_hints", "typing_extensions.evaluate_forward_ref"}
 INTROSPECTION_CALLS = {"__import__", "eval", "exec", "compile", "globals", "locals", "vars",
                        "breakpoint", "memoryview"}
+#: torch's own ways to run work on another thread (its inter-op pool): a call that returns
+#: ``torch.jit.fork(...)``'s future unwaited leaves the rest of its work running after it returned,
+#: which no harness check of Python threads sees (red team rt79:
+#: benchmarks/results/redteam_rt79_timing/rt79_fork_left_running.py read correct, no_threads_left passed)
+THREAD_APIS = {"torch.jit.fork", "torch.jit._fork", "torch._C._jit_fork", "torch.futures", "torch._C.Future",
+               "torch.jit.Future", "torch.jit._wait", "torch.jit.wait", "torch.set_num_interop_threads"}
 #: What the harness sets around a checked call and not around a timed one (deterministic
 #: algorithms with uninitialized-memory fill, the op recorder's dispatch mode): a candidate
 #: that reads them can compute one way when checked and another when timed (red-team round 3:
@@ -382,7 +388,7 @@ class _Visitor(ast.NodeVisitor):
         for a in node.names:
             self._module_import(a.name, node)
             self._path(a.name, node)
-            if any(a.name == p or a.name.startswith(p + ".") for p in MODE_PROBES):
+            if any(a.name == p or a.name.startswith(p + ".") for p in MODE_PROBES | THREAD_APIS):
                 self._reference(a.name, node)
             if a.asname:
                 self.aliases[a.asname] = a.name
@@ -399,7 +405,8 @@ class _Visitor(ast.NodeVisitor):
         for a in node.names:
             self._path(f"{mod}.{a.name}" if a.name != "*" else mod, node)
             self.aliases[a.asname or a.name] = f"{mod}.{a.name}"
-            if any(f"{mod}.{a.name}" == p or f"{mod}.{a.name}".startswith(p + ".") or mod == p for p in MODE_PROBES):
+            if any(f"{mod}.{a.name}" == p or f"{mod}.{a.name}".startswith(p + ".") or mod == p
+                   for p in MODE_PROBES | THREAD_APIS):
                 self._reference(f"{mod}.{a.name}", node)
             if a.name == "*":
                 self.add("no_introspection", node, f"star import from {mod}")
@@ -453,6 +460,9 @@ class _Visitor(ast.NodeVisitor):
         compute function named without being called here: an alias
         (``_f = torch.addcmul``, ``self.f = torch.relu``) that host code calls
         later, which :meth:`_compute_call` does not see."""
+        if any(name == p or name.startswith(p + ".") for p in THREAD_APIS):
+            self.add("no_threads", node, f"uses {name}: work on torch's inter-op threads can go on after the call "
+                     "returns, out of the judge's sight and clock")
         if any(name == p or name.startswith(p + ".") for p in MODE_PROBES):
             self.add("no_mode_probe", node, f"reads {name}: what the harness sets around checked calls, "
                      "so the candidate can behave differently when it is checked and when it is timed")
@@ -496,6 +506,9 @@ class _Visitor(ast.NodeVisitor):
         if isinstance(node.value, str) and id(node) not in self.docstrings and _private_text(node.value) \
                 and node.value not in self.own_private:
             self.private(repr(node.value), node, "names")  # getattr/attrgetter/import_module by a string
+        if isinstance(node.value, str) and id(node) not in self.docstrings \
+                and node.value in {p.rsplit(".", 1)[1] for p in THREAD_APIS} | {"fork"}:
+            self.add("no_threads", node, f"names {node.value!r} (getattr into torch's inter-op thread API)")
         if isinstance(node.value, str) and any(node.value == p.rsplit(".", 1)[1] for p in MODE_PROBES):
             self.add("no_mode_probe", node, f"names {node.value!r} (getattr/attrgetter into the harness's "
                      "checked-call state)")
