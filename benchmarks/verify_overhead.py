@@ -77,7 +77,8 @@ def main() -> None:
             print(f"{task.name:<28}{ev.verdict.value:<10}{ev.public_tests + ev.hidden_tests:>7}"
                   f"{proto:>12.3f}{ev.load_seconds:>9.3f}", flush=True)
             if ev.verdict.value != "correct":  # which check and where: a GPU-only failure is read from this line
-                print(f"#   {task.name}: check {ev.check}; {' '.join(str(ev.message).split())[:600]}", flush=True)
+                why = getattr(ev, 'message', None) or getattr(ev, 'error', None) or ev.feedback[:2]
+                print(f"#   {task.name}: check {ev.check}; {' '.join(str(why).split())[:600]}", flush=True)
     target = 5 if backend.device.startswith("cuda") else 2
     print(f"# {len(times)} tasks: median {statistics.median(times):.3f} s, "
           f"max {max(times):.3f} s (target: median < {target} s)")
