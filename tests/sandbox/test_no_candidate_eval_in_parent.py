@@ -170,4 +170,14 @@ def test_task_text_parsers_parse_only_the_task_file():
         assert calls
         for fn in (n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)):
             if any(c in ast.walk(fn) for c in calls):
-                assert fn.name in ("public_reference", "public_source"), (rel, fn.name)
+                assert fn.name in ("public_reference", "public_source", "_forward_params"), (rel, fn.name)
+    # _forward_params (the reference forward's parameter names, queue round rt78) is reached from
+    # drawn_inputs alone, and that only with the task's own text
+    tree = ast.parse((SRC / "agents" / "prompt.py").read_text())
+    users = {fn.name for fn in ast.walk(tree) if isinstance(fn, ast.FunctionDef)
+             for c in ast.walk(fn) if isinstance(c, ast.Call) and isinstance(c.func, ast.Name)
+             and c.func.id == "_forward_params"}
+    assert users == {"drawn_inputs"}
+    args = [ast.unparse(c.args[0]) for c in ast.walk(tree) if isinstance(c, ast.Call)
+            and isinstance(c.func, ast.Name) and c.func.id == "drawn_inputs"]
+    assert args and set(args) == {"task.source"}
