@@ -506,9 +506,6 @@ class _Visitor(ast.NodeVisitor):
         if isinstance(node.value, str) and id(node) not in self.docstrings and _private_text(node.value) \
                 and node.value not in self.own_private:
             self.private(repr(node.value), node, "names")  # getattr/attrgetter/import_module by a string
-        if isinstance(node.value, str) and id(node) not in self.docstrings \
-                and node.value in {p.rsplit(".", 1)[1] for p in THREAD_APIS} | {"fork"}:
-            self.add("no_threads", node, f"names {node.value!r} (getattr into torch's inter-op thread API)")
         if isinstance(node.value, str) and any(node.value == p.rsplit(".", 1)[1] for p in MODE_PROBES):
             self.add("no_mode_probe", node, f"names {node.value!r} (getattr/attrgetter into the harness's "
                      "checked-call state)")
