@@ -117,7 +117,11 @@ def test_screening_covers_the_sweeps_cheap_boundary_shapes():
     assert {"M": 8191, "K": 4099} not in shapes and {"M": 127, "K": 1001} not in shapes  # costlier than 64x512
 
 
-@pytest.mark.parametrize("scope", ["small", "full"])
+@pytest.mark.parametrize("scope", ["small", pytest.param("full", marks=pytest.mark.xfail(
+    reason="open (closing note of 2026-12-06): after [small] in the same process, the same candidate's full-scope "
+    "run forks where its hidden tests ran and has its details withheld since c5db2ce (red team rt77), so no "
+    "public_probe item; a fresh sandbox for the same candidate's later verification is the fix to decide",
+    strict=False))])
 def test_the_runs_rfactor_schedule_fails_at_a_public_probe_below_16(scope):
     """Verified for real on tvm-llvm: the schedule passes every public test
     (K = 512 and 33) and fails at K = 1, where lanes 1-15 were never written;
