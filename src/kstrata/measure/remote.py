@@ -215,10 +215,7 @@ class RemoteCandidate:
         timed call without the candidate's call), subtracted from every timed call."""
         samples = []
         for _ in range(n):
-            with idle_reads_off_clock(self.proc):  # as around a timed call (RemoteTimer)
-                t0 = time.perf_counter_ns()
-                self.proc.ok({"op": "run", "i": -1})
-                samples.append((time.perf_counter_ns() - t0) / 1e6)
+            samples.append(clocked_request(self.proc, {"op": "run", "i": -1})[2])  # as a timed call's clock
         self.overhead_ms = statistics.median(samples)
         return self.overhead_ms
 
@@ -322,10 +319,7 @@ class RemoteCandidate:
         # the idle-CPU reads off this clock too, as around a timed call: the baseline's trusted process makes
         # none, and since 55576c9 each lists the sandbox (red team rt77: an honest relu's flush read 3.58 ms
         # against the baseline's 2.37 ms here, an 'untimed work' note)
-        with idle_reads_off_clock(self.proc):
-            t0 = time.perf_counter_ns()
-            self.proc.ok(h)
-            self.flush_ms.append((time.perf_counter_ns() - t0) / 1e6)
+        self.flush_ms.append(clocked_request(self.proc, h)[2])
         if self.judge_flusher is not None:
             self.judge_flusher.flush()
 
@@ -349,10 +343,8 @@ class RemoteCandidate:
         self.fresh_checked = self.fresh_checked or (fresh and not decoy)
         self._fetched = True
         # the outputs in a request of their own, timed: work deferred into it shows (fetch_work_note)
-        with idle_reads_off_clock(self.proc):  # as the flush's and the timed call's (red team rt77)
-            t0 = time.perf_counter_ns()
-            h, b = self.proc.ok({"op": "fetch"})
-            self.fetch_ms.append((time.perf_counter_ns() - t0) / 1e6)
+        h, b, ms = clocked_request(self.proc, {"op": "fetch"})  # as the flush's and the timed call's (red team rt77)
+        self.fetch_ms.append(ms)
         if self.check is None:  # the baseline: the same request, for the comparison only
             return
         hi, bi = self.proc.ok({"op": "fetch", "inputs_of": i, "outputs": False})
@@ -829,6 +821,16 @@ def idle_reads_off_clock(proc: Any) -> Iterator[None]:
             proc.idle_paused = False
     if watched:
         proc.idle_mark()
+
+
+def clocked_request(proc: Any, header: dict) -> tuple[dict, list, float]:
+    """``proc.ok(header)`` timed by the judge's clock (ms), the idle-CPU reads off it
+    (:func:`idle_reads_off_clock`): the reply's header, its buffers and the milliseconds."""
+    with idle_reads_off_clock(proc):
+        t0 = time.perf_counter_ns()
+        h, b = proc.ok(header)
+        ms = (time.perf_counter_ns() - t0) / 1e6
+    return h, b, ms
 
 
 def sandbox_cpu_ms(pids: Sequence[int]) -> float:
