@@ -117,11 +117,7 @@ def test_screening_covers_the_sweeps_cheap_boundary_shapes():
     assert {"M": 8191, "K": 4099} not in shapes and {"M": 127, "K": 1001} not in shapes  # costlier than 64x512
 
 
-@pytest.mark.parametrize("scope", ["small", pytest.param("full", marks=pytest.mark.xfail(
-    reason="open (closing note of 2026-12-06): after [small] in the same process, the same candidate's full-scope "
-    "run forks where its hidden tests ran and has its details withheld since c5db2ce (red team rt77), so no "
-    "public_probe item; a fresh sandbox for the same candidate's later verification is the fix to decide",
-    strict=False))])
+@pytest.mark.parametrize("scope", ["small", "full"])
 def test_the_runs_rfactor_schedule_fails_at_a_public_probe_below_16(scope):
     """Verified for real on tvm-llvm: the schedule passes every public test
     (K = 512 and 33) and fails at K = 1, where lanes 1-15 were never written;
@@ -138,6 +134,30 @@ def test_the_runs_rfactor_schedule_fails_at_a_public_probe_below_16(scope):
     assert probe["data"]["shape"] == {"M": 64, "K": 1} and probe["level"] == "schedule", ev.feedback
     assert {"nonfinite", "unwritten_memory"} <= {i["kind"] for i in ev.feedback}, ev.feedback
     assert "race" not in {i["kind"] for i in ev.feedback}  # the poison, not a race
+
+
+@pytest.mark.slow
+def test_the_same_candidates_full_scope_confirmation_keeps_its_public_probe():
+    """A search screens at the small scope, then confirms at the full one: the
+    second verification forks where the first one's hidden tests ran (its
+    zygote and kernel cache are marked, red team rt77), so its details were
+    withheld and the agent lost the public probe at K = 1. Its public probes
+    now come from a clean re-run (a fresh sandbox without the kernel cache)."""
+    from kstrata.backends.registry import get_backend
+    from kstrata.sandbox.client import close_zygotes
+    from kstrata.verify.api import verify_candidate
+
+    close_zygotes()
+    task = resolve_task("gemv")
+    sources = {"graph": get_backend("tvm-llvm").initial_sources(task)["graph"], "schedule": RFACTOR_UNINITIALISED}
+    first = verify_candidate(task, "tvm-llvm", sources, secret=SECRET, scope="small")
+    assert first.evidence["stage"] == "hidden" and "clean_rerun" not in first.evidence, first.evidence
+    again = verify_candidate(task, "tvm-llvm", sources, secret=SECRET, scope="full")
+    assert str(again.verdict.value) == "incorrect" and again.evidence["stage"] == "hidden", again
+    assert "fresh sandbox" in again.evidence["clean_rerun"], again.evidence
+    probe = next(i for i in again.feedback if i["kind"] == "public_probe")
+    assert probe["data"]["shape"] == {"M": 64, "K": 1}, again.feedback
+    assert again.feedback[0]["kind"] == "hidden_failure" and "withheld" not in again.feedback[0]["text"]
 
 
 def test_outputs_that_follow_the_poison_are_told_from_a_race():
