@@ -22,6 +22,11 @@ from kstrata.search.tree import CandidateTree
 from kstrata.search.views import candidate_view, node_label, result_table
 from kstrata.store.run_store import RunStore
 from kstrata.tasks.loader import resolve_task
+import sys
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "search"))
+
+from search_fakes import NoProposals, ScreenOnly  # noqa: E402
 
 TASK = '''import torch
 import torch.nn as nn
@@ -67,25 +72,6 @@ class ModelNew(nn.Module):
         out[:stop] = blk / torch.clamp(torch.sqrt((blk * blk).sum(-1, keepdim=True)), min=1e-12)
         return out
 '''
-
-
-class NoProposals:
-    name = "none"
-
-    def propose(self, task, candidate, feedback, level, *, context):
-        return []
-
-
-class ScreenOnly:
-    """The search's screening (scope small) and nothing more: no timing, no confirmation."""
-
-    def __init__(self, secret):
-        self.secret = secret
-
-    def evaluate(self, task, backend, sources):
-        from kstrata.verify import verify_candidate
-
-        return verify_candidate(task, backend.name, sources, secret=self.secret, scope="small"), None
 
 
 @pytest.fixture(scope="module")

@@ -16,6 +16,12 @@ from typer.testing import CliRunner
 from kstrata.cli.main import app
 from kstrata.search import Budget, optimize
 from kstrata.tasks.loader import resolve_task
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "search"))
+
+from search_fakes import NoProposals, ScreenOnly  # noqa: E402
 
 TASK = '''import torch
 import torch.nn as nn
@@ -53,25 +59,6 @@ class ModelNew(nn.Module):
     def forward(self, x):
         return x.clamp_min(0.0)
 '''
-
-
-class NoProposals:
-    name = "none"
-
-    def propose(self, task, candidate, feedback, level, *, context):
-        return []
-
-
-class ScreenOnly:
-    """The search's screening (scope small): no timing, no confirmation."""
-
-    def __init__(self, secret):
-        self.secret = secret
-
-    def evaluate(self, task, backend, sources):
-        from kstrata.verify import verify_candidate
-
-        return verify_candidate(task, backend.name, sources, secret=self.secret, scope="small"), None
 
 
 def test_export_of_a_run_without_its_secret_refuses_before_announcing_a_verification(tmp_path):

@@ -10,7 +10,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "search"))
 
-from search_fakes import FakeBackend, FakeTask  # noqa: E402
+from search_fakes import FakeBackend, FakeTask, NoProposals  # noqa: E402
 
 from kstrata.bench.compare import compare_table  # noqa: E402
 from kstrata.report.html import render_report  # noqa: E402
@@ -20,13 +20,6 @@ from kstrata.search import Budget, SearchSettings, optimize  # noqa: E402
 class Evaluator:
     def evaluate(self, task, backend, srcs):
         return {"verdict": "correct"}, {"median_ms": 1.0, "speedups": {"eager": {"value": 1.0, "ci": [0.9, 1.1]}}}
-
-
-class NoProposals:
-    name = "none"
-
-    def propose(self, *a, **k):
-        return []
 
 
 def _rows(table):

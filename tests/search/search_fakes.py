@@ -129,3 +129,24 @@ class FakeProposer:
             calls.append(ProposerCall(provider="fake", model="m", prompt="p", response="r",
                                       tokens_in=self.tokens, tokens_out=self.tokens // 2, cost_usd=0.01))
         return ProposalBatch(out, calls)
+
+
+class NoProposals:
+    """A proposer that proposes nothing: the run evaluates its start only."""
+
+    name = "none"
+
+    def propose(self, task, candidate, feedback, level, *, context):
+        return []
+
+
+class ScreenOnly:
+    """The search's screening (scope small) and nothing more: no timing, no confirmation."""
+
+    def __init__(self, secret):
+        self.secret = secret
+
+    def evaluate(self, task, backend, sources):
+        from kstrata.verify import verify_candidate
+
+        return verify_candidate(task, backend.name, sources, secret=self.secret, scope="small"), None
