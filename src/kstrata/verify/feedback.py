@@ -36,10 +36,13 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from kstrata.verify.approx_hint import gelu_formula_hint
+from kstrata.verify.draw_direction import direction_item
 from kstrata.verify.index_hint import index_hint
 from kstrata.verify.layout_hint import layout_hint
 from kstrata.verify.param_draws import differing
 from kstrata.verify.row_groups import row_groups_item
+from kstrata.verify.size_ratio import MATCH_REL, size_ratio_hint
+from kstrata.verify.swap_hint import swapped_operands_hint
 
 if TYPE_CHECKING:
     from kstrata.verify.plan import TestCase
@@ -518,11 +521,12 @@ def describe_tensor(cand: torch.Tensor, oracle: torch.Tensor, bad: torch.Tensor,
         r = float(ratio.median())
         spread = float((ratio - r).abs().max())
         if abs(r - 1) > 1e-3 and abs(r) > 1e-12 and spread <= 1e-3 * abs(r):
-            hint = ""
+            sizes = [n for x in (c, *inputs) if isinstance(x, torch.Tensor) for n in x.shape]
+            hint = size_ratio_hint(r, sizes) if spread <= MATCH_REL * abs(r) else ""
             inv2 = (1 / r) ** 2
-            if r > 1 and abs(r**2 - round(r**2)) < 1e-3 * r**2:
+            if not hint and r > 1 and abs(r**2 - round(r**2)) < 1e-3 * r**2:
                 hint = f" (r^2 = {round(r**2)}: a missing 1/sqrt({round(r**2)}) scale?)"
-            elif r < 1 and abs(inv2 - round(inv2)) < 1e-3 * inv2:
+            elif not hint and r < 1 and abs(inv2 - round(inv2)) < 1e-3 * inv2:
                 hint = f" (1/r^2 = {round(inv2)}: an extra 1/sqrt({round(inv2)})?)"
             items.append(item("constant_ratio", "graph",
                               f"output = {r:.6g} x expected everywhere{hint}: a missing or extra scale factor",
@@ -662,6 +666,11 @@ def blind(oracles: list[Any], refs: list[Any], tol: Any) -> str | None:
 def _probe_blind(run: "ShapeRun", test: "TestCase") -> tuple[bool, float, str | None]:
     """:func:`_probe`, and :func:`blind` of the test's oracle: a pass of a
     test that a zero or constant output passes too is no evidence."""
+    return _probe_failure(run, test)[:3]
+
+
+def _probe_failure(run: "ShapeRun", test: "TestCase") -> tuple[bool, float, str | None, "Failure | None"]:
+    """:func:`_probe_blind`, and the test's failure (None where it passes or the candidate errs)."""
     from kstrata.verify.runner import POISON_PATTERNS, Stop
 
     try:  # run_test's steps, keeping the oracle (a public test: no partial change)
@@ -669,13 +678,13 @@ def _probe_blind(run: "ShapeRun", test: "TestCase") -> tuple[bool, float, str | 
         out1, out2 = run.calls(pristine, test, refs, POISON_PATTERNS)
         f = run.judge(test, refs, oracles, out1, out2, pristine)
     except Stop:
-        return False, float("inf"), None
+        return False, float("inf"), None, None
     seen = blind(oracles, refs, run.ctx.task.meta.tolerance)
     if f is None:
-        return True, 0.0, seen
+        return True, 0.0, seen, None
     errs = [c.stats.get("max_err", 0.0) / max(float(o.double().abs().max()), 1e-30)
             for c, o in zip(f.comparisons, f.oracles) if not c.ok]
-    return False, max(errs or [0.0]), seen
+    return False, max(errs or [0.0]), seen, f
 
 
 def locate(ctx: "Context", failure: "Failure", run: "ShapeRun | None", tests: list["TestCase"]) -> list[dict]:
@@ -699,6 +708,8 @@ def locate(ctx: "Context", failure: "Failure", run: "ShapeRun | None", tests: li
                 items += [layout] if layout else []
                 gelu = gelu_formula_hint(run.model_dev, run.inputs(failure.test), failure.outputs, run.device)
                 items += [gelu] if gelu else []
+                swap = swapped_operands_hint(run.model_dev, run.inputs(failure.test), failure.outputs, run.device)
+                items += [swap] if swap else []
             sign = sign_hint(run.inputs(failure.test), comp.bad) if run is not None else None
             items += [sign] if sign else []
             bound = index_hint(run.model, run.inputs(failure.test), failure.outputs[i], failure.oracles[i],
@@ -730,13 +741,19 @@ def locate(ctx: "Context", failure: "Failure", run: "ShapeRun | None", tests: li
     # which distributions fail at the failing shape (seed of the failing test)
     if run is not None:
         dists, blinds = {}, {}
+        moved = [(failure.test, failure)]  # failures on a draw that moves rows (offset, far): which way failed
         for t in tests:
             if t.shape == failure.test.shape and t.seed == failure.test.seed and t.dist not in dists | blinds:
-                ok, _, seen = _probe_blind(run, t)
+                ok, _, seen, f = _probe_failure(run, t)
                 if ok and seen:  # a zero or constant output passes it too: its pass says nothing
                     blinds[t.dist] = seen
                 else:
                     dists[t.dist] = ok
+                moved += [(t, f)] if f is not None else []
+        way = next((w for t, f in moved for w in [_direction(run, t, f)] if w), None)
+        if way and way["data"]["draw"] == failure.test.dist:  # the sign is the row's: the rows say which way
+            items = [i for i in items if i["kind"] != "input_sign"]  # (rt82: "a branch for negative inputs")
+        items += [way] if way else []
         bad_d = [d for d, ok in dists.items() if not ok]
         none = (f" ({', '.join(blinds)}: the reference output is {_BLIND_WORDS[next(iter(blinds.values()))]} "
                 "on that draw at this shape, so any such output passes it: no evidence either way)" if blinds else "")
@@ -791,6 +808,12 @@ def locate(ctx: "Context", failure: "Failure", run: "ShapeRun | None", tests: li
             items.append(item("reduction_growth", "source", f"relative error grows with problem size: {why}",
                               sizes=[g[0] for g in growth], rel_err=[g[1] for g in growth]))
     return items
+
+
+def _direction(run: "ShapeRun", test: "TestCase", f: "Failure") -> dict | None:
+    """:func:`kstrata.verify.draw_direction.direction_item` of a failure's first wrong output."""
+    comp = next((c for c in f.comparisons if not c.ok and c.bad is not None), None)
+    return direction_item(test.dist, run.inputs(test), comp.bad) if comp is not None else None
 
 
 #: task categories whose ops sum nothing (the error-growth item does not name accumulation for them)
