@@ -104,6 +104,9 @@ def primfunc_context(task: Any, sources: dict[str, str], backend: str,
         saying that the graph did not lower and why. Never raises for a bad candidate.
     """
     out = _lowered_answer(task, sources, backend, timeout_s)
+    if out.get("error") and out.get("transient"):  # kstrata's process failed, not the graph (queue round rt82)
+        return (f"(the PrimFuncs cannot be shown this time: kstrata's sandboxed lowering process failed "
+                f"({out['error']}); that is kstrata's failure, not a finding about the graph)")
     if out.get("error"):
         return f"(the graph does not lower: {out['error']})"
     parts = [f"# PrimFunc {name}\n{script}" for name, script in out.get("funcs", [])]
@@ -435,8 +438,17 @@ def _text_sources(sources: dict[str, Any]) -> dict[str, str]:
 
 
 def _first_line(text: str) -> str:
+    """The first non-blank line of ``text``; where a Python traceback follows it, that line's text
+    before the traceback and the traceback's last line, the exception (queue round rt82: a prompt read
+    "the graph does not lower: sandboxed process did not start: the sandbox's zygote exited: Traceback
+    (most recent call last):" and nothing of the error)."""
     lines = [ln for ln in str(text).strip().splitlines() if ln.strip()]
-    return lines[0] if lines else "no message"
+    if not lines:
+        return "no message"
+    head, mark, _ = lines[0].partition("Traceback (most recent call last):")
+    if mark or any(ln.startswith("Traceback (most recent call last)") for ln in lines[1:]):
+        return f"{head.strip()} {lines[-1].strip()}".strip()
+    return lines[0]
 
 
 # -- sandbox side -------------------------------------------------------------------------
