@@ -32,6 +32,7 @@ overflowing ``exp``) does not decide the verdict and is recorded.
 from __future__ import annotations
 
 import builtins
+import contextlib
 import copy
 import json
 import os
@@ -71,8 +72,9 @@ from kstrata.verify.reproduce import reproduce_item
 from kstrata.verify.residue_probes import residue_tests
 from kstrata.verify.result import Evaluation
 from kstrata.verify.ties import index_readable, tie_equivalent, tie_prone_draw
+from kstrata.verify.tolerance_reduction import TermCount
 from kstrata.verify.tolerance import (DTYPE_BOUNDS, QUANT_TYPICAL_HALF_UNITS, Comparison, agree, compare,
-                                     compare_native)
+                                     compare_native, half_typical_units)
 
 
 class Stop(Exception):
@@ -490,6 +492,9 @@ class ShapeRun:
         check_reference_at(task, shape)  # a task broken at this shape only: a TaskError, not a traceback
         self.model, _, init_inputs, self.module = task.instantiate(shape, param_seed)
         self.model64 = oracle_model(self.model)
+        # the most terms a summing op of the reference adds into one element, counted on the first float64
+        # forward of a quant task (its half-precision typical cap grows with it: tolerance.half_typical_units)
+        self.terms: int | None = None
         self.model_dev = self.model.to(self.device)
         header, bufs = load_request(ctx, shape, param_seed, init_inputs, self.threads)
         h, _ = ctx.request(header, bufs, public)
@@ -797,7 +802,7 @@ class ShapeRun:
     @staticmethod
     def _in_domain_comparisons(cmp: Any, out1: list[Any], oracles: list[Any], refs: list[Any],
                                comps: list[Any], tol: Any, finite: bool = False,
-                               extra: list[Any] | None = None) -> list[Any]:
+                               extra: list[Any] | None = None, terms: int | None = None) -> list[Any]:
         """``comps`` made again on the elements inside the task's numerical domain
         only (:func:`kstrata.verify.domain.in_domain`; ``finite``: the test's
         inputs are all finite); an output without a mask, or of another shape
@@ -818,7 +823,7 @@ class ShapeRun:
             cm, om, rm = (t.reshape(-1)[m.to(t.device)] for t in (c, o, r))
             allow = extra[i] if extra and i < len(extra) else None
             if isinstance(allow, torch.Tensor) and allow.shape == o.shape:
-                sub = compare(cm, om, rm, tol, allow.reshape(-1)[m.to(allow.device)])
+                sub = compare(cm, om, rm, tol, allow.reshape(-1)[m.to(allow.device)], terms=terms)
             else:
                 sub = cmp(cm, om, rm, tol)
             if sub.bad is not None and sub.bad.numel() == int(m.sum()):
@@ -848,7 +853,7 @@ class ShapeRun:
             exact, skipped = self._exact_oracle(pristine, refs_cpu, test)
             if exact is not None:  # the test is decided against the float64 oracle after all
                 oracles = exact
-                comps = [compare(c, o, r, tol) if isinstance(c, torch.Tensor) else k
+                comps = [compare(c, o, r, tol, terms=self.terms) if isinstance(c, torch.Tensor) else k
                          for c, o, r, k in zip(out1, oracles, refs_cpu, comps)]
             elif not all(c.ok for c in comps) and skipped:
                 # the native bound has no term for the reference's own rounding (an accurate reordered
@@ -877,7 +882,8 @@ class ShapeRun:
             reason = outside_domain(refs_cpu, oracles, tol, finite)
             if reason is not None:
                 inside = self._in_domain_comparisons(self._comparer(test), out1, oracles, refs_cpu, comps, tol,
-                                                     finite, extra=None if _native(test) else extra)
+                                                     finite, extra=None if _native(test) else extra,
+                                                     terms=None if _native(test) else self.terms)
                 if all(c.ok for c in inside):
                     ctx.dropped.append(reason if test.public else "a hidden test: " + reason.split(":")[0])
                     return None
@@ -998,7 +1004,7 @@ class ShapeRun:
             if refs[i].is_floating_point():
                 eff, ref, moved = nearest_side(out1[i], oracles[i], refs[i], down[i], up[i])
                 if moved:
-                    again = compare(out1[i], eff, ref, tol)
+                    again = compare(out1[i], eff, ref, tol, terms=self.terms)
                     out[i] = Comparison(again.ok, again.bad, {**again.stats, "rounding_ties": moved})
                 continue
             ok = within_a_tie(out1[i], refs[i], down[i], up[i])
@@ -1017,8 +1023,8 @@ class ShapeRun:
             return lambda c, o, r, tol: compare_native(c, r, tol)
         if extra:
             it = iter(extra)
-            return lambda c, o, r, tol: compare(c, o, r, tol, next(it, None))
-        return compare
+            return lambda c, o, r, tol: compare(c, o, r, tol, next(it, None), terms=self.terms)
+        return lambda c, o, r, tol: compare(c, o, r, tol, terms=self.terms)
 
     def _reduction_allowance(self, pristine: list[Any], oracles: list[torch.Tensor], refs: list[torch.Tensor],
                              test: TestCase) -> list[torch.Tensor | None]:
@@ -1093,14 +1099,25 @@ class ShapeRun:
 
     def _float64(self, pristine: list[Any], test: TestCase) -> list[torch.Tensor]:
         """The float64 model's outputs on ``pristine``, as the oracle computes
-        them (raises what the forward raises)."""
+        them (raises what the forward raises). The first forward of a ``quant``
+        task counts the reference's longest sum (``self.terms``, :class:`TermCount`)."""
         x64 = _as_float64(pristine)
         was = torch.get_default_dtype()
         try:
             torch.set_default_dtype(torch.float64)  # tensors the forward creates itself are float64 too
             seed_all(rng_seed(test))
-            with torch.no_grad():
-                return [o.detach() for o in flatten(self.model64(*x64))]
+            count = TermCount() if self.terms is None and self.ctx.task.meta.tolerance.kind == "quant" else None
+            try:
+                with torch.no_grad(), count if count is not None else contextlib.nullcontext():
+                    outs = [o.detach() for o in flatten(self.model64(*x64))]
+            except Exception:  # noqa: BLE001 - a forward the counting mode cannot run: the flat cap, uncounted
+                if count is None:
+                    raise
+                self.terms = 0  # not counted again: 0 reads as unknown (tolerance.half_typical_units)
+                return self._float64(pristine, test)
+            if count is not None:
+                self.terms = count.max_terms
+            return outs
         finally:
             torch.set_default_dtype(was)
 
@@ -1366,7 +1383,8 @@ def _dynamic_probes(ctx: Context, run: ShapeRun, test: TestCase) -> None:
             return  # failing without its kernels is fine
         tol = ctx.task.meta.tolerance
         if outs and len(outs) == len(oracles) and all(
-                isinstance(o, torch.Tensor) and o.shape == g.shape and compare(o, g, r.cpu(), tol).ok
+                isinstance(o, torch.Tensor) and o.shape == g.shape
+                and compare(o, g, r.cpu(), tol, terms=run.terms).ok
                 for o, g, r in zip(outs, oracles, refs)):
             ctx.fire("kernel_does_work", "with every kernel launch replaced by a no-op the output is "
                      "still correct: the result is computed by something other than the kernel", True,
@@ -1469,6 +1487,13 @@ def far_spread(forward64: Callable[[list[Any]], list[Any]], pristine: list[Any],
         spreads = got if not spreads else [None if a is None or b is None else torch.maximum(a, b)
                                            for a, b in zip(spreads, got)]
     return spreads
+
+
+def _half_units(stats: dict[str, Any]) -> float:
+    """The half-precision typical cap (units of float16's roundoff of the RMS) a quant comparison used: from
+    the reference's longest sum where the judge counted it (``sum_terms``), else the flat one."""
+    terms = stats.get("sum_terms")
+    return half_typical_units(terms, int(stats.get("total") or 0)) if terms else QUANT_TYPICAL_HALF_UNITS
 
 
 def _plus(a: list[Any], b: list[Any]) -> list[Any]:
@@ -2047,7 +2072,7 @@ def _incorrect(failure: Failure, public: bool) -> Stop:
             msg = (f"{wrong} of {total} elements outside tolerance: one in ten elements or more is off by "
                    f"{stats.get('typical_err', float('nan')) / max(stats.get('typical_cap') or 1e-300, 1e-300):.3g} "
                    "times what the quant policy allows an output of this dtype (float16's rounding of the "
-                   f"outputs' RMS, {QUANT_TYPICAL_HALF_UNITS:g} times that for a half-precision output): the "
+                   f"outputs' RMS, {_half_units(stats):.3g} times that for a half-precision output): the "
                    "output is computed on fewer "
                    "bits than its contract (the cosine, "
                    "rel_l1 and rmse limits stand for rounding ties and half-precision accumulation)")

@@ -238,6 +238,23 @@ def exact_in_any_order(func: Any, args: tuple, scale: torch.Tensor, u: float) ->
     return float(scale.max()) * 2.0 ** total <= 2.0 ** t
 
 
+class TermCount(TorchDispatchMode):
+    """Counts, over a forward run under it, the most terms any summing op (``_SUMS``: sums, means, matrix
+    products, convolutions) adds into one output element: ``max_terms`` (1 where none sums). Results are
+    the ops' own (nothing moved); the ``quant`` policy's typical cap of a half-precision output grows with
+    it (:func:`kstrata.verify.tolerance.half_typical_units`)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.max_terms = 1
+
+    def __torch_dispatch__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
+        out = func(*args, **(kwargs or {}))
+        if func in _SUMS and isinstance(out, torch.Tensor) and out.is_floating_point():
+            self.max_terms = max(self.max_terms, _terms(func, args, out))
+        return out
+
+
 def _absolute(x: Any) -> Any:
     return x.abs() if isinstance(x, torch.Tensor) and x.is_floating_point() else x
 
