@@ -100,3 +100,16 @@ def test_swapped_inputs_are_named():
     a, b = torch.randn(4, 5), torch.randn(4, 5)
     it = swapped_operands_hint(Sub(), [a, b], [b - 2 * a])
     assert it is not None and "inputs 0 and 1" in it["text"], it
+
+
+def test_an_uncorrelated_quant_output_is_told_another_computation_not_fewer_bits():
+    torch.manual_seed(0)
+    o = torch.randn(1, 64, dtype=torch.float64)
+    c = torch.randn(1, 64, dtype=torch.float64)  # e.g. a w4a16 GEMV with each byte's nibbles swapped
+    cos = float(F.cosine_similarity(o.flatten(), c.flatten(), dim=0))
+    items = describe_tensor(c, o, torch.ones_like(o, dtype=torch.bool), {"cosine": cos, "max_err": 1.0})
+    said = next(i["text"] for i in items if i["kind"] == "unrelated_output")
+    assert f"{cos:.3g}" in said and "not the same one on fewer bits" in said, said
+    near = o * (1 + 1e-3 * torch.randn_like(o))  # a precision shortcut: cosine ~1, no such item
+    items = describe_tensor(near, o, torch.ones_like(o, dtype=torch.bool), {"cosine": 0.9999, "max_err": 1e-3})
+    assert not [i for i in items if i["kind"] == "unrelated_output"]

@@ -512,6 +512,13 @@ def describe_tensor(cand: torch.Tensor, oracle: torch.Tensor, bad: torch.Tensor,
             items.append(item("blocks", "schedule",
                               f"{int((per > 0).sum())} of {per.numel()} 32x32 tiles hold wrong elements; "
                               f"first {wrong_tiles}", tiles=wrong_tiles, tile=t))
+    cos = stats.get("cosine")
+    if isinstance(cos, float) and cos < UNRELATED_COSINE:  # rt82: told "computed on fewer bits" at cosine -0.06
+        items.append(item("unrelated_output", "source",
+                          f"cosine similarity with the expected output is {cos:.3g} (the quant policy passes 0.95 "
+                          "and more): far beyond any rounding, so this is another computation, not the same one "
+                          "on fewer bits: wrong operands, indices or element order (e.g. the two values of a "
+                          "packed byte taken in the other order, a scale of another group or row)", cosine=cos))
     axis = axis_factors(c, o) if nbad and same else None
     if axis is not None:
         items.append(axis)
@@ -532,6 +539,12 @@ def describe_tensor(cand: torch.Tensor, oracle: torch.Tensor, bad: torch.Tensor,
                               f"output = {r:.6g} x expected everywhere{hint}: a missing or extra scale factor",
                               ratio=r))
     return items
+
+
+#: below this cosine similarity (quant policy) an output is another computation, not a rounding of the right
+#: one: a W8A8 GEMM on int6 activations kept 0.95 and more (red-team rt67), a w4a16 GEMV with its nibbles in
+#: the other order read -0.06 (queue round rt82)
+UNRELATED_COSINE = 0.8
 
 
 #: how far (in log of the ratio) the candidate/expected ratios may stray from a row factor times a column
