@@ -62,6 +62,14 @@ def small_bench(tmp_path_factory):
 ORPHAN_POLL_S = 2.0
 
 
+@pytest.fixture
+def keep_idle_processes(monkeypatch):
+    """Idle zygotes and judge workers are kept whatever the machine's memory
+    (:mod:`kstrata.execute.memory`: under its floor they are ended): for tests
+    that assert which zygote a process forks from."""
+    monkeypatch.setenv("KSTRATA_IDLE_MEMORY_FLOOR_MB", "0")
+
+
 def _end_when_orphaned(parent: int) -> None:
     """End this xdist worker once its controller (``parent``) is gone: a killed ``pytest``
     left its two workers running for an hour, with their judge workers and sandbox zygotes

@@ -9,6 +9,8 @@ import pytest
 
 from kstrata.execute import shared
 
+pytestmark = pytest.mark.usefixtures("keep_idle_processes")
+
 
 @pytest.fixture(autouse=True)
 def _no_idle_pools():

@@ -15,7 +15,7 @@ from kstrata.sandbox import policy, status
 
 CASE = Path(__file__).resolve().parent / "cases" / "cross_candidate_state"
 
-pytestmark = pytest.mark.skipif(not status().usable, reason=f"no sandbox here: {status().reason}")
+pytestmark = [pytest.mark.usefixtures("keep_idle_processes"), pytest.mark.skipif(not status().usable, reason=f"no sandbox here: {status().reason}")]
 
 
 @pytest.fixture(scope="module")

@@ -14,7 +14,7 @@ import pytest
 
 from kstrata.sandbox import kernel_cache, status
 
-pytestmark = pytest.mark.skipif(not status().usable, reason=f"no sandbox here: {status().reason}")
+pytestmark = [pytest.mark.usefixtures("keep_idle_processes"), pytest.mark.skipif(not status().usable, reason=f"no sandbox here: {status().reason}")]
 
 #: a candidate that lists $TRITON_CACHE_DIR (recursively), writes ``<tag>-<n>`` there and fails its load
 #: with what it found (so the judge sees it), where the listing is the load error's message

@@ -8,6 +8,8 @@ import pytest
 
 from kstrata.sandbox import status
 
+pytestmark = pytest.mark.usefixtures("keep_idle_processes")
+
 CASES = Path(__file__).resolve().parent / "cases"
 
 sandboxed = pytest.mark.skipif(not status().usable, reason=f"no sandbox here: {status().reason}")

@@ -12,6 +12,10 @@ from __future__ import annotations
 
 import threading
 
+import pytest
+
+pytestmark = pytest.mark.usefixtures("keep_idle_processes")
+
 
 class _Proc:
     def __init__(self):

@@ -18,6 +18,8 @@ from kstrata.sandbox.client import fresh
 from kstrata.tasks.loader import resolve_task
 from kstrata.verify import verify_candidate
 
+pytestmark = pytest.mark.usefixtures("keep_idle_processes")
+
 needs_sandbox = pytest.mark.skipif(not status().usable, reason="bubblewrap cannot run here")
 KSTRATA = str(Path(sys.executable).with_name("kstrata"))
 

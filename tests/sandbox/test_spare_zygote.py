@@ -13,6 +13,8 @@ import pytest
 
 from kstrata.sandbox import status
 
+pytestmark = pytest.mark.usefixtures("keep_idle_processes")
+
 sandboxed = pytest.mark.skipif(not status().usable, reason="no sandbox here")
 
 

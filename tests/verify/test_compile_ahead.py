@@ -17,6 +17,8 @@ from kstrata.tasks.loader import resolve_task
 from kstrata.verify import prepare as prepare_mod
 from kstrata.verify import runner
 
+pytestmark = pytest.mark.usefixtures("keep_idle_processes")
+
 #: relu's loop D split into 8 x 64: fine where D <= 512 (both public shapes), refused above (hidden shapes)
 SPLIT_512 = '''# kstrata-tvm schedule
 def schedule_relu(sch):

@@ -11,7 +11,7 @@ import pytest
 
 from kstrata.sandbox import status
 
-pytestmark = pytest.mark.skipif(not status().usable, reason=f"no sandbox here: {status().reason}")
+pytestmark = [pytest.mark.usefixtures("keep_idle_processes"), pytest.mark.skipif(not status().usable, reason=f"no sandbox here: {status().reason}")]
 
 #: correct the first time; the next process that finds its note raises with the note in the message
 RECORDS = '''

@@ -30,6 +30,7 @@ import threading
 from collections import OrderedDict
 from typing import Any
 
+from kstrata.execute import memory
 from kstrata.execute.pool import WorkerPool, worker_env
 
 #: Idle pools kept per process. Each holds a judge worker (~300 MB with torch) and
@@ -109,7 +110,8 @@ def lend(python: str | None = None, env: dict[str, str] | None = None) -> LentPo
 
 
 def _give_back(key: tuple, pool: WorkerPool, tainted: bool) -> None:
-    if tainted or getattr(pool, "_closed", False):
+    # an idle pool is a cache (its worker and zygotes: 1-2 GB): not kept where the machine's memory is short
+    if tainted or getattr(pool, "_closed", False) or memory.pressure():
         pool.close()
         return
     extra: list[WorkerPool] = []

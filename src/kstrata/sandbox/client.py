@@ -22,6 +22,7 @@ import threading
 import time
 from typing import Any
 
+from kstrata.execute import memory
 from kstrata.execute.cpus import allowed_cpu_count
 from kstrata.sandbox import kernel_cache, policy, stall, wire
 from kstrata.sandbox.idle_cpu import IdleCpu
@@ -368,8 +369,11 @@ def start_spare(spec: "CandidateProcess") -> int:
     back to a full list ended the least recently used idle zygote, another settings' spare or the trusted
     baseline's. With 3 spares on a 4-zygote machine and two settings in turn, 6 candidates started 21
     zygotes, 13 of them ended unused (1 spare: 8; red team rt77, tests/sandbox/test_rt77_sandbox_spares.py),
-    each start 4.5-10 s of CPU beside the judge and the timing."""
+    each start 4.5-10 s of CPU beside the judge and the timing. None starts where the machine's memory is
+    short (:func:`kstrata.execute.memory.pressure`)."""
     key = spec.key()
+    if memory.pressure():  # a spare would be ended when given back (_give_back): the next take starts one
+        return 0
     with _IDLE_LOCK:
         unmarked = sum(1 for z in _IDLE if getattr(z, "hidden_of", None) is None)
         room = MAX_IDLE_ZYGOTES - unmarked - sum(len(e) for e in _STARTING.values())
@@ -441,7 +445,14 @@ def _take_idle(spec: "CandidateProcess") -> Zygote | None:
 
 
 def _give_back(z: Zygote) -> None:
+    """Keep ``z`` idle for a later process, or end it where the machine's memory is short
+    (:func:`kstrata.execute.memory.pressure`: an idle zygote is a cache of ~230 MB)."""
     if not z.alive():
+        return
+    if memory.pressure():
+        z.kill()
+        with _IDLE_LOCK:
+            _IDLE_CHANGED.notify_all()
         return
     with _IDLE_LOCK:
         _IDLE.append(z)

@@ -22,17 +22,12 @@ from __future__ import annotations
 import gc
 import time
 
-import psutil
+from kstrata.execute.memory import available
 
 #: Longest wait (s) for memory another process may free.
 WAIT_S = 30.0
 #: Seconds between readings while waiting.
 POLL_S = 0.5
-
-
-def available() -> int:
-    """The machine's available memory in bytes (``/proc/meminfo`` MemAvailable, through psutil)."""
-    return int(psutil.virtual_memory().available)
 
 
 def wait_for_memory(need: float, deadline: float | None = None, wait_s: float = WAIT_S) -> int:
