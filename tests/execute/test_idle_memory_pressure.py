@@ -5,40 +5,20 @@ No real sandbox: zygote starts are stand-ins, the available memory is set by the
 
 from __future__ import annotations
 
+import sys
 import threading
+from pathlib import Path
 
 import pytest
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "sandbox"))
 
-class _Proc:
-    dead = False
-
-    def poll(self):
-        return 1 if self.dead else None
+import zygote_fakes  # noqa: E402
 
 
 @pytest.fixture
 def fake_zygotes(monkeypatch):
-    from kstrata.sandbox import client
-
-    monkeypatch.setenv(client.SPARES_ENV, "1")
-    monkeypatch.setattr(client, "_IDLE", [])
-    monkeypatch.setattr(client, "_STARTING", {})
-    starts, kills = [], []
-
-    def start(z, *a, **k):
-        z.proc = _Proc()
-        starts.append(z)
-        return z
-
-    def kill(z):
-        kills.append(z)
-        z.proc.dead = True
-
-    monkeypatch.setattr(client.Zygote, "start", start)
-    monkeypatch.setattr(client.Zygote, "kill", kill)
-    monkeypatch.setattr(client.Zygote, "alive", lambda z: z.proc is not None and not z.proc.dead)
-    return starts, kills
+    return zygote_fakes.fake_zygotes(monkeypatch, spares=1)
 
 
 def _spec():

@@ -10,44 +10,21 @@ Case: tests/sandbox/cases/rt77_spares_evict.
 
 from __future__ import annotations
 
+import sys
 import threading
+from pathlib import Path
 
 import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from zygote_fakes import fake_zygotes  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("keep_idle_processes")
 
 
-class _Proc:
-    def __init__(self):
-        self.dead = False
-
-    def poll(self):
-        return 1 if self.dead else None
-
-
 def _fake(monkeypatch, spares: int, cap: int = 4) -> tuple[list, list]:
-    from kstrata.sandbox import client
-
-    monkeypatch.setenv(client.SPARES_ENV, str(spares))
-    monkeypatch.setattr(client, "MAX_IDLE_ZYGOTES", cap)
-    monkeypatch.setattr(client, "_IDLE", [])
-    monkeypatch.setattr(client, "_STARTING", {})
-    starts, kills = [], []
-
-    def start(z, *a, **k):
-        z.proc = _Proc()
-        starts.append(z)
-        return z
-
-    def kill(z):
-        kills.append(z)
-        if z.proc is not None:
-            z.proc.dead = True
-
-    monkeypatch.setattr(client.Zygote, "start", start)
-    monkeypatch.setattr(client.Zygote, "kill", kill)
-    monkeypatch.setattr(client.Zygote, "alive", lambda z: z.proc is not None and not z.proc.dead)
-    return starts, kills
+    return fake_zygotes(monkeypatch, spares, cap)
 
 
 def _spec(memory_mb: int, trusted: bool = False):
