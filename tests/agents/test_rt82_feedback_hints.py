@@ -113,3 +113,13 @@ def test_an_uncorrelated_quant_output_is_told_another_computation_not_fewer_bits
     near = o * (1 + 1e-3 * torch.randn_like(o))  # a precision shortcut: cosine ~1, no such item
     items = describe_tensor(near, o, torch.ones_like(o, dtype=torch.bool), {"cosine": 0.9999, "max_err": 1e-3})
     assert not [i for i in items if i["kind"] == "unrelated_output"]
+
+
+def test_a_row_count_used_for_the_row_length_is_named_as_a_ratio_of_two_sizes():
+    # rt82's tvm-llvm source answer: the mean's divisor converted from the row count (s77) instead of D (s27)
+    torch.manual_seed(0)
+    x, w = torch.randn(5, 77), 1 + 0.1 * torch.randn(77)
+    want, got = _rms(x.double(), w.double(), 77), _rms(x, w, 5).double()
+    text = _constant_ratio(describe_tensor(got, want, (got - want).abs() > 1e-4, {"max_err": 1.0}, [x, w]))
+    assert "r^2 = 5/77" in text and "5 and 77 are both sizes of this test" in text, text
+    assert size_ratio_hint(8.0, [8, 512]) == ""  # 512/8 is whole: the r^2 = 64 hint's case

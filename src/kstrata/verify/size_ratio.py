@@ -46,14 +46,23 @@ def size_ratio_hint(r: float, sizes: Iterable[int]) -> str:
     ``m / n`` for a size ``n`` among ``sizes`` (the dimensions of the test's
     inputs and output, each > 1) and a count ``m`` a kernel might take for it
     (``n`` rounded up or down to a block of :data:`BLOCKS`, up to a power of
-    two, ``n +- 1``), within :data:`MATCH_REL`; ``""`` when none does, and
-    for whole-number ratios (2, 1/4: an extra or missing factor is likelier
-    than a count, and the caller's ``r^2 = 64`` hint names those).
-    The first match in order of sizes (smallest first), then of the forms
-    ``r``, ``r^2``, then of the counts."""
+    two, ``n +- 1``) or another size among ``sizes`` (queue round rt82: an
+    RMSNorm's IR dividing by the row count, r^2 = 5/77), within
+    :data:`MATCH_REL`; ``""`` when none does, and
+    for whole-number ratios (2, 1/4, 512/8: an extra or missing factor is as
+    likely, and the caller's ``r^2 = 64`` hint names those).
+    Two sizes are tried first, then each size's counts (smallest size first;
+    the form ``r`` before ``r^2``)."""
     if not (r > 0 and math.isfinite(r)):
         return ""
-    for n in sorted({int(s) for s in sizes if int(s) > 1}):
+    ns = sorted({int(s) for s in sizes if int(s) > 1})
+    for form, value in (("r", r), ("r^2", r * r)):  # two sizes of the test, one for the other (rt82)
+        for a, b in ((a, b) for a in ns for b in ns if a % b and b % a):
+            if abs(value - a / b) <= MATCH_REL * (a / b):
+                root = "" if form == "r" else "under a square root (a mean of squares, a variance), "
+                return (f" ({form} = {a}/{b} = {a / b:.6g}: {a} and {b} are both sizes of this test: {root}one "
+                        "used where the other belongs? e.g. a row count in place of a row length)")
+    for n in ns:
         for form, value in (("r", r), ("r^2", r * r)):
             for m, how in _padded(n):
                 for a, b in ((m, n), (n, m)):
