@@ -30,11 +30,16 @@ def _constant_ratio(items: list[dict]) -> str:
     return next(i["text"] for i in items if i["kind"] == "constant_ratio")
 
 
-def test_rmsnorm_over_a_padded_count_names_the_size_ratio():
+def _rms_ratio_text(count: int) -> str:
+    """The constant_ratio item of an RMSNorm at B=5, D=77 whose mean of squares divides by ``count``."""
     torch.manual_seed(0)
     x, w = torch.randn(5, 77), 1 + 0.1 * torch.randn(77)
-    want, got = _rms(x.double(), w.double(), 77), _rms(x, w, 80).double()
-    text = _constant_ratio(describe_tensor(got, want, (got - want).abs() > 1e-4, {"max_err": 0.1}, [x, w]))
+    want, got = _rms(x.double(), w.double(), 77), _rms(x, w, count).double()
+    return _constant_ratio(describe_tensor(got, want, (got - want).abs() > 1e-4, {"max_err": 0.1}, [x, w]))
+
+
+def test_rmsnorm_over_a_padded_count_names_the_size_ratio():
+    text = _rms_ratio_text(80)
     assert "1.01929" in text and "r^2 = 80/77" in text, text
     assert "77 rounded up to a multiple of 16" in text and "square root" in text, text
 
@@ -116,10 +121,6 @@ def test_an_uncorrelated_quant_output_is_told_another_computation_not_fewer_bits
 
 
 def test_a_row_count_used_for_the_row_length_is_named_as_a_ratio_of_two_sizes():
-    # rt82's tvm-llvm source answer: the mean's divisor converted from the row count (s77) instead of D (s27)
-    torch.manual_seed(0)
-    x, w = torch.randn(5, 77), 1 + 0.1 * torch.randn(77)
-    want, got = _rms(x.double(), w.double(), 77), _rms(x, w, 5).double()
-    text = _constant_ratio(describe_tensor(got, want, (got - want).abs() > 1e-4, {"max_err": 1.0}, [x, w]))
+    text = _rms_ratio_text(5)  # rt82's tvm-llvm source answer: the mean divided by the row count (s77), not D
     assert "r^2 = 5/77" in text and "5 and 77 are both sizes of this test" in text, text
     assert size_ratio_hint(8.0, [8, 512]) == ""  # 512/8 is whole: the r^2 = 64 hint's case
