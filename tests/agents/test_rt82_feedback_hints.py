@@ -123,4 +123,7 @@ def test_an_uncorrelated_quant_output_is_told_another_computation_not_fewer_bits
 def test_a_row_count_used_for_the_row_length_is_named_as_a_ratio_of_two_sizes():
     text = _rms_ratio_text(5)  # rt82's tvm-llvm source answer: the mean divided by the row count (s77), not D
     assert "r^2 = 5/77" in text and "5 and 77 are both sizes of this test" in text, text
-    assert size_ratio_hint(8.0, [8, 512]) == ""  # 512/8 is whole: the r^2 = 64 hint's case
+    # the same answer at B=8, D=512: r = 1/8 is the ratio of two sizes under the root, not a count of 8 rounded to 64
+    text = size_ratio_hint(0.125, [8, 512])
+    assert "r^2 = 8/512" in text and "multiple of 64" not in text, text
+    assert size_ratio_hint(8.0, [4, 77]) == ""  # a whole factor with no such sizes: the r^2 = 64 hint's case

@@ -26,6 +26,9 @@ def test_a_mean_of_squares_over_a_padded_count_is_named_as_sqrt_80_over_77(kstra
     d = kstrata_eval("rmsnorm", f"{CASE}/rmsnorm_padded_count.py", "--scope", "small", "--no-time")
     said = _said(d, "constant_ratio")
     assert "1.01929" in said and "r^2 = 80/77" in said and "rounded up to a multiple of 16" in said, d["feedback"]
+    # every draw fails at D=77, the offset draw too: which way its rows moved says nothing (rt82's live prompt
+    # read "on this offset draw rows moved either way are wrong" for a kernel wrong on every draw)
+    assert not _said(d, "draw_direction"), d["feedback"]
 
 
 @needs_sandbox

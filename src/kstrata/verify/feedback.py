@@ -763,11 +763,14 @@ def locate(ctx: "Context", failure: "Failure", run: "ShapeRun | None", tests: li
                 else:
                     dists[t.dist] = ok
                 moved += [(t, f)] if f is not None else []
-        way = next((w for t, f in moved for w in [_direction(run, t, f)] if w), None)
+        bad_d = [d for d, ok in dists.items() if not ok]
+        # which way the rows moved matters only where a moving draw fails and others pass (rt82: a kernel wrong
+        # on every draw was told "on this offset draw rows moved either way are wrong")
+        way = next((w for t, f in moved if t.dist in bad_d and len(bad_d) < len(dists)
+                    for w in [_direction(run, t, f)] if w), None)
         if way and way["data"]["draw"] == failure.test.dist:  # the sign is the row's: the rows say which way
             items = [i for i in items if i["kind"] != "input_sign"]  # (rt82: "a branch for negative inputs")
         items += [way] if way else []
-        bad_d = [d for d, ok in dists.items() if not ok]
         none = (f" ({', '.join(blinds)}: the reference output is {_BLIND_WORDS[next(iter(blinds.values()))]} "
                 "on that draw at this shape, so any such output passes it: no evidence either way)" if blinds else "")
         if bad_d and len(bad_d) < len(dists):

@@ -48,16 +48,17 @@ def size_ratio_hint(r: float, sizes: Iterable[int]) -> str:
     (``n`` rounded up or down to a block of :data:`BLOCKS`, up to a power of
     two, ``n +- 1``) or another size among ``sizes`` (queue round rt82: an
     RMSNorm's IR dividing by the row count, r^2 = 5/77), within
-    :data:`MATCH_REL`; ``""`` when none does, and
-    for whole-number ratios (2, 1/4, 512/8: an extra or missing factor is as
-    likely, and the caller's ``r^2 = 64`` hint names those).
+    :data:`MATCH_REL`; ``""`` when none does, and for a count whose ratio to
+    its size is a whole number or its inverse (2, 1/8: an extra or missing
+    factor is likelier, and the caller's ``r^2 = 64`` hint names those; rt82:
+    r = 1/8 at B=8, D=512 read "64 is 8 rounded up to a multiple of 64").
     Two sizes are tried first, then each size's counts (smallest size first;
     the form ``r`` before ``r^2``)."""
     if not (r > 0 and math.isfinite(r)):
         return ""
     ns = sorted({int(s) for s in sizes if int(s) > 1})
     for form, value in (("r", r), ("r^2", r * r)):  # two sizes of the test, one for the other (rt82)
-        for a, b in ((a, b) for a in ns for b in ns if a % b and b % a):
+        for a, b in ((a, b) for a in ns for b in ns if a != b):
             if abs(value - a / b) <= MATCH_REL * (a / b):
                 root = "" if form == "r" else "under a square root (a mean of squares, a variance), "
                 return (f" ({form} = {a}/{b} = {a / b:.6g}: {a} and {b} are both sizes of this test: {root}one "
@@ -66,7 +67,7 @@ def size_ratio_hint(r: float, sizes: Iterable[int]) -> str:
         for form, value in (("r", r), ("r^2", r * r)):
             for m, how in _padded(n):
                 for a, b in ((m, n), (n, m)):
-                    if a % b and abs(value - a / b) <= MATCH_REL * (a / b):
+                    if a % b and b % a and abs(value - a / b) <= MATCH_REL * (a / b):
                         root = "" if form == "r" else "under a square root (a mean of squares, a variance), "
                         return (f" ({form} = {a}/{b} = {a / b:.6g}: {n} is a size of this test and {m} is {how}: "
                                 f"{root}a count of {m} where {n} belongs, or the reverse? e.g. a sum divided by "
