@@ -24,9 +24,10 @@ def test_rt54_freshen_changes_a_transposed_input_as_its_contiguous_copy():
     freshen(torch, [c], 11)
     assert not torch.equal(c, before)
     assert torch.equal(t, c) and t.stride() == (1, 7)
-    # replayed on the transposed staging, the values are the contiguous copy's after the same seeds
+    # replayed on the transposed staging, the values are the contiguous copy's after the same seeds (the
+    # candidate's process freshens from the values it was staged, as the judge replays)
     r = replay(torch, [before.t().contiguous().t()], [11, 12])
-    freshen(torch, [c], 12, previous=11)
+    freshen(torch, [c], 12, previous=11, staged=[before])
     assert torch.equal(r[0], c)
     # an expanded view (elements sharing memory) is left as it is
     e = torch.randn(3).expand(4, 3)

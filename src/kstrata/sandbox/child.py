@@ -206,7 +206,7 @@ class Harness(metaclass=_Sealed):
                  "graphs", "kernel_log", "last", "launch_deficit", "launches", "reused_output",
                  "slots", "spin_cycles", "tensor_dict", "timed_launches", "torch", "watch", "_set_stream",
                  "_stream_ids", "_ops", "_StorageWeakRef", "_Counter", "_inference_mode", "_clock",
-                 "checked_ms", "checked_out")
+                 "checked_ms", "checked_out", "staged")
 
     def __init__(self) -> None:
         import collections
@@ -230,6 +230,9 @@ class Harness(metaclass=_Sealed):
         self.device = "cpu"
         self.fn: Any = None
         self.copies: list[list[Any]] = []
+        #: each copy's tensors as staged (clones, made before any candidate code saw the copy): what a
+        #: freshen changes (kstrata.measure.freshen.freshen's ``staged``), so the judge replays it in one pass
+        self.staged: list[list[Any]] = []
         self.slots: dict[tuple, Any] = {}   # input buffers reused across checked calls (_same_address)
         self.last: list[Any] = []
         self.watch: Any = None
@@ -351,7 +354,7 @@ class Harness(metaclass=_Sealed):
         task = self._task(h["task"])
         init = wire.decode(h["init"], bufs)
         shape = {k: int(v) for k, v in h["shape"].items()}
-        self.fn, self.last, self.copies = None, [], []
+        self.fn, self.last, self.copies, self.staged = None, [], [], []
         threads = h.get("threads")
         if isinstance(threads, int) and not isinstance(threads, bool) and 1 <= threads <= (os.cpu_count() or 1):
             import torch  # the judge's choice for its checked calls (kstrata.verify.runner.check_threads)
@@ -811,12 +814,14 @@ class Harness(metaclass=_Sealed):
         T = self.Tensor
         if h.get("index") is not None:  # new values into existing buffers (same addresses)
             i = int(h["index"])
-            for b, x in zip(self.copies[i], self._to_device(sets[0])):
+            for b, p, x in zip(self.copies[i], self.staged[i], self._to_device(sets[0])):
                 if isinstance(b, T):
                     b.copy_(x)
+                    p.copy_(x)
         else:  # red-zoned like the checked calls' inputs (both patterns), so no layout tells them apart
             self.copies = [[RedZoned(self.torch, x).fill(x, 1 + i % 2) if isinstance(x, T) and x.is_contiguous()
                             and x.numel() else x for x in self._to_device(s)] for i, s in enumerate(sets)]
+            self.staged = [[x.clone() if isinstance(x, T) else x for x in c] for c in self.copies]
         self._sync()
         reply: dict[str, Any] = {"ok": True, "copies": len(self.copies)}
         if h.get("index") is None:
@@ -1040,7 +1045,9 @@ class Harness(metaclass=_Sealed):
         fr = h.get("freshen")
         if fr is not None:  # new values in the copy the next call reuses (kstrata.measure.freshen)
             prev = fr.get("previous")
-            freshen(self.torch, self.copies[int(fr["i"])], int(fr["seed"]), None if prev is None else int(prev))
+            i = int(fr["i"])
+            freshen(self.torch, self.copies[i], int(fr["seed"]), None if prev is None else int(prev),
+                    staged=self.staged[i])
         if self.flusher is not None:
             self.flusher.flush()
             self._sync()

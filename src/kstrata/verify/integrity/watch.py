@@ -25,7 +25,7 @@ WATCHED: tuple[tuple[str, tuple[str, ...]], ...] = (
                        and (not n.startswith("_") or n in ("__import__", "__build_class__")))),
     ("torch", ("allclose", "equal", "isclose", "isfinite", "isnan", "where", "abs", "max", "empty",
                "empty_like", "zeros", "full", "randn", "manual_seed", "set_num_threads", "no_grad",
-               "rand", "randint", "sign", "roll", "Generator")),
+               "rand", "randint", "sign", "roll", "Generator", "view_as_real")),
     ("torch.Tensor", ("__eq__", "__sub__", "abs", "max", "cpu", "clone", "copy_", "double", "to",
                       "float", "fill_", "sum", "numel", "untyped_storage", "data_ptr", "__torch_function__",
                       # what the harness's freshen calls in the untimed request before a timed call: a wrapped
@@ -52,7 +52,7 @@ WATCHED: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("kstrata.tasks.inputs", ("apply_distribution",)),
     # what the candidate process's harness calls at run time (its own module's names: HARNESS_NAMES;
     # the transport, kstrata.sandbox.wire, is left to the judge: a forged reply is its to reject)
-    ("kstrata.measure.freshen", ("freshen", "_apply", "_factors", "_shift")),
+    ("kstrata.measure.freshen", ("freshen", "_apply", "_table", "_scale", "_shift")),
     ("kstrata.measure.cache_flush", ("CacheFlusher",)),
     # what the harness's transport (kstrata.sandbox.wire) calls for every request and reply, looked up at
     # each call: a softmax that replaced os.read computed the freshened copy's output before the harness
