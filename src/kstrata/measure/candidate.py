@@ -179,9 +179,14 @@ def distinct_input_sets(task: Task, module: Any, inputs: list[Any], copies: int,
     arguments are shared. The first set is ``inputs`` unless ``fresh_first``
     (then it is drawn like the others)."""
     sets = [] if fresh_first else [list(inputs)]
+    on = torch.device(device)
     for k in range(0 if fresh_first else 1, copies):
-        torch.manual_seed(seed * 7919 + 1000 + k)
-        xs = list(module.get_inputs())
+        torch.manual_seed(seed * 7919 + 1000 + k)  # every device's generator
+        # on a GPU drawn there (torch's default device while get_inputs runs, as the verifier's
+        # draw_inputs does): the host's torch.randn of 4096x32000 logits, moved over, was part of issue
+        # #18's cost per timing; on the CPU the same values as before
+        with on:
+            xs = list(module.get_inputs())
         sets.append([x.to(device) if isinstance(x, torch.Tensor) else x for x in xs])
     return sets
 
@@ -213,7 +218,8 @@ def probe_sets(task: Task, module: Any, seed: int, device: str) -> list[tuple[st
     :meth:`kstrata.measure.remote.RemoteCandidate.probe`, which checks that
     the candidate is right on them in the timing's state too. On a GPU at
     most :data:`GPU_PROBES`, drawn at random (each probe's float64 oracle
-    runs on the host, at the nominal shape there)."""
+    runs on the host, at the nominal shape there), and drawn on the GPU
+    (values of the device's generator, not the host's)."""
     from kstrata.tasks.inputs import draw_inputs
 
     out = []
@@ -221,7 +227,9 @@ def probe_sets(task: Task, module: Any, seed: int, device: str) -> list[tuple[st
     if device.startswith("cuda") and len(dists) > GPU_PROBES:
         dists = random.Random(seed).sample(dists, GPU_PROBES)
     for k, dist in enumerate(dists):
-        xs, _ = draw_inputs(module.get_inputs, seed * 31 + k, dist, task.meta.dist_inputs)
+        # drawn on the device (draw_inputs' ``device``): no host draw moved over on a GPU (issue #18)
+        xs, there = draw_inputs(module.get_inputs, seed * 31 + k, dist, task.meta.dist_inputs, device=device)
+        xs = there if there is not None else xs
         out.append((dist, [x.to(device) if isinstance(x, torch.Tensor) else x for x in xs]))
     return out
 
@@ -272,13 +280,27 @@ def _checker(task: Task, model: Any, sets: list[list[Any]]) -> Any:
         if inputs is not None:
             xs = inputs
             refs, ors = oracle(xs)
-            if domain and outside_domain(refs, ors, tol):  # a probe the task's own reference cannot handle
-                return None
         else:
             xs = sets[i]
             if i not in cache:
                 cache[i] = oracle(xs)
             refs, ors = cache[i]
+        # a probe the task's own reference cannot handle passes whatever the outputs; asked only of a probe
+        # that failed (the same answers): the domain test's passes over every output in float64 were a
+        # sixth of a CPU timing of rmsnorm at 2048x4096 with every probe right (issue #18)
+        excusable = domain and inputs is not None
+        try:
+            problem = compared(xs, refs, ors, outs, inputs, strides, dist)
+        except Exception:  # noqa: BLE001 - an allowance that fails on such inputs: excused as before
+            if excusable and outside_domain(refs, ors, tol):
+                return None
+            raise
+        if problem is not None and excusable and outside_domain(refs, ors, tol):
+            return None
+        return problem
+
+    def compared(xs: list[Any], refs: list[Any], ors: list[Any], outs: list[Any], inputs: list[Any] | None,
+                 strides: list[Any] | None, dist: str | None) -> str | None:
         extra: list[Any] = []
         if len(outs) != len(refs):
             return f"{len(outs)} outputs instead of {len(refs)}"
