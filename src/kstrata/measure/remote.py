@@ -154,6 +154,10 @@ class RemoteCandidate:
         #: the next (its untimed requests, and any work it left running): :func:`deferred_work_note`
         self.gap_cpu_ms: list[float] = []
         self._cpu_after: float | None = None
+        #: CPU ms its processes used between two timed calls while no request of theirs was under way (they
+        #: wait for the judge's next request: an honest process uses none), per gap: :func:`left_running_note`
+        self.idle_gap_ms: list[float] = []
+        self._waited_at: float | None = None
         #: the judge fetched the last timed call's outputs (and inputs) after it: that gap holds the
         #: judge's own request, whose cost grows with the inputs (524 MB of logits, ~40 ms of the
         #: candidate's CPU on the H200; the baseline fetches only its outputs), so it is left out
@@ -698,6 +702,42 @@ def deferred_work_note(candidate: RemoteCandidate, baseline: RemoteCandidate, ti
             "the timed calls: work left running after a call returned is not in its time")
 
 
+#: Least CPU (ms, over the whole timing) that the candidate's processes may use while they wait for
+#: the judge's next request between timed calls before :func:`left_running_note` marks the timing,
+IDLE_MIN_MS = 2.0
+#: ... and as a share of the candidate's total timed time,
+IDLE_SHARE = 0.05
+#: ... and per gap (ms): the harness's own way back from writing a reply to waiting for the next
+#: request lands in the window after the judge has read the reply (honest relu, GELU and softmax timed
+#: against eager here: 5.1-6.6 ms over 71 gaps, ~0.08 ms a gap; red team rt81).
+IDLE_GAP_MS = 0.3
+
+
+def left_running_note(candidate: RemoteCandidate, timed_ms: float) -> str | None:
+    """A ``suspicious`` note when the candidate's processes used CPU while
+    none of their requests was under way between timed calls
+    (:attr:`RemoteCandidate.idle_gap_ms`: the sandbox's idle-CPU windows,
+    :mod:`kstrata.sandbox.idle_cpu`), over :data:`IDLE_MIN_MS` and
+    :data:`IDLE_SHARE` of ``timed_ms`` and :data:`IDLE_GAP_MS` a gap. A
+    process that waits for a request uses about none there (its pools'
+    threads sleep: ``OMP_WAIT_POLICY=PASSIVE``; the harness's return to its
+    read after a reply: ~0.08 ms a gap, red team rt81), so, unlike
+    :func:`deferred_work_note`, no baseline is needed: work the call left on
+    a thread that slept through the harness's wait after the call
+    (:mod:`kstrata.sandbox.drain`) and woke once the reply was sent (case
+    tests/measure/cases/rt81_pool_tail_asleep). ``None`` below the thresholds
+    or with fewer than 3 gaps."""
+    gaps = candidate.idle_gap_ms
+    if len(gaps) < 3:
+        return None
+    total = sum(gaps)
+    if total <= max(IDLE_MIN_MS, IDLE_SHARE * timed_ms, IDLE_GAP_MS * len(gaps)):
+        return None
+    return (f"deferred work: the candidate's processes used {total:.3g} ms of CPU while waiting for the judge's "
+            f"next request between their {len(gaps) + 1} timed calls ({sum(1 for g in gaps if g > 0)} gaps), against "
+            f"{timed_ms:.0f} ms in the timed calls: work left running after a call returned is not in its time")
+
+
 #: On the GPU, how much larger (ms, and as a share of the candidate's median
 #: CUDA-event time) the candidate's median gap between the judge's wall clock
 #: and its reported event time may be than the baseline's before the timing
@@ -944,6 +984,10 @@ class RemoteTimer:
             before = owner.cpu_ms()
             if before is not None and owner._cpu_after is not None and not owner._fetched:
                 owner.gap_cpu_ms.append(before - owner._cpu_after)
+            waited = getattr(getattr(owner.proc, "idle_cpu", None), "waited_ms", None)
+            if waited is not None and owner._waited_at is not None:
+                owner.idle_gap_ms.append(waited - owner._waited_at)
+            owner._waited_at = waited
             owner._fetched = False
             t0 = time.perf_counter_ns()
             thunk()

@@ -594,8 +594,11 @@ def measure(
         if fetched:
             suspicious.append(fetched)
     if remote:
-        from kstrata.measure.remote import checked_path_note
+        from kstrata.measure.remote import checked_path_note, left_running_note
 
+        idle = left_running_note(candidate, float(sum(r["a_ms"])))
+        if idle:
+            suspicious.append(idle)
         other = checked_path_note(candidate, cand.median)
         if other:
             suspicious.append(other)

@@ -30,6 +30,7 @@ from typing import Any
 
 from kstrata.measure.freshen import freshen  # imported before any candidate code runs
 from kstrata.sandbox import wire
+from kstrata.sandbox.drain import LEFT_MS, Drain
 from kstrata.sandbox.param_summary import summarize
 from kstrata.sandbox.redzone import REDZONE_BYTES, RedZoned, same_values
 
@@ -206,7 +207,7 @@ class Harness(metaclass=_Sealed):
                  "graphs", "kernel_log", "last", "launch_deficit", "launches", "reused_output",
                  "slots", "spin_cycles", "tensor_dict", "timed_launches", "torch", "watch", "_set_stream",
                  "_stream_ids", "_ops", "_StorageWeakRef", "_Counter", "_inference_mode", "_clock",
-                 "checked_ms", "checked_out", "staged")
+                 "checked_ms", "checked_out", "staged", "drain", "left_work")
 
     def __init__(self) -> None:
         import collections
@@ -234,6 +235,10 @@ class Harness(metaclass=_Sealed):
         #: freshen changes (kstrata.measure.freshen.freshen's ``staged``), so the judge replays it in one pass
         self.staged: list[list[Any]] = []
         self.slots: dict[tuple, Any] = {}   # input buffers reused across checked calls (_same_address)
+        #: waits, where a call returned on the CPU, for the threads it left runnable (kstrata.sandbox.drain);
+        #: ``left_work``: the first timed call after which one used LEFT_MS of CPU (fetch reports it)
+        self.drain = Drain()
+        self.left_work: dict | None = None
         self.last: list[Any] = []
         self.watch: Any = None
         self.flusher: Any = None
@@ -355,6 +360,7 @@ class Harness(metaclass=_Sealed):
         init = wire.decode(h["init"], bufs)
         shape = {k: int(v) for k, v in h["shape"].items()}
         self.fn, self.last, self.copies, self.staged = None, [], [], []
+        self.left_work = None
         threads = h.get("threads")
         if isinstance(threads, int) and not isinstance(threads, bool) and 1 <= threads <= (os.cpu_count() or 1):
             import torch  # the judge's choice for its checked calls (kstrata.verify.runner.check_threads)
@@ -557,6 +563,29 @@ class Harness(metaclass=_Sealed):
                  f"returned, by a thread the call left running ({', '.join(t.name for t in pending[:3])})",
                  "evidence": {"outputs": late[:8]}}]
 
+    def _drained(self) -> dict | None:
+        """On the CPU, wait for the threads the call just returned from left runnable
+        (:class:`kstrata.sandbox.drain.Drain`: outside Python too, torch's inter-op pool: a
+        TorchScript fork left unwaited, red team rt79/rt81); the evidence of ``no_threads_left``
+        where one used :data:`~kstrata.sandbox.drain.LEFT_MS` of CPU meanwhile (or ran on past
+        the wait's limit), else None. Called first thing after the call (and the device sync),
+        before the harness's own checks run torch ops on the pools' threads."""
+        if self.device != "cpu":
+            return None
+        _, left, stuck = self.drain()
+        if left < LEFT_MS and not stuck:
+            return None
+        return {"left_ms": round(left, 3), "stuck": stuck, "thread": self.drain.names[:1]}
+
+    @staticmethod
+    def _left_finding(evidence: dict) -> dict:
+        named = "".join(f" ({n})" for n in evidence.get("thread") or [])
+        return {"check": "no_threads_left", "message": f"a thread of the candidate's process{named} ran "
+                f"{evidence['left_ms']:.3g} ms of CPU after the call had returned (torch's inter-op pool, a native "
+                "pool, a thread the call started)"
+                + (" and was still running" if evidence.get("stuck") else "") + ": work left running after a "
+                "call is outside its time", "evidence": evidence}
+
     def _watch_findings(self) -> list[dict]:
         out = []
         changed = self.watch.changed()
@@ -702,6 +731,7 @@ class Harness(metaclass=_Sealed):
                     _poisoned_allocations(int(h.get("poison", 0))):
                 out = self.fn(*xs)
                 self._sync()
+                left = self._drained()  # first: before the harness's own checks (and its exits) take the time
         except BaseException as e:  # noqa: BLE001 - a candidate bug (even SystemExit) is data
             self.watch.settle()
             text = f"{type(e).__name__}: {e}"
@@ -709,6 +739,8 @@ class Harness(metaclass=_Sealed):
                     "oom": isinstance(e, MemoryError) or "out of memory" in text.lower()
                     or "can't allocate memory" in text.lower(),
                     "traceback": candidate_traceback(e), "findings": self._watch_findings()}, []
+        if left is not None:
+            findings.append(self._left_finding(left))
         if mark is not None and not h.get("noop"):
             self._checked_call(xs, mark)
         findings += self._written_after_return(out)
@@ -937,6 +969,8 @@ class Harness(metaclass=_Sealed):
         if i < 0:  # the same path without the call: what the judge subtracts from each timed call
             with self.torch.inference_mode():
                 self._sync()
+                if self.device == "cpu":
+                    self.drain()  # as after a timed call
             return {"ok": True}, []
         xs = self.copies[i]
         # the previous call's outputs stay alive through this call, so an honest allocator cannot hand
@@ -969,6 +1003,11 @@ class Harness(metaclass=_Sealed):
                 ev[0](ev[5])
             out = self.fn(*xs)
             self._sync()  # device-wide: the end event follows the work of every stream
+            # the work the call left on other threads (torch's inter-op pool) ends before the reply, on the
+            # judge's clock (kstrata.sandbox.drain; red team rt81, tests/measure/cases/rt81_pool_tail)
+            left = self._drained()
+            if left is not None and self.left_work is None:
+                self.left_work = left
             if ev is not None:
                 ev[1](ev[5])
                 ev[2]()
@@ -1030,6 +1069,8 @@ class Harness(metaclass=_Sealed):
         run-time watch (replaced functions, threads) as of now: the watch
         covers the timed calls too."""
         findings = self._output_findings(self.last, [], set()) + self._watch_findings() + self._launch_findings()
+        if self.left_work is not None:
+            findings.append(self._left_finding(self.left_work))
         if getattr(self, "reused_output", False):
             findings.append({"check": "output_reused", "message": "a timed call returned its output in the "
                              "storage of the previous call's output, still held by the caller: the output "
@@ -1464,8 +1505,17 @@ def zygote_main(ctrl_fd: int, memory_mb: int, backend: str, sandboxed: bool) -> 
             sock.sendall(json.dumps({"ok": False}).encode() + b"\n")
 
 
+#: How the candidate process's thread pools wait for work, set before torch or TVM is imported whatever
+#: environment the caller gave: they sleep as soon as a parallel region ends. The idle-CPU check
+#: (kstrata.sandbox.idle_cpu) and the wait after each call (kstrata.sandbox.drain) take an honest process's
+#: other threads to be asleep when a call has returned; libgomp's default spin kept a worker running 4-10 ms
+#: of CPU after every honest GELU call of a process started without them (red team rt81).
+POOL_ENV = {"OMP_WAIT_POLICY": "PASSIVE", "TVM_THREAD_POOL_SPIN_COUNT": "0"}
+
+
 def main(argv: list[str] | None = None) -> None:
     argv = sys.argv[1:] if argv is None else argv
+    os.environ.update(POOL_ENV)
     if argv and argv[0] == "--zygote":
         zygote_main(int(argv[1]), int(argv[2]), argv[3], argv[4] == "1")
         return

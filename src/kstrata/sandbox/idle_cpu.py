@@ -59,20 +59,33 @@ class IdleCpu:
         self._mark: tuple[float, dict[int, float]] | None = None
         self.gap_s = 0.0
         self.gap_ms = 0.0
+        #: CPU ms the sandbox used over every gap so far (never reset): the timing reads it around each
+        #: timed call (:attr:`kstrata.measure.remote.RemoteCandidate.idle_gap_ms`, work left running)
+        self.waited_ms = 0.0
 
-    def _read(self) -> dict[int, float]:
+    def _read(self, early: bool = False) -> dict[int, float]:
         """CPU ms per process now (each with what it reaped), from the process list of at
-        most :data:`REFRESH_S` ago."""
+        most :data:`REFRESH_S` ago. ``early``: the processes already listed are read first,
+        then the list is refreshed and only processes new to it are read (the list's walk,
+        ~0.3 ms, is then after the gap's start: work left running when a reply was sent
+        does not run unseen while the sandbox is listed)."""
         from kstrata.measure.remote import sandbox_cpu_ms
 
+        out: dict[int, float] = {}
+        if early:
+            z = self._reaper()
+            out = {pid: sandbox_cpu_ms([pid]) for pid in ([z] if z else []) + self._listed}
         now = time.monotonic()
         if now - self._listed_at >= REFRESH_S:
             self._listed, self._listed_at = list(self._pids()), now
-        z = self._reaper()
-        return {pid: sandbox_cpu_ms([pid]) for pid in ([z] if z else []) + self._listed}
+        z = self._reaper()  # (known once the sandbox has been listed)
+        for pid in ([z] if z else []) + self._listed:
+            if pid not in out:
+                out[pid] = sandbox_cpu_ms([pid])
+        return out
 
     def replied(self) -> None:
-        self._mark = (time.monotonic(), self._read())
+        self._mark = (time.monotonic(), self._read(early=True))
 
     def sending(self) -> str | None:
         mark, self._mark = self._mark, None
@@ -83,7 +96,9 @@ class IdleCpu:
         self.gap_s += time.monotonic() - t0
         # a process on both lists by its use since the reply; one on the second only was born in the gap
         # (both lists are fresh, REFRESH_S): all its CPU (with what it reaped) is the gap's
-        self.gap_ms += sum(max(0.0, after[p] - before[p]) if p in before else after[p] for p in after)
+        used = sum(max(0.0, after[p] - before[p]) if p in before else after[p] for p in after)
+        self.gap_ms += used
+        self.waited_ms += used
         if self.gap_s < WINDOW_S:
             return None
         wall, used = self.gap_s, self.gap_ms
