@@ -44,11 +44,13 @@ class ModelNew(torch.nn.Module):
 
 def test_optimize_stops_with_one_message_and_stores_no_evaluator_exception(tmp_path):
     """On tvm-llvm (timed), so the run's best is verified at the full scope, where the reference fails: on
-    triton-interp a start given with --initial is no longer confirmed there (4656329), which this test used."""
+    triton-interp a start given with --initial is no longer confirmed there (4656329), which this test used.
+    One evaluation (the start, correct at the small scope) reaches that confirmation as two did: the second
+    was one more TVM build and timing (89 s of CI's run, 2026-12-06; about 40% less wall time here)."""
     task, run = tmp_path / "task_broken_big.py", tmp_path / "run"
     task.write_text(TASK.replace('"nominal": {"N": 64}', '"nominal": {"N": 8}').replace("N = 64", "N = 8"))
     p = subprocess.run([KSTRATA, "optimize", str(task), "--backend", "tvm-llvm",
-                        "--budget", "evals=2", "--out", str(run)], capture_output=True, text=True, timeout=900)
+                        "--budget", "evals=1", "--out", str(run)], capture_output=True, text=True, timeout=900)
     out = p.stdout + p.stderr
     assert p.returncode == 2 and "Traceback" not in out, (p.returncode, out[-3000:])
     assert "cannot be verified" in out and "returned a dict" in out and str(task) in out, out[-3000:]
