@@ -41,8 +41,11 @@ def _eval(candidate: str, backend: str) -> dict:
 
 
 @pytest.mark.parametrize("candidate,backend", [("candidate.py", "pytorch"),
+                                               # heavy (54 s of CI's 2-core run, 2026-12-06): the same in-domain
+                                               # comparison of a reordered mean, judged alike whatever the backend,
+                                               # stays in CI as [candidate.py-pytorch] (it too failed before 38094ac)
                                                pytest.param("candidate_triton.py", "triton-interp",
-                                                            marks=pytest.mark.slow)])
+                                                            marks=[pytest.mark.slow, pytest.mark.heavy])])
 def test_reordered_row_mean_is_correct_at_full_scope(candidate, backend):
     out = _eval(candidate, backend)
     assert out["verdict"] == "correct", (out.get("check"), out.get("message"))
