@@ -67,6 +67,16 @@ class SandboxUnavailable(RuntimeError):
     """No sandbox can be made here and ``--unsafe-no-sandbox`` was not given."""
 
 
+class SandboxStartError(SandboxUnavailable):
+    """A candidate process's sandbox did not start (its zygote exited or did not answer in time, the
+    fork failed): kstrata's side, not the candidate's. A process's start runs no candidate code (its
+    sources arrive with the ``load`` request after it), so such a failure is never the candidate's
+    verdict: ``kstrata eval`` exits with the message, a search stores it as the judge's failure
+    (``evaluator_exception``, "not judged" in the agents' prompts), never as the candidate's
+    ``runtime_error`` or ``timeout`` (queue round rt82: with the sandbox broken the agent read
+    "the sandbox's zygote exited" as its candidate's crash)."""
+
+
 @dataclass(frozen=True)
 class SandboxStatus:
     """Which sandbox candidate processes get here (``kstrata env`` prints it).

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from kstrata.backends.registry import get_backend
 from kstrata.execute import CallResult, WorkerPool
+from kstrata.sandbox.policy import SandboxStartError
 from kstrata.tasks.base import ReferenceFailure, Task
 from kstrata.verdict import Verdict
 from kstrata.verify.crash import crash_item
@@ -49,6 +50,8 @@ def _from_call(r: CallResult, task: Task, backend_name: str, preset: str, timeou
                                       "machine"}, **base)
     if r.error.startswith("ReferenceFailure: "):
         raise ReferenceFailure(r.error.removeprefix("ReferenceFailure: "))
+    if r.error.startswith("SandboxStartError: "):  # kstrata's side (a process's start runs no candidate code)
+        raise SandboxStartError(r.error.removeprefix("SandboxStartError: "))
     if r.kind in ("crash", "oom"):
         # the judge's worker runs the reference and the float64 oracle; the candidate runs in a
         # process of its own, whose death is a verdict inside the protocol, never this
@@ -128,7 +131,9 @@ def verify_candidate(task: Task, backend_name: str, sources: dict[str, str], *, 
         planned shapes (checked before any candidate call,
         :func:`kstrata.verify.reference.preflight`). A ``TaskError``.
     kstrata.sandbox.SandboxUnavailable
-        When no sandbox can be made here and ``--unsafe-no-sandbox`` was not given.
+        When no sandbox can be made here and ``--unsafe-no-sandbox`` was not given;
+        :class:`~kstrata.sandbox.policy.SandboxStartError` (one) when a candidate
+        process's sandbox did not start (no candidate code had run: not a verdict).
     """
     backend = get_backend(backend_name)
     get_preset(preset)

@@ -57,6 +57,7 @@ from kstrata.verify.integrity.registry import CHECKS, Finding, applies, preset a
 from kstrata.verify.integrity.static import native_findings, static_findings, vendor_findings
 from kstrata.sandbox import wire
 from kstrata.sandbox.client import SINGLE_THREADED, CandidateDied, fresh
+from kstrata.sandbox.policy import SandboxStartError
 from kstrata.sandbox.reported import self_reported
 from kstrata.verify.free_ints import free_int_inputs, moved_input_names
 from kstrata.verify.judge_memory import wait_for_memory
@@ -1650,25 +1651,22 @@ def run_protocol(task: Task, backend_name: str, sources: dict[str, str], secret:
             t = time.monotonic()
             try:
                 return fresh(one, timeout_s=START_S)
+            except CandidateDied as e:  # no candidate code has run yet: the judge's failure, not a verdict
+                raise SandboxStartError(f"the candidate's sandbox did not start (kstrata's side: no candidate "
+                                        f"code had run): {e}; `kstrata env` says which sandbox this machine "
+                                        "has; run the command again") from None
             finally:
                 ctx.start_s += time.monotonic() - t
 
         def respawn() -> Any:  # the process died while compiling ahead: a fresh one goes on
-            fresh_spec = candidate_process(task, backend, unsafe_no_sandbox, cached)
-            try:
-                return start(fresh_spec)
-            except CandidateDied as e:
-                raise died(e, fresh_spec, True) from None
+            return start(candidate_process(task, backend, unsafe_no_sandbox, cached))
 
         def spawn(limit_s: float) -> Any:  # a warm process (kstrata.verify.warm_loads); its failures are ignored
             return fresh(candidate_process(task, backend, unsafe_no_sandbox, cached), timeout_s=limit_s)
 
         # -- public stage ---------------------------------------------------------
         warmed = warm_stage(ctx, pub, True, spawn)  # before the stage's process: it finds their kernels
-        try:  # the sandbox's start does not count against the candidate's time limit
-            ctx.proc = start(spec)
-        except CandidateDied as e:
-            raise died(e, spec, True) from None
+        ctx.proc = start(spec)  # the sandbox's start does not count against the candidate's time limit
         build = {"backend": backend_name, "task": task_record(task), "sources": dict(sources),
                  "poison": POISON_PATTERNS[0]}
         ctx.prepared.append(warmed or prepare_stage(ctx, pub, True, respawn, build) or {})
