@@ -2066,6 +2066,11 @@ def _incorrect(failure: Failure, public: bool) -> Stop:
             msg = (f"{wrong} of {total} elements differ from the reference's by more than the quant policy "
                    "allows for integer outputs (one quantization step, and only where the exact value "
                    "before the rounding is within rounding of a tie)")
+        elif stats.get("tail_exceeded") and not stats.get("typical_exceeded"):
+            msg = (f"{wrong} of {total} elements outside tolerance: {stats.get('tail')} elements are more than "
+                   f"{stats.get('tail_cap', float('nan')):.3g} off (four times float16's rounding of the outputs' "
+                   f"RMS), where the quant policy allows {stats.get('tail_allowed', 0):.0f} (rounding ties): a "
+                   "part of the output (a tile, some rows) is computed on another grid or scale than its contract")
         elif stats.get("typical_exceeded"):
             msg = (f"{wrong} of {total} elements outside tolerance: one in ten elements or more is off by "
                    f"{stats.get('typical_err', float('nan')) / max(stats.get('typical_cap') or 1e-300, 1e-300):.3g} "

@@ -147,7 +147,8 @@ elementwise cap is for outputs that are wrong outright: the last 8 of 4096
 GEMV outputs never written (0) moved the RMSE by 0.044, inside 0.10, and read
 correct (red-team round of 2026-12-03). An output finer than float16 must also
 keep nine in ten of its errors within float16's unit roundoff of the oracle's
-RMS (:data:`QUANT_TYPICAL`, or k times the reference's own): only a
+RMS (:data:`QUANT_TYPICAL`, or k times the reference's own), and all but
+0.01% (:data:`QUANT_TAIL_SHARE`) within four times that: only a
 half-precision output accumulates in half precision; a half-precision output
 keeps them within :data:`QUANT_TYPICAL_HALF_UNITS` such units (half-precision
 accumulation's error, not float8 activations'), or 1.25 sqrt(n) units where the
@@ -383,6 +384,20 @@ QUANT_TYPICAL_HALF_MIN_ELEMENTS = 64
 QUANT_TYPICAL_SHARE = 0.9
 #: Elements the quantile of :data:`QUANT_TYPICAL` is taken over, at most (an even stride through the output).
 QUANT_TYPICAL_SAMPLE = 1 << 20
+#: Under ``quant``, an output finer than float16 may have at most the larger of :data:`QUANT_TAIL_MIN`
+#: elements, :data:`QUANT_TAIL_SHARE` of its elements and k times the reference's own count more than this
+#: many typical caps off. The 10% past the typical quantile were bounded only by the elementwise cap
+#: (6 * rmse * RMS), and a fake quantization whose last partial 16-row tile shared one scale (15 of 8191 rows
+#: on a coarser grid, 0.18% of the elements, each up to half a step off: ~30 typical caps) read correct on
+#: six of eight draws (red-team rt73, case rt73_quant_tail_tile_scale). An honest quantize-dequantize differs
+#: only at rounding ties (1e-6 to 4e-6 of the elements at T=8191, D=512, whatever its op order); the
+#: faulty tile 4e-4 (uniform) to 1.6e-3.
+QUANT_TAIL_K = 4.0
+#: See :data:`QUANT_TAIL_K`: a share of ties well above an honest kernel's against the fp32 reference (the
+#: native-only nominal tests compare with it).
+QUANT_TAIL_SHARE = 1e-4
+#: See :data:`QUANT_TAIL_K`: the count any output may have (a few ties in a small output).
+QUANT_TAIL_MIN = 16
 
 
 def _typical_abs(err: torch.Tensor) -> float:
@@ -438,6 +453,15 @@ def _compare_quant(cd: torch.Tensor, o: torch.Tensor, tol: Tolerance, stats: dic
         typical_ok = stats["typical_err"] <= typical_cap
         if not typical_ok:
             stats["typical_exceeded"] = True
+        if not half:  # the few elements past the typical quantile: rounding ties, not a share of rows
+            tail_cap = QUANT_TAIL_K * typical_cap
+            tail = int(torch.count_nonzero(err > tail_cap))
+            allowed = max(QUANT_TAIL_MIN, QUANT_TAIL_SHARE * ov.numel(),
+                          tol.k * int(torch.count_nonzero((nd - ov).abs() > tail_cap)))
+            stats.update(tail=tail, tail_allowed=allowed)
+            if tail > allowed:
+                typical_ok = False
+                stats.update(tail_exceeded=True, tail_cap=tail_cap)
     ok = cos >= tol.cosine and rel_l1 <= tol.rel_l1 and rmse <= tol.rmse and not nonfinite.any() \
         and not (err.numel() and float(err.max()) > cap) and typical_ok
     if ok:
@@ -445,8 +469,8 @@ def _compare_quant(cd: torch.Tensor, o: torch.Tensor, tol: Tolerance, stats: dic
     # elementwise mask for localisation: errors well above the RMS error, and every one above the cap
     full = torch.where(torch.isfinite(o) & torch.isfinite(cd), (cd - o).abs(), torch.zeros_like(o))
     bad = nonfinite | (full > max(tol.rmse * rms * 3, 1e-300)) | (full > cap)
-    if not typical_ok:  # errors everywhere: those above the typical cap
-        bad = bad | (full > stats["typical_cap"])
+    if not typical_ok:  # errors everywhere (or a tail too wide): those above the typical (tail) cap
+        bad = bad | (full > stats.get("tail_cap", stats["typical_cap"]))
     stats.update(wrong=int(bad.sum()), total=int(o.numel()))
     return Comparison(False, bad, stats)
 
