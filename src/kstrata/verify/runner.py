@@ -1652,8 +1652,10 @@ def run_protocol(task: Task, backend_name: str, sources: dict[str, str], secret:
             try:
                 return fresh(one, timeout_s=START_S)
             except CandidateDied as e:  # no candidate code has run yet: the judge's failure, not a verdict
+                # the zygote's output tail can hold an earlier process's (hidden-stage) output: not quoted there
+                why = str(e) if ctx.stage != "hidden" else f"{e.cause} (its output withheld at the hidden stage)"
                 raise SandboxStartError(f"the candidate's sandbox did not start (kstrata's side: no candidate "
-                                        f"code had run): {e}; `kstrata env` says which sandbox this machine "
+                                        f"code had run): {why}; `kstrata env` says which sandbox this machine "
                                         "has; run the command again") from None
             finally:
                 ctx.start_s += time.monotonic() - t
