@@ -105,7 +105,9 @@ def _process(source: str, env: bool = True):
     return proc
 
 
-def _checked(source: str, calls: int = 4, env: bool = True) -> list[list[dict]]:
+def _checked(source: str, calls: int = 4, env: bool = True, apart_s: float = 0.0) -> list[list[dict]]:
+    import time
+
     import torch
 
     from kstrata.sandbox import wire
@@ -115,6 +117,7 @@ def _checked(source: str, calls: int = 4, env: bool = True) -> list[list[dict]]:
         out = []
         x = torch.randn(1024, 1024)
         for _ in range(calls):
+            time.sleep(apart_s)  # the judge at work between requests
             bufs: list = []
             h, _ = proc.request({"op": "call", "inputs": wire.encode([x], bufs)}, bufs, timeout_s=120)
             assert h.get("ok"), h
@@ -164,3 +167,22 @@ def test_a_timed_call_that_leaves_work_on_the_pool_waits_for_it_and_is_reported(
         assert left and left[0]["evidence"]["thread"] == ["PTThreadPool"], h.get("findings")
     finally:
         proc.close()
+
+
+@pytest.mark.slow
+@sandboxed
+def test_a_tail_that_sleeps_through_the_wait_is_seen_while_the_harness_waits():
+    """Case rt81_pool_tail_asleep (with a 20 ms nap, every call): the fork's thread sleeps while the harness
+    waits after the call, then works while the harness waits for the judge's next request. The process's
+    other threads' CPU over that wait (its CPU clock less the harness's own threads') is no_threads_left;
+    an honest GELU's, with the judge 1.5 s away between calls (the harness's parent watch wakes each
+    second), is none."""
+    from kstrata.sandbox import client
+
+    client.close_zygotes()
+    asleep = (CASES / "rt81_pool_tail_asleep" / "candidate.py").read_text().replace("AFTER = 150", "AFTER = -1") \
+        .replace("(1 << 20)", "1").replace("NAP_S = 0.002", "NAP_S = 0.02")
+    found = _checked(asleep, calls=4, apart_s=0.1)
+    assert all(found[1:]), found
+    assert any("while the harness waited" in f[0]["message"] for f in found[1:]), found
+    assert not any(_checked(HONEST, calls=3, apart_s=1.5)), "an honest GELU left no work"

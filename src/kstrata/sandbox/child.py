@@ -577,11 +577,33 @@ class Harness(metaclass=_Sealed):
             return None
         return {"left_ms": round(left, 3), "stuck": stuck, "thread": self.drain.names[:1]}
 
+    def replying(self, op: Any) -> None:
+        """Before a reply is sent (:func:`serve`): on the CPU, wait for the threads a request that
+        ran no call of the candidate's left at work (a flush, a fetch: a fork that slept through the
+        wait after the call may wake in one), then mark the other threads' CPU for :meth:`waited`."""
+        if self.device != "cpu" or self.fn is None or op not in ("call", "call_many", "run", "flush", "fetch"):
+            self.drain.clear()  # (a load's import, a stage: no window)
+            return
+        if op in ("flush", "fetch"):  # (a call's own request waited after the call)
+            left = self._drained()
+            if left is not None and self.left_work is None:
+                self.left_work = left
+        self.drain.replying()
+
+    def waited(self) -> None:
+        """When a request has arrived (:func:`serve`): the CPU the process's other threads used while
+        the harness waited for it is ``left_work`` past :data:`~kstrata.sandbox.drain.LEFT_MS`."""
+        ms = self.drain.waited_ms()
+        if ms >= LEFT_MS and self.left_work is None:
+            self.left_work = {"left_ms": round(ms, 3), "stuck": False, "thread": [], "waiting": True}
+
     @staticmethod
     def _left_finding(evidence: dict) -> dict:
         named = "".join(f" ({n})" for n in evidence.get("thread") or [])
+        when = ("while the harness waited for the judge's next request" if evidence.get("waiting")
+                else "after the call had returned")
         return {"check": "no_threads_left", "message": f"a thread of the candidate's process{named} ran "
-                f"{evidence['left_ms']:.3g} ms of CPU after the call had returned (torch's inter-op pool, a native "
+                f"{evidence['left_ms']:.3g} ms of CPU {when} (torch's inter-op pool, a native "
                 "pool, a thread the call started)"
                 + (" and was still running" if evidence.get("stuck") else "") + ": work left running after a "
                 "call is outside its time", "evidence": evidence}
@@ -739,8 +761,8 @@ class Harness(metaclass=_Sealed):
                     "oom": isinstance(e, MemoryError) or "out of memory" in text.lower()
                     or "can't allocate memory" in text.lower(),
                     "traceback": candidate_traceback(e), "findings": self._watch_findings()}, []
-        if left is not None:
-            findings.append(self._left_finding(left))
+        if left is not None or self.left_work is not None:  # this call's, or one while the harness waited
+            findings.append(self._left_finding(left if left is not None else self.left_work))
         if mark is not None and not h.get("noop"):
             self._checked_call(xs, mark)
         findings += self._written_after_return(out)
@@ -1208,6 +1230,8 @@ def serve(rfd: int, wfd: int, harness: "Harness | None" = None) -> None:
         op = h.get("op")
         if op == "exit":
             return
+        if harness is not None:
+            harness.waited()
         try:
             if op == "noop":
                 reply: tuple[dict, list] = ({"ok": True}, [])
@@ -1220,6 +1244,8 @@ def serve(rfd: int, wfd: int, harness: "Harness | None" = None) -> None:
                                                            "message": f"unknown op {op!r}"}, [])
         except BaseException as e:  # noqa: BLE001 - a failure here is data for the judge
             reply = (failure(e), [])
+        if harness is not None:
+            harness.replying(op)
         try:
             wire.send(wfd, clipped(reply[0]), reply[1])
         except wire.WireError as e:
@@ -1249,7 +1275,10 @@ def candidate_main(rfd: int, wfd: int, memory_mb: int, harness: "Harness | None"
             if os.getppid() != parent:
                 os._exit(1)
 
-    threading.Thread(target=watch, name="kstrata-parent-watch", daemon=True).start()
+    watcher = threading.Thread(target=watch, name="kstrata-parent-watch", daemon=True)
+    watcher.start()
+    if harness is not None:  # its wakes are not the candidate's work (Harness.waited)
+        harness.drain.own.append(time.pthread_getcpuclockid(watcher.ident))
     wire.send(wfd, {"op": "hello", "pid": os.getpid(), "python": sys.version.split()[0]})
     serve(rfd, wfd, harness)
     os._exit(0)

@@ -47,12 +47,15 @@ class Drain:
     runs); its files are opened per process (a forked process has its own threads)."""
 
     __slots__ = ("_listdir", "_open", "_pread", "_close", "_getpid", "_tid", "_mono", "_sleep", "_fds", "_pid",
-                 "names")
+                 "names", "_clock", "_mark", "own")
 
     def __init__(self) -> None:
         self._listdir, self._open, self._pread, self._close = os.listdir, os.open, os.pread, os.close
         self._getpid, self._tid = os.getpid, threading.get_native_id
-        self._mono, self._sleep = time.monotonic, time.sleep
+        self._mono, self._sleep, self._clock = time.monotonic, time.sleep, time.clock_gettime_ns
+        self._mark: tuple[int, int] | None = None  # (pid, other threads' CPU ns) when the last reply went
+        #: CPU-clock ids of the harness's own other threads (the parent watch: a wake a second), left out
+        self.own: list[int] = []
         self._fds: dict[tuple[str, str], int] = {}
         self._pid = -1
         #: the name (``comm``) of the thread that used the most CPU after the last call returned
@@ -146,3 +149,31 @@ class Drain:
                 except OSError:
                     pass
         return waited, left, stuck
+
+    def _others_ns(self) -> int:
+        """CPU ns every thread of this process but the caller has used (ended ones too)."""
+        ns = self._clock(time.CLOCK_PROCESS_CPUTIME_ID) - self._clock(time.CLOCK_THREAD_CPUTIME_ID)
+        for clock in self.own:
+            try:
+                ns -= self._clock(clock)
+            except OSError:  # that thread ended: its CPU stays in the process's, fixed from then on
+                pass
+        return ns
+
+    def replying(self) -> None:
+        """Mark the other threads' CPU as the harness sends a reply and waits for the next request."""
+        self._mark = (self._getpid(), self._others_ns())
+
+    def clear(self) -> None:
+        """No mark: the next :meth:`waited_ms` is 0.0."""
+        self._mark = None
+
+    def waited_ms(self) -> float:
+        """CPU ms the other threads used since :meth:`replying` (0.0 without a mark of this process):
+        while the harness waited for the judge's next request an honest process's threads sleep, so
+        this is work left by an earlier request that woke once its reply had gone (a fork that slept
+        through the wait after the call, case tests/measure/cases/rt81_pool_tail_asleep)."""
+        mark, self._mark = self._mark, None
+        if mark is None or mark[0] != self._getpid():
+            return 0.0
+        return max(0, self._others_ns() - mark[1]) / 1e6
