@@ -233,7 +233,7 @@ def read_candidate(path: str | Path, backend: str | None = None) -> tuple[dict[s
     from kstrata.pysyntax import not_python_file
     from kstrata.store.artifacts import backend_extensions, source_name
 
-    path = _candidate_prefix(Path(path))
+    path = resolve_candidate_prefix(Path(path))
     if not path.exists():
         raise FileNotFoundError(f"{path}: no such candidate file or directory")
     if path.is_dir() and (path / "export.json").is_file() and (path / "sources").is_dir():
@@ -296,7 +296,7 @@ def candidate_task(path: str | Path) -> str | None:
     a ``kstrata import`` directory (``candidate.json``) or a ``kstrata
     export`` package (``export.json``); None for a plain file or where none
     is recorded."""
-    path = _candidate_prefix(Path(path))
+    path = resolve_candidate_prefix(Path(path))
     here = path if path.is_dir() else path.parent
     records = [(run / "config.json", lambda d: (d.get("task") or {}).get("name"))
                for run in (here.parent, here.parent.parent) if (run / "run.db").is_file()]
@@ -311,25 +311,25 @@ def candidate_task(path: str | Path) -> str | None:
     return None
 
 
-def _candidate_prefix(path: Path) -> Path:
+def resolve_candidate_prefix(path: Path) -> Path:
     """``RUN/candidates/<prefix>`` as the one candidate directory whose hash starts
-    with ``prefix`` (as ``kstrata show`` and ``export`` take prefixes); ``path``
-    itself when it exists, is not under a run's ``candidates/``, or the prefix
-    matches no or several candidates.
+    with ``prefix``, resolved by the run's store as ``kstrata show`` resolves it
+    (:func:`kstrata.store.candidate_path.candidate_path`); ``path`` itself when it
+    exists or is not under a run's ``candidates/``.
 
     Raises
     ------
     FileNotFoundError
-        When the prefix matches several candidates (they are named).
+        When the prefix matches no candidate of the run, or several (the message
+        says which and what to give instead).
     """
-    parent = path.parent
-    if path.exists() or parent.name != "candidates" or not (parent.parent / "run.db").is_file() or not path.name:
-        return path
-    hits = sorted(d for d in parent.iterdir() if d.is_dir() and d.name.startswith(path.name))
-    if len(hits) > 1:
-        raise FileNotFoundError(f"{path}: the prefix {path.name} matches {len(hits)} candidates "
-                                f"({', '.join(h.name[:12] for h in hits[:5])}); give more of the hash")
-    return hits[0] if hits else path
+    from kstrata.store.candidate_path import candidate_path
+    from kstrata.store.run_store import StoreError
+
+    try:
+        return candidate_path(path)
+    except StoreError as e:
+        raise FileNotFoundError(f"{path}: {e}") from None
 
 
 def candidate_run_backend(path: str | Path, given: str | None = None) -> str | None:

@@ -1,7 +1,7 @@
 """What ``kstrata eval`` takes as CANDIDATE (newcomer nc15): an export package
 (``kstrata eval TASK l2_tvm`` said "no level files of pytorch (source.txt)") and
 a run's ``candidates/<hash prefix>`` (refused as "no such candidate file",
-though show and export take prefixes)."""
+though show and export take prefixes; now in test_nc27_cli_eval_prefix.py)."""
 
 from __future__ import annotations
 
@@ -37,24 +37,4 @@ def test_a_directory_without_level_files_points_at_its_sources_folder(tmp_path):
         read_candidate(pkg, "tvm-llvm")
 
 
-def _run(tmp_path, hashes):
-    run = tmp_path / "run"
-    (run / "candidates").mkdir(parents=True)
-    (run / "run.db").write_bytes(b"")
-    (run / "config.json").write_text(json.dumps({"backend": "pytorch"}))
-    for h in hashes:
-        (run / "candidates" / h).mkdir()
-        (run / "candidates" / h / "source.txt").write_text(f"# {h}\n")
-    return run
-
-
-def test_a_run_candidate_takes_a_hash_prefix(tmp_path):
-    run = _run(tmp_path, ["4897d957c008" + "0" * 52, "099553fc4279" + "0" * 52])
-    sources, backend = read_candidate(run / "candidates" / "4897d957")
-    assert backend == "pytorch" and sources == {"source": f"# 4897d957c008{'0' * 52}\n"}
-
-
-def test_an_ambiguous_prefix_names_the_candidates(tmp_path):
-    run = _run(tmp_path, ["ab12" + "0" * 60, "ab34" + "0" * 60])
-    with pytest.raises(FileNotFoundError, match=r"matches 2 candidates \(ab12.*ab34"):
-        read_candidate(run / "candidates" / "ab")
+# a run's candidates/<hash prefix>: tests/cli/test_nc27_cli_eval_prefix.py (resolved by the run's store)

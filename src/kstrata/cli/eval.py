@@ -13,7 +13,8 @@ from typing import Any
 
 import typer
 
-from kstrata.api import candidate_run_backend, candidate_task, evaluate_sources, read_candidate
+from kstrata.api import (candidate_run_backend, candidate_task, evaluate_sources, read_candidate,
+                         resolve_candidate_prefix)
 from kstrata.shellarg import arg
 from kstrata.cli.errors import MAX_SECONDS, Console, check_number, err_console, print_error
 from kstrata.backends.envs import EnvMissingError
@@ -382,7 +383,7 @@ def register(app: typer.Typer) -> None:
     @app.command("eval")
     def eval_(
         task: str = typer.Argument(..., metavar="TASK", help="Suite task name or path to a task file."),
-        candidate: Path = typer.Argument(..., metavar="CANDIDATE", help="Candidate file (KernelBench format, defines ModelNew), or a run's best/ or candidates/<hash> directory (or one level file in it)."),
+        candidate: Path = typer.Argument(..., metavar="CANDIDATE", help="Candidate file (KernelBench format, defines ModelNew), or a run's best/ or candidates/<hash> directory (a unique prefix of the hash will do; or one level file in it)."),
         backend: str | None = typer.Option(None, "--backend", "-b", help="Backend of the candidate (default: the run's for a run's best/ or candidate, else pytorch)."),
         as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
         preset: str = typer.Option("strict", "--preset", help="Integrity preset: strict or warn."),
@@ -412,6 +413,8 @@ def register(app: typer.Typer) -> None:
 
             check_shape_text(timing_shape)
             check_task_argument(task)  # the checks that need no torch first (newcomer nc23)
+            # RUN/candidates/<prefix>, as `kstrata show` takes it (newcomer nc27: the README says a prefix will do)
+            candidate = resolve_candidate_prefix(candidate)
             if not candidate.exists():
                 raise FileNotFoundError(f"{candidate}: no such candidate file or directory")
             if backend is not None:

@@ -731,16 +731,20 @@ class RunStore:
         Raises
         ------
         StoreError
-            If none or several match.
+            If none or several match (up to five of them named), or ``prefix`` is empty.
         """
+        # substr, not LIKE: a prefix's '_' or '%' is a character to match, not a wildcard
         rows = self.conn.execute(
-            "SELECT hash FROM candidates WHERE hash LIKE ? LIMIT 2", (prefix.lower() + "%",)
+            "SELECT hash FROM candidates WHERE substr(hash, 1, ?) = ? ORDER BY hash LIMIT 6",
+            (len(prefix), prefix.lower()),
         ).fetchall()
         if len(rows) != 1:
-            if not rows:
+            if not rows or not prefix:
                 raise StoreError(f"no candidate in {self.run_dir} matches {prefix!r}; "
                                  f"`kstrata tree {arg(self.run_dir)}` lists them")
-            raise StoreError(f"several candidates in {self.run_dir} match {prefix!r}; give more of the hash")
+            named = ", ".join(r[0][:12] for r in rows[:5]) + (", ..." if len(rows) > 5 else "")
+            raise StoreError(f"several candidates in {self.run_dir} match {prefix!r} ({named}); give more "
+                             "of the hash")
         return rows[0][0]
 
     def sources(self, digest: str) -> dict[str, str]:
