@@ -126,3 +126,18 @@ def test_the_judges_own_timing_worker_killed_for_memory_leaves_a_correct_untimed
     _setup(monkeypatch, [RuntimeError("exception: CandidateLoadError: candidate process: did not load")])
     ev, m = e.evaluate(FakeTask(), FakeBackend(), {"graph": "x"})
     assert ev.verdict is Verdict.RUNTIME_ERROR and ev.check == "timing" and m is None
+
+
+def test_a_candidate_process_the_machines_oom_killer_ended_while_timed_leaves_it_correct_untimed(monkeypatch):
+    """Newcomer nc27: a candidate process ended by the machine's OOM killer before its own cgroup limit
+    (CandidateDied 'host_memory') is the machine's state, as the judge's own worker's death is; its own
+    limit ('memory') stays the candidate's runtime_error."""
+    from kstrata.sandbox import CandidateDied
+
+    e = VerifyMeasureEvaluator(secret="s", baselines=("eager",), confirm_scope=None)
+    _setup(monkeypatch, [CandidateDied("host_memory", "the machine ran out of memory ...")])
+    ev, m = e.evaluate(FakeTask(), FakeBackend(), {"graph": "x"})
+    assert ev.verdict is Verdict.CORRECT and m is None and "ran out of memory" in ev.evidence["not_timed"]
+    _setup(monkeypatch, [CandidateDied("memory", "the candidate exceeded the memory limit (2048 MiB)")])
+    ev, m = e.evaluate(FakeTask(), FakeBackend(), {"graph": "x"})
+    assert ev.verdict is Verdict.RUNTIME_ERROR and ev.check == "timing"

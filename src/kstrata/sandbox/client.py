@@ -35,7 +35,8 @@ class CandidateDied(RuntimeError):
     ----------
     cause:
         ``"timeout"``, ``"stall"`` (no progress long before the time limit,
-        :mod:`kstrata.sandbox.stall`), ``"memory"``, ``"signal"``, ``"exit"``, ``"protocol"`` or
+        :mod:`kstrata.sandbox.stall`), ``"memory"`` (its own limit), ``"host_memory"`` (the machine's
+        OOM killer before that limit: not the candidate's doing), ``"signal"``, ``"exit"``, ``"protocol"`` or
         ``"busy"`` (CPU used while the judge worked between requests, :mod:`kstrata.sandbox.idle_cpu`).
     """
 
@@ -275,10 +276,14 @@ class Zygote:
     #: the cgroup saw an OOM kill (kept when the cgroup is removed: :meth:`kill` removes it before
     #: the candidate's death is read, and a zygote the OOM killer chose read as "ended during a call")
     oomed = False
+    #: the cgroup's memory use reached its own limit (kept likewise; :meth:`Cgroup.limit_reached`)
+    limit_hit = False
 
     def oom_count(self) -> bool:
         if self.cgroup is not None and self.cgroup.oom_killed():
             self.oomed = True
+        if self.cgroup is not None and self.cgroup.limit_reached():
+            self.limit_hit = True
         return self.oomed
 
     def kill(self) -> None:
@@ -639,6 +644,7 @@ class CandidateProcess:
         self.zygote, self.pid = z, int(reply.get("pid", 0))
         self.rfd, self.wfd = p_r, p_w
         self.oom_before = z.oom_count()
+        self.limit_before = z.limit_hit
         self.watch_rss = bool(self.memory_mb) and self.gpu and z.cgroup is None
         h, _ = self._recv(timeout_s)
         if h.get("op") != "hello":
@@ -718,6 +724,11 @@ class CandidateProcess:
         self.kill()
         ended = self.ended or {}
         oom = self.zygote_oom
+        if oom and self.host_oom():
+            return CandidateDied("host_memory", "the machine ran out of memory and the kernel's OOM killer ended "
+                                 f"the candidate's process before its own limit ({self.memory_mb} MiB) was "
+                                 "reached: the machine's state (other jobs, the judge's own work), not the "
+                                 "candidate's; verify again with more memory free")
         if oom:
             return CandidateDied("memory", f"the candidate exceeded the memory limit ({self.memory_mb} MiB); "
                                  "the cgroup's OOM killer ended it")
@@ -807,6 +818,14 @@ class CandidateProcess:
             self.idle_cpu.replied()
 
     zygote_oom = False
+    limit_before = False
+    #: its zygote's cgroup reached its own memory limit while it ran (read with :attr:`zygote_oom`)
+    zygote_limit_hit = False
+
+    def host_oom(self) -> bool:
+        """The OOM kill its zygote's cgroup saw (:attr:`zygote_oom`) came with the cgroup's use below its
+        own limit: the machine ran out of memory, not the candidate (:meth:`Cgroup.limit_reached`)."""
+        return bool(self.zygote_oom and not self.zygote_limit_hit)
 
     def kill(self) -> None:
         """End the candidate's whole process tree (every process of its sandbox
@@ -830,12 +849,15 @@ class CandidateProcess:
             self.ended = z.ask({"op": "reap", "pid": self.pid}, (pack_fd,) if pack_fd is not None else (),
                                timeout_s=30)
             self.zygote_oom = z.oom_count() and not self.oom_before
+            self.zygote_limit_hit = z.limit_hit and not self.limit_before
             if pack_fd is not None and isinstance(self.ended, dict) and isinstance(self.ended.get("cache"), dict):
                 kernel_cache.store(self.kernel_cache, pack_fd, self.ended["cache"],
                                    hidden=self.saw_hidden or self.restored_hidden)
         except CandidateDied:
             self.zygote_oom = z.oom_count() and not self.oom_before
+            self.zygote_limit_hit = z.limit_hit and not self.limit_before
             z.kill()
+            self.zygote_limit_hit = self.zygote_limit_hit or (z.limit_hit and not self.limit_before)
             return
         finally:
             if pack_fd is not None:

@@ -182,10 +182,13 @@ class VerifyMeasureEvaluator:
             if timing_rejection(e) is not None:
                 return _timing_rejected(ev, e), None
             msg = f"timing against {baseline} failed: {type(e).__name__}: {e}"
-            if isinstance(e, RuntimeError) and str(e).startswith("oom:"):
+            if isinstance(e, RuntimeError) and (str(e).startswith("oom:")
+                                                or getattr(e, "cause", None) == "host_memory"):
                 # the judge's own timing worker was killed for memory (the machine's OOM killer), not the
                 # candidate's sandboxed process: the verification stands, the candidate is correct and not
-                # timed (the newcomer round of 2026-12-03 read TVM's own softmax as runtime_error so)
+                # timed (the newcomer round of 2026-12-03 read TVM's own softmax as runtime_error so); so too
+                # a candidate process the machine's OOM killer ended before its own limit (CandidateDied
+                # 'host_memory', kstrata.sandbox.policy.Cgroup.limit_reached; newcomer nc27)
                 return replace(ev, evidence={**ev.evidence, "not_timed": (
                     f"{msg[:300]}; the machine ran out of memory while kstrata timed it, so it is correct but "
                     "not timed: `kstrata retime RUN CANDIDATE` times it where memory is free")}), None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from kstrata.backends.registry import get_backend
 from kstrata.execute import CallResult, WorkerPool
-from kstrata.sandbox.policy import SandboxStartError
+from kstrata.sandbox.policy import HostOutOfMemory, SandboxStartError
 from kstrata.tasks.base import ReferenceFailure, Task
 from kstrata.verdict import Verdict
 from kstrata.verify.crash import crash_item
@@ -52,6 +52,8 @@ def _from_call(r: CallResult, task: Task, backend_name: str, preset: str, timeou
         raise ReferenceFailure(r.error.removeprefix("ReferenceFailure: "))
     if r.error.startswith("SandboxStartError: "):  # kstrata's side (a process's start runs no candidate code)
         raise SandboxStartError(r.error.removeprefix("SandboxStartError: "))
+    if r.error.startswith("HostOutOfMemory: "):  # the machine's OOM killer, not the candidate's limit
+        raise HostOutOfMemory(r.error.removeprefix("HostOutOfMemory: "))
     if r.kind in ("crash", "oom"):
         # the judge's worker runs the reference and the float64 oracle; the candidate runs in a
         # process of its own, whose death is a verdict inside the protocol, never this

@@ -57,7 +57,7 @@ from kstrata.verify.integrity.registry import CHECKS, Finding, applies, preset a
 from kstrata.verify.integrity.static import native_findings, static_findings, vendor_findings
 from kstrata.sandbox import wire
 from kstrata.sandbox.client import SINGLE_THREADED, CandidateDied, fresh
-from kstrata.sandbox.policy import SandboxStartError
+from kstrata.sandbox.policy import HostOutOfMemory, SandboxStartError
 from kstrata.sandbox.reported import self_reported
 from kstrata.verify.free_ints import free_int_inputs, moved_input_names
 from kstrata.verify.judge_memory import wait_for_memory
@@ -385,9 +385,21 @@ def died(e: CandidateDied, proc: Any, public: bool) -> Stop:
     forged reply announced, beside the most an honest reply holds, which is
     the size of the reference's output at the hidden shape: both carried a
     hidden test's shape out, red-team round of 2026-12-04), and the memory
-    its processes held."""
-    what = str(e) if public else (f"the candidate process {HIDDEN_DEATHS.get(e.cause, 'ended')} on a hidden test "
-                                  "(what it did is withheld: a hidden test's details stay hidden)")
+    its processes held (the limit, a setting, is told: newcomer nc27).
+
+    Raises
+    ------
+    kstrata.sandbox.policy.HostOutOfMemory
+        Where the machine's OOM killer ended the process before its own
+        limit was reached (cause ``host_memory``): not the candidate's verdict."""
+    if e.cause == "host_memory":  # the machine's OOM killer, the cgroup's limit not reached: not a verdict
+        raise HostOutOfMemory(str(e) if public else "the machine ran out of memory and the kernel's OOM killer "
+                              "ended the candidate's process on a hidden test before its own limit was reached: "
+                              "the machine's state, not the candidate's; verify again with more memory free")
+    limit = getattr(proc, "memory_mb", None)
+    said = f" ({limit} MiB; KSTRATA_CANDIDATE_MEMORY_MB sets it)" if e.cause == "memory" and limit else ""
+    what = str(e) if public else (f"the candidate process {HIDDEN_DEATHS.get(e.cause, 'ended')}{said} on a hidden "
+                                  "test (what it did is withheld: a hidden test's details stay hidden)")
     if e.cause == "timeout":
         return Stop(Verdict.TIMEOUT, "wall_clock", what)
     if e.cause == "stall":  # asleep, blocked or stopped: its own doing, never the time limit's (no blame_time)
