@@ -31,7 +31,7 @@ def test_export_and_eval_say_that_best_was_edited(tmp_path):
     r = CliRunner().invoke(app, ["export", str(res.run_dir), "--to", str(tmp_path / "pkg2")], env=env)
     said = " ".join(r.output.split())
     assert r.exit_code == 0, r.output
-    assert f"warning: {best} differ from candidate {res.best.hash[:12]} as the run stored it" in said
+    assert f"warning: {best} differs from candidate {res.best.hash[:12]} as the run stored it" in said
     assert "not from the edited files" in said and f"--initial {res.run_dir / 'best'}" in said
     assert (tmp_path / "pkg2" / "candidate.py").read_text() == RMSNORM_NEW  # the stored one, as said
 

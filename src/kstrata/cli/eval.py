@@ -15,7 +15,7 @@ import typer
 
 from kstrata.api import (candidate_run_backend, candidate_task, evaluate_sources, read_candidate,
                          resolve_candidate_prefix)
-from kstrata.shellarg import arg
+from kstrata.shellarg import arg, task_arg
 from kstrata.cli.errors import MAX_SECONDS, Console, check_number, err_console, print_error
 from kstrata.backends.envs import EnvMissingError
 from kstrata.backends.registry import UnknownBackendError, entry, get_backend
@@ -123,11 +123,12 @@ def timing_text(t: dict, budget_ms: float = 1000.0, width: int | None = None) ->
     return quoted(timing_line(t, budget_ms), width, 10, **own)
 
 
-def edited_note(candidate: Path, backend: Any) -> str | None:
+def edited_note(candidate: Path, backend: Any, task: Any = "TASK") -> str | None:
     """When ``candidate`` is a run's ``best/`` or ``candidates/<hash>/`` whose
     files were edited after the run stored them (:func:`kstrata.store.edited.edited_copy`):
     that this eval checks the edited files, not the stored candidate that
-    ``kstrata export`` ships (newcomer nc24); else None."""
+    ``kstrata export`` ships (newcomer nc24), and the command that starts a
+    run from them, naming ``task`` (:func:`kstrata.shellarg.task_arg`); else None."""
     from kstrata.store.artifacts import backend_extensions
     from kstrata.store.edited import edited_copy
 
@@ -135,8 +136,8 @@ def edited_note(candidate: Path, backend: Any) -> str | None:
     if e is None:
         return None
     return (f"evaluating edited files, not candidate {e.digest[:12]} as run {e.run_dir} stored it: {e.names()} "
-            f"differ from the stored text (which `kstrata export {arg(e.run_dir)}` ships); to keep the edit, start a "
-            f"run from it: kstrata optimize TASK --backend {backend.name} --initial {arg(e.folder)}")
+            f"{e.differ()} from the stored text (which `kstrata export {arg(e.run_dir)}` ships); to keep the edit, "
+            f"start a run from it: kstrata optimize {task_arg(task)} --backend {backend.name} --initial {arg(e.folder)}")
 
 
 def run_reading_line(candidate: Path, sources: dict[str, str], backend: str) -> str | None:
@@ -462,7 +463,7 @@ def register(app: typer.Typer) -> None:
             av = b.availability()
             if not av.usable:
                 raise ValueError(f"backend {backend} is not usable here: {av.reason}")
-            edited = edited_note(candidate, b)
+            edited = edited_note(candidate, b, t)
             if edited:
                 err_console.print(f"note: {edited}", markup=False, highlight=False, soft_wrap=True)
             if show_hidden and secret is not None:

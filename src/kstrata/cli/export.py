@@ -59,7 +59,7 @@ from kstrata.atomic import write_atomic, write_folder
 from kstrata.cli.errors import Console, OptionError, err_console, user_errors
 from kstrata.measure.speedup_words import speedup_text
 from kstrata.search.views import reading, shape_text
-from kstrata.shellarg import arg
+from kstrata.shellarg import arg, task_arg
 from kstrata.store.artifacts import backend_extensions
 from kstrata.store.run_store import StoreError, read_summary, writable
 
@@ -313,9 +313,8 @@ def nothing_correct(tree: Any, info: Any) -> str:
         text += (f"; {len(failed)} failed: `kstrata tree {run}` lists the verdicts and `kstrata show {run} "
                  f"{failed[0].hash[:12]}` says where it failed")
     if pending:
-        task = getattr(info.task, "path", None) or getattr(info.task, "name", "TASK")
         text += (f"; {len(pending)} {'was' if len(pending) == 1 else 'were'} never evaluated (the run stopped "
-                 f"first): continue the run with: {resume_command(task, info.backend.name, info.run_dir)}")
+                 f"first): continue the run with: {resume_command(info.task, info.backend.name, info.run_dir)}")
     return text
 
 
@@ -519,9 +518,10 @@ def edited_warning(info: Any, digest: str, best: bool) -> str | None:
     e = edited_copy(folder, backend_extensions(info.backend))
     if e is None or e.digest != digest:
         return None
-    return (f"{e.names()} differ from candidate {digest[:12]} as the run stored it; the export is built from the "
-            f"stored candidate, not from the edited files. To use the edit, check it (kstrata eval TASK "
-            f"{arg(e.folder)}) and start a run from it (kstrata optimize TASK --backend {info.backend.name} "
+    task = task_arg(info.task)
+    return (f"{e.names()} {e.differ()} from candidate {digest[:12]} as the run stored it; the export is built from "
+            f"the stored candidate, not from the edited files. To use the edit, check it (kstrata eval {task} "
+            f"{arg(e.folder)}) and start a run from it (kstrata optimize {task} --backend {info.backend.name} "
             f"--initial {arg(e.folder)}), then export that run")
 
 
@@ -537,7 +537,7 @@ def timed_out_text(info: Any, digest: str, rec: Any, limit: float, again: str) -
     longer = int(max(2 * limit, limit + 600))
     cmd = f"{again} --timeout {longer}" if again else f"kstrata export {arg(info.run_dir)} --to DIR --timeout {longer}"
     where = info.run_dir / "candidates" / digest
-    check = (f"kstrata eval {arg(info.task.path)} {arg(where)} --backend {info.backend.name} --scope full "
+    check = (f"kstrata eval {task_arg(info.task)} {arg(where)} --backend {info.backend.name} --scope full "
              f"--timeout {longer}") if getattr(info.task, "path", None) else ""
     return (f"candidate {digest[:12]} passed the search's reduced scope, but its full-scope verification did not "
             f"finish within the {limit:g} s limit{': ' + first if first else ''}. A timeout is not a wrong answer, "

@@ -16,7 +16,7 @@ from kstrata.backends.registry import get_backend
 from kstrata.backends.tilelang.backend import graph_plan
 from kstrata.cli.errors import Console, user_errors
 from kstrata.pysyntax import SourceTooLarge, not_python_file, read_source, syntax_error_isolated, syntax_error_text
-from kstrata.shellarg import arg
+from kstrata.shellarg import arg, task_arg
 from kstrata.atomic import write_folder
 from kstrata.tasks.base import TaskError
 from kstrata.tasks.loader import resolve_task
@@ -215,7 +215,7 @@ def register(app: typer.Typer) -> None:
         if note:
             console.print(f"[yellow]warning:[/] {note}", highlight=False, soft_wrap=True)
         what = "verify it" if backend == "triton-interp" else "verify it and time it against eager PyTorch"
-        named = arg(task)  # as given: a task file's path, which its name alone would not find (nc14)
+        named = task_arg(task)  # a task file by its path, which its name alone would not find (nc14)
         console.print(f"next: kstrata eval {named} {arg(cand)}   ({what}; the backend is the import's; "
                       "--scope small for a quick check)", markup=False, highlight=False, soft_wrap=True)
         console.print(f"  or: kstrata optimize {named} --backend {arg(backend)} --initial {arg(cand)}   (search from it)",

@@ -32,6 +32,10 @@ class EditedCopy:
         """The edited files, relative to the current folder where they can be, comma-separated."""
         return ", ".join(str(f) for f in self.files)
 
+    def differ(self) -> str:
+        """The verb after :meth:`names`: ``differs`` for one edited file, ``differ`` for several."""
+        return "differs" if len(self.files) == 1 else "differ"
+
 
 def _held(folder: Path) -> tuple[Path, str] | None:
     """``(run_dir, hash)`` of the candidate ``folder`` holds, or None when it is no run folder

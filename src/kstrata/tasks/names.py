@@ -20,6 +20,26 @@ def suite_names() -> list[str]:
     return sorted({p.stem for p in SUITE_DIR.rglob("*.py") if not p.name.startswith("_")})
 
 
+def suite_name(task: str | Path) -> str | None:
+    """The suite name of a task argument that is a shipped suite task's file
+    (``.../tasks/suite/level1/rmsnorm.py`` -> ``rmsnorm``): a ``.py`` file
+    whose stem names a suite task and whose text is that task's, byte for
+    byte (so a copy in another clone is named too, and an edited copy is
+    not); ``None`` for a name, another file, or one that cannot be read. A
+    command kstrata prints names the task so (newcomer nc27: ``kstrata
+    optimize /.../src/kstrata/tasks/suite/level1/rmsnorm.py ...``)."""
+    path = Path(task)
+    if path.suffix != ".py" or path.name.startswith("_"):
+        return None
+    shipped = [p for p in SUITE_DIR.rglob(path.name)]
+    try:
+        if len(shipped) != 1 or not path.is_file() or path.read_bytes() != shipped[0].read_bytes():
+            return None
+    except OSError:
+        return None
+    return path.stem
+
+
 def close_names(name: str, names: Iterable[str]) -> list[str]:
     """Up to 5 of ``names`` close to a mistyped ``name`` (by difflib, else
     those that contain it), for a "Did you mean" hint; what ``eval``, ``tasks
