@@ -401,6 +401,29 @@ def syntax_verdict(found: tuple[str, str, dict] | None, task: Any, backend: Any,
                       task=task.name, backend=backend.name, preset=preset)
 
 
+def model_new_verdict(candidate: Path, sources: dict[str, str], task: Any, backend: Any, preset: str) -> Any:
+    """The ``compile_error`` verdict (check ``load``) of a one-file candidate
+    whose PyTorch or DSL source level never names ``ModelNew``
+    (:func:`kstrata.cli.import_.no_model_new`, ``kstrata import``'s check, read
+    from lines: never imported or parsed here), made before the judge starts:
+    a file defining ``class MyModel`` waited ~60 s on a busy machine for the
+    judge's "candidate defines no ModelNew" (newcomer nc27). None otherwise
+    (the judge decides)."""
+    from kstrata.cli.import_ import no_model_new
+    from kstrata.verdict import Verdict
+    from kstrata.verify.result import Evaluation
+
+    kinds = getattr(backend, "level_kinds", {}) or {}
+    for level, text in sources.items():
+        if kinds.get(level, "python-dsl") not in ("python-torch", "python-dsl"):
+            continue
+        missing = no_model_new(candidate, text, named_anywhere=True)
+        if missing:
+            return Evaluation(Verdict.COMPILE_ERROR, "load", evidence={"message": missing}, task=task.name,
+                              backend=backend.name, preset=preset)
+    return None
+
+
 def register(app: typer.Typer) -> None:
     """Add the ``eval`` command to ``app``."""
 
@@ -487,8 +510,9 @@ def register(app: typer.Typer) -> None:
 
         found = first_syntax_error(candidate, sources, b)  # a child process: a parse, never an import
         unparsed = None if found is None else syntax_error_text(found[1], found[2])
-        early = syntax_verdict(found, t, b, preset)
-        if unparsed:  # a compile_error in a moment: no interpreter estimate of hours first (newcomer nc21)
+        early = syntax_verdict(found, t, b, preset) or (model_new_verdict(candidate, sources, t, b, preset)
+                                                         if found is None else None)
+        if unparsed or early is not None:  # a compile_error at once: no interpreter estimate first (nc21)
             over = slow = None
         if slow and over:  # it would end in `timeout` having tested little or nothing (newcomer nc15: 611 s)
             print_error(f"not started: even an elementwise kernel would take longer than --timeout {timeout:g} s "

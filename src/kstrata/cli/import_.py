@@ -66,10 +66,26 @@ def read_model_file(path: Path, what: str = "kernel file") -> str:
     if bad is not None:
         raise TaskError(f"{syntax_error_text(str(path), bad)}; fix the {what} and try again (nothing was "
                         "imported or started)")
-    if not _MODEL_NEW.search(text):
-        raise TaskError(f"{path}: defines no class ModelNew (KernelBench format: ModelNew takes "
-                        "the task Model's constructor arguments and forward signature)")
+    missing = no_model_new(path, text)
+    if missing:
+        raise TaskError(missing)
     return text
+
+
+def no_model_new(path: Path | str, text: str, named_anywhere: bool = False) -> str | None:
+    """Why ``text`` (the file ``path``) is no KernelBench candidate: it has no
+    module-level ``class ModelNew`` line (with ``named_anywhere``: the name
+    ``ModelNew`` appears nowhere in it, so nothing can define it, e.g.
+    ``ModelNew = MyModel`` passes); the message names the module-level classes
+    it does define. Told from lines, never parsed or imported here. None when
+    the check passes."""
+    if _MODEL_NEW.search(text) or (named_anywhere and re.search(r"\bModelNew\b", text)):
+        return None
+    found = list(dict.fromkeys(re.findall(r"^class[ \t]+(\w+)", text, re.M)))
+    has = (f"; it defines {', '.join(f'class {c}' for c in found[:5])}{', ...' if len(found) > 5 else ''}: the "
+           "kernel's module must be named ModelNew") if found else ""
+    return (f"{path}: defines no class ModelNew (KernelBench format: ModelNew takes the task Model's constructor "
+            f"arguments and forward signature){has}")
 
 
 def read_kernel_file(path: Path, backend: str) -> str:
