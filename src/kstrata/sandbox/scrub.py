@@ -16,9 +16,7 @@ JIT-compile again, since its compiler caches go too.)
 from __future__ import annotations
 
 import os
-import shutil
 import stat
-import sys
 
 #: The writable places a sandbox's processes share (every other path is a read-only bind).
 SHARED_DIRS = ("/tmp", "/dev/shm")
@@ -45,37 +43,96 @@ def _modes(dirs: tuple[str, ...]) -> dict[str, int]:
 PRISTINE_MODES = _modes(SHARED_DIRS)
 
 
+class ScrubError(RuntimeError):
+    """Something a candidate left in its sandbox could not be removed: the
+    zygote that calls :func:`scrub` ends (its sandbox with it), so no later
+    candidate is forked where it lies."""
+
+
 def scrub(dirs: tuple[str, ...] = SHARED_DIRS) -> list[str]:
     """Give ``dirs`` back their modes (:data:`PRISTINE_MODES`) and extended
     attributes, empty them, and remove the IPC namespace's System V objects.
-    Returns what could not be removed (``[]`` normally); never raises.
-    (POSIX message queues need no removal: ``mq_open`` is refused by the
-    sandbox's seccomp filter, :data:`kstrata.sandbox.policy.DENIED_SYSCALLS_X86_64`.)
+    Returns ``[]``. (POSIX message queues need no removal: ``mq_open`` is
+    refused by the sandbox's seccomp filter,
+    :data:`kstrata.sandbox.policy.DENIED_SYSCALLS_X86_64`.)
+
+    Every directory met is given back read, write and search permission
+    before it is entered (the candidate's uid owns them all) and trees are
+    walked without recursion (:func:`_remove_tree`). Python 3.11's
+    ``shutil.rmtree`` skipped the subdirectories of a directory the candidate
+    had made readable but not searchable (mode 0400: it cannot ``stat`` an
+    entry there), the list of what was left went unread, and the next
+    candidate forked by the same zygote read the files under them; a
+    directory of mode 000 or a tree deeper than the recursion limit made it
+    raise (red team rt85).
+
+    Raises
+    ------
+    ScrubError
+        Naming what is still there after the sweep (or why a directory could
+        not be emptied): the caller, the zygote, must not serve another
+        candidate in this sandbox.
 
     Only for a sandbox's own ``/tmp`` and ``/dev/shm``: called outside a
     sandbox it would empty the host's."""
     left: list[str] = []
     for d in dirs:
+        if not os.path.isdir(d):
+            continue
         _restore(d, PRISTINE_MODES.get(d))
         try:
-            names = os.listdir(d)
-        except OSError:
+            _empty(d)
+        except (OSError, ValueError) as e:
+            left.append(f"{d}: {e}")
+        try:
+            rest = os.listdir(d)
+        except OSError as e:
+            left.append(f"{d}: {e}")
             continue
-        for name in names:
-            path = os.path.join(d, name)
-            try:
-                if os.path.isdir(path) and not os.path.islink(path):
-                    if sys.version_info >= (3, 12):
-                        shutil.rmtree(path, onexc=_writable_and_retry)
-                    else:
-                        shutil.rmtree(path, onerror=_writable_and_retry)
-                else:
-                    os.unlink(path)
-            except OSError:
-                if os.path.lexists(path):
-                    left.append(path)
+        left += [os.path.join(d, name) for name in rest[:20]]
     left += _remove_ipc()
-    return left
+    if left:
+        raise ScrubError("the sandbox could not be emptied: " + ", ".join(left[:20]))
+    return []
+
+
+#: ``open`` flags of a directory the scrub enters (never through a link)
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+
+
+def _empty(path: str) -> None:
+    """Remove everything inside the directory ``path`` (kept itself), depth
+    first without recursion and with one directory descriptor open at a time
+    (a chain of thousands of directories needs neither stack nor descriptors):
+    a directory is made ``0700`` before it is entered, left by ``..`` and
+    removed by name once empty. Links are removed, never followed. Only for
+    a tree no process is changing (the candidate's processes are gone)."""
+    fd = os.open(path, _DIR_FLAGS)
+    names: list[str] = []  # the name of each directory entered, below path
+    try:
+        while True:
+            sub = None
+            with os.scandir(fd) as it:
+                for entry in it:
+                    if entry.is_dir(follow_symlinks=False):
+                        sub = entry.name
+                        break
+                    os.unlink(entry.name, dir_fd=fd)
+            if sub is not None:
+                os.chmod(sub, stat.S_IRWXU, dir_fd=fd)
+                child = os.open(sub, _DIR_FLAGS, dir_fd=fd)
+                os.close(fd)
+                fd = child
+                names.append(sub)
+                continue
+            if not names:
+                return
+            parent = os.open("..", _DIR_FLAGS, dir_fd=fd)
+            os.close(fd)
+            fd = parent
+            os.rmdir(names.pop(), dir_fd=fd)
+    finally:
+        os.close(fd)
 
 
 def _restore(d: str, mode: int | None) -> None:
@@ -94,18 +151,6 @@ def _restore(d: str, mode: int | None) -> None:
                 pass
     except OSError:
         pass
-
-
-def _writable_and_retry(fn, path, _exc) -> None:
-    """A directory made unwritable (mode 000) by the candidate: same uid, so
-    give it back its mode and retry."""
-    parent = os.path.dirname(path)
-    for p in (parent, path):
-        try:
-            os.chmod(p, stat.S_IRWXU)
-        except OSError:
-            pass
-    fn(path)
 
 
 def _remove_ipc() -> list[str]:
