@@ -106,6 +106,28 @@ def task_difference(outcomes_a: list[M.TaskOutcome], outcomes_b: list[M.TaskOutc
             "not the methods'; compare runs of the same tasks")
 
 
+def backend_difference(outcomes_a: list[M.TaskOutcome], outcomes_b: list[M.TaskOutcome]) -> str | None:
+    """A warning when A and B ran on different backends (their metrics then differ by the
+    backends as much as by the methods; newcomer nc27: a tvm-llvm run against a triton-interp
+    one was compared without a word), else ``None``."""
+    ba, bb = sorted({o.backend for o in outcomes_a}), sorted({o.backend for o in outcomes_b})
+    if ba == bb:
+        return None
+    return (f"A ran on {', '.join(ba) or 'no backend'} and B on {', '.join(bb) or 'no backend'}: a difference "
+            "below may be the backends', not the methods'")
+
+
+def nothing_evaluated(outcomes: list[M.TaskOutcome]) -> bool:
+    """Whether no candidate of ``outcomes`` (the start included) was evaluated, e.g. a run
+    stopped before its first verdict: its rates are not 0, they were never measured."""
+    rows = [o for o in outcomes if o.status != "unsupported"]
+    return all(not (o.spent or {}).get("evaluations") and not sum(o.verdicts.values()) for o in rows)
+
+
+#: a side's cells when :func:`nothing_evaluated` holds
+NOTHING = "– (nothing evaluated)"
+
+
 def start_counted(outcomes: list[M.TaskOutcome], count_initial: bool) -> str:
     """Whether the rates beside it count each run's start, and, when they do not,
     how many tasks had no other candidate (their rates read 0 for that reason,
@@ -123,18 +145,22 @@ def start_counted(outcomes: list[M.TaskOutcome], count_initial: bool) -> str:
 def compare_table(path_a: str | Path, path_b: str | Path, count_initial: bool = False, **kw: Any) -> Table:
     """:func:`compare_results` as a rich table (A, B, B − A, overlap), captioned with
     :func:`task_difference` when A and B ran different tasks (newcomer nc11: an rmsnorm
-    run against an l2norm run was compared without a word); each directory is read once."""
+    run against an l2norm run was compared without a word) and :func:`backend_difference`
+    when they ran on different backends; a side with :func:`nothing_evaluated` reads
+    :data:`NOTHING`, not rates of 0 and ``B − A`` of -1; each directory is read once."""
     a, b = load_results(path_a, count_initial).outcomes, load_results(path_b, count_initial).outcomes
-    notes = [n for n in (task_difference(a, b), None if count_initial else BEST_NOTE) if n]
+    notes = [n for n in (task_difference(a, b), backend_difference(a, b), None if count_initial else BEST_NOTE) if n]
+    idle = nothing_evaluated(a), nothing_evaluated(b)
     table = Table(title=f"A = {path_a}   B = {path_b}", caption="; ".join(notes) or None)
     # the terminal's width: every cell wraps at its spaces on a narrow one, no column narrower than its longest word
     for col, least in (("group", 8), ("metric", 14), ("A", 12), ("B", 12), ("B − A", 5), ("intervals overlap", 9)):
         table.add_column(col, min_width=least)
-    table.add_row("", "start counted", start_counted(a, count_initial), start_counted(b, count_initial), "–", "–")
+    table.add_row("", "start counted", *(NOTHING if i else start_counted(o, count_initial)
+                                         for o, i in ((a, idle[0]), (b, idle[1]))), "–", "–")
     for p in _pairs(a, b, **kw):
-        diff = "–" if p.diff is None else f"{p.diff:+.3g}"
-        overlap = ("– (untrusted)" if any(p.untrusted) else "– (1 task)" if p.too_few
+        diff = "–" if p.diff is None or any(idle) else f"{p.diff:+.3g}"
+        overlap = ("–" if any(idle) else "– (untrusted)" if any(p.untrusted) else "– (1 task)" if p.too_few
                    else {None: "–", True: "yes", False: "no (differs)"}[p.overlap])
-        table.add_row(p.group, M.LABELS[p.metric], _cell(p.a, p.untrusted[0]), _cell(p.b, p.untrusted[1]),
-                      diff, overlap)
+        table.add_row(p.group, M.LABELS[p.metric], NOTHING if idle[0] else _cell(p.a, p.untrusted[0]),
+                      NOTHING if idle[1] else _cell(p.b, p.untrusted[1]), diff, overlap)
     return table
