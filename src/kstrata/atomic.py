@@ -9,9 +9,26 @@ from collections.abc import Mapping
 from pathlib import Path
 
 
-def write_atomic(path: Path, text: str | bytes) -> Path:
+def umask() -> int:
+    """This process's umask (e.g. ``0o022``), read from ``/proc/self/status``
+    where Linux gives it, else set and restored (:func:`os.umask`)."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    old = os.umask(0o022)
+    os.umask(old)
+    return old
+
+
+def write_atomic(path: Path, text: str | bytes, shared: bool = False) -> Path:
     """Write ``text`` (UTF-8; bytes as they are) to ``path`` through a temp
-    file and rename. The file is created mode 0600 (:func:`tempfile.mkstemp`).
+    file and rename. The file is created mode 0600 (:func:`tempfile.mkstemp`),
+    or with ``shared`` (a file meant to be handed on, e.g. an HTML report) as
+    a plain ``open`` makes it: 0666 less the :func:`umask` (0644 under the
+    usual 022).
 
     Raises
     ------
@@ -29,6 +46,8 @@ def write_atomic(path: Path, text: str | bytes) -> Path:
             f.write(text.encode() if isinstance(text, str) else text)
             f.flush()
             os.fsync(f.fileno())
+        if shared:
+            os.chmod(tmp, 0o666 & ~umask())
         os.replace(tmp, path)
     except BaseException as e:
         if os.path.exists(tmp):

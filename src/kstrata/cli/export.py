@@ -296,8 +296,9 @@ class KernelModule(torch.nn.Module):
 '''
 
 
-def nothing_correct(tree: Any, info: Any) -> str:
-    """Why a run with no correct candidate cannot be exported, and what to do:
+def nothing_correct(tree: Any, info: Any, what: str = "export") -> str:
+    """Why a run with no correct candidate cannot be exported (``what``: or
+    re-timed, ``"re-time"``), and what to do:
     where a candidate failed, the commands that show why; where one was never
     evaluated (a run stopped during its first verification, newcomer nc21),
     the command that resumes the run. ``tree`` is the run's
@@ -308,7 +309,7 @@ def nothing_correct(tree: Any, info: Any) -> str:
     run = arg(info.run_dir)
     failed = [n for n in tree if n.evaluated]
     pending = tree.pending()
-    text = f"{info.run_dir} has no correct candidate to export"
+    text = f"{info.run_dir} has no correct candidate to {what}"
     if failed:
         text += (f"; {len(failed)} failed: `kstrata tree {run}` lists the verdicts and `kstrata show {run} "
                  f"{failed[0].hash[:12]}` says where it failed")

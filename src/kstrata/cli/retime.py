@@ -138,7 +138,9 @@ def retime_run(run_dir: str | Path, candidate: str | None = None, *, evaluator: 
     kstrata.store.StoreError
         If ``run_dir`` holds no run or ``candidate`` matches none or several.
     OptionError
-        If the named candidate is not correct (only correct ones are timed).
+        If the named candidate is not correct (only correct ones are timed),
+        or, with no ``candidate``, the run has no correct candidate
+        (:func:`kstrata.cli.export.nothing_correct` says why and what to do).
     """
     from kstrata.search.candidate import to_measurement_record
     from kstrata.search.loop import confirm_ranked_best, write_outcome
@@ -150,6 +152,13 @@ def retime_run(run_dir: str | Path, candidate: str | None = None, *, evaluator: 
 
     info = open_run(run_dir)
     check_free(info.run_dir, "kstrata retime")  # before the worker pool starts
+    if candidate is None:  # nothing to time is an error, as show and export say it (exit 2), before any pool
+        from kstrata.cli.export import nothing_correct
+
+        with RunStore.open(info.run_dir) as store:
+            tree = CandidateTree.from_store(store, with_sources=False)
+        if tree.best_correct() is None:
+            raise OptionError(nothing_correct(tree, info, "re-time"))
     pool = None
     if evaluator is None:
         from kstrata.backends.workers import pool_for

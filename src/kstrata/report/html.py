@@ -240,7 +240,8 @@ def render_report(path: str | Path, count_initial: bool | None = None, **metric_
 
 def write_report(path: str | Path, out: str | Path | None = None, **kw: Any) -> Path:
     """Render the report of ``path`` and write it (atomically) to ``out``
-    (default ``PATH/report.html``); returns the file written."""
+    (default ``PATH/report.html``), mode 0666 less the umask, as a plain ``open``
+    makes it (it holds no secret and is meant to be shared); returns the file written."""
     out = Path(out) if out else Path(path) / "report.html"
-    write_atomic(out, render_report(path, **kw))
+    write_atomic(out, render_report(path, **kw), shared=True)  # a report is for handing on: the umask's mode
     return out
