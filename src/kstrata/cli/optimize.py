@@ -324,10 +324,12 @@ def _initial(option: Path | None, task: Any, backend: Any, resume: Path | None) 
     return sources
 
 
-def _interpreter_notes(task: Any, backend: Any, evaluator: Any) -> None:
+def _interpreter_notes(task: Any, backend: Any, evaluator: Any, start: dict[str, str] | None = None) -> None:
     """Before a run on an interpreter backend: how long its verifications may
     take when that is long (:func:`kstrata.verify.interp_cost.slow_note`): the
-    screening of every candidate, and the full-scope confirmation of a best."""
+    screening of every candidate, and the full-scope confirmation of a best,
+    said as the run will make it (:func:`confirm_words`; ``start``: the new
+    run's starting sources, None on ``--resume``)."""
     from kstrata.verify.interp_cost import plan_bytes, slow_note
 
     screen, confirm = evaluator.scope, evaluator.confirm_scope
@@ -349,10 +351,29 @@ def _interpreter_notes(task: Any, backend: Any, evaluator: Any) -> None:
         notes.append(slow_note(task, backend, confirm, scope_option=None,
                                what=f"the {confirm}-scope verification"
                                     + (" (the sweep's shapes and perturbed sweep shapes)" if confirm == "full" else "")
-                                    + " that confirms the run's best (each would-be best; with --confirm end, "
-                                      "once at the end)"))
+                                    + confirm_words(task, backend, start)))
     for note in filter(None, notes):
         err_console.print(f"warning: {note}", markup=False, highlight=False, soft_wrap=True)
+
+
+def confirm_words(task: Any, backend: Any, start: dict[str, str] | None) -> str:
+    """When and whether a run confirms its best at the full scope, as the start-of-run
+    note says it (after "the full-scope verification"): on a backend that times
+    something, each would-be best (once at the end with ``--confirm end``); on one
+    that times nothing (an interpreter) no best arises during the search, so only
+    at the end, and not at all for a best that is the ``--initial`` start
+    (:func:`kstrata.search.loop.start_left_to_export`): left to ``kstrata export``
+    (newcomer nc27: the note promised a confirmation that the run then left out)."""
+    from kstrata.search.loop import start_left_to_export
+
+    if getattr(backend, "timing_meaningful", True):
+        return " that confirms the run's best (each would-be best; with --confirm end, once at the end)"
+    untimed = f"nothing is timed on {backend.name}, so no best arises during the search"
+    if start_left_to_export(backend, task, start):
+        return (f" of the run's best (made at the end of the run only for a best the search made: {untimed}, "
+                "and a correct --initial start stays the best, its full-scope check left to `kstrata export` "
+                "or `kstrata eval --scope full`)")
+    return f" that confirms the run's best (once, at the end of the run: {untimed})"
 
 
 #: ``--initial``'s help (README, "Commands", says the same).
@@ -638,7 +659,7 @@ def register(app: typer.Typer) -> None:
             console.print(f"run directory: {run_dir}", highlight=False, soft_wrap=True)
             if resume is not None:
                 console.print(resuming_line(resume, budget_obj), highlight=False, soft_wrap=True)
-            _interpreter_notes(t, b, evaluator)
+            _interpreter_notes(t, b, evaluator, root)
             waiting = None
             if proposer != "builtin" and (llm or "").startswith("queue:"):  # name the request file to answer
                 from kstrata.llm.file_queue import waiting_text

@@ -467,13 +467,9 @@ class _Run:
         scope only). Queue round rt66: a slow start (a program per row, K walked
         16 at a time) was being confirmed in Triton's interpreter for up to
         82 minutes after every call had been answered."""
-        if getattr(self.backend, "timing_meaningful", True) or node.parents:
+        if node.parents:
             return False
-        try:
-            shipped = normalize_sources(self.backend.initial_sources(self.task))
-        except Exception:  # noqa: BLE001 - no shipped start: the start was given
-            return True
-        return normalize_sources(self.store.sources(node.hash)) != shipped
+        return start_left_to_export(self.backend, self.task, self.store.sources(node.hash))
 
     def finish(self, reason: str) -> RunResult:
         self.policy.post_search(self.tree)
@@ -484,6 +480,22 @@ class _Run:
         spent = self.store.spent()
         self.emit("stopped", reason=reason)
         return RunResult(self.store.run_dir, best, reason, spent, self.tree)
+
+
+def start_left_to_export(backend: Any, task: Any, sources: dict[str, str] | None) -> bool:
+    """Whether a run of ``task`` on ``backend`` that starts from ``sources``
+    leaves that start's full-scope verification to ``kstrata export`` when it
+    is the best (:meth:`_Run.given_start_untimed`): the backend times nothing
+    (``timing_meaningful`` false, e.g. triton-interp) and the start is not the
+    backend's shipped kernel for the task (given with ``--initial``; a backend
+    that ships none counts as given). False for ``sources`` None (a resumed run)."""
+    if getattr(backend, "timing_meaningful", True) or sources is None:
+        return False
+    try:
+        shipped = normalize_sources(backend.initial_sources(task))
+    except Exception:  # noqa: BLE001 - no shipped start: the start was given
+        return True
+    return normalize_sources(sources) != shipped
 
 
 #: How many bests in a row the end-of-run confirmation verifies before it
