@@ -61,3 +61,27 @@ def test_the_candidates_own_limit_is_named_on_a_hidden_test():
                 False)
     assert "2048 MiB" in stop.evidence["message"] and "1999" not in stop.evidence["message"]
     assert stop.check == "oom"
+
+
+def test_a_zygote_that_dies_quotes_only_the_last_forked_processes_output():
+    """Red team rt85: a zygote's death quoted its stderr from byte 0, which held an earlier process's output
+    (an earlier verification's hidden tests of the same candidate, whose zygote it may reuse), and that
+    message reaches the caller as the sandbox's start failure."""
+    import socket
+    import threading
+
+    from kstrata.sandbox.client import Zygote
+
+    z = Zygote(CandidateProcess("pytorch", memory_mb=2048, sandbox=True))
+    z._lock = getattr(z, "_lock", None) or threading.Lock()
+    earlier = b"HIDDEN B=8191 D=4099\n"
+    z._stderr += earlier
+    z._written = len(earlier)
+    z._last_mark = z._written  # mark() when the next process was forked
+    z._stderr += b"ImportError: boom\n"
+    z._written += len(b"ImportError: boom\n")
+    z.sock, peer = socket.socketpair()
+    peer.close()
+    with pytest.raises(CandidateDied) as e:
+        z._line(5.0)
+    assert "ImportError: boom" in str(e.value) and "8191" not in str(e.value)

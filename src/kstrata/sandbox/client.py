@@ -232,7 +232,12 @@ class Zygote:
             time.sleep(0.005)
         time.sleep(0.002)  # the drain thread's last chunk: read, not yet counted
         with self._lock:
+            self._last_mark = self._written
             return self._written
+
+    #: where the output of the candidate process forked last starts (:meth:`mark`): a zygote's death quotes
+    #: its stderr from there, never what earlier processes (an earlier verification's hidden tests) wrote
+    _last_mark = 0
 
     def _line(self, timeout_s: float | None) -> dict:
         import json
@@ -251,7 +256,7 @@ class Zygote:
                     chunk = b""
                 if not chunk:
                     time.sleep(0.05)
-                    tail = self.tail(1500)
+                    tail = self.tail(1500, self._last_mark)  # red team rt85: not earlier processes' output
                     self.kill()
                     raise CandidateDied("exit", "the sandbox's zygote exited" + (f": {tail}" if tail else ""))
                 self._buf += chunk
