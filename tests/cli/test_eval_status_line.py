@@ -31,7 +31,7 @@ def _fake(seen: list):
 
 def test_a_terminal_gets_the_stage_and_the_time(tmp_path, monkeypatch):
     path = tmp_path / "c.py"
-    path.write_text("import torch\n")
+    path.write_text("import torch\n\nclass ModelNew(torch.nn.Module):\n    pass\n")
     out = io.StringIO()
     term = Console(file=out, force_terminal=True, width=120)
     seen: list = []
