@@ -80,3 +80,10 @@ def test_the_edited_best_notes_name_the_task_and_say_differs(tmp_path):
     said = " ".join(r.output.split())
     assert f"{best} differs from the stored text" in said and "TASK" not in said, said
     assert "kstrata optimize rmsnorm --backend pytorch --initial" in said, said
+
+
+def test_a_bench_cell_not_run_names_its_task():
+    from kstrata.search.views import unsupported_note
+
+    assert "`kstrata optimize rmsnorm --backend triton-interp --initial FILE`" in unsupported_note(
+        "triton-interp", str(RMSNORM))

@@ -176,7 +176,7 @@ def build_context(results: Results, count_initial: bool = False, **metric_kw: An
         "correct": "not run" if o.status == "unsupported" else "yes" if o.correct
         else "no (only the initial candidate, not counted)"
         if str(o.run_dir) in trees and trees[str(o.run_dir)].start_correct() else "no",
-        "speedup": unsupported_note(o.backend) if o.status == "unsupported"
+        "speedup": unsupported_note(o.backend, o.task) if o.status == "unsupported"
         else (note or "–") if o.speedup is None else M.format_speedup(o.speedup, o.interval())
         + (" (not counted faster: no interval above 1)" if o.correct and o.speedup > 1 and not o.fast(1.0)
            else "")

@@ -677,12 +677,15 @@ def not_correct_note(tree: Any) -> str:
     return "none correct"
 
 
-def unsupported_note(backend: str) -> str:
+def unsupported_note(backend: str, task: Any = "TASK") -> str:
     """What a bench says of an ``unsupported`` cell (no run made): the backend
-    ships no starting kernel for the task, and how to give one. Newcomer nc22
-    read 'unsupported | none correct' and took it for failed candidates."""
+    ships no starting kernel for the task, and how to give one, naming ``task``
+    (:func:`kstrata.shellarg.task_arg`). Newcomer nc22 read 'unsupported | none
+    correct' and took it for failed candidates."""
+    from kstrata.shellarg import task_arg
+
     return (f"not run: {backend} ships no starting kernel for this task; give one with "
-            f"`kstrata optimize TASK --backend {backend} --initial FILE`")
+            f"`kstrata optimize {task_arg(task)} --backend {backend} --initial FILE`")
 
 
 def bench_table(bench_dir: str | Path) -> Table:
@@ -710,7 +713,7 @@ def bench_table(bench_dir: str | Path) -> Table:
     results = load_results(bench_dir)
     trees = {str(v.run_dir): v.tree for v in results.runs}
     for o in results.outcomes:
-        speedup = unsupported_note(o.backend) if o.status == "unsupported" \
+        speedup = unsupported_note(o.backend, o.task) if o.status == "unsupported" \
             else not_correct_note(trees.get(str(o.run_dir))) if not o.correct \
             else format_speedup(o.speedup, o.speedup_ci) if o.speedup is not None \
             else no_speedup_note(trees.get(str(o.run_dir)))
