@@ -1133,6 +1133,26 @@ class Harness(metaclass=_Sealed):
                     "traceback": traceback.format_exc(limit=-6)}, []
         return {"ok": True, "value": value}, []
 
+    def reload(self, h: dict, bufs: list[bytes]) -> tuple[dict, list]:
+        """Replace the loaded ``ModelNew``'s parameters as ``kstrata export``'s
+        ``KernelModule.from_model`` does: ``load_state_dict(state)``, strict,
+        with ``h["state"]`` the judge's ``[[name, tensor], ...]`` (the task's
+        ``Model`` at another seed; :mod:`kstrata.verify.param_reload`). Reply
+        ``ok``, or ``kind`` ``"load_state_dict"`` with the exception, or
+        ``"not_module"`` where the candidate is no ``torch.nn.Module``."""
+        if self.fn is None:
+            return {"ok": False, "kind": "protocol", "message": "no candidate loaded"}, []
+        if not isinstance(self.fn, self.torch.nn.Module):
+            return {"ok": False, "kind": "not_module", "message": "the candidate is not a torch.nn.Module"}, []
+        state = {str(k): v for k, v in wire.decode(h["state"], bufs)}
+        try:
+            with self.watch.candidate():  # its load_state_dict (and hooks) are the candidate's code
+                self.fn.load_state_dict(state)
+        except BaseException as e:  # noqa: BLE001 - a candidate bug (even SystemExit) is data
+            return {"ok": False, "kind": "load_state_dict", "message": f"{type(e).__name__}: {e}",
+                    "traceback": candidate_traceback(e), "findings": self._watch_findings()}, []
+        return {"ok": True, "findings": self._watch_findings()}, []
+
 
 #: The most characters of a reply's ``message`` and ``traceback`` sent to the judge (head and tail kept).
 REPLY_TEXT_CHARS = 64 << 10
@@ -1201,7 +1221,7 @@ def failure(e: BaseException) -> dict:
 
 
 #: the harness's request handlers, by op
-OPS = ("load", "prepare", "call", "call_many", "stage", "run", "fetch", "flush", "json_call")
+OPS = ("load", "prepare", "call", "call_many", "stage", "run", "fetch", "flush", "json_call", "reload")
 
 
 def handlers(harness: "Harness") -> dict[str, Any]:

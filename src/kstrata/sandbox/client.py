@@ -788,7 +788,7 @@ class CandidateProcess:
         except (BrokenPipeError, OSError):
             raise self._died() from None
         h, b = self._recv(timeout_s, limit, f"'{header.get('op', '?')}' request")
-        problem = malformed(h) if header.get("op") in CHECKED_OPS + ("load", "prepare") else None
+        problem = malformed(h) if header.get("op") in CHECKED_OPS + ("load", "prepare", "reload") else None
         if problem:  # (timing's replies are judged by kstrata.measure.remote, a forged one as timed_output)
             self.kill()
             raise CandidateDied("protocol", f"the candidate process sent a malformed {header.get('op')} reply "
@@ -1053,7 +1053,7 @@ class CandidateProcess:
 
 
 #: Requests whose honest replies carry no buffer (:mod:`kstrata.sandbox.child`'s handlers).
-BUFFERLESS_OPS = ("load", "prepare", "stage", "run", "flush", "json_call", "noop")
+BUFFERLESS_OPS = ("load", "prepare", "stage", "run", "flush", "json_call", "noop", "reload")
 
 #: Share of the memory available now that one reply's buffers may take at most
 #: (where its request names no limit of its own).

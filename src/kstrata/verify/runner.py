@@ -14,6 +14,9 @@ Order of a verification:
    at the first failure, which is then located (:mod:`kstrata.verify.feedback`);
 3. dynamic probes on the first public shape: a DSL kernel is launched, and
    with every launch replaced by a no-op the output is wrong;
+   after the public stage, at its last shape: ModelNew's parameters replaced by
+   another seed's Model's ``state_dict`` (as ``kstrata export`` loads a user's
+   weights), then one checked call (:mod:`kstrata.verify.param_reload`);
 4. hidden stage: sweep shapes + secret perturbations + the shapes the
    candidate will be timed at x secret seeds x distributions; its failures are
    reported without shapes, seeds or element counts.
@@ -1685,8 +1688,10 @@ def run_protocol(task: Task, backend_name: str, sources: dict[str, str], secret:
                  "poison": POISON_PATTERNS[0]}
         ctx.prepared.append(warmed or prepare_stage(ctx, pub, True, respawn, build) or {})
         first: dict[str, Any] = {}
+        last: dict[str, Any] = {}  # the latest public shape's run and its first test (check_param_reload)
 
         def probe(run: ShapeRun, test: TestCase) -> None:
+            last.update(run=run, test=test)
             if not first:
                 first["done"] = True
                 _dynamic_probes(ctx, run, test)
@@ -1697,6 +1702,10 @@ def run_protocol(task: Task, backend_name: str, sources: dict[str, str], secret:
         if failure is not None:
             ev.feedback = fb.locate(ctx, failure, run, pub)
             raise _incorrect(failure, public=True)
+        if last:  # its parameters replaced as `kstrata export` does (queue round rt82)
+            from kstrata.verify.param_reload import check_param_reload
+
+            check_param_reload(ctx, last["run"], last["test"])
         # -- hidden stage ---------------------------------------------------------
         if public_only:
             ev.evidence = {"message": f"{ev.public_tests} public tests pass (no hidden test was run)"}
