@@ -51,6 +51,13 @@ if TYPE_CHECKING:
 TILES = (16, 32, 64, 128, 256, 512, 1024)
 
 
+#: where a backend poisons more than allocations, what else the unwritten_memory item names (red-team rt86:
+#: the interpreter's masked-out lanes of a load without ``other``, :mod:`kstrata.backends.triton.masked_other`)
+MASKED_OTHER = {"triton-interp": "; on triton-interp also the masked-out lanes of a tl.load without other= (undefined "
+                                 "on a GPU, zeros in the interpreter, the poison here): give other= the value the "
+                                 "reduction ignores (0 for a sum, -inf for a max) or drop the lanes with tl.where"}
+
+
 def item(kind: str, level: str, text: str, **data: Any) -> dict[str, Any]:
     """One feedback item."""
     return {"kind": kind, "level": level, "text": text, "data": data}
@@ -741,7 +748,7 @@ def locate(ctx: "Context", failure: "Failure", run: "ShapeRun | None", tests: li
                           "minimum or 0x55 bytes), and wrong outputs hold those values: the kernel reads or "
                           "returns memory it never wrote (output elements no program stores, partial results, a "
                           "cache or an accumulator written only under a tail predicate or bounds mask, e.g. "
-                          "at a size below the block or split factor)"))
+                          "at a size below the block or split factor)" + MASKED_OTHER.get(ctx.backend_name, "")))
     elif failure.race:
         # the interpreter's shuffled program order is triton-interp's own: named only there (queue round rt56:
         # a tvm-llvm prompt read "triton-interp runs them in a shuffled order" about a TVM PrimFunc)

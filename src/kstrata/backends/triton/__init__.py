@@ -20,7 +20,7 @@ from typing import Any
 from kstrata import kernels
 from kstrata.backends.base import Availability, Backend, CandidateLoadError
 from kstrata.backends.pytorch import load_model_new
-from kstrata.backends.triton import fidelity, hooks, libdevice
+from kstrata.backends.triton import fidelity, hooks, libdevice, masked_other
 from kstrata.tasks.base import Task
 
 
@@ -102,6 +102,19 @@ class TritonInterpBackend(TritonBackend):
         fidelity.interpret_autotune()
         # libdevice's math functions are stubs there (None, or extern_elementwise not supported)
         libdevice.interpret_libdevice()
+
+    def set_poison(self, pattern: int) -> None:
+        """See :meth:`Backend.set_poison`. The interpreter: besides the
+        ``torch.empty`` poison every backend gets, the masked-out lanes of a
+        ``tl.load`` without ``other`` (undefined on a GPU, zeros in the
+        interpreter) hold the pattern (:mod:`kstrata.backends.triton.masked_other`).
+
+        Raises
+        ------
+        ValueError
+            For a pattern other than 0, 1 or 2.
+        """
+        masked_other.set_pattern(pattern)
 
     def set_program_order(self, seed: int | None) -> None:
         """See :meth:`Backend.set_program_order`: each interpreted launch runs

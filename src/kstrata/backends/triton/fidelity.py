@@ -90,6 +90,7 @@ from typing import Any
 import numpy as np
 
 from kstrata.backends import drawn_bench
+from kstrata.backends.triton import masked_other
 
 
 def round_f32_to_tf32(data: Any) -> np.ndarray:
@@ -513,6 +514,8 @@ def watch_races() -> bool:
     def masked_load(self: Any, ptrs: Any, mask: Any, *rest: Any) -> Any:
         if _LAUNCH:
             _LAUNCH[-1].load(ptrs, mask)
+        if rest:  # undefined masked-out lanes on a GPU hold the judge's poison (masked_other)
+            rest = (masked_other.poisoned_other(ptrs, rest[0]), *rest[1:])
         got = orig["create_masked_load"](self, ptrs, mask, *rest)
         if _LAUNCH:
             _LAUNCH[-1].reread(ptrs, mask, got.data)
