@@ -183,6 +183,33 @@ def test_a_tail_that_sleeps_through_the_wait_is_seen_while_the_harness_waits():
     asleep = (CASES / "rt81_pool_tail_asleep" / "candidate.py").read_text().replace("AFTER = 150", "AFTER = -1") \
         .replace("(1 << 20)", "1").replace("NAP_S = 0.002", "NAP_S = 0.02")
     found = _checked(asleep, calls=4, apart_s=0.1)
-    assert all(found[1:]), found
-    assert any("while the harness waited" in f[0]["message"] for f in found[1:]), found
+    assert all(found[2:]), found  # from the second wait past LEFT_MS on (one small one is noise: rt86)
+    assert any("while the harness waited" in f[0]["message"] for f in found[2:]), found
     assert not any(_checked(HONEST, calls=3, apart_s=1.5)), "an honest GELU left no work"
+
+
+def test_one_small_wait_over_the_limit_is_noise_two_or_a_large_one_are_left_work():
+    """Red team rt86: once, at load 10, an honest relu's threads used 0.216 ms while the harness waited for
+    the judge's next request (LEFT_MS is 0.2) and the timing was rejected. A tail that pays off runs after
+    every timed call: the second wait past the limit, or one past ten times it, is left work."""
+    from kstrata.sandbox.child import Harness
+
+    class Waits:
+        def __init__(self, ms):
+            self.ms = list(ms)
+
+        def waited_ms(self):
+            return self.ms.pop(0)
+
+    h = Harness()
+    h.drain = Waits([0.25, 0.05])
+    h.waited()
+    h.waited()
+    assert h.left_work is None
+    h.drain = Waits([0.3])
+    h.waited()
+    assert h.left_work is not None and h.left_work["left_ms"] == 0.3 and h.left_work["waiting"]
+    big = Harness()
+    big.drain = Waits([2.5])
+    big.waited()
+    assert big.left_work is not None and big.left_work["left_ms"] == 2.5

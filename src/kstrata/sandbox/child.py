@@ -207,7 +207,7 @@ class Harness(metaclass=_Sealed):
                  "graphs", "kernel_log", "last", "launch_deficit", "launches", "reused_output",
                  "slots", "spin_cycles", "tensor_dict", "timed_launches", "torch", "watch", "_set_stream",
                  "_stream_ids", "_ops", "_StorageWeakRef", "_Counter", "_inference_mode", "_clock",
-                 "checked_ms", "checked_out", "staged", "drain", "left_work")
+                 "checked_ms", "checked_out", "staged", "drain", "left_work", "waits_over")
 
     def __init__(self) -> None:
         import collections
@@ -239,6 +239,7 @@ class Harness(metaclass=_Sealed):
         #: ``left_work``: the first timed call after which one used LEFT_MS of CPU (fetch reports it)
         self.drain = Drain()
         self.left_work: dict | None = None
+        self.waits_over = 0  # waits past LEFT_MS seen so far in this process (waited)
         self.last: list[Any] = []
         self.watch: Any = None
         self.flusher: Any = None
@@ -360,7 +361,7 @@ class Harness(metaclass=_Sealed):
         init = wire.decode(h["init"], bufs)
         shape = {k: int(v) for k, v in h["shape"].items()}
         self.fn, self.last, self.copies, self.staged = None, [], [], []
-        self.left_work = None
+        self.left_work, self.waits_over = None, 0
         threads = h.get("threads")
         if isinstance(threads, int) and not isinstance(threads, bool) and 1 <= threads <= (os.cpu_count() or 1):
             import torch  # the judge's choice for its checked calls (kstrata.verify.runner.check_threads)
@@ -592,9 +593,15 @@ class Harness(metaclass=_Sealed):
 
     def waited(self) -> None:
         """When a request has arrived (:func:`serve`): the CPU the process's other threads used while
-        the harness waited for it is ``left_work`` past :data:`~kstrata.sandbox.drain.LEFT_MS`."""
+        the harness waited for it is ``left_work`` where it passed :data:`~kstrata.sandbox.drain.LEFT_MS`
+        in two waits of this process, or ten times that in one. A wait can be seconds long (the judge's
+        oracle), and once, on a loaded 2-CPU machine, an honest relu's threads used 0.216 ms in one (red
+        team rt86): a tail that pays off runs after every timed call, so it passes the limit again."""
         ms = self.drain.waited_ms()
-        if ms >= LEFT_MS and self.left_work is None:
+        if ms < LEFT_MS or self.left_work is not None:
+            return
+        self.waits_over += 1
+        if self.waits_over >= 2 or ms >= 10 * LEFT_MS:
             self.left_work = {"left_ms": round(ms, 3), "stuck": False, "thread": [], "waiting": True}
 
     @staticmethod
