@@ -85,3 +85,16 @@ def test_a_zygote_that_dies_quotes_only_the_last_forked_processes_output():
     with pytest.raises(CandidateDied) as e:
         z._line(5.0)
     assert "ImportError: boom" in str(e.value) and "8191" not in str(e.value)
+
+
+def test_v1_a_peak_at_the_limit_is_the_limit_reached_though_failcnt_stays_0(tmp_path):
+    """This machine's v1 kernel kept memory.failcnt at 0 when its OOM killer acted at the limit; the
+    peak (max_usage_in_bytes) equal to the limit tells it."""
+    (tmp_path / "memory.oom_control").write_text("oom_kill_disable 0\nunder_oom 0\noom_kill 1\n")
+    (tmp_path / "memory.failcnt").write_text("0\n")
+    (tmp_path / "memory.limit_in_bytes").write_text("554074112\n")
+    (tmp_path / "memory.max_usage_in_bytes").write_text("400000000\n")
+    cg = Cgroup(dirs=[tmp_path], kind="v1")
+    assert not cg.limit_reached()
+    (tmp_path / "memory.max_usage_in_bytes").write_text("554074112\n")
+    assert cg.limit_reached()

@@ -137,27 +137,33 @@ def test_the_runs_rfactor_schedule_fails_at_a_public_probe_below_16(scope):
 
 
 @pytest.mark.slow
-def test_the_same_candidates_full_scope_confirmation_keeps_its_public_probe():
+def test_the_same_candidates_full_scope_confirmation_keeps_its_public_probe(monkeypatch):
     """A search screens at the small scope, then confirms at the full one: the
     second verification forks where the first one's hidden tests ran (its
-    zygote and kernel cache are marked, red team rt77), so its details were
-    withheld and the agent lost the public probe at K = 1. Its public probes
-    now come from a clean re-run (a fresh sandbox without the kernel cache)."""
+    zygote is marked, red team rt77), so its details were withheld and the
+    agent lost the public probe at K = 1. Its public probes now come from a
+    clean re-run (a fresh sandbox without the kernel cache). Run in this
+    process with its idle list emptied, no spares and room for every zygote,
+    so the second verification does fork in the marked zygote."""
     from kstrata.backends.registry import get_backend
-    from kstrata.sandbox.client import close_zygotes
-    from kstrata.verify.api import verify_candidate
+    from kstrata.sandbox import client
 
-    close_zygotes()
+    client.close_zygotes()
+    monkeypatch.setenv(client.SPARES_ENV, "0")
+    monkeypatch.setenv("KSTRATA_IDLE_MEMORY_FLOOR_MB", "0")
+    monkeypatch.setattr(client, "MAX_IDLE_ZYGOTES", 16)
     task = resolve_task("gemv")
     sources = {"graph": get_backend("tvm-llvm").initial_sources(task)["graph"], "schedule": RFACTOR_UNINITIALISED}
-    first = verify_candidate(task, "tvm-llvm", sources, secret=SECRET, scope="small")
-    assert first.evidence["stage"] == "hidden" and "clean_rerun" not in first.evidence, first.evidence
-    again = verify_candidate(task, "tvm-llvm", sources, secret=SECRET, scope="full")
-    assert str(again.verdict.value) == "incorrect" and again.evidence["stage"] == "hidden", again
-    assert "fresh sandbox" in again.evidence["clean_rerun"], again.evidence
-    probe = next(i for i in again.feedback if i["kind"] == "public_probe")
-    assert probe["data"]["shape"] == {"M": 64, "K": 1}, again.feedback
-    assert again.feedback[0]["kind"] == "hidden_failure" and "withheld" not in again.feedback[0]["text"]
+    first = runner.run_protocol(task, "tvm-llvm", sources, SECRET, scope="small")
+    assert first["evidence"]["stage"] == "hidden" and "clean_rerun" not in first["evidence"], first["evidence"]
+    assert any(getattr(z, "hidden_of", None) for z in client._IDLE), "the first run's zygote was not kept marked"
+    again = runner.run_protocol(task, "tvm-llvm", sources, SECRET, scope="full")
+    assert again["verdict"] == "incorrect" and again["evidence"]["stage"] == "hidden", again["evidence"]
+    assert "fresh sandbox" in again["evidence"]["clean_rerun"], again["evidence"]
+    probe = next(i for i in again["feedback"] if i["kind"] == "public_probe")
+    assert probe["data"]["shape"] == {"M": 64, "K": 1}, again["feedback"]
+    assert again["feedback"][0]["kind"] == "hidden_failure" and "withheld" not in again["feedback"][0]["text"]
+    client.close_zygotes()
 
 
 def test_outputs_that_follow_the_poison_are_told_from_a_race():

@@ -1669,9 +1669,14 @@ def run_protocol(task: Task, backend_name: str, sources: dict[str, str], secret:
             except CandidateDied as e:  # no candidate code has run yet: the judge's failure, not a verdict
                 # the zygote's output tail can hold an earlier process's (hidden-stage) output: not quoted there
                 why = str(e) if ctx.stage != "hidden" else f"{e.cause} (its output withheld at the hidden stage)"
+                limit = getattr(one, "memory_mb", None)
                 raise SandboxStartError(f"the candidate's sandbox did not start (kstrata's side: no candidate "
                                         f"code had run): {why}; `kstrata env` says which sandbox this machine "
-                                        "has; run the command again") from None
+                                        "has; run the command again"
+                                        + (f" (the candidate memory limit is {limit} MiB: "
+                                           "KSTRATA_CANDIDATE_MEMORY_MB sets it, and a limit under what torch "
+                                           "and the backend need to start ends every process)" if limit else "")
+                                        ) from None
             finally:
                 ctx.start_s += time.monotonic() - t
 
