@@ -16,6 +16,7 @@ JIT-compile again, since its compiler caches go too.)
 from __future__ import annotations
 
 import os
+import re
 import stat
 
 #: The writable places a sandbox's processes share (every other path is a read-only bind).
@@ -41,6 +42,36 @@ def _modes(dirs: tuple[str, ...]) -> dict[str, int]:
 #: candidate that ``chmod``s ``/tmp`` (0333: nothing can list it) must not hide
 #: its files from :func:`scrub`, nor pass the mode on as a signal.
 PRISTINE_MODES = _modes(SHARED_DIRS)
+
+
+def _mounted(dirs: tuple[str, ...], mountinfo: str = "/proc/self/mountinfo") -> frozenset[str]:
+    """The mount points below ``dirs`` (host paths the sandbox binds there: kstrata's sources or its
+    virtual environment when they live under ``/tmp``) and every directory between them and ``dirs``."""
+    keep: set[str] = set()
+    try:
+        with open(mountinfo) as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return frozenset()
+    for line in lines:
+        cols = line.split()
+        if len(cols) < 5:
+            continue
+        point = re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), cols[4])
+        for d in dirs:
+            if point.startswith(d.rstrip("/") + "/"):
+                while point != d and point not in keep:
+                    keep.add(point)
+                    point = os.path.dirname(point)
+    return frozenset(keep)
+
+
+#: Paths below the shared directories that the sandbox made (mount points, the directories that lead to
+#: them), taken when the zygote imports this module: :func:`scrub` keeps them (a read-only bind cannot be
+#: removed) and empties what a candidate put among them. Where kstrata lived under ``/tmp`` (a clone or
+#: a virtual environment there) the scrub after rt85 failed on them and ended the zygote after every
+#: candidate, so no zygote was ever used twice (tests/sandbox in a worktree under /tmp: 18 failed).
+KEPT = _mounted(SHARED_DIRS)
 
 
 class ScrubError(RuntimeError):
@@ -81,7 +112,7 @@ def scrub(dirs: tuple[str, ...] = SHARED_DIRS) -> list[str]:
             continue
         _restore(d, PRISTINE_MODES.get(d))
         try:
-            _empty(d)
+            _empty(d, KEPT)
         except (OSError, ValueError) as e:
             left.append(f"{d}: {e}")
         try:
@@ -89,7 +120,7 @@ def scrub(dirs: tuple[str, ...] = SHARED_DIRS) -> list[str]:
         except OSError as e:
             left.append(f"{d}: {e}")
             continue
-        left += [os.path.join(d, name) for name in rest[:20]]
+        left += [os.path.join(d, name) for name in rest if os.path.join(d, name) not in KEPT][:20]
     left += _remove_ipc()
     if left:
         raise ScrubError("the sandbox could not be emptied: " + ", ".join(left[:20]))
@@ -100,26 +131,34 @@ def scrub(dirs: tuple[str, ...] = SHARED_DIRS) -> list[str]:
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
 
 
-def _empty(path: str) -> None:
+def _empty(path: str, keep: frozenset[str] = frozenset()) -> None:
     """Remove everything inside the directory ``path`` (kept itself), depth
     first without recursion and with one directory descriptor open at a time
     (a chain of thousands of directories needs neither stack nor descriptors):
     a directory is made ``0700`` before it is entered, left by ``..`` and
-    removed by name once empty. Links are removed, never followed. Only for
+    removed by name once empty. Links are removed, never followed. Paths in
+    ``keep`` (:data:`KEPT`) stay: a mount point is never entered, a directory
+    leading to one is emptied of everything else and left in place. Only for
     a tree no process is changing (the candidate's processes are gone)."""
     fd = os.open(path, _DIR_FLAGS)
     names: list[str] = []  # the name of each directory entered, below path
+    done: set[str] = set()  # kept directories already emptied
     try:
         while True:
+            here = os.path.join(path, *names)
             sub = None
             with os.scandir(fd) as it:
                 for entry in it:
+                    full = os.path.join(here, entry.name)
+                    if full in keep and (full in done or not any(k.startswith(full + "/") for k in keep)):
+                        continue  # a mount point, or a kept directory already emptied
                     if entry.is_dir(follow_symlinks=False):
                         sub = entry.name
                         break
                     os.unlink(entry.name, dir_fd=fd)
             if sub is not None:
-                os.chmod(sub, stat.S_IRWXU, dir_fd=fd)
+                if os.path.join(here, sub) not in keep:
+                    os.chmod(sub, stat.S_IRWXU, dir_fd=fd)
                 child = os.open(sub, _DIR_FLAGS, dir_fd=fd)
                 os.close(fd)
                 fd = child
@@ -130,7 +169,12 @@ def _empty(path: str) -> None:
             parent = os.open("..", _DIR_FLAGS, dir_fd=fd)
             os.close(fd)
             fd = parent
-            os.rmdir(names.pop(), dir_fd=fd)
+            name = names.pop()
+            full = os.path.join(path, *names, name)
+            if full in keep:
+                done.add(full)
+            else:
+                os.rmdir(name, dir_fd=fd)
     finally:
         os.close(fd)
 
