@@ -860,9 +860,8 @@ class CandidateProcess:
                                    hidden=self.saw_hidden or self.restored_hidden)
         except CandidateDied:
             self.zygote_oom = z.oom_count() and not self.oom_before
+            z.kill()  # reads the cgroup once more before removing it (limit_hit only turns true)
             self.zygote_limit_hit = z.limit_hit and not self.limit_before
-            z.kill()
-            self.zygote_limit_hit = self.zygote_limit_hit or (z.limit_hit and not self.limit_before)
             return
         finally:
             if pack_fd is not None:
