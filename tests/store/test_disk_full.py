@@ -89,7 +89,7 @@ def test_a_package_that_does_not_fit_is_not_half_written(tmp_path, monkeypatch, 
 def test_report_to_a_full_disk_says_so_in_one_line(tmp_path, monkeypatch):
     import kstrata.report.html as H
 
-    def full(path, text):
+    def full(path, text, **kwargs):
         raise OSError(errno.ENOSPC, "No space left on device", str(path))
 
     monkeypatch.setattr(H, "write_atomic", full)
