@@ -60,7 +60,8 @@ def test_a_task_that_prints_at_import_stays_off_the_stdio_stream(tmp_path):
     proc = subprocess.Popen(
         [sys.executable, "-c", "from kstrata.cli.main import app; app()", "mcp", "--run", str(tmp_path / "run"),
          "--tasks", str(tasks), "--no-timing"],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errfile.open("wb"))
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errfile.open("wb"),
+        bufsize=0)  # unbuffered: select() sees every line, none waits in a reader buffer
     lines: list[bytes] = []
     try:
         _send(proc, {"jsonrpc": "2.0", "id": 1, "method": "initialize",
