@@ -28,6 +28,13 @@ print("backend loaded:", "kstrata.backends.tvm" in sys.modules)
     (["--initial", "nosuch.py"], "--initial nosuch.py: no such file or directory"),
     (["--timing-shape", "huge"], "--timing-shape: shape item 'huge' is not NAME=INT"),
     (["--timing-shape", "B=4,D=x"], "--timing-shape: shape item 'D=x' is not NAME=INT"),
+    # the lead's option battery: each said after 2-3 minutes of loading the task, backend and start
+    (["--baselines", "bogus"], "unknown --baselines 'bogus'; choose from eager, compile, metaschedule"),
+    (["--baselines", "metaschedule", "--backend", "triton-interp"], "metaschedule is for tvm-* backends"),
+    (["--proposer", "llm", "--llm", "bogus:xyz"], "unknown LLM provider 'bogus:xyz'"),
+    (["--proposer", "llm"], "--proposer llm needs --llm PROVIDER:MODEL"),
+    (["--proposer", "hierarchical", "--llm", "queue:"], "'queue:': missing DIR after 'queue:'"),
+    (["--proposer", "hierarchical", "--ablate", "bogus"], "--ablate: unknown ablation 'bogus'"),
 ])
 def test_a_wrong_option_is_refused_before_torch_loads(args, said, tmp_path):
     r = subprocess.run([sys.executable, "-c", PROBE, "optimize", "rmsnorm", *args, "--budget", "evals=1"],

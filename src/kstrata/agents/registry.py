@@ -60,6 +60,42 @@ def make_proposer(name: str, *, backend: Any, llm: str | None = None, record: Pa
     raise OptionError(f"unknown --proposer {name!r}; choose one of {', '.join(NAMES)}")
 
 
+def check_llm_options(name: str, llm: str | None, config: Path | None, ablations: Any = None) -> None:
+    """Refuse what :func:`make_proposer` would refuse in its options' text
+    alone, before the command loads the task, the backend and its start
+    (lead's option battery, 2026-12-06: ``--llm bogus:x``, ``--proposer llm``
+    without ``--llm`` and ``--baselines bogus`` were said after 2-3 minutes of
+    that work on a busy machine). Makes no request and builds no client.
+
+    Raises
+    ------
+    OptionError
+        For ``llm`` without ``--llm`` (or a configured default), or a bad
+        ``--ablate`` text.
+    kstrata.llm.ProviderError
+        For a provider text that names no provider (:meth:`kstrata.llm.spec.ProviderSpec.parse`).
+    """
+    if name not in ("llm", "hierarchical"):
+        return
+    from kstrata.config import load_config
+    from kstrata.llm.spec import ProviderSpec
+
+    if name == "hierarchical":
+        from kstrata.agents.ablations import Ablations
+
+        try:
+            Ablations.parse(ablations)
+        except ValueError as e:
+            raise OptionError(f"--ablate: {e}") from None
+    cfg = load_config(config, cli={"llm.default": llm})
+    text = llm or cfg.llm.default
+    if text is None:
+        if name == "llm":
+            raise OptionError("--proposer llm needs --llm PROVIDER:MODEL (or llm.default in kstrata.toml)")
+        return  # hierarchical without an LLM: the built-in rules behind the router
+    ProviderSpec.parse(text, cfg)
+
+
 def _hierarchical(backend: Any, llm: str | None, record: Path | None, config: Path | None,
                   ablations: Any, memory: Path | None) -> Any:
     """Graph/schedule/source LLM roles when an LLM is configured, else the

@@ -582,7 +582,14 @@ def register(app: typer.Typer) -> None:
             from kstrata.backends.registry import entry, get_backend
 
             entry(backend)  # an unknown name is refused before torch loads
-            from kstrata.agents.registry import make_proposer
+            from kstrata.agents.registry import check_llm_options, make_proposer
+            from kstrata.measure.baseline_names import check_baselines
+
+            check_llm_options(proposer, llm, config, ablate)  # before the task, backend and start load
+            try:  # each known, at least one (newcomer nc16: foo was dropped silently, or a run started on it)
+                names = check_baselines(tuple(x.strip() for x in baselines.split(",") if x.strip()), backend)
+            except ValueError as e:
+                raise OptionError(str(e)) from None
             from kstrata.backends.workers import pool_for
             from kstrata.search.evaluators import VerifyMeasureEvaluator
             from kstrata.search.loop import SearchSettings, optimize
@@ -623,12 +630,6 @@ def register(app: typer.Typer) -> None:
             policy_arg, router = policy, getattr(prop, "router", None)
             if hasattr(prop, "policy"):  # the LLM proposers: open levels they can edit, repeat expansions
                 policy_arg, settings = prop.policy(policy), prop.settings(settings)
-            from kstrata.measure.baselines import check_baselines
-
-            try:  # each known, at least one (newcomer nc16: foo was dropped silently, or a run started on it)
-                names = check_baselines(tuple(x.strip() for x in baselines.split(",") if x.strip()), b.name)
-            except ValueError as e:
-                raise OptionError(str(e)) from None
             shape = _timing_shape(timing_shape, t, b, resume)
             if resume is None:  # after the options that can still be wrong: a refused run leaves no folder
                 _check_out(run_dir)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,11 +26,11 @@ import torch
 from kstrata import jsontext
 from kstrata.backends.registry import get_backend
 from kstrata.measure import environment
+from kstrata.measure.baseline_names import KINDS, check_baselines, kinds_for  # noqa: F401 (re-exported)
 from kstrata.measure.roofline import atomic_write_text, cache_dir
 from kstrata.measure.timing import Measurement, TimingConfig, measure
 from kstrata.tasks.base import Task
 
-KINDS = ("eager", "compile", "metaschedule")
 TVM_MISSING = "not available: TVM backend missing (no kstrata.backends.tvm.tune)"
 
 
@@ -85,37 +85,6 @@ def tuned_tvm(task: Task, shape: dict[str, int], backend: str, init_inputs: list
         raise BaselineUnavailable(f"MetaSchedule tuning failed: {type(e).__name__}: {e}"[:500]) from e
     return fn, {"records": getattr(result, "records", []), "key": getattr(result, "key", ""),
                 "tune_cached": getattr(result, "cached", False)}
-
-
-def kinds_for(backend: str) -> tuple[str, ...]:
-    """Baselines that apply to ``backend``: eager and compile always, plus
-    MetaSchedule for ``tvm-*`` backends."""
-    return KINDS if backend.startswith("tvm") else KINDS[:2]
-
-
-def check_baselines(names: Sequence[str], backend: str) -> tuple[str, ...]:
-    """``names`` (``--baselines``, split at commas) checked against
-    :func:`kstrata.measure.baselines.kinds_for` ``backend``: each known, each
-    once, at least one.
-
-    Raises
-    ------
-    ValueError
-        Naming the unknown (or, for a non-``tvm-*`` backend, inapplicable)
-        baselines and the ones to choose from (newcomer nc16: ``--baselines
-        eager,foo`` dropped foo silently and ``--baselines foo`` started a run).
-    """
-    known = kinds_for(backend)
-    wrong = [n for n in names if n not in known]
-    if wrong:
-        where = "" if all(n not in KINDS for n in wrong) else f" on {backend} (metaschedule is for tvm-* backends)"
-        raise ValueError(f"unknown --baselines {', '.join(map(repr, wrong))}{where}; choose from "
-                         f"{', '.join(known)} (comma-separated, the first is the one searched on)")
-    if not names:
-        raise ValueError(f"--baselines is empty; name one or more of {', '.join(known)}")
-    if len(set(names)) != len(names):
-        raise ValueError(f"--baselines names one twice ({', '.join(names)}); name each once")
-    return tuple(names)
 
 
 def _digest(obj: Any) -> str:
