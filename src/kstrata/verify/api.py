@@ -70,7 +70,8 @@ def _from_call(r: CallResult, task: Task, backend_name: str, preset: str, timeou
 def verify_candidate(task: Task, backend_name: str, sources: dict[str, str], *, secret: str,
                      pool: WorkerPool | None = None, preset: str = "strict",
                      timeout_s: float = DEFAULT_TIMEOUT_S, scope: str = "full",
-                     timed_shapes: list[dict[str, int]] | None = None, reveal_hidden: bool = False) -> Evaluation:
+                     timed_shapes: list[dict[str, int]] | None = None, reveal_hidden: bool = False,
+                     pad_hidden: bool = False) -> Evaluation:
     """Verify a candidate for ``task`` in a killable worker.
 
     Parameters
@@ -108,6 +109,10 @@ def verify_candidate(task: Task, backend_name: str, sources: dict[str, str], *, 
         A hidden-stage failure names its test (``evidence["hidden_test"]``;
         :func:`kstrata.verify.runner.run_protocol`): for ``kstrata eval
         --show-hidden`` under a secret of its own, never for a search.
+    pad_hidden:
+        The hidden stage lasts a rung of a budget fixed before it ran
+        (:mod:`kstrata.verify.hidden_pad`): for callers whose client sees how
+        long the verification took (the MCP server, the RL environment).
 
     The candidate runs in a sandboxed candidate process started by the judge
     (the worker); ``--unsafe-no-sandbox`` (:data:`kstrata.sandbox.policy.UNSAFE_ENV`)
@@ -152,7 +157,8 @@ def verify_candidate(task: Task, backend_name: str, sources: dict[str, str], *, 
 
         r = pool.call("kstrata.verify.runner:run_protocol", task, backend_name, dict(sources), secret,
                       preset, scope, [dict(s) for s in timed_shapes or []], unsafe_requested(), timeout_s,
-                      bool(reveal_hidden), timeout_s=wall_limit(timeout_s))
+                      bool(reveal_hidden), timeout_s=wall_limit(timeout_s),
+                      **({"pad_hidden": True} if pad_hidden else {}))
     finally:
         if own:
             pool.close()

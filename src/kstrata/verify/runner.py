@@ -62,6 +62,7 @@ from kstrata.sandbox import wire
 from kstrata.sandbox.client import SINGLE_THREADED, CandidateDied, fresh
 from kstrata.sandbox.policy import HostOutOfMemory, SandboxStartError
 from kstrata.sandbox.reported import self_reported
+from kstrata.verify import hidden_pad
 from kstrata.verify.free_ints import free_int_inputs, moved_input_names
 from kstrata.verify.judge_memory import wait_for_memory
 from kstrata.verify.layout import layout_problem
@@ -1555,7 +1556,8 @@ def run_protocol(task: Task, backend_name: str, sources: dict[str, str], secret:
                  preset: str = "strict", scope: str = "full",
                  timed_shapes: list[dict[str, int]] | None = None,
                  unsafe_no_sandbox: bool = False, timeout_s: float | None = None,
-                 reveal_hidden: bool = False, public_only: bool = False) -> dict[str, Any]:
+                 reveal_hidden: bool = False, public_only: bool = False, pad_hidden: bool = False
+                 ) -> dict[str, Any]:
     """Verify one candidate (inside a worker); returns ``Evaluation.to_dict()``.
 
     Parameters
@@ -1603,6 +1605,12 @@ def run_protocol(task: Task, backend_name: str, sources: dict[str, str], secret:
         run), its feedback then the public probes that follow a hidden
         failure (:func:`kstrata.verify.feedback.boundary_probes`):
         :func:`_told_from_a_clean_run` re-runs a failure that way.
+    pad_hidden:
+        Where the caller's client sees how long the verification took (the
+        MCP server, the RL environment): the hidden stage, from its start to
+        this function's return, lasts a rung of a budget fixed before it ran
+        (:mod:`kstrata.verify.hidden_pad`), so its duration carries a few bits,
+        not the hidden tests' count of whatever the candidate chose.
 
     The candidate's code runs in a fresh candidate process
     (:class:`kstrata.sandbox.CandidateProcess`), never in this one: this
@@ -1630,6 +1638,7 @@ def run_protocol(task: Task, backend_name: str, sources: dict[str, str], secret:
         ctx.wall_end = time.monotonic() + wall_limit(timeout_s) - 5.0
     torch.set_num_threads(max(1, torch.get_num_threads()))
     threads_before = ctx.threads = torch.get_num_threads()
+    hidden_from, hidden_budget = 0.0, None
     try:
         _static_stage(ctx)
         # -- the plan, and whether the reference can run it (before any candidate call)
@@ -1687,6 +1696,7 @@ def run_protocol(task: Task, backend_name: str, sources: dict[str, str], secret:
             return fresh(candidate_process(task, backend, unsafe_no_sandbox, cached), timeout_s=limit_s)
 
         # -- public stage ---------------------------------------------------------
+        public_from = time.monotonic()
         warmed = warm_stage(ctx, pub, True, spawn)  # before the stage's process: it finds their kernels
         ctx.proc = start(spec)  # the sandbox's start does not count against the candidate's time limit
         build = {"backend": backend_name, "task": task_record(task), "sources": dict(sources),
@@ -1718,6 +1728,10 @@ def run_protocol(task: Task, backend_name: str, sources: dict[str, str], secret:
             return ev.to_dict()
         ctx.proc.saw_hidden = True  # what its process leaves in its kernel cache may hold them (kernel_cache)
         ctx.stage = "hidden"
+        if pad_hidden:  # fixed before any hidden call: the public stage's time and the plan (hidden_pad)
+            hidden_from = time.monotonic()
+            hidden_budget = hidden_pad.budget_s(hidden_from - public_from, [t.shape_dict for t in pub],
+                                                [t.shape_dict for t in hid])
         warmed = warm_stage(ctx, hid, False, spawn)  # the hidden shapes from here on
         if warmed and warmed["loads"]:  # a fresh process finds what the warm ones compiled
             restored = ctx.proc.restored_hidden  # (not this verification's own hidden shapes: kernel_cache)
@@ -1830,6 +1844,9 @@ def run_protocol(task: Task, backend_name: str, sources: dict[str, str], secret:
             ev, ctx, dict(task=task, backend_name=backend_name, sources=sources, secret=secret, preset=preset,
                           scope=scope, unsafe_no_sandbox=unsafe_no_sandbox, timeout_s=timeout_s)):
         withhold_details(ev, failing_level(backend, sources))
+    if hidden_budget is not None:  # the hidden stage's length, as the caller sees it: a rung of its budget
+        hidden_pad.pad(hidden_from, hidden_budget, ctx.wall_end)
+        ev.seconds = time.perf_counter() - t0  # the padded length: the unpadded one is what the pad hides
     out = ev.to_dict()
     if reveal_hidden and ev.verdict != Verdict.CORRECT and ctx.stage == "hidden" and ctx.current is not None:
         out["evidence"] = {**(out.get("evidence") or {}), "stage": "hidden", "hidden_test": ctx.current.describe(),
