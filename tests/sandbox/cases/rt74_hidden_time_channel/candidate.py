@@ -5,7 +5,12 @@ size is odd, not at all when it is even. The verdict withholds everything of a h
 the evaluation's duration is what the caller sees: the MCP server returns it (``wall_s``,
 service.evaluate, to the millisecond), ``kstrata eval`` prints it, and any client can time its
 call. The hidden shapes are the run's, the same for every candidate, so the bits add up over
-submissions (a delay of k x 10 s, k < 32, carries 5 of them). Past the static checks."""
+submissions (a delay of k x 10 s, k < 32, carries 5 of them). Past the static checks.
+
+Since rt88 the verifications of service.evaluate (the MCP server, the RL environment) pad the hidden stage
+to a rung of a budget fixed before it ran (kstrata.verify.hidden_pad): the duration tells the rung, a few
+bits, not the count (tests/verify/test_rt88_verify_hidden_pad.py; the quick case
+tests/verify/cases/rt88_hidden_stage_length)."""
 
 import time
 
