@@ -67,6 +67,19 @@ DROPS_A_COLUMN = SEQUENTIAL.replace("for k in range(A.shape[1]):",
                                     "for k in range(A.shape[1] - (A.shape[1] > 1000)):")
 
 
+@pytest.fixture
+def no_memory_wait(monkeypatch):
+    """The judge reads the memory once instead of waiting up to
+    :data:`kstrata.verify.judge_memory.WAIT_S` (30 s) for memory that a stand-in
+    reading never frees: each of the two tests below waited that out (33 s and
+    41 s of CI's 20 minutes). Its idle sandboxes are still ended, as in a real wait
+    (``tests/verify/test_judge_memory_wait.py`` covers the wait itself)."""
+    from kstrata.verify import judge_memory
+
+    monkeypatch.setattr(runner, "wait_for_memory",
+                        lambda need, deadline=None: judge_memory.wait_for_memory(need, deadline, wait_s=0.0))
+
+
 def _verify(task, source: str, secret: str = "n" * 32):
     ev = runner.run_protocol(task, "pytorch", {"source": source}, secret, scope="small", timeout_s=300.0)
     return ev["verdict"], ev
@@ -87,7 +100,7 @@ def test_sequential_sum_is_correct_at_a_native_shape_and_a_dropped_term_is_not(t
 
 
 @pytest.mark.parametrize("short_of", ["ORACLE_TIME_FACTOR", "ORACLE_MEMORY_FACTOR"])
-def test_without_the_float64_oracle_a_native_failure_is_never_a_pass(tmp_path, monkeypatch, short_of):
+def test_without_the_float64_oracle_a_native_failure_is_never_a_pass(tmp_path, monkeypatch, short_of, no_memory_wait):
     """Where the float64 oracle cannot be had (no time or memory left for it),
     a test failing the native bound is never turned into a pass; since that
     bound has no term for the reference's own rounding (the sequential sum
@@ -169,7 +182,7 @@ def test_reordered_and_unrolled_gemv_schedules_are_correct(schedule, llvm_judge)
 
 
 @pytest.mark.slow
-def test_a_native_failure_the_judge_cannot_decide_is_no_verdict_not_incorrect(monkeypatch):
+def test_a_native_failure_the_judge_cannot_decide_is_no_verdict_not_incorrect(monkeypatch, no_memory_wait):
     """The rfactor gemv is correct against the float64 oracle but outside the
     native reference's bound at 8192x8192 (that bound has no term for the
     reference's own rounding). When the machine's available memory keeps the
