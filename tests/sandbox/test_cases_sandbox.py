@@ -229,10 +229,11 @@ def test_case12_setsid_children_die_with_the_candidate(tmp_path):
     w = threading.Thread(target=watch, daemon=True)
     w.start()
     try:
-        # 15 s of the candidate's own work (the candidate spins a CPU until then); the sandbox's start and
-        # the judge's share do not count against --timeout since feb24f0 (it was 60 s when they did: at
-        # load 15-39 the candidate never reached forward in 30 s)
-        d = kstrata_eval("relu", cand, "--no-time", "--scope", "small", "--timeout", "15", "--preset", "warn")
+        # 5 s of the candidate's own work (the candidate forks its children at its first call, then spins a
+        # CPU until then; the watch above looks every 0.2 s); the sandbox's start and the judge's share do not
+        # count against --timeout since feb24f0 (it was 60 s when they did: at load 15-39 the candidate never
+        # reached forward in 30 s). 15 s here was 25 s of CI's 20 minutes, most of it spinning.
+        d = kstrata_eval("relu", cand, "--no-time", "--scope", "small", "--timeout", "5", "--preset", "warn")
     finally:
         done.set()
         w.join(5)
