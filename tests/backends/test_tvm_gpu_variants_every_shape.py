@@ -51,8 +51,14 @@ def _verifier_shapes(task):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["cross_entropy", "mean_dim"])
+@pytest.mark.parametrize("name", [pytest.param("cross_entropy", marks=pytest.mark.heavy), "mean_dim"])
 def test_every_variant_of_an_expansion_builds_at_every_shape_the_verifier_tests(name):
+    """cross_entropy's expansion (43 s of CI's 20 minutes) runs under ``pytest -m heavy``. In CI:
+    ``mean_dim`` here (the same filter and every-shape build), cross_entropy's own verifier shapes
+    (the size-1 ones included) for its ``gpu_online`` variants in
+    :func:`test_the_one_pass_cross_entropy_variants_build_at_every_verifier_shape_and_compile_with_nvcc`,
+    and its row variant at C=1 run on PoCL in
+    :func:`test_a_row_variant_at_a_size_one_reduction_computes_the_reference_on_opencl`."""
     cuda, task = get_backend("tvm-cuda"), resolve_task(name)
     sources = cuda.initial_sources(task)
     variants, _ = schedule_expansion(task, sources, "tvm-cuda", gpu=True)

@@ -109,13 +109,40 @@ def _through(model: torch.nn.Module, inputs: list, how: str) -> torch.Tensor:
         return model(*inputs)
 
 
+def _short_gemv(tmp_path: Path) -> Path:
+    """The suite's gemv with its long-row sweep shape (8191 x 4099) cut to 256 x 4099 and a nominal
+    shape of that size: the same rows of 4096 < K < 8192 where the case's candidate reads TF32, without
+    the full scope's float64 oracles at 8191 x 4099 and 8192 x 8192 (148 s of a 153 s run here, 93 s
+    of CI's 20 minutes for both candidates on the suite's gemv)."""
+    text = resolve_task("gemv").path.read_text()
+    for old, new in (('{"M": 8191, "K": 4099}', '{"M": 256, "K": 4099}'),
+                     ('"nominal": {"M": 8192, "K": 8192}', '"nominal": {"M": 256, "K": 4099}'),
+                     ("M = 8192\nK = 8192\n", "M = 256\nK = 4099\n")):
+        assert old in text, old
+        text = text.replace(old, new)
+    path = tmp_path / "gemv_long_rows.py"
+    path.write_text(text)
+    return path
+
+
 @pytest.mark.slow
 @needs_sandbox
-def test_rt73_tf32_gemv_on_long_rows_is_incorrect(kstrata_eval):
-    case = CASES / "rt73_gemv_tf32_long_k"
-    wrong = kstrata_eval("gemv", str(case / "tf32_long_rows.py"), "--no-time")
-    honest = kstrata_eval("gemv", str(case / "lanes_fp32.py"), "--no-time")
+def test_rt73_tf32_gemv_on_long_rows_is_incorrect(kstrata_eval, tmp_path):
+    wrong = kstrata_eval(str(_short_gemv(tmp_path)), str(CASES / "rt73_gemv_tf32_long_k" / "tf32_long_rows.py"),
+                         "--no-time")
     assert (wrong["verdict"], wrong["check"]) == ("incorrect", "tolerance"), _said(wrong)
+
+
+@pytest.mark.heavy
+@needs_sandbox
+def test_rt73_an_honest_gemv_in_float32_lanes_is_correct_at_full_scope(kstrata_eval):
+    """The honest half of the case, end to end: all 139 full-scope tests of gemv (up to 8191 x 4099
+    under the float64 oracle) pass (with the TF32 candidate on the suite's gemv, 93 s of CI's 20
+    minutes; :func:`test_rt73_tf32_gemv_on_long_rows_is_incorrect` keeps that one end to end). In CI the same order is judged by the verifier's own
+    allowance and comparison at K=4099 on every draw by
+    :func:`test_a_tf32_gemv_fails_where_float32_orders_pass` (``lanes`` among its orders), and every
+    float32 order of mm, addmm and bmm by :func:`test_honest_gemm_orders_stay_within_the_product_bound`."""
+    honest = kstrata_eval("gemv", str(CASES / "rt73_gemv_tf32_long_k" / "lanes_fp32.py"), "--no-time")
     assert honest["verdict"] == "correct", _said(honest)
 
 
