@@ -348,16 +348,30 @@ class Task:
         return module
 
     def instantiate(
-        self, shape: dict[str, int] | None = None, seed: int = 0
+        self, shape: dict[str, int] | None = None, seed: int = 0, inputs: bool = True
     ) -> tuple[torch.nn.Module, list[Any], list[Any], ModuleType]:
         """Build the reference at ``shape`` with a seeded RNG.
+
+        Parameters
+        ----------
+        shape:
+            Values of the task's size variables (None: its own sizes).
+        seed:
+            Seeds the parameters (``seed``) and the inputs (``seed + 1``).
+        inputs:
+            False: ``get_inputs()`` is not called and the returned ``inputs``
+            is empty (the RNG is left seeded with ``seed + 1``), for callers that
+            draw each test's inputs themselves from ``module`` (the judge). At
+            a large shape the draw is seconds and its size in memory
+            (argmax_dim's nominal permutation of 16 x 256 x 4096: 3-10 s, made
+            and dropped by each of the judge's shape runs there).
 
         Returns
         -------
         (model, inputs, init_inputs, module)
             ``model`` in eval mode on CPU with its parameters drawn after
             ``torch.manual_seed(seed)``; ``inputs`` from ``get_inputs()`` drawn
-            after ``torch.manual_seed(seed + 1)``.
+            after ``torch.manual_seed(seed + 1)`` (``[]`` without ``inputs``).
 
         Raises
         ------
@@ -373,6 +387,8 @@ class Task:
         init_inputs = list(module.get_init_inputs())
         model = module.Model(*init_inputs).eval()
         torch.manual_seed(seed + 1)
+        if not inputs:
+            return model, [], init_inputs, module
         drawn = module.get_inputs()
         if not isinstance(drawn, (list, tuple)):  # list() of a bare tensor would split it into rows
             raise TaskError(f"{self.path}: get_inputs() returned {_kind(drawn)}, not a list; return the forward's "

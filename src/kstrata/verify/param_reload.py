@@ -107,12 +107,12 @@ def check_param_reload(ctx: "Context", run: "ShapeRun", test: "TestCase") -> Non
     if not loads_state_dict(ctx.backend_name):
         return
     seed_a, seed_b = test.param_seed, reload_seed(test.param_seed)
-    state = state_items(ctx.task.instantiate(test.shape_dict, seed_b)[0])
+    state = state_items(ctx.task.instantiate(test.shape_dict, seed_b, inputs=False)[0])
     if not state or not _differs(state, state_items(run.model)):
         return
     # the reference: Model built after seed A with the same state loaded, as ModelNew is; a tensor of Model's
     # outside its state_dict (a plain attribute, a non-persistent buffer) keeps seed A's values on both sides
-    model_b = ctx.task.instantiate(test.shape_dict, seed_a)[0]
+    model_b = ctx.task.instantiate(test.shape_dict, seed_a, inputs=False)[0]
     model_b.load_state_dict(dict(state))
     level = failing_level(ctx.backend, ctx.sources)
     what = (f"after ModelNew (built after seed {seed_a}) loaded the state_dict of Model built after seed {seed_b} "

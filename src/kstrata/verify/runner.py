@@ -507,7 +507,7 @@ class ShapeRun:
         self.threads = check_threads(task, shape, self.device, ctx.threads)
         torch.set_num_threads(self.threads)  # the reference's and the oracle's calls of this shape
         check_reference_at(task, shape)  # a task broken at this shape only: a TaskError, not a traceback
-        self.model, _, init_inputs, self.module = task.instantiate(shape, param_seed)
+        self.model, _, init_inputs, self.module = task.instantiate(shape, param_seed, inputs=False)
         self.model64 = oracle_model(self.model)
         # the most terms a summing op of the reference adds into one element, counted on the first float64
         # forward of a quant task (its half-precision typical cap grows with it: tolerance.half_typical_units)

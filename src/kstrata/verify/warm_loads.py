@@ -88,7 +88,7 @@ def stage_loads(ctx: Any, tests: list[Any]) -> list[tuple[dict[str, Any], list[A
         if key in seen:
             continue
         seen.add(key)
-        _, _, init_inputs, _ = ctx.task.instantiate(t.shape_dict, t.param_seed)
+        _, _, init_inputs, _ = ctx.task.instantiate(t.shape_dict, t.param_seed, inputs=False)
         out.append(load_request(ctx, t.shape_dict, t.param_seed, init_inputs, ctx.threads))
     return out
 

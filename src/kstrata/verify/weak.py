@@ -50,7 +50,7 @@ def constant_weights(task: Task) -> list[str]:
     same: set[str] = set()
     for seed in (0, 1):
         try:
-            model = task.instantiate(shape, seed)[0]
+            model = task.instantiate(shape, seed, inputs=False)[0]
         except Exception:  # noqa: BLE001 - a task that does not build is reported elsewhere
             return []
         named = [(n, p.detach()) for n, p in [*model.named_parameters(), *model.named_buffers()]
@@ -90,7 +90,7 @@ def weak_fakes(task: Task, secret: str = "weak-test-guard", scope: str = "small"
     for t in tests:
         key = (t.shape, t.param_seed)
         if key not in groups:
-            model, _, _, module = task.instantiate(t.shape_dict, t.param_seed)
+            model, _, _, module = task.instantiate(t.shape_dict, t.param_seed, inputs=False)
             groups = {key: (model, copy.deepcopy(model).double(), module)}
         model, model64, module = groups[key]
         seed_all(t.seed + 1)
@@ -255,7 +255,7 @@ def strengthening_draws(task: Task, secret: str = "weak-test-guard", scope: str 
         if len(weak_fakes(trial, secret, scope)) >= len(weak):
             continue
         shape = (task.small_shapes if scope == "small" else task.sweep_shapes)[0]
-        model, _, _, module = task.instantiate(shape, 0)
+        model, _, _, module = task.instantiate(shape, 0, inputs=False)
         seed_all(1)
         xs = apply_distribution(list(module.get_inputs()), dist, 0, task.meta.dist_inputs)
         with torch.no_grad():
