@@ -66,7 +66,15 @@ def _lightly_timed(monkeypatch):
 
 
 @pytest.mark.slow
+@pytest.mark.heavy
 def test_optimize_with_a_queue_llm_verifies_a_hostile_graph_answer_and_builds_the_next_prompt(tmp_path, monkeypatch):
+    """Under ``pytest -m heavy`` (61 s of CI's 20 minutes). Its parts run in CI: case 01's payload in a
+    graph answer stays out of kstrata's process while the next (schedule-level) prompt is built and the
+    parent's schedule replayed (tests/sandbox/test_candidate_text_isolation.py) and while the built-in
+    proposer lowers, schedules and proposes from it
+    (tests/agents/test_builtin_sandboxed.py::test_hostile_graph_and_schedule_run_only_in_the_sandbox);
+    a queue LLM's answers verified on tvm-llvm and the next role's prompt built from them, end to end
+    (tests/agents/test_hierarchical.py::test_hierarchical_roles_router_and_rebuild_through_the_queue)."""
     from kstrata.cli.main import app
     from kstrata.store.run_store import RunStore
     from kstrata.search.tree import CandidateTree

@@ -183,7 +183,9 @@ def test_the_one_pass_cross_entropy_variants_build_at_every_verifier_shape_and_c
     tests, normal and poison builds (kstrata's uninitialised-memory check); the
     two proposed first compile with nvcc for sm_90 at the size-1 and nominal
     shapes, poison builds included. The proposer's own check (the expansion's
-    filter) keeps them."""
+    filter) keeps them. Pattern 2's build (the same poison pass as pattern 1's,
+    another fill constant: :mod:`kstrata.backends.tvm.poison`) is made only where
+    nvcc compiles it: the other third of the builds was ~20 s of CI's 20 minutes."""
     from kstrata.backends.tvm import build as tb
 
     cuda, task = get_backend("tvm-cuda"), resolve_task("cross_entropy")
@@ -199,9 +201,10 @@ def test_the_one_pass_cross_entropy_variants_build_at_every_verifier_shape_and_c
         src = {**base, "schedule": v.text}
         for shape in shapes + [task.nominal_shape]:
             _, funcs, _, _ = cuda.scheduled_funcs(task, src, task.full_shape(shape))
-            for poison in (0, 1, 2):
+            compiled = n < 2 and (shape == task.nominal_shape or 1 in shape.values())
+            for poison in (0, 1, 2) if compiled else (0, 1):
                 with tb.codegen_only(cuda.target()):
                     code = tb.generated_source(tb.build_module(funcs, cuda.target(), poison=poison), "cuda")
-                if n < 2 and (shape == task.nominal_shape or 1 in shape.values()):
+                if compiled:
                     to_compile.append(code)
     _nvcc_compiles(to_compile, tmp_path)
