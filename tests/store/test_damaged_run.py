@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import sqlite3
 
 import pytest
@@ -184,3 +185,17 @@ def test_another_secret_for_a_judged_run_stops_the_resume(tmp_path, monkeypatch)
     assert run_secret(run) == secret
     monkeypatch.delenv("KSTRATA_SECRET")
     assert run_secret(run) == secret
+
+
+def test_a_best_file_where_the_best_folder_goes_is_refused_before_the_search(tmp_path):
+    """The lead's damaged-run battery (2026-12-06): ``best`` made a plain file let a
+    resumed run search through its whole budget, then end in "best: File exists;
+    this path cannot be used ... give another path" (no path to give)."""
+    run, _ = _run(tmp_path)
+    shutil.rmtree(run / "best", ignore_errors=True)
+    (run / "best").write_text("not a directory")
+    with pytest.raises(StoreError, match="best is not a directory.*move it away"):
+        RunStore.open(run)
+    res = CliRunner().invoke(app, ["optimize", "relu", "--backend", "tvm-llvm", "--resume", str(run)])
+    assert res.exit_code == 2 and "best is not a directory" in res.output and "evaluated" not in res.output, \
+        res.output

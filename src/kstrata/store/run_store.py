@@ -351,6 +351,10 @@ class RunStore:
         if cands.exists() and not cands.is_dir():
             raise StoreError(f"{cands} is not a directory (it holds each candidate's sources); restore it "
                              "from a copy of the run, or start a new run with --out")
+        best = run_dir / "best"
+        if best.exists() and not best.is_dir():  # a resumed run wrote its best there after its whole search
+            raise StoreError(f"{best} is not a directory (it holds the run's best candidate, written again when a "
+                             f"run ends); move it away, then run the command again")
         path = run_dir / DB_NAME
         readonly = not writable(run_dir)
         conn = cls._connect(path, readonly)
