@@ -35,8 +35,11 @@ print("backend loaded:", "kstrata.backends.tvm" in sys.modules)
     (["--proposer", "llm"], "--proposer llm needs --llm PROVIDER:MODEL"),
     (["--proposer", "hierarchical", "--llm", "queue:"], "'queue:': missing DIR after 'queue:'"),
     (["--proposer", "hierarchical", "--ablate", "bogus"], "--ablate: unknown ablation 'bogus'"),
+    (["--out", "a_file"], "--out a_file: exists and is not a directory"),
+    (["--out", "a_file/run"], "--out a_file/run: the run directory cannot be created"),
 ])
 def test_a_wrong_option_is_refused_before_torch_loads(args, said, tmp_path):
+    (tmp_path / "a_file").write_text("the user's")
     r = subprocess.run([sys.executable, "-c", PROBE, "optimize", "rmsnorm", *args, "--budget", "evals=1"],
                        capture_output=True,
                        text=True, timeout=120, cwd=tmp_path)

@@ -3,6 +3,7 @@ its views."""
 
 from __future__ import annotations
 
+import os
 import secrets
 from functools import partial
 from pathlib import Path
@@ -163,8 +164,12 @@ def _check_total(budget: Any, run_dir: Path, option: str) -> None:
                           f"{done + max(4, done // 2)}), or leave it as it is")
 
 
-def _check_out(run_dir: Path) -> None:
-    """Refuse a run directory that is a file or cannot be created, before any work.
+def _precheck_out(run_dir: Path) -> None:
+    """What :func:`_check_out` refuses that needs nothing created: a file, the
+    user's own folder, or a path under no writable directory. Called before
+    the task and backend load (the lead's option battery: ``--out FILE`` and
+    ``--out /proc/x`` were said after 45 s or more of that work); creates
+    nothing, so a refused run leaves no folder.
 
     Raises
     ------
@@ -181,6 +186,25 @@ def _check_out(run_dir: Path) -> None:
     foreign = foreign_folder(run_dir)  # never write a run among the user's own files (as export refuses)
     if foreign:
         raise OptionError(f"--out {run_dir}: {foreign}")
+    base = run_dir.absolute()
+    while not base.exists():
+        base = base.parent
+    if not base.is_dir() or not os.access(base, os.W_OK | os.X_OK):
+        raise OptionError(f"--out {run_dir}: the run directory cannot be created ({base} is not a writable "
+                          "directory); give a path in a writable directory")
+
+
+def _check_out(run_dir: Path) -> None:
+    """Refuse a run directory that is a file or cannot be created, before any work.
+
+    Raises
+    ------
+    OptionError
+        ``--out PATH: ...`` with what is wrong and what to give instead.
+    """
+    from kstrata.cli.errors import OptionError
+
+    _precheck_out(run_dir)
     try:
         run_dir.mkdir(parents=True, exist_ok=True)
     except OSError as e:
@@ -575,6 +599,8 @@ def register(app: typer.Typer) -> None:
             except ExecutorSpecError as e:
                 raise OptionError(str(e)) from None
             _check_text_options(proposer, initial, timing_shape, resume)
+            if resume is None and out is not None:
+                _precheck_out(out)
             if config is not None:  # read by the LLM proposers only: a bad file was ignored by the others
                 from kstrata.config import load_config
 
