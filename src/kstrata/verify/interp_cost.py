@@ -66,7 +66,7 @@ def plan_bytes(task: Any, scope: str, secret: str = "estimate") -> tuple[int, fl
     """The number of tests and the bytes the reference moves over all of them
     (per call, summed over the tests) in a verification at ``scope``, as
     :func:`kstrata.verify.runner.run_protocol` plans it (public, hidden,
-    secret perturbations, size-1 and octave probes; the nominal shape is not run on
+    secret perturbations, size-1, octave and scale-tail probes; the nominal shape is not run on
     an interpreter). ``secret`` only moves the perturbed sizes by a few.
     None when the task's byte count is unknown at some shape. Kept per task
     text, metadata, scope and secret in this process (``eval`` asks for the
@@ -92,12 +92,14 @@ def _plan_bytes(task: Any, scope: str, secret: str) -> tuple[int, float] | None:
         unit_tests,
     )
     from kstrata.verify.residue_probes import residue_tests
+    from kstrata.verify.scale_tails import tail_tests
 
     base = screening_shapes(task) if scope == "small" else task.sweep_shapes
     extra = perturbed_shapes(task, secret, base=task.small_shapes if scope == "small" else base)
     tests = public_tests(task) + hidden_tests(task, secret, extra, base=base)
     tests += unit_tests(task, secret, base, extra) + octave_tests(task, secret, base, extra)
     tests += residue_tests(task, secret, base, extra)
+    tests += tail_tests(task, secret, [*base, *extra])
     total = 0.0
     for t in tests:
         b = task.bytes(t.shape_dict)

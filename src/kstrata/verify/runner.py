@@ -75,6 +75,7 @@ from kstrata.verify.warm_loads import warm_stage
 from kstrata.verify.reference import is_oom, oom_failure, preflight, says_oom
 from kstrata.verify.reproduce import reproduce_item
 from kstrata.verify.residue_probes import residue_tests
+from kstrata.verify.scale_tails import tail_tests
 from kstrata.verify.result import Evaluation
 from kstrata.verify.ties import index_readable, tie_equivalent, tie_prone_draw
 from kstrata.verify.tolerance_reduction import TermCount
@@ -1408,6 +1409,13 @@ def _dynamic_probes(ctx: Context, run: ShapeRun, test: TestCase) -> None:
                      test=test.describe(), launches=launches)
 
 
+def _scale_tail_tests(task: Task, secret: str, run_shapes: list[dict[str, int]]) -> list[TestCase]:
+    """The scale-tail probes of ``run_shapes`` (:mod:`kstrata.verify.scale_tails`) where the reference runs."""
+    tests = tail_tests(task, secret, run_shapes)
+    safe = safe_shapes(task, list({t.shape: t.shape_dict for t in tests}.values()))
+    return [t for t in tests if t.shape_dict in safe]
+
+
 def safe_shapes(task: Task, shapes: list[dict[str, int]]) -> list[dict[str, int]]:
     """The shapes at which the reference instantiates and runs (perturbations
     that break a task constraint are dropped)."""
@@ -1655,14 +1663,17 @@ def run_protocol(task: Task, backend_name: str, sources: dict[str, str], secret:
             residue_tests(task, secret, base, extra)
         safe = safe_shapes(task, [t.shape_dict for t in probes])
         hid = [t for t in probes if t.shape_dict in safe] + hid  # cheap: they run first
+        run_shapes = [*base, *extra]
         if task.nominal_shape not in base and task.nominal_shape not in extra:
             if getattr(backend, "timing_meaningful", True):
                 more, why_not = nominal_tests(task, secret, backend.device, quick=scope == "small")
                 hid += more
                 ctx.not_verified = why_not
+                run_shapes += [task.nominal_shape] if more else []
             else:  # an interpreter (triton-interp): never timed, and a GPU-sized shape takes it minutes
                 ctx.not_verified = (f"{nominal_words(task)} was not verified: {backend_name} "
                                     "interprets the kernel (correctness only); the compiled backend verifies it")
+        hid += _scale_tail_tests(task, secret, run_shapes)
         if reveal_hidden:
             hid = [replace(t, public=True) for t in hid]
         ctx.started = time.monotonic()
