@@ -10,31 +10,46 @@
   the seeds' luck; case ``cases/rt87_partial_mean_listed_draws``, no end-to-end test: 50M elements need
   memory CI lacks). A large shape's second draw is now the heavy-tailed one, listed or not
   (:func:`kstrata.verify.plan.large_draws`).
+* A W4A16 GEMM with int8 per-token activations only where K >= 400 errs about as much as honest float16
+  accumulation there (rt80 open item 1; case ``cases/rt87_w4a8_long_k``). The judge now compares a passing
+  output with the float64 reference on inputs rounded to coarser grids (:mod:`kstrata.verify.input_grids`).
 
 Log: ``benchmarks/results/redteam_rt87_verify.txt``.
 """
 
 from __future__ import annotations
 
+import copy
+import importlib.util
 from pathlib import Path
 
 import pytest
+import torch
 
 from kstrata.sandbox import status
 from kstrata.tasks.inputs import apply_distribution
 from kstrata.tasks.loader import load_task, resolve_task
+from kstrata.verify.input_grids import GRID_RATIO, coarser_grid
 from kstrata.verify.plan import LARGE_SECOND_DRAW, hidden_tests, nominal_tests, size_bounds
-from kstrata.verify.runner import _scale_tail_tests
+from kstrata.verify.runner import _scale_tail_tests, flatten
 from kstrata.verify.scale_tails import tail_shape
 
 needs_sandbox = pytest.mark.skipif(not status().usable, reason="no sandbox here")
 CASES = Path(__file__).resolve().parent / "cases"
 TAIL = CASES / "rt87_scale_tail"
 PARTIAL = CASES / "rt87_partial_mean_listed_draws"
+W4A8 = CASES / "rt87_w4a8_long_k"
 
 
 def _said(d: dict) -> str:
     return f"{d['verdict']} {d.get('check')}: {str((d.get('evidence') or {}).get('message'))[:400]}"
+
+
+def _module(path: Path):  # the test's own process: candidate files of this repository's cases
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
 
 
 @pytest.mark.parametrize("secret", ["a", "b", "c", "d"])
@@ -85,6 +100,65 @@ def test_a_mean_of_most_elements_is_caught_only_by_the_heavy_tailed_draw(dist):
     d = p.reshape(-1)[:k] - t.reshape(-1)[:k]
     res = compare((d * d).mean().reshape(()), oracle, model(p, t), task.meta.tolerance)
     assert res.ok == (dist != "heavy_tailed"), res.stats
+
+
+def _w4a16(shape: dict, dist: str) -> tuple:
+    task = resolve_task("w4a16_gemm")
+    model, inputs, init, _ = task.instantiate(shape, 0)
+    xs = apply_distribution(inputs, dist, 1, task.meta.dist_inputs)
+    m64 = copy.deepcopy(model).double()
+
+    def forward64(ys):
+        with torch.no_grad():
+            return flatten(m64(*[y.double() if y.is_floating_point() else y for y in ys]))
+
+    return model, init, xs, forward64, forward64(xs)
+
+
+def _candidate(path: Path, model, init) -> torch.nn.Module:
+    cand = _module(path).ModelNew(*init)
+    cand.load_state_dict(model.state_dict())
+    return cand
+
+
+@pytest.mark.parametrize("dist", ["normal", "uniform"])
+@pytest.mark.parametrize("shape", [{"M": 16, "K": 512, "N": 64}, {"M": 33, "K": 1152, "N": 17}])
+def test_int8_activations_follow_their_grid_and_float16_accumulation_does_not(shape, dist):
+    """The W4A8 output is far nearer the float64 reference on int8 per-token inputs than the exact one
+    (ratio <= 0.1); honest float16 accumulation and the float16 reference itself are not (>= 1 measured)."""
+    model, init, xs, forward64, oracle = _w4a16(shape, dist)
+    with torch.no_grad():
+        wrong = flatten(_candidate(W4A8 / "int8_past_k400.py", model, init)(*xs))
+        honest = flatten(_candidate(CASES / "rt80_w4a16_fp16_accumulation" / "fp16_left_to_right.py",
+                                    model, init)(*xs))
+        native = flatten(model(*xs))
+    found = coarser_grid(forward64, xs, wrong, oracle, True)
+    assert found is not None and "int8 with a per-row absmax scale" in found[0], found
+    assert found[1]["ratio"] < 0.1, found
+    for out in (honest, native):
+        assert coarser_grid(forward64, xs, out, oracle, True) is None
+
+
+def test_an_exact_or_tiny_output_decides_nothing():
+    """Outputs equal to the oracle, or under 64 elements, never follow a grid."""
+    model, init, xs, forward64, oracle = _w4a16({"M": 1, "K": 512, "N": 3}, "normal")
+    with torch.no_grad():
+        wrong = flatten(_candidate(W4A8 / "int8_past_k400.py", model, init)(*xs))
+    assert coarser_grid(forward64, xs, wrong, oracle, True) is None
+    model, init, xs, forward64, oracle = _w4a16({"M": 16, "K": 512, "N": 64}, "normal")
+    assert coarser_grid(forward64, xs, [o.half() for o in oracle], oracle, True) is None
+    assert GRID_RATIO <= 0.5
+
+
+@pytest.mark.slow
+@needs_sandbox
+def test_w4a8_past_k400_is_incorrect_end_to_end(kstrata_eval):
+    """Read correct before (rt80's open item 1: every test with K >= 400 inside the quant tolerance); now the
+    first hidden shape with K >= 400 fails (every secret: the sweep has K = 1024 and 1152), the message
+    (shown with --show-hidden) naming the int8 grid."""
+    d = kstrata_eval("w4a16_gemm", str(W4A8 / "int8_past_k400.py"), "--no-time", "--show-hidden")
+    assert (d["verdict"], d["check"]) == ("incorrect", "tolerance"), _said(d)
+    assert "int8 with a per-row absmax scale" in str(d["evidence"]), _said(d)
 
 
 @pytest.mark.slow

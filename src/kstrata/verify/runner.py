@@ -530,6 +530,8 @@ class ShapeRun:
         #: ModelNew's tensors as its process summarized them (the candidate's word: feedback only)
         self.cand_params = validated(h.get("params"))
         self.prev: tuple[list[torch.Tensor], list[torch.Tensor]] | None = None
+        #: whether a passing test of this shape was checked for coarser input grids (:meth:`_input_grid`)
+        self.grid_checked = False
         #: per test, the reference's outputs that are views of its inputs (:func:`aliased_outputs`)
         self.ref_alias: dict[TestCase, set[int]] = {}
         #: per test, the container skeleton of the reference's output (:func:`wire.nesting`)
@@ -938,13 +940,48 @@ class ShapeRun:
             self.prev = (out1, oracles)
             if _flat(oracles) and fb.blind(oracles, refs_cpu, tol) is not None:
                 ctx.blind[ctx.stage] = ctx.blind.get(ctx.stage, 0) + 1
-            return None
+            return self._input_grid(test, refs_cpu, oracles, out1, pristine)
         unwritten = race and follows_poison(out1, out2)
         if race and all(c.ok for c in comps):  # locate the run that is wrong
             comps2 = [cmp(c, o, r, tol) for c, o, r in zip(out2, oracles, refs_cpu)]
             if not all(c.ok for c in comps2):
                 comps, out1 = comps2, out2
         return Failure(test, out1, oracles, comps, race, unwritten)
+
+    def _input_grid(self, test: TestCase, refs: list[torch.Tensor], oracles: list[torch.Tensor],
+                    out1: list[Any], pristine: list[Any] | None) -> Failure | None:
+        """A failure where a passing test's outputs follow the float64 reference on inputs rounded to a
+        coarser grid (:func:`kstrata.verify.input_grids.coarser_grid`: int8 or float8 activations in a
+        float16 task); checked on the first passing test of each shape of a task it applies to
+        (:func:`kstrata.verify.input_grids.applies`), with a float64 oracle, at most
+        :data:`kstrata.verify.input_grids.GRID_MAX_FLOPS` per call and
+        :data:`kstrata.verify.input_grids.GRID_MAX_ELEMENTS` held. None otherwise."""
+        from kstrata.verify.input_grids import GRID_MAX_ELEMENTS, GRID_MAX_FLOPS, applies, coarser_grid
+        from kstrata.verify.plan import _cost
+
+        if self.grid_checked or pristine is None or self.model64 is None or _native(test) \
+                or not applies(self.ctx.task) or _cost(self.ctx.task, test.shape_dict)[0] > GRID_MAX_FLOPS:
+            return None
+        held = sum(t.numel() for t in self.model64.state_dict().values() if isinstance(t, torch.Tensor))
+        if held + sum(x.numel() for x in pristine if isinstance(x, torch.Tensor)) > GRID_MAX_ELEMENTS:
+            return None
+        self.grid_checked = True
+        t0 = time.monotonic()
+        try:
+            found = coarser_grid(lambda xs: self._float64(xs, test), pristine, out1, oracles,
+                                 self.ctx.task.meta.precision.allow_reduced_precision)
+        finally:
+            self.ctx.judge_s += time.monotonic() - t0
+        if found is None:
+            return None
+        what, stats = found
+        comps = []
+        for c, o, r in zip(out1, oracles, refs):
+            bad = (c.to(torch.float64) != o.to(torch.float64)) if isinstance(c, torch.Tensor) and \
+                isinstance(o, torch.Tensor) and c.shape == o.shape and o.is_floating_point() else None
+            comps.append(Comparison(bad is None, bad, {"input_grid": what, **stats, "total": r.numel(),
+                                                       "wrong": int(bad.sum()) if bad is not None else 0}))
+        return Failure(test, out1, oracles, comps)
 
     def _tie_aware(self, test: TestCase, comps: list[Comparison], out1: list[Any], refs: list[torch.Tensor],
                    pristine: list[Any] | None, oracles: list[Any] | None = None) -> list[Comparison]:
@@ -2116,7 +2153,12 @@ def _incorrect(failure: Failure, public: bool) -> Stop:
         nonfinite, wrong, total = stats.get("nonfinite_wrong") or 0, stats.get("wrong", "?"), stats.get("total", "?")
         max_err = f"{stats.get('max_err', float('nan')):.3g}"
         missed = stats.get("oracle_nonfinite_wrong") or 0
-        if stats.get("policy") == "exact":
+        if stats.get("input_grid"):
+            msg = (f"the outputs follow the float64 reference on {stats['input_grid']} "
+                   f"({stats.get('ratio', float('nan')):.2g} times as far from it as from the exact reference): "
+                   "the inputs were rounded below their dtype before the computation (a precision downgrade, "
+                   "such as int8 or float8 activations in a float16 kernel)")
+        elif stats.get("policy") == "exact":
             msg = f"{wrong} of {total} elements differ from the reference's (compared exactly)"
         elif stats.get("policy") == "quant" and stats.get("integer"):
             msg = (f"{wrong} of {total} elements differ from the reference's by more than the quant policy "
