@@ -725,6 +725,11 @@ def register(app: typer.Typer) -> None:
 
                 # the step under way was rolled back (run.db and its files): the run is whole up to it
                 exit_if_disk_full(exc, f"continue the run (it is kept) with: {again}")
+                from kstrata.sandbox.policy import HostOutOfMemory, SandboxStartError
+
+                if isinstance(exc, (HostOutOfMemory, SandboxStartError)):  # kstrata's side: the run stands
+                    raise OptionError(f"{exc}; the run is kept: when the machine has room again, continue it "
+                                      f"with: {again}") from None
                 raise
             finally:
                 pool.close()

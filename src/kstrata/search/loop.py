@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from kstrata.agents.base import ProposalBatch, ProposeContext, Proposer, validate_proposal
+from kstrata.sandbox.policy import SandboxUnavailable
 from kstrata.search.budget import LIMIT_KINDS, Budget
 from kstrata.search.candidate import content_hash, normalize_sources, to_evaluation_record
 from kstrata.search.candidate import to_measurement_record
@@ -498,6 +499,13 @@ def start_left_to_export(backend: Any, task: Any, sources: dict[str, str] | None
     return normalize_sources(sources) != shipped
 
 
+#: evidence key of a confirmation that failed on kstrata's side (:class:`kstrata.sandbox.policy.SandboxUnavailable`:
+#: the machine's OOM killer ended the candidate's process before its own limit, or its sandbox did not start):
+#: no evidence about the candidate, so :func:`confirm_one` keeps its screening verdict, as for a timeout (newcomer
+#: nc28: the quick start's final confirmation read the machine's OOM kill as the task's reference failing, and the
+#: run ended with no table, no best/ and no resume command)
+KSTRATA_SIDE = "kstrata_side"
+
 #: How many bests in a row the end-of-run confirmation verifies before it
 #: stops (each failure hands the title to the next best).
 MAX_CONFIRMATIONS = 3
@@ -536,8 +544,8 @@ def confirm_bests(store: RunStore, tree: CandidateTree, reload: Callable[[], Can
         if rec is None:
             break
         tree = reload()
-        if rec.verdict in ("correct", "timeout"):  # a timeout keeps the best its title, unconfirmed (confirm_one)
-            break
+        if rec.verdict in ("correct", "timeout") or (rec.evidence or {}).get(KSTRATA_SIDE):
+            break  # a timeout or kstrata's own failure keeps the best its title, unconfirmed (confirm_one)
     return tree
 
 
@@ -561,6 +569,9 @@ def confirmation_record(hook: Callable[..., Any], task: Any, backend: Any, sourc
         rec = to_evaluation_record(ev)
     except ReferenceFailure:
         raise
+    except SandboxUnavailable as e:  # kstrata's side (machine out of memory, a sandbox that did not start)
+        rec = _evaluator_error(e, "confirmation")
+        rec.evidence[KSTRATA_SIDE] = True
     except Exception as e:  # noqa: BLE001 - errors are data
         rec = _evaluator_error(e, "confirmation")
     kept = rec.evidence if isinstance(rec.evidence, dict) else ({} if rec.evidence is None
@@ -587,13 +598,13 @@ def confirm_one(store: RunStore, digest: str, task: Any, backend: Any, hook: Cal
     rec = confirmation_record(hook, task, backend, store.sources(digest), how)
     if rec is None:
         return None
-    if rec.verdict == "timeout":
+    if rec.verdict == "timeout" or (rec.evidence or {}).get(KSTRATA_SIDE):
         screening = next((c.evaluation for c in store.candidates() if c.hash == digest), None)
         if screening is not None and screening.verdict == "correct":
             evidence = dict(screening.evidence) if isinstance(screening.evidence, dict) else {}
             note = rec.evidence if isinstance(rec.evidence, dict) else {}
             evidence[CONFIRMATION_TIMEOUT] = {"by": how, "check": rec.check,
-                                              "message": str(note.get("message", ""))[:500]}
+                                              "message": str(note.get("message") or note.get("error") or "")[:500]}
             screening.evidence = evidence
             store.replace_evaluation(digest, screening)
             return rec

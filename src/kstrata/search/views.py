@@ -317,7 +317,11 @@ def candidate_view(run_dir: str | Path, prefix: str | None = None, columns: int 
         row("verified", f"at a reduced scope only, not known to be correct beyond it: "
                         f"{scope}; `kstrata export` verifies it at the full scope before it exports it")
         timed_out = (node.evaluation.evidence or {}).get(CONFIRMATION_TIMEOUT) if node.evaluation else None
-        if isinstance(timed_out, dict):
+        if isinstance(timed_out, dict) and timed_out.get("check") == "evaluator_exception":
+            row("full scope", f"its verification there ({timed_out.get('by')}) could not finish on kstrata's side "
+                              f"({str(timed_out.get('message') or '')[:200]}): not a wrong answer; `kstrata export "
+                              f"{arg(run_dir)} --to DIR` tries again")
+        elif isinstance(timed_out, dict):
             row("full scope", f"its verification there ({timed_out.get('by')}) timed out: a time limit, not a "
                               f"wrong answer; `kstrata export {arg(run_dir)} --to DIR --timeout N` tries again "
                               "with more time")

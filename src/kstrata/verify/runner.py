@@ -60,7 +60,7 @@ from kstrata.verify.integrity.registry import CHECKS, Finding, applies, preset a
 from kstrata.verify.integrity.static import native_findings, static_findings, vendor_findings
 from kstrata.sandbox import wire
 from kstrata.sandbox.client import SINGLE_THREADED, CandidateDied, fresh
-from kstrata.sandbox.policy import HostOutOfMemory, SandboxStartError
+from kstrata.sandbox.policy import HostOutOfMemory, SandboxStartError, SandboxUnavailable
 from kstrata.sandbox.reported import self_reported
 from kstrata.verify import hidden_pad
 from kstrata.verify.free_ints import free_int_inputs, moved_input_names
@@ -1878,6 +1878,8 @@ def run_protocol(task: Task, backend_name: str, sources: dict[str, str], secret:
         raise
     except TaskError as e:  # the task's own file, at a shape its check did not run at: the user's error
         raise ReferenceFailure(f"task {task.name} cannot be verified: {e}") from None
+    except SandboxUnavailable:  # the machine's OOM killer or a sandbox start: kstrata's side, not the reference's
+        raise
     except (MemoryError, RuntimeError) as e:
         if is_oom(e):  # the candidate runs in its own process: an allocation failure here is the reference's
             raise oom_failure(task, "in the judge (the reference or its float64 oracle)", e) from None
