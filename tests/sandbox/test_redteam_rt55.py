@@ -88,8 +88,9 @@ def _bpf(prog: bytes):
 
     ins = [struct.unpack("<HBBI", prog[i:i + 8]) for i in range(0, len(prog), 8)]
 
-    def run(nr: int, arg0: int, arch: int = 0xC000003E) -> int:
-        data = struct.pack("<iIQ6Q", nr, arch, 0, arg0, 0, 0, 0, 0, 0)
+    def run(nr: int, arg0: int, arch: int = 0xC000003E, args: tuple = ()) -> int:
+        """``args``: the arguments after ``arg0``."""
+        data = struct.pack("<iIQ6Q", nr, arch, 0, arg0, *(tuple(args) + (0,) * 5)[:5])
         a, pc = 0, 0
         while True:
             code, jt, jf, k = ins[pc]
@@ -100,6 +101,8 @@ def _bpf(prog: bytes):
                 pc += 1 + (jt if a == k else jf)
             elif code == 0x35:  # jge
                 pc += 1 + (jt if a >= k else jf)
+            elif code == 0x45:  # jset
+                pc += 1 + (jt if a & k else jf)
             elif code == 0x06:  # ret
                 return k
             else:

@@ -582,6 +582,15 @@ DENIED_SYSCALLS_X86_64 = {
     # once (red team rt68); no backend watches files. fanotify needs CAP_SYS_ADMIN (none here)
     "inotify_init": 253, "inotify_add_watch": 254, "inotify_init1": 294,
     "fanotify_init": 300, "fanotify_mark": 301,
+    # page-cache residency of the files bound read-only into every sandbox (the same inodes, one
+    # page cache): a candidate read it without touching it and passed bits to a later candidate
+    # (red team rt88; tests/sandbox/cases/rt88_page_cache_channel). mincore and cachestat read it;
+    # process_madvise pages out (MADV_PAGEOUT/COLD by pidfd); Linux AIO reads with RWF_NOWAIT
+    # (EAGAIN when not cached) inside an iocb seccomp cannot look at; remap_file_pages is
+    # deprecated. No backend uses them. madvise and preadv2/pwritev2 are refused by argument:
+    # :data:`PAGE_OUT_MADVICE`, :data:`RWF_NOWAIT`
+    "mincore": 27, "cachestat": 451, "process_madvise": 440, "io_setup": 206, "io_submit": 209,
+    "remap_file_pages": 216,
 }
 
 #: x86-64 system calls that succeed without doing anything (return 0): ``flock``
@@ -592,7 +601,22 @@ DENIED_SYSCALLS_X86_64 = {
 #: directories, so no lock it takes has another process of the candidate's
 #: kernels to exclude. (``fcntl`` record locks need a file opened for writing
 #: to exclude another reader: the shared files are read-only.)
-NOOP_SYSCALLS_X86_64 = {"flock": 73}
+NOOP_SYSCALLS_X86_64 = {"flock": 73, "fadvise64": 221}
+#: (``fadvise64``: ``POSIX_FADV_DONTNEED`` on a file opened read-only evicts its
+#: pages from the page cache every sandbox shares, the 0 of rt88's channel; the
+#: advice is only a hint, so every advice succeeds and none is taken.)
+
+#: ``madvise`` advice refused (EPERM): ``MADV_COLD`` (20) and ``MADV_PAGEOUT``
+#: (21) age or evict the pages of a mapping, those of a shared file too (rt88);
+#: the rest (``MADV_DONTNEED``, ``MADV_FREE``, hugepage advice, ... that
+#: allocators, torch, TVM and Triton use) is allowed.
+PAGE_OUT_MADVICE = {"MADV_COLD": 20, "MADV_PAGEOUT": 21}
+#: ``preadv2``/``pwritev2`` flag refused (EPERM): ``RWF_NOWAIT`` fails with
+#: EAGAIN where the page is not cached, a read of residency that leaves the
+#: cache as it was (rt88). x86-64 numbers and the flags' argument index.
+RWF_NOWAIT = 0x8
+RWF_SYSCALLS_X86_64 = {"preadv2": 327, "pwritev2": 328}
+MADVISE_X86_64 = 28
 
 #: x86-64 system calls refused (EPERM) where kstrata may use only some of the
 #: host's CPUs (:func:`affinity_narrowed`: ``taskset``, a pinned lane): a
@@ -648,50 +672,70 @@ def seccomp_program(deny_affinity: bool | None = None, uncounted_memory: bool = 
     :data:`UNCOUNTED_MEMORY_SYSCALLS_X86_64`: for a sandbox no cgroup holds)
     and every x32-ABI call fail with EPERM, :data:`NOOP_SYSCALLS_X86_64` return 0
     without running, a socket of a family not in :data:`SOCKET_FAMILIES` fail
-    with EAFNOSUPPORT, and allows the rest; None on other architectures (no
-    filter there)."""
+    with EAFNOSUPPORT, ``madvise`` with :data:`PAGE_OUT_MADVICE` and
+    ``preadv2``/``pwritev2`` with :data:`RWF_NOWAIT` fail with EPERM, and
+    allows the rest; None on other architectures (no filter there)."""
     import errno
     import platform
-    import struct
 
     if platform.machine() != "x86_64":
         return None
-    ld_abs, jeq, jge, ret = 0x20, 0x15, 0x35, 0x06
+    ld_abs, jeq, jge, jset, ret = 0x20, 0x15, 0x35, 0x45, 0x06
     allow, eperm, eafnosupport = 0x7FFF0000, 0x00050000 | errno.EPERM, 0x00050000 | errno.EAFNOSUPPORT
     noop = 0x00050000  # SECCOMP_RET_ERRNO with errno 0: the call returns 0 and does nothing
     audit_arch_x86_64, x32_bit = 0xC000003E, 0x40000000
-    args0 = 16  # offsetof(struct seccomp_data, args[0]): its low 32 bits, the int the kernel reads
+
+    def arg(i: int) -> int:  # offsetof(struct seccomp_data, args[i]): its low 32 bits, the int the kernel reads
+        return 16 + 8 * i
+
     if deny_affinity is None:
         deny_affinity = affinity_narrowed()
     nrs = sorted(set(DENIED_SYSCALLS_X86_64.values())
                  | (set(AFFINITY_SYSCALLS_X86_64.values()) if deny_affinity else set())
                  | (set(UNCOUNTED_MEMORY_SYSCALLS_X86_64.values()) if uncounted_memory else set()))
-    noops = sorted(set(NOOP_SYSCALLS_X86_64.values()))
-    fams = sorted(set(SOCKET_FAMILIES.values()))
-    socket_nr, socketpair_nr = SOCKET_SYSCALLS_X86_64["socket"], SOCKET_SYSCALLS_X86_64["socketpair"]
-    n, m, f = len(nrs), len(noops), len(fams)
-    # layout: arch check (0-2), number (3), x32 (4), denied numbers (5 .. 4+n), no-op numbers (5+n .. 4+n+m),
-    # socket calls (5+n+m, 6+n+m), family (7+n+m), allowed families (8+n+m .. 7+n+m+f), EAFNOSUPPORT, ALLOW,
-    # EPERM, NOOP (the last four)
-    eperm_at = 10 + n + m + f
-    noop_at = eperm_at + 1
-    prog = [(ld_abs, 0, 0, 4),                      # A = arch
-            (jeq, 1, 0, audit_arch_x86_64),          # x86-64: go on
-            (ret, 0, 0, eperm),                      # any other ABI (i386 via int 0x80): refused
-            (ld_abs, 0, 0, 0),                       # A = syscall number
-            (jge, eperm_at - 5, 0, x32_bit)]         # x32 numbers: refused
-    for i, nr in enumerate(nrs):
-        prog.append((jeq, eperm_at - (5 + i) - 1, 0, nr))  # -> the EPERM return
-    for i, nr in enumerate(noops):
-        prog.append((jeq, noop_at - (5 + n + i) - 1, 0, nr))  # -> the no-op return
-    prog += [(jeq, 1, 0, socket_nr),                # socket: look at its family
-             (jeq, 0, f + 2, socketpair_nr),         # socketpair too; anything else: ALLOW
-             (ld_abs, 0, 0, args0)]                  # A = family
-    for j, fam in enumerate(fams):
-        prog.append((jeq, f - j, 0, fam))           # -> ALLOW
-    prog += [(ret, 0, 0, eafnosupport), (ret, 0, 0, allow), (ret, 0, 0, eperm), (ret, 0, 0, noop)]
-    assert len(prog) == noop_at + 1 and max(ins[1] for ins in prog) < 256
-    return b"".join(struct.pack("<HBBI", *ins) for ins in prog)
+    # (code, jump if true, jump if false, k) with jumps to labels (str) or to the next instruction (0)
+    prog: list = [(ld_abs, 0, 0, 4),                      # A = arch
+                  (jeq, 0, "eperm", audit_arch_x86_64),    # any other ABI (i386 via int 0x80): refused
+                  (ld_abs, 0, 0, 0),                       # A = syscall number
+                  (jge, "eperm", 0, x32_bit)]              # x32 numbers: refused
+    prog += [(jeq, "eperm", 0, nr) for nr in nrs]
+    prog += [(jeq, "noop", 0, nr) for nr in sorted(set(NOOP_SYSCALLS_X86_64.values()))]
+    prog += [(jeq, "socket", 0, nr) for nr in SOCKET_SYSCALLS_X86_64.values()]
+    prog += [(jeq, "madvise", 0, MADVISE_X86_64)]
+    prog += [(jeq, "rwf", 0, nr) for nr in RWF_SYSCALLS_X86_64.values()]
+    prog += [(ret, 0, 0, allow),
+             "socket", (ld_abs, 0, 0, arg(0))]             # A = family
+    prog += [(jeq, "allow", 0, fam) for fam in sorted(set(SOCKET_FAMILIES.values()))]
+    prog += [(ret, 0, 0, eafnosupport),
+             "madvise", (ld_abs, 0, 0, arg(2))]            # A = advice
+    prog += [(jeq, "eperm", 0, adv) for adv in sorted(PAGE_OUT_MADVICE.values())]
+    prog += [(ret, 0, 0, allow),
+             "rwf", (ld_abs, 0, 0, arg(5)),                # A = flags (fd, iov, iovcnt, pos_l, pos_h, flags)
+             (jset, "eperm", 0, RWF_NOWAIT),
+             "allow", (ret, 0, 0, allow), "eperm", (ret, 0, 0, eperm), "noop", (ret, 0, 0, noop)]
+    return _assemble(prog)
+
+
+def _assemble(prog: list) -> bytes:
+    """Classic-BPF bytes of ``prog``: ``(code, jt, jf, k)`` instructions whose
+    jumps are label names (the strings in ``prog``, each naming the instruction
+    after it) or 0 (the next instruction)."""
+    import struct
+
+    at: dict[str, int] = {}
+    ins: list[tuple] = []
+    for item in prog:
+        if isinstance(item, str):
+            at[item] = len(ins)
+        else:
+            ins.append(item)
+
+    def rel(i: int, j) -> int:
+        return at[j] - i - 1 if isinstance(j, str) else j
+
+    out = [(code, rel(i, jt), rel(i, jf), k) for i, (code, jt, jf, k) in enumerate(ins)]
+    assert all(0 <= o[1] < 256 and 0 <= o[2] < 256 for o in out)
+    return b"".join(struct.pack("<HBBI", *o) for o in out)
 
 
 # -- cgroups ---------------------------------------------------------------------------
