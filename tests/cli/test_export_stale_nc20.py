@@ -44,3 +44,24 @@ def test_retiming_another_candidate_leaves_an_export_current(tmp_path):
     (line,) = stale_exports(res.run_dir)
     assert line.startswith(str(out.resolve())) and "speedups changed" in line
     assert "re-timed since this export" in _import_warning(out)
+
+
+def test_an_export_of_a_run_that_had_not_ended_is_stale_once_it_ends(tmp_path):
+    """Newcomer nc28: a run stopped by an error (no summary.json) was exported at
+    2.66x; --resume ended it and its final round re-timed the candidate to 1.84x,
+    but the export had summary_sha256 null and importing it warned of nothing."""
+    from kstrata.cli.export import stale_exports
+
+    res = optimize(kstrata.load_task("rmsnorm"), get_backend("pytorch"), _NoProposer(), _Correct(), "greedy",
+                   Budget(evaluations=1), tmp_path / "run", initial_sources={"source": RMSNORM_NEW})
+    path = res.run_dir / "summary.json"
+    ended = json.loads(path.read_text())
+    path.unlink()  # the run as an error left it: not ended
+    out = kstrata.export(res.run_dir, tmp_path / "rms_early", candidate=res.best.hash[:8], unranked=True)
+    assert json.loads((out / "export.json").read_text())["summary_sha256"] is None
+    assert "had not ended" not in _import_warning(out)  # no summary yet: nothing to compare
+    ended["readings"] = {**ended.get("readings", {}), res.best.hash: "fedcba9876543210"}  # its final round
+    path.write_text(json.dumps(ended, indent=2) + "\n")
+    assert "had not ended when this was exported" in _import_warning(out)
+    (line,) = stale_exports(res.run_dir)
+    assert line.startswith(str(out.resolve())) and "speedups changed" in line

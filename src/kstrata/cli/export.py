@@ -130,9 +130,11 @@ def stale_reason():
     """Why this export no longer matches its run (``kstrata retime`` changed the
     run's best or timings since), or ``None``; ``None`` too when the run is gone."""
     summary = Path(META.get("run", "")) / "summary.json"
-    if not META.get("summary_sha256") or not summary.is_file():
+    if not summary.is_file():
         return None
-    if hashlib.sha256(summary.read_bytes()).hexdigest() == META["summary_sha256"]:
+    # no summary at export: the run had not ended (stopped by an error); one written since ended it, and its
+    # final round may have re-timed this candidate (newcomer nc28: 2.66x exported, 1.84x after --resume)
+    if META.get("summary_sha256") and hashlib.sha256(summary.read_bytes()).hexdigest() == META["summary_sha256"]:
         return None
     try:
         now = json.loads(summary.read_text())
@@ -146,6 +148,9 @@ def stale_reason():
                 f"not this export's {{META['candidate'][:12]}}")
     if "readings_sha256" in META and isinstance(readings, dict) and mine == META["readings_sha256"]:
         return None  # another candidate was re-timed: this one's readings are as exported
+    if not META.get("summary_sha256"):
+        return (f"run {{META['run']}} had not ended when this was exported and has since (its final round "
+                f"re-times candidates): the speedups in export.json may be out of date")
     return f"run {{META['run']}} was re-timed since this export: the speedups in export.json may be out of date"
 
 

@@ -747,6 +747,12 @@ def register(app: typer.Typer) -> None:
         # soft_wrap: off a terminal (80 columns) the path would be wrapped onto a line of its own
         console.print(f"stopped: {result.stop_reason}; run directory: {result.run_dir}", highlight=False,
                       soft_wrap=True)
+        if resume is not None:  # an export made before (say, of a run stopped by an error) may be out of date now
+            from kstrata.cli.export import stale_exports
+
+            for line in stale_exports(result.run_dir):
+                console.print(f"[yellow]stale export:[/] {line}; run kstrata export again", highlight=False,
+                              soft_wrap=True)
         steps = next_steps(result.run_dir)
         if steps:
             console.print(steps, highlight=False, markup=False, soft_wrap=True)
