@@ -219,3 +219,11 @@ def test_the_reports_tree_starts_scrolled_to_its_root(tmp_path):
                          capture_output=True, text=True, timeout=120).stdout
     assert 'data-ready="1"' in dom
     assert 'data-root-in-view="1"' in dom
+
+
+def test_medians_that_disagree_with_the_paired_speedup_are_explained():
+    """Newcomer nc28: '14.5281 ms vs eager 12.5396 ms; speedup 1.027x' read as a bug."""
+    t = {**_timing(1.027, 0.688, 1.314), "candidate_ms": 14.5281, "baseline_ms": 12.5396}
+    line = timing_line(t)
+    assert "the two medians alone give 0.863x" in line and "disagree where the timing is noisy" in line
+    assert "medians alone" not in timing_line(_timing(0.078, 0.066, 0.092))  # both say slower: no note

@@ -72,6 +72,12 @@ def timing_line(t: dict, budget_ms: float = 1000.0) -> str:
                 verdict = "not trusted: the timing is suspicious (see below), so it says neither faster nor slower"
         line += (f"; speedup {t['speedup']:.3f}x [{lo:.3f}, {hi:.3f}] (the median of the paired ratios, "
                  f"{t['confidence']:.0%} CI): {verdict}")
+        if t["candidate_ms"] > 0 and t["baseline_ms"] > 0 and \
+                (t["baseline_ms"] / t["candidate_ms"] - 1.0) * (t["speedup"] - 1.0) < 0:
+            # newcomer nc28: '14.53 ms vs eager 12.54 ms; speedup 1.027x' read as a bug
+            line += (f" (the two medians alone give {t['baseline_ms'] / t['candidate_ms']:.3f}x: each pair's "
+                     "ratio moves with the machine's state, the medians of the two sides separately do not, so "
+                     "they disagree where the timing is noisy)")
     if t.get("roofline_fraction") is not None:
         line += f"; {t['bound']}-bound at {100 * t['roofline_fraction']:.1f}% of the roofline"
         if t["roofline_fraction"] > ABOVE_ROOFLINE:  # below the impossible floor's margin, yet worth a word
