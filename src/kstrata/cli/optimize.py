@@ -181,6 +181,8 @@ def _precheck_out(run_dir: Path) -> None:
     if run_dir.exists() and not run_dir.is_dir():
         raise OptionError(f"--out {run_dir}: exists and is not a directory; give a new directory path "
                           "(or an empty directory)")
+    if (run_dir / "run.db").exists():
+        return  # a run is there: refused later, naming it and who uses it (newcomer nc25)
     from kstrata.store.run_store import foreign_folder
 
     foreign = foreign_folder(run_dir)  # never write a run among the user's own files (as export refuses)
