@@ -44,3 +44,21 @@ def test_a_literal_sized_tasks_nominal_shape_is_named_in_words(tmp_path):
                  "        return x * 2\n\n\ndef get_inputs():\n    return [torch.randn(64, 512)]\n\n\n"
                  "def get_init_inputs():\n    return []\n")
     assert nominal_words(load_task(p)) == "the nominal shape (get_inputs()'s own sizes)"
+
+
+def test_a_formula_naming_a_global_outside_the_nominal_shape_says_what_to_add(tmp_path):
+    """Newcomer nc28: 'flops formula 'B*D' uses ['D'], which are not shape variables
+    (known: ['B', 'Q']) (got {... 'category': 'elementwise', 'tags': [...]})': D is a
+    module global, and the echoed dict held keys the user never wrote."""
+    from kstrata.tasks.base import TaskError
+    from kstrata.tasks.loader import load_task
+
+    path = tmp_path / "t_meta.py"
+    path.write_text('import torch\nB, D = 64, 32\nKSTRATA = {"shapes": {"nominal": {"B": 64, "Q": 3}}, '
+                    '"flops": "B*D"}\nclass Model(torch.nn.Module):\n    def forward(self, x): return x\n'
+                    'def get_inputs(): return [torch.randn(B, D)]\ndef get_init_inputs(): return []\n')
+    with pytest.raises(TaskError) as e:
+        load_task(path)
+    said = str(e.value)
+    assert "uses D, which shapes.nominal does not name (it names B, Q)" in said and "add D there" in said
+    assert "category" not in said and "got {" not in said

@@ -35,6 +35,8 @@ def _format_validation(path: Path, err: ValidationError) -> str:
         loc = ".".join(str(p) for p in e["loc"]) or "(root)"
         if e["type"] == "extra_forbidden":
             lines.append(f"  unknown key {loc!r}: remove it or fix its spelling")
+        elif not e["loc"]:  # a check across keys: its input is the whole metadata, with what kstrata inferred
+            lines.append(f"  {e['msg'].removeprefix('Value error, ')}")  # (newcomer nc28: keys never written)
         else:
             got = e.get("input")
             lines.append(f"  key {loc!r}: {e['msg']} (got {got!r})")

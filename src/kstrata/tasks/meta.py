@@ -285,8 +285,10 @@ class TaskMeta(_Strict):
             unknown = check_formula(expr) - known
             if unknown:
                 raise ValueError(
-                    f"{field} formula {expr!r} uses {sorted(unknown)}, which are not shape "
-                    f"variables (known: {sorted(known)})"
+                    f"{field} formula {expr!r} uses {', '.join(sorted(unknown))}, which shapes.nominal does not "
+                    f"name (it names {', '.join(sorted(known))}): the formula's sizes are the shape variables, "
+                    f"the keys of shapes.nominal, each a module global; add {', '.join(sorted(unknown))} there "
+                    f"with its nominal value, or write the formula in the names it has"
                 )
         return self
 
