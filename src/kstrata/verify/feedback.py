@@ -9,6 +9,8 @@ the problem most likely belongs to (DESIGN.md). Kinds:
 ``blocks``          wrong 32x32 tiles of the (rows, cols) view
 ``tail_tile``       only the last partial tile along a dim is wrong (mask/padding bug)
 ``constant_ratio``  output = r x oracle for a constant r (a missing scale, e.g. 1/sqrt(d))
+``offset_ratio``    output = r x oracle plus a per-column offset: a wrong scale under a right bias
+                    (:mod:`kstrata.verify.offset_ratio`)
 ``shapes``          which public shapes pass and which fail (nominal vs boundary)
 ``distributions``   which input distributions fail (e.g. only ``shifted``: padding values)
 ``reduction_growth`` relative error grows with the reduction length (accumulation precision)
@@ -41,6 +43,7 @@ from kstrata.verify.index_hint import index_hint
 from kstrata.verify.layout_hint import layout_hint
 from kstrata.verify.param_draws import differing
 from kstrata.verify.row_groups import row_groups_item
+from kstrata.verify.offset_ratio import offset_ratio_item
 from kstrata.verify.size_ratio import MATCH_REL, size_ratio_hint
 from kstrata.verify.swap_hint import swapped_operands_hint
 
@@ -534,7 +537,10 @@ def describe_tensor(cand: torch.Tensor, oracle: torch.Tensor, bad: torch.Tensor,
         ratio = c[fin] / o[fin]
         r = float(ratio.median())
         spread = float((ratio - r).abs().max())
-        if abs(r - 1) > 1e-3 and abs(r) > 1e-12 and spread <= 1e-3 * abs(r):
+        # a ratio nearer 1 counts where its spread is a small share of its distance from 1 (newcomer nc27:
+        # sqrt(511/512) = 0.99902, an unbiased variance at D = 512, was under the 1e-3 bar)
+        if abs(r) > 1e-12 and spread <= 1e-3 * abs(r) and (abs(r - 1) > 1e-3 or
+                                                           1e-5 < abs(r - 1) and spread <= 0.05 * abs(r - 1)):
             sizes = [n for x in (c, *inputs) if isinstance(x, torch.Tensor) for n in x.shape]
             hint = size_ratio_hint(r, sizes) if spread <= MATCH_REL * abs(r) else ""
             inv2 = (1 / r) ** 2
@@ -545,6 +551,10 @@ def describe_tensor(cand: torch.Tensor, oracle: torch.Tensor, bad: torch.Tensor,
             items.append(item("constant_ratio", "graph",
                               f"output = {r:.6g} x expected everywhere{hint}: a missing or extra scale factor",
                               ratio=r))
+    if nbad and same and not any(i["kind"] == "constant_ratio" for i in items):
+        shifted = offset_ratio_item(c, o, [n for x in (c, *inputs) if isinstance(x, torch.Tensor) for n in x.shape])
+        if shifted is not None:  # the scale under a right bias (newcomer nc27: LayerNorm's n - 1 variance)
+            items.append(shifted)
     return items
 
 

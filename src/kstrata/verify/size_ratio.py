@@ -17,7 +17,7 @@ from collections.abc import Iterable
 #: the block sizes a padded count is rounded up to
 BLOCKS = (2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
 #: relative distance within which a measured ratio matches a size ratio (a float32 output's
-#: ratio is good to ~1e-6; neighbouring size ratios at n <= 4096 differ by 2.4e-4 or more)
+#: ratio is good to ~1e-6; (n - 1)/n and n/(n + 1) differ by 1/n^2, 3.8e-6 at n = 512, so the closest is named)
 MATCH_REL = 3e-5
 
 
@@ -52,8 +52,8 @@ def size_ratio_hint(r: float, sizes: Iterable[int]) -> str:
     its size is a whole number or its inverse (2, 1/8: an extra or missing
     factor is likelier, and the caller's ``r^2 = 64`` hint names those; rt82:
     r = 1/8 at B=8, D=512 read "64 is 8 rounded up to a multiple of 64").
-    Two sizes are tried first, then each size's counts (smallest size first;
-    the form ``r`` before ``r^2``)."""
+    Two sizes are tried first, then each size's counts, the closest match
+    named (on a tie: smallest size first, the form ``r`` before ``r^2``)."""
     if not (r > 0 and math.isfinite(r)):
         return ""
     ns = sorted({int(s) for s in sizes if int(s) > 1})
@@ -63,13 +63,20 @@ def size_ratio_hint(r: float, sizes: Iterable[int]) -> str:
                 root = "" if form == "r" else "under a square root (a mean of squares, a variance), "
                 return (f" ({form} = {a}/{b} = {a / b:.6g}: {a} and {b} are both sizes of this test: {root}one "
                         "used where the other belongs? e.g. a row count in place of a row length)")
-    for n in ns:
+    best: tuple[float, int, str, int, int, int, str] | None = None  # the closest count (rt89: at n = 512,
+    for n in ns:  # 511/512 and 512/513 lie 3.8e-6 apart, within MATCH_REL: the first found named n + 1)
         for form, value in (("r", r), ("r^2", r * r)):
             for m, how in _padded(n):
                 for a, b in ((m, n), (n, m)):
-                    if a % b and b % a and abs(value - a / b) <= MATCH_REL * (a / b):
-                        root = "" if form == "r" else "under a square root (a mean of squares, a variance), "
-                        return (f" ({form} = {a}/{b} = {a / b:.6g}: {n} is a size of this test and {m} is {how}: "
-                                f"{root}a count of {m} where {n} belongs, or the reverse? e.g. a sum divided by "
-                                "a padded or block-rounded length, or padded lanes counted)")
+                    off = abs(value - a / b) / (a / b)
+                    if a % b and b % a and off <= MATCH_REL and (best is None or off < best[0]):
+                        best = (off, n, form, m, a, b, how)
+    if best is not None:
+        _, n, form, m, a, b, how = best
+        root = "" if form == "r" else "under a square root (a mean of squares, a variance), "
+        eg = ("a variance divided by n - 1 (unbiased, torch.var's default) where the reference's "
+              "divides by n (biased), or the reverse" if abs(m - n) == 1 and form == "r^2" else
+              "a sum divided by a padded or block-rounded length, or padded lanes counted")
+        return (f" ({form} = {a}/{b} = {a / b:.6g}: {n} is a size of this test and {m} is {how}: "
+                f"{root}a count of {m} where {n} belongs, or the reverse? e.g. {eg})")
     return ""
