@@ -888,8 +888,38 @@ def probe_shapes(task: Any) -> list[tuple[dict[str, int], str]]:
             out.append(({**base, **{n: size for n in lower}}, f"{', '.join(lower)} = {size}"))
     known = [dict(s) for s in task.small_shapes]
     out = [(s, why) for s, why in out if s not in known]
-    safe = safe_shapes(task, [s for s, _ in out][:PROBE_LIMIT * 2])
-    return [(s, why) for s, why in out if s in safe][:PROBE_LIMIT]
+    large = _large_probes(task, base)
+    safe = safe_shapes(task, [s for s, _ in out][:PROBE_LIMIT * 2] + [s for s, _ in large])
+    large = [(s, why) for s, why in large if s in safe]
+    return [(s, why) for s, why in out if s in safe][:PROBE_LIMIT - len(large)] + large
+
+
+#: Most elements (the product of a probe shape's sizes) and FLOP (the task's formula) a larger-size probe
+#: may have: a row of 65537 or a K of 4099 at the public shape's other sizes, not a 2053^3 GEMM
+LARGE_PROBE_ELEMENTS = 1 << 22
+LARGE_PROBE_FLOP = 1e8
+
+
+def _large_probes(task: Any, base: dict[str, int]) -> list[tuple[dict[str, int], str]]:
+    """One probe per variable set to its largest value in the task's sweep
+    (public: the goal names the sweep shapes), where that is past every
+    public value of it, the others at ``base``; at most
+    :data:`LARGE_PROBE_ELEMENTS` elements and :data:`LARGE_PROBE_FLOP`. Queue round rt82's open item: a
+    Triton gemv whose x offset was wrong past the first 1024-wide K chunk
+    passed every public test (each K fits one chunk) and failed a hidden one,
+    and the probes, all smaller than the public shape, passed too."""
+    out = []
+    for name in base:
+        top = max((s[name] for s in task.sweep_shapes if name in s), default=0)
+        if top <= max(s.get(name, 0) for s in task.small_shapes):
+            continue
+        shape = {**base, name: top}
+        flop = task.flops(task.full_shape(shape))
+        if math.prod(shape.values()) <= LARGE_PROBE_ELEMENTS and (flop or 0) <= LARGE_PROBE_FLOP:
+            out.append((shape, f"{name} = {top} (the largest {name} of the task's sweep, past every public "
+                               f"{name}: a loop over chunks or tiles that every public size runs once runs "
+                               "several times here)"))
+    return out
 
 
 def boundary_probes(ctx: "Context", public: list["TestCase"], level: str) -> list[dict]:

@@ -1577,6 +1577,13 @@ def _draw(task: Task, device: str, module: Any, test: TestCase, move_ints: bool 
                        vary_scalar_inputs=not test.public, ints=ints, fixed=task.meta.fixed_inputs)
 
 
+#: What a hidden failure's item says the hidden shapes hold (queue round rt82: it named only the small boundary
+#: sizes, while the failing test of a chunk loop that every public size ran once was larger than all of them)
+HIDDEN_SIZES_WORDS = ("the sweep's boundary shapes (sizes 1, primes, non-multiples of any block size) and sizes "
+                      "past every public one, up to the largest of the task's sweep (a loop over chunks or tiles "
+                      "runs more than once there)")
+
+
 def _moved_words(task: Task) -> str:
     """The hidden-failure feedback's words on the inputs hidden tests give other values
     (:func:`kstrata.verify.free_ints.moved_input_names`), or ``""``."""
@@ -1797,8 +1804,7 @@ def run_protocol(task: Task, backend_name: str, sources: dict[str, str], secret:
                 level = failing_level(backend, sources)
                 ev.feedback = [fb.item("hidden_failure", level,
                                        "all public tests pass but the candidate does not load at a hidden "
-                                       "test's shape; the hidden set covers the sweep's boundary shapes (sizes "
-                                       "1, primes, non-multiples of any block size)")] + \
+                                       f"test's shape; the hidden set covers {HIDDEN_SIZES_WORDS}")] + \
                     fb.boundary_probes(ctx, pub, level)
             raise
         ev.hidden_tests = n - (ctx.blind.get("hidden", 0) if failure is None else 0)
@@ -1811,8 +1817,7 @@ def run_protocol(task: Task, backend_name: str, sources: dict[str, str], secret:
                 raise _incorrect(failure, public=True)
             ev.feedback = [fb.item("hidden_failure", level,
                                    "all public tests pass but a hidden test fails; the hidden set covers "
-                                   "the sweep's boundary shapes (sizes 1, primes, non-multiples of any "
-                                   "block size) and all input distributions" + _moved_words(task)
+                                   f"{HIDDEN_SIZES_WORDS} and all input distributions" + _moved_words(task)
                                    )] + fb.boundary_probes(ctx, pub, level)
             raise _incorrect(failure, public=False)
         ev.evidence = {"message": f"{ev.public_tests} public and {ev.hidden_tests} hidden tests pass"}
