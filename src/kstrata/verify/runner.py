@@ -1584,6 +1584,24 @@ HIDDEN_SIZES_WORDS = ("the sweep's boundary shapes (sizes 1, primes, non-multipl
                       "runs more than once there)")
 
 
+def _typical_cause(stats: dict[str, Any]) -> str:
+    """What a quant output whose typical error is over its cap is: computed on fewer bits than its contract
+    where the cosine, rel_l1 and rmse limits all pass; otherwise the metrics that fail, as another
+    computation (queue round rt82: a w4a16 GEMV with its nibbles swapped, cosine -0.06, read "computed on
+    fewer bits than its contract")."""
+    limits = stats.get("limits") or {}
+    failed = []
+    for key, over in (("cosine", False), ("rel_l1", True), ("rmse", True)):
+        value, limit = stats.get(key), limits.get(key)
+        if isinstance(value, float) and isinstance(limit, (int, float)) and (value > limit if over else value < limit):
+            failed.append(f"{key} {value:.3g} ({'at most' if over else 'at least'} {limit:g} passes)")
+    if not failed:
+        return (": the output is computed on fewer bits than its contract (the cosine, rel_l1 and rmse limits "
+                "stand for rounding ties and half-precision accumulation)")
+    return (f"; {', '.join(failed)}: far beyond rounding, so this is another computation, not the same one on "
+            "fewer bits (wrong operands, indices or element order)")
+
+
 def _moved_words(task: Task) -> str:
     """The hidden-failure feedback's words on the inputs hidden tests give other values
     (:func:`kstrata.verify.free_ints.moved_input_names`), or ``""``."""
@@ -2180,10 +2198,8 @@ def _incorrect(failure: Failure, public: bool) -> Stop:
             msg = (f"{wrong} of {total} elements outside tolerance: one in ten elements or more is off by "
                    f"{stats.get('typical_err', float('nan')) / max(stats.get('typical_cap') or 1e-300, 1e-300):.3g} "
                    "times what the quant policy allows an output of this dtype (float16's rounding of the "
-                   f"outputs' RMS, {_half_units(stats):.3g} times that for a half-precision output): the "
-                   "output is computed on fewer "
-                   "bits than its contract (the cosine, "
-                   "rel_l1 and rmse limits stand for rounding ties and half-precision accumulation)")
+                   f"outputs' RMS, {_half_units(stats):.3g} times that for a half-precision output)"
+                   + _typical_cause(stats))
         elif missed:  # "max error" covers finite elements only: NaN/Inf the candidate did not propagate
             msg = (f"{wrong} of {total} elements outside tolerance: {missed} where the oracle is NaN/Inf and "
                    f"the candidate's value is not the same NaN/Inf, max error {max_err} over the rest")
