@@ -869,7 +869,8 @@ def probe_shapes(task: Any) -> list[tuple[dict[str, int], str]]:
     """The public boundary variants of the task's first small shape, with how
     each differs from it: every variable set to each of :data:`PROBE_SIZES`
     below its public value, one variable at a time (smallest size first),
-    then all of them at once; at most :data:`PROBE_LIMIT`, and only those at
+    then all of them at once; at most :data:`PROBE_LIMIT`; then each variable
+    at its largest sweep value (:func:`_large_probes`); only those at
     which the reference runs (:func:`kstrata.verify.runner.safe_shapes`).
     They depend on the task's public shapes alone, never on the secret, so
     naming them says nothing of the hidden tests."""
@@ -891,7 +892,7 @@ def probe_shapes(task: Any) -> list[tuple[dict[str, int], str]]:
     large = _large_probes(task, base)
     safe = safe_shapes(task, [s for s, _ in out][:PROBE_LIMIT * 2] + [s for s, _ in large])
     large = [(s, why) for s, why in large if s in safe]
-    return [(s, why) for s, why in out if s in safe][:PROBE_LIMIT - len(large)] + large
+    return [(s, why) for s, why in out if s in safe][:PROBE_LIMIT] + large
 
 
 #: Most elements (the product of a probe shape's sizes) and FLOP (the task's formula) a larger-size probe
