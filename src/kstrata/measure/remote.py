@@ -68,6 +68,12 @@ def _freshen_repeats(xs: Sequence[Any]) -> bool:
     return repeats(torch, xs)
 
 
+#: What a timed call reads when the call (its round trip minus the calibrated round trip of an empty request)
+#: took no time or less: kept positive so ratios stay finite, and counted by
+#: :func:`kstrata.measure.timing.clamped_note` (queue round rt89: 11 of 30 calls read this under load)
+CLAMP_MS = 1e-6
+
+
 #: Share of timed calls (besides the first and last) whose outputs are checked.
 CHECK_SHARE = 0.1
 #: Checked calls on a freshened copy (:mod:`kstrata.measure.freshen`) per
@@ -1000,5 +1006,5 @@ class RemoteTimer:
                 raise TimedOutputMismatch("a timed call on the GPU answered without its CUDA-event time",
                                           {"call": owner.calls})
             owner.clock.append((ms, dev))
-            return max(dev, 1e-6)
-        return max(ms - owner.overhead_ms, 1e-6)
+            return max(dev, CLAMP_MS)
+        return max(ms - owner.overhead_ms, CLAMP_MS)

@@ -296,6 +296,33 @@ def under_floor(median_ms: float, floor_ms: float | None, note: str = "") -> lis
             "it cannot have done the task's work (cached result, skipped work, or a timing escape)"]
 
 
+#: The share of a side's timed calls at the clamp from which :func:`clamped_note` speaks
+CLAMPED_SHARE = 0.1
+
+
+def clamped_note(a_ms: Sequence[float], b_ms: Sequence[float] | None) -> str:
+    """The suspicious-timing note when :data:`CLAMPED_SHARE` or more of the
+    candidate's (``a_ms``) or the baseline's (``b_ms``) timed calls read the
+    clamp :data:`kstrata.measure.remote.CLAMP_MS`: calls whose round trip was
+    no longer than the calibrated round trip of an empty request, subtracted
+    from each. ``""`` otherwise. Queue round rt89 (rmsnorm on tvm-llvm, 2 CPUs
+    at load 9): 11 of the candidate's 30 calls and 2 of the baseline's read
+    1e-06 ms, and the prompt showed "5.13x (95% interval 1.15-9.23e+06)" and
+    a 1.197 ms median that no call took."""
+    from kstrata.measure.remote import CLAMP_MS
+
+    parts = []
+    for who, xs in (("the candidate's", a_ms), ("the baseline's", b_ms or ())):
+        k = sum(1 for x in xs if x <= CLAMP_MS)
+        if xs and k >= CLAMPED_SHARE * len(xs):
+            parts.append(f"{k} of {who} {len(xs)} timed calls")
+    if not parts:
+        return ""
+    return (f"{' and '.join(parts)} took no longer than the calibrated round trip to their process (subtracted "
+            "from each call) and read as 0 ms: the round trip itself moved with the machine's load, so the "
+            "median, the speedup and its interval are not readings of the kernel")
+
+
 def choose_reps(round_ms: float, config: TimingConfig) -> int:
     """Rounds that fit ``config.budget_ms`` given one round's estimated time."""
     if round_ms <= 0:
@@ -577,6 +604,9 @@ def measure(
             # candidate and baseline in different processes: an A/A pair differs by a few percent
             speedup = with_placement(speedup, PROCESS_PLACEMENT if cuda else PROCESS_PLACEMENT_CPU)
     suspicious = under_floor(cand.median, floor_ms)
+    clamped = clamped_note(r["a_ms"], r["b_ms"] if baseline is not None else None) if remote else ""
+    if clamped:
+        suspicious.append(clamped)
     if remote and getattr(baseline, "remote", False):
         from kstrata.measure.remote import untimed_work_note
 
