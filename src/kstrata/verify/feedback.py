@@ -783,7 +783,9 @@ def locate(ctx: "Context", failure: "Failure", run: "ShapeRun | None", tests: li
         bad_d = [d for d, ok in dists.items() if not ok]
         # which way the rows moved matters only where a moving draw fails and others pass (rt82: a kernel wrong
         # on every draw was told "on this offset draw rows moved either way are wrong")
-        way = next((w for t, f in moved if t.dist in bad_d and len(bad_d) < len(dists)
+        # and where the task's own draw passes (rt89: an online logsumexp rescaled with exp2 of a natural-log
+        # difference failed normal too, and read "the size of the values, not their sign, breaks the kernel")
+        way = next((w for t, f in moved if t.dist in bad_d and len(bad_d) < len(dists) and dists.get("normal", True)
                     for w in [_direction(run, t, f)] if w), None)
         if way and way["data"]["draw"] == failure.test.dist:  # the sign is the row's: the rows say which way
             items = [i for i in items if i["kind"] != "input_sign"]  # (rt82: "a branch for negative inputs")
