@@ -24,6 +24,7 @@ from kstrata.agents.parse import (
     clip_marked,
     parse_cross_level_requests,
     parse_decline,
+    placeable_requests,
 )
 from kstrata.agents.prompt import (
     LEVELS,
@@ -422,7 +423,8 @@ def ask(provider: Any, log: Any, messages: list[dict[str, str]], sources: Mappin
                     continue
             else:
                 return (new, parsed, text), problems
-        out = Declined(level, role, declined.diagnosis or "no change", declined.requests, list(log.take()))
+        requests, lost = placeable_requests(declined.requests, other_roles)
+        out = Declined(level, role, (declined.diagnosis or "no change") + lost, requests, list(log.take()))
         out.problems = list(problems)
         raise out
     if last is not None and last[1].kind == "no_code" and last[0].strip():

@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -611,6 +611,26 @@ def parse_cross_level_requests(text: str) -> list[dict[str, str]]:
     text asks for nothing (:func:`is_null_request`: ``graph: none needed``) is no request."""
     return [{"level": m.group(1).lower(), "text": clip_marked(m.group(2).strip(), REQUEST_CHARS)} for m in _REQUEST.finditer(text or "")
             if not is_null_request(m.group(2))]
+
+
+def placeable_requests(requests: Sequence[Mapping[str, str]], offered: Sequence[str]
+                       ) -> tuple[list[dict[str, str]], str]:
+    """``requests`` split by whether their level is among ``offered`` (the
+    levels the prompt named for requests; an empty ``offered`` keeps all):
+    the kept ones, and a note for the others (``""`` when none). Queue round
+    rt89: a tvm-llvm graph agent, offered only ``schedule``, declined with a
+    request to ``source`` (no source level in that run), and the next prompts
+    read "(asked source: ...)" as if someone would act on it. Used for
+    declines (:func:`kstrata.agents.llm_agent.ask`); a request beside code
+    stays open, and the router says "nothing to edit there" itself."""
+    if not offered:
+        return [dict(r) for r in requests], ""
+    kept = [dict(r) for r in requests if r["level"] in offered]
+    lost = sorted({r["level"] for r in requests if r["level"] not in offered})
+    if not lost:
+        return kept, ""
+    return kept, (f" (its request to {', '.join(lost)} was dropped: no {'/'.join(lost)} level can be edited on this "
+                  f"candidate; requests can go to {', '.join(offered)})")
 
 
 @dataclass(frozen=True)
