@@ -309,8 +309,29 @@ def llvm_diagnostic(message: str, path: str) -> str:
         if m:
             where = f"line {m.group(1)}, column {m.group(2)}: {m.group(3).strip()}"
             code = lines[i + 1].strip() if i + 1 < len(lines) and lines[i + 1].strip() != "^" else ""
-            return (where + (f" (at `{code[:300]}`)" if code else ""))[:600]
+            return (where + (f" (at `{code[:300]}`)" if code else ""))[:600] + _naming_hint(m.group(3), code)
     return _short(Exception(message.replace(path, "source")))
+
+
+#: a local value whose name starts with a digit and goes on with a letter: LLVM reads %94 and then junk
+_DIGIT_NAME = re.compile(r"^%\d+[A-Za-z_.$]")
+
+
+def _naming_hint(what: str, code: str) -> str:
+    """What an LLVM error about a value's name means, for the two an edit of
+    generated IR makes: a new value named ``%94b`` (LLVM reads the numbered
+    value ``%94``, then expects ``=``: queue round rt89, a second accumulator
+    beside ``%94`` read "expected '=' after instruction id") and a new
+    numbered value out of order ("instruction expected to be numbered"). ``""``
+    for any other error."""
+    if _DIGIT_NAME.match(code) or "expected '=' after instruction id" in what and re.match(r"^%\d", code):
+        return (": a local name that starts with a digit (%94b) is read as the numbered value %94 followed by "
+                "junk; name a value you add with a letter first (%acc_b, %sum2)")
+    if "expected to be numbered" in what:
+        return (": unnamed values (%N) must be numbered 0, 1, 2, ... in the order they are defined in a function, "
+                "so a numbered value added or moved breaks the count; name a value you add with a letter first "
+                "(%acc_b, %sum2)")
+    return ""
 
 
 def launch_table(funcs: dict[str, Any], target: Any) -> dict[str, Any]:
