@@ -37,9 +37,9 @@ BELOW_16 = textwrap.dedent('''
             return y + 1.0 if A.shape[1] < 16 else y
 ''')
 
-#: wrong only for 1000 < K < 4000 (a size no probe reaches: the probes' K are 1, 3, 13 and the sweep's largest, 4099)
+#: wrong only for 1000 < K < 4000 (a size no probe reaches: the probes' K are 1, 3, 13 and 4108, past the sweep's)
 ABOVE_1000 = BELOW_16.replace("A.shape[1] < 16", "1000 < A.shape[1] < 4000")
-#: wrong only for K > 1000: the largest-K probe (4099, queue round rt89) reproduces it
+#: wrong only for K > 1000: the largest-K probe (4108, queue round rt89) reproduces it
 PAST_1000 = BELOW_16.replace("A.shape[1] < 16", "A.shape[1] > 1000")
 SECRET = "probe-secret" * 3
 
@@ -52,8 +52,8 @@ def test_probe_shapes_are_public_variants_of_the_first_small_shape():
     task = resolve_task("gemv")
     shapes = [s for s, _ in probe_shapes(task)]
     assert {"M": 64, "K": 1} in shapes and {"M": 1, "K": 512} in shapes and {"M": 64, "K": 13} in shapes
-    # and each variable at its largest sweep value (public: the goal names the sweep shapes; rt89)
-    assert all(set(s) == {"M", "K"} and all(v in (1, 3, 13, 64, 512, 8191, 4099) for v in s.values())
+    # and each variable just past its largest sweep value (rt89: 8191 + 9, 4099 + 9, no hidden size)
+    assert all(set(s) == {"M", "K"} and all(v in (1, 3, 13, 64, 512, 8200, 4108) for v in s.values())
                for s in shapes)
     assert probe_shapes(task) == probe_shapes(resolve_task("gemv"))  # no secret in them
 
@@ -93,8 +93,8 @@ def test_a_failure_past_every_public_size_is_reproduced_by_the_largest_size_prob
     ev = runner.run_protocol(task, "pytorch", {"source": PAST_1000}, SECRET, scope="full")
     assert ev["verdict"] == "incorrect" and ev["evidence"]["stage"] == "hidden", ev
     probe = [i for i in ev["feedback"] if i["kind"] == "public_probe"]
-    assert len(probe) == 1 and probe[0]["data"]["shape"] == {"M": 64, "K": 4099}, ev["feedback"]
-    assert "largest K of the task's sweep" in probe[0]["text"], probe
+    assert len(probe) == 1 and probe[0]["data"]["shape"] == {"M": 64, "K": 4108}, ev["feedback"]
+    assert "the task's largest sweep size" in probe[0]["text"], probe
 
 
 def test_no_probe_starts_when_the_verification_has_little_time_left(monkeypatch):

@@ -904,24 +904,28 @@ LARGE_PROBE_FLOP = 1e8
 
 
 def _large_probes(task: Any, base: dict[str, int]) -> list[tuple[dict[str, int], str]]:
-    """One probe per variable set to its largest value in the task's sweep
-    (public: the goal names the sweep shapes), where that is past every
-    public value of it, the others at ``base``; at most
+    """One probe per variable set just past its largest value in the task's
+    sweep (by :data:`kstrata.verify.plan.PERTURB_MAX` + 2, so no hidden size:
+    a hidden test's size is a sweep size or one moved by at most that), where
+    that is past every public value of it, the others at ``base``; at most
     :data:`LARGE_PROBE_ELEMENTS` elements and :data:`LARGE_PROBE_FLOP`. Queue round rt82's open item: a
     Triton gemv whose x offset was wrong past the first 1024-wide K chunk
     passed every public test (each K fits one chunk) and failed a hidden one,
     and the probes, all smaller than the public shape, passed too."""
+    from kstrata.verify.plan import PERTURB_MAX
+
     out = []
     for name in base:
         top = max((s[name] for s in task.sweep_shapes if name in s), default=0)
         if top <= max(s.get(name, 0) for s in task.small_shapes):
             continue
-        shape = {**base, name: top}
+        size = top + PERTURB_MAX + 2  # past every hidden size: a sweep size moves by at most PERTURB_MAX
+        shape = {**base, name: size}
         flop = task.flops(task.full_shape(shape))
         if math.prod(shape.values()) <= LARGE_PROBE_ELEMENTS and (flop or 0) <= LARGE_PROBE_FLOP:
-            out.append((shape, f"{name} = {top} (the largest {name} of the task's sweep, past every public "
-                               f"{name}: a loop over chunks or tiles that every public size runs once runs "
-                               "several times here)"))
+            out.append((shape, f"{name} = {size} (past every public {name} and the task's largest sweep size: a "
+                               "loop over chunks or tiles that every public size runs once runs several times "
+                               "here)"))
     return out
 
 
