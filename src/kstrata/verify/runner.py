@@ -1578,7 +1578,8 @@ def _draw(task: Task, device: str, module: Any, test: TestCase, move_ints: bool 
 
 
 #: What a hidden failure's item says the hidden shapes hold (queue round rt82: it named only the small boundary
-#: sizes, while the failing test of a chunk loop that every public size ran once was larger than all of them)
+#: sizes, while the failing test of a chunk loop that every public size ran once was larger than all of them).
+#: A hidden load failure keeps its words: the recorded cassette's prompts hold them (test_cassette_replay)
 HIDDEN_SIZES_WORDS = ("the sweep's boundary shapes (sizes 1, primes, non-multiples of any block size) and sizes "
                       "past every public one, up to the largest of the task's sweep (a loop over chunks or tiles "
                       "runs more than once there)")
@@ -1822,7 +1823,8 @@ def run_protocol(task: Task, backend_name: str, sources: dict[str, str], secret:
                 level = failing_level(backend, sources)
                 ev.feedback = [fb.item("hidden_failure", level,
                                        "all public tests pass but the candidate does not load at a hidden "
-                                       f"test's shape; the hidden set covers {HIDDEN_SIZES_WORDS}")] + \
+                                       "test's shape; the hidden set covers the sweep's boundary shapes (sizes "
+                                       "1, primes, non-multiples of any block size)")] + \
                     fb.boundary_probes(ctx, pub, level)
             raise
         ev.hidden_tests = n - (ctx.blind.get("hidden", 0) if failure is None else 0)
