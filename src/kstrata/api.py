@@ -380,7 +380,8 @@ def time_against_eager(pool: Any, backend: Any, task: Any, sources: dict[str, st
     from kstrata.measure.timing import TimingConfig
 
     if not getattr(backend, "timing_meaningful", True):
-        return {"skipped": f"timings on {backend.name} mean nothing (e.g. an interpreter)"}
+        return {"skipped": f"not timed: {backend.name} runs kernels in an interpreter, whose timings mean "
+                           "nothing (time it with the GPU backend)"}
     r = pool.call("kstrata.measure.candidate:time_candidate", backend.name, task, sources, shape,
                   baseline="eager", config=TimingConfig(budget_ms=budget_ms), timeout_s=timeout)
     if not r.ok:

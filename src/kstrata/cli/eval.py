@@ -465,7 +465,7 @@ def register(app: typer.Typer) -> None:
         budget_ms: float = typer.Option(1000.0, "--budget-ms", help="Paired timing budget in ms."),
         show_hidden: bool = typer.Option(False, "--show-hidden", help="On a hidden-test failure, name the failing test (shape, seed, distribution) so you can debug your own kernel; uses a secret of this call's own, so not with --secret."),
     ) -> None:
-        """Verify CANDIDATE_FILE for TASK: prints the verdict, evidence and feedback."""
+        """Verify CANDIDATE (a file or a candidate directory) for TASK: prints the verdict, evidence and feedback."""
         try:
             check_number("--timeout", timeout, unit=" s", maximum=MAX_SECONDS)
             check_number("--budget-ms", budget_ms, unit=" ms")

@@ -22,7 +22,7 @@ from kstrata import __version__
 #: backend (tests/cli/test_cli_start.py keeps the lines equal to the commands' own).
 COMMANDS: dict[str, tuple[str, str]] = {
     "env": ("env", "Versions of Python, torch and each backend library; devices; usable backends."),
-    "eval": ("eval", "Verify CANDIDATE_FILE for TASK: prints the verdict, evidence and feedback."),
+    "eval": ("eval", "Verify CANDIDATE (a file or a candidate directory) for TASK: prints the verdict, evidence and feedback."),
     "setup": ("setup", "Create the TileLang environment (under $KSTRATA_ENV_DIR or ~/.cache/kstrata/envs) and "
                        "check that the main environment imports TVM."),
     "import": ("import_", "Import an existing kernel file as a candidate for TASK on BACKEND."),
