@@ -80,3 +80,18 @@ def test_bench_refuses_an_unknown_preset_before_any_cell_runs(tmp_path):
                        capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert "exit 2" in r.stdout and "unknown preset 'bogus'" in r.stderr, r.stdout + r.stderr
     assert not (tmp_path / "b" / "bench.db").exists()
+
+
+def test_a_wrong_timing_shape_name_is_refused_before_the_reference_runs(tmp_path):
+    """Newcomer nc28: --timing-shape X=4 on a plain file took 70 s at load 19 (the
+    reference run to fit the CPU's shapes) to be told the task has no X."""
+    marker = tmp_path / "ran"
+    task = tmp_path / "marked.py"
+    task.write_text(f"import torch\nB, D = 16, 32\nclass Model(torch.nn.Module):\n    def forward(self, x):\n"
+                    f"        open({str(marker)!r}, 'w').close()\n        return torch.relu(x)\n"
+                    "def get_inputs(): return [torch.randn(B, D)]\ndef get_init_inputs(): return []\n")
+    r = subprocess.run([sys.executable, "-c", PROBE, "optimize", str(task), "--timing-shape", "X=4", "--budget",
+                        "evals=1"], capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert "exit 2" in r.stdout and "has no shape variable 'X'; it has B, D" in " ".join(r.stderr.split()), \
+        r.stdout + r.stderr
+    assert not marker.exists()  # the reference never ran

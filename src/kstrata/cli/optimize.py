@@ -265,6 +265,37 @@ def check_shape_text(timing_shape: str) -> None:
             seen.add(key.strip())
 
 
+def _early_shape_names(task_arg: str, timing_shape: str) -> None:
+    """:func:`check_shape_names` on the task read as text (its metadata and size
+    globals; nothing run), before :func:`kstrata.tasks.loader.resolve_task`
+    runs its reference, which for a plain KernelBench file fits the shapes the
+    CPU verifies at (newcomer nc28: ``--timing-shape X=4`` was refused after
+    70 s at load 19). A task that cannot be read so is left to the full load,
+    whose error is the one to give.
+
+    Raises
+    ------
+    OptionError
+        As :func:`check_shape_names`."""
+    text = timing_shape.strip()
+    if text in ("", "auto", "nominal", "fit"):
+        return
+    from kstrata.tasks.base import TaskError
+    from kstrata.tasks.loader import load_task
+    from kstrata.tasks.names import SUITE_DIR
+
+    path = Path(task_arg)
+    if not (path.suffix == ".py" or path.is_file()):
+        path = next(iter(sorted(Path(SUITE_DIR).rglob(f"{task_arg}.py"))), None)
+    if path is None or not path.is_file():
+        return
+    try:
+        light = load_task(path, check_import=False)
+    except (TaskError, OSError, ValueError, SyntaxError):
+        return
+    check_shape_names(timing_shape, light)
+
+
 def check_shape_names(timing_shape: str, task: Any) -> None:
     """Refuse a ``--timing-shape`` variable the task does not have, as soon as
     the task is loaded (before the backend, the sandbox and the proposer;
@@ -625,6 +656,7 @@ def register(app: typer.Typer) -> None:
             from kstrata.store.secret import run_secret
             from kstrata.tasks.loader import resolve_task
 
+            _early_shape_names(task, timing_shape)
             t = resolve_task(task)
             check_shape_names(timing_shape, t)
             b = get_backend(backend)
