@@ -83,8 +83,8 @@ def test_the_shapes_item_names_a_remainder_where_passing_sizes_are_multiples_of_
     from kstrata.verify.feedback import _remainder_note
 
     note = _remainder_note([{"B": 8, "D": 512}], [{"B": 5, "D": 77}])
-    assert "D=77 leaves a remainder (1 x 64 + 13 = 4 x 16 + 13) where every passing D (512) is a multiple of 16" \
-        in note and "B=" not in note, note
+    assert "D=77 leaves a remainder (1 x 64 + 13 = 4 x 16 + 13; and less than one block of 128 or more) where " \
+           "every passing D (512) is a multiple of 16" in note and "B=" not in note, note  # nc28: BLOCK=256 too
     assert "K=5 is less than one block of 16" in _remainder_note([{"N": 64, "K": 128}], [{"N": 77, "K": 5}])
     assert _remainder_note([{"B": 8, "D": 512}], [{"B": 5, "D": 512}]) == ""  # D is no cause there
     assert _remainder_note([{"D": 77}], [{"D": 13}]) == ""  # passing sizes leave remainders too

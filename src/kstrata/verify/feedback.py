@@ -639,6 +639,9 @@ def _remainder_note(passing: list[dict[str, int]], failing: list[dict[str, int]]
         if ok and bad and all(v % REMAINDER_BLOCK == 0 for v in ok):
             n = bad[0]
             ways = " = ".join(f"{n // b} x {b} + {n % b}" for b in (64, 16) if n > b and n % b)
+            # newcomer nc28: a kernel with BLOCK=256 read '77 = 1 x 64 + 13' as a guess at its block
+            big = 1 << max(7, n.bit_length())
+            ways += f"; and less than one block of {big} or more" if ways else ""
             what = f"leaves a remainder ({ways})" if ways else f"is less than one block of {REMAINDER_BLOCK}"
             notes.append(f"{name}={n} {what} where every passing {name} "
                          f"({', '.join(map(str, sorted(set(ok))))}) is a multiple of {REMAINDER_BLOCK}")
