@@ -133,7 +133,7 @@ def stale_reason():
     if not summary.is_file():
         return None
     # no summary at export: the run had not ended (stopped by an error); one written since ended it, and its
-    # final round may have re-timed this candidate (newcomer nc28: 2.66x exported, 1.84x after --resume)
+    # final round may have re-timed this candidate
     if META.get("summary_sha256") and hashlib.sha256(summary.read_bytes()).hexdigest() == META["summary_sha256"]:
         return None
     try:
