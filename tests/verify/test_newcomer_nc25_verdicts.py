@@ -81,7 +81,9 @@ def test_a_hidden_failure_stays_scrubbed_without_show_hidden(kstrata_eval):
     assert (d["verdict"], d["evidence"]["stage"]) == ("incorrect", "hidden"), d
     assert not any(ch.isdigit() for ch in d["evidence"]["message"]), d["evidence"]
     assert [i["kind"] for i in d["feedback"]][0] == "hidden_failure", d["feedback"]
-    assert "reproduce" not in str(d["feedback"]), d["feedback"]
+    # only a public probe may say where to reproduce it (queue round rt89: the larger-size probe past the task's
+    # public sweep, a shape fixed by the task alone, now reproduces this wide-row fault); nothing else does
+    assert all("reproduce" not in str(i) for i in d["feedback"] if i["kind"] != "public_probe"), d["feedback"]
 
 
 MASK = "nc25_mask_bound_not_named"
