@@ -286,6 +286,8 @@ def _early_shape_names(task_arg: str, timing_shape: str) -> None:
 
     path = Path(task_arg)
     if not (path.suffix == ".py" or path.is_file()):
+        if not task_arg.isidentifier():  # a suite name; never a pattern for rglob
+            return
         path = next(iter(sorted(Path(SUITE_DIR).rglob(f"{task_arg}.py"))), None)
     if path is None or not path.is_file():
         return
