@@ -44,14 +44,13 @@ def make_proposer(name: str, *, backend: Any, llm: str | None = None, record: Pa
                 f"{backend.name}; use --proposer llm --llm PROVIDER:MODEL"
             )
         return rules
+    check_llm_options(name, llm, config, ablations)
     if name == "llm":
         from kstrata.agents.llm_agent import LLMProposer
         from kstrata.config import load_config
         from kstrata.llm import CallLog, make_provider
 
         cfg = load_config(config, cli={"llm.default": llm, "llm.record": str(record) if record else None})
-        if llm is None and not cfg.llm.default:
-            raise OptionError("--proposer llm needs --llm PROVIDER:MODEL (or llm.default in kstrata.toml)")
         log = CallLog()
         provider = make_provider(None, cfg, accounting=log)
         return LLMProposer(provider, log, backend=backend)
@@ -62,8 +61,8 @@ def make_proposer(name: str, *, backend: Any, llm: str | None = None, record: Pa
 
 def check_llm_options(name: str, llm: str | None, config: Path | None, ablations: Any = None) -> None:
     """Refuse what :func:`make_proposer` would refuse in its options' text
-    alone, before the command loads the task, the backend and its start
-    (lead's option battery, 2026-12-06: ``--llm bogus:x``, ``--proposer llm``
+    alone (make_proposer calls it first), before the command loads the task,
+    the backend and its start (lead's option battery, 2026-12-06: ``--llm bogus:x``, ``--proposer llm``
     without ``--llm`` and ``--baselines bogus`` were said after 2-3 minutes of
     that work on a busy machine). Makes no request and builds no client.
 
@@ -104,10 +103,7 @@ def _hierarchical(backend: Any, llm: str | None, record: Path | None, config: Pa
     from kstrata.agents.memory import MemoryStore, default_path
     from kstrata.config import load_config
 
-    try:
-        abl = Ablations.parse(ablations)
-    except ValueError as e:
-        raise OptionError(f"--ablate: {e}") from None
+    abl = Ablations.parse(ablations)  # its text was checked by check_llm_options
     from kstrata.agents.builtin import for_backend
 
     rules = for_backend(backend)

@@ -281,20 +281,18 @@ def _early_shape_names(task_arg: str, timing_shape: str) -> None:
     if text in ("", "auto", "nominal", "fit"):
         return
     from kstrata.tasks.base import TaskError
-    from kstrata.tasks.loader import load_task
-    from kstrata.tasks.names import SUITE_DIR
+    from kstrata.tasks.loader import load_task, suite
 
     path = Path(task_arg)
-    if not (path.suffix == ".py" or path.is_file()):
-        if not task_arg.isidentifier():  # a suite name; never a pattern for rglob
+    if path.suffix == ".py" or path.is_file():
+        try:
+            light = load_task(path, check_import=False)
+        except (TaskError, OSError, ValueError, SyntaxError):
             return
-        path = next(iter(sorted(Path(SUITE_DIR).rglob(f"{task_arg}.py"))), None)
-    if path is None or not path.is_file():
-        return
-    try:
-        light = load_task(path, check_import=False)
-    except (TaskError, OSError, ValueError, SyntaxError):
-        return
+    else:  # the suite's tasks are read as text, their modules imported only when used
+        light = next((t for t in suite() if t.name == task_arg), None)
+        if light is None:
+            return
     check_shape_names(timing_shape, light)
 
 

@@ -506,6 +506,12 @@ def start_left_to_export(backend: Any, task: Any, sources: dict[str, str] | None
 #: run ended with no table, no best/ and no resume command)
 KSTRATA_SIDE = "kstrata_side"
 
+def _inconclusive(rec: EvaluationRecord) -> bool:
+    """A confirmation that says nothing against the candidate: a ``timeout``, or
+    a failure on kstrata's side (:data:`KSTRATA_SIDE`)."""
+    return rec.verdict == "timeout" or bool((rec.evidence or {}).get(KSTRATA_SIDE))
+
+
 #: How many bests in a row the end-of-run confirmation verifies before it
 #: stops (each failure hands the title to the next best).
 MAX_CONFIRMATIONS = 3
@@ -544,7 +550,7 @@ def confirm_bests(store: RunStore, tree: CandidateTree, reload: Callable[[], Can
         if rec is None:
             break
         tree = reload()
-        if rec.verdict in ("correct", "timeout") or (rec.evidence or {}).get(KSTRATA_SIDE):
+        if rec.verdict == "correct" or _inconclusive(rec):
             break  # a timeout or kstrata's own failure keeps the best its title, unconfirmed (confirm_one)
     return tree
 
@@ -598,7 +604,7 @@ def confirm_one(store: RunStore, digest: str, task: Any, backend: Any, hook: Cal
     rec = confirmation_record(hook, task, backend, store.sources(digest), how)
     if rec is None:
         return None
-    if rec.verdict == "timeout" or (rec.evidence or {}).get(KSTRATA_SIDE):
+    if _inconclusive(rec):
         screening = next((c.evaluation for c in store.candidates() if c.hash == digest), None)
         if screening is not None and screening.verdict == "correct":
             evidence = dict(screening.evidence) if isinstance(screening.evidence, dict) else {}
